@@ -1,0 +1,36 @@
+/**
+ * Typed errors shared by every adapter, so delivery decides retry / fallback / give up without string matching.
+ */
+
+export class PlatformError extends Error {
+  constructor(
+    message: string,
+    readonly platform: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The platform asked us to slow down. */
+export class RateLimitedError extends PlatformError {
+  constructor(platform: string, readonly retryAfterMs: number, options?: { cause?: unknown }) {
+    super(`${platform} rate limit: retry after ${retryAfterMs} ms`, platform, options);
+  }
+}
+
+/** Token wrong or revoked, or a missing permission/scope: retrying will not help. */
+export class AuthError extends PlatformError {}
+
+/** Chat, thread or message does not exist (or the bot cannot see it). */
+export class NotFoundError extends PlatformError {}
+
+/** The platform rejected our formatting (Telegram "can't parse entities", Slack invalid blocks). Resend as plain text. */
+export class FormattingError extends PlatformError {}
+
+/** Connection reset, DNS, timeout, 5xx: worth retrying. */
+export class NetworkError extends PlatformError {}
+
+/** The request itself is wrong (too long, bad parameter): do not retry unchanged. */
+export class BadRequestError extends PlatformError {}

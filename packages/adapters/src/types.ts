@@ -1,0 +1,100 @@
+/**
+ * The one contract every platform implements (see STYLE.md, after vercel/chat).
+ *
+ * An adapter has two halves:
+ *  - ingress: holds the platform connection (polling, webhook, gateway WebSocket, Socket Mode, Events HTTP),
+ *    turns platform events into `InboundMessage`s and hands them to the gateway;
+ *  - egress: send / edit / typing / react through the platform's REST API only, so any worker process can reply.
+ * Locks, queues, dedupe across processes and sessions belong to the gateway, not here.
+ */
+
+export type Platform = 'telegram' | 'discord' | 'slack';
+export type ChatType = 'dm' | 'group' | 'thread' | 'channel';
+
+/** Attachments are descriptions a worker can fetch later, never buffers or class instances. */
+export interface Attachment {
+  kind: 'image' | 'audio' | 'video' | 'file';
+  url: string;
+  mimeType?: string;
+  name?: string;
+  size?: number;
+}
+
+/**
+ * A normalised inbound message. Plain JSON: it travels through Redis to whichever worker runs the turn.
+ */
+export interface InboundMessage {
+  platform: Platform;
+  /** Unique per platform (Telegram: `<chat_id>:<message_id>`, Discord: snowflake, Slack: `<channel>:<ts>`). */
+  messageId: string;
+  /** Encoded conversation id, platform-prefixed: `telegram:<chat>[:<topic>]`, `discord:<channel>[:<thread>]`, `slack:<channel>[:<thread_ts>]`. */
+  conversationId: string;
+  chatType: ChatType;
+  chatId: string;
+  /** Telegram forum topic, Discord thread channel id, Slack thread_ts. */
+  threadId?: string;
+  userId: string;
+  userName?: string;
+  /** Text with the bot mention stripped; reply-to context already folded in where the platform needs it. */
+  text: string;
+  attachments: Attachment[];
+  /** The platform's own id of this message (Telegram message_id, Discord snowflake, Slack ts): reply to it, react on it. */
+  platformMessageId: string;
+  /** The message this one replies to, when it does; the gateway adds `[Replying to: "…"]` if it is not in history. */
+  quoted?: { platformMessageId: string; text: string; fromBot: boolean };
+  /** ms since epoch when the platform says it was sent. */
+  sentAt: number;
+}
+
+export interface SendOptions {
+  /** Platform message id the first chunk replies to. */
+  replyTo?: string;
+  /** Send as plain text, no formatting conversion. */
+  plain?: boolean;
+}
+
+export interface SentMessage {
+  /** Platform ids of every chunk sent, in order. */
+  messageIds: string[];
+}
+
+/** What the gateway needs from a platform to reply: REST only, usable from any worker. */
+export interface PlatformEgress {
+  readonly platform: Platform;
+  /** Longest message the platform accepts (Telegram 4096, Discord 2000, Slack 39000). */
+  readonly maxMessageLength: number;
+  /** Formats Markdown for the platform, chunks at its limit, falls back to plain text on a formatting rejection. */
+  send(conversationId: string, markdown: string, opts?: SendOptions): Promise<SentMessage>;
+  /** Edits a message in place (streaming, tool progress). "Not modified" counts as success. */
+  edit(conversationId: string, messageId: string, markdown: string): Promise<void>;
+  /** Shows "typing…" once; the caller refreshes it (see `typingRefreshMs`). */
+  typing(conversationId: string): Promise<void>;
+  readonly typingRefreshMs: number;
+  /** Adds (or with `remove`, removes) a reaction; platforms without reactions resolve silently. */
+  react(conversationId: string, messageId: string, emoji: string, remove?: boolean): Promise<void>;
+}
+
+export type AdapterState = 'connected' | 'connecting' | 'disconnected' | 'disabled' | 'fatal';
+
+export interface AdapterHealth {
+  state: AdapterState;
+  lastEventAt: number | null;
+  error: string | null;
+}
+
+/** Called by ingress for every accepted message. Resolves once the gateway has durably taken it. */
+export type InboundHandler = (msg: InboundMessage) => Promise<void>;
+
+/** The connection half. Only ingress processes create these. */
+export interface PlatformIngress {
+  readonly platform: Platform;
+  start(handler: InboundHandler): Promise<void>;
+  stop(): Promise<void>;
+  health(): AdapterHealth;
+}
+
+/** Encode/decode of conversation ids; every adapter exports one and runs the round-trip contract test. */
+export interface ConversationCodec<T> {
+  encode(parts: T): string;
+  decode(id: string): T;
+}
