@@ -28,8 +28,10 @@ describe('chunkMessage', () => {
     expect(chunks.length).toBeGreaterThan(2);
     for (const c of chunks) {
       expect(c.length).toBeLessThanOrEqual(2000);
-      expect(fencesBalanced(c.replace(/ \(\d+\/\d+\)$/, ''))).toBe(true);
+      // Balanced as sent: the suffix never sits on a closing fence line.
+      expect(fencesBalanced(c)).toBe(true);
     }
+    expect(chunks[0]).toMatch(/\n```\n\(1\/\d+\)$/);
     expect(chunks[1].startsWith('```ts\n')).toBe(true);
   });
 
@@ -40,7 +42,7 @@ describe('chunkMessage', () => {
       expect(c.length).toBeLessThanOrEqual(2000);
       expect(c).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])/);
     }
-    expect(chunks.map((c) => c.replace(/ \(\d+\/\d+\)$/, '')).join('')).toBe(text);
+    expect(chunks.map((c) => c.replace(/[ \n]\(\d+\/\d+\)$/, '')).join('')).toBe(text);
   });
 });
 

@@ -71,7 +71,8 @@ export function chunkMessage(text: string, limit: number): string[] {
   if (current.length > 0) chunks.push(fence ? `${current}\n${fence.marker}` : current);
 
   if (chunks.length === 1) return chunks;
-  return chunks.map((c, i) => `${c} (${i + 1}/${chunks.length})`);
+  // A closing fence line must stay bare (CommonMark), so after one the suffix goes on its own line.
+  return chunks.map((c, i) => `${c}${FENCE_RE.test(c.slice(c.lastIndexOf('\n') + 1)) ? '\n' : ' '}(${i + 1}/${chunks.length})`);
 }
 
 /** Where to cut a too-long line: the last space in range if there is a reasonable one, never inside a surrogate pair. */

@@ -1,0 +1,140 @@
+/**
+ * Wiring: builds the services a role needs, starts them in order, and stops them in reverse.
+ *   ingress: platform connections, the router (commands, authorisation), the queue producer
+ *   worker:  the BullMQ worker that runs turns and replies through the platforms' REST APIs
+ *   all:     both, in one process
+ * Every role serves the admin HTTP server (at least /health).
+ */
+import type { FastifyInstance } from 'fastify';
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { SessionStore } from '@herald/agent-core';
+import { buildAdminServer } from './admin/server.js';
+import type { HeraldConfig } from './config/load.js';
+import type { Logger } from './logger.js';
+import { connectRedis, createRedis } from './redis.js';
+import { Mailbox } from './queue/mailbox.js';
+import { ControlBus } from './queue/control.js';
+import { TurnProducer, type TurnJobData } from './queue/producer.js';
+import { TURN_QUEUE, TurnWorker } from './queue/worker.js';
+import { IngressRouter } from './ingress/router.js';
+import { accessPolicy } from './ingress/authorize.js';
+import { createEgressRegistry, createIngresses, type IngressWithRoutes } from './platforms.js';
+import { createTurnRunner } from './turns/run-turn.js';
+import { buildAgentRuntime } from './turns/agent-runtime.js';
+
+export interface Herald {
+  readonly config: HeraldConfig;
+  readonly http: FastifyInstance;
+  readonly redis: Redis;
+  readonly store: SessionStore;
+  readonly worker: TurnWorker | null;
+  readonly ingresses: Map<string, IngressWithRoutes>;
+  /** `http://host:port` the admin server listens on. */
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+export async function startHerald(config: HeraldConfig, log: Logger): Promise<Herald> {
+  const hasIngress = config.role !== 'worker';
+  const hasWorker = config.role !== 'ingress';
+  if (hasIngress) {
+    for (const [platform, status] of Object.entries(config.platforms)) {
+      if (status.enabled) log.info({ platform }, `${platform} enabled (${status.reason})`);
+      else log.info({ platform }, `${platform} disabled: ${status.reason}`);
+    }
+  }
+
+  const redis = await connectRedis(config.redisUrl);
+  const store = SessionStore.open(config.db);
+  const mailbox = new Mailbox(redis, config.redisPrefix, config.sessionLockMs);
+  const egress = createEgressRegistry(config, log);
+  const bullConnection = { url: config.redisUrl, maxRetriesPerRequest: null };
+  const closers: Array<() => Promise<void>> = [];
+
+  const http = await buildAdminServer({
+    logger: log,
+    checks: [
+      {
+        name: 'redis',
+        check: async () => {
+          if (redis.status !== 'ready') throw new Error(`not connected (${redis.status})`);
+          await redis.ping();
+        },
+      },
+      {
+        name: 'sqlite',
+        check: () => {
+          if (!store.ping()) throw new Error('query failed');
+        },
+      },
+    ],
+  });
+
+  let ingresses = new Map<string, IngressWithRoutes>();
+  let router: IngressRouter | null = null;
+  if (hasIngress) {
+    const queue = new Queue<TurnJobData>(TURN_QUEUE, {
+      connection: bullConnection,
+      prefix: config.redisPrefix,
+      defaultJobOptions: { removeOnComplete: { age: 3600, count: 10_000 }, removeOnFail: { age: 7 * 24 * 3600 } },
+    });
+    closers.push(() => queue.close());
+    const control = new ControlBus(redis, null, config.redisPrefix);
+    const producer = new TurnProducer(queue, mailbox, control, log);
+    const policy = accessPolicy(config);
+    if (policy.lockedDown) {
+      log.warn('no user is allowed yet: set <PLATFORM>_ALLOWED_USERS or GATEWAY_ALLOWED_USERS (or *_ALLOW_ALL_USERS=true)');
+    }
+    router = new IngressRouter({ store, mailbox, control, producer, policy, busyInputMode: config.busyInputMode, egress, log });
+    ingresses = createIngresses(config, store, log);
+    for (const ingress of ingresses.values()) ingress.registerRoutes?.(http);
+  }
+
+  let worker: TurnWorker | null = null;
+  if (hasWorker) {
+    const agent = buildAgentRuntime(config);
+    if (!agent) log.warn('HERALD_MODEL is not set: turns will answer with a setup hint');
+    const subscriber = createRedis(config.redisUrl);
+    subscriber.on('error', () => undefined);
+    await subscriber.connect();
+    closers.push(async () => subscriber.disconnect());
+    worker = new TurnWorker({
+      connection: { url: config.redisUrl },
+      prefix: config.redisPrefix,
+      mailbox,
+      control: new ControlBus(redis, subscriber, config.redisPrefix),
+      runTurn: createTurnRunner({ store, agent, egress }),
+      concurrency: config.workerConcurrency,
+      busyInputMode: config.busyInputMode,
+      log: log.child({ component: 'worker' }),
+      jobLockMs: config.jobLockMs,
+      stalledIntervalMs: config.stalledIntervalMs,
+    });
+  }
+
+  await http.listen({ host: config.host, port: config.port });
+  const addr = http.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : config.port;
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+
+  if (worker) await worker.start();
+  for (const [platform, ingress] of ingresses) {
+    // A platform that cannot connect must not take the others down; its health shows why.
+    ingress.start(router!.handle).catch((err: unknown) => log.error({ err, platform }, `${platform} failed to start`));
+  }
+  log.info({ role: config.role, url, worker: worker?.id }, `Herald ${config.role} listening on ${url}`);
+
+  let stopping: Promise<void> | null = null;
+  const stop = (): Promise<void> =>
+    (stopping ??= (async () => {
+      await Promise.all([...ingresses.values()].map((i) => i.stop().catch((err: unknown) => log.warn({ err }, 'ingress stop failed'))));
+      if (worker) await worker.close(config.drainTimeoutMs);
+      for (const close of closers) await close().catch((err: unknown) => log.warn({ err }, 'close failed'));
+      await http.close().catch((err: unknown) => log.warn({ err }, 'closing HTTP server failed'));
+      redis.disconnect();
+      store.close();
+    })());
+
+  return { config, http, redis, store, worker, ingresses, url, stop };
+}

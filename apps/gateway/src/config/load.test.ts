@@ -1,0 +1,123 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, configSecrets, loadConfig } from './load.js';
+import { yamlPath } from './settings.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'herald-config-'));
+const yamlFile = (text: string): string => {
+  const f = join(dir, `herald-${Math.random().toString(36).slice(2)}.yaml`);
+  writeFileSync(f, text);
+  return f;
+};
+const load = (env: Record<string, string>, file?: string) => loadConfig({ env, file: file ?? null });
+const loadErr = (env: Record<string, string>, file?: string): string => {
+  try {
+    load(env, file);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+};
+
+describe('loadConfig', () => {
+  it('gives the documented defaults with nothing set, every platform disabled with its reason', () => {
+    const c = loadConfig({ env: {}, file: null });
+    expect(c.redisUrl).toBe('redis://127.0.0.1:6379');
+    expect(c.db).toBe('./data/herald.db');
+    expect(c.host).toBe('127.0.0.1');
+    expect(c.port).toBe(8080);
+    expect(c.busyInputMode).toBe('interrupt');
+    expect(c.workerConcurrency).toBe(50);
+    expect(c.maxIterations).toBe(90);
+    expect(c.adminToken).toBeUndefined();
+    expect(c.telegram.apiRoot).toBe('https://api.telegram.org');
+    expect(c.discord.apiUrl).toBe('https://discord.com/api');
+    expect(c.slack.apiUrl).toBe('https://slack.com/api/');
+    expect(c.telegram.requireMention).toBe(true);
+    expect(c.gateway.allowAllUsers).toBe(false);
+    expect(c.platforms.telegram).toEqual({ enabled: false, reason: 'TELEGRAM_BOT_TOKEN is not set' });
+    expect(c.platforms.discord.enabled).toBe(false);
+    expect(c.platforms.slack.enabled).toBe(false);
+  });
+
+  it('parses lists, booleans and numbers from the environment', () => {
+    const c = load({
+      TELEGRAM_ALLOWED_USERS: '42, 43,,44',
+      DISCORD_AUTO_THREAD: 'false',
+      HERALD_WORKER_CONCURRENCY: '7',
+      HERALD_FALLBACK_MODELS: 'anthropic:claude-sonnet-4-5,openai:gpt-4.1-mini',
+    });
+    expect(c.telegram.allowedUsers).toEqual(['42', '43', '44']);
+    expect(c.discord.autoThread).toBe(false);
+    expect(c.workerConcurrency).toBe(7);
+    expect(c.fallbackModels).toEqual(['anthropic:claude-sonnet-4-5', 'openai:gpt-4.1-mini']);
+  });
+
+  it('reads herald.yaml and lets the environment win', () => {
+    const f = yamlFile('port: 9999\nbusy_input_mode: queue\ntelegram:\n  bot_token: "123:abc"\n  allowed_users: [1, 2]\n');
+    const fromFile = load({}, f);
+    expect(fromFile.port).toBe(9999);
+    expect(fromFile.busyInputMode).toBe('queue');
+    expect(fromFile.telegram.allowedUsers).toEqual(['1', '2']);
+    expect(fromFile.platforms.telegram).toEqual({ enabled: true, reason: 'long polling' });
+    const envWins = load({ HERALD_PORT: '7000', HERALD_BUSY_INPUT_MODE: 'steer' }, f);
+    expect(envWins.port).toBe(7000);
+    expect(envWins.busyInputMode).toBe('steer');
+  });
+
+  it('names the variable and the problem in one line for a bad value', () => {
+    expect(loadErr({ HERALD_PORT: 'eighty' })).toBe('HERALD_PORT: must be a whole number (got "eighty")');
+    expect(loadErr({ HERALD_PORT: '70000' })).toMatch(/^HERALD_PORT: must be at most 65535/);
+    expect(loadErr({ HERALD_BUSY_INPUT_MODE: 'yell' })).toMatch(/^HERALD_BUSY_INPUT_MODE: .*interrupt.*queue.*steer/);
+    expect(loadErr({ HERALD_MODEL: 'gpt-4' })).toMatch(/^HERALD_MODEL: must look like provider:model/);
+    expect(loadErr({ REDIS_URL: 'localhost' })).toMatch(/^REDIS_URL: must be a URL/);
+    expect(loadErr({ TELEGRAM_REQUIRE_MENTION: 'maybe' })).toMatch(/^TELEGRAM_REQUIRE_MENTION: /);
+    for (const msg of [loadErr({ HERALD_PORT: 'x' }), loadErr({ HERALD_MODEL: 'x' })]) expect(msg).not.toContain('\n');
+  });
+
+  it('never echoes a secret in a config error', () => {
+    const msg = loadErr({ TELEGRAM_BOT_TOKEN: 'not-a-valid-token-SECRET' });
+    expect(msg).toMatch(/^TELEGRAM_BOT_TOKEN: must look like 123456:ABC-DEF/);
+    expect(msg).not.toContain('SECRET');
+  });
+
+  it('names the YAML key for a bad value in the file, and rejects unknown keys', () => {
+    expect(loadErr({}, yamlFile('worker_concurrency: none\n'))).toMatch(/herald-.*\.yaml: worker_concurrency: must be a whole number/);
+    expect(loadErr({}, yamlFile('telegram:\n  requre_mention: true\n'))).toMatch(/unknown setting telegram\.requre_mention/);
+    expect(loadErr({}, yamlFile('[1, 2]\n'))).toMatch(/must be a mapping/);
+    expect(loadErr({}, yamlFile('a: [\n'))).toMatch(/not valid YAML/);
+  });
+
+  it('requires a webhook secret with a webhook URL', () => {
+    expect(loadErr({ TELEGRAM_BOT_TOKEN: '1:a', TELEGRAM_WEBHOOK_URL: 'https://bot.example.com/telegram' })).toMatch(
+      /^TELEGRAM_WEBHOOK_SECRET: must be set/,
+    );
+  });
+
+  it('picks the Slack transport from which credentials are present', () => {
+    expect(load({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_APP_TOKEN: 'xapp-1' }).platforms.slack.reason).toBe('Socket Mode');
+    expect(load({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's' }).platforms.slack.reason).toMatch(/Events over HTTP/);
+    expect(load({ SLACK_BOT_TOKEN: 'xoxb-1' }).platforms.slack.enabled).toBe(false);
+  });
+
+  it('collects every secret value for the log scrubber', () => {
+    const c = load({ TELEGRAM_BOT_TOKEN: '1:tok', OPENAI_API_KEY: 'sk-x', HERALD_ADMIN_TOKEN: 'admin-token-0123456789' });
+    expect(configSecrets(c).sort()).toEqual(['1:tok', 'admin-token-0123456789', 'sk-x']);
+  });
+});
+
+describe('yamlPath', () => {
+  it('derives the YAML key from the environment name', () => {
+    expect(yamlPath('HERALD_BUSY_INPUT_MODE')).toEqual(['busy_input_mode']);
+    expect(yamlPath('TELEGRAM_REQUIRE_MENTION')).toEqual(['telegram', 'require_mention']);
+    expect(yamlPath('GATEWAY_ALLOWED_USERS')).toEqual(['gateway', 'allowed_users']);
+    expect(yamlPath('REDIS_URL')).toEqual(['redis_url']);
+  });
+});
+
+it('says so when the named herald.yaml cannot be read', () => {
+  expect(() => loadConfig({ env: {}, file: join(dir, 'absent.yaml') })).toThrow(/absent\.yaml: cannot be read \(ENOENT\)/);
+});

@@ -1,0 +1,137 @@
+/**
+ * Every setting Herald reads, in one table: environment name, zod schema, default.
+ *
+ * The `herald.yaml` key is derived from the environment name, so the two never drift:
+ *   HERALD_BUSY_INPUT_MODE   → busy_input_mode            (HERALD_ prefix dropped)
+ *   TELEGRAM_REQUIRE_MENTION → telegram.require_mention   (platform / provider / gateway sections)
+ *   REDIS_URL                → redis_url
+ * Environment values always win over the file.
+ */
+import { z } from 'zod';
+
+const SECTIONS = ['TELEGRAM', 'DISCORD', 'SLACK', 'OPENAI', 'ANTHROPIC', 'GATEWAY'] as const;
+
+export interface Setting<T extends z.ZodType = z.ZodType> {
+  env: string;
+  schema: T;
+  /** Raw default (a string or value the schema accepts), or undefined for "unset". */
+  fallback?: unknown;
+  secret?: boolean;
+  doc: string;
+}
+
+const setting = <T extends z.ZodType>(env: string, schema: T, doc: string, fallback?: unknown, secret = false): Setting<T> => ({
+  env,
+  schema,
+  fallback,
+  secret,
+  doc,
+});
+
+// Coercions from the strings the environment gives us (the YAML file may give real booleans / numbers / lists).
+const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'])]).transform((v) =>
+  typeof v === 'boolean' ? v : ['true', '1', 'yes', 'on'].includes(v),
+);
+const int = (min: number, max: number) =>
+  z
+    .union([z.number(), z.string().regex(/^-?\d+$/, 'must be a whole number')])
+    .transform(Number)
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+const list = z
+  .union([z.array(z.union([z.string(), z.number()])), z.string()])
+  .transform((v) => (Array.isArray(v) ? v.map(String) : v.split(',')).map((s) => s.trim()).filter(Boolean));
+const str = z.string().trim().min(1, 'must not be empty');
+const url = z.string().trim().url('must be a URL such as http://host:port/');
+const modelRef = z
+  .string()
+  .trim()
+  .regex(/^(openai|anthropic):\S+$/, 'must look like provider:model, e.g. openai:gpt-4.1-mini or anthropic:claude-sonnet-4-5');
+const modelList = list.pipe(z.array(modelRef));
+
+export const SETTINGS = {
+  redisUrl: setting('REDIS_URL', url, 'Redis for BullMQ and pub/sub', 'redis://127.0.0.1:6379'),
+  redisPrefix: setting('HERALD_REDIS_PREFIX', z.string().regex(/^[\w.-]+$/, 'letters, digits, . _ - only'), 'Prefix of every Redis key Herald writes', 'herald'),
+  db: setting('HERALD_DB', str, 'SQLite file', './data/herald.db'),
+  host: setting('HERALD_HOST', str, 'Admin HTTP listen address', '127.0.0.1'),
+  port: setting('HERALD_PORT', int(0, 65535), 'Admin HTTP port (0 = any free port)', '8080'),
+  adminToken: setting('HERALD_ADMIN_TOKEN', z.string().min(16, 'must be at least 16 characters'), 'Bearer token for /admin/*; unset disables the admin API', undefined, true),
+  logLevel: setting('HERALD_LOG_LEVEL', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'Log level', 'info'),
+  model: setting('HERALD_MODEL', modelRef, 'provider:model the agent uses'),
+  fallbackModels: setting('HERALD_FALLBACK_MODELS', modelList, 'Comma list of provider:model tried in order', ''),
+  contextWindow: setting('HERALD_CONTEXT_WINDOW', int(1024, 100_000_000), "Override the model's context window (tokens)"),
+  systemPrompt: setting('HERALD_SYSTEM_PROMPT', str, 'System prompt of the agent', 'You are Herald, a helpful assistant reachable from chat apps. Answer concisely.'),
+  busyInputMode: setting('HERALD_BUSY_INPUT_MODE', z.enum(['interrupt', 'queue', 'steer']), 'What a message does while its session is busy', 'interrupt'),
+  workerConcurrency: setting('HERALD_WORKER_CONCURRENCY', int(1, 10_000), 'Turns one worker process runs at once', '50'),
+  maxIterations: setting('HERALD_MAX_ITERATIONS', int(1, 10_000), 'Agent-loop iteration budget per turn', '90'),
+  drainTimeoutMs: setting('HERALD_DRAIN_TIMEOUT_MS', int(0, 3_600_000), 'On SIGTERM, how long running turns may finish before they are handed back to the queue', '7000'),
+  // Advanced: how fast a killed worker's sessions and jobs are taken over. Lower = faster recovery, more Redis traffic.
+  sessionLockMs: setting('HERALD_SESSION_LOCK_MS', int(300, 600_000), 'Session lock TTL; a dead worker\'s sessions are free again after this', '30000'),
+  jobLockMs: setting('HERALD_JOB_LOCK_MS', int(300, 600_000), 'BullMQ job lock; a dead worker\'s jobs are recovered after this', '30000'),
+  stalledIntervalMs: setting('HERALD_STALLED_INTERVAL_MS', int(300, 600_000), 'How often workers look for stalled jobs', '30000'),
+
+  openai: {
+    apiKey: setting('OPENAI_API_KEY', str, 'OpenAI (or compatible server) API key', undefined, true),
+    baseUrl: setting('OPENAI_BASE_URL', url, 'OpenAI-compatible base URL (Ollama, vLLM, llama.cpp, OpenRouter)'),
+  },
+  anthropic: {
+    apiKey: setting('ANTHROPIC_API_KEY', str, 'Anthropic API key', undefined, true),
+    baseUrl: setting('ANTHROPIC_BASE_URL', url, 'Anthropic API base URL'),
+  },
+  telegram: {
+    botToken: setting('TELEGRAM_BOT_TOKEN', z.string().regex(/^\d+:[\w-]+$/, 'must look like 123456:ABC-DEF… (from @BotFather)'), 'Telegram bot token', undefined, true),
+    apiRoot: setting('TELEGRAM_API_ROOT', url, 'Bot API root (a local Bot API server)', 'https://api.telegram.org'),
+    webhookUrl: setting('TELEGRAM_WEBHOOK_URL', url, 'Public URL for webhook mode (instead of long polling)'),
+    webhookSecret: setting('TELEGRAM_WEBHOOK_SECRET', z.string().regex(/^[\w-]{1,256}$/, '1-256 characters A-Z a-z 0-9 _ -'), 'Secret Telegram sends in X-Telegram-Bot-Api-Secret-Token', undefined, true),
+    requireMention: setting('TELEGRAM_REQUIRE_MENTION', bool, 'In groups, only answer mentions, replies and commands', 'true'),
+    allowedUsers: setting('TELEGRAM_ALLOWED_USERS', list, 'Telegram user ids allowed to talk to the bot', ''),
+    allowAllUsers: setting('TELEGRAM_ALLOW_ALL_USERS', bool, 'Let any Telegram user in', 'false'),
+  },
+  discord: {
+    botToken: setting('DISCORD_BOT_TOKEN', str, 'Discord bot token', undefined, true),
+    apiUrl: setting('DISCORD_API_URL', url, 'Discord REST base', 'https://discord.com/api'),
+    requireMention: setting('DISCORD_REQUIRE_MENTION', bool, 'In servers, only answer mentions (and threads the bot is in)', 'true'),
+    autoThread: setting('DISCORD_AUTO_THREAD', bool, 'Open a thread for a top-level mention', 'true'),
+    freeResponseChannels: setting('DISCORD_FREE_RESPONSE_CHANNELS', list, 'Channel ids where every message is answered', ''),
+    allowBots: setting('DISCORD_ALLOW_BOTS', z.enum(['none', 'mentions', 'all']), 'Messages from other bots', 'none'),
+    allowedUsers: setting('DISCORD_ALLOWED_USERS', list, 'Discord user ids allowed', ''),
+    allowAllUsers: setting('DISCORD_ALLOW_ALL_USERS', bool, 'Let any Discord user in', 'false'),
+  },
+  slack: {
+    botToken: setting('SLACK_BOT_TOKEN', z.string().regex(/^xoxb-/, 'must start with xoxb-'), 'Slack bot token', undefined, true),
+    appToken: setting('SLACK_APP_TOKEN', z.string().regex(/^xapp-/, 'must start with xapp-'), 'App-level token: Socket Mode', undefined, true),
+    signingSecret: setting('SLACK_SIGNING_SECRET', str, 'Signing secret: Events over HTTP at POST /slack/events', undefined, true),
+    apiUrl: setting('SLACK_API_URL', url, 'Slack Web API base', 'https://slack.com/api/'),
+    allowedUsers: setting('SLACK_ALLOWED_USERS', list, 'Slack user ids allowed', ''),
+    allowAllUsers: setting('SLACK_ALLOW_ALL_USERS', bool, 'Let any Slack user in', 'false'),
+  },
+  gateway: {
+    allowedUsers: setting('GATEWAY_ALLOWED_USERS', list, 'User ids allowed on every platform', ''),
+    allowAllUsers: setting('GATEWAY_ALLOW_ALL_USERS', bool, 'Let anyone in on every platform', 'false'),
+  },
+} as const;
+
+type SettingTree = { [key: string]: Setting | SettingTree };
+type Resolve<T> = T extends Setting<infer S>
+  ? z.output<S> | (T extends { fallback: undefined } ? undefined : never)
+  : { [K in keyof T]: Resolve<T[K]> };
+
+/** The typed configuration: each optional setting without a default may be undefined. */
+export type SettingsValues = { [K in keyof typeof SETTINGS]: Resolve<(typeof SETTINGS)[K]> };
+
+/** `HERALD_BUSY_INPUT_MODE` → ['busy_input_mode'], `TELEGRAM_REQUIRE_MENTION` → ['telegram', 'require_mention']. */
+export function yamlPath(env: string): string[] {
+  const section = SECTIONS.find((s) => env.startsWith(`${s}_`));
+  if (section) return [section.toLowerCase(), env.slice(section.length + 1).toLowerCase()];
+  return [env.replace(/^HERALD_/, '').toLowerCase()];
+}
+
+export function isSetting(v: Setting | SettingTree): v is Setting {
+  return typeof (v as Setting).env === 'string' && (v as Setting).schema instanceof z.ZodType;
+}
+
+export function* walkSettings(tree: SettingTree = SETTINGS as unknown as SettingTree, path: string[] = []): Generator<[string[], Setting]> {
+  for (const [key, value] of Object.entries(tree)) {
+    if (isSetting(value)) yield [[...path, key], value];
+    else yield* walkSettings(value, [...path, key]);
+  }
+}

@@ -1,0 +1,50 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { configSecrets, loadConfig } from './config/load.js';
+import { createLogger } from './logger.js';
+
+function capture(): { stream: Writable; text: () => string } {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      chunks.push(chunk.toString());
+      cb();
+    },
+  });
+  return { stream, text: () => chunks.join('') };
+}
+
+describe('logger', () => {
+  const env = {
+    TELEGRAM_BOT_TOKEN: '123456:AAH-secret-telegram-token',
+    OPENAI_API_KEY: 'sk-proj-very-secret-key',
+    SLACK_BOT_TOKEN: 'xoxb-slack-secret',
+    SLACK_SIGNING_SECRET: 'slack-signing-secret',
+    HERALD_ADMIN_TOKEN: 'admin-secret-token-123',
+  };
+  const config = loadConfig({ env, file: null });
+  const secrets = Object.values(env);
+
+  it('never writes a secret: not in a logged config, not in an error message that quotes a URL', () => {
+    const out = capture();
+    const log = createLogger({ destination: out.stream, secrets: configSecrets(config) });
+    log.info({ config }, 'config loaded');
+    log.child({ platform: 'telegram' }).error(
+      { err: new Error(`request to https://api.telegram.org/bot${env.TELEGRAM_BOT_TOKEN}/getMe failed`) },
+      'poll failed',
+    );
+    log.info({ headers: { authorization: `Bearer ${env.OPENAI_API_KEY}` } }, 'request');
+    const text = out.text();
+    expect(text).toContain('config loaded');
+    expect(text).toContain('[redacted]');
+    for (const s of secrets) expect(text).not.toContain(s);
+  });
+
+  it('carries child bindings (platform, session key, job id) on every line', () => {
+    const out = capture();
+    const log = createLogger({ destination: out.stream });
+    log.child({ platform: 'slack', sessionKey: 'agent:main:slack:dm:D1', jobId: 'slack:D1:1.2' }).info('turn started');
+    const line = JSON.parse(out.text().trim()) as Record<string, unknown>;
+    expect(line).toMatchObject({ platform: 'slack', sessionKey: 'agent:main:slack:dm:D1', jobId: 'slack:D1:1.2', msg: 'turn started' });
+  });
+});

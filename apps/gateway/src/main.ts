@@ -1,0 +1,78 @@
+/**
+ * `npm start [-- --role all|ingress|worker]`: one process of the given role (default `all`).
+ */
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { ConfigError, configSecrets, loadConfig, type Role } from './config/load.js';
+import { createLogger } from './logger.js';
+import { RedisUnavailableError } from './redis.js';
+import { startHerald } from './app.js';
+
+/** Default drain (7 s) + closing connections stays within 10 s; a longer drain setting extends it. */
+const SHUTDOWN_MARGIN_MS = 3_000;
+const ROLES: readonly Role[] = ['all', 'ingress', 'worker'];
+
+export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { role: { type: 'string' }, config: { type: 'string' } },
+    allowPositionals: true,
+  });
+  const role = (values.role ?? process.env.HERALD_ROLE ?? 'all') as Role;
+  if (!ROLES.includes(role)) fail(`--role: must be one of ${ROLES.join(', ')} (got ${JSON.stringify(values.role)})`, 2);
+
+  let config;
+  try {
+    config = loadConfig({ role, file: values.config });
+  } catch (err) {
+    if (err instanceof ConfigError) fail(`Configuration error: ${err.message}`, 2);
+    throw err;
+  }
+  const log = createLogger({ level: config.logLevel, secrets: configSecrets(config) });
+
+  let herald;
+  try {
+    herald = await startHerald(config, log);
+  } catch (err) {
+    if (err instanceof RedisUnavailableError) fail(err.message, 1);
+    log.fatal({ err }, 'start-up failed');
+    await flushAndExit(1);
+    return;
+  }
+
+  const shutdown = (signal: string): void => {
+    log.info({ signal }, 'shutting down');
+    const limit = config.drainTimeoutMs + SHUTDOWN_MARGIN_MS;
+    const timer = setTimeout(() => {
+      log.error(`shutdown took longer than ${limit} ms; exiting anyway`);
+      process.exit(1);
+    }, limit);
+    timer.unref();
+    herald.stop().then(
+      () => {
+        log.info('stopped');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+/** One line on stderr, then exit: what a person sees when start-up cannot go on. */
+function fail(message: string, code: number): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(code);
+}
+
+async function flushAndExit(code: number): Promise<void> {
+  await new Promise((r) => setTimeout(r, 50));
+  process.exit(code);
+}
+
+const isEntry = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
+if (isEntry) void main();

@@ -1,0 +1,102 @@
+/**
+ * Builds each enabled platform's halves from the config: ingress (connections; ingress role only) and egress
+ * (REST; any role, created on first use so a worker opens nothing it does not need).
+ */
+import type { Logger } from './logger.js';
+import type { Platform, PlatformEgress, PlatformIngress } from '@herald/adapters';
+import { createTelegramEgress, createTelegramIngress } from '@herald/adapters/telegram';
+import { createDiscordEgress, createDiscordIngress } from '@herald/adapters/discord';
+import { createSlackEgress, createSlackIngress } from '@herald/adapters/slack';
+import type { SessionStore } from '@herald/agent-core';
+import type { FastifyInstance } from 'fastify';
+import type { HeraldConfig } from './config/load.js';
+import { menuCommands } from './commands/registry.js';
+
+export type IngressWithRoutes = PlatformIngress & { registerRoutes?: (app: FastifyInstance) => void };
+
+export class UnknownPlatformError extends Error {
+  override name = 'UnknownPlatformError';
+}
+
+export function createEgressRegistry(config: HeraldConfig, log: Logger): (platform: string) => PlatformEgress {
+  const cache = new Map<string, PlatformEgress>();
+  return (platform) => {
+    let egress = cache.get(platform);
+    if (egress) return egress;
+    const logger = log.child({ platform });
+    switch (platform) {
+      case 'telegram':
+        if (!config.telegram.botToken) throw new UnknownPlatformError('telegram is not configured (TELEGRAM_BOT_TOKEN)');
+        egress = createTelegramEgress({ token: config.telegram.botToken, apiRoot: config.telegram.apiRoot, logger });
+        break;
+      case 'discord':
+        if (!config.discord.botToken) throw new UnknownPlatformError('discord is not configured (DISCORD_BOT_TOKEN)');
+        egress = createDiscordEgress({ botToken: config.discord.botToken, apiUrl: config.discord.apiUrl, logger });
+        break;
+      case 'slack':
+        if (!config.slack.botToken) throw new UnknownPlatformError('slack is not configured (SLACK_BOT_TOKEN)');
+        egress = createSlackEgress({ botToken: config.slack.botToken, apiUrl: config.slack.apiUrl, logger });
+        break;
+      default:
+        throw new UnknownPlatformError(`no egress for platform ${platform}`);
+    }
+    cache.set(platform, egress);
+    return egress;
+  };
+}
+
+export function createIngresses(config: HeraldConfig, store: SessionStore, log: Logger): Map<Platform, IngressWithRoutes> {
+  const out = new Map<Platform, IngressWithRoutes>();
+  const commands = menuCommands();
+  const threadsOf = (platform: Platform) => ({
+    has: (id: string) => store.isKnownThread(platform, id),
+    add: (id: string) => store.rememberThread(platform, id),
+  });
+  const t = config.telegram;
+  if (config.platforms.telegram.enabled && t.botToken) {
+    out.set(
+      'telegram',
+      createTelegramIngress({
+        token: t.botToken,
+        apiRoot: t.apiRoot,
+        webhook: t.webhookUrl ? { url: t.webhookUrl, secret: t.webhookSecret } : undefined,
+        requireMention: t.requireMention,
+        commands,
+        logger: log.child({ platform: 'telegram' }),
+      }),
+    );
+  }
+  const d = config.discord;
+  if (config.platforms.discord.enabled && d.botToken) {
+    out.set(
+      'discord',
+      createDiscordIngress({
+        botToken: d.botToken,
+        apiUrl: d.apiUrl,
+        requireMention: d.requireMention,
+        autoThread: d.autoThread,
+        freeResponseChannels: d.freeResponseChannels,
+        allowBots: d.allowBots,
+        threads: threadsOf('discord'),
+        commands,
+        logger: log.child({ platform: 'discord' }),
+      }),
+    );
+  }
+  const s = config.slack;
+  if (config.platforms.slack.enabled && s.botToken) {
+    out.set(
+      'slack',
+      createSlackIngress({
+        botToken: s.botToken,
+        appToken: s.appToken,
+        signingSecret: s.appToken ? undefined : s.signingSecret,
+        apiUrl: s.apiUrl,
+        threads: threadsOf('slack'),
+        commands,
+        logger: log.child({ platform: 'slack' }),
+      }),
+    );
+  }
+  return out;
+}

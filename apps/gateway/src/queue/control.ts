@@ -1,0 +1,54 @@
+/**
+ * Control signals between ingress and whichever worker holds a session: interrupt, stop, steer.
+ * One Redis pub/sub channel per deployment; every worker subscribes once and routes by session key.
+ * Pub/sub is fire-and-forget, so it is only the fast path: the `intr:<key>` marker in Redis (see mailbox.ts) is
+ * what guarantees a stale reply is never sent even if a signal is missed.
+ */
+import type { Redis } from 'ioredis';
+
+export type ControlSignal =
+  | { type: 'interrupt'; sessionKey: string; seq: number }
+  | { type: 'stop'; sessionKey: string }
+  | { type: 'steer'; sessionKey: string; entry: string };
+
+export class ControlBus {
+  private readonly channel: string;
+  private handlers = new Set<(s: ControlSignal) => void>();
+  private subscribed = false;
+
+  constructor(
+    private readonly publisher: Redis,
+    private readonly subscriber: Redis | null,
+    prefix: string,
+  ) {
+    this.channel = `${prefix}:control`;
+  }
+
+  async publish(signal: ControlSignal): Promise<void> {
+    await this.publisher.publish(this.channel, JSON.stringify(signal));
+  }
+
+  /** Starts listening (workers only). */
+  async listen(handler: (s: ControlSignal) => void): Promise<void> {
+    if (!this.subscriber) throw new Error('ControlBus was built without a subscriber connection');
+    this.handlers.add(handler);
+    if (this.subscribed) return;
+    this.subscribed = true;
+    this.subscriber.on('message', (channel: string, message: string) => {
+      if (channel !== this.channel) return;
+      let signal: ControlSignal;
+      try {
+        signal = JSON.parse(message) as ControlSignal;
+      } catch {
+        return;
+      }
+      for (const h of this.handlers) h(signal);
+    });
+    await this.subscriber.subscribe(this.channel);
+  }
+
+  async close(): Promise<void> {
+    this.handlers.clear();
+    if (this.subscriber && this.subscribed) await this.subscriber.unsubscribe(this.channel).catch(() => undefined);
+  }
+}

@@ -1,0 +1,123 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Mailbox, type TurnPayload } from './mailbox.js';
+
+const prefix = `htest-mailbox-${process.pid}-${Date.now().toString(36)}`;
+let redis: Redis;
+let mb: Mailbox;
+
+const payload = (text: string): TurnPayload => ({
+  text,
+  platform: 'telegram',
+  conversationId: 'telegram:42',
+  chatType: 'dm',
+  chatId: '42',
+  userId: '42',
+  messageId: `42:${text}`,
+  platformMessageId: text,
+});
+
+beforeAll(() => {
+  redis = new Redis('redis://127.0.0.1:6379');
+  mb = new Mailbox(redis, prefix, 1_000);
+});
+afterAll(async () => {
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length) await redis.del(...keys);
+  redis.disconnect();
+});
+
+describe('Mailbox', () => {
+  it('appends in arrival order with increasing seq, and drops a redelivered message', async () => {
+    const k = 'agent:main:telegram:dm:1';
+    const a = await mb.enqueue('telegram.1.1', k, payload('a'));
+    const b = await mb.enqueue('telegram.1.2', k, payload('b'));
+    const again = await mb.enqueue('telegram.1.1', k, payload('a'));
+    expect(a).toMatchObject({ status: 'queued', seq: 1, position: 1, busy: false });
+    expect(b).toMatchObject({ status: 'queued', seq: 2, position: 2 });
+    expect(again).toEqual({ status: 'duplicate' });
+    expect((await mb.head(k))?.entry.payload.text).toBe('a');
+    expect((await mb.pending(k)).map((p) => p.entry.seq)).toEqual([2]);
+  });
+
+  it('remembers a message for 5 minutes after it was handled', async () => {
+    const k = 'agent:main:telegram:dm:ttl';
+    await mb.enqueue('telegram.ttl.1', k, payload('x'));
+    await mb.forgetLater('telegram.ttl.1');
+    const ttl = await redis.ttl(mb.key('seen', 'telegram.ttl.1'));
+    expect(ttl).toBeGreaterThan(290);
+    expect(ttl).toBeLessThanOrEqual(300);
+    expect(await mb.enqueue('telegram.ttl.1', k, payload('x'))).toEqual({ status: 'duplicate' });
+  });
+
+  it('caps the mailbox and forgets a refused message so a later retry can get in', async () => {
+    const k = 'agent:main:telegram:dm:cap';
+    for (let i = 0; i < 3; i++) expect((await mb.enqueue(`telegram.cap.${i}`, k, payload(`m${i}`), 3)).status).toBe('queued');
+    expect(await mb.enqueue('telegram.cap.3', k, payload('m3'), 3)).toEqual({ status: 'full', pending: 3 });
+    expect(await redis.exists(mb.key('seen', 'telegram.cap.3'))).toBe(0);
+  });
+
+  it('gives the lock to one holder at a time, with increasing fences, and releases only when empty', async () => {
+    const k = 'agent:main:telegram:dm:lock';
+    await mb.enqueue('telegram.lock.1', k, payload('one'));
+    const first = await mb.acquire(k, 'w1');
+    const second = await mb.acquire(k, 'w2');
+    if (!('token' in first)) throw new Error('first acquire should win');
+    expect('heldForMs' in second).toBe(true);
+    expect(await mb.isBusy(k)).toBe(true);
+
+    expect(await mb.releaseIfEmpty(k, first.token)).toBe(0); // an entry is waiting: keep the lock
+    const head = await mb.head(k);
+    expect(await mb.ack(k, first.token, head!.raw)).toBe(0);
+    expect(await mb.releaseIfEmpty(k, first.token)).toBe(1);
+
+    const third = await mb.acquire(k, 'w2');
+    if (!('token' in third)) throw new Error('lock should be free');
+    expect(third.fence).toBeGreaterThan(first.fence);
+    // The old holder's token is dead: it can neither renew, ack nor deliver.
+    expect(await mb.renew(k, first.token)).toBe(false);
+    expect(await mb.ack(k, first.token, 'x')).toBe(-1);
+    expect(await mb.canDeliver(k, first.token, 99)).toBe(false);
+    await mb.release(k, third.token);
+  });
+
+  it('lets a lock expire when its holder stops renewing', async () => {
+    const k = 'agent:main:telegram:dm:expire';
+    const a = await mb.acquire(k, 'w1');
+    expect('token' in a).toBe(true);
+    await new Promise((r) => setTimeout(r, 1_100));
+    const b = await mb.acquire(k, 'w2');
+    expect('token' in b).toBe(true);
+  });
+
+  it('marks a running turn stale when a later message interrupts it', async () => {
+    const k = 'agent:main:telegram:dm:intr';
+    await mb.enqueue('telegram.intr.1', k, payload('first'));
+    const lock = await mb.acquire(k, 'w1');
+    if (!('token' in lock)) throw new Error('lock');
+    expect(await mb.canDeliver(k, lock.token, 1)).toBe(true);
+    const second = await mb.enqueue('telegram.intr.2', k, payload('second'));
+    expect(second).toMatchObject({ status: 'queued', busy: true, position: 2 });
+    await mb.markInterrupt(k, 2);
+    expect(await mb.canDeliver(k, lock.token, 1)).toBe(false);
+    expect(await mb.canDeliver(k, lock.token, 2)).toBe(true);
+  });
+
+  it('/stop drops pending entries and breaks the lock of even a hung holder', async () => {
+    const k = 'agent:main:telegram:dm:stop';
+    for (let i = 0; i < 3; i++) await mb.enqueue(`telegram.stop.${i}`, k, payload(`s${i}`));
+    const lock = await mb.acquire(k, 'hung');
+    if (!('token' in lock)) throw new Error('lock');
+    expect(await mb.stop(k)).toEqual({ wasBusy: true, dropped: 2 });
+    expect(await mb.length(k)).toBe(0);
+    expect(await mb.isBusy(k)).toBe(false);
+    expect(await mb.canDeliver(k, lock.token, 3)).toBe(false);
+    expect(await mb.stop(k)).toEqual({ wasBusy: false, dropped: 0 });
+  });
+
+  it('acknowledges at most once per window', async () => {
+    const k = 'agent:main:telegram:dm:ack';
+    expect(await mb.mayAcknowledge(k, 30)).toBe(true);
+    expect(await mb.mayAcknowledge(k, 30)).toBe(false);
+  });
+});

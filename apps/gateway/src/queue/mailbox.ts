@@ -1,0 +1,267 @@
+/**
+ * One turn at a time per session, across any number of workers — without BullMQ Pro groups.
+ *
+ * Every session key has, in Redis:
+ *   mbox:<key>   a LIST of pending entries, in arrival order (the mailbox). An entry stays at the head while its
+ *                turn runs and is removed only when the turn is finished, so a crash never loses it.
+ *   lock:<key>   the session lock: `<worker>:<fence>`, with a TTL the holder keeps renewing.
+ *   fence:<key>  a counter; every acquisition (and every /stop) increments it, so a holder that was paused or
+ *                cut off and lost its lock can never renew, ack or deliver again — its token no longer matches.
+ *   seq:<key>    a counter giving each entry its arrival number.
+ *   intr:<key>   the highest entry seq that asked to interrupt; a running turn with a lower seq is stale.
+ *
+ * Ingress pushes an entry (atomically with the redelivery check) and adds one BullMQ job per message. A worker
+ * taking any job of the session tries the lock: if it wins, it drains the mailbox head-first, one turn at a time,
+ * and releases the lock only atomically with seeing the mailbox empty — so a message pushed before the release is
+ * drained by the holder, and one pushed after it finds the lock free and is taken by its own job. A job that finds
+ * the lock held and its entry still pending is delayed until the lock would expire: if the holder is alive it
+ * drains the entry first (and the delayed job then finds nothing to do); if the holder died, the lock expires and
+ * the delayed job (or the dead holder's own job, recovered by BullMQ's stalled-job check) takes over.
+ * Unrelated sessions never share a lock, so one slow LLM call holds up nobody else.
+ */
+import type { Redis } from 'ioredis';
+
+export interface MailboxEntry {
+  /** BullMQ job id, also the turn id of the outbox. */
+  id: string;
+  sessionKey: string;
+  seq: number;
+  enqueuedAt: number;
+  /** The normalised inbound message (plain JSON) plus what the router added. */
+  payload: TurnPayload;
+}
+
+export interface TurnPayload {
+  text: string;
+  platform: string;
+  conversationId: string;
+  chatType: string;
+  chatId: string;
+  userId: string;
+  userName?: string;
+  platformMessageId: string;
+  threadId?: string;
+  messageId: string;
+  quoted?: { platformMessageId: string; text: string; fromBot: boolean };
+  attachments?: unknown[];
+}
+
+export type EnqueueResult =
+  | { status: 'queued'; seq: number; position: number; busy: boolean }
+  | { status: 'duplicate' }
+  | { status: 'full'; pending: number };
+
+export interface Lock {
+  token: string;
+  fence: number;
+}
+
+/** How long a redelivered platform message is still recognised after its job is gone. */
+export const SEEN_AFTER_DONE_S = 300;
+/** How long it is recognised while pending (a session can be busy for a while). */
+const SEEN_WHILE_PENDING_S = 24 * 3600;
+
+const ENQUEUE = `
+-- KEYS: seen, mbox, lock, seq   ARGV: entry-json-template, seen-ttl, max-len
+if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) == false then return {-1, 0, 0} end
+local len = redis.call('LLEN', KEYS[2])
+local max = tonumber(ARGV[3])
+if max > 0 and len >= max then
+  redis.call('DEL', KEYS[1])
+  return {-2, len, 0}
+end
+local seq = redis.call('INCR', KEYS[4])
+local entry = string.gsub(ARGV[1], '"seq":0', '"seq":' .. seq, 1)
+redis.call('RPUSH', KEYS[2], entry)
+return {seq, len + 1, redis.call('EXISTS', KEYS[3]), entry}
+`;
+
+const ACQUIRE = `
+-- KEYS: lock, fence   ARGV: worker-id, ttl-ms
+if redis.call('EXISTS', KEYS[1]) == 1 then return {0, redis.call('PTTL', KEYS[1])} end
+local fence = redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], ARGV[1] .. ':' .. fence, 'PX', ARGV[2])
+return {1, fence}
+`;
+
+const RENEW = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+`;
+
+// Removes the finished head entry (and entries a running turn absorbed by steering), only for the lock holder.
+const ACK = `
+-- KEYS: lock, mbox   ARGV: token, head-entry, absorbed entries...
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+if redis.call('LINDEX', KEYS[2], 0) == ARGV[2] then redis.call('LPOP', KEYS[2]) end
+for i = 3, #ARGV do redis.call('LREM', KEYS[2], 1, ARGV[i]) end
+return redis.call('LLEN', KEYS[2])
+`;
+
+const RELEASE_IF_EMPTY = `
+-- KEYS: lock, mbox   ARGV: token
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+if redis.call('LLEN', KEYS[2]) > 0 then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+`;
+
+const RELEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`;
+
+// Still the holder and not interrupted by a later message: the reply is not stale.
+const CAN_DELIVER = `
+-- KEYS: lock, intr   ARGV: token, seq
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local intr = tonumber(redis.call('GET', KEYS[2]) or '0')
+if intr > tonumber(ARGV[2]) then return 0 end
+return 1
+`;
+
+const MARK_INTERRUPT = `
+-- KEYS: intr   ARGV: seq
+local cur = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(ARGV[1]) > cur then redis.call('SET', KEYS[1], ARGV[1], 'EX', 86400) end
+return 1
+`;
+
+// /stop: drop pending entries, break the lock whoever holds it (even a hung worker), mark everything so far stale.
+const STOP = `
+-- KEYS: lock, mbox, fence, intr, seq
+local held = redis.call('EXISTS', KEYS[1])
+local pending = redis.call('LLEN', KEYS[2])
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('INCR', KEYS[3])
+local seq = redis.call('GET', KEYS[5]) or '0'
+redis.call('SET', KEYS[4], tostring(tonumber(seq) + 1), 'EX', 86400)
+return {held, pending}
+`;
+
+type Script = (...args: (string | number)[]) => Promise<unknown>;
+
+export class Mailbox {
+  private readonly scripts: Record<string, Script> = {};
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    readonly lockTtlMs: number,
+  ) {
+    const defs = { ENQUEUE: [4, ENQUEUE], ACQUIRE: [2, ACQUIRE], RENEW: [1, RENEW], ACK: [2, ACK], RELEASE_IF_EMPTY: [2, RELEASE_IF_EMPTY], RELEASE: [1, RELEASE], CAN_DELIVER: [2, CAN_DELIVER], MARK_INTERRUPT: [1, MARK_INTERRUPT], STOP: [5, STOP] } as const;
+    for (const [name, [numberOfKeys, lua]] of Object.entries(defs)) {
+      const cmd = `herald${name}`;
+      // defineCommand caches the script's SHA and falls back to EVAL on NOSCRIPT (e.g. after a Redis restart).
+      redis.defineCommand(cmd, { numberOfKeys, lua });
+      this.scripts[name] = (redis as unknown as Record<string, Script>)[cmd].bind(redis);
+    }
+  }
+
+  key(kind: 'mbox' | 'lock' | 'fence' | 'seq' | 'intr' | 'seen' | 'ack', id: string): string {
+    return `${this.prefix}:${kind}:${id}`;
+  }
+
+  /**
+   * Appends a message to its session's mailbox unless this platform message was seen already.
+   * `maxLength` caps the mailbox (running entry included); 0 = no cap.
+   */
+  async enqueue(id: string, sessionKey: string, payload: TurnPayload, maxLength = 0): Promise<EnqueueResult & { entry?: string }> {
+    const template: MailboxEntry = { id, sessionKey, seq: 0, enqueuedAt: Date.now(), payload };
+    const json = JSON.stringify(template);
+    const res = (await this.scripts.ENQUEUE(
+      this.key('seen', id),
+      this.key('mbox', sessionKey),
+      this.key('lock', sessionKey),
+      this.key('seq', sessionKey),
+      json,
+      SEEN_WHILE_PENDING_S,
+      maxLength,
+    )) as [number, number, number, string?];
+    if (res[0] === -1) return { status: 'duplicate' };
+    if (res[0] === -2) return { status: 'full', pending: res[1] };
+    return { status: 'queued', seq: res[0], position: res[1], busy: res[2] === 1, entry: res[3] };
+  }
+
+  /** Shortens the redelivery memory to SEEN_AFTER_DONE_S once a message's job is done. */
+  async forgetLater(id: string): Promise<void> {
+    await this.redis.expire(this.key('seen', id), SEEN_AFTER_DONE_S);
+  }
+
+  async acquire(sessionKey: string, workerId: string): Promise<Lock | { heldForMs: number }> {
+    const [ok, n] = (await this.scripts.ACQUIRE(this.key('lock', sessionKey), this.key('fence', sessionKey), workerId, this.lockTtlMs)) as [number, number];
+    return ok === 1 ? { token: `${workerId}:${n}`, fence: n } : { heldForMs: Math.max(n, 0) };
+  }
+
+  async renew(sessionKey: string, token: string): Promise<boolean> {
+    return (await this.scripts.RENEW(this.key('lock', sessionKey), token, this.lockTtlMs)) === 1;
+  }
+
+  async head(sessionKey: string): Promise<{ raw: string; entry: MailboxEntry } | null> {
+    const raw = await this.redis.lindex(this.key('mbox', sessionKey), 0);
+    return raw ? { raw, entry: JSON.parse(raw) as MailboxEntry } : null;
+  }
+
+  /** Entries after the head (pending while a turn runs). */
+  async pending(sessionKey: string): Promise<Array<{ raw: string; entry: MailboxEntry }>> {
+    const raws = await this.redis.lrange(this.key('mbox', sessionKey), 1, -1);
+    return raws.map((raw) => ({ raw, entry: JSON.parse(raw) as MailboxEntry }));
+  }
+
+  async contains(sessionKey: string, raw: string): Promise<boolean> {
+    return (await this.redis.lpos(this.key('mbox', sessionKey), raw)) !== null;
+  }
+
+  /** Removes the finished head (and absorbed entries). -1: the lock is no longer ours. Else: entries left. */
+  async ack(sessionKey: string, token: string, headRaw: string, absorbed: string[] = []): Promise<number> {
+    return (await this.scripts.ACK(this.key('lock', sessionKey), this.key('mbox', sessionKey), token, headRaw, ...absorbed)) as number;
+  }
+
+  /** 1: released; 0: entries are waiting, keep going; -1: the lock is no longer ours. */
+  async releaseIfEmpty(sessionKey: string, token: string): Promise<-1 | 0 | 1> {
+    return (await this.scripts.RELEASE_IF_EMPTY(this.key('lock', sessionKey), this.key('mbox', sessionKey), token)) as -1 | 0 | 1;
+  }
+
+  async release(sessionKey: string, token: string): Promise<void> {
+    await this.scripts.RELEASE(this.key('lock', sessionKey), token);
+  }
+
+  async canDeliver(sessionKey: string, token: string, seq: number): Promise<boolean> {
+    return (await this.scripts.CAN_DELIVER(this.key('lock', sessionKey), this.key('intr', sessionKey), token, seq)) === 1;
+  }
+
+  /** Marks every entry before `seq` as interrupted (their replies are stale). */
+  async markInterrupt(sessionKey: string, seq: number): Promise<void> {
+    await this.scripts.MARK_INTERRUPT(this.key('intr', sessionKey), seq);
+  }
+
+  async isInterrupted(sessionKey: string, seq: number): Promise<boolean> {
+    const v = await this.redis.get(this.key('intr', sessionKey));
+    return v !== null && Number(v) > seq;
+  }
+
+  /** /stop: returns whether a turn held the session and how many entries were dropped. */
+  async stop(sessionKey: string): Promise<{ wasBusy: boolean; dropped: number }> {
+    const [held, pending] = (await this.scripts.STOP(
+      this.key('lock', sessionKey),
+      this.key('mbox', sessionKey),
+      this.key('fence', sessionKey),
+      this.key('intr', sessionKey),
+      this.key('seq', sessionKey),
+    )) as [number, number];
+    return { wasBusy: held === 1, dropped: held === 1 ? Math.max(pending - 1, 0) : pending };
+  }
+
+  async isBusy(sessionKey: string): Promise<boolean> {
+    return (await this.redis.exists(this.key('lock', sessionKey))) === 1;
+  }
+
+  async length(sessionKey: string): Promise<number> {
+    return this.redis.llen(this.key('mbox', sessionKey));
+  }
+
+  /** Once per window per session: true if the caller may send a "queued" acknowledgement now. */
+  async mayAcknowledge(sessionKey: string, windowS: number): Promise<boolean> {
+    return (await this.redis.set(this.key('ack', sessionKey), '1', 'EX', windowS, 'NX')) === 'OK';
+  }
+}

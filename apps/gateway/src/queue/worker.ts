@@ -1,0 +1,218 @@
+/**
+ * The worker side: a BullMQ Worker whose jobs are "session K has mail". Whoever wins K's lock drains K's mailbox
+ * one turn at a time (see mailbox.ts for why this keeps order across any number of workers).
+ */
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { DelayedError, WaitingError, Worker, type Job } from 'bullmq';
+import type { Logger } from '../logger.js';
+import type { BusyInputMode, TurnJobData } from './producer.js';
+import type { ControlBus, ControlSignal } from './control.js';
+import type { Mailbox, MailboxEntry } from './mailbox.js';
+
+export const TURN_QUEUE = 'turns';
+
+/** What the worker hands the turn runner. */
+export interface TurnContext {
+  sessionKey: string;
+  /** The entries this turn answers (more than one when interrupt mode merged pending messages). */
+  entries: MailboxEntry[];
+  /** The turn id used for the outbox: the id of the last entry. */
+  turnId: string;
+  signal: AbortSignal;
+  /** True while this worker still holds the session and no later message interrupted this turn. */
+  canDeliver(): Promise<boolean>;
+  /** Texts a user sent while the turn ran (steer mode), taken once each. */
+  takeSteerMessages(): string[];
+  log: Logger;
+}
+
+export type TurnRunner = (ctx: TurnContext) => Promise<void>;
+
+/** Why a running turn was aborted; the turn runner reads it from `signal.reason`. */
+export class TurnAbort extends Error {
+  constructor(readonly kind: 'interrupt' | 'stop' | 'shutdown' | 'lock_lost') {
+    super(
+      {
+        interrupt: 'interrupted by a new message',
+        stop: 'stopped by the user',
+        shutdown: 'worker shutting down',
+        lock_lost: 'session lock lost',
+      }[kind],
+    );
+    this.name = 'TurnAbort';
+  }
+}
+
+export interface TurnWorkerOptions {
+  connection: { url: string };
+  prefix: string;
+  mailbox: Mailbox;
+  control: ControlBus;
+  runTurn: TurnRunner;
+  concurrency: number;
+  busyInputMode: BusyInputMode;
+  log: Logger;
+  /** BullMQ job lock; a killed worker's job is recovered after about this long. */
+  jobLockMs?: number;
+  stalledIntervalMs?: number;
+}
+
+interface RunningTurn {
+  seq: number;
+  controller: AbortController;
+  steer: Array<{ raw: string; entry: MailboxEntry }>;
+  absorbed: string[];
+}
+
+export class TurnWorker {
+  readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private worker: Worker<TurnJobData> | null = null;
+  private readonly running = new Map<string, RunningTurn>();
+  private closing = false;
+
+  constructor(private readonly opts: TurnWorkerOptions) {}
+
+  get activeTurns(): number {
+    return this.running.size;
+  }
+
+  async start(): Promise<void> {
+    await this.opts.control.listen((s) => this.onSignal(s));
+    this.worker = new Worker<TurnJobData>(TURN_QUEUE, (job, token) => this.process(job, token), {
+      connection: { url: this.opts.connection.url, maxRetriesPerRequest: null },
+      prefix: this.opts.prefix,
+      concurrency: this.opts.concurrency,
+      lockDuration: this.opts.jobLockMs ?? 30_000,
+      stalledInterval: this.opts.stalledIntervalMs ?? 30_000,
+      // A job is only a wake-up call; recovering it many times is harmless, losing it is not.
+      maxStalledCount: 1_000,
+      removeOnComplete: { age: 3600, count: 10_000 },
+      removeOnFail: { age: 7 * 24 * 3600 },
+    });
+    this.worker.on('error', (err) => this.opts.log.error({ err }, 'worker error'));
+    this.worker.on('failed', (job, err) => this.opts.log.error({ err, jobId: job?.id }, 'turn job failed'));
+    await this.worker.waitUntilReady();
+  }
+
+  /**
+   * Stops taking jobs, lets running turns finish for up to `drainMs`, then aborts the rest; their mailbox entries
+   * stay at the head, so whoever takes the session next runs them again.
+   */
+  async close(drainMs: number): Promise<void> {
+    if (!this.worker) return;
+    const w = this.worker;
+    this.worker = null;
+    this.closing = true;
+    const closing = w.close();
+    const timer = setTimeout(() => {
+      for (const t of this.running.values()) t.controller.abort(new TurnAbort('shutdown'));
+    }, drainMs);
+    // BullMQ waits for its blocking connection; if Redis is away that can take longer than we may wait.
+    const deadline = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), drainMs + 1_000).unref());
+    try {
+      if ((await Promise.race([closing, deadline])) === 'timeout') {
+        this.opts.log.warn('worker did not close in time; leaving its jobs to stalled-job recovery');
+      }
+    } finally {
+      clearTimeout(timer);
+      await this.opts.control.close();
+    }
+  }
+
+  private onSignal(s: ControlSignal): void {
+    const turn = this.running.get(s.sessionKey);
+    if (!turn) return;
+    if (s.type === 'stop') turn.controller.abort(new TurnAbort('stop'));
+    else if (s.type === 'interrupt' && turn.seq < s.seq) turn.controller.abort(new TurnAbort('interrupt'));
+    else if (s.type === 'steer') turn.steer.push({ raw: s.entry, entry: JSON.parse(s.entry) as MailboxEntry });
+  }
+
+  private async process(job: Job<TurnJobData>, token?: string): Promise<string> {
+    const { sessionKey, entry } = job.data;
+    const { mailbox } = this.opts;
+    const got = await mailbox.acquire(sessionKey, this.id);
+    if ('heldForMs' in got) {
+      if (!(await mailbox.contains(sessionKey, entry))) return 'drained by the lock holder';
+      // The holder will most likely drain our entry; if it died, its lock expires and we take over then.
+      const wait = Math.min(Math.max(got.heldForMs, 200), mailbox.lockTtlMs) + Math.floor(Math.random() * 100);
+      await job.moveToDelayed(Date.now() + wait, token);
+      throw new DelayedError();
+    }
+
+    const log = this.opts.log.child({ sessionKey, jobId: job.id });
+    let lost = false;
+    const heartbeat = setInterval(() => {
+      mailbox.renew(sessionKey, got.token).then(
+        (ok) => {
+          if (!ok && !lost) {
+            lost = true;
+            log.warn('session lock lost (stopped or expired); abandoning the turn');
+            this.running.get(sessionKey)?.controller.abort(new TurnAbort('lock_lost'));
+          }
+        },
+        (err: unknown) => log.warn({ err }, 'lock renewal failed'),
+      );
+    }, Math.max(Math.floor(mailbox.lockTtlMs / 3), 100));
+
+    let turns = 0;
+    try {
+      while (!lost) {
+        // Shutting down: finish the turn in hand, leave the rest of the mailbox to another worker.
+        if (this.closing) await this.handOver(job, sessionKey, got.token, token);
+        const head = await mailbox.head(sessionKey);
+        if (!head) {
+          const r = await mailbox.releaseIfEmpty(sessionKey, got.token);
+          if (r !== 0) break;
+          continue;
+        }
+        // Interrupt mode: what piled up while the last turn ran is answered as one turn (nothing is dropped).
+        const merged = this.opts.busyInputMode === 'interrupt' ? await mailbox.pending(sessionKey) : [];
+        const entries = [head.entry, ...merged.map((m) => m.entry)];
+        const last = entries[entries.length - 1];
+        const turn: RunningTurn = { seq: last.seq, controller: new AbortController(), steer: [], absorbed: merged.map((m) => m.raw) };
+        this.running.set(sessionKey, turn);
+        try {
+          await this.opts.runTurn({
+            sessionKey,
+            entries,
+            turnId: last.id,
+            signal: turn.controller.signal,
+            canDeliver: () => mailbox.canDeliver(sessionKey, got.token, turn.seq),
+            takeSteerMessages: () => {
+              const taken = turn.steer.splice(0);
+              turn.absorbed.push(...taken.map((t) => t.raw));
+              return taken.map((t) => t.entry.payload.text);
+            },
+            log: log.child({ turnId: last.id }),
+          });
+        } catch (err) {
+          // The runner reports its own failures to the user; anything reaching here is a bug or an outage.
+          if (!(err instanceof TurnAbort)) log.error({ err }, 'turn runner threw; dropping the entry so the session is not stuck');
+        } finally {
+          this.running.delete(sessionKey);
+        }
+        const reason: unknown = turn.controller.signal.reason;
+        if (reason instanceof TurnAbort && reason.kind === 'shutdown') await this.handOver(job, sessionKey, got.token, token);
+        turns++;
+        const left = await mailbox.ack(sessionKey, got.token, head.raw, turn.absorbed);
+        await Promise.all(entries.map((e) => mailbox.forgetLater(e.id)));
+        if (left === -1) {
+          lost = true;
+          break;
+        }
+      }
+    } finally {
+      clearInterval(heartbeat);
+      if (lost) await mailbox.release(sessionKey, got.token).catch(() => undefined);
+    }
+    return `${turns} turn(s)`;
+  }
+
+  /** Leaves the mailbox as it is, frees the session and puts the job back so another worker picks it up now. */
+  private async handOver(job: Job<TurnJobData>, sessionKey: string, lockToken: string, jobToken?: string): Promise<never> {
+    await this.opts.mailbox.release(sessionKey, lockToken);
+    await job.moveToWait(jobToken);
+    throw new WaitingError();
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * One turn: the messages a worker took from a session's mailbox → the agent loop → SQLite → the platform.
+ *
+ * The outbox (`turns` table) makes a re-run after a crash safe: a turn already delivered is skipped, a turn whose
+ * reply was recorded but not delivered is delivered without asking the LLM again, and messages are persisted
+ * under the turn id so persisting the same turn twice writes each message once.
+ */
+import { runConversation, type ChatMessage, type ConversationResult, type SessionSource, type SessionStore } from '@herald/agent-core';
+import type { PlatformEgress } from '@herald/adapters';
+import type { MailboxEntry, TurnPayload } from '../queue/mailbox.js';
+import { TurnAbort, type TurnContext, type TurnRunner } from '../queue/worker.js';
+import { deliver } from './delivery.js';
+import type { AgentRuntime } from './agent-runtime.js';
+import { userFacingError } from './user-errors.js';
+
+export interface TurnDeps {
+  store: SessionStore;
+  /** Null when no model is configured: turns answer with a setup hint. */
+  agent: AgentRuntime | null;
+  /** Egress by platform; built lazily so a worker needs no platform connection. */
+  egress: (platform: string) => PlatformEgress;
+  /** Delivery backoff base; tests shrink it. */
+  deliveryBaseDelayMs?: number;
+}
+
+const QUOTE_MAX_CHARS = 500;
+export const NO_MODEL_REPLY = 'No model is configured yet: set HERALD_MODEL (for example openai:gpt-4.1-mini) and restart Herald.';
+
+export function createTurnRunner(deps: TurnDeps): TurnRunner {
+  return async (ctx) => {
+    const first = ctx.entries[0].payload;
+    const last = ctx.entries[ctx.entries.length - 1].payload;
+    const { store } = deps;
+    const { session } = store.getOrCreateSession(ctx.sessionKey, {
+      source: first.platform as SessionSource,
+      userId: first.userId,
+      chatId: first.chatId,
+      model: deps.agent ? `${deps.agent.primary.name}:${deps.agent.primary.model}` : undefined,
+      systemPrompt: deps.agent?.systemPrompt,
+    });
+    const turn = store.beginTurn(ctx.turnId, session.id);
+    if (turn.status === 'delivered' || turn.status === 'interrupted' || turn.status === 'failed') {
+      ctx.log.info({ status: turn.status }, 'turn already finished; not running it again');
+      return;
+    }
+    const egress = deps.egress(first.platform);
+    const send = async (text: string): Promise<void> => {
+      if (!(await ctx.canDeliver())) {
+        store.markTurn(ctx.turnId, 'interrupted', 'superseded before delivery');
+        ctx.log.info('reply is stale (interrupted or session stopped); not sending it');
+        return;
+      }
+      const ids = await deliver(egress, last.conversationId, text, { replyTo: last.platformMessageId, baseDelayMs: deps.deliveryBaseDelayMs });
+      store.markDelivered(ctx.turnId, ids);
+    };
+
+    if (turn.status === 'replied' && turn.reply !== null) {
+      ctx.log.info('reply was recorded before a restart; delivering it without a new LLM call');
+      await send(turn.reply);
+      return;
+    }
+    if (!deps.agent) {
+      store.recordReply(ctx.turnId, NO_MODEL_REPLY);
+      await send(NO_MODEL_REPLY);
+      return;
+    }
+
+    const history = store.getHistory(session.id);
+    const stopTyping = keepTyping(egress, last.conversationId, ctx.signal);
+    let result: ConversationResult;
+    try {
+      result = await runConversation({
+        userMessage: composeUserMessage(ctx.entries, history),
+        history,
+        systemPrompt: session.systemPrompt ?? deps.agent.systemPrompt,
+        signal: ctx.signal,
+        provider: deps.agent.primary,
+        fallbacks: deps.agent.fallbacks,
+        fallbackState: deps.agent.fallbackState,
+        maxIterations: deps.agent.maxIterations,
+        getSteerMessages: ctx.takeSteerMessages,
+        toolContext: { sessionId: session.id, sessionKey: ctx.sessionKey, userId: first.userId, platform: first.platform },
+      });
+    } finally {
+      stopTyping();
+    }
+
+    const abort: unknown = ctx.signal.reason;
+    if (ctx.signal.aborted) {
+      // Shutdown or a lost lock: another worker runs this turn again, so write nothing here.
+      if (abort instanceof TurnAbort && (abort.kind === 'shutdown' || abort.kind === 'lock_lost')) return;
+      // Interrupted or stopped by the user: keep what the turn did (tool results), send nothing.
+      store.appendMessages(session.id, result.newMessages, { turnId: ctx.turnId, platformMessageId: last.platformMessageId });
+      store.markTurn(ctx.turnId, 'interrupted', abort instanceof Error ? abort.message : 'interrupted');
+      return;
+    }
+
+    store.appendMessages(session.id, result.newMessages, {
+      turnId: ctx.turnId,
+      platformMessageId: last.platformMessageId,
+    });
+    store.addUsage(session.id, { ...result.usage, lastPromptTokens: result.lastPromptTokens });
+    const reply = result.error ? userFacingError(result.error.kind) : result.finalResponse || '(no answer)';
+    store.recordReply(ctx.turnId, reply);
+    await send(reply);
+    if (result.error) store.markTurn(ctx.turnId, 'failed', `${result.error.kind}: ${result.error.message}`);
+  };
+}
+
+/** The user message of a turn: merged texts, with reply-to context when the quoted message is not in history. */
+export function composeUserMessage(entries: MailboxEntry[], history: ChatMessage[]): string {
+  const parts = entries.map((e) => withQuote(e.payload, history));
+  return parts.join('\n\n');
+}
+
+function withQuote(p: TurnPayload, history: ChatMessage[]): string {
+  if (!p.quoted || !p.quoted.text) return p.text;
+  const quoted = p.quoted.text.trim();
+  const known = history.some((m) => typeof m.content === 'string' && m.content.includes(quoted));
+  if (known) return p.text;
+  const short = quoted.length > QUOTE_MAX_CHARS ? `${quoted.slice(0, QUOTE_MAX_CHARS)}…` : quoted;
+  return `[Replying to: "${short}"]\n${p.text}`;
+}
+
+/** Shows "typing…" now and refreshes it before it expires, until the returned function is called. */
+function keepTyping(egress: PlatformEgress, conversationId: string, signal: AbortSignal): () => void {
+  const tick = (): void => void egress.typing(conversationId).catch(() => undefined);
+  tick();
+  const timer = setInterval(tick, egress.typingRefreshMs);
+  const stop = (): void => clearInterval(timer);
+  signal.addEventListener('abort', stop, { once: true });
+  return stop;
+}

@@ -1,0 +1,70 @@
+/**
+ * Discord adapter options and the platform's numbers, in one place.
+ */
+import type { Logger } from 'pino';
+
+/** Discord rejects message content longer than this (UTF-16 code units). */
+export const DISCORD_MAX_MESSAGE_LENGTH = 2000;
+/** Discord shows "typing…" for about 10 s; refreshing at 8 s keeps it steady without gaps. */
+export const DISCORD_TYPING_REFRESH_MS = 8000;
+export const DISCORD_API_VERSION = '10';
+export const DISCORD_DEFAULT_API_URL = 'https://discord.com/api';
+
+/** Discord allows 100; 80 keeps a thread name readable in the channel sidebar. */
+export const DISCORD_THREAD_NAME_MAX = 80;
+export const DISCORD_THREAD_FALLBACK_NAME = 'Conversation';
+
+/** Message ids remembered to drop events Discord replays after a RESUME. */
+export const DISCORD_DEDUPE_CAPACITY = 5000;
+/** Text given to the agent when a message carried nothing but the mention (or only attachments). */
+export const DISCORD_EMPTY_TEXT_NOTE = '(the user sent no text)';
+
+/**
+ * 429s shorter than this are waited out inside @discordjs/rest's queue; longer ones surface as RateLimitedError,
+ * so the gateway can schedule the retry instead of holding a worker slot for a minute.
+ */
+export const DISCORD_MAX_INLINE_RATE_LIMIT_MS = 10_000;
+export const DISCORD_REQUEST_TIMEOUT_MS = 15_000;
+
+/** Where the Message Content intent is switched on; quoted in the 4014 start-up error. */
+export const DISCORD_PRIVILEGED_INTENT_HINT =
+  'Discord Developer Portal → your application → Bot → Privileged Gateway Intents → Message Content Intent';
+
+export type AllowBots = 'none' | 'mentions' | 'all';
+
+/** Threads the bot takes part in. The gateway backs this with SQLite so it survives restarts. */
+export interface ThreadParticipation {
+  has(threadId: string): boolean | Promise<boolean>;
+  add(threadId: string): void | Promise<void>;
+}
+
+export interface DiscordIngressOptions {
+  botToken: string;
+  /** REST base (DISCORD_API_URL); the gateway WebSocket URL comes from `GET /gateway/bot`. */
+  apiUrl?: string;
+  /** In servers, only take mentions, replies to the bot, threads it is in and free-response channels. Default true. */
+  requireMention?: boolean;
+  /** A top-level mention in a text channel opens a thread for the conversation. Default true. */
+  autoThread?: boolean;
+  /** Channel ids where every message is taken without a mention. */
+  freeResponseChannels?: string[];
+  /** Messages from other bots: ignored (default), only when they mention this bot, or all. */
+  allowBots?: AllowBots;
+  threads: ThreadParticipation;
+  /**
+   * Accepted for symmetry with the other adapters but not registered: Discord's menu needs application commands
+   * and interaction replies; `/stop` and friends arrive as plain message text instead.
+   */
+  commands?: { name: string; description: string }[];
+  logger: Logger;
+}
+
+export interface DiscordEgressOptions {
+  botToken: string;
+  apiUrl?: string;
+  logger: Logger;
+  /** Override DISCORD_MAX_INLINE_RATE_LIMIT_MS. */
+  maxInlineRateLimitMs?: number;
+  /** Override DISCORD_REQUEST_TIMEOUT_MS. */
+  requestTimeoutMs?: number;
+}

@@ -1,0 +1,17 @@
+/**
+ * The Discord adapter: gateway ingress (discord.js Client), REST egress (@discordjs/rest) and the conversation codec.
+ */
+export { createDiscordIngress, type DiscordIngress } from './ingress.js';
+export { createDiscordEgress } from './egress.js';
+export { discordCodec, replyChannelOf, messageChannelOf, type DiscordConversation } from './codec.js';
+export { formatForDiscord } from './format.js';
+export { RecentIds } from './recent-ids.js';
+export {
+  DISCORD_MAX_MESSAGE_LENGTH,
+  DISCORD_TYPING_REFRESH_MS,
+  DISCORD_DEFAULT_API_URL,
+  type AllowBots,
+  type DiscordEgressOptions,
+  type DiscordIngressOptions,
+  type ThreadParticipation,
+} from './config.js';

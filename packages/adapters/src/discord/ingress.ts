@@ -1,0 +1,258 @@
+/**
+ * Discord ingress: one discord.js Client on the gateway WebSocket. Reconnecting and resuming are discord.js's;
+ * this file decides which messages to take, opens threads for mentions, drops replayed events and reports health.
+ */
+import { once } from 'node:events';
+import {
+  Client,
+  DiscordAPIError,
+  Events,
+  GatewayIntentBits,
+  Options,
+  Partials,
+  ThreadAutoArchiveDuration,
+  type CloseEvent,
+  type Message,
+} from 'discord.js';
+import { AuthError, NetworkError, PlatformError } from '../errors.js';
+import type { AdapterHealth, AdapterState, InboundHandler, PlatformIngress } from '../types.js';
+import {
+  DISCORD_API_VERSION,
+  DISCORD_DEFAULT_API_URL,
+  DISCORD_DEDUPE_CAPACITY,
+  DISCORD_PRIVILEGED_INTENT_HINT,
+  type DiscordIngressOptions,
+} from './config.js';
+import { viewOf } from './message-view.js';
+import { decide, placementOf, threadNameFor, toInbound, type DiscordPolicy, type MessageView } from './normalize.js';
+import { RecentIds } from './recent-ids.js';
+import { DiscordErrorCode } from './rest-errors.js';
+
+/** Gateway close codes after which discord.js gives up (see Discord's opcodes-and-status-codes page). */
+const CLOSE_AUTHENTICATION_FAILED = 4004;
+const CLOSE_DISALLOWED_INTENTS = 4014;
+const FATAL_CLOSE_CODES = new Set([4004, 4010, 4011, 4012, 4013, 4014]);
+
+const INTENTS = [
+  GatewayIntentBits.Guilds,
+  GatewayIntentBits.GuildMessages,
+  GatewayIntentBits.DirectMessages,
+  GatewayIntentBits.MessageContent,
+];
+/** DM channels are never in the cache when their first message arrives; without Partials.Channel discord.js drops it. */
+const PARTIALS = [Partials.Channel, Partials.Message];
+/**
+ * Messages discord.js keeps per channel. Nothing reads history from this cache: the only message we look up is the
+ * one a reply quotes, which arrives inside the reply and is read at once. A small cache keeps memory flat over
+ * thousands of channels; replay dedupe is RecentIds' job, not the cache's.
+ */
+const MESSAGE_CACHE_PER_CHANNEL = 10;
+
+export interface DiscordIngress extends PlatformIngress {
+  readonly platform: 'discord';
+}
+
+export function createDiscordIngress(opts: DiscordIngressOptions): DiscordIngress {
+  return new DiscordGatewayIngress(opts);
+}
+
+class DiscordGatewayIngress implements DiscordIngress {
+  readonly platform = 'discord' as const;
+  private readonly log;
+  private client: Client | null = null;
+  private handler: InboundHandler | null = null;
+  private state: AdapterState = 'disconnected';
+  private lastEventAt: number | null = null;
+  private lastError: string | null = null;
+  private lastCloseCode: number | null = null;
+  private readonly seen = new RecentIds(DISCORD_DEDUPE_CAPACITY);
+  /** Per-channel chains: messages of one channel reach the handler in arrival order even when one awaits a thread. */
+  private readonly chains = new Map<string, Promise<void>>();
+  private readonly freeResponseChannels: ReadonlySet<string>;
+
+  constructor(private readonly opts: DiscordIngressOptions) {
+    this.log = opts.logger.child({ platform: 'discord', part: 'ingress' });
+    this.freeResponseChannels = new Set(opts.freeResponseChannels ?? []);
+  }
+
+  async start(handler: InboundHandler): Promise<void> {
+    if (this.client) throw new Error('Discord ingress is already started');
+    this.handler = handler;
+    this.lastCloseCode = null;
+    const client = new Client({
+      intents: INTENTS,
+      partials: PARTIALS,
+      makeCache: Options.cacheWithLimits({ ...Options.DefaultMakeCacheSettings, MessageManager: MESSAGE_CACHE_PER_CHANNEL }),
+      rest: { api: this.opts.apiUrl ?? DISCORD_DEFAULT_API_URL, version: DISCORD_API_VERSION },
+    });
+    this.client = client;
+    this.wire(client);
+    this.setState('connecting', null);
+
+    // Registered before login(): READY and the guilds can arrive before login() resolves.
+    const abort = new AbortController();
+    const ready = once(client, Events.ClientReady, { signal: abort.signal });
+    try {
+      await Promise.all([client.login(this.opts.botToken), ready]);
+    } catch (err) {
+      abort.abort();
+      const explained = this.explainStartFailure(err);
+      this.setState('fatal', explained.message);
+      this.client = null;
+      await client.destroy().catch(() => undefined);
+      throw explained;
+    }
+    this.setState('connected', null);
+    this.log.info({ botId: client.user?.id, guilds: client.guilds.cache.size }, 'discord gateway ready');
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = null;
+    if (client) await client.destroy();
+    await Promise.allSettled([...this.chains.values()]);
+    this.setState('disconnected', null);
+  }
+
+  health(): AdapterHealth {
+    return { state: this.state, lastEventAt: this.lastEventAt, error: this.lastError };
+  }
+
+  private setState(state: AdapterState, error: string | null | undefined): void {
+    this.state = state;
+    if (error !== undefined) this.lastError = error;
+  }
+
+  private wire(client: Client): void {
+    client.on(Events.Raw, () => {
+      this.lastEventAt = Date.now();
+    });
+    client.on(Events.ShardReady, () => this.setState('connected', null));
+    client.on(Events.ShardResume, (_shard, replayed) => {
+      this.setState('connected', null);
+      this.log.info({ replayed }, 'discord gateway resumed');
+    });
+    client.on(Events.ShardReconnecting, () => this.setState('connecting', undefined));
+    client.on(Events.ShardDisconnect, (event: CloseEvent) => {
+      this.lastCloseCode = event.code;
+      const fatal = FATAL_CLOSE_CODES.has(event.code);
+      this.setState(fatal ? 'fatal' : 'disconnected', `gateway closed with code ${event.code}`);
+      this.log.warn({ code: event.code }, fatal ? 'discord gateway closed for good' : 'discord gateway disconnected');
+    });
+    client.on(Events.ShardError, (err) => {
+      this.lastError = err.message;
+      this.log.warn({ err: err.message }, 'discord gateway error');
+    });
+    client.on(Events.Invalidated, () => this.setState('fatal', 'discord session invalidated'));
+    // An 'error' event without a listener would throw and take the process down.
+    client.on(Events.Error, (err) => this.log.error({ err: err.message }, 'discord client error'));
+    client.on(Events.MessageCreate, (message) => this.onMessage(message));
+  }
+
+  private explainStartFailure(err: unknown): PlatformError {
+    const message = err instanceof Error ? err.message : String(err);
+    if (this.lastCloseCode === CLOSE_DISALLOWED_INTENTS || /disallowed intents/i.test(message)) {
+      return new AuthError(
+        'Discord refused the gateway connection: the bot asks for the privileged Message Content intent, which is ' +
+          'not enabled for it (close code 4014, "Disallowed intent(s)"). ' +
+          `Enable it in the ${DISCORD_PRIVILEGED_INTENT_HINT}, then restart.`,
+        'discord',
+        { cause: err },
+      );
+    }
+    const badToken =
+      this.lastCloseCode === CLOSE_AUTHENTICATION_FAILED ||
+      (err instanceof DiscordAPIError && err.status === 401) ||
+      (typeof err === 'object' && err !== null && 'code' in err && err.code === 'TokenInvalid') ||
+      /authentication failed/i.test(message);
+    if (badToken) {
+      return new AuthError(
+        'Discord rejected the bot token (DISCORD_BOT_TOKEN): check it in the Discord Developer Portal → ' +
+          'your application → Bot → Reset Token.',
+        'discord',
+        { cause: err },
+      );
+    }
+    return new NetworkError(`Discord gateway connection failed: ${message}`, 'discord', { cause: err });
+  }
+
+  private onMessage(message: Message): void {
+    const botId = this.client?.user?.id;
+    if (!botId) return;
+    if (!this.seen.add(message.id)) {
+      this.log.debug({ messageId: message.id }, 'discord message seen before (replayed); dropped');
+      return;
+    }
+    // Snapshot now: the quoted message sits in a small cache that later messages of a busy channel would evict.
+    let view: MessageView;
+    try {
+      view = viewOf(message, botId);
+    } catch (err) {
+      this.log.error({ err: errorText(err), messageId: message.id }, 'discord message unreadable');
+      return;
+    }
+    const key = message.channelId;
+    const previous = this.chains.get(key) ?? Promise.resolve();
+    const next = previous.then(() => this.process(message, view, botId));
+    this.chains.set(key, next);
+    void next.then(() => {
+      if (this.chains.get(key) === next) this.chains.delete(key);
+    });
+  }
+
+  /**
+   * Never rejects: a failure is logged and the id forgotten, so a redelivery can still be taken. Runs to the end
+   * even during stop(), which waits for it: a message already read is still handed over.
+   */
+  private async process(message: Message, view: MessageView, botId: string): Promise<void> {
+    const handler = this.handler;
+    if (!handler) return;
+    try {
+      const participating = view.channelKind === 'thread' ? await this.opts.threads.has(view.channelId) : false;
+      const decision = decide(view, this.policy(botId), participating);
+      if (!decision.take) {
+        this.log.debug({ messageId: view.id, reason: decision.reason }, 'discord message ignored');
+        return;
+      }
+      const openedThreadId = decision.openThread ? await this.openThread(message, view, botId) : undefined;
+      if (openedThreadId !== undefined) await this.opts.threads.add(openedThreadId);
+      if (decision.joinThread) await this.opts.threads.add(view.channelId);
+      await handler(toInbound(view, botId, placementOf(view, openedThreadId)));
+    } catch (err) {
+      this.seen.delete(message.id);
+      this.log.error({ err: errorText(err), messageId: message.id }, 'discord message not handed over');
+    }
+  }
+
+  private policy(botId: string): DiscordPolicy {
+    return {
+      botId,
+      requireMention: this.opts.requireMention ?? true,
+      autoThread: this.opts.autoThread ?? true,
+      freeResponseChannels: this.freeResponseChannels,
+      allowBots: this.opts.allowBots ?? 'none',
+    };
+  }
+
+  /** Opens a thread on the message; undefined (answer in the channel) when Discord refuses, e.g. without permission. */
+  private async openThread(message: Message, view: MessageView, botId: string): Promise<string | undefined> {
+    try {
+      const thread = await message.startThread({
+        name: threadNameFor(view, botId),
+        // A day of silence before Discord archives it: long enough for a conversation to pause and resume.
+        autoArchiveDuration: ThreadAutoArchiveDuration.OneDay,
+      });
+      return thread.id;
+    } catch (err) {
+      // A thread started from a message takes the message's id, so an existing one is easy to find.
+      if (err instanceof DiscordAPIError && err.code === DiscordErrorCode.ThreadAlreadyCreated) return message.id;
+      const context = { err: errorText(err), channelId: view.channelId };
+      this.log.warn(context, 'discord thread not created; answering in the channel');
+      return undefined;
+    }
+  }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

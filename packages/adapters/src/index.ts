@@ -1,0 +1,4 @@
+/** @herald/adapters: the platform contract, shared helpers and typed errors. Platforms: ./telegram, ./discord, ./slack. */
+export * from './types.js';
+export * from './errors.js';
+export { chunkMessage, fencesBalanced } from './shared/chunk.js';

@@ -1,0 +1,71 @@
+/**
+ * Slack adapter options (plain objects the gateway builds from its config) and the platform's named constants.
+ */
+import type { Logger } from 'pino';
+
+/** Slack truncates `text` above 40,000 characters; keep room for the ` (i/N)` suffix and mrkdwn expansion. */
+export const SLACK_MAX_MESSAGE_LENGTH = 39_000;
+/** `assistant.threads.setStatus` clears itself after two minutes or on the next reply; refresh well before. */
+export const SLACK_TYPING_REFRESH_MS = 10_000;
+export const SLACK_DEFAULT_API_URL = 'https://slack.com/api/';
+export const SLACK_EVENTS_PATH = '/slack/events';
+/** Event ids and channel+ts keys remembered for dedupe; Slack retries within minutes, so a few thousand is plenty. */
+export const SLACK_DEDUPE_CAPACITY = 5_000;
+/** Retries of a `ratelimited` answer inside egress before handing a RateLimitedError to delivery. */
+export const SLACK_RATE_LIMIT_RETRIES = 2;
+/** A Retry-After longer than this is not waited out inline: delivery reschedules instead of holding a worker. */
+export const SLACK_MAX_INLINE_RETRY_WAIT_MS = 30_000;
+export const SLACK_TYPING_STATUS = 'is typing…';
+/** Socket Mode: how long to wait for a pong; the SDK also waits this long (times failures) before reconnecting. */
+export const SLACK_CLIENT_PING_TIMEOUT_MS = 5_000;
+export const SLACK_SERVER_PING_TIMEOUT_MS = 30_000;
+/** Our own retry of a failed Socket Mode reconnect (the SDK gives up on network errors and revoked tokens). */
+export const SLACK_RECONNECT_RETRY_MS = 5_000;
+export const SLACK_RECONNECT_RETRY_MAX_MS = 60_000;
+/** Upper bound on waiting for the WebSocket close handshake in stop(). */
+export const SLACK_STOP_TIMEOUT_MS = 5_000;
+
+/**
+ * Threads the bot takes part in, keyed by conversation id (`slack:<channel>:<thread_ts>`).
+ * The gateway backs it with SQLite; a `Set<string>` works in tests.
+ */
+export interface ThreadMemory {
+  has(conversationId: string): boolean | Promise<boolean>;
+  add(conversationId: string): unknown;
+}
+
+/** The subset of @slack/web-api client options the gateway may tune (tests pass `retryConfig: { retries: 0 }`). */
+export interface SlackWebClientTuning {
+  retryConfig?: { retries: number; factor?: number; minTimeout?: number; maxTimeout?: number };
+  /** Per-request timeout in ms; 0 means none. */
+  timeout?: number;
+}
+
+export interface SlackIngressOptions {
+  /** `xoxb-…` bot token. */
+  botToken: string;
+  /** `xapp-…` app-level token: Socket Mode. Takes precedence over `signingSecret`. */
+  appToken?: string;
+  /** Signing secret: Events over HTTP at `POST /slack/events` (see `registerRoutes`). */
+  signingSecret?: string;
+  /** Web API base, default `https://slack.com/api/`. Also where Socket Mode calls `apps.connections.open`. */
+  apiUrl?: string;
+  threads: ThreadMemory;
+  /** Accepted for parity with the other adapters; Slack slash commands are declared in the app manifest. */
+  commands?: { name: string; description: string }[];
+  logger: Logger;
+  clientOptions?: SlackWebClientTuning;
+  socketMode?: { clientPingTimeoutMs?: number; serverPingTimeoutMs?: number; reconnectRetryMs?: number };
+  dedupeCapacity?: number;
+}
+
+export interface SlackEgressOptions {
+  botToken: string;
+  apiUrl?: string;
+  logger: Logger;
+  /** Default `{ retries: 0 }`: the gateway owns retries of network errors. */
+  clientOptions?: SlackWebClientTuning;
+  rateLimitRetries?: number;
+  maxInlineRetryWaitMs?: number;
+  typingStatus?: string;
+}

@@ -1,0 +1,174 @@
+/**
+ * Slack egress through the Web API only (`WebClient`, no Bolt App), so any worker process can reply.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { WebClient } from '@slack/web-api';
+import type { Logger } from 'pino';
+import { FormattingError, RateLimitedError } from '../errors.js';
+import { chunkMessage } from '../shared/chunk.js';
+import type { PlatformEgress, SendOptions, SentMessage } from '../types.js';
+import { slackCodec } from './codec.js';
+import {
+  SLACK_DEFAULT_API_URL,
+  SLACK_MAX_INLINE_RETRY_WAIT_MS,
+  SLACK_MAX_MESSAGE_LENGTH,
+  SLACK_RATE_LIMIT_RETRIES,
+  SLACK_TYPING_REFRESH_MS,
+  SLACK_TYPING_STATUS,
+  type SlackEgressOptions,
+} from './config.js';
+import { markdownToMrkdwn } from './format.js';
+import { slackErrorCode, toPlatformError } from './slack-errors.js';
+import { toSlackLogger } from './slack-logger.js';
+
+/** Answers that mean "this app may not set a thread status here" — remembered, typing is then skipped. */
+const STATUS_UNAVAILABLE = new Set([
+  'missing_scope', 'not_allowed', 'not_allowed_token_type', 'access_denied', 'no_permission', 'unknown_method',
+  'method_deprecated', 'feature_not_enabled',
+]);
+
+/** What models and the gateway use → Slack's emoji names. Anything else is passed through (colons stripped). */
+const EMOJI_NAMES: Record<string, string> = {
+  '👀': 'eyes',
+  '✅': 'white_check_mark',
+  '✔️': 'heavy_check_mark',
+  '❌': 'x',
+  '👍': '+1',
+  '👎': '-1',
+  '⏳': 'hourglass_flowing_sand',
+  '⌛': 'hourglass',
+  '🤔': 'thinking_face',
+  '💭': 'thought_balloon',
+  '⚠️': 'warning',
+  '🛑': 'octagonal_sign',
+  '🔥': 'fire',
+  '🎉': 'tada',
+  '❤️': 'heart',
+  '🙏': 'pray',
+  '👋': 'wave',
+  '🔄': 'arrows_counterclockwise',
+};
+
+export function slackEmojiName(emoji: string): string {
+  const trimmed = emoji.trim();
+  return EMOJI_NAMES[trimmed] ?? EMOJI_NAMES[trimmed.replace(/\uFE0F/g, '')] ?? trimmed.replace(/^:|:$/g, '');
+}
+
+export interface SlackEgress extends PlatformEgress {
+  /** True once Slack said this app may not set thread statuses; typing() is then a no-op. */
+  readonly typingDisabled: boolean;
+}
+
+export function createSlackEgress(opts: SlackEgressOptions): SlackEgress {
+  return new SlackEgressImpl(opts);
+}
+
+class SlackEgressImpl implements SlackEgress {
+  readonly platform = 'slack' as const;
+  readonly maxMessageLength = SLACK_MAX_MESSAGE_LENGTH;
+  readonly typingRefreshMs = SLACK_TYPING_REFRESH_MS;
+  typingDisabled = false;
+
+  private readonly client: WebClient;
+  private readonly logger: Logger;
+  private readonly retries: number;
+  private readonly maxWaitMs: number;
+  private readonly status: string;
+
+  constructor(opts: SlackEgressOptions) {
+    this.logger = opts.logger.child({ platform: 'slack' });
+    this.client = new WebClient(opts.botToken, {
+      slackApiUrl: opts.apiUrl ?? SLACK_DEFAULT_API_URL,
+      logger: toSlackLogger(this.logger),
+      // We honour Retry-After ourselves (bounded), and delivery owns retries of network errors.
+      rejectRateLimitedCalls: true,
+      retryConfig: { retries: 0 },
+      ...opts.clientOptions,
+    });
+    this.retries = opts.rateLimitRetries ?? SLACK_RATE_LIMIT_RETRIES;
+    this.maxWaitMs = opts.maxInlineRetryWaitMs ?? SLACK_MAX_INLINE_RETRY_WAIT_MS;
+    this.status = opts.typingStatus ?? SLACK_TYPING_STATUS;
+  }
+
+  async send(conversationId: string, markdown: string, opts: SendOptions = {}): Promise<SentMessage> {
+    // Replies follow the conversation: its thread, or a DM's top level. `replyTo` is not used, because
+    // answering a top-level DM inside a thread would move the user into a different conversation.
+    const { channel, threadTs } = slackCodec.decode(conversationId);
+    const text = opts.plain ? markdown : markdownToMrkdwn(markdown);
+    const messageIds: string[] = [];
+    for (const chunk of chunkMessage(text, SLACK_MAX_MESSAGE_LENGTH)) {
+      const post = (mrkdwn: boolean) =>
+        this.call('chat.postMessage', () =>
+          this.client.chat.postMessage({ channel, text: chunk, thread_ts: threadTs, mrkdwn: mrkdwn && !opts.plain }),
+        );
+      let res: Awaited<ReturnType<typeof post>>;
+      try {
+        res = await post(true);
+      } catch (err) {
+        if (!(err instanceof FormattingError)) throw err;
+        this.logger.warn({ err }, 'slack: formatting rejected, resending as plain text');
+        res = await post(false);
+      }
+      if (res.ts) messageIds.push(res.ts);
+    }
+    return { messageIds };
+  }
+
+  async edit(conversationId: string, messageId: string, markdown: string): Promise<void> {
+    const { channel } = slackCodec.decode(conversationId);
+    await this.call('chat.update', () =>
+      this.client.chat.update({ channel, ts: messageTs(messageId), text: markdownToMrkdwn(markdown) }),
+    );
+  }
+
+  async typing(conversationId: string): Promise<void> {
+    const { channel, threadTs } = slackCodec.decode(conversationId);
+    // Slack has no typing indicator for bots; the assistant thread status is the closest, and needs a thread.
+    if (this.typingDisabled || threadTs === undefined) return;
+    try {
+      await this.call('assistant.threads.setStatus', () =>
+        this.client.assistant.threads.setStatus({ channel_id: channel, thread_ts: threadTs, status: this.status }),
+      );
+    } catch (err) {
+      const code = slackErrorCode(err instanceof Error ? err.cause : undefined);
+      if (code === undefined || !STATUS_UNAVAILABLE.has(code)) throw err;
+      this.typingDisabled = true;
+      this.logger.info({ code }, 'slack: thread status not available to this app; typing indicator off');
+    }
+  }
+
+  async react(conversationId: string, messageId: string, emoji: string, remove = false): Promise<void> {
+    const { channel } = slackCodec.decode(conversationId);
+    const args = { channel, timestamp: messageTs(messageId), name: slackEmojiName(emoji) };
+    try {
+      if (remove) await this.call('reactions.remove', () => this.client.reactions.remove(args));
+      else await this.call('reactions.add', () => this.client.reactions.add(args));
+    } catch (err) {
+      const code = slackErrorCode(err instanceof Error ? err.cause : undefined);
+      if (code === 'already_reacted' || code === 'no_reaction') return; // the state we wanted is already there
+      throw err;
+    }
+  }
+
+  /** One Web API call: `ratelimited` waits out Retry-After (up to `retries` times), errors become typed errors. */
+  private async call<T>(method: string, fn: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await fn();
+      } catch (err) {
+        const typed = toPlatformError(err, method);
+        if (!(typed instanceof RateLimitedError) || attempt >= this.retries || typed.retryAfterMs > this.maxWaitMs) {
+          throw typed;
+        }
+        this.logger.info({ method, retryAfterMs: typed.retryAfterMs }, 'slack: rate limited, waiting');
+        await sleep(typed.retryAfterMs);
+      }
+    }
+  }
+}
+
+/** The gateway passes platform ids (ts); accept `<channel>:<ts>` message ids too. */
+function messageTs(messageId: string): string {
+  const i = messageId.lastIndexOf(':');
+  return i === -1 ? messageId : messageId.slice(i + 1);
+}

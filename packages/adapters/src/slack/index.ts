@@ -1,0 +1,19 @@
+/**
+ * Slack adapter: Socket Mode or Events over HTTP ingress (@slack/bolt), Web API egress (@slack/web-api).
+ */
+export { createSlackIngress, type SlackIngress, type SlackIngressHealth, type SlackTransport } from './ingress.js';
+export { createSlackEgress, slackEmojiName, type SlackEgress } from './egress.js';
+export { slackCodec, type SlackConversation } from './codec.js';
+export { markdownToMrkdwn, escapeMrkdwn } from './format.js';
+export { classifySlackEvent, type Classification, type SlackIdentity } from './normalize.js';
+export { SeenSet } from './lru.js';
+export {
+  SLACK_DEFAULT_API_URL,
+  SLACK_EVENTS_PATH,
+  SLACK_MAX_MESSAGE_LENGTH,
+  SLACK_TYPING_REFRESH_MS,
+  type SlackEgressOptions,
+  type SlackIngressOptions,
+  type SlackWebClientTuning,
+  type ThreadMemory,
+} from './config.js';

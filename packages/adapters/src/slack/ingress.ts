@@ -1,0 +1,218 @@
+/**
+ * Slack ingress: a Bolt App on Socket Mode (app token) or on Events over HTTP (signing secret, fastify route).
+ *
+ * Both transports feed the same Bolt middleware: dedupe retried deliveries by `event_id`, then classify
+ * `message` / `app_mention` events (normalize.ts), dedupe the pair Slack sends for one mention by channel+ts,
+ * consult thread memory, and hand the InboundMessage to the gateway. Bolt has acknowledged the event by then.
+ */
+import { App, webApi, type Middleware, type AnyMiddlewareArgs } from '@slack/bolt';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { AuthError } from '../errors.js';
+import type { AdapterHealth, InboundHandler, PlatformIngress } from '../types.js';
+import { SLACK_DEDUPE_CAPACITY, SLACK_DEFAULT_API_URL, type SlackIngressOptions } from './config.js';
+import { FastifyEventsReceiver } from './events-http.js';
+import { SeenSet } from './lru.js';
+import { classifySlackEvent, type SlackIdentity } from './normalize.js';
+import { toPlatformError } from './slack-errors.js';
+import { toSlackLogger } from './slack-logger.js';
+import { SocketTransport } from './socket-mode.js';
+
+export type SlackTransport = 'socket' | 'http';
+
+export interface SlackIngressHealth extends AdapterHealth {
+  transport: SlackTransport;
+  /** Socket Mode connections re-established after a drop. */
+  reconnects: number;
+}
+
+export interface SlackIngress extends PlatformIngress {
+  readonly transport: SlackTransport;
+  /** Adds `POST /slack/events` (Events over HTTP). A no-op in Socket Mode. Call before the server listens. */
+  registerRoutes(app: FastifyInstance): void;
+  health(): SlackIngressHealth;
+  /** Bot identity from auth.test, known after start(). */
+  readonly identity: (SlackIdentity & { teamId?: string }) | null;
+}
+
+export function createSlackIngress(opts: SlackIngressOptions): SlackIngress {
+  return new SlackIngressImpl(opts);
+}
+
+class SlackIngressImpl implements SlackIngress {
+  readonly platform = 'slack' as const;
+  readonly transport: SlackTransport;
+  identity: (SlackIdentity & { teamId?: string }) | null = null;
+
+  private readonly logger: Logger;
+  private readonly apiUrl: string;
+  private readonly seenEvents: SeenSet;
+  private readonly seenMessages: SeenSet;
+  private readonly http: FastifyEventsReceiver | null;
+  private readonly socket: SocketTransport | null;
+  private app: App | null = null;
+  private handler: InboundHandler | null = null;
+  private state: AdapterHealth['state'] = 'disconnected';
+  private lastEventAt: number | null = null;
+  private lastError: string | null = null;
+
+  constructor(private readonly opts: SlackIngressOptions) {
+    this.logger = opts.logger.child({ platform: 'slack' });
+    this.apiUrl = opts.apiUrl ?? SLACK_DEFAULT_API_URL;
+    const capacity = opts.dedupeCapacity ?? SLACK_DEDUPE_CAPACITY;
+    this.seenEvents = new SeenSet(capacity);
+    this.seenMessages = new SeenSet(capacity);
+    if (opts.appToken) {
+      this.transport = 'socket';
+      this.http = null;
+      this.socket = new SocketTransport({
+        appToken: opts.appToken,
+        apiUrl: this.apiUrl,
+        logger: this.logger,
+        clientOptions: opts.clientOptions,
+        clientPingTimeoutMs: opts.socketMode?.clientPingTimeoutMs,
+        serverPingTimeoutMs: opts.socketMode?.serverPingTimeoutMs,
+        reconnectRetryMs: opts.socketMode?.reconnectRetryMs,
+      });
+    } else if (opts.signingSecret) {
+      this.transport = 'http';
+      this.socket = null;
+      this.http = new FastifyEventsReceiver(opts.signingSecret, this.logger);
+    } else {
+      throw new Error('Slack ingress needs SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (Events over HTTP)');
+    }
+  }
+
+  registerRoutes(fastify: FastifyInstance): void {
+    if (this.http === null) {
+      this.logger.debug('slack: Socket Mode, no HTTP route to register');
+      return;
+    }
+    this.http.registerRoutes(fastify);
+  }
+
+  async start(handler: InboundHandler): Promise<void> {
+    if (this.app !== null) throw new Error('Slack ingress already started');
+    this.handler = handler;
+    this.state = 'connecting';
+    const identity = await this.whoAmI();
+    this.identity = identity;
+
+    const receiver = this.socket?.receiver ?? this.http;
+    if (receiver === null) throw new Error('unreachable: no Slack receiver');
+    const app = new App({
+      receiver,
+      socketMode: this.socket !== null,
+      token: this.opts.botToken,
+      // Passing both skips Bolt's own auth.test; we already made it.
+      botId: identity.botId,
+      botUserId: identity.botUserId,
+      logger: toSlackLogger(this.logger),
+      clientOptions: { slackApiUrl: this.apiUrl, ...this.opts.clientOptions },
+      convoStore: false,
+    });
+    app.use(this.dedupeRetries);
+    app.event('message', async ({ event }) => this.onEvent(event));
+    app.event('app_mention', async ({ event }) => this.onEvent(event));
+    app.error(async (err) => {
+      this.lastError = err.message;
+      this.logger.error({ err }, 'slack: Bolt reported an error');
+    });
+    this.app = app;
+
+    try {
+      if (this.socket !== null) await this.socket.connect();
+      else await app.start();
+    } catch (err) {
+      this.app = null; // a failed start can be retried
+      const typed = toPlatformError(err, 'apps.connections.open');
+      this.state = typed instanceof AuthError ? 'fatal' : 'disconnected';
+      this.lastError = typed.message;
+      throw typed;
+    }
+    this.state = 'connected';
+    this.logger.info({ transport: this.transport, botUserId: identity.botUserId }, 'slack: ingress started');
+  }
+
+  async stop(): Promise<void> {
+    const app = this.app;
+    this.app = null;
+    this.handler = null;
+    if (this.socket !== null) await this.socket.stop();
+    else if (app !== null) await app.stop();
+    this.state = 'disconnected';
+  }
+
+  health(): SlackIngressHealth {
+    if (this.socket !== null) {
+      const s = this.socket.snapshot;
+      const fatal = this.state === 'fatal' || s.state === 'fatal';
+      return {
+        state: fatal ? 'fatal' : this.app === null ? 'disconnected' : s.state,
+        lastEventAt: this.lastEventAt,
+        error: s.error ?? this.lastError,
+        transport: 'socket',
+        reconnects: s.reconnects,
+      };
+    }
+    return { state: this.state, lastEventAt: this.lastEventAt, error: this.lastError, transport: 'http', reconnects: 0 };
+  }
+
+  private async whoAmI(): Promise<SlackIdentity & { teamId?: string }> {
+    const client = new webApi.WebClient(this.opts.botToken, {
+      slackApiUrl: this.apiUrl,
+      logger: toSlackLogger(this.logger),
+      ...this.opts.clientOptions,
+    });
+    try {
+      const me = await client.auth.test();
+      if (!me.user_id) throw new Error('auth.test returned no user_id: is SLACK_BOT_TOKEN a bot token?');
+      return { botUserId: me.user_id, botId: me.bot_id, teamId: me.team_id };
+    } catch (err) {
+      const typed = toPlatformError(err, 'auth.test');
+      this.state = typed instanceof AuthError ? 'fatal' : 'disconnected';
+      this.lastError = typed.message;
+      throw typed;
+    }
+  }
+
+  /** Slack redelivers an event it thinks we missed (HTTP retry, Socket Mode redelivery): one turn per event_id. */
+  private readonly dedupeRetries: Middleware<AnyMiddlewareArgs> = async ({ body, next }) => {
+    this.lastEventAt = Date.now();
+    const eventId = (body as { event_id?: unknown }).event_id;
+    if (typeof eventId === 'string' && !this.seenEvents.add(eventId)) {
+      this.logger.debug({ eventId }, 'slack: duplicate delivery ignored');
+      return;
+    }
+    await next();
+  };
+
+  private async onEvent(event: unknown): Promise<void> {
+    const handler = this.handler;
+    const me = this.identity;
+    if (handler === null || me === null) return;
+    const c = classifySlackEvent(event, me);
+    if (c.action === 'ignore') {
+      this.logger.debug({ reason: c.reason }, 'slack: event ignored');
+      return;
+    }
+    // `message` and `app_mention` for one mention arrive concurrently: claim the key before any await.
+    if (this.seenMessages.has(c.dedupeKey)) return;
+    if (!c.needsThreadCheck) this.seenMessages.add(c.dedupeKey);
+    const conversationId = c.message.conversationId;
+    try {
+      if (c.needsThreadCheck) {
+        if (!(await this.opts.threads.has(conversationId))) {
+          this.logger.debug({ conversationId }, 'slack: channel message without a mention outside our threads');
+          return;
+        }
+        if (!this.seenMessages.add(c.dedupeKey)) return;
+      }
+      if (c.remembersThread) await this.opts.threads.add(conversationId);
+      await handler(c.message);
+    } catch (err) {
+      this.lastError = err instanceof Error ? err.message : String(err);
+      this.logger.error({ err, messageId: c.message.messageId }, 'slack: handing a message to the gateway failed');
+    }
+  }
+}

@@ -1,0 +1,145 @@
+/**
+ * Slack `message` / `app_mention` events → what the ingress should do with them.
+ *
+ * Pure: whether a channel message in a thread is taken depends on thread memory, which the ingress asks
+ * (`needsThreadCheck`); everything else is decided here from the event alone.
+ */
+import type { Attachment, InboundMessage } from '../types.js';
+import { slackCodec } from './codec.js';
+
+/** Subtypes that are still a person writing to us; everything else (edits, deletes, joins, bots) is ignored. */
+const USER_SUBTYPES = new Set(['file_share', 'thread_broadcast']);
+
+export interface SlackIdentity {
+  botUserId: string;
+  botId?: string;
+}
+
+export type Classification =
+  | { action: 'ignore'; reason: string }
+  | {
+      action: 'take';
+      /** `<channel>:<ts>`: the same message arrives as `message` and as `app_mention`. */
+      dedupeKey: string;
+      message: InboundMessage;
+      /** A channel message without a mention: taken only if the bot already takes part in the thread. */
+      needsThreadCheck: boolean;
+      /** A mention in a channel: the bot now takes part in this thread. */
+      remembersThread: boolean;
+    };
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function str(obj: Record<string, unknown>, key: string): string | undefined {
+  const v = obj[key];
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+export function classifySlackEvent(event: unknown, me: SlackIdentity): Classification {
+  if (!isRecord(event)) return ignore('not an object');
+  const type = str(event, 'type');
+  if (type !== 'message' && type !== 'app_mention') return ignore(`event type ${type ?? '?'}`);
+  const subtype = str(event, 'subtype');
+  if (subtype === 'bot_message' || str(event, 'bot_id') !== undefined) return ignore('bot message');
+  if (subtype !== undefined && !USER_SUBTYPES.has(subtype)) return ignore(`subtype ${subtype}`);
+
+  const channel = str(event, 'channel');
+  const ts = str(event, 'ts');
+  const user = str(event, 'user');
+  if (channel === undefined || ts === undefined || user === undefined) return ignore('missing channel, ts or user');
+  if (user === me.botUserId) return ignore('own message');
+
+  const rawText = typeof event.text === 'string' ? event.text : '';
+  const attachments = filesToAttachments(event.files);
+  const threadTs = str(event, 'thread_ts');
+  // app_mention carries no channel_type, but it is never sent for DMs.
+  const isDm = type === 'message' && str(event, 'channel_type') === 'im';
+  const mentioned = mentionRe(me.botUserId).test(rawText);
+  const text = decodeEntities(rawText.replace(mentionRe(me.botUserId, 'g'), ' ')).replace(/[ \t]{2,}/g, ' ').trim();
+  if (text === '' && attachments.length === 0) return ignore('empty message');
+
+  const base = {
+    platform: 'slack' as const,
+    messageId: `${channel}:${ts}`,
+    chatId: channel,
+    userId: user,
+    userName: userName(event),
+    text,
+    attachments,
+    platformMessageId: ts,
+    sentAt: Math.round(Number.parseFloat(ts) * 1000),
+  };
+  const dedupeKey = `${channel}:${ts}`;
+
+  if (isDm) {
+    // Top-level DMs share one session per DM; a reply thread inside a DM is its own conversation.
+    const message: InboundMessage =
+      threadTs === undefined
+        ? { ...base, conversationId: slackCodec.encode({ channel }), chatType: 'dm' }
+        : { ...base, conversationId: slackCodec.encode({ channel, threadTs }), chatType: 'dm', threadId: threadTs };
+    return { action: 'take', dedupeKey, message: clean(message), needsThreadCheck: false, remembersThread: false };
+  }
+
+  // Channels, private channels and group DMs: answers go into the thread the message started or sits in.
+  const thread = threadTs ?? ts;
+  const message: InboundMessage = {
+    ...base,
+    conversationId: slackCodec.encode({ channel, threadTs: thread }),
+    chatType: 'thread',
+    threadId: thread,
+  };
+  return { action: 'take', dedupeKey, message: clean(message), needsThreadCheck: !mentioned, remembersThread: mentioned };
+}
+
+function ignore(reason: string): Classification {
+  return { action: 'ignore', reason };
+}
+
+/** `<@U123>` or `<@U123|name>`. */
+function mentionRe(userId: string, flags = ''): RegExp {
+  return new RegExp(`<@${userId.replace(/[^A-Za-z0-9]/g, '')}(?:\\|[^>]*)?>`, flags);
+}
+
+/** Slack escapes exactly these three in message text. */
+function decodeEntities(text: string): string {
+  return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+}
+
+function userName(event: Record<string, unknown>): string | undefined {
+  const profile = event.user_profile;
+  if (!isRecord(profile)) return undefined;
+  return str(profile, 'display_name') ?? str(profile, 'real_name') ?? str(profile, 'name');
+}
+
+function filesToAttachments(files: unknown): Attachment[] {
+  if (!Array.isArray(files)) return [];
+  const out: Attachment[] = [];
+  for (const f of files) {
+    if (!isRecord(f)) continue;
+    const url = str(f, 'url_private_download') ?? str(f, 'url_private');
+    if (url === undefined) continue;
+    const mimeType = str(f, 'mimetype');
+    const attachment: Attachment = { kind: kindOf(mimeType), url };
+    if (mimeType !== undefined) attachment.mimeType = mimeType;
+    const name = str(f, 'name');
+    if (name !== undefined) attachment.name = name;
+    if (typeof f.size === 'number') attachment.size = f.size;
+    out.push(attachment);
+  }
+  return out;
+}
+
+function kindOf(mimeType: string | undefined): Attachment['kind'] {
+  if (mimeType?.startsWith('image/')) return 'image';
+  if (mimeType?.startsWith('audio/')) return 'audio';
+  if (mimeType?.startsWith('video/')) return 'video';
+  return 'file';
+}
+
+/** Plain JSON for Redis: drop undefined fields rather than carrying them as keys. */
+function clean(msg: InboundMessage): InboundMessage {
+  if (msg.userName === undefined) delete msg.userName;
+  return msg;
+}

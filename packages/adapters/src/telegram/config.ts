@@ -1,0 +1,89 @@
+/**
+ * Options the gateway builds from its config, and the Telegram constants every other file reads.
+ */
+import type { Logger } from 'pino';
+
+export const TELEGRAM_DEFAULT_API_ROOT = 'https://api.telegram.org';
+/** UTF-16 code units of message text after entity parsing. */
+export const TELEGRAM_MAX_MESSAGE_LENGTH = 4096;
+/** Telegram shows "typing…" for about 5 s; refresh a little before it fades. */
+export const TELEGRAM_TYPING_REFRESH_MS = 4000;
+/** Forum supergroups have an undeletable "General" topic with this id. */
+export const TELEGRAM_GENERAL_TOPIC_ID = '1';
+/** Telegram clients split long texts into parts sent back to back; parts closer than this are joined. */
+export const TELEGRAM_SPLIT_JOIN_WINDOW_MS = 600;
+/** How long one getUpdates call may wait server-side (seconds). */
+export const TELEGRAM_POLL_TIMEOUT_SEC = 50;
+/** Update ids remembered for de-duplication (webhook retries, re-polled unconfirmed updates). */
+export const TELEGRAM_DEDUPE_SIZE = 4096;
+/** A 429 is retried in place at most this many times before RateLimitedError reaches the caller. */
+export const TELEGRAM_RATE_LIMIT_RETRIES = 2;
+/** A retry_after longer than this is not slept through inside a send: the caller gets RateLimitedError at once. */
+export const TELEGRAM_MAX_INLINE_RETRY_AFTER_MS = 30_000;
+/** Only message updates reach the agent; everything else is not even fetched. */
+export const TELEGRAM_ALLOWED_UPDATES = ['message'] as const;
+
+/** Waits between reconnect attempts. Injectable so tests do not sleep for minutes. */
+export interface ReconnectWaits {
+  /** One wait per retry after a 409 conflict (another poller, or a webhook set); when they run out the ingress is fatal. */
+  conflictMs: number[];
+  /** First wait after a network error; doubles on every further failure. */
+  networkInitialMs: number;
+  /** Ceiling of the network wait during the first `networkLongAfter` failures. */
+  networkMaxMs: number;
+  /** After that many consecutive failures the ceiling rises to `networkLongMaxMs`, and retries go on forever. */
+  networkLongAfter: number;
+  networkLongMaxMs: number;
+}
+
+export const TELEGRAM_DEFAULT_WAITS: ReconnectWaits = {
+  conflictMs: [2_000, 4_000, 8_000, 16_000, 32_000],
+  networkInitialMs: 5_000,
+  networkMaxMs: 60_000,
+  networkLongAfter: 10,
+  networkLongMaxMs: 300_000,
+};
+
+/** Sleeps `ms`, resolving early (never rejecting) when `signal` aborts. */
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+export interface TelegramCommand {
+  name: string;
+  description: string;
+}
+
+export interface TelegramWebhookOptions {
+  /** Public https URL Telegram posts updates to. */
+  url: string;
+  /** Checked against `X-Telegram-Bot-Api-Secret-Token`; a random one is generated when absent. */
+  secret?: string;
+  /** Route mounted on the gateway's fastify; defaults to the URL's path (set it when a proxy rewrites paths). */
+  path?: string;
+}
+
+export interface TelegramIngressOptions {
+  token: string;
+  /** Bot API root, e.g. a local Bot API server; defaults to https://api.telegram.org. */
+  apiRoot?: string;
+  /** Webhook mode when set; long polling otherwise. */
+  webhook?: TelegramWebhookOptions;
+  /** In groups, only messages that mention the bot, reply to it or are commands are taken (default true). */
+  requireMention?: boolean;
+  /** Published as the bot's command menu at start-up. */
+  commands?: TelegramCommand[];
+  logger: Logger;
+  splitJoinWindowMs?: number;
+  dedupeSize?: number;
+  pollTimeoutSec?: number;
+  waits?: Partial<ReconnectWaits>;
+  sleep?: Sleep;
+}
+
+export interface TelegramEgressOptions {
+  token: string;
+  apiRoot?: string;
+  logger: Logger;
+  /** Used to wait out 429 retry_after; injectable for tests. */
+  sleep?: Sleep;
+  maxInlineRetryAfterMs?: number;
+}

@@ -1,0 +1,190 @@
+/**
+ * Replies through the Bot API only (no polling), so any worker process can send.
+ *
+ * Platform rules handled here: HTML with a plain-text resend when Telegram cannot parse it; the reply target
+ * dropped if that message is gone; a deleted forum topic falls back to the chat; the General topic (id 1) is
+ * omitted when sending but named when typing; "message is not modified" is a successful edit; reactions the
+ * chat does not allow are ignored. 429s are waited out in `TelegramApi`.
+ */
+import type { Logger } from 'pino';
+import type { TelegramEmoji } from 'telegraf/types';
+import { BadRequestError } from '../errors.js';
+import { chunkMessage } from '../shared/chunk.js';
+import type { PlatformEgress, SendOptions, SentMessage } from '../types.js';
+import {
+  isNotModified,
+  isParseEntitiesError,
+  isReactionRefused,
+  isReplyNotFound,
+  isThreadNotFound,
+  toPlatformError,
+} from './api-errors.js';
+import { TelegramApi } from './api.js';
+import { telegramCodec } from './codec.js';
+import {
+  TELEGRAM_GENERAL_TOPIC_ID,
+  TELEGRAM_MAX_MESSAGE_LENGTH,
+  TELEGRAM_TYPING_REFRESH_MS,
+  type TelegramEgressOptions,
+} from './config.js';
+import { formatChunks, type OutgoingChunk } from './format.js';
+
+const PLATFORM = 'telegram';
+
+interface Chunk {
+  plain: string;
+  /** null: send as plain text. */
+  html: string | null;
+}
+
+interface Target {
+  chatId: string;
+  /** Topic to post in; undefined for the chat itself (and for the General topic, which refuses its own id). */
+  threadId?: number;
+}
+
+export class TelegramEgress implements PlatformEgress {
+  readonly platform = PLATFORM;
+  readonly maxMessageLength = TELEGRAM_MAX_MESSAGE_LENGTH;
+  readonly typingRefreshMs = TELEGRAM_TYPING_REFRESH_MS;
+  private readonly api: TelegramApi;
+  private readonly logger: Logger;
+
+  constructor(opts: TelegramEgressOptions) {
+    this.logger = opts.logger; // the gateway passes a child already bound to { platform }
+    this.api = new TelegramApi({ ...opts, logger: this.logger });
+  }
+
+  async send(conversationId: string, markdown: string, opts: SendOptions = {}): Promise<SentMessage> {
+    const { chatId, threadId } = telegramCodec.decode(conversationId);
+    if (markdown.trim() === '') throw new BadRequestError('cannot send an empty message', PLATFORM);
+    const target: Target = {
+      chatId,
+      ...(threadId !== undefined && threadId !== TELEGRAM_GENERAL_TOPIC_ID && { threadId: Number(threadId) }),
+    };
+    const chunks: Chunk[] = opts.plain
+      ? chunkMessage(markdown, this.maxMessageLength).map((plain) => ({ plain, html: null }))
+      : formatChunks(markdown, this.maxMessageLength).map((c: OutgoingChunk) => ({ ...c }));
+    const replyTo = opts.replyTo === undefined ? undefined : parseMessageId(opts.replyTo);
+
+    const messageIds: string[] = [];
+    for (const [i, chunk] of chunks.entries()) {
+      const sent = await this.sendChunk(target, chunk, i === 0 ? replyTo : undefined);
+      messageIds.push(String(sent.message_id));
+    }
+    return { messageIds };
+  }
+
+  /** Sends one chunk, stepping down (plain text, no topic, no reply) as Telegram refuses each; `target` remembers a lost topic for the next chunks. */
+  private async sendChunk(target: Target, chunk: Chunk, replyTo: number | undefined): Promise<{ message_id: number }> {
+    let html = chunk.html;
+    let reply = replyTo;
+    for (;;) {
+      try {
+        return await this.api.call('sendMessage', {
+          chat_id: target.chatId,
+          text: html ?? chunk.plain,
+          ...(html !== null && { parse_mode: 'HTML' as const }),
+          ...(target.threadId !== undefined && { message_thread_id: target.threadId }),
+          ...(reply !== undefined && { reply_parameters: { message_id: reply } }),
+        });
+      } catch (err) {
+        if (html !== null && isParseEntitiesError(err)) {
+          this.logger.warn({ err: describe(err), chatId: target.chatId }, 'telegram refused our HTML; resending as plain text');
+          html = null;
+        } else if (target.threadId !== undefined && isThreadNotFound(err)) {
+          this.logger.warn({ chatId: target.chatId, threadId: target.threadId }, 'telegram topic is gone; sending to the chat');
+          delete target.threadId;
+        } else if (reply !== undefined && isReplyNotFound(err)) {
+          reply = undefined; // the user deleted the message we answer; the answer still matters
+        } else {
+          throw toPlatformError(err, 'sendMessage');
+        }
+      }
+    }
+  }
+
+  async edit(conversationId: string, messageId: string, markdown: string): Promise<void> {
+    const { chatId } = telegramCodec.decode(conversationId);
+    const id = parseMessageId(messageId);
+    const chunks = formatChunks(markdown, this.maxMessageLength);
+    if (chunks.length > 1) {
+      throw new BadRequestError(
+        `edit text is ${markdown.length} characters; one Telegram message holds ${this.maxMessageLength}`,
+        PLATFORM,
+      );
+    }
+    let html: string | null = chunks[0].html;
+    for (;;) {
+      try {
+        await this.api.call('editMessageText', {
+          chat_id: chatId,
+          message_id: id,
+          text: html ?? chunks[0].plain,
+          ...(html !== null && { parse_mode: 'HTML' as const }),
+        });
+        return;
+      } catch (err) {
+        // Streaming edits often repeat the last text; Telegram calls that an error, we call it done.
+        if (isNotModified(err)) return;
+        if (html !== null && isParseEntitiesError(err)) {
+          this.logger.warn({ err: describe(err), chatId }, 'telegram refused our HTML in an edit; retrying as plain text');
+          html = null;
+          continue;
+        }
+        throw toPlatformError(err, 'editMessageText');
+      }
+    }
+  }
+
+  async typing(conversationId: string): Promise<void> {
+    const { chatId, threadId } = telegramCodec.decode(conversationId);
+    // Unlike sends, typing in the General topic only shows when thread id 1 is named explicitly.
+    let thread = threadId === undefined ? undefined : Number(threadId);
+    for (;;) {
+      try {
+        await this.api.call('sendChatAction', {
+          chat_id: chatId,
+          action: 'typing',
+          ...(thread !== undefined && { message_thread_id: thread }),
+        });
+        return;
+      } catch (err) {
+        if (thread !== undefined && isThreadNotFound(err)) {
+          thread = undefined;
+          continue;
+        }
+        throw toPlatformError(err, 'sendChatAction');
+      }
+    }
+  }
+
+  async react(conversationId: string, messageId: string, emoji: string, remove = false): Promise<void> {
+    const { chatId } = telegramCodec.decode(conversationId);
+    try {
+      await this.api.call('setMessageReaction', {
+        chat_id: chatId,
+        message_id: parseMessageId(messageId),
+        // Telegram allows a fixed emoji set per chat; anything else comes back as REACTION_INVALID, ignored below.
+        reaction: remove ? [] : [{ type: 'emoji', emoji: emoji as TelegramEmoji }],
+      });
+    } catch (err) {
+      if (isReactionRefused(err)) {
+        this.logger.debug({ chatId, emoji, err: describe(err) }, 'telegram chat does not take this reaction');
+        return;
+      }
+      throw toPlatformError(err, 'setMessageReaction');
+    }
+  }
+}
+
+/** Accepts the platform message id (`"42"`) or the InboundMessage id form (`"<chat_id>:42"`). */
+function parseMessageId(id: string): number {
+  const n = Number(id.includes(':') ? id.slice(id.lastIndexOf(':') + 1) : id);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new BadRequestError(`not a Telegram message id: "${id}"`, PLATFORM);
+  return n;
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

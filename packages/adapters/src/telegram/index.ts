@@ -1,0 +1,30 @@
+/**
+ * Telegram adapter (telegraf 4): long polling or webhook ingress, Bot API egress, `telegram:<chat>[:<topic>]`
+ * conversation ids.
+ */
+import type { TelegramEgressOptions, TelegramIngressOptions } from './config.js';
+import { TelegramEgress } from './egress.js';
+import { TelegramIngress } from './ingress.js';
+
+export function createTelegramIngress(opts: TelegramIngressOptions): TelegramIngress {
+  return new TelegramIngress(opts);
+}
+
+export function createTelegramEgress(opts: TelegramEgressOptions): TelegramEgress {
+  return new TelegramEgress(opts);
+}
+
+export { TelegramIngress } from './ingress.js';
+export { TelegramEgress } from './egress.js';
+export { telegramCodec, type TelegramConversation } from './codec.js';
+export { markdownToTelegramHtml } from './format.js';
+export {
+  TELEGRAM_MAX_MESSAGE_LENGTH,
+  TELEGRAM_TYPING_REFRESH_MS,
+  TELEGRAM_DEFAULT_WAITS,
+  type ReconnectWaits,
+  type TelegramCommand,
+  type TelegramEgressOptions,
+  type TelegramIngressOptions,
+  type TelegramWebhookOptions,
+} from './config.js';

@@ -1,0 +1,276 @@
+/** Polling ingress: real telegraf client against the Bot API stand-in, from injected user message to InboundMessage. */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startTelegramFake, telegramErrors, type TelegramFake } from '../../../../test/fakes/telegram/index.js';
+import { AuthError } from '../errors.js';
+import { TelegramEgress } from './egress.js';
+import { TelegramIngress } from './ingress.js';
+import { silentLogger, startIngress, type RunningIngress } from './test-support.js';
+
+const GROUP = -1001234567890;
+
+let fake: TelegramFake;
+let running: RunningIngress | null = null;
+
+beforeEach(async () => {
+  fake = await startTelegramFake();
+});
+
+afterEach(async () => {
+  await running?.ingress.stop();
+  running = null;
+  await fake.close();
+});
+
+describe('telegram polling ingress', () => {
+  it('turns a private message into an InboundMessage', async () => {
+    running = await startIngress(fake);
+    const update = fake.injectMessage({ chatId: 777, userId: 777, userName: 'alice', text: 'Hello, Herald' });
+    const [msg] = await fake.waitFor(() => running!.received.length === 1 && running!.received);
+    const sent = update.message as { message_id: number; date: number };
+    expect(msg).toEqual({
+      platform: 'telegram',
+      messageId: `777:${sent.message_id}`,
+      conversationId: 'telegram:777',
+      chatType: 'dm',
+      chatId: '777',
+      userId: '777',
+      userName: 'alice',
+      text: 'Hello, Herald',
+      attachments: [],
+      platformMessageId: String(sent.message_id),
+      sentAt: sent.date * 1000,
+    });
+    // Plain JSON: survives the trip through Redis unchanged.
+    expect(JSON.parse(JSON.stringify(msg))).toEqual(msg);
+    expect(running.ingress.health().state).toBe('connected');
+  });
+
+  it('publishes the command menu by the time start() resolves', async () => {
+    running = await startIngress(fake, {
+      commands: [
+        { name: 'stop', description: 'Stop the current turn' },
+        { name: 'new', description: 'Start a new session' },
+      ],
+    });
+    expect(fake.commands).toEqual([
+      { command: 'stop', description: 'Stop the current turn' },
+      { command: 'new', description: 'Start a new session' },
+    ]);
+  });
+
+  it('hands an update delivered twice to the gateway once', async () => {
+    running = await startIngress(fake);
+    const update = fake.injectMessage({ chatId: 777, userId: 777, text: 'once' });
+    await fake.waitFor(() => running!.received.length === 1);
+    fake.redeliver(update);
+    fake.injectMessage({ chatId: 777, userId: 777, text: '/status' });
+    await fake.waitFor(() => running!.received.some((m) => m.text === '/status'));
+    expect(running.received.map((m) => m.text)).toEqual(['once', '/status']);
+  });
+
+  it('confirms updates only after handing them over, so nothing is fetched twice after a restart', async () => {
+    running = await startIngress(fake);
+    fake.injectMessage({ chatId: 777, userId: 777, text: 'first' });
+    await fake.waitFor(() => running!.received.length === 1);
+    await running.ingress.stop();
+    expect(fake.pendingUpdates()).toBe(0);
+    running = await startIngress(fake);
+    fake.injectMessage({ chatId: 777, userId: 777, text: 'second' });
+    await fake.waitFor(() => running!.received.length === 1);
+    expect(running.received.map((m) => m.text)).toEqual(['second']);
+  });
+
+  it('hands over a message still waiting for its next part when stopped, and confirms it', async () => {
+    running = await startIngress(fake, { splitJoinWindowMs: 5000 });
+    fake.injectMessage({ chatId: 777, userId: 777, text: 'said just before shutdown' });
+    await fake.waitFor(() => fake.callsOf('getUpdates').length >= 2); // fetched, now held by the joiner
+    expect(running.received).toEqual([]);
+    await running.ingress.stop();
+    expect(running.received.map((m) => m.text)).toEqual(['said just before shutdown']);
+    expect(fake.pendingUpdates()).toBe(0);
+  });
+
+  it('in groups takes only messages addressed to the bot, stripping the mention and the command suffix', async () => {
+    running = await startIngress(fake);
+    const egress = new TelegramEgress({ token: fake.token, apiRoot: fake.apiRoot, logger: silentLogger });
+    fake.injectMessage({ chatId: GROUP, userId: 5, text: 'warm-up, not for the bot' });
+    const { messageIds } = await egress.send(`telegram:${GROUP}`, 'I am the bot');
+    const botMessage = Number(messageIds[0]);
+
+    fake.injectMessage({ chatId: GROUP, userId: 5, text: 'just chatting among humans' });
+    fake.injectMessage({ chatId: GROUP, userId: 5, text: '@Herald_Test_Bot hi there' });
+    fake.injectMessage({ chatId: GROUP, userId: 6, text: 'and a reply', replyTo: botMessage });
+    fake.injectMessage({ chatId: GROUP, userId: 7, text: '/stop@herald_test_bot' });
+    fake.injectMessage({ chatId: GROUP, userId: 7, text: '/stop@some_other_bot' });
+    fake.injectMessage({ chatId: GROUP, userId: 8, text: 'last one @herald_test_bot' });
+    await fake.waitFor(() => running!.received.some((m) => m.userId === '8'));
+
+    // Order is kept per user (sessions are per user in groups); a command is not held back behind others' texts.
+    const byUser = [...running.received].sort((a, b) => Number(a.userId) - Number(b.userId));
+    expect(byUser.map((m) => [m.userId, m.chatType, m.text])).toEqual([
+      ['5', 'group', 'hi there'],
+      ['6', 'group', 'and a reply'],
+      ['7', 'group', '/stop'],
+      ['8', 'group', 'last one'],
+    ]);
+    const reply = byUser[1];
+    expect(reply.quoted).toEqual({ platformMessageId: String(botMessage), text: 'I am the bot', fromBot: true });
+  });
+
+  it('takes every group message when requireMention is off', async () => {
+    running = await startIngress(fake, { requireMention: false });
+    fake.injectMessage({ chatId: GROUP, userId: 5, text: 'no mention at all' });
+    await fake.waitFor(() => running!.received.length === 1);
+    expect(running.received[0].text).toBe('no mention at all');
+  });
+
+  it('joins the parts of a split message that arrive within 0.6 s, and keeps later ones apart', async () => {
+    running = await startIngress(fake, { splitJoinWindowMs: 600 });
+    const partA = 'a'.repeat(4096);
+    const partB = 'b'.repeat(1200);
+    fake.injectMessage({ chatId: 777, userId: 777, text: partA });
+    await new Promise((r) => setTimeout(r, 150));
+    fake.injectMessage({ chatId: 777, userId: 777, text: partB });
+    await fake.waitFor(() => running!.received.length === 1);
+    expect(running.received[0].text).toBe(`${partA}\n${partB}`);
+
+    await new Promise((r) => setTimeout(r, 700));
+    fake.injectMessage({ chatId: 777, userId: 777, text: 'a new thought' });
+    await fake.waitFor(() => running!.received.length === 2);
+    expect(running.received[1].text).toBe('a new thought');
+  });
+
+  it('never holds back a command behind a waiting text', async () => {
+    running = await startIngress(fake, { splitJoinWindowMs: 5000 });
+    fake.injectMessage({ chatId: 777, userId: 777, text: 'a long question' });
+    fake.injectMessage({ chatId: 777, userId: 777, text: '/stop' });
+    // The command flushes the waiting text first (arrival order), long before the 5 s window.
+    await fake.waitFor(() => running!.received.length === 2, 2000);
+    expect(running.received.map((m) => m.text)).toEqual(['a long question', '/stop']);
+  });
+
+  it('maps a forum topic to threadId and replies into that topic', async () => {
+    running = await startIngress(fake);
+    const topic = fake.createTopic(GROUP, 'Planning');
+    fake.injectMessage({ chatId: GROUP, userId: 5, threadId: topic, text: '@herald_test_bot plan the week' });
+    const [msg] = await fake.waitFor(() => running!.received.length === 1 && running!.received);
+    expect(msg.threadId).toBe(String(topic));
+    expect(msg.conversationId).toBe(`telegram:${GROUP}:${topic}`);
+    // Telegram points reply_to_message at the topic's creation message; that is not a reply.
+    expect(msg.quoted).toBeUndefined();
+
+    const egress = new TelegramEgress({ token: fake.token, apiRoot: fake.apiRoot, logger: silentLogger });
+    await egress.send(msg.conversationId, 'Here is the plan', { replyTo: msg.platformMessageId });
+    const sent = fake.sent.filter((s) => s.method === 'sendMessage');
+    expect(sent).toMatchObject([
+      { chat_id: String(GROUP), message_thread_id: topic, reply_to_message_id: Number(msg.platformMessageId) },
+    ]);
+  });
+
+  it('puts General-topic messages in thread 1: replies omit it, typing names it', async () => {
+    running = await startIngress(fake);
+    fake.injectMessage({ chatId: GROUP, userId: 5, isForum: true, text: '@herald_test_bot hello from General' });
+    const [msg] = await fake.waitFor(() => running!.received.length === 1 && running!.received);
+    expect(msg.threadId).toBe('1');
+    expect(msg.conversationId).toBe(`telegram:${GROUP}:1`);
+
+    const egress = new TelegramEgress({ token: fake.token, apiRoot: fake.apiRoot, logger: silentLogger });
+    await egress.typing(msg.conversationId);
+    await egress.send(msg.conversationId, 'Hi');
+    const [typing, sent] = fake.sent;
+    expect(typing).toMatchObject({ method: 'sendChatAction', action: 'typing', message_thread_id: 1 });
+    expect(sent.method).toBe('sendMessage');
+    expect(sent.message_thread_id).toBeUndefined();
+    // Telegram refuses thread 1 for sends; none was attempted.
+    expect(fake.callsOf('sendMessage').every((c) => c.status === 200)).toBe(true);
+  });
+
+  it('describes photos, documents and voice notes as tg-file attachments, with the caption as text', async () => {
+    running = await startIngress(fake);
+    fake.injectMessage({ chatId: 777, userId: 777, caption: 'what is this?', photo: { bytes: 4000 } });
+    fake.injectMessage({ chatId: 777, userId: 777, document: { fileName: 'report.pdf', mimeType: 'application/pdf' } });
+    fake.injectMessage({ chatId: 777, userId: 777, voice: { duration: 4 } });
+    await fake.waitFor(() => running!.received.length === 3);
+    const [photo, doc, voice] = running.received;
+    expect(photo.text).toBe('what is this?');
+    expect(photo.attachments).toEqual([{ kind: 'image', url: expect.stringMatching(/^tg-file:/), mimeType: 'image/jpeg', size: 4000 }]);
+    expect(doc.attachments).toMatchObject([{ kind: 'file', mimeType: 'application/pdf', name: 'report.pdf' }]);
+    expect(voice.attachments).toMatchObject([{ kind: 'audio', mimeType: 'audio/ogg' }]);
+    // The file id resolves through getFile, which is what the worker will do.
+    const fileId = photo.attachments[0].url.slice('tg-file:'.length);
+    const res = await fetch(`${fake.apiRoot}/bot${fake.token}/getFile?file_id=${encodeURIComponent(fileId)}`);
+    expect(((await res.json()) as { result: { file_size: number } }).result.file_size).toBe(4000);
+  });
+
+  it('removes a leftover webhook before polling', async () => {
+    await fetch(`${fake.apiRoot}/bot${fake.token}/setWebhook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ url: 'http://127.0.0.1:9/old-deployment' }),
+    });
+    running = await startIngress(fake);
+    expect(fake.webhook).toBeNull();
+    fake.injectMessage({ chatId: 777, userId: 777, text: 'still reachable' });
+    await fake.waitFor(() => running!.received.length === 1);
+  });
+
+  it('retries a 409 conflict with another poller, then stops with a clear fatal error', async () => {
+    // Another process polls with the same token: each new getUpdates terminates the other's pending one.
+    const competitor = new AbortController();
+    const compete = (async () => {
+      while (!competitor.signal.aborted) {
+        await fetch(`${fake.apiRoot}/bot${fake.token}/getUpdates?timeout=5`, { signal: competitor.signal }).catch(() => undefined);
+      }
+    })();
+    try {
+      running = await startIngress(fake);
+      await fake.waitFor(() => running!.ingress.health().state === 'fatal', 10_000);
+      expect(running.ingress.health().error).toMatch(/another process is polling with this bot token/);
+      const conflicts = fake.callsOf('getUpdates').filter((c) => c.status === 409).length;
+      expect(conflicts).toBeGreaterThanOrEqual(6); // ours: first try + 5 retries (the competitor adds its own)
+    } finally {
+      competitor.abort();
+      await compete;
+    }
+  });
+
+  it('goes disconnected on network errors and reconnects when the API is back', async () => {
+    running = await startIngress(fake);
+    await fake.stop();
+    await fake.waitFor(() => running!.ingress.health().state === 'disconnected');
+    expect(running.ingress.health().error).toMatch(/getUpdates failed/);
+    await fake.restart();
+    fake.injectMessage({ chatId: 777, userId: 777, text: 'back online' });
+    await fake.waitFor(() => running!.received.length === 1, 10_000);
+    expect(running.ingress.health().state).toBe('connected');
+  });
+
+  it('becomes fatal when the token is revoked while polling', async () => {
+    running = await startIngress(fake);
+    fake.failNext('getUpdates', telegramErrors.unauthorized());
+    fake.injectMessage({ chatId: 777, userId: 777, text: 'wakes the poll' });
+    await fake.waitFor(() => running!.ingress.health().state === 'fatal');
+    expect(running.ingress.health().error).toMatch(/401 Unauthorized/);
+  });
+
+  it('refuses to start with a revoked token', async () => {
+    const ingressRun = startIngress(fake, { token: '999:wrong' });
+    await expect(ingressRun).rejects.toBeInstanceOf(AuthError);
+  });
+
+  it('keeps going when the gateway fails to take a message', async () => {
+    let calls = 0;
+    const ingress = new TelegramIngress({ token: fake.token, apiRoot: fake.apiRoot, logger: silentLogger, splitJoinWindowMs: 10 });
+    const taken: string[] = [];
+    await ingress.start(async (m) => {
+      if (calls++ === 0) throw new Error('redis down');
+      taken.push(m.text);
+    });
+    running = { ingress, received: [] };
+    fake.injectMessage({ chatId: 777, userId: 777, text: 'lost in the outage' });
+    fake.injectMessage({ chatId: 777, userId: 777, text: '/status' });
+    await fake.waitFor(() => taken.length === 1);
+    expect(taken).toEqual(['/status']);
+    expect(ingress.health().state).toBe('connected');
+  });
+});

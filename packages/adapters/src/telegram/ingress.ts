@@ -1,0 +1,303 @@
+/**
+ * The Telegram connection: long polling by default, a webhook on the gateway's fastify when a URL is set.
+ * Updates go through telegraf (`bot.handleUpdate`) to `normalizeMessage`, then through the split-message joiner,
+ * and are handed to the gateway one conversation at a time, in arrival order.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { Telegraf } from 'telegraf';
+import type { Update } from 'telegraf/types';
+import { AuthError, BadRequestError, type PlatformError } from '../errors.js';
+import type { AdapterHealth, InboundHandler, InboundMessage, PlatformIngress } from '../types.js';
+import { toPlatformError } from './api-errors.js';
+import { TelegramApi } from './api.js';
+import {
+  TELEGRAM_ALLOWED_UPDATES,
+  TELEGRAM_DEDUPE_SIZE,
+  TELEGRAM_DEFAULT_API_ROOT,
+  TELEGRAM_DEFAULT_WAITS,
+  TELEGRAM_POLL_TIMEOUT_SEC,
+  TELEGRAM_SPLIT_JOIN_WINDOW_MS,
+  type ReconnectWaits,
+  type Sleep,
+  type TelegramIngressOptions,
+} from './config.js';
+import { HealthTracker } from './health.js';
+import { SplitJoiner } from './joiner.js';
+import type { BotIdentity } from './mention.js';
+import { normalizeMessage } from './normalize.js';
+import { Poller, networkWaitMs } from './poller.js';
+import { RecentIds } from './recent-ids.js';
+import { sleep as realSleep } from './sleep.js';
+import { hasUpdateId, isMessageUpdate } from './wire.js';
+
+const PLATFORM = 'telegram';
+const SECRET_HEADER = 'x-telegram-bot-api-secret-token';
+/** What Telegram accepts as a webhook secret_token. */
+const WEBHOOK_SECRET_RE = /^[A-Za-z0-9_-]{1,256}$/;
+const UPDATE_BODY_SCHEMA = {
+  type: 'object',
+  required: ['update_id'],
+  properties: { update_id: { type: 'integer' } },
+} as const;
+
+type DispatchResult = 'taken' | 'failed' | 'duplicate' | 'invalid';
+
+export class TelegramIngress implements PlatformIngress {
+  readonly platform = PLATFORM;
+  private readonly logger: Logger;
+  private readonly api: TelegramApi;
+  private readonly bot: Telegraf;
+  private readonly tracker = new HealthTracker();
+  private readonly recent: RecentIds<number>;
+  private readonly joiner: SplitJoiner;
+  private readonly waits: ReconnectWaits;
+  private readonly sleep: Sleep;
+  private readonly requireMention: boolean;
+  private readonly webhookSecret: string | null;
+  private readonly webhookPath: string | null;
+  /** Per conversation, the hand-over in progress: the next one waits for it so order is kept. */
+  private readonly chains = new Map<string, Promise<void>>();
+  private handler: InboundHandler | null = null;
+  private identity: BotIdentity | null = null;
+  private commandsPublished = false;
+  /** Webhook set (webhook mode) or any leftover webhook removed (polling mode). */
+  private transportReady = false;
+  private poller: Poller | null = null;
+  private lifetime = new AbortController();
+  private background: Promise<void> | null = null;
+
+  constructor(private readonly opts: TelegramIngressOptions) {
+    this.logger = opts.logger; // the gateway passes a child already bound to { platform }
+    this.sleep = opts.sleep ?? realSleep;
+    this.waits = { ...TELEGRAM_DEFAULT_WAITS, ...opts.waits };
+    this.requireMention = opts.requireMention ?? true;
+    this.api = new TelegramApi({ token: opts.token, apiRoot: opts.apiRoot, logger: this.logger, sleep: this.sleep });
+    this.bot = new Telegraf(opts.token, {
+      telegram: { apiRoot: opts.apiRoot ?? TELEGRAM_DEFAULT_API_ROOT, webhookReply: false },
+    });
+    this.bot.on('message', (ctx) => this.takeMessage(ctx.update));
+    // Let a failed hand-over reject handleUpdate, so dispatch can tell (webhook answers 500, Telegram resends).
+    this.bot.catch((err) => {
+      throw err;
+    });
+    this.recent = new RecentIds(opts.dedupeSize ?? TELEGRAM_DEDUPE_SIZE);
+    this.joiner = new SplitJoiner(opts.splitJoinWindowMs ?? TELEGRAM_SPLIT_JOIN_WINDOW_MS, (m) => this.deliverInOrder(m));
+    if (opts.webhook) {
+      const given = opts.webhook.secret;
+      if (given && !WEBHOOK_SECRET_RE.test(given)) {
+        throw new Error('TELEGRAM_WEBHOOK_SECRET must be 1-256 characters from A-Z, a-z, 0-9, "_" and "-"');
+      }
+      this.webhookSecret = given || randomBytes(24).toString('hex');
+      this.webhookPath = opts.webhook.path ?? (new URL(opts.webhook.url).pathname || '/');
+    } else {
+      this.webhookSecret = null;
+      this.webhookPath = null;
+    }
+  }
+
+  health(): AdapterHealth {
+    return this.tracker.snapshot();
+  }
+
+  /**
+   * Mounts the webhook route (webhook mode only). Telegram's secret header is checked first: a wrong or missing
+   * one is a 401 and the update goes nowhere.
+   */
+  registerRoutes(app: FastifyInstance): void {
+    const path = this.webhookPath;
+    const secret = this.webhookSecret;
+    if (path === null || secret === null) return;
+    app.post(
+      path,
+      {
+        schema: { body: UPDATE_BODY_SCHEMA },
+        // Checked before the body is even read, so a forger learns nothing and costs little.
+        onRequest: async (req, reply) => {
+          const given = req.headers[SECRET_HEADER];
+          if (typeof given !== 'string' || !sameSecret(given, secret)) {
+            this.logger.warn({ ip: req.ip }, 'telegram webhook call with a wrong or missing secret token');
+            return reply.code(401).send({ ok: false, error: 'wrong secret token' });
+          }
+        },
+      },
+      async (req, reply) => {
+        // Not ready yet: a non-2xx makes Telegram deliver it again later.
+        if (this.handler === null || this.identity === null) return reply.code(503).send({ ok: false });
+        const result = await this.dispatch(req.body);
+        if (result === 'invalid') return reply.code(400).send({ ok: false, error: 'not a Telegram update' });
+        return reply.code(result === 'failed' ? 500 : 200).send({ ok: result !== 'failed' });
+      },
+    );
+  }
+
+  async start(handler: InboundHandler): Promise<void> {
+    this.handler = handler;
+    this.lifetime = new AbortController();
+    this.tracker.set('connecting');
+    try {
+      await this.prepare(this.lifetime.signal);
+    } catch (err) {
+      const mapped = toPlatformError(err, 'start-up');
+      if (isPermanent(mapped)) {
+        this.fatal(mapped);
+        throw mapped;
+      }
+      this.tracker.set('disconnected', mapped.message);
+      this.logger.warn({ err: mapped.message }, 'telegram start-up call failed; retrying in the background');
+    }
+    if (this.opts.webhook) {
+      if (!this.transportReady) this.background = this.retryWebhookSetup(this.lifetime.signal);
+      return;
+    }
+    this.poller = new Poller({
+      api: this.api,
+      timeoutSec: this.opts.pollTimeoutSec ?? TELEGRAM_POLL_TIMEOUT_SEC,
+      waits: this.waits,
+      sleep: this.sleep,
+      logger: this.logger,
+      health: this.tracker,
+      prepare: (signal) => this.prepare(signal),
+      dispatch: (u) => this.dispatch(u),
+      onFatal: (err) => this.fatal(err),
+    });
+    this.poller.start();
+  }
+
+  async stop(): Promise<void> {
+    this.lifetime.abort();
+    await this.poller?.halt();
+    await this.background;
+    await this.joiner.flushAll();
+    await this.poller?.drain();
+    await Promise.allSettled([...this.chains.values()]);
+    this.poller = null;
+    this.handler = null;
+    if (this.tracker.current !== 'fatal') this.tracker.set('disconnected');
+  }
+
+  /** Start-up calls, each done once: who am I (for mentions), the command menu, and the webhook or its removal. */
+  private async prepare(signal: AbortSignal): Promise<void> {
+    if (this.identity === null) {
+      const me = await this.api.call('getMe', {}, signal);
+      this.bot.botInfo = me;
+      this.identity = { id: me.id, username: me.username };
+      this.tracker.set('connected');
+      this.logger.info({ username: me.username, mode: this.opts.webhook ? 'webhook' : 'polling' }, 'telegram bot connected');
+    }
+    if (!this.commandsPublished) await this.publishCommands(signal);
+    if (this.opts.webhook) {
+      if (!this.transportReady) await this.setWebhook(signal);
+    } else if (!this.transportReady) {
+      // Polling and a webhook exclude each other; switching from webhook mode leaves one behind.
+      const info = await this.api.call('getWebhookInfo', {}, signal);
+      if (info.url) {
+        this.logger.warn({ url: info.url }, 'telegram webhook is set; removing it to use long polling');
+        await this.api.call('deleteWebhook', { drop_pending_updates: false }, signal);
+      }
+      this.transportReady = true;
+    }
+  }
+
+  private async publishCommands(signal: AbortSignal): Promise<void> {
+    const commands = this.opts.commands ?? [];
+    if (commands.length > 0) {
+      try {
+        await this.api.call(
+          'setMyCommands',
+          { commands: commands.map((c) => ({ command: c.name, description: c.description })) },
+          signal,
+        );
+      } catch (err) {
+        const mapped = toPlatformError(err, 'setMyCommands');
+        // A bad menu must not keep the bot offline; a network failure is retried with everything else.
+        if (mapped.name === 'NetworkError') throw err;
+        this.logger.error({ err: mapped.message }, 'telegram command menu rejected');
+      }
+    }
+    this.commandsPublished = true;
+  }
+
+  private async setWebhook(signal: AbortSignal): Promise<void> {
+    const hook = this.opts.webhook!;
+    await this.api.call(
+      'setWebhook',
+      { url: hook.url, secret_token: this.webhookSecret!, allowed_updates: [...TELEGRAM_ALLOWED_UPDATES] },
+      signal,
+    );
+    this.transportReady = true;
+    this.tracker.set('connected');
+    this.logger.info({ url: hook.url }, 'telegram webhook set');
+  }
+
+  private async retryWebhookSetup(signal: AbortSignal): Promise<void> {
+    for (let failures = 0; !signal.aborted && !this.transportReady; failures++) {
+      await this.sleep(networkWaitMs(this.waits, failures), signal);
+      if (signal.aborted) return;
+      try {
+        await this.prepare(signal);
+      } catch (err) {
+        const mapped = toPlatformError(err, 'webhook set-up');
+        if (isPermanent(mapped)) return this.fatal(mapped);
+        this.tracker.set('disconnected', mapped.message);
+        this.logger.warn({ err: mapped.message }, 'telegram webhook set-up failed; retrying');
+      }
+    }
+  }
+
+  private fatal(err: PlatformError): void {
+    this.tracker.set('fatal', err.message);
+    this.logger.error({ err: err.message }, 'telegram ingress stopped: this needs an operator');
+  }
+
+  /** One update from either transport. Never rejects. */
+  private async dispatch(update: unknown): Promise<DispatchResult> {
+    if (!hasUpdateId(update)) return 'invalid';
+    if (!this.recent.add(update.update_id)) return 'duplicate';
+    this.tracker.event();
+    try {
+      await this.bot.handleUpdate(update as Update);
+      return 'taken';
+    } catch (err) {
+      this.recent.forget(update.update_id);
+      this.logger.error({ err: String(err), updateId: update.update_id }, 'telegram update was not handed over');
+      return 'failed';
+    }
+  }
+
+  private async takeMessage(update: unknown): Promise<void> {
+    if (!isMessageUpdate(update) || this.identity === null) return;
+    const result = normalizeMessage(update.message, { bot: this.identity, requireMention: this.requireMention });
+    if (!result.accepted) {
+      this.logger.debug({ reason: result.reason, chatId: update.message.chat.id }, 'telegram message ignored');
+      return;
+    }
+    await this.joiner.add(result.message, result.joinable);
+  }
+
+  private deliverInOrder(msg: InboundMessage): Promise<void> {
+    const handler = this.handler;
+    if (handler === null) return Promise.reject(new Error('telegram ingress is not started'));
+    const key = msg.conversationId;
+    const previous = this.chains.get(key) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(() => handler(msg));
+    this.chains.set(key, next);
+    void next.then(
+      () => this.chains.get(key) === next && this.chains.delete(key),
+      () => this.chains.get(key) === next && this.chains.delete(key),
+    );
+    return next;
+  }
+}
+
+/** Retrying will not fix a revoked token or a webhook URL Telegram refuses. */
+function isPermanent(err: PlatformError): boolean {
+  return err instanceof AuthError || err instanceof BadRequestError;
+}
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}

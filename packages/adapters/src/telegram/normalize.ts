@@ -1,0 +1,146 @@
+/**
+ * Telegram message -> InboundMessage, or the reason it is not for us.
+ *
+ * Private chats are `dm`; groups and supergroups are `group`. In forum supergroups every message belongs to a
+ * topic: `message_thread_id` when `is_topic_message`, else the General topic (id 1). In non-forum groups
+ * `message_thread_id` only marks reply chains and is ignored.
+ */
+import type { Attachment, ChatType, InboundMessage } from '../types.js';
+import { telegramCodec } from './codec.js';
+import { TELEGRAM_GENERAL_TOPIC_ID } from './config.js';
+import { readAddressing, type BotIdentity } from './mention.js';
+import type { TgChat, TgFile, TgMessage } from './wire.js';
+
+export interface NormalizeOptions {
+  bot: BotIdentity;
+  /** Groups only: take a message only when it mentions the bot, replies to it or is a command. */
+  requireMention: boolean;
+}
+
+export type NormalizeResult =
+  | {
+      accepted: true;
+      message: InboundMessage;
+      /** Plain text that may be the first or next part of a message the client split; commands and media are not. */
+      joinable: boolean;
+    }
+  | { accepted: false; reason: 'own-message' | 'unsupported-chat' | 'not-addressed' | 'other-bot-command' | 'empty' };
+
+export function normalizeMessage(msg: TgMessage, opts: NormalizeOptions): NormalizeResult {
+  const { bot } = opts;
+  if (msg.from?.id === bot.id) return { accepted: false, reason: 'own-message' };
+  const chatType = chatTypeOf(msg.chat);
+  if (chatType === null) return { accepted: false, reason: 'unsupported-chat' };
+
+  const rawText = msg.text ?? msg.caption ?? '';
+  const entities = (msg.text !== undefined ? msg.entities : msg.caption_entities) ?? [];
+  const addressing = readAddressing(rawText, entities, bot);
+  const reply = realReply(msg);
+  const repliesToBot = reply?.from?.id === bot.id;
+
+  if (chatType === 'group') {
+    if (addressing.command === 'other-bot') return { accepted: false, reason: 'other-bot-command' };
+    const addressed = addressing.mentioned || repliesToBot || addressing.command === 'ours';
+    if (opts.requireMention && !addressed) return { accepted: false, reason: 'not-addressed' };
+  }
+
+  const attachments = attachmentsOf(msg);
+  if (addressing.text === '' && attachments.length === 0) return { accepted: false, reason: 'empty' };
+
+  const chatId = String(msg.chat.id);
+  const threadId = topicOf(msg);
+  const message: InboundMessage = {
+    platform: 'telegram',
+    messageId: `${chatId}:${msg.message_id}`,
+    conversationId: telegramCodec.encode({ chatId, threadId }),
+    chatType,
+    chatId,
+    ...(threadId !== undefined && { threadId }),
+    userId: String(msg.from?.id ?? msg.chat.id),
+    ...(userNameOf(msg) !== undefined && { userName: userNameOf(msg) }),
+    text: addressing.text,
+    attachments,
+    platformMessageId: String(msg.message_id),
+    ...(reply && {
+      quoted: {
+        platformMessageId: String(reply.message_id),
+        text: msg.quote?.text ?? reply.text ?? reply.caption ?? '',
+        fromBot: repliesToBot,
+      },
+    }),
+    sentAt: msg.date * 1000,
+  };
+  const joinable = addressing.command === null && attachments.length === 0;
+  return { accepted: true, message, joinable };
+}
+
+function chatTypeOf(chat: TgChat): ChatType | null {
+  switch (chat.type) {
+    case 'private':
+      return 'dm';
+    case 'group':
+    case 'supergroup':
+      return 'group';
+    default:
+      return null; // channel posts have no user to answer
+  }
+}
+
+function topicOf(msg: TgMessage): string | undefined {
+  if (!msg.chat.is_forum) return undefined;
+  if (msg.is_topic_message && msg.message_thread_id !== undefined) return String(msg.message_thread_id);
+  return TELEGRAM_GENERAL_TOPIC_ID;
+}
+
+/**
+ * The message the user actually replied to. Inside a forum topic Telegram fills `reply_to_message` with the
+ * topic's creation message even when the user replied to nothing; that is not a reply.
+ */
+function realReply(msg: TgMessage): TgMessage | undefined {
+  const r = msg.reply_to_message;
+  if (r === undefined) return undefined;
+  if (msg.is_topic_message && r.message_id === msg.message_thread_id && r.forum_topic_created !== undefined) {
+    return undefined;
+  }
+  return r;
+}
+
+function userNameOf(msg: TgMessage): string | undefined {
+  const u = msg.from;
+  if (u === undefined) return msg.chat.title;
+  if (u.username) return u.username;
+  const full = [u.first_name, u.last_name].filter(Boolean).join(' ');
+  return full || undefined;
+}
+
+function fileAttachment(kind: Attachment['kind'], f: TgFile, defaultMime?: string): Attachment {
+  const a: Attachment = { kind, url: `tg-file:${f.file_id}` };
+  const mimeType = f.mime_type ?? defaultMime;
+  if (mimeType !== undefined) a.mimeType = mimeType;
+  if (f.file_name !== undefined) a.name = f.file_name;
+  if (f.file_size !== undefined) a.size = f.file_size;
+  return a;
+}
+
+function kindOfMime(mime: string | undefined): Attachment['kind'] {
+  if (mime?.startsWith('image/')) return 'image';
+  if (mime?.startsWith('audio/')) return 'audio';
+  if (mime?.startsWith('video/')) return 'video';
+  return 'file';
+}
+
+/** Files become `tg-file:<file_id>` references; the worker resolves them with getFile when it needs the bytes. */
+function attachmentsOf(msg: TgMessage): Attachment[] {
+  const out: Attachment[] = [];
+  if (msg.photo && msg.photo.length > 0) {
+    // Telegram sends every size it made; the last is the largest.
+    out.push(fileAttachment('image', msg.photo[msg.photo.length - 1], 'image/jpeg'));
+  }
+  if (msg.document) out.push(fileAttachment(kindOfMime(msg.document.mime_type), msg.document));
+  if (msg.voice) out.push(fileAttachment('audio', msg.voice, 'audio/ogg'));
+  if (msg.audio) out.push(fileAttachment('audio', msg.audio));
+  if (msg.video) out.push(fileAttachment('video', msg.video));
+  if (msg.video_note) out.push(fileAttachment('video', msg.video_note, 'video/mp4'));
+  if (msg.animation && !msg.document) out.push(fileAttachment('video', msg.animation));
+  return out;
+}

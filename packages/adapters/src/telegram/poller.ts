@@ -1,0 +1,143 @@
+/**
+ * Long polling over getUpdates, written here rather than using telegraf's loop because that loop gives up on
+ * the first 409 and retries network errors at a fixed 5 s.
+ *
+ * Durability: an update is confirmed (the next getUpdates offset passes it) only after the gateway has taken it.
+ * While some are still being handed over (e.g. a split message waiting for its next part) the poller keeps
+ * fetching with the offset held at the oldest of them, skipping what it already has, so new updates still flow.
+ */
+import type { Logger } from 'pino';
+import { AuthError, type PlatformError, RateLimitedError } from '../errors.js';
+import { isConflict, toPlatformError } from './api-errors.js';
+import type { TelegramApi } from './api.js';
+import { TELEGRAM_ALLOWED_UPDATES, type ReconnectWaits, type Sleep } from './config.js';
+import type { HealthTracker } from './health.js';
+import { hasUpdateId } from './wire.js';
+
+/** Pause between fetches while our own hand-overs are pending (those fetches return at once). */
+const PENDING_REPOLL_MS = 100;
+
+export interface PollerOptions {
+  api: TelegramApi;
+  timeoutSec: number;
+  waits: ReconnectWaits;
+  sleep: Sleep;
+  logger: Logger;
+  health: HealthTracker;
+  /** Runs before every fetch; does start-up calls (getMe, …) until they have succeeded once. */
+  prepare: (signal: AbortSignal) => Promise<void>;
+  /** Hands one update over; resolves when it has been taken or dropped. Must not reject. */
+  dispatch: (update: unknown) => Promise<unknown>;
+  onFatal: (err: PlatformError) => void;
+}
+
+/** Network backoff: doubling from the initial wait, capped low at first, then higher for an outage that lasts. */
+export function networkWaitMs(waits: ReconnectWaits, failures: number): number {
+  const cap = failures < waits.networkLongAfter ? waits.networkMaxMs : waits.networkLongMaxMs;
+  return Math.min(waits.networkInitialMs * 2 ** Math.min(failures, 30), cap);
+}
+
+export class Poller {
+  private readonly abort = new AbortController();
+  private readonly inFlight = new Map<number, Promise<unknown>>();
+  private nextOffset = 0;
+  private loop: Promise<void> | null = null;
+
+  constructor(private readonly opts: PollerOptions) {}
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Stops fetching (aborting a pending long poll). */
+  async halt(): Promise<void> {
+    this.abort.abort();
+    await this.loop;
+  }
+
+  /** After `halt`: waits for hand-overs in progress, then confirms them so a restart does not fetch them again. */
+  async drain(): Promise<void> {
+    await Promise.allSettled([...this.inFlight.values()]);
+    if (this.nextOffset === 0) return;
+    try {
+      await this.opts.api.call('getUpdates', { offset: this.nextOffset, limit: 1, timeout: 0 });
+    } catch (err) {
+      this.opts.logger.warn({ err: String(err) }, 'telegram: could not confirm the last updates; they may arrive again');
+    }
+  }
+
+  private confirmOffset(): number {
+    return this.inFlight.size > 0 ? Math.min(...this.inFlight.keys()) : this.nextOffset;
+  }
+
+  private async run(): Promise<void> {
+    const { api, waits, sleep, logger, health } = this.opts;
+    const signal = this.abort.signal;
+    let conflicts = 0;
+    let networkFailures = 0;
+    while (!signal.aborted) {
+      try {
+        await this.opts.prepare(signal);
+        if (this.inFlight.size > 0) await sleep(PENDING_REPOLL_MS, signal);
+        if (signal.aborted) break;
+        const updates = await api.call(
+          'getUpdates',
+          {
+            offset: this.confirmOffset(),
+            timeout: this.inFlight.size > 0 ? 0 : this.opts.timeoutSec,
+            allowed_updates: [...TELEGRAM_ALLOWED_UPDATES],
+          },
+          signal,
+        );
+        conflicts = 0;
+        networkFailures = 0;
+        health.set('connected');
+        for (const u of updates) this.accept(u);
+      } catch (err) {
+        if (signal.aborted) break;
+        if (isConflict(err)) {
+          conflicts++;
+          if (conflicts > waits.conflictMs.length) {
+            this.opts.onFatal(
+              toPlatformError(
+                err,
+                `getUpdates (${conflicts} conflicts in a row: another process is polling with this bot token, or a webhook is set)`,
+              ),
+            );
+            return;
+          }
+          const wait = waits.conflictMs[conflicts - 1];
+          health.set('connecting', String(err));
+          logger.warn({ attempt: conflicts, waitMs: wait }, 'telegram getUpdates conflict (409); retrying');
+          await sleep(wait, signal);
+          continue;
+        }
+        const mapped = toPlatformError(err, 'getUpdates');
+        if (mapped instanceof AuthError) {
+          this.opts.onFatal(mapped);
+          return;
+        }
+        if (mapped instanceof RateLimitedError) {
+          await sleep(mapped.retryAfterMs, signal);
+          continue;
+        }
+        const wait = networkWaitMs(waits, networkFailures++);
+        health.set('disconnected', mapped.message);
+        logger.warn({ err: mapped.message, waitMs: wait, failures: networkFailures }, 'telegram polling failed; reconnecting');
+        await sleep(wait, signal);
+      }
+    }
+  }
+
+  private accept(update: unknown): void {
+    if (!hasUpdateId(update)) {
+      this.opts.logger.warn('telegram update without update_id ignored');
+      return;
+    }
+    const id = update.update_id;
+    if (id < this.nextOffset) return; // fetched again while an older one is still being handed over
+    this.nextOffset = id + 1;
+    const done = this.opts.dispatch(update).finally(() => this.inFlight.delete(id));
+    this.inFlight.set(id, done);
+  }
+}

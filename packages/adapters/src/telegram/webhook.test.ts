@@ -1,0 +1,137 @@
+/** Webhook ingress: the stand-in posts updates to a real fastify server carrying the adapter's route. */
+import fastify, { type FastifyInstance } from 'fastify';
+import { createServer, type AddressInfo } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startTelegramFake, type TelegramFake } from '../../../../test/fakes/telegram/index.js';
+import type { InboundMessage } from '../types.js';
+import { TelegramIngress } from './ingress.js';
+import { FAST_WAITS, silentLogger } from './test-support.js';
+
+const SECRET = 'right-secret_123';
+const PATH = '/telegram/webhook';
+
+let fake: TelegramFake;
+let app: FastifyInstance;
+let ingress: TelegramIngress;
+let received: InboundMessage[];
+let failNextHandover: boolean;
+
+/** A free port for the gateway: its public URL must be known before the route is mounted and the server listens. */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+beforeEach(async () => {
+  fake = await startTelegramFake({ webhookRetryMs: 10 });
+  received = [];
+  failNextHandover = false;
+  const port = await freePort();
+  ingress = new TelegramIngress({
+    token: fake.token,
+    apiRoot: fake.apiRoot,
+    logger: silentLogger,
+    webhook: { url: `http://127.0.0.1:${port}${PATH}`, secret: SECRET },
+    waits: FAST_WAITS,
+    splitJoinWindowMs: 10,
+  });
+  app = fastify();
+  ingress.registerRoutes(app);
+  await app.listen({ port, host: '127.0.0.1' });
+});
+
+afterEach(async () => {
+  await ingress.stop();
+  await app.close();
+  await fake.close();
+});
+
+async function startWithRoutes(): Promise<void> {
+  await ingress.start(async (m) => {
+    if (failNextHandover) {
+      failNextHandover = false;
+      throw new Error('queue unavailable');
+    }
+    received.push(m);
+  });
+}
+
+describe('telegram webhook ingress', () => {
+  it('sets the webhook with its secret and receives updates through it', async () => {
+    await startWithRoutes();
+    expect(fake.webhook).toMatchObject({ url: expect.stringMatching(new RegExp(`${PATH}$`)), secret_token: SECRET });
+    expect(ingress.health().state).toBe('connected');
+    fake.injectMessage({ chatId: 777, userId: 777, text: 'via webhook' });
+    await fake.waitFor(() => received.length === 1);
+    expect(received[0]).toMatchObject({ conversationId: 'telegram:777', text: 'via webhook' });
+    await fake.waitFor(() => fake.webhookDeliveries.length === 1);
+    expect(fake.webhookDeliveries.map((d) => d.status)).toEqual([200]);
+  });
+
+  it('answers 401 to a wrong or missing secret and never calls the handler', async () => {
+    await startWithRoutes();
+    const update = { update_id: 1, message: { message_id: 1, date: 1, chat: { id: 777, type: 'private' }, from: { id: 777 }, text: 'forged' } };
+    const wrong = await app.inject({
+      method: 'POST',
+      url: PATH,
+      headers: { 'x-telegram-bot-api-secret-token': 'not-the-secret' },
+      payload: update,
+    });
+    const missing = await app.inject({ method: 'POST', url: PATH, payload: update });
+    const garbage = await app.inject({
+      method: 'POST',
+      url: PATH,
+      headers: { 'content-type': 'application/json' },
+      payload: '{"not json',
+    });
+    expect(wrong.statusCode).toBe(401);
+    expect(missing.statusCode).toBe(401);
+    expect(garbage.statusCode).toBe(401); // the secret is checked before the body is read
+    await new Promise((r) => setTimeout(r, 50));
+    expect(received).toEqual([]);
+  });
+
+  it('answers 500 when the gateway could not take the update, so Telegram delivers it again', async () => {
+    await startWithRoutes();
+    failNextHandover = true;
+    fake.injectMessage({ chatId: 777, userId: 777, text: 'must not be lost' });
+    await fake.waitFor(() => received.length === 1);
+    expect(received[0].text).toBe('must not be lost');
+    await fake.waitFor(() => fake.webhookDeliveries.length === 2);
+    expect(fake.webhookDeliveries.map((d) => d.status)).toEqual([500, 200]);
+  });
+
+  it('hands a redelivered update over once', async () => {
+    await startWithRoutes();
+    const update = fake.injectMessage({ chatId: 777, userId: 777, text: 'just once' });
+    await fake.waitFor(() => received.length === 1);
+    fake.redeliver(update);
+    await fake.waitFor(() => fake.webhookDeliveries.length === 2);
+    expect(fake.webhookDeliveries.map((d) => d.status)).toEqual([200, 200]);
+    expect(received.map((m) => m.text)).toEqual(['just once']);
+  });
+
+  it('refuses a secret Telegram would not accept, naming the setting', () => {
+    const make = () =>
+      new TelegramIngress({
+        token: fake.token,
+        logger: silentLogger,
+        webhook: { url: 'https://bot.example.com/hook', secret: 'has spaces!' },
+      });
+    expect(make).toThrow(/TELEGRAM_WEBHOOK_SECRET/);
+  });
+
+  it('rejects a body that is not an update', async () => {
+    await startWithRoutes();
+    const res = await app.inject({
+      method: 'POST',
+      url: PATH,
+      headers: { 'x-telegram-bot-api-secret-token': SECRET },
+      payload: { hello: 'world' },
+    });
+    expect(res.statusCode).toBe(400);
+  });
+});

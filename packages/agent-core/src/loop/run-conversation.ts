@@ -1,0 +1,198 @@
+/**
+ * The agent loop. Prologue (sanitise, set up), a `while` that branches on the finish reason
+ * (tool_calls → run tools and loop; length → continue; stop → done), epilogue (turn_end). Retries, fallback,
+ * tool execution and history repair are named functions in their own modules.
+ */
+import type { ChatMessage, ToolCall } from '../types.js';
+import type { CompletionResult, FinishReason } from '../providers/types.js';
+import { checkAvailability, toolSchemas, type Tool } from '../tools/registry.js';
+import { DEFAULT_MAX_ITERATIONS, IterationBudget } from './budget.js';
+import { ModelCaller } from './call-model.js';
+import { executeToolCalls, hasInvalidArguments, prepareToolCalls } from './execute-tools.js';
+import { FallbackState } from './fallback.js';
+import { DEFAULT_RETRY_POLICY, toProviderError } from './retry.js';
+import { sanitizeText } from './sanitize.js';
+import { Transcript } from './transcript.js';
+import type { AgentEvent, ConversationOptions, ConversationResult } from './types.js';
+
+export const MAX_CONTINUATIONS = 3;
+export const CONTINUE_PROMPT = 'continue exactly where you left off';
+/** Re-asks after a response whose tool arguments are not valid JSON, before answering with error results. */
+export const MAX_INVALID_JSON_RETRIES = 2;
+/** The response in a turn that calls an unknown tool for this many times ends the turn. */
+export const MAX_UNKNOWN_TOOL_RESPONSES = 3;
+export const BUDGET_SUMMARY_PROMPT =
+  'You have used all the tool iterations for this request. Do not call any more tools. ' +
+  'Reply to me now: summarise what you did, what you found, and what is left to do.';
+
+export const PARTIAL_THINKING_EXHAUSTED = 'thinking budget exhausted';
+export const PARTIAL_OUTPUT_LIMIT = 'output length limit reached';
+export const PARTIAL_BUDGET_EXHAUSTED = 'iteration budget exhausted';
+export const PARTIAL_UNKNOWN_TOOLS = 'model kept calling unknown tools';
+export const PARTIAL_CONTENT_FILTER = 'content filtered';
+
+/** How the while loop ended; the epilogue turns it into a ConversationResult. */
+interface Outcome {
+  finalResponse: string;
+  completed: boolean;
+  interrupted?: boolean;
+  partial?: string;
+  error?: ConversationResult['error'];
+}
+
+export async function runConversation(opts: ConversationOptions): Promise<ConversationResult> {
+  // Prologue.
+  const signal = opts.signal ?? new AbortController().signal;
+  const emit = safeEmitter(opts.onEvent);
+  const budget = opts.budget ?? new IterationBudget(opts.maxIterations ?? DEFAULT_MAX_ITERATIONS);
+  const { tools, unavailable } = checkAvailability(opts.tools ?? []);
+  const toolsByName = new Map<string, Tool>(tools.map((t) => [t.name, t]));
+  const schemas = toolSchemas(tools);
+  const caller = new ModelCaller({
+    providers: [opts.provider, ...(opts.fallbacks ?? [])],
+    fallbackState: opts.fallbackState ?? new FallbackState(),
+    policy: { ...DEFAULT_RETRY_POLICY, ...opts.retry },
+    signal,
+    systemPrompt: opts.systemPrompt,
+    maxTokens: opts.maxTokens,
+    onContextOverflow: opts.onContextOverflow,
+    emit,
+  });
+  const userMessage = sanitizeText(opts.userMessage);
+  const transcript = new Transcript(opts.history, { role: 'user', content: userMessage });
+  emit({ type: 'turn_start', model: caller.model, userMessage });
+  for (const { name, reason } of unavailable) {
+    emit({ type: 'status', kind: 'info', message: `tool ${name} unavailable: ${reason}` });
+  }
+
+  const interrupted: Outcome = { finalResponse: '', completed: false, interrupted: true };
+  /** Text of a reply cut by the length limit, collected across continuations. */
+  const parts: string[] = [];
+  let invalidJsonRetries = 0;
+  let unknownToolResponses = 0;
+
+  const loop = async (): Promise<Outcome> => {
+    while (!signal.aborted) {
+      if (!budget.consume()) return summariseAfterBudget(caller, transcript);
+      const reply = await caller.complete(transcript, schemas);
+      // A provider that finished despite the abort: the user has moved on, so its reply is dropped.
+      if (signal.aborted) break;
+      const finish = finishReasonOf(reply);
+
+      if (finish === 'tool_calls') {
+        const calls = reply.message.tool_calls ?? [];
+        if (hasInvalidArguments(calls) && invalidJsonRetries < MAX_INVALID_JSON_RETRIES) {
+          invalidJsonRetries += 1; // ask again without keeping the malformed response
+          continue;
+        }
+        invalidJsonRetries = 0;
+        const batch = prepareToolCalls(calls, toolsByName);
+        transcript.append(assistantMessage(reply, takeParts(parts, transcript), batch.calls));
+        transcript.append(...(await executeToolCalls(batch, { signal, toolContext: opts.toolContext, emit })));
+        if (signal.aborted) break;
+        if (batch.unknownNames.length > 0 && ++unknownToolResponses >= MAX_UNKNOWN_TOOL_RESPONSES) {
+          return { finalResponse: reply.message.content ?? '', completed: false, partial: PARTIAL_UNKNOWN_TOOLS };
+        }
+        appendSteering(transcript, opts.getSteerMessages);
+        continue;
+      }
+
+      if (finish === 'length') {
+        const text = reply.message.content ?? '';
+        const thinkingOnly = text.trim() === '';
+        if (!thinkingOnly && parts.push(text) <= MAX_CONTINUATIONS) {
+          transcript.appendScaffold({ role: 'assistant', content: text }, { role: 'user', content: CONTINUE_PROMPT });
+          continue;
+        }
+        // Only reasoning (or nothing) before the limit, or still cut after every continuation: keep what came.
+        const finalResponse = takeParts(parts, transcript);
+        if (finalResponse) transcript.append({ role: 'assistant', content: finalResponse, finish_reason: 'length' });
+        const partial = thinkingOnly ? PARTIAL_THINKING_EXHAUSTED : PARTIAL_OUTPUT_LIMIT;
+        return { finalResponse, completed: false, partial };
+      }
+
+      // stop (or content_filter): the reply is final.
+      const message = assistantMessage(reply, takeParts(parts, transcript));
+      transcript.append(message);
+      const filtered = finish === 'content_filter' ? { partial: PARTIAL_CONTENT_FILTER } : {};
+      return { finalResponse: message.content ?? '', completed: finish === 'stop', ...filtered };
+    }
+    return interrupted;
+  };
+
+  const outcome = await loop().catch((err: unknown): Outcome => {
+    if (signal.aborted) return interrupted;
+    const error = toProviderError(err);
+    const { kind, message } = error;
+    return { finalResponse: '', completed: false, partial: kind, error: { kind, message } };
+  });
+
+  // Epilogue.
+  const result: ConversationResult = {
+    finalResponse: outcome.finalResponse,
+    newMessages: transcript.newMessages,
+    usage: { ...caller.usage },
+    apiCalls: caller.apiCalls,
+    completed: outcome.completed,
+    interrupted: outcome.interrupted ?? false,
+    model: caller.model,
+  };
+  if (outcome.partial !== undefined) result.partial = outcome.partial;
+  if (outcome.error !== undefined) result.error = outcome.error;
+  if (caller.lastPromptTokens !== undefined) result.lastPromptTokens = caller.lastPromptTokens;
+  if (transcript.compactedHistory !== undefined) result.compactedHistory = transcript.compactedHistory;
+  emit({ type: 'turn_end', result });
+  return result;
+}
+
+/** Some servers report `stop` with tool calls, or `tool_calls` with none; what the message holds decides. */
+function finishReasonOf(reply: CompletionResult): FinishReason {
+  const hasCalls = (reply.message.tool_calls?.length ?? 0) > 0;
+  if (reply.finishReason === 'length') return 'length';
+  if (hasCalls) return 'tool_calls';
+  return reply.finishReason === 'tool_calls' ? 'stop' : reply.finishReason;
+}
+
+/** Joins the parts of a continued reply (they become one persisted message) and drops their scaffold. */
+function takeParts(parts: string[], transcript: Transcript): string {
+  const text = parts.join('');
+  parts.length = 0;
+  transcript.clearScaffold();
+  return text;
+}
+
+/** The reply as it goes into history, with earlier continuation parts in front of its text. */
+function assistantMessage(reply: CompletionResult, before: string, calls?: ToolCall[]): ChatMessage {
+  const message: ChatMessage = { role: 'assistant', content: before + (reply.message.content ?? '') };
+  if (message.content === '' && calls) message.content = null;
+  if (calls && calls.length > 0) message.tool_calls = calls;
+  if (reply.message.reasoning) message.reasoning = reply.message.reasoning;
+  message.finish_reason = calls ? 'tool_calls' : reply.finishReason;
+  return message;
+}
+
+function appendSteering(transcript: Transcript, getSteerMessages: (() => string[]) | undefined): void {
+  const texts = (getSteerMessages?.() ?? []).map(sanitizeText).filter((t) => t.trim() !== '');
+  if (texts.length > 0) transcript.append({ role: 'user', content: texts.join('\n\n') });
+}
+
+/** The budget is spent: one call without tools asks the model to wrap up, so the user still gets an answer. */
+async function summariseAfterBudget(caller: ModelCaller, transcript: Transcript): Promise<Outcome> {
+  transcript.appendScaffold({ role: 'user', content: BUDGET_SUMMARY_PROMPT });
+  const reply = await caller.complete(transcript, []);
+  transcript.clearScaffold();
+  const finalResponse = reply.message.content ?? '';
+  if (finalResponse) transcript.append({ role: 'assistant', content: finalResponse, finish_reason: reply.finishReason });
+  return { finalResponse, completed: false, partial: PARTIAL_BUDGET_EXHAUSTED };
+}
+
+/** A renderer that throws must not end the user's turn. */
+function safeEmitter(onEvent: ((event: AgentEvent) => void) | undefined): (event: AgentEvent) => void {
+  return (event) => {
+    try {
+      onEvent?.(event);
+    } catch {
+      // Rendering is best effort; the turn's result is still returned to the caller.
+    }
+  };
+}

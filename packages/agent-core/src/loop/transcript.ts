@@ -1,0 +1,59 @@
+/**
+ * The messages of one turn, kept apart by fate:
+ * - context: the session history the turn started from (or a compressed replacement of everything sent so far);
+ * - turn: what this turn adds and the caller persists (`newMessages`), starting with the user message;
+ * - scaffold: messages sent to the model but never persisted (continuation prompts and the parts they continue,
+ *   the final summary request), so the stored history reads as one clean reply.
+ */
+import type { ChatMessage } from '../types.js';
+import { sanitizeHistory } from './sanitize.js';
+
+export class Transcript {
+  private context: ChatMessage[];
+  private readonly turn: ChatMessage[];
+  private scaffold: ChatMessage[] = [];
+  /** Index into `turn` of the first message not yet folded into `context` by compression. */
+  private unsentFrom = 0;
+  private compacted = false;
+
+  constructor(history: readonly ChatMessage[], userMessage: ChatMessage) {
+    this.context = [...history];
+    this.turn = [userMessage];
+  }
+
+  /** Adds messages that belong in the session's history. */
+  append(...messages: ChatMessage[]): void {
+    this.turn.push(...messages);
+  }
+
+  /** Adds messages the model must see for the rest of the turn but that are not persisted. */
+  appendScaffold(...messages: ChatMessage[]): void {
+    this.scaffold.push(...messages);
+  }
+
+  clearScaffold(): void {
+    this.scaffold = [];
+  }
+
+  /** What to send next: sanitised, so every request obeys the alternation rule whatever happened before. */
+  forRequest(): ChatMessage[] {
+    return sanitizeHistory([...this.context, ...this.turn.slice(this.unsentFrom), ...this.scaffold]);
+  }
+
+  /** Compression replaced everything sent so far with `messages`; later requests build on them. */
+  replaceContext(messages: readonly ChatMessage[]): void {
+    this.context = [...messages];
+    this.unsentFrom = this.turn.length;
+    this.scaffold = [];
+    this.compacted = true;
+  }
+
+  get newMessages(): ChatMessage[] {
+    return [...this.turn];
+  }
+
+  /** After compression: the compressed context plus what the turn added since; otherwise undefined. */
+  get compactedHistory(): ChatMessage[] | undefined {
+    return this.compacted ? [...this.context, ...this.turn.slice(this.unsentFrom)] : undefined;
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * The agent loop's public shapes: what `runConversation` takes, what it returns, and the one event stream the
+ * gateway renders from.
+ */
+import type { ChatMessage, Usage } from '../types.js';
+import type { Provider, ProviderError, ProviderErrorKind } from '../providers/types.js';
+import type { Tool } from '../tools/registry.js';
+import type { IterationBudget } from './budget.js';
+import type { FallbackState } from './fallback.js';
+import type { RetryPolicy } from './retry.js';
+
+export type StatusKind = 'retry' | 'fallback' | 'compression' | 'info';
+
+/**
+ * The loop's one event stream. Text deltas stream as they arrive; after a `status` of kind retry or fallback,
+ * the text streamed since the last completed call belonged to an attempt that was thrown away. Deltas of a
+ * response re-asked for invalid tool arguments are discarded the same way; the result is what counts.
+ */
+export type AgentEvent =
+  | { type: 'turn_start'; model: string; userMessage: string }
+  | { type: 'text_delta'; text: string }
+  | { type: 'reasoning_delta'; text: string }
+  | { type: 'tool_start'; id: string; name: string; args: Record<string, unknown> }
+  | { type: 'tool_end'; id: string; name: string; ok: boolean; durationMs: number; preview: string }
+  | { type: 'status'; kind: StatusKind; message: string }
+  | { type: 'turn_end'; result: ConversationResult };
+
+/**
+ * Called when the provider says the request is too big (context_overflow / payload_too_large) with the
+ * messages that were sent. Return a shorter list to retry with, or null to give up (the turn then ends as
+ * partial with the error kind). Tried at most MAX_OVERFLOW_RECOVERIES times per call.
+ */
+export type ContextOverflowHandler = (messages: ChatMessage[], err: ProviderError) => Promise<ChatMessage[] | null>;
+
+export interface ConversationOptions {
+  userMessage: string;
+  /** Earlier messages of the session, without a system message. */
+  history: ChatMessage[];
+  /** Sent verbatim on every call of the turn (prompt caching depends on it). */
+  systemPrompt: string;
+  signal?: AbortSignal;
+  onEvent?: (event: AgentEvent) => void;
+  provider: Provider;
+  /** Tried in order when the current provider is rate limited, refuses the key or model, or keeps failing. */
+  fallbacks?: Provider[];
+  /** Cooldowns of rate-limited providers; keep one per process so later turns skip a provider that got a 429. */
+  fallbackState?: FallbackState;
+  tools?: Tool[];
+  /** Default 90 (HERALD_MAX_ITERATIONS). Ignored when `budget` is given. */
+  maxIterations?: number;
+  /** Shared with subagents so the whole tree of work stays within one budget. */
+  budget?: IterationBudget;
+  /** Called after each tool batch; returned texts become one user message so a user can steer a running turn. */
+  getSteerMessages?: () => string[];
+  /** Extra fields passed to every tool next to the signal (session id, store, ...). */
+  toolContext?: Record<string, unknown>;
+  onContextOverflow?: ContextOverflowHandler;
+  /** Retry timing; tests shrink the base delay. */
+  retry?: Partial<RetryPolicy>;
+  /** max_tokens per call; the provider's default when absent. */
+  maxTokens?: number;
+}
+
+export interface ConversationResult {
+  finalResponse: string;
+  /** Everything to persist, starting with the user message. */
+  newMessages: ChatMessage[];
+  usage: Usage;
+  /** Requests sent to providers, retries and fallbacks included. */
+  apiCalls: number;
+  completed: boolean;
+  interrupted: boolean;
+  /** Why the turn ended early, when it did: 'thinking budget exhausted', 'iteration budget exhausted', ... */
+  partial?: string;
+  /** The provider error that ended the turn, when one did. */
+  error?: { kind: ProviderErrorKind; message: string };
+  /** The model of the last provider that answered (or was tried). */
+  model: string;
+  /** Prompt size of the last successful call (input + cache read + cache write), for compression decisions. */
+  lastPromptTokens?: number;
+  /**
+   * Set only when `onContextOverflow` replaced the context during the turn: the compressed history as last sent,
+   * followed by this turn's messages. The caller persists it instead of appending `newMessages`.
+   */
+  compactedHistory?: ChatMessage[];
+}

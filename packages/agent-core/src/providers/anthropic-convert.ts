@@ -1,0 +1,94 @@
+/**
+ * Internal (OpenAI-style) history → Anthropic Messages request parts. The rules that bite: tool results live
+ * in *user* messages as `tool_result` blocks, must come first in that message, and roles must alternate, so
+ * consecutive tool results and a following user text are merged into one user message.
+ */
+import type {
+  MessageParam,
+  TextBlockParam,
+  Tool,
+  ToolResultBlockParam,
+  ToolUseBlockParam,
+} from '@anthropic-ai/sdk/resources/messages';
+import type { ChatMessage, ToolCall } from '../types.js';
+import type { ToolSchema } from './types.js';
+
+const EPHEMERAL = { type: 'ephemeral' } as const;
+/**
+ * Cache breakpoints on the newest messages (besides the system prompt), so each call in a tool loop reads the
+ * previous call's prefix from cache. Anthropic allows four breakpoints per request.
+ */
+const HISTORY_CACHE_BREAKPOINTS = 2;
+
+type Block = TextBlockParam | ToolUseBlockParam | ToolResultBlockParam;
+interface Turn {
+  role: 'user' | 'assistant';
+  content: Block[];
+}
+
+/**
+ * The system prompt as one cached text block: it is sent verbatim every call, so everything up to it (tools
+ * and system) is a cache hit. Stray system messages in the history follow it, uncached.
+ */
+export function toAnthropicSystem(systemPrompt: string, messages: ChatMessage[]): TextBlockParam[] | undefined {
+  const blocks: TextBlockParam[] = [];
+  if (systemPrompt.trim() !== '') blocks.push({ type: 'text', text: systemPrompt, cache_control: EPHEMERAL });
+  for (const m of messages) if (m.role === 'system') blocks.push(...textBlocks(m.content));
+  return blocks.length > 0 ? blocks : undefined;
+}
+
+export function toAnthropicMessages(messages: ChatMessage[]): MessageParam[] {
+  const turns: Turn[] = [];
+  const push = (role: Turn['role'], blocks: Block[]): void => {
+    if (blocks.length === 0) return;
+    const last = turns.at(-1);
+    if (last?.role === role) last.content.push(...blocks);
+    else turns.push({ role, content: [...blocks] });
+  };
+
+  for (const m of messages) {
+    switch (m.role) {
+      case 'system':
+        break; // carried by toAnthropicSystem
+      case 'user':
+        push('user', textBlocks(m.content));
+        break;
+      case 'tool':
+        push('user', [{ type: 'tool_result', tool_use_id: m.tool_call_id ?? '', content: m.content ?? '' }]);
+        break;
+      case 'assistant':
+        // Reasoning is dropped: Anthropic only accepts thinking blocks back with their signature, which we do not keep.
+        push('assistant', [...textBlocks(m.content), ...(m.tool_calls ?? []).map(toToolUse)]);
+        break;
+    }
+  }
+
+  for (const turn of turns.slice(-HISTORY_CACHE_BREAKPOINTS)) {
+    const last = turn.content.at(-1);
+    if (last) turn.content[turn.content.length - 1] = { ...last, cache_control: EPHEMERAL };
+  }
+  return turns;
+}
+
+export function toAnthropicTool(t: ToolSchema): Tool {
+  return { name: t.name, description: t.description, input_schema: { ...t.parameters, type: 'object' } };
+}
+
+/** Anthropic rejects empty and whitespace-only text blocks, so those become no block at all. */
+function textBlocks(content: string | null): TextBlockParam[] {
+  return content && content.trim() !== '' ? [{ type: 'text', text: content }] : [];
+}
+
+function toToolUse(tc: ToolCall): ToolUseBlockParam {
+  return { type: 'tool_use', id: tc.id, name: tc.function.name, input: parseArguments(tc.function.arguments) };
+}
+
+/** `tool_use.input` must be an object; arguments the model garbled are sent as `{}` rather than failing the turn. */
+function parseArguments(args: string): Record<string, unknown> {
+  try {
+    const v: unknown = JSON.parse(args);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}

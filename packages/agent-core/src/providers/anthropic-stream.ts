@@ -1,0 +1,113 @@
+/**
+ * Folds an Anthropic Messages event stream into one assistant message: text and thinking deltas as they come,
+ * tool-use input JSON assembled per content block, usage from message_start updated by message_delta.
+ */
+import type { MessageDeltaUsage, RawMessageStreamEvent, Usage as WireUsage } from '@anthropic-ai/sdk/resources/messages';
+import { emptyUsage, type ChatMessage, type ToolCall, type Usage } from '../types.js';
+import { ProviderError, type CompletionRequest, type CompletionResult, type FinishReason } from './types.js';
+
+type Callbacks = Pick<CompletionRequest, 'onTextDelta' | 'onReasoningDelta'>;
+
+interface ToolBlock {
+  id: string;
+  name: string;
+  json: string;
+  /** Input given whole in content_block_start, used when no input_json_delta follows. */
+  input: unknown;
+}
+
+const FINISH_REASONS: Record<string, FinishReason> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  pause_turn: 'stop',
+  tool_use: 'tool_calls',
+  max_tokens: 'length',
+  model_context_window_exceeded: 'length',
+  refusal: 'content_filter',
+};
+
+export class MessageStreamAccumulator {
+  private text = '';
+  private reasoning = '';
+  private readonly tools = new Map<number, ToolBlock>();
+  private stopReason: string | undefined;
+  private readonly usage: Usage = emptyUsage();
+  private model: string | undefined;
+
+  constructor(private readonly callbacks: Callbacks) {}
+
+  add(ev: RawMessageStreamEvent): void {
+    switch (ev.type) {
+      case 'message_start':
+        this.model = ev.message.model;
+        this.applyUsage(ev.message.usage);
+        break;
+      case 'content_block_start': {
+        const b = ev.content_block;
+        if (b.type === 'tool_use') this.tools.set(ev.index, { id: b.id, name: b.name, json: '', input: b.input });
+        else if (b.type === 'text' && b.text) this.appendText(b.text);
+        else if (b.type === 'thinking' && b.thinking) this.appendReasoning(b.thinking);
+        break;
+      }
+      case 'content_block_delta': {
+        const d = ev.delta;
+        if (d.type === 'text_delta') this.appendText(d.text);
+        else if (d.type === 'thinking_delta') this.appendReasoning(d.thinking);
+        else if (d.type === 'input_json_delta') {
+          const tool = this.tools.get(ev.index);
+          if (tool) tool.json += d.partial_json;
+        }
+        break;
+      }
+      case 'message_delta':
+        if (ev.delta.stop_reason) this.stopReason = ev.delta.stop_reason;
+        this.applyUsage(ev.usage);
+        break;
+      default:
+        break;
+    }
+  }
+
+  private appendText(text: string): void {
+    this.text += text;
+    this.callbacks.onTextDelta?.(text);
+  }
+
+  private appendReasoning(text: string): void {
+    this.reasoning += text;
+    this.callbacks.onReasoningDelta?.(text);
+  }
+
+  /** message_delta carries cumulative counts; null means "unchanged". */
+  private applyUsage(u: Partial<WireUsage> | MessageDeltaUsage | null | undefined): void {
+    if (!u) return;
+    if (typeof u.input_tokens === 'number') this.usage.input = u.input_tokens;
+    if (typeof u.output_tokens === 'number') this.usage.output = u.output_tokens;
+    if (typeof u.cache_read_input_tokens === 'number') this.usage.cacheRead = u.cache_read_input_tokens;
+    if (typeof u.cache_creation_input_tokens === 'number') this.usage.cacheWrite = u.cache_creation_input_tokens;
+  }
+
+  /** The finished message; throws when the stream ended before a stop_reason arrived. */
+  result(requestedModel: string): CompletionResult {
+    if (this.stopReason === undefined) {
+      throw new ProviderError('server_error', 'stream ended before the model finished (no stop_reason)');
+    }
+    const toolCalls: ToolCall[] = [...this.tools.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, t]) => ({
+        id: t.id,
+        type: 'function',
+        function: { name: t.name, arguments: t.json !== '' ? t.json : JSON.stringify(t.input ?? {}) },
+      }));
+    const mapped = FINISH_REASONS[this.stopReason] ?? 'stop';
+    const finishReason: FinishReason = mapped === 'stop' && toolCalls.length > 0 ? 'tool_calls' : mapped;
+    const message: ChatMessage = {
+      role: 'assistant',
+      content: this.text === '' && toolCalls.length > 0 ? null : this.text,
+      ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+      ...(this.reasoning ? { reasoning: this.reasoning } : {}),
+      finish_reason: finishReason,
+    };
+    return { message, finishReason, usage: { ...this.usage }, model: this.model ?? requestedModel };
+  }
+}

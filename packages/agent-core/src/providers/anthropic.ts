@@ -1,0 +1,54 @@
+/**
+ * Anthropic Messages provider. Conversion lives in anthropic-convert.ts, stream folding in anthropic-stream.ts;
+ * this file only builds the request and runs it under the guard.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import type { MessageCreateParamsStreaming } from '@anthropic-ai/sdk/resources/messages';
+import { toAnthropicMessages, toAnthropicSystem, toAnthropicTool } from './anthropic-convert.js';
+import { MessageStreamAccumulator } from './anthropic-stream.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, runGuarded } from './guard.js';
+import { modelInfo } from './models.js';
+import type { Provider, ProviderConfig } from './types.js';
+
+export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
+/**
+ * Anthropic requires max_tokens. Asking for a model's full output cap makes prompt + max_tokens overflow the
+ * window sooner, so the default is a generous answer size, lowered for models whose cap is smaller.
+ */
+export const ANTHROPIC_DEFAULT_MAX_TOKENS = 16_384;
+
+export function createAnthropicProvider(cfg: ProviderConfig): Provider {
+  // Retries are the agent loop's job (it also knows about fallbacks); the SDK must not retry behind its back.
+  const client = new Anthropic({
+    apiKey: cfg.apiKey,
+    baseURL: cfg.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL,
+    maxRetries: 0,
+    timeout: cfg.timeoutMs,
+  });
+  const defaultMaxTokens = Math.min(ANTHROPIC_DEFAULT_MAX_TOKENS, modelInfo(cfg.model)?.maxOutput ?? Infinity);
+
+  return {
+    name: cfg.provider,
+    model: cfg.model,
+    apiMode: 'anthropic_messages',
+    complete: (req) =>
+      runGuarded(req.signal, cfg.timeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, async (guard) => {
+        const system = toAnthropicSystem(req.systemPrompt, req.messages);
+        const params: MessageCreateParamsStreaming = {
+          model: cfg.model,
+          max_tokens: req.maxTokens ?? defaultMaxTokens,
+          messages: toAnthropicMessages(req.messages),
+          ...(system ? { system } : {}),
+          ...(req.tools.length > 0 ? { tools: req.tools.map(toAnthropicTool) } : {}),
+          stream: true,
+        };
+        const stream = await client.messages.create(params, { signal: guard.signal });
+        const acc = new MessageStreamAccumulator(req);
+        for await (const event of stream) {
+          guard.touch();
+          acc.add(event);
+        }
+        return acc.result(cfg.model);
+      }),
+  };
+}

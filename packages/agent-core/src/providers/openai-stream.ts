@@ -1,0 +1,120 @@
+/**
+ * Folds a Chat Completions chunk stream into one assistant message. Written for the whole OpenAI-compatible
+ * family, not just OpenAI: reasoning may come as `reasoning_content` (DeepSeek, vLLM) or `reasoning`
+ * (OpenRouter), tool-call ids may be missing, and some servers say `stop` while calling tools.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
+import { emptyUsage, type ChatMessage, type ToolCall, type Usage } from '../types.js';
+import { ProviderError, type CompletionRequest, type CompletionResult, type FinishReason } from './types.js';
+
+type Callbacks = Pick<CompletionRequest, 'onTextDelta' | 'onReasoningDelta'>;
+type ChunkUsage = NonNullable<ChatCompletionChunk['usage']>;
+
+interface PartialCall {
+  id: string;
+  name: string;
+  args: string;
+}
+
+export class ChatStreamAccumulator {
+  private text = '';
+  private reasoning = '';
+  private readonly calls = new Map<number, PartialCall>();
+  private finish: string | undefined;
+  private usage: Usage = emptyUsage();
+  private model: string | undefined;
+
+  constructor(private readonly callbacks: Callbacks) {}
+
+  add(chunk: ChatCompletionChunk): void {
+    if (chunk.model) this.model = chunk.model;
+    if (chunk.usage) this.usage = usageFromChat(chunk.usage);
+    for (const choice of chunk.choices ?? []) {
+      // We never ask for n > 1; ignore anything but the first choice.
+      if (choice.index !== undefined && choice.index !== 0) continue;
+      const delta = choice.delta ?? {};
+      const reasoning = reasoningOf(delta);
+      if (reasoning) {
+        this.reasoning += reasoning;
+        this.callbacks.onReasoningDelta?.(reasoning);
+      }
+      if (typeof delta.content === 'string' && delta.content !== '') {
+        this.text += delta.content;
+        this.callbacks.onTextDelta?.(delta.content);
+      }
+      for (const tc of delta.tool_calls ?? []) this.addToolCallDelta(tc);
+      if (choice.finish_reason) this.finish = choice.finish_reason;
+    }
+  }
+
+  private addToolCallDelta(tc: NonNullable<ChatCompletionChunk.Choice.Delta['tool_calls']>[number]): void {
+    // Servers that omit `index` send each call whole; a new id then means a new call.
+    const index =
+      typeof tc.index === 'number'
+        ? tc.index
+        : tc.id && ![...this.calls.values()].some((c) => c.id === tc.id)
+          ? this.calls.size
+          : Math.max(0, this.calls.size - 1);
+    const call = this.calls.get(index) ?? { id: '', name: '', args: '' };
+    if (tc.id && !call.id) call.id = tc.id;
+    if (tc.function?.name && !call.name) call.name = tc.function.name;
+    if (tc.function?.arguments) call.args += tc.function.arguments;
+    this.calls.set(index, call);
+  }
+
+  /** The finished message; throws when the stream ended before the model said it was done. */
+  result(requestedModel: string): CompletionResult {
+    if (this.finish === undefined) {
+      throw new ProviderError('server_error', 'stream ended before the model finished (no finish_reason)');
+    }
+    const toolCalls: ToolCall[] = [...this.calls.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, c]) => ({
+        id: c.id || `call_${randomUUID().replaceAll('-', '')}`,
+        type: 'function',
+        function: { name: c.name, arguments: c.args || '{}' },
+      }));
+    const finishReason = normaliseFinish(this.finish, toolCalls.length > 0);
+    const message: ChatMessage = {
+      role: 'assistant',
+      content: this.text === '' && toolCalls.length > 0 ? null : this.text,
+      ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+      ...(this.reasoning ? { reasoning: this.reasoning } : {}),
+      finish_reason: finishReason,
+    };
+    return { message, finishReason, usage: this.usage, model: this.model ?? requestedModel };
+  }
+}
+
+/** Prompt tokens include the cached ones; we count them apart so cost and cache hit rate come out right. */
+export function usageFromChat(u: ChunkUsage): Usage {
+  const cached = u.prompt_tokens_details?.cached_tokens ?? 0;
+  return {
+    input: Math.max(0, (u.prompt_tokens ?? 0) - cached),
+    output: u.completion_tokens ?? 0,
+    cacheRead: cached,
+    cacheWrite: 0,
+  };
+}
+
+function reasoningOf(delta: object): string | undefined {
+  const d = delta as Record<string, unknown>;
+  if (typeof d.reasoning_content === 'string' && d.reasoning_content !== '') return d.reasoning_content;
+  if (typeof d.reasoning === 'string' && d.reasoning !== '') return d.reasoning;
+  return undefined;
+}
+
+function normaliseFinish(finish: string, hasToolCalls: boolean): FinishReason {
+  switch (finish) {
+    case 'length':
+      return 'length';
+    case 'content_filter':
+      return 'content_filter';
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool_calls';
+    default:
+      return hasToolCalls ? 'tool_calls' : 'stop';
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * The store's public row types (camelCase) and their mapping from the snake_case SQLite rows.
+ */
+import type { ChatMessage, Role, SessionSource, ToolCall } from '../types.js';
+
+export interface Session {
+  id: string;
+  /** The session key this session was created for (it may since have moved on to a newer session). */
+  key: string;
+  source: SessionSource;
+  userId: string | null;
+  chatId: string | null;
+  model: string | null;
+  systemPrompt: string | null;
+  /** The session this one continues (compression lineage). */
+  parentSessionId: string | null;
+  startedAt: number;
+  endedAt: number | null;
+  endReason: string | null;
+  messageCount: number;
+  toolCallCount: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  estimatedCostUsd: number;
+  title: string | null;
+  lastPromptTokens: number | null;
+}
+
+export interface StoredMessage {
+  id: number;
+  sessionId: string;
+  role: Role;
+  content: string | null;
+  toolCalls: ToolCall[] | null;
+  toolCallId: string | null;
+  toolName: string | null;
+  finishReason: string | null;
+  reasoning: string | null;
+  platformMessageId: string | null;
+  turnId: string | null;
+  /** Position within the turn (null for messages written without a turn id). */
+  seq: number | null;
+  createdAt: number;
+}
+
+export const TURN_STATUSES = ['running', 'replied', 'delivered', 'interrupted', 'failed'] as const;
+export type TurnStatus = (typeof TURN_STATUSES)[number];
+
+export interface Turn {
+  id: string;
+  sessionId: string;
+  status: TurnStatus;
+  reply: string | null;
+  /** Platform ids of the messages that carried the reply. */
+  deliveredIds: string[];
+  error: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface SessionRow {
+  id: string;
+  key: string;
+  source: SessionSource;
+  user_id: string | null;
+  chat_id: string | null;
+  model: string | null;
+  system_prompt: string | null;
+  parent_session_id: string | null;
+  started_at: number;
+  ended_at: number | null;
+  end_reason: string | null;
+  message_count: number;
+  tool_call_count: number;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  estimated_cost_usd: number;
+  title: string | null;
+  last_prompt_tokens: number | null;
+}
+
+export interface MessageRow {
+  id: number;
+  session_id: string;
+  role: Role;
+  content: string | null;
+  tool_calls: string | null;
+  tool_call_id: string | null;
+  tool_name: string | null;
+  finish_reason: string | null;
+  reasoning: string | null;
+  platform_message_id: string | null;
+  turn_id: string | null;
+  seq: number | null;
+  created_at: number;
+}
+
+export interface TurnRow {
+  id: string;
+  session_id: string;
+  status: TurnStatus;
+  reply: string | null;
+  delivered_ids: string;
+  error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export function toSession(r: SessionRow): Session {
+  return {
+    id: r.id,
+    key: r.key,
+    source: r.source,
+    userId: r.user_id,
+    chatId: r.chat_id,
+    model: r.model,
+    systemPrompt: r.system_prompt,
+    parentSessionId: r.parent_session_id,
+    startedAt: r.started_at,
+    endedAt: r.ended_at,
+    endReason: r.end_reason,
+    messageCount: r.message_count,
+    toolCallCount: r.tool_call_count,
+    inputTokens: r.input_tokens,
+    outputTokens: r.output_tokens,
+    cacheReadTokens: r.cache_read_tokens,
+    cacheWriteTokens: r.cache_write_tokens,
+    estimatedCostUsd: r.estimated_cost_usd,
+    title: r.title,
+    lastPromptTokens: r.last_prompt_tokens,
+  };
+}
+
+export function toStoredMessage(r: MessageRow): StoredMessage {
+  return {
+    id: r.id,
+    sessionId: r.session_id,
+    role: r.role,
+    content: r.content,
+    toolCalls: r.tool_calls === null ? null : (JSON.parse(r.tool_calls) as ToolCall[]),
+    toolCallId: r.tool_call_id,
+    toolName: r.tool_name,
+    finishReason: r.finish_reason,
+    reasoning: r.reasoning,
+    platformMessageId: r.platform_message_id,
+    turnId: r.turn_id,
+    seq: r.seq,
+    createdAt: r.created_at,
+  };
+}
+
+/** Back to the internal message format, with absent optional fields left out (not set to undefined or null). */
+export function toChatMessage(m: StoredMessage): ChatMessage {
+  const msg: ChatMessage = { role: m.role, content: m.content };
+  if (m.toolCalls && m.toolCalls.length > 0) msg.tool_calls = m.toolCalls;
+  if (m.toolCallId !== null) msg.tool_call_id = m.toolCallId;
+  if (m.toolName !== null) msg.tool_name = m.toolName;
+  if (m.reasoning !== null) msg.reasoning = m.reasoning;
+  if (m.finishReason !== null) msg.finish_reason = m.finishReason;
+  return msg;
+}
+
+export function toTurn(r: TurnRow): Turn {
+  return {
+    id: r.id,
+    sessionId: r.session_id,
+    status: r.status,
+    reply: r.reply,
+    deliveredIds: JSON.parse(r.delivered_ids) as string[],
+    error: r.error,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}

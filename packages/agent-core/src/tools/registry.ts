@@ -1,0 +1,116 @@
+/**
+ * Tools are plain values (STYLE.md, after pi-mono): a name, a JSON Schema for the arguments, whether running it
+ * changes anything, and an `execute` that gets an AbortSignal. The registry keeps them by name and decides which
+ * are available right now; it never runs them (the loop does).
+ */
+import type { JsonSchema, ToolSchema } from '../providers/types.js';
+
+/** OpenAI and Anthropic both reject tool names outside this pattern. */
+const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** What a tool receives besides its arguments: the turn's AbortSignal plus the caller's `toolContext`. */
+export interface ToolContext {
+  signal: AbortSignal;
+  [key: string]: unknown;
+}
+
+export interface Tool<Args extends Record<string, unknown> = Record<string, unknown>> {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+  /** Read-only tools may run in parallel with each other. */
+  readOnly: boolean;
+  /** Tools that talk to the user (clarify, approval) always run one at a time. */
+  interactive?: boolean;
+  /** null when the tool can run; otherwise why not (missing API key, binary, ...). */
+  requires?: () => string | null;
+  // Method syntax on purpose: a Tool<{ query: string }> must be usable where a Tool is expected.
+  execute(args: Args, ctx: ToolContext): Promise<string>;
+}
+
+export interface UnavailableTool {
+  name: string;
+  reason: string;
+}
+
+export interface Availability {
+  tools: Tool[];
+  unavailable: UnavailableTool[];
+}
+
+/** Why a tool cannot run now, or null. A `requires` that throws counts as unavailable rather than a crash. */
+export function unavailableReason(tool: Tool): string | null {
+  if (!tool.requires) return null;
+  try {
+    return tool.requires();
+  } catch (err) {
+    return `requirement check failed: ${err instanceof Error ? err.message : String(err)}`;
+  }
+}
+
+/** Splits tools into those that can run and those left out, with the reason the caller can log. */
+export function checkAvailability(tools: readonly Tool[]): Availability {
+  const available: Tool[] = [];
+  const unavailable: UnavailableTool[] = [];
+  for (const tool of tools) {
+    const reason = unavailableReason(tool);
+    if (reason === null) available.push(tool);
+    else unavailable.push({ name: tool.name, reason });
+  }
+  return { tools: available, unavailable };
+}
+
+/** The part of a tool the model sees. */
+export function toolSchemas(tools: readonly Tool[]): ToolSchema[] {
+  return tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+}
+
+export class ToolRegistry {
+  private readonly byName = new Map<string, Tool>();
+
+  constructor(tools: readonly Tool[] = []) {
+    for (const tool of tools) this.register(tool);
+  }
+
+  /** Registering two tools with one name, or a name the APIs reject, is a programming error. */
+  register<Args extends Record<string, unknown>>(tool: Tool<Args>): this {
+    if (!TOOL_NAME_PATTERN.test(tool.name)) {
+      throw new Error(`invalid tool name "${tool.name}": use letters, digits, _ or -, at most 64 characters`);
+    }
+    if (this.byName.has(tool.name)) throw new Error(`tool "${tool.name}" is already registered`);
+    this.byName.set(tool.name, tool as Tool);
+    return this;
+  }
+
+  get(name: string): Tool | undefined {
+    return this.byName.get(name);
+  }
+
+  has(name: string): boolean {
+    return this.byName.has(name);
+  }
+
+  names(): string[] {
+    return [...this.byName.keys()];
+  }
+
+  list(): Tool[] {
+    return [...this.byName.values()];
+  }
+
+  /**
+   * The tools that can run now, from `names` (default: all registered). Names that are not registered are
+   * reported as unavailable too, so a toolset naming a tool that was never built is visible, not fatal.
+   */
+  available(names: readonly string[] = this.names()): Availability {
+    const known: Tool[] = [];
+    const missing: UnavailableTool[] = [];
+    for (const name of new Set(names)) {
+      const tool = this.byName.get(name);
+      if (tool) known.push(tool);
+      else missing.push({ name, reason: 'not registered' });
+    }
+    const checked = checkAvailability(known);
+    return { tools: checked.tools, unavailable: [...missing, ...checked.unavailable] };
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * The contract of the LLM stand-ins. Other tests (the agent loop, the end-to-end suite) script these, so keep
+ * the shape stable: add fields, never rename or remove them.
+ */
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  /** Lower-cased header names; repeated headers joined with ", ". */
+  headers: Record<string, string>;
+  /** The parsed JSON body ({} when the body was empty or not JSON; see rawBody). */
+  body: Record<string, unknown>;
+  rawBody: string;
+  /** True when the client closed the connection before the response was complete. */
+  aborted: boolean;
+  startedAt: number;
+  /** Set when the response finished or the connection closed. */
+  endedAt?: number;
+}
+
+export type ErrorKind =
+  | 'rate_limit'
+  | 'server'
+  | 'auth'
+  | 'too_large'
+  | 'context_length'
+  | 'overloaded'
+  | 'not_found';
+
+export interface StepError {
+  status: number;
+  /** Seconds, sent as the `retry-after` header. */
+  retryAfter?: number;
+  /** Picks the body; inferred from `status` when absent. */
+  kind?: ErrorKind;
+}
+
+export interface StepToolCall {
+  id?: string;
+  name: string;
+  /** JSON text, streamed in fragments exactly as given. */
+  arguments: string;
+}
+
+export interface StepUsage {
+  input?: number;
+  output?: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+}
+
+export type StepFinish = 'stop' | 'tool_calls' | 'length';
+
+export interface Step {
+  /** Streamed in several deltas (split at word boundaries). */
+  text?: string;
+  reasoning?: string;
+  toolCalls?: StepToolCall[];
+  /** Default: tool_calls when toolCalls, else stop. */
+  finish?: StepFinish;
+  usage?: StepUsage;
+  /** Wait before the first byte; a client that closes meanwhile is recorded as aborted. */
+  delayMs?: number;
+  /** Wait between deltas. */
+  chunkDelayMs?: number;
+  error?: StepError;
+}
+
+export type Responder = (req: RecordedRequest) => Step | Promise<Step>;
+
+export interface FakeLLM {
+  /** Base URL to give the SDK (OpenAI: ends with /v1; Anthropic: the root). */
+  url: string;
+  requests: RecordedRequest[];
+  /** Queue scripted responses, consumed in order. */
+  script(...steps: Step[]): void;
+  /** Used when the script is empty. Default: echo `ok: <last user text>`. */
+  respondWith(fn: Responder): void;
+  /** Requests currently in flight (waiting or streaming). */
+  activeRequests(): number;
+  close(): Promise<void>;
+}
+
+export interface FakeOptions {
+  /** When set, any other key gets a 401; when unset, any non-empty key is accepted. */
+  apiKey?: string;
+}
+
+export interface FakeOpenAIOptions extends FakeOptions {
+  /** Field carrying reasoning deltas: DeepSeek/vLLM send `reasoning_content`, OpenRouter `reasoning`. */
+  reasoningField?: 'reasoning_content' | 'reasoning';
+}
+
+export type FakeAnthropicOptions = FakeOptions;

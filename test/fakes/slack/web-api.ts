@@ -1,0 +1,253 @@
+/**
+ * The Slack Web API methods Herald uses, at `/api/<method>`: form or JSON bodies, `Authorization: Bearer`,
+ * answers `{ok:true,…}` / `{ok:false,error}` with HTTP 200, and 429 + `Retry-After` for `ratelimited`.
+ */
+import type { TsClock, Workspace } from './events.js';
+
+/** chat.postMessage / chat.update reject text above this (Slack's documented limit). */
+export const SLACK_TEXT_LIMIT = 40_000;
+
+export interface StoredMessage {
+  channel: string;
+  ts: string;
+  threadTs?: string;
+  user?: string;
+  botId?: string;
+  text: string;
+  /** emoji name → user ids */
+  reactions: Map<string, Set<string>>;
+}
+
+export interface SentRecord {
+  channel: string;
+  ts: string;
+  text: string;
+  threadTs?: string;
+  mrkdwn?: boolean;
+  args: Record<string, unknown>;
+}
+export interface UpdateRecord {
+  channel: string;
+  ts: string;
+  text: string;
+}
+export interface ReactionRecord {
+  action: 'add' | 'remove';
+  channel: string;
+  ts: string;
+  name: string;
+}
+export interface StatusRecord {
+  channelId: string;
+  threadTs: string;
+  status: string;
+}
+export interface CallRecord {
+  method: string;
+  args: Record<string, unknown>;
+  token: string | undefined;
+  at: number;
+}
+
+export interface Failure {
+  error: string;
+  /** For `ratelimited`: the Retry-After header in seconds (default 1). */
+  retryAfterSec?: number;
+  /** Answer with this HTTP status instead (e.g. 500 for an outage). */
+  httpStatus?: number;
+}
+
+export interface ApiReply {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+export interface ApiContext {
+  ws: Workspace & { botId: string; botToken: string; appToken: string };
+  clock: TsClock;
+  messages: Map<string, StoredMessage>;
+  sent: SentRecord[];
+  updates: UpdateRecord[];
+  reactions: ReactionRecord[];
+  statuses: StatusRecord[];
+  calls: CallRecord[];
+  failures: Map<string, Failure[]>;
+  /** apps.connections.open: a fresh one-time WebSocket URL. */
+  openConnection(): string;
+}
+
+const CHANNEL_RE = /^[CDG][A-Z0-9]+$/;
+const APP_TOKEN_METHODS = new Set(['apps.connections.open']);
+
+const ok = (body: Record<string, unknown> = {}): ApiReply => ({ status: 200, headers: {}, body: { ok: true, ...body } });
+const fail = (error: string, extra: Record<string, unknown> = {}): ApiReply => ({
+  status: 200,
+  headers: {},
+  body: { ok: false, error, ...extra },
+});
+
+export function messageKey(channel: string, ts: string): string {
+  return `${channel}:${ts}`;
+}
+
+export function handleApiCall(ctx: ApiContext, method: string, args: Record<string, unknown>, token: string | undefined): ApiReply {
+  ctx.calls.push({ method, args, token, at: Date.now() });
+
+  const auth = checkToken(ctx, method, token);
+  if (auth !== null) return auth;
+
+  const queued = ctx.failures.get(method);
+  const failure = queued?.shift();
+  if (failure !== undefined) {
+    if (failure.error === 'ratelimited') {
+      return { status: 429, headers: { 'retry-after': String(failure.retryAfterSec ?? 1) }, body: { ok: false, error: 'ratelimited' } };
+    }
+    if (failure.httpStatus !== undefined) return { status: failure.httpStatus, headers: {}, body: `<html>${failure.error}</html>` };
+    return fail(failure.error, failure.error === 'missing_scope' ? { needed: 'assistant:write', provided: 'chat:write' } : {});
+  }
+
+  switch (method) {
+    case 'auth.test':
+      return ok({
+        url: 'https://herald-fake.slack.com/',
+        team: 'Herald Fake',
+        user: 'herald',
+        team_id: ctx.ws.teamId,
+        user_id: ctx.ws.botUserId,
+        bot_id: ctx.ws.botId,
+        is_enterprise_install: false,
+      });
+    case 'apps.connections.open':
+      return ok({ url: ctx.openConnection() });
+    case 'chat.postMessage':
+      return postMessage(ctx, args);
+    case 'chat.update':
+      return update(ctx, args);
+    case 'reactions.add':
+    case 'reactions.remove':
+      return react(ctx, method === 'reactions.add' ? 'add' : 'remove', args);
+    case 'conversations.replies':
+      return replies(ctx, args);
+    case 'assistant.threads.setStatus':
+      return setStatus(ctx, args);
+    default:
+      return fail('unknown_method');
+  }
+}
+
+function checkToken(ctx: ApiContext, method: string, token: string | undefined): ApiReply | null {
+  if (token === undefined || token === '') return fail('not_authed');
+  const wanted = APP_TOKEN_METHODS.has(method) ? ctx.ws.appToken : ctx.ws.botToken;
+  if (token === wanted) return null;
+  if (token === ctx.ws.appToken || token === ctx.ws.botToken) return fail('not_allowed_token_type');
+  return fail('invalid_auth');
+}
+
+function str(args: Record<string, unknown>, key: string): string | undefined {
+  const v = args[key];
+  if (typeof v === 'string' && v !== '') return v;
+  if (typeof v === 'number') return String(v);
+  return undefined;
+}
+
+function bool(args: Record<string, unknown>, key: string): boolean | undefined {
+  const v = args[key];
+  if (v === undefined) return undefined;
+  return v === true || v === 'true' || v === '1' || v === 1;
+}
+
+function postMessage(ctx: ApiContext, args: Record<string, unknown>): ApiReply {
+  const channel = str(args, 'channel');
+  if (channel === undefined) return fail('channel_not_found');
+  if (!CHANNEL_RE.test(channel)) return fail('channel_not_found');
+  const text = str(args, 'text');
+  if (text === undefined && args.blocks === undefined) return fail('no_text');
+  if (text !== undefined && text.length > SLACK_TEXT_LIMIT) return fail('msg_too_long');
+  const threadTs = str(args, 'thread_ts');
+  const ts = ctx.clock.next();
+  const stored: StoredMessage = { channel, ts, text: text ?? '', user: ctx.ws.botUserId, botId: ctx.ws.botId, reactions: new Map() };
+  if (threadTs !== undefined) stored.threadTs = threadTs;
+  ctx.messages.set(messageKey(channel, ts), stored);
+  const record: SentRecord = { channel, ts, text: text ?? '', args };
+  if (threadTs !== undefined) record.threadTs = threadTs;
+  const mrkdwn = bool(args, 'mrkdwn');
+  if (mrkdwn !== undefined) record.mrkdwn = mrkdwn;
+  ctx.sent.push(record);
+  return ok({ channel, ts, message: toWire(stored, ctx) });
+}
+
+function update(ctx: ApiContext, args: Record<string, unknown>): ApiReply {
+  const channel = str(args, 'channel');
+  const ts = str(args, 'ts');
+  if (channel === undefined || !CHANNEL_RE.test(channel)) return fail('channel_not_found');
+  if (ts === undefined) return fail('invalid_arguments');
+  const msg = ctx.messages.get(messageKey(channel, ts));
+  if (msg === undefined) return fail('message_not_found');
+  if (msg.botId !== ctx.ws.botId) return fail('cant_update_message');
+  const text = str(args, 'text') ?? '';
+  if (text.length > SLACK_TEXT_LIMIT) return fail('msg_too_long');
+  msg.text = text;
+  ctx.updates.push({ channel, ts, text });
+  return ok({ channel, ts, text, message: toWire(msg, ctx) });
+}
+
+function react(ctx: ApiContext, action: 'add' | 'remove', args: Record<string, unknown>): ApiReply {
+  const channel = str(args, 'channel');
+  const ts = str(args, 'timestamp');
+  const name = str(args, 'name');
+  if (channel === undefined || !CHANNEL_RE.test(channel)) return fail('channel_not_found');
+  if (ts === undefined) return fail('no_item_specified');
+  if (name === undefined || !/^[a-z0-9_+'-]+$/.test(name)) return fail('invalid_name');
+  const msg = ctx.messages.get(messageKey(channel, ts));
+  if (msg === undefined) return fail('message_not_found');
+  const users = msg.reactions.get(name) ?? new Set<string>();
+  if (action === 'add') {
+    if (users.has(ctx.ws.botUserId)) return fail('already_reacted');
+    users.add(ctx.ws.botUserId);
+    msg.reactions.set(name, users);
+  } else {
+    if (!users.delete(ctx.ws.botUserId)) return fail('no_reaction');
+    if (users.size === 0) msg.reactions.delete(name);
+  }
+  ctx.reactions.push({ action, channel, ts, name });
+  return ok();
+}
+
+function replies(ctx: ApiContext, args: Record<string, unknown>): ApiReply {
+  const channel = str(args, 'channel');
+  const ts = str(args, 'ts');
+  if (channel === undefined || !CHANNEL_RE.test(channel)) return fail('channel_not_found');
+  if (ts === undefined) return fail('invalid_arguments');
+  const parent = ctx.messages.get(messageKey(channel, ts));
+  if (parent === undefined) return fail('thread_not_found');
+  const root = parent.threadTs ?? parent.ts;
+  const thread = [...ctx.messages.values()]
+    .filter((m) => m.channel === channel && (m.ts === root || m.threadTs === root))
+    .sort((a, b) => Number.parseFloat(a.ts) - Number.parseFloat(b.ts));
+  return ok({ messages: thread.map((m) => toWire(m, ctx)), has_more: false, response_metadata: { next_cursor: '' } });
+}
+
+function setStatus(ctx: ApiContext, args: Record<string, unknown>): ApiReply {
+  const channelId = str(args, 'channel_id');
+  const threadTs = str(args, 'thread_ts');
+  const status = typeof args.status === 'string' ? args.status : undefined;
+  if (channelId === undefined || threadTs === undefined || status === undefined) return fail('invalid_arguments');
+  if (!CHANNEL_RE.test(channelId)) return fail('channel_not_found');
+  ctx.statuses.push({ channelId, threadTs, status });
+  return ok();
+}
+
+function toWire(m: StoredMessage, ctx: ApiContext): Record<string, unknown> {
+  const wire: Record<string, unknown> = { type: 'message', ts: m.ts, text: m.text };
+  if (m.user !== undefined) wire.user = m.user;
+  if (m.botId !== undefined) {
+    wire.bot_id = m.botId;
+    wire.app_id = ctx.ws.appId;
+  }
+  if (m.threadTs !== undefined) wire.thread_ts = m.threadTs;
+  if (m.reactions.size > 0) {
+    wire.reactions = [...m.reactions].map(([name, users]) => ({ name, users: [...users], count: users.size }));
+  }
+  return wire;
+}

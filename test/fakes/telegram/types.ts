@@ -1,0 +1,53 @@
+/** Public records of the Telegram stand-in and the context its method handlers share. */
+import type { TelegramErrorBody } from './errors.js';
+import type { Json, JsonObject, World } from './state.js';
+
+/** One successful write by the bot, flattened for easy assertions. */
+export interface SentRecord {
+  method: string;
+  chat_id: string;
+  /** The text as users see it: after HTML parsing (the raw request is in `params.text`). */
+  text?: string;
+  parse_mode?: string;
+  message_thread_id?: number;
+  /** From `reply_parameters.message_id` or the legacy `reply_to_message_id`. */
+  reply_to_message_id?: number;
+  /** The message created, edited or reacted to. */
+  message_id?: number;
+  action?: string;
+  reaction?: Json;
+  params: JsonObject;
+}
+
+/** Every API call, failed or not. */
+export interface ApiCallRecord {
+  method: string;
+  params: JsonObject;
+  status: number;
+  description?: string;
+}
+
+export interface WebhookDelivery {
+  update_id: number;
+  status: number | 'network-error';
+}
+
+export interface WebhookConfig {
+  url: string;
+  secret_token?: string;
+  allowed_updates?: string[];
+}
+
+export type Failure = TelegramErrorBody | 'network';
+
+/** What method handlers can reach. */
+export interface FakeContext {
+  world: World;
+  sent: SentRecord[];
+  webhook: WebhookConfig | null;
+  setWebhook(config: WebhookConfig | null): void;
+  commands: Json;
+  /** allowed_updates remembered from the last getUpdates/setWebhook that named them. */
+  allowedUpdates: string[] | null;
+  longPoll(params: JsonObject, onClose: (cb: () => void) => void): Promise<Json>;
+}

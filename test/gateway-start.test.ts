@@ -1,0 +1,94 @@
+/**
+ * The real gateway process, started as `npm start` starts it: health, readiness following Redis, start-up errors,
+ * clean shutdown.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type GatewayProcess } from './helpers/gateway.js';
+import { waitFor } from './helpers/ports.js';
+import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
+
+describe('gateway process with no platform configured', () => {
+  let redis: TestRedis;
+  let gw: GatewayProcess;
+
+  beforeAll(async () => {
+    redis = await startTestRedis();
+    gw = await startGateway({ env: { REDIS_URL: redis.url } });
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    await redis?.stop();
+  });
+
+  it('serves /health with status, version and uptime', async () => {
+    const res = await fetch(`${gw.url}/health`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body.status).toBe('ok');
+    expect(body.version).toMatch(/^\d+\.\d+\.\d+/);
+    expect(typeof body.uptime_s).toBe('number');
+  });
+
+  it('logs which platforms are disabled and why', () => {
+    const msgs = gw.logs().map((l) => String(l.msg));
+    expect(msgs).toContain('telegram disabled: TELEGRAM_BOT_TOKEN is not set');
+    expect(msgs).toContain('discord disabled: DISCORD_BOT_TOKEN is not set');
+    expect(msgs).toContain('slack disabled: SLACK_BOT_TOKEN is not set');
+  });
+
+  it('is ready while Redis answers, 503 naming redis while it is down, ready again when it returns', async () => {
+    const ready = await fetch(`${gw.url}/health/ready`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ status: 'ready', checks: { redis: 'ok', sqlite: 'ok' } });
+
+    await redis.stop();
+    const down = await waitFor(
+      async () => {
+        const r = await fetch(`${gw.url}/health/ready`);
+        return r.status === 503 ? ((await r.json()) as { failed: string[]; checks: Record<string, string> }) : null;
+      },
+      { what: '/health/ready to go 503' },
+    );
+    expect(down.failed).toEqual(['redis']);
+    expect(down.checks.sqlite).toBe('ok');
+    // Liveness does not depend on Redis.
+    expect((await fetch(`${gw.url}/health`)).status).toBe(200);
+
+    await redis.start();
+    await waitFor(async () => (await fetch(`${gw.url}/health/ready`)).status === 200, {
+      timeoutMs: 20_000,
+      what: '/health/ready to return to 200',
+    });
+  });
+
+  it('stops cleanly on SIGTERM', async () => {
+    const code = await gw.stop('SIGTERM');
+    expect(code).toBe(0);
+    expect(gw.logs().map((l) => l.msg)).toContain('stopped');
+  });
+});
+
+describe('gateway start-up failures', () => {
+  it('exits non-zero with one line saying where it looked for Redis and how to start one', async () => {
+    const gw = await startGateway({ env: { REDIS_URL: 'redis://127.0.0.1:1' }, waitReady: false });
+    const code = await gw.exited;
+    expect(code).toBe(1);
+    const line = gw.output.find((l) => l.includes('Cannot reach Redis'));
+    expect(line).toMatch(/^Cannot reach Redis at redis:\/\/127\.0\.0\.1:1 \(ECONNREFUSED\)\. Start one with `redis-server`/);
+    await gw.stop();
+  });
+
+  it('exits with one line naming the bad variable', async () => {
+    const gw = await startGateway({ env: { HERALD_WORKER_CONCURRENCY: 'lots' }, waitReady: false });
+    expect(await gw.exited).toBe(2);
+    expect(gw.output).toEqual(['Configuration error: HERALD_WORKER_CONCURRENCY: must be a whole number (got "lots")']);
+    await gw.stop();
+  });
+
+  it('rejects an unknown role', async () => {
+    const gw = await startGateway({ args: ['--role', 'boss'], waitReady: false });
+    expect(await gw.exited).toBe(2);
+    expect(gw.output.join('\n')).toMatch(/--role: must be one of all, ingress, worker/);
+    await gw.stop();
+  });
+});

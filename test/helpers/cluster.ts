@@ -1,0 +1,83 @@
+/**
+ * Several real gateway processes sharing one Redis prefix and one SQLite file: an ingress and N workers, or a
+ * single `all` process. Cleans its Redis keys and temp files on stop.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { startGateway, type GatewayProcess } from './gateway.js';
+
+export interface Cluster {
+  prefix: string;
+  dbPath: string;
+  ingress: GatewayProcess;
+  workers: GatewayProcess[];
+  /** Starts one more worker with the same settings. */
+  addWorker(): Promise<GatewayProcess>;
+  stop(): Promise<void>;
+}
+
+export interface ClusterOptions {
+  env: Record<string, string>;
+  /** 0: one process with role `all`; otherwise an ingress plus this many workers. */
+  workers: number;
+}
+
+export function uniquePrefix(label: string): string {
+  return `htest-${label}-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+}
+
+export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
+  const dir = mkdtempSync(join(tmpdir(), 'herald-cluster-'));
+  const dbPath = join(dir, 'herald.db');
+  const prefix = opts.env.HERALD_REDIS_PREFIX ?? uniquePrefix('cluster');
+  const env = { ...opts.env, HERALD_DB: dbPath, HERALD_REDIS_PREFIX: prefix };
+  const started: GatewayProcess[] = [];
+  const start = async (role: string): Promise<GatewayProcess> => {
+    const gw = await startGateway({ env, args: ['--role', role] });
+    started.push(gw);
+    return gw;
+  };
+  try {
+    const ingress = await start(opts.workers === 0 ? 'all' : 'ingress');
+    const workers: GatewayProcess[] = [];
+    for (let i = 0; i < opts.workers; i++) workers.push(await start('worker'));
+    return {
+      prefix,
+      dbPath,
+      ingress,
+      workers,
+      addWorker: async () => {
+        const w = await start('worker');
+        workers.push(w);
+        return w;
+      },
+      stop: async () => {
+        await Promise.all(started.map((g) => g.stop()));
+        await deleteRedisPrefix(prefix);
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    await Promise.all(started.map((g) => g.stop('SIGKILL')));
+    await deleteRedisPrefix(prefix);
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** Deletes every key under `prefix:` on the shared Redis. */
+export async function deleteRedisPrefix(prefix: string, url = 'redis://127.0.0.1:6379'): Promise<void> {
+  const redis = new Redis(url);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await redis.unlink(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
