@@ -12,6 +12,12 @@ export const TELEGRAM_TYPING_REFRESH_MS = 4000;
 export const TELEGRAM_GENERAL_TOPIC_ID = '1';
 /** Telegram clients split long texts into parts sent back to back; parts closer than this are joined. */
 export const TELEGRAM_SPLIT_JOIN_WINDOW_MS = 600;
+/**
+ * Clients cut at 4096 characters (at a word boundary when they can), so only a text at least this long can be
+ * the first part of a split. Shorter texts go through at once: waiting 0.6 s on every message would add that
+ * much latency to every reply.
+ */
+export const TELEGRAM_SPLIT_MIN_PART = 3500;
 /** How long one getUpdates call may wait server-side (seconds). */
 export const TELEGRAM_POLL_TIMEOUT_SEC = 50;
 /** Update ids remembered for de-duplication (webhook retries, re-polled unconfirmed updates). */
@@ -73,6 +79,8 @@ export interface TelegramIngressOptions {
   commands?: TelegramCommand[];
   logger: Logger;
   splitJoinWindowMs?: number;
+  /** Shortest text that may start a split (default TELEGRAM_SPLIT_MIN_PART). */
+  splitMinPartLength?: number;
   dedupeSize?: number;
   pollTimeoutSec?: number;
   waits?: Partial<ReconnectWaits>;

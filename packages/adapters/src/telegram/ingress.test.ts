@@ -82,11 +82,12 @@ describe('telegram polling ingress', () => {
 
   it('hands over a message still waiting for its next part when stopped, and confirms it', async () => {
     running = await startIngress(fake, { splitJoinWindowMs: 5000 });
-    fake.injectMessage({ chatId: 777, userId: 777, text: 'said just before shutdown' });
+    const firstPart = `said just before shutdown ${'x'.repeat(4000)}`;
+    fake.injectMessage({ chatId: 777, userId: 777, text: firstPart });
     await fake.waitFor(() => fake.callsOf('getUpdates').length >= 2); // fetched, now held by the joiner
     expect(running.received).toEqual([]);
     await running.ingress.stop();
-    expect(running.received.map((m) => m.text)).toEqual(['said just before shutdown']);
+    expect(running.received.map((m) => m.text)).toEqual([firstPart]);
     expect(fake.pendingUpdates()).toBe(0);
   });
 
@@ -140,13 +141,23 @@ describe('telegram polling ingress', () => {
     expect(running.received[1].text).toBe('a new thought');
   });
 
+  it('delivers short texts at once: only a text long enough to be a first part waits for more', async () => {
+    running = await startIngress(fake, { splitJoinWindowMs: 5000 });
+    fake.injectMessage({ chatId: 777, userId: 777, text: 'hi' });
+    fake.injectMessage({ chatId: 777, userId: 777, text: 'are you there?' });
+    // Well inside the 5 s window: neither waited, and they were not joined.
+    await fake.waitFor(() => running!.received.length === 2, 2000);
+    expect(running.received.map((m) => m.text)).toEqual(['hi', 'are you there?']);
+  });
+
   it('never holds back a command behind a waiting text', async () => {
     running = await startIngress(fake, { splitJoinWindowMs: 5000 });
-    fake.injectMessage({ chatId: 777, userId: 777, text: 'a long question' });
+    const longQuestion = 'q'.repeat(4096);
+    fake.injectMessage({ chatId: 777, userId: 777, text: longQuestion });
     fake.injectMessage({ chatId: 777, userId: 777, text: '/stop' });
     // The command flushes the waiting text first (arrival order), long before the 5 s window.
     await fake.waitFor(() => running!.received.length === 2, 2000);
-    expect(running.received.map((m) => m.text)).toEqual(['a long question', '/stop']);
+    expect(running.received.map((m) => m.text)).toEqual([longQuestion, '/stop']);
   });
 
   it('maps a forum topic to threadId and replies into that topic', async () => {

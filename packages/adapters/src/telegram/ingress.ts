@@ -19,6 +19,7 @@ import {
   TELEGRAM_DEFAULT_WAITS,
   TELEGRAM_POLL_TIMEOUT_SEC,
   TELEGRAM_SPLIT_JOIN_WINDOW_MS,
+  TELEGRAM_SPLIT_MIN_PART,
   type ReconnectWaits,
   type Sleep,
   type TelegramIngressOptions,
@@ -83,7 +84,11 @@ export class TelegramIngress implements PlatformIngress {
       throw err;
     });
     this.recent = new RecentIds(opts.dedupeSize ?? TELEGRAM_DEDUPE_SIZE);
-    this.joiner = new SplitJoiner(opts.splitJoinWindowMs ?? TELEGRAM_SPLIT_JOIN_WINDOW_MS, (m) => this.deliverInOrder(m));
+    this.joiner = new SplitJoiner(
+      opts.splitJoinWindowMs ?? TELEGRAM_SPLIT_JOIN_WINDOW_MS,
+      (m) => this.deliverInOrder(m),
+      opts.splitMinPartLength ?? TELEGRAM_SPLIT_MIN_PART,
+    );
     if (opts.webhook) {
       const given = opts.webhook.secret;
       if (given && !WEBHOOK_SECRET_RE.test(given)) {

@@ -1,9 +1,10 @@
 /**
  * Joins the parts of a text that a Telegram client split into several messages.
  *
- * Clients cut long texts at 4096 characters and send the parts back to back. A joinable message waits
- * `windowMs`; another joinable one from the same user in the same conversation within that window is appended
- * (with a newline) and restarts the wait. Anything else from that user (a command, a photo) first flushes what
+ * Clients cut long texts at 4096 characters and send the parts back to back. A joinable message long enough to
+ * be a first part (`minPartLength`) waits `windowMs`; another joinable one from the same user in the same
+ * conversation within that window is appended (with a newline) and restarts the wait. Short texts that start
+ * nothing are delivered at once. Anything else from that user (a command, a photo) first flushes what
  * is waiting, so arrival order is kept and commands are never delayed.
  */
 import type { InboundMessage } from '../types.js';
@@ -24,13 +25,14 @@ export class SplitJoiner {
   constructor(
     private readonly windowMs: number,
     private readonly deliver: Deliver,
+    private readonly minPartLength = 0,
   ) {}
 
   /** Resolves once the message (alone or joined with later parts) has been delivered; rejects if delivery failed. */
   add(msg: InboundMessage, joinable: boolean): Promise<void> {
     const key = `${msg.conversationId}|${msg.userId}`;
     const waiting = this.pending.get(key);
-    if (!joinable) {
+    if (!joinable || (!waiting && msg.text.length < this.minPartLength)) {
       const before = waiting ? this.flush(key) : Promise.resolve();
       // Deliver even if the earlier part failed: they are independent messages.
       return before.catch(() => undefined).then(() => this.deliver(msg));

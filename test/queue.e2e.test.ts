@@ -1,0 +1,116 @@
+/**
+ * The queue's promises with real processes: real Redis, an ingress and worker processes, the Telegram stand-in
+ * (real telegraf inside the gateway) and the OpenAI stand-in (real openai SDK inside the gateway).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFakeOpenAI, type FakeLLM } from './fakes/llm/index.js';
+import { startTelegramFake, type TelegramFake } from './fakes/telegram/index.js';
+import { startCluster, type Cluster } from './helpers/cluster.js';
+import { repliesIn, telegramEnv } from './helpers/env.js';
+import { lastUserText, taggedResponder } from './helpers/llm-tags.js';
+import { waitFor } from './helpers/ports.js';
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+});
+
+async function setup(opts: { workers: number; env?: Record<string, string> }): Promise<{ tg: TelegramFake; llm: FakeLLM; cluster: Cluster }> {
+  const tg = await startTelegramFake();
+  cleanups.push(() => tg.close());
+  const llm = await startFakeOpenAI();
+  cleanups.push(() => llm.close());
+  const cluster = await startCluster({ workers: opts.workers, env: telegramEnv(tg, llm, opts.env) });
+  cleanups.push(() => cluster.stop());
+  return { tg, llm, cluster };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('queue and workers (real processes)', () => {
+  it('20 sessions × 10 messages on 2 workers: replies in order per session, never two requests at once for one session, sessions in parallel', async () => {
+    const { tg, llm } = await setup({ workers: 2, env: { HERALD_BUSY_INPUT_MODE: 'queue' } });
+    const responder = taggedResponder({ delayMs: 200 });
+    llm.respondWith(responder.respond);
+    const started = Date.now();
+    for (let n = 0; n < 10; n++) {
+      for (let s = 0; s < 20; s++) tg.injectMessage({ chatId: 1000 + s, userId: 1000 + s, text: `s${s} m${n}` });
+      await sleep(20);
+    }
+    const expected = (s: number) => Array.from({ length: 10 }, (_, n) => `re: s${s} m${n}`);
+    await waitFor(() => Array.from({ length: 20 }, (_, s) => repliesIn(tg, 1000 + s).filter((t) => t.startsWith('re:')).length).every((c) => c >= 10), {
+      timeoutMs: 90_000,
+      what: '200 replies',
+    });
+    const wall = Date.now() - started;
+    for (let s = 0; s < 20; s++) expect(repliesIn(tg, 1000 + s).filter((t) => t.startsWith('re:'))).toEqual(expected(s));
+    expect(responder.overlaps).toBe(0);
+    // 200 turns × 200 ms would take 40 s one at a time; sessions ran side by side.
+    expect(responder.maxInFlight).toBeGreaterThan(5);
+    expect(wall).toBeLessThan(40_000);
+  });
+
+  it('the same platform message delivered 3 times makes one turn and one reply', async () => {
+    const { tg, llm, cluster } = await setup({ workers: 0 });
+    const first = tg.injectMessage({ chatId: 77, userId: 77, text: 'only once please' });
+    // Redelivered with the same update_id (Telegram retry) and as new updates carrying the same message
+    // (what a restarted poller or a webhook retry after a restart looks like).
+    tg.redeliver(first);
+    tg.injectUpdate({ message: first.message });
+    tg.injectUpdate({ message: first.message });
+    await waitFor(() => repliesIn(tg, 77).length >= 1, { what: 'a reply' });
+    await sleep(1_500);
+    expect(repliesIn(tg, 77)).toEqual(['ok: only once please']);
+    expect(llm.requests.filter((r) => lastUserText(r) === 'only once please')).toHaveLength(1);
+    expect(cluster.ingress.proc.exitCode).toBeNull();
+  });
+
+  it('interrupt mode: a new message aborts the running LLM request, no stale reply, the new message is answered', async () => {
+    const { tg, llm } = await setup({ workers: 1, env: { HERALD_BUSY_INPUT_MODE: 'interrupt' } });
+    llm.script({ text: 'stale answer', delayMs: 10_000 });
+    tg.injectMessage({ chatId: 55, userId: 55, text: 'write a long essay' });
+    await waitFor(() => llm.activeRequests() === 1, { what: 'the first LLM request' });
+    tg.injectMessage({ chatId: 55, userId: 55, text: 'never mind, say hi' });
+    await waitFor(() => repliesIn(tg, 55).length >= 1, { timeoutMs: 20_000, what: 'the answer to the second message' });
+    await sleep(500);
+    expect(llm.requests[0].aborted).toBe(true);
+    // One reply, to the new text. The interrupted question stays in history (no answer was given to it), so the
+    // model sees both user texts as one user message: roles keep alternating.
+    const replies = repliesIn(tg, 55);
+    expect(replies).toHaveLength(1);
+    expect(replies[0]).toBe('ok: write a long essay\n\nnever mind, say hi');
+    expect(replies.join()).not.toContain('stale answer');
+  });
+
+  it('queue mode: 5 quick messages are answered as 5 turns in order, with one acknowledgement', async () => {
+    const { tg, llm } = await setup({ workers: 1, env: { HERALD_BUSY_INPUT_MODE: 'queue' } });
+    llm.respondWith(taggedResponder({ delayMs: 400 }).respond);
+    for (let i = 1; i <= 5; i++) {
+      tg.injectMessage({ chatId: 66, userId: 66, text: `q m${i}` });
+      await sleep(50);
+    }
+    await waitFor(() => repliesIn(tg, 66).filter((t) => t.startsWith('re:')).length >= 5, { timeoutMs: 30_000, what: '5 replies' });
+    const replies = repliesIn(tg, 66);
+    expect(replies.filter((t) => t.startsWith('re:'))).toEqual(['re: q m1', 're: q m2', 're: q m3', 're: q m4', 're: q m5']);
+    expect(replies.filter((t) => t.startsWith('⏳ Queued'))).toHaveLength(1);
+  });
+
+  it('SIGKILL of a worker during 50 turns, then a restart: nothing lost, nothing answered twice', async () => {
+    const fast = { HERALD_BUSY_INPUT_MODE: 'queue', HERALD_SESSION_LOCK_MS: '1500', HERALD_JOB_LOCK_MS: '1500', HERALD_STALLED_INTERVAL_MS: '1000' };
+    const { tg, llm, cluster } = await setup({ workers: 2, env: fast });
+    llm.respondWith(taggedResponder({ delayMs: 300 }).respond);
+    for (let n = 0; n < 5; n++) {
+      for (let s = 0; s < 10; s++) tg.injectMessage({ chatId: 2000 + s, userId: 2000 + s, text: `k${s} m${n}` });
+      await sleep(30);
+    }
+    const answered = () => Array.from({ length: 10 }, (_, s) => repliesIn(tg, 2000 + s).filter((t) => t.startsWith('re:')).length).reduce((a, b) => a + b, 0);
+    await waitFor(() => answered() >= 12, { timeoutMs: 30_000, what: 'some replies before the kill' });
+    await cluster.workers[0].stop('SIGKILL');
+    await cluster.addWorker();
+    await waitFor(() => answered() >= 50, { timeoutMs: 60_000, what: 'all 50 replies' });
+    await sleep(1_500);
+    for (let s = 0; s < 10; s++) {
+      expect(repliesIn(tg, 2000 + s).filter((t) => t.startsWith('re:'))).toEqual(Array.from({ length: 5 }, (_, n) => `re: k${s} m${n}`));
+    }
+  });
+});
