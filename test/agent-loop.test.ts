@@ -56,6 +56,12 @@ function sentToolResultIds(req: RecordedRequest): string[] {
 }
 
 const hasTools = (req: RecordedRequest): boolean => Array.isArray(req.body.tools) && req.body.tools.length > 0;
+/** Tools offered and not forbidden by tool_choice none (OpenAI: 'none'; Anthropic: {type: 'none'}). */
+const mayCallTools = (req: RecordedRequest): boolean => {
+  const choice = req.body.tool_choice;
+  const none = choice === 'none' || (typeof choice === 'object' && choice !== null && (choice as { type?: unknown }).type === 'none');
+  return hasTools(req) && !none;
+};
 
 describe.each<ProviderName>(['openai', 'anthropic'])('agent loop over %s', (kind) => {
   const fakes: FakeLLM[] = [];
@@ -226,7 +232,7 @@ describe.each<ProviderName>(['openai', 'anthropic'])('agent loop over %s', (kind
     const fake = await startFake();
     let n = 0;
     fake.respondWith((req) =>
-      hasTools(req)
+      mayCallTools(req)
         ? { toolCalls: [{ name: 'lookup', arguments: JSON.stringify({ q: `step ${++n}` }) }] }
         : { text: 'I looked up three things and ran out of steps.' },
     );
@@ -236,7 +242,9 @@ describe.each<ProviderName>(['openai', 'anthropic'])('agent loop over %s', (kind
       budget: new IterationBudget(3),
     }).result;
     expect(timings).toHaveLength(3);
-    expect(fake.requests.map(hasTools)).toEqual([true, true, true, false]);
+    // The summary call still describes the tools (Anthropic refuses tool blocks in history otherwise) but forbids them.
+    expect(fake.requests.map(hasTools)).toEqual([true, true, true, true]);
+    expect(fake.requests.map(mayCallTools)).toEqual([true, true, true, false]);
     expect(r.finalResponse).toBe('I looked up three things and ran out of steps.');
     expect(r.partial).toBe(PARTIAL_BUDGET_EXHAUSTED);
     expect(r.apiCalls).toBe(4);

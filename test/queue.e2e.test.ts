@@ -113,4 +113,31 @@ describe('queue and workers (real processes)', () => {
       expect(repliesIn(tg, 2000 + s).filter((t) => t.startsWith('re:'))).toEqual(Array.from({ length: 5 }, (_, n) => `re: k${s} m${n}`));
     }
   });
+
+  it('SIGTERM mid-turn: a turn that ends within the drain window is delivered by the stopping worker; one that does not is handed to another worker — one reply each', async () => {
+    const { tg, llm, cluster } = await setup({ workers: 1, env: { HERALD_BUSY_INPUT_MODE: 'queue', HERALD_DRAIN_TIMEOUT_MS: '1500' } });
+    llm.respondWith(taggedResponder({ delayMs: (text) => (text.startsWith('slow') ? 4_000 : 600) }).respond);
+
+    // Finishes inside the drain window.
+    tg.injectMessage({ chatId: 88, userId: 88, text: 'quick one' });
+    await waitFor(() => llm.activeRequests() === 1, { what: 'the quick LLM request' });
+    const first = cluster.workers[0];
+    const second = await cluster.addWorker();
+    expect(await first.stop('SIGTERM')).toBe(0);
+    await waitFor(() => repliesIn(tg, 88).length >= 1, { what: 'the quick reply' });
+    expect(llm.requests.filter((r) => lastUserText(r) === 'quick one')).toHaveLength(1);
+
+    // Outlives the drain window: handed over, run again by the other worker, answered once.
+    tg.injectMessage({ chatId: 89, userId: 89, text: 'slow one' });
+    await waitFor(() => llm.activeRequests() === 1, { what: 'the slow LLM request' });
+    await cluster.addWorker();
+    expect(await second.stop('SIGTERM')).toBe(0);
+    await waitFor(() => repliesIn(tg, 89).length >= 1, { timeoutMs: 20_000, what: 'the slow reply from another worker' });
+    await sleep(500);
+    expect(repliesIn(tg, 88)).toEqual(['re: quick one']);
+    expect(repliesIn(tg, 89)).toEqual(['re: slow one']);
+    const slow = llm.requests.filter((r) => lastUserText(r) === 'slow one');
+    expect(slow).toHaveLength(2);
+    expect(slow[0].aborted).toBe(true);
+  });
 });

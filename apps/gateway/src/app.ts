@@ -19,9 +19,18 @@ import { TurnProducer, type TurnJobData } from './queue/producer.js';
 import { TURN_QUEUE, TurnWorker } from './queue/worker.js';
 import { IngressRouter } from './ingress/router.js';
 import { accessPolicy } from './ingress/authorize.js';
+import { openConversationServices } from './sessions/services.js';
 import { createEgressRegistry, createIngresses, type IngressWithRoutes } from './platforms.js';
 import { createTurnRunner } from './turns/run-turn.js';
 import { buildAgentRuntime } from './turns/agent-runtime.js';
+import { createTurnTools } from './turns/tools.js';
+import { clarifyPending } from './turns/clarify.js';
+import { createHeraldMetrics } from './ops/metrics.js';
+import { instrumentAgent, instrumentTurns } from './ops/instrument.js';
+import { createInboundGuard } from './ops/inbound-guard.js';
+import { UserRateLimiter } from './ops/rate-limit.js';
+import { workersSeenCheck } from './ops/heartbeat.js';
+import { mountOperations } from './ops/operations.js';
 
 export interface Herald {
   readonly config: HeraldConfig;
@@ -30,6 +39,8 @@ export interface Herald {
   readonly store: SessionStore;
   readonly worker: TurnWorker | null;
   readonly ingresses: Map<string, IngressWithRoutes>;
+  /** The ingress router (null on worker-only processes): what adapters hand their messages to. */
+  readonly router: IngressRouter | null;
   /** `http://host:port` the admin server listens on. */
   readonly url: string;
   stop(): Promise<void>;
@@ -47,10 +58,13 @@ export async function startHerald(config: HeraldConfig, log: Logger): Promise<He
 
   const redis = await connectRedis(config.redisUrl);
   const store = SessionStore.open(config.db);
+  // Pairing, reset policy, per-session counters and models, progress settings (sessions/services.ts).
+  const conversation = openConversationServices(config);
   const mailbox = new Mailbox(redis, config.redisPrefix, config.sessionLockMs);
   const egress = createEgressRegistry(config, log);
   const bullConnection = { url: config.redisUrl, maxRetriesPerRequest: null };
   const closers: Array<() => Promise<void>> = [];
+  const metrics = createHeraldMetrics();
 
   const http = await buildAdminServer({
     logger: log,
@@ -68,6 +82,7 @@ export async function startHerald(config: HeraldConfig, log: Logger): Promise<He
           if (!store.ping()) throw new Error('query failed');
         },
       },
+      ...(hasIngress ? [workersSeenCheck({ redis, prefix: config.redisPrefix, localWorker: hasWorker })] : []),
     ],
   });
 
@@ -82,18 +97,19 @@ export async function startHerald(config: HeraldConfig, log: Logger): Promise<He
     closers.push(() => queue.close());
     const control = new ControlBus(redis, null, config.redisPrefix);
     const producer = new TurnProducer(queue, mailbox, control, log);
-    const policy = accessPolicy(config);
+    const policy = accessPolicy(config, (platform, userId) => conversation.pairing.isApproved(platform, userId));
     if (policy.lockedDown) {
       log.warn('no user is allowed yet: set <PLATFORM>_ALLOWED_USERS or GATEWAY_ALLOWED_USERS (or *_ALLOW_ALL_USERS=true)');
     }
-    router = new IngressRouter({ store, mailbox, control, producer, policy, busyInputMode: config.busyInputMode, egress, log });
+    const guard = createInboundGuard({ metrics, limiter: new UserRateLimiter(redis, config.redisPrefix, config.userRateLimit), log });
+    router = new IngressRouter({ store, mailbox, control, producer, policy, busyInputMode: config.busyInputMode, egress, log, guard, conversation, awaitingAnswer: clarifyPending(redis, config.redisPrefix) });
     ingresses = createIngresses(config, store, log);
     for (const ingress of ingresses.values()) ingress.registerRoutes?.(http);
   }
 
   let worker: TurnWorker | null = null;
   if (hasWorker) {
-    const agent = buildAgentRuntime(config);
+    const agent = instrumentAgent(buildAgentRuntime(config), metrics);
     if (!agent) log.warn('HERALD_MODEL is not set: turns will answer with a setup hint');
     const subscriber = createRedis(config.redisUrl);
     subscriber.on('error', () => undefined);
@@ -104,21 +120,25 @@ export async function startHerald(config: HeraldConfig, log: Logger): Promise<He
       prefix: config.redisPrefix,
       mailbox,
       control: new ControlBus(redis, subscriber, config.redisPrefix),
-      runTurn: createTurnRunner({ store, agent, egress }),
+      runTurn: instrumentTurns(createTurnRunner({ store, agent, egress, conversation, tools: createTurnTools({ config, store, agent, redis, log: log.child({ component: 'tools' }) }) }), { metrics, store }),
       concurrency: config.workerConcurrency,
       busyInputMode: config.busyInputMode,
       log: log.child({ component: 'worker' }),
       jobLockMs: config.jobLockMs,
       stalledIntervalMs: config.stalledIntervalMs,
+      watchdogMs: config.turnWatchdogS * 1000,
     });
   }
 
+  const ops = await mountOperations({ config, http, redis, store, log, metrics, worker, ingresses, pairing: conversation.pairing });
+  closers.push(() => ops.close());
   await http.listen({ host: config.host, port: config.port });
   const addr = http.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
 
   if (worker) await worker.start();
+  await ops.start();
   for (const [platform, ingress] of ingresses) {
     // A platform that cannot connect must not take the others down; its health shows why.
     ingress.start(router!.handle).catch((err: unknown) => log.error({ err, platform }, `${platform} failed to start`));
@@ -133,8 +153,9 @@ export async function startHerald(config: HeraldConfig, log: Logger): Promise<He
       for (const close of closers) await close().catch((err: unknown) => log.warn({ err }, 'close failed'));
       await http.close().catch((err: unknown) => log.warn({ err }, 'closing HTTP server failed'));
       redis.disconnect();
+      conversation.close();
       store.close();
     })());
 
-  return { config, http, redis, store, worker, ingresses, url, stop };
+  return { config, http, redis, store, worker, ingresses, router, url, stop };
 }

@@ -72,6 +72,16 @@ export interface PlatformEgress {
   readonly typingRefreshMs: number;
   /** Adds (or with `remove`, removes) a reaction; platforms without reactions resolve silently. */
   react(conversationId: string, messageId: string, emoji: string, remove?: boolean): Promise<void>;
+  /**
+   * Where the platform's convention is to show a turn's progress on the user's message (Slack: 👀 while working,
+   * ✅ once answered), the two emoji; absent elsewhere. The gateway's turn runner applies them.
+   */
+  readonly turnReactions?: TurnReactions;
+}
+
+export interface TurnReactions {
+  working: string;
+  done: string;
 }
 
 export type AdapterState = 'connected' | 'connecting' | 'disconnected' | 'disabled' | 'fatal';

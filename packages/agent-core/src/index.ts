@@ -4,6 +4,7 @@ export * from './providers/types.js';
 export * from './providers/resolve.js';
 export * from './providers/models.js';
 export * from './store/index.js';
+export * from './compression/index.js';
 
 export { runConversation } from './loop/run-conversation.js';
 export {
@@ -61,3 +62,4 @@ export {
   type Toolset,
   type ToolsetDefinition,
 } from './tools/toolsets.js';
+export * from './tools/builtin/index.js';

@@ -74,6 +74,13 @@ function validate(body: Body, headers: Record<string, string>): HttpReply | unde
   const messages: unknown[] = body.messages;
   if (messages.length === 0) return bad('messages: at least one message is required');
 
+  const hasToolBlocks = messages.some(
+    (m) => isRecord(m) && Array.isArray(m.content) && m.content.some((b: unknown) => isRecord(b) && (b.type === 'tool_use' || b.type === 'tool_result')),
+  );
+  if (hasToolBlocks && !(Array.isArray(body.tools) && body.tools.length > 0)) {
+    return bad('Requests which include `tool_use` or `tool_result` blocks must define tools.');
+  }
+
   let previousToolUses: string[] = [];
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i];

@@ -139,6 +139,7 @@ describe('Anthropic stand-in', () => {
           { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_7', name: 'f', input: {} }] },
           { role: 'user', content: 'b' },
         ],
+        tools: [{ name: 'f', description: 'f', input_schema: { type: 'object', properties: {} } }],
       },
       anthropicHeaders,
     );

@@ -80,6 +80,24 @@ export async function postSignedEvent(url: string, payload: unknown, opts: PostE
   return { status: res.status, body: await res.text(), contentType: res.headers.get('content-type') };
 }
 
+/** A slash command as Slack POSTs it to the Request URL: form-encoded fields, signed like events. */
+export async function postSignedForm(url: string, fields: Record<string, string>, opts: PostEventOptions): Promise<PostResult> {
+  const body = new URLSearchParams(fields).toString();
+  const ts = opts.timestampSec ?? Math.floor(Date.now() / 1000);
+  const secret = opts.forgeSignature ? `${opts.signingSecret}-forged` : opts.signingSecret;
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'user-agent': 'Slackbot 1.0 (+https://api.slack.com/robots)',
+      'x-slack-request-timestamp': String(ts),
+      'x-slack-signature': signSlackRequest(secret, ts, body),
+    },
+    body,
+  });
+  return { status: res.status, body: await res.text(), contentType: res.headers.get('content-type') };
+}
+
 /** Slack timestamps: seconds and a per-channel sequence, unique and increasing. */
 export class TsClock {
   private lastSec = 0;

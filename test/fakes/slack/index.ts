@@ -13,6 +13,7 @@ import {
   eventCallback,
   newEventId,
   postSignedEvent,
+  postSignedForm,
   TsClock,
   urlVerification,
   type PostEventOptions,
@@ -33,7 +34,7 @@ import {
   type UpdateRecord,
 } from './web-api.js';
 
-export { signSlackRequest, postSignedEvent, eventCallback, type PostResult } from './events.js';
+export { signSlackRequest, postSignedEvent, postSignedForm, eventCallback, type PostResult } from './events.js';
 export { SLACK_TEXT_LIMIT } from './web-api.js';
 export type { SentRecord, UpdateRecord, ReactionRecord, StatusRecord, CallRecord, Failure } from './web-api.js';
 export type { Envelope, AckRecord } from './socket-mode.js';
@@ -62,6 +63,14 @@ export interface Delivery {
   responses: PostResult[];
   /** Socket Mode transport: envelope ids, to wait for their acks. */
   envelopeIds: string[];
+}
+
+export interface SlashDelivery {
+  fields: Record<string, string>;
+  /** HTTP transport: Slack's view of the POST. */
+  response?: PostResult;
+  /** Socket Mode transport: the envelope id, to wait for its ack. */
+  envelopeId?: string;
 }
 
 export interface DeliverOptions {
@@ -96,6 +105,11 @@ export interface SlackFake {
   dm(opts: { user: string; text: string; threadTs?: string; channel?: string; files?: unknown[] }): Promise<Delivery>;
   /** A channel message; with `<@botUserId>` in the text Slack sends `message` and `app_mention`, as here. */
   channelMessage(opts: { channel: string; user: string; text: string; threadTs?: string }): Promise<Delivery>;
+  /**
+   * A user types a slash command (default `/herald`) in a channel (default: their DM with the bot): over HTTP the
+   * signed form POST, over Socket Mode a `slash_commands` envelope. Returns the fields and the transport's view.
+   */
+  slashCommand(opts: { user: string; text: string; command?: string; channel?: string }): Promise<SlashDelivery>;
   /** Any event (bot messages, edits, …) wrapped in an `event_callback` and delivered. */
   deliver(event: SlackEvent, opts?: DeliverOptions & { eventId?: string }): Promise<Delivery>;
   /** Sends an `event_callback` body again: HTTP with X-Slack-Retry-Num, or a Socket Mode envelope with retry_attempt. */
@@ -218,6 +232,26 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
       const bodies = [eventCallback(ws, { type: 'message', ...common, ...thread, channel_type: channel.startsWith('G') ? 'group' : 'channel' })];
       if (text.includes(`<@${ws.botUserId}>`)) bodies.push(eventCallback(ws, { type: 'app_mention', ...common, ...thread }));
       return { channel, ts, ...(await send(bodies)) };
+    },
+    async slashCommand({ user, text, command, channel }) {
+      const ch = channel ?? fake.dmChannel(user);
+      const fields: Record<string, string> = {
+        token: ws.verificationToken,
+        team_id: ws.teamId,
+        team_domain: 'herald-test',
+        channel_id: ch,
+        channel_name: ch.startsWith('D') ? 'directmessage' : 'general',
+        user_id: user,
+        user_name: user.toLowerCase(),
+        command: command ?? '/herald',
+        text,
+        api_app_id: ws.appId,
+        is_enterprise_install: 'false',
+        response_url: `${origin}/commands/${randomUUID()}`,
+        trigger_id: `${Date.now()}.${randomUUID().slice(0, 8)}`,
+      };
+      if (eventsUrl !== undefined) return { fields, response: await postSignedForm(eventsUrl, fields, { signingSecret }) };
+      return { fields, envelopeId: socket.send(fields, undefined, 'slash_commands').envelope_id };
     },
     async deliver(event, o = {}) {
       const body = eventCallback(ws, event, o.eventId ?? newEventId());

@@ -12,7 +12,8 @@ export const LINK_PATH = '/link/';
 
 export interface Envelope {
   envelope_id: string;
-  type: 'events_api';
+  /** `events_api` for Events API payloads, `slash_commands` for a slash command's form fields. */
+  type: 'events_api' | 'slash_commands';
   payload: Record<string, unknown>;
   accepts_response_payload: boolean;
   retry_attempt: number;
@@ -75,13 +76,13 @@ export class SocketModeServer {
     return [...this.sockets].filter((s) => s.readyState === WebSocket.OPEN).length;
   }
 
-  /** Wraps an `event_callback` body in an envelope and delivers it (now, or on the next connection). */
-  send(payload: Record<string, unknown>, retry?: { attempt: number; reason: string }): Envelope {
+  /** Wraps an `event_callback` body (or a slash command) in an envelope and delivers it (now, or on the next connection). */
+  send(payload: Record<string, unknown>, retry?: { attempt: number; reason: string }, type: Envelope['type'] = 'events_api'): Envelope {
     const envelope: Envelope = {
       envelope_id: randomUUID(),
-      type: 'events_api',
+      type,
       payload,
-      accepts_response_payload: false,
+      accepts_response_payload: type === 'slash_commands',
       retry_attempt: retry?.attempt ?? 0,
       retry_reason: retry?.reason ?? '',
     };

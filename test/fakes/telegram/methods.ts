@@ -115,7 +115,7 @@ export const METHODS: Record<string, Handler> = {
       ctx.setWebhook(null);
       return new Described(true, 'Webhook was deleted');
     }
-    ctx.setWebhook({ url, ...(typeof secret === 'string' && { secret_token: secret }) });
+    ctx.setWebhook({ url, ...(typeof secret === 'string' && { secret_token: secret }), ...(allowed && { allowed_updates: allowed }) });
     return new Described(true, 'Webhook was set');
   },
 

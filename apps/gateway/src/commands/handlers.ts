@@ -1,20 +1,31 @@
 /**
  * What each command does. Commands run on the ingress process, never through the queue, so they answer at once
- * even while a turn runs — and /stop reaches a turn on any worker through Redis.
+ * even while a turn runs — and /stop reaches a turn on any worker through Redis. Commands that rewrite the
+ * session a running turn is using (/retry, /undo, /compress, /resume) refuse while it runs instead of racing it.
  */
 import type { InboundMessage } from '@herald/adapters';
-import type { SessionStore } from '@herald/agent-core';
+import type { SessionInit, SessionSource, SessionStore } from '@herald/agent-core';
+import type { Logger } from '../logger.js';
 import type { ControlBus } from '../queue/control.js';
 import type { Mailbox } from '../queue/mailbox.js';
 import type { TurnProducer } from '../queue/producer.js';
 import { payloadFrom } from '../ingress/payload.js';
-import { helpText, type ParsedCommand } from './registry.js';
+import { turnFailureReply } from '../turns/user-errors.js';
+import { flushBeforeLosingDetails } from '../sessions/memory-flush.js';
+import type { ConversationServices } from '../sessions/services.js';
+import { compressCommand, retryCommand, undoCommand } from './history.js';
+import { BUSY_REPLY, helpText, type CommandName, type ParsedCommand } from './registry.js';
+import { modelCommand, statusCommand, usageCommand } from './session-info.js';
+import { resumeCommand, titleCommand } from './titles.js';
 
 export interface CommandDeps {
   store: SessionStore;
   mailbox: Mailbox;
   control: ControlBus;
   producer: TurnProducer;
+  /** Counters, models, settings; commands that need them say so when absent. */
+  conversation?: ConversationServices;
+  log?: Logger;
 }
 
 export interface CommandInput {
@@ -23,61 +34,89 @@ export interface CommandInput {
   sessionKey: string;
 }
 
-/** Returns the text to answer with (null: nothing to say). */
-export async function runCommand(deps: CommandDeps, { command, msg, sessionKey }: CommandInput): Promise<string | null> {
-  switch (command.spec.name) {
-    case 'help':
-      return helpText();
-    case 'stop': {
-      const { wasBusy, dropped } = await stopSession(deps, sessionKey);
-      if (!wasBusy && dropped === 0) return 'No active task to stop.';
-      return `Stopped.${dropped > 0 ? ` Dropped ${dropped} queued message${dropped === 1 ? '' : 's'}.` : ''}`;
-    }
-    case 'new': {
-      await stopSession(deps, sessionKey);
-      const current = deps.store.currentSession(sessionKey);
-      if (current && current.endedAt === null) deps.store.endSession(current.id, 'session_reset');
-      return 'Started a new conversation. What can I do for you?';
-    }
-    case 'status':
-      return statusText(deps, sessionKey);
-    case 'queue': {
-      if (!command.args) return 'Usage: /queue <text>';
-      const res = await deps.producer.submit(sessionKey, { ...payloadFrom(msg), text: command.args }, 'queue');
-      if (res.status === 'full') return `The queue is full (${res.pending - 1} waiting); nothing was queued.`;
-      if (res.status === 'duplicate') return null;
-      return res.busy && res.position > 1 ? `Queued (${res.position - 1} ahead of it).` : null;
-    }
-    default:
-      return null;
+type Handler = (deps: CommandDeps, input: CommandInput) => Promise<string | null>;
+
+const HANDLERS: Record<CommandName, Handler> = {
+  help: async () => helpText(),
+  new: newCommand,
+  stop: stopCommand,
+  status: statusCommand,
+  usage: usageCommand,
+  queue: queueCommand,
+  retry: retryCommand,
+  undo: undoCommand,
+  compress: compressCommand,
+  title: titleCommand,
+  resume: resumeCommand,
+  model: modelCommand,
+};
+
+/** Returns the text to answer with (null: nothing to say). A command that fails says so briefly. */
+export async function runCommand(deps: CommandDeps, input: CommandInput): Promise<string | null> {
+  const { spec } = input.command;
+  try {
+    if (!spec.bypassesBusy && (await deps.mailbox.isBusy(input.sessionKey))) return BUSY_REPLY;
+    return await HANDLERS[spec.name](deps, input);
+  } catch (err) {
+    deps.log?.error({ err, command: spec.name, sessionKey: input.sessionKey }, 'command failed');
+    return turnFailureReply(err);
   }
 }
 
-async function stopSession(deps: CommandDeps, sessionKey: string): Promise<{ wasBusy: boolean; dropped: number }> {
+async function stopCommand(deps: CommandDeps, { sessionKey }: CommandInput): Promise<string> {
+  const { wasBusy, dropped } = await stopSession(deps, sessionKey);
+  if (!wasBusy && dropped === 0) return 'No active task to stop.';
+  return `⏹ Stopped.${dropped > 0 ? ` Dropped ${dropped} queued message${dropped === 1 ? '' : 's'}.` : ''}`;
+}
+
+async function newCommand(deps: CommandDeps, { sessionKey }: CommandInput): Promise<string> {
+  await stopSession(deps, sessionKey);
+  const current = deps.store.currentSession(sessionKey);
+  if (current && current.endedAt === null) {
+    const ended = deps.store.endSession(current.id, 'session_reset');
+    // The memory flush takes a model call: run it behind the reply, so the fresh start is instant.
+    if (deps.conversation) void flushBeforeLosingDetails(deps.store, deps.conversation, ended, 'reset', deps.log);
+  }
+  return '✨ Started a new conversation. What can I do for you?';
+}
+
+async function queueCommand(deps: CommandDeps, { command, msg, sessionKey }: CommandInput): Promise<string | null> {
+  if (!command.args) return 'Usage: /queue <text>';
+  const res = await deps.producer.submit(sessionKey, { ...payloadFrom(msg), text: command.args }, 'queue');
+  if (res.status === 'full') return `The queue is full (${res.pending - 1} waiting); nothing was queued.`;
+  if (res.status === 'duplicate') return null;
+  return res.busy && res.position > 1 ? `Queued (${res.position - 1} ahead of it).` : null;
+}
+
+/** Breaks the session's lock (even a hung worker's), drops what waits, and tells the running turn to abort. */
+export async function stopSession(deps: CommandDeps, sessionKey: string): Promise<{ wasBusy: boolean; dropped: number }> {
   const res = await deps.mailbox.stop(sessionKey);
   if (res.wasBusy) await deps.control.publish({ type: 'stop', sessionKey });
   return res;
 }
 
-async function statusText(deps: CommandDeps, sessionKey: string): Promise<string> {
-  const busy = await deps.mailbox.isBusy(sessionKey);
-  const pending = Math.max((await deps.mailbox.length(sessionKey)) - (busy ? 1 : 0), 0);
-  const s = deps.store.currentSession(sessionKey);
-  if (!s || s.endedAt !== null) return `No conversation yet.${busy ? ' A task is running.' : ''}`;
-  const last = deps.store.getMessages(s.id).at(-1);
-  return [
-    `Session ${s.id}`,
-    `Started ${ago(s.startedAt)} · last activity ${last ? ago(last.createdAt) : 'none'}`,
-    `Messages ${s.messageCount} · tokens in ${s.inputTokens} / out ${s.outputTokens}`,
-    `Model ${s.model ?? 'default'}`,
-    busy ? `A task is running${pending ? ` (${pending} queued)` : ''}.` : 'Idle.',
-  ].join('\n');
+/** How a session created by a command (/title, /model before the first message) starts: as a turn would. */
+export function sessionInit(deps: CommandDeps, msg: InboundMessage): SessionInit {
+  const config = deps.conversation?.config;
+  return {
+    source: msg.platform as SessionSource,
+    userId: msg.userId,
+    chatId: msg.chatId,
+    model: config?.model,
+    systemPrompt: config?.model ? config.systemPrompt : undefined,
+  };
 }
 
-function ago(ms: number): string {
-  const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
+export function ago(ms: number, now = Date.now()): string {
+  const s = Math.max(0, Math.round((now - ms) / 1000));
   if (s < 60) return `${s}s ago`;
   if (s < 3600) return `${Math.round(s / 60)}m ago`;
   if (s < 86400) return `${Math.round(s / 3600)}h ago`;
   return `${Math.round(s / 86400)}d ago`;
+}
+
+/** A user text shortened for a one-line mention. */
+export function preview(text: string | null, max = 60): string {
+  const flat = (text ?? '').replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }

@@ -1,23 +1,53 @@
 /**
  * The command table: one place drives dispatch, /help, Telegram's command menu and Slack's `/herald <sub>`.
- * Every registered command bypasses a busy session and is never queued as text; anything else that starts with
- * a slash (an unknown command, a path like /tmp/x) is an ordinary message.
+ * Every registered command is answered at once by the ingress and never queued as text; anything else that
+ * starts with a slash (an unknown command, a path like /tmp/x) is an ordinary message.
  */
+import { SLACK_SLASH_COMMAND } from '@herald/adapters/slack';
+
+export type CommandName =
+  | 'help'
+  | 'new'
+  | 'stop'
+  | 'status'
+  | 'usage'
+  | 'queue'
+  | 'retry'
+  | 'undo'
+  | 'compress'
+  | 'title'
+  | 'resume'
+  | 'model';
 
 export interface CommandSpec {
-  name: string;
+  name: CommandName;
   aliases: readonly string[];
   description: string;
   /** Shown in /help, e.g. `<text>` or `[name]`. */
   args?: string;
+  /**
+   * True: runs while a turn is running (reads state, or stops the turn itself). False: it rewrites the session
+   * a running turn is using, so while busy it answers BUSY_REPLY instead of racing the turn.
+   */
+  bypassesBusy: boolean;
 }
 
+
+export const BUSY_REPLY = '⏳ Busy — a task is running. Send /stop first (or wait for the answer).';
+
 export const COMMANDS: readonly CommandSpec[] = [
-  { name: 'help', aliases: [], description: 'List the commands' },
-  { name: 'new', aliases: ['reset'], description: 'Start a new conversation' },
-  { name: 'stop', aliases: [], description: 'Stop the running task and drop queued messages' },
-  { name: 'status', aliases: [], description: 'Show the session and whether a task is running' },
-  { name: 'queue', aliases: [], description: 'Queue a message for after the running task', args: '<text>' },
+  { name: 'help', aliases: [], description: 'List the commands', bypassesBusy: true },
+  { name: 'new', aliases: ['reset'], description: 'Start a new conversation (stops a running task)', bypassesBusy: true },
+  { name: 'stop', aliases: [], description: 'Stop the running task and drop queued messages', bypassesBusy: true },
+  { name: 'status', aliases: [], description: 'Show the session and whether a task is running', bypassesBusy: true },
+  { name: 'usage', aliases: [], description: 'Tokens, API calls and how full the context is', bypassesBusy: true },
+  { name: 'queue', aliases: [], description: 'Queue a message for after the running task', args: '<text>', bypassesBusy: true },
+  { name: 'retry', aliases: [], description: 'Ask your last message again', bypassesBusy: false },
+  { name: 'undo', aliases: [], description: 'Remove your last message and its answer', bypassesBusy: false },
+  { name: 'compress', aliases: [], description: 'Summarise the conversation now to free context', bypassesBusy: false },
+  { name: 'title', aliases: [], description: 'Show or set the title of this conversation', args: '[name]', bypassesBusy: true },
+  { name: 'resume', aliases: [], description: 'List titled conversations, or continue one', args: '[name]', bypassesBusy: false },
+  { name: 'model', aliases: [], description: 'Show or change the model of this conversation', args: '[provider:model]', bypassesBusy: true },
 ];
 
 const BY_NAME = new Map<string, CommandSpec>();
@@ -40,10 +70,12 @@ export function parseCommand(text: string): ParsedCommand | null {
 }
 
 export function helpText(): string {
-  return ['Commands:', ...COMMANDS.map((c) => `/${c.name}${c.args ? ` ${c.args}` : ''} — ${c.description}${c.aliases.length ? ` (also /${c.aliases.join(', /')})` : ''}`)].join('\n');
+  const line = (c: CommandSpec): string =>
+    `/${c.name}${c.args ? ` ${c.args}` : ''} — ${c.description}${c.aliases.length ? ` (also /${c.aliases.join(', /')})` : ''}`;
+  return ['Commands:', ...COMMANDS.map(line), `On Slack: ${SLACK_SLASH_COMMAND} <command>, e.g. ${SLACK_SLASH_COMMAND} status.`].join('\n');
 }
 
-/** For Telegram's setMyCommands menu. */
+/** For Telegram's setMyCommands menu (and the other platforms' equivalents). */
 export function menuCommands(): Array<{ name: string; description: string }> {
   return COMMANDS.map((c) => ({ name: c.name, description: c.description }));
 }

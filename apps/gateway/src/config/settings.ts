@@ -47,6 +47,21 @@ const modelRef = z
   .trim()
   .regex(/^(openai|anthropic):\S+$/, 'must look like provider:model, e.g. openai:gpt-4.1-mini or anthropic:claude-sonnet-4-5');
 const modelList = list.pipe(z.array(modelRef));
+const toolProgressMode = z.enum(['off', 'new', 'all']);
+
+/** An IANA zone name Intl understands (Europe/Berlin, UTC). */
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+/** The host's zone, so current_time matches the clock of the machine unless told otherwise. */
+function hostTimeZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+}
 
 export const SETTINGS = {
   redisUrl: setting('REDIS_URL', url, 'Redis for BullMQ and pub/sub', 'redis://127.0.0.1:6379'),
@@ -60,14 +75,26 @@ export const SETTINGS = {
   fallbackModels: setting('HERALD_FALLBACK_MODELS', modelList, 'Comma list of provider:model tried in order', ''),
   contextWindow: setting('HERALD_CONTEXT_WINDOW', int(1024, 100_000_000), "Override the model's context window (tokens)"),
   systemPrompt: setting('HERALD_SYSTEM_PROMPT', str, 'System prompt of the agent', 'You are Herald, a helpful assistant reachable from chat apps. Answer concisely.'),
+  // Conversation control (commands, resets, what the user sees while the agent works).
+  toolProgress: setting('HERALD_TOOL_PROGRESS', toolProgressMode, 'Tool progress message: off, new (a line when the tool changes) or all; default per platform (Telegram and Slack off, Discord new)'),
+  streaming: setting('HERALD_STREAMING', bool, 'Stream replies by editing one message as the text arrives', 'false'),
+  sessionReset: setting('HERALD_SESSION_RESET', z.enum(['idle', 'daily', 'both', 'none']), 'When a conversation starts afresh by itself: idle, daily, both or none', 'both'),
+  sessionIdleMinutes: setting('HERALD_SESSION_IDLE_MINUTES', int(1, 525_600), 'Idle reset: minutes without activity after which the next message starts a new session', '1440'),
+  sessionDailyHour: setting('HERALD_SESSION_DAILY_HOUR', int(0, 23), 'Daily reset: local hour (0-23) after which the next message starts a new session', '4'),
   busyInputMode: setting('HERALD_BUSY_INPUT_MODE', z.enum(['interrupt', 'queue', 'steer']), 'What a message does while its session is busy', 'interrupt'),
   workerConcurrency: setting('HERALD_WORKER_CONCURRENCY', int(1, 10_000), 'Turns one worker process runs at once', '50'),
   maxIterations: setting('HERALD_MAX_ITERATIONS', int(1, 10_000), 'Agent-loop iteration budget per turn', '90'),
+  // Agent tools (packages/agent-core/src/tools/builtin): which toolsets the model gets, and their limits.
+  toolsets: setting('HERALD_TOOLSETS', list.pipe(z.array(z.enum(['core', 'research', 'full'], 'must be core, research or full')).min(1, 'name at least one toolset')), 'Comma list of toolsets: core (memory, todo, current_time), research (session_search, web_fetch), full (both plus delegate_task, clarify)', 'core'),
+  fetchAllowPrivate: setting('HERALD_FETCH_ALLOW_PRIVATE', bool, 'Let web_fetch reach private, loopback and link-local addresses', 'false'),
+  timezone: setting('HERALD_TIMEZONE', z.string().trim().refine(isTimeZone, 'must be an IANA time zone such as Europe/Berlin'), 'Time zone of current_time (IANA name)', hostTimeZone()),
+  turnWatchdogS: setting('HERALD_TURN_WATCHDOG_S', int(5, 86_400), 'A turn with no agent activity for this long is aborted and its session unlocked', '1800'),
   drainTimeoutMs: setting('HERALD_DRAIN_TIMEOUT_MS', int(0, 3_600_000), 'On SIGTERM, how long running turns may finish before they are handed back to the queue', '7000'),
   // Advanced: how fast a killed worker's sessions and jobs are taken over. Lower = faster recovery, more Redis traffic.
   sessionLockMs: setting('HERALD_SESSION_LOCK_MS', int(300, 600_000), 'Session lock TTL; a dead worker\'s sessions are free again after this', '30000'),
   jobLockMs: setting('HERALD_JOB_LOCK_MS', int(300, 600_000), 'BullMQ job lock; a dead worker\'s jobs are recovered after this', '30000'),
   stalledIntervalMs: setting('HERALD_STALLED_INTERVAL_MS', int(300, 600_000), 'How often workers look for stalled jobs', '30000'),
+  userRateLimit: setting('HERALD_USER_RATE_LIMIT', int(0, 100_000), 'Messages per minute one user may send (0 = no limit); commands are never limited', '20'),
 
   openai: {
     apiKey: setting('OPENAI_API_KEY', str, 'OpenAI (or compatible server) API key', undefined, true),
@@ -85,6 +112,7 @@ export const SETTINGS = {
     requireMention: setting('TELEGRAM_REQUIRE_MENTION', bool, 'In groups, only answer mentions, replies and commands', 'true'),
     allowedUsers: setting('TELEGRAM_ALLOWED_USERS', list, 'Telegram user ids allowed to talk to the bot', ''),
     allowAllUsers: setting('TELEGRAM_ALLOW_ALL_USERS', bool, 'Let any Telegram user in', 'false'),
+    toolProgress: setting('TELEGRAM_TOOL_PROGRESS', toolProgressMode, 'Tool progress on Telegram (overrides HERALD_TOOL_PROGRESS; default off)'),
   },
   discord: {
     botToken: setting('DISCORD_BOT_TOKEN', str, 'Discord bot token', undefined, true),
@@ -95,6 +123,7 @@ export const SETTINGS = {
     allowBots: setting('DISCORD_ALLOW_BOTS', z.enum(['none', 'mentions', 'all']), 'Messages from other bots', 'none'),
     allowedUsers: setting('DISCORD_ALLOWED_USERS', list, 'Discord user ids allowed', ''),
     allowAllUsers: setting('DISCORD_ALLOW_ALL_USERS', bool, 'Let any Discord user in', 'false'),
+    toolProgress: setting('DISCORD_TOOL_PROGRESS', toolProgressMode, 'Tool progress on Discord (overrides HERALD_TOOL_PROGRESS; default new)'),
   },
   slack: {
     botToken: setting('SLACK_BOT_TOKEN', z.string().regex(/^xoxb-/, 'must start with xoxb-'), 'Slack bot token', undefined, true),
@@ -103,6 +132,7 @@ export const SETTINGS = {
     apiUrl: setting('SLACK_API_URL', url, 'Slack Web API base', 'https://slack.com/api/'),
     allowedUsers: setting('SLACK_ALLOWED_USERS', list, 'Slack user ids allowed', ''),
     allowAllUsers: setting('SLACK_ALLOW_ALL_USERS', bool, 'Let any Slack user in', 'false'),
+    toolProgress: setting('SLACK_TOOL_PROGRESS', toolProgressMode, 'Tool progress on Slack (overrides HERALD_TOOL_PROGRESS; default off)'),
   },
   gateway: {
     allowedUsers: setting('GATEWAY_ALLOWED_USERS', list, 'User ids allowed on every platform', ''),

@@ -7,7 +7,9 @@ import type { Logger } from '../logger.js';
 import { runCommand, type CommandDeps } from '../commands/handlers.js';
 import { parseCommand } from '../commands/registry.js';
 import type { BusyInputMode } from '../queue/producer.js';
-import type { AccessPolicy } from './authorize.js';
+import { admit, type AccessPolicy } from './authorize.js';
+import { resetExpiredSession } from '../sessions/reset-policy.js';
+import type { InboundGuard } from '../ops/inbound-guard.js';
 import { payloadFrom } from './payload.js';
 import { sessionKeyFor } from './session-key.js';
 
@@ -21,6 +23,10 @@ export interface RouterDeps extends CommandDeps {
   busyInputMode: BusyInputMode;
   egress: (platform: string) => PlatformEgress;
   log: Logger;
+  /** Metrics and the per-user rate limit (ops/inbound-guard.ts); commands pass it always. */
+  guard?: InboundGuard;
+  /** True while a clarify question waits in the session (turns/clarify.ts): the next message is its answer. */
+  awaitingAnswer?: (sessionKey: string) => Promise<boolean>;
 }
 
 export class IngressRouter {
@@ -30,13 +36,12 @@ export class IngressRouter {
   readonly handle = async (msg: InboundMessage): Promise<void> => {
     const { deps } = this;
     const log = deps.log.child({ platform: msg.platform, messageId: msg.messageId });
-    if (!deps.policy.isAllowed(msg.platform, msg.userId)) {
-      log.info({ userId: msg.userId, chatType: msg.chatType }, 'message from an unauthorised user ignored');
-      return;
-    }
-    const sessionKey = sessionKeyFor(msg);
     const reply = (text: string): Promise<unknown> =>
       deps.egress(msg.platform).send(msg.conversationId, text, { replyTo: msg.platformMessageId, plain: true });
+    // Unknown users: a pairing code in a DM, silence elsewhere (ingress/authorize.ts). Commands included.
+    if (!(await admit({ policy: deps.policy, pairing: deps.conversation?.pairing, log }, msg, reply))) return;
+    const sessionKey = sessionKeyFor(msg);
+    if (deps.guard && !(await deps.guard.admit(msg, reply))) return;
 
     if (msg.text.length > MAX_INBOUND_CHARS) {
       await reply(`That message is too long (${msg.text.length} characters; the limit is ${MAX_INBOUND_CHARS}). Please split it or send it as a file.`);
@@ -51,7 +56,12 @@ export class IngressRouter {
       return;
     }
 
-    const res = await deps.producer.submit(sessionKey, payloadFrom(msg), deps.busyInputMode);
+    // An answer to a clarify question goes to the running turn (steer), whatever the busy-input mode says.
+    const mode = (await deps.awaitingAnswer?.(sessionKey)) ? 'steer' : deps.busyInputMode;
+    // Idle / daily reset (sessions/reset-policy.ts): an expired session ends and this message starts a new one.
+    const resetNotice = await resetExpiredSession(deps, sessionKey);
+    if (resetNotice) await reply(resetNotice);
+    const res = await deps.producer.submit(sessionKey, payloadFrom(msg), mode);
     log.debug({ sessionKey, status: res.status }, 'message routed');
     if (res.status === 'full') {
       await reply(`⚠️ ${res.pending - 1} messages are already waiting; this one was not queued. Send /stop to clear them.`);

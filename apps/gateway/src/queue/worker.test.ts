@@ -20,7 +20,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function rig(opts: { workers: number; mode: BusyInputMode; runTurn: TurnRunner; concurrency?: number }) {
+async function rig(opts: { workers: number; mode: BusyInputMode; runTurn: TurnRunner; concurrency?: number; watchdogMs?: number }) {
   const prefix = `htest-worker-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   const redis = new Redis(URL);
   const mailbox = new Mailbox(redis, prefix, 2_000);
@@ -40,6 +40,8 @@ async function rig(opts: { workers: number; mode: BusyInputMode; runTurn: TurnRu
       concurrency: opts.concurrency ?? 10,
       busyInputMode: opts.mode,
       log,
+      watchdogMs: opts.watchdogMs,
+      watchdogGraceMs: 200,
     });
     await w.start();
     workers.push(w);
@@ -187,5 +189,36 @@ describe('TurnWorker', () => {
     expect(steered).toEqual([['use blue']]);
     expect(turns).toEqual(['build it']); // absorbed, not run again
     expect(await mailbox.length(keyOf(3))).toBe(0);
+  });
+
+  it('the watchdog aborts a turn with no agent activity, abandons one that ignores the abort, and the session moves on', async () => {
+    const outcome: string[] = [];
+    const { producer } = await rig({
+      workers: 1,
+      mode: 'queue',
+      watchdogMs: 300,
+      runTurn: async (ctx) => {
+        const text = ctx.entries[0].payload.text;
+        if (text === 'busy but alive') {
+          // Activity keeps the watchdog away for longer than its limit.
+          for (let i = 0; i < 8; i++) {
+            ctx.touch();
+            await sleep(100);
+          }
+          outcome.push('alive finished');
+        } else if (text === 'silent') {
+          await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+          const reason: unknown = ctx.signal.reason;
+          outcome.push(`silent aborted: ${reason instanceof TurnAbort ? reason.kind : 'other'}`);
+        } else if (text === 'hung') {
+          await new Promise(() => undefined); // a tool that ignores its AbortSignal
+        } else {
+          outcome.push(`ran ${text}`);
+        }
+      },
+    });
+    for (const [n, text] of ['busy but alive', 'silent', 'hung', 'after'].entries()) await producer.submit(keyOf(9), payload(9, n, text), 'queue');
+    await until(() => outcome.includes('ran after'), 15_000);
+    expect(outcome).toEqual(['alive finished', 'silent aborted: watchdog', 'ran after']);
   });
 });

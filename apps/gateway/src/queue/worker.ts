@@ -24,6 +24,8 @@ export interface TurnContext {
   canDeliver(): Promise<boolean>;
   /** Texts a user sent while the turn ran (steer mode), taken once each. */
   takeSteerMessages(): string[];
+  /** Marks agent activity (an LLM delta, a tool starting or ending); the watchdog aborts a turn without any. */
+  touch(): void;
   log: Logger;
 }
 
@@ -31,13 +33,14 @@ export type TurnRunner = (ctx: TurnContext) => Promise<void>;
 
 /** Why a running turn was aborted; the turn runner reads it from `signal.reason`. */
 export class TurnAbort extends Error {
-  constructor(readonly kind: 'interrupt' | 'stop' | 'shutdown' | 'lock_lost') {
+  constructor(readonly kind: 'interrupt' | 'stop' | 'shutdown' | 'lock_lost' | 'watchdog') {
     super(
       {
         interrupt: 'interrupted by a new message',
         stop: 'stopped by the user',
         shutdown: 'worker shutting down',
         lock_lost: 'session lock lost',
+        watchdog: 'no agent activity for too long',
       }[kind],
     );
     this.name = 'TurnAbort';
@@ -56,10 +59,19 @@ export interface TurnWorkerOptions {
   /** BullMQ job lock; a killed worker's job is recovered after about this long. */
   jobLockMs?: number;
   stalledIntervalMs?: number;
+  /** A turn with no agent activity for this long is aborted and its session unlocked (default 1,800 s). */
+  watchdogMs?: number;
+  /** How long an aborted turn may take to end before it is abandoned (default 5 s). */
+  watchdogGraceMs?: number;
 }
+
+export const DEFAULT_WATCHDOG_MS = 1_800_000;
+/** After the watchdog aborts a turn, how long it may take to wind down before the worker stops waiting for it. */
+const WATCHDOG_GRACE_MS = 5_000;
 
 interface RunningTurn {
   seq: number;
+  lastActivity: number;
   controller: AbortController;
   steer: Array<{ raw: string; entry: MailboxEntry }>;
   absorbed: string[];
@@ -170,10 +182,10 @@ export class TurnWorker {
         const merged = this.opts.busyInputMode === 'interrupt' ? await mailbox.pending(sessionKey) : [];
         const entries = [head.entry, ...merged.map((m) => m.entry)];
         const last = entries[entries.length - 1];
-        const turn: RunningTurn = { seq: last.seq, controller: new AbortController(), steer: [], absorbed: merged.map((m) => m.raw) };
+        const turn: RunningTurn = { seq: last.seq, lastActivity: Date.now(), controller: new AbortController(), steer: [], absorbed: merged.map((m) => m.raw) };
         this.running.set(sessionKey, turn);
         try {
-          await this.opts.runTurn({
+          await this.watched(turn, log, this.opts.runTurn({
             sessionKey,
             entries,
             turnId: last.id,
@@ -184,8 +196,11 @@ export class TurnWorker {
               turn.absorbed.push(...taken.map((t) => t.raw));
               return taken.map((t) => t.entry.payload.text);
             },
+            touch: () => {
+              turn.lastActivity = Date.now();
+            },
             log: log.child({ turnId: last.id }),
-          });
+          }));
         } catch (err) {
           // The runner reports its own failures to the user; anything reaching here is a bug or an outage.
           if (!(err instanceof TurnAbort)) log.error({ err }, 'turn runner threw; dropping the entry so the session is not stuck');
@@ -214,5 +229,36 @@ export class TurnWorker {
     await this.opts.mailbox.release(sessionKey, lockToken);
     await job.moveToWait(jobToken);
     throw new WaitingError();
+  }
+
+  /**
+   * Runs a turn under the inactivity watchdog: no agent activity for `watchdogMs` aborts it; a turn that still
+   * does not end within a grace period (a tool ignoring its AbortSignal) is abandoned so the session moves on.
+   */
+  private async watched(turn: RunningTurn, log: Logger, run: Promise<void>): Promise<void> {
+    const limit = this.opts.watchdogMs ?? DEFAULT_WATCHDOG_MS;
+    let timer: NodeJS.Timeout | undefined;
+    const abandoned = new Promise<void>((resolve) => {
+      const check = (): void => {
+        const idle = Date.now() - turn.lastActivity;
+        if (idle < limit) {
+          timer = setTimeout(check, limit - idle);
+          return;
+        }
+        log.warn({ idleMs: idle }, 'turn watchdog: no agent activity; aborting the turn');
+        turn.controller.abort(new TurnAbort('watchdog'));
+        timer = setTimeout(() => {
+          log.error('turn did not end after the watchdog abort; abandoning it and unlocking the session');
+          resolve();
+        }, this.opts.watchdogGraceMs ?? WATCHDOG_GRACE_MS);
+      };
+      timer = setTimeout(check, limit);
+    });
+    run.catch(() => undefined); // an abandoned turn that fails later must not become an unhandled rejection
+    try {
+      await Promise.race([run, abandoned]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

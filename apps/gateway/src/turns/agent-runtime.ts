@@ -11,6 +11,8 @@ export interface AgentRuntime {
   fallbackState: FallbackState;
   systemPrompt: string;
   maxIterations: number;
+  /** HERALD_CONTEXT_WINDOW; the model table when absent. Drives compression. */
+  contextWindow?: number;
 }
 
 export class ModelNotConfiguredError extends Error {
@@ -27,10 +29,12 @@ export function buildAgentRuntime(config: HeraldConfig): AgentRuntime | null {
     fallbackState: new FallbackState(),
     systemPrompt: config.systemPrompt,
     maxIterations: config.maxIterations,
+    contextWindow: config.contextWindow,
   };
 }
 
-function providerConfig(config: HeraldConfig, ref: string): ProviderConfig {
+/** `provider:model` → what createProvider needs; throws ModelNotConfiguredError naming the missing key. */
+export function providerConfig(config: HeraldConfig, ref: string): ProviderConfig {
   const { provider, model } = parseModelRef(ref);
   const section = provider === 'openai' ? config.openai : config.anthropic;
   const envName = provider === 'openai' ? 'OPENAI_API_KEY' : 'ANTHROPIC_API_KEY';

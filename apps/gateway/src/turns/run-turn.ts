@@ -11,7 +11,12 @@ import type { MailboxEntry, TurnPayload } from '../queue/mailbox.js';
 import { TurnAbort, type TurnContext, type TurnRunner } from '../queue/worker.js';
 import { deliver } from './delivery.js';
 import type { AgentRuntime } from './agent-runtime.js';
-import { userFacingError } from './user-errors.js';
+import { replyOnFailure, userFacingError } from './user-errors.js';
+import { LiveTurn } from './progress.js';
+import type { ConversationServices } from '../sessions/services.js';
+import { compressBeforeTurn, persistTurn } from './auto-compress.js';
+import { showTurnProgress } from './turn-reactions.js';
+import { withTurnTools, type TurnToolsFactory } from './tools.js';
 
 export interface TurnDeps {
   store: SessionStore;
@@ -21,17 +26,22 @@ export interface TurnDeps {
   egress: (platform: string) => PlatformEgress;
   /** Delivery backoff base; tests shrink it. */
   deliveryBaseDelayMs?: number;
+  /** The agent's built-in tools (turns/tools.ts); none when absent. */
+  tools?: TurnToolsFactory;
+  /** Progress and streaming settings, per-session models, counters (sessions/services.ts). */
+  conversation?: ConversationServices;
 }
 
 const QUOTE_MAX_CHARS = 500;
 export const NO_MODEL_REPLY = 'No model is configured yet: set HERALD_MODEL (for example openai:gpt-4.1-mini) and restart Herald.';
 
 export function createTurnRunner(deps: TurnDeps): TurnRunner {
-  return async (ctx) => {
+  // An exception still ends in one short reply (turns/user-errors.ts).
+  return replyOnFailure(deps, async (ctx) => {
     const first = ctx.entries[0].payload;
     const last = ctx.entries[ctx.entries.length - 1].payload;
     const { store } = deps;
-    const { session } = store.getOrCreateSession(ctx.sessionKey, {
+    let { session } = store.getOrCreateSession(ctx.sessionKey, {
       source: first.platform as SessionSource,
       userId: first.userId,
       chatId: first.chatId,
@@ -44,14 +54,35 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       return;
     }
     const egress = deps.egress(first.platform);
+    // 👀 on the user's messages while this turn runs, ✅ once answered (platforms with that convention: Slack).
+    const progress = showTurnProgress(egress, ctx.entries.map((e) => e.payload), ctx.log);
+    // Typing, tool progress, status lines and streaming (turns/progress.ts).
+    const live = new LiveTurn({
+      egress,
+      conversationId: last.conversationId,
+      platform: first.platform,
+      chatType: last.chatType,
+      replyTo: last.platformMessageId,
+      settings: deps.conversation?.progress,
+      signal: ctx.signal,
+      canDeliver: ctx.canDeliver,
+      log: ctx.log,
+      deliveryBaseDelayMs: deps.deliveryBaseDelayMs,
+    });
     const send = async (text: string): Promise<void> => {
       if (!(await ctx.canDeliver())) {
         store.markTurn(ctx.turnId, 'interrupted', 'superseded before delivery');
         ctx.log.info('reply is stale (interrupted or session stopped); not sending it');
+        await live.close();
+        await progress.clear();
         return;
       }
-      const ids = await deliver(egress, last.conversationId, text, { replyTo: last.platformMessageId, baseDelayMs: deps.deliveryBaseDelayMs });
+      // A streamed reply is finished by editing the streamed message: the text is never delivered twice.
+      const ids =
+        (await live.finish(text)) ??
+        (await deliver(egress, last.conversationId, text, { replyTo: last.platformMessageId, baseDelayMs: deps.deliveryBaseDelayMs }));
       store.markDelivered(ctx.turnId, ids);
+      await progress.done();
     };
 
     if (turn.status === 'replied' && turn.reply !== null) {
@@ -65,46 +96,59 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       return;
     }
 
+    // Hermes' 85 % safety net: a session that outgrew the window moves to a compressed child session first.
+    const notify = async (text: string): Promise<void> => void (await deliver(egress, last.conversationId, text, { baseDelayMs: deps.deliveryBaseDelayMs }));
+    session = await compressBeforeTurn({ store, sessionKey: ctx.sessionKey, session, agent: deps.agent, log: ctx.log, signal: ctx.signal, notify });
     const history = store.getHistory(session.id);
-    const stopTyping = keepTyping(egress, last.conversationId, ctx.signal);
+    live.startTyping();
+    // The session's own model when /model chose one (sessions/models.ts), then the configured fallbacks.
+    const providers = deps.conversation?.models.providersFor(deps.agent, session.model) ?? deps.agent;
+    // Tools, a budget shared with subagents, saved notes in front of a session's first message, clarify questions.
+    const turnTools = deps.tools?.forTurn({ ctx, egress, payload: last });
     let result: ConversationResult;
     try {
-      result = await runConversation({
+      result = await runConversation(withTurnTools(turnTools, {
         userMessage: composeUserMessage(ctx.entries, history),
         history,
         systemPrompt: session.systemPrompt ?? deps.agent.systemPrompt,
         signal: ctx.signal,
-        provider: deps.agent.primary,
-        fallbacks: deps.agent.fallbacks,
+        provider: providers.primary,
+        fallbacks: providers.fallbacks,
         fallbackState: deps.agent.fallbackState,
         maxIterations: deps.agent.maxIterations,
+        compression: { contextWindow: deps.agent.contextWindow },
         getSteerMessages: ctx.takeSteerMessages,
+        onEvent: (event) => {
+          ctx.touch(); // the worker's inactivity watchdog counts every agent event as activity
+          live.onEvent(event);
+        },
         toolContext: { sessionId: session.id, sessionKey: ctx.sessionKey, userId: first.userId, platform: first.platform },
-      });
+      }));
     } finally {
-      stopTyping();
+      live.stopTyping();
     }
+    deps.conversation?.counters.addApiCalls(session.id, result.apiCalls);
 
     const abort: unknown = ctx.signal.reason;
     if (ctx.signal.aborted) {
       // Shutdown or a lost lock: another worker runs this turn again, so write nothing here.
       if (abort instanceof TurnAbort && (abort.kind === 'shutdown' || abort.kind === 'lock_lost')) return;
       // Interrupted or stopped by the user: keep what the turn did (tool results), send nothing.
-      store.appendMessages(session.id, result.newMessages, { turnId: ctx.turnId, platformMessageId: last.platformMessageId });
+      persistTurn(store, { sessionKey: ctx.sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
       store.markTurn(ctx.turnId, 'interrupted', abort instanceof Error ? abort.message : 'interrupted');
+      await live.close();
+      await progress.clear();
       return;
     }
 
-    store.appendMessages(session.id, result.newMessages, {
-      turnId: ctx.turnId,
-      platformMessageId: last.platformMessageId,
-    });
+    // When the loop compressed inside the turn, the compressed history continues in a child session.
+    session = persistTurn(store, { sessionKey: ctx.sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
     store.addUsage(session.id, { ...result.usage, lastPromptTokens: result.lastPromptTokens });
     const reply = result.error ? userFacingError(result.error.kind) : result.finalResponse || '(no answer)';
     store.recordReply(ctx.turnId, reply);
     await send(reply);
     if (result.error) store.markTurn(ctx.turnId, 'failed', `${result.error.kind}: ${result.error.message}`);
-  };
+  });
 }
 
 /** The user message of a turn: merged texts, with reply-to context when the quoted message is not in history. */
@@ -120,14 +164,4 @@ function withQuote(p: TurnPayload, history: ChatMessage[]): string {
   if (known) return p.text;
   const short = quoted.length > QUOTE_MAX_CHARS ? `${quoted.slice(0, QUOTE_MAX_CHARS)}…` : quoted;
   return `[Replying to: "${short}"]\n${p.text}`;
-}
-
-/** Shows "typing…" now and refreshes it before it expires, until the returned function is called. */
-function keepTyping(egress: PlatformEgress, conversationId: string, signal: AbortSignal): () => void {
-  const tick = (): void => void egress.typing(conversationId).catch(() => undefined);
-  tick();
-  const timer = setInterval(tick, egress.typingRefreshMs);
-  const stop = (): void => clearInterval(timer);
-  signal.addEventListener('abort', stop, { once: true });
-  return stop;
 }

@@ -1,7 +1,13 @@
 /**
- * Short, actionable texts for what went wrong, never a stack trace.
+ * Short, actionable texts for what went wrong, never a stack trace: one for each provider error kind, and one
+ * for anything a turn throws (named by its type, so a bug report has something to go on).
  */
-import type { ProviderErrorKind } from '@herald/agent-core';
+import { ProviderError, StoreBusyError, type ProviderErrorKind, type SessionStore } from '@herald/agent-core';
+import type { PlatformEgress } from '@herald/adapters';
+import { TurnAbort, type TurnRunner } from '../queue/worker.js';
+import { SessionModelError } from '../sessions/models.js';
+import { ModelNotConfiguredError } from './agent-runtime.js';
+import { DeliveryError, deliver } from './delivery.js';
 
 export function userFacingError(kind: ProviderErrorKind | string): string {
   switch (kind) {
@@ -15,11 +21,57 @@ export function userFacingError(kind: ProviderErrorKind | string): string {
     case 'overloaded':
       return '⏳ The AI provider is overloaded right now. Please try again shortly.';
     case 'model_not_found':
-      return '⚠️ The configured model was not found. Ask the bot admin to check HERALD_MODEL.';
+      return '⚠️ The configured model was not found. Ask the bot admin to check HERALD_MODEL (or pick another with /model).';
     case 'timeout':
     case 'server_error':
       return '⚠️ The AI provider did not answer properly. Please try again.';
     default:
       return `⚠️ Something went wrong (${kind}). Please try again.`;
   }
+}
+
+/** The reply for an exception thrown by a turn (the loop reports provider errors itself; this is the rest). */
+export function turnFailureReply(err: unknown): string {
+  if (err instanceof ProviderError) return userFacingError(err.kind);
+  if (err instanceof SessionModelError || err instanceof ModelNotConfiguredError) {
+    return '⚠️ The model chosen for this conversation cannot be used right now. Pick another with /model, or /model default.';
+  }
+  if (err instanceof StoreBusyError) return '⏳ I am very busy right now. Please send that again in a moment.';
+  return userFacingError(err instanceof Error ? err.name : typeof err);
+}
+
+export interface FailureReplyDeps {
+  store: SessionStore;
+  egress: (platform: string) => PlatformEgress;
+  deliveryBaseDelayMs?: number;
+}
+
+/**
+ * Wraps a turn runner so that an exception (a bug, a store outage, a model that cannot be built) still ends in
+ * one short reply instead of silence — unless the turn was stopped, interrupted or handed over (nothing may be
+ * sent then), or delivery itself failed (delivery already told the user).
+ */
+export function replyOnFailure(deps: FailureReplyDeps, run: TurnRunner): TurnRunner {
+  return async (ctx) => {
+    try {
+      await run(ctx);
+    } catch (err) {
+      if (ctx.signal.aborted || err instanceof TurnAbort || err instanceof DeliveryError) throw err;
+      ctx.log.error({ err }, 'turn failed; telling the user');
+      const last = ctx.entries[ctx.entries.length - 1].payload;
+      try {
+        if (!(await ctx.canDeliver())) return;
+        const ids = await deliver(deps.egress(last.platform), last.conversationId, turnFailureReply(err), {
+          replyTo: last.platformMessageId,
+          baseDelayMs: deps.deliveryBaseDelayMs,
+        });
+        if (deps.store.getTurn(ctx.turnId)) {
+          deps.store.markDelivered(ctx.turnId, ids);
+          deps.store.markTurn(ctx.turnId, 'failed', err instanceof Error ? `${err.name}: ${err.message}` : String(err));
+        }
+      } catch (notice) {
+        ctx.log.warn({ err: notice }, 'could not tell the user the turn failed');
+      }
+    }
+  };
 }

@@ -25,6 +25,11 @@ export const DISCORD_EMPTY_TEXT_NOTE = '(the user sent no text)';
  */
 export const DISCORD_MAX_INLINE_RATE_LIMIT_MS = 10_000;
 export const DISCORD_REQUEST_TIMEOUT_MS = 15_000;
+/**
+ * Discord ACKs a heartbeat every ~41 s, so an open connection is never quiet for longer. Past this without an
+ * event or an ACK the socket is dead even if discord.js has not noticed yet (its zombie check can take ~82 s).
+ */
+export const DISCORD_SILENCE_LIMIT_MS = 60_000;
 
 /** Where the Message Content intent is switched on; quoted in the 4014 start-up error. */
 export const DISCORD_PRIVILEGED_INTENT_HINT =
@@ -57,6 +62,8 @@ export interface DiscordIngressOptions {
    */
   commands?: { name: string; description: string }[];
   logger: Logger;
+  /** Override DISCORD_SILENCE_LIMIT_MS (tests). */
+  silenceLimitMs?: number;
 }
 
 export interface DiscordEgressOptions {

@@ -21,6 +21,7 @@ import {
   DISCORD_DEFAULT_API_URL,
   DISCORD_DEDUPE_CAPACITY,
   DISCORD_PRIVILEGED_INTENT_HINT,
+  DISCORD_SILENCE_LIMIT_MS,
   type DiscordIngressOptions,
 } from './config.js';
 import { viewOf } from './message-view.js';
@@ -63,6 +64,8 @@ class DiscordGatewayIngress implements DiscordIngress {
   private handler: InboundHandler | null = null;
   private state: AdapterState = 'disconnected';
   private lastEventAt: number | null = null;
+  /** When the state last became connected: the silence check counts from here until the first ACK. */
+  private connectedAt = 0;
   private lastError: string | null = null;
   private lastCloseCode: number | null = null;
   private readonly seen = new RecentIds(DISCORD_DEDUPE_CAPACITY);
@@ -115,10 +118,22 @@ class DiscordGatewayIngress implements DiscordIngress {
   }
 
   health(): AdapterHealth {
+    const silentMs = Date.now() - this.lastSignOfLife();
+    if (this.state === 'connected' && silentMs > (this.opts.silenceLimitMs ?? DISCORD_SILENCE_LIMIT_MS)) {
+      const error = `no gateway event or heartbeat ACK for ${Math.round(silentMs / 1000)} s`;
+      return { state: 'disconnected', lastEventAt: this.lastEventAt, error };
+    }
     return { state: this.state, lastEventAt: this.lastEventAt, error: this.lastError };
   }
 
+  /** The latest proof the connection is alive: connecting, any event, or an ACKed heartbeat (sent-at time). */
+  private lastSignOfLife(): number {
+    const acks = this.client ? [...this.client.ws.shards.values()].map((s) => s.lastPingTimestamp) : [];
+    return Math.max(this.connectedAt, this.lastEventAt ?? 0, ...acks);
+  }
+
   private setState(state: AdapterState, error: string | null | undefined): void {
+    if (state === 'connected') this.connectedAt = Date.now();
     this.state = state;
     if (error !== undefined) this.lastError = error;
   }

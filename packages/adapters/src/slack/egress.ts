@@ -6,15 +6,17 @@ import { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import { FormattingError, RateLimitedError } from '../errors.js';
 import { chunkMessage } from '../shared/chunk.js';
-import type { PlatformEgress, SendOptions, SentMessage } from '../types.js';
+import type { PlatformEgress, SendOptions, SentMessage, TurnReactions } from '../types.js';
 import { slackCodec } from './codec.js';
 import {
   SLACK_DEFAULT_API_URL,
+  SLACK_DONE_REACTION,
   SLACK_MAX_INLINE_RETRY_WAIT_MS,
   SLACK_MAX_MESSAGE_LENGTH,
   SLACK_RATE_LIMIT_RETRIES,
   SLACK_TYPING_REFRESH_MS,
   SLACK_TYPING_STATUS,
+  SLACK_WORKING_REACTION,
   type SlackEgressOptions,
 } from './config.js';
 import { markdownToMrkdwn } from './format.js';
@@ -67,6 +69,7 @@ class SlackEgressImpl implements SlackEgress {
   readonly platform = 'slack' as const;
   readonly maxMessageLength = SLACK_MAX_MESSAGE_LENGTH;
   readonly typingRefreshMs = SLACK_TYPING_REFRESH_MS;
+  readonly turnReactions: TurnReactions = { working: SLACK_WORKING_REACTION, done: SLACK_DONE_REACTION };
   typingDisabled = false;
 
   private readonly client: WebClient;

@@ -14,6 +14,7 @@ import { SLACK_DEDUPE_CAPACITY, SLACK_DEFAULT_API_URL, type SlackIngressOptions 
 import { FastifyEventsReceiver } from './events-http.js';
 import { SeenSet } from './lru.js';
 import { classifySlackEvent, type SlackIdentity } from './normalize.js';
+import { SLACK_SLASH_COMMAND, slashCommandToMessage } from './slash-command.js';
 import { toPlatformError } from './slack-errors.js';
 import { toSlackLogger } from './slack-logger.js';
 import { SocketTransport } from './socket-mode.js';
@@ -114,6 +115,11 @@ class SlackIngressImpl implements SlackIngress {
     app.use(this.dedupeRetries);
     app.event('message', async ({ event }) => this.onEvent(event));
     app.event('app_mention', async ({ event }) => this.onEvent(event));
+    // Slack wants the ack within 3 s; the answer follows as a normal message once the gateway has it.
+    app.command(SLACK_SLASH_COMMAND, async ({ command, ack }) => {
+      await ack();
+      await this.onSlashCommand(command);
+    });
     app.error(async (err) => {
       this.lastError = err.message;
       this.logger.error({ err }, 'slack: Bolt reported an error');
@@ -186,6 +192,18 @@ class SlackIngressImpl implements SlackIngress {
     }
     await next();
   };
+
+  private async onSlashCommand(payload: unknown): Promise<void> {
+    const handler = this.handler;
+    const message = slashCommandToMessage(payload);
+    if (handler === null || message === null) return;
+    try {
+      await handler(message);
+    } catch (err) {
+      this.lastError = err instanceof Error ? err.message : String(err);
+      this.logger.error({ err, messageId: message.messageId }, 'slack: handing a slash command to the gateway failed');
+    }
+  }
 
   private async onEvent(event: unknown): Promise<void> {
     const handler = this.handler;

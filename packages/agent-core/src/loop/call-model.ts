@@ -45,18 +45,23 @@ export class ModelCaller {
     this.chain = new ProviderChain(opts.providers, opts.fallbackState);
   }
 
+  /** The provider the turn is on now (after any fallback). */
+  get provider(): Provider {
+    return this.chain.current;
+  }
+
   /** The model that answered last, else the one the turn is on. */
   get model(): string {
     return this.answeredBy ?? this.chain.current.model;
   }
 
   /** Sends the transcript; on an oversized context, lets the overflow hook shrink it and sends again. */
-  async complete(transcript: Transcript, tools: ToolSchema[]): Promise<CompletionResult> {
+  async complete(transcript: Transcript, tools: ToolSchema[], toolChoice?: 'none'): Promise<CompletionResult> {
     this.announceCooldowns();
     for (let recoveries = 0; ; recoveries++) {
       const messages = transcript.forRequest();
       try {
-        return await this.completeOnChain(messages, tools);
+        return await this.completeOnChain(messages, tools, toolChoice);
       } catch (err) {
         const handler = this.opts.onContextOverflow;
         const overflow = err instanceof ProviderError && OVERFLOW_KINDS.has(err.kind);
@@ -69,12 +74,12 @@ export class ModelCaller {
     }
   }
 
-  private async completeOnChain(messages: ChatMessage[], tools: ToolSchema[]): Promise<CompletionResult> {
+  private async completeOnChain(messages: ChatMessage[], tools: ToolSchema[], toolChoice?: 'none'): Promise<CompletionResult> {
     const { signal, policy, fallbackState } = this.opts;
     for (;;) {
       const provider = this.chain.current;
       try {
-        const result = await withRetries(() => this.send(provider, messages, tools), policy, {
+        const result = await withRetries(() => this.send(provider, messages, tools, toolChoice), policy, {
           signal,
           // A 429 moves to the next provider at once; the last provider waits it out like any transient error.
           shouldRetry: (err) => isTransient(err) && !(err.kind === 'rate_limit' && this.chain.hasNext),
@@ -96,13 +101,14 @@ export class ModelCaller {
     }
   }
 
-  private async send(provider: Provider, messages: ChatMessage[], tools: ToolSchema[]): Promise<CompletionResult> {
+  private async send(provider: Provider, messages: ChatMessage[], tools: ToolSchema[], toolChoice?: 'none'): Promise<CompletionResult> {
     const { emit, signal, systemPrompt, maxTokens } = this.opts;
     this.apiCalls += 1;
     const result = await provider.complete({
       systemPrompt,
       messages,
       tools,
+      toolChoice,
       maxTokens,
       signal,
       onTextDelta: (text) => emit({ type: 'text_delta', text }),

@@ -232,7 +232,7 @@ describe('runConversation: iteration budget', () => {
     const log: string[] = [];
     let n = 0;
     const provider = new ScriptedProvider().otherwise((call) =>
-      call.tools.length === 0
+      call.toolChoice === 'none'
         ? { text: 'I looked up 3 things.' }
         : { toolCalls: [{ name: 'lookup', arguments: JSON.stringify({ q: `q${++n}` }) }] },
     );
@@ -240,7 +240,8 @@ describe('runConversation: iteration budget', () => {
     const r = await turn(provider, { tools: [lookupTool(log)], budget }).result;
     expect(log).toEqual(['q1', 'q2', 'q3']);
     expect(r).toMatchObject({ finalResponse: 'I looked up 3 things.', partial: PARTIAL_BUDGET_EXHAUSTED, apiCalls: 4 });
-    expect(provider.calls.map((c) => c.tools.length)).toEqual([1, 1, 1, 0]);
+    // The summary call keeps the tool schemas (history holds tool calls) but forbids calling them.
+    expect(provider.calls.map((c) => [c.tools.length, c.toolChoice ?? 'auto'])).toEqual([[1, 'auto'], [1, 'auto'], [1, 'auto'], [1, 'none']]);
     expect(provider.calls[3].messages.at(-1)).toEqual({ role: 'user', content: BUDGET_SUMMARY_PROMPT });
     expect(budget.remaining).toBe(0);
     expect(r.newMessages.at(-1)).toMatchObject({ role: 'assistant', content: 'I looked up 3 things.' });
@@ -250,7 +251,7 @@ describe('runConversation: iteration budget', () => {
     const budget = new IterationBudget(5);
     for (let i = 0; i < 4; i++) budget.consume();
     const provider = new ScriptedProvider().otherwise((call) =>
-      call.tools.length === 0 ? { text: 'summary' } : { toolCalls: [{ name: 'lookup', arguments: '{"q":"x"}' }] },
+      call.toolChoice === 'none' ? { text: 'summary' } : { toolCalls: [{ name: 'lookup', arguments: '{"q":"x"}' }] },
     );
     const r = await turn(provider, { tools: [lookupTool()], budget }).result;
     expect(r.apiCalls).toBe(2);

@@ -4,8 +4,9 @@
  * tool execution and history repair are named functions in their own modules.
  */
 import type { ChatMessage, ToolCall } from '../types.js';
-import type { CompletionResult, FinishReason } from '../providers/types.js';
+import type { CompletionResult, FinishReason, ToolSchema } from '../providers/types.js';
 import { checkAvailability, toolSchemas, type Tool } from '../tools/registry.js';
+import { LoopCompressor } from '../compression/loop-compressor.js';
 import { DEFAULT_MAX_ITERATIONS, IterationBudget } from './budget.js';
 import { ModelCaller } from './call-model.js';
 import { executeToolCalls, hasInvalidArguments, prepareToolCalls } from './execute-tools.js';
@@ -48,6 +49,10 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
   const { tools, unavailable } = checkAvailability(opts.tools ?? []);
   const toolsByName = new Map<string, Tool>(tools.map((t) => [t.name, t]));
   const schemas = toolSchemas(tools);
+  // Opt-in; built before the caller, whose context-overflow hook it provides (it reads the caller lazily).
+  const compressor = opts.compression
+    ? new LoopCompressor({ options: opts.compression, caller: () => caller, systemPrompt: opts.systemPrompt, signal, emit })
+    : undefined;
   const caller = new ModelCaller({
     providers: [opts.provider, ...(opts.fallbacks ?? [])],
     fallbackState: opts.fallbackState ?? new FallbackState(),
@@ -55,7 +60,7 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
     signal,
     systemPrompt: opts.systemPrompt,
     maxTokens: opts.maxTokens,
-    onContextOverflow: opts.onContextOverflow,
+    onContextOverflow: opts.onContextOverflow ?? compressor?.onContextOverflow,
     emit,
   });
   const userMessage = sanitizeText(opts.userMessage);
@@ -72,8 +77,9 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
   let unknownToolResponses = 0;
 
   const loop = async (): Promise<Outcome> => {
+    await compressor?.preflight(transcript, schemas);
     while (!signal.aborted) {
-      if (!budget.consume()) return summariseAfterBudget(caller, transcript);
+      if (!budget.consume()) return summariseAfterBudget(caller, transcript, schemas);
       const reply = await caller.complete(transcript, schemas);
       // A provider that finished despite the abort: the user has moved on, so its reply is dropped.
       if (signal.aborted) break;
@@ -87,13 +93,16 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
         }
         invalidJsonRetries = 0;
         const batch = prepareToolCalls(calls, toolsByName);
-        transcript.append(assistantMessage(reply, takeParts(parts, transcript), batch.calls));
-        transcript.append(...(await executeToolCalls(batch, { signal, toolContext: opts.toolContext, emit })));
+        const assistant = assistantMessage(reply, takeParts(parts, transcript), batch.calls);
+        transcript.append(assistant);
+        const results = await executeToolCalls(batch, { signal, toolContext: opts.toolContext, emit });
+        transcript.append(...results);
         if (signal.aborted) break;
         if (batch.unknownNames.length > 0 && ++unknownToolResponses >= MAX_UNKNOWN_TOOL_RESPONSES) {
           return { finalResponse: reply.message.content ?? '', completed: false, partial: PARTIAL_UNKNOWN_TOOLS };
         }
         appendSteering(transcript, opts.getSteerMessages);
+        await compressor?.afterToolBatch(transcript, schemas, caller.lastPromptTokens, [assistant, ...results]);
         continue;
       }
 
@@ -177,9 +186,13 @@ function appendSteering(transcript: Transcript, getSteerMessages: (() => string[
 }
 
 /** The budget is spent: one call without tools asks the model to wrap up, so the user still gets an answer. */
-async function summariseAfterBudget(caller: ModelCaller, transcript: Transcript): Promise<Outcome> {
+/**
+ * One last call that must answer in text. The tools are still described with tool_choice 'none': Anthropic
+ * rejects a request whose history holds tool_use/tool_result blocks but defines no tools.
+ */
+async function summariseAfterBudget(caller: ModelCaller, transcript: Transcript, schemas: ToolSchema[]): Promise<Outcome> {
   transcript.appendScaffold({ role: 'user', content: BUDGET_SUMMARY_PROMPT });
-  const reply = await caller.complete(transcript, []);
+  const reply = await caller.complete(transcript, schemas, 'none');
   transcript.clearScaffold();
   const finalResponse = reply.message.content ?? '';
   if (finalResponse) transcript.append({ role: 'assistant', content: finalResponse, finish_reason: reply.finishReason });

@@ -27,6 +27,7 @@ export interface ScriptStep {
 export interface RecordedCall {
   messages: ChatMessage[];
   tools: ToolSchema[];
+  toolChoice?: 'auto' | 'none';
   systemPrompt: string;
 }
 
@@ -56,6 +57,7 @@ export class ScriptedProvider implements Provider {
     const call: RecordedCall = {
       messages: structuredClone(req.messages),
       tools: structuredClone(req.tools),
+      toolChoice: req.toolChoice,
       systemPrompt: req.systemPrompt,
     };
     this.calls.push(call);

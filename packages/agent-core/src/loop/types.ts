@@ -5,6 +5,7 @@
 import type { ChatMessage, Usage } from '../types.js';
 import type { Provider, ProviderError, ProviderErrorKind } from '../providers/types.js';
 import type { Tool } from '../tools/registry.js';
+import type { CompressionOptions } from '../compression/loop-compressor.js';
 import type { IterationBudget } from './budget.js';
 import type { FallbackState } from './fallback.js';
 import type { RetryPolicy } from './retry.js';
@@ -59,6 +60,12 @@ export interface ConversationOptions {
   retry?: Partial<RetryPolicy>;
   /** max_tokens per call; the provider's default when absent. */
   maxTokens?: number;
+  /**
+   * Compress the context inside the turn: before the first call when the request reaches the threshold (default
+   * 50 % of the window), after tool batches on real usage, and on context-length / 413 errors (unless
+   * `onContextOverflow` is given). Off when absent.
+   */
+  compression?: CompressionOptions;
 }
 
 export interface ConversationResult {
@@ -79,7 +86,7 @@ export interface ConversationResult {
   /** Prompt size of the last successful call (input + cache read + cache write), for compression decisions. */
   lastPromptTokens?: number;
   /**
-   * Set only when `onContextOverflow` replaced the context during the turn: the compressed history as last sent,
+   * Set only when compression (or `onContextOverflow`) replaced the context during the turn: the compressed history,
    * followed by this turn's messages. The caller persists it instead of appending `newMessages`.
    */
   compactedHistory?: ChatMessage[];

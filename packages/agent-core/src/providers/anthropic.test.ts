@@ -243,9 +243,12 @@ describe('Anthropic provider: message conversion', () => {
       { role: 'tool', tool_call_id: a!.id, content: '12:00' },
       { role: 'tool', tool_call_id: b!.id, content: 'Monday' },
     ];
-    const second = await provider.complete(request({ messages: history }));
+    // The real API refuses tool blocks in history unless tools are defined; the stand-in does too.
+    const tools = ['clock', 'calendar'].map((name) => ({ name, description: name, parameters: { type: 'object', properties: {} } }));
+    await expect(provider.complete(request({ messages: history }))).rejects.toMatchObject({ kind: 'format_error' });
+    const second = await provider.complete(request({ messages: history, tools }));
     expect(second.message.content).toBe('It is noon.');
-    const sentAssistant = (fake.requests[1]!.body.messages as { content: { type: string }[] }[])[1]!;
+    const sentAssistant = (fake.requests[2]!.body.messages as { content: { type: string }[] }[])[1]!;
     // Thinking without a kept signature is not sent back.
     expect(sentAssistant.content.map((c) => c.type)).toEqual(['tool_use', 'tool_use']);
   });

@@ -40,6 +40,7 @@ export function createAnthropicProvider(cfg: ProviderConfig): Provider {
           messages: toAnthropicMessages(req.messages),
           ...(system ? { system } : {}),
           ...(req.tools.length > 0 ? { tools: req.tools.map(toAnthropicTool) } : {}),
+          ...(req.tools.length > 0 && req.toolChoice === 'none' ? { tool_choice: { type: 'none' as const } } : {}),
           stream: true,
         };
         const stream = await client.messages.create(params, { signal: guard.signal });

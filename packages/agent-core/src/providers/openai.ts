@@ -35,6 +35,7 @@ export function createOpenAIProvider(cfg: ProviderConfig): Provider {
           model: cfg.model,
           messages: toChatMessages(req.systemPrompt, req.messages),
           ...(req.tools.length > 0 ? { tools: req.tools.map(toChatTool) } : {}),
+          ...(req.tools.length > 0 && req.toolChoice === 'none' ? { tool_choice: 'none' as const } : {}),
           ...(req.maxTokens === undefined ? {} : { [maxTokensField]: req.maxTokens }),
           stream: true,
           stream_options: { include_usage: true },

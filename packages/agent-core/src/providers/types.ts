@@ -25,6 +25,8 @@ export interface CompletionRequest {
   /** Internal-format history, without a system message. */
   messages: ChatMessage[];
   tools: ToolSchema[];
+  /** 'none': the tools are described (history may hold tool calls) but the model must answer in text. */
+  toolChoice?: 'auto' | 'none';
   maxTokens?: number;
   /** Aborting closes the HTTP stream. */
   signal: AbortSignal;

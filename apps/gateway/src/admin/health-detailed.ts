@@ -1,0 +1,127 @@
+/**
+ * GET /health/detailed: what an operator looks at first. Every platform's connection (from its ingress'
+ * health(); platforms without credentials, or not held by this process, are listed as disabled), the workers
+ * heard from through Redis heartbeats, queue counts and the turns running across those workers.
+ * Parts that depend on Redis report their error instead of failing the whole answer.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { AdapterHealth, PlatformIngress } from '@herald/adapters';
+import type { HeraldConfig } from '../config/load.js';
+import { VERSION } from '../version.js';
+import { listWorkers, type WorkerBeat } from '../ops/heartbeat.js';
+import { QUEUE_STATES } from '../ops/metrics.js';
+
+const PLATFORMS = ['telegram', 'discord', 'slack'] as const;
+/** A Redis outage must not hang the probe: its parts answer with an error after this. */
+const PART_TIMEOUT_MS = 2_000;
+
+export interface DetailedHealthDeps {
+  config: HeraldConfig;
+  redis: Redis;
+  queue: Queue | null;
+  ingresses: ReadonlyMap<string, PlatformIngress>;
+}
+
+const platformSchema = {
+  type: 'object',
+  properties: {
+    state: { type: 'string', enum: ['connected', 'connecting', 'disconnected', 'disabled', 'fatal'] },
+    last_event_at: { type: ['string', 'null'], format: 'date-time' },
+    error: { type: ['string', 'null'] },
+  },
+} as const;
+
+const schema = {
+  response: {
+    200: {
+      type: 'object',
+      properties: {
+        status: { type: 'string' },
+        version: { type: 'string' },
+        pid: { type: 'integer' },
+        role: { type: 'string' },
+        uptime_s: { type: 'number' },
+        platforms: { type: 'object', additionalProperties: platformSchema },
+        workers: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              id: { type: 'string' },
+              host: { type: 'string' },
+              pid: { type: 'integer' },
+              version: { type: 'string' },
+              last_heartbeat_at: { type: 'string', format: 'date-time' },
+              running_turns: { type: 'integer' },
+            },
+          },
+        },
+        workers_error: { type: ['string', 'null'] },
+        queue: { type: ['object', 'null'], additionalProperties: { type: 'integer' } },
+        queue_error: { type: ['string', 'null'] },
+        active_turns: { type: 'integer' },
+      },
+    },
+  },
+} as const;
+
+export function detailedHealthRoute(app: FastifyInstance, deps: DetailedHealthDeps): void {
+  const started = Date.now();
+  app.get('/health/detailed', { schema }, async () => {
+    const [workers, queue] = await Promise.all([settle(listWorkers(deps.redis, deps.config.redisPrefix)), settle(queueCounts(deps.queue))]);
+    const beats: WorkerBeat[] = workers.value ?? [];
+    return {
+      status: 'ok',
+      version: VERSION,
+      pid: process.pid,
+      role: deps.config.role,
+      uptime_s: Math.round((Date.now() - started) / 1000),
+      platforms: Object.fromEntries(PLATFORMS.map((p) => [p, platformHealth(p, deps)])),
+      workers: beats.map((b) => ({
+        id: b.id,
+        host: b.host,
+        pid: b.pid,
+        version: b.version,
+        last_heartbeat_at: new Date(b.lastHeartbeatAt).toISOString(),
+        running_turns: b.runningTurns,
+      })),
+      workers_error: workers.error,
+      queue: queue.value,
+      queue_error: queue.error,
+      active_turns: beats.reduce((n, b) => n + b.runningTurns, 0),
+    };
+  });
+}
+
+function platformHealth(platform: (typeof PLATFORMS)[number], deps: DetailedHealthDeps): Record<string, unknown> {
+  const ingress = deps.ingresses.get(platform);
+  if (ingress) return healthJson(ingress.health());
+  const status = deps.config.platforms[platform];
+  const why = status.enabled ? `not connected by this process (role ${deps.config.role})` : status.reason;
+  return { state: 'disabled', last_event_at: null, error: why };
+}
+
+function healthJson(h: AdapterHealth): Record<string, unknown> {
+  return { state: h.state, last_event_at: h.lastEventAt === null ? null : new Date(h.lastEventAt).toISOString(), error: h.error };
+}
+
+async function queueCounts(queue: Queue | null): Promise<Record<string, number> | null> {
+  if (!queue) return null;
+  return queue.getJobCounts(...QUEUE_STATES);
+}
+
+async function settle<T>(p: Promise<T>): Promise<{ value: T | null; error: string | null }> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer from Redis within ${PART_TIMEOUT_MS} ms`)), PART_TIMEOUT_MS);
+  });
+  try {
+    return { value: await Promise.race([p, timeout]), error: null };
+  } catch (err) {
+    return { value: null, error: err instanceof Error ? err.message : String(err) };
+  } finally {
+    clearTimeout(timer);
+  }
+}

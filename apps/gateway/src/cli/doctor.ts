@@ -1,0 +1,194 @@
+/**
+ * `herald doctor`: checks what Herald needs, one line per check, with real calls — Redis PING, the SQLite file,
+ * each configured platform's token (Telegram getMe, Discord users/@me, Slack auth.test) and each model with a
+ * tiny request. Exits non-zero naming every check that failed. Warnings (nothing configured yet) do not fail.
+ */
+import { createProvider, SessionStore } from '@herald/agent-core';
+import { ConfigError, loadConfig, type HeraldConfig } from '../config/load.js';
+import { connectRedis, describeRedisUrl } from '../redis.js';
+import { providerConfig } from '../turns/agent-runtime.js';
+
+/** Per check: a hung endpoint must not hang the doctor. */
+const CHECK_TIMEOUT_MS = 15_000;
+/** Enough for any model to say something; small enough to cost nothing. */
+const MODEL_PROBE_MAX_TOKENS = 16;
+const NAME_WIDTH = 10;
+
+export type CheckStatus = 'ok' | 'warn' | 'fail';
+
+export interface CheckResult {
+  name: string;
+  status: CheckStatus;
+  detail: string;
+}
+
+type Check = { name: string; run: (signal: AbortSignal) => Promise<string> };
+
+class Warning extends Error {}
+
+export async function doctor(opts: { configFile?: string; env?: NodeJS.ProcessEnv; out?: (line: string) => void }): Promise<number> {
+  const out = opts.out ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const results: CheckResult[] = [];
+  const report = (r: CheckResult): void => {
+    results.push(r);
+    const mark = r.status === 'ok' ? '✓' : r.status === 'warn' ? '!' : '✗';
+    out(`${mark} ${r.name.padEnd(NAME_WIDTH)} ${r.detail}`);
+  };
+
+  let config: HeraldConfig;
+  try {
+    config = loadConfig({ env: opts.env, file: opts.configFile });
+    report({ name: 'config', status: 'ok', detail: config.configFile ? `environment + ${config.configFile}` : 'environment (no herald.yaml)' });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    report({ name: 'config', status: 'fail', detail: err.message });
+    return summary(results, out);
+  }
+
+  for (const check of checksFor(config)) report(await runCheck(check));
+  return summary(results, out);
+}
+
+function summary(results: CheckResult[], out: (line: string) => void): number {
+  const failed = results.filter((r) => r.status === 'fail').map((r) => r.name);
+  const warned = results.filter((r) => r.status === 'warn').map((r) => r.name);
+  if (failed.length === 0) {
+    out(warned.length === 0 ? `doctor: all ${results.length} checks passed` : `doctor: no check failed; warnings: ${warned.join(', ')}`);
+    return 0;
+  }
+  out(`doctor: ${failed.length} of ${results.length} checks failed: ${failed.join(', ')}`);
+  return 1;
+}
+
+async function runCheck(check: Check): Promise<CheckResult> {
+  const signal = AbortSignal.timeout(CHECK_TIMEOUT_MS);
+  try {
+    return { name: check.name, status: 'ok', detail: await check.run(signal) };
+  } catch (err) {
+    const detail = signal.aborted ? `no answer within ${CHECK_TIMEOUT_MS / 1000} s` : errorText(err);
+    return { name: check.name, status: err instanceof Warning ? 'warn' : 'fail', detail };
+  }
+}
+
+function checksFor(config: HeraldConfig): Check[] {
+  const checks: Check[] = [
+    {
+      name: 'redis',
+      run: async () => {
+        const redis = await connectRedis(config.redisUrl);
+        redis.disconnect();
+        return `${describeRedisUrl(config.redisUrl)} answered PING`;
+      },
+    },
+    {
+      name: 'sqlite',
+      run: async () => {
+        const store = SessionStore.open(config.db);
+        try {
+          if (!store.ping()) throw new Error(`${config.db}: query failed`);
+        } finally {
+          store.close();
+        }
+        return `${config.db} opened (migrations applied)`;
+      },
+    },
+  ];
+  const { telegram, discord, slack } = config;
+  if (config.platforms.telegram.enabled && telegram.botToken) {
+    const token = telegram.botToken;
+    checks.push({
+      name: 'telegram',
+      run: async (signal) => {
+        const body = await getJson(`${telegram.apiRoot.replace(/\/$/, '')}/bot${token}/getMe`, {}, signal, 'TELEGRAM_BOT_TOKEN');
+        const result = body.result as { username?: string } | undefined;
+        if (body.ok !== true) throw new Error(`getMe refused: ${String(body.description)} (check TELEGRAM_BOT_TOKEN)`);
+        return `getMe: @${result?.username ?? '?'}`;
+      },
+    });
+  }
+  if (config.platforms.discord.enabled && discord.botToken) {
+    const token = discord.botToken;
+    checks.push({
+      name: 'discord',
+      run: async (signal) => {
+        const me = await getJson(`${discord.apiUrl.replace(/\/$/, '')}/v10/users/@me`, { authorization: `Bot ${token}` }, signal, 'DISCORD_BOT_TOKEN');
+        return `users/@me: ${String(me.username)} (${String(me.id)})`;
+      },
+    });
+  }
+  if (config.platforms.slack.enabled && slack.botToken) {
+    const token = slack.botToken;
+    checks.push({
+      name: 'slack',
+      run: async (signal) => {
+        const res = await slackCall(slack.apiUrl, 'auth.test', token, signal, 'SLACK_BOT_TOKEN');
+        return `auth.test: ${String(res.user)} in ${String(res.team)}`;
+      },
+    });
+    const appToken = slack.appToken;
+    if (appToken) {
+      checks.push({
+        name: 'slack app',
+        // The Socket Mode token: asking for a connection URL proves it (the URL is never used and expires).
+        run: async (signal) => {
+          await slackCall(slack.apiUrl, 'apps.connections.open', appToken, signal, 'SLACK_APP_TOKEN');
+          return 'apps.connections.open: Socket Mode token accepted';
+        },
+      });
+    }
+  }
+  if (!Object.values(config.platforms).some((p) => p.enabled)) {
+    checks.push({ name: 'platforms', run: async () => Promise.reject(new Warning('none configured: set TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN or SLACK_BOT_TOKEN')) });
+  }
+
+  const models = config.model ? [config.model, ...config.fallbackModels] : [];
+  if (models.length === 0) {
+    checks.push({ name: 'model', run: async () => Promise.reject(new Warning('HERALD_MODEL is not set: turns answer with a setup hint')) });
+  }
+  for (const ref of models) {
+    checks.push({
+      name: models.length > 1 ? `model ${ref}` : 'model',
+      run: async (signal) => {
+        const provider = createProvider(providerConfig(config, ref));
+        const started = Date.now();
+        await provider.complete({
+          systemPrompt: 'You are a health check. Reply with OK.',
+          messages: [{ role: 'user', content: 'ping' }],
+          tools: [],
+          maxTokens: MODEL_PROBE_MAX_TOKENS,
+          signal,
+        });
+        return `${ref} answered in ${Date.now() - started} ms`;
+      },
+    });
+  }
+  return checks;
+}
+
+async function getJson(url: string, headers: Record<string, string>, signal: AbortSignal, envName: string): Promise<Record<string, unknown>> {
+  const res = await fetch(url, { headers, signal }).catch((err: unknown) => {
+    throw new Error(`cannot reach ${new URL(url).origin} (${errorText(err)})`);
+  });
+  const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+  if (res.status === 401 || res.status === 403 || res.status === 404) {
+    throw new Error(`${res.status} ${res.statusText}: the token was refused (check ${envName})`);
+  }
+  if (!res.ok) throw new Error(`${res.status} ${res.statusText}`);
+  return body;
+}
+
+async function slackCall(apiUrl: string, method: string, token: string, signal: AbortSignal, envName: string): Promise<Record<string, unknown>> {
+  const url = new URL(method, apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/`).toString();
+  const res = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}` }, signal }).catch((err: unknown) => {
+    throw new Error(`cannot reach ${new URL(url).origin} (${errorText(err)})`);
+  });
+  const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+  if (body.ok !== true) throw new Error(`${method}: ${String(body.error ?? `${res.status} ${res.statusText}`)} (check ${envName})`);
+  return body;
+}
+
+function errorText(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause as NodeJS.ErrnoException | undefined;
+  return cause?.code ? `${err.message}: ${cause.code}` : err.message;
+}

@@ -1,0 +1,94 @@
+/**
+ * `herald sessions list|show|search`: the SQLite store read directly (HERALD_DB), so it works whether or not the
+ * gateway runs. `--json` prints what the admin API would return, for scripts.
+ */
+import { parseArgs } from 'node:util';
+import { SessionStore, type Session, type SessionSource } from '@herald/agent-core';
+import { SOURCES, messageJson, searchHitJson, sessionJson } from '../admin/schemas.js';
+import { CliError, type CliIo } from './io.js';
+
+const PREVIEW_CHARS = 200;
+
+export const SESSIONS_USAGE = `herald sessions list [--source telegram|discord|slack|cli|api] [--user <id>] [--active | --ended] [--limit <n>] [--cursor <c>] [--json]
+herald sessions show <session id> [--json]
+herald sessions search <words…> [--source <s>] [--user <id>] [--limit <n>] [--json]`;
+
+export function sessionsCommand(args: string[], db: string, io: CliIo): number {
+  const [sub, ...rest] = args;
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: {
+      source: { type: 'string' },
+      user: { type: 'string' },
+      active: { type: 'boolean' },
+      ended: { type: 'boolean' },
+      limit: { type: 'string' },
+      cursor: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  });
+  const source = parseSource(values.source);
+  const limit = values.limit === undefined ? undefined : parseLimit(values.limit);
+  const store = SessionStore.open(db);
+  try {
+    switch (sub) {
+      case 'list': {
+        const active = values.active ? true : values.ended ? false : undefined;
+        const page = store.listSessions({ source, userId: values.user, active, cursor: values.cursor, limit });
+        if (values.json) return io.json({ sessions: page.sessions.map(sessionJson), next_cursor: page.nextCursor });
+        if (page.sessions.length === 0) io.out('no sessions');
+        for (const s of page.sessions) io.out(sessionLine(s));
+        if (page.nextCursor) io.out(`more: herald sessions list --cursor ${page.nextCursor}`);
+        return 0;
+      }
+      case 'show': {
+        const id = positionals[0];
+        if (!id) throw new CliError('usage: herald sessions show <session id>');
+        const session = store.getSession(id);
+        if (!session) throw new CliError(`no session ${id}`);
+        const messages = store.getMessages(session.id);
+        if (values.json) return io.json({ session: sessionJson(session), messages: messages.map(messageJson) });
+        io.out(sessionLine(session));
+        io.out(`key ${session.key} · model ${session.model ?? 'default'} · tokens in ${session.inputTokens} / out ${session.outputTokens}`);
+        for (const m of messages) {
+          const text = m.content ?? (m.toolCalls ? `(calls ${m.toolCalls.map((c) => c.function.name).join(', ')})` : '');
+          io.out(`[${new Date(m.createdAt).toISOString()}] ${m.role}${m.toolName ? ` ${m.toolName}` : ''}: ${text}`);
+        }
+        return 0;
+      }
+      case 'search': {
+        const query = positionals.join(' ').trim();
+        if (!query) throw new CliError('usage: herald sessions search <words…>');
+        const hits = store.search(query, { source, userId: values.user, limit });
+        if (values.json) return io.json({ hits: hits.map(searchHitJson) });
+        if (hits.length === 0) io.out('no matches');
+        for (const h of hits) io.out(`${h.sessionId}  ${h.source}  ${h.role}  ${h.snippet.replace(/\s+/g, ' ')}`);
+        return 0;
+      }
+      default:
+        throw new CliError(`usage:\n${SESSIONS_USAGE}`);
+    }
+  } finally {
+    store.close();
+  }
+}
+
+function sessionLine(s: Session): string {
+  const state = s.endedAt === null ? 'active' : `ended ${new Date(s.endedAt).toISOString()} (${s.endReason ?? '?'})`;
+  const label = s.title ?? s.key;
+  const preview = label.length > PREVIEW_CHARS ? `${label.slice(0, PREVIEW_CHARS)}…` : label;
+  return `${s.id}  ${s.source}  user ${s.userId ?? '-'}  started ${new Date(s.startedAt).toISOString()}  ${state}  ${s.messageCount} msgs  ${preview}`;
+}
+
+function parseSource(v: string | undefined): SessionSource | undefined {
+  if (v === undefined) return undefined;
+  if ((SOURCES as readonly string[]).includes(v)) return v as SessionSource;
+  throw new CliError(`--source: must be one of ${SOURCES.join(', ')} (got ${JSON.stringify(v)})`);
+}
+
+function parseLimit(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new CliError(`--limit: must be a whole number above 0 (got ${JSON.stringify(v)})`);
+  return n;
+}

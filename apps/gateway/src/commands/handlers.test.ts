@@ -1,0 +1,188 @@
+/**
+ * The session commands against a real store (a temp SQLite file) and real Redis (the mailbox and queue they use),
+ * as the router calls them. The end-to-end suite (test/control.e2e.test.ts) covers them with running turns.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { InboundMessage } from '@herald/adapters';
+import { SessionStore } from '@herald/agent-core';
+import { loadConfig } from '../config/load.js';
+import { sessionKeyFor } from '../ingress/session-key.js';
+import { ControlBus } from '../queue/control.js';
+import { Mailbox } from '../queue/mailbox.js';
+import { TurnProducer, type TurnJobData } from '../queue/producer.js';
+import { TURN_QUEUE } from '../queue/worker.js';
+import { openConversationServices, type ConversationServices } from '../sessions/services.js';
+import { TOO_SHORT_NOTICE } from '../turns/auto-compress.js';
+import { runCommand, type CommandDeps } from './handlers.js';
+import { BUSY_REPLY, parseCommand } from './registry.js';
+
+const URL = 'redis://127.0.0.1:6379';
+const log = pino({ level: 'silent' });
+const prefix = `htest-commands-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+const dir = mkdtempSync(join(tmpdir(), 'herald-commands-'));
+let redis: Redis;
+let queue: Queue<TurnJobData>;
+let store: SessionStore;
+let services: ConversationServices;
+let deps: CommandDeps;
+let nextId = 1;
+
+beforeAll(() => {
+  const db = join(dir, 'herald.db');
+  const config = loadConfig({
+    file: null,
+    env: { HERALD_DB: db, HERALD_MODEL: 'openai:gpt-4.1-mini', OPENAI_API_KEY: 'sk-test', HERALD_CONTEXT_WINDOW: '10000' },
+  });
+  redis = new Redis(URL);
+  store = SessionStore.open(db);
+  services = openConversationServices(config);
+  const mailbox = new Mailbox(redis, prefix, 2_000);
+  const control = new ControlBus(redis, null, prefix);
+  queue = new Queue<TurnJobData>(TURN_QUEUE, { connection: { url: URL, maxRetriesPerRequest: null }, prefix });
+  deps = { store, mailbox, control, producer: new TurnProducer(queue, mailbox, control, log), conversation: services, log };
+});
+
+afterAll(async () => {
+  await queue.obliterate({ force: true }).catch(() => undefined);
+  await queue.close();
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length) await redis.del(...keys);
+  redis.disconnect();
+  services.close();
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function message(chat: string, text: string, platform: InboundMessage['platform'] = 'telegram'): InboundMessage {
+  const id = nextId++;
+  return {
+    platform,
+    messageId: `${chat}:${id}`,
+    conversationId: `${platform}:${chat}`,
+    chatType: 'dm',
+    chatId: chat,
+    userId: chat,
+    text,
+    attachments: [],
+    platformMessageId: String(id),
+    sentAt: Date.now(),
+  };
+}
+
+async function command(chat: string, text: string, platform: InboundMessage['platform'] = 'telegram'): Promise<string | null> {
+  const msg = message(chat, text, platform);
+  const parsed = parseCommand(text);
+  if (!parsed) throw new Error(`not a command: ${text}`);
+  return runCommand(deps, { command: parsed, msg, sessionKey: sessionKeyFor(msg) });
+}
+
+/** A session with `exchanges` question/answer pairs written as turns, as the worker writes them. */
+function conversation(chat: string, exchanges: Array<[string, string]>): string {
+  const key = sessionKeyFor(message(chat, ''));
+  const { session } = store.getOrCreateSession(key, { source: 'telegram', userId: chat, chatId: chat, model: 'openai:gpt-4.1-mini' });
+  exchanges.forEach(([q, a], i) => {
+    store.appendMessages(session.id, [{ role: 'user', content: q }, { role: 'assistant', content: a }], { turnId: `${chat}-t${i}` });
+  });
+  return session.id;
+}
+
+describe('session commands', () => {
+  it('/undo removes the last exchange and says what; /undo on nothing says so', async () => {
+    const id = conversation('u1', [['first question', 'first answer'], ['second question', 'second answer']]);
+    expect(await command('u1', '/undo')).toBe('↩️ Removed your last message “second question” and the reply.');
+    expect(store.getHistory(id).map((m) => m.content)).toEqual(['first question', 'first answer']);
+    expect(await command('u1', '/undo')).toMatch(/first question/);
+    expect(await command('u1', '/undo')).toBe('Nothing to undo.');
+  });
+
+  it('/retry removes the last question with its answer and queues the question again', async () => {
+    const id = conversation('r1', [['keep me', 'kept'], ['ask again', 'wrong answer']]);
+    expect(await command('r1', '/retry')).toBeNull();
+    expect(store.getHistory(id).map((m) => m.content)).toEqual(['keep me', 'kept']);
+    const pending = await deps.mailbox.head(sessionKeyFor(message('r1', '')));
+    expect(pending?.entry.payload.text).toBe('ask again');
+  });
+
+  it('/retry, /undo, /compress and /resume refuse while a turn holds the session', async () => {
+    conversation('b1', [['q', 'a']]);
+    const key = sessionKeyFor(message('b1', ''));
+    const lock = await deps.mailbox.acquire(key, 'test-worker');
+    if ('heldForMs' in lock) throw new Error('lock unexpectedly held');
+    for (const c of ['/retry', '/undo', '/compress', '/resume x']) expect(await command('b1', c)).toBe(BUSY_REPLY);
+    expect(await command('b1', '/status')).toContain('A task is running');
+    await deps.mailbox.release(key, lock.token);
+    expect(await command('b1', '/undo')).toMatch(/^↩️/);
+  });
+
+  it('/title names the conversation; a title another conversation has is refused', async () => {
+    conversation('t1', [['plan a trip', 'sure']]);
+    expect(await command('t1', '/title')).toMatch(/has no title/);
+    expect(await command('t1', '/title  Trip to Rome ')).toBe('🏷 Titled “Trip to Rome”.');
+    expect(await command('t1', '/title')).toBe('This conversation is titled “Trip to Rome”.');
+    conversation('t2', [['other', 'thing']]);
+    expect(await command('t2', '/title Trip to Rome')).toMatch(/already has that title/);
+  });
+
+  it('/resume lists titled conversations of this platform, one line per lineage, and continues one by name', async () => {
+    const rome = conversation('p1', [['rome question', 'rome answer']]);
+    store.setTitle(rome, 'Rome');
+    const paris = conversation('p2', [['paris question', 'paris answer']]);
+    store.setTitle(paris, 'Paris');
+    const slackKey = 'agent:main:slack:dm:D1';
+    store.setTitle(store.getOrCreateSession(slackKey, { source: 'slack' }).session.id, 'Slack only');
+
+    const list = await command('p3', '/resume');
+    expect(list).toContain('• Rome');
+    expect(list).toContain('• Paris');
+    expect(list).not.toContain('Slack only');
+    expect(await command('p3', '/resume Slack only')).toMatch(/^No conversation titled/);
+
+    const mine = conversation('p3', [['unrelated', 'yes']]);
+    expect(await command('p3', '/resume rome')).toBe('▶️ Resumed “Rome” (2 messages).');
+    const key = sessionKeyFor(message('p3', ''));
+    const now = store.currentSession(key)!;
+    expect(now.parentSessionId).toBe(rome);
+    expect(now.title).toBe('Rome #2');
+    expect(store.getHistory(now.id).map((m) => m.content)).toEqual(['rome question', 'rome answer']);
+    expect(store.getSession(mine)).toMatchObject({ endReason: 'resumed' });
+    // The lineage shows once, and resolves to its latest session.
+    expect((await command('p4', '/resume'))!.match(/• Rome/g)).toHaveLength(1);
+    expect(await command('p3', '/resume Rome')).toBe('Already in “Rome #2”.');
+  });
+
+  it('/model lists the choices, sets a model per conversation, refuses one that cannot run here', async () => {
+    conversation('m1', [['hi', 'hello']]);
+    expect(await command('m1', '/model')).toContain('Model of this conversation: openai:gpt-4.1-mini');
+    expect(await command('m1', '/model anthropic:claude-sonnet-4-5')).toMatch(/ANTHROPIC_API_KEY/);
+    expect(await command('m1', '/model gpt-4o')).toMatch(/not provider:model/);
+    expect(await command('m1', '/model openai:gpt-4o')).toBe('🧠 This conversation now uses openai:gpt-4o.');
+    expect(store.currentSession(sessionKeyFor(message('m1', '')))!.model).toBe('openai:gpt-4o');
+    expect(await command('m1', '/model default')).toBe('🧠 This conversation now uses openai:gpt-4.1-mini.');
+  });
+
+  it('/usage shows tokens, API calls, context used of the window, compressions', async () => {
+    const id = conversation('s1', [['q', 'a']]);
+    store.addUsage(id, { input: 1200, output: 300, cacheRead: 100, cacheWrite: 0, lastPromptTokens: 4000 });
+    services.counters.addApiCalls(id, 2);
+    const usage = await command('s1', '/usage');
+    expect(usage).toContain('Tokens: in 1,200 · out 300 · cache read 100 · cache write 0');
+    expect(usage).toContain('API calls: 2');
+    expect(usage).toContain('Context: 4,000 / 10,000 tokens (40%)');
+    expect(usage).toContain('Compressions: 0');
+    expect(await command('nobody', '/usage')).toMatch(/^No conversation yet/);
+  });
+
+  it('/compress needs at least 4 messages; /new ends the session as session_reset', async () => {
+    const id = conversation('c1', [['q', 'a']]);
+    expect(await command('c1', '/compress')).toBe(TOO_SHORT_NOTICE);
+    expect(await command('c1', '/new')).toMatch(/^✨ Started a new conversation/);
+    expect(store.getSession(id)).toMatchObject({ endReason: 'session_reset' });
+    expect(await command('c1', '/stop')).toBe('No active task to stop.');
+  });
+});

@@ -1,0 +1,81 @@
+/**
+ * Commands that rewrite the transcript: /retry, /undo, /compress. They only run while no turn holds the session
+ * (runCommand refuses them while busy), so they never race a turn reading or appending the same history.
+ */
+import type { StoredMessage } from '@herald/agent-core';
+import { pino } from 'pino';
+import { payloadFrom } from '../ingress/payload.js';
+import { flushBeforeLosingDetails } from '../sessions/memory-flush.js';
+import { autoCompressIfNeeded, contextWindowOf, MIN_MESSAGES_TO_COMPRESS, TOO_SHORT_NOTICE } from '../turns/auto-compress.js';
+import { preview, type CommandDeps, type CommandInput } from './handlers.js';
+import { BUSY_REPLY } from './registry.js';
+import { openSession } from './session-info.js';
+
+/** Owner name of the session lock while /compress holds it (no worker starts a turn meanwhile). */
+const COMPRESS_LOCK_OWNER = 'command:compress';
+const silentLog = pino({ level: 'silent' });
+
+/**
+ * The user message that opened the last exchange: the first user message of the last turn (a turn may hold a
+ * steering message too), or the last user message of history written without turn ids.
+ */
+export function lastExchangeStart(messages: readonly StoredMessage[]): StoredMessage | null {
+  const lastUser = messages.findLast((m) => m.role === 'user');
+  if (!lastUser) return null;
+  if (lastUser.turnId === null) return lastUser;
+  return messages.find((m) => m.role === 'user' && m.turnId === lastUser.turnId && m.sessionId === lastUser.sessionId) ?? lastUser;
+}
+
+export async function retryCommand(deps: CommandDeps, { msg, sessionKey }: CommandInput): Promise<string | null> {
+  const s = openSession(deps, sessionKey);
+  const start = s ? lastExchangeStart(deps.store.getMessages(s.id)) : null;
+  if (!s || !start || !start.content) return 'Nothing to retry yet.';
+  deps.store.deleteMessagesFrom(s.id, start.id);
+  // The /retry message itself carries the question again: its own id keeps the job unique.
+  const res = await deps.producer.submit(sessionKey, { ...payloadFrom(msg), text: start.content, quoted: undefined }, 'queue');
+  if (res.status === 'full') return 'The queue is full; nothing was retried.';
+  return null; // the answer is the reply
+}
+
+export async function undoCommand(deps: CommandDeps, { sessionKey }: CommandInput): Promise<string> {
+  const s = openSession(deps, sessionKey);
+  const start = s ? lastExchangeStart(deps.store.getMessages(s.id)) : null;
+  if (!s || !start) return 'Nothing to undo.';
+  const removed = deps.store.deleteMessagesFrom(s.id, start.id);
+  const after = removed - 1;
+  return `↩️ Removed your last message “${preview(start.content)}”${after > 0 ? ` and ${after === 1 ? 'the reply' : `${after} messages after it`}` : ''}.`;
+}
+
+export async function compressCommand(deps: CommandDeps, { sessionKey }: CommandInput): Promise<string> {
+  const s = openSession(deps, sessionKey);
+  if (!s || s.messageCount < MIN_MESSAGES_TO_COMPRESS) return TOO_SHORT_NOTICE;
+  const services = deps.conversation;
+  const ref = s.model ?? services?.config.model;
+  if (!services || !ref) return 'No model is configured to write the summary (HERALD_MODEL).';
+  let provider;
+  try {
+    provider = services.models.provider(ref);
+  } catch {
+    return `⚠️ ${ref} cannot be used to summarise here. Pick another with /model.`;
+  }
+  // The summary call takes seconds: hold the session so no turn starts on the history being replaced.
+  const lock = await deps.mailbox.acquire(sessionKey, COMPRESS_LOCK_OWNER);
+  if ('heldForMs' in lock) return BUSY_REPLY;
+  const renew = setInterval(() => void deps.mailbox.renew(sessionKey, lock.token).catch(() => undefined), Math.max(deps.mailbox.lockTtlMs / 3, 100));
+  try {
+    const r = await autoCompressIfNeeded({
+      store: deps.store,
+      sessionKey,
+      session: s,
+      provider,
+      contextWindow: contextWindowOf(provider, services.config.contextWindow),
+      log: deps.log ?? silentLog,
+      force: true,
+      beforeCompress: () => flushBeforeLosingDetails(deps.store, services, s, 'compression', deps.log),
+    });
+    return [r.notice, r.warning].filter(Boolean).join('\n') || 'Nothing to compress.';
+  } finally {
+    clearInterval(renew);
+    await deps.mailbox.release(sessionKey, lock.token);
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * /title names a conversation; /resume lists the titled conversations of this platform or continues one.
+ *
+ * Resuming moves this chat's session key to a new session that continues the latest session of the title's
+ * lineage (parent_session_id points at it; titled `name #N` as compression does) with its transcript; the
+ * session this chat had is ended ('resumed') and keeps its own transcript.
+ */
+import { TitleInUseError, type Session, type SessionSource } from '@herald/agent-core';
+import { ago, sessionInit, type CommandDeps, type CommandInput } from './handlers.js';
+import { openSession } from './session-info.js';
+
+export const RESUME_LIST_SIZE = 10;
+/** Sessions fetched to fill the list: one lineage may hold several sessions with the same title. */
+const RESUME_SCAN = 100;
+const LINEAGE_SUFFIX = / #\d+$/;
+
+export async function titleCommand(deps: CommandDeps, { command, msg, sessionKey }: CommandInput): Promise<string> {
+  const current = openSession(deps, sessionKey);
+  if (!command.args) {
+    return current?.title
+      ? `This conversation is titled “${current.title}”.`
+      : 'This conversation has no title. Set one with /title <name>; /resume <name> brings it back later.';
+  }
+  const session = current ?? deps.store.getOrCreateSession(sessionKey, sessionInit(deps, msg)).session;
+  try {
+    const stored = deps.store.setTitle(session.id, command.args);
+    return stored === null ? 'That title is empty once cleaned up; try another.' : `🏷 Titled “${stored}”.`;
+  } catch (err) {
+    if (err instanceof TitleInUseError) return 'Another conversation already has that title; pick another.';
+    throw err;
+  }
+}
+
+export async function resumeCommand(deps: CommandDeps, { command, msg, sessionKey }: CommandInput): Promise<string> {
+  const source = msg.platform as SessionSource;
+  if (!command.args) return listTitled(deps, source);
+
+  const target = resolveTitleOn(deps, source, command.args);
+  if (!target) return `No conversation titled “${command.args}”. Send /resume to list them.`;
+  const current = openSession(deps, sessionKey);
+  if (current?.id === target.id) return `Already in “${target.title}”.`;
+
+  const history = deps.store.getHistory(target.id);
+  const resumed = deps.store.startNewSession(sessionKey, {
+    ...sessionInit(deps, msg),
+    model: target.model ?? undefined,
+    systemPrompt: target.systemPrompt ?? undefined,
+    parentSessionId: target.id,
+    // Its place in the lineage, as compression names it: `name #2`, `name #3`, ...
+    title: target.title ? deps.store.nextLineageTitle(target.title) : undefined,
+    endPreviousReason: 'resumed',
+  });
+  if (history.length > 0) deps.store.appendMessages(resumed.id, history);
+  return `▶️ Resumed “${target.title}” (${history.length} message${history.length === 1 ? '' : 's'}).`;
+}
+
+/** The latest session of the title's lineage on this platform; an exact title first, else any letter case. */
+function resolveTitleOn(deps: CommandDeps, source: SessionSource, title: string): Session | null {
+  const exact = deps.store.resolveTitle(title);
+  if (exact) return exact.source === source ? exact : null;
+  const wanted = title.trim().toLowerCase();
+  const match = deps.store
+    .listTitledSessions({ source, limit: RESUME_SCAN })
+    .find((s) => s.title !== null && s.title.replace(LINEAGE_SUFFIX, '').toLowerCase() === wanted);
+  return match?.title ? deps.store.resolveTitle(match.title.replace(LINEAGE_SUFFIX, '')) : null;
+}
+
+function listTitled(deps: CommandDeps, source: SessionSource): string {
+  const seen = new Set<string>();
+  const lines: string[] = [];
+  for (const s of deps.store.listTitledSessions({ source, limit: RESUME_SCAN })) {
+    if (s.title === null) continue;
+    // One line per lineage (`name`, `name #2`, ... are one conversation); /resume name finds its latest.
+    const root = s.title.replace(LINEAGE_SUFFIX, '');
+    if (seen.has(root)) continue;
+    seen.add(root);
+    lines.push(`• ${root} — ${ago(s.startedAt)}`);
+    if (lines.length === RESUME_LIST_SIZE) break;
+  }
+  if (lines.length === 0) return 'No titled conversations yet. Name this one with /title <name>.';
+  return ['Titled conversations:', ...lines, 'Send /resume <name> to continue one.'].join('\n');
+}

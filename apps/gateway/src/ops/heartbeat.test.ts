@@ -1,0 +1,56 @@
+/**
+ * Worker heartbeats against the real Redis: a beating worker is listed with its running turns, a stopped one is
+ * gone at once, a dead one (no more beats) drops out when its key expires; readiness follows.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listWorkers, WorkerHeartbeat, workersSeenCheck } from './heartbeat.js';
+
+const prefix = `htest-heartbeat-${process.pid}-${Date.now().toString(36)}`;
+let redis: Redis;
+
+beforeAll(() => {
+  redis = new Redis('redis://127.0.0.1:6379');
+});
+afterAll(async () => {
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length) await redis.del(...keys);
+  redis.disconnect();
+});
+
+describe('worker heartbeats', () => {
+  it('lists beating workers with their running turns; a clean stop removes one at once', async () => {
+    let running = 2;
+    const a = new WorkerHeartbeat({ redis, prefix, workerId: 'w-a', runningTurns: () => running, intervalMs: 50 });
+    const b = new WorkerHeartbeat({ redis, prefix, workerId: 'w-b', runningTurns: () => 0, intervalMs: 50 });
+    await Promise.all([a.start(), b.start()]);
+    const check = workersSeenCheck({ redis, prefix, localWorker: false });
+    await expect(check.check()).resolves.toBeUndefined();
+    expect((await listWorkers(redis, prefix)).map((w) => [w.id, w.runningTurns, w.pid])).toEqual([
+      ['w-a', 2, process.pid],
+      ['w-b', 0, process.pid],
+    ]);
+    running = 5;
+    await new Promise((r) => setTimeout(r, 120));
+    expect((await listWorkers(redis, prefix))[0].runningTurns).toBe(5);
+    await a.stop();
+    await b.stop();
+    expect(await listWorkers(redis, prefix)).toEqual([]);
+    await expect(check.check()).rejects.toThrow('no worker seen in the last 30 s');
+  });
+
+  it('a worker that stops beating without saying so drops out when its heartbeat expires', async () => {
+    const dead = new WorkerHeartbeat({ redis, prefix, workerId: 'w-dead', runningTurns: () => 1, intervalMs: 60_000, ttlMs: 200 });
+    await dead.start();
+    expect((await listWorkers(redis, prefix)).map((w) => w.id)).toEqual(['w-dead']);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await listWorkers(redis, prefix)).toEqual([]);
+    // Pruned from the index too, so the set does not grow with every restart.
+    expect(await redis.smembers(`${prefix}:workers`)).toEqual([]);
+    await dead.stop();
+  });
+
+  it('a process that runs turns itself is ready without asking Redis', async () => {
+    await expect(workersSeenCheck({ redis, prefix, localWorker: true }).check()).resolves.toBeUndefined();
+  });
+});

@@ -1,0 +1,86 @@
+/**
+ * Metrics around the two things a worker does — run turns and call LLMs — by wrapping them, so neither the turn
+ * runner nor the agent loop needs to know metrics exist. The turn's outcome is read from the store's outbox,
+ * which already records it.
+ */
+import { performance } from 'node:perf_hooks';
+import { ProviderError, type Provider, type SessionStore, type TurnStatus } from '@herald/agent-core';
+import { TurnAbort, type TurnRunner } from '../queue/worker.js';
+import { DeliveryError } from '../turns/delivery.js';
+import type { AgentRuntime } from '../turns/agent-runtime.js';
+import type { HeraldMetrics, TurnOutcome } from './metrics.js';
+
+/** Already finished before this run started (a recovered job): not a new turn. */
+const FINISHED: ReadonlySet<TurnStatus> = new Set(['delivered', 'interrupted', 'failed']);
+
+export function instrumentTurns(run: TurnRunner, deps: { metrics: HeraldMetrics; store: SessionStore }): TurnRunner {
+  const { metrics, store } = deps;
+  return async (ctx) => {
+    const before = store.getTurn(ctx.turnId)?.status;
+    if (before && FINISHED.has(before)) return run(ctx);
+    const started = performance.now();
+    let outcome: TurnOutcome = 'error';
+    try {
+      await run(ctx);
+      outcome = outcomeOf(store.getTurn(ctx.turnId)?.status, ctx.signal);
+    } catch (err) {
+      if (err instanceof DeliveryError) {
+        metrics.deliveryFailures.inc({ platform: ctx.entries[0]?.payload.platform ?? 'unknown' });
+        outcome = 'failed';
+      } else if (ctx.signal.aborted) {
+        outcome = outcomeOf(undefined, ctx.signal);
+      }
+      throw err;
+    } finally {
+      metrics.turns.inc({ outcome });
+      metrics.turnDuration.observe({ outcome }, (performance.now() - started) / 1000);
+    }
+  };
+}
+
+function outcomeOf(status: TurnStatus | undefined, signal: AbortSignal): TurnOutcome {
+  if (status === 'delivered') return 'delivered';
+  if (status === 'failed') return 'failed';
+  if (status === 'interrupted') return 'interrupted';
+  const reason: unknown = signal.reason;
+  // Shutdown or a lost lock: another worker runs the turn again; this run produced nothing.
+  if (signal.aborted && reason instanceof TurnAbort && (reason.kind === 'shutdown' || reason.kind === 'lock_lost')) return 'abandoned';
+  if (signal.aborted) return 'interrupted';
+  return 'error';
+}
+
+/** The same provider, timed and counted: requests by status, latency of successful ones, tokens by kind. */
+export function instrumentProvider(provider: Provider, metrics: HeraldMetrics): Provider {
+  const labels = { provider: provider.name, model: provider.model };
+  return {
+    name: provider.name,
+    model: provider.model,
+    apiMode: provider.apiMode,
+    async complete(req) {
+      const started = performance.now();
+      try {
+        const res = await provider.complete(req);
+        metrics.llmRequests.inc({ ...labels, status: 'ok' });
+        metrics.llmLatency.observe(labels, (performance.now() - started) / 1000);
+        const { usage } = res;
+        const kinds = [['input', usage.input], ['output', usage.output], ['cache_read', usage.cacheRead], ['cache_write', usage.cacheWrite]] as const;
+        for (const [kind, n] of kinds) if (n > 0) metrics.tokens.inc({ provider: provider.name, kind }, n);
+        return res;
+      } catch (err) {
+        const status = err instanceof ProviderError ? err.kind : req.signal.aborted ? 'aborted' : 'unknown';
+        metrics.llmRequests.inc({ ...labels, status });
+        throw err;
+      }
+    },
+  };
+}
+
+/** The agent runtime with every provider (primary and fallbacks) instrumented; null stays null. */
+export function instrumentAgent(agent: AgentRuntime | null, metrics: HeraldMetrics): AgentRuntime | null {
+  if (!agent) return null;
+  return {
+    ...agent,
+    primary: instrumentProvider(agent.primary, metrics),
+    fallbacks: agent.fallbacks.map((p) => instrumentProvider(p, metrics)),
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * Everything operational a process serves or runs besides its role, mounted in one call from app.ts:
+ * GET /metrics, GET /health/detailed, the admin API (when HERALD_ADMIN_TOKEN is set) and, in processes that
+ * run turns, the worker heartbeat. Call before the HTTP server listens; close on shutdown.
+ */
+import type { FastifyInstance } from 'fastify';
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { SessionStore } from '@herald/agent-core';
+import type { PlatformIngress } from '@herald/adapters';
+import type { HeraldConfig } from '../config/load.js';
+import type { Logger } from '../logger.js';
+import { TURN_QUEUE, type TurnWorker } from '../queue/worker.js';
+import type { TurnJobData } from '../queue/producer.js';
+import { mountAdminApi } from '../admin/api.js';
+import { detailedHealthRoute } from '../admin/health-detailed.js';
+import { PairingService } from '../pairing/index.js';
+import { WorkerHeartbeat } from './heartbeat.js';
+import { QUEUE_STATES, type HeraldMetrics } from './metrics.js';
+
+export interface OperationsDeps {
+  config: HeraldConfig;
+  http: FastifyInstance;
+  redis: Redis;
+  store: SessionStore;
+  log: Logger;
+  metrics: HeraldMetrics;
+  worker: TurnWorker | null;
+  ingresses: ReadonlyMap<string, PlatformIngress>;
+  /** The process's pairing service when it has one; otherwise the admin API opens its own on HERALD_DB. */
+  pairing?: PairingService | null;
+}
+
+export interface Operations {
+  /** Starts the heartbeat (processes with a worker); call once the worker has started. */
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function mountOperations(deps: OperationsDeps): Promise<Operations> {
+  const { config, http, metrics, worker } = deps;
+  // Read-only use (counts, the dashboard, retrying failed jobs): its own connection, whatever the role.
+  const queue = new Queue<TurnJobData>(TURN_QUEUE, { connection: { url: config.redisUrl, maxRetriesPerRequest: null }, prefix: config.redisPrefix });
+  queue.on('error', (err) => deps.log.debug({ err }, 'admin queue connection error'));
+
+  metrics.setSources({
+    queueCounts: () => queue.getJobCounts(...QUEUE_STATES),
+    activeTurns: () => worker?.activeTurns ?? 0,
+  });
+  http.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
+    const { contentType, body } = await metrics.render();
+    return reply.type(contentType).send(body);
+  });
+  detailedHealthRoute(http, { config, redis: deps.redis, queue, ingresses: deps.ingresses });
+
+  let ownPairing: PairingService | null = null;
+  if (config.adminToken) {
+    const pairing = deps.pairing ?? (ownPairing = PairingService.open(config.db));
+    await mountAdminApi(http, { token: config.adminToken, store: deps.store, queue, pairing });
+  } else {
+    deps.log.info('admin API off: set HERALD_ADMIN_TOKEN to enable /admin');
+  }
+
+  const heartbeat = worker
+    ? new WorkerHeartbeat({ redis: deps.redis, prefix: config.redisPrefix, workerId: worker.id, runningTurns: () => worker.activeTurns })
+    : null;
+  return {
+    start: async () => {
+      await heartbeat?.start();
+    },
+    close: async () => {
+      await heartbeat?.stop();
+      await queue.close();
+      ownPairing?.close();
+    },
+  };
+}

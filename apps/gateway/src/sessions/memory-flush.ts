@@ -1,0 +1,40 @@
+/**
+ * Before a conversation loses its details (/new ends it, /compress summarises its middle) the agent gets one
+ * memory-only model call to save what should outlive it (turns/tools.ts `flushSessionMemory`). Commands run on
+ * the ingress, which has no agent runtime, so the call goes to a provider for the session's own model (the one
+ * /model chose, else HERALD_MODEL). Best effort: a missing model, a provider error or the time limit only skip
+ * the flush, never the reset or the compression.
+ */
+import { FallbackState, type FlushReason, type Session, type SessionStore } from '@herald/agent-core';
+import type { Logger } from '../logger.js';
+import { flushSessionMemory } from '../turns/tools.js';
+import type { ConversationServices } from './services.js';
+
+/** The flush is one short call; past this it is abandoned. */
+export const MEMORY_FLUSH_TIMEOUT_MS = 30_000;
+
+export async function flushBeforeLosingDetails(
+  store: SessionStore,
+  services: ConversationServices,
+  session: Session,
+  reason: FlushReason,
+  log?: Logger,
+): Promise<void> {
+  const { config } = services;
+  const ref = session.model ?? config.model;
+  if (!ref) return;
+  try {
+    const agent = {
+      primary: services.models.provider(ref),
+      fallbacks: [],
+      fallbackState: new FallbackState(),
+      systemPrompt: config.systemPrompt,
+      maxIterations: config.maxIterations,
+    };
+    const result = await flushSessionMemory({ store, agent, toolsets: config.toolsets }, session, reason, AbortSignal.timeout(MEMORY_FLUSH_TIMEOUT_MS));
+    if (result?.error) log?.warn({ err: result.error, sessionId: session.id }, 'memory flush failed');
+    else if (result && result.saved > 0) log?.info({ saved: result.saved, sessionId: session.id, reason }, 'memory flushed');
+  } catch (err) {
+    log?.warn({ err, sessionId: session.id }, 'memory flush skipped');
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * Per-session models: `/model provider:model` records a model on the session (sessions.model); the turn runner
+ * then asks here for that session's providers. Providers are built once per model and cached for the process.
+ */
+import { createProvider, parseModelRef, providerLabel, type Provider } from '@herald/agent-core';
+import type { HeraldConfig } from '../config/load.js';
+import { providerConfig, type AgentRuntime } from '../turns/agent-runtime.js';
+
+export class SessionModelError extends Error {
+  override name = 'SessionModelError';
+}
+
+export interface TurnProviders {
+  primary: Provider;
+  fallbacks: Provider[];
+}
+
+export class SessionModels {
+  private readonly cache = new Map<string, Provider>();
+
+  constructor(private readonly config: HeraldConfig) {}
+
+  /**
+   * The providers a turn of this session uses: the session's own model first, then the configured primary and
+   * fallbacks (a chosen model that is down should not leave the user without an answer).
+   */
+  providersFor(runtime: Pick<AgentRuntime, 'primary' | 'fallbacks'>, sessionModel: string | null): TurnProviders {
+    const { primary, fallbacks } = runtime;
+    if (!sessionModel || sessionModel === providerLabel(primary)) return { primary, fallbacks };
+    const chosen = this.provider(sessionModel);
+    return { primary: chosen, fallbacks: [primary, ...fallbacks].filter((p) => providerLabel(p) !== sessionModel) };
+  }
+
+  /**
+   * A provider for `provider:model` built from this process's settings (used where no agent runtime exists,
+   * e.g. /compress and the memory flush of /new on an ingress process). Throws SessionModelError.
+   */
+  provider(ref: string): Provider {
+    let made = this.cache.get(ref);
+    if (!made) {
+      try {
+        made = createProvider(providerConfig(this.config, ref));
+      } catch (err) {
+        throw new SessionModelError(`${ref}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      }
+      this.cache.set(ref, made);
+    }
+    return made;
+  }
+}
+
+/** The models offered by a bare /model: the configured primary and fallbacks. */
+export function modelChoices(config: Pick<HeraldConfig, 'model' | 'fallbackModels'>): string[] {
+  return [...new Set([config.model, ...config.fallbackModels].filter((m): m is string => typeof m === 'string'))];
+}
+
+/** `provider:model` as typed → the canonical ref, or why it cannot be used here. */
+export function checkModelRef(config: HeraldConfig, input: string): { ok: true; ref: string } | { ok: false; reason: string } {
+  let ref: string;
+  try {
+    const parsed = parseModelRef(input);
+    ref = `${parsed.provider}:${parsed.model}`;
+  } catch {
+    return { ok: false, reason: `"${input}" is not provider:model, e.g. openai:gpt-4.1-mini or anthropic:claude-sonnet-4-5.` };
+  }
+  try {
+    providerConfig(config, ref);
+  } catch (err) {
+    return { ok: false, reason: `${ref} cannot be used here (${err instanceof Error ? err.message : String(err)}).` };
+  }
+  return { ok: true, ref };
+}

@@ -1,0 +1,64 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { SessionStore } from '@herald/agent-core';
+import { RESET_NOTICES, applyResetPolicy, crossedDailyBoundary, expiryReason, type ResetPolicy } from './reset-policy.js';
+
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+const UTC = (h: number, m = 0, day = 10) => Date.UTC(2025, 5, day, h, m);
+const policy = (mode: ResetPolicy['mode'], extra: Partial<ResetPolicy> = {}): ResetPolicy => ({
+  mode,
+  idleMinutes: 1440,
+  dailyHour: 4,
+  timeZone: 'UTC',
+  ...extra,
+});
+
+const stores: SessionStore[] = [];
+afterEach(() => {
+  for (const s of stores.splice(0)) s.close();
+});
+
+describe('session reset policy', () => {
+  it('idle: expires after the idle minutes without activity', () => {
+    const p = policy('idle', { idleMinutes: 30 });
+    expect(expiryReason(p, UTC(10), UTC(10, 29))).toBeNull();
+    expect(expiryReason(p, UTC(10), UTC(10, 30))).toBe('idle');
+  });
+
+  it('daily: expires once the daily hour has passed since the last activity, in local time', () => {
+    const p = policy('daily');
+    expect(expiryReason(p, UTC(3, 59), UTC(4, 0))).toBe('daily');
+    expect(expiryReason(p, UTC(4, 0), UTC(23, 59))).toBeNull();
+    expect(expiryReason(p, UTC(23), UTC(3, 59, 11))).toBeNull(); // past midnight, before 04:00
+    expect(expiryReason(p, UTC(23), UTC(4, 1, 11))).toBe('daily');
+    // 04:00 in Berlin (summer) is 02:00 UTC.
+    expect(crossedDailyBoundary({ dailyHour: 4, timeZone: 'Europe/Berlin' }, UTC(1, 59), UTC(2, 1))).toBe(true);
+    expect(crossedDailyBoundary({ dailyHour: 4, timeZone: 'Europe/Berlin' }, UTC(2, 1), UTC(3, 59))).toBe(false);
+  });
+
+  it('both: whichever comes first; none: never', () => {
+    expect(expiryReason(policy('both', { idleMinutes: 60 }), UTC(10), UTC(11))).toBe('idle');
+    expect(expiryReason(policy('both'), UTC(3), UTC(5))).toBe('daily');
+    expect(expiryReason(policy('none'), UTC(3), UTC(5, 0, 20))).toBeNull();
+  });
+
+  it('ends an expired session with the reason, and has a notice only when it had activity', () => {
+    const store = SessionStore.open(':memory:');
+    stores.push(store);
+    const key = 'agent:main:telegram:dm:1';
+    const { session } = store.getOrCreateSession(key, { source: 'telegram' });
+    const p = policy('idle', { idleMinutes: 10 });
+    expect(applyResetPolicy(store, key, p, Date.now() + 5 * MIN)).toBeNull();
+
+    const empty = applyResetPolicy(store, key, p, Date.now() + 11 * MIN);
+    expect(empty).toMatchObject({ reason: 'idle', notice: null, ended: { id: session.id, endReason: 'idle' } });
+
+    const { session: next } = store.getOrCreateSession(key, { source: 'telegram' });
+    expect(next.id).not.toBe(session.id);
+    store.appendMessages(next.id, [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }]);
+    const daily = applyResetPolicy(store, key, policy('daily', { timeZone: undefined }), Date.now() + 25 * HOUR);
+    expect(daily).toMatchObject({ reason: 'daily', notice: RESET_NOTICES.daily, ended: { id: next.id, endReason: 'daily' } });
+    // Already ended: nothing more to do.
+    expect(applyResetPolicy(store, key, p, Date.now() + 50 * HOUR)).toBeNull();
+  });
+});

@@ -1,0 +1,96 @@
+/**
+ * When a conversation starts afresh by itself (Hermes' session reset policy):
+ *   idle   — after HERALD_SESSION_IDLE_MINUTES without activity (default 1,440 = a day);
+ *   daily  — once a day at HERALD_SESSION_DAILY_HOUR local time (default 04:00);
+ *   both   — whichever comes first (default);   none — never.
+ * Checked when a message arrives, before its turn: the expired session is ended (end_reason idle / daily) and the
+ * message starts a new one. The user is told only when the old session had something in it.
+ */
+import type { Session, SessionStore } from '@herald/agent-core';
+import type { HeraldConfig } from '../config/load.js';
+
+export type ResetMode = 'idle' | 'daily' | 'both' | 'none';
+export type ResetReason = 'idle' | 'daily';
+
+export interface ResetPolicy {
+  mode: ResetMode;
+  idleMinutes: number;
+  /** 0-23, local time of `timeZone`. */
+  dailyHour: number;
+  /** IANA zone for "local"; the host's zone when absent. */
+  timeZone?: string;
+}
+
+const MS_PER_MINUTE = 60_000;
+const MS_PER_HOUR = 3_600_000;
+
+export const RESET_NOTICES: Record<ResetReason, string> = {
+  idle: '🌅 It has been a while, so this is a fresh conversation. (Send /resume to list titled ones.)',
+  daily: '🌅 A new day, a fresh conversation. (Send /resume to list titled ones.)',
+};
+
+export function resetPolicyFrom(config: Pick<HeraldConfig, 'sessionReset' | 'sessionIdleMinutes' | 'sessionDailyHour'> & { timezone?: string }): ResetPolicy {
+  return { mode: config.sessionReset, idleMinutes: config.sessionIdleMinutes, dailyHour: config.sessionDailyHour, timeZone: config.timezone };
+}
+
+/** Why a session last active at `lastActivity` has expired by `now`, or null while it is current. */
+export function expiryReason(policy: ResetPolicy, lastActivity: number, now: number): ResetReason | null {
+  if (policy.mode === 'none') return null;
+  if ((policy.mode === 'daily' || policy.mode === 'both') && crossedDailyBoundary(policy, lastActivity, now)) return 'daily';
+  if ((policy.mode === 'idle' || policy.mode === 'both') && now - lastActivity >= policy.idleMinutes * MS_PER_MINUTE) return 'idle';
+  return null;
+}
+
+/**
+ * True when a `dailyHour:00` local time lies in (lastActivity, now]. Shifting both instants back by the hour
+ * turns "the day that starts at 04:00" into a calendar day, so comparing local dates is enough.
+ */
+export function crossedDailyBoundary(policy: Pick<ResetPolicy, 'dailyHour' | 'timeZone'>, lastActivity: number, now: number): boolean {
+  const shift = policy.dailyHour * MS_PER_HOUR;
+  return localDate(lastActivity - shift, policy.timeZone) < localDate(now - shift, policy.timeZone);
+}
+
+/** `YYYY-MM-DD` of the instant in the zone (sortable as a string). */
+function localDate(ms: number, timeZone: string | undefined): string {
+  // en-CA formats dates as YYYY-MM-DD.
+  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(ms);
+}
+
+/** When the session was last used: its newest message, else when it started. */
+export function lastActivityOf(store: SessionStore, session: Session): number {
+  return store.getMessages(session.id).at(-1)?.createdAt ?? session.startedAt;
+}
+
+export interface ResetOutcome {
+  ended: Session;
+  reason: ResetReason;
+  /** What to tell the user; null when the old session was empty (nothing to lose, nothing to say). */
+  notice: string | null;
+}
+
+/**
+ * Ends the key's session if the policy says it expired. The caller runs this for a message that is about to
+ * start a turn, and only while no turn holds the session (a running turn is activity).
+ */
+export function applyResetPolicy(store: SessionStore, sessionKey: string, policy: ResetPolicy, now = Date.now()): ResetOutcome | null {
+  if (policy.mode === 'none') return null;
+  const current = store.currentSession(sessionKey);
+  if (!current || current.endedAt !== null) return null;
+  const reason = expiryReason(policy, lastActivityOf(store, current), now);
+  if (!reason) return null;
+  const ended = store.endSession(current.id, reason);
+  return { ended, reason, notice: current.messageCount > 0 ? RESET_NOTICES[reason] : null };
+}
+
+/**
+ * The router's check for a message about to start a turn: applies the policy unless a turn holds the session
+ * (a running turn is activity), and returns the notice to send first, if any.
+ */
+export async function resetExpiredSession(
+  deps: { store: SessionStore; mailbox: { isBusy(sessionKey: string): Promise<boolean> }; conversation?: { resetPolicy: ResetPolicy } },
+  sessionKey: string,
+): Promise<string | null> {
+  const policy = deps.conversation?.resetPolicy;
+  if (!policy || policy.mode === 'none' || (await deps.mailbox.isBusy(sessionKey))) return null;
+  return applyResetPolicy(deps.store, sessionKey, policy)?.notice ?? null;
+}

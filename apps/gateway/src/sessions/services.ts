@@ -1,0 +1,45 @@
+/**
+ * The conversation-control services one gateway process shares: pairing, the reset policy, per-session
+ * counters, per-session models and the progress settings. Built once in app.ts; the router and the commands
+ * (ingress) and the turn runner (worker) take what they need from here.
+ */
+import type { HeraldConfig } from '../config/load.js';
+import { PairingService } from '../pairing/index.js';
+import { progressSettings, type ProgressSettings } from '../turns/progress.js';
+import { SessionCounters } from './counters.js';
+import { SessionModels } from './models.js';
+import { resetPolicyFrom, type ResetPolicy } from './reset-policy.js';
+
+export interface ConversationServices {
+  readonly config: HeraldConfig;
+  readonly pairing: PairingService;
+  readonly counters: SessionCounters;
+  readonly resetPolicy: ResetPolicy;
+  readonly progress: ProgressSettings;
+  readonly models: SessionModels;
+  close(): void;
+}
+
+/** Opens the services on the SQLite file of `config.db` (the session store's file). */
+export function openConversationServices(config: HeraldConfig): ConversationServices {
+  const pairing = PairingService.open(config.db);
+  let counters: SessionCounters;
+  try {
+    counters = SessionCounters.open(config.db);
+  } catch (err) {
+    pairing.close();
+    throw err;
+  }
+  return {
+    config,
+    pairing,
+    counters,
+    resetPolicy: resetPolicyFrom(config),
+    progress: progressSettings(config),
+    models: new SessionModels(config),
+    close() {
+      pairing.close();
+      counters.close();
+    },
+  };
+}

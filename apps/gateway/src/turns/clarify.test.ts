@@ -1,0 +1,60 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ClarifyBroker, clarifyMarkerKey, clarifyPending } from './clarify.js';
+
+const prefix = `htest-clarify-${process.pid}-${Date.now().toString(36)}`;
+let redis: Redis;
+
+beforeAll(() => {
+  redis = new Redis('redis://127.0.0.1:6379');
+});
+afterAll(async () => {
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length) await redis.del(...keys);
+  redis.disconnect();
+});
+
+/** A broker over a fake steer intake that the test fills, as the worker does when messages arrive. */
+function broker(sessionKey: string) {
+  const intake: string[] = [];
+  const sent: string[] = [];
+  const pending = clarifyPending(redis, prefix);
+  const b = new ClarifyBroker({
+    redis,
+    prefix,
+    sessionKey,
+    pollMs: 10,
+    send: async (q) => {
+      // The router must already see the question as open when it reaches the chat.
+      sent.push(`${q} (open: ${String(await pending(sessionKey))})`);
+    },
+    takeSteerMessages: () => intake.splice(0),
+  });
+  return { b, intake, sent, pending };
+}
+
+describe('ClarifyBroker', () => {
+  it('sends the question, takes the next message as the answer, and keeps other messages for the loop', async () => {
+    const { b, intake, sent, pending } = broker('k1');
+    intake.push('sent before the question');
+    const answer = b.ask('Which day?', new AbortController().signal);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(sent).toEqual(['Which day? (open: true)']);
+    intake.push('Tuesday', 'and make it quick');
+    expect(await answer).toBe('Tuesday');
+    expect(await pending('k1')).toBe(false);
+    intake.push('later');
+    expect(b.takeSteerMessages()).toEqual(['sent before the question', 'and make it quick', 'later']);
+  });
+
+  it('gives up when the turn is aborted and closes the question', async () => {
+    const { b, pending } = broker('k2');
+    const controller = new AbortController();
+    const answer = b.ask('Still there?', controller.signal);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(await redis.pttl(clarifyMarkerKey(prefix, 'k2'))).toBeGreaterThan(0);
+    controller.abort(new Error('interrupted'));
+    await expect(answer).rejects.toThrow('interrupted');
+    expect(await pending('k2')).toBe(false);
+  });
+});

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { AuthError, FormattingError, NetworkError, RateLimitedError, type PlatformEgress, type SendOptions } from '@herald/adapters';
+import { deliver, DeliveryError, DELIVERY_FAILED_NOTICE } from './delivery.js';
+
+/** A platform whose sends fail in a scripted way: what delivery sees from a real adapter's typed errors. */
+function flakyEgress(failures: Error[]): PlatformEgress & { sends: Array<{ text: string; opts?: SendOptions }> } {
+  const sends: Array<{ text: string; opts?: SendOptions }> = [];
+  return {
+    platform: 'telegram',
+    maxMessageLength: 4096,
+    typingRefreshMs: 4000,
+    sends,
+    async send(_conv, text, opts) {
+      sends.push({ text, opts });
+      const f = failures.shift();
+      if (f) throw f;
+      return { messageIds: [String(sends.length)] };
+    },
+    async edit() {},
+    async typing() {},
+    async react() {},
+  };
+}
+
+describe('deliver', () => {
+  it('retries network errors twice with backoff, then succeeds', async () => {
+    const egress = flakyEgress([new NetworkError('reset', 'telegram'), new NetworkError('reset', 'telegram')]);
+    const ids = await deliver(egress, 'telegram:1', 'hello', { replyTo: '9', baseDelayMs: 1 });
+    expect(ids).toEqual(['3']);
+    expect(egress.sends.map((s) => s.text)).toEqual(['hello', 'hello', 'hello']);
+    expect(egress.sends[2].opts).toMatchObject({ replyTo: '9', plain: false });
+  });
+
+  it('resends once as plain text when the platform rejects the formatting', async () => {
+    const egress = flakyEgress([new FormattingError("can't parse entities", 'telegram')]);
+    await deliver(egress, 'telegram:1', '**bold**', { baseDelayMs: 1 });
+    expect(egress.sends.map((s) => s.opts?.plain)).toEqual([false, true]);
+  });
+
+  it('waits out a rate limit for as long as the platform asks', async () => {
+    const egress = flakyEgress([new RateLimitedError('telegram', 30)]);
+    const started = Date.now();
+    await deliver(egress, 'telegram:1', 'hi', { baseDelayMs: 1 });
+    expect(egress.sends).toHaveLength(2);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(25);
+  });
+
+  it('after the retries, tells the user once in plain text and throws', async () => {
+    const err = () => new NetworkError('down', 'telegram');
+    const egress = flakyEgress([err(), err(), err()]);
+    await expect(deliver(egress, 'telegram:1', 'answer', { baseDelayMs: 1 })).rejects.toBeInstanceOf(DeliveryError);
+    expect(egress.sends.map((s) => s.text)).toEqual(['answer', 'answer', 'answer', DELIVERY_FAILED_NOTICE]);
+    expect(egress.sends[3].opts?.plain).toBe(true);
+  });
+
+  it('does not retry what retrying cannot fix', async () => {
+    const egress = flakyEgress([new AuthError('token revoked', 'telegram')]);
+    await expect(deliver(egress, 'telegram:1', 'answer', { baseDelayMs: 1 })).rejects.toThrow(/token revoked/);
+    expect(egress.sends.map((s) => s.text)).toEqual(['answer', DELIVERY_FAILED_NOTICE]);
+  });
+});

@@ -1,0 +1,340 @@
+/**
+ * What the user sees while the agent works, rendered from the agent loop's event stream:
+ *   - "typing…", kept alive until the turn ends;
+ *   - tool progress (HERALD_TOOL_PROGRESS off | new | all) and retry / fallback / compression notices, as short
+ *     lines of one status message edited in place;
+ *   - optionally (HERALD_STREAMING) the reply itself, streamed by editing one message. The final text is then an
+ *     edit of that message (plus chunks if it is long), never a second copy.
+ * Edits of one chat are spaced out (1 s; Telegram 1.1 s in private chats, 3 s in groups) so a fast model cannot
+ * run into the platform's rate limits; whatever changed meanwhile goes out with the next edit.
+ */
+import { chunkMessage, type Platform, type PlatformEgress } from '@herald/adapters';
+import type { AgentEvent } from '@herald/agent-core';
+import type { HeraldConfig } from '../config/load.js';
+import type { Logger } from '../logger.js';
+import { TurnAbort } from '../queue/worker.js';
+import { deliver } from './delivery.js';
+
+export type ToolProgressMode = 'off' | 'new' | 'all';
+
+export interface ProgressSettings {
+  streaming: boolean;
+  toolProgress: Record<Platform, ToolProgressMode>;
+}
+
+export const EDIT_INTERVAL_MS = 1_000;
+export const TELEGRAM_PRIVATE_EDIT_INTERVAL_MS = 1_100;
+export const TELEGRAM_GROUP_EDIT_INTERVAL_MS = 3_000;
+/** Shown at the end of a streamed text while more is coming. */
+export const STREAM_CURSOR = ' ▌';
+export const STOPPED_MARK = '\n\n⏹ stopped';
+/** Room kept below the platform's limit when a streamed text is shown in one message (cursor, formatting). */
+const STREAM_MARGIN = 64;
+/** The status message keeps its latest lines only. */
+const MAX_STATUS_LINES = 12;
+const ARGS_PREVIEW_CHARS = 60;
+const DEFAULT_TOOL_PROGRESS: Record<Platform, ToolProgressMode> = { telegram: 'off', discord: 'new', slack: 'off' };
+const STATUS_ICONS = { retry: '⏳', fallback: '🔀', compression: '🗜' } as const;
+
+/** `<PLATFORM>_TOOL_PROGRESS`, else HERALD_TOOL_PROGRESS, else the platform's default. */
+export function progressSettings(config: HeraldConfig): ProgressSettings {
+  const pick = (platform: Platform, own: ToolProgressMode | undefined): ToolProgressMode =>
+    own ?? config.toolProgress ?? DEFAULT_TOOL_PROGRESS[platform];
+  return {
+    streaming: config.streaming,
+    toolProgress: {
+      telegram: pick('telegram', config.telegram.toolProgress),
+      discord: pick('discord', config.discord.toolProgress),
+      slack: pick('slack', config.slack.toolProgress),
+    },
+  };
+}
+
+export function editIntervalMs(platform: string, chatType: string): number {
+  if (platform !== 'telegram') return EDIT_INTERVAL_MS;
+  return chatType === 'dm' ? TELEGRAM_PRIVATE_EDIT_INTERVAL_MS : TELEGRAM_GROUP_EDIT_INTERVAL_MS;
+}
+
+/** When each chat may be edited next, shared by every turn of this process. */
+const nextEditAt = new Map<string, number>();
+
+/** Sends and edits of one turn, one at a time, in order; failures are logged, never thrown into the turn. */
+class ChatOutlet {
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly egress: PlatformEgress,
+    readonly conversationId: string,
+    private readonly intervalMs: number,
+    private readonly log: Logger,
+  ) {}
+
+  run(what: string, fn: () => Promise<void>): Promise<void> {
+    this.chain = this.chain.then(fn).catch((err: unknown) => this.log.warn({ err }, `${what} failed`));
+    return this.chain;
+  }
+
+  /** Resolves once everything queued so far is done. */
+  idle(): Promise<void> {
+    return this.chain;
+  }
+
+  delayUntilEdit(): number {
+    return Math.max(0, (nextEditAt.get(this.conversationId) ?? 0) - Date.now());
+  }
+
+  spend(): void {
+    nextEditAt.set(this.conversationId, Date.now() + this.intervalMs);
+    // Keep the map small: forget chats whose slot is long past.
+    if (nextEditAt.size > 10_000) for (const [k, t] of nextEditAt) if (t < Date.now()) nextEditAt.delete(k);
+  }
+}
+
+/** One message that is sent once and then edited, at most once per the chat's interval, to what `render` says. */
+class LiveMessage {
+  id: string | null = null;
+  private shown: string | null = null;
+  private creating = false;
+  /** After finish/close: no more scheduled edits (a late one would overwrite the final text). */
+  private frozen = false;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly out: ChatOutlet,
+    private readonly render: () => string,
+    private readonly what: string,
+    private readonly mayStart: () => Promise<boolean>,
+    private readonly replyTo?: string,
+  ) {}
+
+  touch(): void {
+    if (this.frozen) return;
+    if (this.id === null) {
+      if (this.creating) return; // create() looks again when it is done
+      this.creating = true;
+      void this.out.run(`sending the ${this.what}`, () => this.create());
+      return;
+    }
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.out.run(`editing the ${this.what}`, () => this.flush());
+    }, this.out.delayUntilEdit());
+  }
+
+  /** Queues one last edit with whatever changed, then stops (the caller waits for the outlet). */
+  flushNow(): void {
+    this.freeze();
+    void this.out.run(`editing the ${this.what}`, () => this.flush());
+  }
+
+  freeze(): void {
+    this.frozen = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private async create(): Promise<void> {
+    try {
+      const text = this.render();
+      if (text.trim() === '' || !(await this.mayStart())) return;
+      this.out.spend();
+      const sent = await this.out.egress.send(this.out.conversationId, text, { replyTo: this.replyTo });
+      this.id = sent.messageIds[0] ?? null;
+      this.shown = text;
+    } finally {
+      this.creating = false;
+    }
+    if (this.id !== null && this.render() !== this.shown) this.touch();
+  }
+
+  private async flush(): Promise<void> {
+    const text = this.render();
+    if (this.id === null || text === this.shown || text.trim() === '') return;
+    this.out.spend();
+    await this.out.egress.edit(this.out.conversationId, this.id, text);
+    this.shown = text;
+  }
+}
+
+export interface LiveTurnOptions {
+  egress: PlatformEgress;
+  conversationId: string;
+  platform: string;
+  chatType: string;
+  /** The user's message the first status/stream message answers. */
+  replyTo?: string;
+  /** Absent: typing only (no tool progress, no streaming). */
+  settings?: ProgressSettings;
+  signal: AbortSignal;
+  /** Checked before the first message of the turn goes out: a superseded turn shows nothing. */
+  canDeliver: () => Promise<boolean>;
+  log: Logger;
+  /** Delivery backoff base for the chunks after a streamed reply; tests shrink it. */
+  deliveryBaseDelayMs?: number;
+  /** Overrides the platform's edit spacing (tests). */
+  editIntervalMs?: number;
+}
+
+/** Everything shown for one turn. `onEvent` goes to runConversation; `finish` delivers the final text if streamed. */
+export class LiveTurn {
+  private readonly out: ChatOutlet;
+  private readonly toolMode: ToolProgressMode;
+  private readonly statusLines: string[] = [];
+  private readonly toolLines = new Map<string, number>();
+  private lastToolName: string | null = null;
+  private readonly status: LiveMessage;
+  private readonly stream: LiveMessage | null;
+  private streamed = '';
+  /** The next delta starts a new model response (after tools ran): what was streamed before is replaced. */
+  private newResponse = false;
+  private typingTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(private readonly opts: LiveTurnOptions) {
+    const platform = opts.platform as Platform;
+    const interval = opts.editIntervalMs ?? editIntervalMs(opts.platform, opts.chatType);
+    this.out = new ChatOutlet(opts.egress, opts.conversationId, interval, opts.log);
+    this.toolMode = opts.settings?.toolProgress[platform] ?? 'off';
+    const mayStart = async (): Promise<boolean> => !opts.signal.aborted && (await opts.canDeliver());
+    this.status = new LiveMessage(this.out, () => this.statusLines.slice(-MAX_STATUS_LINES).join('\n'), 'status message', mayStart, opts.replyTo);
+    this.stream = opts.settings?.streaming
+      ? new LiveMessage(this.out, () => this.streamView(), 'streamed reply', mayStart, opts.replyTo)
+      : null;
+    opts.signal.addEventListener('abort', () => this.stopTimers(), { once: true });
+  }
+
+  /** Shows "typing…" now and refreshes it before it fades, until stopTyping (or the turn ends). */
+  startTyping(): void {
+    if (this.typingTimer || this.opts.signal.aborted) return;
+    const tick = (): void => void this.opts.egress.typing(this.opts.conversationId).catch(() => undefined);
+    tick();
+    this.typingTimer = setInterval(tick, this.opts.egress.typingRefreshMs);
+  }
+
+  stopTyping(): void {
+    if (this.typingTimer) clearInterval(this.typingTimer);
+    this.typingTimer = null;
+  }
+
+  readonly onEvent = (event: AgentEvent): void => {
+    if (this.closed || this.opts.signal.aborted) return;
+    switch (event.type) {
+      case 'text_delta':
+        if (!this.stream) return;
+        if (this.newResponse) this.streamed = '';
+        this.newResponse = false;
+        this.streamed += event.text;
+        this.stream.touch();
+        return;
+      case 'tool_start':
+        this.newResponse = true;
+        this.toolStarted(event.id, event.name, event.args);
+        return;
+      case 'tool_end':
+        if (!event.ok) this.toolFailed(event.id);
+        return;
+      case 'status':
+        if (event.kind === 'info') return;
+        // Text streamed for an attempt that is being retried or replaced belongs to nothing: start over.
+        if (event.kind === 'retry' || event.kind === 'fallback') this.streamed = '';
+        this.addStatusLine(`${STATUS_ICONS[event.kind]} ${code(event.message)}`);
+        return;
+      default:
+        return;
+    }
+  };
+
+  /**
+   * Delivers the final text as the streamed message (edited; long texts continue in new messages) and returns
+   * the platform ids, or null when nothing was streamed and the caller should send the text itself.
+   */
+  async finish(text: string): Promise<string[] | null> {
+    this.stopTyping();
+    this.status.flushNow();
+    this.stream?.freeze();
+    await this.out.idle();
+    const id = this.stream?.id ?? null;
+    if (id === null) return null;
+    const { egress, conversationId } = this.opts;
+    const chunks = chunkMessage(text, egress.maxMessageLength - STREAM_MARGIN);
+    try {
+      await egress.edit(conversationId, id, chunks[0]);
+    } catch (err) {
+      this.opts.log.warn({ err }, 'final edit of the streamed reply failed; sending the reply instead');
+      return null;
+    }
+    const ids = [id];
+    for (const chunk of chunks.slice(1)) {
+      ids.push(...(await deliver(egress, conversationId, chunk, { baseDelayMs: this.opts.deliveryBaseDelayMs })));
+    }
+    return ids;
+  }
+
+  /**
+   * Ends the turn's display: typing off; a reply streamed by a turn the user stopped or interrupted says so (a
+   * turn handed to another worker says nothing: it is answered again there).
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const { signal } = this.opts;
+    this.stopTimers();
+    if (!signal.aborted) this.status.flushNow();
+    await this.out.idle();
+    const id = this.stream?.id ?? null;
+    const byUser = signal.reason instanceof TurnAbort && (signal.reason.kind === 'stop' || signal.reason.kind === 'interrupt');
+    if (id !== null && byUser && this.streamed.trim() !== '') {
+      await this.opts.egress.edit(this.opts.conversationId, id, this.truncated(this.streamed) + STOPPED_MARK).catch(() => undefined);
+    }
+  }
+
+  private stopTimers(): void {
+    this.stopTyping();
+    this.status.freeze();
+    this.stream?.freeze();
+  }
+
+  private toolStarted(id: string, name: string, args: Record<string, unknown>): void {
+    if (this.toolMode === 'off') return;
+    if (this.toolMode === 'new' && name === this.lastToolName) return;
+    this.lastToolName = name;
+    const preview = argsPreview(args);
+    this.toolLines.set(id, this.statusLines.length);
+    this.addStatusLine(`⚙️ ${code(preview ? `${name}: ${preview}` : name)}`);
+  }
+
+  private toolFailed(id: string): void {
+    const index = this.toolLines.get(id);
+    if (index === undefined) return;
+    this.statusLines[index] += ' ✗';
+    this.status.touch();
+  }
+
+  private addStatusLine(line: string): void {
+    this.statusLines.push(line);
+    this.status.touch();
+  }
+
+  private streamView(): string {
+    return this.streamed.trim() === '' ? '' : this.truncated(this.streamed) + STREAM_CURSOR;
+  }
+
+  /** A streamed text longer than one message shows its beginning until the final text is chunked. */
+  private truncated(text: string): string {
+    const max = this.opts.egress.maxMessageLength - STREAM_MARGIN;
+    return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+  }
+}
+
+/** The first string argument (a query, a path, a URL), else the arguments as JSON; shortened. */
+export function argsPreview(args: Record<string, unknown>): string {
+  const first = Object.values(args).find((v): v is string => typeof v === 'string' && v.trim() !== '');
+  const text = (first ?? (Object.keys(args).length ? JSON.stringify(args) : '')).replace(/\s+/g, ' ').trim();
+  return text.length > ARGS_PREVIEW_CHARS ? `${text.slice(0, ARGS_PREVIEW_CHARS - 1)}…` : text;
+}
+
+/** An inline code span: tool names and provider messages are full of `_` and `*` that Markdown would eat. */
+function code(text: string): string {
+  return `\`${text.replace(/`/g, "'")}\``;
+}

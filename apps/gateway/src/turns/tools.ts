@@ -1,0 +1,148 @@
+/**
+ * Gateway glue for the agent's built-in tools: which tools a worker offers (HERALD_TOOLSETS, built once per
+ * process with a log line for each tool left out), and what each turn adds to the loop's options: the tools, an
+ * iteration budget shared with subagents, the saved-notes block in front of the first message of a session, and
+ * a clarify broker that asks questions in the chat (see clarify.ts).
+ */
+import {
+  DEFAULT_MAX_ITERATIONS,
+  IterationBudget,
+  MEMORY_TOOL,
+  createBuiltinTools,
+  flushMemory,
+  withMemoryBlock,
+  type ConversationOptions,
+  type FlushMemoryResult,
+  type FlushReason,
+  type Session,
+  type SessionStore,
+  type Tool,
+} from '@herald/agent-core';
+import type { PlatformEgress } from '@herald/adapters';
+import type { Redis } from 'ioredis';
+import type { HeraldConfig } from '../config/load.js';
+import type { Logger } from '../logger.js';
+import type { TurnPayload } from '../queue/mailbox.js';
+import type { TurnContext } from '../queue/worker.js';
+import type { AgentRuntime } from './agent-runtime.js';
+import { ClarifyBroker } from './clarify.js';
+import { deliver } from './delivery.js';
+
+export interface TurnToolsDeps {
+  config: Pick<HeraldConfig, 'toolsets' | 'fetchAllowPrivate' | 'timezone' | 'redisPrefix'>;
+  store: SessionStore;
+  agent: AgentRuntime | null;
+  redis: Redis;
+  log: Logger;
+  /** How long clarify waits for the user; the tool's default (300 s) when absent. */
+  clarifyTimeoutMs?: number;
+}
+
+export interface TurnToolsInput {
+  ctx: TurnContext;
+  egress: PlatformEgress;
+  /** The message the turn answers: where questions go and whose notes are shown. */
+  payload: TurnPayload;
+}
+
+export interface TurnTools {
+  /** The loop's options with this turn's tools, budget, steer intake, notes block and clarify channel. */
+  apply(opts: ConversationOptions): ConversationOptions;
+}
+
+export interface TurnToolsFactory {
+  readonly tools: readonly Tool[];
+  forTurn(input: TurnToolsInput): TurnTools;
+}
+
+/** Builds the tools once; logs the ones a worker cannot offer and why. */
+export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
+  const { config, store, agent, log } = deps;
+  const { tools, unavailable } = createBuiltinTools(
+    {
+      store,
+      provider: agent?.primary,
+      fallbacks: agent?.fallbacks,
+      fallbackState: agent?.fallbackState,
+      timeZone: config.timezone,
+      fetch: { allowPrivate: config.fetchAllowPrivate },
+      canAskUser: true,
+      clarifyTimeoutMs: deps.clarifyTimeoutMs,
+    },
+    config.toolsets,
+  );
+  for (const { name, reason } of unavailable) log.warn({ tool: name, reason }, `tool ${name} left out: ${reason}`);
+  log.info({ toolsets: config.toolsets, tools: tools.map((t) => t.name) }, 'agent tools ready');
+  const hasMemory = tools.some((t) => t.name === MEMORY_TOOL);
+
+  return {
+    tools,
+    forTurn({ ctx, egress, payload }) {
+      const clarify = new ClarifyBroker({
+        redis: deps.redis,
+        prefix: config.redisPrefix,
+        sessionKey: ctx.sessionKey,
+        send: async (question) => {
+          if (!(await ctx.canDeliver())) throw new Error('the conversation moved on; the question was not sent');
+          await deliver(egress, payload.conversationId, question, { replyTo: payload.platformMessageId });
+        },
+        takeSteerMessages: ctx.takeSteerMessages,
+      });
+      return {
+        apply(opts) {
+          const budget = opts.budget ?? new IterationBudget(opts.maxIterations ?? DEFAULT_MAX_ITERATIONS);
+          const toolContext = { platform: payload.platform, userId: payload.userId, ...opts.toolContext, budget, clarify };
+          // The notes shown are those of the person the memory tool writes for: the same platform + user id.
+          const { platform, userId } = toolContext;
+          const userKey = typeof platform === 'string' && typeof userId === 'string' ? `${platform}:${userId}` : null;
+          const withNotes = hasMemory && userKey !== null;
+          return {
+            ...opts,
+            userMessage: withNotes ? withMemoryBlock(store, userKey, opts.history, opts.userMessage) : opts.userMessage,
+            tools: [...(opts.tools ?? []), ...tools],
+            budget,
+            getSteerMessages: clarify.takeSteerMessages,
+            toolContext,
+          };
+        },
+      };
+    },
+  };
+}
+
+/** For run-turn: the options unchanged when no tools are configured. */
+export function withTurnTools(turnTools: TurnTools | undefined, opts: ConversationOptions): ConversationOptions {
+  return turnTools ? turnTools.apply(opts) : opts;
+}
+
+export interface FlushSessionMemoryDeps {
+  store: SessionStore;
+  agent: AgentRuntime | null;
+  /** The memory tool's toolsets must be on; otherwise nothing is flushed. */
+  toolsets: readonly string[];
+}
+
+/**
+ * Lets the model save notes from a session about to lose its details: call it before /new ends the session
+ * (reason 'reset') and from compression's `beforeCompress` hook (reason 'compression'). Null when there is
+ * nothing to do (no model, memory not enabled, no user on the session). Never throws for a provider failure.
+ */
+export async function flushSessionMemory(
+  deps: FlushSessionMemoryDeps,
+  session: Session,
+  reason: FlushReason,
+  signal?: AbortSignal,
+): Promise<FlushMemoryResult | null> {
+  const { agent, store } = deps;
+  if (!agent || !session.userId) return null;
+  if (!createBuiltinTools({ store }, deps.toolsets).tools.some((t) => t.name === MEMORY_TOOL)) return null;
+  return flushMemory({
+    provider: agent.primary,
+    history: store.getHistory(session.id),
+    userKey: `${session.source}:${session.userId}`,
+    store,
+    systemPrompt: session.systemPrompt ?? agent.systemPrompt,
+    reason,
+    signal,
+  });
+}

@@ -1,0 +1,58 @@
+import type { PlatformEgress, TurnReactions } from '@herald/adapters';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { showTurnProgress } from './turn-reactions.js';
+
+const log = pino({ level: 'silent' });
+const SLACK_LIKE: TurnReactions = { working: '👀', done: '✅' };
+
+/** A platform's REST side that records reactions the way a user would see them appear and disappear. */
+function recordingEgress(turnReactions?: TurnReactions, failOn?: string): PlatformEgress & { seen: string[] } {
+  const seen: string[] = [];
+  return {
+    platform: 'slack',
+    maxMessageLength: 1000,
+    typingRefreshMs: 1000,
+    turnReactions,
+    seen,
+    send: async () => ({ messageIds: [] }),
+    edit: async () => {},
+    typing: async () => {},
+    react: async (_conversation, messageId, emoji, remove = false) => {
+      if (emoji === failOn) throw new Error('reactions are off in this channel');
+      seen.push(`${messageId} ${remove ? '-' : '+'}${emoji}`);
+    },
+  };
+}
+
+const target = (id: string) => ({ conversationId: 'slack:D1', platformMessageId: id });
+
+describe('turn progress reactions', () => {
+  it('puts 👀 on every message of the turn at once, and swaps it for ✅ when answered', async () => {
+    const egress = recordingEgress(SLACK_LIKE);
+    const progress = showTurnProgress(egress, [target('1.1'), target('1.2')], log);
+    await progress.done();
+    await progress.done(); // a second call changes nothing
+    for (const id of ['1.1', '1.2']) {
+      expect(egress.seen.filter((s) => s.startsWith(id))).toEqual([`${id} +👀`, `${id} -👀`, `${id} +✅`]);
+    }
+  });
+
+  it('an interrupted turn loses its 👀 and gets no ✅', async () => {
+    const egress = recordingEgress(SLACK_LIKE);
+    await showTurnProgress(egress, [target('2.1')], log).clear();
+    expect(egress.seen).toEqual(['2.1 +👀', '2.1 -👀']);
+  });
+
+  it('does nothing on platforms without the convention', async () => {
+    const egress = recordingEgress(undefined);
+    await showTurnProgress(egress, [target('3.1')], log).done();
+    expect(egress.seen).toEqual([]);
+  });
+
+  it('a reaction the platform refuses never fails the turn', async () => {
+    const egress = recordingEgress(SLACK_LIKE, '👀');
+    await expect(showTurnProgress(egress, [target('4.1')], log).done()).resolves.toBeUndefined();
+    expect(egress.seen).toEqual(['4.1 +✅']);
+  });
+});

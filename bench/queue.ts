@@ -1,0 +1,253 @@
+/**
+ * Herald's per-message path, end to end, against zero-latency stand-ins:
+ *   router.handle (event in) → mailbox + BullMQ → worker → agent loop → OpenAI stand-in → SQLite → Telegram egress.
+ * The stand-ins run in a child process (bench/stand-ins.ts); this process holds only Herald (role `all`).
+ *
+ *  1. throughput: N messages over S sessions submitted at once → messages/s;
+ *  2. added latency, paced (no backlog): event in → LLM request, and LLM reply → platform send, p50/p99;
+ *  3. raw BullMQ no-op jobs/s on the same Redis, and the ratio of (1) to it;
+ *  4. 5,000 concurrent turns whose LLM call takes 2 s, on one worker process: time to finish and peak RSS.
+ *
+ * Run alone: npx tsx bench/queue.ts   (needs Redis on 127.0.0.1:6379)
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { InboundMessage } from '@herald/adapters';
+import { loadConfig } from '../apps/gateway/src/config/load.js';
+import { createLogger } from '../apps/gateway/src/logger.js';
+import { startHerald, type Herald } from '../apps/gateway/src/app.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const THROUGHPUT_MESSAGES = 2_000;
+const THROUGHPUT_SESSIONS = 200;
+const PACED_MESSAGES = 300;
+const PACE_MS = 20;
+const RAW_JOBS = 2_000;
+const CONCURRENT_TURNS = 5_000;
+const SLOW_LLM_MS = 2_000;
+
+const now = (): number => performance.timeOrigin + performance.now();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface StandIns {
+  child: ChildProcess;
+  llmUrl: string;
+  tgUrl: string;
+  tgToken: string;
+  times(): Promise<{ llmIn: Map<string, number>; llmOut: Map<string, number>; sentAt: Map<string, number> }>;
+  stop(): Promise<void>;
+}
+
+async function startStandIns(llmDelayMs: number): Promise<StandIns> {
+  const child = fork(join(import.meta.dirname, 'stand-ins.ts'), [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, LLM_DELAY_MS: String(llmDelayMs) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const ready = await new Promise<{ llmUrl: string; tgUrl: string; tgToken: string }>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as { llmUrl: string; tgUrl: string; tgToken: string }));
+    child.once('exit', (code) => reject(new Error(`stand-ins exited with ${code}`)));
+  });
+  return {
+    child,
+    ...ready,
+    times: () =>
+      new Promise((resolve) => {
+        child.once('message', (m) => {
+          const t = m as { llmIn: [string, number][]; llmOut: [string, number][]; sentAt: [string, number][] };
+          resolve({ llmIn: new Map(t.llmIn), llmOut: new Map(t.llmOut), sentAt: new Map(t.sentAt) });
+        });
+        child.send({ type: 'times' });
+      }),
+    stop: async () => {
+      child.send({ type: 'stop' });
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
+}
+
+async function startBenchHerald(s: StandIns, concurrency: number): Promise<{ herald: Herald; cleanup: () => Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'herald-bench-'));
+  const prefix = `herald-bench-${process.pid}-${Date.now().toString(36)}`;
+  const config = loadConfig({
+    file: null,
+    env: {
+      REDIS_URL,
+      HERALD_REDIS_PREFIX: prefix,
+      HERALD_DB: join(dir, 'herald.db'),
+      HERALD_PORT: '0',
+      HERALD_MODEL: 'openai:gpt-4.1-mini',
+      OPENAI_API_KEY: 'sk-bench',
+      OPENAI_BASE_URL: s.llmUrl,
+      TELEGRAM_BOT_TOKEN: s.tgToken,
+      TELEGRAM_API_ROOT: s.tgUrl,
+      GATEWAY_ALLOW_ALL_USERS: 'true',
+      HERALD_BUSY_INPUT_MODE: 'queue',
+      HERALD_WORKER_CONCURRENCY: String(concurrency),
+      HERALD_USER_RATE_LIMIT: '0',
+    },
+  });
+  const herald = await startHerald(config, createLogger({ level: process.env.BENCH_LOG ?? 'silent' }));
+  return {
+    herald,
+    cleanup: async () => {
+      await herald.stop();
+      await deleteKeys(prefix);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function message(session: number, tag: string): InboundMessage {
+  const chat = 100_000 + session;
+  return {
+    platform: 'telegram',
+    messageId: `${chat}:${tag}`,
+    conversationId: `telegram:${chat}`,
+    chatType: 'dm',
+    chatId: String(chat),
+    userId: String(chat),
+    text: tag,
+    attachments: [],
+    platformMessageId: '1',
+    sentAt: Date.now(),
+  };
+}
+
+async function waitForSent(s: StandIns, tags: string[], timeoutMs: number): Promise<Awaited<ReturnType<StandIns['times']>>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const t = await s.times();
+    if (tags.every((tag) => t.sentAt.has(tag))) return t;
+    if (Date.now() > deadline) throw new Error(`only ${tags.filter((tag) => t.sentAt.has(tag)).length}/${tags.length} replies arrived`);
+    await sleep(100);
+  }
+}
+
+const range = (from: number, n: number): number[] => Array.from({ length: n }, (_, i) => from + i);
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function rawBullmqJobsPerSecond(): Promise<number> {
+  const prefix = `herald-bench-raw-${process.pid}`;
+  const connection = { url: REDIS_URL, maxRetriesPerRequest: null };
+  const queue = new Queue('raw', { connection, prefix });
+  let done = 0;
+  let finished!: () => void;
+  const all = new Promise<void>((r) => (finished = r));
+  const worker = new Worker('raw', async () => {}, { connection, prefix, concurrency: 50 });
+  worker.on('completed', () => {
+    if (++done === RAW_JOBS) finished();
+  });
+  await worker.waitUntilReady();
+  const started = now();
+  await Promise.all(Array.from({ length: RAW_JOBS }, (_, i) => queue.add('noop', { i }, { jobId: `raw-${i}` })));
+  await all;
+  const elapsed = now() - started;
+  await worker.close();
+  await queue.obliterate({ force: true });
+  await queue.close();
+  await deleteKeys(prefix);
+  return (RAW_JOBS / elapsed) * 1000;
+}
+
+async function deleteKeys(prefix: string): Promise<void> {
+  const redis = new Redis(REDIS_URL);
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length) await redis.unlink(...keys);
+  } while (cursor !== '0');
+  redis.disconnect();
+}
+
+export async function benchQueue(): Promise<Record<string, number>> {
+  const results: Record<string, number> = {};
+
+  // 1 + 2: zero-latency LLM.
+  {
+    const s = await startStandIns(0);
+    const { herald, cleanup } = await startBenchHerald(s, 50);
+    const router = herald.router!;
+    s.child.send({ type: 'chats', ids: [...range(100_000, THROUGHPUT_SESSIONS), ...range(101_000, 50)] });
+    // Warm up connections and JIT.
+    const warm = Array.from({ length: 50 }, (_, i) => `w${i}`);
+    await Promise.all(warm.map((tag, i) => router.handle(message(i, tag))));
+    await waitForSent(s, warm, 30_000);
+
+    const tags = Array.from({ length: THROUGHPUT_MESSAGES }, (_, i) => `t${i}`);
+    const started = now();
+    await Promise.all(tags.map((tag, i) => router.handle(message(i % THROUGHPUT_SESSIONS, tag))));
+    await waitForSent(s, tags, 120_000);
+    const t = await s.times();
+    const lastSent = Math.max(...tags.map((tag) => t.sentAt.get(tag) ?? 0));
+    results.messages_per_s = (THROUGHPUT_MESSAGES / (lastSent - started)) * 1000;
+
+    const paced = Array.from({ length: PACED_MESSAGES }, (_, i) => `p${i}`);
+    const eventIn = new Map<string, number>();
+    for (const [i, tag] of paced.entries()) {
+      eventIn.set(tag, now());
+      void router.handle(message(1_000 + (i % 50), tag));
+      await sleep(PACE_MS);
+    }
+    const pt = await waitForSent(s, paced, 60_000);
+    const inToLlm = paced.map((tag) => (pt.llmIn.get(tag) as number) - (eventIn.get(tag) as number));
+    const llmToSend = paced.map((tag) => (pt.sentAt.get(tag) as number) - (pt.llmOut.get(tag) as number));
+    results.in_to_llm_p50_ms = percentile(inToLlm, 50);
+    results.in_to_llm_p99_ms = percentile(inToLlm, 99);
+    results.llm_to_send_p50_ms = percentile(llmToSend, 50);
+    results.llm_to_send_p99_ms = percentile(llmToSend, 99);
+    await cleanup();
+    await s.stop();
+  }
+
+  // 3: raw BullMQ.
+  results.raw_bullmq_jobs_per_s = await rawBullmqJobsPerSecond();
+  results.herald_to_raw_bullmq_ratio = results.messages_per_s / results.raw_bullmq_jobs_per_s;
+
+  // 4: 5,000 concurrent 2-second turns on one worker process.
+  {
+    const s = await startStandIns(SLOW_LLM_MS);
+    const { herald, cleanup } = await startBenchHerald(s, CONCURRENT_TURNS);
+    const router = herald.router!;
+    s.child.send({ type: 'chats', ids: range(110_000, CONCURRENT_TURNS) });
+    let peakRss = process.memoryUsage().rss;
+    const baseRss = peakRss;
+    const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
+    const tags = Array.from({ length: CONCURRENT_TURNS }, (_, i) => `c${i}`);
+    const started = now();
+    await Promise.all(tags.map((tag, i) => router.handle(message(10_000 + i, tag))));
+    const t = await waitForSent(s, tags, 300_000);
+    clearInterval(sampler);
+    const lastSent = Math.max(...tags.map((tag) => t.sentAt.get(tag) ?? 0));
+    results.concurrent_turns = CONCURRENT_TURNS;
+    results.concurrent_llm_ms = SLOW_LLM_MS;
+    results.concurrent_finish_s = (lastSent - started) / 1000;
+    results.concurrent_peak_rss_mb = peakRss / 1024 / 1024;
+    results.concurrent_rss_growth_mb = (peakRss - baseRss) / 1024 / 1024;
+    await cleanup();
+    await s.stop();
+  }
+
+  for (const [k, v] of Object.entries(results)) console.log(`queue.${k} = ${Number.isInteger(v) ? v : v.toFixed(2)}`);
+  return results;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  benchQueue().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

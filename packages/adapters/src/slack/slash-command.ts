@@ -1,0 +1,48 @@
+/**
+ * Slack's slash command `/herald <sub> [args]` → an InboundMessage whose text is the chat command `/<sub> [args]`
+ * (bare `/herald` → `/help`), so the gateway's one command table handles Slack like every other platform.
+ *
+ * Slash commands carry no message ts: the trigger id (unique per invocation) stands in as the message id. The
+ * answer goes to the channel the command was typed in (a DM's top level, or a channel).
+ */
+import type { InboundMessage } from '../types.js';
+import { slackCodec } from './codec.js';
+
+/** The one slash command Herald declares in the Slack app manifest. */
+export const SLACK_SLASH_COMMAND = '/herald';
+
+function str(obj: Record<string, unknown>, key: string): string | undefined {
+  const v = obj[key];
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+export function slashCommandText(text: string): string {
+  const sub = text.trim().replace(/^\/+/, '');
+  return sub === '' ? '/help' : `/${sub}`;
+}
+
+/** Null when the payload lacks what a message needs (user, channel, trigger). */
+export function slashCommandToMessage(payload: unknown, now = Date.now()): InboundMessage | null {
+  if (typeof payload !== 'object' || payload === null) return null;
+  const body = payload as Record<string, unknown>;
+  const channel = str(body, 'channel_id');
+  const user = str(body, 'user_id');
+  const trigger = str(body, 'trigger_id');
+  if (channel === undefined || user === undefined || trigger === undefined) return null;
+  const message: InboundMessage = {
+    platform: 'slack',
+    messageId: `${channel}:cmd:${trigger}`,
+    conversationId: slackCodec.encode({ channel }),
+    // DM channel ids start with D; anything else is a channel, where sessions are per user.
+    chatType: channel.startsWith('D') ? 'dm' : 'channel',
+    chatId: channel,
+    userId: user,
+    text: slashCommandText(typeof body.text === 'string' ? body.text : ''),
+    attachments: [],
+    platformMessageId: trigger,
+    sentAt: now,
+  };
+  const name = str(body, 'user_name');
+  if (name !== undefined) message.userName = name;
+  return message;
+}

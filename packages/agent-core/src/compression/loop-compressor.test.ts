@@ -1,0 +1,137 @@
+/** The loop's compression triggers, through runConversation with an in-process scripted provider. */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ChatMessage } from '../types.js';
+import { ProviderError } from '../providers/types.js';
+import type { Tool } from '../tools/registry.js';
+import { runConversation } from '../loop/run-conversation.js';
+import { ScriptedProvider, type RecordedCall, type ScriptStep } from '../loop/scripted-provider.js';
+import type { AgentEvent, ConversationOptions } from '../loop/types.js';
+import { SUMMARIZER_SYSTEM_PROMPT } from './summarize.js';
+import { SUMMARY_PREFIX } from './summary-text.js';
+import { forgetLearntContextWindows, learntContextWindow } from './windows.js';
+
+afterEach(() => forgetLearntContextWindows());
+
+const isSummaryCall = (call: RecordedCall) => call.systemPrompt === SUMMARIZER_SYSTEM_PROMPT;
+const agentCalls = (p: ScriptedProvider) => p.calls.filter((c) => !isSummaryCall(c));
+const summaryCalls = (p: ScriptedProvider) => p.calls.filter(isSummaryCall);
+const sent = (call: RecordedCall) => call.messages.map((m) => m.content ?? '').join('\n');
+
+/** Summary calls answer SUMMARY-OK; agent calls follow `agentSteps`, then answer 'final'. */
+function provider(model: string, ...agentSteps: ScriptStep[]): ScriptedProvider {
+  return new ScriptedProvider(model).otherwise((call) => (isSummaryCall(call) ? { text: 'SUMMARY-OK', usage: { input: 50, output: 7 } } : (agentSteps.shift() ?? { text: 'final' })));
+}
+
+function history(n: number, chars: number): ChatMessage[] {
+  return Array.from({ length: n }, (_, i): ChatMessage => ({
+    role: i % 2 === 0 ? 'user' : 'assistant',
+    content: `m${i} ${'z'.repeat(chars)}`,
+  }));
+}
+
+async function run(p: ScriptedProvider, extra: Partial<ConversationOptions>) {
+  const events: AgentEvent[] = [];
+  const result = await runConversation({
+    userMessage: 'hello',
+    history: [],
+    systemPrompt: 'You are Herald.',
+    provider: p,
+    retry: { baseDelayMs: 1, maxDelayMs: 2 },
+    onEvent: (e) => events.push(e),
+    ...extra,
+  });
+  const statuses = events.flatMap((e) => (e.type === 'status' && e.kind === 'compression' ? [e.message] : []));
+  return { result, statuses };
+}
+
+const lookup: Tool = {
+  name: 'lookup',
+  description: 'Look something up',
+  parameters: { type: 'object', properties: {} },
+  readOnly: true,
+  execute: async () => 'the answer is 42',
+};
+
+describe('compression inside the agent loop', () => {
+  it('preflight: a request over 50 % of the window is compressed before the first call; the turn reports the new history', async () => {
+    const p = provider('m-preflight');
+    const { result, statuses } = await run(p, { history: history(40, 500), compression: { contextWindow: 8_000 } });
+    expect(p.calls.map(isSummaryCall)).toEqual([true, false]);
+    const request = agentCalls(p)[0];
+    expect(sent(request)).toContain('SUMMARY-OK');
+    expect(sent(request)).toContain('m0 ');
+    expect(sent(request)).not.toContain('m10 ');
+    expect(sent(request)).toContain('m39 ');
+    expect(result.finalResponse).toBe('final');
+    const compacted = result.compactedHistory ?? [];
+    expect(compacted.length).toBeLessThan(30);
+    expect(compacted.filter((m) => m.content?.includes(SUMMARY_PREFIX))).toHaveLength(1);
+    expect(compacted.slice(-2)).toEqual([{ role: 'user', content: 'hello' }, expect.objectContaining({ role: 'assistant', content: 'final' })]);
+    expect(result.newMessages.map((m) => m.content)).toEqual(['hello', 'final']);
+    expect(statuses[0]).toMatch(/^preflight: compressed 41 → \d+ messages/);
+    // The summary call counts in the turn's totals.
+    expect(result.apiCalls).toBe(2);
+    expect(result.usage.output).toBeGreaterThanOrEqual(7);
+  });
+
+  it('preflight stops when another pass would not help (no loop, one summary call)', async () => {
+    const p = provider('m-big-tail');
+    const { result } = await run(p, { history: history(30, 3_000), compression: { contextWindow: 8_000 } });
+    expect(summaryCalls(p)).toHaveLength(1);
+    expect(result.finalResponse).toBe('final');
+  });
+
+  it('after a tool batch, real usage over the threshold compresses before the next call', async () => {
+    const p = provider('m-after-tools', { toolCalls: [{ name: 'lookup', arguments: '{}' }], usage: { input: 4_500 } });
+    const { result, statuses } = await run(p, { history: history(40, 100), tools: [lookup], compression: { contextWindow: 8_000 } });
+    expect(p.calls.map(isSummaryCall)).toEqual([false, true, false]);
+    const second = agentCalls(p)[1];
+    expect(sent(second)).toContain('SUMMARY-OK');
+    expect(sent(second)).toContain('the answer is 42');
+    expect(statuses[0]).toMatch(/^after tool results: compressed/);
+    expect(result.compactedHistory?.slice(-4).map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+  });
+
+  it('a context-length error naming a limit: the limit is learnt for the model, the history compressed, the call retried', async () => {
+    const overflow = new ProviderError('context_overflow', 'maximum context length is 6000 tokens', { status: 400, contextLimit: 6_000 });
+    const p = provider('m-limit', { error: overflow });
+    const { result, statuses } = await run(p, { history: history(40, 100), compression: {} });
+    expect(learntContextWindow('m-limit')).toBe(6_000);
+    expect(p.calls.map(isSummaryCall)).toEqual([false, true, false]);
+    expect(result.finalResponse).toBe('final');
+    expect(statuses.some((s) => /context too large: compressed 41 → \d+ messages \(window 6000 tokens\)/.test(s))).toBe(true);
+  });
+
+  it('a 413 naming no limit steps the assumed window down (128K first) and retries', async () => {
+    const tooLarge = new ProviderError('payload_too_large', '413 Request Entity Too Large', { status: 413 });
+    const p = provider('gpt-4.1-mini', { error: tooLarge });
+    const { result, statuses } = await run(p, { history: history(140, 4_000), compression: {} });
+    expect(result.finalResponse).toBe('final');
+    expect(statuses.some((s) => s.includes('(window 128000 tokens)'))).toBe(true);
+    expect(learntContextWindow('gpt-4.1-mini')).toBeUndefined();
+  });
+
+  it('the assumed window skips the steps that are not below the refused request', async () => {
+    const tooLarge = new ProviderError('payload_too_large', '413 Request Entity Too Large', { status: 413 });
+    const p = provider('gpt-4.1-mini', { error: tooLarge });
+    const { result, statuses } = await run(p, { history: history(60, 400), compression: {} });
+    expect(result.finalResponse).toBe('final');
+    expect(statuses.some((s) => s.includes('(window 8000 tokens)'))).toBe(true);
+  });
+
+  it('when nothing can be compressed the turn ends as partial with the error — no crash, no retry loop', async () => {
+    const tooLarge = new ProviderError('payload_too_large', '413 Request Entity Too Large', { status: 413 });
+    const p = new ScriptedProvider('m-short').otherwise(() => ({ error: tooLarge }));
+    const { result, statuses } = await run(p, { history: history(6, 100), compression: {} });
+    expect(result).toMatchObject({ completed: false, partial: 'payload_too_large', error: { kind: 'payload_too_large' } });
+    expect(p.calls).toHaveLength(1);
+    expect(statuses.at(-1)).toMatch(/nothing left to compress/);
+  });
+
+  it('without the compression option the loop never compresses on its own', async () => {
+    const p = provider('m-off');
+    const { result } = await run(p, { history: history(40, 500) });
+    expect(summaryCalls(p)).toHaveLength(0);
+    expect(result.compactedHistory).toBeUndefined();
+  });
+});

@@ -1,0 +1,143 @@
+/**
+ * Compression inside one turn of the agent loop, on three triggers:
+ *   - preflight: before the first call, when the estimated request (tool schemas included) reaches the threshold
+ *     (default 50 % of the window), up to 3 passes;
+ *   - after a tool batch: when the last API-reported prompt size plus what the batch added reaches it;
+ *   - on a context-length error or a 413 (through the loop's onContextOverflow hook): the named limit is learnt
+ *     for the model; with no limit named, the assumed window steps down 128K → 64K → 32K → 16K → 8K, skipping
+ *     steps that are not below the size of the refused request (they cannot be the limit).
+ * Each compression is announced as a `status` event of kind `compression`.
+ */
+import type { ChatMessage, Usage } from '../types.js';
+import type { Provider, ProviderError, ToolSchema } from '../providers/types.js';
+import type { Transcript } from '../loop/transcript.js';
+import type { AgentEvent } from '../loop/types.js';
+import { compressHistory, type CompressionResult } from './compressor.js';
+import { DEFAULT_THRESHOLD_RATIO, thresholdFor } from './thresholds.js';
+import { estimateMessagesTokens, estimateRequestTokens } from './tokens.js';
+import { effectiveContextWindow, learnContextWindow, stepDownWindow } from './windows.js';
+
+export const MAX_PREFLIGHT_PASSES = 3;
+
+/** The `compression` option of runConversation: absent means the loop never compresses on its own. */
+export interface CompressionOptions {
+  /** Context window override (HERALD_CONTEXT_WINDOW); else the model table, lowered by limits providers named. */
+  contextWindow?: number;
+  /** Share of the window at which the loop compresses; clamped to [0.10, 0.80]. Default 0.50. */
+  thresholdRatio?: number;
+  /** Preflight passes at most; default 3. */
+  maxPreflightPasses?: number;
+}
+
+/** The loop's model caller as the compressor sees it: the provider in use, and the turn's totals to add to. */
+export interface CallerView {
+  readonly provider: Provider;
+  readonly usage: Usage;
+  apiCalls: number;
+}
+
+export interface LoopCompressorDeps {
+  options: CompressionOptions;
+  /**
+   * Read lazily: the compressor is built before the caller, whose overflow hook it provides. The caller's current
+   * provider (it may have fallen back) writes the summary, and the summary call counts in the turn's usage.
+   */
+  caller: () => CallerView;
+  systemPrompt: string;
+  signal: AbortSignal;
+  emit: (event: AgentEvent) => void;
+}
+
+export class LoopCompressor {
+  /** Set by overflow errors that named no limit; lowers the window for the rest of the turn. */
+  private assumedWindow?: number;
+
+  constructor(private readonly deps: LoopCompressorDeps) {}
+
+  get window(): number {
+    const known = effectiveContextWindow(this.deps.caller().provider.model, this.deps.options.contextWindow);
+    return this.assumedWindow === undefined ? known : Math.min(known, this.assumedWindow);
+  }
+
+  get threshold(): number {
+    return thresholdFor(this.window, this.deps.options.thresholdRatio ?? DEFAULT_THRESHOLD_RATIO);
+  }
+
+  /** Before the first call: compress while the estimated request is over the threshold and it still helps. */
+  async preflight(transcript: Transcript, tools: readonly ToolSchema[]): Promise<void> {
+    const passes = this.deps.options.maxPreflightPasses ?? MAX_PREFLIGHT_PASSES;
+    for (let pass = 0; pass < passes; pass++) {
+      const messages = transcript.forRequest();
+      if (estimateRequestTokens(this.deps.systemPrompt, messages, tools) < this.threshold) return;
+      const result = await this.compress(messages, 'preflight');
+      if (!madeProgress(result)) return;
+      transcript.replaceContext(result.messages);
+    }
+  }
+
+  /**
+   * After a tool batch: the last call's real prompt size plus an estimate of what the batch added (the reply and
+   * the results); the whole request is estimated when the provider reported no usage.
+   */
+  async afterToolBatch(transcript: Transcript, tools: readonly ToolSchema[], lastPromptTokens: number | undefined, added: readonly ChatMessage[]): Promise<void> {
+    const messages = transcript.forRequest();
+    const tokens =
+      lastPromptTokens !== undefined && lastPromptTokens > 0
+        ? lastPromptTokens + estimateMessagesTokens(added)
+        : estimateRequestTokens(this.deps.systemPrompt, messages, tools);
+    if (tokens < this.threshold) return;
+    const result = await this.compress(messages, 'after tool results');
+    if (madeProgress(result)) transcript.replaceContext(result.messages);
+  }
+
+  /** The loop's onContextOverflow hook: learn or assume a smaller window, compress, or give up (null). */
+  readonly onContextOverflow = async (messages: ChatMessage[], err: ProviderError): Promise<ChatMessage[] | null> => {
+    const model = this.deps.caller().provider.model;
+    if (err.contextLimit !== undefined) learnContextWindow(model, err.contextLimit);
+    else this.assumedWindow = this.stepDownBelow(estimateRequestTokens(this.deps.systemPrompt, messages));
+    const result = await this.compress(messages, 'context too large');
+    if (madeProgress(result)) return result.messages;
+    this.status('nothing left to compress: the recent messages alone are too large for the model');
+    return null;
+  };
+
+  /** The next assumed window, skipping steps at or above the size of the request that was just refused. */
+  private stepDownBelow(requestTokens: number): number {
+    let window = stepDownWindow(this.window);
+    while (window >= requestTokens && stepDownWindow(window) < window) window = stepDownWindow(window);
+    return window;
+  }
+
+  private async compress(messages: ChatMessage[], why: string): Promise<CompressionResult> {
+    const window = this.window;
+    const result = await compressHistory(messages, {
+      provider: this.deps.caller().provider,
+      contextWindow: window,
+      thresholdTokens: this.threshold,
+      signal: this.deps.signal,
+    });
+    addUsage(this.deps.caller(), result);
+    if (result.compressed) {
+      const fallback = result.summaryError ? `; summary call failed (${result.summaryError}), kept excerpts instead` : '';
+      this.status(`${why}: compressed ${messages.length} → ${result.messages.length} messages (window ${window} tokens)${fallback}`);
+    }
+    return result;
+  }
+
+  private status(message: string): void {
+    this.deps.emit({ type: 'status', kind: 'compression', message });
+  }
+}
+
+/** Fewer tokens than before: otherwise another pass (or retry) would only repeat itself. */
+function madeProgress(result: CompressionResult): boolean {
+  return result.compressed && result.tokensAfter < result.tokensBefore;
+}
+
+function addUsage(sink: CallerView, result: CompressionResult): void {
+  sink.apiCalls += result.apiCalls;
+  sink.usage.input += result.usage.input;
+  sink.usage.output += result.usage.output;
+  sink.usage.cacheRead += result.usage.cacheRead;
+  sink.usage.cacheWrite += result.usage.cacheWrite;
+}

@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { IterationBudget } from '../../loop/budget.js';
+import { BUDGET_SUMMARY_PROMPT, runConversation } from '../../loop/run-conversation.js';
+import { ScriptedProvider, type RecordedCall } from '../../loop/scripted-provider.js';
+import type { Tool } from '../registry.js';
+import { CHILD_SYSTEM_PROMPT, createDelegateTool } from './delegate-task.js';
+
+function tool(name: string, readOnly: boolean, extra: Partial<Tool> = {}): Tool {
+  return { name, description: name, parameters: { type: 'object' }, readOnly, execute: async () => `${name} result`, ...extra };
+}
+
+const isChild = (call: RecordedCall) => call.systemPrompt === CHILD_SYSTEM_PROMPT;
+const lastText = (call: RecordedCall) => String(call.messages.at(-1)?.content ?? '');
+
+describe('delegate_task tool', () => {
+  it('runs children with a fresh context and read-only tools, on the parent budget, at most 3 per turn', async () => {
+    const provider = new ScriptedProvider();
+    let parentCalls = 0;
+    provider.otherwise((call) => {
+      if (isChild(call)) {
+        // The first child looks something up first (two calls); the others answer at once.
+        if (lastText(call).startsWith('task A') && call.messages.length === 1) return { toolCalls: [{ name: 'lookup', arguments: '{}' }] };
+        return { text: `answer to ${String(call.messages[0].content).slice(0, 6)}` };
+      }
+      parentCalls += 1;
+      if (parentCalls === 1) {
+        return { toolCalls: ['A', 'B', 'C', 'D'].map((t) => ({ name: 'delegate_task', arguments: JSON.stringify({ task: `task ${t}`, context: 'ctx' }) })) };
+      }
+      return { text: 'all done' };
+    });
+    const parentTools: Tool[] = [tool('lookup', true), tool('write_file', false), tool('ask', true, { interactive: true })];
+    const delegate = createDelegateTool({ provider, parentTools: () => [...parentTools, delegate] });
+    parentTools.push(delegate);
+    const budget = new IterationBudget(20);
+    const result = await runConversation({
+      userMessage: 'research four things',
+      history: [],
+      systemPrompt: 'parent',
+      provider,
+      tools: parentTools,
+      budget,
+      toolContext: { budget, userId: '7', platform: 'telegram' },
+    });
+
+    expect(result.finalResponse).toBe('all done');
+    const children = provider.calls.filter(isChild);
+    // Fresh context: the child sees only its task, never the parent's conversation.
+    expect(children.map((c) => String(c.messages[0].content))).toEqual(expect.arrayContaining(['task A\n\nContext:\nctx']));
+    expect(children.every((c) => !JSON.stringify(c.messages).includes('research four things'))).toBe(true);
+    // Read-only, non-interactive tools only, and no further delegation.
+    expect(children[0].tools.map((t) => t.name)).toEqual(['lookup']);
+    const results = result.newMessages.filter((m) => m.role === 'tool').map((m) => m.content);
+    expect(results.slice(0, 3)).toEqual(['answer to task A', 'answer to task B', 'answer to task C']);
+    expect(results[3]).toMatch(/^Error: delegate_task failed: at most 3 subagents per request, and this would be number 4/);
+    // 2 parent calls + 4 child calls (A took two, B and C one each): all from one budget.
+    expect(children).toHaveLength(4);
+    expect(budget.consumed).toBe(6);
+  });
+
+  it('a child that exhausts the shared budget ends early and says so', async () => {
+    // The child keeps looking things up; once the budget is gone the loop asks it to wrap up.
+    const provider = new ScriptedProvider().otherwise((call) =>
+      lastText(call) === BUDGET_SUMMARY_PROMPT ? { text: 'found half of it' } : { toolCalls: [{ name: 'lookup', arguments: '{}' }] },
+    );
+    const delegate = createDelegateTool({ provider, parentTools: () => [tool('lookup', true)] });
+    const budget = new IterationBudget(3);
+    budget.consume(); // the parent's own call
+    const signal = new AbortController().signal;
+    const out = await delegate.execute({ task: 'loop forever' }, { signal, budget });
+    expect(out).toBe('found half of it\n\n[The subagent stopped early: iteration budget exhausted.]');
+    expect(budget.remaining).toBe(0);
+    await expect(delegate.execute({ task: 'again' }, { signal, budget })).rejects.toThrow(/no steps are left/);
+    await expect(delegate.execute({ task: 'x' }, { signal })).rejects.toThrow(/iteration budget is missing/);
+  });
+});

@@ -1,0 +1,92 @@
+/**
+ * The `delegate_task` tool: hands a self-contained piece of work to a subagent and returns its final answer.
+ * The child starts from a clean slate (no history, a short system prompt of its own, read-only tools only and
+ * never delegate_task itself, so it cannot fan out further) and spends the parent's iteration budget: the
+ * `IterationBudget` in toolContext is passed down, so delegating never multiplies what one turn may cost.
+ */
+import { runConversation } from '../../loop/run-conversation.js';
+import type { FallbackState } from '../../loop/fallback.js';
+import type { Provider } from '../../providers/types.js';
+import type { Tool, ToolContext } from '../registry.js';
+import { budgetOf, optionalStringArg, stringArg } from './context.js';
+
+export const DELEGATE_TOOL = 'delegate_task';
+/** Subagents one turn may start; the next one gets an error result. */
+export const MAX_CHILDREN_PER_TURN = 3;
+export const CHILD_SYSTEM_PROMPT =
+  'You are a subagent working on one task for another assistant, who will read your answer (the user will ' +
+  'not). Do the task with the tools you have, then answer with the result: concrete, complete, and short. ' +
+  'If you cannot finish, say what you found and what is missing.';
+
+export interface DelegateDeps {
+  provider: Provider;
+  fallbacks?: Provider[];
+  fallbackState?: FallbackState;
+  /** The tools of the turn; the child gets the read-only, non-interactive ones. */
+  parentTools: () => readonly Tool[];
+}
+
+/** The child's toolbox: read-only, nothing that talks to the user, no further delegation. */
+export function childToolsOf(tools: readonly Tool[]): Tool[] {
+  return tools.filter((t) => t.readOnly && !t.interactive && t.name !== DELEGATE_TOOL);
+}
+
+/** Context fields the child must not inherit: its own signal and budget are passed explicitly. */
+const NOT_INHERITED = new Set(['signal', 'budget', 'clarify']);
+
+export function createDelegateTool(deps: DelegateDeps): Tool {
+  // Children started per turn, keyed by the turn's budget object (one per turn, shared with its children).
+  const started = new WeakMap<object, number>();
+  return {
+    name: DELEGATE_TOOL,
+    description:
+      'Hand a self-contained task to a subagent and get its answer back (for research or lookups you can ' +
+      'describe completely, e.g. several independent questions at once). The subagent sees none of this ' +
+      'conversation: put everything it needs in "task" and "context". It can only use read-only tools. At most ' +
+      `${MAX_CHILDREN_PER_TURN} subagents per request; their steps count against your own step budget.`,
+    parameters: {
+      type: 'object',
+      properties: {
+        task: { type: 'string', description: 'What the subagent should do and what to answer with' },
+        context: { type: 'string', description: 'Facts from this conversation the subagent needs' },
+      },
+      required: ['task'],
+    },
+    // Children may run side by side with each other and with other read-only tools.
+    readOnly: true,
+    async execute(args, ctx) {
+      const budget = budgetOf(ctx);
+      if (!budget) throw new Error("the turn's iteration budget is missing, so no subagent can be started");
+      const task = stringArg(args, 'task');
+      const context = optionalStringArg(args, 'context');
+      // Counted before the first await, so parallel calls in one batch see each other.
+      const count = (started.get(budget) ?? 0) + 1;
+      started.set(budget, count);
+      if (count > MAX_CHILDREN_PER_TURN) {
+        throw new Error(`at most ${MAX_CHILDREN_PER_TURN} subagents per request, and this would be number ${count}; do this part yourself`);
+      }
+      if (budget.remaining === 0) throw new Error('no steps are left in this request\'s budget for a subagent');
+
+      const result = await runConversation({
+        userMessage: context ? `${task}\n\nContext:\n${context}` : task,
+        history: [],
+        systemPrompt: CHILD_SYSTEM_PROMPT,
+        signal: ctx.signal,
+        provider: deps.provider,
+        fallbacks: deps.fallbacks,
+        fallbackState: deps.fallbackState,
+        tools: childToolsOf(deps.parentTools()),
+        budget,
+        toolContext: inheritedContext(ctx),
+      });
+      if (result.interrupted) throw new Error('the subagent was interrupted');
+      if (result.error) throw new Error(`the subagent failed (${result.error.kind}): ${result.error.message}`);
+      const answer = result.finalResponse.trim() || '(the subagent gave no answer)';
+      return result.partial ? `${answer}\n\n[The subagent stopped early: ${result.partial}.]` : answer;
+    },
+  };
+}
+
+function inheritedContext(ctx: ToolContext): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(ctx).filter(([key]) => !NOT_INHERITED.has(key)));
+}

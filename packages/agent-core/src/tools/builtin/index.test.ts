@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { ScriptedProvider } from '../../loop/scripted-provider.js';
+import { useTempStores } from '../../store/test-support.js';
+import { ToolsetRegistry, UnknownToolsetError } from '../toolsets.js';
+import { createBuiltinTools } from './index.js';
+
+const temp = useTempStores();
+const names = (tools: { name: string }[]) => tools.map((t) => t.name);
+
+describe('built-in toolsets', () => {
+  it('core, research and full pick the documented tools', () => {
+    const deps = { store: temp.open(), provider: new ScriptedProvider(), canAskUser: true };
+    expect(names(createBuiltinTools(deps, ['core']).tools)).toEqual(['memory', 'todo', 'current_time']);
+    expect(names(createBuiltinTools(deps, ['research']).tools)).toEqual(['session_search', 'web_fetch']);
+    expect(names(createBuiltinTools(deps, ['core', 'research']).tools)).toHaveLength(5);
+    expect(names(createBuiltinTools(deps, ['full']).tools).sort()).toEqual(
+      ['clarify', 'current_time', 'delegate_task', 'memory', 'session_search', 'todo', 'web_fetch'],
+    );
+    expect(() => createBuiltinTools(deps, ['everything'])).toThrow(UnknownToolsetError);
+  });
+
+  it('leaves out tools whose needs are not met, saying why', () => {
+    const { tools, unavailable } = createBuiltinTools({}, ['full'], new ToolsetRegistry());
+    expect(names(tools).sort()).toEqual(['current_time', 'web_fetch']);
+    expect(unavailable).toEqual(
+      expect.arrayContaining([
+        { name: 'memory', reason: 'needs the session store' },
+        { name: 'delegate_task', reason: 'needs a model (HERALD_MODEL)' },
+        { name: 'clarify', reason: 'needs a chat to ask the user in' },
+      ]),
+    );
+  });
+});

@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest';
+import { ScriptedProvider } from '../../loop/scripted-provider.js';
+import { ProviderError } from '../../providers/types.js';
+import { useTempStores } from '../../store/test-support.js';
+import type { ChatMessage } from '../../types.js';
+import { flushMemory } from './flush-memory.js';
+import { MEMORY_CHAR_LIMITS, MemoryStore } from './memory-store.js';
+import { createMemoryTool, hasMemoryBlock, stripMemoryBlock, withMemoryBlock } from './memory.js';
+
+const temp = useTempStores();
+const signal = new AbortController().signal;
+const alice = { signal, platform: 'telegram', userId: '1' };
+const bob = { signal, platform: 'telegram', userId: '2' };
+
+describe('memory tool', () => {
+  it('saves notes per person (platform + user), not per session, and they survive reopening the file', async () => {
+    const file = temp.file();
+    const store = temp.open(file);
+    const tool = createMemoryTool(store);
+    const out = await tool.execute({ action: 'add', target: 'user', content: 'Prefers answers in German' }, alice);
+    expect(out).toMatch(/^Saved \(user\)\. The user part now holds 1 entry \(25\/1,375 characters\)/);
+    await tool.execute({ action: 'add', target: 'memory', content: 'Deploys with docker compose' }, { ...alice, sessionId: 'other' });
+    store.close();
+
+    const again = new MemoryStore(temp.open(file));
+    expect(again.snapshot('telegram:1')).toEqual({ memory: ['Deploys with docker compose'], user: ['Prefers answers in German'] });
+    expect(again.snapshot('telegram:2')).toEqual({ memory: [], user: [] });
+    // The same user id on another platform is another person.
+    expect(again.snapshot('discord:1')).toEqual({ memory: [], user: [] });
+  });
+
+  it('replaces and removes the entry a unique fragment points at, and says when the fragment is ambiguous', async () => {
+    const tool = createMemoryTool(temp.open());
+    await tool.execute({ action: 'add', target: 'memory', content: 'Project uses pnpm' }, alice);
+    await tool.execute({ action: 'add', target: 'memory', content: 'Project deploys on Fridays' }, alice);
+    await expect(tool.execute({ action: 'remove', target: 'memory', old_text: 'Project' }, alice)).rejects.toThrow(
+      /appears in 2 memory entries; quote more/,
+    );
+    const replaced = await tool.execute({ action: 'replace', target: 'memory', old_text: 'pnpm', content: 'Project uses npm workspaces' }, alice);
+    expect(replaced).toContain('Project uses npm workspaces\n§\nProject deploys on Fridays');
+    const removed = await tool.execute({ action: 'remove', target: 'memory', old_text: 'fridays' }, alice);
+    expect(removed).toContain('now holds 1 entry');
+    expect(removed).not.toContain('Fridays');
+    await expect(tool.execute({ action: 'remove', target: 'memory', old_text: 'yarn' }, alice)).rejects.toThrow(/no memory entry contains "yarn"/);
+  });
+
+  it('refuses an edit that would exceed the part\'s limit, saving nothing, with advice', async () => {
+    const store = temp.open();
+    const tool = createMemoryTool(store);
+    const big = 'x'.repeat(MEMORY_CHAR_LIMITS.user - 10);
+    await tool.execute({ action: 'add', target: 'user', content: big }, alice);
+    await expect(tool.execute({ action: 'add', target: 'user', content: 'Lives in Lisbon' }, alice)).rejects.toThrow(
+      /user would hold 1,383 of 1,375 characters\. Nothing was saved: make the entry shorter, or first replace or remove/,
+    );
+    expect(new MemoryStore(store).snapshot('telegram:1').user).toEqual([big]);
+    // The other part has its own, larger budget.
+    await expect(tool.execute({ action: 'add', target: 'memory', content: 'y'.repeat(2_000) }, alice)).resolves.toMatch(/2,000\/2,200/);
+    await expect(tool.execute({ action: 'add', target: 'memory', content: 'y'.repeat(2_201) }, bob)).rejects.toThrow(/2,201 of 2,200/);
+  });
+
+  it('rejects bad input with messages the model can act on', async () => {
+    const tool = createMemoryTool(temp.open());
+    await expect(tool.execute({ action: 'forget', target: 'user' }, alice)).rejects.toThrow(/"action" must be one of add, replace, remove/);
+    await expect(tool.execute({ action: 'add', target: 'user' }, alice)).rejects.toThrow(/"content" is required/);
+    await expect(tool.execute({ action: 'add', target: 'user', content: 'a </memory> b' }, alice)).rejects.toThrow(/may not contain <memory> tags/);
+    await expect(tool.execute({ action: 'add', target: 'user', content: 'x' }, { signal })).rejects.toThrow(/no user is known/);
+  });
+});
+
+describe('the memory block', () => {
+  it('goes in front of the first user message of a session, and not again once the history shows it', async () => {
+    const store = temp.open();
+    expect(withMemoryBlock(store, 'telegram:1', [], 'hello')).toBe('hello');
+    await createMemoryTool(store).execute({ action: 'add', target: 'user', content: 'Name: Ana' }, alice);
+    const first = withMemoryBlock(store, 'telegram:1', [], 'hello');
+    expect(first).toMatch(/^<memory>\n[\s\S]*## About the user \(user\) \[9\/1,375 chars\]\nName: Ana\n<\/memory>\n\nhello$/);
+    expect(stripMemoryBlock(first)).toBe('hello');
+    const history: ChatMessage[] = [{ role: 'user', content: first }, { role: 'assistant', content: 'Hi Ana' }];
+    expect(hasMemoryBlock(history)).toBe(true);
+    expect(withMemoryBlock(store, 'telegram:1', history, 'again')).toBe('again');
+    // Bob has no notes, so his messages go out unchanged.
+    expect(withMemoryBlock(store, 'telegram:2', [], 'hello')).toBe('hello');
+  });
+});
+
+describe('flushMemory', () => {
+  const history: ChatMessage[] = [
+    { role: 'user', content: 'I am vegetarian, remember that' },
+    { role: 'assistant', content: 'Noted!' },
+  ];
+
+  it('gives the model one call with only the memory tool and saves what it asks to', async () => {
+    const store = temp.open();
+    const provider = new ScriptedProvider().script({
+      toolCalls: [
+        { name: 'memory', arguments: JSON.stringify({ action: 'add', target: 'user', content: 'Vegetarian' }) },
+        { name: 'web_fetch', arguments: '{"url":"http://x"}' },
+      ],
+    });
+    const result = await flushMemory({ provider, history, userKey: 'slack:U1', store, systemPrompt: 'sys', reason: 'compression' });
+    expect(provider.calls).toHaveLength(1);
+    expect(provider.calls[0].tools.map((t) => t.name)).toEqual(['memory']);
+    expect(provider.calls[0].systemPrompt).toBe('sys');
+    expect(provider.calls[0].messages.at(-1)?.content).toMatch(/about to be compressed/);
+    expect(result.saved).toBe(1);
+    expect(result.results[1]).toMatch(/only the memory tool/);
+    expect(new MemoryStore(store).snapshot('slack:U1').user).toEqual(['Vegetarian']);
+  });
+
+  it('never throws: a failing provider is reported, and an empty conversation makes no call', async () => {
+    const store = temp.open();
+    const failing = new ScriptedProvider().script({ error: new ProviderError('server_error', 'down') });
+    await expect(flushMemory({ provider: failing, history, userKey: 'slack:U1', store, systemPrompt: 's' })).resolves.toEqual({
+      saved: 0,
+      results: [],
+      error: 'down',
+    });
+    const idle = new ScriptedProvider();
+    expect(await flushMemory({ provider: idle, history: [], userKey: 'slack:U1', store, systemPrompt: 's' })).toEqual({ saved: 0, results: [] });
+    expect(idle.calls).toHaveLength(0);
+  });
+});

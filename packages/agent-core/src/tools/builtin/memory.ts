@@ -1,0 +1,121 @@
+/**
+ * The `memory` tool and the block that shows saved notes to the model.
+ *
+ * The block goes in front of the user's text in the first turn of a session (and again when compression has
+ * dropped it from the history), never into the system prompt: the system prompt and the history prefix stay
+ * byte-identical from call to call, which is what provider prompt caching needs. Like Hermes' frozen snapshot,
+ * edits made during a session show up in the tool results, and in the block of the next session.
+ */
+import type { ChatMessage } from '../../types.js';
+import type { SessionStore } from '../../store/session-store.js';
+import type { Tool } from '../registry.js';
+import { ToolInputError, optionalStringArg, stringArg, userKeyOf } from './context.js';
+import {
+  ENTRY_SEPARATOR,
+  MEMORY_CHAR_LIMITS,
+  MEMORY_TARGETS,
+  MemoryStore,
+  memoryChars,
+  type MemoryEntry,
+  type MemorySnapshot,
+  type MemoryTarget,
+} from './memory-store.js';
+
+export const MEMORY_TOOL = 'memory';
+export const MEMORY_BLOCK_OPEN = '<memory>';
+export const MEMORY_BLOCK_CLOSE = '</memory>';
+const ACTIONS = ['add', 'replace', 'remove'] as const;
+type Action = (typeof ACTIONS)[number];
+
+const HEADINGS: Record<MemoryTarget, string> = {
+  memory: 'Your notes (memory)',
+  user: 'About the user (user)',
+};
+
+const DESCRIPTION =
+  'Durable notes that persist across conversations with this user (shown to you at the start of each new ' +
+  'conversation). Two parts: "memory" for facts about the work (environment, conventions, decisions, lessons ' +
+  `learned; ${MEMORY_CHAR_LIMITS.memory} characters) and "user" for facts about the person (name, role, ` +
+  `preferences, how they like answers; ${MEMORY_CHAR_LIMITS.user} characters). Save what will still matter in ` +
+  'a later conversation, especially when the user corrects you or states a preference; do not save the ' +
+  'progress of the current task (use todo for that). Actions: add (content); replace (old_text: a unique part ' +
+  'of the entry to change, content: its new full text); remove (old_text). Keep entries short; when a part is ' +
+  'full, merge or remove entries instead of adding.';
+
+export function createMemoryTool(store: SessionStore): Tool {
+  const memory = new MemoryStore(store);
+  return {
+    name: MEMORY_TOOL,
+    description: DESCRIPTION,
+    parameters: {
+      type: 'object',
+      properties: {
+        action: { type: 'string', enum: [...ACTIONS] },
+        target: { type: 'string', enum: [...MEMORY_TARGETS], description: 'memory: about the work; user: about the person' },
+        content: { type: 'string', description: 'The entry text (add, replace)' },
+        old_text: { type: 'string', description: 'A unique part of the entry to replace or remove' },
+      },
+      required: ['action', 'target'],
+    },
+    readOnly: false,
+    async execute(args, ctx) {
+      const userKey = userKeyOf(ctx);
+      if (!userKey) throw new Error('no user is known for this conversation, so there is nowhere to save notes');
+      const action = enumArg<Action>(args, 'action', ACTIONS);
+      const target = enumArg<MemoryTarget>(args, 'target', MEMORY_TARGETS);
+      let entries: MemoryEntry[];
+      if (action === 'add') entries = memory.add(userKey, target, stringArg(args, 'content'));
+      else if (action === 'replace') entries = memory.replace(userKey, target, stringArg(args, 'old_text'), stringArg(args, 'content'));
+      else entries = memory.remove(userKey, target, optionalStringArg(args, 'old_text') ?? '');
+      return `${pastTense(action)} (${target}). ${describePart(target, entries.map((e) => e.content))}`;
+    },
+  };
+}
+
+function enumArg<T extends string>(args: Record<string, unknown>, name: string, allowed: readonly T[]): T {
+  const v = args[name];
+  if (typeof v === 'string' && (allowed as readonly string[]).includes(v)) return v as T;
+  throw new ToolInputError(`"${name}" must be one of ${allowed.join(', ')}`);
+}
+
+function pastTense(action: Action): string {
+  return { add: 'Saved', replace: 'Replaced', remove: 'Removed' }[action];
+}
+
+function describePart(target: MemoryTarget, entries: readonly string[]): string {
+  const usage = `${memoryChars(entries).toLocaleString('en-US')}/${MEMORY_CHAR_LIMITS[target].toLocaleString('en-US')} characters`;
+  if (entries.length === 0) return `The ${target} part is now empty (${usage}).`;
+  return `The ${target} part now holds ${entries.length} ${entries.length === 1 ? 'entry' : 'entries'} (${usage}):\n${entries.join(ENTRY_SEPARATOR)}`;
+}
+
+/** The `<memory>` block for a snapshot, or null when nothing is saved. */
+export function renderMemoryBlock(snapshot: MemorySnapshot): string | null {
+  const parts = MEMORY_TARGETS.filter((t) => snapshot[t].length > 0).map((t) => {
+    const usage = `${memoryChars(snapshot[t]).toLocaleString('en-US')}/${MEMORY_CHAR_LIMITS[t].toLocaleString('en-US')} chars`;
+    return `## ${HEADINGS[t]} [${usage}]\n${snapshot[t].join(ENTRY_SEPARATOR)}`;
+  });
+  if (parts.length === 0) return null;
+  return `${MEMORY_BLOCK_OPEN}\nNotes saved from earlier conversations (edit them with the memory tool):\n${parts.join('\n')}\n${MEMORY_BLOCK_CLOSE}`;
+}
+
+/** True when the history already carries a memory block (then another one would only repeat it). */
+export function hasMemoryBlock(history: readonly ChatMessage[]): boolean {
+  return history.some((m) => m.role === 'user' && typeof m.content === 'string' && m.content.startsWith(MEMORY_BLOCK_OPEN));
+}
+
+/**
+ * The user text a turn sends: the saved notes in front of it when the history does not show them yet (a new
+ * session, or one whose history compression rewrote), else the text unchanged.
+ */
+export function withMemoryBlock(store: SessionStore, userKey: string | null, history: readonly ChatMessage[], userText: string): string {
+  if (!userKey || hasMemoryBlock(history)) return userText;
+  const block = renderMemoryBlock(new MemoryStore(store).snapshot(userKey));
+  return block ? `${block}\n\n${userText}` : userText;
+}
+
+/** The user's text without a memory block in front (for titles, search snippets and the like). */
+export function stripMemoryBlock(text: string): string {
+  if (!text.startsWith(MEMORY_BLOCK_OPEN)) return text;
+  const end = text.indexOf(MEMORY_BLOCK_CLOSE);
+  return end === -1 ? text : text.slice(end + MEMORY_BLOCK_CLOSE.length).replace(/^\s+/, '');
+}

@@ -1,0 +1,159 @@
+/**
+ * The `todo` tool: a task list per session that the model keeps while working through something with several
+ * steps, and that /status shows the user (`getTodos`). Items are numbered per session and keep their number.
+ */
+import type { SessionStore } from '../../store/session-store.js';
+import type { StoreDb } from '../../store/db.js';
+import type { Tool } from '../registry.js';
+import { ToolInputError, optionalIntArg, optionalStringArg, sessionIdOf } from './context.js';
+import { storeDb } from './tables.js';
+
+export const TODO_TOOL = 'todo';
+export const TODO_STATUSES = ['pending', 'in_progress', 'done'] as const;
+export type TodoStatus = (typeof TODO_STATUSES)[number];
+export const MAX_TODO_ITEMS = 50;
+export const MAX_TODO_TEXT_CHARS = 500;
+const ACTIONS = ['list', 'add', 'update', 'remove'] as const;
+const MARKS: Record<TodoStatus, string> = { pending: '[ ]', in_progress: '[~]', done: '[x]' };
+
+export interface TodoItem {
+  id: number;
+  text: string;
+  status: TodoStatus;
+}
+
+interface TodoRow {
+  item_id: number;
+  content: string;
+  status: TodoStatus;
+}
+
+/** The session's todo list, in order (for /status). */
+export function getTodos(store: SessionStore, sessionId: string): TodoItem[] {
+  const db = storeDb(store);
+  return db.read(() => selectTodos(db, sessionId));
+}
+
+/** The list as the model and the user see it. */
+export function formatTodos(items: readonly TodoItem[]): string {
+  if (items.length === 0) return 'The todo list is empty.';
+  const done = items.filter((i) => i.status === 'done').length;
+  const lines = items.map((i) => `${MARKS[i.status]} ${i.id}. ${i.text}${i.status === 'in_progress' ? ' (in progress)' : ''}`);
+  return [`Todo list (${done} of ${items.length} done):`, ...lines].join('\n');
+}
+
+function selectTodos(db: StoreDb, sessionId: string): TodoItem[] {
+  const rows = db
+    .prepare('SELECT item_id, content, status FROM tool_todos WHERE session_id = ? ORDER BY item_id')
+    .all(sessionId) as TodoRow[];
+  return rows.map((r) => ({ id: r.item_id, text: r.content, status: r.status }));
+}
+
+export function createTodoTool(store: SessionStore): Tool {
+  const db = storeDb(store);
+  return {
+    name: TODO_TOOL,
+    description:
+      'Your task list for this conversation. Use it for work with three or more steps: add the steps, mark ' +
+      'one in_progress while you work on it and done when finished, so you and the user can see where things ' +
+      'stand. Actions: list; add (text, or texts for several); update (id, and status and/or text); remove (id). ' +
+      'Every action returns the whole list.',
+    parameters: {
+      type: 'object',
+      properties: {
+        action: { type: 'string', enum: [...ACTIONS] },
+        text: { type: 'string', description: 'Item text (add, update)' },
+        texts: { type: 'array', items: { type: 'string' }, description: 'Several items to add at once' },
+        id: { type: 'integer', description: 'Item number (update, remove)' },
+        status: { type: 'string', enum: [...TODO_STATUSES] },
+      },
+      required: ['action'],
+    },
+    readOnly: false,
+    async execute(args, ctx) {
+      const sessionId = sessionIdOf(ctx);
+      if (!sessionId) throw new Error('no session is known for this conversation');
+      const action = args.action;
+      if (action === 'list') return formatTodos(db.read(() => selectTodos(db, sessionId)));
+      if (action === 'add') return formatTodos(add(db, sessionId, textsToAdd(args)));
+      if (action === 'update') return formatTodos(update(db, sessionId, args));
+      if (action === 'remove') return formatTodos(remove(db, sessionId, requireId(args)));
+      throw new ToolInputError(`"action" must be one of ${ACTIONS.join(', ')}`);
+    },
+  };
+}
+
+function cleanText(text: string): string {
+  const t = text.trim().replace(/\s+/g, ' ');
+  if (t === '') throw new ToolInputError('an item text is empty');
+  if (t.length > MAX_TODO_TEXT_CHARS) throw new ToolInputError(`an item text is longer than ${MAX_TODO_TEXT_CHARS} characters`);
+  return t;
+}
+
+function textsToAdd(args: Record<string, unknown>): string[] {
+  const many = args.texts;
+  if (Array.isArray(many) && many.length > 0) {
+    if (!many.every((t): t is string => typeof t === 'string')) throw new ToolInputError('"texts" must be a list of strings');
+    return many.map(cleanText);
+  }
+  const one = optionalStringArg(args, 'text');
+  if (one === undefined) throw new ToolInputError('"text" (or "texts") is required to add items');
+  return [cleanText(one)];
+}
+
+function requireId(args: Record<string, unknown>): number {
+  const id = optionalIntArg(args, 'id');
+  if (id === undefined) throw new ToolInputError('"id" (the item number) is required');
+  return id;
+}
+
+function statusArg(args: Record<string, unknown>): TodoStatus | undefined {
+  const s = optionalStringArg(args, 'status');
+  if (s === undefined) return undefined;
+  if (!(TODO_STATUSES as readonly string[]).includes(s)) throw new ToolInputError(`"status" must be one of ${TODO_STATUSES.join(', ')}`);
+  return s as TodoStatus;
+}
+
+function add(db: StoreDb, sessionId: string, texts: string[]): TodoItem[] {
+  return db.write(() => {
+    const current = selectTodos(db, sessionId);
+    if (current.length + texts.length > MAX_TODO_ITEMS) {
+      throw new ToolInputError(`the list can hold ${MAX_TODO_ITEMS} items; remove finished ones first`);
+    }
+    let next = current.reduce((max, i) => Math.max(max, i.id), 0);
+    const now = Date.now();
+    const insert = db.prepare(
+      'INSERT INTO tool_todos (session_id, item_id, content, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+    );
+    for (const text of texts) insert.run(sessionId, ++next, text, 'pending', now, now);
+    return selectTodos(db, sessionId);
+  });
+}
+
+function update(db: StoreDb, sessionId: string, args: Record<string, unknown>): TodoItem[] {
+  const id = requireId(args);
+  const status = statusArg(args);
+  const rawText = optionalStringArg(args, 'text');
+  const text = rawText === undefined ? undefined : cleanText(rawText);
+  if (status === undefined && text === undefined) throw new ToolInputError('give a new "status" and/or "text" to update');
+  return db.write(() => {
+    const item = selectTodos(db, sessionId).find((i) => i.id === id);
+    if (!item) throw new ToolInputError(`there is no item ${id}`);
+    db.prepare('UPDATE tool_todos SET content = ?, status = ?, updated_at = ? WHERE session_id = ? AND item_id = ?').run(
+      text ?? item.text,
+      status ?? item.status,
+      Date.now(),
+      sessionId,
+      id,
+    );
+    return selectTodos(db, sessionId);
+  });
+}
+
+function remove(db: StoreDb, sessionId: string, id: number): TodoItem[] {
+  return db.write(() => {
+    const res = db.prepare('DELETE FROM tool_todos WHERE session_id = ? AND item_id = ?').run(sessionId, id);
+    if (res.changes === 0) throw new ToolInputError(`there is no item ${id}`);
+    return selectTodos(db, sessionId);
+  });
+}

@@ -1,0 +1,245 @@
+/**
+ * The `herald` command as a user runs it: `node apps/gateway/bin/herald.js …` with plain node (the bin registers
+ * tsx itself), against the Telegram, Discord, Slack and OpenAI stand-ins, real Redis and a temp SQLite file.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SessionStore } from '../packages/agent-core/src/store/index.js';
+import { PairingService } from '../apps/gateway/src/pairing/index.js';
+import { startDiscordFake, type DiscordFake } from './fakes/discord/index.js';
+import { startFakeOpenAI, type FakeLLM } from './fakes/llm/index.js';
+import { startSlackFake, type SlackFake } from './fakes/slack/index.js';
+import { startTelegramFake, type TelegramFake } from './fakes/telegram/index.js';
+import { deleteRedisPrefix, uniquePrefix } from './helpers/cluster.js';
+import { isolatedEnv } from './helpers/gateway.js';
+import { freePort, waitFor } from './helpers/ports.js';
+
+const BIN = resolve(import.meta.dirname, '../apps/gateway/bin/herald.js');
+const CLI_TIMEOUT_MS = 30_000;
+
+interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  lines: string[];
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'herald-cli-'));
+const prefix = uniquePrefix('cli');
+
+function herald(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  return new Promise((resolvePromise, reject) => {
+    const proc = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: isolatedEnv({ HERALD_REDIS_PREFIX: prefix, ...env }) });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.on('data', (b: Buffer) => (stdout += b.toString('utf8')));
+    proc.stderr.on('data', (b: Buffer) => (stderr += b.toString('utf8')));
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`herald ${args.join(' ')} did not exit within ${CLI_TIMEOUT_MS} ms:\n${stdout}\n${stderr}`));
+    }, CLI_TIMEOUT_MS);
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr, lines: stdout.split('\n').filter(Boolean) });
+    });
+  });
+}
+
+afterAll(async () => {
+  await deleteRedisPrefix(prefix);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('herald doctor', () => {
+  let tg: TelegramFake;
+  let discord: DiscordFake;
+  let slack: SlackFake;
+  let llm: FakeLLM;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    [tg, discord, slack, llm] = await Promise.all([startTelegramFake(), startDiscordFake(), startSlackFake(), startFakeOpenAI({ apiKey: 'sk-right' })]);
+    env = {
+      HERALD_DB: join(dir, 'doctor.db'),
+      TELEGRAM_BOT_TOKEN: tg.token,
+      TELEGRAM_API_ROOT: tg.url,
+      DISCORD_BOT_TOKEN: discord.token,
+      DISCORD_API_URL: discord.apiRoot,
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_APP_TOKEN: slack.appToken,
+      SLACK_API_URL: slack.apiUrl,
+      HERALD_MODEL: 'openai:gpt-4.1-mini',
+      OPENAI_API_KEY: 'sk-right',
+      OPENAI_BASE_URL: llm.url,
+    };
+  });
+  afterAll(async () => {
+    await Promise.all([tg?.close(), discord?.close(), slack?.close(), llm?.close()]);
+  });
+
+  it('reports one passing line per check, with real calls to every platform and the model, and exits 0', async () => {
+    const run = await herald(['doctor'], env);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const names = run.lines.slice(0, -1).map((l) => l.slice(2).split(/\s{2,}| (?=\S)/)[0]);
+    expect(names).toEqual(['config', 'redis', 'sqlite', 'telegram', 'discord', 'slack', 'slack', 'model']);
+    expect(run.lines.slice(0, -1).every((l) => l.startsWith('✓ '))).toBe(true);
+    expect(run.stdout).toContain('getMe: @herald_test_bot');
+    expect(run.stdout).toMatch(/users\/@me: herald/);
+    expect(run.stdout).toContain('auth.test: herald in Herald Fake');
+    expect(run.stdout).toMatch(/openai:gpt-4\.1-mini answered in \d+ ms/);
+    expect(run.lines.at(-1)).toBe('doctor: all 8 checks passed');
+    // The calls really happened.
+    expect(tg.callsOf('getMe')).not.toHaveLength(0);
+    expect(llm.requests.at(-1)?.body.max_tokens ?? llm.requests.at(-1)?.body.max_completion_tokens).toBe(16);
+  });
+
+  it('a wrong Telegram token: that check fails with the reason, the others still run, exit 1 naming it', async () => {
+    const run = await herald(['doctor'], { ...env, TELEGRAM_BOT_TOKEN: '999:wrong-token' });
+    expect(run.code).toBe(1);
+    const telegram = run.lines.find((l) => l.includes('telegram'));
+    expect(telegram).toMatch(/^✗ telegram\s+401 Unauthorized: the token was refused \(check TELEGRAM_BOT_TOKEN\)$/);
+    expect(run.lines.filter((l) => l.startsWith('✓ '))).toHaveLength(7);
+    expect(run.lines.at(-1)).toBe('doctor: 1 of 8 checks failed: telegram');
+    expect(run.stdout).not.toContain('wrong-token');
+  });
+
+  it('a wrong model key and a wrong Discord token: both named; an unreachable Redis too', async () => {
+    const run = await herald(['doctor'], { ...env, OPENAI_API_KEY: 'sk-wrong', DISCORD_BOT_TOKEN: 'not-the-token', REDIS_URL: 'redis://127.0.0.1:1' });
+    expect(run.code).toBe(1);
+    expect(run.lines.find((l) => l.includes(' redis '))).toMatch(/^✗ redis\s+Cannot reach Redis at redis:\/\/127\.0\.0\.1:1/);
+    expect(run.lines.find((l) => l.includes(' discord '))).toMatch(/^✗ discord\s+401/);
+    expect(run.lines.find((l) => l.includes(' model '))).toMatch(/^✗ model\s+/);
+    expect(run.lines.at(-1)).toBe('doctor: 3 of 8 checks failed: redis, discord, model');
+  });
+
+  it('a bad setting fails the config check with the variable named, exit 1', async () => {
+    const run = await herald(['doctor'], { ...env, HERALD_PORT: 'eighty' });
+    expect(run.code).toBe(1);
+    expect(run.lines[0]).toBe('✗ config     HERALD_PORT: must be a whole number (got "eighty")');
+    expect(run.lines.at(-1)).toBe('doctor: 1 of 1 checks failed: config');
+  });
+});
+
+describe('herald sessions and pairing', () => {
+  const db = join(dir, 'herald.db');
+  let sessionId: string;
+
+  beforeAll(() => {
+    const store = SessionStore.open(db);
+    try {
+      const { session } = store.getOrCreateSession('agent:main:telegram:dm:42', { source: 'telegram', userId: '42', chatId: '42' });
+      store.appendMessages(session.id, [
+        { role: 'user', content: 'how do I proof sourdough overnight?' },
+        { role: 'assistant', content: 'Keep it in the fridge at 4 °C.' },
+      ]);
+      sessionId = session.id;
+      store.getOrCreateSession('agent:main:discord:thread:7:8', { source: 'discord', userId: '7' });
+    } finally {
+      store.close();
+    }
+  });
+
+  it('sessions list (with filters), show and search', async () => {
+    const all = await herald(['sessions', 'list'], { HERALD_DB: db });
+    expect(all.code, all.stderr).toBe(0);
+    expect(all.lines).toHaveLength(2);
+    const tgOnly = await herald(['sessions', 'list', '--source', 'telegram'], { HERALD_DB: db });
+    expect(tgOnly.lines).toHaveLength(1);
+    expect(tgOnly.lines[0]).toMatch(new RegExp(`^${sessionId}  telegram  user 42  started \\S+  active  2 msgs  agent:main:telegram:dm:42$`));
+
+    const json = await herald(['sessions', 'list', '--source', 'discord', '--json'], { HERALD_DB: db });
+    expect(JSON.parse(json.stdout)).toMatchObject({ sessions: [{ source: 'discord', user_id: '7', ended_at: null }], next_cursor: null });
+
+    const show = await herald(['sessions', 'show', sessionId], { HERALD_DB: db });
+    expect(show.code).toBe(0);
+    expect(show.lines.slice(2).map((l) => l.replace(/^\[[^\]]+\] /, ''))).toEqual([
+      'user: how do I proof sourdough overnight?',
+      'assistant: Keep it in the fridge at 4 °C.',
+    ]);
+
+    const search = await herald(['sessions', 'search', 'sourdough'], { HERALD_DB: db });
+    expect(search.lines).toEqual([`${sessionId}  telegram  user  how do I proof >>>sourdough<<< overnight?`]);
+
+    const missing = await herald(['sessions', 'show', 'no-such-session'], { HERALD_DB: db });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr.trim()).toBe('no session no-such-session');
+    const badSource = await herald(['sessions', 'list', '--source', 'fax'], { HERALD_DB: db });
+    expect(badSource.code).toBe(2);
+    expect(badSource.stderr).toContain('--source: must be one of telegram, discord, slack, cli, api');
+  });
+
+  it('pairing list, approve (by the code the user got) and revoke', async () => {
+    const pairing = PairingService.open(db);
+    const issued = pairing.request('discord', '555', 'Dana');
+    pairing.close();
+    if (issued.status !== 'issued') throw new Error(`no code: ${issued.status}`);
+
+    const listed = await herald(['pairing', 'list'], { HERALD_DB: db });
+    expect(listed.code).toBe(0);
+    expect(listed.lines[0]).toBe('pending (1):');
+    expect(listed.lines[1]).toMatch(/^ {2}discord {2}555 {2}Dana {2}expires /);
+    expect(listed.stdout).not.toContain(issued.code);
+
+    const wrong = await herald(['pairing', 'approve', 'discord', 'NOTACODE'], { HERALD_DB: db });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain('no pending request with code NOTACODE on discord');
+    const approved = await herald(['pairing', 'approve', 'discord', issued.code], { HERALD_DB: db });
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(approved.stdout.trim()).toBe('approved discord user 555 (Dana)');
+    const check = PairingService.open(db);
+    expect(check.isApproved('discord', '555')).toBe(true);
+    check.close();
+
+    const revoked = await herald(['pairing', 'revoke', 'discord', '555'], { HERALD_DB: db });
+    expect(revoked.stdout.trim()).toBe('revoked discord user 555');
+    const again = await herald(['pairing', 'revoke', 'discord', '555'], { HERALD_DB: db });
+    expect(again.code).toBe(1);
+    const badPlatform = await herald(['pairing', 'approve', 'icq', 'X'], { HERALD_DB: db });
+    expect(badPlatform.code).toBe(2);
+    expect(badPlatform.stderr).toContain('unknown platform "icq"');
+  });
+
+  it('an unknown command or option exits 2 with a hint; help lists every command', async () => {
+    const bogus = await herald(['bogus']);
+    expect(bogus.code).toBe(2);
+    expect(bogus.stderr.trim()).toBe('unknown command "bogus"; run `herald help`');
+    const badOption = await herald(['sessions', 'list', '--colour']);
+    expect(badOption.code).toBe(2);
+    expect(badOption.stderr).toContain("Unknown option '--colour'");
+    const help = await herald(['help']);
+    expect(help.code).toBe(0);
+    for (const c of ['herald start', 'herald doctor', 'herald pairing approve', 'herald sessions search']) expect(help.stdout).toContain(c);
+  });
+});
+
+describe('herald start', () => {
+  it('runs the gateway with the given role until SIGTERM', async () => {
+    const port = await freePort();
+    const proc = spawn(process.execPath, [BIN, 'start', '--role', 'worker'], {
+      cwd: dir,
+      env: isolatedEnv({ HERALD_REDIS_PREFIX: prefix, HERALD_PORT: String(port), HERALD_DB: join(dir, 'start.db') }),
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+    try {
+      const detailed = await waitFor(
+        async () => {
+          const res = await fetch(`http://127.0.0.1:${port}/health/detailed`);
+          if (!res.ok) return null;
+          const body = (await res.json()) as { role: string; workers: Array<{ pid: number }> };
+          // The first heartbeat lands just after the server starts answering.
+          return body.workers.some((w) => w.pid === proc.pid) ? body : null;
+        },
+        { timeoutMs: 20_000, what: 'herald start to serve /health/detailed with its own heartbeat' },
+      );
+      expect(detailed.role).toBe('worker');
+      expect(detailed.workers.map((w) => w.pid)).toContain(proc.pid);
+    } finally {
+      proc.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+  });
+});
