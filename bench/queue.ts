@@ -16,11 +16,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Queue, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
 import type { InboundMessage } from '@herald/adapters';
 import { loadConfig } from '../apps/gateway/src/config/load.js';
 import { createLogger } from '../apps/gateway/src/logger.js';
 import { startHerald, type Herald } from '../apps/gateway/src/app.js';
+import { deleteRedisPrefix } from '../test/helpers/cluster.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const THROUGHPUT_MESSAGES = 2_000;
@@ -97,7 +97,7 @@ async function startBenchHerald(s: StandIns, concurrency: number): Promise<{ her
     herald,
     cleanup: async () => {
       await herald.stop();
-      await deleteKeys(prefix);
+      await deleteRedisPrefix(prefix, REDIS_URL);
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -155,20 +155,10 @@ async function rawBullmqJobsPerSecond(): Promise<number> {
   await worker.close();
   await queue.obliterate({ force: true });
   await queue.close();
-  await deleteKeys(prefix);
+  await deleteRedisPrefix(prefix, REDIS_URL);
   return (RAW_JOBS / elapsed) * 1000;
 }
 
-async function deleteKeys(prefix: string): Promise<void> {
-  const redis = new Redis(REDIS_URL);
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length) await redis.unlink(...keys);
-  } while (cursor !== '0');
-  redis.disconnect();
-}
 
 export async function benchQueue(): Promise<Record<string, number>> {
   const results: Record<string, number> = {};

@@ -130,7 +130,8 @@ describe('conversation control (queue mode, allowlist + pairing)', () => {
     expect(await nextReply(tg, 101, 2, 'the answer')).toBe('re: slow question');
     expect(requestsFor(llm, 'slow question')).toHaveLength(1);
     expect(requestsFor(llm, 'slow question')[0].aborted).toBe(false);
-    expect(await ask(tg, 101, '/status')).toContain('Idle.');
+    // The worker lets go of the session a moment after the reply is out (it records the delivery first).
+    await waitFor(async () => (await ask(tg, 101, '/status')).includes('Idle.'), { what: '/status to say Idle' });
   });
 
   it('/stop aborts the running LLM request, drops what waits, and no stale reply arrives', async () => {

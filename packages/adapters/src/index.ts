@@ -2,3 +2,4 @@
 export * from './types.js';
 export * from './errors.js';
 export { chunkMessage, fencesBalanced } from './shared/chunk.js';
+export { RecentIds } from './shared/recent-ids.js';

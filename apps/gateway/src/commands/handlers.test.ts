@@ -129,30 +129,37 @@ describe('session commands', () => {
     expect(await command('t2', '/title Trip to Rome')).toMatch(/already has that title/);
   });
 
-  it('/resume lists titled conversations of this platform, one line per lineage, and continues one by name', async () => {
-    const rome = conversation('p1', [['rome question', 'rome answer']]);
+  it('/resume lists your titled conversations of this platform, one line per lineage, and continues one by name', async () => {
+    const key = sessionKeyFor(message('p3', ''));
+    const init = { source: 'telegram' as const, userId: 'p3', chatId: 'p3', model: 'openai:gpt-4.1-mini' };
+    const rome = store.startNewSession(key, init).id;
+    store.appendMessages(rome, [{ role: 'user', content: 'rome question' }, { role: 'assistant', content: 'rome answer' }], { turnId: 'p3-rome' });
     store.setTitle(rome, 'Rome');
-    const paris = conversation('p2', [['paris question', 'paris answer']]);
+    const paris = store.startNewSession(key, { ...init, endPreviousReason: 'session_reset' }).id;
     store.setTitle(paris, 'Paris');
+    // Someone else's titled conversation, and another platform's: neither is listed nor resumable.
+    store.setTitle(conversation('p1', [['secret question', 'secret answer']]), 'Secret');
     const slackKey = 'agent:main:slack:dm:D1';
-    store.setTitle(store.getOrCreateSession(slackKey, { source: 'slack' }).session.id, 'Slack only');
+    store.setTitle(store.getOrCreateSession(slackKey, { source: 'slack', userId: 'p3' }).session.id, 'Slack only');
+    const mine = store.startNewSession(key, { ...init, endPreviousReason: 'session_reset' }).id;
+    store.appendMessages(mine, [{ role: 'user', content: 'unrelated' }, { role: 'assistant', content: 'yes' }], { turnId: 'p3-now' });
 
     const list = await command('p3', '/resume');
     expect(list).toContain('• Rome');
     expect(list).toContain('• Paris');
     expect(list).not.toContain('Slack only');
+    expect(list).not.toContain('Secret');
     expect(await command('p3', '/resume Slack only')).toMatch(/^No conversation titled/);
+    expect(await command('p3', '/resume Secret')).toMatch(/^No conversation titled/);
 
-    const mine = conversation('p3', [['unrelated', 'yes']]);
     expect(await command('p3', '/resume rome')).toBe('▶️ Resumed “Rome” (2 messages).');
-    const key = sessionKeyFor(message('p3', ''));
     const now = store.currentSession(key)!;
     expect(now.parentSessionId).toBe(rome);
     expect(now.title).toBe('Rome #2');
     expect(store.getHistory(now.id).map((m) => m.content)).toEqual(['rome question', 'rome answer']);
     expect(store.getSession(mine)).toMatchObject({ endReason: 'resumed' });
     // The lineage shows once, and resolves to its latest session.
-    expect((await command('p4', '/resume'))!.match(/• Rome/g)).toHaveLength(1);
+    expect((await command('p3', '/resume'))!.match(/• Rome/g)).toHaveLength(1);
     expect(await command('p3', '/resume Rome')).toBe('Already in “Rome #2”.');
   });
 

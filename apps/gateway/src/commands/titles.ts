@@ -33,9 +33,9 @@ export async function titleCommand(deps: CommandDeps, { command, msg, sessionKey
 
 export async function resumeCommand(deps: CommandDeps, { command, msg, sessionKey }: CommandInput): Promise<string> {
   const source = msg.platform as SessionSource;
-  if (!command.args) return listTitled(deps, source);
+  if (!command.args) return listTitled(deps, source, msg.userId);
 
-  const target = resolveTitleOn(deps, source, command.args);
+  const target = resolveTitleOn(deps, source, msg.userId, command.args);
   if (!target) return `No conversation titled “${command.args}”. Send /resume to list them.`;
   const current = openSession(deps, sessionKey);
   if (current?.id === target.id) return `Already in “${target.title}”.`;
@@ -54,21 +54,27 @@ export async function resumeCommand(deps: CommandDeps, { command, msg, sessionKe
   return `▶️ Resumed “${target.title}” (${history.length} message${history.length === 1 ? '' : 's'}).`;
 }
 
-/** The latest session of the title's lineage on this platform; an exact title first, else any letter case. */
-function resolveTitleOn(deps: CommandDeps, source: SessionSource, title: string): Session | null {
+/**
+ * The latest session of the title's lineage on this platform; an exact title first, else any letter case.
+ * Only the user's own conversations: a shared bot must not let one person read another's transcript.
+ */
+function resolveTitleOn(deps: CommandDeps, source: SessionSource, userId: string, title: string): Session | null {
   const exact = deps.store.resolveTitle(title);
-  if (exact) return exact.source === source ? exact : null;
+  if (exact) return exact.source === source && exact.userId === userId ? exact : null;
   const wanted = title.trim().toLowerCase();
-  const match = deps.store
-    .listTitledSessions({ source, limit: RESUME_SCAN })
-    .find((s) => s.title !== null && s.title.replace(LINEAGE_SUFFIX, '').toLowerCase() === wanted);
-  return match?.title ? deps.store.resolveTitle(match.title.replace(LINEAGE_SUFFIX, '')) : null;
+  const match = ownTitled(deps, source, userId).find((s) => s.title !== null && s.title.replace(LINEAGE_SUFFIX, '').toLowerCase() === wanted);
+  const latest = match?.title ? deps.store.resolveTitle(match.title.replace(LINEAGE_SUFFIX, '')) : null;
+  return latest && latest.userId === userId ? latest : null;
 }
 
-function listTitled(deps: CommandDeps, source: SessionSource): string {
+function ownTitled(deps: CommandDeps, source: SessionSource, userId: string): Session[] {
+  return deps.store.listTitledSessions({ source, limit: RESUME_SCAN }).filter((s) => s.userId === userId);
+}
+
+function listTitled(deps: CommandDeps, source: SessionSource, userId: string): string {
   const seen = new Set<string>();
   const lines: string[] = [];
-  for (const s of deps.store.listTitledSessions({ source, limit: RESUME_SCAN })) {
+  for (const s of ownTitled(deps, source, userId)) {
     if (s.title === null) continue;
     // One line per lineage (`name`, `name #2`, ... are one conversation); /resume name finds its latest.
     const root = s.title.replace(LINEAGE_SUFFIX, '');

@@ -5,7 +5,7 @@ export { createDiscordIngress, type DiscordIngress } from './ingress.js';
 export { createDiscordEgress } from './egress.js';
 export { discordCodec, replyChannelOf, messageChannelOf, type DiscordConversation } from './codec.js';
 export { formatForDiscord } from './format.js';
-export { RecentIds } from './recent-ids.js';
+
 export {
   DISCORD_MAX_MESSAGE_LENGTH,
   DISCORD_TYPING_REFRESH_MS,

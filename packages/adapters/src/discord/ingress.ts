@@ -26,7 +26,7 @@ import {
 } from './config.js';
 import { viewOf } from './message-view.js';
 import { decide, placementOf, threadNameFor, toInbound, type DiscordPolicy, type MessageView } from './normalize.js';
-import { RecentIds } from './recent-ids.js';
+import { RecentIds } from '../shared/recent-ids.js';
 import { DiscordErrorCode } from './rest-errors.js';
 
 /** Gateway close codes after which discord.js gives up (see Discord's opcodes-and-status-codes page). */

@@ -6,7 +6,7 @@ export { createSlackEgress, slackEmojiName, type SlackEgress } from './egress.js
 export { slackCodec, type SlackConversation } from './codec.js';
 export { markdownToMrkdwn, escapeMrkdwn } from './format.js';
 export { classifySlackEvent, type Classification, type SlackIdentity } from './normalize.js';
-export { SeenSet } from './lru.js';
+
 export { SLACK_SLASH_COMMAND, slashCommandToMessage, slashCommandText } from './slash-command.js';
 export {
   SLACK_DEFAULT_API_URL,

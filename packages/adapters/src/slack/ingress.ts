@@ -12,7 +12,7 @@ import { AuthError } from '../errors.js';
 import type { AdapterHealth, InboundHandler, PlatformIngress } from '../types.js';
 import { SLACK_DEDUPE_CAPACITY, SLACK_DEFAULT_API_URL, type SlackIngressOptions } from './config.js';
 import { FastifyEventsReceiver } from './events-http.js';
-import { SeenSet } from './lru.js';
+import { RecentIds } from '../shared/recent-ids.js';
 import { classifySlackEvent, type SlackIdentity } from './normalize.js';
 import { SLACK_SLASH_COMMAND, slashCommandToMessage } from './slash-command.js';
 import { toPlatformError } from './slack-errors.js';
@@ -47,8 +47,8 @@ class SlackIngressImpl implements SlackIngress {
 
   private readonly logger: Logger;
   private readonly apiUrl: string;
-  private readonly seenEvents: SeenSet;
-  private readonly seenMessages: SeenSet;
+  private readonly seenEvents: RecentIds<string>;
+  private readonly seenMessages: RecentIds<string>;
   private readonly http: FastifyEventsReceiver | null;
   private readonly socket: SocketTransport | null;
   private app: App | null = null;
@@ -61,8 +61,8 @@ class SlackIngressImpl implements SlackIngress {
     this.logger = opts.logger.child({ platform: 'slack' });
     this.apiUrl = opts.apiUrl ?? SLACK_DEFAULT_API_URL;
     const capacity = opts.dedupeCapacity ?? SLACK_DEDUPE_CAPACITY;
-    this.seenEvents = new SeenSet(capacity);
-    this.seenMessages = new SeenSet(capacity);
+    this.seenEvents = new RecentIds<string>(capacity);
+    this.seenMessages = new RecentIds<string>(capacity);
     if (opts.appToken) {
       this.transport = 'socket';
       this.http = null;

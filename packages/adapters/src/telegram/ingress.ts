@@ -29,7 +29,7 @@ import { SplitJoiner } from './joiner.js';
 import type { BotIdentity } from './mention.js';
 import { normalizeMessage } from './normalize.js';
 import { Poller, networkWaitMs } from './poller.js';
-import { RecentIds } from './recent-ids.js';
+import { RecentIds } from '../shared/recent-ids.js';
 import { sleep as realSleep } from './sleep.js';
 import { hasUpdateId, isMessageUpdate } from './wire.js';
 
@@ -265,7 +265,7 @@ export class TelegramIngress implements PlatformIngress {
       await this.bot.handleUpdate(update as Update);
       return 'taken';
     } catch (err) {
-      this.recent.forget(update.update_id);
+      this.recent.delete(update.update_id);
       this.logger.error({ err: String(err), updateId: update.update_id }, 'telegram update was not handed over');
       return 'failed';
     }
