@@ -200,6 +200,7 @@ export async function benchQueue(): Promise<Record<string, number>> {
     await s.stop();
   }
 
+  if (process.env.BENCH_ONLY === 'throughput') return results;
   // 3: raw BullMQ.
   results.raw_bullmq_jobs_per_s = await rawBullmqJobsPerSecond();
   results.herald_to_raw_bullmq_ratio = results.messages_per_s / results.raw_bullmq_jobs_per_s;

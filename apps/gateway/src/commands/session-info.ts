@@ -17,11 +17,11 @@ export async function statusCommand(deps: CommandDeps, { sessionKey }: CommandIn
   const running = busy ? `▶️ A task is running${pending ? ` (${pending} queued)` : ''}.` : '💤 Idle.';
   const s = openSession(deps, sessionKey);
   if (!s) return `${NO_SESSION}\n${running}`;
-  const last = deps.store.getMessages(s.id).at(-1);
+  const lastAt = deps.store.lastMessageAt(s.id);
   const todos = getTodos(deps.store, s.id);
   return [
     `Session ${s.id}${s.title ? ` — “${s.title}”` : ''}`,
-    `Started ${ago(s.startedAt)} · last activity ${last ? ago(last.createdAt) : 'none'}`,
+    `Started ${ago(s.startedAt)} · last activity ${lastAt !== null ? ago(lastAt) : 'none'}`,
     `Messages ${s.messageCount} · tokens in ${fmt(s.inputTokens)} / out ${fmt(s.outputTokens)}`,
     `Model ${modelOf(deps, s) ?? 'not configured'}`,
     running,

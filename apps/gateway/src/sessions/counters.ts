@@ -19,7 +19,17 @@ registerMigrations({ version: COUNTERS_MIGRATION_VERSION, name: 'session counter
 const MAX_LINEAGE_DEPTH = 1_000;
 
 export class SessionCounters {
-  private constructor(private readonly db: SideDb) {}
+  // Compiled once: this runs after every turn.
+  private readonly addStmt;
+  private readonly getStmt;
+
+  private constructor(private readonly db: SideDb) {
+    this.addStmt = db.prepare(
+      `INSERT INTO session_counters (session_id, api_calls, updated_at) VALUES (?, ?, ?)
+       ON CONFLICT (session_id) DO UPDATE SET api_calls = api_calls + excluded.api_calls, updated_at = excluded.updated_at`,
+    );
+    this.getStmt = db.prepare('SELECT api_calls FROM session_counters WHERE session_id = ?');
+  }
 
   static open(dbPath: string): SessionCounters {
     return new SessionCounters(openSideDb(dbPath, COUNTERS_SCHEMA));
@@ -31,18 +41,11 @@ export class SessionCounters {
 
   addApiCalls(sessionId: string, calls: number): void {
     if (calls <= 0) return;
-    writeTx(this.db, () =>
-      this.db
-        .prepare(
-          `INSERT INTO session_counters (session_id, api_calls, updated_at) VALUES (?, ?, ?)
-           ON CONFLICT (session_id) DO UPDATE SET api_calls = api_calls + excluded.api_calls, updated_at = excluded.updated_at`,
-        )
-        .run(sessionId, calls, Date.now()),
-    );
+    writeTx(this.db, () => this.addStmt.run(sessionId, calls, Date.now()));
   }
 
   apiCalls(sessionId: string): number {
-    const row = this.db.prepare('SELECT api_calls FROM session_counters WHERE session_id = ?').get(sessionId) as { api_calls: number } | undefined;
+    const row = this.getStmt.get(sessionId) as { api_calls: number } | undefined;
     return row?.api_calls ?? 0;
   }
 }

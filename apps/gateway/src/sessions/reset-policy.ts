@@ -50,15 +50,24 @@ export function crossedDailyBoundary(policy: Pick<ResetPolicy, 'dailyHour' | 'ti
   return localDate(lastActivity - shift, policy.timeZone) < localDate(now - shift, policy.timeZone);
 }
 
+/** One formatter per zone: building an Intl.DateTimeFormat costs far more than using one (this runs per message). */
+const dateFormats = new Map<string, Intl.DateTimeFormat>();
+
 /** `YYYY-MM-DD` of the instant in the zone (sortable as a string). */
 function localDate(ms: number, timeZone: string | undefined): string {
-  // en-CA formats dates as YYYY-MM-DD.
-  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(ms);
+  const key = timeZone ?? '';
+  let format = dateFormats.get(key);
+  if (!format) {
+    // en-CA formats dates as YYYY-MM-DD.
+    format = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
+    dateFormats.set(key, format);
+  }
+  return format.format(ms);
 }
 
 /** When the session was last used: its newest message, else when it started. */
 export function lastActivityOf(store: SessionStore, session: Session): number {
-  return store.getMessages(session.id).at(-1)?.createdAt ?? session.startedAt;
+  return store.lastMessageAt(session.id) ?? session.startedAt;
 }
 
 export interface ResetOutcome {

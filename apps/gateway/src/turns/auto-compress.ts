@@ -80,6 +80,12 @@ export function needsCompression(tokens: number, messageCount: number, window: n
 export async function autoCompressIfNeeded(opts: AutoCompressOptions): Promise<AutoCompressResult> {
   const { store, session, contextWindow: window, log } = opts;
   const unchanged = (notice?: string): AutoCompressResult => ({ compressed: false, session, ...(notice ? { notice } : {}) });
+  // The per-message path: decide from the session row's counters when they suffice, without reading the transcript.
+  if (!opts.force) {
+    if (session.messageCount < MIN_MESSAGES_TO_COMPRESS) return unchanged();
+    const known = session.lastPromptTokens !== null && session.lastPromptTokens > 0;
+    if (known && !needsCompression(session.lastPromptTokens as number, session.messageCount, window)) return unchanged();
+  }
   const history = store.getHistory(session.id);
   if (history.length < MIN_MESSAGES_TO_COMPRESS) return unchanged(opts.force ? TOO_SHORT_NOTICE : undefined);
   const tokens = sessionTokens(session, history);

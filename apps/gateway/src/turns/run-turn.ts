@@ -41,14 +41,17 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const first = ctx.entries[0].payload;
     const last = ctx.entries[ctx.entries.length - 1].payload;
     const { store } = deps;
-    let { session } = store.getOrCreateSession(ctx.sessionKey, {
-      source: first.platform as SessionSource,
-      userId: first.userId,
-      chatId: first.chatId,
-      model: deps.agent ? `${deps.agent.primary.name}:${deps.agent.primary.model}` : undefined,
-      systemPrompt: deps.agent?.systemPrompt,
+    // One write transaction for the session and the outbox row (the per-message path: fewer commits).
+    let { session, turn } = store.batch(() => {
+      const { session } = store.getOrCreateSession(ctx.sessionKey, {
+        source: first.platform as SessionSource,
+        userId: first.userId,
+        chatId: first.chatId,
+        model: deps.agent ? `${deps.agent.primary.name}:${deps.agent.primary.model}` : undefined,
+        systemPrompt: deps.agent?.systemPrompt,
+      });
+      return { session, turn: store.beginTurn(ctx.turnId, session.id) };
     });
-    const turn = store.beginTurn(ctx.turnId, session.id);
     if (turn.status === 'delivered' || turn.status === 'interrupted' || turn.status === 'failed') {
       ctx.log.info({ status: turn.status }, 'turn already finished; not running it again');
       return;
@@ -142,10 +145,14 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     }
 
     // When the loop compressed inside the turn, the compressed history continues in a child session.
-    session = persistTurn(store, { sessionKey: ctx.sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
-    store.addUsage(session.id, { ...result.usage, lastPromptTokens: result.lastPromptTokens });
     const reply = result.error ? userFacingError(result.error.kind) : result.finalResponse || '(no answer)';
-    store.recordReply(ctx.turnId, reply);
+    // Messages, usage and the recorded reply commit together: a crash leaves all or none of them.
+    session = store.batch(() => {
+      const persisted = persistTurn(store, { sessionKey: ctx.sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
+      store.addUsage(persisted.id, { ...result.usage, lastPromptTokens: result.lastPromptTokens });
+      store.recordReply(ctx.turnId, reply);
+      return persisted;
+    });
     await send(reply);
     if (result.error) store.markTurn(ctx.turnId, 'failed', `${result.error.kind}: ${result.error.message}`);
   });

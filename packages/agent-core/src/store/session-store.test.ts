@@ -172,3 +172,45 @@ describe('listSessions', () => {
     expect(() => store.listSessions({ cursor: '%%%' })).toThrow(InvalidCursorError);
   });
 });
+describe('batch and lastMessageAt', () => {
+  it('commits several calls as one transaction, all or nothing', () => {
+    const store = SessionStore.open(':memory:');
+    try {
+      const { session } = store.getOrCreateSession(KEY, { source: 'telegram' });
+      store.beginTurn('t1', session.id);
+      expect(() =>
+        store.batch(() => {
+          store.appendMessages(session.id, [{ role: 'user', content: 'kept?' }], { turnId: 't1' });
+          store.recordReply('t1', 'answer');
+          throw new Error('crash between the writes');
+        }),
+      ).toThrow('crash between the writes');
+      expect(store.getHistory(session.id)).toEqual([]);
+      expect(store.getTurn('t1')?.status).toBe('running');
+
+      store.batch(() => {
+        store.appendMessages(session.id, [{ role: 'user', content: 'kept' }], { turnId: 't1' });
+        store.recordReply('t1', 'answer');
+      });
+      expect(store.getHistory(session.id).map((m) => m.content)).toEqual(['kept']);
+      expect(store.getTurn('t1')?.status).toBe('replied');
+    } finally {
+      store.close();
+    }
+  });
+
+  it('gives the time of the newest message, or null for an empty session', () => {
+    const store = SessionStore.open(':memory:');
+    try {
+      const { session } = store.getOrCreateSession(KEY, { source: 'telegram' });
+      expect(store.lastMessageAt(session.id)).toBeNull();
+      const before = Date.now();
+      store.appendMessages(session.id, [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }]);
+      const at = store.lastMessageAt(session.id);
+      expect(at).toBeGreaterThanOrEqual(before);
+      expect(at).toBe(store.getMessages(session.id).at(-1)?.createdAt);
+    } finally {
+      store.close();
+    }
+  });
+});

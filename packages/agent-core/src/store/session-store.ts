@@ -44,6 +44,14 @@ export class SessionStore {
     }
   }
 
+  /**
+   * Runs several store calls as one write transaction: one BEGIN IMMEDIATE and one commit instead of one each,
+   * and all-or-nothing (a turn's messages, usage and recorded reply land together). `fn` must only use the store.
+   */
+  batch<T>(fn: () => T): T {
+    return this.db.write(fn);
+  }
+
   /** Commits and busy retries on this connection, for metrics. */
   writeStats(): WriteStats {
     return this.db.stats();
@@ -102,6 +110,16 @@ export class SessionStore {
 
   getMessages(sessionId: string, opts?: messages.GetMessagesOptions): StoredMessage[] {
     return messages.getMessages(this.db, sessionId, opts);
+  }
+
+  /** When the session's newest message was written (ms), or null when it has none. One indexed row, not the transcript. */
+  lastMessageAt(sessionId: string): number | null {
+    return this.db.read(() => {
+      const row = this.db
+        .prepare('SELECT created_at FROM messages WHERE session_id = ? ORDER BY id DESC LIMIT 1')
+        .get(sessionId) as { created_at: number } | undefined;
+      return row ? row.created_at : null;
+    });
   }
 
   /** For /retry and /undo: removes the message and everything after it. */

@@ -8,13 +8,21 @@ import { ToolInputError, optionalStringArg } from './context.js';
 export const CURRENT_TIME_TOOL = 'current_time';
 
 /** Whether Intl knows the zone (an IANA name such as Europe/Berlin, or UTC). */
+/** Zone names already checked: building an Intl.DateTimeFormat is costly and every turn asks (tool requirements). */
+const zoneValidity = new Map<string, boolean>();
+
 export function isValidTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
+  let valid = zoneValidity.get(zone);
+  if (valid === undefined) {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: zone });
+      valid = true;
+    } catch {
+      valid = false;
+    }
+    if (zoneValidity.size < 1_000) zoneValidity.set(zone, valid);
   }
+  return valid;
 }
 
 /** `+02:00` style offset of `zone` at `date`. */
