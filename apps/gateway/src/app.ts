@@ -102,7 +102,20 @@ export async function startHerald(config: HeraldConfig, log: Logger): Promise<He
       log.warn('no user is allowed yet: set <PLATFORM>_ALLOWED_USERS or GATEWAY_ALLOWED_USERS (or *_ALLOW_ALL_USERS=true)');
     }
     const guard = createInboundGuard({ metrics, limiter: new UserRateLimiter(redis, config.redisPrefix, config.userRateLimit), log });
-    router = new IngressRouter({ store, mailbox, control, producer, policy, busyInputMode: config.busyInputMode, egress, log, guard, conversation, awaitingAnswer: clarifyPending(redis, config.redisPrefix) });
+    router = new IngressRouter({
+      store,
+      mailbox,
+      control,
+      producer,
+      policy,
+      busyInputMode: config.busyInputMode,
+      egress,
+      log,
+      guard,
+      conversation,
+      awaitingAnswer: clarifyPending(redis, config.redisPrefix),
+      onCompressed: (reason) => metrics.compressions.inc({ reason }),
+    });
     ingresses = createIngresses(config, store, log);
     for (const ingress of ingresses.values()) ingress.registerRoutes?.(http);
   }

@@ -26,6 +26,8 @@ export interface CommandDeps {
   /** Counters, models, settings; commands that need them say so when absent. */
   conversation?: ConversationServices;
   log?: Logger;
+  /** Told of every compression a command made (metrics). */
+  onCompressed?: (reason: 'command') => void;
 }
 
 export interface CommandInput {

@@ -73,6 +73,7 @@ export async function compressCommand(deps: CommandDeps, { sessionKey }: Command
       force: true,
       beforeCompress: () => flushBeforeLosingDetails(deps.store, services, s, 'compression', deps.log),
     });
+    if (r.compressed) deps.onCompressed?.('command');
     return [r.notice, r.warning].filter(Boolean).join('\n') || 'Nothing to compress.';
   } finally {
     clearInterval(renew);

@@ -98,3 +98,28 @@ describe('instrumentTurns', () => {
     }
   });
 });
+
+describe('instrumentTurns: compressions', () => {
+  it('counts a turn that moved the conversation to a compressed child session, and not an ordinary one', async () => {
+    const metrics = createHeraldMetrics({ defaultMetrics: false });
+    const store = SessionStore.open(join(dir, 'compressions.db'));
+    try {
+      const plain = instrumentTurns(async (ctx) => void store.markDelivered(ctx.turnId, ['1']), { metrics, store });
+      await plain(ctxFor(store, 'c1'));
+      expect(await sample(metrics, 'herald_compressions_total', { reason: 'turn' })).toBeUndefined();
+
+      const compressing = instrumentTurns(
+        async (ctx) => {
+          const parent = store.currentSession(ctx.sessionKey)!;
+          store.startNewSession(ctx.sessionKey, { source: 'telegram', userId: '1', parentSessionId: parent.id, endPreviousReason: 'compression' });
+          store.markDelivered(ctx.turnId, ['2']);
+        },
+        { metrics, store },
+      );
+      await compressing(ctxFor(store, 'c2'));
+      expect(await sample(metrics, 'herald_compressions_total', { reason: 'turn' })).toBe(1);
+    } finally {
+      store.close();
+    }
+  });
+});

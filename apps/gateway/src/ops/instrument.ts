@@ -18,6 +18,7 @@ export function instrumentTurns(run: TurnRunner, deps: { metrics: HeraldMetrics;
   return async (ctx) => {
     const before = store.getTurn(ctx.turnId)?.status;
     if (before && FINISHED.has(before)) return run(ctx);
+    const sessionBefore = store.currentSession(ctx.sessionKey)?.id ?? null;
     const started = performance.now();
     let outcome: TurnOutcome = 'error';
     try {
@@ -34,8 +35,25 @@ export function instrumentTurns(run: TurnRunner, deps: { metrics: HeraldMetrics;
     } finally {
       metrics.turns.inc({ outcome });
       metrics.turnDuration.observe({ outcome }, (performance.now() - started) / 1000);
+      const compressions = compressionsSince(store, ctx.sessionKey, sessionBefore);
+      if (compressions > 0) metrics.compressions.inc({ reason: 'turn' }, compressions);
     }
   };
+}
+
+/**
+ * Compressions a turn made (before it, at 85 %, or inside the loop): the sessions the key moved through since
+ * `beforeId` whose predecessor ended because of a compression. Read from the store, so the turn code stays unaware.
+ */
+function compressionsSince(store: SessionStore, sessionKey: string, beforeId: string | null): number {
+  let count = 0;
+  let s = store.currentSession(sessionKey);
+  for (let hops = 0; s && s.id !== beforeId && s.parentSessionId && hops < 10; hops++) {
+    const parent = store.getSession(s.parentSessionId);
+    if (parent?.endReason === 'compression') count++;
+    s = parent;
+  }
+  return count;
 }
 
 function outcomeOf(status: TurnStatus | undefined, signal: AbortSignal): TurnOutcome {

@@ -124,7 +124,7 @@ export function createHeraldMetrics(opts: { defaultMetrics?: boolean } = {}): He
     }),
     compressions: new Counter({
       name: 'herald_compressions_total',
-      help: 'Context compressions, by reason (auto, preflight, overflow, command)',
+      help: 'Context compressions: made by a turn (before it at 85 %, or inside the loop) or by /compress',
       labelNames: ['reason'] as const,
       registers,
     }),

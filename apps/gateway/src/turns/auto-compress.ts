@@ -7,7 +7,7 @@
  * `/compress` calls the same function with `force`.
  */
 import {
-  TitleInUseError,
+  
   compressHistory,
   effectiveContextWindow,
   estimateMessagesTokens,
@@ -171,24 +171,22 @@ export function persistTurn(
  * key no longer points at `parent` (a /new got there first): then nothing is changed.
  */
 export function continueInChildSession(store: SessionStore, sessionKey: string, parent: Session, messages: readonly ChatMessage[]): Session | null {
-  if (store.currentSession(sessionKey)?.id !== parent.id) return null;
-  const init: NewSessionInit = {
-    source: parent.source,
-    parentSessionId: parent.id,
-    endPreviousReason: COMPRESSION_END_REASON,
-    ...(parent.userId !== null ? { userId: parent.userId } : {}),
-    ...(parent.chatId !== null ? { chatId: parent.chatId } : {}),
-    ...(parent.model !== null ? { model: parent.model } : {}),
-    ...(parent.systemPrompt !== null ? { systemPrompt: parent.systemPrompt } : {}),
-  };
-  let child: Session;
-  try {
-    child = store.startNewSession(sessionKey, parent.title ? { ...init, title: store.nextLineageTitle(parent.title) } : init);
-  } catch (err) {
-    // A title taken meanwhile by another lineage must not cost the user their conversation.
-    if (!(err instanceof TitleInUseError)) throw err;
-    child = store.startNewSession(sessionKey, init);
-  }
-  store.appendMessages(child.id, messages);
-  return store.getSession(child.id) ?? child;
+  // One transaction: a crash never leaves the key on a child session without its history.
+  return store.batch(() => {
+    if (store.currentSession(sessionKey)?.id !== parent.id) return null;
+    const init: NewSessionInit = {
+      source: parent.source,
+      parentSessionId: parent.id,
+      endPreviousReason: COMPRESSION_END_REASON,
+      ...(parent.userId !== null ? { userId: parent.userId } : {}),
+      ...(parent.chatId !== null ? { chatId: parent.chatId } : {}),
+      ...(parent.model !== null ? { model: parent.model } : {}),
+      ...(parent.systemPrompt !== null ? { systemPrompt: parent.systemPrompt } : {}),
+      // Inside the write transaction no other process can take this title between choosing and using it.
+      ...(parent.title ? { title: store.nextLineageTitle(parent.title) } : {}),
+    };
+    const child = store.startNewSession(sessionKey, init);
+    store.appendMessages(child.id, messages);
+    return store.getSession(child.id) ?? child;
+  });
 }
