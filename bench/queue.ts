@@ -164,7 +164,7 @@ export async function benchQueue(): Promise<Record<string, number>> {
   const results: Record<string, number> = {};
 
   // 1 + 2: zero-latency LLM.
-  {
+  if (process.env.BENCH_ONLY !== 'concurrent') {
     const s = await startStandIns(0);
     const { herald, cleanup } = await startBenchHerald(s, 50);
     const router = herald.router!;
@@ -202,8 +202,10 @@ export async function benchQueue(): Promise<Record<string, number>> {
 
   if (process.env.BENCH_ONLY === 'throughput') return results;
   // 3: raw BullMQ.
-  results.raw_bullmq_jobs_per_s = await rawBullmqJobsPerSecond();
-  results.herald_to_raw_bullmq_ratio = results.messages_per_s / results.raw_bullmq_jobs_per_s;
+  if (process.env.BENCH_ONLY !== 'concurrent') {
+    results.raw_bullmq_jobs_per_s = await rawBullmqJobsPerSecond();
+    results.herald_to_raw_bullmq_ratio = results.messages_per_s / results.raw_bullmq_jobs_per_s;
+  }
 
   // 4: 5,000 concurrent 2-second turns on one worker process.
   {
@@ -212,8 +214,13 @@ export async function benchQueue(): Promise<Record<string, number>> {
     const router = herald.router!;
     s.child.send({ type: 'chats', ids: range(110_000, CONCURRENT_TURNS) });
     let peakRss = process.memoryUsage().rss;
+    let peakHeap = process.memoryUsage().heapUsed;
     const baseRss = peakRss;
-    const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
+    const sampler = setInterval(() => {
+      const m = process.memoryUsage();
+      peakRss = Math.max(peakRss, m.rss);
+      peakHeap = Math.max(peakHeap, m.heapUsed);
+    }, 50);
     const tags = Array.from({ length: CONCURRENT_TURNS }, (_, i) => `c${i}`);
     const started = now();
     await Promise.all(tags.map((tag, i) => router.handle(message(10_000 + i, tag))));
@@ -225,6 +232,7 @@ export async function benchQueue(): Promise<Record<string, number>> {
     results.concurrent_finish_s = (lastSent - started) / 1000;
     results.concurrent_peak_rss_mb = peakRss / 1024 / 1024;
     results.concurrent_rss_growth_mb = (peakRss - baseRss) / 1024 / 1024;
+    results.concurrent_peak_js_heap_mb = peakHeap / 1024 / 1024;
     await cleanup();
     await s.stop();
   }
