@@ -1,0 +1,124 @@
+/**
+ * Bad input gets a clear answer and loses nothing (DESIGN.md): malformed webhook bodies, invalid UTF-16,
+ * oversize messages — through the real gateway with Telegram (webhook) and Slack (Events over HTTP) at once.
+ */
+import Database from 'better-sqlite3';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeOpenAI, type FakeLLM } from './fakes/llm/index.js';
+import { startSlackFake, type SlackFake } from './fakes/slack/index.js';
+import { signSlackRequest } from './fakes/slack/events.js';
+import { startTelegramFake, type TelegramFake } from './fakes/telegram/index.js';
+import { startCluster, type Cluster } from './helpers/cluster.js';
+import { repliesIn, telegramEnv } from './helpers/env.js';
+import { lastUserText } from './helpers/llm-tags.js';
+import { freePort, waitFor } from './helpers/ports.js';
+import { slackRepliesIn, waitForSlackIngress } from './helpers/slack.js';
+import { TELEGRAM_SECRET_HEADER, privateTextUpdate } from './helpers/telegram.js';
+
+const WEBHOOK_PATH = '/telegram/webhook';
+const SECRET = 'bad-input_secret-7';
+
+describe('bad input through the gateway', () => {
+  let tg: TelegramFake;
+  let slack: SlackFake;
+  let llm: FakeLLM;
+  let cluster: Cluster;
+  let hookUrl: string;
+
+  beforeAll(async () => {
+    tg = await startTelegramFake();
+    slack = await startSlackFake();
+    llm = await startFakeOpenAI();
+    const port = await freePort();
+    hookUrl = `http://127.0.0.1:${port}${WEBHOOK_PATH}`;
+    cluster = await startCluster({
+      workers: 0,
+      env: {
+        ...telegramEnv(tg, llm, { HERALD_PORT: String(port), TELEGRAM_WEBHOOK_URL: hookUrl, TELEGRAM_WEBHOOK_SECRET: SECRET }),
+        SLACK_BOT_TOKEN: slack.botToken,
+        SLACK_API_URL: slack.apiUrl,
+        SLACK_SIGNING_SECRET: slack.signingSecret,
+      },
+    });
+    await waitFor(() => tg.webhook, { what: 'setWebhook' });
+    await waitForSlackIngress(slack, cluster, 'http');
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+    await llm?.close();
+    await slack?.close();
+    await tg?.close();
+  });
+
+  async function jobCount(): Promise<number> {
+    const redis = new Redis('redis://127.0.0.1:6379');
+    try {
+      return (await redis.keys(`${cluster.prefix}:mbox:*`)).length + (await redis.keys(`${cluster.prefix}:seen:*`)).length;
+    } finally {
+      redis.disconnect();
+    }
+  }
+
+  it('a malformed Telegram webhook body with the right secret gets 400, enqueues nothing, and the next update works', async () => {
+    const before = await jobCount();
+    const res = await fetch(hookUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [TELEGRAM_SECRET_HEADER]: SECRET },
+      body: '{"update_id": 12, "message": {',
+    });
+    expect(res.status).toBe(400);
+    expect(await jobCount()).toBe(before);
+
+    tg.injectMessage({ chatId: 901, userId: 901, text: 'still here?' });
+    await waitFor(() => repliesIn(tg, 901).length >= 1, { what: 'the reply after the bad body' });
+    expect(repliesIn(tg, 901)).toEqual(['ok: still here?']);
+  });
+
+  it('a correctly signed Slack event whose body is not JSON gets 400 and enqueues nothing', async () => {
+    const before = await jobCount();
+    const body = '{"type":"event_callback","event":';
+    const ts = Math.floor(Date.now() / 1000);
+    const res = await fetch(`${cluster.ingress.url}/slack/events`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-slack-request-timestamp': String(ts),
+        'x-slack-signature': signSlackRequest(slack.signingSecret, ts, body),
+      },
+      body,
+    });
+    expect(res.status).toBe(400);
+    expect(await jobCount()).toBe(before);
+  });
+
+  it('text with lone UTF-16 surrogates is answered; the model and the transcript get U+FFFD in their place', async () => {
+    // JSON can carry a lone surrogate as an escape; Telegram's own clients never send one, a broken bot API proxy might.
+    const update = privateTextUpdate({ updateId: 777_001, chatId: 902, messageId: 5, text: 'broken \ud800 text \udfff end' });
+    tg.world.ensureChat(902, 'private');
+    const res = await fetch(hookUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [TELEGRAM_SECRET_HEADER]: SECRET },
+      body: JSON.stringify(update),
+    });
+    expect(res.status).toBe(200);
+    await waitFor(() => repliesIn(tg, 902).length >= 1, { what: 'the reply' });
+    const sent = llm.requests.map(lastUserText).find((t) => t.startsWith('broken'));
+    expect(sent).toBe('broken \ufffd text \ufffd end');
+    const db = new Database(cluster.dbPath, { readonly: true });
+    try {
+      const row = db.prepare("SELECT content FROM messages WHERE role = 'user' AND content LIKE 'broken%'").get() as { content: string };
+      expect(row.content).toBe('broken \ufffd text \ufffd end');
+    } finally {
+      db.close();
+    }
+  });
+
+  it('an oversize message gets a clear answer instead of a turn', async () => {
+    const huge = `please read this: ${'x'.repeat(65_000)}`;
+    const { channel } = await slack.dm({ user: 'U0BIG', text: huge });
+    await waitFor(() => slackRepliesIn(slack, channel).length >= 1, { what: 'the answer to the oversize message' });
+    expect(slackRepliesIn(slack, channel)[0]).toMatch(/too long \(65018 characters; the limit is 64000\)/);
+    expect(llm.requests.some((r) => lastUserText(r).startsWith('please read this'))).toBe(false);
+  });
+});
