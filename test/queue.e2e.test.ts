@@ -140,4 +140,22 @@ describe('queue and workers (real processes)', () => {
     expect(slow).toHaveLength(2);
     expect(slow[0].aborted).toBe(true);
   });
+
+  it('steer mode: a message sent while the turn runs joins it after its tool batch, and is not run again as a turn', async () => {
+    const { tg, llm } = await setup({ workers: 1, env: { HERALD_BUSY_INPUT_MODE: 'steer', HERALD_TOOLSETS: 'core' } });
+    llm.script(
+      { toolCalls: [{ name: 'current_time', arguments: '{}' }], delayMs: 1_500 },
+      { text: 'It is time, in UTC as you asked.' },
+    );
+    tg.injectMessage({ chatId: 91, userId: 91, text: 'what time is it?' });
+    await waitFor(() => llm.activeRequests() === 1, { what: 'the first LLM request' });
+    tg.injectMessage({ chatId: 91, userId: 91, text: 'in UTC please' });
+    await waitFor(() => repliesIn(tg, 91).length >= 1, { timeoutMs: 20_000, what: 'the reply' });
+    await sleep(1_000);
+    expect(repliesIn(tg, 91)).toEqual(['It is time, in UTC as you asked.']);
+    expect(llm.requests).toHaveLength(2);
+    const second = llm.requests[1].body.messages as Array<{ role: string; content: unknown }>;
+    expect(second.at(-1)).toMatchObject({ role: 'user', content: 'in UTC please' });
+    expect(second.some((m) => m.role === 'tool')).toBe(true);
+  });
 });
