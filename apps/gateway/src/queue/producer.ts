@@ -13,6 +13,9 @@ export type BusyInputMode = 'interrupt' | 'queue' | 'steer';
 export const MAX_PENDING = 32;
 /** Interrupt mode merges what is pending, so its mailbox stays short; this only bounds abuse. */
 const MAX_MAILBOX_INTERRUPT = 100;
+/** Retries of a failed turn job; the work is idempotent (mailbox head + outbox), so retrying is always safe. */
+const JOB_ATTEMPTS = 8;
+const JOB_BACKOFF = { type: 'exponential', delay: 1_000 } as const;
 /** At most one "queued" acknowledgement per session per window. */
 export const QUEUED_ACK_WINDOW_S = 30;
 
@@ -51,7 +54,8 @@ export class TurnProducer {
       this.log.debug({ jobId: id, sessionKey, status: res.status }, 'message not enqueued');
       return res;
     }
-    await this.queue.add('turn', { sessionKey, entry: res.entry as string }, { jobId: id });
+    // A job that fails (Redis blinked during ack, say) must run again, or its mailbox entry could be stranded.
+    await this.queue.add('turn', { sessionKey, entry: res.entry as string }, { jobId: id, attempts: JOB_ATTEMPTS, backoff: JOB_BACKOFF });
 
     if (!res.busy || res.position <= 1) return res;
     switch (mode) {

@@ -20,7 +20,15 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function rig(opts: { workers: number; mode: BusyInputMode; runTurn: TurnRunner; concurrency?: number; watchdogMs?: number }) {
+async function rig(opts: {
+  workers: number;
+  mode: BusyInputMode;
+  runTurn: TurnRunner;
+  concurrency?: number;
+  watchdogMs?: number;
+  /** The mailbox the workers use (tests inject faults with a subclass). */
+  mailbox?: (redis: Redis, prefix: string) => Mailbox;
+}) {
   const prefix = `htest-worker-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   const redis = new Redis(URL);
   const mailbox = new Mailbox(redis, prefix, 2_000);
@@ -34,7 +42,7 @@ async function rig(opts: { workers: number; mode: BusyInputMode; runTurn: TurnRu
     const w = new TurnWorker({
       connection: { url: URL },
       prefix,
-      mailbox: new Mailbox(redis, prefix, 2_000),
+      mailbox: opts.mailbox?.(redis, prefix) ?? new Mailbox(redis, prefix, 2_000),
       control: new ControlBus(redis, sub, prefix),
       runTurn: opts.runTurn,
       concurrency: opts.concurrency ?? 10,
@@ -220,5 +228,32 @@ describe('TurnWorker', () => {
     for (const [n, text] of ['busy but alive', 'silent', 'hung', 'after'].entries()) await producer.submit(keyOf(9), payload(9, n, text), 'queue');
     await until(() => outcome.includes('ran after'), 15_000);
     expect(outcome).toEqual(['alive finished', 'silent aborted: watchdog', 'ran after']);
+  });
+
+  it('a job that fails on a Redis error is retried: the session is freed at once and nothing is stranded', async () => {
+    const ran: string[] = [];
+    let failures = 1;
+    class BlinkingMailbox extends Mailbox {
+      override async ack(sessionKey: string, token: string, headRaw: string, absorbed: string[] = []): Promise<number> {
+        if (failures-- > 0) throw new Error('Connection is closed.');
+        return super.ack(sessionKey, token, headRaw, absorbed);
+      }
+    }
+    const { producer, mailbox } = await rig({
+      workers: 1,
+      mode: 'queue',
+      mailbox: (redis, prefix) => new BlinkingMailbox(redis, prefix, 2_000),
+      runTurn: async (ctx) => {
+        ran.push(ctx.entries[0].payload.text);
+      },
+    });
+    // The only message of the session: nothing but the failed job's own retry can finish it.
+    await producer.submit(keyOf(12), payload(12, 1, 'one'), 'queue');
+    await until(() => ran.length >= 2, 15_000);
+    await sleep(200);
+    // At least once: the turn whose acknowledgement failed runs again (the outbox keeps its reply from repeating).
+    expect(ran).toEqual(['one', 'one']);
+    expect(await mailbox.length(keyOf(12))).toBe(0);
+    expect(await mailbox.isBusy(keyOf(12))).toBe(false);
   });
 });

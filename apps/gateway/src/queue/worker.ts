@@ -168,6 +168,7 @@ export class TurnWorker {
     }, Math.max(Math.floor(mailbox.lockTtlMs / 3), 100));
 
     let turns = 0;
+    let released = false;
     try {
       while (!lost) {
         // Shutting down: finish the turn in hand, leave the rest of the mailbox to another worker.
@@ -175,7 +176,10 @@ export class TurnWorker {
         const head = await mailbox.head(sessionKey);
         if (!head) {
           const r = await mailbox.releaseIfEmpty(sessionKey, got.token);
-          if (r !== 0) break;
+          if (r !== 0) {
+            released = true;
+            break;
+          }
           continue;
         }
         // Interrupt mode: what piled up while the last turn ran is answered as one turn (nothing is dropped).
@@ -219,7 +223,9 @@ export class TurnWorker {
       }
     } finally {
       clearInterval(heartbeat);
-      if (lost) await mailbox.release(sessionKey, got.token).catch(() => undefined);
+      // Lost, handed over, or failing (BullMQ retries the job): free the session now rather than at lock expiry.
+      // The token check in the script makes this a no-op when the lock is no longer ours.
+      if (!released) await mailbox.release(sessionKey, got.token).catch(() => undefined);
     }
     return `${turns} turn(s)`;
   }
