@@ -17,6 +17,7 @@ import { Mailbox } from './queue/mailbox.js';
 import { ControlBus } from './queue/control.js';
 import { TurnProducer, type TurnJobData } from './queue/producer.js';
 import { TURN_QUEUE, TurnWorker } from './queue/worker.js';
+import { MailboxJanitor } from './queue/janitor.js';
 import { IngressRouter } from './ingress/router.js';
 import { accessPolicy } from './ingress/authorize.js';
 import { openConversationServices } from './sessions/services.js';
@@ -86,15 +87,15 @@ export async function startHerald(config: HeraldConfig, log: Logger): Promise<He
     ],
   });
 
+  // Ingress adds a job per message; workers add wake-up jobs for stranded mailboxes (queue/janitor.ts).
+  const queue = new Queue<TurnJobData>(TURN_QUEUE, {
+    connection: bullConnection,
+    prefix: config.redisPrefix,
+    defaultJobOptions: { removeOnComplete: { age: 3600, count: 10_000 }, removeOnFail: { age: 7 * 24 * 3600 } },
+  });
   let ingresses = new Map<string, IngressWithRoutes>();
   let router: IngressRouter | null = null;
   if (hasIngress) {
-    const queue = new Queue<TurnJobData>(TURN_QUEUE, {
-      connection: bullConnection,
-      prefix: config.redisPrefix,
-      defaultJobOptions: { removeOnComplete: { age: 3600, count: 10_000 }, removeOnFail: { age: 7 * 24 * 3600 } },
-    });
-    closers.push(() => queue.close());
     const control = new ControlBus(redis, null, config.redisPrefix);
     const producer = new TurnProducer(queue, mailbox, control, log);
     const policy = accessPolicy(config, (platform, userId) => conversation.pairing.isApproved(platform, userId));
@@ -141,7 +142,11 @@ export async function startHerald(config: HeraldConfig, log: Logger): Promise<He
       stalledIntervalMs: config.stalledIntervalMs,
       watchdogMs: config.turnWatchdogS * 1000,
     });
+    const janitor = new MailboxJanitor({ redis, prefix: config.redisPrefix, mailbox, queue, log: log.child({ component: 'janitor' }) });
+    janitor.start();
+    closers.push(() => janitor.stop());
   }
+  closers.push(() => queue.close());
 
   const ops = await mountOperations({ config, http, redis, store, log, metrics, worker, ingresses, pairing: conversation.pairing });
   closers.push(() => ops.close());

@@ -11,6 +11,7 @@ import { ControlBus } from './control.js';
 import { Mailbox, type TurnPayload } from './mailbox.js';
 import { TurnProducer, type BusyInputMode, type TurnJobData } from './producer.js';
 import { TURN_QUEUE, TurnAbort, TurnWorker, type TurnContext, type TurnRunner } from './worker.js';
+import { MailboxJanitor } from './janitor.js';
 
 const URL = 'redis://127.0.0.1:6379';
 const log = pino({ level: 'silent' });
@@ -63,7 +64,7 @@ async function rig(opts: {
     subs.forEach((s) => s.disconnect());
     redis.disconnect();
   });
-  return { producer, mailbox, workers };
+  return { producer, mailbox, workers, queue, redis, prefix };
 }
 
 const payload = (session: number, n: number, text = `s${session} m${n}`): TurnPayload => ({
@@ -255,5 +256,27 @@ describe('TurnWorker', () => {
     expect(ran).toEqual(['one', 'one']);
     expect(await mailbox.length(keyOf(12))).toBe(0);
     expect(await mailbox.isBusy(keyOf(12))).toBe(false);
+  });
+
+  it('the janitor wakes a mailbox left without a job, and leaves busy or fresh ones alone', async () => {
+    const ran: string[] = [];
+    const { mailbox, queue, redis, prefix } = await rig({
+      workers: 1,
+      mode: 'queue',
+      runTurn: async (ctx) => {
+        ran.push(ctx.entries[0].payload.text);
+      },
+    });
+    // What an ingress that died between the mailbox append and queue.add leaves behind.
+    await mailbox.enqueue('telegram.13.1', keyOf(13), payload(13, 1, 'orphan'));
+    const janitor = new MailboxJanitor({ redis, prefix, mailbox, queue, log, intervalMs: 100, strandedAfterMs: 0 });
+    // A locked session is someone's work in progress: not woken.
+    await mailbox.enqueue('telegram.14.1', keyOf(14), payload(14, 1, 'held'));
+    const held = await mailbox.acquire(keyOf(14), 'another-worker');
+    expect(await janitor.sweep()).toBe(1);
+    await until(() => ran.includes('orphan'));
+    expect(ran).toEqual(['orphan']);
+    expect(await mailbox.length(keyOf(13))).toBe(0);
+    if ('token' in held) await mailbox.release(keyOf(14), held.token);
   });
 });
