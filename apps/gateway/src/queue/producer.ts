@@ -59,10 +59,15 @@ export class TurnProducer {
 
     if (!res.busy || res.position <= 1) return res;
     switch (mode) {
-      case 'interrupt':
+      case 'interrupt': {
+        // In a shared session (a thread) one person must not cancel the answer another is waiting for:
+        // only the author of the running turn interrupts it; anyone else's message waits its turn.
+        const running = await this.mailbox.head(sessionKey);
+        if (running && running.entry.payload.userId !== payload.userId) return res;
         await this.mailbox.markInterrupt(sessionKey, res.seq);
         await this.control.publish({ type: 'interrupt', sessionKey, seq: res.seq });
         return res;
+      }
       case 'steer':
         await this.control.publish({ type: 'steer', sessionKey, entry: res.entry as string });
         return res;

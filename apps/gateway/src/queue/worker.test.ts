@@ -279,4 +279,32 @@ describe('TurnWorker', () => {
     expect(await mailbox.length(keyOf(13))).toBe(0);
     if ('token' in held) await mailbox.release(keyOf(14), held.token);
   });
+
+  it('interrupt mode in a shared session: only the author of the running turn interrupts it; others wait', async () => {
+    const seen: string[] = [];
+    const aborted: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const { producer } = await rig({
+      workers: 1,
+      mode: 'interrupt',
+      runTurn: async (ctx) => {
+        const text = ctx.entries.map((e) => e.payload.text).join('+');
+        seen.push(text);
+        if (text === 'ana asks') {
+          await Promise.race([gate, new Promise((r) => ctx.signal.addEventListener('abort', r))]);
+          if (ctx.signal.aborted) aborted.push(text);
+        }
+      },
+    });
+    const thread = 'agent:main:discord:thread:C:T';
+    await producer.submit(thread, { ...payload(15, 1, 'ana asks'), userId: 'ana' }, 'interrupt');
+    await until(() => seen.length === 1);
+    await producer.submit(thread, { ...payload(15, 2, 'bo chimes in'), userId: 'bo' }, 'interrupt');
+    await sleep(300);
+    expect(aborted).toEqual([]); // bo did not cancel ana's answer
+    release();
+    await until(() => seen.length === 2);
+    expect(seen).toEqual(['ana asks', 'bo chimes in']);
+  });
 });

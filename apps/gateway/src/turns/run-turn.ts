@@ -160,7 +160,12 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
 
 /** The user message of a turn: merged texts, with reply-to context when the quoted message is not in history. */
 export function composeUserMessage(entries: MailboxEntry[], history: ChatMessage[]): string {
-  const parts = entries.map((e) => withQuote(e.payload, history));
+  // Messages merged from several people (a shared thread) keep who said what.
+  const speakers = new Set(entries.map((e) => e.payload.userId));
+  const parts = entries.map((e) => {
+    const text = withQuote(e.payload, history);
+    return speakers.size > 1 ? `[${e.payload.userName ?? e.payload.userId}]: ${text}` : text;
+  });
   return parts.join('\n\n');
 }
 
