@@ -215,6 +215,10 @@ export class TelegramFake {
       req.socket.destroy();
       return;
     }
+    if (failure === 'silence') {
+      record(0, 'silence injected'); // never answered; closeAllConnections() on stop cleans it up
+      return;
+    }
     if (failure) return this.fail(res, failure, record);
     const handler = METHODS[method];
     if (!handler) {

@@ -38,7 +38,8 @@ export interface WebhookConfig {
   allowed_updates?: string[];
 }
 
-export type Failure = TelegramErrorBody | 'network';
+/** 'network': the socket is destroyed; 'silence': the request is never answered (a connection that died quietly). */
+export type Failure = TelegramErrorBody | 'network' | 'silence';
 
 /** What method handlers can reach. */
 export interface FakeContext {

@@ -25,13 +25,22 @@ export interface TelegramApiOptions {
   logger: Logger;
   sleep?: Sleep;
   maxInlineRetryAfterMs?: number;
+  /** A call with no answer for this long fails (getUpdates: its long-poll timeout plus this). Default 30 s. */
+  callTimeoutMs?: number;
 }
+
+/**
+ * Without a deadline a connection that died silently (a NAT dropping it, a black-holed route) leaves a call, and
+ * the poll loop with it, waiting forever while health still says connected.
+ */
+export const TELEGRAM_CALL_TIMEOUT_MS = 30_000;
 
 export class TelegramApi {
   readonly telegram: Telegram;
   private readonly logger: Logger;
   private readonly sleep: Sleep;
   private readonly maxInlineRetryAfterMs: number;
+  private readonly callTimeoutMs: number;
 
   constructor(opts: TelegramApiOptions) {
     // webhookReply: false — every call is a real HTTP request with a real result, even inside a webhook.
@@ -42,6 +51,7 @@ export class TelegramApi {
     this.logger = opts.logger;
     this.sleep = opts.sleep ?? realSleep;
     this.maxInlineRetryAfterMs = opts.maxInlineRetryAfterMs ?? TELEGRAM_MAX_INLINE_RETRY_AFTER_MS;
+    this.callTimeoutMs = opts.callTimeoutMs ?? TELEGRAM_CALL_TIMEOUT_MS;
   }
 
   async call<M extends keyof ApiMethods>(
@@ -49,11 +59,18 @@ export class TelegramApi {
     payload: Opts<M>,
     signal?: AbortSignal,
   ): Promise<ReturnType<ApiMethods[M]>> {
-    const options = (signal ? { signal } : {}) as unknown as CallApiOptions;
+    // A long poll is allowed its own timeout on top of the deadline.
+    const pollSec = method === 'getUpdates' ? Number((payload as { timeout?: number }).timeout ?? 0) : 0;
+    const deadlineMs = pollSec * 1000 + this.callTimeoutMs;
     for (let attempt = 0; ; attempt++) {
+      const deadline = AbortSignal.timeout(deadlineMs);
+      const options = { signal: signal ? AbortSignal.any([signal, deadline]) : deadline } as unknown as CallApiOptions;
       try {
         return await this.telegram.callApi(method, payload, options);
       } catch (err) {
+        if (deadline.aborted && !signal?.aborted) {
+          throw new Error(`no answer to ${method} within ${Math.round(deadlineMs / 1000)} s`, { cause: err });
+        }
         const f = apiFailure(err);
         const waitMs = (f?.retryAfterSec ?? 1) * 1000;
         if (f?.code !== 429 || attempt >= TELEGRAM_RATE_LIMIT_RETRIES || waitMs > this.maxInlineRetryAfterMs) throw err;

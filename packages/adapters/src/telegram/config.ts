@@ -79,6 +79,8 @@ export interface TelegramIngressOptions {
   commands?: TelegramCommand[];
   logger: Logger;
   splitJoinWindowMs?: number;
+  /** A Bot API call with no answer for this long fails (getUpdates: its poll timeout plus this). */
+  callTimeoutMs?: number;
   /** Shortest text that may start a split (default TELEGRAM_SPLIT_MIN_PART). */
   splitMinPartLength?: number;
   dedupeSize?: number;
@@ -94,4 +96,6 @@ export interface TelegramEgressOptions {
   /** Used to wait out 429 retry_after; injectable for tests. */
   sleep?: Sleep;
   maxInlineRetryAfterMs?: number;
+  /** A Bot API call with no answer for this long fails. */
+  callTimeoutMs?: number;
 }

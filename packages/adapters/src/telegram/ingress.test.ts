@@ -256,6 +256,19 @@ describe('telegram polling ingress', () => {
     expect(running.ingress.health().state).toBe('connected');
   });
 
+  it('notices a connection that went silent (no answer at all), shows it, and recovers', async () => {
+    running = await startIngress(fake, { pollTimeoutSec: 1, callTimeoutMs: 300 });
+    await fake.waitFor(() => fake.callsOf('getUpdates').length >= 1);
+    // The next polls are swallowed: no error, no answer — a NAT that dropped the connection looks like this.
+    fake.failNext('getUpdates', 'silence', 2);
+    await fake.waitFor(() => running!.ingress.health().state === 'disconnected', 10_000);
+    expect(running.ingress.health().error).toMatch(/no answer to getUpdates within 1 s/);
+    fake.injectMessage({ chatId: 777, userId: 777, text: 'after the silence' });
+    await fake.waitFor(() => running!.received.length === 1, 10_000);
+    expect(running.received[0].text).toBe('after the silence');
+    expect(running.ingress.health().state).toBe('connected');
+  });
+
   it('becomes fatal when the token is revoked while polling', async () => {
     running = await startIngress(fake);
     fake.failNext('getUpdates', telegramErrors.unauthorized());

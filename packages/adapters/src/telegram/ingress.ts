@@ -74,7 +74,7 @@ export class TelegramIngress implements PlatformIngress {
     this.sleep = opts.sleep ?? realSleep;
     this.waits = { ...TELEGRAM_DEFAULT_WAITS, ...opts.waits };
     this.requireMention = opts.requireMention ?? true;
-    this.api = new TelegramApi({ token: opts.token, apiRoot: opts.apiRoot, logger: this.logger, sleep: this.sleep });
+    this.api = new TelegramApi({ token: opts.token, apiRoot: opts.apiRoot, logger: this.logger, sleep: this.sleep, callTimeoutMs: opts.callTimeoutMs });
     this.bot = new Telegraf(opts.token, {
       telegram: { apiRoot: opts.apiRoot ?? TELEGRAM_DEFAULT_API_ROOT, webhookReply: false },
     });
