@@ -304,6 +304,7 @@ async function serveApi(ctx: ApiContext, req: IncomingMessage, res: ServerRespon
   const token = bearer?.[1] ?? (typeof args.token === 'string' ? args.token : undefined);
   delete args.token;
   const answer = handleApiCall(ctx, m[1], args, token);
+  if (answer.status === 0) return; // silence: the request stays open until the client gives up
   reply(res, answer.status, answer.headers, answer.body);
 }
 

@@ -55,6 +55,8 @@ export interface Failure {
   retryAfterSec?: number;
   /** Answer with this HTTP status instead (e.g. 500 for an outage). */
   httpStatus?: number;
+  /** Never answer at all (a connection that died quietly). */
+  silence?: boolean;
 }
 
 export interface ApiReply {
@@ -100,6 +102,7 @@ export function handleApiCall(ctx: ApiContext, method: string, args: Record<stri
   const queued = ctx.failures.get(method);
   const failure = queued?.shift();
   if (failure !== undefined) {
+    if (failure.silence) return { status: 0, headers: {}, body: null };
     if (failure.error === 'ratelimited') {
       return { status: 429, headers: { 'retry-after': String(failure.retryAfterSec ?? 1) }, body: { ok: false, error: 'ratelimited' } };
     }

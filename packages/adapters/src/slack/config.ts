@@ -27,6 +27,8 @@ export const SLACK_RECONNECT_RETRY_MS = 5_000;
 export const SLACK_RECONNECT_RETRY_MAX_MS = 60_000;
 /** Upper bound on waiting for the WebSocket close handshake in stop(). */
 export const SLACK_STOP_TIMEOUT_MS = 5_000;
+/** A Web API call with no answer for this long fails (the client's default is to wait forever). */
+export const SLACK_REQUEST_TIMEOUT_MS = 30_000;
 
 /**
  * Threads the bot takes part in, keyed by conversation id (`slack:<channel>:<thread_ts>`).

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSlackFake, type SlackFake } from '../../../../test/fakes/slack/index.js';
-import { AuthError, BadRequestError, NotFoundError, RateLimitedError } from '../errors.js';
+import { AuthError, BadRequestError, NetworkError, NotFoundError, RateLimitedError } from '../errors.js';
 import { fencesBalanced } from '../shared/chunk.js';
 import { SLACK_MAX_MESSAGE_LENGTH } from './config.js';
 import { createSlackEgress, type SlackEgress } from './egress.js';
@@ -138,4 +138,13 @@ describe('Slack egress', () => {
     await egress.send('slack:D0USER', '**raw** <b>', { plain: true });
     expect(fake.sent[0]).toMatchObject({ text: '**raw** <b>', mrkdwn: false });
   });
+
+  it('gives up on a call Slack never answers, as a network error delivery can retry', async () => {
+    const impatient = createSlackEgress({ botToken: fake.botToken, apiUrl: fake.apiUrl, logger, clientOptions: { timeout: 300 } });
+    fake.failNext('chat.postMessage', 'silence', { silence: true });
+    await expect(impatient.send('slack:D0DM', 'hello?')).rejects.toBeInstanceOf(NetworkError);
+    await impatient.send('slack:D0DM', 'hello again');
+    expect(fake.sent.map((s) => s.text)).toEqual(['hello again']);
+  });
+
 });

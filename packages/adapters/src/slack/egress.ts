@@ -14,6 +14,7 @@ import {
   SLACK_MAX_INLINE_RETRY_WAIT_MS,
   SLACK_MAX_MESSAGE_LENGTH,
   SLACK_RATE_LIMIT_RETRIES,
+  SLACK_REQUEST_TIMEOUT_MS,
   SLACK_TYPING_REFRESH_MS,
   SLACK_TYPING_STATUS,
   SLACK_WORKING_REACTION,
@@ -86,6 +87,7 @@ class SlackEgressImpl implements SlackEgress {
       // We honour Retry-After ourselves (bounded), and delivery owns retries of network errors.
       rejectRateLimitedCalls: true,
       retryConfig: { retries: 0 },
+      timeout: SLACK_REQUEST_TIMEOUT_MS,
       ...opts.clientOptions,
     });
     this.retries = opts.rateLimitRetries ?? SLACK_RATE_LIMIT_RETRIES;
