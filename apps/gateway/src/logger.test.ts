@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { configSecrets, loadConfig } from './config/load.js';
-import { createLogger } from './logger.js';
+import { createLogger, routeConsoleToLogger } from './logger.js';
 
 function capture(): { stream: Writable; text: () => string } {
   const chunks: string[] = [];
@@ -46,5 +46,30 @@ describe('logger', () => {
     log.child({ platform: 'slack', sessionKey: 'agent:main:slack:dm:D1', jobId: 'slack:D1:1.2' }).info('turn started');
     const line = JSON.parse(out.text().trim()) as Record<string, unknown>;
     expect(line).toMatchObject({ platform: 'slack', sessionKey: 'agent:main:slack:dm:D1', jobId: 'slack:D1:1.2', msg: 'turn started' });
+  });
+});
+
+describe('routeConsoleToLogger', () => {
+  it('turns library console warnings into log lines, once per ten minutes for a repeated one', () => {
+    const out = capture();
+    const log = createLogger({ destination: out.stream, secrets: ['sk-secret-key-123'] });
+    let clock = 0;
+    const restore = routeConsoleToLogger(log, () => clock);
+    try {
+      console.warn("The model '%s' is deprecated", 'claude-x');
+      console.warn("The model '%s' is deprecated", 'claude-x');
+      console.error('request failed with sk-secret-key-123');
+      clock += 11 * 60_000;
+      console.warn("The model '%s' is deprecated", 'claude-x');
+    } finally {
+      restore();
+    }
+    const lines = out.text().trim().split('\n').map((l) => JSON.parse(l) as { level: number; msg: string; from: string });
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([
+      [40, "The model 'claude-x' is deprecated"],
+      [50, 'request failed with [redacted]'],
+      [40, "The model 'claude-x' is deprecated"],
+    ]);
+    expect(lines.every((l) => l.from === 'console')).toBe(true);
   });
 });

@@ -2,6 +2,7 @@
  * One root pino logger. JSON by default (what log shippers want), pretty when a person watches a terminal.
  * Units of work get children: `log.child({ platform, sessionKey, jobId })`.
  */
+import { format } from 'node:util';
 import { pino, type Logger, type DestinationStream } from 'pino';
 import { secretPaths } from './config/load.js';
 
@@ -56,4 +57,32 @@ function scrubber(secrets: string[]): (line: string) => string {
   if (values.length === 0) return (line) => line;
   const re = new RegExp(values.map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
   return (line) => line.replace(re, '[redacted]');
+}
+
+/** How long a repeated library warning stays quiet after it was logged once. */
+const CONSOLE_REPEAT_QUIET_MS = 10 * 60_000;
+
+/**
+ * Libraries write to the console on their own (the Anthropic SDK warns on every request to a model it lists as
+ * deprecated). Routed through the logger those lines stay JSON, are scrubbed of secrets, and a repeated one is
+ * logged once per ten minutes instead of once per request. Returns a function that restores the console.
+ */
+export function routeConsoleToLogger(log: Logger, now: () => number = Date.now): () => void {
+  const original = { warn: console.warn, error: console.error };
+  const lastLogged = new Map<string, number>();
+  const route = (level: 'warn' | 'error') => (...args: unknown[]): void => {
+    const text = format(...args);
+    const at = now();
+    const last = lastLogged.get(text);
+    if (last !== undefined && at - last < CONSOLE_REPEAT_QUIET_MS) return;
+    if (lastLogged.size > 1_000) lastLogged.clear();
+    lastLogged.set(text, at);
+    log[level]({ from: 'console' }, text);
+  };
+  console.warn = route('warn');
+  console.error = route('error');
+  return () => {
+    console.warn = original.warn;
+    console.error = original.error;
+  };
 }

@@ -4,7 +4,7 @@
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ConfigError, configSecrets, loadConfig, type Role } from './config/load.js';
-import { createLogger } from './logger.js';
+import { createLogger, routeConsoleToLogger } from './logger.js';
 import { RedisUnavailableError } from './redis.js';
 import { startHerald } from './app.js';
 
@@ -29,6 +29,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     throw err;
   }
   const log = createLogger({ level: config.logLevel, secrets: configSecrets(config) });
+  routeConsoleToLogger(log);
 
   let herald;
   try {
