@@ -121,3 +121,14 @@ describe('Mailbox', () => {
     expect(await mb.mayAcknowledge(k, 30)).toBe(false);
   });
 });
+
+describe('Mailbox key hygiene', () => {
+  it('gives the per-session counters a TTL so keys of finished conversations do not pile up', async () => {
+    const k = 'agent:main:telegram:dm:hygiene';
+    await mb.enqueue('telegram.hyg.1', k, payload('x'));
+    const lock = await mb.acquire(k, 'w1');
+    expect(await redis.ttl(mb.key('seq', k))).toBeGreaterThan(29 * 24 * 3600);
+    expect(await redis.ttl(mb.key('fence', k))).toBeGreaterThan(29 * 24 * 3600);
+    if ('token' in lock) await mb.release(k, lock.token);
+  });
+});

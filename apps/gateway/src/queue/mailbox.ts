@@ -60,6 +60,11 @@ export interface Lock {
 export const SEEN_AFTER_DONE_S = 300;
 /** How long it is recognised while pending (a session can be busy for a while). */
 const SEEN_WHILE_PENDING_S = 24 * 3600;
+/**
+ * A session's seq and fence counters expire after this long unused, so keys of long-gone conversations do not
+ * pile up. Far longer than any lock or interrupt marker (1 day), so a counter never restarts under one.
+ */
+const COUNTER_TTL_S = 30 * 24 * 3600;
 
 const ENQUEUE = `
 -- KEYS: seen, mbox, lock, seq   ARGV: entry-json-template, seen-ttl, max-len
@@ -71,6 +76,7 @@ if max > 0 and len >= max then
   return {-2, len, 0}
 end
 local seq = redis.call('INCR', KEYS[4])
+redis.call('EXPIRE', KEYS[4], ${COUNTER_TTL_S})
 local entry = string.gsub(ARGV[1], '"seq":0', '"seq":' .. seq, 1)
 redis.call('RPUSH', KEYS[2], entry)
 return {seq, len + 1, redis.call('EXISTS', KEYS[3]), entry}
@@ -80,6 +86,7 @@ const ACQUIRE = `
 -- KEYS: lock, fence   ARGV: worker-id, ttl-ms
 if redis.call('EXISTS', KEYS[1]) == 1 then return {0, redis.call('PTTL', KEYS[1])} end
 local fence = redis.call('INCR', KEYS[2])
+redis.call('EXPIRE', KEYS[2], ${COUNTER_TTL_S})
 redis.call('SET', KEYS[1], ARGV[1] .. ':' .. fence, 'PX', ARGV[2])
 return {1, fence}
 `;
@@ -134,6 +141,7 @@ local held = redis.call('EXISTS', KEYS[1])
 local pending = redis.call('LLEN', KEYS[2])
 redis.call('DEL', KEYS[1], KEYS[2])
 redis.call('INCR', KEYS[3])
+redis.call('EXPIRE', KEYS[3], ${COUNTER_TTL_S})
 local seq = redis.call('GET', KEYS[5]) or '0'
 redis.call('SET', KEYS[4], tostring(tonumber(seq) + 1), 'EX', 86400)
 return {held, pending}
