@@ -20,6 +20,7 @@
  * Unrelated sessions never share a lock, so one slow LLM call holds up nobody else.
  */
 import type { Redis } from 'ioredis';
+import type { Attachment } from '@herald/adapters';
 
 export interface MailboxEntry {
   /** BullMQ job id, also the turn id of the outbox. */
@@ -43,7 +44,7 @@ export interface TurnPayload {
   threadId?: string;
   messageId: string;
   quoted?: { platformMessageId: string; text: string; fromBot: boolean };
-  attachments?: unknown[];
+  attachments?: Attachment[];
 }
 
 export type EnqueueResult =

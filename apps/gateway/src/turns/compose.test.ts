@@ -37,4 +37,11 @@ describe('composeUserMessage', () => {
       'still valid?',
     );
   });
+
+  it('tells the model about files the user sent, so a photo without a caption is not an empty message', () => {
+    const photo = { kind: 'image' as const, url: 'tg-file:AbC', mimeType: 'image/jpeg' };
+    const doc = { kind: 'file' as const, url: 'tg-file:DeF', name: 'plan.pdf', mimeType: 'application/pdf' };
+    expect(composeUserMessage([entry({ text: '', attachments: [photo] })], [])).toBe('[Attached image (image/jpeg)]');
+    expect(composeUserMessage([entry({ text: 'see this', attachments: [doc] })], [])).toBe('see this\n[Attached file "plan.pdf" (application/pdf)]');
+  });
 });

@@ -163,10 +163,21 @@ export function composeUserMessage(entries: MailboxEntry[], history: ChatMessage
   // Messages merged from several people (a shared thread) keep who said what.
   const speakers = new Set(entries.map((e) => e.payload.userId));
   const parts = entries.map((e) => {
-    const text = withQuote(e.payload, history);
+    const text = withAttachments(e.payload, withQuote(e.payload, history));
     return speakers.size > 1 ? `[${e.payload.userName ?? e.payload.userId}]: ${text}` : text;
   });
   return parts.join('\n\n');
+}
+
+/**
+ * Files the user sent are not fetched for the model (yet), but it must know they are there: a photo without a
+ * caption would otherwise reach it as an empty message.
+ */
+function withAttachments(p: TurnPayload, text: string): string {
+  const files = p.attachments ?? [];
+  if (files.length === 0) return text;
+  const described = files.map((a) => `[Attached ${a.kind}${a.name ? ` "${a.name}"` : ''}${a.mimeType ? ` (${a.mimeType})` : ''}]`);
+  return [text, ...described].filter(Boolean).join('\n');
 }
 
 function withQuote(p: TurnPayload, history: ChatMessage[]): string {
