@@ -40,4 +40,17 @@ describe('todo tool', () => {
     await expect(tool.execute({ action: 'add', texts: Array(51).fill('t') }, a)).rejects.toThrow(/can hold 50 items/);
     await expect(tool.execute({ action: 'list' }, { signal })).rejects.toThrow(/no session is known/);
   });
+
+  it('follows the conversation into the session a compression continues it in, but not into a new one', async () => {
+    const { store, tool, a } = setup();
+    await tool.execute({ action: 'add', text: 'Ship the release' }, a);
+    const key = 'agent:main:telegram:dm:1';
+    const child = store.startNewSession(key, { source: 'telegram', userId: '1', parentSessionId: a.sessionId, endPreviousReason: 'compression' });
+    expect(getTodos(store, child.id).map((t) => t.text)).toEqual(['Ship the release']);
+    await tool.execute({ action: 'update', id: 1, status: 'done' }, { signal, sessionId: child.id });
+    expect(getTodos(store, a.sessionId)[0].status).toBe('done');
+    // /new starts over: a session without a compressed parent has its own (empty) list.
+    const fresh = store.startNewSession(key, { source: 'telegram', userId: '1', endPreviousReason: 'session_reset' });
+    expect(getTodos(store, fresh.id)).toEqual([]);
+  });
 });

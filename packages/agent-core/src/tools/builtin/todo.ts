@@ -31,7 +31,25 @@ interface TodoRow {
 /** The session's todo list, in order (for /status). */
 export function getTodos(store: SessionStore, sessionId: string): TodoItem[] {
   const db = storeDb(store);
-  return db.read(() => selectTodos(db, sessionId));
+  const owner = listOwner(store, sessionId);
+  return db.read(() => selectTodos(db, owner));
+}
+
+/** A compression chain longer than this is a corrupt parent cycle, not a conversation. */
+const MAX_LINEAGE_HOPS = 100;
+
+/**
+ * The session a conversation's list is kept under: the first session of its compression chain. Compression
+ * moves a conversation to a child session, and its task list must not be left behind with the old one.
+ */
+export function listOwner(store: SessionStore, sessionId: string): string {
+  let id = sessionId;
+  for (let hops = 0; hops < MAX_LINEAGE_HOPS; hops++) {
+    const parentId = store.getSession(id)?.parentSessionId;
+    if (!parentId || store.getSession(parentId)?.endReason !== 'compression') return id;
+    id = parentId;
+  }
+  return id;
 }
 
 /** The list as the model and the user see it. */
@@ -71,8 +89,9 @@ export function createTodoTool(store: SessionStore): Tool {
     },
     readOnly: false,
     async execute(args, ctx) {
-      const sessionId = sessionIdOf(ctx);
-      if (!sessionId) throw new Error('no session is known for this conversation');
+      const current = sessionIdOf(ctx);
+      if (!current) throw new Error('no session is known for this conversation');
+      const sessionId = listOwner(store, current);
       const action = args.action;
       if (action === 'list') return formatTodos(db.read(() => selectTodos(db, sessionId)));
       if (action === 'add') return formatTodos(add(db, sessionId, textsToAdd(args)));
