@@ -30,6 +30,10 @@ afterEach(async () => {
 const SUMMARY = 'SUMMARY-7F3: the user is counting turns t0..t3 with padding.';
 const isSummaryRequest = (r: RecordedRequest): boolean => r.rawBody.includes(SUMMARIZER_SYSTEM_PROMPT.slice(0, 40));
 const sentText = (r: RecordedRequest): string => r.rawBody;
+const offersOnlyMemory = (r: RecordedRequest): boolean => {
+  const tools = (r.body.tools ?? []) as Array<{ function?: { name?: string } }>;
+  return tools.length === 1 && tools[0].function?.name === 'memory';
+};
 
 describe('gateway auto-compression (real process)', () => {
   it('a session past 85 % is summarised once into a child session, and the next request carries the summary instead of the middle', async () => {
@@ -63,6 +67,10 @@ describe('gateway auto-compression (real process)', () => {
     await say(TURNS_BEFORE);
     const summaryRequests = llm.requests.filter(isSummaryRequest);
     expect(summaryRequests).toHaveLength(1);
+    // Just before it, the model got its one chance to save notes: a call offering only the memory tool.
+    const flushIndex = llm.requests.findIndex(offersOnlyMemory);
+    expect(flushIndex).toBeGreaterThan(-1);
+    expect(flushIndex).toBeLessThan(llm.requests.indexOf(summaryRequests[0]));
     // The summariser saw the middle (t2, t3), not the head.
     expect(sentText(summaryRequests[0])).toContain('t2 ppp');
     expect(sentText(summaryRequests[0])).toContain('t3 ppp');

@@ -134,6 +134,8 @@ export async function compressBeforeTurn(p: {
   log: Logger;
   signal?: AbortSignal;
   notify: (text: string) => Promise<void>;
+  /** Runs just before compressing (the memory flush: the model's one chance to save what matters). */
+  beforeCompress?: () => Promise<void>;
 }): Promise<Session> {
   try {
     const contextWindow = contextWindowOf(p.agent.primary, p.agent.contextWindow);

@@ -15,6 +15,7 @@ import { replyOnFailure, userFacingError } from './user-errors.js';
 import { LiveTurn } from './progress.js';
 import type { ConversationServices } from '../sessions/services.js';
 import { compressBeforeTurn, persistTurn } from './auto-compress.js';
+import { flushBeforeLosingDetails } from '../sessions/memory-flush.js';
 import { showTurnProgress } from './turn-reactions.js';
 import { withTurnTools, type TurnToolsFactory } from './tools.js';
 
@@ -101,7 +102,19 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
 
     // Hermes' 85 % safety net: a session that outgrew the window moves to a compressed child session first.
     const notify = async (text: string): Promise<void> => void (await deliver(egress, last.conversationId, text, { baseDelayMs: deps.deliveryBaseDelayMs }));
-    session = await compressBeforeTurn({ store, sessionKey: ctx.sessionKey, session, agent: deps.agent, log: ctx.log, signal: ctx.signal, notify });
+    const services = deps.conversation;
+    const current = session;
+    session = await compressBeforeTurn({
+      store,
+      sessionKey: ctx.sessionKey,
+      session,
+      agent: deps.agent,
+      log: ctx.log,
+      signal: ctx.signal,
+      notify,
+      // Saved notes survive what the summary leaves out (sessions/memory-flush.ts).
+      beforeCompress: services ? () => flushBeforeLosingDetails(store, services, current, 'compression', ctx.log) : undefined,
+    });
     const history = store.getHistory(session.id);
     live.startTyping();
     // The session's own model when /model chose one (sessions/models.ts), then the configured fallbacks.
