@@ -8,7 +8,7 @@
 import { runConversation, type ChatMessage, type ConversationResult, type SessionSource, type SessionStore } from '@herald/agent-core';
 import type { PlatformEgress } from '@herald/adapters';
 import type { MailboxEntry, TurnPayload } from '../queue/mailbox.js';
-import { TurnAbort, type TurnContext, type TurnRunner } from '../queue/worker.js';
+import { TurnAbort, type TurnRunner } from '../queue/worker.js';
 import { deliver } from './delivery.js';
 import type { AgentRuntime } from './agent-runtime.js';
 import { replyOnFailure, userFacingError } from './user-errors.js';
