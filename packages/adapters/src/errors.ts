@@ -3,6 +3,12 @@
  */
 
 export class PlatformError extends Error {
+  /**
+   * Platform ids of the chunks a multi-chunk send delivered before this failure: a retry passes their count as
+   * `skipChunks`, so the user never sees the first part of an answer twice.
+   */
+  sentIds: string[] = [];
+
   constructor(
     message: string,
     readonly platform: string,

@@ -51,6 +51,8 @@ export interface SendOptions {
   replyTo?: string;
   /** Send as plain text, no formatting conversion. */
   plain?: boolean;
+  /** Leading chunks an earlier attempt already delivered (the count of its error's `sentIds`): not sent again. */
+  skipChunks?: number;
 }
 
 export interface SentMessage {

@@ -59,3 +59,26 @@ describe('deliver', () => {
     expect(egress.sends.map((s) => s.text)).toEqual(['answer', DELIVERY_FAILED_NOTICE]);
   });
 });
+
+describe('deliver through the real Telegram egress', () => {
+  it('a long answer whose second chunk fails once arrives complete, with no chunk twice', async () => {
+    const { startTelegramFake } = await import('../../../../test/fakes/telegram/index.js');
+    const { createTelegramEgress } = await import('@herald/adapters/telegram');
+    const { pino } = await import('pino');
+    const tg = await startTelegramFake();
+    try {
+      tg.world.ensureChat(4242, 'private');
+      const egress = createTelegramEgress({ token: tg.token, apiRoot: tg.url, logger: pino({ level: 'silent' }) });
+      const answer = Array.from({ length: 120 }, (_, i) => `Line ${i}: ${'words '.repeat(12)}`).join('\n');
+      // The connection drops while the second part goes out (the first one already reached the user).
+      tg.failNext('sendMessage', 'network', 1, (params) => String(params.text).includes('(2/3)'));
+      const ids = await deliver(egress, 'telegram:4242', answer, { baseDelayMs: 1 });
+      const texts = tg.sent.filter((s) => s.method === 'sendMessage').map((s) => s.text ?? '');
+      expect(texts.map((t) => /\((\d)\/3\)$/.exec(t)?.[1])).toEqual(['1', '2', '3']);
+      expect(ids).toHaveLength(3);
+      expect(new Set(ids).size).toBe(3);
+    } finally {
+      await tg.close();
+    }
+  });
+});

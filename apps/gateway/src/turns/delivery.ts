@@ -3,7 +3,7 @@
  * resend when the platform rejects formatting, then one short "delivery failed" notice.
  * Adapters already honour the platform's own rate-limit waits; what reaches here is a typed error.
  */
-import { FormattingError, NetworkError, RateLimitedError, type PlatformEgress, type SendOptions } from '@herald/adapters';
+import { FormattingError, NetworkError, PlatformError, RateLimitedError, type PlatformEgress, type SendOptions } from '@herald/adapters';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export const DELIVERY_RETRIES = 2;
@@ -28,12 +28,15 @@ export async function deliver(
   const base = opts.baseDelayMs ?? DELIVERY_BASE_DELAY_MS;
   let plain = opts.plain ?? false;
   let lastErr: unknown;
+  // Chunks that reached the user in an earlier attempt: the retry continues after them, never repeats them.
+  const delivered: string[] = [];
   for (let attempt = 0; attempt <= DELIVERY_RETRIES; attempt++) {
     try {
-      const sent = await egress.send(conversationId, text, { replyTo: opts.replyTo, plain });
-      return sent.messageIds;
+      const sent = await egress.send(conversationId, text, { replyTo: opts.replyTo, plain, skipChunks: delivered.length });
+      return [...delivered, ...sent.messageIds];
     } catch (err) {
       lastErr = err;
+      if (err instanceof PlatformError) delivered.push(...err.sentIds);
       if (err instanceof FormattingError && !plain) {
         plain = true; // one plain-text resend, not counted as a retry
         attempt--;

@@ -10,6 +10,7 @@ import {
   type RESTPostAPIChannelMessageResult,
 } from 'discord.js';
 import { chunkMessage } from '../shared/chunk.js';
+import { sendChunks } from '../shared/send-chunks.js';
 import { BadRequestError } from '../errors.js';
 import type { PlatformEgress, SendOptions, SentMessage } from '../types.js';
 import { discordCodec, messageChannelOf, replyChannelOf, type DiscordConversation } from './codec.js';
@@ -84,15 +85,13 @@ export function createDiscordEgress(opts: DiscordEgressOptions): PlatformEgress 
       const wanted = sendOpts.replyTo;
       const replyTo = wanted !== undefined && messageChannelOf(conv, wanted) === channelId ? wanted : undefined;
 
-      const messageIds: string[] = [];
-      for (const [i, content] of chunks.entries()) {
+      const messageIds = await sendChunks(chunks, sendOpts.skipChunks ?? 0, async (content, i) => {
         const body: RESTPostAPIChannelMessageJSONBody = { content, allowed_mentions: allowedMentions() };
         if (i === 0 && replyTo !== undefined) {
           // fail_if_not_exists: false lets Discord send a plain message when the user deleted theirs meanwhile.
           body.message_reference = { message_id: replyTo, fail_if_not_exists: false };
         }
-        // Name earlier chunks in the log: a failure mid-way leaves them delivered.
-        const what = messageIds.length ? `send chunk ${i + 1} after ${messageIds.join(',')}` : 'send';
+        const what = i > 0 ? `send chunk ${i + 1}/${chunks.length}` : 'send';
         const sent = await call<RESTPostAPIChannelMessageResult>(what, async () => {
           try {
             return await post(channelId, body);
@@ -103,8 +102,8 @@ export function createDiscordEgress(opts: DiscordEgressOptions): PlatformEgress 
             return await post(channelId, body);
           }
         });
-        messageIds.push(sent.id);
-      }
+        return sent.id;
+      });
       return { messageIds };
     },
 

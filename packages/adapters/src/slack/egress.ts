@@ -6,6 +6,7 @@ import { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import { FormattingError, RateLimitedError } from '../errors.js';
 import { chunkMessage } from '../shared/chunk.js';
+import { sendChunks } from '../shared/send-chunks.js';
 import type { PlatformEgress, SendOptions, SentMessage, TurnReactions } from '../types.js';
 import { slackCodec } from './codec.js';
 import {
@@ -100,8 +101,7 @@ class SlackEgressImpl implements SlackEgress {
     // answering a top-level DM inside a thread would move the user into a different conversation.
     const { channel, threadTs } = slackCodec.decode(conversationId);
     const text = opts.plain ? markdown : markdownToMrkdwn(markdown);
-    const messageIds: string[] = [];
-    for (const chunk of chunkMessage(text, SLACK_MAX_MESSAGE_LENGTH)) {
+    const messageIds = await sendChunks(chunkMessage(text, SLACK_MAX_MESSAGE_LENGTH), opts.skipChunks ?? 0, async (chunk) => {
       const post = (mrkdwn: boolean) =>
         this.call('chat.postMessage', () =>
           this.client.chat.postMessage({ channel, text: chunk, thread_ts: threadTs, mrkdwn: mrkdwn && !opts.plain }),
@@ -114,8 +114,8 @@ class SlackEgressImpl implements SlackEgress {
         this.logger.warn({ err }, 'slack: formatting rejected, resending as plain text');
         res = await post(false);
       }
-      if (res.ts) messageIds.push(res.ts);
-    }
+      return res.ts;
+    });
     return { messageIds };
   }
 

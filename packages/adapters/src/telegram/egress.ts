@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { TelegramEmoji } from 'telegraf/types';
 import { BadRequestError } from '../errors.js';
 import { chunkMessage } from '../shared/chunk.js';
+import { sendChunks } from '../shared/send-chunks.js';
 import type { PlatformEgress, SendOptions, SentMessage } from '../types.js';
 import {
   isNotModified,
@@ -67,11 +68,10 @@ export class TelegramEgress implements PlatformEgress {
       : formatChunks(markdown, this.maxMessageLength).map((c: OutgoingChunk) => ({ ...c }));
     const replyTo = opts.replyTo === undefined ? undefined : parseMessageId(opts.replyTo);
 
-    const messageIds: string[] = [];
-    for (const [i, chunk] of chunks.entries()) {
+    const messageIds = await sendChunks(chunks, opts.skipChunks ?? 0, async (chunk, i) => {
       const sent = await this.sendChunk(target, chunk, i === 0 ? replyTo : undefined);
-      messageIds.push(String(sent.message_id));
-    }
+      return String(sent.message_id);
+    });
     return { messageIds };
   }
 
