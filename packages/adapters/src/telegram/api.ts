@@ -35,6 +35,16 @@ export interface TelegramApiOptions {
  */
 export const TELEGRAM_CALL_TIMEOUT_MS = 30_000;
 
+/**
+ * telegraf resolves method URLs against the API root, so a root with a path but no trailing slash
+ * (`http://host:8081/telegram`, a Bot API server behind a proxy) silently loses the path. Add the slash.
+ */
+export function normalizeApiRoot(root: string): string {
+  const url = new URL(root);
+  if (url.pathname !== '/' && !url.pathname.endsWith('/')) url.pathname += '/';
+  return url.pathname === '/' ? root.replace(/\/+$/, '') : url.toString();
+}
+
 export class TelegramApi {
   readonly telegram: Telegram;
   private readonly logger: Logger;
@@ -45,7 +55,7 @@ export class TelegramApi {
   constructor(opts: TelegramApiOptions) {
     // webhookReply: false — every call is a real HTTP request with a real result, even inside a webhook.
     this.telegram = new Telegram(opts.token, {
-      apiRoot: opts.apiRoot ?? TELEGRAM_DEFAULT_API_ROOT,
+      apiRoot: normalizeApiRoot(opts.apiRoot ?? TELEGRAM_DEFAULT_API_ROOT),
       webhookReply: false,
     });
     this.logger = opts.logger;
