@@ -4,7 +4,7 @@ import { startTelegramFake, telegramErrors, type TelegramFake } from '../../../.
 import { AuthError } from '../errors.js';
 import { TelegramEgress } from './egress.js';
 import { TelegramIngress } from './ingress.js';
-import { silentLogger, startIngress, type RunningIngress } from './test-support.js';
+import { FAST_WAITS, silentLogger, startIngress, type RunningIngress } from './test-support.js';
 
 const GROUP = -1001234567890;
 
@@ -267,6 +267,24 @@ describe('telegram polling ingress', () => {
     await fake.waitFor(() => running!.received.length === 1, 10_000);
     expect(running.received[0].text).toBe('after the silence');
     expect(running.ingress.health().state).toBe('connected');
+  });
+
+  it('keeps an update it could not hand over (the gateway briefly down) and hands it over once it can', async () => {
+    const received: string[] = [];
+    let failures = 2;
+    const ingress = new TelegramIngress({ token: fake.token, apiRoot: fake.apiRoot, logger: silentLogger, waits: FAST_WAITS, pollTimeoutSec: 1 });
+    await ingress.start(async (m) => {
+      if (failures-- > 0) throw new Error('Redis is not reachable');
+      received.push(m.text);
+    });
+    try {
+      fake.injectMessage({ chatId: 777, userId: 777, text: 'sent during the outage' });
+      await fake.waitFor(() => received.length === 1, 10_000);
+      expect(received).toEqual(['sent during the outage']);
+      await fake.waitFor(() => fake.pendingUpdates() === 0, 5_000); // confirmed only now
+    } finally {
+      await ingress.stop();
+    }
   });
 
   it('becomes fatal when the token is revoked while polling', async () => {

@@ -16,6 +16,8 @@ import { hasUpdateId } from './wire.js';
 
 /** Pause between fetches while our own hand-overs are pending (those fetches return at once). */
 const PENDING_REPOLL_MS = 100;
+/** Tries to hand one update to the gateway before giving up on it (about 5 minutes with the default waits). */
+const HANDOVER_ATTEMPTS = 8;
 
 export interface PollerOptions {
   api: TelegramApi;
@@ -137,7 +139,27 @@ export class Poller {
     const id = update.update_id;
     if (id < this.nextOffset) return; // fetched again while an older one is still being handed over
     this.nextOffset = id + 1;
-    const done = this.opts.dispatch(update).finally(() => this.inFlight.delete(id));
+    const done = this.dispatchUntilTaken(update, id).finally(() => this.inFlight.delete(id));
     this.inFlight.set(id, done);
+  }
+
+  /**
+   * A hand-over that failed (Redis briefly away, say) is tried again with the network backoff while the update
+   * stays unconfirmed, so an outage loses no message. After HANDOVER_ATTEMPTS it is dropped with an error: an
+   * update that always fails must not hold the confirm offset forever.
+   */
+  private async dispatchUntilTaken(update: unknown, id: number): Promise<unknown> {
+    const signal = this.abort.signal;
+    for (let attempt = 1; ; attempt++) {
+      const result = await this.opts.dispatch(update);
+      if (result !== 'failed' || signal.aborted) return result;
+      if (attempt >= HANDOVER_ATTEMPTS) {
+        this.opts.logger.error({ updateId: id, attempts: attempt }, 'telegram update could not be handed over; dropping it');
+        return result;
+      }
+      const wait = networkWaitMs(this.opts.waits, attempt - 1);
+      this.opts.logger.warn({ updateId: id, attempt, waitMs: wait }, 'telegram update not handed over; retrying');
+      await this.opts.sleep(wait, signal);
+    }
   }
 }
