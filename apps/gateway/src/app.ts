@@ -19,6 +19,7 @@ import { TurnProducer, type TurnJobData } from './queue/producer.js';
 import { TURN_QUEUE, TurnWorker } from './queue/worker.js';
 import { MailboxJanitor } from './queue/janitor.js';
 import { IngressRouter } from './ingress/router.js';
+import { withHandoverRetry } from './ingress/handover.js';
 import { accessPolicy } from './ingress/authorize.js';
 import { openConversationServices } from './sessions/services.js';
 import { createEgressRegistry, createIngresses, type IngressWithRoutes } from './platforms.js';
@@ -157,15 +158,19 @@ export async function startHerald(config: HeraldConfig, log: Logger): Promise<He
 
   if (worker) await worker.start();
   await ops.start();
+  // A message the router cannot take yet (Redis briefly away) is retried in memory (ingress/handover.ts).
+  const handover = new AbortController();
+  const handle = router ? withHandoverRetry(router.handle, log, { signal: handover.signal }) : null;
   for (const [platform, ingress] of ingresses) {
     // A platform that cannot connect must not take the others down; its health shows why.
-    ingress.start(router!.handle).catch((err: unknown) => log.error({ err, platform }, `${platform} failed to start`));
+    ingress.start(handle!).catch((err: unknown) => log.error({ err, platform }, `${platform} failed to start`));
   }
   log.info({ role: config.role, url, worker: worker?.id }, `Herald ${config.role} listening on ${url}`);
 
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
+      handover.abort();
       await Promise.all([...ingresses.values()].map((i) => i.stop().catch((err: unknown) => log.warn({ err }, 'ingress stop failed'))));
       if (worker) await worker.close(config.drainTimeoutMs);
       for (const close of closers) await close().catch((err: unknown) => log.warn({ err }, 'close failed'));
