@@ -40,10 +40,13 @@ describe('Mailbox', () => {
     expect((await mb.pending(k)).map((p) => p.entry.seq)).toEqual([2]);
   });
 
-  it('remembers a message for 5 minutes after it was handled', async () => {
+  it('remembers a message for 5 minutes after its turn was acknowledged', async () => {
     const k = 'agent:main:telegram:dm:ttl';
     await mb.enqueue('telegram.ttl.1', k, payload('x'));
-    await mb.forgetLater('telegram.ttl.1');
+    expect(await redis.ttl(mb.key('seen', 'telegram.ttl.1'))).toBeGreaterThan(3600); // while pending: a day
+    const lock = await mb.acquire(k, 'w1');
+    if (!('token' in lock)) throw new Error('lock');
+    expect(await mb.ack(k, lock.token, (await mb.head(k))!.raw)).toBe(0);
     const ttl = await redis.ttl(mb.key('seen', 'telegram.ttl.1'));
     expect(ttl).toBeGreaterThan(290);
     expect(ttl).toBeLessThanOrEqual(300);
@@ -67,16 +70,20 @@ describe('Mailbox', () => {
     expect(await mb.isBusy(k)).toBe(true);
 
     expect(await mb.releaseIfEmpty(k, first.token)).toBe(0); // an entry is waiting: keep the lock
+    await mb.enqueue('telegram.lock.2', k, payload('two'));
     const head = await mb.head(k);
-    expect(await mb.ack(k, first.token, head!.raw)).toBe(0);
-    expect(await mb.releaseIfEmpty(k, first.token)).toBe(1);
+    expect(await mb.ack(k, first.token, head!.raw)).toBe(1); // one left: the lock stays
+    expect(await mb.isBusy(k)).toBe(true);
+    const next = await mb.head(k);
+    expect(await mb.ack(k, first.token, next!.raw)).toBe(0); // empty: acknowledged and released in one step
+    expect(await mb.isBusy(k)).toBe(false);
 
     const third = await mb.acquire(k, 'w2');
     if (!('token' in third)) throw new Error('lock should be free');
     expect(third.fence).toBeGreaterThan(first.fence);
     // The old holder's token is dead: it can neither renew, ack nor deliver.
     expect(await mb.renew(k, first.token)).toBe(false);
-    expect(await mb.ack(k, first.token, 'x')).toBe(-1);
+    expect(await mb.ack(k, first.token, head!.raw)).toBe(-1);
     expect(await mb.canDeliver(k, first.token, 99)).toBe(false);
     await mb.release(k, third.token);
   });

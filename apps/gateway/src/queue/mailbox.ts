@@ -97,13 +97,18 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0
 `;
 
-// Removes the finished head entry (and entries a running turn absorbed by steering), only for the lock holder.
+// Finishes a turn in one round trip, for the lock holder only: removes the head entry (and entries the turn
+// absorbed by steering or merging), shortens the redelivery memory of those messages to SEEN_AFTER_DONE_S, and
+// releases the lock when nothing is left — atomically with seeing the mailbox empty, as RELEASE_IF_EMPTY does.
 const ACK = `
--- KEYS: lock, mbox   ARGV: token, head-entry, absorbed entries...
+-- KEYS: lock, mbox, seen keys of the finished messages...   ARGV: token, seen-ttl, head-entry, absorbed entries...
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
-if redis.call('LINDEX', KEYS[2], 0) == ARGV[2] then redis.call('LPOP', KEYS[2]) end
-for i = 3, #ARGV do redis.call('LREM', KEYS[2], 1, ARGV[i]) end
-return redis.call('LLEN', KEYS[2])
+if redis.call('LINDEX', KEYS[2], 0) == ARGV[3] then redis.call('LPOP', KEYS[2]) end
+for i = 4, #ARGV do redis.call('LREM', KEYS[2], 1, ARGV[i]) end
+for i = 3, #KEYS do redis.call('EXPIRE', KEYS[i], ARGV[2]) end
+local left = redis.call('LLEN', KEYS[2])
+if left == 0 then redis.call('DEL', KEYS[1]) end
+return left
 `;
 
 const RELEASE_IF_EMPTY = `
@@ -158,11 +163,12 @@ export class Mailbox {
     private readonly prefix: string,
     readonly lockTtlMs: number,
   ) {
-    const defs = { ENQUEUE: [4, ENQUEUE], ACQUIRE: [2, ACQUIRE], RENEW: [1, RENEW], ACK: [2, ACK], RELEASE_IF_EMPTY: [2, RELEASE_IF_EMPTY], RELEASE: [1, RELEASE], CAN_DELIVER: [2, CAN_DELIVER], MARK_INTERRUPT: [1, MARK_INTERRUPT], STOP: [5, STOP] } as const;
+    const defs = { ENQUEUE: [4, ENQUEUE], ACQUIRE: [2, ACQUIRE], RENEW: [1, RENEW], ACK: [null, ACK], RELEASE_IF_EMPTY: [2, RELEASE_IF_EMPTY], RELEASE: [1, RELEASE], CAN_DELIVER: [2, CAN_DELIVER], MARK_INTERRUPT: [1, MARK_INTERRUPT], STOP: [5, STOP] } as const;
     for (const [name, [numberOfKeys, lua]] of Object.entries(defs)) {
       const cmd = `herald${name}`;
       // defineCommand caches the script's SHA and falls back to EVAL on NOSCRIPT (e.g. after a Redis restart).
-      redis.defineCommand(cmd, { numberOfKeys, lua });
+      // null: the key count varies per call and is passed as the first argument.
+      redis.defineCommand(cmd, numberOfKeys === null ? { lua } : { numberOfKeys, lua });
       this.scripts[name] = (redis as unknown as Record<string, Script>)[cmd].bind(redis);
     }
   }
@@ -192,11 +198,6 @@ export class Mailbox {
     return { status: 'queued', seq: res[0], position: res[1], busy: res[2] === 1, entry: res[3] };
   }
 
-  /** Shortens the redelivery memory to SEEN_AFTER_DONE_S once a message's job is done. */
-  async forgetLater(id: string): Promise<void> {
-    await this.redis.expire(this.key('seen', id), SEEN_AFTER_DONE_S);
-  }
-
   async acquire(sessionKey: string, workerId: string): Promise<Lock | { heldForMs: number }> {
     const [ok, n] = (await this.scripts.ACQUIRE(this.key('lock', sessionKey), this.key('fence', sessionKey), workerId, this.lockTtlMs)) as [number, number];
     return ok === 1 ? { token: `${workerId}:${n}`, fence: n } : { heldForMs: Math.max(n, 0) };
@@ -221,9 +222,14 @@ export class Mailbox {
     return (await this.redis.lpos(this.key('mbox', sessionKey), raw)) !== null;
   }
 
-  /** Removes the finished head (and absorbed entries). -1: the lock is no longer ours. Else: entries left. */
+  /**
+   * Finishes the head (and absorbed entries): -1 the lock is no longer ours; 0 the mailbox is empty and the lock
+   * released; otherwise the number of entries still waiting (the lock is kept).
+   */
   async ack(sessionKey: string, token: string, headRaw: string, absorbed: string[] = []): Promise<number> {
-    return (await this.scripts.ACK(this.key('lock', sessionKey), this.key('mbox', sessionKey), token, headRaw, ...absorbed)) as number;
+    const seenKeys = [headRaw, ...absorbed].map((raw) => this.key('seen', (JSON.parse(raw) as MailboxEntry).id));
+    const keys = [this.key('lock', sessionKey), this.key('mbox', sessionKey), ...seenKeys];
+    return (await this.scripts.ACK(keys.length, ...keys, token, SEEN_AFTER_DONE_S, headRaw, ...absorbed)) as number;
   }
 
   /** 1: released; 0: entries are waiting, keep going; -1: the lock is no longer ours. */

@@ -214,10 +214,14 @@ export class TurnWorker {
         const reason: unknown = turn.controller.signal.reason;
         if (reason instanceof TurnAbort && reason.kind === 'shutdown') await this.handOver(job, sessionKey, got.token, token);
         turns++;
+        // One round trip: the entries leave, their redelivery memory shortens, and the lock goes if nothing is left.
         const left = await mailbox.ack(sessionKey, got.token, head.raw, turn.absorbed);
-        await Promise.all(entries.map((e) => mailbox.forgetLater(e.id)));
         if (left === -1) {
           lost = true;
+          break;
+        }
+        if (left === 0) {
+          released = true;
           break;
         }
       }
