@@ -61,7 +61,7 @@ export async function startHerald(config: HeraldConfig, log: Logger): Promise<He
   const redis = await connectRedis(config.redisUrl);
   const store = SessionStore.open(config.db);
   // Pairing, reset policy, per-session counters and models, progress settings (sessions/services.ts).
-  const conversation = openConversationServices(config);
+  const conversation = openConversationServices(config, store);
   const mailbox = new Mailbox(redis, config.redisPrefix, config.sessionLockMs);
   const egress = createEgressRegistry(config, log);
   const bullConnection = { url: config.redisUrl, maxRetriesPerRequest: null };

@@ -41,7 +41,7 @@ beforeAll(() => {
   });
   redis = new Redis(URL);
   store = SessionStore.open(db);
-  services = openConversationServices(config);
+  services = openConversationServices(config, store);
   const mailbox = new Mailbox(redis, prefix, 2_000);
   const control = new ControlBus(redis, null, prefix);
   queue = new Queue<TurnJobData>(TURN_QUEUE, { connection: { url: URL, maxRetriesPerRequest: null }, prefix });

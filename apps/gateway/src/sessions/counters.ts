@@ -2,8 +2,7 @@
  * Per-session numbers /usage shows that the sessions table does not keep: API calls (retries and fallbacks
  * included) counted by the worker after each turn, and compressions, read from the session's lineage.
  */
-import { registerMigrations, type Session, type SessionStore } from '@herald/agent-core';
-import { openSideDb, writeTx, type SideDb } from './side-db.js';
+import { registerMigrations, type Session, type SessionStore, type StoreDb } from '@herald/agent-core';
 
 export const COUNTERS_MIGRATION_VERSION = 141;
 export const COUNTERS_SCHEMA = `
@@ -18,34 +17,30 @@ registerMigrations({ version: COUNTERS_MIGRATION_VERSION, name: 'session counter
 /** A lineage longer than this is a corrupt parent cycle, not a conversation. */
 const MAX_LINEAGE_DEPTH = 1_000;
 
+/** Kept on the store's own connection: the worker's count joins the turn's write transaction. */
 export class SessionCounters {
-  // Compiled once: this runs after every turn.
-  private readonly addStmt;
-  private readonly getStmt;
+  private readonly db: StoreDb;
 
-  private constructor(private readonly db: SideDb) {
-    this.addStmt = db.prepare(
-      `INSERT INTO session_counters (session_id, api_calls, updated_at) VALUES (?, ?, ?)
-       ON CONFLICT (session_id) DO UPDATE SET api_calls = api_calls + excluded.api_calls, updated_at = excluded.updated_at`,
-    );
-    this.getStmt = db.prepare('SELECT api_calls FROM session_counters WHERE session_id = ?');
-  }
-
-  static open(dbPath: string): SessionCounters {
-    return new SessionCounters(openSideDb(dbPath, COUNTERS_SCHEMA));
-  }
-
-  close(): void {
-    if (this.db.open) this.db.close();
+  constructor(store: SessionStore) {
+    this.db = store.database;
   }
 
   addApiCalls(sessionId: string, calls: number): void {
     if (calls <= 0) return;
-    writeTx(this.db, () => this.addStmt.run(sessionId, calls, Date.now()));
+    this.db.write(() =>
+      this.db
+        .prepare(
+          `INSERT INTO session_counters (session_id, api_calls, updated_at) VALUES (?, ?, ?)
+           ON CONFLICT (session_id) DO UPDATE SET api_calls = api_calls + excluded.api_calls, updated_at = excluded.updated_at`,
+        )
+        .run(sessionId, calls, Date.now()),
+    );
   }
 
   apiCalls(sessionId: string): number {
-    const row = this.getStmt.get(sessionId) as { api_calls: number } | undefined;
+    const row = this.db.read(() => this.db.prepare('SELECT api_calls FROM session_counters WHERE session_id = ?').get(sessionId)) as
+      | { api_calls: number }
+      | undefined;
     return row?.api_calls ?? 0;
   }
 }

@@ -3,6 +3,7 @@
  * counters, per-session models and the progress settings. Built once in app.ts; the router and the commands
  * (ingress) and the turn runner (worker) take what they need from here.
  */
+import type { SessionStore } from '@herald/agent-core';
 import type { HeraldConfig } from '../config/load.js';
 import { PairingService } from '../pairing/index.js';
 import { progressSettings, type ProgressSettings } from '../turns/progress.js';
@@ -20,16 +21,10 @@ export interface ConversationServices {
   close(): void;
 }
 
-/** Opens the services on the SQLite file of `config.db` (the session store's file). */
-export function openConversationServices(config: HeraldConfig): ConversationServices {
+/** Opens the services on the session store's file (pairing keeps its own connection: the CLI uses it alone). */
+export function openConversationServices(config: HeraldConfig, store: SessionStore): ConversationServices {
   const pairing = PairingService.open(config.db);
-  let counters: SessionCounters;
-  try {
-    counters = SessionCounters.open(config.db);
-  } catch (err) {
-    pairing.close();
-    throw err;
-  }
+  const counters = new SessionCounters(store);
   return {
     config,
     pairing,
@@ -39,7 +34,6 @@ export function openConversationServices(config: HeraldConfig): ConversationServ
     models: new SessionModels(config),
     close() {
       pairing.close();
-      counters.close();
     },
   };
 }

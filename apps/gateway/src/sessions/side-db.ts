@@ -1,9 +1,9 @@
 /**
- * A second connection to Herald's SQLite file for the gateway's own small tables (pairing, per-session counters).
+ * A second connection to Herald's SQLite file, for the pairing tables: `herald pairing approve` works on the file
+ * without opening a SessionStore. (Tables used only next to a store, like the counters, use `store.database`.)
  *
- * The SessionStore keeps its connection private; these tables are created by migrations registered with the
- * store (so they are versioned with the rest of the schema) and, because a module may be used before any store
- * opened the file (the pairing CLI), also with `CREATE TABLE IF NOT EXISTS` when this connection opens.
+ * The tables are created by migrations registered with the store (so they are versioned with the rest of the
+ * schema) and, because this connection may be the first to open the file, also with `CREATE TABLE IF NOT EXISTS`.
  * Writes here are rare and tiny, so SQLite's own busy timeout is enough to wait out the store's writers.
  */
 import fs from 'node:fs';

@@ -143,15 +143,17 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     } finally {
       live.stopTyping();
     }
-    deps.conversation?.counters.addApiCalls(session.id, result.apiCalls);
 
     const abort: unknown = ctx.signal.reason;
     if (ctx.signal.aborted) {
       // Shutdown or a lost lock: another worker runs this turn again, so write nothing here.
       if (abort instanceof TurnAbort && (abort.kind === 'shutdown' || abort.kind === 'lock_lost')) return;
       // Interrupted or stopped by the user: keep what the turn did (tool results), send nothing.
-      persistTurn(store, { sessionKey: ctx.sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
-      store.markTurn(ctx.turnId, 'interrupted', abort instanceof Error ? abort.message : 'interrupted');
+      store.batch(() => {
+        const persisted = persistTurn(store, { sessionKey: ctx.sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
+        store.markTurn(ctx.turnId, 'interrupted', abort instanceof Error ? abort.message : 'interrupted');
+        deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
+      });
       await live.close();
       await progress.clear();
       return;
@@ -164,6 +166,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       const persisted = persistTurn(store, { sessionKey: ctx.sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
       store.addUsage(persisted.id, { ...result.usage, lastPromptTokens: result.lastPromptTokens });
       store.recordReply(ctx.turnId, reply);
+      deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
       return persisted;
     });
     await send(reply);

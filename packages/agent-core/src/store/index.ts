@@ -7,7 +7,7 @@ export type { AppendOptions, GetMessagesOptions } from './messages.js';
 export type { SearchHit, SearchOptions } from './fts.js';
 export { sanitizeFtsQuery } from './fts.js';
 export { sanitizeTitle, MAX_TITLE_LENGTH } from './titles.js';
-export type { WriteStats } from './db.js';
+export type { StoreDb, WriteStats } from './db.js';
 export { registerMigrations, allMigrations, FIRST_EXTERNAL_VERSION, type Migration } from './migrations.js';
 export {
   StoreError,

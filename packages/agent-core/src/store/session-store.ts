@@ -52,6 +52,15 @@ export class SessionStore {
     return this.db.write(fn);
   }
 
+  /**
+   * The connection itself, for modules that keep their own tables in this file (registered through
+   * `registerMigrations`): the built-in tools, the gateway's counters. Their writes then get the same busy retry
+   * and checkpointing, and can join a `batch` with the store's own writes.
+   */
+  get database(): StoreDb {
+    return this.db;
+  }
+
   /** Commits and busy retries on this connection, for metrics. */
   writeStats(): WriteStats {
     return this.db.stats();

@@ -5,9 +5,10 @@
  * fails with a message telling the model what to do instead. Check and write happen in one transaction, so two
  * sessions of the same user on different workers cannot overfill a part together.
  */
+// Registers the tool tables' migrations: a store opened after this import has them.
+import './tables.js';
 import type { SessionStore } from '../../store/session-store.js';
 import type { StoreDb } from '../../store/db.js';
-import { storeDb } from './tables.js';
 
 export type MemoryTarget = 'memory' | 'user';
 export const MEMORY_TARGETS: readonly MemoryTarget[] = ['memory', 'user'];
@@ -44,7 +45,7 @@ export class MemoryStore {
   private readonly db: StoreDb;
 
   constructor(store: SessionStore) {
-    this.db = storeDb(store);
+    this.db = store.database;
   }
 
   entries(userKey: string, target: MemoryTarget): MemoryEntry[] {

@@ -10,7 +10,6 @@ import type { SessionStore } from '../../store/session-store.js';
 import type { Tool } from '../registry.js';
 import { optionalIntArg, sessionIdOf, sourceOf, stringArg, userIdOf } from './context.js';
 import { MEMORY_BLOCK_OPEN, stripMemoryBlock } from './memory.js';
-import { storeDb } from './tables.js';
 
 export const SESSION_SEARCH_TOOL = 'session_search';
 export const DEFAULT_SEARCH_RESULTS = 10;
@@ -42,7 +41,7 @@ interface SessionGroup {
 }
 
 export function createSessionSearchTool(deps: SessionSearchDeps): Tool {
-  const db = storeDb(deps.store);
+  const db = deps.store.database;
   const messageOf = (id: number): HitMessage | undefined =>
     db.read(() => db.prepare('SELECT content, tool_name FROM messages WHERE id = ?').get(id) as HitMessage | undefined);
 

@@ -3,9 +3,7 @@
  * session. They are added through the store's migration hook (importing this module registers them), so every
  * process opening the file gets them, numbered in the range the tools own (1100–1199).
  */
-import type { StoreDb } from '../../store/db.js';
 import { registerMigrations } from '../../store/migrations.js';
-import type { SessionStore } from '../../store/session-store.js';
 
 export const MEMORY_MIGRATION_VERSION = 1100;
 export const TODO_MIGRATION_VERSION = 1101;
@@ -42,16 +40,3 @@ CREATE TABLE tool_todos (
 `,
   },
 );
-
-/**
- * The store's connection, for the tools' own tables. SessionStore keeps it private because its SQL lives in
- * topic modules; the tools are such a module living outside store/, so they reach it here, in one place, and
- * fail loudly if the store's shape ever changes instead of writing through some other connection.
- */
-export function storeDb(store: SessionStore): StoreDb {
-  const db = (store as unknown as { db?: StoreDb }).db;
-  if (!db || typeof db.write !== 'function' || typeof db.read !== 'function') {
-    throw new Error('SessionStore no longer exposes its connection to the built-in tools (tools/builtin/tables.ts)');
-  }
-  return db;
-}

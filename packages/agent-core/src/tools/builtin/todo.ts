@@ -2,11 +2,12 @@
  * The `todo` tool: a task list per session that the model keeps while working through something with several
  * steps, and that /status shows the user (`getTodos`). Items are numbered per session and keep their number.
  */
+// Registers the tool tables' migrations: a store opened after this import has them.
+import './tables.js';
 import type { SessionStore } from '../../store/session-store.js';
 import type { StoreDb } from '../../store/db.js';
 import type { Tool } from '../registry.js';
 import { ToolInputError, optionalIntArg, optionalStringArg, sessionIdOf } from './context.js';
-import { storeDb } from './tables.js';
 
 export const TODO_TOOL = 'todo';
 export const TODO_STATUSES = ['pending', 'in_progress', 'done'] as const;
@@ -30,7 +31,7 @@ interface TodoRow {
 
 /** The session's todo list, in order (for /status). */
 export function getTodos(store: SessionStore, sessionId: string): TodoItem[] {
-  const db = storeDb(store);
+  const db = store.database;
   const owner = listOwner(store, sessionId);
   return db.read(() => selectTodos(db, owner));
 }
@@ -68,7 +69,7 @@ function selectTodos(db: StoreDb, sessionId: string): TodoItem[] {
 }
 
 export function createTodoTool(store: SessionStore): Tool {
-  const db = storeDb(store);
+  const db = store.database;
   return {
     name: TODO_TOOL,
     description:
