@@ -46,12 +46,12 @@ export function instrumentTurns(run: TurnRunner, deps: { metrics: HeraldMetrics;
  * `beforeId` whose predecessor ended because of a compression. Read from the store, so the turn code stays unaware.
  */
 function compressionsSince(store: SessionStore, sessionKey: string, beforeId: string | null): number {
+  const current = store.currentSession(sessionKey);
+  if (!current || current.id === beforeId) return 0;
   let count = 0;
-  let s = store.currentSession(sessionKey);
-  for (let hops = 0; s && s.id !== beforeId && s.parentSessionId && hops < 10; hops++) {
-    const parent = store.getSession(s.parentSessionId);
-    if (parent?.endReason === 'compression') count++;
-    s = parent;
+  for (const parent of store.ancestry(current.id).slice(1)) {
+    if (parent.endReason === 'compression') count++;
+    if (parent.id === beforeId) break;
   }
   return count;
 }

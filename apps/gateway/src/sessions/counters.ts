@@ -14,9 +14,6 @@ CREATE TABLE IF NOT EXISTS session_counters (
 `;
 registerMigrations({ version: COUNTERS_MIGRATION_VERSION, name: 'session counters', sql: COUNTERS_SCHEMA });
 
-/** A lineage longer than this is a corrupt parent cycle, not a conversation. */
-const MAX_LINEAGE_DEPTH = 1_000;
-
 /** Kept on the store's own connection: the worker's count joins the turn's write transaction. */
 export class SessionCounters {
   private readonly db: StoreDb;
@@ -47,13 +44,5 @@ export class SessionCounters {
 
 /** How many times this conversation was compressed: ancestors that ended because of a compression. */
 export function compressionsOf(store: SessionStore, session: Session): number {
-  let n = 0;
-  let parentId = session.parentSessionId;
-  for (let depth = 0; parentId !== null && depth < MAX_LINEAGE_DEPTH; depth++) {
-    const parent = store.getSession(parentId);
-    if (!parent) break;
-    if (parent.endReason === 'compression') n++;
-    parentId = parent.parentSessionId;
-  }
-  return n;
+  return store.ancestry(session.id).slice(1).filter((s) => s.endReason === 'compression').length;
 }

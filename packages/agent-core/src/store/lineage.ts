@@ -93,3 +93,21 @@ export function listTitledSessions(db: StoreDb, opts: { source?: SessionSource; 
   );
   return rows.map(toSession);
 }
+
+/** A parent chain longer than this is a corrupt cycle, not a conversation. */
+export const MAX_ANCESTRY = 1_000;
+
+const ANCESTRY_SQL = `
+  WITH RECURSIVE chain(id, depth) AS (
+    SELECT :id, 0
+    UNION ALL
+    SELECT s.parent_session_id, chain.depth + 1 FROM sessions s JOIN chain ON s.id = chain.id
+    WHERE s.parent_session_id IS NOT NULL AND chain.depth < :max
+  )
+  SELECT s.* FROM chain JOIN sessions s ON s.id = chain.id ORDER BY chain.depth
+`;
+
+/** The session, then its parent, grandparent, … (one query; bounded so a corrupt cycle cannot loop). */
+export function ancestry(db: StoreDb, id: string): Session[] {
+  return db.read(() => (db.prepare(ANCESTRY_SQL).all({ id, max: MAX_ANCESTRY }) as SessionRow[]).map(toSession));
+}

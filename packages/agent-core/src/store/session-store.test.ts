@@ -214,3 +214,19 @@ describe('batch and lastMessageAt', () => {
     }
   });
 });
+
+describe('ancestry', () => {
+  it('lists the session and its ancestors, newest first, in one query', () => {
+    const store = SessionStore.open(':memory:');
+    try {
+      const a = store.getOrCreateSession(KEY, { source: 'telegram' }).session;
+      const b = store.startNewSession(KEY, { source: 'telegram', parentSessionId: a.id, endPreviousReason: 'compression' });
+      const c = store.startNewSession(KEY, { source: 'telegram', parentSessionId: b.id, endPreviousReason: 'compression' });
+      expect(store.ancestry(c.id).map((s) => s.id)).toEqual([c.id, b.id, a.id]);
+      expect(store.ancestry(a.id).map((s) => s.id)).toEqual([a.id]);
+      expect(store.ancestry('no-such-session')).toEqual([]);
+    } finally {
+      store.close();
+    }
+  });
+});

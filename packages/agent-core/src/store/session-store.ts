@@ -151,6 +151,11 @@ export class SessionStore {
     return lineage.nextLineageTitle(this.db, base);
   }
 
+  /** The session first, then its parent, grandparent, … (compression and /resume lineage). */
+  ancestry(sessionId: string): Session[] {
+    return lineage.ancestry(this.db, sessionId);
+  }
+
   resolveTitle(title: string): Session | null {
     return lineage.resolveTitle(this.db, title);
   }

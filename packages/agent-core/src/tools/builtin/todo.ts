@@ -36,21 +36,18 @@ export function getTodos(store: SessionStore, sessionId: string): TodoItem[] {
   return db.read(() => selectTodos(db, owner));
 }
 
-/** A compression chain longer than this is a corrupt parent cycle, not a conversation. */
-const MAX_LINEAGE_HOPS = 100;
-
 /**
  * The session a conversation's list is kept under: the first session of its compression chain. Compression
  * moves a conversation to a child session, and its task list must not be left behind with the old one.
  */
 export function listOwner(store: SessionStore, sessionId: string): string {
-  let id = sessionId;
-  for (let hops = 0; hops < MAX_LINEAGE_HOPS; hops++) {
-    const parentId = store.getSession(id)?.parentSessionId;
-    if (!parentId || store.getSession(parentId)?.endReason !== 'compression') return id;
-    id = parentId;
+  const chain = store.ancestry(sessionId);
+  let owner = sessionId;
+  for (const parent of chain.slice(1)) {
+    if (parent.endReason !== 'compression') break;
+    owner = parent.id;
   }
-  return id;
+  return owner;
 }
 
 /** The list as the model and the user see it. */
