@@ -2,21 +2,11 @@
  * Worker heartbeats against the real Redis: a beating worker is listed with its running turns, a stopped one is
  * gone at once, a dead one (no more beats) drops out when its key expires; readiness follows.
  */
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useTestRedis } from '../../../../test/helpers/redis.js';
 import { listWorkers, WorkerHeartbeat, workersSeenCheck } from './heartbeat.js';
 
-const prefix = `htest-heartbeat-${process.pid}-${Date.now().toString(36)}`;
-let redis: Redis;
-
-beforeAll(() => {
-  redis = new Redis('redis://127.0.0.1:6379');
-});
-afterAll(async () => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length) await redis.del(...keys);
-  redis.disconnect();
-});
+const { redis, prefix } = useTestRedis('heartbeat');
 
 describe('worker heartbeats', () => {
   it('lists beating workers with their running turns; a clean stop removes one at once', async () => {

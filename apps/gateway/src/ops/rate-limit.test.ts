@@ -4,22 +4,16 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestRedis } from '../../../../test/helpers/redis.js';
 import { rateLimitNotice, UserRateLimiter } from './rate-limit.js';
 
-const prefix = `htest-ratelimit-${process.pid}-${Date.now().toString(36)}`;
-let redis: Redis;
+const { redis, prefix } = useTestRedis('ratelimit');
 let other: Redis;
 
 beforeAll(() => {
-  redis = new Redis('redis://127.0.0.1:6379');
   other = new Redis('redis://127.0.0.1:6379');
 });
-afterAll(async () => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length) await redis.del(...keys);
-  redis.disconnect();
-  other.disconnect();
-});
+afterAll(() => other.disconnect());
 
 describe('UserRateLimiter', () => {
   it('admits the limit, then refuses: the first refusal asks for a notice, later ones are silent', async () => {

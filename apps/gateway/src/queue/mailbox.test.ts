@@ -1,9 +1,8 @@
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestRedis } from '../../../../test/helpers/redis.js';
 import { Mailbox, type TurnPayload } from './mailbox.js';
 
-const prefix = `htest-mailbox-${process.pid}-${Date.now().toString(36)}`;
-let redis: Redis;
+const { redis, prefix } = useTestRedis('mailbox');
 let mb: Mailbox;
 
 const payload = (text: string): TurnPayload => ({
@@ -18,13 +17,7 @@ const payload = (text: string): TurnPayload => ({
 });
 
 beforeAll(() => {
-  redis = new Redis('redis://127.0.0.1:6379');
   mb = new Mailbox(redis, prefix, 1_000);
-});
-afterAll(async () => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length) await redis.del(...keys);
-  redis.disconnect();
 });
 
 describe('Mailbox', () => {

@@ -1,18 +1,8 @@
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useTestRedis } from '../../../../test/helpers/redis.js';
 import { ClarifyBroker, clarifyMarkerKey, clarifyPending } from './clarify.js';
 
-const prefix = `htest-clarify-${process.pid}-${Date.now().toString(36)}`;
-let redis: Redis;
-
-beforeAll(() => {
-  redis = new Redis('redis://127.0.0.1:6379');
-});
-afterAll(async () => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length) await redis.del(...keys);
-  redis.disconnect();
-});
+const { redis, prefix } = useTestRedis('clarify');
 
 /** A broker over a fake steer intake that the test fills, as the worker does when messages arrive. */
 function broker(sessionKey: string) {
