@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # Multi-stage build: compile native modules (better-sqlite3) in a full image, run in a slim one as a non-root user.
 
-FROM node:20-bookworm AS build
+FROM node:24-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY apps/gateway/package.json apps/gateway/
@@ -14,7 +14,7 @@ COPY packages packages
 # Drop test-only dependencies; tsx stays (it is a runtime dependency of the gateway).
 RUN npm prune --omit=dev
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     HERALD_HOST=0.0.0.0 \
     HERALD_PORT=8080 \
