@@ -1,5 +1,6 @@
 # syntax=docker/dockerfile:1
-# Multi-stage build: compile native modules (better-sqlite3) in a full image, run in a slim one as a non-root user.
+# Multi-stage build: install and compile (TypeScript to dist/) in a full image, run the JavaScript in a slim one
+# as a non-root user. Workspace packages resolve to their dist/ under the `@herald/dist` condition.
 
 FROM node:24-bookworm AS build
 WORKDIR /app
@@ -8,14 +9,15 @@ COPY apps/gateway/package.json apps/gateway/
 COPY packages/agent-core/package.json packages/agent-core/
 COPY packages/adapters/package.json packages/adapters/
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json ./
+COPY tsconfig.base.json tsconfig.build.json ./
 COPY apps apps
 COPY packages packages
-# Drop test-only dependencies; tsx stays (it is a runtime dependency of the gateway).
-RUN npm prune --omit=dev
+# Compile to dist/ (tsc -b), then drop build- and test-only dependencies (typescript, tsx, vitest).
+RUN npm run build && npm prune --omit=dev
 
 FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
+    NODE_OPTIONS=--conditions=@herald/dist \
     HERALD_HOST=0.0.0.0 \
     HERALD_PORT=8080 \
     HERALD_DB=/data/herald.db
@@ -27,5 +29,5 @@ VOLUME ["/data"]
 EXPOSE 8080
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.HERALD_PORT||8080)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-ENTRYPOINT ["node", "--import", "tsx", "apps/gateway/src/main.ts"]
+ENTRYPOINT ["node", "apps/gateway/dist/main.js"]
 CMD ["--role", "all"]

@@ -2,11 +2,31 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts', 'test/**/*.test.ts'],
     // End-to-end tests start real processes against real Redis; give them room on a shared 2-core machine.
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
     reporters: ['default'],
+    projects: [
+      {
+        // Units: in-process, many files at once.
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['packages/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts', 'test/fakes/**/*.test.ts'],
+        },
+      },
+      {
+        // End to end: each file starts gateway processes, stand-ins and Redis servers of its own; running a few at
+        // a time keeps them from starving each other of CPU.
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/fakes/**'],
+          maxWorkers: 2,
+        },
+      },
+    ],
   },
 });

@@ -39,7 +39,7 @@ describe('gateway process with no platform configured', () => {
   it('is ready while Redis answers, 503 naming redis while it is down, ready again when it returns', async () => {
     const ready = await fetch(`${gw.url}/health/ready`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({ status: 'ready', checks: { redis: 'ok', sqlite: 'ok' } });
+    expect(await ready.json()).toMatchObject({ status: 'ready', checks: { redis: 'ok', sqlite: 'ok', worker: 'ok' } });
 
     await redis.stop();
     const down = await waitFor(
@@ -90,5 +90,17 @@ describe('gateway start-up failures', () => {
     expect(await gw.exited).toBe(2);
     expect(gw.output.join('\n')).toMatch(/--role: must be one of all, ingress, worker/);
     await gw.stop();
+  });
+});
+
+describe('the compiled build (npm run build), as npm start and the Docker image run it', () => {
+  it('starts from dist/ with workspace packages resolved to their dist/, serves /health and stops on SIGTERM', async () => {
+    const gw = await startGateway({ compiled: true });
+    const body = (await (await fetch(`${gw.url}/health`)).json()) as Record<string, unknown>;
+    expect(body.status).toBe('ok');
+    // No tsx loader: a TypeScript source could not even be resolved (imports name .js files), so it ran dist/.
+    expect(gw.proc.spawnargs).toContain('--conditions=@herald/dist');
+    expect(gw.proc.spawnargs.join(' ')).not.toContain('tsx');
+    expect(await gw.stop('SIGTERM')).toBe(0);
   });
 });

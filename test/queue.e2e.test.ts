@@ -27,12 +27,21 @@ async function setup(opts: { workers: number; env?: Record<string, string> }): P
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Sends a later message in the chat and waits for its answer. Turns of one session run in arrival order, so once
+ * this is answered every earlier message of the session has been decided: a duplicate or stale reply would
+ * already be there. This replaces "wait N ms and check nothing else came".
+ */
+async function barrier(tg: TelegramFake, chatId: number, text: string, answer: string): Promise<void> {
+  tg.injectMessage({ chatId, userId: chatId, text });
+  await waitFor(() => repliesIn(tg, chatId).includes(answer), { timeoutMs: 30_000, what: `the answer to "${text}"` });
+}
+
 describe('queue and workers (real processes)', () => {
   it('20 sessions × 10 messages on 2 workers: replies in order per session, never two requests at once for one session, sessions in parallel', async () => {
     const { tg, llm } = await setup({ workers: 2, env: { HERALD_BUSY_INPUT_MODE: 'queue' } });
     const responder = taggedResponder({ delayMs: 200 });
     llm.respondWith(responder.respond);
-    const started = Date.now();
     for (let n = 0; n < 10; n++) {
       for (let s = 0; s < 20; s++) tg.injectMessage({ chatId: 1000 + s, userId: 1000 + s, text: `s${s} m${n}` });
       await sleep(20);
@@ -42,12 +51,10 @@ describe('queue and workers (real processes)', () => {
       timeoutMs: 90_000,
       what: '200 replies',
     });
-    const wall = Date.now() - started;
     for (let s = 0; s < 20; s++) expect(repliesIn(tg, 1000 + s).filter((t) => t.startsWith('re:'))).toEqual(expected(s));
     expect(responder.overlaps).toBe(0);
-    // 200 turns × 200 ms would take 40 s one at a time; sessions ran side by side.
+    // Sessions ran side by side: several LLM requests were in flight at once (one at a time per session).
     expect(responder.maxInFlight).toBeGreaterThan(5);
-    expect(wall).toBeLessThan(40_000);
   });
 
   it('the same platform message delivered 3 times makes one turn and one reply', async () => {
@@ -59,8 +66,8 @@ describe('queue and workers (real processes)', () => {
     tg.injectUpdate({ message: first.message });
     tg.injectUpdate({ message: first.message });
     await waitFor(() => repliesIn(tg, 77).length >= 1, { what: 'a reply' });
-    await sleep(1_500);
-    expect(repliesIn(tg, 77)).toEqual(['ok: only once please']);
+    await barrier(tg, 77, 'and this is new', 'ok: and this is new');
+    expect(repliesIn(tg, 77)).toEqual(['ok: only once please', 'ok: and this is new']);
     expect(llm.requests.filter((r) => lastUserText(r) === 'only once please')).toHaveLength(1);
     expect(cluster.ingress.proc.exitCode).toBeNull();
   });
@@ -72,23 +79,32 @@ describe('queue and workers (real processes)', () => {
     await waitFor(() => llm.activeRequests() === 1, { what: 'the first LLM request' });
     tg.injectMessage({ chatId: 55, userId: 55, text: 'never mind, say hi' });
     await waitFor(() => repliesIn(tg, 55).length >= 1, { timeoutMs: 20_000, what: 'the answer to the second message' });
-    await sleep(500);
+    await barrier(tg, 55, 'thanks', 'ok: thanks');
     expect(llm.requests[0].aborted).toBe(true);
     // One reply, to the new text. The interrupted question stays in history (no answer was given to it), so the
     // model sees both user texts as one user message: roles keep alternating.
     const replies = repliesIn(tg, 55);
-    expect(replies).toHaveLength(1);
-    expect(replies[0]).toBe('ok: write a long essay\n\nnever mind, say hi');
+    expect(replies).toEqual(['ok: write a long essay\n\nnever mind, say hi', 'ok: thanks']);
     expect(replies.join()).not.toContain('stale answer');
   });
 
   it('queue mode: 5 quick messages are answered as 5 turns in order, with one acknowledgement', async () => {
     const { tg, llm } = await setup({ workers: 1, env: { HERALD_BUSY_INPUT_MODE: 'queue' } });
-    llm.respondWith(taggedResponder({ delayMs: 400 }).respond);
-    for (let i = 1; i <= 5; i++) {
-      tg.injectMessage({ chatId: 66, userId: 66, text: `q m${i}` });
-      await sleep(50);
-    }
+    // The first answer waits until the gateway has taken all five messages, so four of them surely arrive
+    // while the session is busy, however slow this machine is.
+    let releaseFirst!: () => void;
+    const firstGate = new Promise<void>((r) => (releaseFirst = r));
+    llm.respondWith(async (req) => {
+      const text = lastUserText(req);
+      if (text === 'q m1') await firstGate;
+      return { text: `re: ${text}` };
+    });
+    tg.injectMessage({ chatId: 66, userId: 66, text: 'q m1' });
+    await waitFor(() => llm.activeRequests() === 1, { what: 'the first LLM request' });
+    for (let i = 2; i <= 5; i++) tg.injectMessage({ chatId: 66, userId: 66, text: `q m${i}` });
+    // Telegram drops an update once the poller confirms it, which it does after handing it to the queue.
+    await waitFor(() => tg.world.updates.length === 0, { what: 'the gateway to take all five messages' });
+    releaseFirst();
     await waitFor(() => repliesIn(tg, 66).filter((t) => t.startsWith('re:')).length >= 5, { timeoutMs: 30_000, what: '5 replies' });
     const replies = repliesIn(tg, 66);
     expect(replies.filter((t) => t.startsWith('re:'))).toEqual(['re: q m1', 're: q m2', 're: q m3', 're: q m4', 're: q m5']);
@@ -108,22 +124,36 @@ describe('queue and workers (real processes)', () => {
     await cluster.workers[0].stop('SIGKILL');
     await cluster.addWorker();
     await waitFor(() => answered() >= 50, { timeoutMs: 60_000, what: 'all 50 replies' });
-    await sleep(1_500);
+    await Promise.all(Array.from({ length: 10 }, (_, s) => barrier(tg, 2000 + s, `k${s} last`, `re: k${s} last`)));
     for (let s = 0; s < 10; s++) {
-      expect(repliesIn(tg, 2000 + s).filter((t) => t.startsWith('re:'))).toEqual(Array.from({ length: 5 }, (_, n) => `re: k${s} m${n}`));
+      const expected = [...Array.from({ length: 5 }, (_, n) => `re: k${s} m${n}`), `re: k${s} last`];
+      expect(repliesIn(tg, 2000 + s).filter((t) => t.startsWith('re:'))).toEqual(expected);
     }
   });
 
   it('SIGTERM mid-turn: a turn that ends within the drain window is delivered by the stopping worker; one that does not is handed to another worker — one reply each', async () => {
     const { tg, llm, cluster } = await setup({ workers: 1, env: { HERALD_BUSY_INPUT_MODE: 'queue', HERALD_DRAIN_TIMEOUT_MS: '1500' } });
-    llm.respondWith(taggedResponder({ delayMs: (text) => (text.startsWith('slow') ? 4_000 : 600) }).respond);
+    // The test decides when each answer comes, so nothing depends on how fast this machine is.
+    let releaseQuick!: () => void;
+    const quickGate = new Promise<void>((r) => (releaseQuick = r));
+    let slowRuns = 0;
+    llm.respondWith(async (req) => {
+      const text = lastUserText(req);
+      if (text === 'quick one') await quickGate;
+      // The first run of the slow one never answers on its own: only the drain deadline ends it.
+      if (text === 'slow one' && ++slowRuns === 1) return { text: 'never sent', delayMs: 3_600_000 };
+      return { text: `re: ${text}` };
+    });
 
-    // Finishes inside the drain window.
+    // Finishes inside the drain window: answered only after the worker has begun shutting down.
     tg.injectMessage({ chatId: 88, userId: 88, text: 'quick one' });
     await waitFor(() => llm.activeRequests() === 1, { what: 'the quick LLM request' });
     const first = cluster.workers[0];
     const second = await cluster.addWorker();
-    expect(await first.stop('SIGTERM')).toBe(0);
+    first.proc.kill('SIGTERM');
+    await first.waitForLog((l) => l.msg === 'shutting down', 'the first worker to start shutting down');
+    releaseQuick();
+    expect(await first.exited).toBe(0);
     await waitFor(() => repliesIn(tg, 88).length >= 1, { what: 'the quick reply' });
     expect(llm.requests.filter((r) => lastUserText(r) === 'quick one')).toHaveLength(1);
 
@@ -133,9 +163,10 @@ describe('queue and workers (real processes)', () => {
     await cluster.addWorker();
     expect(await second.stop('SIGTERM')).toBe(0);
     await waitFor(() => repliesIn(tg, 89).length >= 1, { timeoutMs: 20_000, what: 'the slow reply from another worker' });
-    await sleep(500);
-    expect(repliesIn(tg, 88)).toEqual(['re: quick one']);
-    expect(repliesIn(tg, 89)).toEqual(['re: slow one']);
+    await barrier(tg, 88, 'quick two', 're: quick two');
+    await barrier(tg, 89, 'slow two', 're: slow two');
+    expect(repliesIn(tg, 88)).toEqual(['re: quick one', 're: quick two']);
+    expect(repliesIn(tg, 89)).toEqual(['re: slow one', 're: slow two']);
     const slow = llm.requests.filter((r) => lastUserText(r) === 'slow one');
     expect(slow).toHaveLength(2);
     expect(slow[0].aborted).toBe(true);
@@ -151,9 +182,11 @@ describe('queue and workers (real processes)', () => {
     await waitFor(() => llm.activeRequests() === 1, { what: 'the first LLM request' });
     tg.injectMessage({ chatId: 91, userId: 91, text: 'in UTC please' });
     await waitFor(() => repliesIn(tg, 91).length >= 1, { timeoutMs: 20_000, what: 'the reply' });
-    await sleep(1_000);
-    expect(repliesIn(tg, 91)).toEqual(['It is time, in UTC as you asked.']);
-    expect(llm.requests).toHaveLength(2);
+    // The script is used up, so the stand-in now echoes: the echo of a later message proves the steered text was
+    // never run as a turn of its own before it.
+    await barrier(tg, 91, 'thanks', 'ok: thanks');
+    expect(repliesIn(tg, 91)).toEqual(['It is time, in UTC as you asked.', 'ok: thanks']);
+    expect(llm.requests).toHaveLength(3);
     const second = llm.requests[1].body.messages as Array<{ role: string; content: unknown }>;
     expect(second.at(-1)).toMatchObject({ role: 'user', content: 'in UTC please' });
     expect(second.some((m) => m.role === 'tool')).toBe(true);

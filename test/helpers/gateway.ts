@@ -1,25 +1,31 @@
 /**
- * Starts the real gateway process (`node --import tsx apps/gateway/src/main.ts`) with the given environment,
- * the way `npm start` does, and waits until its admin server answers.
+ * Starts the real gateway process with the given environment and waits until its admin server answers: from the
+ * TypeScript sources (`node --import tsx apps/gateway/src/main.ts`, so a test never runs a stale build), or, with
+ * `compiled: true`, the way `npm start` and the Docker image run it (`node --conditions=@herald/dist
+ * apps/gateway/dist/main.js`, after `npm run build`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import { freePort, waitFor } from './ports.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const ENTRY = join(ROOT, 'apps/gateway/src/main.ts');
+const COMPILED_ENTRY = join(ROOT, 'apps/gateway/dist/main.js');
 
 export interface GatewayProcess {
   proc: ChildProcess;
   url: string;
   port: number;
   dbPath: string;
-  /** Every stdout + stderr line so far. */
+  /** Every stdout + stderr line so far, whole lines only (a line split across pipe reads is joined first). */
   output: string[];
   /** Parsed JSON log lines. */
   logs(): Array<Record<string, unknown>>;
+  /** Resolves with the first JSON log line (already written or still to come) that matches; rejects on exit. */
+  waitForLog(match: (line: Record<string, unknown>) => boolean, what?: string): Promise<Record<string, unknown>>;
   /** SIGTERM, then wait for exit; resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
   exited: Promise<number | null>;
@@ -31,6 +37,8 @@ export interface StartOptions {
   /** Wait for /health (default true). */
   waitReady?: boolean;
   dataDir?: string;
+  /** Run the compiled build (dist/) instead of the sources. */
+  compiled?: boolean;
 }
 
 /** Environment that keeps a test gateway away from the real world: no inherited tokens, a unique Redis prefix. */
@@ -46,18 +54,32 @@ export async function startGateway(opts: StartOptions = {}): Promise<GatewayProc
   const dir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'herald-gw-'));
   const dbPath = opts.env?.HERALD_DB ?? join(dir, 'herald.db');
   const env = isolatedEnv({ HERALD_PORT: String(port), HERALD_DB: dbPath, ...opts.env });
-  const proc = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...(opts.args ?? [])], {
+  const entryArgs = opts.compiled ? ['--conditions=@herald/dist', COMPILED_ENTRY] : ['--import', 'tsx', ENTRY];
+  const proc = spawn(process.execPath, [...entryArgs, ...(opts.args ?? [])], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
-  const collect = (buf: Buffer): void => {
-    for (const line of buf.toString('utf8').split('\n')) if (line.trim()) output.push(line);
+  const waiters = new Set<(line: string) => void>();
+  for (const stream of [proc.stdout, proc.stderr]) {
+    if (!stream) continue;
+    createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
+      if (!line.trim()) return;
+      output.push(line);
+      for (const w of waiters) w(line);
+    });
+  }
+  // 'close', not 'exit': it comes after stdout and stderr have ended, so `output` holds every line by then.
+  const exited = new Promise<number | null>((res) => proc.once('close', (code) => res(code)));
+  const parse = (line: string): Record<string, unknown> | null => {
+    try {
+      const v: unknown = JSON.parse(line);
+      return v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : null;
+    } catch {
+      return null;
+    }
   };
-  proc.stdout?.on('data', collect);
-  proc.stderr?.on('data', collect);
-  const exited = new Promise<number | null>((res) => proc.once('exit', (code) => res(code)));
 
   const gw: GatewayProcess = {
     proc,
@@ -68,11 +90,25 @@ export async function startGateway(opts: StartOptions = {}): Promise<GatewayProc
     exited,
     logs: () =>
       output.flatMap((l) => {
-        try {
-          return [JSON.parse(l) as Record<string, unknown>];
-        } catch {
-          return [];
-        }
+        const parsed = parse(l);
+        return parsed ? [parsed] : [];
+      }),
+    waitForLog: (match, what = 'a matching log line') =>
+      new Promise((res, rej) => {
+        const found = output.map(parse).find((l) => l !== null && match(l));
+        if (found) return res(found);
+        const waiter = (line: string): void => {
+          const parsed = parse(line);
+          if (parsed && match(parsed)) {
+            waiters.delete(waiter);
+            res(parsed);
+          }
+        };
+        waiters.add(waiter);
+        void exited.then((code) => {
+          if (!waiters.delete(waiter)) return;
+          rej(new Error(`gateway exited (code ${code}) before ${what}:\n${output.slice(-20).join('\n')}`));
+        });
       }),
     stop: async (signal = 'SIGTERM') => {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);

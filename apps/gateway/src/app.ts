@@ -85,6 +85,18 @@ export async function startHerald(config: HeraldConfig, log: Logger): Promise<He
         },
       },
       ...(hasIngress ? [workersSeenCheck({ redis, prefix: config.redisPrefix, localWorker: hasWorker })] : []),
+      ...(hasWorker
+        ? [
+            {
+              // A worker process is ready only once its queue worker takes jobs (not before start, not while closing).
+              name: 'worker',
+              check: () => {
+                const reason = worker ? worker.notRunningReason() : 'queue worker not started';
+                if (reason) throw new Error(reason);
+              },
+            },
+          ]
+        : []),
     ],
   });
 

@@ -1,5 +1,5 @@
 /**
- * The `herald` command (apps/gateway/bin/herald.js loads this through tsx):
+ * The `herald` command (apps/gateway/bin/herald.js loads this from dist/ in production, through tsx in development):
  *   herald start [--role all|ingress|worker]   run the gateway (same as `npm start`)
  *   herald doctor                              check config, Redis, SQLite, platform tokens and models
  *   herald pairing list|approve|revoke          the owner's side of pairing

@@ -89,6 +89,14 @@ export class TurnWorker {
     return this.running.size;
   }
 
+  /** Why this worker cannot take jobs right now, or null when it can (for /health/ready). */
+  notRunningReason(): string | null {
+    if (this.closing) return 'queue worker is shutting down';
+    if (!this.worker) return 'queue worker not started';
+    if (!this.worker.isRunning()) return 'queue worker not running';
+    return null;
+  }
+
   async start(): Promise<void> {
     await this.opts.control.listen((s) => this.onSignal(s));
     this.worker = new Worker<TurnJobData>(TURN_QUEUE, (job, token) => this.process(job, token), {
