@@ -18,7 +18,6 @@ import { waitFor } from './helpers/ports.js';
 import { PairingService } from '../apps/gateway/src/pairing/index.js';
 
 const TOKEN = 'admin-token-for-tests-0123456789';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface SessionJson {
   id: string;
@@ -258,7 +257,10 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
     await waitFor(() => repliesIn(tg, user).some((t) => t.includes('faster than I can take them')), { timeoutMs: 20_000, what: 'the notice' });
     // Let everything admitted be answered.
     await waitFor(() => llm.requests.some((r) => /\brl m20\b/.test(lastUserText(r))), { timeoutMs: 20_000, what: 'm20 reaching the model' });
-    await sleep(1_000);
+    // The gateway's own account of each refusal, logged before any notice is sent: exactly one was told.
+    const refusals = () => gw.logs().filter((l) => l.msg === 'message over the user rate limit dropped' && l.userId === String(user));
+    await waitFor(() => refusals().length === 3, { what: 'm21–m23 to be refused' });
+    expect(refusals().map((l) => l.notified)).toEqual([true, false, false]);
     const notices = repliesIn(tg, user).filter((t) => t.includes('faster than I can take them'));
     expect(notices).toHaveLength(1);
     expect(notices[0]).toMatch(/limit: 20 per minute/);

@@ -16,9 +16,6 @@ import { lastUserText } from './helpers/llm-tags.js';
 import { waitFor } from './helpers/ports.js';
 
 const BIN = resolve(import.meta.dirname, '../apps/gateway/bin/herald.js');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** Long enough for a stale reply to have arrived, were one coming. */
-const QUIET_MS = 1_500;
 
 interface World {
   tg: TelegramFake;
@@ -113,7 +110,14 @@ describe('conversation control (queue mode, allowlist + pairing)', () => {
   let w: World | undefined;
   beforeAll(async () => {
     w = await startWorld(
-      { HERALD_BUSY_INPUT_MODE: 'queue', GATEWAY_ALLOW_ALL_USERS: 'false', TELEGRAM_ALLOWED_USERS: ALLOWED.join(','), HERALD_CONTEXT_WINDOW: '10000' },
+      {
+        HERALD_BUSY_INPUT_MODE: 'queue',
+        GATEWAY_ALLOW_ALL_USERS: 'false',
+        TELEGRAM_ALLOWED_USERS: ALLOWED.join(','),
+        HERALD_CONTEXT_WINDOW: '10000',
+        // The worker's "turn ended" line (debug) tells the tests when a stopped turn has really finished.
+        HERALD_LOG_LEVEL: 'debug',
+      },
       mainResponder,
     );
   });
@@ -135,14 +139,16 @@ describe('conversation control (queue mode, allowlist + pairing)', () => {
   });
 
   it('/stop aborts the running LLM request, drops what waits, and no stale reply arrives', async () => {
-    const { tg, llm } = w!;
+    const { tg, llm, cluster } = w!;
     tg.injectMessage({ chatId: 102, userId: 102, text: 'stuck job' });
     await waitFor(() => inFlight(llm, 'stuck job'), { what: 'the LLM request' });
     tg.injectMessage({ chatId: 102, userId: 102, text: 'q waiting behind it' });
-    await sleep(300);
+    // Telegram drops an update once the poller confirms it, which it does after handing it to the queue.
+    await waitFor(() => tg.world.updates.length === 0, { what: 'the gateway to take the waiting message' });
     expect(await ask(tg, 102, '/stop@herald_test_bot')).toBe('⏹ Stopped. Dropped 1 queued message.');
     await waitFor(() => requestsFor(llm, 'stuck job')[0].aborted, { what: 'the aborted request' });
-    await sleep(QUIET_MS);
+    // The stopped turn has run to its end (where a stale reply would have been sent) before we look.
+    await cluster.ingress.waitForLog((l) => l.msg === 'turn ended' && l.abort === 'stop', 'the stopped turn to end');
     const replies = repliesIn(tg, 102);
     expect(replies.filter((r) => r.startsWith('stale:') || r.startsWith('re:'))).toEqual([]);
     expect(requestsFor(llm, 'q waiting behind it')).toHaveLength(0);
@@ -179,10 +185,7 @@ describe('conversation control (queue mode, allowlist + pairing)', () => {
     const { tg, llm } = w!;
     tg.injectMessage({ chatId: 104, userId: 104, text: 'q one' });
     await waitFor(() => inFlight(llm, 'q one'), { what: 'the first request' });
-    for (const t of ['q two', 'q three', 'q four']) {
-      tg.injectMessage({ chatId: 104, userId: 104, text: t });
-      await sleep(50);
-    }
+    for (const t of ['q two', 'q three', 'q four']) tg.injectMessage({ chatId: 104, userId: 104, text: t });
     await waitFor(() => repliesIn(tg, 104).filter((r) => r.startsWith('re:')).length >= 4, { timeoutMs: 20_000, what: 'four answers' });
     expect(repliesIn(tg, 104).filter((r) => r.startsWith('re:'))).toEqual(['re: q one', 're: q two', 're: q three', 're: q four']);
 
@@ -207,7 +210,10 @@ describe('conversation control (queue mode, allowlist + pairing)', () => {
     tg.injectMessage({ chatId: -5000, userId: 902, text: '@herald_test_bot hello from the group' });
     // Commands are checked too: a stranger cannot stop or inspect anyone's conversation.
     tg.injectMessage({ chatId: -5000, userId: 902, text: '/status' });
-    await sleep(QUIET_MS);
+    await waitFor(
+      () => cluster.ingress.logs().filter((l) => l.msg === 'message from an unauthorised user ignored' && l.userId === '902').length === 2,
+      { what: 'both group messages to be turned away' },
+    );
     expect(repliesIn(tg, -5000)).toEqual([]);
     expect(llm.requests.some((r) => lastUserText(r).includes('hello from the group'))).toBe(false);
 
@@ -249,16 +255,18 @@ describe('streaming replies', () => {
   it('streams by editing one message, and the chat ends with exactly one copy of the answer', async () => {
     const { tg } = w!;
     tg.injectMessage({ chatId: 201, userId: 201, text: 'tell me twenty-four words' });
-    await waitFor(() => tg.sent.some((s) => s.method === 'editMessageText' && s.chat_id === '201' && s.text === answer), {
-      timeoutMs: 20_000,
-      what: 'the final edit',
-    });
-    await sleep(QUIET_MS);
+    const finalEdits = () => tg.sent.filter((s) => s.method === 'editMessageText' && s.chat_id === '201' && s.text === answer);
+    await waitFor(() => finalEdits().length >= 1, { timeoutMs: 20_000, what: 'the final edit' });
+    const editsOfFirst = tg.sent.filter((s) => s.method === 'editMessageText' && s.chat_id === '201').length;
+    // A second question in the same chat: turns run in order, so a duplicate copy of the first answer would be
+    // in the chat before the second answer is finished.
+    tg.injectMessage({ chatId: 201, userId: 201, text: 'and again' });
+    await waitFor(() => finalEdits().length >= 2, { timeoutMs: 20_000, what: 'the final edit of the second answer' });
     const botMessages = [...(tg.world.chats.get(201)?.messages.values() ?? [])].filter(
       (m) => (m.from as JsonObject | undefined)?.id === tg.bot.id,
     );
-    expect(botMessages.map((m) => m.text)).toEqual([answer]);
-    expect(repliesIn(tg, 201)).toHaveLength(1); // one sendMessage, then edits
-    expect(tg.sent.filter((s) => s.method === 'editMessageText' && s.chat_id === '201').length).toBeGreaterThan(1);
+    expect(botMessages.map((m) => m.text)).toEqual([answer, answer]); // one message per answer, edited in place
+    expect(repliesIn(tg, 201)).toHaveLength(2); // one sendMessage each, then edits
+    expect(editsOfFirst).toBeGreaterThan(1);
   });
 });

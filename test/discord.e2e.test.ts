@@ -3,8 +3,8 @@
  * OpenAI stand-in and real Redis. Everything is driven the way a person would use Discord, and checked on what
  * the stand-in recorded and in the SQLite file.
  *
- * One gateway serves the whole file (each start costs seconds); the restart test runs last and swaps in a new
- * process on the same database and Redis prefix.
+ * One gateway serves the whole file (each start costs seconds), but no test depends on another's state: each opens
+ * its own thread or DM. The restart test runs last and swaps in a new process on the same database and Redis prefix.
  */
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,8 +19,6 @@ import { waitFor } from './helpers/ports.js';
 const DISCORD_LIMIT = 2000;
 const LONG_ANSWER_LENGTH = 5000;
 const LONG_ANSWER_PROMPT = 'send me the whole script';
-/** How long a message that should be ignored gets to (wrongly) produce a turn after its sentinel was answered. */
-const IGNORE_GRACE_MS = 500;
 /** discord.js keeps the last 10 messages per channel (the adapter's MESSAGE_CACHE_PER_CHANNEL); 5 exchanges push one out. */
 const EXCHANGES_TO_EVICT = 5;
 
@@ -52,8 +50,6 @@ interface SessionRow {
   user_id: string | null;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
 describe('discord through the real gateway (issue 6)', () => {
   let discord: DiscordFake;
   let llm: FakeLLM;
@@ -62,8 +58,6 @@ describe('discord through the real gateway (issue 6)', () => {
   /** The running gateway: the cluster's process, or its replacement after the restart test. */
   let gateway: GatewayProcess;
   let restarted: GatewayProcess | null = null;
-  /** The thread the first test's mention opened (Discord gives it the mention's message id). */
-  let threadId: string | undefined;
 
   beforeAll(async () => {
     discord = await startDiscordFake();
@@ -113,14 +107,24 @@ describe('discord through the real gateway (issue 6)', () => {
     });
   }
 
-  /**
-   * A mention in `channelId` that must be answered. The adapter decides a channel's messages in arrival order, so
-   * once it is answered everything posted before it in that channel has been decided on.
-   */
-  async function sentinel(channelId: string, text: string): Promise<void> {
-    const posted = discord.postUserMessage({ channelId, author: discord.fixtures.alice, content: mentionBot(discord, text) });
-    await waitForReplies(String(posted.id), 1, `the answer to "${text}" in its thread`);
-    await sleep(IGNORE_GRACE_MS);
+  /** Waits for the gateway's own word that it decided to ignore this message (a debug line naming its id). */
+  async function ignoredByGateway(messageId: string): Promise<void> {
+    await gateway.waitForLog((l) => l.msg === 'discord message ignored' && l.messageId === messageId, `message ${messageId} to be ignored`);
+  }
+
+  /** A mention in the general channel, answered in the thread it opens; returns the thread id (the mention's id). */
+  async function openThread(question: string): Promise<string> {
+    const { generalChannelId, alice } = discord.fixtures;
+    const posted = discord.postUserMessage({ channelId: generalChannelId, author: alice, content: mentionBot(discord, question) });
+    await waitForReplies(String(posted.id), 1, `the answer to "${question}" in its thread`);
+    return String(posted.id);
+  }
+
+  /** A later message in the DM, answered: every earlier message of that DM session has been decided by then. */
+  async function dmBarrier(dm: string, author: { id: string }, text: string): Promise<void> {
+    const before = discordRepliesIn(discord, dm).length;
+    discord.postUserMessage({ channelId: dm, author: author as typeof discord.fixtures.alice, content: text });
+    await waitForReplies(dm, before + 1, `the answer to "${text}"`);
   }
 
   const threadKey = (thread: string): string => `agent:main:discord:thread:${discord.fixtures.generalChannelId}:${thread}`;
@@ -131,8 +135,7 @@ describe('discord through the real gateway (issue 6)', () => {
     const messageId = String(posted.id);
 
     const replies = await waitForReplies(messageId, 1, 'the answer in the new thread');
-    threadId = messageId;
-    expect(discord.threadsCreated).toEqual([
+    expect(discord.threadsCreated.filter((t) => t.messageId === messageId)).toEqual([
       expect.objectContaining({ id: messageId, parentId: generalChannelId, messageId, name: 'what is 2+2?' }),
     ]);
     expect(replies).toEqual(['2 + 2 = 4.']);
@@ -146,26 +149,25 @@ describe('discord through the real gateway (issue 6)', () => {
     ]);
   });
 
-  it('a follow-up in that thread without a mention is answered in the same session', async () => {
-    expect(threadId, 'needs the thread opened by the previous test').toBeDefined();
-    const thread = threadId as string;
+  it('a follow-up in a thread without a mention is answered in the same session', async () => {
+    const thread = await openThread('what is 3+3?');
     const before = sessionsWithKey(threadKey(thread));
     discord.postUserMessage({ channelId: thread, author: discord.fixtures.alice, content: 'and times 3?' });
 
-    expect(await waitForReplies(thread, 2, 'the answer to the follow-up')).toEqual(['2 + 2 = 4.', 'ok: and times 3?']);
+    expect(await waitForReplies(thread, 2, 'the answer to the follow-up')).toEqual(['ok: what is 3+3?', 'ok: and times 3?']);
     const after = sessionsWithKey(threadKey(thread));
     expect(after.map((s) => s.id)).toEqual(before.map((s) => s.id));
-    expect(transcript(after[0].id).map((m) => m.content)).toEqual(['what is 2+2?', '2 + 2 = 4.', 'and times 3?', 'ok: and times 3?']);
+    expect(transcript(after[0].id).map((m) => m.content)).toEqual(['what is 3+3?', 'ok: what is 3+3?', 'and times 3?', 'ok: and times 3?']);
     // The model saw the earlier exchange: the conversation continued rather than starting over.
     const followUps = requestsMentioning('and times 3?');
     expect(followUps).toHaveLength(1);
-    expect(followUps[0].rawBody).toContain('2 + 2 = 4.');
+    expect(followUps[0].rawBody).toContain('ok: what is 3+3?');
   });
 
   it('a channel message without a mention is ignored', async () => {
     const { generalChannelId, alice } = discord.fixtures;
     const ignored = discord.postUserMessage({ channelId: generalChannelId, author: alice, content: 'just chatting among ourselves' });
-    await sentinel(generalChannelId, 'sentinel after the chatter');
+    await ignoredByGateway(String(ignored.id));
 
     expect(requestsMentioning('just chatting among ourselves')).toEqual([]);
     expect(discord.threadsCreated.map((t) => t.messageId)).not.toContain(String(ignored.id));
@@ -176,9 +178,10 @@ describe('discord through the real gateway (issue 6)', () => {
   it('a DM without a mention is answered, in a discord DM session', async () => {
     const { alice } = discord.fixtures;
     const dm = discord.openDm(alice);
+    const already = discordRepliesIn(discord, dm).length;
     discord.postUserMessage({ channelId: dm, author: alice, content: 'hello in private' });
 
-    expect(await waitForReplies(dm, 1, 'the DM answer')).toEqual(['ok: hello in private']);
+    expect((await waitForReplies(dm, already + 1, 'the DM answer')).slice(already)).toEqual(['ok: hello in private']);
     expect(sessionsWithKey(`agent:main:discord:dm:${dm}`)).toEqual([expect.objectContaining({ source: 'discord', user_id: alice.id })]);
   });
 
@@ -188,9 +191,9 @@ describe('discord through the real gateway (issue 6)', () => {
     const dm = discord.openDm(bob);
     discord.postUserMessage({ channelId: dm, author: bob, content: LONG_ANSWER_PROMPT });
 
-    const chunks = await waitForReplies(dm, 3, 'the three parts of the long answer');
-    await sleep(IGNORE_GRACE_MS);
-    expect(discordRepliesIn(discord, dm)).toHaveLength(3);
+    const chunks = (await waitForReplies(dm, 3, 'the three parts of the long answer')).slice(0, 3);
+    await dmBarrier(dm, bob, 'thanks for the script');
+    expect(discordRepliesIn(discord, dm)).toEqual([...chunks, 'ok: thanks for the script']);
     for (const [i, chunk] of chunks.entries()) {
       expect(chunk.length).toBeLessThanOrEqual(DISCORD_LIMIT);
       const fences = chunk.split('\n').filter((line) => line.startsWith('```'));
@@ -223,8 +226,8 @@ describe('discord through the real gateway (issue 6)', () => {
     await waitFor(() => discord.resumeCount > resumes && discord.liveConnections === 1, { what: 'the client to RESUME' });
     await waitFor(() => replayWasDropped(gateway, String(posted.id)), { what: 'the replayed "count this once" to reach the gateway' });
     discord.postUserMessage({ channelId: dm, author: alice, content: 'after the resume' });
+    // Same DM session, so turns run in arrival order: a second turn for the replay would come before this answer.
     await waitForReplies(dm, already + EXCHANGES_TO_EVICT + 2, 'the answer after the resume');
-    await sleep(IGNORE_GRACE_MS);
 
     const chatter = Array.from({ length: EXCHANGES_TO_EVICT }, (_, i) => `ok: chatter ${i + 1}`);
     expect(discordRepliesIn(discord, dm).slice(already)).toEqual(['ok: count this once', ...chatter, 'ok: after the resume']);
@@ -234,15 +237,14 @@ describe('discord through the real gateway (issue 6)', () => {
   it('a message from another bot is ignored, even when it mentions the bot', async () => {
     const { generalChannelId, otherBot } = discord.fixtures;
     const fromBot = discord.postUserMessage({ channelId: generalChannelId, author: otherBot, content: mentionBot(discord, 'hello from a bot') });
-    await sentinel(generalChannelId, 'sentinel after the bot');
+    await ignoredByGateway(String(fromBot.id));
 
     expect(requestsMentioning('hello from a bot')).toEqual([]);
     expect(discord.threadsCreated.map((t) => t.messageId)).not.toContain(String(fromBot.id));
   });
 
   it('the thread is remembered across a gateway restart: a follow-up without a mention is still answered', async () => {
-    expect(threadId, 'needs the thread opened by the first test').toBeDefined();
-    const thread = threadId as string;
+    const thread = await openThread('remember this thread');
     const sessionIds = sessionsWithKey(threadKey(thread)).map((s) => s.id);
     const answered = discordRepliesIn(discord, thread).length;
 

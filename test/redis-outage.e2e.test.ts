@@ -35,8 +35,9 @@ describe('a Redis restart under a running ingress and worker', () => {
 
     await redis.stop();
     // Sent while Redis is away: the ingress cannot hand it over yet, keeps the update unconfirmed and retries.
-    tg.injectMessage({ chatId: 72, userId: 72, text: 'during the outage' });
-    await new Promise((r) => setTimeout(r, 2_000));
+    const during = tg.injectMessage({ chatId: 72, userId: 72, text: 'during the outage' });
+    // Restart only once the ingress has read it from Telegram while Redis was away.
+    await waitFor(() => tg.handedOut.has(Number(during.update_id)), { what: 'the ingress to read the message sent during the outage' });
     await redis.start();
 
     // The server came back empty (no persistence in this test): everything must be re-created on the fly.

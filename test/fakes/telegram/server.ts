@@ -36,6 +36,8 @@ export class TelegramFake {
   readonly sent: SentRecord[] = [];
   readonly calls: ApiCallRecord[] = [];
   readonly webhookDeliveries: WebhookDelivery[] = [];
+  /** Update ids returned by getUpdates at least once (whether or not confirmed since): "the bot has read it". */
+  readonly handedOut = new Set<number>();
   private readonly server: Server;
   private readonly failures = new Map<string, { failure: Failure; when?: (params: JsonObject) => boolean }[]>();
   private poll: PendingPoll | null = null;
@@ -291,10 +293,11 @@ export class TelegramFake {
   private available(params: JsonObject): Json[] {
     const limit = Math.min(Math.max(toInt(params.limit) ?? 100, 1), 100);
     const allowed = this.ctx.allowedUpdates;
-    return this.world.updates
+    const ready = this.world.updates
       .filter((u) => allowed === null || allowed.length === 0 || Object.keys(u.update).some((k) => allowed.includes(k)))
-      .slice(0, limit)
-      .map((u) => u.update);
+      .slice(0, limit);
+    for (const u of ready) this.handedOut.add(u.update_id);
+    return ready.map((u) => u.update);
   }
 
   private wakePoll(): void {

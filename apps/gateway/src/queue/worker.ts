@@ -220,6 +220,7 @@ export class TurnWorker {
           this.running.delete(sessionKey);
         }
         const reason: unknown = turn.controller.signal.reason;
+        log.debug({ turnId: last.id, abort: reason instanceof TurnAbort ? reason.kind : undefined }, 'turn ended');
         if (reason instanceof TurnAbort && reason.kind === 'shutdown') await this.handOver(job, sessionKey, got.token, token);
         turns++;
         // One round trip: the entries leave, their redelivery memory shortens, and the lock goes if nothing is left.
