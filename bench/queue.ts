@@ -23,18 +23,18 @@ import { startHerald, type Herald } from '../apps/gateway/src/app.js';
 import { deleteRedisPrefix } from '../test/helpers/cluster.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const THROUGHPUT_MESSAGES = 2_000;
-const THROUGHPUT_SESSIONS = 200;
+export const THROUGHPUT_MESSAGES = 2_000;
+export const THROUGHPUT_SESSIONS = 200;
 const PACED_MESSAGES = 300;
 const PACE_MS = 20;
 const RAW_JOBS = 2_000;
-const CONCURRENT_TURNS = 5_000;
-const SLOW_LLM_MS = 2_000;
+export const CONCURRENT_TURNS = 5_000;
+export const SLOW_LLM_MS = 2_000;
 
 const now = (): number => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface StandIns {
+export interface StandIns {
   child: ChildProcess;
   llmUrl: string;
   tgUrl: string;
@@ -43,7 +43,7 @@ interface StandIns {
   stop(): Promise<void>;
 }
 
-async function startStandIns(llmDelayMs: number): Promise<StandIns> {
+export async function startStandIns(llmDelayMs: number): Promise<StandIns> {
   const child = fork(join(import.meta.dirname, 'stand-ins.ts'), [], {
     execArgv: ['--import', 'tsx'],
     env: { ...process.env, LLM_DELAY_MS: String(llmDelayMs) },
@@ -119,7 +119,7 @@ function message(session: number, tag: string): InboundMessage {
   };
 }
 
-async function waitForSent(s: StandIns, tags: string[], timeoutMs: number): Promise<Awaited<ReturnType<StandIns['times']>>> {
+export async function waitForSent(s: StandIns, tags: string[], timeoutMs: number): Promise<Awaited<ReturnType<StandIns['times']>>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const t = await s.times();
@@ -129,7 +129,7 @@ async function waitForSent(s: StandIns, tags: string[], timeoutMs: number): Prom
   }
 }
 
-const range = (from: number, n: number): number[] => Array.from({ length: n }, (_, i) => from + i);
+export const range = (from: number, n: number): number[] => Array.from({ length: n }, (_, i) => from + i);
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -202,7 +202,7 @@ export async function benchQueue(): Promise<Record<string, number>> {
     await s.stop();
   }
 
-  if (process.env.BENCH_ONLY === 'throughput') return results;
+  if (process.env.BENCH_ONLY === 'throughput') return printed(results);
   // 3: raw BullMQ.
   if (process.env.BENCH_ONLY !== 'concurrent') {
     results.raw_bullmq_jobs_per_s = await rawBullmqJobsPerSecond();
@@ -239,6 +239,10 @@ export async function benchQueue(): Promise<Record<string, number>> {
     await s.stop();
   }
 
+  return printed(results);
+}
+
+function printed(results: Record<string, number>): Record<string, number> {
   for (const [k, v] of Object.entries(results)) console.log(`queue.${k} = ${Number.isInteger(v) ? v : v.toFixed(2)}`);
   return results;
 }

@@ -13,12 +13,17 @@ export interface TestRedis {
   start(): Promise<void>;
 }
 
-export async function startTestRedis(): Promise<TestRedis> {
+export interface TestRedisOptions {
+  /** Extra redis-server arguments; they win over the defaults (no persistence), e.g. `--appendonly yes --dir …`. */
+  args?: string[];
+}
+
+export async function startTestRedis(opts: TestRedisOptions = {}): Promise<TestRedis> {
   const port = await freePort();
   let proc: ChildProcess | null = null;
 
   const start = async (): Promise<void> => {
-    proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...(opts.args ?? [])], {
       stdio: 'ignore',
     });
     await waitFor(async () => {

@@ -155,7 +155,7 @@ export async function startHerald(config: HeraldConfig, log: Logger): Promise<He
       stalledIntervalMs: config.stalledIntervalMs,
       watchdogMs: config.turnWatchdogS * 1000,
     });
-    const janitor = new MailboxJanitor({ redis, prefix: config.redisPrefix, mailbox, queue, log: log.child({ component: 'janitor' }) });
+    const janitor = new MailboxJanitor({ redis, prefix: config.redisPrefix, mailbox, queue, log: log.child({ component: 'janitor' }), intervalMs: config.janitorIntervalMs });
     janitor.start();
     closers.push(() => janitor.stop());
   }

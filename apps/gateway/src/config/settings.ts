@@ -94,6 +94,7 @@ export const SETTINGS = {
   sessionLockMs: setting('HERALD_SESSION_LOCK_MS', int(300, 600_000), 'Session lock TTL; a dead worker\'s sessions are free again after this', '30000'),
   jobLockMs: setting('HERALD_JOB_LOCK_MS', int(300, 600_000), 'BullMQ job lock; a dead worker\'s jobs are recovered after this', '30000'),
   stalledIntervalMs: setting('HERALD_STALLED_INTERVAL_MS', int(300, 600_000), 'How often workers look for stalled jobs', '30000'),
+  janitorIntervalMs: setting('HERALD_JANITOR_INTERVAL_MS', int(100, 600_000), 'How often a worker looks for messages left without a queue job (an ingress killed mid-hand-over)', '30000'),
   userRateLimit: setting('HERALD_USER_RATE_LIMIT', int(0, 100_000), 'Messages per minute one user may send (0 = no limit); commands are never limited', '20'),
 
   openai: {

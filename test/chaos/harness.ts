@@ -1,0 +1,183 @@
+/**
+ * The fault suite's engine: an ingress and two workers on a private Redis with append-only persistence, many
+ * Telegram conversations sending messages, and random processes — the ingress included — SIGKILLed and restarted
+ * while Redis itself is killed and restarted. Afterwards every message must have exactly one answer, in order.
+ *
+ * Pacing follows events, not the clock: the driver sends a round of messages, does one chaos action, and waits
+ * for the replacement process to be up before the next round, so a slow machine only makes the run longer.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startFakeOpenAI, type FakeLLM } from '../fakes/llm/index.js';
+import { startTelegramFake, type TelegramFake } from '../fakes/telegram/index.js';
+import { uniquePrefix } from '../helpers/cluster.js';
+import { repliesIn, telegramEnv } from '../helpers/env.js';
+import { startGateway, type GatewayProcess } from '../helpers/gateway.js';
+import { lastUserText } from '../helpers/llm-tags.js';
+import { waitFor } from '../helpers/ports.js';
+import { startTestRedis, type TestRedis } from '../helpers/redis-server.js';
+
+export interface ChaosOptions {
+  sessions: number;
+  messagesPerSession: number;
+  /** Processes SIGKILLed (and restarted) during the run, spread over the rounds. */
+  processKills: number;
+  /** Times Redis is SIGKILLed and restarted during the run. */
+  redisRestarts: number;
+  /** Seed of the pseudo-random choices, so a failing run can be repeated. */
+  seed: number;
+  log?: (line: string) => void;
+}
+
+export interface ChaosReport {
+  /** Per chat: the answers the bot sent ('re: …' only), in order. */
+  answers: Map<number, string[]>;
+  expected: Map<number, string[]>;
+  lost: string[];
+  duplicated: string[];
+  outOfOrder: number[];
+  kills: string[];
+  /** Log lines in which a process said a reply may have been sent twice (a crash between send and record). */
+  possibleDuplicatesLogged: number;
+}
+
+const ROLES = ['ingress', 'worker', 'worker'] as const;
+const CHAT_BASE = 7_000;
+
+/** Small deterministic PRNG (mulberry32). */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
+  const say = opts.log ?? (() => undefined);
+  const random = prng(opts.seed);
+  const dir = mkdtempSync(join(tmpdir(), 'herald-chaos-'));
+  const prefix = uniquePrefix('chaos');
+  const closers: Array<() => Promise<unknown>> = [];
+  const everyProcess: GatewayProcess[] = [];
+  try {
+    // appendfsync always: Redis acknowledges a write only once it is on disk, as a production queue should.
+    const redis: TestRedis = await startTestRedis({ args: ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir] });
+    closers.push(() => redis.stop());
+    const tg: TelegramFake = await startTelegramFake();
+    closers.push(() => tg.close());
+    const llm: FakeLLM = await startFakeOpenAI();
+    closers.push(() => llm.close());
+    // A short think per answer, varied, so kills land in the middle of turns as well as between them.
+    llm.respondWith((req) => ({ text: `re: ${lastUserText(req)}`, delayMs: 20 + Math.floor(random() * 150) }));
+
+    const env = telegramEnv(tg, llm, {
+      REDIS_URL: redis.url,
+      HERALD_REDIS_PREFIX: prefix,
+      HERALD_DB: join(dir, 'herald.db'),
+      HERALD_BUSY_INPUT_MODE: 'queue',
+      HERALD_SESSION_LOCK_MS: '1500',
+      HERALD_JOB_LOCK_MS: '1500',
+      HERALD_STALLED_INTERVAL_MS: '1000',
+      HERALD_JANITOR_INTERVAL_MS: '1000',
+      HERALD_USER_RATE_LIMIT: '0',
+      HERALD_SESSION_RESET: 'none',
+    });
+    const start = async (role: string): Promise<GatewayProcess> => {
+      const gw = await startGateway({ env, args: ['--role', role], dataDir: dir });
+      everyProcess.push(gw);
+      return gw;
+    };
+    const procs: GatewayProcess[] = [];
+    for (const role of ROLES) procs.push(await start(role));
+    closers.push(() => Promise.all(procs.map((p) => p.stop('SIGKILL'))));
+
+    const chats = Array.from({ length: opts.sessions }, (_, i) => CHAT_BASE + i);
+    const expected = new Map(chats.map((c) => [c, [] as string[]]));
+    // Spread the chaos actions over the rounds.
+    const actions: Array<'process' | 'redis'> = [
+      ...Array<'process'>(opts.processKills).fill('process'),
+      ...Array<'redis'>(opts.redisRestarts).fill('redis'),
+    ].sort(() => random() - 0.5);
+    const roundsWithAction = new Set<number>();
+    while (roundsWithAction.size < Math.min(actions.length, opts.messagesPerSession)) {
+      roundsWithAction.add(Math.floor(random() * opts.messagesPerSession));
+    }
+    const kills: string[] = [];
+
+    for (let round = 0; round < opts.messagesPerSession; round++) {
+      for (const chat of chats) {
+        const text = `c${chat} m${round}`;
+        expected.get(chat)!.push(`re: ${text}`);
+        tg.injectMessage({ chatId: chat, userId: chat, text });
+      }
+      if (!roundsWithAction.has(round)) {
+        // Let some of this round be taken before the next one, so the run has turns in flight throughout.
+        await waitFor(() => llm.requests.length >= round * chats.length, { timeoutMs: 60_000, what: `round ${round} under way` });
+        continue;
+      }
+      // Several actions may fall on the last rounds: do them all.
+      const due = round === opts.messagesPerSession - 1 ? actions.splice(0) : actions.splice(0, 1);
+      for (const action of due) {
+        if (action === 'redis') {
+          say(`round ${round}: SIGKILL redis`);
+          kills.push('redis');
+          await redis.stop();
+          await redis.start();
+          continue;
+        }
+        const victim = Math.floor(random() * procs.length);
+        const role = ROLES[victim];
+        say(`round ${round}: SIGKILL ${role} (pid ${procs[victim].proc.pid})`);
+        kills.push(role);
+        procs[victim].proc.kill('SIGKILL');
+        await procs[victim].exited;
+        procs[victim] = await start(role);
+      }
+    }
+
+    // Everything sent must be answered, once each, in order; then one more message per chat proves that
+    // nothing earlier is still on its way (turns of a chat run in order).
+    const answersOf = (chat: number): string[] => repliesIn(tg, chat).filter((t) => t.startsWith('re: '));
+    const answeredAll = (): boolean => chats.every((c) => new Set(answersOf(c)).size >= expected.get(c)!.length);
+    await waitFor(answeredAll, { timeoutMs: 180_000, intervalMs: 200, what: 'every message to be answered' }).catch(() => undefined);
+    for (const chat of chats) {
+      const text = `c${chat} last`;
+      expected.get(chat)!.push(`re: ${text}`);
+      tg.injectMessage({ chatId: chat, userId: chat, text });
+    }
+    await waitFor(() => chats.every((c) => answersOf(c).includes(`re: c${c} last`)), {
+      timeoutMs: 120_000,
+      intervalMs: 200,
+      what: 'the closing message of every chat to be answered',
+    }).catch(() => undefined);
+
+    const answers = new Map(chats.map((c) => [c, answersOf(c)]));
+    const lost: string[] = [];
+    const duplicated: string[] = [];
+    const outOfOrder: number[] = [];
+    for (const chat of chats) {
+      const got = answers.get(chat)!;
+      const want = expected.get(chat)!;
+      for (const w of want) {
+        const n = got.filter((g) => g === w).length;
+        if (n === 0) lost.push(w);
+        if (n > 1) duplicated.push(w);
+      }
+      const firstSeen = [...new Set(got)];
+      if (firstSeen.join('\n') !== want.filter((w) => firstSeen.includes(w)).join('\n')) outOfOrder.push(chat);
+    }
+    const possibleDuplicatesLogged = everyProcess
+      .flatMap((p) => p.logs())
+      .filter((l) => typeof l.msg === 'string' && l.msg.includes('may have been sent twice')).length;
+    return { answers, expected, lost, duplicated, outOfOrder, kills, possibleDuplicatesLogged };
+  } finally {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+    await Promise.all(everyProcess.map((p) => p.stop('SIGKILL').catch(() => undefined)));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
