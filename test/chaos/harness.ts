@@ -9,6 +9,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { prng } from '../../packages/agent-core/src/compression/test-support.js';
 import { startFakeOpenAI, type FakeLLM } from '../fakes/llm/index.js';
 import { startTelegramFake, type TelegramFake } from '../fakes/telegram/index.js';
 import { uniquePrefix } from '../helpers/cluster.js';
@@ -44,18 +45,6 @@ export interface ChaosReport {
 
 const ROLES = ['ingress', 'worker', 'worker'] as const;
 const CHAT_BASE = 7_000;
-
-/** Small deterministic PRNG (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const say = opts.log ?? (() => undefined);
