@@ -7,18 +7,20 @@ import { runChaos } from './harness.js';
 
 const LONG = process.env.HERALD_CHAOS === 'long';
 const SCALE = LONG
-  ? { sessions: 24, messagesPerSession: 16, processKills: 12, redisRestarts: 3 }
-  : { sessions: 6, messagesPerSession: 6, processKills: 3, redisRestarts: 1 };
+  ? { sessions: 24, messagesPerSession: 16, processKills: 12, redisRestarts: 3, redisOutages: 1, outageMs: 30_000 }
+  : { sessions: 6, messagesPerSession: 6, processKills: 3, redisRestarts: 1, redisOutages: 1, outageMs: 3_000 };
 const SEED = Number(process.env.HERALD_CHAOS_SEED ?? Date.now() % 100_000);
 
 describe(`chaos (${LONG ? 'long' : 'short'}, seed ${SEED})`, () => {
   it(
-    'SIGKILL of the ingress and the workers and of Redis under load: no message lost, none answered twice, order kept',
+    'SIGKILL of the ingress, the workers and Redis, and Redis down for a while, under load: no message lost, none answered twice, order kept',
     async () => {
       const lines: string[] = [];
       const report = await runChaos({ ...SCALE, seed: SEED, log: (l) => lines.push(l) });
       const context = `seed ${SEED}; ${lines.join('; ')}`;
-      expect(report.kills.length, context).toBe(SCALE.processKills + SCALE.redisRestarts);
+      expect(report.kills.length, context).toBe(SCALE.processKills + SCALE.redisRestarts + SCALE.redisOutages);
+      // Readiness said what was wrong while Redis was away.
+      expect(report.readinessDuringOutages, context).toEqual(Array(SCALE.redisOutages).fill({ status: 503, failed: expect.arrayContaining(['redis']) }));
       expect(report.lost, context).toEqual([]);
       expect(report.duplicated, context).toEqual([]);
       expect(report.outOfOrder, context).toEqual([]);

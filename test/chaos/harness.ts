@@ -24,8 +24,11 @@ export interface ChaosOptions {
   messagesPerSession: number;
   /** Processes SIGKILLed (and restarted) during the run, spread over the rounds. */
   processKills: number;
-  /** Times Redis is SIGKILLed and restarted during the run. */
+  /** Times Redis is SIGKILLed and restarted at once during the run. */
   redisRestarts: number;
+  /** Times Redis is SIGKILLed and kept down for `outageMs` while messages keep arriving. */
+  redisOutages: number;
+  outageMs: number;
   /** Seed of the pseudo-random choices, so a failing run can be repeated. */
   seed: number;
   log?: (line: string) => void;
@@ -39,6 +42,8 @@ export interface ChaosReport {
   duplicated: string[];
   outOfOrder: number[];
   kills: string[];
+  /** What the ingress's /health/ready said during each long outage (it must name redis). */
+  readinessDuringOutages: Array<{ status: number; failed: string[] }>;
   /** Log lines in which a process said a reply may have been sent twice (a crash between send and record). */
   possibleDuplicatesLogged: number;
 }
@@ -88,10 +93,12 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const chats = Array.from({ length: opts.sessions }, (_, i) => CHAT_BASE + i);
     const expected = new Map(chats.map((c) => [c, [] as string[]]));
     // Spread the chaos actions over the rounds.
-    const actions: Array<'process' | 'redis'> = [
+    const actions: Array<'process' | 'redis' | 'outage'> = [
       ...Array<'process'>(opts.processKills).fill('process'),
       ...Array<'redis'>(opts.redisRestarts).fill('redis'),
+      ...Array<'outage'>(opts.redisOutages).fill('outage'),
     ].sort(() => random() - 0.5);
+    const readinessDuringOutages: ChaosReport['readinessDuringOutages'] = [];
     const roundsWithAction = new Set<number>();
     while (roundsWithAction.size < Math.min(actions.length, opts.messagesPerSession)) {
       roundsWithAction.add(Math.floor(random() * opts.messagesPerSession));
@@ -112,6 +119,33 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       // Several actions may fall on the last rounds: do them all.
       const due = round === opts.messagesPerSession - 1 ? actions.splice(0) : actions.splice(0, 1);
       for (const action of due) {
+        if (action === 'outage') {
+          say(`round ${round}: Redis down for ${opts.outageMs} ms`);
+          kills.push('redis outage');
+          await redis.stop();
+          // The ingress must say so, naming redis, while it lasts.
+          const ingressUrl = procs[0].url;
+          readinessDuringOutages.push(
+            await waitFor(
+              async () => {
+                const r = await fetch(`${ingressUrl}/health/ready`);
+                const body = (await r.json()) as { failed?: string[] };
+                return r.status === 503 && body.failed?.includes('redis') ? { status: r.status, failed: body.failed } : null;
+              },
+              { what: 'the ingress to report Redis as not ready' },
+            ),
+          );
+          // Messages keep arriving during the outage.
+          for (const chat of chats) {
+            const text = `c${chat} m${round} during outage`;
+            expected.get(chat)!.push(`re: ${text}`);
+            tg.injectMessage({ chatId: chat, userId: chat, text });
+          }
+          // A deliberate fault duration, not a timed assertion.
+          await new Promise((r) => setTimeout(r, opts.outageMs));
+          await redis.start();
+          continue;
+        }
         if (action === 'redis') {
           say(`round ${round}: SIGKILL redis`);
           kills.push('redis');
@@ -163,7 +197,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const possibleDuplicatesLogged = everyProcess
       .flatMap((p) => p.logs())
       .filter((l) => typeof l.msg === 'string' && l.msg.includes('may have been sent twice')).length;
-    return { answers, expected, lost, duplicated, outOfOrder, kills, possibleDuplicatesLogged };
+    return { answers, expected, lost, duplicated, outOfOrder, kills, readinessDuringOutages, possibleDuplicatesLogged };
   } finally {
     for (const close of closers.reverse()) await close().catch(() => undefined);
     await Promise.all(everyProcess.map((p) => p.stop('SIGKILL').catch(() => undefined)));
