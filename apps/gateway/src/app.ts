@@ -32,7 +32,7 @@ import { instrumentAgent, instrumentTurns } from './ops/instrument.js';
 import { createInboundGuard } from './ops/inbound-guard.js';
 import { UserRateLimiter } from './ops/rate-limit.js';
 import { workersSeenCheck } from './ops/heartbeat.js';
-import { mountOperations } from './ops/operations.js';
+import { mountOperations } from './admin/operations.js';
 
 export interface Herald {
   readonly config: HeraldConfig;

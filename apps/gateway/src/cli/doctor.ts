@@ -6,7 +6,7 @@
 import { createProvider, SessionStore } from '@herald/agent-core';
 import { ConfigError, loadConfig, type HeraldConfig } from '../config/load.js';
 import { connectRedis, describeRedisUrl } from '../redis.js';
-import { providerConfig } from '../turns/agent-runtime.js';
+import { providerConfig } from '../config/providers.js';
 
 /** Per check: a hung endpoint must not hang the doctor. */
 const CHECK_TIMEOUT_MS = 15_000;

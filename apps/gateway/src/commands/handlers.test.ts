@@ -19,7 +19,8 @@ import { TurnProducer, type TurnJobData } from '../queue/producer.js';
 import { TURN_QUEUE } from '../queue/worker.js';
 import { openConversationServices, type ConversationServices } from '../sessions/services.js';
 import { TOO_SHORT_NOTICE } from '../turns/auto-compress.js';
-import { runCommand, type CommandDeps } from './handlers.js';
+import type { CommandDeps } from './context.js';
+import { runCommand } from './handlers.js';
 import { BUSY_REPLY, parseCommand } from './registry.js';
 
 const URL = 'redis://127.0.0.1:6379';

@@ -3,38 +3,14 @@
  * even while a turn runs — and /stop reaches a turn on any worker through Redis. Commands that rewrite the
  * session a running turn is using (/retry, /undo, /compress, /resume) refuse while it runs instead of racing it.
  */
-import type { InboundMessage } from '@herald/adapters';
-import type { SessionInit, SessionSource, SessionStore } from '@herald/agent-core';
-import type { Logger } from '../logger.js';
-import type { ControlBus } from '../queue/control.js';
-import type { Mailbox } from '../queue/mailbox.js';
-import type { TurnProducer } from '../queue/producer.js';
 import { payloadFrom } from '../ingress/payload.js';
 import { turnFailureReply } from '../turns/user-errors.js';
-import { flushBeforeLosingDetails } from '../sessions/memory-flush.js';
-import type { ConversationServices } from '../sessions/services.js';
+import { flushBeforeLosingDetails } from '../turns/memory-flush.js';
+import type { CommandDeps, CommandInput } from './context.js';
 import { compressCommand, retryCommand, undoCommand } from './history.js';
-import { BUSY_REPLY, helpText, type CommandName, type ParsedCommand } from './registry.js';
+import { BUSY_REPLY, helpText, type CommandName } from './registry.js';
 import { modelCommand, statusCommand, usageCommand } from './session-info.js';
 import { resumeCommand, titleCommand } from './titles.js';
-
-export interface CommandDeps {
-  store: SessionStore;
-  mailbox: Mailbox;
-  control: ControlBus;
-  producer: TurnProducer;
-  /** Counters, models, settings; commands that need them say so when absent. */
-  conversation?: ConversationServices;
-  log?: Logger;
-  /** Told of every compression a command made (metrics). */
-  onCompressed?: (reason: 'command') => void;
-}
-
-export interface CommandInput {
-  command: ParsedCommand;
-  msg: InboundMessage;
-  sessionKey: string;
-}
 
 type Handler = (deps: CommandDeps, input: CommandInput) => Promise<string | null>;
 
@@ -95,30 +71,4 @@ export async function stopSession(deps: CommandDeps, sessionKey: string): Promis
   const res = await deps.mailbox.stop(sessionKey);
   if (res.wasBusy) await deps.control.publish({ type: 'stop', sessionKey });
   return res;
-}
-
-/** How a session created by a command (/title, /model before the first message) starts: as a turn would. */
-export function sessionInit(deps: CommandDeps, msg: InboundMessage): SessionInit {
-  const config = deps.conversation?.config;
-  return {
-    source: msg.platform as SessionSource,
-    userId: msg.userId,
-    chatId: msg.chatId,
-    model: config?.model,
-    systemPrompt: config?.model ? config.systemPrompt : undefined,
-  };
-}
-
-export function ago(ms: number, now = Date.now()): string {
-  const s = Math.max(0, Math.round((now - ms) / 1000));
-  if (s < 60) return `${s}s ago`;
-  if (s < 3600) return `${Math.round(s / 60)}m ago`;
-  if (s < 86400) return `${Math.round(s / 3600)}h ago`;
-  return `${Math.round(s / 86400)}d ago`;
-}
-
-/** A user text shortened for a one-line mention. */
-export function preview(text: string | null, max = 60): string {
-  const flat = (text ?? '').replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }

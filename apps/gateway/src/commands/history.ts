@@ -5,11 +5,11 @@
 import type { StoredMessage } from '@herald/agent-core';
 import { pino } from 'pino';
 import { payloadFrom } from '../ingress/payload.js';
-import { flushBeforeLosingDetails } from '../sessions/memory-flush.js';
+import { flushBeforeLosingDetails } from '../turns/memory-flush.js';
 import { autoCompressIfNeeded, contextWindowOf, MIN_MESSAGES_TO_COMPRESS, TOO_SHORT_NOTICE } from '../turns/auto-compress.js';
-import { preview, type CommandDeps, type CommandInput } from './handlers.js';
+import { openSession, type CommandDeps, type CommandInput } from './context.js';
+import { preview } from './format.js';
 import { BUSY_REPLY } from './registry.js';
-import { openSession } from './session-info.js';
 
 /** Owner name of the session lock while /compress holds it (no worker starts a turn meanwhile). */
 const COMPRESS_LOCK_OWNER = 'command:compress';

@@ -5,7 +5,8 @@
 import { contextWindowFor, formatTodos, getTodos, type Session } from '@herald/agent-core';
 import { compressionsOf } from '../sessions/counters.js';
 import { checkModelRef, modelChoices } from '../sessions/models.js';
-import { ago, sessionInit, type CommandDeps, type CommandInput } from './handlers.js';
+import { openSession, sessionInit, type CommandDeps, type CommandInput } from './context.js';
+import { ago } from './format.js';
 
 /** chars/4: the estimate used when the provider has not reported a prompt size yet. */
 const CHARS_PER_TOKEN = 4;
@@ -67,12 +68,6 @@ export async function modelCommand(deps: CommandDeps, { command, msg, sessionKey
   const session = current ?? deps.store.getOrCreateSession(sessionKey, sessionInit(deps, msg)).session;
   deps.store.setModel(session.id, checked.ref);
   return `🧠 This conversation now uses ${checked.ref}.`;
-}
-
-/** The key's session while it is open; an ended one (after /new or a reset) is no conversation. */
-export function openSession(deps: CommandDeps, sessionKey: string): Session | null {
-  const s = deps.store.currentSession(sessionKey);
-  return s && s.endedAt === null ? s : null;
 }
 
 function modelOf(deps: CommandDeps, s: Session): string | null {

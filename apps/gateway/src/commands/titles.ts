@@ -6,8 +6,8 @@
  * session this chat had is ended ('resumed') and keeps its own transcript.
  */
 import { TitleInUseError, type Session, type SessionSource } from '@herald/agent-core';
-import { ago, sessionInit, type CommandDeps, type CommandInput } from './handlers.js';
-import { openSession } from './session-info.js';
+import { openSession, sessionInit, type CommandDeps, type CommandInput } from './context.js';
+import { ago } from './format.js';
 
 export const RESUME_LIST_SIZE = 10;
 /** Sessions fetched to fill the list: one lineage may hold several sessions with the same title. */

@@ -4,7 +4,8 @@
  */
 import type { InboundMessage, PlatformEgress } from '@herald/adapters';
 import type { Logger } from '../logger.js';
-import { runCommand, type CommandDeps } from '../commands/handlers.js';
+import type { CommandDeps } from '../commands/context.js';
+import { runCommand } from '../commands/handlers.js';
 import { parseCommand } from '../commands/registry.js';
 import type { BusyInputMode } from '../queue/producer.js';
 import { admit, type AccessPolicy } from './authorize.js';

@@ -4,7 +4,7 @@
  */
 import { createProvider, parseModelRef, providerLabel, type Provider } from '@herald/agent-core';
 import type { HeraldConfig } from '../config/load.js';
-import { providerConfig, type AgentRuntime } from '../turns/agent-runtime.js';
+import { providerConfig } from '../config/providers.js';
 
 export class SessionModelError extends Error {
   override name = 'SessionModelError';
@@ -24,7 +24,7 @@ export class SessionModels {
    * The providers a turn of this session uses: the session's own model first, then the configured primary and
    * fallbacks (a chosen model that is down should not leave the user without an answer).
    */
-  providersFor(runtime: Pick<AgentRuntime, 'primary' | 'fallbacks'>, sessionModel: string | null): TurnProviders {
+  providersFor(runtime: TurnProviders, sessionModel: string | null): TurnProviders {
     const { primary, fallbacks } = runtime;
     if (!sessionModel || sessionModel === providerLabel(primary)) return { primary, fallbacks };
     const chosen = this.provider(sessionModel);

@@ -5,8 +5,8 @@
  */
 import type { SessionStore } from '@herald/agent-core';
 import type { HeraldConfig } from '../config/load.js';
+import { progressSettings, type ProgressSettings } from '../config/progress.js';
 import { PairingService } from '../pairing/index.js';
-import { progressSettings, type ProgressSettings } from '../turns/progress.js';
 import { SessionCounters } from './counters.js';
 import { SessionModels } from './models.js';
 import { resetPolicyFrom, type ResetPolicy } from './reset-policy.js';

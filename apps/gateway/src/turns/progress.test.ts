@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { PlatformEgress, SendOptions, SentMessage } from '@herald/adapters';
 import type { AgentEvent } from '@herald/agent-core';
 import { TurnAbort } from '../queue/worker.js';
-import { LiveTurn, STOPPED_MARK, STREAM_CURSOR, argsPreview, editIntervalMs, type ToolProgressMode } from './progress.js';
+import type { ToolProgressMode } from '../config/progress.js';
+import { LiveTurn, STOPPED_MARK, STREAM_CURSOR, argsPreview, editIntervalMs } from './progress.js';
 
 const log = pino({ level: 'silent' });
 

@@ -10,17 +10,10 @@
  */
 import { chunkMessage, type Platform, type PlatformEgress } from '@herald/adapters';
 import type { AgentEvent } from '@herald/agent-core';
-import type { HeraldConfig } from '../config/load.js';
+import type { ProgressSettings, ToolProgressMode } from '../config/progress.js';
 import type { Logger } from '../logger.js';
 import { TurnAbort } from '../queue/worker.js';
 import { deliver } from './delivery.js';
-
-export type ToolProgressMode = 'off' | 'new' | 'all';
-
-export interface ProgressSettings {
-  streaming: boolean;
-  toolProgress: Record<Platform, ToolProgressMode>;
-}
 
 export const EDIT_INTERVAL_MS = 1_000;
 export const TELEGRAM_PRIVATE_EDIT_INTERVAL_MS = 1_100;
@@ -33,22 +26,7 @@ const STREAM_MARGIN = 64;
 /** The status message keeps its latest lines only. */
 const MAX_STATUS_LINES = 12;
 const ARGS_PREVIEW_CHARS = 60;
-const DEFAULT_TOOL_PROGRESS: Record<Platform, ToolProgressMode> = { telegram: 'off', discord: 'new', slack: 'off' };
 const STATUS_ICONS = { retry: '⏳', fallback: '🔀', compression: '🗜' } as const;
-
-/** `<PLATFORM>_TOOL_PROGRESS`, else HERALD_TOOL_PROGRESS, else the platform's default. */
-export function progressSettings(config: HeraldConfig): ProgressSettings {
-  const pick = (platform: Platform, own: ToolProgressMode | undefined): ToolProgressMode =>
-    own ?? config.toolProgress ?? DEFAULT_TOOL_PROGRESS[platform];
-  return {
-    streaming: config.streaming,
-    toolProgress: {
-      telegram: pick('telegram', config.telegram.toolProgress),
-      discord: pick('discord', config.discord.toolProgress),
-      slack: pick('slack', config.slack.toolProgress),
-    },
-  };
-}
 
 export function editIntervalMs(platform: string, chatType: string): number {
   if (platform !== 'telegram') return EDIT_INTERVAL_MS;

@@ -15,7 +15,7 @@ import { replyOnFailure, userFacingError } from './user-errors.js';
 import { LiveTurn } from './progress.js';
 import type { ConversationServices } from '../sessions/services.js';
 import { compressBeforeTurn, persistTurn } from './auto-compress.js';
-import { flushBeforeLosingDetails } from '../sessions/memory-flush.js';
+import { flushBeforeLosingDetails } from './memory-flush.js';
 import { showTurnProgress } from './turn-reactions.js';
 import { withTurnTools, type TurnToolsFactory } from './tools.js';
 
@@ -112,7 +112,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       log: ctx.log,
       signal: ctx.signal,
       notify,
-      // Saved notes survive what the summary leaves out (sessions/memory-flush.ts).
+      // Saved notes survive what the summary leaves out (memory-flush.ts).
       beforeCompress: services ? () => flushBeforeLosingDetails(store, services, current, 'compression', ctx.log) : undefined,
     });
     const history = store.getHistory(session.id);

@@ -6,7 +6,7 @@ import { ProviderError, StoreBusyError, type ProviderErrorKind, type SessionStor
 import type { PlatformEgress } from '@herald/adapters';
 import { TurnAbort, type TurnRunner } from '../queue/worker.js';
 import { SessionModelError } from '../sessions/models.js';
-import { ModelNotConfiguredError } from './agent-runtime.js';
+import { ModelNotConfiguredError } from '../config/providers.js';
 import { DeliveryError, deliver } from './delivery.js';
 
 export function userFacingError(kind: ProviderErrorKind | string): string {

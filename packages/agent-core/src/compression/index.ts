@@ -26,4 +26,5 @@ export { PRUNED_TOOL_OUTPUT, PRUNE_MIN_CHARS, pruneOldToolOutputs } from './prun
 export { SUMMARY_END_MARKER, SUMMARY_PREFIX, containsSummary, extractSummary } from './summary-text.js';
 export { MAX_SUMMARY_TOKENS, MIN_SUMMARY_TOKENS, SUMMARIZER_SYSTEM_PROMPT, summaryBudget } from './summarize.js';
 export { compressHistory, type CompressOptions, type CompressionResult } from './compressor.js';
-export { LoopCompressor, MAX_PREFLIGHT_PASSES, type CompressionOptions } from './loop-compressor.js';
+export { LoopCompressor, MAX_PREFLIGHT_PASSES } from './loop-compressor.js';
+export type { CompressionOptions } from './options.js';

@@ -13,21 +13,12 @@ import type { Provider, ProviderError, ToolSchema } from '../providers/types.js'
 import type { Transcript } from '../loop/transcript.js';
 import type { AgentEvent } from '../loop/types.js';
 import { compressHistory, type CompressionResult } from './compressor.js';
+import type { CompressionOptions } from './options.js';
 import { DEFAULT_THRESHOLD_RATIO, thresholdFor } from './thresholds.js';
 import { estimateMessagesTokens, estimateRequestTokens } from './tokens.js';
 import { effectiveContextWindow, learnContextWindow, stepDownWindow } from './windows.js';
 
 export const MAX_PREFLIGHT_PASSES = 3;
-
-/** The `compression` option of runConversation: absent means the loop never compresses on its own. */
-export interface CompressionOptions {
-  /** Context window override (HERALD_CONTEXT_WINDOW); else the model table, lowered by limits providers named. */
-  contextWindow?: number;
-  /** Share of the window at which the loop compresses; clamped to [0.10, 0.80]. Default 0.50. */
-  thresholdRatio?: number;
-  /** Preflight passes at most; default 3. */
-  maxPreflightPasses?: number;
-}
 
 /** The loop's model caller as the compressor sees it: the provider in use, and the turn's totals to add to. */
 export interface CallerView {

@@ -5,7 +5,7 @@
 import type { ChatMessage, Usage } from '../types.js';
 import type { Provider, ProviderError, ProviderErrorKind } from '../providers/types.js';
 import type { Tool } from '../tools/registry.js';
-import type { CompressionOptions } from '../compression/loop-compressor.js';
+import type { CompressionOptions } from '../compression/options.js';
 import type { IterationBudget } from './budget.js';
 import type { FallbackState } from './fallback.js';
 import type { RetryPolicy } from './retry.js';

@@ -12,11 +12,11 @@ import type { HeraldConfig } from '../config/load.js';
 import type { Logger } from '../logger.js';
 import { TURN_QUEUE, type TurnWorker } from '../queue/worker.js';
 import type { TurnJobData } from '../queue/producer.js';
-import { mountAdminApi } from '../admin/api.js';
-import { detailedHealthRoute } from '../admin/health-detailed.js';
+import { WorkerHeartbeat } from '../ops/heartbeat.js';
+import { QUEUE_STATES, type HeraldMetrics } from '../ops/metrics.js';
 import { PairingService } from '../pairing/index.js';
-import { WorkerHeartbeat } from './heartbeat.js';
-import { QUEUE_STATES, type HeraldMetrics } from './metrics.js';
+import { mountAdminApi } from './api.js';
+import { detailedHealthRoute } from './health-detailed.js';
 
 export interface OperationsDeps {
   config: HeraldConfig;

@@ -1,14 +1,14 @@
 /**
  * Before a conversation loses its details (/new ends it, /compress summarises its middle) the agent gets one
- * memory-only model call to save what should outlive it (turns/tools.ts `flushSessionMemory`). Commands run on
+ * memory-only model call to save what should outlive it (tools.ts `flushSessionMemory`). Commands run on
  * the ingress, which has no agent runtime, so the call goes to a provider for the session's own model (the one
  * /model chose, else HERALD_MODEL). Best effort: a missing model, a provider error or the time limit only skip
  * the flush, never the reset or the compression.
  */
 import { FallbackState, type FlushReason, type Session, type SessionStore } from '@herald/agent-core';
 import type { Logger } from '../logger.js';
-import { flushSessionMemory } from '../turns/tools.js';
-import type { ConversationServices } from './services.js';
+import type { ConversationServices } from '../sessions/services.js';
+import { flushSessionMemory } from './tools.js';
 
 /** The flush is one short call; past this it is abandoned. */
 export const MEMORY_FLUSH_TIMEOUT_MS = 30_000;

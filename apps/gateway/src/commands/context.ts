@@ -1,0 +1,48 @@
+/**
+ * What every command module works with: its dependencies, its input, and the session it acts on. Kept apart from
+ * handlers.ts, which dispatches to the command modules, so those modules never import their dispatcher.
+ */
+import type { InboundMessage } from '@herald/adapters';
+import type { Session, SessionInit, SessionSource, SessionStore } from '@herald/agent-core';
+import type { Logger } from '../logger.js';
+import type { ControlBus } from '../queue/control.js';
+import type { Mailbox } from '../queue/mailbox.js';
+import type { TurnProducer } from '../queue/producer.js';
+import type { ConversationServices } from '../sessions/services.js';
+import type { ParsedCommand } from './registry.js';
+
+export interface CommandDeps {
+  store: SessionStore;
+  mailbox: Mailbox;
+  control: ControlBus;
+  producer: TurnProducer;
+  /** Counters, models, settings; commands that need them say so when absent. */
+  conversation?: ConversationServices;
+  log?: Logger;
+  /** Told of every compression a command made (metrics). */
+  onCompressed?: (reason: 'command') => void;
+}
+
+export interface CommandInput {
+  command: ParsedCommand;
+  msg: InboundMessage;
+  sessionKey: string;
+}
+
+/** How a session created by a command (/title, /model before the first message) starts: as a turn would. */
+export function sessionInit(deps: CommandDeps, msg: InboundMessage): SessionInit {
+  const config = deps.conversation?.config;
+  return {
+    source: msg.platform as SessionSource,
+    userId: msg.userId,
+    chatId: msg.chatId,
+    model: config?.model,
+    systemPrompt: config?.model ? config.systemPrompt : undefined,
+  };
+}
+
+/** The key's session while it is open; an ended one (after /new or a reset) is no conversation. */
+export function openSession(deps: CommandDeps, sessionKey: string): Session | null {
+  const s = deps.store.currentSession(sessionKey);
+  return s && s.endedAt === null ? s : null;
+}
