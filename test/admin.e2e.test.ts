@@ -16,6 +16,7 @@ import { startGateway, type GatewayProcess } from './helpers/gateway.js';
 import { lastUserText } from './helpers/llm-tags.js';
 import { waitFor } from './helpers/ports.js';
 import { PairingService } from '../apps/gateway/src/pairing/index.js';
+import { SessionStore } from '../packages/agent-core/src/store/index.js';
 
 const TOKEN = 'admin-token-for-tests-0123456789';
 
@@ -184,14 +185,14 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
 
   it('pairing: a pending code is listed (without the code), approved by code, then revoked', async () => {
     // The code a stranger got in a DM, issued by the same service the gateway uses on the same SQLite file.
-    const pairing = PairingService.open(gw.dbPath);
+    const store = await SessionStore.open(gw.dbPath);
     let code: string;
     try {
-      const issued = pairing.request('telegram', '31337', 'Zed');
+      const issued = await new PairingService(store.sql).request('telegram', '31337', 'Zed');
       if (issued.status !== 'issued') throw new Error(`no code issued: ${issued.status}`);
       code = issued.code;
     } finally {
-      pairing.close();
+      await store.close();
     }
     const listed = await json<{ pending: Array<Record<string, unknown>>; approved: unknown[] }>(gw, '/admin/pairing?platform=telegram');
     expect(listed.pending).toEqual([expect.objectContaining({ platform: 'telegram', user_id: '31337', user_name: 'Zed' })]);

@@ -127,18 +127,18 @@ describe('herald sessions and pairing', () => {
   const db = join(dir, 'herald.db');
   let sessionId: string;
 
-  beforeAll(() => {
-    const store = SessionStore.open(db);
+  beforeAll(async () => {
+    const store = await SessionStore.open(db);
     try {
-      const { session } = store.getOrCreateSession('agent:main:telegram:dm:42', { source: 'telegram', userId: '42', chatId: '42' });
-      store.appendMessages(session.id, [
+      const { session } = await store.getOrCreateSession('agent:main:telegram:dm:42', { source: 'telegram', userId: '42', chatId: '42' });
+      await store.appendMessages(session.id, [
         { role: 'user', content: 'how do I proof sourdough overnight?' },
         { role: 'assistant', content: 'Keep it in the fridge at 4 °C.' },
       ]);
       sessionId = session.id;
-      store.getOrCreateSession('agent:main:discord:thread:7:8', { source: 'discord', userId: '7' });
+      await store.getOrCreateSession('agent:main:discord:thread:7:8', { source: 'discord', userId: '7' });
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
@@ -172,9 +172,9 @@ describe('herald sessions and pairing', () => {
   });
 
   it('pairing list, approve (by the code the user got) and revoke', async () => {
-    const pairing = PairingService.open(db);
-    const issued = pairing.request('discord', '555', 'Dana');
-    pairing.close();
+    const store = await SessionStore.open(db);
+    const issued = await new PairingService(store.sql).request('discord', '555', 'Dana');
+    await store.close();
     if (issued.status !== 'issued') throw new Error(`no code: ${issued.status}`);
 
     const listed = await herald(['pairing', 'list'], { HERALD_DB: db });
@@ -189,9 +189,9 @@ describe('herald sessions and pairing', () => {
     const approved = await herald(['pairing', 'approve', 'discord', issued.code], { HERALD_DB: db });
     expect(approved.code, approved.stderr).toBe(0);
     expect(approved.stdout.trim()).toBe('approved discord user 555 (Dana)');
-    const check = PairingService.open(db);
-    expect(check.isApproved('discord', '555')).toBe(true);
-    check.close();
+    const check = await SessionStore.open(db);
+    expect(await new PairingService(check.sql).isApproved('discord', '555')).toBe(true);
+    await check.close();
 
     const revoked = await herald(['pairing', 'revoke', 'discord', '555'], { HERALD_DB: db });
     expect(revoked.stdout.trim()).toBe('revoked discord user 555');

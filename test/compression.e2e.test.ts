@@ -87,17 +87,17 @@ describe('gateway auto-compression (real process)', () => {
     expect(body).toContain(`t${TURNS_BEFORE} ppp`);
     expect(repliesIn(tg, chat)).toContain('🗜️ Compressed the conversation to keep it going (28 → 24 messages).');
 
-    const store = SessionStore.open(cluster.dbPath);
+    const store = await SessionStore.open(cluster.dbPath);
     try {
-      const sessions = store.listSessions({ source: 'telegram' }).sessions;
+      const sessions = (await store.listSessions({ source: 'telegram' })).sessions;
       expect(sessions).toHaveLength(2);
       const [child, parent] = sessions;
       expect(parent).toMatchObject({ endReason: 'compression', messageCount: 28, parentSessionId: null });
       expect(child).toMatchObject({ parentSessionId: parent.id, source: 'telegram', key: parent.key, endedAt: null });
-      expect(store.currentSession(parent.key)?.id).toBe(child.id);
-      expect(store.getHistory(child.id)).toHaveLength(26); // 24 compressed + this turn
+      expect((await store.currentSession(parent.key))?.id).toBe(child.id);
+      expect(await store.getHistory(child.id)).toHaveLength(26); // 24 compressed + this turn
     } finally {
-      store.close();
+      await store.close();
     }
 
     // The next turn builds on the child: still the summary, no second compression.

@@ -172,12 +172,12 @@ describe('conversation control (queue mode, allowlist + pairing)', () => {
     // The model saw a fresh conversation: nothing from before /new.
     const fresh = requestsFor(llm, 'after the reset')[0].body.messages as Array<{ content: unknown }>;
     expect(JSON.stringify(fresh)).not.toContain('first words');
-    const store = SessionStore.open(cluster.dbPath);
+    const store = await SessionStore.open(cluster.dbPath);
     try {
-      expect(store.getSession(before)).toMatchObject({ endReason: 'session_reset' });
-      expect(store.getSession(after)?.endedAt).toBeNull();
+      expect(await store.getSession(before)).toMatchObject({ endReason: 'session_reset' });
+      expect((await store.getSession(after))?.endedAt).toBeNull();
     } finally {
-      store.close();
+      await store.close();
     }
   });
 

@@ -1,6 +1,7 @@
 /**
- * Acceptance: four real processes hammer one SQLite file at once (one message per transaction) and nothing is
- * lost, reordered or reported as an error. They also open the fresh file together, so the migrations race too.
+ * Acceptance: four real processes hammer one store at once (one message per transaction) and nothing is lost,
+ * reordered or reported as an error: a SQLite file, and a PostgreSQL database. They also open the fresh store
+ * together, so the migrations race too.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import fs from 'node:fs';
@@ -9,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SessionStore } from '../packages/agent-core/src/store/index.js';
+import { STORE_BACKENDS, useTempStores } from '../packages/agent-core/src/store/test-support.js';
 import { SHARED_KEY, messageText, ownKey } from './helpers/store-writer.js';
 
 const WRITERS = 4;
@@ -74,9 +76,11 @@ function sequenceByWriter(contents: (string | null)[]): Map<string, number[]> {
   return byWriter;
 }
 
-describe('four processes writing one SQLite file at once', () => {
+describe.each(STORE_BACKENDS)('four processes writing one %s store at once', (backend) => {
+  const temp = useTempStores(backend);
+
   it('keeps all 4,000 messages, in order per session, and no writer sees an error', async () => {
-    const dbPath = path.join(tmp, 'data', 'herald.db');
+    const dbPath = backend === 'sqlite' ? path.join(tmp, 'data', 'herald.db') : await temp.location();
     const writers = Array.from({ length: WRITERS }, (_, i) => startWriter(dbPath, String(i)));
     await Promise.all(writers.map((w) => w.ready));
     // Released together so the writes really overlap instead of running one process after another.
@@ -84,21 +88,21 @@ describe('four processes writing one SQLite file at once', () => {
     const results = await Promise.all(writers.map((w) => w.exited));
 
     for (const r of results) {
-      expect(r.stderr).not.toMatch(/SQLITE_BUSY|SQLITE_LOCKED|writer failed/);
+      expect(r.stderr).not.toMatch(/SQLITE_BUSY|SQLITE_LOCKED|deadlock|writer failed/);
       expect(r.code).toBe(0);
       expect(r.stdout).toContain('"done":true');
     }
 
-    const store = SessionStore.open(dbPath);
+    const store = await SessionStore.open(dbPath);
     try {
-      expect(store.listSessions({ limit: 200 }).sessions).toHaveLength(WRITERS * OWN_SESSIONS + 1);
+      expect((await store.listSessions({ limit: 200 })).sessions).toHaveLength(WRITERS * OWN_SESSIONS + 1);
       let total = 0;
       for (let w = 0; w < WRITERS; w++) {
         const writerId = String(w);
         for (let i = 0; i < OWN_SESSIONS; i++) {
-          const session = store.currentSession(ownKey(writerId, i));
+          const session = await store.currentSession(ownKey(writerId, i));
           expect(session).not.toBeNull();
-          const contents = store.getMessages(session!.id).map((m) => m.content);
+          const contents = (await store.getMessages(session!.id)).map((m) => m.content);
           // Writer w sent message n to session n % (OWN_SESSIONS + 1): exactly those, in that order.
           const expected: string[] = [];
           for (let n = i; n < MESSAGES_PER_WRITER; n += OWN_SESSIONS + 1) expected.push(messageText(writerId, n));
@@ -109,8 +113,8 @@ describe('four processes writing one SQLite file at once', () => {
       }
 
       // Every writer created the shared key's session at the same moment: they must all have got one session.
-      const shared = store.currentSession(SHARED_KEY)!;
-      const sharedContents = store.getMessages(shared.id).map((m) => m.content);
+      const shared = (await store.currentSession(SHARED_KEY))!;
+      const sharedContents = (await store.getMessages(shared.id)).map((m) => m.content);
       expect(shared.messageCount).toBe(sharedContents.length);
       const perWriter = sequenceByWriter(sharedContents);
       expect([...perWriter.keys()].sort()).toEqual(['0', '1', '2', '3']);
@@ -129,9 +133,9 @@ describe('four processes writing one SQLite file at once', () => {
       }
       expect(switches).toBeGreaterThan(WRITERS - 1);
 
-      expect(store.search('"writer 2 message 999"', { source: 'cli' })).toHaveLength(1);
+      expect(await store.search('"writer 2 message 999"', { source: 'cli' })).toHaveLength(1);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });

@@ -1,7 +1,7 @@
 /**
  * One writer process for test/store-concurrency.test.ts.
  *
- *   node --import tsx test/helpers/store-writer.ts <db> <writerId> [messages=1000] [ownSessions=3]
+ *   node --import tsx test/helpers/store-writer.ts <db file or postgres:// URL> <writerId> [messages=1000] [ownSessions=3]
  *
  * Opens the store, creates its sessions (plus one key shared by every writer), prints a `ready` line, waits for
  * `go` on stdin so all writers start together, then appends one message per transaction, cycling over its
@@ -41,21 +41,21 @@ async function main(): Promise<void> {
   const count = Number(countArg);
   const ownSessions = Number(sessionsArg);
 
-  const store = SessionStore.open(dbPath);
+  const store = await SessionStore.open(dbPath);
   const sessionIds: string[] = [];
   for (let i = 0; i < ownSessions; i++) {
-    sessionIds.push(store.getOrCreateSession(ownKey(writerId, i), { source: 'cli', userId: writerId }).session.id);
+    sessionIds.push((await store.getOrCreateSession(ownKey(writerId, i), { source: 'cli', userId: writerId })).session.id);
   }
-  sessionIds.push(store.getOrCreateSession(SHARED_KEY, { source: 'cli' }).session.id);
+  sessionIds.push((await store.getOrCreateSession(SHARED_KEY, { source: 'cli' })).session.id);
   process.stdout.write(`${JSON.stringify({ ready: true, writerId })}\n`);
 
   await waitForGo();
   for (let n = 0; n < count; n++) {
     const sessionId = sessionIds[n % sessionIds.length];
-    store.appendMessages(sessionId, [{ role: 'user', content: messageText(writerId, n) }]);
+    await store.appendMessages(sessionId, [{ role: 'user', content: messageText(writerId, n) }]);
   }
   const stats = store.writeStats();
-  store.close();
+  await store.close();
   process.stdout.write(`${JSON.stringify({ done: true, writerId, written: count, sessionIds, ...stats })}\n`);
 }
 

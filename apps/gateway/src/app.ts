@@ -8,7 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { SessionStore } from '@herald/agent-core';
+import type { SessionStore } from '@herald/agent-core';
 import { buildAdminServer } from './admin/server.js';
 import type { HeraldConfig } from './config/load.js';
 import type { Logger } from './logger.js';
@@ -22,6 +22,8 @@ import { IngressRouter } from './ingress/router.js';
 import { withHandoverRetry } from './ingress/handover.js';
 import { accessPolicy } from './ingress/authorize.js';
 import { openConversationServices } from './sessions/services.js';
+import { storeKind } from './sessions/store-target.js';
+import { openStoreWhenReachable } from './admin/wait-for-store.js';
 import { createEgressRegistry, createIngresses, type IngressWithRoutes } from './platforms.js';
 import { createTurnRunner } from './turns/run-turn.js';
 import { buildAgentRuntime } from './turns/agent-runtime.js';
@@ -48,7 +50,7 @@ export interface Herald {
   stop(): Promise<void>;
 }
 
-export async function startHerald(config: HeraldConfig, log: Logger): Promise<Herald> {
+export async function startHerald(config: HeraldConfig, log: Logger, signal?: AbortSignal): Promise<Herald> {
   const hasIngress = config.role !== 'worker';
   const hasWorker = config.role !== 'ingress';
   if (hasIngress) {
@@ -59,7 +61,11 @@ export async function startHerald(config: HeraldConfig, log: Logger): Promise<He
   }
 
   const redis = await connectRedis(config.redisUrl);
-  const store = SessionStore.open(config.db);
+  // SQLite file or PostgreSQL; a database still booting is waited for, with /health/ready saying so.
+  const store = await openStoreWhenReachable(config, log, signal).catch((err: unknown) => {
+    redis.disconnect();
+    throw err;
+  });
   // Pairing, reset policy, per-session counters and models, progress settings (sessions/services.ts).
   const conversation = openConversationServices(config, store);
   const mailbox = new Mailbox(redis, config.redisPrefix, config.sessionLockMs);
@@ -78,12 +84,7 @@ export async function startHerald(config: HeraldConfig, log: Logger): Promise<He
           await redis.ping();
         },
       },
-      {
-        name: 'sqlite',
-        check: () => {
-          if (!store.ping()) throw new Error('query failed');
-        },
-      },
+      { name: storeKind(config), check: () => store.ping() },
       ...(hasIngress ? [workersSeenCheck({ redis, prefix: config.redisPrefix, localWorker: hasWorker })] : []),
       ...(hasWorker
         ? [
@@ -188,8 +189,7 @@ export async function startHerald(config: HeraldConfig, log: Logger): Promise<He
       for (const close of closers) await close().catch((err: unknown) => log.warn({ err }, 'close failed'));
       await http.close().catch((err: unknown) => log.warn({ err }, 'closing HTTP server failed'));
       redis.disconnect();
-      conversation.close();
-      store.close();
+      await store.close().catch((err: unknown) => log.warn({ err }, 'closing the store failed'));
     })());
 
   return { config, http, redis, store, worker, ingresses, router, url, stop };

@@ -53,9 +53,8 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
   });
   detailedHealthRoute(http, { config, redis: deps.redis, queue, ingresses: deps.ingresses });
 
-  let ownPairing: PairingService | null = null;
   if (config.adminToken) {
-    const pairing = deps.pairing ?? (ownPairing = PairingService.open(config.db));
+    const pairing = deps.pairing ?? new PairingService(deps.store.sql);
     await mountAdminApi(http, { token: config.adminToken, store: deps.store, queue, pairing });
   } else {
     deps.log.info('admin API off: set HERALD_ADMIN_TOKEN to enable /admin');
@@ -71,7 +70,6 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
     close: async () => {
       await heartbeat?.stop();
       await queue.close();
-      ownPairing?.close();
     },
   };
 }

@@ -39,7 +39,7 @@ export function pairingRoutes(app: FastifyInstance, pairing: PairingService): vo
       },
     },
     async (req) => {
-      const { pending, approved } = pairing.list(req.query.platform);
+      const { pending, approved } = await pairing.list(req.query.platform);
       return {
         pending: pending.map((p) => ({ platform: p.platform, user_id: p.userId, user_name: p.userName, created_at: iso(p.createdAt), expires_at: iso(p.expiresAt) })),
         approved: approved.map((a) => ({ platform: a.platform, user_id: a.userId, user_name: a.userName, approved_at: iso(a.approvedAt) })),
@@ -67,7 +67,7 @@ export function pairingRoutes(app: FastifyInstance, pairing: PairingService): vo
       },
     },
     async (req, reply) => {
-      const res = pairing.approve(req.body.platform, req.body.code);
+      const res = await pairing.approve(req.body.platform, req.body.code);
       switch (res.status) {
         case 'approved':
           return { platform: res.platform, user_id: res.userId, user_name: res.userName };
@@ -97,7 +97,7 @@ export function pairingRoutes(app: FastifyInstance, pairing: PairingService): vo
       },
     },
     async (req, reply) => {
-      if (pairing.revoke(req.body.platform, req.body.user_id)) return { revoked: true };
+      if (await pairing.revoke(req.body.platform, req.body.user_id)) return { revoked: true };
       return reply.code(404).send({ error: 'not_found', message: `${req.body.platform} user ${req.body.user_id} is not paired` });
     },
   );

@@ -63,7 +63,7 @@ export function sessionRoutes(app: FastifyInstance, store: SessionStore): void {
     async (req, reply) => {
       const q = req.query;
       try {
-        const page = store.listSessions({ source: q.source, userId: q.user, active: q.active, cursor: q.cursor, limit: q.limit });
+        const page = await store.listSessions({ source: q.source, userId: q.user, active: q.active, cursor: q.cursor, limit: q.limit });
         return { sessions: page.sessions.map(sessionJson), next_cursor: page.nextCursor };
       } catch (err) {
         if (err instanceof InvalidCursorError) return reply.code(400).send({ error: 'invalid_cursor', message: err.message });
@@ -94,9 +94,9 @@ export function sessionRoutes(app: FastifyInstance, store: SessionStore): void {
       },
     },
     async (req, reply) => {
-      const session = store.getSession(req.params.id);
+      const session = await store.getSession(req.params.id);
       if (!session) return reply.code(404).send({ error: 'not_found', message: `no session ${req.params.id}` });
-      const messages = store.getMessages(session.id, { afterId: req.query.after_id, limit: req.query.limit });
+      const messages = await store.getMessages(session.id, { afterId: req.query.after_id, limit: req.query.limit });
       return { session: sessionJson(session), messages: messages.map(messageJson) };
     },
   );
@@ -123,7 +123,7 @@ export function sessionRoutes(app: FastifyInstance, store: SessionStore): void {
     },
     async (req) => {
       const { q, source, user, limit } = req.query;
-      return { hits: store.search(q, { source, userId: user, limit }).map(searchHitJson) };
+      return { hits: (await store.search(q, { source, userId: user, limit })).map(searchHitJson) };
     },
   );
 
@@ -143,11 +143,11 @@ export function sessionRoutes(app: FastifyInstance, store: SessionStore): void {
       },
     },
     async (req, reply) => {
-      const current = store.currentSession(req.body.key);
+      const current = await store.currentSession(req.body.key);
       if (!current || current.endedAt !== null) {
         return reply.code(404).send({ error: 'not_found', message: `no open session for key ${req.body.key}` });
       }
-      return { session: sessionJson(store.endSession(current.id, ADMIN_RESET_REASON)) };
+      return { session: sessionJson(await store.endSession(current.id, ADMIN_RESET_REASON)) };
     },
   );
 }

@@ -3,10 +3,11 @@
  * each configured platform's token (Telegram getMe, Discord users/@me, Slack auth.test) and each model with a
  * tiny request. Exits non-zero naming every check that failed. Warnings (nothing configured yet) do not fail.
  */
-import { createProvider, SessionStore } from '@herald/agent-core';
+import { createProvider } from '@herald/agent-core';
 import { ConfigError, loadConfig, type HeraldConfig } from '../config/load.js';
 import { connectRedis, describeRedisUrl } from '../redis.js';
 import { providerConfig } from '../config/providers.js';
+import { describeStoreTarget, openConfiguredStore, storeKind, storeTarget } from '../sessions/store-target.js';
 
 /** Per check: a hung endpoint must not hang the doctor. */
 const CHECK_TIMEOUT_MS = 15_000;
@@ -81,15 +82,18 @@ function checksFor(config: HeraldConfig): Check[] {
       },
     },
     {
-      name: 'sqlite',
+      name: storeKind(config),
       run: async () => {
-        const store = SessionStore.open(config.db);
+        const where = describeStoreTarget(storeTarget(config));
+        const store = await openConfiguredStore(config).catch((err: unknown) => {
+          throw new Error(`${where}: ${err instanceof Error ? err.message : String(err)}`);
+        });
         try {
-          if (!store.ping()) throw new Error(`${config.db}: query failed`);
+          await store.ping();
         } finally {
-          store.close();
+          await store.close();
         }
-        return `${config.db} opened (migrations applied)`;
+        return `${where} opened (migrations applied)`;
       },
     },
   ];

@@ -1,7 +1,7 @@
 /**
  * The `herald` command (apps/gateway/bin/herald.js loads this from dist/ in production, through tsx in development):
  *   herald start [--role all|ingress|worker]   run the gateway (same as `npm start`)
- *   herald doctor                              check config, Redis, SQLite, platform tokens and models
+ *   herald doctor                              check config, Redis, the store, platform tokens and models
  *   herald pairing list|approve|revoke          the owner's side of pairing
  *   herald sessions list|show|search            read sessions and transcripts
  * `--config <herald.yaml>` works with every command. Exit codes: 0 ok, 1 a check or action failed, 2 usage.
@@ -36,9 +36,9 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
         if (args.length > 0) throw new CliError(`herald doctor takes no arguments (got ${args.join(' ')})`);
         return await doctor({ configFile, out: io.out });
       case 'pairing':
-        return pairingCommand(args, loadConfig({ file: configFile }).db, io);
+        return await pairingCommand(args, loadConfig({ file: configFile }), io);
       case 'sessions':
-        return sessionsCommand(args, loadConfig({ file: configFile }).db, io);
+        return await sessionsCommand(args, loadConfig({ file: configFile }), io);
       case '--version':
       case 'version':
         io.out(VERSION);

@@ -1,16 +1,17 @@
 /**
- * `herald pairing list|approve|revoke`: the owner's side of pairing, on the same SQLite file the gateway uses,
+ * `herald pairing list|approve|revoke`: the owner's side of pairing, on the same database the gateway uses,
  * so an approval takes effect on the user's next message without a restart.
  */
 import { parseArgs } from 'node:util';
 import { PairingService, UnknownPlatformNameError, parsePlatform } from '../pairing/index.js';
+import { openConfiguredStore, type StoreConfig } from '../sessions/store-target.js';
 import { CliError, type CliIo } from './io.js';
 
 export const PAIRING_USAGE = `herald pairing list [--platform telegram|discord|slack] [--json]
 herald pairing approve <platform> <code>
 herald pairing revoke <platform> <user id>`;
 
-export function pairingCommand(args: string[], db: string, io: CliIo): number {
+export async function pairingCommand(args: string[], config: StoreConfig, io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
   const { values, positionals } = parseArgs({
     args: rest,
@@ -26,11 +27,12 @@ export function pairingCommand(args: string[], db: string, io: CliIo): number {
       throw err;
     }
   };
-  const pairing = PairingService.open(db);
+  const store = await openConfiguredStore(config);
+  const pairing = new PairingService(store.sql);
   try {
     switch (sub) {
       case 'list': {
-        const { pending, approved } = pairing.list(values.platform === undefined ? undefined : platformOf(values.platform));
+        const { pending, approved } = await pairing.list(values.platform === undefined ? undefined : platformOf(values.platform));
         if (values.json) return io.json({ pending, approved });
         io.out(`pending (${pending.length}):`);
         for (const p of pending) io.out(`  ${p.platform}  ${p.userId}  ${p.userName ?? '-'}  expires ${new Date(p.expiresAt).toISOString()}`);
@@ -41,7 +43,7 @@ export function pairingCommand(args: string[], db: string, io: CliIo): number {
       case 'approve': {
         const [name, code] = positionals;
         if (!code) throw new CliError(`usage: herald pairing approve <platform> <code>`);
-        const res = pairing.approve(platformOf(name), code);
+        const res = await pairing.approve(platformOf(name), code);
         if (res.status === 'approved') {
           io.out(`approved ${res.platform} user ${res.userId}${res.userName ? ` (${res.userName})` : ''}`);
           return 0;
@@ -56,7 +58,7 @@ export function pairingCommand(args: string[], db: string, io: CliIo): number {
       case 'revoke': {
         const [name, userId] = positionals;
         if (!userId) throw new CliError(`usage: herald pairing revoke <platform> <user id>`);
-        if (pairing.revoke(platformOf(name), userId)) {
+        if (await pairing.revoke(platformOf(name), userId)) {
           io.out(`revoked ${name} user ${userId}`);
           return 0;
         }
@@ -67,6 +69,6 @@ export function pairingCommand(args: string[], db: string, io: CliIo): number {
         throw new CliError(`usage:\n${PAIRING_USAGE}`);
     }
   } finally {
-    pairing.close();
+    await store.close();
   }
 }

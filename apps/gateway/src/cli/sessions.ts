@@ -1,9 +1,10 @@
 /**
- * `herald sessions list|show|search`: the SQLite store read directly (HERALD_DB), so it works whether or not the
- * gateway runs. `--json` prints what the admin API would return, for scripts.
+ * `herald sessions list|show|search`: the store read directly (HERALD_DATABASE_URL or HERALD_DB), so it works
+ * whether or not the gateway runs. `--json` prints what the admin API would return, for scripts.
  */
 import { parseArgs } from 'node:util';
-import { SessionStore, type Session, type SessionSource } from '@herald/agent-core';
+import type { Session, SessionSource } from '@herald/agent-core';
+import { openConfiguredStore, type StoreConfig } from '../sessions/store-target.js';
 import { SOURCES, messageJson, searchHitJson, sessionJson } from '../admin/schemas.js';
 import { CliError, type CliIo } from './io.js';
 
@@ -13,7 +14,7 @@ export const SESSIONS_USAGE = `herald sessions list [--source telegram|discord|s
 herald sessions show <session id> [--json]
 herald sessions search <words…> [--source <s>] [--user <id>] [--limit <n>] [--json]`;
 
-export function sessionsCommand(args: string[], db: string, io: CliIo): number {
+export async function sessionsCommand(args: string[], config: StoreConfig, io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
   const { values, positionals } = parseArgs({
     args: rest,
@@ -30,12 +31,12 @@ export function sessionsCommand(args: string[], db: string, io: CliIo): number {
   });
   const source = parseSource(values.source);
   const limit = values.limit === undefined ? undefined : parseLimit(values.limit);
-  const store = SessionStore.open(db);
+  const store = await openConfiguredStore(config);
   try {
     switch (sub) {
       case 'list': {
         const active = values.active ? true : values.ended ? false : undefined;
-        const page = store.listSessions({ source, userId: values.user, active, cursor: values.cursor, limit });
+        const page = await store.listSessions({ source, userId: values.user, active, cursor: values.cursor, limit });
         if (values.json) return io.json({ sessions: page.sessions.map(sessionJson), next_cursor: page.nextCursor });
         if (page.sessions.length === 0) io.out('no sessions');
         for (const s of page.sessions) io.out(sessionLine(s));
@@ -45,9 +46,9 @@ export function sessionsCommand(args: string[], db: string, io: CliIo): number {
       case 'show': {
         const id = positionals[0];
         if (!id) throw new CliError('usage: herald sessions show <session id>');
-        const session = store.getSession(id);
+        const session = await store.getSession(id);
         if (!session) throw new CliError(`no session ${id}`);
-        const messages = store.getMessages(session.id);
+        const messages = await store.getMessages(session.id);
         if (values.json) return io.json({ session: sessionJson(session), messages: messages.map(messageJson) });
         io.out(sessionLine(session));
         io.out(`key ${session.key} · model ${session.model ?? 'default'} · tokens in ${session.inputTokens} / out ${session.outputTokens}`);
@@ -60,7 +61,7 @@ export function sessionsCommand(args: string[], db: string, io: CliIo): number {
       case 'search': {
         const query = positionals.join(' ').trim();
         if (!query) throw new CliError('usage: herald sessions search <words…>');
-        const hits = store.search(query, { source, userId: values.user, limit });
+        const hits = await store.search(query, { source, userId: values.user, limit });
         if (values.json) return io.json({ hits: hits.map(searchHitJson) });
         if (hits.length === 0) io.out('no matches');
         for (const h of hits) io.out(`${h.sessionId}  ${h.source}  ${h.role}  ${h.snippet.replace(/\s+/g, ' ')}`);
@@ -70,7 +71,7 @@ export function sessionsCommand(args: string[], db: string, io: CliIo): number {
         throw new CliError(`usage:\n${SESSIONS_USAGE}`);
     }
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

@@ -42,7 +42,7 @@ export function sessionInit(deps: CommandDeps, msg: InboundMessage): SessionInit
 }
 
 /** The key's session while it is open; an ended one (after /new or a reset) is no conversation. */
-export function openSession(deps: CommandDeps, sessionKey: string): Session | null {
-  const s = deps.store.currentSession(sessionKey);
+export async function openSession(deps: CommandDeps, sessionKey: string): Promise<Session | null> {
+  const s = await deps.store.currentSession(sessionKey);
   return s && s.endedAt === null ? s : null;
 }

@@ -34,14 +34,14 @@ let services: ConversationServices;
 let deps: CommandDeps;
 let nextId = 1;
 
-beforeAll(() => {
+beforeAll(async () => {
   const db = join(dir, 'herald.db');
   const config = loadConfig({
     file: null,
     env: { HERALD_DB: db, HERALD_MODEL: 'openai:gpt-4.1-mini', OPENAI_API_KEY: 'sk-test', HERALD_CONTEXT_WINDOW: '10000' },
   });
   redis = new Redis(URL);
-  store = SessionStore.open(db);
+  store = await SessionStore.open(db);
   services = openConversationServices(config, store);
   const mailbox = new Mailbox(redis, prefix, 2_000);
   const control = new ControlBus(redis, null, prefix);
@@ -55,8 +55,7 @@ afterAll(async () => {
   const keys = await redis.keys(`${prefix}:*`);
   if (keys.length) await redis.del(...keys);
   redis.disconnect();
-  services.close();
-  store.close();
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -84,34 +83,34 @@ async function command(chat: string, text: string, platform: InboundMessage['pla
 }
 
 /** A session with `exchanges` question/answer pairs written as turns, as the worker writes them. */
-function conversation(chat: string, exchanges: Array<[string, string]>): string {
+async function conversation(chat: string, exchanges: Array<[string, string]>): Promise<string> {
   const key = sessionKeyFor(message(chat, ''));
-  const { session } = store.getOrCreateSession(key, { source: 'telegram', userId: chat, chatId: chat, model: 'openai:gpt-4.1-mini' });
-  exchanges.forEach(([q, a], i) => {
-    store.appendMessages(session.id, [{ role: 'user', content: q }, { role: 'assistant', content: a }], { turnId: `${chat}-t${i}` });
-  });
+  const { session } = await store.getOrCreateSession(key, { source: 'telegram', userId: chat, chatId: chat, model: 'openai:gpt-4.1-mini' });
+  for (const [i, [q, a]] of exchanges.entries()) {
+    await store.appendMessages(session.id, [{ role: 'user', content: q }, { role: 'assistant', content: a }], { turnId: `${chat}-t${i}` });
+  }
   return session.id;
 }
 
 describe('session commands', () => {
   it('/undo removes the last exchange and says what; /undo on nothing says so', async () => {
-    const id = conversation('u1', [['first question', 'first answer'], ['second question', 'second answer']]);
+    const id = await conversation('u1', [['first question', 'first answer'], ['second question', 'second answer']]);
     expect(await command('u1', '/undo')).toBe('↩️ Removed your last message “second question” and the reply.');
-    expect(store.getHistory(id).map((m) => m.content)).toEqual(['first question', 'first answer']);
+    expect((await store.getHistory(id)).map((m) => m.content)).toEqual(['first question', 'first answer']);
     expect(await command('u1', '/undo')).toMatch(/first question/);
     expect(await command('u1', '/undo')).toBe('Nothing to undo.');
   });
 
   it('/retry removes the last question with its answer and queues the question again', async () => {
-    const id = conversation('r1', [['keep me', 'kept'], ['ask again', 'wrong answer']]);
+    const id = await conversation('r1', [['keep me', 'kept'], ['ask again', 'wrong answer']]);
     expect(await command('r1', '/retry')).toBeNull();
-    expect(store.getHistory(id).map((m) => m.content)).toEqual(['keep me', 'kept']);
+    expect((await store.getHistory(id)).map((m) => m.content)).toEqual(['keep me', 'kept']);
     const pending = await deps.mailbox.head(sessionKeyFor(message('r1', '')));
     expect(pending?.entry.payload.text).toBe('ask again');
   });
 
   it('/retry, /undo, /compress and /resume refuse while a turn holds the session', async () => {
-    conversation('b1', [['q', 'a']]);
+    await conversation('b1', [['q', 'a']]);
     const key = sessionKeyFor(message('b1', ''));
     const lock = await deps.mailbox.acquire(key, 'test-worker');
     if ('heldForMs' in lock) throw new Error('lock unexpectedly held');
@@ -122,28 +121,28 @@ describe('session commands', () => {
   });
 
   it('/title names the conversation; a title another conversation has is refused', async () => {
-    conversation('t1', [['plan a trip', 'sure']]);
+    await conversation('t1', [['plan a trip', 'sure']]);
     expect(await command('t1', '/title')).toMatch(/has no title/);
     expect(await command('t1', '/title  Trip to Rome ')).toBe('🏷 Titled “Trip to Rome”.');
     expect(await command('t1', '/title')).toBe('This conversation is titled “Trip to Rome”.');
-    conversation('t2', [['other', 'thing']]);
+    await conversation('t2', [['other', 'thing']]);
     expect(await command('t2', '/title Trip to Rome')).toMatch(/already has that title/);
   });
 
   it('/resume lists your titled conversations of this platform, one line per lineage, and continues one by name', async () => {
     const key = sessionKeyFor(message('p3', ''));
     const init = { source: 'telegram' as const, userId: 'p3', chatId: 'p3', model: 'openai:gpt-4.1-mini' };
-    const rome = store.startNewSession(key, init).id;
-    store.appendMessages(rome, [{ role: 'user', content: 'rome question' }, { role: 'assistant', content: 'rome answer' }], { turnId: 'p3-rome' });
-    store.setTitle(rome, 'Rome');
-    const paris = store.startNewSession(key, { ...init, endPreviousReason: 'session_reset' }).id;
-    store.setTitle(paris, 'Paris');
+    const rome = (await store.startNewSession(key, init)).id;
+    await store.appendMessages(rome, [{ role: 'user', content: 'rome question' }, { role: 'assistant', content: 'rome answer' }], { turnId: 'p3-rome' });
+    await store.setTitle(rome, 'Rome');
+    const paris = (await store.startNewSession(key, { ...init, endPreviousReason: 'session_reset' })).id;
+    await store.setTitle(paris, 'Paris');
     // Someone else's titled conversation, and another platform's: neither is listed nor resumable.
-    store.setTitle(conversation('p1', [['secret question', 'secret answer']]), 'Secret');
+    await store.setTitle(await conversation('p1', [['secret question', 'secret answer']]), 'Secret');
     const slackKey = 'agent:main:slack:dm:D1';
-    store.setTitle(store.getOrCreateSession(slackKey, { source: 'slack', userId: 'p3' }).session.id, 'Slack only');
-    const mine = store.startNewSession(key, { ...init, endPreviousReason: 'session_reset' }).id;
-    store.appendMessages(mine, [{ role: 'user', content: 'unrelated' }, { role: 'assistant', content: 'yes' }], { turnId: 'p3-now' });
+    await store.setTitle((await store.getOrCreateSession(slackKey, { source: 'slack', userId: 'p3' })).session.id, 'Slack only');
+    const mine = (await store.startNewSession(key, { ...init, endPreviousReason: 'session_reset' })).id;
+    await store.appendMessages(mine, [{ role: 'user', content: 'unrelated' }, { role: 'assistant', content: 'yes' }], { turnId: 'p3-now' });
 
     const list = await command('p3', '/resume');
     expect(list).toContain('• Rome');
@@ -154,30 +153,30 @@ describe('session commands', () => {
     expect(await command('p3', '/resume Secret')).toMatch(/^No conversation titled/);
 
     expect(await command('p3', '/resume rome')).toBe('▶️ Resumed “Rome” (2 messages).');
-    const now = store.currentSession(key)!;
+    const now = (await store.currentSession(key))!;
     expect(now.parentSessionId).toBe(rome);
     expect(now.title).toBe('Rome #2');
-    expect(store.getHistory(now.id).map((m) => m.content)).toEqual(['rome question', 'rome answer']);
-    expect(store.getSession(mine)).toMatchObject({ endReason: 'resumed' });
+    expect((await store.getHistory(now.id)).map((m) => m.content)).toEqual(['rome question', 'rome answer']);
+    expect(await store.getSession(mine)).toMatchObject({ endReason: 'resumed' });
     // The lineage shows once, and resolves to its latest session.
     expect((await command('p3', '/resume'))!.match(/• Rome/g)).toHaveLength(1);
     expect(await command('p3', '/resume Rome')).toBe('Already in “Rome #2”.');
   });
 
   it('/model lists the choices, sets a model per conversation, refuses one that cannot run here', async () => {
-    conversation('m1', [['hi', 'hello']]);
+    await conversation('m1', [['hi', 'hello']]);
     expect(await command('m1', '/model')).toContain('Model of this conversation: openai:gpt-4.1-mini');
     expect(await command('m1', '/model anthropic:claude-sonnet-4-5')).toMatch(/ANTHROPIC_API_KEY/);
     expect(await command('m1', '/model gpt-4o')).toMatch(/not provider:model/);
     expect(await command('m1', '/model openai:gpt-4o')).toBe('🧠 This conversation now uses openai:gpt-4o.');
-    expect(store.currentSession(sessionKeyFor(message('m1', '')))!.model).toBe('openai:gpt-4o');
+    expect((await store.currentSession(sessionKeyFor(message('m1', ''))))!.model).toBe('openai:gpt-4o');
     expect(await command('m1', '/model default')).toBe('🧠 This conversation now uses openai:gpt-4.1-mini.');
   });
 
   it('/usage shows tokens, API calls, context used of the window, compressions', async () => {
-    const id = conversation('s1', [['q', 'a']]);
-    store.addUsage(id, { input: 1200, output: 300, cacheRead: 100, cacheWrite: 0, lastPromptTokens: 4000 });
-    services.counters.addApiCalls(id, 2);
+    const id = await conversation('s1', [['q', 'a']]);
+    await store.addUsage(id, { input: 1200, output: 300, cacheRead: 100, cacheWrite: 0, lastPromptTokens: 4000 });
+    await services.counters.addApiCalls(id, 2);
     const usage = await command('s1', '/usage');
     expect(usage).toContain('Tokens: in 1,200 · out 300 · cache read 100 · cache write 0');
     expect(usage).toContain('API calls: 2');
@@ -187,10 +186,10 @@ describe('session commands', () => {
   });
 
   it('/compress needs at least 4 messages; /new ends the session as session_reset', async () => {
-    const id = conversation('c1', [['q', 'a']]);
+    const id = await conversation('c1', [['q', 'a']]);
     expect(await command('c1', '/compress')).toBe(TOO_SHORT_NOTICE);
     expect(await command('c1', '/new')).toMatch(/^✨ Started a new conversation/);
-    expect(store.getSession(id)).toMatchObject({ endReason: 'session_reset' });
+    expect(await store.getSession(id)).toMatchObject({ endReason: 'session_reset' });
     expect(await command('c1', '/stop')).toBe('No active task to stop.');
   });
 });

@@ -49,9 +49,9 @@ async function stopCommand(deps: CommandDeps, { sessionKey }: CommandInput): Pro
 
 async function newCommand(deps: CommandDeps, { sessionKey }: CommandInput): Promise<string> {
   await stopSession(deps, sessionKey);
-  const current = deps.store.currentSession(sessionKey);
+  const current = await deps.store.currentSession(sessionKey);
   if (current && current.endedAt === null) {
-    const ended = deps.store.endSession(current.id, 'session_reset');
+    const ended = await deps.store.endSession(current.id, 'session_reset');
     // The memory flush takes a model call: run it behind the reply, so the fresh start is instant.
     if (deps.conversation) void flushBeforeLosingDetails(deps.store, deps.conversation, ended, 'reset', deps.log);
   }

@@ -27,10 +27,10 @@ export function lastExchangeStart(messages: readonly StoredMessage[]): StoredMes
 }
 
 export async function retryCommand(deps: CommandDeps, { msg, sessionKey }: CommandInput): Promise<string | null> {
-  const s = openSession(deps, sessionKey);
-  const start = s ? lastExchangeStart(deps.store.getMessages(s.id)) : null;
+  const s = await openSession(deps, sessionKey);
+  const start = s ? lastExchangeStart(await deps.store.getMessages(s.id)) : null;
   if (!s || !start || !start.content) return 'Nothing to retry yet.';
-  deps.store.deleteMessagesFrom(s.id, start.id);
+  await deps.store.deleteMessagesFrom(s.id, start.id);
   // The /retry message itself carries the question again: its own id keeps the job unique.
   const res = await deps.producer.submit(sessionKey, { ...payloadFrom(msg), text: start.content, quoted: undefined }, 'queue');
   if (res.status === 'full') return 'The queue is full; nothing was retried.';
@@ -38,16 +38,16 @@ export async function retryCommand(deps: CommandDeps, { msg, sessionKey }: Comma
 }
 
 export async function undoCommand(deps: CommandDeps, { sessionKey }: CommandInput): Promise<string> {
-  const s = openSession(deps, sessionKey);
-  const start = s ? lastExchangeStart(deps.store.getMessages(s.id)) : null;
+  const s = await openSession(deps, sessionKey);
+  const start = s ? lastExchangeStart(await deps.store.getMessages(s.id)) : null;
   if (!s || !start) return 'Nothing to undo.';
-  const removed = deps.store.deleteMessagesFrom(s.id, start.id);
+  const removed = await deps.store.deleteMessagesFrom(s.id, start.id);
   const after = removed - 1;
   return `↩️ Removed your last message “${preview(start.content)}”${after > 0 ? ` and ${after === 1 ? 'the reply' : `${after} messages after it`}` : ''}.`;
 }
 
 export async function compressCommand(deps: CommandDeps, { sessionKey }: CommandInput): Promise<string> {
-  const s = openSession(deps, sessionKey);
+  const s = await openSession(deps, sessionKey);
   if (!s || s.messageCount < MIN_MESSAGES_TO_COMPRESS) return TOO_SHORT_NOTICE;
   const services = deps.conversation;
   const ref = s.model ?? services?.config.model;

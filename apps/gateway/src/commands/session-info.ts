@@ -16,10 +16,10 @@ export async function statusCommand(deps: CommandDeps, { sessionKey }: CommandIn
   const busy = await deps.mailbox.isBusy(sessionKey);
   const pending = Math.max((await deps.mailbox.length(sessionKey)) - (busy ? 1 : 0), 0);
   const running = busy ? `▶️ A task is running${pending ? ` (${pending} queued)` : ''}.` : '💤 Idle.';
-  const s = openSession(deps, sessionKey);
+  const s = await openSession(deps, sessionKey);
   if (!s) return `${NO_SESSION}\n${running}`;
-  const lastAt = deps.store.lastMessageAt(s.id);
-  const todos = getTodos(deps.store, s.id);
+  const lastAt = await deps.store.lastMessageAt(s.id);
+  const todos = await getTodos(deps.store, s.id);
   return [
     `Session ${s.id}${s.title ? ` — “${s.title}”` : ''}`,
     `Started ${ago(s.startedAt)} · last activity ${lastAt !== null ? ago(lastAt) : 'none'}`,
@@ -31,18 +31,18 @@ export async function statusCommand(deps: CommandDeps, { sessionKey }: CommandIn
 }
 
 export async function usageCommand(deps: CommandDeps, { sessionKey }: CommandInput): Promise<string> {
-  const s = openSession(deps, sessionKey);
+  const s = await openSession(deps, sessionKey);
   if (!s) return NO_SESSION;
   const model = modelOf(deps, s);
   const window = contextWindowFor(model?.slice(model.indexOf(':') + 1) ?? '', deps.conversation?.config.contextWindow);
-  const used = s.lastPromptTokens ?? estimateTokens(deps, s);
+  const used = s.lastPromptTokens ?? (await estimateTokens(deps, s));
   const percent = Math.min(100, Math.round((used / window) * 100));
-  const calls = deps.conversation?.counters.apiCalls(s.id);
+  const calls = await deps.conversation?.counters.apiCalls(s.id);
   return [
     `Tokens: in ${fmt(s.inputTokens)} · out ${fmt(s.outputTokens)} · cache read ${fmt(s.cacheReadTokens)} · cache write ${fmt(s.cacheWriteTokens)}`,
     `API calls: ${calls === undefined ? 'n/a' : fmt(calls)}`,
     `Context: ${fmt(used)} / ${fmt(window)} tokens (${percent}%)${s.lastPromptTokens === null ? ' (estimated)' : ''}`,
-    `Compressions: ${compressionsOf(deps.store, s)}`,
+    `Compressions: ${await compressionsOf(deps.store, s)}`,
     ...(s.estimatedCostUsd > 0 ? [`Estimated cost: $${s.estimatedCostUsd.toFixed(4)}`] : []),
   ].join('\n');
 }
@@ -50,7 +50,7 @@ export async function usageCommand(deps: CommandDeps, { sessionKey }: CommandInp
 export async function modelCommand(deps: CommandDeps, { command, msg, sessionKey }: CommandInput): Promise<string> {
   const config = deps.conversation?.config;
   if (!config) return 'Model switching is not available here.';
-  const current = openSession(deps, sessionKey);
+  const current = await openSession(deps, sessionKey);
   const arg = command.args.trim();
   if (arg === '') {
     const choices = modelChoices(config);
@@ -65,8 +65,8 @@ export async function modelCommand(deps: CommandDeps, { command, msg, sessionKey
   if (!wanted) return 'No default model is configured (HERALD_MODEL).';
   const checked = checkModelRef(config, wanted);
   if (!checked.ok) return `⚠️ ${checked.reason}`;
-  const session = current ?? deps.store.getOrCreateSession(sessionKey, sessionInit(deps, msg)).session;
-  deps.store.setModel(session.id, checked.ref);
+  const session = current ?? (await deps.store.getOrCreateSession(sessionKey, sessionInit(deps, msg))).session;
+  await deps.store.setModel(session.id, checked.ref);
   return `🧠 This conversation now uses ${checked.ref}.`;
 }
 
@@ -74,8 +74,8 @@ function modelOf(deps: CommandDeps, s: Session): string | null {
   return s.model ?? deps.conversation?.config.model ?? null;
 }
 
-function estimateTokens(deps: CommandDeps, s: Session): number {
-  const chars = deps.store.getHistory(s.id).reduce((n, m) => n + (m.content?.length ?? 0) + JSON.stringify(m.tool_calls ?? '').length, 0);
+async function estimateTokens(deps: CommandDeps, s: Session): Promise<number> {
+  const chars = (await deps.store.getHistory(s.id)).reduce((n, m) => n + (m.content?.length ?? 0) + JSON.stringify(m.tool_calls ?? '').length, 0);
   return Math.ceil(chars / CHARS_PER_TOKEN);
 }
 

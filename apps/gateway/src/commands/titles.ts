@@ -15,15 +15,15 @@ const RESUME_SCAN = 100;
 const LINEAGE_SUFFIX = / #\d+$/;
 
 export async function titleCommand(deps: CommandDeps, { command, msg, sessionKey }: CommandInput): Promise<string> {
-  const current = openSession(deps, sessionKey);
+  const current = await openSession(deps, sessionKey);
   if (!command.args) {
     return current?.title
       ? `This conversation is titled “${current.title}”.`
       : 'This conversation has no title. Set one with /title <name>; /resume <name> brings it back later.';
   }
-  const session = current ?? deps.store.getOrCreateSession(sessionKey, sessionInit(deps, msg)).session;
+  const session = current ?? (await deps.store.getOrCreateSession(sessionKey, sessionInit(deps, msg))).session;
   try {
-    const stored = deps.store.setTitle(session.id, command.args);
+    const stored = await deps.store.setTitle(session.id, command.args);
     return stored === null ? 'That title is empty once cleaned up; try another.' : `🏷 Titled “${stored}”.`;
   } catch (err) {
     if (err instanceof TitleInUseError) return 'Another conversation already has that title; pick another.';
@@ -33,24 +33,27 @@ export async function titleCommand(deps: CommandDeps, { command, msg, sessionKey
 
 export async function resumeCommand(deps: CommandDeps, { command, msg, sessionKey }: CommandInput): Promise<string> {
   const source = msg.platform as SessionSource;
-  if (!command.args) return listTitled(deps, source, msg.userId);
+  if (!command.args) return await listTitled(deps, source, msg.userId);
 
-  const target = resolveTitleOn(deps, source, msg.userId, command.args);
+  const target = await resolveTitleOn(deps, source, msg.userId, command.args);
   if (!target) return `No conversation titled “${command.args}”. Send /resume to list them.`;
-  const current = openSession(deps, sessionKey);
+  const current = await openSession(deps, sessionKey);
   if (current?.id === target.id) return `Already in “${target.title}”.`;
 
-  const history = deps.store.getHistory(target.id);
-  const resumed = deps.store.startNewSession(sessionKey, {
-    ...sessionInit(deps, msg),
-    model: target.model ?? undefined,
-    systemPrompt: target.systemPrompt ?? undefined,
-    parentSessionId: target.id,
-    // Its place in the lineage, as compression names it: `name #2`, `name #3`, ...
-    title: target.title ? deps.store.nextLineageTitle(target.title) : undefined,
-    endPreviousReason: 'resumed',
+  const history = await deps.store.getHistory(target.id);
+  // One transaction: the key never points at a resumed session without its transcript.
+  await deps.store.transaction(async () => {
+    const resumed = await deps.store.startNewSession(sessionKey, {
+      ...sessionInit(deps, msg),
+      model: target.model ?? undefined,
+      systemPrompt: target.systemPrompt ?? undefined,
+      parentSessionId: target.id,
+      // Its place in the lineage, as compression names it: `name #2`, `name #3`, ...
+      title: target.title ? await deps.store.nextLineageTitle(target.title) : undefined,
+      endPreviousReason: 'resumed',
+    });
+    if (history.length > 0) await deps.store.appendMessages(resumed.id, history);
   });
-  if (history.length > 0) deps.store.appendMessages(resumed.id, history);
   return `▶️ Resumed “${target.title}” (${history.length} message${history.length === 1 ? '' : 's'}).`;
 }
 
@@ -58,23 +61,23 @@ export async function resumeCommand(deps: CommandDeps, { command, msg, sessionKe
  * The latest session of the title's lineage on this platform; an exact title first, else any letter case.
  * Only the user's own conversations: a shared bot must not let one person read another's transcript.
  */
-function resolveTitleOn(deps: CommandDeps, source: SessionSource, userId: string, title: string): Session | null {
-  const exact = deps.store.resolveTitle(title);
+async function resolveTitleOn(deps: CommandDeps, source: SessionSource, userId: string, title: string): Promise<Session | null> {
+  const exact = await deps.store.resolveTitle(title);
   if (exact) return exact.source === source && exact.userId === userId ? exact : null;
   const wanted = title.trim().toLowerCase();
-  const match = ownTitled(deps, source, userId).find((s) => s.title !== null && s.title.replace(LINEAGE_SUFFIX, '').toLowerCase() === wanted);
-  const latest = match?.title ? deps.store.resolveTitle(match.title.replace(LINEAGE_SUFFIX, '')) : null;
+  const match = (await ownTitled(deps, source, userId)).find((s) => s.title !== null && s.title.replace(LINEAGE_SUFFIX, '').toLowerCase() === wanted);
+  const latest = match?.title ? await deps.store.resolveTitle(match.title.replace(LINEAGE_SUFFIX, '')) : null;
   return latest && latest.userId === userId ? latest : null;
 }
 
-function ownTitled(deps: CommandDeps, source: SessionSource, userId: string): Session[] {
-  return deps.store.listTitledSessions({ source, limit: RESUME_SCAN }).filter((s) => s.userId === userId);
+async function ownTitled(deps: CommandDeps, source: SessionSource, userId: string): Promise<Session[]> {
+  return (await deps.store.listTitledSessions({ source, limit: RESUME_SCAN })).filter((s) => s.userId === userId);
 }
 
-function listTitled(deps: CommandDeps, source: SessionSource, userId: string): string {
+async function listTitled(deps: CommandDeps, source: SessionSource, userId: string): Promise<string> {
   const seen = new Set<string>();
   const lines: string[] = [];
-  for (const s of ownTitled(deps, source, userId)) {
+  for (const s of await ownTitled(deps, source, userId)) {
     if (s.title === null) continue;
     // One line per lineage (`name`, `name #2`, ... are one conversation); /resume name finds its latest.
     const root = s.title.replace(LINEAGE_SUFFIX, '');

@@ -152,7 +152,18 @@ export function configSecrets(config: HeraldConfig): string[] {
   for (const [path, s] of walkSettings()) {
     if (!s.secret) continue;
     const v = getPath(config as unknown as Record<string, unknown>, path);
-    if (typeof v === 'string' && v) out.push(v);
+    if (typeof v === 'string' && v) out.push(v, ...urlPassword(v));
   }
   return out;
+}
+
+/** The password inside a URL secret (`postgres://user:pw@host/db`), which errors may quote on its own. */
+function urlPassword(value: string): string[] {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return [];
+  try {
+    const password = decodeURIComponent(new URL(value).password);
+    return password.length >= 4 ? [password] : [];
+  } catch {
+    return [];
+  }
 }

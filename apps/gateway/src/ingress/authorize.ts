@@ -11,12 +11,12 @@ import type { Logger } from '../logger.js';
 import type { PairingRequestResult, PairingService } from '../pairing/index.js';
 
 export interface AccessPolicy {
-  isAllowed(platform: Platform, userId: string): boolean;
+  isAllowed(platform: Platform, userId: string): Promise<boolean>;
   /** True when no allowlist and no allow-all switch is set anywhere: nobody gets in (but pairing). */
   readonly lockedDown: boolean;
 }
 
-export function accessPolicy(config: HeraldConfig, approved?: (platform: Platform, userId: string) => boolean): AccessPolicy {
+export function accessPolicy(config: HeraldConfig, approved?: (platform: Platform, userId: string) => Promise<boolean>): AccessPolicy {
   const perPlatform = {
     telegram: { all: config.telegram.allowAllUsers, users: new Set(config.telegram.allowedUsers) },
     discord: { all: config.discord.allowAllUsers, users: new Set(config.discord.allowedUsers) },
@@ -26,9 +26,10 @@ export function accessPolicy(config: HeraldConfig, approved?: (platform: Platfor
   const lockedDown = !global.all && global.users.size === 0 && Object.values(perPlatform).every((p) => !p.all && p.users.size === 0);
   return {
     lockedDown,
-    isAllowed(platform, userId) {
+    async isAllowed(platform, userId) {
       const p = perPlatform[platform];
-      return global.all || p.all || global.users.has(userId) || p.users.has(userId) || (approved?.(platform, userId) ?? false);
+      if (global.all || p.all || global.users.has(userId) || p.users.has(userId)) return true;
+      return approved ? approved(platform, userId) : false;
     },
   };
 }
@@ -46,13 +47,13 @@ export interface AdmitDeps {
  * in other people's channels.
  */
 export async function admit(deps: AdmitDeps, msg: InboundMessage, reply: (text: string) => Promise<unknown>): Promise<boolean> {
-  if (deps.policy.isAllowed(msg.platform, msg.userId)) return true;
+  if (await deps.policy.isAllowed(msg.platform, msg.userId)) return true;
   const log = deps.log.child({ platform: msg.platform, userId: msg.userId, chatType: msg.chatType });
   if (msg.chatType !== 'dm' || !deps.pairing) {
     log.info('message from an unauthorised user ignored');
     return false;
   }
-  const res = deps.pairing.request(msg.platform, msg.userId, msg.userName);
+  const res = await deps.pairing.request(msg.platform, msg.userId, msg.userName);
   if (res.status === 'already_approved') return true; // approved between the two checks
   log.info({ pairing: res.status }, 'unauthorised DM: pairing');
   await reply(pairingReply(msg.platform, res));

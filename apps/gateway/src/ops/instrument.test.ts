@@ -25,9 +25,9 @@ async function sample(metrics: HeraldMetrics, name: string, labels: Record<strin
   return values.find((v) => v.name === name && Object.entries(labels).every(([k, want]) => v.labels[k] === want))?.value;
 }
 
-function ctxFor(store: SessionStore, turnId: string, signal = new AbortController().signal): TurnContext {
-  const session = store.getOrCreateSession('agent:main:telegram:dm:1', { source: 'telegram', userId: '1' }).session;
-  store.beginTurn(turnId, session.id);
+async function ctxFor(store: SessionStore, turnId: string, signal = new AbortController().signal): Promise<TurnContext> {
+  const session = (await store.getOrCreateSession('agent:main:telegram:dm:1', { source: 'telegram', userId: '1' })).session;
+  await store.beginTurn(turnId, session.id);
   const payload = { platform: 'telegram', text: 'hi' } as TurnContext['entries'][number]['payload'];
   return {
     sessionKey: 'agent:main:telegram:dm:1',
@@ -67,26 +67,26 @@ describe('instrumentProvider', () => {
 describe('instrumentTurns', () => {
   it('reads the outcome from the outbox: delivered, failed delivery (counted per platform), abandoned on shutdown', async () => {
     const metrics = createHeraldMetrics({ defaultMetrics: false });
-    const store = SessionStore.open(join(dir, 'turns.db'));
+    const store = await SessionStore.open(join(dir, 'turns.db'));
     try {
-      const delivered = instrumentTurns(async (ctx) => void store.markDelivered(ctx.turnId, ['10']), { metrics, store });
-      await delivered(ctxFor(store, 't1'));
+      const delivered = instrumentTurns(async (ctx) => void (await store.markDelivered(ctx.turnId, ['10'])), { metrics, store });
+      await delivered(await ctxFor(store, 't1'));
 
       const undeliverable = instrumentTurns(
         async (ctx) => {
-          store.recordReply(ctx.turnId, 'an answer');
+          await store.recordReply(ctx.turnId, 'an answer');
           throw new DeliveryError('delivery failed: chat not found');
         },
         { metrics, store },
       );
-      await expect(undeliverable(ctxFor(store, 't2'))).rejects.toThrow(DeliveryError);
+      await expect(undeliverable(await ctxFor(store, 't2'))).rejects.toThrow(DeliveryError);
 
       const shutdown = new AbortController();
       shutdown.abort(new TurnAbort('shutdown'));
-      await instrumentTurns(async () => undefined, { metrics, store })(ctxFor(store, 't3', shutdown.signal));
+      await instrumentTurns(async () => undefined, { metrics, store })(await ctxFor(store, 't3', shutdown.signal));
 
       // A recovered job whose turn was already delivered is not a second turn.
-      await delivered({ ...ctxFor(store, 't1') });
+      await delivered({ ...(await ctxFor(store, 't1')) });
 
       expect(await sample(metrics, 'herald_turns_total', { outcome: 'delivered' })).toBe(1);
       expect(await sample(metrics, 'herald_turns_total', { outcome: 'failed' })).toBe(1);
@@ -94,7 +94,7 @@ describe('instrumentTurns', () => {
       expect(await sample(metrics, 'herald_delivery_failures_total', { platform: 'telegram' })).toBe(1);
       expect(await sample(metrics, 'herald_turn_duration_seconds_count', { outcome: 'delivered' })).toBe(1);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });
@@ -102,24 +102,24 @@ describe('instrumentTurns', () => {
 describe('instrumentTurns: compressions', () => {
   it('counts a turn that moved the conversation to a compressed child session, and not an ordinary one', async () => {
     const metrics = createHeraldMetrics({ defaultMetrics: false });
-    const store = SessionStore.open(join(dir, 'compressions.db'));
+    const store = await SessionStore.open(join(dir, 'compressions.db'));
     try {
-      const plain = instrumentTurns(async (ctx) => void store.markDelivered(ctx.turnId, ['1']), { metrics, store });
-      await plain(ctxFor(store, 'c1'));
+      const plain = instrumentTurns(async (ctx) => void (await store.markDelivered(ctx.turnId, ['1'])), { metrics, store });
+      await plain(await ctxFor(store, 'c1'));
       expect(await sample(metrics, 'herald_compressions_total', { reason: 'turn' })).toBeUndefined();
 
       const compressing = instrumentTurns(
         async (ctx) => {
-          const parent = store.currentSession(ctx.sessionKey)!;
-          store.startNewSession(ctx.sessionKey, { source: 'telegram', userId: '1', parentSessionId: parent.id, endPreviousReason: 'compression' });
-          store.markDelivered(ctx.turnId, ['2']);
+          const parent = (await store.currentSession(ctx.sessionKey))!;
+          await store.startNewSession(ctx.sessionKey, { source: 'telegram', userId: '1', parentSessionId: parent.id, endPreviousReason: 'compression' });
+          await store.markDelivered(ctx.turnId, ['2']);
         },
         { metrics, store },
       );
-      await compressing(ctxFor(store, 'c2'));
+      await compressing(await ctxFor(store, 'c2'));
       expect(await sample(metrics, 'herald_compressions_total', { reason: 'turn' })).toBe(1);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });

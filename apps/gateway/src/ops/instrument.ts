@@ -16,14 +16,14 @@ const FINISHED: ReadonlySet<TurnStatus> = new Set(['delivered', 'interrupted', '
 export function instrumentTurns(run: TurnRunner, deps: { metrics: HeraldMetrics; store: SessionStore }): TurnRunner {
   const { metrics, store } = deps;
   return async (ctx) => {
-    const before = store.getTurn(ctx.turnId)?.status;
+    const before = (await store.getTurn(ctx.turnId).catch(() => null))?.status;
     if (before && FINISHED.has(before)) return run(ctx);
-    const sessionBefore = store.currentSession(ctx.sessionKey)?.id ?? null;
+    const sessionBefore = (await store.currentSession(ctx.sessionKey).catch(() => null))?.id ?? null;
     const started = performance.now();
     let outcome: TurnOutcome = 'error';
     try {
       await run(ctx);
-      outcome = outcomeOf(store.getTurn(ctx.turnId)?.status, ctx.signal);
+      outcome = outcomeOf((await store.getTurn(ctx.turnId))?.status, ctx.signal);
     } catch (err) {
       if (err instanceof DeliveryError) {
         metrics.deliveryFailures.inc({ platform: ctx.entries[0]?.payload.platform ?? 'unknown' });
@@ -35,7 +35,8 @@ export function instrumentTurns(run: TurnRunner, deps: { metrics: HeraldMetrics;
     } finally {
       metrics.turns.inc({ outcome });
       metrics.turnDuration.observe({ outcome }, (performance.now() - started) / 1000);
-      const compressions = compressionsSince(store, ctx.sessionKey, sessionBefore);
+      // Metrics never fail a turn: a store that went away meanwhile only costs this count.
+      const compressions = await compressionsSince(store, ctx.sessionKey, sessionBefore).catch(() => 0);
       if (compressions > 0) metrics.compressions.inc({ reason: 'turn' }, compressions);
     }
   };
@@ -45,11 +46,11 @@ export function instrumentTurns(run: TurnRunner, deps: { metrics: HeraldMetrics;
  * Compressions a turn made (before it, at 85 %, or inside the loop): the sessions the key moved through since
  * `beforeId` whose predecessor ended because of a compression. Read from the store, so the turn code stays unaware.
  */
-function compressionsSince(store: SessionStore, sessionKey: string, beforeId: string | null): number {
-  const current = store.currentSession(sessionKey);
+async function compressionsSince(store: SessionStore, sessionKey: string, beforeId: string | null): Promise<number> {
+  const current = await store.currentSession(sessionKey);
   if (!current || current.id === beforeId) return 0;
   let count = 0;
-  for (const parent of store.ancestry(current.id).slice(1)) {
+  for (const parent of (await store.ancestry(current.id)).slice(1)) {
     if (parent.endReason === 'compression') count++;
     if (parent.id === beforeId) break;
   }

@@ -1,6 +1,6 @@
 /**
- * Pairing tables, registered with the session store's migrations (so `herald` applies them at start-up with the
- * rest of the schema) and safe to apply again (`IF NOT EXISTS`) from the pairing service's own connection.
+ * Pairing tables, registered with the session store's migrations (so every process applies them at start-up with
+ * the rest of the schema, on SQLite and PostgreSQL alike).
  */
 import { registerMigrations } from '@herald/agent-core';
 

@@ -7,12 +7,13 @@
  *   - at most one code per user per 10 minutes, and at most 3 pending codes per platform;
  *   - 5 failed approvals lock the platform's pairing (requests and approvals) for 1 hour.
  *
- * State lives in SQLite next to the sessions, so every gateway process (and the CLI) sees the same approvals.
+ * State lives in the session store's database (SQLite or PostgreSQL) next to the sessions, so every gateway process (and the CLI) sees the same approvals.
  */
 import type { Platform } from '@herald/adapters';
 import { generatePairingCode, hashPairingCode } from './codes.js';
-import { PAIRING_SCHEMA } from './schema.js';
-import { openSideDb, writeTx, type SideDb } from '../sessions/side-db.js';
+import type { Sql } from '@herald/agent-core';
+// Registers the pairing tables' migration: a store opened after this import has them.
+import './schema.js';
 
 export const PAIRING_CODE_TTL_MS = 60 * 60 * 1000;
 export const PAIRING_REQUEST_INTERVAL_MS = 10 * 60 * 1000;
@@ -83,102 +84,94 @@ interface ApprovedRow {
 export class PairingService {
   private readonly now: () => number;
 
-  private constructor(
-    private readonly db: SideDb,
-    opts: PairingOptions,
+  /** On the session store's database (SQLite or PostgreSQL), whose migrations create the pairing tables. */
+  constructor(
+    private readonly sql: Sql,
+    opts: PairingOptions = {},
   ) {
     this.now = opts.now ?? Date.now;
   }
 
-  /** Opens the pairing tables in Herald's SQLite file (HERALD_DB); ':memory:' for tests. */
-  static open(dbPath: string, opts: PairingOptions = {}): PairingService {
-    return new PairingService(openSideDb(dbPath, PAIRING_SCHEMA), opts);
-  }
-
-  close(): void {
-    if (this.db.open) this.db.close();
-  }
-
-  isApproved(platform: Platform, userId: string): boolean {
-    return this.db.prepare('SELECT 1 FROM pairing_approved WHERE platform = ? AND user_id = ?').get(platform, userId) !== undefined;
+  async isApproved(platform: Platform, userId: string): Promise<boolean> {
+    return (await this.sql.get('SELECT 1 AS found FROM pairing_approved WHERE platform = ? AND user_id = ?', [platform, userId])) !== undefined;
   }
 
   /** An unknown user asks to pair: a new code, or why not. */
-  request(platform: Platform, userId: string, userName?: string): PairingRequestResult {
-    return writeTx(this.db, () => {
+  request(platform: Platform, userId: string, userName?: string): Promise<PairingRequestResult> {
+    return this.locked(platform, async () => {
       const now = this.now();
-      if (this.isApproved(platform, userId)) return { status: 'already_approved' };
-      const lockedFor = this.lockedForMs(platform, now);
+      if (await this.isApproved(platform, userId)) return { status: 'already_approved' };
+      const lockedFor = await this.lockedForMs(platform, now);
       if (lockedFor > 0) return { status: 'locked', retryAfterMs: lockedFor };
-      this.db.prepare('DELETE FROM pairing_requests WHERE expires_at <= ?').run(now);
+      await this.sql.run('DELETE FROM pairing_requests WHERE expires_at <= ?', [now]);
 
-      const previous = this.db
-        .prepare('SELECT created_at FROM pairing_requests WHERE platform = ? AND user_id = ?')
-        .get(platform, userId) as { created_at: number } | undefined;
+      const previous = await this.sql.get<{ created_at: number }>(
+        'SELECT created_at FROM pairing_requests WHERE platform = ? AND user_id = ?',
+        [platform, userId],
+      );
       if (previous && now - previous.created_at < PAIRING_REQUEST_INTERVAL_MS) {
         return { status: 'rate_limited', retryAfterMs: previous.created_at + PAIRING_REQUEST_INTERVAL_MS - now };
       }
       // The user's own older code is replaced, so it does not count against the platform's limit.
-      const others = this.db
-        .prepare('SELECT count(*) AS n FROM pairing_requests WHERE platform = ? AND user_id != ?')
-        .get(platform, userId) as { n: number };
+      const others = (await this.sql.get<{ n: number }>(
+        'SELECT count(*) AS n FROM pairing_requests WHERE platform = ? AND user_id != ?',
+        [platform, userId],
+      )) as { n: number };
       if (others.n >= PAIRING_MAX_PENDING_PER_PLATFORM) return { status: 'too_many_pending' };
 
       const code = generatePairingCode();
       const expiresAt = now + PAIRING_CODE_TTL_MS;
-      this.db
-        .prepare(
-          `INSERT INTO pairing_requests (platform, user_id, user_name, code_hash, created_at, expires_at)
-           VALUES (?, ?, ?, ?, ?, ?)
-           ON CONFLICT (platform, user_id) DO UPDATE SET user_name = excluded.user_name, code_hash = excluded.code_hash,
-             created_at = excluded.created_at, expires_at = excluded.expires_at`,
-        )
-        .run(platform, userId, userName ?? null, hashPairingCode(code), now, expiresAt);
+      await this.sql.run(
+        `INSERT INTO pairing_requests (platform, user_id, user_name, code_hash, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (platform, user_id) DO UPDATE SET user_name = excluded.user_name, code_hash = excluded.code_hash,
+           created_at = excluded.created_at, expires_at = excluded.expires_at`,
+        [platform, userId, userName ?? null, hashPairingCode(code), now, expiresAt],
+      );
       return { status: 'issued', code, expiresAt };
     });
   }
 
   /** The owner approves a code (any case, dashes and spaces ignored). */
-  approve(platform: Platform, code: string): PairingApproveResult {
-    return writeTx(this.db, () => {
+  approve(platform: Platform, code: string): Promise<PairingApproveResult> {
+    return this.locked(platform, async () => {
       const now = this.now();
-      const lockedFor = this.lockedForMs(platform, now);
+      const lockedFor = await this.lockedForMs(platform, now);
       if (lockedFor > 0) return { status: 'locked', retryAfterMs: lockedFor };
-      const row = this.db
-        .prepare('SELECT * FROM pairing_requests WHERE platform = ? AND code_hash = ? AND expires_at > ?')
-        .get(platform, hashPairingCode(code), now) as RequestRow | undefined;
+      const row = await this.sql.get<RequestRow>(
+        'SELECT * FROM pairing_requests WHERE platform = ? AND code_hash = ? AND expires_at > ?',
+        [platform, hashPairingCode(code), now],
+      );
       if (!row) return this.recordFailure(platform, now);
 
-      this.db.prepare('DELETE FROM pairing_requests WHERE platform = ? AND user_id = ?').run(platform, row.user_id);
-      this.db
-        .prepare(
-          `INSERT INTO pairing_approved (platform, user_id, user_name, approved_at) VALUES (?, ?, ?, ?)
-           ON CONFLICT (platform, user_id) DO UPDATE SET user_name = excluded.user_name, approved_at = excluded.approved_at`,
-        )
-        .run(platform, row.user_id, row.user_name, now);
-      this.db.prepare('UPDATE pairing_lockouts SET failed_attempts = 0 WHERE platform = ?').run(platform);
+      await this.sql.run('DELETE FROM pairing_requests WHERE platform = ? AND user_id = ?', [platform, row.user_id]);
+      await this.sql.run(
+        `INSERT INTO pairing_approved (platform, user_id, user_name, approved_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (platform, user_id) DO UPDATE SET user_name = excluded.user_name, approved_at = excluded.approved_at`,
+        [platform, row.user_id, row.user_name, now],
+      );
+      await this.sql.run('UPDATE pairing_lockouts SET failed_attempts = 0 WHERE platform = ?', [platform]);
       return { status: 'approved', platform, userId: row.user_id, userName: row.user_name };
     });
   }
 
   /** Takes a paired user's access away (allowlists are config and unaffected). True if they were approved. */
-  revoke(platform: Platform, userId: string): boolean {
-    return writeTx(this.db, () => {
-      this.db.prepare('DELETE FROM pairing_requests WHERE platform = ? AND user_id = ?').run(platform, userId);
-      return this.db.prepare('DELETE FROM pairing_approved WHERE platform = ? AND user_id = ?').run(platform, userId).changes > 0;
+  revoke(platform: Platform, userId: string): Promise<boolean> {
+    return this.locked(platform, async () => {
+      await this.sql.run('DELETE FROM pairing_requests WHERE platform = ? AND user_id = ?', [platform, userId]);
+      return (await this.sql.run('DELETE FROM pairing_approved WHERE platform = ? AND user_id = ?', [platform, userId])).changes > 0;
     });
   }
 
   /** Pending (unexpired) requests and approved users, newest first; one platform or all. */
-  list(platform?: Platform): { pending: PendingPairing[]; approved: ApprovedUser[] } {
+  async list(platform?: Platform): Promise<{ pending: PendingPairing[]; approved: ApprovedUser[] }> {
     const only = platform === undefined ? [] : [platform];
     const where = platform === undefined ? '' : 'AND platform = ?';
-    const pending = this.db
-      .prepare(`SELECT * FROM pairing_requests WHERE expires_at > ? ${where} ORDER BY created_at DESC`)
-      .all(this.now(), ...only) as RequestRow[];
-    const approved = this.db
-      .prepare(`SELECT * FROM pairing_approved WHERE 1 = 1 ${where} ORDER BY approved_at DESC`)
-      .all(...only) as ApprovedRow[];
+    const pending = await this.sql.all<RequestRow>(
+      `SELECT * FROM pairing_requests WHERE expires_at > ? ${where} ORDER BY created_at DESC`,
+      [this.now(), ...only],
+    );
+    const approved = await this.sql.all<ApprovedRow>(`SELECT * FROM pairing_approved WHERE 1 = 1 ${where} ORDER BY approved_at DESC`, only);
     return {
       pending: pending.map((r) => ({ platform: r.platform, userId: r.user_id, userName: r.user_name, createdAt: r.created_at, expiresAt: r.expires_at })),
       approved: approved.map((r) => ({ platform: r.platform, userId: r.user_id, userName: r.user_name, approvedAt: r.approved_at })),
@@ -186,25 +179,28 @@ export class PairingService {
   }
 
   /** Remaining lockout of the platform, 0 when pairing is open. */
-  lockedForMs(platform: Platform, now = this.now()): number {
-    const row = this.db.prepare('SELECT locked_until FROM pairing_lockouts WHERE platform = ?').get(platform) as
-      | { locked_until: number | null }
-      | undefined;
+  async lockedForMs(platform: Platform, now = this.now()): Promise<number> {
+    const row = await this.sql.get<{ locked_until: number | null }>('SELECT locked_until FROM pairing_lockouts WHERE platform = ?', [platform]);
     return row?.locked_until != null && row.locked_until > now ? row.locked_until - now : 0;
   }
 
-  private recordFailure(platform: Platform, now: number): PairingApproveResult {
-    const row = this.db
-      .prepare(
-        `INSERT INTO pairing_lockouts (platform, failed_attempts) VALUES (?, 1)
-         ON CONFLICT (platform) DO UPDATE SET failed_attempts = failed_attempts + 1
-         RETURNING failed_attempts`,
-      )
-      .get(platform) as { failed_attempts: number };
+  /** One transaction per platform at a time: the limits above are read-then-write rules. */
+  private locked<T>(platform: Platform, fn: () => Promise<T>): Promise<T> {
+    return this.sql.transaction(async () => {
+      await this.sql.lock(`pairing:${platform}`);
+      return fn();
+    });
+  }
+
+  private async recordFailure(platform: Platform, now: number): Promise<PairingApproveResult> {
+    const row = (await this.sql.get<{ failed_attempts: number }>(
+      `INSERT INTO pairing_lockouts (platform, failed_attempts) VALUES (?, 1)
+       ON CONFLICT (platform) DO UPDATE SET failed_attempts = pairing_lockouts.failed_attempts + 1
+       RETURNING failed_attempts`,
+      [platform],
+    )) as { failed_attempts: number };
     if (row.failed_attempts >= PAIRING_MAX_FAILED_APPROVALS) {
-      this.db
-        .prepare('UPDATE pairing_lockouts SET failed_attempts = 0, locked_until = ? WHERE platform = ?')
-        .run(now + PAIRING_LOCKOUT_MS, platform);
+      await this.sql.run('UPDATE pairing_lockouts SET failed_attempts = 0, locked_until = ? WHERE platform = ?', [now + PAIRING_LOCKOUT_MS, platform]);
       return { status: 'invalid', attemptsLeft: 0 };
     }
     return { status: 'invalid', attemptsLeft: PAIRING_MAX_FAILED_APPROVALS - row.failed_attempts };

@@ -5,6 +5,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { DelayedError, WaitingError, Worker, type Job } from 'bullmq';
+import { isTransientStoreError } from '@herald/agent-core';
 import type { Logger } from '../logger.js';
 import type { BusyInputMode, TurnJobData } from './producer.js';
 import type { ControlBus, ControlSignal } from './control.js';
@@ -214,7 +215,13 @@ export class TurnWorker {
             log: log.child({ turnId: last.id }),
           }));
         } catch (err) {
-          // The runner reports its own failures to the user; anything reaching here is a bug or an outage.
+          // The database is busy or unreachable: keep the entry and let BullMQ run the job again later (with
+          // backoff); the turn's outbox row makes the re-run safe. The finally below frees the session.
+          if (isTransientStoreError(err)) {
+            log.warn({ err: err instanceof Error ? err.message : String(err) }, 'store unavailable; the turn will run again');
+            throw err;
+          }
+          // The runner reports its own failures to the user; anything else reaching here is a bug.
           if (!(err instanceof TurnAbort)) log.error({ err }, 'turn runner threw; dropping the entry so the session is not stuck');
         } finally {
           this.running.delete(sessionKey);

@@ -2,7 +2,7 @@
  * Per-session numbers /usage shows that the sessions table does not keep: API calls (retries and fallbacks
  * included) counted by the worker after each turn, and compressions, read from the session's lineage.
  */
-import { registerMigrations, type Session, type SessionStore, type StoreDb } from '@herald/agent-core';
+import { registerMigrations, type Session, type SessionStore, type Sql } from '@herald/agent-core';
 
 export const COUNTERS_MIGRATION_VERSION = 141;
 export const COUNTERS_SCHEMA = `
@@ -16,33 +16,28 @@ registerMigrations({ version: COUNTERS_MIGRATION_VERSION, name: 'session counter
 
 /** Kept on the store's own connection: the worker's count joins the turn's write transaction. */
 export class SessionCounters {
-  private readonly db: StoreDb;
+  private readonly sql: Sql;
 
   constructor(store: SessionStore) {
-    this.db = store.database;
+    this.sql = store.sql;
   }
 
-  addApiCalls(sessionId: string, calls: number): void {
+  async addApiCalls(sessionId: string, calls: number): Promise<void> {
     if (calls <= 0) return;
-    this.db.write(() =>
-      this.db
-        .prepare(
-          `INSERT INTO session_counters (session_id, api_calls, updated_at) VALUES (?, ?, ?)
-           ON CONFLICT (session_id) DO UPDATE SET api_calls = api_calls + excluded.api_calls, updated_at = excluded.updated_at`,
-        )
-        .run(sessionId, calls, Date.now()),
+    await this.sql.run(
+      `INSERT INTO session_counters (session_id, api_calls, updated_at) VALUES (?, ?, ?)
+       ON CONFLICT (session_id) DO UPDATE SET api_calls = session_counters.api_calls + excluded.api_calls, updated_at = excluded.updated_at`,
+      [sessionId, calls, Date.now()],
     );
   }
 
-  apiCalls(sessionId: string): number {
-    const row = this.db.read(() => this.db.prepare('SELECT api_calls FROM session_counters WHERE session_id = ?').get(sessionId)) as
-      | { api_calls: number }
-      | undefined;
+  async apiCalls(sessionId: string): Promise<number> {
+    const row = await this.sql.get<{ api_calls: number }>('SELECT api_calls FROM session_counters WHERE session_id = ?', [sessionId]);
     return row?.api_calls ?? 0;
   }
 }
 
 /** How many times this conversation was compressed: ancestors that ended because of a compression. */
-export function compressionsOf(store: SessionStore, session: Session): number {
-  return store.ancestry(session.id).slice(1).filter((s) => s.endReason === 'compression').length;
+export async function compressionsOf(store: SessionStore, session: Session): Promise<number> {
+  return (await store.ancestry(session.id)).slice(1).filter((s) => s.endReason === 'compression').length;
 }

@@ -14,18 +14,18 @@ const policy = (mode: ResetPolicy['mode'], extra: Partial<ResetPolicy> = {}): Re
 });
 
 const stores: SessionStore[] = [];
-afterEach(() => {
-  for (const s of stores.splice(0)) s.close();
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.close();
 });
 
 describe('session reset policy', () => {
-  it('idle: expires after the idle minutes without activity', () => {
+  it('idle: expires after the idle minutes without activity', async () => {
     const p = policy('idle', { idleMinutes: 30 });
     expect(expiryReason(p, UTC(10), UTC(10, 29))).toBeNull();
     expect(expiryReason(p, UTC(10), UTC(10, 30))).toBe('idle');
   });
 
-  it('daily: expires once the daily hour has passed since the last activity, in local time', () => {
+  it('daily: expires once the daily hour has passed since the last activity, in local time', async () => {
     const p = policy('daily');
     expect(expiryReason(p, UTC(3, 59), UTC(4, 0))).toBe('daily');
     expect(expiryReason(p, UTC(4, 0), UTC(23, 59))).toBeNull();
@@ -36,29 +36,29 @@ describe('session reset policy', () => {
     expect(crossedDailyBoundary({ dailyHour: 4, timeZone: 'Europe/Berlin' }, UTC(2, 1), UTC(3, 59))).toBe(false);
   });
 
-  it('both: whichever comes first; none: never', () => {
+  it('both: whichever comes first; none: never', async () => {
     expect(expiryReason(policy('both', { idleMinutes: 60 }), UTC(10), UTC(11))).toBe('idle');
     expect(expiryReason(policy('both'), UTC(3), UTC(5))).toBe('daily');
     expect(expiryReason(policy('none'), UTC(3), UTC(5, 0, 20))).toBeNull();
   });
 
-  it('ends an expired session with the reason, and has a notice only when it had activity', () => {
-    const store = SessionStore.open(':memory:');
+  it('ends an expired session with the reason, and has a notice only when it had activity', async () => {
+    const store = await SessionStore.open(':memory:');
     stores.push(store);
     const key = 'agent:main:telegram:dm:1';
-    const { session } = store.getOrCreateSession(key, { source: 'telegram' });
+    const { session } = await store.getOrCreateSession(key, { source: 'telegram' });
     const p = policy('idle', { idleMinutes: 10 });
-    expect(applyResetPolicy(store, key, p, Date.now() + 5 * MIN)).toBeNull();
+    expect(await applyResetPolicy(store, key, p, Date.now() + 5 * MIN)).toBeNull();
 
-    const empty = applyResetPolicy(store, key, p, Date.now() + 11 * MIN);
+    const empty = await applyResetPolicy(store, key, p, Date.now() + 11 * MIN);
     expect(empty).toMatchObject({ reason: 'idle', notice: null, ended: { id: session.id, endReason: 'idle' } });
 
-    const { session: next } = store.getOrCreateSession(key, { source: 'telegram' });
+    const { session: next } = await store.getOrCreateSession(key, { source: 'telegram' });
     expect(next.id).not.toBe(session.id);
-    store.appendMessages(next.id, [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }]);
-    const daily = applyResetPolicy(store, key, policy('daily', { timeZone: undefined }), Date.now() + 25 * HOUR);
+    await store.appendMessages(next.id, [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }]);
+    const daily = await applyResetPolicy(store, key, policy('daily', { timeZone: undefined }), Date.now() + 25 * HOUR);
     expect(daily).toMatchObject({ reason: 'daily', notice: RESET_NOTICES.daily, ended: { id: next.id, endReason: 'daily' } });
     // Already ended: nothing more to do.
-    expect(applyResetPolicy(store, key, p, Date.now() + 50 * HOUR)).toBeNull();
+    expect(await applyResetPolicy(store, key, p, Date.now() + 50 * HOUR)).toBeNull();
   });
 });

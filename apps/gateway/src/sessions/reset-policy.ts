@@ -66,8 +66,8 @@ function localDate(ms: number, timeZone: string | undefined): string {
 }
 
 /** When the session was last used: its newest message, else when it started. */
-export function lastActivityOf(store: SessionStore, session: Session): number {
-  return store.lastMessageAt(session.id) ?? session.startedAt;
+export async function lastActivityOf(store: SessionStore, session: Session): Promise<number> {
+  return (await store.lastMessageAt(session.id)) ?? session.startedAt;
 }
 
 export interface ResetOutcome {
@@ -81,13 +81,18 @@ export interface ResetOutcome {
  * Ends the key's session if the policy says it expired. The caller runs this for a message that is about to
  * start a turn, and only while no turn holds the session (a running turn is activity).
  */
-export function applyResetPolicy(store: SessionStore, sessionKey: string, policy: ResetPolicy, now = Date.now()): ResetOutcome | null {
+export async function applyResetPolicy(
+  store: SessionStore,
+  sessionKey: string,
+  policy: ResetPolicy,
+  now = Date.now(),
+): Promise<ResetOutcome | null> {
   if (policy.mode === 'none') return null;
-  const current = store.currentSession(sessionKey);
+  const current = await store.currentSession(sessionKey);
   if (!current || current.endedAt !== null) return null;
-  const reason = expiryReason(policy, lastActivityOf(store, current), now);
+  const reason = expiryReason(policy, await lastActivityOf(store, current), now);
   if (!reason) return null;
-  const ended = store.endSession(current.id, reason);
+  const ended = await store.endSession(current.id, reason);
   return { ended, reason, notice: current.messageCount > 0 ? RESET_NOTICES[reason] : null };
 }
 
@@ -101,5 +106,5 @@ export async function resetExpiredSession(
 ): Promise<string | null> {
   const policy = deps.conversation?.resetPolicy;
   if (!policy || policy.mode === 'none' || (await deps.mailbox.isBusy(sessionKey))) return null;
-  return applyResetPolicy(deps.store, sessionKey, policy)?.notice ?? null;
+  return (await applyResetPolicy(deps.store, sessionKey, policy))?.notice ?? null;
 }

@@ -18,12 +18,11 @@ export interface ConversationServices {
   readonly resetPolicy: ResetPolicy;
   readonly progress: ProgressSettings;
   readonly models: SessionModels;
-  close(): void;
 }
 
-/** Opens the services on the session store's file (pairing keeps its own connection: the CLI uses it alone). */
+/** The services on the session store's database. */
 export function openConversationServices(config: HeraldConfig, store: SessionStore): ConversationServices {
-  const pairing = PairingService.open(config.db);
+  const pairing = new PairingService(store.sql);
   const counters = new SessionCounters(store);
   return {
     config,
@@ -32,8 +31,5 @@ export function openConversationServices(config: HeraldConfig, store: SessionSto
     resetPolicy: resetPolicyFrom(config),
     progress: progressSettings(config),
     models: new SessionModels(config),
-    close() {
-      pairing.close();
-    },
   };
 }

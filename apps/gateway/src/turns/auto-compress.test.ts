@@ -23,8 +23,8 @@ import {
 const KEY = 'agent:main:telegram:dm:42';
 const log = pino({ level: 'silent' });
 const stores: SessionStore[] = [];
-afterEach(() => {
-  for (const s of stores.splice(0)) s.close();
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.close();
 });
 
 /** A provider that writes `summary`, or fails with `error`, and records the requests. */
@@ -50,30 +50,30 @@ function chat(n: number, chars = 20): ChatMessage[] {
 }
 
 /** A store with one telegram session under KEY holding `messages`, with the given last prompt size. */
-function sessionWith(messages: ChatMessage[], lastPromptTokens?: number, title?: string): { store: SessionStore; session: Session } {
-  const store = SessionStore.open(':memory:');
+async function sessionWith(messages: ChatMessage[], lastPromptTokens?: number, title?: string): Promise<{ store: SessionStore; session: Session }> {
+  const store = await SessionStore.open(':memory:');
   stores.push(store);
-  const { session } = store.getOrCreateSession(KEY, { source: 'telegram', userId: '42', chatId: '42', model: 'openai:gpt-4.1-mini', systemPrompt: 'Be brief.' });
-  store.appendMessages(session.id, messages);
-  if (lastPromptTokens !== undefined) store.addUsage(session.id, { ...emptyUsage(), lastPromptTokens });
-  if (title) store.setTitle(session.id, title);
-  return { store, session: store.getSession(session.id) as Session };
+  const { session } = await store.getOrCreateSession(KEY, { source: 'telegram', userId: '42', chatId: '42', model: 'openai:gpt-4.1-mini', systemPrompt: 'Be brief.' });
+  await store.appendMessages(session.id, messages);
+  if (lastPromptTokens !== undefined) await store.addUsage(session.id, { ...emptyUsage(), lastPromptTokens });
+  if (title) await store.setTitle(session.id, title);
+  return { store, session: (await store.getSession(session.id)) as Session };
 }
 
 describe('the 85 % rule', () => {
-  it('window 100K: not at 50K tokens, yes at 85K and at 90K', () => {
+  it('window 100K: not at 50K tokens, yes at 85K and at 90K', async () => {
     expect(needsCompression(50_000, 40, 100_000)).toBe(false);
     expect(needsCompression(84_999, 40, 100_000)).toBe(false);
     expect(needsCompression(85_000, 40, 100_000)).toBe(true);
     expect(needsCompression(90_000, 40, 100_000)).toBe(true);
   });
 
-  it('window 200K: compresses from 170,000 tokens', () => {
+  it('window 200K: compresses from 170,000 tokens', async () => {
     expect(needsCompression(169_999, 40, 200_000)).toBe(false);
     expect(needsCompression(170_000, 40, 200_000)).toBe(true);
   });
 
-  it('never under 4 messages; 300 tiny messages do not trigger it, 400 do', () => {
+  it('never under 4 messages; 300 tiny messages do not trigger it, 400 do', async () => {
     expect(needsCompression(199_000, 3, 200_000)).toBe(false);
     expect(needsCompression(300, 300, 200_000)).toBe(false);
     expect(needsCompression(400, 400, 200_000)).toBe(true);
@@ -82,7 +82,7 @@ describe('the 85 % rule', () => {
 
 describe('autoCompressIfNeeded', () => {
   it('past 85 %: one summary call, a child session (parent, source, title #2) with the key on it, the old one ended', async () => {
-    const { store, session } = sessionWith(chat(40, 4_000), 90_000, 'Trip');
+    const { store, session } = await sessionWith(chat(40, 4_000), 90_000, 'Trip');
     const { provider, requests } = summarizer();
     const r = await autoCompressIfNeeded({ store, sessionKey: KEY, session, provider, contextWindow: 100_000, log });
     expect(r.compressed).toBe(true);
@@ -93,10 +93,10 @@ describe('autoCompressIfNeeded', () => {
     const child = r.session;
     expect(child.id).not.toBe(session.id);
     expect(child).toMatchObject({ parentSessionId: session.id, source: 'telegram', key: KEY, userId: '42', chatId: '42', systemPrompt: 'Be brief.', title: 'Trip #2', endedAt: null });
-    expect(store.currentSession(KEY)?.id).toBe(child.id);
-    expect(store.getSession(session.id)).toMatchObject({ endReason: 'compression', messageCount: 40 });
+    expect((await store.currentSession(KEY))?.id).toBe(child.id);
+    expect(await store.getSession(session.id)).toMatchObject({ endReason: 'compression', messageCount: 40 });
 
-    const history = store.getHistory(child.id);
+    const history = await store.getHistory(child.id);
     expect(history).toHaveLength(24);
     expect(history.slice(0, 3)).toEqual(chat(40, 4_000).slice(0, 3));
     expect(history[3].content).toContain(SUMMARY_PREFIX);
@@ -107,7 +107,7 @@ describe('autoCompressIfNeeded', () => {
   });
 
   it('below 85 % (and under 400 messages) nothing happens: no model call, same session', async () => {
-    const { store, session } = sessionWith(chat(300, 5));
+    const { store, session } = await sessionWith(chat(300, 5));
     const { provider, requests } = summarizer();
     const r = await autoCompressIfNeeded({ store, sessionKey: KEY, session, provider, contextWindow: 200_000, log });
     expect(r).toEqual({ compressed: false, session });
@@ -115,25 +115,25 @@ describe('autoCompressIfNeeded', () => {
   });
 
   it('without a reported prompt size, characters / 4 of the history decide', async () => {
-    const { store, session } = sessionWith(chat(40, 1_000)); // ~ 10K tokens
+    const { store, session } = await sessionWith(chat(40, 1_000)); // ~ 10K tokens
     const { provider } = summarizer();
     expect((await autoCompressIfNeeded({ store, sessionKey: KEY, session, provider, contextWindow: 100_000, log })).compressed).toBe(false);
     expect((await autoCompressIfNeeded({ store, sessionKey: KEY, session, provider, contextWindow: 11_000, log })).compressed).toBe(true);
   });
 
   it('warns when the history is still at 95 % of the window after compressing', async () => {
-    const { store, session } = sessionWith(chat(40, 1_000), 4_900);
+    const { store, session } = await sessionWith(chat(40, 1_000), 4_900);
     const r = await autoCompressIfNeeded({ store, sessionKey: KEY, session, provider: summarizer().provider, contextWindow: 5_000, log });
     expect(r.compressed).toBe(true);
     expect(r.warning).toBe(STILL_LARGE_WARNING);
   });
 
   it('when the summary call fails, it still compresses with the excerpt summary', async () => {
-    const { store, session } = sessionWith(chat(40, 4_000), 90_000);
+    const { store, session } = await sessionWith(chat(40, 4_000), 90_000);
     const { provider } = summarizer({ error: new ProviderError('server_error', 'upstream died', { status: 502 }) });
     const r = await autoCompressIfNeeded({ store, sessionKey: KEY, session, provider, contextWindow: 100_000, log });
     expect(r.compressed).toBe(true);
-    const summary = store.getHistory(r.session.id)[3].content ?? '';
+    const summary = (await store.getHistory(r.session.id))[3].content ?? '';
     expect(summary).toContain('the summary could not be written (upstream died)');
     expect(summary).toContain('m19 ');
   });
@@ -142,42 +142,42 @@ describe('autoCompressIfNeeded', () => {
     const order: string[] = [];
     const { provider } = summarizer({ onCall: () => order.push('summary') });
     const beforeCompress = async () => void order.push('flush');
-    const small = sessionWith(chat(10));
+    const small = await sessionWith(chat(10));
     await autoCompressIfNeeded({ ...small, sessionKey: KEY, provider, contextWindow: 100_000, log, beforeCompress });
     expect(order).toEqual([]);
-    const big = sessionWith(chat(40, 4_000), 90_000);
+    const big = await sessionWith(chat(40, 4_000), 90_000);
     await autoCompressIfNeeded({ ...big, sessionKey: KEY, provider, contextWindow: 100_000, log, beforeCompress });
     expect(order).toEqual(['flush', 'summary']);
   });
 
   it('force (/compress): needs 4 messages, then keeps the head and the last 4 messages', async () => {
     const { provider, requests } = summarizer();
-    const tiny = sessionWith(chat(3));
+    const tiny = await sessionWith(chat(3));
     expect(await autoCompressIfNeeded({ ...tiny, sessionKey: KEY, provider, contextWindow: 100_000, log, force: true })).toEqual({ compressed: false, session: tiny.session, notice: TOO_SHORT_NOTICE });
-    const short = sessionWith(chat(6));
+    const short = await sessionWith(chat(6));
     expect((await autoCompressIfNeeded({ ...short, sessionKey: KEY, provider, contextWindow: 100_000, log, force: true })).notice).toBe(NOTHING_TO_COMPRESS_NOTICE);
     expect(requests).toHaveLength(0);
 
-    const some = sessionWith(chat(12));
+    const some = await sessionWith(chat(12));
     const r = await autoCompressIfNeeded({ ...some, sessionKey: KEY, provider, contextWindow: 100_000, log, force: true });
     expect(r.notice).toBe('🗜️ Compressed the conversation to keep it going (12 → 8 messages).');
-    expect(some.store.getHistory(r.session.id).slice(-4)).toEqual(chat(12).slice(-4));
+    expect((await some.store.getHistory(r.session.id)).slice(-4)).toEqual(chat(12).slice(-4));
   });
 });
 
 describe('persistTurn', () => {
-  it('appends the turn, or moves a turn that compressed inside the loop into a child session', () => {
-    const { store, session } = sessionWith(chat(4));
+  it('appends the turn, or moves a turn that compressed inside the loop into a child session', async () => {
+    const { store, session } = await sessionWith(chat(4));
     const turn: ChatMessage[] = [{ role: 'user', content: 'next' }, { role: 'assistant', content: 'sure' }];
-    const same = persistTurn(store, { sessionKey: KEY, session, result: { newMessages: turn }, turnId: 't1', platformMessageId: '9' });
+    const same = await persistTurn(store, { sessionKey: KEY, session, result: { newMessages: turn }, turnId: 't1', platformMessageId: '9' });
     expect(same.id).toBe(session.id);
-    expect(store.getHistory(session.id)).toHaveLength(6);
+    expect(await store.getHistory(session.id)).toHaveLength(6);
 
     const compacted: ChatMessage[] = [{ role: 'user', content: `${SUMMARY_PREFIX} ...` }, ...turn];
-    const child = persistTurn(store, { sessionKey: KEY, session, result: { newMessages: turn, compactedHistory: compacted }, turnId: 't2' });
+    const child = await persistTurn(store, { sessionKey: KEY, session, result: { newMessages: turn, compactedHistory: compacted }, turnId: 't2' });
     expect(child.parentSessionId).toBe(session.id);
-    expect(store.getHistory(child.id)).toEqual(compacted);
-    expect(store.currentSession(KEY)?.id).toBe(child.id);
-    expect(store.getSession(session.id)?.endReason).toBe('compression');
+    expect(await store.getHistory(child.id)).toEqual(compacted);
+    expect((await store.currentSession(KEY))?.id).toBe(child.id);
+    expect((await store.getSession(session.id))?.endReason).toBe('compression');
   });
 });

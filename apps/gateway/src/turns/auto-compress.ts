@@ -7,7 +7,6 @@
  * `/compress` calls the same function with `force`.
  */
 import {
-  
   compressHistory,
   effectiveContextWindow,
   estimateMessagesTokens,
@@ -86,7 +85,7 @@ export async function autoCompressIfNeeded(opts: AutoCompressOptions): Promise<A
     const known = session.lastPromptTokens !== null && session.lastPromptTokens > 0;
     if (known && !needsCompression(session.lastPromptTokens as number, session.messageCount, window)) return unchanged();
   }
-  const history = store.getHistory(session.id);
+  const history = await store.getHistory(session.id);
   if (history.length < MIN_MESSAGES_TO_COMPRESS) return unchanged(opts.force ? TOO_SHORT_NOTICE : undefined);
   const tokens = sessionTokens(session, history);
   if (!opts.force && !needsCompression(tokens, history.length, window)) return unchanged();
@@ -107,14 +106,14 @@ export async function autoCompressIfNeeded(opts: AutoCompressOptions): Promise<A
   }
   if (result.summaryError) log.warn({ err: result.summaryError }, 'summary call failed; used the excerpt summary');
 
-  const child = continueInChildSession(store, opts.sessionKey, session, result.messages);
+  const child = await continueInChildSession(store, opts.sessionKey, session, result.messages);
   if (!child) return unchanged();
   // The summary call is this session's cost.
-  store.addUsage(child.id, { ...result.usage });
+  await store.addUsage(child.id, { ...result.usage });
   log.info({ from: session.id, to: child.id, before: history.length, after: result.messages.length, tokens }, 'session compressed');
   const out: AutoCompressResult = {
     compressed: true,
-    session: store.getSession(child.id) ?? child,
+    session: (await store.getSession(child.id)) ?? child,
     notice: `🗜️ Compressed the conversation to keep it going (${history.length} → ${result.messages.length} messages).`,
   };
   if (result.tokensAfter >= gatewayWarningThreshold(window)) out.warning = STILL_LARGE_WARNING;
@@ -146,7 +145,7 @@ export async function compressBeforeTurn(p: {
   } catch (err) {
     p.log.warn({ err }, 'compression before the turn failed; continuing uncompressed');
     // A failure after the child was created leaves the key on the child: continue there.
-    const current = p.store.currentSession(p.sessionKey);
+    const current = await p.store.currentSession(p.sessionKey).catch(() => null);
     return current && current.endedAt === null ? current : p.session;
   }
 }
@@ -156,15 +155,15 @@ export async function compressBeforeTurn(p: {
  * compressed history (which ends with the turn's messages) goes into a child session the key moves to.
  * Returns the session the turn's messages are in.
  */
-export function persistTurn(
+export async function persistTurn(
   store: SessionStore,
   p: { sessionKey: string; session: Session; result: Pick<ConversationResult, 'newMessages' | 'compactedHistory'>; turnId: string; platformMessageId?: string },
-): Session {
+): Promise<Session> {
   if (p.result.compactedHistory) {
-    const child = continueInChildSession(store, p.sessionKey, p.session, p.result.compactedHistory);
+    const child = await continueInChildSession(store, p.sessionKey, p.session, p.result.compactedHistory);
     if (child) return child;
   }
-  store.appendMessages(p.session.id, p.result.newMessages, { turnId: p.turnId, platformMessageId: p.platformMessageId });
+  await store.appendMessages(p.session.id, p.result.newMessages, { turnId: p.turnId, platformMessageId: p.platformMessageId });
   return p.session;
 }
 
@@ -172,10 +171,15 @@ export function persistTurn(
  * Ends `parent` (reason compression) and starts its child with `messages`, in one move of the key. Null when the
  * key no longer points at `parent` (a /new got there first): then nothing is changed.
  */
-export function continueInChildSession(store: SessionStore, sessionKey: string, parent: Session, messages: readonly ChatMessage[]): Session | null {
+export async function continueInChildSession(
+  store: SessionStore,
+  sessionKey: string,
+  parent: Session,
+  messages: readonly ChatMessage[],
+): Promise<Session | null> {
   // One transaction: a crash never leaves the key on a child session without its history.
-  return store.batch(() => {
-    if (store.currentSession(sessionKey)?.id !== parent.id) return null;
+  return store.transaction(async () => {
+    if ((await store.currentSession(sessionKey))?.id !== parent.id) return null;
     const init: NewSessionInit = {
       source: parent.source,
       parentSessionId: parent.id,
@@ -185,10 +189,10 @@ export function continueInChildSession(store: SessionStore, sessionKey: string, 
       ...(parent.model !== null ? { model: parent.model } : {}),
       ...(parent.systemPrompt !== null ? { systemPrompt: parent.systemPrompt } : {}),
       // Inside the write transaction no other process can take this title between choosing and using it.
-      ...(parent.title ? { title: store.nextLineageTitle(parent.title) } : {}),
+      ...(parent.title ? { title: await store.nextLineageTitle(parent.title) } : {}),
     };
-    const child = store.startNewSession(sessionKey, init);
-    store.appendMessages(child.id, messages);
-    return store.getSession(child.id) ?? child;
+    const child = await store.startNewSession(sessionKey, init);
+    await store.appendMessages(child.id, messages);
+    return (await store.getSession(child.id)) ?? child;
   });
 }

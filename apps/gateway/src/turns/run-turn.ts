@@ -43,15 +43,15 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const last = ctx.entries[ctx.entries.length - 1].payload;
     const { store } = deps;
     // One write transaction for the session and the outbox row (the per-message path: fewer commits).
-    let { session, turn } = store.batch(() => {
-      const { session } = store.getOrCreateSession(ctx.sessionKey, {
+    let { session, turn } = await store.transaction(async () => {
+      const { session } = await store.getOrCreateSession(ctx.sessionKey, {
         source: first.platform as SessionSource,
         userId: first.userId,
         chatId: first.chatId,
         model: deps.agent ? `${deps.agent.primary.name}:${deps.agent.primary.model}` : undefined,
         systemPrompt: deps.agent?.systemPrompt,
       });
-      return { session, turn: store.beginTurn(ctx.turnId, session.id) };
+      return { session, turn: await store.beginTurn(ctx.turnId, session.id) };
     });
     if (turn.status === 'delivered' || turn.status === 'interrupted' || turn.status === 'failed') {
       ctx.log.info({ status: turn.status }, 'turn already finished; not running it again');
@@ -75,7 +75,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     });
     const send = async (text: string): Promise<void> => {
       if (!(await ctx.canDeliver())) {
-        store.markTurn(ctx.turnId, 'interrupted', 'superseded before delivery');
+        await store.markTurn(ctx.turnId, 'interrupted', 'superseded before delivery');
         ctx.log.info('reply is stale (interrupted or session stopped); not sending it');
         await live.close();
         await progress.clear();
@@ -85,7 +85,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       const ids =
         (await live.finish(text)) ??
         (await deliver(egress, last.conversationId, text, { replyTo: last.platformMessageId, baseDelayMs: deps.deliveryBaseDelayMs }));
-      store.markDelivered(ctx.turnId, ids);
+      await store.markDelivered(ctx.turnId, ids);
       await progress.done();
     };
 
@@ -95,7 +95,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       return;
     }
     if (!deps.agent) {
-      store.recordReply(ctx.turnId, NO_MODEL_REPLY);
+      await store.recordReply(ctx.turnId, NO_MODEL_REPLY);
       await send(NO_MODEL_REPLY);
       return;
     }
@@ -115,7 +115,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       // Saved notes survive what the summary leaves out (memory-flush.ts).
       beforeCompress: services ? () => flushBeforeLosingDetails(store, services, current, 'compression', ctx.log) : undefined,
     });
-    const history = store.getHistory(session.id);
+    const history = await store.getHistory(session.id);
     live.startTyping();
     // The session's own model when /model chose one (sessions/models.ts), then the configured fallbacks.
     const providers = deps.conversation?.models.providersFor(deps.agent, session.model) ?? deps.agent;
@@ -123,7 +123,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const turnTools = deps.tools?.forTurn({ ctx, egress, payload: last });
     let result: ConversationResult;
     try {
-      result = await runConversation(withTurnTools(turnTools, {
+      result = await runConversation(await withTurnTools(turnTools, {
         userMessage: composeUserMessage(ctx.entries, history),
         history,
         systemPrompt: session.systemPrompt ?? deps.agent.systemPrompt,
@@ -149,10 +149,10 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       // Shutdown or a lost lock: another worker runs this turn again, so write nothing here.
       if (abort instanceof TurnAbort && (abort.kind === 'shutdown' || abort.kind === 'lock_lost')) return;
       // Interrupted or stopped by the user: keep what the turn did (tool results), send nothing.
-      store.batch(() => {
-        const persisted = persistTurn(store, { sessionKey: ctx.sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
-        store.markTurn(ctx.turnId, 'interrupted', abort instanceof Error ? abort.message : 'interrupted');
-        deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
+      await store.transaction(async () => {
+        const persisted = await persistTurn(store, { sessionKey: ctx.sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
+        await store.markTurn(ctx.turnId, 'interrupted', abort instanceof Error ? abort.message : 'interrupted');
+        await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
       });
       await live.close();
       await progress.clear();
@@ -162,15 +162,15 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     // When the loop compressed inside the turn, the compressed history continues in a child session.
     const reply = result.error ? userFacingError(result.error.kind) : result.finalResponse || '(no answer)';
     // Messages, usage and the recorded reply commit together: a crash leaves all or none of them.
-    session = store.batch(() => {
-      const persisted = persistTurn(store, { sessionKey: ctx.sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
-      store.addUsage(persisted.id, { ...result.usage, lastPromptTokens: result.lastPromptTokens });
-      store.recordReply(ctx.turnId, reply);
-      deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
+    session = await store.transaction(async () => {
+      const persisted = await persistTurn(store, { sessionKey: ctx.sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
+      await store.addUsage(persisted.id, { ...result.usage, lastPromptTokens: result.lastPromptTokens });
+      await store.recordReply(ctx.turnId, reply);
+      await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
       return persisted;
     });
     await send(reply);
-    if (result.error) store.markTurn(ctx.turnId, 'failed', `${result.error.kind}: ${result.error.message}`);
+    if (result.error) await store.markTurn(ctx.turnId, 'failed', `${result.error.kind}: ${result.error.message}`);
   });
 }
 

@@ -47,7 +47,7 @@ export interface TurnToolsInput {
 
 export interface TurnTools {
   /** The loop's options with this turn's tools, budget, steer intake, notes block and clarify channel. */
-  apply(opts: ConversationOptions): ConversationOptions;
+  apply(opts: ConversationOptions): Promise<ConversationOptions>;
 }
 
 export interface TurnToolsFactory {
@@ -89,7 +89,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
         takeSteerMessages: ctx.takeSteerMessages,
       });
       return {
-        apply(opts) {
+        async apply(opts) {
           const budget = opts.budget ?? new IterationBudget(opts.maxIterations ?? DEFAULT_MAX_ITERATIONS);
           const toolContext = { platform: payload.platform, userId: payload.userId, ...opts.toolContext, budget, clarify };
           // The notes shown are those of the person the memory tool writes for: the same platform + user id.
@@ -98,7 +98,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
           const withNotes = hasMemory && userKey !== null;
           return {
             ...opts,
-            userMessage: withNotes ? withMemoryBlock(store, userKey, opts.history, opts.userMessage) : opts.userMessage,
+            userMessage: withNotes ? await withMemoryBlock(store, userKey, opts.history, opts.userMessage) : opts.userMessage,
             tools: [...(opts.tools ?? []), ...tools],
             budget,
             getSteerMessages: clarify.takeSteerMessages,
@@ -111,7 +111,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
 }
 
 /** For run-turn: the options unchanged when no tools are configured. */
-export function withTurnTools(turnTools: TurnTools | undefined, opts: ConversationOptions): ConversationOptions {
+export async function withTurnTools(turnTools: TurnTools | undefined, opts: ConversationOptions): Promise<ConversationOptions> {
   return turnTools ? turnTools.apply(opts) : opts;
 }
 
@@ -138,7 +138,7 @@ export async function flushSessionMemory(
   if (!createBuiltinTools({ store }, deps.toolsets).tools.some((t) => t.name === MEMORY_TOOL)) return null;
   return flushMemory({
     provider: agent.primary,
-    history: store.getHistory(session.id),
+    history: await store.getHistory(session.id),
     userKey: `${session.source}:${session.userId}`,
     store,
     systemPrompt: session.systemPrompt ?? agent.systemPrompt,

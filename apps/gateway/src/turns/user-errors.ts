@@ -2,7 +2,7 @@
  * Short, actionable texts for what went wrong, never a stack trace: one for each provider error kind, and one
  * for anything a turn throws (named by its type, so a bug report has something to go on).
  */
-import { ProviderError, StoreBusyError, type ProviderErrorKind, type SessionStore } from '@herald/agent-core';
+import { ProviderError, StoreBusyError, isTransientStoreError, type ProviderErrorKind, type SessionStore } from '@herald/agent-core';
 import type { PlatformEgress } from '@herald/adapters';
 import { TurnAbort, type TurnRunner } from '../queue/worker.js';
 import { SessionModelError } from '../sessions/models.js';
@@ -56,7 +56,8 @@ export function replyOnFailure(deps: FailureReplyDeps, run: TurnRunner): TurnRun
     try {
       await run(ctx);
     } catch (err) {
-      if (ctx.signal.aborted || err instanceof TurnAbort || err instanceof DeliveryError) throw err;
+      // A store outage is not the turn's failure: the worker runs it again once the database answers.
+      if (ctx.signal.aborted || err instanceof TurnAbort || err instanceof DeliveryError || isTransientStoreError(err)) throw err;
       ctx.log.error({ err }, 'turn failed; telling the user');
       const last = ctx.entries[ctx.entries.length - 1].payload;
       try {
@@ -65,9 +66,9 @@ export function replyOnFailure(deps: FailureReplyDeps, run: TurnRunner): TurnRun
           replyTo: last.platformMessageId,
           baseDelayMs: deps.deliveryBaseDelayMs,
         });
-        if (deps.store.getTurn(ctx.turnId)) {
-          deps.store.markDelivered(ctx.turnId, ids);
-          deps.store.markTurn(ctx.turnId, 'failed', err instanceof Error ? `${err.name}: ${err.message}` : String(err));
+        if (await deps.store.getTurn(ctx.turnId)) {
+          await deps.store.markDelivered(ctx.turnId, ids);
+          await deps.store.markTurn(ctx.turnId, 'failed', err instanceof Error ? `${err.name}: ${err.message}` : String(err));
         }
       } catch (notice) {
         ctx.log.warn({ err: notice }, 'could not tell the user the turn failed');

@@ -17,6 +17,14 @@ export class StoreBusyError extends StoreError {
   }
 }
 
+/** The database server cannot be reached (down, restarting, network): the same call may work later. */
+export class StoreUnavailableError extends StoreError {}
+
+/** Busy or unreachable: worth running the job again later, unlike a constraint or a bug. */
+export function isTransientStoreError(err: unknown): boolean {
+  return err instanceof StoreBusyError || err instanceof StoreUnavailableError;
+}
+
 /** A session or turn id that does not exist. */
 export class StoreNotFoundError extends StoreError {
   constructor(readonly kind: 'session' | 'turn', readonly id: string) {

@@ -1,12 +1,8 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../types.js';
-import { StoreDb } from './db.js';
-import { sanitizeFtsQuery, searchMessages } from './fts.js';
-import { runMigrations } from './migrations.js';
-import { useTempStores } from './test-support.js';
-
-const temp = useTempStores();
+import { sanitizeFtsQuery, tsQueryOf } from './fts-query.js';
+import { STORE_BACKENDS, useTempStores } from './test-support.js';
 
 const user = (content: string): ChatMessage => ({ role: 'user', content });
 const assistant = (content: string): ChatMessage => ({ role: 'assistant', content });
@@ -59,72 +55,100 @@ describe('sanitizeFtsQuery', () => {
   });
 });
 
-describe('search', () => {
-  function seeded() {
-    const store = temp.open();
-    const tg = store.startNewSession('tg', { source: 'telegram', userId: 'alice', title: 'Deploys' });
-    const sl = store.startNewSession('sl', { source: 'slack', userId: 'bob' });
-    store.appendMessages(tg.id, [user('how do I deploy the chat-send service?'), assistant('Run the deploy script.')]);
-    store.appendMessages(sl.id, [user('deploying to staging now'), assistant('C++ build is green')]);
+describe('tsQueryOf (PostgreSQL)', () => {
+  it.each([
+    ['hello AND', "'hello'"],
+    ['deploy*', "'deploy':*"],
+    ['chat-send', "('chat' <-> 'send')"],
+    ['"exact phrase" here', "('exact' <-> 'phrase') & 'here'"],
+    ['a AND NOT b', "'a' & ! 'b'"],
+    ['deploy OR rollback now', "'deploy' | 'rollback' & 'now'"],
+    ['***', ''],
+    ["it's", "('it' <-> 's')"],
+  ])('%j → %j', (input, expected) => {
+    expect(tsQueryOf(input)).toBe(expected);
+  });
+});
+
+describe.each(STORE_BACKENDS)('search on %s', (backend) => {
+  const temp = useTempStores(backend);
+
+  async function seeded() {
+    const store = await temp.open();
+    const tg = await store.startNewSession('tg', { source: 'telegram', userId: 'alice', title: 'Deploys' });
+    const sl = await store.startNewSession('sl', { source: 'slack', userId: 'bob' });
+    await store.appendMessages(tg.id, [user('how do I deploy the chat-send service?'), assistant('Run the deploy script.')]);
+    await store.appendMessages(sl.id, [user('deploying to staging now'), assistant('C++ build is green')]);
     return { store, tg, sl };
   }
 
-  it('finds messages with a highlighted snippet and the session they belong to', () => {
-    const { store, tg } = seeded();
-    const hits = store.search('chat-send');
+  it('finds messages with a highlighted snippet and the session they belong to', async () => {
+    const { store, tg } = await seeded();
+    const hits = await store.search('chat-send');
     expect(hits).toHaveLength(1);
     expect(hits[0]).toMatchObject({ sessionId: tg.id, source: 'telegram', title: 'Deploys', role: 'user' });
-    expect(hits[0].snippet).toContain('>>>chat-send<<<');
+    // FTS5 marks the phrase, ts_headline each of its words.
+    expect(hits[0].snippet).toMatch(/>>>chat(<<<->>>|-)send<<</);
   });
 
-  it('filters by platform and by user', () => {
-    const { store, tg, sl } = seeded();
-    expect(new Set(store.search('deploy*').map((h) => h.sessionId))).toEqual(new Set([tg.id, sl.id]));
-    expect(store.search('deploy*', { source: 'slack' }).map((h) => h.sessionId)).toEqual([sl.id]);
-    expect(store.search('deploy*', { userId: 'alice' }).every((h) => h.sessionId === tg.id)).toBe(true);
-    expect(store.search('deploy*', { source: 'discord' })).toEqual([]);
+  it('ranks the better match first', async () => {
+    const store = await temp.open();
+    const s = await store.startNewSession('k', { source: 'api' });
+    await store.appendMessages(s.id, [user('one mention of kettle among many other unrelated words here'), assistant('kettle kettle kettle')]);
+    const hits = await store.search('kettle');
+    expect(hits.map((h) => h.role)).toEqual(['assistant', 'user']);
   });
 
-  it('answers odd input with results or nothing, never an error', () => {
-    const { store, sl } = seeded();
-    expect(store.search('C++').map((h) => h.sessionId)).toEqual([sl.id]);
-    expect(store.search('***')).toEqual([]);
-    expect(store.search('   ')).toEqual([]);
-    expect(store.search('"unbalanced')).toEqual([]);
-    expect(store.search('(deploy').map((h) => h.role).sort()).toEqual(['assistant', 'user']);
+  it('filters by platform and by user', async () => {
+    const { store, tg, sl } = await seeded();
+    expect(new Set((await store.search('deploy*')).map((h) => h.sessionId))).toEqual(new Set([tg.id, sl.id]));
+    expect((await store.search('deploy*', { source: 'slack' })).map((h) => h.sessionId)).toEqual([sl.id]);
+    const alice = await store.search('deploy*', { userId: 'alice' });
+    expect(alice.length).toBeGreaterThan(0);
+    expect(alice.every((h) => h.sessionId === tg.id)).toBe(true);
+    expect(await store.search('deploy*', { source: 'discord' })).toEqual([]);
   });
 
-  it('forgets deleted messages', () => {
-    const { store, tg } = seeded();
-    const [, reply] = store.getMessages(tg.id);
-    store.deleteMessagesFrom(tg.id, reply.id);
-    expect(store.search('script')).toEqual([]);
-    expect(store.search('chat-send')).toHaveLength(1);
-  });
-
-  it('keeps the index in step when a message text is updated', () => {
-    const db = StoreDb.open(':memory:');
-    try {
-      runMigrations(db);
-      db.raw.prepare(`INSERT INTO sessions (id, key, source, started_at) VALUES ('s', 'k', 'cli', 0)`).run();
-      db.raw.prepare(`INSERT INTO messages (session_id, role, content, created_at) VALUES ('s', 'user', 'old words', 0)`).run();
-      db.raw.prepare(`UPDATE messages SET content = 'new words'`).run();
-      expect(searchMessages(db, 'old')).toEqual([]);
-      expect(searchMessages(db, 'new')).toHaveLength(1);
-      db.raw.prepare(`DELETE FROM messages`).run();
-      expect(searchMessages(db, 'words')).toEqual([]);
-      // The index itself agrees with the table (a desynchronised external-content index fails this check).
-      expect(() => db.raw.prepare(`INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')`).run()).not.toThrow();
-    } finally {
-      db.close();
+  it('answers odd input with results or nothing, never an error', async () => {
+    const { store, sl } = await seeded();
+    expect((await store.search('C++')).map((h) => h.sessionId)).toEqual([sl.id]);
+    expect(await store.search('***')).toEqual([]);
+    expect(await store.search('   ')).toEqual([]);
+    expect(await store.search('"unbalanced')).toEqual([]);
+    expect((await store.search('(deploy')).map((h) => h.role).sort()).toEqual(['assistant', 'user']);
+    for (const odd of ["it's", 'a\\b', 'x:*', '!', '<->', '& |', "'", '\u0000', '😀 deploy']) {
+      await expect(store.search(odd)).resolves.toBeInstanceOf(Array);
     }
   });
 
-  it('caps the number of hits', () => {
-    const store = temp.open();
-    const s = store.startNewSession('k', { source: 'api' });
-    store.appendMessages(s.id, Array.from({ length: 30 }, (_, i) => (i % 2 === 0 ? user(`ping ${i}`) : assistant(`ping ${i}`))));
-    expect(store.search('ping')).toHaveLength(20);
-    expect(store.search('ping', { limit: 5 })).toHaveLength(5);
+  it('forgets deleted messages', async () => {
+    const { store, tg } = await seeded();
+    const [, reply] = await store.getMessages(tg.id);
+    await store.deleteMessagesFrom(tg.id, reply.id);
+    expect(await store.search('script')).toEqual([]);
+    expect(await store.search('chat-send')).toHaveLength(1);
+  });
+
+  it('keeps the index in step when a message text is updated', async () => {
+    const store = await temp.open();
+    const s = await store.startNewSession('k', { source: 'cli' });
+    await store.appendMessages(s.id, [user('old words')]);
+    await store.sql.run(`UPDATE messages SET content = 'new words'`);
+    expect(await store.search('old')).toEqual([]);
+    expect(await store.search('new')).toHaveLength(1);
+    await store.sql.run(`DELETE FROM messages`);
+    expect(await store.search('words')).toEqual([]);
+    if (backend === 'sqlite') {
+      // The index itself agrees with the table (a desynchronised external-content index fails this check).
+      await expect(store.sql.run(`INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')`)).resolves.toBeDefined();
+    }
+  });
+
+  it('caps the number of hits', async () => {
+    const store = await temp.open();
+    const s = await store.startNewSession('k', { source: 'api' });
+    await store.appendMessages(s.id, Array.from({ length: 30 }, (_, i) => (i % 2 === 0 ? user(`ping ${i}`) : assistant(`ping ${i}`))));
+    expect(await store.search('ping')).toHaveLength(20);
+    expect(await store.search('ping', { limit: 5 })).toHaveLength(5);
   });
 });

@@ -1,9 +1,9 @@
-import type { StoreDb } from './db.js';
 import { StoreNotFoundError } from './errors.js';
+import type { Sql } from './sql.js';
 
-/** Fails with a typed error (instead of SQLite's foreign-key message) when the session does not exist. */
-export function assertSessionExists(db: StoreDb, sessionId: string): void {
-  if (!db.read(() => db.prepare('SELECT 1 FROM sessions WHERE id = ?').get(sessionId))) {
+/** Fails with a typed error (instead of the database's foreign-key message) when the session does not exist. */
+export async function assertSessionExists(sql: Sql, sessionId: string): Promise<void> {
+  if (!(await sql.get('SELECT 1 AS found FROM sessions WHERE id = ?', [sessionId]))) {
     throw new StoreNotFoundError('session', sessionId);
   }
 }

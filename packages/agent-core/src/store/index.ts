@@ -1,18 +1,23 @@
-/** The SQLite session store: sessions, transcripts, titles, search, the turn outbox and known threads. */
-export { SessionStore } from './session-store.js';
+/** The session store (SQLite or PostgreSQL): sessions, transcripts, titles, search, the turn outbox, known threads. */
+export { SessionStore, openSql, isPostgresUrl } from './session-store.js';
 export type { Session, StoredMessage, Turn, TurnStatus } from './rows.js';
 export { TURN_STATUSES } from './rows.js';
 export type { SessionInit, NewSessionInit, UsageDelta, ListSessionsOptions, SessionPage } from './sessions.js';
 export type { AppendOptions, GetMessagesOptions } from './messages.js';
 export type { SearchHit, SearchOptions } from './fts.js';
-export { sanitizeFtsQuery } from './fts.js';
+export { sanitizeFtsQuery, tsQueryOf } from './fts-query.js';
 export { sanitizeTitle, MAX_TITLE_LENGTH } from './titles.js';
-export type { StoreDb, WriteStats } from './db.js';
-export { registerMigrations, allMigrations, FIRST_EXTERNAL_VERSION, type Migration } from './migrations.js';
+export type { Sql, SqlValue, Dialect, RunResult, WriteStats } from './sql.js';
+export { ddlFor } from './sql.js';
+export { SqliteSql } from './sqlite-sql.js';
+export { PostgresSql, isConnectionError, type PostgresOptions } from './postgres-sql.js';
+export { registerMigrations, allMigrations, appliedVersions, FIRST_EXTERNAL_VERSION, type Migration } from './migrations.js';
 export {
   StoreError,
   StoreBusyError,
+  StoreUnavailableError,
   StoreNotFoundError,
   TitleInUseError,
   InvalidCursorError,
+  isTransientStoreError,
 } from './errors.js';

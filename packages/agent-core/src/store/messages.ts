@@ -3,9 +3,9 @@
  * The session's message_count and tool_call_count move in the same transaction as the rows they count.
  */
 import type { ChatMessage } from '../types.js';
-import type { StoreDb } from './db.js';
 import { assertSessionExists } from './guards.js';
 import { toChatMessage, toStoredMessage, type MessageRow, type StoredMessage } from './rows.js';
+import type { Sql } from './sql.js';
 
 export interface AppendOptions {
   /**
@@ -43,90 +43,97 @@ function toolCallCount(m: ChatMessage): number {
 }
 
 /** Appends in one transaction and returns the stored rows, in input order (existing rows for repeats). */
-export function appendMessages(
-  db: StoreDb,
+export async function appendMessages(
+  sql: Sql,
   sessionId: string,
   messages: readonly ChatMessage[],
   opts: AppendOptions = {},
-): StoredMessage[] {
+): Promise<StoredMessage[]> {
   if (messages.length === 0) return [];
   const turnId = opts.turnId ?? null;
   const firstSeq = opts.firstSeq ?? 0;
-  return db.write(() => {
-    assertSessionExists(db, sessionId);
+  return sql.transaction(async () => {
+    await assertSessionExists(sql, sessionId);
     const now = Date.now();
     const stored: StoredMessage[] = [];
     let added = 0;
     let toolCalls = 0;
-    messages.forEach((m, index) => {
+    for (const [index, m] of messages.entries()) {
       const seq = turnId === null ? null : firstSeq + index;
       const calls = m.tool_calls && m.tool_calls.length > 0 ? JSON.stringify(m.tool_calls) : null;
-      let row = db
-        .prepare(INSERT_SQL)
-        .get(
-          sessionId,
-          m.role,
-          m.content,
-          calls,
-          m.tool_call_id ?? null,
-          m.tool_name ?? null,
-          m.finish_reason ?? null,
-          m.reasoning ?? null,
-          opts.platformMessageId ?? null,
-          turnId,
-          seq,
-          now,
-        ) as MessageRow | undefined;
+      let row = await sql.get<MessageRow>(INSERT_SQL, [
+        sessionId,
+        m.role,
+        m.content,
+        calls,
+        m.tool_call_id ?? null,
+        m.tool_name ?? null,
+        m.finish_reason ?? null,
+        m.reasoning ?? null,
+        opts.platformMessageId ?? null,
+        turnId,
+        seq,
+        now,
+      ]);
       if (row) {
         added++;
         toolCalls += toolCallCount(m);
       } else {
-        row = db.prepare(EXISTING_SQL).get(sessionId, turnId, seq) as MessageRow;
+        row = (await sql.get<MessageRow>(EXISTING_SQL, [sessionId, turnId, seq])) as MessageRow;
       }
       stored.push(toStoredMessage(row));
-    });
-    if (added > 0) db.prepare(COUNT_SQL).run(added, toolCalls, sessionId);
+    }
+    if (added > 0) await sql.run(COUNT_SQL, [added, toolCalls, sessionId]);
     return stored;
   });
 }
 
-export function getMessages(db: StoreDb, sessionId: string, opts: GetMessagesOptions = {}): StoredMessage[] {
-  const limit = opts.limit === undefined ? -1 : Math.max(0, Math.floor(opts.limit));
-  const rows = db.read(
-    () =>
-      db
-        .prepare('SELECT * FROM messages WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?')
-        .all(sessionId, opts.afterId ?? 0, limit) as MessageRow[],
-  );
+export async function getMessages(sql: Sql, sessionId: string, opts: GetMessagesOptions = {}): Promise<StoredMessage[]> {
+  const base = 'SELECT * FROM messages WHERE session_id = ? AND id > ? ORDER BY id';
+  const rows =
+    opts.limit === undefined
+      ? await sql.all<MessageRow>(base, [sessionId, opts.afterId ?? 0])
+      : await sql.all<MessageRow>(`${base} LIMIT ?`, [sessionId, opts.afterId ?? 0, Math.max(0, Math.floor(opts.limit))]);
   return rows.map(toStoredMessage);
 }
 
 /** The transcript in the internal message format, oldest first, ready to send to a provider. */
-export function getHistory(db: StoreDb, sessionId: string): ChatMessage[] {
-  return getMessages(db, sessionId).map(toChatMessage);
+export async function getHistory(sql: Sql, sessionId: string): Promise<ChatMessage[]> {
+  return (await getMessages(sql, sessionId)).map(toChatMessage);
+}
+
+/** When the session's newest message was written (ms), or null when it has none. One indexed row. */
+export async function lastMessageAt(sql: Sql, sessionId: string): Promise<number | null> {
+  const row = await sql.get<{ created_at: number }>(
+    'SELECT created_at FROM messages WHERE session_id = ? ORDER BY id DESC LIMIT 1',
+    [sessionId],
+  );
+  return row ? row.created_at : null;
 }
 
 /**
  * Deletes `messageId` and every later message of the session; returns how many went. A message id from
  * another session deletes nothing.
  */
-export function deleteMessagesFrom(db: StoreDb, sessionId: string, messageId: number): number {
-  return db.write(() => {
-    const doomed = db
-      .prepare(
-        `SELECT count(*) AS n,
-                coalesce(sum(CASE WHEN role = 'assistant' AND tool_calls IS NOT NULL
-                                  THEN json_array_length(tool_calls) ELSE 0 END), 0) AS calls
-         FROM messages
-         WHERE session_id = ? AND id >= ? AND EXISTS (SELECT 1 FROM messages WHERE id = ? AND session_id = ?)`,
-      )
-      .get(sessionId, messageId, messageId, sessionId) as { n: number; calls: number };
-    if (doomed.n === 0) return 0;
-    db.prepare('DELETE FROM messages WHERE session_id = ? AND id >= ?').run(sessionId, messageId);
-    db.prepare(
-      `UPDATE sessions SET message_count = max(0, message_count - ?), tool_call_count = max(0, tool_call_count - ?)
+export async function deleteMessagesFrom(sql: Sql, sessionId: string, messageId: number): Promise<number> {
+  return sql.transaction(async () => {
+    const doomed = await sql.all<{ role: string; tool_calls: string | null }>(
+      `SELECT role, tool_calls FROM messages
+       WHERE session_id = ? AND id >= ? AND EXISTS (SELECT 1 FROM messages WHERE id = ? AND session_id = ?)`,
+      [sessionId, messageId, messageId, sessionId],
+    );
+    if (doomed.length === 0) return 0;
+    const calls = doomed.reduce(
+      (n, m) => n + (m.role === 'assistant' && m.tool_calls ? (JSON.parse(m.tool_calls) as unknown[]).length : 0),
+      0,
+    );
+    await sql.run('DELETE FROM messages WHERE session_id = ? AND id >= ?', [sessionId, messageId]);
+    await sql.run(
+      `UPDATE sessions SET message_count = CASE WHEN message_count > ? THEN message_count - ? ELSE 0 END,
+         tool_call_count = CASE WHEN tool_call_count > ? THEN tool_call_count - ? ELSE 0 END
        WHERE id = ?`,
-    ).run(doomed.n, doomed.calls, sessionId);
-    return doomed.n;
+      [doomed.length, doomed.length, calls, calls, sessionId],
+    );
+    return doomed.length;
   });
 }

@@ -1,207 +1,212 @@
 /**
- * The session store: one SQLite file (WAL) shared by every gateway process on a machine.
+ * The session store: SQLite (one WAL file, the zero-set-up default) or PostgreSQL (for workers on several
+ * machines), behind one asynchronous contract with the same tables and columns on both.
  *
  * This class is the single entry point; the SQL lives in small modules by topic (sessions, messages, lineage,
- * fts, turns). All methods are synchronous (better-sqlite3). Writes never surface SQLITE_BUSY under ordinary
- * contention: they wait and retry (see db.ts) and only a database locked for seconds yields StoreBusyError.
+ * fts, turns), written once against `Sql` (sql.ts). Writes never surface a busy database under ordinary
+ * contention: they wait and retry, and only a database locked for seconds yields StoreBusyError; a database
+ * that cannot be reached yields StoreUnavailableError (both worth retrying the job later).
  */
 import type { ChatMessage, SessionSource } from '../types.js';
-import { StoreDb, type WriteStats } from './db.js';
 import { searchMessages, type SearchHit, type SearchOptions } from './fts.js';
 import * as lineage from './lineage.js';
 import * as messages from './messages.js';
 import { runMigrations } from './migrations.js';
+import { PostgresSql, type PostgresOptions } from './postgres-sql.js';
 import type { Session, StoredMessage, Turn, TurnStatus } from './rows.js';
 import * as sessions from './sessions.js';
+import type { Sql, WriteStats } from './sql.js';
+import { SqliteSql } from './sqlite-sql.js';
 import * as turns from './turns.js';
 
-export class SessionStore {
-  private constructor(private readonly db: StoreDb) {}
+const POSTGRES_URL = /^postgres(ql)?:\/\//i;
 
-  /** Opens (creating the file and its directory), applies pragmas and pending migrations. ':memory:' works. */
-  static open(path: string): SessionStore {
-    const db = StoreDb.open(path);
+/** True when `target` names a PostgreSQL database rather than a SQLite file. */
+export function isPostgresUrl(target: string): boolean {
+  return POSTGRES_URL.test(target);
+}
+
+/** Opens a connection without migrating: a SQLite file path (or ':memory:'), or a `postgres://` URL. */
+export async function openSql(target: string, opts: PostgresOptions = {}): Promise<Sql> {
+  return isPostgresUrl(target) ? PostgresSql.open(target, opts) : SqliteSql.open(target);
+}
+
+export class SessionStore {
+  private constructor(readonly sql: Sql) {}
+
+  /**
+   * Opens a SQLite file (creating it and its directory; ':memory:' works) or a `postgres://` database, and
+   * applies pending migrations.
+   */
+  static async open(target: string, opts: PostgresOptions = {}): Promise<SessionStore> {
+    return SessionStore.on(await openSql(target, opts));
+  }
+
+  /** A store on an open connection (migrated here); closing the store closes it. */
+  static async on(sql: Sql): Promise<SessionStore> {
     try {
-      runMigrations(db);
+      await runMigrations(sql);
     } catch (err) {
-      db.close();
+      await sql.close();
       throw err;
     }
-    return new SessionStore(db);
+    return new SessionStore(sql);
   }
 
-  /** Checkpoints the WAL and closes; calling it twice is harmless. */
-  close(): void {
-    this.db.close();
+  get dialect(): Sql['dialect'] {
+    return this.sql.dialect;
   }
 
-  /** A real round trip to SQLite, for health checks. */
-  ping(): boolean {
-    try {
-      return this.db.raw.prepare('SELECT 1 AS ok').get() !== undefined;
-    } catch {
-      return false;
-    }
+  /** Checkpoints the WAL (SQLite) or ends the pool (PostgreSQL); calling it twice is harmless. */
+  close(): Promise<void> {
+    return this.sql.close();
   }
 
-  /**
-   * Runs several store calls as one write transaction: one BEGIN IMMEDIATE and one commit instead of one each,
-   * and all-or-nothing (a turn's messages, usage and recorded reply land together). `fn` must only use the store.
-   */
-  batch<T>(fn: () => T): T {
-    return this.db.write(fn);
+  /** A real round trip to the database, for health checks; throws with the reason. */
+  ping(): Promise<void> {
+    return this.sql.ping();
   }
 
   /**
-   * The connection itself, for modules that keep their own tables in this file (registered through
-   * `registerMigrations`): the built-in tools, the gateway's counters. Their writes then get the same busy retry
-   * and checkpointing, and can join a `batch` with the store's own writes.
+   * Runs several store calls as one transaction, all-or-nothing (a turn's messages, usage and recorded reply
+   * land together); store calls made inside join it. `fn` must only use the store: it may run again when the
+   * database was busy.
    */
-  get database(): StoreDb {
-    return this.db;
+  transaction<T>(fn: () => Promise<T>): Promise<T> {
+    return this.sql.transaction(fn);
   }
 
   /** Commits and busy retries on this connection, for metrics. */
   writeStats(): WriteStats {
-    return this.db.stats();
+    return this.sql.stats();
   }
 
   // --- sessions ---------------------------------------------------------------------------------------------
 
-  getOrCreateSession(key: string, init: sessions.SessionInit): { session: Session; created: boolean } {
-    return sessions.getOrCreateSession(this.db, key, init);
+  getOrCreateSession(key: string, init: sessions.SessionInit): Promise<{ session: Session; created: boolean }> {
+    return sessions.getOrCreateSession(this.sql, key, init);
   }
 
   /** A new session the key now points at; the previous one keeps its transcript. */
-  startNewSession(key: string, init: sessions.NewSessionInit): Session {
-    return sessions.startNewSession(this.db, key, init);
+  startNewSession(key: string, init: sessions.NewSessionInit): Promise<Session> {
+    return sessions.startNewSession(this.sql, key, init);
   }
 
   /** The session the key points at, ended or not. */
-  currentSession(key: string): Session | null {
-    return sessions.currentSession(this.db, key);
+  currentSession(key: string): Promise<Session | null> {
+    return sessions.currentSession(this.sql, key);
   }
 
-  getSession(id: string): Session | null {
-    return sessions.getSession(this.db, id);
+  getSession(id: string): Promise<Session | null> {
+    return sessions.getSession(this.sql, id);
   }
 
   /** `reason`: session_reset, compression, idle, daily, ... */
-  endSession(id: string, reason: string): Session {
-    return sessions.endSession(this.db, id, reason);
+  endSession(id: string, reason: string): Promise<Session> {
+    return sessions.endSession(this.sql, id, reason);
   }
 
-  addUsage(sessionId: string, usage: sessions.UsageDelta): void {
-    sessions.addUsage(this.db, sessionId, usage);
+  addUsage(sessionId: string, usage: sessions.UsageDelta): Promise<void> {
+    return sessions.addUsage(this.sql, sessionId, usage);
   }
 
-  setModel(id: string, model: string | null): void {
-    sessions.setSessionField(this.db, id, 'model', model);
+  setModel(id: string, model: string | null): Promise<void> {
+    return sessions.setSessionField(this.sql, id, 'model', model);
   }
 
-  setSystemPrompt(id: string, prompt: string | null): void {
-    sessions.setSessionField(this.db, id, 'system_prompt', prompt);
+  setSystemPrompt(id: string, prompt: string | null): Promise<void> {
+    return sessions.setSessionField(this.sql, id, 'system_prompt', prompt);
   }
 
-  listSessions(opts?: sessions.ListSessionsOptions): sessions.SessionPage {
-    return sessions.listSessions(this.db, opts);
+  listSessions(opts?: sessions.ListSessionsOptions): Promise<sessions.SessionPage> {
+    return sessions.listSessions(this.sql, opts);
   }
 
   // --- messages ---------------------------------------------------------------------------------------------
 
-  appendMessages(sessionId: string, msgs: readonly ChatMessage[], opts?: messages.AppendOptions): StoredMessage[] {
-    return messages.appendMessages(this.db, sessionId, msgs, opts);
+  appendMessages(sessionId: string, msgs: readonly ChatMessage[], opts?: messages.AppendOptions): Promise<StoredMessage[]> {
+    return messages.appendMessages(this.sql, sessionId, msgs, opts);
   }
 
-  getHistory(sessionId: string): ChatMessage[] {
-    return messages.getHistory(this.db, sessionId);
+  getHistory(sessionId: string): Promise<ChatMessage[]> {
+    return messages.getHistory(this.sql, sessionId);
   }
 
-  getMessages(sessionId: string, opts?: messages.GetMessagesOptions): StoredMessage[] {
-    return messages.getMessages(this.db, sessionId, opts);
+  getMessages(sessionId: string, opts?: messages.GetMessagesOptions): Promise<StoredMessage[]> {
+    return messages.getMessages(this.sql, sessionId, opts);
   }
 
   /** When the session's newest message was written (ms), or null when it has none. One indexed row, not the transcript. */
-  lastMessageAt(sessionId: string): number | null {
-    return this.db.read(() => {
-      const row = this.db
-        .prepare('SELECT created_at FROM messages WHERE session_id = ? ORDER BY id DESC LIMIT 1')
-        .get(sessionId) as { created_at: number } | undefined;
-      return row ? row.created_at : null;
-    });
+  lastMessageAt(sessionId: string): Promise<number | null> {
+    return messages.lastMessageAt(this.sql, sessionId);
   }
 
   /** For /retry and /undo: removes the message and everything after it. */
-  deleteMessagesFrom(sessionId: string, messageId: number): number {
-    return messages.deleteMessagesFrom(this.db, sessionId, messageId);
+  deleteMessagesFrom(sessionId: string, messageId: number): Promise<number> {
+    return messages.deleteMessagesFrom(this.sql, sessionId, messageId);
   }
 
-  search(query: string, opts?: SearchOptions): SearchHit[] {
-    return searchMessages(this.db, query, opts);
+  search(query: string, opts?: SearchOptions): Promise<SearchHit[]> {
+    return searchMessages(this.sql, query, opts);
   }
 
   // --- titles -----------------------------------------------------------------------------------------------
 
   /** Cleans and stores the title (null clears it); throws TitleInUseError if another lineage has it. */
-  setTitle(sessionId: string, title: string | null): string | null {
-    return lineage.setTitle(this.db, sessionId, title);
+  setTitle(sessionId: string, title: string | null): Promise<string | null> {
+    return lineage.setTitle(this.sql, sessionId, title);
   }
 
-  nextLineageTitle(base: string): string {
-    return lineage.nextLineageTitle(this.db, base);
+  nextLineageTitle(base: string): Promise<string> {
+    return lineage.nextLineageTitle(this.sql, base);
   }
 
   /** The session first, then its parent, grandparent, … (compression and /resume lineage). */
-  ancestry(sessionId: string): Session[] {
-    return lineage.ancestry(this.db, sessionId);
+  ancestry(sessionId: string): Promise<Session[]> {
+    return lineage.ancestry(this.sql, sessionId);
   }
 
-  resolveTitle(title: string): Session | null {
-    return lineage.resolveTitle(this.db, title);
+  resolveTitle(title: string): Promise<Session | null> {
+    return lineage.resolveTitle(this.sql, title);
   }
 
-  listTitledSessions(opts: { source?: SessionSource; limit?: number } = {}): Session[] {
-    return lineage.listTitledSessions(this.db, opts);
+  listTitledSessions(opts: { source?: SessionSource; limit?: number } = {}): Promise<Session[]> {
+    return lineage.listTitledSessions(this.sql, opts);
   }
 
   // --- turn outbox ------------------------------------------------------------------------------------------
 
-  beginTurn(turnId: string, sessionId: string): Turn {
-    return turns.beginTurn(this.db, turnId, sessionId);
+  beginTurn(turnId: string, sessionId: string): Promise<Turn> {
+    return turns.beginTurn(this.sql, turnId, sessionId);
   }
 
-  getTurn(turnId: string): Turn | null {
-    return turns.getTurn(this.db, turnId);
+  getTurn(turnId: string): Promise<Turn | null> {
+    return turns.getTurn(this.sql, turnId);
   }
 
-  recordReply(turnId: string, reply: string): Turn {
-    return turns.recordReply(this.db, turnId, reply);
+  recordReply(turnId: string, reply: string): Promise<Turn> {
+    return turns.recordReply(this.sql, turnId, reply);
   }
 
-  markDelivered(turnId: string, ids: readonly string[]): Turn {
-    return turns.markDelivered(this.db, turnId, ids);
+  markDelivered(turnId: string, ids: readonly string[]): Promise<Turn> {
+    return turns.markDelivered(this.sql, turnId, ids);
   }
 
-  markTurn(turnId: string, status: TurnStatus, error?: string): Turn {
-    return turns.markTurn(this.db, turnId, status, error);
+  markTurn(turnId: string, status: TurnStatus, error?: string): Promise<Turn> {
+    return turns.markTurn(this.sql, turnId, status, error);
   }
 
   // --- threads ----------------------------------------------------------------------------------------------
 
   /** Remembers a thread the bot takes part in (so replies there need no mention). */
-  rememberThread(platform: string, threadId: string): void {
-    this.db.write(() =>
-      this.db
-        .prepare('INSERT INTO known_threads (platform, thread_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING')
-        .run(platform, threadId, Date.now()),
+  async rememberThread(platform: string, threadId: string): Promise<void> {
+    await this.sql.run(
+      'INSERT INTO known_threads (platform, thread_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+      [platform, threadId, Date.now()],
     );
   }
 
-  isKnownThread(platform: string, threadId: string): boolean {
-    return this.db.read(
-      () =>
-        this.db.prepare('SELECT 1 FROM known_threads WHERE platform = ? AND thread_id = ?').get(platform, threadId) !==
-        undefined,
-    );
+  async isKnownThread(platform: string, threadId: string): Promise<boolean> {
+    return (await this.sql.get('SELECT 1 AS found FROM known_threads WHERE platform = ? AND thread_id = ?', [platform, threadId])) !== undefined;
   }
 }

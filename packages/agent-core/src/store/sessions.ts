@@ -4,12 +4,12 @@
  */
 import crypto from 'node:crypto';
 import type { SessionSource } from '../types.js';
-import type { StoreDb } from './db.js';
 import { InvalidCursorError, StoreNotFoundError } from './errors.js';
 import { assertSessionExists } from './guards.js';
 import { setTitleInTx } from './lineage.js';
 import { clampLimit } from './limit.js';
 import { toSession, type Session, type SessionRow } from './rows.js';
+import type { Sql, SqlValue } from './sql.js';
 
 export const DEFAULT_LIST_LIMIT = 50;
 export const MAX_LIST_LIMIT = 200;
@@ -85,117 +85,119 @@ export function newSessionId(now: number = Date.now()): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-export function getSession(db: StoreDb, id: string): Session | null {
-  const row = db.read(() => db.prepare('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined);
+export async function getSession(sql: Sql, id: string): Promise<Session | null> {
+  const row = await sql.get<SessionRow>('SELECT * FROM sessions WHERE id = ?', [id]);
   return row ? toSession(row) : null;
 }
 
-function requireSession(db: StoreDb, id: string): Session {
-  const session = getSession(db, id);
+async function requireSession(sql: Sql, id: string): Promise<Session> {
+  const session = await getSession(sql, id);
   if (!session) throw new StoreNotFoundError('session', id);
   return session;
 }
 
-export function currentSession(db: StoreDb, key: string): Session | null {
-  const row = db.read(
-    () =>
-      db
-        .prepare('SELECT s.* FROM session_keys k JOIN sessions s ON s.id = k.session_id WHERE k.key = ?')
-        .get(key) as SessionRow | undefined,
+export async function currentSession(sql: Sql, key: string): Promise<Session | null> {
+  const row = await sql.get<SessionRow>(
+    'SELECT s.* FROM session_keys k JOIN sessions s ON s.id = k.session_id WHERE k.key = ?',
+    [key],
   );
   return row ? toSession(row) : null;
 }
 
-function insertSession(db: StoreDb, key: string, init: SessionInit, parentSessionId: string | null): string {
+async function insertSession(sql: Sql, key: string, init: SessionInit, parentSessionId: string | null): Promise<string> {
   const now = Date.now();
   const id = newSessionId(now);
-  db.prepare(
+  await sql.run(
     `INSERT INTO sessions (id, key, source, user_id, chat_id, model, system_prompt, parent_session_id, started_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(
-    id,
-    key,
-    init.source,
-    init.userId ?? null,
-    init.chatId ?? null,
-    init.model ?? null,
-    init.systemPrompt ?? null,
-    parentSessionId,
-    now,
+    [
+      id,
+      key,
+      init.source,
+      init.userId ?? null,
+      init.chatId ?? null,
+      init.model ?? null,
+      init.systemPrompt ?? null,
+      parentSessionId,
+      now,
+    ],
   );
-  db.prepare(
+  await sql.run(
     `INSERT INTO session_keys (key, session_id, updated_at) VALUES (?, ?, ?)
      ON CONFLICT (key) DO UPDATE SET session_id = excluded.session_id, updated_at = excluded.updated_at`,
-  ).run(key, id, now);
+    [key, id, now],
+  );
   return id;
 }
 
+/** Serialises the transactions that move one key (two processes must not both create its next session). */
+function lockKey(sql: Sql, key: string): Promise<void> {
+  return sql.lock(`session-key:${key}`);
+}
+
 /** The key's open session, or a new one the key now points at (atomic across processes). */
-export function getOrCreateSession(
-  db: StoreDb,
+export async function getOrCreateSession(
+  sql: Sql,
   key: string,
   init: SessionInit,
-): { session: Session; created: boolean } {
-  return db.write(() => {
-    const current = currentSession(db, key);
+): Promise<{ session: Session; created: boolean }> {
+  // The common case needs no write transaction: the key's session is open.
+  const open = sql.inTransaction ? null : await currentSession(sql, key);
+  if (open && open.endedAt === null) return { session: open, created: false };
+  return sql.transaction(async () => {
+    await lockKey(sql, key);
+    const current = await currentSession(sql, key);
     if (current && current.endedAt === null) return { session: current, created: false };
-    return { session: requireSession(db, insertSession(db, key, init, null)), created: true };
+    return { session: await requireSession(sql, await insertSession(sql, key, init, null)), created: true };
   });
 }
 
-export function startNewSession(db: StoreDb, key: string, init: NewSessionInit): Session {
-  return db.write(() => {
-    if (init.parentSessionId !== undefined) assertSessionExists(db, init.parentSessionId);
+export async function startNewSession(sql: Sql, key: string, init: NewSessionInit): Promise<Session> {
+  return sql.transaction(async () => {
+    await lockKey(sql, key);
+    if (init.parentSessionId !== undefined) await assertSessionExists(sql, init.parentSessionId);
     if (init.endPreviousReason !== undefined) {
-      const previous = currentSession(db, key);
-      if (previous) endSession(db, previous.id, init.endPreviousReason);
+      const previous = await currentSession(sql, key);
+      if (previous) await endSession(sql, previous.id, init.endPreviousReason);
     }
-    const id = insertSession(db, key, init, init.parentSessionId ?? null);
-    if (init.title !== undefined) setTitleInTx(db, id, init.title);
-    return requireSession(db, id);
+    const id = await insertSession(sql, key, init, init.parentSessionId ?? null);
+    if (init.title !== undefined) await setTitleInTx(sql, id, init.title);
+    return requireSession(sql, id);
   });
 }
 
 /** Marks the session ended; the first end wins, so a late duplicate does not rewrite why it ended. */
-export function endSession(db: StoreDb, id: string, reason: string): Session {
-  return db.write(() => {
-    const row = db
-      .prepare(
-        `UPDATE sessions
-         SET ended_at = coalesce(ended_at, ?), end_reason = CASE WHEN ended_at IS NULL THEN ? ELSE end_reason END
-         WHERE id = ? RETURNING *`,
-      )
-      .get(Date.now(), reason, id) as SessionRow | undefined;
-    if (!row) throw new StoreNotFoundError('session', id);
-    return toSession(row);
-  });
+export async function endSession(sql: Sql, id: string, reason: string): Promise<Session> {
+  const row = await sql.get<SessionRow>(
+    `UPDATE sessions
+     SET ended_at = coalesce(ended_at, ?), end_reason = CASE WHEN ended_at IS NULL THEN ? ELSE end_reason END
+     WHERE id = ? RETURNING *`,
+    [Date.now(), reason, id],
+  );
+  if (!row) throw new StoreNotFoundError('session', id);
+  return toSession(row);
 }
 
-export function addUsage(db: StoreDb, sessionId: string, u: UsageDelta): void {
-  db.write(() => {
-    const result = db
-      .prepare(
-        `UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
-           cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
-           estimated_cost_usd = estimated_cost_usd + ?, last_prompt_tokens = coalesce(?, last_prompt_tokens)
-         WHERE id = ?`,
-      )
-      .run(u.input, u.output, u.cacheRead, u.cacheWrite, u.costUsd ?? 0, u.lastPromptTokens ?? null, sessionId);
-    if (result.changes === 0) throw new StoreNotFoundError('session', sessionId);
-  });
+export async function addUsage(sql: Sql, sessionId: string, u: UsageDelta): Promise<void> {
+  const result = await sql.run(
+    `UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+       cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
+       estimated_cost_usd = estimated_cost_usd + ?, last_prompt_tokens = coalesce(?, last_prompt_tokens)
+     WHERE id = ?`,
+    [u.input, u.output, u.cacheRead, u.cacheWrite, u.costUsd ?? 0, u.lastPromptTokens ?? null, sessionId],
+  );
+  if (result.changes === 0) throw new StoreNotFoundError('session', sessionId);
 }
 
 /** Sets one plain column; `column` is never user input. */
-export function setSessionField(
-  db: StoreDb,
+export async function setSessionField(
+  sql: Sql,
   id: string,
   column: 'model' | 'system_prompt',
   value: string | null,
-): void {
-  db.write(() => {
-    const result = db.prepare(`UPDATE sessions SET ${column} = ? WHERE id = ?`).run(value, id);
-    if (result.changes === 0) throw new StoreNotFoundError('session', id);
-  });
+): Promise<void> {
+  const result = await sql.run(`UPDATE sessions SET ${column} = ? WHERE id = ?`, [value, id]);
+  if (result.changes === 0) throw new StoreNotFoundError('session', id);
 }
 
 function encodeCursor(s: Session): string {
@@ -215,10 +217,10 @@ function decodeCursor(cursor: string): [number, string] {
 }
 
 /** Newest first, paged on (started_at, id) so sessions created while paging neither repeat nor go missing. */
-export function listSessions(db: StoreDb, opts: ListSessionsOptions = {}): SessionPage {
+export async function listSessions(sql: Sql, opts: ListSessionsOptions = {}): Promise<SessionPage> {
   const limit = clampLimit(opts.limit, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT);
   const where: string[] = [];
-  const params: unknown[] = [];
+  const params: SqlValue[] = [];
   if (opts.source !== undefined) {
     where.push('source = ?');
     params.push(opts.source);
@@ -232,9 +234,9 @@ export function listSessions(db: StoreDb, opts: ListSessionsOptions = {}): Sessi
     where.push('(started_at, id) < (?, ?)');
     params.push(...decodeCursor(opts.cursor));
   }
-  const sql = `SELECT * FROM sessions ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-               ORDER BY started_at DESC, id DESC LIMIT ?`;
-  const rows = db.read(() => db.prepare(sql).all(...params, limit + 1) as SessionRow[]);
+  const query = `SELECT * FROM sessions ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+                 ORDER BY started_at DESC, id DESC LIMIT ?`;
+  const rows = await sql.all<SessionRow>(query, [...params, limit + 1]);
   const sessions = rows.slice(0, limit).map(toSession);
   const nextCursor = rows.length > limit ? encodeCursor(sessions[sessions.length - 1]) : null;
   return { sessions, nextCursor };

@@ -55,7 +55,7 @@ export async function flushMemory(opts: FlushMemoryOptions): Promise<FlushMemory
   if (!opts.history.some((m) => m.role === 'user')) return { saved: 0, results: [] };
   const tool = createMemoryTool(opts.store);
   const signal = opts.signal ?? new AbortController().signal;
-  const notes = renderMemoryBlock(new MemoryStore(opts.store).snapshot(opts.userKey));
+  const notes = renderMemoryBlock(await new MemoryStore(opts.store).snapshot(opts.userKey));
   const messages = sanitizeHistory([...opts.history, { role: 'user', content: flushPrompt(opts.reason ?? 'reset', notes) }]);
 
   let calls: ToolCall[];

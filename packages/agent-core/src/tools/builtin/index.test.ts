@@ -8,8 +8,8 @@ const temp = useTempStores();
 const names = (tools: { name: string }[]) => tools.map((t) => t.name);
 
 describe('built-in toolsets', () => {
-  it('core, research and full pick the documented tools', () => {
-    const deps = { store: temp.open(), provider: new ScriptedProvider(), canAskUser: true };
+  it('core, research and full pick the documented tools', async () => {
+    const deps = { store: await temp.open(), provider: new ScriptedProvider(), canAskUser: true };
     expect(names(createBuiltinTools(deps, ['core']).tools)).toEqual(['memory', 'todo', 'current_time']);
     expect(names(createBuiltinTools(deps, ['research']).tools)).toEqual(['session_search', 'web_fetch']);
     expect(names(createBuiltinTools(deps, ['core', 'research']).tools)).toHaveLength(5);
@@ -19,7 +19,7 @@ describe('built-in toolsets', () => {
     expect(() => createBuiltinTools(deps, ['everything'])).toThrow(UnknownToolsetError);
   });
 
-  it('leaves out tools whose needs are not met, saying why', () => {
+  it('leaves out tools whose needs are not met, saying why', async () => {
     const { tools, unavailable } = createBuiltinTools({}, ['full'], new ToolsetRegistry());
     expect(names(tools).sort()).toEqual(['current_time', 'web_fetch']);
     expect(unavailable).toEqual(

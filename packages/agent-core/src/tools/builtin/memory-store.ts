@@ -8,7 +8,7 @@
 // Registers the tool tables' migrations: a store opened after this import has them.
 import './tables.js';
 import type { SessionStore } from '../../store/session-store.js';
-import type { StoreDb } from '../../store/db.js';
+import type { Sql } from '../../store/sql.js';
 
 export type MemoryTarget = 'memory' | 'user';
 export const MEMORY_TARGETS: readonly MemoryTarget[] = ['memory', 'user'];
@@ -42,63 +42,73 @@ export function memoryChars(entries: readonly string[]): number {
 }
 
 export class MemoryStore {
-  private readonly db: StoreDb;
+  private readonly sql: Sql;
 
   constructor(store: SessionStore) {
-    this.db = store.database;
+    this.sql = store.sql;
   }
 
-  entries(userKey: string, target: MemoryTarget): MemoryEntry[] {
-    return this.db.read(() => this.select(userKey, target));
+  entries(userKey: string, target: MemoryTarget): Promise<MemoryEntry[]> {
+    return this.select(userKey, target);
   }
 
-  snapshot(userKey: string): MemorySnapshot {
-    return this.db.read(() => ({
-      memory: this.select(userKey, 'memory').map((e) => e.content),
-      user: this.select(userKey, 'user').map((e) => e.content),
-    }));
+  async snapshot(userKey: string): Promise<MemorySnapshot> {
+    const rows = await this.sql.all<EntryRow & { target: MemoryTarget }>(
+      'SELECT id, target, content FROM tool_memory WHERE user_key = ? ORDER BY id',
+      [userKey],
+    );
+    return {
+      memory: rows.filter((r) => r.target === 'memory').map((r) => r.content),
+      user: rows.filter((r) => r.target === 'user').map((r) => r.content),
+    };
   }
 
   /** Adds an entry; an identical entry already saved is left as it is. Returns the part's entries afterwards. */
-  add(userKey: string, target: MemoryTarget, content: string): MemoryEntry[] {
+  add(userKey: string, target: MemoryTarget, content: string): Promise<MemoryEntry[]> {
     const text = cleanEntry(content);
-    return this.db.write(() => {
-      const current = this.select(userKey, target);
-      if (current.some((e) => e.content === text)) return current;
+    return this.edit(userKey, target, async (current) => {
+      if (current.some((e) => e.content === text)) return;
       assertFits(target, [...current.map((e) => e.content), text]);
       const now = Date.now();
-      this.db
-        .prepare('INSERT INTO tool_memory (user_key, target, content, created_at, updated_at) VALUES (?, ?, ?, ?, ?)')
-        .run(userKey, target, text, now, now);
-      return this.select(userKey, target);
+      await this.sql.run(
+        'INSERT INTO tool_memory (user_key, target, content, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
+        [userKey, target, text, now, now],
+      );
     });
   }
 
   /** Replaces the one entry containing `oldText` with `content`. */
-  replace(userKey: string, target: MemoryTarget, oldText: string, content: string): MemoryEntry[] {
+  replace(userKey: string, target: MemoryTarget, oldText: string, content: string): Promise<MemoryEntry[]> {
     const text = cleanEntry(content);
-    return this.db.write(() => {
-      const current = this.select(userKey, target);
+    return this.edit(userKey, target, async (current) => {
       const hit = findOne(current, oldText, target);
       assertFits(target, current.map((e) => (e.id === hit.id ? text : e.content)));
-      this.db.prepare('UPDATE tool_memory SET content = ?, updated_at = ? WHERE id = ?').run(text, Date.now(), hit.id);
-      return this.select(userKey, target);
+      await this.sql.run('UPDATE tool_memory SET content = ?, updated_at = ? WHERE id = ?', [text, Date.now(), hit.id]);
     });
   }
 
   /** Removes the one entry containing `oldText`. */
-  remove(userKey: string, target: MemoryTarget, oldText: string): MemoryEntry[] {
-    return this.db.write(() => {
-      const hit = findOne(this.select(userKey, target), oldText, target);
-      this.db.prepare('DELETE FROM tool_memory WHERE id = ?').run(hit.id);
+  remove(userKey: string, target: MemoryTarget, oldText: string): Promise<MemoryEntry[]> {
+    return this.edit(userKey, target, async (current) => {
+      const hit = findOne(current, oldText, target);
+      await this.sql.run('DELETE FROM tool_memory WHERE id = ?', [hit.id]);
+    });
+  }
+
+  /** Check and write in one transaction, serialised per user and part across processes. */
+  private edit(userKey: string, target: MemoryTarget, change: (current: MemoryEntry[]) => Promise<void>): Promise<MemoryEntry[]> {
+    return this.sql.transaction(async () => {
+      await this.sql.lock(`memory:${userKey}:${target}`);
+      await change(await this.select(userKey, target));
       return this.select(userKey, target);
     });
   }
 
-  private select(userKey: string, target: MemoryTarget): MemoryEntry[] {
-    return this.db
-      .prepare('SELECT id, content FROM tool_memory WHERE user_key = ? AND target = ? ORDER BY id')
-      .all(userKey, target) as EntryRow[];
+  private select(userKey: string, target: MemoryTarget): Promise<MemoryEntry[]> {
+    return this.sql.all<EntryRow>('SELECT id, content FROM tool_memory WHERE user_key = ? AND target = ? ORDER BY id', [
+      userKey,
+      target,
+    ]);
   }
 }
 

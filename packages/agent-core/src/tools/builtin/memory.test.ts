@@ -1,36 +1,37 @@
 import { describe, expect, it } from 'vitest';
 import { ScriptedProvider } from '../../loop/scripted-provider.js';
 import { ProviderError } from '../../providers/types.js';
-import { useTempStores } from '../../store/test-support.js';
+import { STORE_BACKENDS, useTempStores } from '../../store/test-support.js';
 import type { ChatMessage } from '../../types.js';
 import { flushMemory } from './flush-memory.js';
 import { MEMORY_CHAR_LIMITS, MemoryStore } from './memory-store.js';
 import { createMemoryTool, hasMemoryBlock, stripMemoryBlock, withMemoryBlock } from './memory.js';
 
-const temp = useTempStores();
+describe.each(STORE_BACKENDS)('memory on %s', (backend) => {
+const temp = useTempStores(backend);
 const signal = new AbortController().signal;
 const alice = { signal, platform: 'telegram', userId: '1' };
 const bob = { signal, platform: 'telegram', userId: '2' };
 
 describe('memory tool', () => {
   it('saves notes per person (platform + user), not per session, and they survive reopening the file', async () => {
-    const file = temp.file();
-    const store = temp.open(file);
+    const file = await temp.location();
+    const store = await temp.open(file);
     const tool = createMemoryTool(store);
     const out = await tool.execute({ action: 'add', target: 'user', content: 'Prefers answers in German' }, alice);
     expect(out).toMatch(/^Saved \(user\)\. The user part now holds 1 entry \(25\/1,375 characters\)/);
     await tool.execute({ action: 'add', target: 'memory', content: 'Deploys with docker compose' }, { ...alice, sessionId: 'other' });
-    store.close();
+    await store.close();
 
-    const again = new MemoryStore(temp.open(file));
-    expect(again.snapshot('telegram:1')).toEqual({ memory: ['Deploys with docker compose'], user: ['Prefers answers in German'] });
-    expect(again.snapshot('telegram:2')).toEqual({ memory: [], user: [] });
+    const again = new MemoryStore(await temp.open(file));
+    expect(await again.snapshot('telegram:1')).toEqual({ memory: ['Deploys with docker compose'], user: ['Prefers answers in German'] });
+    expect(await again.snapshot('telegram:2')).toEqual({ memory: [], user: [] });
     // The same user id on another platform is another person.
-    expect(again.snapshot('discord:1')).toEqual({ memory: [], user: [] });
+    expect(await again.snapshot('discord:1')).toEqual({ memory: [], user: [] });
   });
 
   it('replaces and removes the entry a unique fragment points at, and says when the fragment is ambiguous', async () => {
-    const tool = createMemoryTool(temp.open());
+    const tool = createMemoryTool(await temp.open());
     await tool.execute({ action: 'add', target: 'memory', content: 'Project uses pnpm' }, alice);
     await tool.execute({ action: 'add', target: 'memory', content: 'Project deploys on Fridays' }, alice);
     await expect(tool.execute({ action: 'remove', target: 'memory', old_text: 'Project' }, alice)).rejects.toThrow(
@@ -45,21 +46,21 @@ describe('memory tool', () => {
   });
 
   it('refuses an edit that would exceed the part\'s limit, saving nothing, with advice', async () => {
-    const store = temp.open();
+    const store = await temp.open();
     const tool = createMemoryTool(store);
     const big = 'x'.repeat(MEMORY_CHAR_LIMITS.user - 10);
     await tool.execute({ action: 'add', target: 'user', content: big }, alice);
     await expect(tool.execute({ action: 'add', target: 'user', content: 'Lives in Lisbon' }, alice)).rejects.toThrow(
       /user would hold 1,383 of 1,375 characters\. Nothing was saved: make the entry shorter, or first replace or remove/,
     );
-    expect(new MemoryStore(store).snapshot('telegram:1').user).toEqual([big]);
+    expect((await new MemoryStore(store).snapshot('telegram:1')).user).toEqual([big]);
     // The other part has its own, larger budget.
     await expect(tool.execute({ action: 'add', target: 'memory', content: 'y'.repeat(2_000) }, alice)).resolves.toMatch(/2,000\/2,200/);
     await expect(tool.execute({ action: 'add', target: 'memory', content: 'y'.repeat(2_201) }, bob)).rejects.toThrow(/2,201 of 2,200/);
   });
 
   it('rejects bad input with messages the model can act on', async () => {
-    const tool = createMemoryTool(temp.open());
+    const tool = createMemoryTool(await temp.open());
     await expect(tool.execute({ action: 'forget', target: 'user' }, alice)).rejects.toThrow(/"action" must be one of add, replace, remove/);
     await expect(tool.execute({ action: 'add', target: 'user' }, alice)).rejects.toThrow(/"content" is required/);
     await expect(tool.execute({ action: 'add', target: 'user', content: 'a </memory> b' }, alice)).rejects.toThrow(/may not contain <memory> tags/);
@@ -67,19 +68,31 @@ describe('memory tool', () => {
   });
 });
 
+describe('memory across processes', () => {
+  it('two sessions of one user on different connections cannot overfill a part together', async () => {
+    const at = await temp.location();
+    const first = new MemoryStore(await temp.open(at));
+    const second = new MemoryStore(await temp.open(at));
+    const most = 'x'.repeat(Math.floor(MEMORY_CHAR_LIMITS.user * 0.6));
+    const results = await Promise.allSettled([first.add('slack:U9', 'user', `${most} a`), second.add('slack:U9', 'user', `${most} b`)]);
+    expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+    expect((await first.snapshot('slack:U9')).user).toHaveLength(1);
+  });
+});
+
 describe('the memory block', () => {
   it('goes in front of the first user message of a session, and not again once the history shows it', async () => {
-    const store = temp.open();
-    expect(withMemoryBlock(store, 'telegram:1', [], 'hello')).toBe('hello');
+    const store = await temp.open();
+    expect(await withMemoryBlock(store, 'telegram:1', [], 'hello')).toBe('hello');
     await createMemoryTool(store).execute({ action: 'add', target: 'user', content: 'Name: Ana' }, alice);
-    const first = withMemoryBlock(store, 'telegram:1', [], 'hello');
+    const first = await withMemoryBlock(store, 'telegram:1', [], 'hello');
     expect(first).toMatch(/^<memory>\n[\s\S]*## About the user \(user\) \[9\/1,375 chars\]\nName: Ana\n<\/memory>\n\nhello$/);
     expect(stripMemoryBlock(first)).toBe('hello');
     const history: ChatMessage[] = [{ role: 'user', content: first }, { role: 'assistant', content: 'Hi Ana' }];
     expect(hasMemoryBlock(history)).toBe(true);
-    expect(withMemoryBlock(store, 'telegram:1', history, 'again')).toBe('again');
+    expect(await withMemoryBlock(store, 'telegram:1', history, 'again')).toBe('again');
     // Bob has no notes, so his messages go out unchanged.
-    expect(withMemoryBlock(store, 'telegram:2', [], 'hello')).toBe('hello');
+    expect(await withMemoryBlock(store, 'telegram:2', [], 'hello')).toBe('hello');
   });
 });
 
@@ -90,7 +103,7 @@ describe('flushMemory', () => {
   ];
 
   it('gives the model one call with only the memory tool and saves what it asks to', async () => {
-    const store = temp.open();
+    const store = await temp.open();
     const provider = new ScriptedProvider().script({
       toolCalls: [
         { name: 'memory', arguments: JSON.stringify({ action: 'add', target: 'user', content: 'Vegetarian' }) },
@@ -104,11 +117,11 @@ describe('flushMemory', () => {
     expect(provider.calls[0].messages.at(-1)?.content).toMatch(/about to be compressed/);
     expect(result.saved).toBe(1);
     expect(result.results[1]).toMatch(/only the memory tool/);
-    expect(new MemoryStore(store).snapshot('slack:U1').user).toEqual(['Vegetarian']);
+    expect((await new MemoryStore(store).snapshot('slack:U1')).user).toEqual(['Vegetarian']);
   });
 
   it('never throws: a failing provider is reported, and an empty conversation makes no call', async () => {
-    const store = temp.open();
+    const store = await temp.open();
     const failing = new ScriptedProvider().script({ error: new ProviderError('server_error', 'down') });
     await expect(flushMemory({ provider: failing, history, userKey: 'slack:U1', store, systemPrompt: 's' })).resolves.toEqual({
       saved: 0,
@@ -119,4 +132,5 @@ describe('flushMemory', () => {
     expect(await flushMemory({ provider: idle, history: [], userKey: 'slack:U1', store, systemPrompt: 's' })).toEqual({ saved: 0, results: [] });
     expect(idle.calls).toHaveLength(0);
   });
+});
 });

@@ -64,9 +64,9 @@ export function createMemoryTool(store: SessionStore): Tool {
       const action = enumArg<Action>(args, 'action', ACTIONS);
       const target = enumArg<MemoryTarget>(args, 'target', MEMORY_TARGETS);
       let entries: MemoryEntry[];
-      if (action === 'add') entries = memory.add(userKey, target, stringArg(args, 'content'));
-      else if (action === 'replace') entries = memory.replace(userKey, target, stringArg(args, 'old_text'), stringArg(args, 'content'));
-      else entries = memory.remove(userKey, target, optionalStringArg(args, 'old_text') ?? '');
+      if (action === 'add') entries = await memory.add(userKey, target, stringArg(args, 'content'));
+      else if (action === 'replace') entries = await memory.replace(userKey, target, stringArg(args, 'old_text'), stringArg(args, 'content'));
+      else entries = await memory.remove(userKey, target, optionalStringArg(args, 'old_text') ?? '');
       return `${pastTense(action)} (${target}). ${describePart(target, entries.map((e) => e.content))}`;
     },
   };
@@ -107,9 +107,9 @@ export function hasMemoryBlock(history: readonly ChatMessage[]): boolean {
  * The user text a turn sends: the saved notes in front of it when the history does not show them yet (a new
  * session, or one whose history compression rewrote), else the text unchanged.
  */
-export function withMemoryBlock(store: SessionStore, userKey: string | null, history: readonly ChatMessage[], userText: string): string {
+export async function withMemoryBlock(store: SessionStore, userKey: string | null, history: readonly ChatMessage[], userText: string): Promise<string> {
   if (!userKey || hasMemoryBlock(history)) return userText;
-  const block = renderMemoryBlock(new MemoryStore(store).snapshot(userKey));
+  const block = renderMemoryBlock(await new MemoryStore(store).snapshot(userKey));
   return block ? `${block}\n\n${userText}` : userText;
 }
 

@@ -1,32 +1,33 @@
 import { describe, expect, it } from 'vitest';
 import { ScriptedProvider } from '../../loop/scripted-provider.js';
-import { useTempStores } from '../../store/test-support.js';
+import { STORE_BACKENDS, useTempStores } from '../../store/test-support.js';
 import type { SessionStore } from '../../store/session-store.js';
 import { createSessionSearchTool } from './session-search.js';
 
-const temp = useTempStores();
+describe.each(STORE_BACKENDS)('session-search on %s', (backend) => {
+const temp = useTempStores(backend);
 const signal = new AbortController().signal;
 
-function session(store: SessionStore, key: string, userId: string, title: string | null, texts: string[], source: 'telegram' | 'slack' = 'telegram') {
-  const s = store.startNewSession(key, { source, userId });
-  if (title) store.setTitle(s.id, title);
-  store.appendMessages(s.id, texts.map((content, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content }) as const));
+async function session(store: SessionStore, key: string, userId: string, title: string | null, texts: string[], source: 'telegram' | 'slack' = 'telegram') {
+  const s = await store.startNewSession(key, { source, userId });
+  if (title) await store.setTitle(s.id, title);
+  await store.appendMessages(s.id, texts.map((content, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content }) as const));
   return s.id;
 }
 
-function seed() {
-  const store = temp.open();
-  const trip = session(store, 'k:a1', '1', 'Lisbon trip', ['Plan a trip to Lisbon in May', 'Lisbon in May is lovely']);
-  const work = session(store, 'k:a2', '1', null, ['Fix the Lisbon server config', 'Done']);
-  const bob = session(store, 'k:b1', '2', 'Bob in Lisbon', ['My secret Lisbon address is 12 Rua X', 'Saved']);
-  const slack = session(store, 'k:s1', '1', null, ['Lisbon on slack', 'ok'], 'slack');
-  const current = session(store, 'k:a3', '1', null, ['search Lisbon please']);
+async function seed() {
+  const store = await temp.open();
+  const trip = await session(store, 'k:a1', '1', 'Lisbon trip', ['Plan a trip to Lisbon in May', 'Lisbon in May is lovely']);
+  const work = await session(store, 'k:a2', '1', null, ['Fix the Lisbon server config', 'Done']);
+  const bob = await session(store, 'k:b1', '2', 'Bob in Lisbon', ['My secret Lisbon address is 12 Rua X', 'Saved']);
+  const slack = await session(store, 'k:s1', '1', null, ['Lisbon on slack', 'ok'], 'slack');
+  const current = await session(store, 'k:a3', '1', null, ['search Lisbon please']);
   return { store, trip, work, bob, slack, current };
 }
 
 describe('session_search tool', () => {
   it("finds the user's own earlier conversations, with titles and dates, and never another user's", async () => {
-    const { store, current } = seed();
+    const { store, current } = await seed();
     const tool = createSessionSearchTool({ store });
     const out = await tool.execute({ query: 'Lisbon' }, { signal, platform: 'telegram', userId: '1', sessionId: current });
     const day = new Date().toISOString().slice(0, 10);
@@ -43,7 +44,7 @@ describe('session_search tool', () => {
   });
 
   it('says plainly when nothing matches, and refuses to search without knowing whose conversations', async () => {
-    const { store } = seed();
+    const { store } = await seed();
     const tool = createSessionSearchTool({ store });
     expect(await tool.execute({ query: 'Tokyo' }, { signal, platform: 'telegram', userId: '1' })).toBe(
       'No earlier conversation of this user mentions "Tokyo".',
@@ -52,10 +53,10 @@ describe('session_search tool', () => {
   });
 
   it('ignores matches that are only in a saved-notes block, and its own earlier results', async () => {
-    const store = temp.open();
-    session(store, 'k:1', '1', null, ['<memory>\nLikes Lisbon\n</memory>\n\nhello', 'hi']);
-    const s = store.startNewSession('k:2', { source: 'telegram', userId: '1' });
-    store.appendMessages(s.id, [
+    const store = await temp.open();
+    await session(store, 'k:1', '1', null, ['<memory>\nLikes Lisbon\n</memory>\n\nhello', 'hi']);
+    const s = await store.startNewSession('k:2', { source: 'telegram', userId: '1' });
+    await store.appendMessages(s.id, [
       { role: 'user', content: 'find it' },
       { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'session_search', arguments: '{}' } }] },
       { role: 'tool', tool_call_id: 'c1', tool_name: 'session_search', content: 'Lisbon trip found' },
@@ -65,7 +66,7 @@ describe('session_search tool', () => {
   });
 
   it('condenses the matches with the provider when asked to summarize', async () => {
-    const { store } = seed();
+    const { store } = await seed();
     const provider = new ScriptedProvider().script({ text: 'You planned a May trip to Lisbon.' });
     const tool = createSessionSearchTool({ store, provider });
     const out = await tool.execute({ query: 'Lisbon trip', summarize: true }, { signal, platform: 'telegram', userId: '1' });
@@ -74,4 +75,5 @@ describe('session_search tool', () => {
     expect(provider.calls[0].messages[0].content).toContain('Query: Lisbon trip');
     expect(provider.calls[0].messages[0].content).not.toContain('secret');
   });
+});
 });

@@ -41,14 +41,13 @@ interface SessionGroup {
 }
 
 export function createSessionSearchTool(deps: SessionSearchDeps): Tool {
-  const db = deps.store.database;
-  const messageOf = (id: number): HitMessage | undefined =>
-    db.read(() => db.prepare('SELECT content, tool_name FROM messages WHERE id = ?').get(id) as HitMessage | undefined);
+  const messageOf = (id: number): Promise<HitMessage | undefined> =>
+    deps.store.sql.get<HitMessage>('SELECT content, tool_name FROM messages WHERE id = ?', [id]);
 
   /** Hits worth showing: not in the conversation at hand, not in an earlier search's result, not only in notes. */
-  const relevant = (hit: SearchHit, query: string, currentSession: string | null): boolean => {
+  const relevant = async (hit: SearchHit, query: string, currentSession: string | null): Promise<boolean> => {
     if (hit.sessionId === currentSession) return false;
-    const msg = messageOf(hit.messageId);
+    const msg = await messageOf(hit.messageId);
     if (!msg) return false;
     if (msg.tool_name === SESSION_SEARCH_TOOL) return false;
     if (hit.role === 'user' && msg.content?.startsWith(MEMORY_BLOCK_OPEN)) return mentions(stripMemoryBlock(msg.content), query);
@@ -80,12 +79,11 @@ export function createSessionSearchTool(deps: SessionSearchDeps): Tool {
       if (!userId || !source) throw new Error('no user is known for this conversation, so there is nothing to search');
       const limit = Math.min(Math.max(optionalIntArg(args, 'limit') ?? DEFAULT_SEARCH_RESULTS, 1), MAX_SEARCH_RESULTS);
       const current = sessionIdOf(ctx);
-      const hits = deps.store
-        .search(query, { userId, source, limit: limit * OVERFETCH })
-        .filter((h) => relevant(h, query, current))
-        .slice(0, limit);
+      const found = await deps.store.search(query, { userId, source, limit: limit * OVERFETCH });
+      const keep = await Promise.all(found.map((h) => relevant(h, query, current)));
+      const hits = found.filter((_, i) => keep[i]).slice(0, limit);
       if (hits.length === 0) return `No earlier conversation of this user mentions "${query}".`;
-      const listing = formatGroups(groupBySession(deps.store, hits), hits.length);
+      const listing = formatGroups(await groupBySession(deps.store, hits), hits.length);
       if (args.summarize !== true || !deps.provider) return listing;
       return summarise(deps.provider, query, listing, ctx.signal);
     },
@@ -99,12 +97,12 @@ function mentions(text: string, query: string): boolean {
   return words.some((w) => w.length > 1 && lower.includes(w));
 }
 
-function groupBySession(store: SessionStore, hits: readonly SearchHit[]): SessionGroup[] {
+async function groupBySession(store: SessionStore, hits: readonly SearchHit[]): Promise<SessionGroup[]> {
   const groups = new Map<string, SessionGroup>();
   for (const hit of hits) {
     let group = groups.get(hit.sessionId);
     if (!group) {
-      const session = store.getSession(hit.sessionId);
+      const session = await store.getSession(hit.sessionId);
       group = {
         sessionId: hit.sessionId,
         title: session?.title ?? hit.title,

@@ -1,20 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { useTempStores } from '../../store/test-support.js';
+import { STORE_BACKENDS, useTempStores } from '../../store/test-support.js';
 import { createTodoTool, getTodos } from './todo.js';
 
-const temp = useTempStores();
+describe.each(STORE_BACKENDS)('todo on %s', (backend) => {
+const temp = useTempStores(backend);
 const signal = new AbortController().signal;
 
-function setup() {
-  const store = temp.open();
-  const a = store.getOrCreateSession('agent:main:telegram:dm:1', { source: 'telegram', userId: '1' }).session;
-  const b = store.getOrCreateSession('agent:main:telegram:dm:2', { source: 'telegram', userId: '2' }).session;
+async function setup() {
+  const store = await temp.open();
+  const a = (await store.getOrCreateSession('agent:main:telegram:dm:1', { source: 'telegram', userId: '1' })).session;
+  const b = (await store.getOrCreateSession('agent:main:telegram:dm:2', { source: 'telegram', userId: '2' })).session;
   return { store, tool: createTodoTool(store), a: { signal, sessionId: a.id }, b: { signal, sessionId: b.id } };
 }
 
 describe('todo tool', () => {
   it('keeps a numbered list per session that the model works through and /status can read', async () => {
-    const { store, tool, a, b } = setup();
+    const { store, tool, a, b } = await setup();
     expect(await tool.execute({ action: 'list' }, a)).toBe('The todo list is empty.');
     await tool.execute({ action: 'add', texts: ['Find flights', 'Book hotel', 'Rent a car'] }, a);
     await tool.execute({ action: 'update', id: 1, status: 'done' }, a);
@@ -23,16 +24,16 @@ describe('todo tool', () => {
     expect(out).toBe('Todo list (1 of 2 done):\n[x] 1. Find flights\n[~] 2. Book hotel near the beach (in progress)');
     // Items keep their numbers when others go.
     expect(await tool.execute({ action: 'add', text: 'Pack' }, a)).toContain('[~] 2. Book hotel near the beach (in progress)\n[ ] 3. Pack');
-    expect(getTodos(store, a.sessionId)).toEqual([
+    expect(await getTodos(store, a.sessionId)).toEqual([
       { id: 1, text: 'Find flights', status: 'done' },
       { id: 2, text: 'Book hotel near the beach', status: 'in_progress' },
       { id: 3, text: 'Pack', status: 'pending' },
     ]);
-    expect(getTodos(store, b.sessionId)).toEqual([]);
+    expect(await getTodos(store, b.sessionId)).toEqual([]);
   });
 
   it('explains mistakes instead of guessing', async () => {
-    const { tool, a } = setup();
+    const { tool, a } = await setup();
     await expect(tool.execute({ action: 'update', id: 9, status: 'done' }, a)).rejects.toThrow(/there is no item 9/);
     await expect(tool.execute({ action: 'update', id: 1 }, a)).rejects.toThrow(/give a new "status" and\/or "text"/);
     await expect(tool.execute({ action: 'add', text: 'x', status: 'finished' }, a)).resolves.toContain('1. x');
@@ -42,15 +43,16 @@ describe('todo tool', () => {
   });
 
   it('follows the conversation into the session a compression continues it in, but not into a new one', async () => {
-    const { store, tool, a } = setup();
+    const { store, tool, a } = await setup();
     await tool.execute({ action: 'add', text: 'Ship the release' }, a);
     const key = 'agent:main:telegram:dm:1';
-    const child = store.startNewSession(key, { source: 'telegram', userId: '1', parentSessionId: a.sessionId, endPreviousReason: 'compression' });
-    expect(getTodos(store, child.id).map((t) => t.text)).toEqual(['Ship the release']);
+    const child = await store.startNewSession(key, { source: 'telegram', userId: '1', parentSessionId: a.sessionId, endPreviousReason: 'compression' });
+    expect((await getTodos(store, child.id)).map((t) => t.text)).toEqual(['Ship the release']);
     await tool.execute({ action: 'update', id: 1, status: 'done' }, { signal, sessionId: child.id });
-    expect(getTodos(store, a.sessionId)[0].status).toBe('done');
+    expect((await getTodos(store, a.sessionId))[0].status).toBe('done');
     // /new starts over: a session without a compressed parent has its own (empty) list.
-    const fresh = store.startNewSession(key, { source: 'telegram', userId: '1', endPreviousReason: 'session_reset' });
-    expect(getTodos(store, fresh.id)).toEqual([]);
+    const fresh = await store.startNewSession(key, { source: 'telegram', userId: '1', endPreviousReason: 'session_reset' });
+    expect(await getTodos(store, fresh.id)).toEqual([]);
   });
+});
 });

@@ -5,7 +5,7 @@
 // Registers the tool tables' migrations: a store opened after this import has them.
 import './tables.js';
 import type { SessionStore } from '../../store/session-store.js';
-import type { StoreDb } from '../../store/db.js';
+import type { Sql } from '../../store/sql.js';
 import type { Tool } from '../registry.js';
 import { ToolInputError, optionalIntArg, optionalStringArg, sessionIdOf } from './context.js';
 
@@ -30,18 +30,16 @@ interface TodoRow {
 }
 
 /** The session's todo list, in order (for /status). */
-export function getTodos(store: SessionStore, sessionId: string): TodoItem[] {
-  const db = store.database;
-  const owner = listOwner(store, sessionId);
-  return db.read(() => selectTodos(db, owner));
+export async function getTodos(store: SessionStore, sessionId: string): Promise<TodoItem[]> {
+  return selectTodos(store.sql, await listOwner(store, sessionId));
 }
 
 /**
  * The session a conversation's list is kept under: the first session of its compression chain. Compression
  * moves a conversation to a child session, and its task list must not be left behind with the old one.
  */
-export function listOwner(store: SessionStore, sessionId: string): string {
-  const chain = store.ancestry(sessionId);
+export async function listOwner(store: SessionStore, sessionId: string): Promise<string> {
+  const chain = await store.ancestry(sessionId);
   let owner = sessionId;
   for (const parent of chain.slice(1)) {
     if (parent.endReason !== 'compression') break;
@@ -58,15 +56,13 @@ export function formatTodos(items: readonly TodoItem[]): string {
   return [`Todo list (${done} of ${items.length} done):`, ...lines].join('\n');
 }
 
-function selectTodos(db: StoreDb, sessionId: string): TodoItem[] {
-  const rows = db
-    .prepare('SELECT item_id, content, status FROM tool_todos WHERE session_id = ? ORDER BY item_id')
-    .all(sessionId) as TodoRow[];
+async function selectTodos(sql: Sql, sessionId: string): Promise<TodoItem[]> {
+  const rows = await sql.all<TodoRow>('SELECT item_id, content, status FROM tool_todos WHERE session_id = ? ORDER BY item_id', [sessionId]);
   return rows.map((r) => ({ id: r.item_id, text: r.content, status: r.status }));
 }
 
 export function createTodoTool(store: SessionStore): Tool {
-  const db = store.database;
+  const sql = store.sql;
   return {
     name: TODO_TOOL,
     description:
@@ -89,12 +85,12 @@ export function createTodoTool(store: SessionStore): Tool {
     async execute(args, ctx) {
       const current = sessionIdOf(ctx);
       if (!current) throw new Error('no session is known for this conversation');
-      const sessionId = listOwner(store, current);
+      const sessionId = await listOwner(store, current);
       const action = args.action;
-      if (action === 'list') return formatTodos(db.read(() => selectTodos(db, sessionId)));
-      if (action === 'add') return formatTodos(add(db, sessionId, textsToAdd(args)));
-      if (action === 'update') return formatTodos(update(db, sessionId, args));
-      if (action === 'remove') return formatTodos(remove(db, sessionId, requireId(args)));
+      if (action === 'list') return formatTodos(await selectTodos(sql, sessionId));
+      if (action === 'add') return formatTodos(await add(sql, sessionId, textsToAdd(args)));
+      if (action === 'update') return formatTodos(await update(sql, sessionId, args));
+      if (action === 'remove') return formatTodos(await remove(sql, sessionId, requireId(args)));
       throw new ToolInputError(`"action" must be one of ${ACTIONS.join(', ')}`);
     },
   };
@@ -131,46 +127,53 @@ function statusArg(args: Record<string, unknown>): TodoStatus | undefined {
   return s as TodoStatus;
 }
 
-function add(db: StoreDb, sessionId: string, texts: string[]): TodoItem[] {
-  return db.write(() => {
-    const current = selectTodos(db, sessionId);
+/** A list edit: read, check and write in one transaction, serialised per list across processes. */
+function editList(sql: Sql, sessionId: string, change: (current: TodoItem[]) => Promise<void>): Promise<TodoItem[]> {
+  return sql.transaction(async () => {
+    await sql.lock(`todo:${sessionId}`);
+    await change(await selectTodos(sql, sessionId));
+    return selectTodos(sql, sessionId);
+  });
+}
+
+function add(sql: Sql, sessionId: string, texts: string[]): Promise<TodoItem[]> {
+  return editList(sql, sessionId, async (current) => {
     if (current.length + texts.length > MAX_TODO_ITEMS) {
       throw new ToolInputError(`the list can hold ${MAX_TODO_ITEMS} items; remove finished ones first`);
     }
     let next = current.reduce((max, i) => Math.max(max, i.id), 0);
     const now = Date.now();
-    const insert = db.prepare(
-      'INSERT INTO tool_todos (session_id, item_id, content, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
-    );
-    for (const text of texts) insert.run(sessionId, ++next, text, 'pending', now, now);
-    return selectTodos(db, sessionId);
+    for (const text of texts) {
+      await sql.run(
+        'INSERT INTO tool_todos (session_id, item_id, content, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+        [sessionId, ++next, text, 'pending', now, now],
+      );
+    }
   });
 }
 
-function update(db: StoreDb, sessionId: string, args: Record<string, unknown>): TodoItem[] {
+function update(sql: Sql, sessionId: string, args: Record<string, unknown>): Promise<TodoItem[]> {
   const id = requireId(args);
   const status = statusArg(args);
   const rawText = optionalStringArg(args, 'text');
   const text = rawText === undefined ? undefined : cleanText(rawText);
   if (status === undefined && text === undefined) throw new ToolInputError('give a new "status" and/or "text" to update');
-  return db.write(() => {
-    const item = selectTodos(db, sessionId).find((i) => i.id === id);
+  return editList(sql, sessionId, async (current) => {
+    const item = current.find((i) => i.id === id);
     if (!item) throw new ToolInputError(`there is no item ${id}`);
-    db.prepare('UPDATE tool_todos SET content = ?, status = ?, updated_at = ? WHERE session_id = ? AND item_id = ?').run(
+    await sql.run('UPDATE tool_todos SET content = ?, status = ?, updated_at = ? WHERE session_id = ? AND item_id = ?', [
       text ?? item.text,
       status ?? item.status,
       Date.now(),
       sessionId,
       id,
-    );
-    return selectTodos(db, sessionId);
+    ]);
   });
 }
 
-function remove(db: StoreDb, sessionId: string, id: number): TodoItem[] {
-  return db.write(() => {
-    const res = db.prepare('DELETE FROM tool_todos WHERE session_id = ? AND item_id = ?').run(sessionId, id);
+function remove(sql: Sql, sessionId: string, id: number): Promise<TodoItem[]> {
+  return editList(sql, sessionId, async () => {
+    const res = await sql.run('DELETE FROM tool_todos WHERE session_id = ? AND item_id = ?', [sessionId, id]);
     if (res.changes === 0) throw new ToolInputError(`there is no item ${id}`);
-    return selectTodos(db, sessionId);
   });
 }

@@ -1,0 +1,52 @@
+/**
+ * Where the session store lives: `HERALD_DATABASE_URL` (PostgreSQL) when set, else the SQLite file `HERALD_DB`.
+ * Every process role and the CLI open it through here, so they always agree.
+ */
+import { isConnectionError, isPostgresUrl, SessionStore, StoreUnavailableError } from '@herald/agent-core';
+import type { HeraldConfig } from '../config/load.js';
+
+export type StoreConfig = Pick<HeraldConfig, 'db' | 'databaseUrl' | 'databasePoolSize'>;
+
+export function storeTarget(config: StoreConfig): string {
+  return config.databaseUrl ?? config.db;
+}
+
+/** The target for logs and messages: a file path, or the URL without its password. */
+export function describeStoreTarget(target: string): string {
+  if (!isPostgresUrl(target)) return target;
+  try {
+    const url = new URL(target);
+    url.password = '';
+    return url.toString().replace(/:@/, '@');
+  } catch {
+    return 'postgres://(unparsable URL)';
+  }
+}
+
+/** 'sqlite' or 'postgres', as health checks and doctor name the store. */
+export function storeKind(config: StoreConfig): 'sqlite' | 'postgres' {
+  return isPostgresUrl(storeTarget(config)) ? 'postgres' : 'sqlite';
+}
+
+export interface OpenStoreOptions {
+  /** Called for pg's errors on idle pooled connections (a server restart): log them, never crash. */
+  onIdleError?: (err: Error) => void;
+}
+
+/** Opens and migrates the configured store; a database that cannot be reached throws StoreUnavailableError. */
+export async function openConfiguredStore(config: StoreConfig, opts: OpenStoreOptions = {}): Promise<SessionStore> {
+  try {
+    return await SessionStore.open(storeTarget(config), { poolSize: config.databasePoolSize, onIdleError: opts.onIdleError });
+  } catch (err) {
+    if (isConnectionError(err) && !(err instanceof StoreUnavailableError)) {
+      throw new StoreUnavailableError(err instanceof Error ? err.message : String(err), { cause: err });
+    }
+    throw err;
+  }
+}
+
+/** Wrong credentials, unknown database or role, a malformed URL: retrying cannot help. */
+export function isPermanentStoreError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && ['28P01', '28000', '3D000', '42501'].includes(code);
+}

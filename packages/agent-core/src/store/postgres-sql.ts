@@ -1,0 +1,180 @@
+/**
+ * The PostgreSQL side of `Sql`: a pg connection pool, for deployments whose workers run on several machines.
+ *
+ * Statements are the store's portable SQL with `?` placeholders, numbered here and sent as named prepared
+ * statements (parsed and planned once per connection). A transaction holds one pooled connection; calls made
+ * inside it (the same async context) run on that connection. Serialisation failures and deadlocks retry the
+ * whole transaction, as SQLITE_BUSY does on the other side.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { StoreBusyError, StoreUnavailableError } from './errors.js';
+import { jitterMs, WRITE_MAX_ATTEMPTS } from './sqlite-sql.js';
+import { numberPlaceholders, type RunResult, type Sql, type SqlValue, type WriteStats } from './sql.js';
+
+export const DEFAULT_POOL_SIZE = 10;
+export const CONNECT_TIMEOUT_MS = 5_000;
+
+// int8 (counts, ids, millisecond times) and numeric (sum of int8) arrive as strings by default; every value the
+// store keeps fits a double exactly.
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+const typeParsers = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === INT8_OID || oid === NUMERIC_OID) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format);
+  },
+} as unknown as pg.CustomTypesConfig;
+
+/** Serialization failure, deadlock: the transaction is worth running again. */
+const RETRY_CODES = new Set(['40001', '40P01']);
+
+export interface PostgresOptions {
+  poolSize?: number;
+  connectTimeoutMs?: number;
+  /** For pg's own errors on idle pooled connections (a server restart): logged, never thrown. */
+  onIdleError?: (err: Error) => void;
+}
+
+interface TxFrame {
+  client: pg.PoolClient;
+  active: boolean;
+}
+
+interface Prepared {
+  text: string;
+  name: string;
+}
+
+export class PostgresSql implements Sql {
+  readonly dialect = 'postgres' as const;
+  private readonly context = new AsyncLocalStorage<TxFrame>();
+  private readonly prepared = new Map<string, Prepared>();
+  private readonly counters: WriteStats = { writes: 0, busyRetries: 0 };
+
+  private constructor(private readonly pool: pg.Pool) {}
+
+  /** A pool on `url` (`postgres://user:pass@host:5432/db`); connections are made on first use. */
+  static open(url: string, opts: PostgresOptions = {}): PostgresSql {
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: opts.poolSize ?? DEFAULT_POOL_SIZE,
+      connectionTimeoutMillis: opts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+      types: typeParsers,
+    });
+    pool.on('error', (err) => opts.onIdleError?.(err));
+    return new PostgresSql(pool);
+  }
+
+  get inTransaction(): boolean {
+    const frame = this.context.getStore();
+    return frame !== undefined && frame.active;
+  }
+
+  async all<T>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
+    return (await this.query(sql, params)).rows as T[];
+  }
+
+  async get<T>(sql: string, params: readonly SqlValue[] = []): Promise<T | undefined> {
+    return (await this.query(sql, params)).rows[0] as T | undefined;
+  }
+
+  async run(sql: string, params: readonly SqlValue[] = []): Promise<RunResult> {
+    const result = await this.query(sql, params);
+    if (!this.inTransaction && result.command !== 'SELECT') this.counters.writes++;
+    return { changes: result.rowCount ?? 0 };
+  }
+
+  async exec(sql: string): Promise<void> {
+    const frame = this.frame();
+    await transient(() => (frame ? frame.client.query(sql) : this.pool.query(sql)));
+  }
+
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.inTransaction) return fn();
+    for (let attempt = 1; ; attempt++) {
+      const client = await transient(() => this.pool.connect());
+      const frame: TxFrame = { client, active: true };
+      let broken: Error | undefined;
+      try {
+        await transient(() => client.query('BEGIN'));
+        const result = await this.context.run(frame, fn);
+        await transient(() => client.query('COMMIT'));
+        this.counters.writes++;
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
+        const code = (err as { code?: unknown }).code;
+        if (typeof code !== 'string' || !RETRY_CODES.has(code)) throw err;
+        if (attempt >= WRITE_MAX_ATTEMPTS) throw new StoreBusyError(WRITE_MAX_ATTEMPTS, { cause: err });
+        this.counters.busyRetries++;
+      } finally {
+        frame.active = false;
+        client.release(broken);
+      }
+      await sleep(jitterMs());
+    }
+  }
+
+  /** A transaction-scoped advisory lock on the name's 64-bit hash; released at commit or rollback. */
+  async lock(name: string): Promise<void> {
+    if (!this.inTransaction) throw new Error(`lock(${name}) outside a transaction`);
+    await this.query('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [name]);
+  }
+
+  async ping(): Promise<void> {
+    await this.query('SELECT 1 AS ok', []);
+  }
+
+  stats(): WriteStats {
+    return { ...this.counters };
+  }
+
+  async close(): Promise<void> {
+    if (this.pool.ended || this.pool.ending) return;
+    await this.pool.end();
+  }
+
+  private frame(): TxFrame | undefined {
+    const frame = this.context.getStore();
+    return frame?.active ? frame : undefined;
+  }
+
+  private statementFor(sql: string): Prepared {
+    let p = this.prepared.get(sql);
+    if (!p) {
+      p = { text: numberPlaceholders(sql), name: `herald_${this.prepared.size + 1}` };
+      this.prepared.set(sql, p);
+    }
+    return p;
+  }
+
+  private query(sql: string, params: readonly SqlValue[]): Promise<pg.QueryResult> {
+    const { text, name } = this.statementFor(sql);
+    const frame = this.frame();
+    const config = { text, name, values: params as SqlValue[] };
+    return transient(() => (frame ? frame.client.query(config) : this.pool.query(config)));
+  }
+}
+
+/** Node socket errors and PostgreSQL's "connection exception" / "operator intervention" classes. */
+export function isConnectionError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH)$/.test(code)) return true;
+    if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300') return true;
+  }
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(err.message);
+}
+
+/** Connection failures become StoreUnavailableError (worth retrying later); other errors pass through. */
+async function transient<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (isConnectionError(err)) throw new StoreUnavailableError(err instanceof Error ? err.message : String(err), { cause: err });
+    throw err;
+  }
+}

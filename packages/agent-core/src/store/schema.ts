@@ -1,0 +1,107 @@
+/**
+ * The store's own tables, the same names and columns on SQLite and PostgreSQL so an operator's SQL works on
+ * either. The tables are written once in SQLite's spelling (`ddlFor` turns it into PostgreSQL's); full-text
+ * search is each database's own machinery: an FTS5 table kept by triggers on SQLite, a GIN index over
+ * `to_tsvector('simple', content)` on PostgreSQL (no extra column).
+ */
+import { ddlFor } from './sql.js';
+
+const TABLES = `
+CREATE TABLE sessions (
+  id                  TEXT PRIMARY KEY,
+  key                 TEXT NOT NULL,
+  source              TEXT NOT NULL CHECK (source IN ('telegram', 'discord', 'slack', 'cli', 'api')),
+  user_id             TEXT,
+  chat_id             TEXT,
+  model               TEXT,
+  system_prompt       TEXT,
+  parent_session_id   TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+  started_at          INTEGER NOT NULL,
+  ended_at            INTEGER,
+  end_reason          TEXT,
+  message_count       INTEGER NOT NULL DEFAULT 0,
+  tool_call_count     INTEGER NOT NULL DEFAULT 0,
+  input_tokens        INTEGER NOT NULL DEFAULT 0,
+  output_tokens       INTEGER NOT NULL DEFAULT 0,
+  cache_read_tokens   INTEGER NOT NULL DEFAULT 0,
+  cache_write_tokens  INTEGER NOT NULL DEFAULT 0,
+  estimated_cost_usd  REAL NOT NULL DEFAULT 0,
+  title               TEXT,
+  last_prompt_tokens  INTEGER
+);
+CREATE INDEX sessions_started ON sessions (started_at DESC, id DESC);
+CREATE INDEX sessions_source_started ON sessions (source, started_at DESC);
+CREATE INDEX sessions_user ON sessions (user_id);
+CREATE INDEX sessions_title ON sessions (title) WHERE title IS NOT NULL;
+CREATE INDEX sessions_parent ON sessions (parent_session_id) WHERE parent_session_id IS NOT NULL;
+
+CREATE TABLE messages (
+  id                   INTEGER PRIMARY KEY AUTOINCREMENT,
+  session_id           TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  role                 TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+  content              TEXT,
+  tool_calls           TEXT,
+  tool_call_id         TEXT,
+  tool_name            TEXT,
+  finish_reason        TEXT,
+  reasoning            TEXT,
+  platform_message_id  TEXT,
+  turn_id              TEXT,
+  seq                  INTEGER,
+  created_at           INTEGER NOT NULL
+);
+CREATE INDEX messages_session ON messages (session_id, id);
+-- NULL turn ids are distinct in a UNIQUE index, so only messages written for a turn are deduplicated.
+CREATE UNIQUE INDEX messages_turn_seq ON messages (session_id, turn_id, seq);
+
+CREATE TABLE session_keys (
+  key         TEXT PRIMARY KEY,
+  session_id  TEXT NOT NULL REFERENCES sessions(id),
+  updated_at  INTEGER NOT NULL
+);
+
+CREATE TABLE turns (
+  id             TEXT PRIMARY KEY,
+  session_id     TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  status         TEXT NOT NULL CHECK (status IN ('running', 'replied', 'delivered', 'interrupted', 'failed')),
+  reply          TEXT,
+  delivered_ids  TEXT NOT NULL DEFAULT '[]',
+  error          TEXT,
+  created_at     INTEGER NOT NULL,
+  updated_at     INTEGER NOT NULL
+);
+CREATE INDEX turns_session ON turns (session_id);
+
+CREATE TABLE known_threads (
+  platform    TEXT NOT NULL,
+  thread_id   TEXT NOT NULL,
+  created_at  INTEGER NOT NULL,
+  PRIMARY KEY (platform, thread_id)
+);
+`;
+
+const SQLITE_FTS = `
+CREATE VIRTUAL TABLE messages_fts USING fts5(content, content = 'messages', content_rowid = 'id');
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+  INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+  INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+  INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+  INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+END;
+`;
+
+/** The text search expression; the index below and the search query must spell it identically. */
+export const PG_TSVECTOR = `to_tsvector('simple', coalesce(content, ''))`;
+
+const POSTGRES_FTS = `
+CREATE INDEX messages_fts ON messages USING GIN ((${PG_TSVECTOR}));
+`;
+
+export const INITIAL_SCHEMA = {
+  sqlite: TABLES + SQLITE_FTS,
+  postgres: ddlFor('postgres', TABLES) + POSTGRES_FTS,
+};

@@ -1,0 +1,166 @@
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CHECKPOINT_EVERY_WRITES, SqliteSql, WRITE_MAX_ATTEMPTS } from './sqlite-sql.js';
+import { StoreBusyError } from './errors.js';
+import { useTempStores } from './test-support.js';
+
+const temp = useTempStores();
+const BETTER_SQLITE3 = createRequire(import.meta.url).resolve('better-sqlite3');
+
+// A second connection in another thread, so it can hold the write lock while this thread blocks in a retry.
+const LOCK_HOLDER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.module);
+const db = new Database(workerData.file);
+db.exec('BEGIN IMMEDIATE');
+db.exec('INSERT INTO t (v) VALUES (0)');
+parentPort.postMessage('locked');
+const release = () => { db.exec('COMMIT'); db.close(); parentPort.postMessage('released'); };
+if (workerData.holdMs > 0) {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, workerData.holdMs);
+  release();
+} else {
+  parentPort.once('message', release);
+}
+`;
+
+const dbs: SqliteSql[] = [];
+const workers: Worker[] = [];
+afterEach(async () => {
+  for (const db of dbs.splice(0)) await db.close();
+  await Promise.all(workers.splice(0).map((w) => w.terminate()));
+});
+
+async function openDb(file = path.join(temp.dir, `db-${dbs.length}-${Date.now()}.db`)): Promise<SqliteSql> {
+  const db = await SqliteSql.open(file);
+  dbs.push(db);
+  return db;
+}
+
+function holdLock(file: string, holdMs: number): { worker: Worker; locked: Promise<void>; released: Promise<void> } {
+  const worker = new Worker(LOCK_HOLDER, { eval: true, workerData: { module: BETTER_SQLITE3, file, holdMs } });
+  workers.push(worker);
+  const waitFor = (msg: string): Promise<void> =>
+    new Promise((resolve, reject) => {
+      worker.on('message', (m) => m === msg && resolve());
+      worker.on('error', reject);
+    });
+  return { worker, locked: waitFor('locked'), released: waitFor('released') };
+}
+
+const values = async (db: SqliteSql): Promise<number[]> => (await db.all<{ v: number }>('SELECT v FROM t ORDER BY rowid')).map((r) => r.v);
+
+describe('SqliteSql.open', () => {
+  it('creates missing parent directories and puts the file in WAL mode with the required pragmas', async () => {
+    const file = path.join(temp.dir, 'nested', 'deeper', 'herald.db');
+    const db = await openDb(file);
+    expect(fs.existsSync(file)).toBe(true);
+    expect(db.raw.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.raw.pragma('synchronous', { simple: true })).toBe(1); // NORMAL
+    expect(db.raw.pragma('foreign_keys', { simple: true })).toBe(1);
+    // WAL is a property of the file: any other connection sees it too.
+    const other = new Database(file);
+    expect(other.pragma('journal_mode', { simple: true })).toBe('wal');
+    other.close();
+  });
+
+  it('opens an in-memory database', async () => {
+    const db = await openDb(':memory:');
+    await db.exec('CREATE TABLE t (v)');
+    expect(await db.get('SELECT count(*) AS n FROM t')).toEqual({ n: 0 });
+  });
+});
+
+describe('SqliteSql writes', () => {
+  it('waits for another connection that holds the write lock, then commits; the event loop runs meanwhile', async () => {
+    const file = path.join(temp.dir, 'wait.db');
+    const db = await openDb(file);
+    await db.exec('CREATE TABLE t (v INTEGER)');
+    const holder = holdLock(file, 150);
+    await holder.locked;
+
+    // The retry waits on a timer, so timers and I/O of every other turn keep running (no Atomics.wait).
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 1);
+    await db.transaction(() => db.run('INSERT INTO t (v) VALUES (1)'));
+    clearInterval(ticker);
+
+    await holder.released;
+    expect(await values(db)).toEqual([0, 1]);
+    expect(db.stats().busyRetries).toBeGreaterThan(0);
+    expect(ticks).toBeGreaterThan(0);
+  });
+
+  it('gives up with a typed StoreBusyError when the lock never frees, and works again once it does', async () => {
+    const file = path.join(temp.dir, 'never.db');
+    const db = await openDb(file);
+    await db.exec('CREATE TABLE t (v INTEGER)');
+    const holder = holdLock(file, 0);
+    await holder.locked;
+
+    const thrown = await db.run('INSERT INTO t (v) VALUES (1)').catch((err: unknown) => err);
+    expect(thrown).toBeInstanceOf(StoreBusyError);
+    expect((thrown as StoreBusyError).attempts).toBe(WRITE_MAX_ATTEMPTS);
+    expect(db.stats().busyRetries).toBe(WRITE_MAX_ATTEMPTS - 1);
+
+    holder.worker.postMessage('release');
+    await holder.released;
+    await db.run('INSERT INTO t (v) VALUES (2)');
+    expect(await values(db)).toEqual([0, 2]);
+  });
+
+  it('does not retry ordinary errors and rolls the transaction back', async () => {
+    const db = await openDb();
+    await db.exec('CREATE TABLE t (v INTEGER)');
+    let calls = 0;
+    await expect(
+      db.transaction(async () => {
+        calls++;
+        await db.run('INSERT INTO t (v) VALUES (1)');
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    expect(calls).toBe(1);
+    expect(await db.get('SELECT count(*) AS n FROM t')).toEqual({ n: 0 });
+  });
+
+  it('runs concurrent transactions one after the other, each whole, and joins nested ones', async () => {
+    const db = await openDb();
+    await db.exec('CREATE TABLE t (v INTEGER)');
+    const txs = [1, 2, 3].map((n) =>
+      db.transaction(async () => {
+        await db.run('INSERT INTO t (v) VALUES (?)', [n * 10]);
+        await new Promise((r) => setImmediate(r)); // yield to the others mid-transaction
+        await db.transaction(() => db.run('INSERT INTO t (v) VALUES (?)', [n * 10 + 1]));
+      }),
+    );
+    await Promise.all(txs);
+    expect(await values(db)).toEqual([10, 11, 20, 21, 30, 31]);
+    expect(db.stats().writes).toBe(4); // the CREATE is one write too
+  });
+
+  it(`checkpoints the WAL into the main file every ${CHECKPOINT_EVERY_WRITES} writes`, async () => {
+    const file = path.join(temp.dir, 'checkpoint.db');
+    const db = await openDb(file);
+    // Switch off SQLite's own size-based checkpoint so only the store's policy moves pages.
+    db.raw.pragma('wal_autocheckpoint = 0');
+    await db.exec('CREATE TABLE t (v TEXT)');
+    for (let i = 2; i < CHECKPOINT_EVERY_WRITES; i++) await db.run('INSERT INTO t (v) VALUES (?)', ['x'.repeat(2000)]);
+    const sizeBefore = fs.statSync(file).size;
+
+    await db.run('INSERT INTO t (v) VALUES (?)', ['x'.repeat(2000)]); // write number 50
+
+    expect(fs.statSync(file).size).toBeGreaterThan(sizeBefore + 49 * 2000);
+  });
+
+  it('closes idempotently', async () => {
+    const db = await openDb();
+    await db.close();
+    expect(db.isOpen).toBe(false);
+    await expect(db.close()).resolves.toBeUndefined();
+  });
+});

@@ -1,0 +1,218 @@
+/**
+ * The SQLite side of `Sql`: one better-sqlite3 connection to a WAL file, shared by every turn of the process.
+ *
+ * Every write transaction runs in `BEGIN IMMEDIATE` so the write lock is taken up front: a deferred transaction
+ * that reads first and upgrades later can fail with SQLITE_BUSY halfway through. SQLite's own busy handler is
+ * kept very short because it polls on a fixed schedule and starves the unlucky; a jittered retry spreads
+ * contending processes out instead, and it waits with a timer, so a busy file never blocks the event loop.
+ *
+ * The connection has one transaction at a time. While a transaction is open (its function may await), other
+ * calls on this connection wait for it to end instead of slipping into it; calls made from inside it (the same
+ * async context) join it.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import fs from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
+import { StoreBusyError } from './errors.js';
+import type { RunResult, Sql, SqlValue, WriteStats } from './sql.js';
+
+type Statement = Database.Statement;
+
+/** SQLite's own wait for the lock; kept tiny so the jittered retry below decides. */
+export const BUSY_TIMEOUT_MS = 10;
+export const WRITE_RETRY_MIN_MS = 20;
+export const WRITE_RETRY_MAX_MS = 150;
+/** Attempts in total (the first try included) before a busy database is reported to the caller. */
+export const WRITE_MAX_ATTEMPTS = 15;
+/** A passive checkpoint every so many writes keeps the WAL file from growing without bound. */
+export const CHECKPOINT_EVERY_WRITES = 50;
+
+export function jitterMs(): number {
+  return WRITE_RETRY_MIN_MS + Math.floor(Math.random() * (WRITE_RETRY_MAX_MS - WRITE_RETRY_MIN_MS + 1));
+}
+
+/** SQLITE_BUSY, SQLITE_LOCKED and their extended codes (SQLITE_BUSY_RECOVERY, SQLITE_LOCKED_SHAREDCACHE, ...). */
+export function isBusyError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+}
+
+interface TxFrame {
+  active: boolean;
+}
+
+export class SqliteSql implements Sql {
+  readonly dialect = 'sqlite' as const;
+  private readonly statements = new Map<string, Statement>();
+  private readonly context = new AsyncLocalStorage<TxFrame>();
+  /** The transaction that has the connection, if any. */
+  private holder: TxFrame | null = null;
+  private waiters: Array<() => void> = [];
+  private writesSinceCheckpoint = 0;
+  private readonly counters: WriteStats = { writes: 0, busyRetries: 0 };
+
+  private constructor(readonly raw: Database.Database) {}
+
+  /** Opens (creating the parent directory) and applies the pragmas; ':memory:' works too. */
+  static async open(file: string): Promise<SqliteSql> {
+    const inMemory = file === ':memory:' || file === '';
+    if (!inMemory) fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    const raw = new Database(file, { timeout: BUSY_TIMEOUT_MS });
+    const sql = new SqliteSql(raw);
+    try {
+      // Switching a fresh file to WAL needs a brief exclusive lock, which can collide with a sibling process.
+      await sql.retryBusy(() => raw.pragma('journal_mode = WAL'));
+      raw.pragma('synchronous = NORMAL');
+      raw.pragma('foreign_keys = ON');
+    } catch (err) {
+      raw.close();
+      throw err;
+    }
+    return sql;
+  }
+
+  get inTransaction(): boolean {
+    const frame = this.context.getStore();
+    return frame !== undefined && frame.active && this.holder === frame;
+  }
+
+  async all<T>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
+    return this.statement(sql, (stmt) => stmt.all(...params) as T[]);
+  }
+
+  async get<T>(sql: string, params: readonly SqlValue[] = []): Promise<T | undefined> {
+    return this.statement(sql, (stmt) => stmt.get(...params) as T | undefined);
+  }
+
+  async run(sql: string, params: readonly SqlValue[] = []): Promise<RunResult> {
+    return this.statement(sql, (stmt) => {
+      const result = stmt.run(...params);
+      if (!stmt.reader && !this.raw.inTransaction) this.noteWrite();
+      return { changes: result.changes };
+    });
+  }
+
+  async exec(sql: string): Promise<void> {
+    if (this.inTransaction) {
+      this.raw.exec(sql);
+      return;
+    }
+    await this.outside(() => this.raw.exec(sql));
+    this.noteWrite();
+  }
+
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.inTransaction) return fn();
+    for (let attempt = 1; ; attempt++) {
+      while (this.holder) await this.waitForConnection();
+      const frame: TxFrame = { active: true };
+      this.holder = frame;
+      try {
+        this.prepare('BEGIN IMMEDIATE').run();
+        const result = await this.context.run(frame, fn);
+        this.prepare('COMMIT').run();
+        this.noteWrite();
+        return result;
+      } catch (err) {
+        if (this.raw.inTransaction) this.raw.exec('ROLLBACK');
+        if (!isBusyError(err)) throw err;
+        if (attempt >= WRITE_MAX_ATTEMPTS) throw new StoreBusyError(WRITE_MAX_ATTEMPTS, { cause: err });
+        this.counters.busyRetries++;
+      } finally {
+        frame.active = false;
+        this.release();
+      }
+      await sleep(jitterMs());
+    }
+  }
+
+  /** Nothing to do: SQLite has one writer at a time, and every write transaction is immediate. */
+  async lock(name: string): Promise<void> {
+    if (!this.inTransaction) throw new Error(`lock(${name}) outside a transaction`);
+  }
+
+  async ping(): Promise<void> {
+    await this.get('SELECT 1 AS ok');
+  }
+
+  stats(): WriteStats {
+    return { ...this.counters };
+  }
+
+  get isOpen(): boolean {
+    return this.raw.open;
+  }
+
+  async close(): Promise<void> {
+    while (this.holder) await this.waitForConnection();
+    if (!this.raw.open) return;
+    this.checkpoint();
+    this.raw.close();
+  }
+
+  /** Copies WAL pages back into the main file without waiting for readers or writers. */
+  checkpoint(): void {
+    this.writesSinceCheckpoint = 0;
+    if (this.raw.memory || !this.raw.open) return;
+    try {
+      this.raw.pragma('wal_checkpoint(PASSIVE)');
+    } catch (err) {
+      // Another process checkpointing at the same moment is harmless: the next round catches up.
+      if (!isBusyError(err)) throw err;
+    }
+  }
+
+  /** A prepared statement, compiled once per connection: it keeps the time spent holding the write lock short. */
+  private prepare(sql: string): Statement {
+    let stmt = this.statements.get(sql);
+    if (!stmt) {
+      stmt = this.raw.prepare(sql);
+      this.statements.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  private async statement<T>(sql: string, fn: (stmt: Statement) => T): Promise<T> {
+    // Inside a transaction a busy error goes up to transaction(), which retries the whole of it.
+    if (this.inTransaction) return fn(this.prepare(sql));
+    return this.outside(() => fn(this.prepare(sql)));
+  }
+
+  /** A statement outside any transaction: waits for a running one to end, retries while another process writes. */
+  private async outside<T>(fn: () => T): Promise<T> {
+    return this.retryBusy(fn, true);
+  }
+
+  private async retryBusy<T>(fn: () => T, waitForHolder = false): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      if (waitForHolder) while (this.holder) await this.waitForConnection();
+      try {
+        return fn();
+      } catch (err) {
+        if (!isBusyError(err)) throw err;
+        if (attempt >= WRITE_MAX_ATTEMPTS) throw new StoreBusyError(WRITE_MAX_ATTEMPTS, { cause: err });
+        this.counters.busyRetries++;
+      }
+      await sleep(jitterMs());
+    }
+  }
+
+  private waitForConnection(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private release(): void {
+    this.holder = null;
+    const waiting = this.waiters;
+    this.waiters = [];
+    for (const wake of waiting) wake();
+  }
+
+  private noteWrite(): void {
+    this.counters.writes++;
+    if (++this.writesSinceCheckpoint >= CHECKPOINT_EVERY_WRITES) this.checkpoint();
+  }
+}
