@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { Queue } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeLLM, type RecordedRequest, type Step } from './fakes/llm/index.js';
-import { startSlackFake, type SlackFake } from './fakes/slack/index.js';
+import { signSlackRequest, startSlackFake, type SlackFake } from './fakes/slack/index.js';
 import { startCluster, type Cluster } from './helpers/cluster.js';
 import { lastUserText } from './helpers/llm-tags.js';
 import { waitFor } from './helpers/ports.js';
@@ -26,6 +26,8 @@ const REPLY_TIMEOUT_MS = 15_000;
 /** User texts starting with this make the LLM stand-in wait until the test releases them. */
 const HOLD = 'hold';
 const TURN_QUEUE = 'turns';
+/** The gateway's warning for an Events request it refused (packages/adapters/src/slack/events-http.ts). */
+const SIGNATURE_REJECTED_LOG = 'slack: rejected an Events request with a bad signature or stale timestamp';
 
 interface SessionRow {
   id: string;
@@ -69,6 +71,23 @@ function userTexts(dbPath: string, sessionId: string): string[] {
   } finally {
     db.close();
   }
+}
+
+/** Every job the turn queue ever held (completed ones are kept for an hour): a refused request must add none. */
+async function turnJobsEver(cluster: Cluster): Promise<number> {
+  const queue = new Queue(TURN_QUEUE, { connection: { url: 'redis://127.0.0.1:6379' }, prefix: cluster.prefix });
+  try {
+    return Object.values(await queue.getJobCounts()).reduce((a, b) => a + b, 0);
+  } finally {
+    await queue.close();
+  }
+}
+
+/** A DM message event as Slack sends it, for delivering by hand (forged, stale, replayed). */
+function dmEvent(slack: SlackFake, user: string, text: string): { channel: string; event: { type: string; ts: string } & Record<string, unknown> } {
+  const channel = slack.dmChannel(user);
+  const ts = `${Math.floor(Date.now() / 1000)}.000777`;
+  return { channel, event: { type: 'message', channel, user, text, ts, event_ts: ts, channel_type: 'im', team: slack.teamId } };
 }
 
 function llmSaw(llm: FakeLLM, text: string): number {
@@ -201,25 +220,15 @@ describe('Slack over Events HTTP (one gateway process)', () => {
 
   it('a forged signature and a 10-minute-old timestamp get 401 and make no job; the genuine event is answered once', async () => {
     const { slack, llm, cluster } = h;
-    const user = 'U0MALLORY';
-    const channel = slack.dmChannel(user);
-    const ts = `${Math.floor(Date.now() / 1000)}.000777`;
-    const event = { type: 'message', channel, user, text: 'let me in', ts, event_ts: ts, channel_type: 'im', team: slack.teamId };
+    const { channel, event } = dmEvent(slack, 'U0MALLORY', 'let me in');
     const eventId = 'Ev0FORGED01';
 
-    const queue = new Queue(TURN_QUEUE, { connection: { url: 'redis://127.0.0.1:6379' }, prefix: cluster.prefix });
-    const jobsEver = async (): Promise<number> => Object.values(await queue.getJobCounts()).reduce((a, b) => a + b, 0);
-    try {
-      const jobsBefore = await jobsEver();
-      const forged = await slack.deliver(event, { eventId, forgeSignature: true });
-      const stale = await slack.deliver(event, { eventId, timestampSec: Math.floor(Date.now() / 1000) - 600 });
-      expect(forged.responses.map((r) => r.status)).toEqual([401]);
-      expect(stale.responses.map((r) => r.status)).toEqual([401]);
-      expect(await queue.getJob(`slack.${channel}.${ts}`)).toBeUndefined();
-      expect(await jobsEver()).toBe(jobsBefore);
-    } finally {
-      await queue.close();
-    }
+    const jobsBefore = await turnJobsEver(cluster);
+    const forged = await slack.deliver(event, { eventId, forgeSignature: true });
+    const stale = await slack.deliver(event, { eventId, timestampSec: Math.floor(Date.now() / 1000) - 600 });
+    expect(forged.responses.map((r) => r.status)).toEqual([401]);
+    expect(stale.responses.map((r) => r.status)).toEqual([401]);
+    expect(await turnJobsEver(cluster)).toBe(jobsBefore);
     expect(llmSaw(llm, 'let me in')).toBe(0);
     expect(sessions(cluster.dbPath, 'chat_id = ?', channel)).toEqual([]);
 
@@ -228,6 +237,49 @@ describe('Slack over Events HTTP (one gateway process)', () => {
     expect(genuine.responses.map((r) => r.status)).toEqual([200]);
     await waitFor(() => slackRepliesIn(slack, channel).length >= 1, { timeoutMs: REPLY_TIMEOUT_MS, what: 'the genuine reply' });
     expect(slackRepliesIn(slack, channel)).toEqual(['ok: let me in']);
+  });
+
+  it('a captured request replayed with another body is refused; replayed as is once over 5 minutes old, refused too', async () => {
+    const { slack, llm, cluster } = h;
+    const user = 'U0REPLAY';
+    const { channel, event } = dmEvent(slack, user, 'pay invoice 42');
+    // Signed 295 s ago: inside Slack's 5-minute window, so taken and answered.
+    const signedAt = Math.floor(Date.now() / 1000) - 295;
+    const genuine = await slack.deliver(event, { eventId: 'Ev0REPLAY01', timestampSec: signedAt });
+    expect(genuine.responses.map((r) => r.status)).toEqual([200]);
+    await waitFor(() => slackRepliesIn(slack, channel).length >= 1, { timeoutMs: REPLY_TIMEOUT_MS, what: 'the genuine reply' });
+
+    // What an eavesdropper kept: the exact bytes and headers Slack sent.
+    const captured = JSON.stringify(genuine.bodies[0]);
+    const post = (body: string, timestampSec: number, signature: string): Promise<Response> =>
+      fetch(`${cluster.ingress.url}/slack/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-slack-request-timestamp': String(timestampSec), 'x-slack-signature': signature },
+        body,
+      });
+    const jobsBefore = await turnJobsEver(cluster);
+    const rejected = (): number => cluster.ingress.logs().filter((l) => l.msg === SIGNATURE_REJECTED_LOG).length;
+    const rejectedBefore = rejected();
+
+    // A fresh, valid signature of the captured body, sent with another body (another event id, another order).
+    const now = Math.floor(Date.now() / 1000);
+    const tampered = captured.replace('pay invoice 42', 'pay invoice 666').replace('Ev0REPLAY01', 'Ev0REPLAY02');
+    expect((await post(tampered, now, signSlackRequest(slack.signingSecret, now, captured))).status).toBe(401);
+
+    // The captured request as is, once its timestamp has left the window (the clock is the condition here).
+    await waitFor(() => Math.floor(Date.now() / 1000) > signedAt + 300, { timeoutMs: 15_000, what: 'the capture to be over 5 minutes old' });
+    expect((await post(captured, signedAt, signSlackRequest(slack.signingSecret, signedAt, captured))).status).toBe(401);
+
+    // The gateway says why it refused them (its log arrives a moment after the answer).
+    await waitFor(() => rejected() >= rejectedBefore + 2, { what: 'the two refusals in the gateway log' });
+    expect(rejected()).toBe(rejectedBefore + 2);
+    expect(await turnJobsEver(cluster)).toBe(jobsBefore);
+    // A later message in the DM is answered after anything the replays could have queued.
+    await slack.dm({ user, text: 'anything else?' });
+    await waitFor(() => slackRepliesIn(slack, channel).length >= 2, { timeoutMs: REPLY_TIMEOUT_MS, what: 'the barrier reply' });
+    expect(slackRepliesIn(slack, channel)).toEqual(['ok: pay invoice 42', 'ok: anything else?']);
+    expect(llmSaw(llm, 'pay invoice 42')).toBe(1);
+    expect(llmSaw(llm, 'pay invoice 666')).toBe(0);
   });
 });
 

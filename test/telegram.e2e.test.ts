@@ -327,8 +327,10 @@ describe('telegram through the gateway (webhook)', () => {
   it('refuses a wrong or missing secret with 401: no job, no mailbox entry, no LLM request', async () => {
     const chat = 802;
     const forged = privateTextUpdate({ updateId: 900_000_001, chatId: chat, messageId: 9, text: 'forged order' });
-    const wrong = await postUpdate(hookUrl, forged, 'not-the-secret');
-    expect(wrong.status).toBe(401);
+    const wrongSecrets = ['not-the-secret', `${WEBHOOK_SECRET.slice(0, -1)}X`, `${WEBHOOK_SECRET}X`, WEBHOOK_SECRET.slice(0, -1), ''];
+    for (const [i, secret] of wrongSecrets.entries()) {
+      expect((await postUpdate(hookUrl, { ...forged, update_id: 900_000_010 + i }, secret)).status, `secret "${secret}"`).toBe(401);
+    }
     const missing = await postUpdate(hookUrl, { ...forged, update_id: 900_000_002 });
     expect(missing.status).toBe(401);
 

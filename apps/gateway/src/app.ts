@@ -137,7 +137,7 @@ export async function startHerald(config: HeraldConfig, log: Logger, signal?: Ab
 
   let worker: TurnWorker | null = null;
   if (hasWorker) {
-    const agent = instrumentAgent(buildAgentRuntime(config), metrics);
+    const agent = instrumentAgent(buildAgentRuntime(config), metrics, log.child({ component: 'llm' }));
     if (!agent) log.warn('HERALD_MODEL is not set: turns will answer with a setup hint');
     const subscriber = createRedis(config.redisUrl);
     subscriber.on('error', () => undefined);

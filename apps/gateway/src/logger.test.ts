@@ -40,6 +40,17 @@ describe('logger', () => {
     for (const s of secrets) expect(text).not.toContain(s);
   });
 
+  it('scrubs a secret the line holds JSON-escaped or percent-encoded, too', () => {
+    const token = 'adm"in\\tok+en/with=base64';
+    const out = capture();
+    const log = createLogger({ destination: out.stream, secrets: [token] });
+    log.warn({ given: token }, 'refused');
+    log.warn(`GET /admin/queues?token=${encodeURIComponent(token)} failed`);
+    const text = out.text();
+    expect(text.match(/\[redacted\]/g)).toHaveLength(2);
+    for (const form of [token, JSON.stringify(token).slice(1, -1), encodeURIComponent(token)]) expect(text).not.toContain(form);
+  });
+
   it('carries child bindings (platform, session key, job id) on every line', () => {
     const out = capture();
     const log = createLogger({ destination: out.stream });

@@ -52,8 +52,13 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
   return pino(base);
 }
 
+/**
+ * Replaces every secret in a serialised line: as given, as a JSON string escapes it (a token with `"` or `\`
+ * inside a logged value), and percent-encoded (a base64 token with `+/=` in a logged URL).
+ */
 function scrubber(secrets: string[]): (line: string) => string {
-  const values = [...new Set(secrets.filter((s) => s.length >= 6))].sort((a, b) => b.length - a.length);
+  const forms = secrets.filter((s) => s.length >= 6).flatMap((s) => [s, JSON.stringify(s).slice(1, -1), encodeURIComponent(s)]);
+  const values = [...new Set(forms)].sort((a, b) => b.length - a.length);
   if (values.length === 0) return (line) => line;
   const re = new RegExp(values.map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
   return (line) => line.replace(re, '[redacted]');

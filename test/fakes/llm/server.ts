@@ -107,7 +107,7 @@ export async function startFakeServer(wire: WireFormat, opts: FakeOptions = {}):
     if (closed) return;
 
     if (step.error) {
-      const r = wire.errorReply(step.error, rec.body);
+      const r = withErrorMessage(wire.errorReply(step.error, rec.body), step.error.message);
       const retry: Record<string, string> =
         step.error.retryAfter === undefined ? {} : { 'retry-after': String(step.error.retryAfter) };
       return reply({ ...r, headers: { ...r.headers, ...retry } });
@@ -143,6 +143,12 @@ export async function startFakeServer(wire: WireFormat, opts: FakeOptions = {}):
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** Both wire formats carry the error's text in `error.message`. */
+function withErrorMessage(r: HttpReply, message: string | undefined): HttpReply {
+  if (message === undefined || !isRecord(r.body) || !isRecord(r.body.error)) return r;
+  return { ...r, body: { ...r.body, error: { ...r.body.error, message } } };
 }
 
 function sendJson(res: ServerResponse, r: HttpReply, extraHeaders: Record<string, string>): void {

@@ -33,6 +33,8 @@ export interface StepError {
   retryAfter?: number;
   /** Picks the body; inferred from `status` when absent. */
   kind?: ErrorKind;
+  /** Replaces the body's `error.message` (a proxy that quotes what it was sent, say). */
+  message?: string;
 }
 
 export interface StepToolCall {

@@ -1,7 +1,7 @@
 /**
- * The metric wrappers around providers and turns: what an operator reads on /metrics after LLM calls succeed or
- * fail, and after turns are delivered, fail delivery, or are abandoned on shutdown. A scripted in-process provider
- * (our own Provider contract, no SDK) and a real SQLite store.
+ * The metric wrappers around providers and turns: what an operator reads on /metrics (and in the log) after LLM
+ * calls succeed or fail, and after turns are delivered, fail delivery, or are abandoned on shutdown. A scripted
+ * in-process provider (our own Provider contract, no SDK) and a real SQLite store.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -48,7 +48,9 @@ describe('instrumentProvider', () => {
       { text: 'hello', usage: { input: 100, output: 20, cacheRead: 50 } },
       { error: new ProviderError('rate_limit', '429 slow down', { status: 429 }) },
     );
-    const provider = instrumentProvider(scripted, metrics);
+    const logged: Array<Record<string, unknown>> = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => void logged.push(JSON.parse(line) as Record<string, unknown>) });
+    const provider = instrumentProvider(scripted, metrics, log);
     expect([provider.name, provider.model, provider.apiMode]).toEqual(['anthropic', 'm1', 'chat_completions']);
     const req = { systemPrompt: '', messages: [{ role: 'user' as const, content: 'hi' }], tools: [], signal: new AbortController().signal };
     expect((await provider.complete(req)).message.content).toBe('hello');
@@ -61,6 +63,10 @@ describe('instrumentProvider', () => {
     expect(await sample(metrics, 'herald_llm_tokens_total', { kind: 'output' })).toBe(20);
     expect(await sample(metrics, 'herald_llm_tokens_total', { kind: 'cache_read' })).toBe(50);
     expect(await sample(metrics, 'herald_llm_tokens_total', { kind: 'cache_write' })).toBeUndefined();
+    // The failure is logged for the operator, with what the provider said.
+    expect(logged).toEqual([
+      expect.objectContaining({ msg: 'LLM request failed', provider: 'anthropic', model: 'm1', kind: 'rate_limit', httpStatus: 429, error: '429 slow down' }),
+    ]);
   });
 });
 

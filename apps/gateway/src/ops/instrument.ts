@@ -8,6 +8,7 @@ import { ProviderError, type Provider, type SessionStore, type TurnStatus } from
 import { TurnAbort, type TurnRunner } from '../queue/worker.js';
 import { DeliveryError } from '../turns/delivery.js';
 import type { AgentRuntime } from '../turns/agent-runtime.js';
+import type { Logger } from '../logger.js';
 import type { HeraldMetrics, TurnOutcome } from './metrics.js';
 
 /** Already finished before this run started (a recovered job): not a new turn. */
@@ -68,8 +69,11 @@ function outcomeOf(status: TurnStatus | undefined, signal: AbortSignal): TurnOut
   return 'error';
 }
 
-/** The same provider, timed and counted: requests by status, latency of successful ones, tokens by kind. */
-export function instrumentProvider(provider: Provider, metrics: HeraldMetrics): Provider {
+/**
+ * The same provider, timed and counted: requests by status, latency of successful ones, tokens by kind. A failed
+ * request is logged too: the user only hears "the AI provider refused our credentials", the operator needs why.
+ */
+export function instrumentProvider(provider: Provider, metrics: HeraldMetrics, log: Logger): Provider {
   const labels = { provider: provider.name, model: provider.model };
   return {
     name: provider.name,
@@ -88,6 +92,10 @@ export function instrumentProvider(provider: Provider, metrics: HeraldMetrics): 
       } catch (err) {
         const status = err instanceof ProviderError ? err.kind : req.signal.aborted ? 'aborted' : 'unknown';
         metrics.llmRequests.inc({ ...labels, status });
+        if (status !== 'aborted') {
+          const httpStatus = err instanceof ProviderError ? err.status : undefined;
+          log.warn({ ...labels, kind: status, httpStatus, error: err instanceof Error ? err.message : String(err) }, 'LLM request failed');
+        }
         throw err;
       }
     },
@@ -95,11 +103,11 @@ export function instrumentProvider(provider: Provider, metrics: HeraldMetrics): 
 }
 
 /** The agent runtime with every provider (primary and fallbacks) instrumented; null stays null. */
-export function instrumentAgent(agent: AgentRuntime | null, metrics: HeraldMetrics): AgentRuntime | null {
+export function instrumentAgent(agent: AgentRuntime | null, metrics: HeraldMetrics, log: Logger): AgentRuntime | null {
   if (!agent) return null;
   return {
     ...agent,
-    primary: instrumentProvider(agent.primary, metrics),
-    fallbacks: agent.fallbacks.map((p) => instrumentProvider(p, metrics)),
+    primary: instrumentProvider(agent.primary, metrics, log),
+    fallbacks: agent.fallbacks.map((p) => instrumentProvider(p, metrics, log)),
   };
 }

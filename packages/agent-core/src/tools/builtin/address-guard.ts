@@ -6,8 +6,17 @@
  * checked is the address connected to (no gap for DNS rebinding between a check and the connection). IP
  * literals never reach a lookup and are checked before the request.
  */
-import dns from 'node:dns';
+import dns, { type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
+
+/** Which addresses a connection may go to. The default, `isPublicAddress`, keeps to the public internet. */
+export type AddressPolicy = (ip: string) => boolean;
+
+/** Every address a host name resolves to. Tests inject one to play DNS (a name that answers differently each time). */
+export type Resolver = (hostname: string, options: { family?: number; hints?: number }) => Promise<LookupAddress[]>;
+
+/** The system resolver (getaddrinfo, /etc/hosts included), as node:http would use it. */
+export const systemResolver: Resolver = (hostname, { family, hints }) => dns.promises.lookup(hostname, { all: true, family: family ?? 0, hints });
 
 export class BlockedAddressError extends Error {
   override name = 'BlockedAddressError';
@@ -94,25 +103,35 @@ export function isPublicAddress(ip: string): boolean {
   return false;
 }
 
-/** Throws BlockedAddressError when `host` is an IP literal outside the public internet. */
-export function assertPublicLiteral(host: string): void {
+/**
+ * Throws BlockedAddressError when `host` is an IP literal the policy refuses. URL parsing has already turned
+ * the other spellings of an IPv4 address (`2130706433`, `0x7f.1`, `0177.0.0.1`, `127.1`) into dotted form.
+ */
+export function assertAllowedLiteral(host: string, allowed: AddressPolicy = isPublicAddress): void {
   const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  if (isIP(bare.split('%')[0]) !== 0 && !isPublicAddress(bare)) throw new BlockedAddressError(host, bare);
+  if (isIP(bare.split('%')[0]) !== 0 && !allowed(bare)) throw new BlockedAddressError(host, bare);
 }
 
 /**
- * A `lookup` for node:http(s) that resolves every address of a name and fails when any of them is not public
- * (a name with one public and one private address could be steered to the private one).
+ * A `lookup` for node:http(s) that resolves every address of a name and fails when any of them is refused
+ * (a name with one public and one private address could be steered to the private one). The connection goes
+ * to the addresses it hands back, so nothing resolves the name a second time between the check and the connect.
  */
-export function guardedLookup(): LookupFunction {
+export function guardedLookup(resolve: Resolver = systemResolver, allowed: AddressPolicy = isPublicAddress): LookupFunction {
   return (hostname, options, callback) => {
-    dns.lookup(hostname, { all: true, family: options.family, hints: options.hints }, (err, addresses) => {
-      if (err) return callback(err, '');
-      const bad = addresses.find((a) => !isPublicAddress(a.address));
-      if (bad) return callback(Object.assign(new BlockedAddressError(hostname, bad.address), { code: 'EBLOCKED' }), '');
-      if (addresses.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '');
-      if (options.all) return callback(null, addresses);
-      callback(null, addresses[0].address, addresses[0].family);
-    });
+    resolve(hostname, { family: familyNumber(options.family), hints: options.hints }).then(
+      (addresses) => {
+        const bad = addresses.find((a) => !allowed(a.address));
+        if (bad) return callback(Object.assign(new BlockedAddressError(hostname, bad.address), { code: 'EBLOCKED' }), '');
+        if (addresses.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '');
+        if (options.all) return callback(null, addresses);
+        callback(null, addresses[0].address, addresses[0].family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, ''),
+    );
   };
+}
+
+function familyNumber(family: number | 'IPv4' | 'IPv6' | undefined): number {
+  return family === 'IPv4' ? 4 : family === 'IPv6' ? 6 : (family ?? 0);
 }

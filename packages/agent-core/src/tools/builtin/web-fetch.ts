@@ -6,10 +6,11 @@
  */
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
+import type { LookupFunction } from 'node:net';
 import { TextDecoder } from 'node:util';
 import type { Tool } from '../registry.js';
 import { ToolInputError, optionalIntArg, stringArg } from './context.js';
-import { assertPublicLiteral, guardedLookup } from './address-guard.js';
+import { assertAllowedLiteral, guardedLookup, isPublicAddress, type AddressPolicy, type Resolver } from './address-guard.js';
 import { htmlTitle, htmlToText } from './html-to-text.js';
 
 export const WEB_FETCH_TOOL = 'web_fetch';
@@ -29,6 +30,13 @@ export interface WebFetchOptions {
   maxBytes?: number;
   timeoutMs?: number;
   maxRedirects?: number;
+  /** Name resolution; default the system resolver. Whatever it returns goes through the address check. */
+  resolve?: Resolver;
+  /**
+   * Which addresses may be connected to; default the public internet only (`isPublicAddress`). Not a setting:
+   * tests use it to stand a loopback address in for a public server.
+   */
+  addressAllowed?: AddressPolicy;
 }
 
 export interface FetchedPage {
@@ -50,10 +58,11 @@ export class FetchError extends Error {
 export async function fetchUrl(rawUrl: string, opts: WebFetchOptions, signal: AbortSignal): Promise<FetchedPage> {
   const maxRedirects = opts.maxRedirects ?? MAX_REDIRECTS;
   const combined = AbortSignal.any([signal, AbortSignal.timeout(opts.timeoutMs ?? FETCH_TIMEOUT_MS)]);
+  const allowed: AddressPolicy = opts.allowPrivate ? () => true : (opts.addressAllowed ?? isPublicAddress);
   let url = parseHttpUrl(rawUrl);
   for (let hop = 0; ; hop++) {
-    if (!opts.allowPrivate) assertPublicLiteral(url.hostname);
-    const res = await get(url, opts, combined);
+    assertAllowedLiteral(url.hostname, allowed);
+    const res = await get(url, guardedLookup(opts.resolve, allowed), combined);
     const location = res.headers.location;
     if (res.statusCode !== undefined && res.statusCode >= 300 && res.statusCode < 400 && location) {
       res.destroy(); // a redirect's body is not worth downloading
@@ -85,15 +94,19 @@ function parseHttpUrl(raw: string): URL {
   return url;
 }
 
-function get(url: URL, opts: WebFetchOptions, signal: AbortSignal): Promise<IncomingMessage> {
+function get(url: URL, lookup: LookupFunction, signal: AbortSignal): Promise<IncomingMessage> {
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     const req = client.request(url, {
       method: 'GET',
       signal,
       headers: { 'user-agent': USER_AGENT, accept: 'text/html,text/*;q=0.9,*/*;q=0.5', 'accept-encoding': 'identity' },
-      // The guard resolves the name itself and refuses private addresses: what it checks is what we connect to.
-      ...(opts.allowPrivate ? {} : { lookup: guardedLookup() }),
+      // The guard resolves the name itself and refuses what the policy does not allow: what it checks is what we
+      // connect to.
+      lookup,
+      // A socket of its own: the global agent keeps sockets alive per host name, and one that another part of the
+      // process opened to a private host (a local Bot API server, say) would be reused without any lookup.
+      agent: false,
     });
     req.once('response', resolve);
     req.once('error', (err) => reject(signal.aborted && !(err instanceof FetchError) ? abortError(signal) : err));
