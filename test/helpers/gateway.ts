@@ -14,6 +14,8 @@ import { freePort, waitFor } from './ports.js';
 const ROOT = resolve(import.meta.dirname, '../..');
 const ENTRY = join(ROOT, 'apps/gateway/src/main.ts');
 const COMPILED_ENTRY = join(ROOT, 'apps/gateway/dist/main.js');
+// By absolute URL, so a gateway started in another working directory still finds the loader.
+const TSX = import.meta.resolve('tsx');
 
 export interface GatewayProcess {
   proc: ChildProcess;
@@ -39,6 +41,8 @@ export interface StartOptions {
   dataDir?: string;
   /** Run the compiled build (dist/) instead of the sources. */
   compiled?: boolean;
+  /** Working directory of the process (default: the repository root). */
+  cwd?: string;
 }
 
 /** Environment that keeps a test gateway away from the real world: no inherited tokens, a unique Redis prefix. */
@@ -54,9 +58,9 @@ export async function startGateway(opts: StartOptions = {}): Promise<GatewayProc
   const dir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'herald-gw-'));
   const dbPath = opts.env?.HERALD_DB ?? join(dir, 'herald.db');
   const env = isolatedEnv({ HERALD_PORT: String(port), HERALD_DB: dbPath, ...opts.env });
-  const entryArgs = opts.compiled ? ['--conditions=@herald/dist', COMPILED_ENTRY] : ['--import', 'tsx', ENTRY];
+  const entryArgs = opts.compiled ? ['--conditions=@herald/dist', COMPILED_ENTRY] : ['--import', TSX, ENTRY];
   const proc = spawn(process.execPath, [...entryArgs, ...(opts.args ?? [])], {
-    cwd: ROOT,
+    cwd: opts.cwd ?? ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -7,6 +7,7 @@ import { ConfigError, configSecrets, loadConfig, type Role } from './config/load
 import { createLogger, routeConsoleToLogger } from './logger.js';
 import { RedisUnavailableError } from './redis.js';
 import { startHerald } from './app.js';
+import { describeStoreTarget, isPermanentStoreError, storeTarget } from './sessions/store-target.js';
 
 /** Default drain (7 s) + closing connections stays within 10 s; a longer drain setting extends it. */
 const SHUTDOWN_MARGIN_MS = 3_000;
@@ -36,6 +37,10 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     herald = await startHerald(config, log);
   } catch (err) {
     if (err instanceof RedisUnavailableError) fail(err.message, 1);
+    if (isPermanentStoreError(err)) {
+      const where = describeStoreTarget(storeTarget(config));
+      fail(`Cannot open the PostgreSQL store at ${where}: ${(err as Error).message}. Check HERALD_DATABASE_URL (user, password, database name).`, 1);
+    }
     log.fatal({ err }, 'start-up failed');
     await flushAndExit(1);
     return;
