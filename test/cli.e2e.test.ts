@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionStore } from '../packages/agent-core/src/store/index.js';
+import { freshPostgresSchema } from '../packages/agent-core/src/store/test-support.js';
 import { PairingService } from '../apps/gateway/src/pairing/index.js';
 import { startDiscordFake, type DiscordFake } from './fakes/discord/index.js';
 import { startFakeOpenAI, type FakeLLM } from './fakes/llm/index.js';
@@ -113,6 +114,25 @@ describe('herald doctor', () => {
     expect(run.lines.find((l) => l.includes(' discord '))).toMatch(/^✗ discord\s+401/);
     expect(run.lines.find((l) => l.includes(' model '))).toMatch(/^✗ model\s+/);
     expect(run.lines.at(-1)).toBe('doctor: 3 of 8 checks failed: redis, discord, model');
+  });
+
+  it('checks the PostgreSQL store instead of the file when HERALD_DATABASE_URL is set, without showing its password', async () => {
+    const fresh = await freshPostgresSchema('herald_doctor');
+    try {
+      const withPassword = new URL(fresh.url);
+      withPassword.password = 'doctor-secret-pw';
+      const ok = await herald(['doctor'], { ...env, HERALD_DATABASE_URL: withPassword.toString() });
+      expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+      expect(ok.lines.find((l) => l.includes(' postgres '))).toMatch(/^✓ postgres\s+postgres:\/\/postgres@127\.0\.0\.1:5432\/test\S* opened \(migrations applied\)$/);
+      expect(ok.lines.some((l) => l.includes(' sqlite '))).toBe(false);
+      const down = await herald(['doctor'], { ...env, HERALD_DATABASE_URL: 'postgres://postgres:doctor-secret-pw@127.0.0.1:1/test' });
+      expect(down.code).toBe(1);
+      expect(down.lines.find((l) => l.includes(' postgres '))).toMatch(/^✗ postgres\s+postgres:\/\/postgres@127\.0\.0\.1:1\/test: .*ECONNREFUSED/);
+      expect(down.lines.at(-1)).toBe('doctor: 1 of 8 checks failed: postgres');
+      expect(ok.stdout + ok.stderr + down.stdout + down.stderr).not.toContain('doctor-secret-pw');
+    } finally {
+      await fresh.drop();
+    }
   });
 
   it('a bad setting fails the config check with the variable named, exit 1', async () => {
