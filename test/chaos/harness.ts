@@ -1,7 +1,8 @@
 /**
- * The fault suite's engine: an ingress and two workers on a private Redis with append-only persistence, many
- * Telegram conversations sending messages, and random processes — the ingress included — SIGKILLed and restarted
- * while Redis itself is killed and restarted. Afterwards every message must have exactly one answer, in order.
+ * The fault suite's engine: an ingress and two workers on a private Redis with append-only persistence and a
+ * SQLite file or a PostgreSQL database, many Telegram conversations sending messages, and random processes — the
+ * ingress included — SIGKILLed and restarted while Redis is killed and restarted and Redis or the database stay
+ * away for a while. Afterwards every message must have exactly one answer, in order.
  *
  * Pacing follows events, not the clock: the driver sends a round of messages, does one chaos action, and waits
  * for the replacement process to be up before the next round, so a slow machine only makes the run longer.
@@ -18,6 +19,8 @@ import { startGateway, type GatewayProcess } from '../helpers/gateway.js';
 import { lastUserText } from '../helpers/llm-tags.js';
 import { waitFor } from '../helpers/ports.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis-server.js';
+import { startTcpProxy } from '../helpers/tcp-proxy.js';
+import { freshPostgresSchema, TEST_DATABASE_URL } from '../../packages/agent-core/src/store/test-support.js';
 
 export interface ChaosOptions {
   sessions: number;
@@ -28,7 +31,11 @@ export interface ChaosOptions {
   redisRestarts: number;
   /** Times Redis is SIGKILLed and kept down for `outageMs` while messages keep arriving. */
   redisOutages: number;
+  /** PostgreSQL only: times the database vanishes (every connection cut, new ones refused) for `outageMs`. */
+  databaseOutages?: number;
   outageMs: number;
+  /** Where sessions live (default sqlite). PostgreSQL is reached through a relay the run can cut. */
+  store?: 'sqlite' | 'postgres';
   /** Seed of the pseudo-random choices, so a failing run can be repeated. */
   seed: number;
   log?: (line: string) => void;
@@ -42,8 +49,8 @@ export interface ChaosReport {
   duplicated: string[];
   outOfOrder: number[];
   kills: string[];
-  /** What the ingress's /health/ready said during each long outage (it must name redis). */
-  readinessDuringOutages: Array<{ status: number; failed: string[] }>;
+  /** What the ingress's /health/ready said during each long outage (it must name what is away). */
+  readinessDuringOutages: Array<{ down: string; status: number; failed: string[] }>;
   /** Log lines in which a process said a reply may have been sent twice (a crash between send and record). */
   possibleDuplicatesLogged: number;
 }
@@ -69,10 +76,22 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     // A short think per answer, varied, so kills land in the middle of turns as well as between them.
     llm.respondWith((req) => ({ text: `re: ${lastUserText(req)}`, delayMs: 20 + Math.floor(random() * 150) }));
 
+    const storeEnv: Record<string, string> = { HERALD_DB: join(dir, 'herald.db') };
+    let database: Awaited<ReturnType<typeof startTcpProxy>> | null = null;
+    if (opts.store === 'postgres') {
+      const fresh = await freshPostgresSchema('herald_chaos');
+      closers.push(() => fresh.drop());
+      const target = new URL(TEST_DATABASE_URL);
+      database = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+      closers.push(() => database!.close());
+      const url = new URL(fresh.url);
+      url.port = String(database.port);
+      storeEnv.HERALD_DATABASE_URL = url.toString();
+    }
     const env = telegramEnv(tg, llm, {
       REDIS_URL: redis.url,
       HERALD_REDIS_PREFIX: prefix,
-      HERALD_DB: join(dir, 'herald.db'),
+      ...storeEnv,
       HERALD_BUSY_INPUT_MODE: 'queue',
       HERALD_SESSION_LOCK_MS: '1500',
       HERALD_JOB_LOCK_MS: '1500',
@@ -93,10 +112,11 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const chats = Array.from({ length: opts.sessions }, (_, i) => CHAT_BASE + i);
     const expected = new Map(chats.map((c) => [c, [] as string[]]));
     // Spread the chaos actions over the rounds.
-    const actions: Array<'process' | 'redis' | 'outage'> = [
+    const actions: Array<'process' | 'redis' | 'outage' | 'db-outage'> = [
       ...Array<'process'>(opts.processKills).fill('process'),
       ...Array<'redis'>(opts.redisRestarts).fill('redis'),
       ...Array<'outage'>(opts.redisOutages).fill('outage'),
+      ...Array<'db-outage'>(database ? (opts.databaseOutages ?? 0) : 0).fill('db-outage'),
     ].sort(() => random() - 0.5);
     const readinessDuringOutages: ChaosReport['readinessDuringOutages'] = [];
     const roundsWithAction = new Set<number>();
@@ -119,20 +139,22 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       // Several actions may fall on the last rounds: do them all.
       const due = round === opts.messagesPerSession - 1 ? actions.splice(0) : actions.splice(0, 1);
       for (const action of due) {
-        if (action === 'outage') {
-          say(`round ${round}: Redis down for ${opts.outageMs} ms`);
-          kills.push('redis outage');
-          await redis.stop();
-          // The ingress must say so, naming redis, while it lasts.
+        if (action === 'outage' || action === 'db-outage') {
+          const down = action === 'outage' ? 'redis' : 'postgres';
+          say(`round ${round}: ${down} down for ${opts.outageMs} ms`);
+          kills.push(`${down} outage`);
+          if (action === 'outage') await redis.stop();
+          else await database!.cut();
+          // The ingress must say so, naming what is away, while it lasts.
           const ingressUrl = procs[0].url;
           readinessDuringOutages.push(
             await waitFor(
               async () => {
                 const r = await fetch(`${ingressUrl}/health/ready`);
                 const body = (await r.json()) as { failed?: string[] };
-                return r.status === 503 && body.failed?.includes('redis') ? { status: r.status, failed: body.failed } : null;
+                return r.status === 503 && body.failed?.includes(down) ? { down, status: r.status, failed: body.failed } : null;
               },
-              { what: 'the ingress to report Redis as not ready' },
+              { what: `the ingress to report ${down} as not ready` },
             ),
           );
           // Messages keep arriving during the outage.
@@ -143,7 +165,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
           }
           // A deliberate fault duration, not a timed assertion.
           await new Promise((r) => setTimeout(r, opts.outageMs));
-          await redis.start();
+          if (action === 'outage') await redis.start();
+          else await database!.restore();
           continue;
         }
         if (action === 'redis') {

@@ -18,6 +18,7 @@ import { compressBeforeTurn, persistTurn } from './auto-compress.js';
 import { flushBeforeLosingDetails } from './memory-flush.js';
 import { showTurnProgress } from './turn-reactions.js';
 import { withTurnTools, type TurnToolsFactory } from './tools.js';
+import { untilStored } from './store-patience.js';
 
 export interface TurnDeps {
   store: SessionStore;
@@ -85,7 +86,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       const ids =
         (await live.finish(text)) ??
         (await deliver(egress, last.conversationId, text, { replyTo: last.platformMessageId, baseDelayMs: deps.deliveryBaseDelayMs }));
-      await store.markDelivered(ctx.turnId, ids);
+      // The platform has the reply: its record must not be lost to a database hiccup (a re-run would send it again).
+      await untilStored(() => store.markDelivered(ctx.turnId, ids), ctx.log, 'record the delivered reply');
       await progress.done();
     };
 
