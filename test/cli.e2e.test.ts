@@ -49,6 +49,16 @@ function herald(args: string[], env: Record<string, string> = {}): Promise<CliRu
   });
 }
 
+/** One Telegram conversation about sourdough; returns its session id. */
+async function seedSourdough(store: SessionStore): Promise<string> {
+  const { session } = await store.getOrCreateSession('agent:main:telegram:dm:42', { source: 'telegram', userId: '42', chatId: '42' });
+  await store.appendMessages(session.id, [
+    { role: 'user', content: 'how do I proof sourdough overnight?' },
+    { role: 'assistant', content: 'Keep it in the fridge at 4 °C.' },
+  ]);
+  return session.id;
+}
+
 afterAll(async () => {
   await deleteRedisPrefix(prefix);
   rmSync(dir, { recursive: true, force: true });
@@ -150,12 +160,7 @@ describe('herald sessions and pairing', () => {
   beforeAll(async () => {
     const store = await SessionStore.open(db);
     try {
-      const { session } = await store.getOrCreateSession('agent:main:telegram:dm:42', { source: 'telegram', userId: '42', chatId: '42' });
-      await store.appendMessages(session.id, [
-        { role: 'user', content: 'how do I proof sourdough overnight?' },
-        { role: 'assistant', content: 'Keep it in the fridge at 4 °C.' },
-      ]);
-      sessionId = session.id;
+      sessionId = await seedSourdough(store);
       await store.getOrCreateSession('agent:main:discord:thread:7:8', { source: 'discord', userId: '7' });
     } finally {
       await store.close();
@@ -231,7 +236,56 @@ describe('herald sessions and pairing', () => {
     expect(badOption.stderr).toContain("Unknown option '--colour'");
     const help = await herald(['help']);
     expect(help.code).toBe(0);
-    for (const c of ['herald start', 'herald doctor', 'herald pairing approve', 'herald sessions search']) expect(help.stdout).toContain(c);
+    for (const c of ['herald start', 'herald doctor', 'herald pairing approve', 'herald sessions search', 'herald store migrate']) expect(help.stdout).toContain(c);
+  });
+});
+
+describe('herald store migrate', () => {
+  const db = join(dir, 'migrate.db');
+  const password = 'pw-never-printed';
+  let target: Awaited<ReturnType<typeof freshPostgresSchema>>;
+  let url: string;
+  let sessionId: string;
+
+  beforeAll(async () => {
+    target = await freshPostgresSchema('herald_cli');
+    // Trust authentication ignores the password; it is there to prove it never reaches the output.
+    const u = new URL(target.url);
+    u.password = password;
+    url = u.toString();
+    const store = await SessionStore.open(db);
+    try {
+      sessionId = await seedSourdough(store);
+    } finally {
+      await store.close();
+    }
+  });
+  afterAll(async () => {
+    await target?.drop();
+  });
+
+  it('copies the configured SQLite store into PostgreSQL, where the CLI then finds it; a second run is refused', async () => {
+    const run = await herald(['store', 'migrate', '--to', url], { HERALD_DB: db });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.lines).toContain('sessions: 1 row');
+    expect(run.lines).toContain('messages: 2 rows');
+    expect(run.lines).toContain('checked: all 11 tables have as many rows in the target as in the source');
+    expect(run.stdout + run.stderr).not.toContain(password);
+
+    const search = await herald(['sessions', 'search', 'sourdough'], { HERALD_DATABASE_URL: url });
+    expect(search.code, search.stderr).toBe(0);
+    expect(search.lines).toHaveLength(1);
+    expect(search.lines[0]).toMatch(new RegExp(`^${sessionId}  telegram  user  how do I proof >>>sourdough<<< overnight`));
+
+    const again = await herald(['store', 'migrate', '--to', url, '--from', db]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('the target already holds data (sessions: 1 row, messages: 2 rows, session_keys: 1 row), so nothing was copied');
+    expect(again.stderr).toContain('run again with --force');
+    expect(again.stdout + again.stderr).not.toContain(password);
+
+    const usage = await herald(['store', 'migrate', '--from', db]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('--to: the PostgreSQL database to copy into is required');
   });
 });
 

@@ -4,6 +4,7 @@
  *   herald doctor                              check config, Redis, the store, platform tokens and models
  *   herald pairing list|approve|revoke          the owner's side of pairing
  *   herald sessions list|show|search            read sessions and transcripts
+ *   herald store migrate --to postgres://…      copy a SQLite store into PostgreSQL
  * `--config <herald.yaml>` works with every command. Exit codes: 0 ok, 1 a check or action failed, 2 usage.
  */
 import { ConfigError, loadConfig } from '../config/load.js';
@@ -12,13 +13,15 @@ import { doctor } from './doctor.js';
 import { CliError, processIo, type CliIo } from './io.js';
 import { PAIRING_USAGE, pairingCommand } from './pairing.js';
 import { SESSIONS_USAGE, sessionsCommand } from './sessions.js';
+import { STORE_USAGE, storeCommand } from './store.js';
 
 export const USAGE = `Herald ${VERSION}: chat with one LLM agent from Telegram, Discord and Slack.
 
 herald start [--role all|ingress|worker] [--config herald.yaml]
 herald doctor [--config herald.yaml]
 ${PAIRING_USAGE}
-${SESSIONS_USAGE}`;
+${SESSIONS_USAGE}
+${STORE_USAGE}`;
 
 /** Runs one command; resolves with the exit code, or null when the gateway was started and keeps running. */
 export async function run(argv: string[], io: CliIo = processIo): Promise<number | null> {
@@ -39,6 +42,8 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
         return await pairingCommand(args, loadConfig({ file: configFile }), io);
       case 'sessions':
         return await sessionsCommand(args, loadConfig({ file: configFile }), io);
+      case 'store':
+        return await storeCommand(args, loadConfig({ file: configFile }), io);
       case '--version':
       case 'version':
         io.out(VERSION);

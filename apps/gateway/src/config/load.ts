@@ -158,7 +158,7 @@ export function configSecrets(config: HeraldConfig): string[] {
 }
 
 /** The password inside a URL secret (`postgres://user:pw@host/db`), which errors may quote on its own. */
-function urlPassword(value: string): string[] {
+export function urlPassword(value: string): string[] {
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return [];
   try {
     const password = decodeURIComponent(new URL(value).password);

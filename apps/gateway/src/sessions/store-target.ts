@@ -1,9 +1,13 @@
 /**
  * Where the session store lives: `HERALD_DATABASE_URL` (PostgreSQL) when set, else the SQLite file `HERALD_DB`.
- * Every process role and the CLI open it through here, so they always agree.
+ * Every process role and the CLI open it through here, so they always agree, also on the schema: the imports
+ * below register the gateway's own tables (pairing, session counters) with the store's migrations, so whichever
+ * command opens a store first creates all of them (the tools' tables come with @herald/agent-core).
  */
-import { isConnectionError, isPostgresUrl, SessionStore, StoreUnavailableError } from '@herald/agent-core';
+import { isConnectionError, isPostgresUrl, SessionStore, StoreUnavailableError, type PostgresOptions } from '@herald/agent-core';
 import type { HeraldConfig } from '../config/load.js';
+import '../pairing/schema.js';
+import './counters.js';
 
 export type StoreConfig = Pick<HeraldConfig, 'db' | 'databaseUrl' | 'databasePoolSize'>;
 
@@ -34,9 +38,14 @@ export interface OpenStoreOptions {
 }
 
 /** Opens and migrates the configured store; a database that cannot be reached throws StoreUnavailableError. */
-export async function openConfiguredStore(config: StoreConfig, opts: OpenStoreOptions = {}): Promise<SessionStore> {
+export function openConfiguredStore(config: StoreConfig, opts: OpenStoreOptions = {}): Promise<SessionStore> {
+  return openStoreAt(storeTarget(config), { poolSize: config.databasePoolSize, onIdleError: opts.onIdleError });
+}
+
+/** Opens and migrates the store at `target` (a SQLite file or a `postgres://` URL), with the same errors. */
+export async function openStoreAt(target: string, opts: PostgresOptions = {}): Promise<SessionStore> {
   try {
-    return await SessionStore.open(storeTarget(config), { poolSize: config.databasePoolSize, onIdleError: opts.onIdleError });
+    return await SessionStore.open(target, opts);
   } catch (err) {
     if (isConnectionError(err) && !(err instanceof StoreUnavailableError)) {
       throw new StoreUnavailableError(err instanceof Error ? err.message : String(err), { cause: err });
