@@ -65,7 +65,10 @@ export interface SendOptions {
    * for those chunks first and returns their ids instead of sending them again. Needs `idempotencyKey`.
    */
   recover?: boolean;
-  /** Called as the platform accepts each chunk, in order, with its index in the whole reply (recorded as it goes). */
+  /**
+   * Called as the platform accepts each chunk, in order, with its index in the whole reply (recorded as it goes).
+   * With `recover`, a chunk found already sent is reported in its place too, so it gets recorded as well.
+   */
   onChunkSent?: (index: number, messageId: string) => void | Promise<void>;
 }
 
