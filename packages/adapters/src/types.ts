@@ -53,18 +53,47 @@ export interface SendOptions {
   plain?: boolean;
   /** Leading chunks an earlier attempt already delivered (the count of its error's `sentIds`): not sent again. */
   skipChunks?: number;
+  /**
+   * A key unique to this reply (the gateway passes the turn id). Where the platform makes creates idempotent
+   * (Discord: `nonce` + `enforce_nonce`), every chunk carries a key derived from it and its index, so sending the
+   * same chunk again returns the first message instead of posting a second one.
+   */
+  idempotencyKey?: string;
+  /**
+   * An earlier attempt may have sent chunks it never recorded (a crash between sending and recording). Where the
+   * platform lets the bot see its recent messages (Slack: they carry the key in their metadata), the egress looks
+   * for those chunks first and returns their ids instead of sending them again. Needs `idempotencyKey`.
+   */
+  recover?: boolean;
+  /**
+   * Called as the platform accepts each chunk, in order, with its index in the whole reply (recorded as it goes).
+   * With `recover`, a chunk found already sent is reported in its place too, so it gets recorded as well.
+   */
+  onChunkSent?: (index: number, messageId: string) => void | Promise<void>;
 }
 
 export interface SentMessage {
-  /** Platform ids of every chunk sent, in order. */
+  /** Platform ids of every chunk sent (or, with `recover`, found already sent), in order. */
   messageIds: string[];
+  /** With `recover`: how many of `messageIds` an earlier attempt had sent already. */
+  recovered?: number;
 }
+
+/**
+ * What a platform can do against a reply sent twice after a crash between sending and recording:
+ *  - `idempotent`: a repeated create with the same key returns the first message (Discord, for a few minutes);
+ *  - `detectable`: the bot can find its earlier message and skip it (Slack, metadata on recent messages);
+ *  - `none`: neither (Telegram): the gateway counts the possible duplicate instead.
+ */
+export type DuplicateSafety = 'idempotent' | 'detectable' | 'none';
 
 /** What the gateway needs from a platform to reply: REST only, usable from any worker. */
 export interface PlatformEgress {
   readonly platform: Platform;
   /** Longest message the platform accepts (Telegram 4096, Discord 2000, Slack 39000). */
   readonly maxMessageLength: number;
+  /** How a repeated send of the same reply is avoided on this platform (see `DuplicateSafety`). */
+  readonly duplicateSafety: DuplicateSafety;
   /** Formats Markdown for the platform, chunks at its limit, falls back to plain text on a formatting rejection. */
   send(conversationId: string, markdown: string, opts?: SendOptions): Promise<SentMessage>;
   /** Edits a message in place (streaming, tool progress). "Not modified" counts as success. */

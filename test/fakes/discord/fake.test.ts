@@ -116,6 +116,47 @@ describe('discord stand-in REST', () => {
     expect(await lenient.json()).toMatchObject({ content: 'b', type: 0 });
   });
 
+  it('with enforce_nonce returns the earlier message for a repeated nonce, 200 and nothing new, within the window only', async () => {
+    const path = `/channels/${fake.fixtures.generalChannelId}/messages`;
+    const post = (body: object): Promise<Response> => api(path, { method: 'POST', body: JSON.stringify(body) });
+
+    const first = await post({ content: 'once', nonce: 'n-1', enforce_nonce: true });
+    expect(first.status).toBe(200);
+    const created = (await first.json()) as { id: string; nonce: string };
+    expect(created.nonce).toBe('n-1');
+
+    const repeat = await post({ content: 'once, again', nonce: 'n-1', enforce_nonce: true });
+    expect(repeat.status).toBe(200);
+    expect(await repeat.json()).toMatchObject({ id: created.id, content: 'once', nonce: 'n-1' });
+    // Without enforce_nonce the nonce is only echoed: a second message.
+    const unenforced = await post({ content: 'twice', nonce: 'n-1' });
+    expect(((await unenforced.json()) as { id: string }).id).not.toBe(created.id);
+    expect(fake.sent.map((m) => m.content)).toEqual(['once', 'twice']);
+
+    // The window (3 minutes by default) counts from the first message.
+    const idOf = async (res: Promise<Response>): Promise<string> => ((await (await res).json()) as { id: string }).id;
+    const firstOfTwo = await idOf(post({ content: 'two', nonce: 'n-2', enforce_nonce: true }));
+    fake.advanceClock(2 * 60_000);
+    expect(await idOf(post({ content: 'two', nonce: 'n-2', enforce_nonce: true }))).toBe(firstOfTwo);
+    fake.advanceClock(60_000);
+    expect(await idOf(post({ content: 'two', nonce: 'n-2', enforce_nonce: true }))).not.toBe(firstOfTwo);
+    expect(fake.sent.map((m) => m.content)).toEqual(['once', 'twice', 'two', 'two']);
+  });
+
+  it('refuses a nonce over 25 characters with 50035 and the field error', async () => {
+    const res = await api(`/channels/${fake.fixtures.generalChannelId}/messages`, {
+      method: 'POST',
+      body: JSON.stringify({ content: 'x', nonce: 'n'.repeat(26), enforce_nonce: true }),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      message: 'Invalid Form Body',
+      code: 50035,
+      errors: { nonce: { _errors: [{ code: 'NONCE_TYPE_TOO_LONG', message: 'Must be 25 or fewer characters long.' }] } },
+    });
+    expect(fake.sent).toHaveLength(0);
+  });
+
   it('sends a 429 with retry_after, Retry-After and X-RateLimit headers when told to', async () => {
     fake.failNext('typing', discordFailures.rateLimited(2.5));
     const res = await api(`/channels/${fake.fixtures.generalChannelId}/typing`, { method: 'POST' });

@@ -31,6 +31,8 @@ export interface DiscordFakeOptions {
   heartbeatIntervalMs?: number;
   /** Whether the Message Content intent is enabled for the app (false: IDENTIFY asking for it closes with 4014). */
   messageContentIntent?: boolean;
+  /** How long `enforce_nonce` finds an earlier message with the same nonce (Discord: "a few minutes"). */
+  nonceWindowMs?: number;
 }
 
 export interface DiscordFakeFixtures {
@@ -96,6 +98,8 @@ export interface DiscordFake extends RestRecords {
   setGatewayAvailable(available: boolean): void;
   /** Switches the app's Message Content intent in the "Developer Portal" (applies to the next IDENTIFY). */
   setMessageContentIntent(enabled: boolean): void;
+  /** Moves the stand-in's clock ahead (e.g. past the nonce window) without waiting. */
+  advanceClock(ms: number): void;
   readonly identifyCount: number;
   readonly resumeCount: number;
   readonly liveConnections: number;
@@ -107,7 +111,9 @@ export async function startDiscordFake(opts: DiscordFakeOptions = {}): Promise<D
   const ids = new Snowflakes();
   const bot: FakeUser = { id: ids.next(), username: opts.botName ?? 'herald', bot: true };
   let gateway: FakeGateway | null = null;
-  const world = new World(bot, ids, (t, d, audience) => gateway?.dispatch(t, d, audience));
+  const world = new World(bot, ids, (t, d, audience) => gateway?.dispatch(t, d, audience), {
+    ...(opts.nonceWindowMs !== undefined && { nonceWindowMs: opts.nonceWindowMs }),
+  });
   const alice = world.addUser({ id: ids.next(), username: 'alice', globalName: 'Alice' });
   const bob = world.addUser({ id: ids.next(), username: 'bob', globalName: 'Bob' });
   const otherBot = world.addUser({ id: ids.next(), username: 'otherbot', bot: true });
@@ -169,6 +175,7 @@ export async function startDiscordFake(opts: DiscordFakeOptions = {}): Promise<D
     setMessageContentIntent(enabled) {
       messageContentAllowed = enabled;
     },
+    advanceClock: (ms) => world.advanceClock(ms),
     get identifyCount() {
       return gw.identifyCount;
     },

@@ -36,6 +36,7 @@ export interface SentRecord {
   content: string;
   message_reference?: JsonObject;
   allowed_mentions?: JsonObject;
+  nonce?: string | number;
 }
 
 export interface RestRecords {
@@ -169,10 +170,13 @@ function route(ctx: RestContext, name: RestRoute, params: string[], body: JsonOb
     case 'getChannel':
       return { status: 200, body: channelJson(world.channel(params[0])) };
     case 'createMessage': {
-      const message = world.createBotMessage(params[0], body);
+      const { message, created } = world.postBotMessage(params[0], body);
+      // A repeat with enforce_nonce is answered with the earlier message: nothing new was sent.
+      if (!created) return { status: 200, body: message };
       const sent: SentRecord = { id: String(message.id), channelId: params[0], content: String(message.content) };
       if (isObject(body.message_reference)) sent.message_reference = body.message_reference;
       if (isObject(body.allowed_mentions)) sent.allowed_mentions = body.allowed_mentions;
+      if (typeof body.nonce === 'string' || typeof body.nonce === 'number') sent.nonce = body.nonce;
       records.sent.push(sent);
       return { status: 200, body: message };
     }

@@ -19,6 +19,13 @@ import {
 } from './model.js';
 
 export const MAX_CONTENT_LENGTH = 2000;
+/** Create Message: `nonce` is a string or integer of at most 25 characters. */
+export const MAX_NONCE_LENGTH = 25;
+/**
+ * How long `enforce_nonce` finds an earlier message with the same nonce. Discord says "the past few minutes" and
+ * gives no number; tests that need the window to pass use `World.advanceClock` or a shorter `nonceWindowMs`.
+ */
+export const DEFAULT_NONCE_WINDOW_MS = 3 * 60_000;
 const MAX_THREAD_NAME_LENGTH = 100;
 
 /** Gateway intents that decide who receives an event (Discord docs: events/gateway#gateway-intents). */
@@ -55,6 +62,20 @@ function fieldError(field: string, code: string, message: string): DiscordHttpEr
   return new DiscordHttpError(400, 50035, 'Invalid Form Body', { [field]: { _errors: [{ code, message }] } });
 }
 
+/** A Create Message `nonce` as Discord validates it: a string or an integer, at most 25 characters; else 400. */
+function nonceOf(body: JsonObject): string | undefined {
+  const nonce = body.nonce;
+  if (nonce === undefined || nonce === null) return undefined;
+  if (typeof nonce !== 'string' && !(typeof nonce === 'number' && Number.isInteger(nonce))) {
+    throw fieldError('nonce', 'NONCE_TYPE_INVALID_TYPE', 'This field must be a string or integer.');
+  }
+  const text = String(nonce);
+  if (text.length > MAX_NONCE_LENGTH) {
+    throw fieldError('nonce', 'NONCE_TYPE_TOO_LONG', `Must be ${MAX_NONCE_LENGTH} or fewer characters long.`);
+  }
+  return text;
+}
+
 export interface UserMessageInput {
   channelId: string;
   /** Defaults to the channel's guild; ignored for DMs. */
@@ -72,6 +93,11 @@ export interface UserMessageInput {
   attachments?: { filename: string; contentType?: string; size?: number; url?: string }[];
 }
 
+export interface WorldOptions {
+  /** See DEFAULT_NONCE_WINDOW_MS. */
+  nonceWindowMs?: number;
+}
+
 export class World {
   readonly users = new Map<string, FakeUser>();
   readonly guilds = new Map<string, FakeGuild>();
@@ -79,13 +105,28 @@ export class World {
   readonly messages = new Map<string, StoredMessage>();
   /** Messages a thread was started from, so a second start fails like Discord's 160004. */
   private readonly threadedMessages = new Set<string>();
+  /** `<author id>:<nonce>` → the message created with it and when, for `enforce_nonce`. */
+  private readonly nonces = new Map<string, { messageId: string; at: number }>();
+  private clockOffsetMs = 0;
+  readonly nonceWindowMs: number;
 
   constructor(
     readonly bot: FakeUser,
     readonly ids: Snowflakes,
     private readonly emit: Emit,
+    opts: WorldOptions = {},
   ) {
     this.users.set(bot.id, bot);
+    this.nonceWindowMs = opts.nonceWindowMs ?? DEFAULT_NONCE_WINDOW_MS;
+  }
+
+  /** The stand-in's clock (nonce ageing); `advanceClock` moves it ahead of real time. */
+  now(): number {
+    return Date.now() + this.clockOffsetMs;
+  }
+
+  advanceClock(ms: number): void {
+    this.clockOffsetMs += ms;
   }
 
   addUser(u: FakeUser): FakeUser {
@@ -193,14 +234,30 @@ export class World {
     return json;
   }
 
-  /** POST /channels/{id}/messages by the bot. */
+  /** POST /channels/{id}/messages by the bot; the message JSON (see `postBotMessage`). */
   createBotMessage(channelId: string, body: JsonObject): JsonObject {
+    return this.postBotMessage(channelId, body).message;
+  }
+
+  /**
+   * POST /channels/{id}/messages by the bot. With `enforce_nonce` and a `nonce` the bot used for a message within
+   * the nonce window, Discord returns that message and creates none (`created: false`, no MESSAGE_CREATE).
+   */
+  postBotMessage(channelId: string, body: JsonObject): { message: JsonObject; created: boolean } {
     const channel = this.channel(channelId);
     const content = typeof body.content === 'string' ? body.content : '';
     if (content.length > MAX_CONTENT_LENGTH) {
       throw fieldError('content', 'BASE_TYPE_MAX_LENGTH', `Must be ${MAX_CONTENT_LENGTH} or fewer in length.`);
     }
     if (content.trim() === '') throw new DiscordHttpError(400, 50006, 'Cannot send an empty message');
+    const nonce = nonceOf(body);
+    if (nonce !== undefined && body.enforce_nonce === true) {
+      const earlier = this.nonces.get(`${this.bot.id}:${nonce}`);
+      const stored = earlier === undefined ? undefined : this.messages.get(earlier.messageId);
+      if (earlier !== undefined && stored !== undefined && this.now() - earlier.at < this.nonceWindowMs) {
+        return { message: stored.json, created: false };
+      }
+    }
     let referenced: StoredMessage | undefined;
     const ref = body.message_reference;
     if (ref && typeof ref === 'object' && !Array.isArray(ref)) {
@@ -214,11 +271,16 @@ export class World {
     const type = referenced ? MessageTypes.Reply : MessageTypes.Default;
     const mentions = this.allowedUserMentions(content, body);
     const json = this.storeMessage(channel, this.bot, content, type, mentions, [], referenced, []);
+    if (nonce !== undefined) {
+      // Discord echoes the nonce on the message it returns and in MESSAGE_CREATE.
+      json.nonce = body.nonce ?? null;
+      this.nonces.set(`${this.bot.id}:${nonce}`, { messageId: String(json.id), at: this.now() });
+    }
     this.emit('MESSAGE_CREATE', json, {
       intent: channel.type === ChannelTypes.DM ? Intents.DirectMessages : Intents.GuildMessages,
       contentVisibleWithoutIntent: true,
     });
-    return json;
+    return { message: json, created: true };
   }
 
   /** PATCH /channels/{id}/messages/{id} by the bot. */

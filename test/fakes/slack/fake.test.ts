@@ -53,6 +53,60 @@ describe('Slack stand-in', () => {
     ]);
   });
 
+  it('keeps message metadata and shows it in history and threads only with include_all_metadata', async () => {
+    const client = new WebClient(fake.botToken, { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 } });
+    const metadata = { event_type: 'herald_reply', event_payload: { key: 'k', chunk: 0 } };
+    const top = await client.chat.postMessage({ channel: 'D0ALICE', text: 'top', metadata });
+    expect(fake.sent[0].metadata).toEqual(metadata);
+
+    const plain = await client.conversations.history({ channel: 'D0ALICE' });
+    expect(plain.messages?.[0]).not.toHaveProperty('metadata');
+    const full = await client.conversations.history({ channel: 'D0ALICE', include_all_metadata: true });
+    expect(full.messages?.[0]).toMatchObject({ ts: top.ts, metadata });
+
+    await client.chat.postMessage({ channel: 'D0ALICE', thread_ts: top.ts, text: 'in thread', metadata });
+    const thread = await client.conversations.replies({ channel: 'D0ALICE', ts: String(top.ts), include_all_metadata: true });
+    expect(thread.messages?.map((m) => [m.text, m.metadata?.event_type])).toEqual([['top', 'herald_reply'], ['in thread', 'herald_reply']]);
+
+    await expect(client.chat.postMessage({ channel: 'D0ALICE', text: 'x', metadata: '{' as never })).rejects.toMatchObject({
+      data: { ok: false, error: 'invalid_metadata_format' },
+    });
+    await expect(
+      client.chat.postMessage({ channel: 'D0ALICE', text: 'x', metadata: { event_type: 'e' } as never }),
+    ).rejects.toMatchObject({ data: { ok: false, error: 'invalid_metadata_schema' } });
+  });
+
+  it('pages conversations.history newest first, top level only, within oldest, with has_more and a cursor', async () => {
+    const client = new WebClient(fake.botToken, { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 } });
+    const ts: string[] = [];
+    for (let i = 0; i < 5; i++) ts.push(String((await client.chat.postMessage({ channel: 'C0GENERAL', text: `m${i}` })).ts));
+    await client.chat.postMessage({ channel: 'C0GENERAL', thread_ts: ts[0], text: 'a reply' });
+
+    const first = await client.conversations.history({ channel: 'C0GENERAL', limit: 2, oldest: ts[0] });
+    expect(first.messages?.map((m) => m.text)).toEqual(['m4', 'm3']);
+    expect(first).toMatchObject({ ok: true, has_more: true, pin_count: 0 });
+    const cursor = first.response_metadata?.next_cursor;
+    expect(cursor).toMatch(/.+/);
+    const second = await client.conversations.history({ channel: 'C0GENERAL', limit: 2, oldest: ts[0], cursor });
+    expect(second.messages?.map((m) => m.text)).toEqual(['m2', 'm1']);
+    expect(second.has_more).toBe(false);
+    expect(second.response_metadata?.next_cursor).toBeUndefined();
+    const inclusive = await client.conversations.history({ channel: 'C0GENERAL', oldest: ts[3], inclusive: true });
+    expect(inclusive.messages?.map((m) => m.text)).toEqual(['m4', 'm3']);
+  });
+
+  it('answers history without the scope for the conversation type with missing_scope, needed and provided', async () => {
+    fake.setScopes(['chat:write', 'channels:history']);
+    const client = new WebClient(fake.botToken, { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 } });
+    await expect(client.conversations.history({ channel: 'C0GENERAL' })).resolves.toMatchObject({ ok: true });
+    await expect(client.conversations.history({ channel: 'D0ALICE' })).rejects.toMatchObject({
+      data: { ok: false, error: 'missing_scope', needed: 'im:history', provided: 'chat:write,channels:history' },
+    });
+    await expect(client.reactions.add({ channel: 'C0GENERAL', timestamp: '1.000001', name: 'eyes' })).rejects.toMatchObject({
+      data: { error: 'missing_scope', needed: 'reactions:write' },
+    });
+  });
+
   it('answers a wrong token with invalid_auth and the app token on a bot method with not_allowed_token_type', async () => {
     const wrong = new WebClient('xoxb-nope', { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 } });
     await expect(wrong.auth.test()).rejects.toMatchObject({ data: { ok: false, error: 'invalid_auth' } });

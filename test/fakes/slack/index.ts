@@ -22,6 +22,7 @@ import {
 } from './events.js';
 import { SocketModeServer } from './socket-mode.js';
 import {
+  DEFAULT_BOT_SCOPES,
   handleApiCall,
   messageKey,
   type ApiContext,
@@ -35,8 +36,8 @@ import {
 } from './web-api.js';
 
 export { signSlackRequest, postSignedEvent, postSignedForm, eventCallback, type PostResult } from './events.js';
-export { SLACK_TEXT_LIMIT } from './web-api.js';
-export type { SentRecord, UpdateRecord, ReactionRecord, StatusRecord, CallRecord, Failure } from './web-api.js';
+export { SLACK_TEXT_LIMIT, DEFAULT_BOT_SCOPES } from './web-api.js';
+export type { MessageMetadata, SentRecord, UpdateRecord, ReactionRecord, StatusRecord, CallRecord, Failure } from './web-api.js';
 export type { Envelope, AckRecord } from './socket-mode.js';
 
 export interface SlackFakeOptions {
@@ -51,6 +52,8 @@ export interface SlackFakeOptions {
   eventsUrl?: string;
   ackTimeoutMs?: number;
   maxRedeliveries?: number;
+  /** The bot token's OAuth scopes (default `DEFAULT_BOT_SCOPES`); methods needing another answer `missing_scope`. */
+  scopes?: string[];
 }
 
 export interface Delivery {
@@ -100,6 +103,8 @@ export interface SlackFake {
   calls: CallRecord[];
   socket: SocketModeServer;
   setEventsUrl(url: string | undefined): void;
+  /** Re-installs the app with these bot scopes (e.g. without `im:history`): later calls are checked against them. */
+  setScopes(scopes: string[]): void;
   /** The next call of `method` fails: `{ok:false, error}`, or 429 + Retry-After for `ratelimited`. Queued. */
   failNext(method: string, error: string, opts?: Omit<Failure, 'error'>): void;
   dm(opts: { user: string; text: string; threadTs?: string; channel?: string; files?: unknown[] }): Promise<Delivery>;
@@ -151,6 +156,7 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
     statuses: [],
     calls: [],
     failures: new Map(),
+    scopes: new Set(opts.scopes ?? DEFAULT_BOT_SCOPES),
     openConnection: () => socket.issueUrl(origin),
   };
 
@@ -200,6 +206,9 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
     socket,
     setEventsUrl(url) {
       eventsUrl = url;
+    },
+    setScopes(scopes) {
+      ctx.scopes = new Set(scopes);
     },
     failNext(method, error, o = {}) {
       const q = ctx.failures.get(method) ?? [];

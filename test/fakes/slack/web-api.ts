@@ -6,6 +6,22 @@ import type { TsClock, Workspace } from './events.js';
 
 /** chat.postMessage / chat.update reject text above this (Slack's documented limit). */
 export const SLACK_TEXT_LIMIT = 40_000;
+/** conversations.history's default page; conversations.replies returns up to 1000 unless told fewer. */
+const HISTORY_DEFAULT_LIMIT = 100;
+const REPLIES_DEFAULT_LIMIT = 1000;
+const MAX_LIMIT = 1000;
+
+/** The bot token's scopes when a test does not choose: everything the methods here need. */
+export const DEFAULT_BOT_SCOPES = [
+  'app_mentions:read', 'assistant:write', 'channels:history', 'chat:write', 'groups:history', 'im:history',
+  'mpim:history', 'reactions:write',
+];
+
+/** Message metadata as an app attached it (`chat.postMessage` `metadata`). */
+export interface MessageMetadata {
+  event_type: string;
+  event_payload: Record<string, unknown>;
+}
 
 export interface StoredMessage {
   channel: string;
@@ -16,6 +32,7 @@ export interface StoredMessage {
   text: string;
   /** emoji name → user ids */
   reactions: Map<string, Set<string>>;
+  metadata?: MessageMetadata;
 }
 
 export interface SentRecord {
@@ -24,6 +41,7 @@ export interface SentRecord {
   text: string;
   threadTs?: string;
   mrkdwn?: boolean;
+  metadata?: MessageMetadata;
   args: Record<string, unknown>;
 }
 export interface UpdateRecord {
@@ -75,6 +93,8 @@ export interface ApiContext {
   statuses: StatusRecord[];
   calls: CallRecord[];
   failures: Map<string, Failure[]>;
+  /** The bot token's OAuth scopes: a method whose scope is missing answers `missing_scope`. */
+  scopes: Set<string>;
   /** apps.connections.open: a fresh one-time WebSocket URL. */
   openConnection(): string;
 }
@@ -98,6 +118,9 @@ export function handleApiCall(ctx: ApiContext, method: string, args: Record<stri
 
   const auth = checkToken(ctx, method, token);
   if (auth !== null) return auth;
+
+  const scope = scopeError(ctx, method, args);
+  if (scope !== null) return scope;
 
   const queued = ctx.failures.get(method);
   const failure = queued?.shift();
@@ -130,6 +153,8 @@ export function handleApiCall(ctx: ApiContext, method: string, args: Record<stri
     case 'reactions.add':
     case 'reactions.remove':
       return react(ctx, method === 'reactions.add' ? 'add' : 'remove', args);
+    case 'conversations.history':
+      return history(ctx, args);
     case 'conversations.replies':
       return replies(ctx, args);
     case 'assistant.threads.setStatus':
@@ -145,6 +170,34 @@ function checkToken(ctx: ApiContext, method: string, token: string | undefined):
   if (token === wanted) return null;
   if (token === ctx.ws.appToken || token === ctx.ws.botToken) return fail('not_allowed_token_type');
   return fail('invalid_auth');
+}
+
+/** The scope a bot token needs for a method (history scopes follow the conversation type: C, G or D). */
+function scopeNeeded(method: string, args: Record<string, unknown>): string | undefined {
+  switch (method) {
+    case 'chat.postMessage':
+    case 'chat.update':
+      return 'chat:write';
+    case 'reactions.add':
+    case 'reactions.remove':
+      return 'reactions:write';
+    case 'assistant.threads.setStatus':
+      return 'assistant:write';
+    case 'conversations.history':
+    case 'conversations.replies': {
+      const channel = str(args, 'channel') ?? '';
+      if (channel.startsWith('D')) return 'im:history';
+      return channel.startsWith('G') ? 'groups:history' : 'channels:history';
+    }
+    default:
+      return undefined;
+  }
+}
+
+function scopeError(ctx: ApiContext, method: string, args: Record<string, unknown>): ApiReply | null {
+  const needed = scopeNeeded(method, args);
+  if (needed === undefined || ctx.scopes.has(needed)) return null;
+  return fail('missing_scope', { needed, provided: [...ctx.scopes].join(',') });
 }
 
 function str(args: Record<string, unknown>, key: string): string | undefined {
@@ -167,13 +220,17 @@ function postMessage(ctx: ApiContext, args: Record<string, unknown>): ApiReply {
   const text = str(args, 'text');
   if (text === undefined && args.blocks === undefined) return fail('no_text');
   if (text !== undefined && text.length > SLACK_TEXT_LIMIT) return fail('msg_too_long');
+  const metadata = metadataOf(args.metadata);
+  if (typeof metadata === 'string') return fail(metadata);
   const threadTs = str(args, 'thread_ts');
   const ts = ctx.clock.next();
   const stored: StoredMessage = { channel, ts, text: text ?? '', user: ctx.ws.botUserId, botId: ctx.ws.botId, reactions: new Map() };
   if (threadTs !== undefined) stored.threadTs = threadTs;
+  if (metadata !== undefined) stored.metadata = metadata;
   ctx.messages.set(messageKey(channel, ts), stored);
   const record: SentRecord = { channel, ts, text: text ?? '', args };
   if (threadTs !== undefined) record.threadTs = threadTs;
+  if (metadata !== undefined) record.metadata = metadata;
   const mrkdwn = bool(args, 'mrkdwn');
   if (mrkdwn !== undefined) record.mrkdwn = mrkdwn;
   ctx.sent.push(record);
@@ -217,6 +274,88 @@ function react(ctx: ApiContext, action: 'add' | 'remove', args: Record<string, u
   return ok();
 }
 
+/**
+ * `metadata` as chat.postMessage takes it: an object, or its JSON in a form body. Absent: undefined; unusable:
+ * Slack's error code.
+ */
+function metadataOf(raw: unknown): MessageMetadata | string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  let parsed: unknown = raw;
+  if (typeof raw === 'string') {
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      return 'invalid_metadata_format';
+    }
+  }
+  if (!isRecord(parsed)) return 'invalid_metadata_format';
+  const { event_type: eventType, event_payload: payload } = parsed;
+  if (typeof eventType !== 'string' || eventType === '' || !isRecord(payload)) return 'invalid_metadata_schema';
+  return { event_type: eventType, event_payload: payload };
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A time-range and cursor page of messages (given in the method's order), on the wire, as both history methods answer. */
+interface Page {
+  messages: Record<string, unknown>[];
+  hasMore: boolean;
+  nextCursor: string;
+}
+
+/** The page, or Slack's error code for a bad `limit` / `cursor`. Metadata shows with `include_all_metadata` only. */
+function page(ctx: ApiContext, all: StoredMessage[], args: Record<string, unknown>, defaultLimit: number): Page | string {
+  const oldest = Number.parseFloat(str(args, 'oldest') ?? '0');
+  const latestArg = str(args, 'latest');
+  const latest = latestArg === undefined ? Number.POSITIVE_INFINITY : Number.parseFloat(latestArg);
+  const inclusive = bool(args, 'inclusive') === true;
+  const inRange = all.filter((m) => {
+    const t = Number.parseFloat(m.ts);
+    return inclusive ? t >= oldest && t <= latest : t > oldest && t < latest;
+  });
+  const limitArg = str(args, 'limit');
+  const limit = limitArg === undefined ? defaultLimit : Number.parseInt(limitArg, 10);
+  if (!Number.isInteger(limit) || limit < 0) return 'invalid_limit';
+  const size = limit === 0 ? defaultLimit : Math.min(limit, MAX_LIMIT);
+  const cursor = str(args, 'cursor');
+  let offset = 0;
+  if (cursor !== undefined) {
+    const m = /^offset:(\d+)$/.exec(Buffer.from(cursor, 'base64').toString('utf8'));
+    if (m === null) return 'invalid_cursor';
+    offset = Number(m[1]);
+  }
+  const withMetadata = bool(args, 'include_all_metadata') === true;
+  const messages = inRange.slice(offset, offset + size).map((m) => toWire(m, ctx, withMetadata));
+  const hasMore = offset + size < inRange.length;
+  return { messages, hasMore, nextCursor: hasMore ? Buffer.from(`offset:${offset + size}`).toString('base64') : '' };
+}
+
+function byTs(a: StoredMessage, b: StoredMessage): number {
+  return Number.parseFloat(a.ts) - Number.parseFloat(b.ts);
+}
+
+/** Top-level messages of a conversation (thread parents included, replies not), newest first. */
+function history(ctx: ApiContext, args: Record<string, unknown>): ApiReply {
+  const channel = str(args, 'channel');
+  if (channel === undefined || !CHANNEL_RE.test(channel)) return fail('channel_not_found');
+  const topLevel = [...ctx.messages.values()]
+    .filter((m) => m.channel === channel && (m.threadTs === undefined || m.threadTs === m.ts))
+    .sort((a, b) => byTs(b, a));
+  const p = page(ctx, topLevel, args, HISTORY_DEFAULT_LIMIT);
+  if (typeof p === 'string') return fail(p);
+  return ok({
+    messages: p.messages,
+    has_more: p.hasMore,
+    pin_count: 0,
+    channel_actions_ts: null,
+    channel_actions_count: 0,
+    ...(p.hasMore && { response_metadata: { next_cursor: p.nextCursor } }),
+  });
+}
+
+/** A thread, oldest first (Slack: "the earliest messages in the time range are returned first"). */
 function replies(ctx: ApiContext, args: Record<string, unknown>): ApiReply {
   const channel = str(args, 'channel');
   const ts = str(args, 'ts');
@@ -227,8 +366,10 @@ function replies(ctx: ApiContext, args: Record<string, unknown>): ApiReply {
   const root = parent.threadTs ?? parent.ts;
   const thread = [...ctx.messages.values()]
     .filter((m) => m.channel === channel && (m.ts === root || m.threadTs === root))
-    .sort((a, b) => Number.parseFloat(a.ts) - Number.parseFloat(b.ts));
-  return ok({ messages: thread.map((m) => toWire(m, ctx)), has_more: false, response_metadata: { next_cursor: '' } });
+    .sort(byTs);
+  const p = page(ctx, thread, args, REPLIES_DEFAULT_LIMIT);
+  if (typeof p === 'string') return fail(p);
+  return ok({ messages: p.messages, has_more: p.hasMore, response_metadata: { next_cursor: p.nextCursor } });
 }
 
 function setStatus(ctx: ApiContext, args: Record<string, unknown>): ApiReply {
@@ -241,7 +382,8 @@ function setStatus(ctx: ApiContext, args: Record<string, unknown>): ApiReply {
   return ok();
 }
 
-function toWire(m: StoredMessage, ctx: ApiContext): Record<string, unknown> {
+/** A message as the Web API shows it; `metadata` only where the caller asked for it (`include_all_metadata`). */
+function toWire(m: StoredMessage, ctx: ApiContext, withMetadata = false): Record<string, unknown> {
   const wire: Record<string, unknown> = { type: 'message', ts: m.ts, text: m.text };
   if (m.user !== undefined) wire.user = m.user;
   if (m.botId !== undefined) {
@@ -252,5 +394,6 @@ function toWire(m: StoredMessage, ctx: ApiContext): Record<string, unknown> {
   if (m.reactions.size > 0) {
     wire.reactions = [...m.reactions].map(([name, users]) => ({ name, users: [...users], count: users.size }));
   }
+  if (withMetadata && m.metadata !== undefined) wire.metadata = m.metadata;
   return wire;
 }

@@ -8,6 +8,7 @@ function flakyEgress(failures: Error[]): PlatformEgress & { sends: Array<{ text:
   return {
     platform: 'telegram',
     maxMessageLength: 4096,
+    duplicateSafety: 'none',
     typingRefreshMs: 4000,
     sends,
     async send(_conv, text, opts) {

@@ -11,6 +11,7 @@ const log = pino({ level: 'silent' });
 /** A chat as the user sees it: messages by id, with their current text; every call recorded. */
 class ChatEgress implements PlatformEgress {
   readonly platform = 'discord' as const;
+  readonly duplicateSafety = 'none' as const;
   readonly typingRefreshMs = 50;
   readonly messages = new Map<string, string>();
   readonly calls: string[] = [];

@@ -12,6 +12,7 @@ function recordingEgress(turnReactions?: TurnReactions, failOn?: string): Platfo
   return {
     platform: 'slack',
     maxMessageLength: 1000,
+    duplicateSafety: 'none',
     typingRefreshMs: 1000,
     turnReactions,
     seen,

@@ -7,6 +7,11 @@ import type { Logger } from 'pino';
 export const DISCORD_MAX_MESSAGE_LENGTH = 2000;
 /** Discord shows "typing…" for about 10 s; refreshing at 8 s keeps it steady without gaps. */
 export const DISCORD_TYPING_REFRESH_MS = 8000;
+/**
+ * Create Message takes a `nonce` of at most 25 characters; with `enforce_nonce` Discord returns the message the
+ * same author created with that nonce "in the past few minutes" (its words; the window is not given exactly).
+ */
+export const DISCORD_NONCE_MAX_LENGTH = 25;
 export const DISCORD_API_VERSION = '10';
 export const DISCORD_DEFAULT_API_URL = 'https://discord.com/api';
 

@@ -9,7 +9,7 @@ import { AuthError, BadRequestError, NetworkError, NotFoundError, RateLimitedErr
 import { fencesBalanced } from '../shared/chunk.js';
 import type { PlatformEgress } from '../types.js';
 import { DISCORD_MAX_MESSAGE_LENGTH } from './config.js';
-import { createDiscordEgress } from './egress.js';
+import { createDiscordEgress, discordNonce } from './egress.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -64,6 +64,76 @@ describe('discord egress', () => {
     expect(fake.sent[0].message_reference).toEqual({ message_id: question, fail_if_not_exists: false });
     expect(fake.sent[1].message_reference).toBeUndefined();
     expect(fake.sent[2].message_reference).toBeUndefined();
+  });
+
+  describe('a reply sent again after a crash (idempotencyKey)', () => {
+    it('creates each chunk once and returns the same ids when the same reply is sent twice with the same key', async () => {
+      expect(egress.duplicateSafety).toBe('idempotent');
+      const question = userMessage();
+      const answer = longAnswer();
+      const first = await egress.send(conv, answer, { replyTo: question, idempotencyKey: 'turn-42' });
+      // The worker died before recording anything: the queue runs the turn again and the gateway resends it all.
+      const again = await egress.send(conv, answer, { replyTo: question, idempotencyKey: 'turn-42' });
+
+      expect(first.messageIds).toHaveLength(3);
+      expect(again.messageIds).toEqual(first.messageIds);
+      expect(fake.sent.map((m) => m.id)).toEqual(first.messageIds);
+      const creates = fake.requests.filter((r) => r.route === 'createMessage');
+      expect(creates.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+      const nonces = fake.sent.map((m) => m.nonce);
+      expect(nonces).toEqual([0, 1, 2].map((i) => discordNonce('turn-42', i)));
+      expect(new Set(nonces).size).toBe(3);
+      for (const n of nonces) expect(String(n)).toMatch(/^[A-Za-z0-9_-]{25}$/);
+    });
+
+    it('posts new messages for a different key, and none carry a nonce without one', async () => {
+      const a = await egress.send(conv, 'same words', { idempotencyKey: 'turn-1' });
+      const b = await egress.send(conv, 'same words', { idempotencyKey: 'turn-2' });
+      const c = await egress.send(conv, 'same words');
+      expect(new Set([...a.messageIds, ...b.messageIds, ...c.messageIds]).size).toBe(3);
+      expect(fake.sent.map((m) => m.nonce)).toEqual([discordNonce('turn-1', 0), discordNonce('turn-2', 0), undefined]);
+    });
+
+    it('sends only the chunks not yet known, each still matched by its index, and reports them in order', async () => {
+      const answer = longAnswer();
+      const first = await egress.send(conv, answer, { idempotencyKey: 'turn-7' });
+      // The gateway recorded chunk 0 before the crash; chunks 1 and 2 went out unrecorded.
+      const recorded: [number, string][] = [];
+      const rest = await egress.send(conv, answer, {
+        idempotencyKey: 'turn-7',
+        skipChunks: 1,
+        onChunkSent: (i, id) => void recorded.push([i, id]),
+      });
+      expect(rest.messageIds).toEqual(first.messageIds.slice(1));
+      expect(recorded).toEqual([[1, first.messageIds[1]], [2, first.messageIds[2]]]);
+      expect(fake.sent).toHaveLength(3);
+    });
+
+    it('keeps the nonce when resending without a refused reply reference', async () => {
+      fake.failNext('createMessage', discordFailures.replyReferenceRefused());
+      const { messageIds } = await egress.send(conv, 'hello', { replyTo: userMessage(), idempotencyKey: 'turn-9' });
+      expect(fake.sent).toEqual([expect.objectContaining({ id: messageIds[0], nonce: discordNonce('turn-9', 0) })]);
+    });
+
+    it('posts again once Discord\'s nonce window has passed (the limit of the guarantee)', async () => {
+      const first = await egress.send(conv, 'late', { idempotencyKey: 'turn-3' });
+      fake.advanceClock(fake.world.nonceWindowMs);
+      const late = await egress.send(conv, 'late', { idempotencyKey: 'turn-3' });
+      expect(late.messageIds).not.toEqual(first.messageIds);
+      expect(fake.sent).toHaveLength(2);
+    });
+  });
+
+  it('reports each chunk to onChunkSent as Discord accepts it, in order, with its index', async () => {
+    const events: string[] = [];
+    const result = await egress.send(conv, longAnswer(), {
+      onChunkSent: async (i, id) => {
+        // Each chunk is reported before the next is sent.
+        events.push(`${i}:${id}:${fake.sent.length}`);
+        await Promise.resolve();
+      },
+    });
+    expect(events).toEqual(result.messageIds.map((id, i) => `${i}:${id}:${i + 1}`));
   });
 
   it('resends without the reply reference when Discord refuses it', async () => {

@@ -1,6 +1,7 @@
 /**
  * Discord egress: REST only (@discordjs/rest, no gateway connection), so any worker process can reply.
  */
+import { createHash } from 'node:crypto';
 import {
   AllowedMentionsTypes,
   REST,
@@ -19,6 +20,7 @@ import {
   DISCORD_DEFAULT_API_URL,
   DISCORD_MAX_INLINE_RATE_LIMIT_MS,
   DISCORD_MAX_MESSAGE_LENGTH,
+  DISCORD_NONCE_MAX_LENGTH,
   DISCORD_REQUEST_TIMEOUT_MS,
   DISCORD_TYPING_REFRESH_MS,
   type DiscordEgressOptions,
@@ -33,6 +35,14 @@ function allowedMentions(): APIAllowedMentions {
 
 /** A custom emoji as written in a message, `<:name:id>` or `<a:name:id>`; the reaction route wants `name:id`. */
 const CUSTOM_EMOJI_RE = /^<a?:(\w+):(\d+)>$/;
+
+/**
+ * The nonce of one chunk of one reply: the same key and index always give the same nonce, so a resend after a
+ * crash is answered with the message the first attempt created. 25 base64url characters of SHA-256 (150 bits).
+ */
+export function discordNonce(idempotencyKey: string, chunkIndex: number): string {
+  return createHash('sha256').update(`${idempotencyKey}:${chunkIndex}`).digest('base64url').slice(0, DISCORD_NONCE_MAX_LENGTH);
+}
 
 /** A conversation id that is not Discord's is the caller's mistake: BadRequestError, never retried. */
 function decodeConversation(conversationId: string): DiscordConversation {
@@ -72,6 +82,9 @@ export function createDiscordEgress(opts: DiscordEgressOptions): PlatformEgress 
   return {
     platform: 'discord',
     maxMessageLength: DISCORD_MAX_MESSAGE_LENGTH,
+    // Creates carry a nonce with enforce_nonce: a repeat within Discord's few minutes returns the first message.
+    // `recover` needs nothing more here: past that window a resend posts again, and the gateway counts it.
+    duplicateSafety: 'idempotent',
     typingRefreshMs: DISCORD_TYPING_REFRESH_MS,
 
     async send(conversationId: string, markdown: string, sendOpts: SendOptions = {}): Promise<SentMessage> {
@@ -85,8 +98,13 @@ export function createDiscordEgress(opts: DiscordEgressOptions): PlatformEgress 
       const wanted = sendOpts.replyTo;
       const replyTo = wanted !== undefined && messageChannelOf(conv, wanted) === channelId ? wanted : undefined;
 
-      const messageIds = await sendChunks(chunks, sendOpts.skipChunks ?? 0, async (content, i) => {
+      const { idempotencyKey } = sendOpts;
+      const messageIds = await sendChunks(chunks, sendOpts, async (content, i) => {
         const body: RESTPostAPIChannelMessageJSONBody = { content, allowed_mentions: allowedMentions() };
+        if (idempotencyKey !== undefined) {
+          body.nonce = discordNonce(idempotencyKey, i);
+          body.enforce_nonce = true;
+        }
         if (i === 0 && replyTo !== undefined) {
           // fail_if_not_exists: false lets Discord send a plain message when the user deleted theirs meanwhile.
           body.message_reference = { message_id: replyTo, fail_if_not_exists: false };

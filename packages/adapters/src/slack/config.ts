@@ -29,6 +29,20 @@ export const SLACK_RECONNECT_RETRY_MAX_MS = 60_000;
 export const SLACK_STOP_TIMEOUT_MS = 5_000;
 /** A Web API call with no answer for this long fails (the client's default is to wait forever). */
 export const SLACK_REQUEST_TIMEOUT_MS = 30_000;
+/** `metadata.event_type` on every chunk of a reply sent with an idempotency key; the payload is `{ key, chunk }`. */
+export const SLACK_REPLY_METADATA_EVENT = 'herald_reply';
+/**
+ * How far back `recover` looks for chunks an earlier attempt sent: a crashed worker's job is taken over within
+ * about a minute, so this is generous. Older chunks are not found and are sent again.
+ */
+export const SLACK_RECOVER_LOOKBACK_MS = 15 * 60_000;
+/**
+ * Messages per page of that look-up, and pages at most. Slack caps apps not approved for its Marketplace at 15
+ * messages a page and one call a minute on conversations.history / conversations.replies, so a busy channel may
+ * hide an earlier chunk: it is then sent again, and the gateway counts the possible duplicate.
+ */
+export const SLACK_RECOVER_PAGE_SIZE = 100;
+export const SLACK_RECOVER_MAX_PAGES = 3;
 
 /**
  * Threads the bot takes part in, keyed by conversation id (`slack:<channel>:<thread_ts>`).

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSlackFake, type SlackFake } from '../../../../test/fakes/slack/index.js';
 import { AuthError, BadRequestError, NetworkError, NotFoundError, RateLimitedError } from '../errors.js';
 import { fencesBalanced } from '../shared/chunk.js';
-import { SLACK_MAX_MESSAGE_LENGTH } from './config.js';
+import { SLACK_MAX_MESSAGE_LENGTH, SLACK_REPLY_METADATA_EVENT } from './config.js';
 import { createSlackEgress, type SlackEgress } from './egress.js';
 
 const logger = pino({ level: 'silent' });
@@ -147,4 +147,141 @@ describe('Slack egress', () => {
     expect(fake.sent.map((s) => s.text)).toEqual(['hello again']);
   });
 
+  describe('a reply sent again after a crash (idempotencyKey, recover)', () => {
+    /** Three chunks of about 30,000 characters each. */
+    const threeChunks = (): string => Array.from({ length: 3 }, (_, i) => `Part ${i}. ${'words in a row '.repeat(2_000)}`).join('\n\n');
+
+    /** The first attempt: Slack accepts chunk 0, then the worker dies before recording it or sending more. */
+    async function crashAfterFirstChunk(conv: string, key: string): Promise<string> {
+      let first = '';
+      const err = await egress
+        .send(conv, threeChunks(), {
+          idempotencyKey: key,
+          onChunkSent: (_i, id) => {
+            first = id;
+            throw new Error('worker killed');
+          },
+        })
+        .catch((e: unknown) => e);
+      expect(err).toEqual(new Error('worker killed'));
+      expect(fake.sent).toHaveLength(1);
+      return first;
+    }
+
+    const lookups = (): string[] =>
+      fake.calls.filter((c) => c.method.startsWith('conversations.')).map((c) => c.method);
+
+    it('marks every chunk with the key and its index in the message metadata', async () => {
+      expect(egress.duplicateSafety).toBe('detectable');
+      await egress.send('slack:D0USER', threeChunks(), { idempotencyKey: 'turn-1' });
+      expect(fake.sent.map((m) => m.metadata)).toEqual(
+        [0, 1, 2].map((chunk) => ({ event_type: SLACK_REPLY_METADATA_EVENT, event_payload: { key: 'turn-1', chunk } })),
+      );
+    });
+
+    it('in a DM, posts only chunks 2 and 3 after a crash after chunk 1, and returns all three ids', async () => {
+      const first = await crashAfterFirstChunk('slack:D0USER', 'turn-7');
+      const recorded: [number, string][] = [];
+      const result = await egress.send('slack:D0USER', threeChunks(), {
+        idempotencyKey: 'turn-7',
+        recover: true,
+        onChunkSent: (i, id) => void recorded.push([i, id]),
+      });
+
+      expect(fake.sent.map((m) => m.text.slice(-5))).toEqual(['(1/3)', '(2/3)', '(3/3)']);
+      expect(result).toEqual({ messageIds: fake.sent.map((m) => m.ts), recovered: 1 });
+      expect(result.messageIds[0]).toBe(first);
+      expect(recorded).toEqual(fake.sent.map((m, i) => [i, m.ts]));
+      expect(lookups()).toEqual(['conversations.history']);
+      expect(fake.calls.find((c) => c.method === 'conversations.history')?.args).toMatchObject({
+        channel: 'D0USER',
+        include_all_metadata: 'true',
+      });
+    });
+
+    it('in a thread, looks in the thread and posts only the missing chunks', async () => {
+      const { ts: root } = await fake.channelMessage({ channel: 'C0CHAN', user: 'U0ALICE', text: 'question' });
+      const conv = `slack:C0CHAN:${root}`;
+      await crashAfterFirstChunk(conv, 'turn-8');
+      const result = await egress.send(conv, threeChunks(), { idempotencyKey: 'turn-8', recover: true });
+      expect(fake.sent.map((m) => [m.threadTs, m.text.slice(-5)])).toEqual([
+        [root, '(1/3)'],
+        [root, '(2/3)'],
+        [root, '(3/3)'],
+      ]);
+      expect(result).toEqual({ messageIds: fake.sent.map((m) => m.ts), recovered: 1 });
+      expect(lookups()).toEqual(['conversations.replies']);
+    });
+
+    it('sends nothing when the whole reply went out, and never takes another reply\'s chunks for its own', async () => {
+      await egress.send('slack:D0USER', threeChunks(), { idempotencyKey: 'turn-other' });
+      const done = await egress.send('slack:D0USER', threeChunks(), { idempotencyKey: 'turn-9' });
+      const again = await egress.send('slack:D0USER', threeChunks(), { idempotencyKey: 'turn-9', recover: true });
+      expect(again).toEqual({ messageIds: done.messageIds, recovered: 3 });
+      expect(fake.sent).toHaveLength(6);
+    });
+
+    it('finds an earlier chunk past the first page of a busy conversation', async () => {
+      await crashAfterFirstChunk('slack:D0USER', 'turn-10');
+      for (let i = 0; i < 120; i++) await fake.dm({ user: 'U0USER', text: `message ${i}` });
+      const result = await egress.send('slack:D0USER', threeChunks(), { idempotencyKey: 'turn-10', recover: true });
+      expect(result.recovered).toBe(1);
+      expect(fake.sent).toHaveLength(3);
+      expect(lookups()).toEqual(['conversations.history', 'conversations.history']);
+    });
+
+    it('with recover, leaves alone the chunks the gateway already knows of (skipChunks)', async () => {
+      const done = await egress.send('slack:D0USER', threeChunks(), { idempotencyKey: 'turn-11' });
+      const rest = await egress.send('slack:D0USER', threeChunks(), { idempotencyKey: 'turn-11', recover: true, skipChunks: 1 });
+      expect(rest).toEqual({ messageIds: done.messageIds.slice(1), recovered: 2 });
+      expect(fake.sent).toHaveLength(3);
+    });
+
+    it('sends everything with a warning when the app may not read the conversation (missing im:history)', async () => {
+      const warnings: Record<string, unknown>[] = [];
+      const watched = createSlackEgress({
+        botToken: fake.botToken,
+        apiUrl: fake.apiUrl,
+        logger: pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line) as Record<string, unknown>) }),
+      });
+      await crashAfterFirstChunk('slack:D0USER', 'turn-12');
+      fake.setScopes(['chat:write']);
+
+      const result = await watched.send('slack:D0USER', threeChunks(), { idempotencyKey: 'turn-12', recover: true });
+
+      expect(result).toEqual({ messageIds: fake.sent.slice(1).map((m) => m.ts), recovered: 0 });
+      expect(fake.sent.map((m) => m.text.slice(-5))).toEqual(['(1/3)', '(1/3)', '(2/3)', '(3/3)']);
+      expect(warnings).toEqual([
+        expect.objectContaining({ method: 'conversations.history', code: 'missing_scope', msg: expect.stringMatching(/could not look/) }),
+      ]);
+    });
+
+    it('does not wait a long rate limit out for the look-up: sends everything instead', async () => {
+      await crashAfterFirstChunk('slack:D0USER', 'turn-13');
+      fake.failNext('conversations.history', 'ratelimited', { retryAfterSec: 60 });
+      const result = await egress.send('slack:D0USER', threeChunks(), { idempotencyKey: 'turn-13', recover: true });
+      expect(result.recovered).toBe(0);
+      expect(fake.sent).toHaveLength(4);
+    });
+
+    it('makes no look-up without recover', async () => {
+      await crashAfterFirstChunk('slack:D0USER', 'turn-14');
+      const result = await egress.send('slack:D0USER', threeChunks(), { idempotencyKey: 'turn-14' });
+      expect(result).toEqual({ messageIds: fake.sent.slice(1).map((m) => m.ts) });
+      expect(lookups()).toEqual([]);
+    });
+  });
+
+  it('reports each chunk to onChunkSent as Slack accepts it, in order, with its index', async () => {
+    const events: string[] = [];
+    const answer = Array.from({ length: 3 }, (_, i) => `Part ${i}. ${'words in a row '.repeat(2_000)}`).join('\n\n');
+    const result = await egress.send('slack:D0USER', answer, {
+      onChunkSent: async (i, id) => {
+        events.push(`${i}:${id}:${fake.sent.length}`);
+        await Promise.resolve();
+      },
+    });
+    expect(result.messageIds).toHaveLength(3);
+    expect(events).toEqual(result.messageIds.map((id, i) => `${i}:${id}:${i + 1}`));
+  });
 });

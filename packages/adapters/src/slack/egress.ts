@@ -15,6 +15,8 @@ import {
   SLACK_MAX_INLINE_RETRY_WAIT_MS,
   SLACK_MAX_MESSAGE_LENGTH,
   SLACK_RATE_LIMIT_RETRIES,
+  SLACK_RECOVER_MAX_PAGES,
+  SLACK_RECOVER_PAGE_SIZE,
   SLACK_REQUEST_TIMEOUT_MS,
   SLACK_TYPING_REFRESH_MS,
   SLACK_TYPING_STATUS,
@@ -22,6 +24,7 @@ import {
   type SlackEgressOptions,
 } from './config.js';
 import { markdownToMrkdwn } from './format.js';
+import { collectChunks, lookbackOldest, replyMetadata, type HistoryMessage } from './recover.js';
 import { slackErrorCode, toPlatformError } from './slack-errors.js';
 import { toSlackLogger } from './slack-logger.js';
 
@@ -70,6 +73,8 @@ export function createSlackEgress(opts: SlackEgressOptions): SlackEgress {
 class SlackEgressImpl implements SlackEgress {
   readonly platform = 'slack' as const;
   readonly maxMessageLength = SLACK_MAX_MESSAGE_LENGTH;
+  /** Chunks carry the idempotency key in their metadata; `recover` reads the bot's recent messages for it. */
+  readonly duplicateSafety = 'detectable' as const;
   readonly typingRefreshMs = SLACK_TYPING_REFRESH_MS;
   readonly turnReactions: TurnReactions = { working: SLACK_WORKING_REACTION, done: SLACK_DONE_REACTION };
   typingDisabled = false;
@@ -101,10 +106,20 @@ class SlackEgressImpl implements SlackEgress {
     // answering a top-level DM inside a thread would move the user into a different conversation.
     const { channel, threadTs } = slackCodec.decode(conversationId);
     const text = opts.plain ? markdown : markdownToMrkdwn(markdown);
-    const messageIds = await sendChunks(chunkMessage(text, SLACK_MAX_MESSAGE_LENGTH), opts.skipChunks ?? 0, async (chunk) => {
+    const chunks = chunkMessage(text, SLACK_MAX_MESSAGE_LENGTH);
+    const key = opts.idempotencyKey;
+    const skipped = opts.skipChunks ?? 0;
+    const found = opts.recover && key !== undefined ? await this.findSentChunks(channel, threadTs, key, skipped, chunks.length) : undefined;
+    const messageIds = await sendChunks(chunks, { ...opts, found }, async (chunk, i) => {
       const post = (mrkdwn: boolean) =>
         this.call('chat.postMessage', () =>
-          this.client.chat.postMessage({ channel, text: chunk, thread_ts: threadTs, mrkdwn: mrkdwn && !opts.plain }),
+          this.client.chat.postMessage({
+            channel,
+            text: chunk,
+            thread_ts: threadTs,
+            mrkdwn: mrkdwn && !opts.plain,
+            ...(key !== undefined && { metadata: replyMetadata(key, i) }),
+          }),
         );
       let res: Awaited<ReturnType<typeof post>>;
       try {
@@ -116,7 +131,49 @@ class SlackEgressImpl implements SlackEgress {
       }
       return res.ts;
     });
-    return { messageIds };
+    return opts.recover ? { messageIds, recovered: found?.size ?? 0 } : { messageIds };
+  }
+
+  /**
+   * Chunks `from`…`total - 1` of the reply `key` that an earlier attempt sent (index → ts), read from the bot's
+   * recent messages in the conversation: its thread (conversations.replies) or its top level
+   * (conversations.history). The look-up is bounded (SLACK_RECOVER_*); when Slack refuses it (no
+   * `channels:history` / `im:history` scope, rate limit) the reply is sent all the same, with a warning: a
+   * possible duplicate is better than no answer, and the gateway counts it.
+   */
+  private async findSentChunks(
+    channel: string,
+    threadTs: string | undefined,
+    key: string,
+    from: number,
+    total: number,
+  ): Promise<Map<number, string>> {
+    const found = new Map<number, string>();
+    const wanted = new Set(Array.from({ length: Math.max(0, total - from) }, (_, i) => from + i));
+    const query = { channel, oldest: lookbackOldest(), limit: SLACK_RECOVER_PAGE_SIZE, include_all_metadata: true };
+    const method = threadTs === undefined ? 'conversations.history' : 'conversations.replies';
+    let cursor: string | undefined;
+    for (let page = 0; page < SLACK_RECOVER_MAX_PAGES && found.size < wanted.size; page++) {
+      let res: { messages?: HistoryMessage[]; has_more?: boolean; response_metadata?: { next_cursor?: string } };
+      try {
+        res = await this.call(method, () =>
+          threadTs === undefined
+            ? this.client.conversations.history({ ...query, cursor })
+            : this.client.conversations.replies({ ...query, ts: threadTs, cursor }),
+        );
+      } catch (err) {
+        this.logger.warn(
+          { err, method, code: slackErrorCode(err instanceof Error ? err.cause : undefined), found: found.size },
+          'slack: could not look for chunks an earlier attempt sent; sending the rest, which may repeat some',
+        );
+        return found;
+      }
+      collectChunks(res.messages ?? [], key, wanted, found);
+      cursor = res.response_metadata?.next_cursor;
+      if (res.has_more !== true || !cursor) break;
+    }
+    if (found.size > 0) this.logger.info({ key, found: [...found.keys()] }, 'slack: earlier attempt already sent these chunks');
+    return found;
   }
 
   async edit(conversationId: string, messageId: string, markdown: string): Promise<void> {

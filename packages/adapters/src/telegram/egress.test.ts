@@ -69,6 +69,33 @@ describe('telegram egress send', () => {
     for (let i = 0; i < 130; i++) expect(all).toContain(`const value${i} = compute(${i});`);
   });
 
+  it('reports each chunk to onChunkSent as Telegram accepts it, in order, with its index (after skipChunks too)', async () => {
+    const answer = Array.from({ length: 3 }, (_, i) => `Part ${i}: ${'lorem ipsum '.repeat(300)}`).join('\n\n');
+    const events: string[] = [];
+    const onChunkSent = async (i: number, id: string): Promise<void> => {
+      events.push(`${i}:${id}:${sends().length}`);
+      await Promise.resolve();
+    };
+    const all = await egress.send(`telegram:${DM}`, answer, { onChunkSent });
+    expect(all.messageIds).toHaveLength(3);
+    expect(events).toEqual(all.messageIds.map((id, i) => `${i}:${id}:${i + 1}`));
+
+    events.length = 0;
+    const rest = await egress.send(`telegram:${DM}`, answer, { skipChunks: 2, onChunkSent });
+    expect(events).toEqual([`2:${rest.messageIds[0]}:4`]);
+  });
+
+  it('cannot avoid a repeat: the key and recover are accepted, and the reply is sent again (duplicateSafety none)', async () => {
+    expect(egress.duplicateSafety).toBe('none');
+    const first = await egress.send(`telegram:${DM}`, 'answer', { idempotencyKey: 'turn-1' });
+    const again = await egress.send(`telegram:${DM}`, 'answer', { idempotencyKey: 'turn-1', recover: true });
+    expect(again.recovered).toBeUndefined();
+    expect(again.messageIds).not.toEqual(first.messageIds);
+    expect(sends().map((s) => s.text)).toEqual(['answer', 'answer']);
+    // Nothing Telegram does not know went out with the messages.
+    expect(Object.keys(sends()[1].params).sort()).toEqual(['chat_id', 'parse_mode', 'text']);
+  });
+
   it('keeps code fences balanced in every chunk when the chunks go out as plain text', async () => {
     const code = Array.from({ length: 400 }, (_, i) => `print(${i})  # line ${i}`).join('\n');
     fake.failNext('sendMessage', telegramErrors.cantParseEntities(), 10, (p) => p.parse_mode === 'HTML');

@@ -47,6 +47,7 @@ interface Target {
 export class TelegramEgress implements PlatformEgress {
   readonly platform = PLATFORM;
   readonly maxMessageLength = TELEGRAM_MAX_MESSAGE_LENGTH;
+  readonly duplicateSafety = 'none' as const;
   readonly typingRefreshMs = TELEGRAM_TYPING_REFRESH_MS;
   private readonly api: TelegramApi;
   private readonly logger: Logger;
@@ -68,7 +69,10 @@ export class TelegramEgress implements PlatformEgress {
       : formatChunks(markdown, this.maxMessageLength).map((c: OutgoingChunk) => ({ ...c }));
     const replyTo = opts.replyTo === undefined ? undefined : parseMessageId(opts.replyTo);
 
-    const messageIds = await sendChunks(chunks, opts.skipChunks ?? 0, async (chunk, i) => {
+    // `idempotencyKey` and `recover` are accepted and ignored: the Bot API has no idempotency key on sendMessage
+    // and no way for a bot to list the messages it sent, so a resend after a crash cannot be made safe here
+    // (duplicateSafety 'none': the gateway counts the possible duplicate). `onChunkSent` works through the loop.
+    const messageIds = await sendChunks(chunks, opts, async (chunk, i) => {
       const sent = await this.sendChunk(target, chunk, i === 0 ? replyTo : undefined);
       return String(sent.message_id);
     });
