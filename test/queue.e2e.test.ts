@@ -121,14 +121,24 @@ describe('queue and workers (real processes)', () => {
     }
     const answered = () => Array.from({ length: 10 }, (_, s) => repliesIn(tg, 2000 + s).filter((t) => t.startsWith('re:')).length).reduce((a, b) => a + b, 0);
     await waitFor(() => answered() >= 12, { timeoutMs: 30_000, what: 'some replies before the kill' });
-    await cluster.workers[0].stop('SIGKILL');
+    const killed = cluster.workers[0];
+    await killed.stop('SIGKILL');
     await cluster.addWorker();
     await waitFor(() => answered() >= 50, { timeoutMs: 60_000, what: 'all 50 replies' });
     await Promise.all(Array.from({ length: 10 }, (_, s) => barrier(tg, 2000 + s, `k${s} last`, `re: k${s} last`)));
+    // Telegram cannot recognise a reply sent just before a crash and not yet recorded: the README allows one copy
+    // of such a chunk, logged and counted. Anything else repeated, lost or reordered fails.
+    const counted = [cluster.ingress, ...cluster.workers, killed]
+      .flatMap((p) => p.logs())
+      .filter((l) => typeof l.msg === 'string' && l.msg.includes('may have been sent twice')).length;
+    let repeats = 0;
     for (let s = 0; s < 10; s++) {
       const expected = [...Array.from({ length: 5 }, (_, n) => `re: k${s} m${n}`), `re: k${s} last`];
-      expect(repliesIn(tg, 2000 + s).filter((t) => t.startsWith('re:'))).toEqual(expected);
+      const got = repliesIn(tg, 2000 + s).filter((t) => t.startsWith('re:'));
+      expect([...new Set(got)]).toEqual(expected);
+      repeats += got.length - expected.length;
     }
+    expect(repeats).toBeLessThanOrEqual(counted);
   });
 
   it('SIGTERM mid-turn: a turn that ends within the drain window is delivered by the stopping worker; one that does not is handed to another worker — one reply each', async () => {

@@ -7,7 +7,7 @@
  * Pacing follows events, not the clock: the driver sends a round of messages, does one chaos action, and waits
  * for the replacement process to be up before the next round, so a slow machine only makes the run longer.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { prng } from '../../packages/agent-core/src/compression/test-support.js';
@@ -212,7 +212,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       for (const w of want) {
         const n = got.filter((g) => g === w).length;
         if (n === 0) lost.push(w);
-        if (n > 1) duplicated.push(w);
+        for (let copy = 1; copy < n; copy++) duplicated.push(w);
       }
       const firstSeen = [...new Set(got)];
       if (firstSeen.join('\n') !== want.filter((w) => firstSeen.includes(w)).join('\n')) outOfOrder.push(chat);
@@ -222,6 +222,12 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       .filter((l) => typeof l.msg === 'string' && l.msg.includes('may have been sent twice')).length;
     return { answers, expected, lost, duplicated, outOfOrder, kills, readinessDuringOutages, possibleDuplicatesLogged };
   } finally {
+    // HERALD_CHAOS_LOGS=<dir> keeps every process's output, for reading a failed run.
+    const keep = process.env.HERALD_CHAOS_LOGS;
+    if (keep) {
+      mkdirSync(keep, { recursive: true });
+      everyProcess.forEach((p, i) => writeFileSync(join(keep, `${i}-${p.proc.pid}.log`), p.output.join('\n')));
+    }
     for (const close of closers.reverse()) await close().catch(() => undefined);
     await Promise.all(everyProcess.map((p) => p.stop('SIGKILL').catch(() => undefined)));
     rmSync(dir, { recursive: true, force: true });

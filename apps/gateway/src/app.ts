@@ -19,6 +19,7 @@ import { TurnProducer, type TurnJobData } from './queue/producer.js';
 import { TURN_QUEUE, TurnWorker } from './queue/worker.js';
 import { MailboxJanitor } from './queue/janitor.js';
 import { IngressRouter } from './ingress/router.js';
+import { CommandLedger } from './commands/ledger.js';
 import { withHandoverRetry } from './ingress/handover.js';
 import { accessPolicy } from './ingress/authorize.js';
 import { openConversationServices } from './sessions/services.js';
@@ -26,6 +27,7 @@ import { storeKind } from './sessions/store-target.js';
 import { openStoreWhenReachable } from './admin/wait-for-store.js';
 import { createEgressRegistry, createIngresses, type IngressWithRoutes } from './platforms.js';
 import { createTurnRunner } from './turns/run-turn.js';
+import { abandonTurns } from './turns/abandon.js';
 import { buildAgentRuntime } from './turns/agent-runtime.js';
 import { createTurnTools } from './turns/tools.js';
 import { clarifyPending } from './turns/clarify.js';
@@ -122,6 +124,7 @@ export async function startHerald(config: HeraldConfig, log: Logger, signal?: Ab
       mailbox,
       control,
       producer,
+      ledger: new CommandLedger(redis, config.redisPrefix),
       policy,
       busyInputMode: config.busyInputMode,
       egress,
@@ -148,7 +151,18 @@ export async function startHerald(config: HeraldConfig, log: Logger, signal?: Ab
       prefix: config.redisPrefix,
       mailbox,
       control: new ControlBus(redis, subscriber, config.redisPrefix),
-      runTurn: instrumentTurns(createTurnRunner({ store, agent, egress, conversation, tools: createTurnTools({ config, store, agent, redis, log: log.child({ component: 'tools' }) }) }), { metrics, store }),
+      runTurn: instrumentTurns(
+        createTurnRunner({
+          store,
+          agent,
+          egress,
+          conversation,
+          tools: createTurnTools({ config, store, agent, redis, log: log.child({ component: 'tools' }) }),
+          onPossibleDuplicate: (platform) => metrics.possibleDuplicateReplies.inc({ platform }),
+        }),
+        { metrics, store },
+      ),
+      onAbandon: abandonTurns({ store, mailbox, egress }),
       concurrency: config.workerConcurrency,
       busyInputMode: config.busyInputMode,
       log: log.child({ component: 'worker' }),

@@ -100,9 +100,9 @@ async function seedSqlite(): Promise<Seeded> {
     await store.addUsage(first.id, { input: 1200, output: 80, cacheRead: 300, cacheWrite: 0, costUsd: 0.00125, lastPromptTokens: 1500 });
     // Compression: the conversation continues in a child session that carries the lineage title.
     const second = await store.startNewSession(key, { source: 'telegram', userId: '42', chatId: '42', parentSessionId: first.id, title: 'Sourdough #2', endPreviousReason: 'compression' });
-    await store.beginTurn('turn-1', second.id);
+    await store.beginTurn('turn-1', second.id, 1_795_600_000_000_001);
     await store.appendMessages(second.id, [{ role: 'user', content: 'and the rye starter?' }, { role: 'assistant', content: 'Feed it twice a day.' }], { turnId: 'turn-1' });
-    await store.recordReply('turn-1', 'Feed it twice a day.');
+    await store.recordReply('turn-1', 'Feed it twice a day.', 1_795_600_000_000_001);
     await store.markDelivered('turn-1', ['tg-msg-9']);
     const other = (await store.getOrCreateSession('agent:main:discord:thread:7:8', { source: 'discord', userId: '7' })).session;
     await store.appendMessages(other.id, [{ role: 'user', content: 'a message with a NUL\u0000 from a binary tool result' }]);

@@ -9,6 +9,7 @@ import type { ControlBus } from '../queue/control.js';
 import type { Mailbox } from '../queue/mailbox.js';
 import type { TurnProducer } from '../queue/producer.js';
 import type { ConversationServices } from '../sessions/services.js';
+import type { CommandLedger } from './ledger.js';
 import type { ParsedCommand } from './registry.js';
 
 export interface CommandDeps {
@@ -16,6 +17,8 @@ export interface CommandDeps {
   mailbox: Mailbox;
   control: ControlBus;
   producer: TurnProducer;
+  /** Runs each platform message's command once (a redelivery or a retried hand-over gets the same answer). */
+  ledger: CommandLedger;
   /** Counters, models, settings; commands that need them say so when absent. */
   conversation?: ConversationServices;
   log?: Logger;

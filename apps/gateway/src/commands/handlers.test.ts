@@ -20,6 +20,8 @@ import { TURN_QUEUE } from '../queue/worker.js';
 import { openConversationServices, type ConversationServices } from '../sessions/services.js';
 import { TOO_SHORT_NOTICE } from '../turns/auto-compress.js';
 import type { CommandDeps } from './context.js';
+import { CommandLedger } from './ledger.js';
+import { withSessionHeld } from '../queue/session-hold.js';
 import { runCommand } from './handlers.js';
 import { BUSY_REPLY, parseCommand } from './registry.js';
 
@@ -46,7 +48,7 @@ beforeAll(async () => {
   const mailbox = new Mailbox(redis, prefix, 2_000);
   const control = new ControlBus(redis, null, prefix);
   queue = new Queue<TurnJobData>(TURN_QUEUE, { connection: { url: URL, maxRetriesPerRequest: null }, prefix });
-  deps = { store, mailbox, control, producer: new TurnProducer(queue, mailbox, control, log), conversation: services, log };
+  deps = { store, mailbox, control, producer: new TurnProducer(queue, mailbox, control, log), ledger: new CommandLedger(redis, prefix), conversation: services, log };
 });
 
 afterAll(async () => {
@@ -107,6 +109,45 @@ describe('session commands', () => {
     expect((await store.getHistory(id)).map((m) => m.content)).toEqual(['keep me', 'kept']);
     const pending = await deps.mailbox.head(sessionKeyFor(message('r1', '')));
     expect(pending?.entry.payload.text).toBe('ask again');
+  });
+
+  it('a command delivered twice (a redelivery, or a retried hand-over after its answer failed to send) runs once', async () => {
+    const id = await conversation('d1', [['one', '1'], ['two', '2'], ['three', '3']]);
+    const msg = message('d1', '/undo');
+    const input = { command: parseCommand('/undo')!, msg, sessionKey: sessionKeyFor(msg) };
+    const first = await runCommand(deps, input);
+    expect(first).toMatch(/“three”/);
+    // The same platform message again: the same answer, and only one exchange is gone.
+    expect(await runCommand(deps, input)).toBe(first);
+    expect((await store.getHistory(id)).map((m) => m.content)).toEqual(['one', '1', 'two', '2']);
+    // A new /undo message is a new command.
+    expect(await command('d1', '/undo')).toMatch(/“two”/);
+  });
+
+  it('a transcript rewrite holds the session: a worker cannot start a turn on it meanwhile', async () => {
+    await conversation('h1', [['q', 'a']]);
+    const key = sessionKeyFor(message('h1', ''));
+    let during: Awaited<ReturnType<typeof deps.mailbox.acquire>> | null = null;
+    const held = await withSessionHeld(deps.mailbox, key, 'command:test', async () => {
+      during = await deps.mailbox.acquire(key, 'a-worker');
+      return 'done';
+    });
+    expect(held).toEqual({ held: true, value: 'done' });
+    expect(during).toMatchObject({ heldForMs: expect.any(Number) });
+    // Released afterwards.
+    const after = await deps.mailbox.acquire(key, 'a-worker');
+    expect(after).toMatchObject({ fence: expect.any(Number) });
+    if ('token' in after) await deps.mailbox.release(key, after.token);
+  });
+
+  it('a rewrite whose lock is lost (broken by /stop) sees its signal abort', async () => {
+    const key = sessionKeyFor(message('h2', ''));
+    const held = await withSessionHeld(deps.mailbox, key, 'command:test', async (signal) => {
+      await deps.mailbox.stop(key); // breaks the lock, as /stop does
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      return signal.aborted;
+    });
+    expect(held).toEqual({ held: true, value: true });
   });
 
   it('/retry, /undo, /compress and /resume refuse while a turn holds the session', async () => {

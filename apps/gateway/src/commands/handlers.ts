@@ -1,7 +1,8 @@
 /**
  * What each command does. Commands run on the ingress process, never through the queue, so they answer at once
  * even while a turn runs — and /stop reaches a turn on any worker through Redis. Commands that rewrite the
- * session a running turn is using (/retry, /undo, /compress, /resume) refuse while it runs instead of racing it.
+ * session a running turn is using (/retry, /undo, /compress, /resume) hold its lock while they do it, so they
+ * refuse while a turn runs instead of racing it.
  */
 import { payloadFrom } from '../ingress/payload.js';
 import { turnFailureReply } from '../turns/user-errors.js';
@@ -29,16 +30,21 @@ const HANDLERS: Record<CommandName, Handler> = {
   model: modelCommand,
 };
 
-/** Returns the text to answer with (null: nothing to say). A command that fails says so briefly. */
+/**
+ * Returns the text to answer with (null: nothing to say). A command that fails says so briefly. A platform message
+ * runs its command once: a repeat gets the same answer (commands/ledger.ts).
+ */
 export async function runCommand(deps: CommandDeps, input: CommandInput): Promise<string | null> {
   const { spec } = input.command;
-  try {
-    if (!spec.bypassesBusy && (await deps.mailbox.isBusy(input.sessionKey))) return BUSY_REPLY;
-    return await HANDLERS[spec.name](deps, input);
-  } catch (err) {
-    deps.log?.error({ err, command: spec.name, sessionKey: input.sessionKey }, 'command failed');
-    return turnFailureReply(err);
-  }
+  return deps.ledger.once(input.msg.platform, input.msg.messageId, async () => {
+    try {
+      if (!spec.bypassesBusy && (await deps.mailbox.isBusy(input.sessionKey))) return BUSY_REPLY;
+      return await HANDLERS[spec.name](deps, input);
+    } catch (err) {
+      deps.log?.error({ err, command: spec.name, sessionKey: input.sessionKey }, 'command failed');
+      return turnFailureReply(err);
+    }
+  });
 }
 
 async function stopCommand(deps: CommandDeps, { sessionKey }: CommandInput): Promise<string> {

@@ -1,6 +1,6 @@
 /**
- * Commands that rewrite the transcript: /retry, /undo, /compress. They only run while no turn holds the session
- * (runCommand refuses them while busy), so they never race a turn reading or appending the same history.
+ * Commands that rewrite the transcript: /retry, /undo, /compress. Each holds the session lock while it rewrites
+ * (queue/session-hold.ts), so it never races a turn reading or appending the same history.
  */
 import type { StoredMessage } from '@herald/agent-core';
 import { pino } from 'pino';
@@ -10,9 +10,10 @@ import { autoCompressIfNeeded, contextWindowOf, MIN_MESSAGES_TO_COMPRESS, TOO_SH
 import { openSession, type CommandDeps, type CommandInput } from './context.js';
 import { preview } from './format.js';
 import { BUSY_REPLY } from './registry.js';
+import { withSessionHeld } from '../queue/session-hold.js';
 
-/** Owner name of the session lock while /compress holds it (no worker starts a turn meanwhile). */
-const COMPRESS_LOCK_OWNER = 'command:compress';
+/** Owner names of the session lock while a command rewrites the transcript (no worker starts a turn meanwhile). */
+const LOCK_OWNER = { retry: 'command:retry', undo: 'command:undo', compress: 'command:compress' } as const;
 const silentLog = pino({ level: 'silent' });
 
 /**
@@ -27,23 +28,30 @@ export function lastExchangeStart(messages: readonly StoredMessage[]): StoredMes
 }
 
 export async function retryCommand(deps: CommandDeps, { msg, sessionKey }: CommandInput): Promise<string | null> {
-  const s = await openSession(deps, sessionKey);
-  const start = s ? lastExchangeStart(await deps.store.getMessages(s.id)) : null;
-  if (!s || !start || !start.content) return 'Nothing to retry yet.';
-  await deps.store.deleteMessagesFrom(s.id, start.id);
-  // The /retry message itself carries the question again: its own id keeps the job unique.
-  const res = await deps.producer.submit(sessionKey, { ...payloadFrom(msg), text: start.content, quoted: undefined }, 'queue');
-  if (res.status === 'full') return 'The queue is full; nothing was retried.';
-  return null; // the answer is the reply
+  const held = await withSessionHeld(deps.mailbox, sessionKey, LOCK_OWNER.retry, async () => {
+    const s = await openSession(deps, sessionKey);
+    const start = s ? lastExchangeStart(await deps.store.getMessages(s.id)) : null;
+    if (!s || !start || !start.content) return 'Nothing to retry yet.';
+    await deps.store.deleteMessagesFrom(s.id, start.id);
+    // The /retry message itself carries the question again: its own id keeps the job unique. Its turn starts once
+    // this command lets go of the session.
+    const res = await deps.producer.submit(sessionKey, { ...payloadFrom(msg), text: start.content, quoted: undefined }, 'queue');
+    if (res.status === 'full') return 'The queue is full; nothing was retried.';
+    return null; // the answer is the reply
+  });
+  return held.held ? held.value : BUSY_REPLY;
 }
 
 export async function undoCommand(deps: CommandDeps, { sessionKey }: CommandInput): Promise<string> {
-  const s = await openSession(deps, sessionKey);
-  const start = s ? lastExchangeStart(await deps.store.getMessages(s.id)) : null;
-  if (!s || !start) return 'Nothing to undo.';
-  const removed = await deps.store.deleteMessagesFrom(s.id, start.id);
-  const after = removed - 1;
-  return `↩️ Removed your last message “${preview(start.content)}”${after > 0 ? ` and ${after === 1 ? 'the reply' : `${after} messages after it`}` : ''}.`;
+  const held = await withSessionHeld(deps.mailbox, sessionKey, LOCK_OWNER.undo, async () => {
+    const s = await openSession(deps, sessionKey);
+    const start = s ? lastExchangeStart(await deps.store.getMessages(s.id)) : null;
+    if (!s || !start) return 'Nothing to undo.';
+    const removed = await deps.store.deleteMessagesFrom(s.id, start.id);
+    const after = removed - 1;
+    return `↩️ Removed your last message “${preview(start.content)}”${after > 0 ? ` and ${after === 1 ? 'the reply' : `${after} messages after it`}` : ''}.`;
+  });
+  return held.held ? held.value : BUSY_REPLY;
 }
 
 export async function compressCommand(deps: CommandDeps, { sessionKey }: CommandInput): Promise<string> {
@@ -58,11 +66,9 @@ export async function compressCommand(deps: CommandDeps, { sessionKey }: Command
   } catch {
     return `⚠️ ${ref} cannot be used to summarise here. Pick another with /model.`;
   }
-  // The summary call takes seconds: hold the session so no turn starts on the history being replaced.
-  const lock = await deps.mailbox.acquire(sessionKey, COMPRESS_LOCK_OWNER);
-  if ('heldForMs' in lock) return BUSY_REPLY;
-  const renew = setInterval(() => void deps.mailbox.renew(sessionKey, lock.token).catch(() => undefined), Math.max(deps.mailbox.lockTtlMs / 3, 100));
-  try {
+  // The summary call takes seconds: hold the session so no turn starts on the history being replaced; a lost lock
+  // aborts the summary call before anything is written.
+  const held = await withSessionHeld(deps.mailbox, sessionKey, LOCK_OWNER.compress, async (signal) => {
     const r = await autoCompressIfNeeded({
       store: deps.store,
       sessionKey,
@@ -71,12 +77,11 @@ export async function compressCommand(deps: CommandDeps, { sessionKey }: Command
       contextWindow: contextWindowOf(provider, services.config.contextWindow),
       log: deps.log ?? silentLog,
       force: true,
+      signal,
       beforeCompress: () => flushBeforeLosingDetails(deps.store, services, s, 'compression', deps.log),
     });
     if (r.compressed) deps.onCompressed?.('command');
     return [r.notice, r.warning].filter(Boolean).join('\n') || 'Nothing to compress.';
-  } finally {
-    clearInterval(renew);
-    await deps.mailbox.release(sessionKey, lock.token);
-  }
+  });
+  return held.held ? held.value : BUSY_REPLY;
 }

@@ -8,6 +8,8 @@
 import { TitleInUseError, type Session, type SessionSource } from '@herald/agent-core';
 import { openSession, sessionInit, type CommandDeps, type CommandInput } from './context.js';
 import { ago } from './format.js';
+import { BUSY_REPLY } from './registry.js';
+import { withSessionHeld } from '../queue/session-hold.js';
 
 export const RESUME_LIST_SIZE = 10;
 /** Sessions fetched to fill the list: one lineage may hold several sessions with the same title. */
@@ -40,21 +42,27 @@ export async function resumeCommand(deps: CommandDeps, { command, msg, sessionKe
   const current = await openSession(deps, sessionKey);
   if (current?.id === target.id) return `Already in “${target.title}”.`;
 
-  const history = await deps.store.getHistory(target.id);
-  // One transaction: the key never points at a resumed session without its transcript.
-  await deps.store.transaction(async () => {
-    const resumed = await deps.store.startNewSession(sessionKey, {
-      ...sessionInit(deps, msg),
-      model: target.model ?? undefined,
-      systemPrompt: target.systemPrompt ?? undefined,
-      parentSessionId: target.id,
-      // Its place in the lineage, as compression names it: `name #2`, `name #3`, ...
-      title: target.title ? await deps.store.nextLineageTitle(target.title) : undefined,
-      endPreviousReason: 'resumed',
+  // Resuming moves the key to a new session: hold the session so no turn runs on it meanwhile.
+  const held = await withSessionHeld(deps.mailbox, sessionKey, 'command:resume', async () => {
+    const history = await deps.store.getHistory(target.id);
+    // One transaction: the key never points at a resumed session without its transcript.
+    await deps.store.transaction(async () => {
+      const resumed = await deps.store.startNewSession(sessionKey, {
+        ...sessionInit(deps, msg),
+        model: target.model ?? undefined,
+        systemPrompt: target.systemPrompt ?? undefined,
+        parentSessionId: target.id,
+        // Its place in the lineage, as compression names it: `name #2`, `name #3`, ...
+        title: target.title ? await deps.store.nextLineageTitle(target.title) : undefined,
+        endPreviousReason: 'resumed',
+      });
+      if (history.length > 0) await deps.store.appendMessages(resumed.id, history);
     });
-    if (history.length > 0) await deps.store.appendMessages(resumed.id, history);
+    return history.length;
   });
-  return `▶️ Resumed “${target.title}” (${history.length} message${history.length === 1 ? '' : 's'}).`;
+  if (!held.held) return BUSY_REPLY;
+  const count = held.value;
+  return `▶️ Resumed “${target.title}” (${count} message${count === 1 ? '' : 's'}).`;
 }
 
 /**

@@ -27,14 +27,16 @@ async function sample(metrics: HeraldMetrics, name: string, labels: Record<strin
 
 async function ctxFor(store: SessionStore, turnId: string, signal = new AbortController().signal): Promise<TurnContext> {
   const session = (await store.getOrCreateSession('agent:main:telegram:dm:1', { source: 'telegram', userId: '1' })).session;
-  await store.beginTurn(turnId, session.id);
+  await store.beginTurn(turnId, session.id, 1);
   const payload = { platform: 'telegram', text: 'hi' } as TurnContext['entries'][number]['payload'];
   return {
     sessionKey: 'agent:main:telegram:dm:1',
     entries: [{ id: turnId, seq: 1, payload } as TurnContext['entries'][number]],
     turnId,
+    fence: 1,
     signal,
     canDeliver: async () => true,
+    deliveryCheck: async () => 'ok',
     takeSteerMessages: () => [],
     touch: () => undefined,
     log: pino({ level: 'silent' }),
@@ -80,7 +82,7 @@ describe('instrumentTurns', () => {
 
       const undeliverable = instrumentTurns(
         async (ctx) => {
-          await store.recordReply(ctx.turnId, 'an answer');
+          await store.recordReply(ctx.turnId, 'an answer', 1);
           throw new DeliveryError('delivery failed: chat not found');
         },
         { metrics, store },

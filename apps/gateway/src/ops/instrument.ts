@@ -23,8 +23,9 @@ export function instrumentTurns(run: TurnRunner, deps: { metrics: HeraldMetrics;
     const started = performance.now();
     let outcome: TurnOutcome = 'error';
     try {
-      await run(ctx);
+      const result = await run(ctx);
       outcome = outcomeOf((await store.getTurn(ctx.turnId))?.status, ctx.signal);
+      return result;
     } catch (err) {
       if (err instanceof DeliveryError) {
         metrics.deliveryFailures.inc({ platform: ctx.entries[0]?.payload.platform ?? 'unknown' });

@@ -33,6 +33,7 @@ export interface HeraldMetrics {
   readonly llmLatency: Histogram<'provider' | 'model'>;
   readonly tokens: Counter<'provider' | 'kind'>;
   readonly deliveryFailures: Counter<'platform'>;
+  readonly possibleDuplicateReplies: Counter<'platform'>;
   readonly compressions: Counter<'reason'>;
   readonly queueDepth: Gauge<'state'>;
   readonly activeTurns: Gauge;
@@ -119,6 +120,12 @@ export function createHeraldMetrics(opts: { defaultMetrics?: boolean } = {}): He
     deliveryFailures: new Counter({
       name: 'herald_delivery_failures_total',
       help: 'Replies that could not be delivered to the platform after retries',
+      labelNames: ['platform'] as const,
+      registers,
+    }),
+    possibleDuplicateReplies: new Counter({
+      name: 'herald_possible_duplicate_replies_total',
+      help: 'Replies sent again after a crash between sending and recording, on platforms that cannot tell (Telegram)',
       labelNames: ['platform'] as const,
       registers,
     }),

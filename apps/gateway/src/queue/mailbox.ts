@@ -5,8 +5,11 @@
  *   mbox:<key>   a LIST of pending entries, in arrival order (the mailbox). An entry stays at the head while its
  *                turn runs and is removed only when the turn is finished, so a crash never loses it.
  *   lock:<key>   the session lock: `<worker>:<fence>`, with a TTL the holder keeps renewing.
- *   fence:<key>  a counter; every acquisition (and every /stop) increments it, so a holder that was paused or
- *                cut off and lost its lock can never renew, ack or deliver again — its token no longer matches.
+ *   fence:<key>  the last fencing token; every acquisition (and every /stop) takes a larger one, so a holder that
+ *                was paused or cut off and lost its lock can never renew, ack or deliver again — its token no longer
+ *                matches, here or in the store's outbox, which refuses writes and sends under an older token.
+ *                Tokens are Redis server time in µs (or one more than the last, if larger): they keep growing even
+ *                after the key expired or Redis lost its data, so the store never sees a token go backwards.
  *   seq:<key>    a counter giving each entry its arrival number.
  *   intr:<key>   the highest entry seq that asked to interrupt; a running turn with a lower seq is stale.
  *
@@ -63,7 +66,8 @@ export const SEEN_AFTER_DONE_S = 300;
 const SEEN_WHILE_PENDING_S = 24 * 3600;
 /**
  * A session's seq and fence counters expire after this long unused, so keys of long-gone conversations do not
- * pile up. Far longer than any lock or interrupt marker (1 day), so a counter never restarts under one.
+ * pile up. Far longer than any lock or interrupt marker (1 day), so a counter never restarts under one; the fence
+ * is time-based besides (see NEXT_FENCE), so even a restarted one only grows.
  */
 const COUNTER_TTL_S = 30 * 24 * 3600;
 
@@ -83,13 +87,27 @@ redis.call('RPUSH', KEYS[2], entry)
 return {seq, len + 1, redis.call('EXISTS', KEYS[3]), entry}
 `;
 
+// The next fencing token of a session: the server clock in µs, or one more than the last token if that is larger.
+const NEXT_FENCE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local last = tonumber(redis.call('GET', KEYS[2]) or '0')
+local fence = math.max(now, last + 1)
+redis.call('SET', KEYS[2], string.format('%.0f', fence), 'EX', ${COUNTER_TTL_S})
+`;
+
 const ACQUIRE = `
 -- KEYS: lock, fence   ARGV: worker-id, ttl-ms
 if redis.call('EXISTS', KEYS[1]) == 1 then return {0, redis.call('PTTL', KEYS[1])} end
-local fence = redis.call('INCR', KEYS[2])
-redis.call('EXPIRE', KEYS[2], ${COUNTER_TTL_S})
-redis.call('SET', KEYS[1], ARGV[1] .. ':' .. fence, 'PX', ARGV[2])
-return {1, fence}
+${NEXT_FENCE}
+redis.call('SET', KEYS[1], ARGV[1] .. ':' .. string.format('%.0f', fence), 'PX', ARGV[2])
+return {1, string.format('%.0f', fence)}
+`;
+
+const FENCE = `
+-- KEYS: (unused), fence
+${NEXT_FENCE}
+return string.format('%.0f', fence)
 `;
 
 const RENEW = `
@@ -124,14 +142,18 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `;
 
-// Still the holder and not interrupted by a later message: the reply is not stale.
+// 1: still the holder and not interrupted by a later message (the reply is not stale); 0: interrupted or stopped
+// (the reply is stale for good); -1: not interrupted, but the lock is no longer ours (another worker runs it).
 const CAN_DELIVER = `
 -- KEYS: lock, intr   ARGV: token, seq
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local intr = tonumber(redis.call('GET', KEYS[2]) or '0')
 if intr > tonumber(ARGV[2]) then return 0 end
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
 return 1
 `;
+
+/** Whether a turn may send: `stale` replies are never wanted again; after `lock_lost` another worker answers. */
+export type DeliveryCheck = 'ok' | 'stale' | 'lock_lost';
 
 const MARK_INTERRUPT = `
 -- KEYS: intr   ARGV: seq
@@ -148,6 +170,7 @@ local pending = redis.call('LLEN', KEYS[2])
 redis.call('DEL', KEYS[1], KEYS[2])
 redis.call('INCR', KEYS[3])
 redis.call('EXPIRE', KEYS[3], ${COUNTER_TTL_S})
+
 local seq = redis.call('GET', KEYS[5]) or '0'
 redis.call('SET', KEYS[4], tostring(tonumber(seq) + 1), 'EX', 86400)
 return {held, pending}
@@ -163,7 +186,7 @@ export class Mailbox {
     private readonly prefix: string,
     readonly lockTtlMs: number,
   ) {
-    const defs = { ENQUEUE: [4, ENQUEUE], ACQUIRE: [2, ACQUIRE], RENEW: [1, RENEW], ACK: [null, ACK], RELEASE_IF_EMPTY: [2, RELEASE_IF_EMPTY], RELEASE: [1, RELEASE], CAN_DELIVER: [2, CAN_DELIVER], MARK_INTERRUPT: [1, MARK_INTERRUPT], STOP: [5, STOP] } as const;
+    const defs = { ENQUEUE: [4, ENQUEUE], ACQUIRE: [2, ACQUIRE], FENCE: [2, FENCE], RENEW: [1, RENEW], ACK: [null, ACK], RELEASE_IF_EMPTY: [2, RELEASE_IF_EMPTY], RELEASE: [1, RELEASE], CAN_DELIVER: [2, CAN_DELIVER], MARK_INTERRUPT: [1, MARK_INTERRUPT], STOP: [5, STOP] } as const;
     for (const [name, [numberOfKeys, lua]] of Object.entries(defs)) {
       const cmd = `herald${name}`;
       // defineCommand caches the script's SHA and falls back to EVAL on NOSCRIPT (e.g. after a Redis restart).
@@ -199,8 +222,13 @@ export class Mailbox {
   }
 
   async acquire(sessionKey: string, workerId: string): Promise<Lock | { heldForMs: number }> {
-    const [ok, n] = (await this.scripts.ACQUIRE(this.key('lock', sessionKey), this.key('fence', sessionKey), workerId, this.lockTtlMs)) as [number, number];
-    return ok === 1 ? { token: `${workerId}:${n}`, fence: n } : { heldForMs: Math.max(n, 0) };
+    const [ok, n] = (await this.scripts.ACQUIRE(this.key('lock', sessionKey), this.key('fence', sessionKey), workerId, this.lockTtlMs)) as [number, number | string];
+    return ok === 1 ? { token: `${workerId}:${n}`, fence: Number(n) } : { heldForMs: Math.max(Number(n), 0) };
+  }
+
+  /** A fencing token larger than any the session has seen: to take a turn away from a worker (watchdog). */
+  async nextFence(sessionKey: string): Promise<number> {
+    return Number(await this.scripts.FENCE(this.key('lock', sessionKey), this.key('fence', sessionKey)));
   }
 
   async renew(sessionKey: string, token: string): Promise<boolean> {
@@ -241,8 +269,13 @@ export class Mailbox {
     await this.scripts.RELEASE(this.key('lock', sessionKey), token);
   }
 
+  async deliveryCheck(sessionKey: string, token: string, seq: number): Promise<DeliveryCheck> {
+    const r = (await this.scripts.CAN_DELIVER(this.key('lock', sessionKey), this.key('intr', sessionKey), token, seq)) as number;
+    return r === 1 ? 'ok' : r === 0 ? 'stale' : 'lock_lost';
+  }
+
   async canDeliver(sessionKey: string, token: string, seq: number): Promise<boolean> {
-    return (await this.scripts.CAN_DELIVER(this.key('lock', sessionKey), this.key('intr', sessionKey), token, seq)) === 1;
+    return (await this.deliveryCheck(sessionKey, token, seq)) === 'ok';
   }
 
   /** Marks every entry before `seq` as interrupted (their replies are stale). */

@@ -37,6 +37,8 @@ async function rig(opts: {
   const producer = new TurnProducer(queue, mailbox, new ControlBus(redis, null, prefix), log);
   const workers: TurnWorker[] = [];
   const subs: Redis[] = [];
+  /** Texts of the turns the watchdog abandoned, as the worker reported them. */
+  const abandoned: string[] = [];
   for (let i = 0; i < opts.workers; i++) {
     const sub = new Redis(URL);
     subs.push(sub);
@@ -46,6 +48,7 @@ async function rig(opts: {
       mailbox: opts.mailbox?.(redis, prefix) ?? new Mailbox(redis, prefix, 2_000),
       control: new ControlBus(redis, sub, prefix),
       runTurn: opts.runTurn,
+      onAbandon: async (turn) => void abandoned.push(turn.entries.map((e) => e.payload.text).join('+')),
       concurrency: opts.concurrency ?? 10,
       busyInputMode: opts.mode,
       log,
@@ -64,7 +67,7 @@ async function rig(opts: {
     subs.forEach((s) => s.disconnect());
     redis.disconnect();
   });
-  return { producer, mailbox, workers, queue, redis, prefix };
+  return { producer, mailbox, workers, queue, redis, prefix, abandoned };
 }
 
 const payload = (session: number, n: number, text = `s${session} m${n}`): TurnPayload => ({
@@ -207,7 +210,7 @@ describe('TurnWorker', () => {
 
   it('the watchdog aborts a turn with no agent activity, abandons one that ignores the abort, and the session moves on', async () => {
     const outcome: string[] = [];
-    const { producer } = await rig({
+    const { producer, abandoned } = await rig({
       workers: 1,
       mode: 'queue',
       watchdogMs: 300,
@@ -234,6 +237,8 @@ describe('TurnWorker', () => {
     for (const [n, text] of ['busy but alive', 'silent', 'hung', 'after'].entries()) await producer.submit(keyOf(9), payload(9, n, text), 'queue');
     await until(() => outcome.includes('ran after'), 15_000);
     expect(outcome).toEqual(['alive finished', 'silent aborted: watchdog', 'ran after']);
+    // Only the turn that ignored its abort is handed over to be fenced out (and the user told).
+    expect(abandoned).toEqual(['hung']);
   });
 
   it('a job that fails on a Redis error is retried: the session is freed at once and nothing is stranded', async () => {

@@ -9,7 +9,7 @@ import { isTransientStoreError } from '@herald/agent-core';
 import type { Logger } from '../logger.js';
 import type { BusyInputMode, TurnJobData } from './producer.js';
 import type { ControlBus, ControlSignal } from './control.js';
-import type { Mailbox, MailboxEntry } from './mailbox.js';
+import type { DeliveryCheck, Mailbox, MailboxEntry } from './mailbox.js';
 
 export const TURN_QUEUE = 'turns';
 
@@ -20,9 +20,13 @@ export interface TurnContext {
   entries: MailboxEntry[];
   /** The turn id used for the outbox: the id of the last entry. */
   turnId: string;
+  /** This worker's fencing token for the session: every outbox write and send carries it (see store turns.ts). */
+  fence: number;
   signal: AbortSignal;
   /** True while this worker still holds the session and no later message interrupted this turn. */
   canDeliver(): Promise<boolean>;
+  /** Why not, when it cannot: `stale` (interrupted or stopped: never send) or `lock_lost` (another worker will). */
+  deliveryCheck(): Promise<DeliveryCheck>;
   /** Texts a user sent while the turn ran (steer mode), taken once each. */
   takeSteerMessages(): string[];
   /** Marks agent activity (an LLM delta, a tool starting or ending); the watchdog aborts a turn without any. */
@@ -30,7 +34,16 @@ export interface TurnContext {
   log: Logger;
 }
 
-export type TurnRunner = (ctx: TurnContext) => Promise<void>;
+/** What a turn leaves for after its mailbox entry is acknowledged (the session is free again by then). */
+export interface TurnResult {
+  /** Cosmetics that must not hold the session: the reaction swap on the user's message, say. */
+  afterAck?: () => Promise<void>;
+}
+
+export type TurnRunner = (ctx: TurnContext) => Promise<TurnResult | void>;
+
+/** A turn the watchdog gave up on: called once, so the caller can fence it out and tell the user. */
+export type AbandonHandler = (turn: { sessionKey: string; turnId: string; entries: MailboxEntry[]; log: Logger }) => Promise<void>;
 
 /** Why a running turn was aborted; the turn runner reads it from `signal.reason`. */
 export class TurnAbort extends Error {
@@ -54,6 +67,8 @@ export interface TurnWorkerOptions {
   mailbox: Mailbox;
   control: ControlBus;
   runTurn: TurnRunner;
+  /** Takes an abandoned turn's write and send access away and tells the user (app.ts: store + egress). */
+  onAbandon: AbandonHandler;
   concurrency: number;
   busyInputMode: BusyInputMode;
   log: Logger;
@@ -197,13 +212,16 @@ export class TurnWorker {
         const last = entries[entries.length - 1];
         const turn: RunningTurn = { seq: last.seq, lastActivity: Date.now(), controller: new AbortController(), steer: [], absorbed: merged.map((m) => m.raw) };
         this.running.set(sessionKey, turn);
+        let result: TurnResult | void = undefined;
         try {
-          await this.watched(turn, log, this.opts.runTurn({
+          result = await this.watched(turn, log, this.opts.runTurn({
             sessionKey,
             entries,
             turnId: last.id,
+            fence: got.fence,
             signal: turn.controller.signal,
             canDeliver: () => mailbox.canDeliver(sessionKey, got.token, turn.seq),
+            deliveryCheck: () => mailbox.deliveryCheck(sessionKey, got.token, turn.seq),
             takeSteerMessages: () => {
               const taken = turn.steer.splice(0);
               turn.absorbed.push(...taken.map((t) => t.raw));
@@ -213,7 +231,7 @@ export class TurnWorker {
               turn.lastActivity = Date.now();
             },
             log: log.child({ turnId: last.id }),
-          }));
+          }), async () => this.opts.onAbandon({ sessionKey, turnId: last.id, entries, log: log.child({ turnId: last.id }) }));
         } catch (err) {
           // The database is busy or unreachable: keep the entry and let BullMQ run the job again later (with
           // backoff); the turn's outbox row makes the re-run safe. The finally below frees the session.
@@ -232,6 +250,8 @@ export class TurnWorker {
         turns++;
         // One round trip: the entries leave, their redelivery memory shortens, and the lock goes if nothing is left.
         const left = await mailbox.ack(sessionKey, got.token, head.raw, turn.absorbed);
+        // Only now the reaction swap and the like: a quick follow-up finds the session free, not "queued".
+        if (result?.afterAck) await result.afterAck().catch((err: unknown) => log.warn({ err }, 'after-turn step failed'));
         if (left === -1) {
           lost = true;
           break;
@@ -261,10 +281,10 @@ export class TurnWorker {
    * Runs a turn under the inactivity watchdog: no agent activity for `watchdogMs` aborts it; a turn that still
    * does not end within a grace period (a tool ignoring its AbortSignal) is abandoned so the session moves on.
    */
-  private async watched(turn: RunningTurn, log: Logger, run: Promise<void>): Promise<void> {
+  private async watched(turn: RunningTurn, log: Logger, run: Promise<TurnResult | void>, abandon: () => Promise<void>): Promise<TurnResult | void> {
     const limit = this.opts.watchdogMs ?? DEFAULT_WATCHDOG_MS;
     let timer: NodeJS.Timeout | undefined;
-    const abandoned = new Promise<void>((resolve) => {
+    const abandoned = new Promise<'abandoned'>((resolve) => {
       const check = (): void => {
         const idle = Date.now() - turn.lastActivity;
         if (idle < limit) {
@@ -274,15 +294,18 @@ export class TurnWorker {
         log.warn({ idleMs: idle }, 'turn watchdog: no agent activity; aborting the turn');
         turn.controller.abort(new TurnAbort('watchdog'));
         timer = setTimeout(() => {
-          log.error('turn did not end after the watchdog abort; abandoning it and unlocking the session');
-          resolve();
+          log.error('turn did not end after the watchdog abort; abandoning it (it can no longer write or send)');
+          resolve('abandoned');
         }, this.opts.watchdogGraceMs ?? WATCHDOG_GRACE_MS);
       };
       timer = setTimeout(check, limit);
     });
     run.catch(() => undefined); // an abandoned turn that fails later must not become an unhandled rejection
     try {
-      await Promise.race([run, abandoned]);
+      const outcome = await Promise.race([run, abandoned]);
+      if (outcome !== 'abandoned') return outcome;
+      await abandon().catch((err: unknown) => log.warn({ err }, 'could not fence out the abandoned turn'));
+      return undefined;
     } finally {
       clearTimeout(timer);
     }

@@ -6,6 +6,8 @@
  * Checked when a message arrives, before its turn: the expired session is ended (end_reason idle / daily) and the
  * message starts a new one. The user is told only when the old session had something in it.
  */
+import type { Mailbox } from '../queue/mailbox.js';
+import { withSessionHeld } from '../queue/session-hold.js';
 import type { Session, SessionStore } from '@herald/agent-core';
 import type { HeraldConfig } from '../config/load.js';
 
@@ -97,14 +99,15 @@ export async function applyResetPolicy(
 }
 
 /**
- * The router's check for a message about to start a turn: applies the policy unless a turn holds the session
- * (a running turn is activity), and returns the notice to send first, if any.
+ * The router's check for a message about to start a turn: applies the policy while holding the session (a running
+ * turn is activity, and no turn may start on a session being ended), and returns the notice to send first, if any.
  */
 export async function resetExpiredSession(
-  deps: { store: SessionStore; mailbox: { isBusy(sessionKey: string): Promise<boolean> }; conversation?: { resetPolicy: ResetPolicy } },
+  deps: { store: SessionStore; mailbox: Mailbox; conversation?: { resetPolicy: ResetPolicy } },
   sessionKey: string,
 ): Promise<string | null> {
   const policy = deps.conversation?.resetPolicy;
-  if (!policy || policy.mode === 'none' || (await deps.mailbox.isBusy(sessionKey))) return null;
-  return (await applyResetPolicy(deps.store, sessionKey, policy))?.notice ?? null;
+  if (!policy || policy.mode === 'none') return null;
+  const held = await withSessionHeld(deps.mailbox, sessionKey, 'reset-policy', () => applyResetPolicy(deps.store, sessionKey, policy));
+  return held.held ? (held.value?.notice ?? null) : null;
 }

@@ -106,6 +106,8 @@ export async function autoCompressIfNeeded(opts: AutoCompressOptions): Promise<A
   }
   if (result.summaryError) log.warn({ err: result.summaryError }, 'summary call failed; used the excerpt summary');
 
+  // Stopped meanwhile (a /compress whose session lock was lost): write nothing.
+  opts.signal?.throwIfAborted();
   const child = await continueInChildSession(store, opts.sessionKey, session, result.messages);
   if (!child) return unchanged();
   // The summary call is this session's cost.

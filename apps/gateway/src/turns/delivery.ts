@@ -32,7 +32,15 @@ export async function deliver(
   const delivered: string[] = [];
   for (let attempt = 0; attempt <= DELIVERY_RETRIES; attempt++) {
     try {
-      const sent = await egress.send(conversationId, text, { replyTo: opts.replyTo, plain, skipChunks: delivered.length });
+      const sent = await egress.send(conversationId, text, {
+        replyTo: opts.replyTo,
+        plain,
+        // Chunks recorded by an earlier run, then those this call got out before a failed attempt.
+        skipChunks: (opts.skipChunks ?? 0) + delivered.length,
+        idempotencyKey: opts.idempotencyKey,
+        recover: opts.recover,
+        onChunkSent: opts.onChunkSent,
+      });
       return [...delivered, ...sent.messageIds];
     } catch (err) {
       lastErr = err;

@@ -83,6 +83,8 @@ class LiveMessage {
     private readonly what: string,
     private readonly mayStart: () => Promise<boolean>,
     private readonly replyTo?: string,
+    /** Told the message's id once it exists (the streamed reply's id is recorded in the outbox). */
+    private readonly onCreated?: (id: string) => Promise<void>,
   ) {}
 
   touch(): void {
@@ -120,6 +122,7 @@ class LiveMessage {
       const sent = await this.out.egress.send(this.out.conversationId, text, { replyTo: this.replyTo });
       this.id = sent.messageIds[0] ?? null;
       this.shown = text;
+      if (this.id !== null) await this.onCreated?.(this.id);
     } finally {
       this.creating = false;
     }
@@ -152,6 +155,10 @@ export interface LiveTurnOptions {
   deliveryBaseDelayMs?: number;
   /** Overrides the platform's edit spacing (tests). */
   editIntervalMs?: number;
+  /** The message an earlier run of this turn streamed into: written into again instead of posting a new one. */
+  streamMessageId?: string | null;
+  /** Told the streamed reply's message id as soon as it exists (recorded so a re-run can reuse it). */
+  onStreamCreated?: (id: string) => Promise<void>;
 }
 
 /** Everything shown for one turn. `onEvent` goes to runConversation; `finish` delivers the final text if streamed. */
@@ -176,9 +183,11 @@ export class LiveTurn {
     this.toolMode = opts.settings?.toolProgress[platform] ?? 'off';
     const mayStart = async (): Promise<boolean> => !opts.signal.aborted && (await opts.canDeliver());
     this.status = new LiveMessage(this.out, () => this.statusLines.slice(-MAX_STATUS_LINES).join('\n'), 'status message', mayStart, opts.replyTo);
-    this.stream = opts.settings?.streaming
-      ? new LiveMessage(this.out, () => this.streamView(), 'streamed reply', mayStart, opts.replyTo)
-      : null;
+    this.stream =
+      opts.settings?.streaming || opts.streamMessageId
+        ? new LiveMessage(this.out, () => this.streamView(), 'streamed reply', mayStart, opts.replyTo, opts.onStreamCreated)
+        : null;
+    if (this.stream && opts.streamMessageId) this.stream.id = opts.streamMessageId;
     opts.signal.addEventListener('abort', () => this.stopTimers(), { once: true });
   }
 

@@ -8,7 +8,7 @@
 import { runConversation, type ChatMessage, type ConversationResult, type SessionSource, type SessionStore } from '@herald/agent-core';
 import type { PlatformEgress } from '@herald/adapters';
 import type { MailboxEntry, TurnPayload } from '../queue/mailbox.js';
-import { TurnAbort, type TurnRunner } from '../queue/worker.js';
+import { TurnAbort, type TurnResult, type TurnRunner } from '../queue/worker.js';
 import { deliver } from './delivery.js';
 import type { AgentRuntime } from './agent-runtime.js';
 import { replyOnFailure, userFacingError } from './user-errors.js';
@@ -18,7 +18,8 @@ import { compressBeforeTurn, persistTurn } from './auto-compress.js';
 import { flushBeforeLosingDetails } from './memory-flush.js';
 import { showTurnProgress } from './turn-reactions.js';
 import { withTurnTools, type TurnToolsFactory } from './tools.js';
-import { untilStored } from './store-patience.js';
+import { retryThroughStoreOutage, untilStored } from './store-patience.js';
+import { sendReply } from './send-reply.js';
 
 export interface TurnDeps {
   store: SessionStore;
@@ -32,14 +33,17 @@ export interface TurnDeps {
   tools?: TurnToolsFactory;
   /** Progress and streaming settings, per-session models, counters (sessions/services.ts). */
   conversation?: ConversationServices;
+  /** Counts a reply a platform without duplicate protection may have got twice (ops/metrics.ts). */
+  onPossibleDuplicate: (platform: string) => void;
 }
 
 const QUOTE_MAX_CHARS = 500;
 export const NO_MODEL_REPLY = 'No model is configured yet: set HERALD_MODEL (for example openai:gpt-4.1-mini) and restart Herald.';
 
 export function createTurnRunner(deps: TurnDeps): TurnRunner {
-  // An exception still ends in one short reply (turns/user-errors.ts).
-  return replyOnFailure(deps, async (ctx) => {
+  // A database outage is waited out (turns/store-patience.ts); any other exception still ends in one short reply
+  // (turns/user-errors.ts).
+  return retryThroughStoreOutage(replyOnFailure(deps, async (ctx) => {
     const first = ctx.entries[0].payload;
     const last = ctx.entries[ctx.entries.length - 1].payload;
     const { store } = deps;
@@ -52,7 +56,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
         model: deps.agent ? `${deps.agent.primary.name}:${deps.agent.primary.model}` : undefined,
         systemPrompt: deps.agent?.systemPrompt,
       });
-      return { session, turn: await store.beginTurn(ctx.turnId, session.id) };
+      return { session, turn: await store.beginTurn(ctx.turnId, session.id, ctx.fence) };
     });
     if (turn.status === 'delivered' || turn.status === 'interrupted' || turn.status === 'failed') {
       ctx.log.info({ status: turn.status }, 'turn already finished; not running it again');
@@ -73,33 +77,37 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       canDeliver: ctx.canDeliver,
       log: ctx.log,
       deliveryBaseDelayMs: deps.deliveryBaseDelayMs,
+      // A re-run writes into the message an earlier run streamed into, rather than posting a second one.
+      streamMessageId: turn.streamMessageId,
+      onStreamCreated: (id) => untilStored(() => store.recordStreamMessage(ctx.turnId, ctx.fence, id), ctx.log, 'record the streamed message').then(() => undefined),
     });
-    const send = async (text: string): Promise<void> => {
-      if (!(await ctx.canDeliver())) {
-        await store.markTurn(ctx.turnId, 'interrupted', 'superseded before delivery');
-        ctx.log.info('reply is stale (interrupted or session stopped); not sending it');
+    const target = {
+      store,
+      egress,
+      ctx,
+      live,
+      conversationId: last.conversationId,
+      replyTo: last.platformMessageId,
+      deliveryBaseDelayMs: deps.deliveryBaseDelayMs,
+      onPossibleDuplicate: deps.onPossibleDuplicate,
+    };
+    // The reply goes out; the reaction swap waits until the session is free again (TurnResult.afterAck).
+    const send = async (text: string): Promise<TurnResult> => {
+      const outcome = await sendReply(target, text);
+      if (outcome !== 'delivered') {
         await live.close();
-        await progress.clear();
-        return;
+        return { afterAck: () => progress.clear() };
       }
-      // A streamed reply is finished by editing the streamed message: the text is never delivered twice.
-      const ids =
-        (await live.finish(text)) ??
-        (await deliver(egress, last.conversationId, text, { replyTo: last.platformMessageId, baseDelayMs: deps.deliveryBaseDelayMs }));
-      // The platform has the reply: its record must not be lost to a database hiccup (a re-run would send it again).
-      await untilStored(() => store.markDelivered(ctx.turnId, ids), ctx.log, 'record the delivered reply');
-      await progress.done();
+      return { afterAck: () => progress.done() };
     };
 
     if (turn.status === 'replied' && turn.reply !== null) {
       ctx.log.info('reply was recorded before a restart; delivering it without a new LLM call');
-      await send(turn.reply);
-      return;
+      return send(turn.reply);
     }
     if (!deps.agent) {
-      await store.recordReply(ctx.turnId, NO_MODEL_REPLY);
-      await send(NO_MODEL_REPLY);
-      return;
+      await store.recordReply(ctx.turnId, NO_MODEL_REPLY, ctx.fence);
+      return send(NO_MODEL_REPLY);
     }
 
     // Hermes' 85 % safety net: a session that outgrew the window moves to a compressed child session first.
@@ -153,12 +161,11 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       // Interrupted or stopped by the user: keep what the turn did (tool results), send nothing.
       await store.transaction(async () => {
         const persisted = await persistTurn(store, { sessionKey: ctx.sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
-        await store.markTurn(ctx.turnId, 'interrupted', abort instanceof Error ? abort.message : 'interrupted');
+        await store.markTurn(ctx.turnId, 'interrupted', ctx.fence, abort instanceof Error ? abort.message : 'interrupted');
         await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
       });
       await live.close();
-      await progress.clear();
-      return;
+      return { afterAck: () => progress.clear() };
     }
 
     // When the loop compressed inside the turn, the compressed history continues in a child session.
@@ -167,13 +174,14 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     session = await store.transaction(async () => {
       const persisted = await persistTurn(store, { sessionKey: ctx.sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
       await store.addUsage(persisted.id, { ...result.usage, lastPromptTokens: result.lastPromptTokens });
-      await store.recordReply(ctx.turnId, reply);
+      await store.recordReply(ctx.turnId, reply, ctx.fence);
       await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
       return persisted;
     });
-    await send(reply);
-    if (result.error) await store.markTurn(ctx.turnId, 'failed', `${result.error.kind}: ${result.error.message}`);
-  });
+    const sent = await send(reply);
+    if (result.error) await store.markTurn(ctx.turnId, 'failed', ctx.fence, `${result.error.kind}: ${result.error.message}`);
+    return sent;
+  }), deps.store);
 }
 
 /** The user message of a turn: merged texts, with reply-to context when the quoted message is not in history. */

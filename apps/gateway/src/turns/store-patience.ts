@@ -3,9 +3,10 @@
  * it. If the database is down at that moment, failing the turn would make the queue run it again and send the
  * reply a second time; instead the write waits for the database (with backoff, for a bounded time).
  */
-import { isTransientStoreError } from '@herald/agent-core';
+import { isTransientStoreError, type SessionStore } from '@herald/agent-core';
 import pRetry from 'p-retry';
 import type { Logger } from '../logger.js';
+import type { TurnRunner } from '../queue/worker.js';
 
 /** How long a delivered reply's record waits for the database before the turn gives up on it. */
 export const STORE_PATIENCE_MS = 120_000;
@@ -21,4 +22,33 @@ export function untilStored<T>(write: () => Promise<T>, log: Logger, what: strin
       if (isTransientStoreError(error)) log.warn({ attempt: attemptNumber, err: error.message }, `store unavailable; retrying: ${what}`);
     },
   });
+}
+
+/**
+ * A turn that failed because the database went away waits (holding its session, which could not move anyway)
+ * until the database answers again and then runs again, instead of falling back to the queue's exponential
+ * backoff: after an outage every conversation resumes within a second or two. The outbox makes the re-run safe.
+ * Past `patienceMs`, or once the turn is aborted, the error goes to the queue, which retries the job later.
+ */
+export function retryThroughStoreOutage(run: TurnRunner, store: Pick<SessionStore, 'ping'>, patienceMs = STORE_PATIENCE_MS): TurnRunner {
+  return async (ctx) => {
+    const deadline = Date.now() + patienceMs;
+    for (;;) {
+      try {
+        return await run(ctx);
+      } catch (err) {
+        if (!isTransientStoreError(err) || ctx.signal.aborted || Date.now() >= deadline) throw err;
+        ctx.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'store unavailable; the turn runs again once it answers');
+        await pRetry(() => store.ping(), {
+          retries: Number.POSITIVE_INFINITY,
+          minTimeout: 250,
+          maxTimeout: 2_000,
+          maxRetryTime: Math.max(deadline - Date.now(), 0),
+          signal: ctx.signal,
+          // Waiting for the database is not a hung turn: keep the watchdog away.
+          onFailedAttempt: () => ctx.touch(),
+        });
+      }
+    }
+  };
 }

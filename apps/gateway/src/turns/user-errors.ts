@@ -2,7 +2,7 @@
  * Short, actionable texts for what went wrong, never a stack trace: one for each provider error kind, and one
  * for anything a turn throws (named by its type, so a bug report has something to go on).
  */
-import { ProviderError, StoreBusyError, isTransientStoreError, type ProviderErrorKind, type SessionStore } from '@herald/agent-core';
+import { FencedOutError, ProviderError, StoreBusyError, isTransientStoreError, type ProviderErrorKind, type SessionStore } from '@herald/agent-core';
 import type { PlatformEgress } from '@herald/adapters';
 import { TurnAbort, type TurnRunner } from '../queue/worker.js';
 import { SessionModelError } from '../sessions/models.js';
@@ -54,8 +54,13 @@ export interface FailureReplyDeps {
 export function replyOnFailure(deps: FailureReplyDeps, run: TurnRunner): TurnRunner {
   return async (ctx) => {
     try {
-      await run(ctx);
+      return await run(ctx);
     } catch (err) {
+      // A newer worker owns the turn now (this one lost the session, or the watchdog gave up on it): say nothing.
+      if (err instanceof FencedOutError) {
+        ctx.log.info('turn taken over by a newer worker; stopping without writing or sending');
+        return;
+      }
       // A store outage is not the turn's failure: the worker runs it again once the database answers.
       if (ctx.signal.aborted || err instanceof TurnAbort || err instanceof DeliveryError || isTransientStoreError(err)) throw err;
       ctx.log.error({ err }, 'turn failed; telling the user');
@@ -68,7 +73,7 @@ export function replyOnFailure(deps: FailureReplyDeps, run: TurnRunner): TurnRun
         });
         if (await deps.store.getTurn(ctx.turnId)) {
           await deps.store.markDelivered(ctx.turnId, ids);
-          await deps.store.markTurn(ctx.turnId, 'failed', err instanceof Error ? `${err.name}: ${err.message}` : String(err));
+          await deps.store.markTurn(ctx.turnId, 'failed', ctx.fence, err instanceof Error ? `${err.name}: ${err.message}` : String(err));
         }
       } catch (notice) {
         ctx.log.warn({ err: notice }, 'could not tell the user the turn failed');

@@ -25,6 +25,16 @@ export function isTransientStoreError(err: unknown): boolean {
   return err instanceof StoreBusyError || err instanceof StoreUnavailableError;
 }
 
+/**
+ * A worker with a newer fencing token owns this turn (this one lost its session lock, or was abandoned by the
+ * watchdog): nothing may be written or sent on this token any more.
+ */
+export class FencedOutError extends StoreError {
+  constructor(readonly turnId: string, readonly fence: number) {
+    super(`turn ${turnId} belongs to a newer worker (fence ${fence} is stale)`);
+  }
+}
+
 /** A session or turn id that does not exist. */
 export class StoreNotFoundError extends StoreError {
   constructor(readonly kind: 'session' | 'turn', readonly id: string) {

@@ -19,6 +19,7 @@ export {
   StoreBusyError,
   StoreUnavailableError,
   StoreNotFoundError,
+  FencedOutError,
   TitleInUseError,
   InvalidCursorError,
   isTransientStoreError,

@@ -53,9 +53,15 @@ export interface Turn {
   sessionId: string;
   status: TurnStatus;
   reply: string | null;
-  /** Platform ids of the messages that carried the reply. */
+  /** Platform ids of the messages that carried the reply (recorded chunk by chunk as they go out). */
   deliveredIds: string[];
   error: string | null;
+  /** Fencing token of the worker that owns the turn now; writes with an older token are refused. */
+  fence: number | null;
+  /** Times a worker claimed the turn to send its reply: more than one means an earlier send may have happened. */
+  sendAttempts: number;
+  /** The platform message a streamed reply is written into, once created. */
+  streamMessageId: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -106,6 +112,9 @@ export interface TurnRow {
   reply: string | null;
   delivered_ids: string;
   error: string | null;
+  fence: number | null;
+  send_attempts: number;
+  stream_message_id: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -172,6 +181,9 @@ export function toTurn(r: TurnRow): Turn {
     reply: r.reply,
     deliveredIds: JSON.parse(r.delivered_ids) as string[],
     error: r.error,
+    fence: r.fence,
+    sendAttempts: r.send_attempts,
+    streamMessageId: r.stream_message_id,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };

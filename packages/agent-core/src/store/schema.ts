@@ -105,3 +105,15 @@ export const INITIAL_SCHEMA = {
   sqlite: TABLES + SQLITE_FTS,
   postgres: ddlFor('postgres', TABLES) + POSTGRES_FTS,
 };
+
+/**
+ * The fenced outbox: the fencing token of the worker that owns each turn (writes and sends carry it, and an older
+ * token is refused), how often a worker claimed the turn to send (a second claim means an earlier send may have
+ * happened without being recorded), and the message a streamed reply is being written into (a re-run edits it
+ * instead of posting the reply again).
+ */
+export const TURN_FENCING = `
+ALTER TABLE turns ADD COLUMN fence INTEGER;
+ALTER TABLE turns ADD COLUMN send_attempts INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN stream_message_id TEXT;
+`;

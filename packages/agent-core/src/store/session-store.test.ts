@@ -183,11 +183,11 @@ describe('transaction and lastMessageAt', () => {
   it('commits several calls as one transaction, all or nothing', async () => {
     const store = await temp.open();
     const { session } = await store.getOrCreateSession(KEY, { source: 'telegram' });
-    await store.beginTurn('t1', session.id);
+    await store.beginTurn('t1', session.id, 1);
     await expect(
       store.transaction(async () => {
         await store.appendMessages(session.id, [{ role: 'user', content: 'kept?' }], { turnId: 't1' });
-        await store.recordReply('t1', 'answer');
+        await store.recordReply('t1', 'answer', 1);
         throw new Error('crash between the writes');
       }),
     ).rejects.toThrow('crash between the writes');
@@ -196,7 +196,7 @@ describe('transaction and lastMessageAt', () => {
 
     await store.transaction(async () => {
       await store.appendMessages(session.id, [{ role: 'user', content: 'kept' }], { turnId: 't1' });
-      await store.recordReply('t1', 'answer');
+      await store.recordReply('t1', 'answer', 1);
     });
     expect((await store.getHistory(session.id)).map((m) => m.content)).toEqual(['kept']);
     expect((await store.getTurn('t1'))?.status).toBe('replied');

@@ -176,24 +176,44 @@ export class SessionStore {
 
   // --- turn outbox ------------------------------------------------------------------------------------------
 
-  beginTurn(turnId: string, sessionId: string): Promise<Turn> {
-    return turns.beginTurn(this.sql, turnId, sessionId);
+  /** Starts (or, on a re-run, takes over) the turn under `fence`; see turns.ts for the fencing rules. */
+  beginTurn(turnId: string, sessionId: string, fence: number): Promise<Turn> {
+    return turns.beginTurn(this.sql, turnId, sessionId, fence);
   }
 
   getTurn(turnId: string): Promise<Turn | null> {
     return turns.getTurn(this.sql, turnId);
   }
 
-  recordReply(turnId: string, reply: string): Promise<Turn> {
-    return turns.recordReply(this.sql, turnId, reply);
+  recordReply(turnId: string, reply: string, fence: number): Promise<Turn> {
+    return turns.recordReply(this.sql, turnId, reply, fence);
   }
 
+  /** The send intent: null when there is nothing left to send. */
+  claimDelivery(turnId: string, fence: number): Promise<Turn | null> {
+    return turns.claimDelivery(this.sql, turnId, fence);
+  }
+
+  /** A delivered chunk: recorded whatever the sender's fence (a delivery is a fact). */
+  recordChunk(turnId: string, messageId: string): Promise<Turn> {
+    return turns.recordChunk(this.sql, turnId, messageId);
+  }
+
+  recordStreamMessage(turnId: string, fence: number, messageId: string): Promise<Turn> {
+    return turns.recordStreamMessage(this.sql, turnId, fence, messageId);
+  }
+
+  /** The whole reply delivered: recorded whatever the sender's fence (a delivery is a fact). */
   markDelivered(turnId: string, ids: readonly string[]): Promise<Turn> {
     return turns.markDelivered(this.sql, turnId, ids);
   }
 
-  markTurn(turnId: string, status: TurnStatus, error?: string): Promise<Turn> {
-    return turns.markTurn(this.sql, turnId, status, error);
+  markTurn(turnId: string, status: TurnStatus, fence: number, error?: string): Promise<Turn> {
+    return turns.markTurn(this.sql, turnId, status, fence, error);
+  }
+
+  fenceOut(turnId: string, newFence: number, status: TurnStatus, error: string): Promise<boolean> {
+    return turns.fenceOut(this.sql, turnId, newFence, status, error);
   }
 
   // --- threads ----------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StoreNotFoundError } from './errors.js';
+import { FencedOutError, StoreNotFoundError } from './errors.js';
 import { STORE_BACKENDS, useTempStores } from './test-support.js';
 
 describe.each(STORE_BACKENDS)('the turn outbox on %s', (backend) => {
@@ -12,51 +12,107 @@ async function withSession() {
 }
 
 describe('turn outbox', () => {
-  it('tracks a turn from running to delivered', async () => {
+  it('tracks a turn from running to delivered, chunk by chunk', async () => {
     const { store, sessionId } = await withSession();
-    const started = await store.beginTurn('slack:Ev1', sessionId);
-    expect(started).toMatchObject({ id: 'slack:Ev1', sessionId, status: 'running', reply: null, deliveredIds: [], error: null });
+    const started = await store.beginTurn('slack:Ev1', sessionId, 10);
+    expect(started).toMatchObject({ id: 'slack:Ev1', sessionId, status: 'running', reply: null, deliveredIds: [], error: null, fence: 10, sendAttempts: 0 });
 
-    expect(await store.recordReply('slack:Ev1', 'Here you go.')).toMatchObject({ status: 'replied', reply: 'Here you go.' });
+    expect(await store.recordReply('slack:Ev1', 'Here you go.', 10)).toMatchObject({ status: 'replied', reply: 'Here you go.' });
+    expect(await store.claimDelivery('slack:Ev1', 10)).toMatchObject({ status: 'replied', sendAttempts: 1 });
+    expect((await store.recordChunk('slack:Ev1', '171.6')).deliveredIds).toEqual(['171.6']);
     const delivered = await store.markDelivered('slack:Ev1', ['171.6', '171.7']);
     expect(delivered).toMatchObject({ status: 'delivered', reply: 'Here you go.', deliveredIds: ['171.6', '171.7'] });
     expect(await store.getTurn('slack:Ev1')).toEqual(delivered);
+    // Delivered: nothing left to claim.
+    expect(await store.claimDelivery('slack:Ev1', 10)).toBeNull();
   });
 
   it('tells a re-run after a crash what already happened instead of starting over', async () => {
     const { store, sessionId } = await withSession();
-    await store.beginTurn('t1', sessionId);
-    await store.recordReply('t1', 'computed before the crash');
-    // The job runs again on another worker: the reply is there, so it must be delivered, not regenerated.
-    const rerun = await store.beginTurn('t1', sessionId);
-    expect(rerun).toMatchObject({ status: 'replied', reply: 'computed before the crash' });
-
-    await store.markDelivered('t1', ['m1']);
-    expect((await store.beginTurn('t1', sessionId)).status).toBe('delivered');
+    await store.beginTurn('t1', sessionId, 1);
+    await store.recordReply('t1', 'computed before the crash', 1);
+    await store.claimDelivery('t1', 1);
+    await store.recordChunk('t1', 'm1');
+    // The job runs again on another worker: the reply is there, so it must be delivered, not regenerated, and
+    // the second claim says an earlier attempt began sending (and which chunk it recorded).
+    const rerun = await store.beginTurn('t1', sessionId, 2);
+    expect(rerun).toMatchObject({ status: 'replied', reply: 'computed before the crash', fence: 2, deliveredIds: ['m1'] });
+    expect(await store.claimDelivery('t1', 2)).toMatchObject({ sendAttempts: 2, deliveredIds: ['m1'] });
+    await store.markDelivered('t1', ['m2']);
+    expect(await store.beginTurn('t1', sessionId, 3)).toMatchObject({ status: 'delivered', deliveredIds: ['m1', 'm2'] });
   });
 
-  it('keeps chunk ids delivered before a crash when the rest are delivered later', async () => {
+  it('fences: once a newer worker took the turn, the older one can neither write, claim nor end it', async () => {
     const { store, sessionId } = await withSession();
-    await store.beginTurn('t2', sessionId);
-    await store.markDelivered('t2', ['a', 'b']);
-    expect((await store.markDelivered('t2', ['b', 'c'])).deliveredIds).toEqual(['a', 'b', 'c']);
+    await store.beginTurn('t5', sessionId, 100);
+    await store.beginTurn('t5', sessionId, 200); // the session's lock moved to another worker
+    await expect(store.recordReply('t5', 'late', 100)).rejects.toThrow(FencedOutError);
+    await expect(store.claimDelivery('t5', 100)).rejects.toThrow(FencedOutError);
+    await expect(store.markTurn('t5', 'failed', 100)).rejects.toThrow(FencedOutError);
+    await expect(store.recordStreamMessage('t5', 100, 's')).rejects.toThrow(FencedOutError);
+    // And a late begin with the old fence does not take it back.
+    await expect(store.beginTurn('t5', sessionId, 100)).rejects.toThrow(FencedOutError);
+    expect(await store.getTurn('t5')).toMatchObject({ status: 'running', fence: 200, deliveredIds: [] });
+  });
+
+  it('a delivery is a fact: recorded whichever worker made it, so the new owner does not send it again', async () => {
+    const { store, sessionId } = await withSession();
+    await store.beginTurn('t9', sessionId, 100);
+    await store.recordReply('t9', 'the answer', 100);
+    await store.claimDelivery('t9', 100); // the old owner starts sending...
+    await store.beginTurn('t9', sessionId, 200); // ...loses the session meanwhile...
+    await store.recordChunk('t9', 'm1'); // ...and still reports what reached the platform
+    await store.markDelivered('t9', ['m1']);
+    expect(await store.getTurn('t9')).toMatchObject({ status: 'delivered', deliveredIds: ['m1'], fence: 200 });
+    expect(await store.claimDelivery('t9', 200)).toBeNull();
+  });
+
+  it("a fenced-out worker's transcript rolls back with its reply", async () => {
+    const { store, sessionId } = await withSession();
+    await store.beginTurn('t6', sessionId, 1);
+    expect(await store.fenceOut('t6', 5, 'failed', 'abandoned by the watchdog')).toBe(true);
+    await expect(
+      store.transaction(async () => {
+        await store.appendMessages(sessionId, [{ role: 'user', content: 'zombie' }], { turnId: 't6' });
+        await store.recordReply('t6', 'zombie reply', 1);
+      }),
+    ).rejects.toThrow(FencedOutError);
+    expect(await store.getHistory(sessionId)).toEqual([]);
+    expect(await store.getTurn('t6')).toMatchObject({ status: 'failed', error: 'abandoned by the watchdog', fence: 5 });
+    // An even newer owner is not overruled by an older fence-out.
+    expect(await store.fenceOut('t6', 4, 'failed', 'late')).toBe(false);
+  });
+
+  it('remembers the message a streamed reply is written into', async () => {
+    const { store, sessionId } = await withSession();
+    await store.beginTurn('t7', sessionId, 1);
+    await store.recordStreamMessage('t7', 1, 'stream-1');
+    expect((await store.beginTurn('t7', sessionId, 2)).streamMessageId).toBe('stream-1');
   });
 
   it('records interruptions and failures with their error', async () => {
     const { store, sessionId } = await withSession();
-    await store.beginTurn('t3', sessionId);
-    expect(await store.markTurn('t3', 'interrupted')).toMatchObject({ status: 'interrupted', error: null });
-    expect(await store.markTurn('t3', 'failed', 'provider 500')).toMatchObject({ status: 'failed', error: 'provider 500' });
+    await store.beginTurn('t3', sessionId, 1);
+    expect(await store.markTurn('t3', 'interrupted', 1)).toMatchObject({ status: 'interrupted', error: null });
+    expect(await store.markTurn('t3', 'failed', 1, 'provider 500')).toMatchObject({ status: 'failed', error: 'provider 500' });
     expect((await store.getTurn('t3'))?.updatedAt).toBeGreaterThanOrEqual((await store.getTurn('t3'))!.createdAt);
+  });
+
+  it('keeps fences of microsecond timestamps exactly', async () => {
+    const { store, sessionId } = await withSession();
+    const fence = 1_795_600_000_123_456;
+    expect((await store.beginTurn('t8', sessionId, fence)).fence).toBe(fence);
+    await expect(store.recordReply('t8', 'ok', fence)).resolves.toMatchObject({ status: 'replied' });
   });
 
   it('refuses unknown turns and sessions with a typed error', async () => {
     const { store } = await withSession();
     expect(await store.getTurn('ghost')).toBeNull();
-    await expect(store.recordReply('ghost', 'x')).rejects.toThrow(StoreNotFoundError);
+    await expect(store.recordReply('ghost', 'x', 1)).rejects.toThrow(StoreNotFoundError);
     await expect(store.markDelivered('ghost', ['x'])).rejects.toThrow(StoreNotFoundError);
-    await expect(store.markTurn('ghost', 'failed')).rejects.toThrow(StoreNotFoundError);
-    await expect(store.beginTurn('t4', 'no-session')).rejects.toThrow(StoreNotFoundError);
+    await expect(store.recordChunk('ghost', 'x')).rejects.toThrow(StoreNotFoundError);
+    await expect(store.markTurn('ghost', 'failed', 1)).rejects.toThrow(StoreNotFoundError);
+    await expect(store.beginTurn('t4', 'no-session', 1)).rejects.toThrow(StoreNotFoundError);
   });
 });
 

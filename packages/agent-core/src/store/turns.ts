@@ -2,34 +2,50 @@
  * The turn outbox. A worker killed mid-turn has its job re-run elsewhere; the turn row tells the re-run what
  * already happened (reply computed? delivered, and as which platform messages?) so nothing is sent twice.
  */
-import { StoreNotFoundError } from './errors.js';
+import { FencedOutError, StoreNotFoundError } from './errors.js';
 import { assertSessionExists } from './guards.js';
 import { toTurn, type Turn, type TurnRow, type TurnStatus } from './rows.js';
 import type { Sql, SqlValue } from './sql.js';
 
 const SELECT_SQL = 'SELECT * FROM turns WHERE id = ?';
 
-async function updateTurn(sql: Sql, turnId: string, set: string, params: SqlValue[]): Promise<Turn> {
-  const row = await sql.get<TurnRow>(`UPDATE turns SET ${set}, updated_at = ? WHERE id = ? RETURNING *`, [
+/**
+ * Every write after `beginTurn` names the fence it was given and lands only while that fence still owns the turn:
+ * a worker that lost its lock (or a turn the watchdog abandoned) can neither write nor send any more.
+ */
+async function fencedUpdate(sql: Sql, turnId: string, fence: number, set: string, params: SqlValue[], statuses?: readonly TurnStatus[]): Promise<Turn | null> {
+  const statusCond = statuses ? ` AND status IN (${statuses.map(() => '?').join(', ')})` : '';
+  const row = await sql.get<TurnRow>(`UPDATE turns SET ${set}, updated_at = ? WHERE id = ? AND fence = ?${statusCond} RETURNING *`, [
     ...params,
     Date.now(),
     turnId,
+    fence,
+    ...(statuses ?? []),
   ]);
-  if (!row) throw new StoreNotFoundError('turn', turnId);
-  return toTurn(row);
+  if (row) return toTurn(row);
+  const current = await getTurn(sql, turnId);
+  if (!current) throw new StoreNotFoundError('turn', turnId);
+  if (current.fence !== fence) throw new FencedOutError(turnId, fence);
+  return null; // ours, but not in a state this write applies to
 }
 
-/** Starts a turn as `running`; when the turn exists already (a re-run), returns it untouched. */
-export async function beginTurn(sql: Sql, turnId: string, sessionId: string): Promise<Turn> {
+/**
+ * Starts a turn as `running` under `fence`; a re-run (the row exists) takes the turn over by raising its fence,
+ * unless a newer fence owns it already (then FencedOutError). Returns the turn as it is now.
+ */
+export async function beginTurn(sql: Sql, turnId: string, sessionId: string, fence: number): Promise<Turn> {
   return sql.transaction(async () => {
     await assertSessionExists(sql, sessionId);
     const now = Date.now();
     await sql.run(
-      `INSERT INTO turns (id, session_id, status, created_at, updated_at) VALUES (?, ?, 'running', ?, ?)
+      `INSERT INTO turns (id, session_id, status, fence, created_at, updated_at) VALUES (?, ?, 'running', ?, ?, ?)
        ON CONFLICT (id) DO NOTHING`,
-      [turnId, sessionId, now, now],
+      [turnId, sessionId, fence, now, now],
     );
-    return toTurn((await sql.get<TurnRow>(SELECT_SQL, [turnId])) as TurnRow);
+    await sql.run('UPDATE turns SET fence = ?, updated_at = ? WHERE id = ? AND (fence IS NULL OR fence < ?)', [fence, now, turnId, fence]);
+    const turn = toTurn((await sql.get<TurnRow>(SELECT_SQL, [turnId])) as TurnRow);
+    if (turn.fence !== fence) throw new FencedOutError(turnId, fence);
+    return turn;
   });
 }
 
@@ -38,22 +54,78 @@ export async function getTurn(sql: Sql, turnId: string): Promise<Turn | null> {
   return row ? toTurn(row) : null;
 }
 
-/** The reply is known but not yet delivered: a re-run delivers this text instead of asking the model again. */
-export async function recordReply(sql: Sql, turnId: string, reply: string): Promise<Turn> {
-  return updateTurn(sql, turnId, `status = 'replied', reply = ?`, [reply]);
+/**
+ * The reply is known but not yet delivered: a re-run delivers this text instead of asking the model again.
+ * Only a running turn records a reply; run it in the transaction that writes the turn's messages, so a
+ * fenced-out worker's transcript is rolled back with it.
+ */
+export async function recordReply(sql: Sql, turnId: string, reply: string, fence: number): Promise<Turn> {
+  const turn = await fencedUpdate(sql, turnId, fence, `status = 'replied', reply = ?`, [reply], ['running']);
+  if (!turn) throw new FencedOutError(turnId, fence);
+  return turn;
 }
 
-/** Delivered as these platform messages; ids from earlier calls (chunks delivered before a crash) are kept. */
+/**
+ * The send intent: claims the recorded reply for sending under `fence` and counts the attempt. Null when there is
+ * nothing to send (delivered, interrupted or failed meanwhile). A result with `sendAttempts > 1` means an earlier
+ * attempt may have sent (part of) the reply without recording it.
+ */
+export async function claimDelivery(sql: Sql, turnId: string, fence: number): Promise<Turn | null> {
+  return fencedUpdate(sql, turnId, fence, 'send_attempts = send_attempts + 1', [], ['replied']);
+}
+
+/**
+ * One more chunk reached the platform: recorded as it happens, so a re-run continues after it. A delivery is a
+ * fact, so it is recorded whatever fence the sender had (a worker that lost the session mid-send still reports
+ * what it sent, and the new owner, waiting for that, does not send it again).
+ */
+export async function recordChunk(sql: Sql, turnId: string, messageId: string): Promise<Turn> {
+  return sql.transaction(async () => {
+    await sql.lock(`turn:${turnId}`);
+    const current = await getTurn(sql, turnId);
+    if (!current) throw new StoreNotFoundError('turn', turnId);
+    if (current.deliveredIds.includes(messageId)) return current;
+    const ids = JSON.stringify([...current.deliveredIds, messageId]);
+    return toTurn((await sql.get<TurnRow>('UPDATE turns SET delivered_ids = ?, updated_at = ? WHERE id = ? RETURNING *', [ids, Date.now(), turnId])) as TurnRow);
+  });
+}
+
+/** The streamed reply's message exists: a re-run writes into it instead of posting the reply again. */
+export async function recordStreamMessage(sql: Sql, turnId: string, fence: number, messageId: string): Promise<Turn> {
+  return (await fencedUpdate(sql, turnId, fence, 'stream_message_id = ?', [messageId])) as Turn;
+}
+
+/**
+ * Delivered as these platform messages; ids recorded earlier (chunk by chunk, or before a crash) are kept. A fact,
+ * like recordChunk: recorded whatever fence the sender had.
+ */
 export async function markDelivered(sql: Sql, turnId: string, ids: readonly string[]): Promise<Turn> {
   return sql.transaction(async () => {
     await sql.lock(`turn:${turnId}`);
     const current = await getTurn(sql, turnId);
     if (!current) throw new StoreNotFoundError('turn', turnId);
-    const merged = [...new Set([...current.deliveredIds, ...ids])];
-    return updateTurn(sql, turnId, `status = 'delivered', delivered_ids = ?`, [JSON.stringify(merged)]);
+    const merged = JSON.stringify([...new Set([...current.deliveredIds, ...ids])]);
+    const row = await sql.get<TurnRow>(`UPDATE turns SET status = 'delivered', delivered_ids = ?, updated_at = ? WHERE id = ? RETURNING *`, [
+      merged,
+      Date.now(),
+      turnId,
+    ]);
+    return toTurn(row as TurnRow);
   });
 }
 
-export async function markTurn(sql: Sql, turnId: string, status: TurnStatus, error?: string): Promise<Turn> {
-  return updateTurn(sql, turnId, 'status = ?, error = ?', [status, error ?? null]);
+export async function markTurn(sql: Sql, turnId: string, status: TurnStatus, fence: number, error?: string): Promise<Turn> {
+  return (await fencedUpdate(sql, turnId, fence, 'status = ?, error = ?', [status, error ?? null])) as Turn;
+}
+
+/**
+ * Takes the turn away from whoever runs it (the watchdog gave up on it): a newer fence and a final status, so
+ * the abandoned run's later writes and sends are all refused. False when an even newer fence owns it already.
+ */
+export async function fenceOut(sql: Sql, turnId: string, newFence: number, status: TurnStatus, error: string): Promise<boolean> {
+  const res = await sql.run(
+    'UPDATE turns SET fence = ?, status = ?, error = ?, updated_at = ? WHERE id = ? AND (fence IS NULL OR fence < ?)',
+    [newFence, status, error, Date.now(), turnId, newFence],
+  );
+  return res.changes > 0;
 }
