@@ -14,6 +14,7 @@ import { deleteRedisPrefix, uniquePrefix } from './helpers/cluster.js';
 import { repliesIn, telegramEnv } from './helpers/env.js';
 import { startGateway, type GatewayProcess } from './helpers/gateway.js';
 import { lastUserText } from './helpers/llm-tags.js';
+import { metric } from './helpers/metrics.js';
 import { waitFor } from './helpers/ports.js';
 import { PairingService } from '../apps/gateway/src/pairing/index.js';
 
@@ -75,18 +76,6 @@ async function json<T>(gw: GatewayProcess, path: string, init: RequestInit & { t
   const res = await call(gw, path, init);
   expect(res.status, `${init.method ?? 'GET'} ${path}`).toBe(200);
   return (await res.json()) as T;
-}
-
-/** One sample of the Prometheus text format whose labels include `labels`. */
-async function metric(gw: GatewayProcess, name: string, labels: Record<string, string> = {}): Promise<number | null> {
-  const text = await (await fetch(`${gw.url}/metrics`)).text();
-  for (const line of text.split('\n')) {
-    const m = /^(\w+)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const got = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
-    if (Object.entries(labels).every(([k, v]) => got[k] === v)) return Number(m[3]);
-  }
-  return null;
 }
 
 describe('operations on one process (role all) with the Telegram stand-in', () => {

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, configSecrets, loadConfig, type Role } from './config/load.js';
 import { createLogger, routeConsoleToLogger } from './logger.js';
 import { RedisUnavailableError } from './redis.js';
+import { watchProcessFailures } from './ops/process-failures.js';
 import { startHerald } from './app.js';
 
 /** Default drain (7 s) + closing connections stays within 10 s; a longer drain setting extends it. */
@@ -30,6 +31,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
   }
   const log = createLogger({ level: config.logLevel, secrets: configSecrets(config) });
   routeConsoleToLogger(log);
+  watchProcessFailures(log);
 
   let herald;
   try {
