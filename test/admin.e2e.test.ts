@@ -15,6 +15,7 @@ import { deleteRedisPrefix, uniquePrefix } from './helpers/cluster.js';
 import { repliesIn, telegramEnv } from './helpers/env.js';
 import { startGateway, type GatewayProcess } from './helpers/gateway.js';
 import { lastUserText } from './helpers/llm-tags.js';
+import { metric } from './helpers/metrics.js';
 import { waitFor } from './helpers/ports.js';
 import { PairingService } from '../apps/gateway/src/pairing/index.js';
 import { mountAdminApi } from '../apps/gateway/src/admin/api.js';
@@ -107,18 +108,6 @@ async function registeredAdminRoutes(): Promise<Array<{ method: string; url: str
     rmSync(dir, { recursive: true, force: true });
   }
   return routes;
-}
-
-/** One sample of the Prometheus text format whose labels include `labels`. */
-async function metric(gw: GatewayProcess, name: string, labels: Record<string, string> = {}): Promise<number | null> {
-  const text = await (await fetch(`${gw.url}/metrics`)).text();
-  for (const line of text.split('\n')) {
-    const m = /^(\w+)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const got = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
-    if (Object.entries(labels).every(([k, v]) => got[k] === v)) return Number(m[3]);
-  }
-  return null;
 }
 
 describe('operations on one process (role all) with the Telegram stand-in', () => {

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, configSecrets, loadConfig, type Role } from './config/load.js';
 import { createLogger, routeConsoleToLogger } from './logger.js';
 import { RedisUnavailableError } from './redis.js';
+import { watchProcessFailures } from './ops/process-failures.js';
 import { startHerald } from './app.js';
 import { describeStoreTarget, isPermanentStoreError, storeTarget } from './sessions/store-target.js';
 
@@ -31,6 +32,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
   }
   const log = createLogger({ level: config.logLevel, secrets: configSecrets(config) });
   routeConsoleToLogger(log);
+  watchProcessFailures(log);
 
   let herald;
   try {

@@ -204,6 +204,26 @@ describe('discord stand-in gateway', () => {
     expect(dm.d).not.toHaveProperty('guild_id');
   });
 
+  it('for fuzzing: any event in sequence, raw frames outside it, and a heartbeat request answered by the client', async () => {
+    const c = connect();
+    await c.next((f) => f.op === 10);
+    c.ws.send(identify(fake.token, INTENTS));
+    const guild = await c.next((f) => f.t === 'GUILD_CREATE');
+
+    fake.dispatchRaw('MESSAGE_CREATE', null);
+    fake.sendRaw(JSON.stringify({ op: 42, d: 'anything' }));
+    expect(await c.next((f) => f.t === 'MESSAGE_CREATE')).toEqual({ op: 0, s: (guild.s ?? 0) + 1, t: 'MESSAGE_CREATE', d: null });
+    expect(await c.next((f) => f.op === 42)).toEqual({ op: 42, d: 'anything' });
+
+    let answered = false;
+    const heartbeat = fake.requestHeartbeat().then(() => (answered = true));
+    await c.next((f) => f.op === 1);
+    expect(answered).toBe(false);
+    c.ws.send(JSON.stringify({ op: 1, d: guild.s }));
+    await heartbeat;
+    await c.next((f) => f.op === 11); // and the heartbeat is ACKed, as any other
+  });
+
   it('closes with 4014 when the Message Content intent is not enabled, and 4004 for a bad token', async () => {
     fake.setMessageContentIntent(false);
     const a = connect();

@@ -56,7 +56,8 @@ interface DispatchFrame {
   op: 0;
   s: number;
   t: string;
-  d: JsonObject;
+  /** A JSON object for every event Discord documents; anything at all from dispatchRaw. */
+  d: unknown;
 }
 
 interface Session {
@@ -91,6 +92,8 @@ export class FakeGateway {
   private readonly wss = new WebSocketServer({ noServer: true });
   private readonly sessions = new Map<string, Session>();
   private readonly identifyRejections: number[] = [];
+  /** Per connection, who waits for its next heartbeat (requestHeartbeat). */
+  private readonly heartbeatWaiters = new Map<WebSocket, Array<() => void>>();
   available = true;
   identifyCount = 0;
   resumeCount = 0;
@@ -117,6 +120,37 @@ export class FakeGateway {
       const hidden = audience.contentVisibleWithoutIntent === false && (session.intents & Intents.MessageContent) === 0;
       this.push(session, t, hidden ? { ...d, content: '', embeds: [], attachments: [], components: [] } : d);
     }
+  }
+
+  /**
+   * Sends an event of any name with any payload to every session, in sequence and kept for RESUME like every
+   * dispatch: the shapes Discord documents are not checked, so a test can send the ones it does not.
+   */
+  dispatchRaw(t: string, d: unknown): void {
+    for (const session of this.sessions.values()) this.push(session, t, d);
+  }
+
+  /** Sends one text frame as given on every live connection, outside the sequence and not kept for RESUME. */
+  sendRaw(frame: string): void {
+    for (const ws of this.liveSockets()) ws.send(frame);
+  }
+
+  /**
+   * Asks every live connection for a heartbeat now (opcode 1 from the gateway, as Discord does) and resolves once
+   * each has sent one. Frames are read in order, so by then each client has read everything sent before.
+   */
+  requestHeartbeat(): Promise<void> {
+    const sockets = this.liveSockets();
+    if (sockets.length === 0) return Promise.reject(new Error('no live gateway connection to ask for a heartbeat'));
+    return Promise.all(
+      sockets.map(
+        (ws) =>
+          new Promise<void>((resolve) => {
+            this.heartbeatWaiters.set(ws, [...(this.heartbeatWaiters.get(ws) ?? []), resolve]);
+            ws.send(JSON.stringify({ op: Op.Heartbeat, d: null, s: null, t: null }));
+          }),
+      ),
+    ).then(() => undefined);
   }
 
   /** Closes every live connection; sessions survive so clients can RESUME. */
@@ -146,7 +180,11 @@ export class FakeGateway {
   }
 
   get liveConnections(): number {
-    return [...this.sessions.values()].filter((s) => s.ws !== null).length;
+    return this.liveSockets().length;
+  }
+
+  private liveSockets(): WebSocket[] {
+    return [...this.sessions.values()].flatMap((s) => (s.ws && s.ws.readyState === WebSocket.OPEN ? [s.ws] : []));
   }
 
   async close(): Promise<void> {
@@ -171,8 +209,11 @@ export class FakeGateway {
       }
       const d = typeof payload.d === 'object' && payload.d !== null ? (payload.d as JsonObject) : {};
       switch (payload.op) {
-        case Op.Heartbeat:
-          return ws.send(JSON.stringify({ op: Op.HeartbeatAck }));
+        case Op.Heartbeat: {
+          ws.send(JSON.stringify({ op: Op.HeartbeatAck }));
+          for (const resolve of this.heartbeatWaiters.get(ws)?.splice(0) ?? []) resolve();
+          return;
+        }
         case Op.Identify:
           if (session) return ws.close(CloseCode.AlreadyAuthenticated, CLOSE_REASONS[CloseCode.AlreadyAuthenticated]);
           session = this.identify(ws, d);
@@ -192,6 +233,7 @@ export class FakeGateway {
     });
     ws.on('close', () => {
       if (session && session.ws === ws) session.ws = null;
+      this.heartbeatWaiters.delete(ws);
     });
     ws.on('error', () => undefined);
   }
@@ -265,7 +307,7 @@ export class FakeGateway {
     return session;
   }
 
-  private push(session: Session, t: string, d: JsonObject): void {
+  private push(session: Session, t: string, d: unknown): void {
     session.seq += 1;
     const frame: DispatchFrame = { op: Op.Dispatch, s: session.seq, t, d };
     session.events.push(frame);

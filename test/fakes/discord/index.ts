@@ -88,6 +88,12 @@ export interface DiscordFake extends RestRecords {
   createUserThread(parentId: string, name: string, owner: FakeUser): string;
   /** The next call of `route` fails with this (queued: several calls fail in order). */
   failNext(route: RestRoute, failure: FailureSpec): void;
+  /** Sends any event name with any payload, in sequence, to every session (fuzzing the client's reading of events). */
+  dispatchRaw(eventName: string, d: unknown): void;
+  /** Sends one text frame as given on every live connection, outside the sequence. */
+  sendRaw(frame: string): void;
+  /** Asks every live connection for a heartbeat (opcode 1); resolves when each has answered. */
+  requestHeartbeat(): Promise<void>;
   /** Closes live gateway connections (the client resumes). */
   dropConnections(opts?: DropOptions): number;
   /** Sends the last `count` events of a kind (default MESSAGE_CREATE) again on live connections. */
@@ -166,6 +172,9 @@ export async function startDiscordFake(opts: DiscordFakeOptions = {}): Promise<D
       queue.push(failure);
       failures.set(route, queue);
     },
+    dispatchRaw: (eventName, d) => gw.dispatchRaw(eventName, d),
+    sendRaw: (frame) => gw.sendRaw(frame),
+    requestHeartbeat: () => gw.requestHeartbeat(),
     dropConnections: (dropOpts) => gw.drop(dropOpts),
     replayLast: (count, eventName) => gw.replayLast(count, eventName),
     rejectNextIdentify: (code) => gw.rejectNextIdentify(code),

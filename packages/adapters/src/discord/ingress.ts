@@ -49,6 +49,12 @@ const PARTIALS = [Partials.Channel, Partials.Message];
  */
 const MESSAGE_CACHE_PER_CHANNEL = 10;
 
+/** The parts of discord.js' WebSocketManager its typings leave out: every gateway event goes through handlePacket. */
+interface ManagerInternals {
+  handlePacket(packet: unknown, shard: unknown): boolean;
+  on(event: 'error', listener: (...args: unknown[]) => void): unknown;
+}
+
 export interface DiscordIngress extends PlatformIngress {
   readonly platform: 'discord';
 }
@@ -139,6 +145,7 @@ class DiscordGatewayIngress implements DiscordIngress {
   }
 
   private wire(client: Client): void {
+    this.dropUnreadableEvents(client);
     client.on(Events.Raw, () => {
       this.lastEventAt = Date.now();
     });
@@ -162,6 +169,28 @@ class DiscordGatewayIngress implements DiscordIngress {
     // An 'error' event without a listener would throw and take the process down.
     client.on(Events.Error, (err) => this.log.error({ err: err.message }, 'discord client error'));
     client.on(Events.MessageCreate, (message) => this.onMessage(message));
+  }
+
+  /**
+   * discord.js reads gateway events without checking their shape: a MESSAGE_CREATE whose `d` is null, or whose
+   * author is a number, throws inside its packet handler, which @discordjs/ws calls from a promise nobody awaits —
+   * an unhandled rejection. Every event goes through the manager's `handlePacket` (not in discord.js' typings), so
+   * that is where such an event is dropped, with a log line. The manager also re-emits each event under its own
+   * name, and an event named `error` with no listener would throw.
+   */
+  private dropUnreadableEvents(client: Client): void {
+    const manager = client.ws as unknown as ManagerInternals;
+    const handle = manager.handlePacket.bind(manager);
+    manager.handlePacket = (packet, shard) => {
+      try {
+        return handle(packet, shard);
+      } catch (err) {
+        const event = typeof packet === 'object' && packet !== null ? (packet as { t?: unknown }).t : undefined;
+        this.log.warn({ err: errorText(err), event: String(event) }, 'discord gateway event unreadable; dropped');
+        return true;
+      }
+    };
+    manager.on('error', () => undefined);
   }
 
   private explainStartFailure(err: unknown): PlatformError {

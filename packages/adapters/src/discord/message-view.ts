@@ -5,7 +5,22 @@ import { ChannelType, type Attachment as DiscordAttachment, type Message } from 
 import type { Attachment } from '../types.js';
 import type { ChannelKind, MessageView } from './normalize.js';
 
+/** Discord ids are snowflakes: unsigned 64-bit integers, sent as strings. */
+const SNOWFLAKE_RE = /^\d{1,20}$/;
+
+/**
+ * The MessageView of a discord.js Message; throws when a field has the wrong type. discord.js copies a gateway
+ * event's fields into its Message without checking them (an id that is a number, content that is an object), and
+ * a view half-read from such an event could be taken for another message: it is refused whole.
+ */
 export function viewOf(message: Message, botId: string): MessageView {
+  const view = readView(message, botId);
+  const wrong = wrongField(view);
+  if (wrong !== null) throw new Error(`unreadable MESSAGE_CREATE: ${wrong} has the wrong type`);
+  return view;
+}
+
+function readView(message: Message, botId: string): MessageView {
   const channel = message.channel;
   const mentionedNames: Record<string, string> = {};
   for (const user of message.mentions.users.values()) {
@@ -40,6 +55,30 @@ export function viewOf(message: Message, botId: string): MessageView {
   };
 }
 
+function wrongField(v: MessageView): string | null {
+  const snowflake = (x: unknown): boolean => typeof x === 'string' && SNOWFLAKE_RE.test(x);
+  const checks: Array<[string, boolean]> = [
+    ['id', snowflake(v.id)],
+    ['channel_id', snowflake(v.channelId)],
+    ['guild_id', v.guildId === null || snowflake(v.guildId)],
+    ['parent_id', v.parentId === null || snowflake(v.parentId)],
+    ['author.id', snowflake(v.authorId)],
+    ['author name', typeof v.authorName === 'string'],
+    ['content', typeof v.content === 'string'],
+    ['mentions', v.mentionedUserIds.every(snowflake) && Object.values(v.mentionedNames).every((n) => typeof n === 'string')],
+    ['message_reference', v.repliedTo === null || (snowflake(v.repliedTo.messageId) && (v.repliedTo.content === null || typeof v.repliedTo.content === 'string'))],
+    ['attachments', v.attachments.every(attachmentOk)],
+    ['timestamp', Number.isFinite(v.sentAt)],
+  ];
+  return checks.find(([, ok]) => !ok)?.[0] ?? null;
+}
+
+function attachmentOk(a: Attachment): boolean {
+  const optionalString = (x: unknown): boolean => x === undefined || typeof x === 'string';
+  const size = a.size === undefined || (Number.isSafeInteger(a.size) && a.size >= 0);
+  return typeof a.url === 'string' && optionalString(a.name) && optionalString(a.mimeType) && size;
+}
+
 function kindOf(type: ChannelType): ChannelKind {
   switch (type) {
     case ChannelType.DM:
@@ -58,7 +97,7 @@ function kindOf(type: ChannelType): ChannelKind {
 
 function toAttachment(a: DiscordAttachment): Attachment {
   const mimeType = a.contentType ?? undefined;
-  const family = mimeType?.split('/')[0];
+  const family = typeof mimeType === 'string' ? mimeType.split('/')[0] : undefined;
   const kind = family === 'image' || family === 'audio' || family === 'video' ? family : 'file';
   const out: Attachment = { kind, url: a.url, name: a.name, size: a.size };
   if (mimeType !== undefined) out.mimeType = mimeType;

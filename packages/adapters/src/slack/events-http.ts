@@ -78,10 +78,15 @@ export class FastifyEventsReceiver implements Receiver {
     } catch {
       return void reply.code(400).send({ ok: false, error: 'invalid_json' });
     }
-    if (typeof body !== 'object' || body === null) return void reply.code(400).send({ ok: false, error: 'invalid_payload' });
-    const payload = body as Record<string, unknown>;
+    if (!isRecord(body)) return void reply.code(400).send({ ok: false, error: 'invalid_payload' });
+    const payload = body;
 
-    if (payload.type === 'url_verification') return void reply.code(200).send({ challenge: payload.challenge });
+    if (payload.type === 'url_verification') {
+      if (typeof payload.challenge !== 'string') return void reply.code(400).send({ ok: false, error: 'invalid_challenge' });
+      return void reply.code(200).send({ challenge: payload.challenge });
+    }
+    // Bolt takes any body with an `event` for an Events API envelope and reads the event as an object.
+    if (payload.event !== undefined && !isRecord(payload.event)) return void reply.code(400).send({ ok: false, error: 'invalid_event' });
 
     const app = this.app;
     if (!this.running || app === null) {
@@ -92,21 +97,26 @@ export class FastifyEventsReceiver implements Receiver {
     const retryNum = header(req, 'x-slack-retry-num');
     const retryReason = header(req, 'x-slack-retry-reason');
     const answer = await this.dispatch(app, payload, retryNum === undefined ? undefined : Number(retryNum), retryReason);
-    if (answer.kind === 'error') return void reply.code(500).send({ ok: false, error: 'processing_failed' });
+    if (answer.kind === 'unreadable') return void reply.code(400).send({ ok: false, error: 'unreadable_payload' });
     if (answer.body === undefined || answer.body === '') return void reply.code(200).send();
     return void reply.code(200).send(answer.body);
   }
 
-  /** Resolves when Bolt acks (or finishes without acking, or fails before acking); processing goes on after. */
+  /**
+   * Resolves when Bolt acks (or finishes without acking, or fails before acking); processing goes on after.
+   * Bolt acks an Events API payload before any listener runs, and Herald's slash command listener acks first
+   * thing, so a failure before the ack is Bolt failing to read the payload's shape (`event.user` null, `view` a
+   * string, …): `unreadable`, which Slack's retry would not change.
+   */
   private dispatch(
     app: App,
     body: Record<string, unknown>,
     retryNum: number | undefined,
     retryReason: string | undefined,
-  ): Promise<{ kind: 'ack'; body: AckBody } | { kind: 'error' }> {
+  ): Promise<{ kind: 'ack'; body: AckBody } | { kind: 'unreadable' }> {
     return new Promise((resolve) => {
       let settled = false;
-      const settle = (v: { kind: 'ack'; body: AckBody } | { kind: 'error' }): void => {
+      const settle = (v: { kind: 'ack'; body: AckBody } | { kind: 'unreadable' }): void => {
         if (settled) return;
         settled = true;
         clearTimeout(deadline);
@@ -123,12 +133,17 @@ export class FastifyEventsReceiver implements Receiver {
         .then(
           () => settle({ kind: 'ack', body: undefined }),
           (err: unknown) => {
-            this.logger.error({ err }, 'slack: processing an event failed');
-            settle({ kind: 'error' });
+            if (settled) return void this.logger.error({ err }, 'slack: processing an event failed');
+            this.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'slack: a payload Bolt could not read was refused');
+            settle({ kind: 'unreadable' });
           },
         );
     });
   }
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function header(req: FastifyRequest, name: string): string | undefined {

@@ -102,6 +102,24 @@ describe('Slack ingress over Events HTTP', () => {
     expect(JSON.parse(res.body)).toEqual({ challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P' });
   });
 
+  it('answers 400, not 500, to correctly signed payloads of the wrong shape, and hands nothing over', async () => {
+    const envelope = { type: 'event_callback', team_id: fake.teamId, event_id: 'Ev0SHAPE' };
+    const malformed: unknown[] = [
+      [1, 2],
+      { type: 'url_verification', challenge: { a: 1 } },
+      { ...envelope, event: 'message' },
+      { ...envelope, event: null },
+      // Shapes only Bolt reads: found by the fuzz suite (test/fuzz/slack.e2e.test.ts).
+      { ...envelope, event: { type: 'message', user: null, channel: 'D0X', ts: '1.1', text: 'hi' } },
+      { ...envelope, event: { type: 'message', channel: 5, ts: '1.2', text: 'hi' } },
+      { type: 'view_submission', view: 'not a view' },
+      { type: 'shortcut' },
+    ];
+    for (const body of malformed) expect((await fake.post(body)).status, JSON.stringify(body)).toBe(400);
+    await barrier();
+    expect(received).toEqual([]);
+  });
+
   it('takes a channel mention once (message + app_mention), then follow-ups in its thread; ignores the rest', async () => {
     const mention = await fake.channelMessage({ channel: 'C0GENERAL', user: 'U0BOB', text: `<@${fake.botUserId}> what is up?` });
     expect(mention.bodies.map((b) => (b.event as { type: string }).type)).toEqual(['message', 'app_mention']);

@@ -134,4 +134,25 @@ describe('telegram webhook ingress', () => {
     });
     expect(res.statusCode).toBe(400);
   });
+
+  it('refuses (400) an update whose message has a field of the wrong type, instead of half-reading it', async () => {
+    await startWithRoutes();
+    const message = { message_id: 1, date: 1_700_000_000, chat: { id: 777, type: 'private' }, from: { id: 777 }, text: 'hi' };
+    // Found by the fuzz suite (test/fuzz/telegram.e2e.test.ts): each once took the process to a 500 or a turn.
+    const malformed = [
+      { update_id: 1, message: { ...message, text: 123 } },
+      { update_id: 2, message: { ...message, entities: [null] } },
+      { update_id: 3, message: { ...message, photo: [null] } },
+      { update_id: 4, message: { ...message, from: 'someone' } },
+      { update_id: null, message },
+      { update_id: '5', message },
+    ];
+    for (const payload of malformed) {
+      const res = await app.inject({ method: 'POST', url: PATH, headers: { 'x-telegram-bot-api-secret-token': SECRET }, payload });
+      expect(res.statusCode, JSON.stringify(payload)).toBe(400);
+    }
+    const ok = await app.inject({ method: 'POST', url: PATH, headers: { 'x-telegram-bot-api-secret-token': SECRET }, payload: { update_id: 6, message } });
+    expect(ok.statusCode).toBe(200);
+    expect(received.map((m) => m.text)).toEqual(['hi']);
+  });
 });

@@ -72,16 +72,61 @@ export function hasUpdateId(u: unknown): u is { update_id: number } {
   return isRecord(u) && Number.isSafeInteger(u.update_id);
 }
 
-/** True for a `message` update whose message carries the fields normalisation relies on. */
+/**
+ * True for a `message` update whose message has the Bot API's types in every field this adapter reads (see
+ * TgMessage): a field may be absent, but one that is present with another type (text a number, an entity null)
+ * makes the whole message unreadable rather than half-read. Fields not listed are not looked at.
+ */
 export function isMessageUpdate(u: unknown): u is TgMessageUpdate {
-  if (!isRecord(u) || !Number.isSafeInteger(u.update_id)) return false;
-  const m = u.message;
-  return (
-    isRecord(m) &&
-    Number.isSafeInteger(m.message_id) &&
-    typeof m.date === 'number' &&
-    isRecord(m.chat) &&
-    Number.isSafeInteger(m.chat.id) &&
-    typeof m.chat.type === 'string'
-  );
+  return isRecord(u) && Number.isSafeInteger(u.update_id) && isMessage(u.message, true);
+}
+
+type Check = (v: unknown) => boolean;
+
+const isString: Check = (v) => typeof v === 'string';
+const isBoolean: Check = (v) => typeof v === 'boolean';
+const isInteger: Check = (v) => Number.isSafeInteger(v);
+
+/** Each listed field is absent, or passes its check. */
+function fieldsOk(v: Record<string, unknown>, checks: Record<string, Check>): boolean {
+  return Object.entries(checks).every(([key, check]) => v[key] === undefined || check(v[key]));
+}
+
+function shape(required: Record<string, Check>, optional: Record<string, Check> = {}): Check {
+  return (v) => isRecord(v) && Object.entries(required).every(([key, check]) => check(v[key])) && fieldsOk(v, optional);
+}
+
+const arrayOf =
+  (check: Check): Check =>
+  (v) =>
+    Array.isArray(v) && v.every(check);
+
+const isUser = shape({ id: isInteger }, { is_bot: isBoolean, first_name: isString, last_name: isString, username: isString });
+const isChat = shape({ id: isInteger, type: isString }, { title: isString, username: isString, is_forum: isBoolean });
+const isEntity = shape({ type: isString, offset: isInteger, length: isInteger }, { user: isUser });
+const isFile = shape({ file_id: isString }, { file_unique_id: isString, file_size: isInteger, mime_type: isString, file_name: isString });
+const MESSAGE_FIELDS: Record<string, Check> = {
+  from: isUser,
+  message_thread_id: isInteger,
+  is_topic_message: isBoolean,
+  text: isString,
+  entities: arrayOf(isEntity),
+  caption: isString,
+  caption_entities: arrayOf(isEntity),
+  quote: shape({ text: isString }),
+  photo: arrayOf(isFile),
+  document: isFile,
+  voice: isFile,
+  audio: isFile,
+  video: isFile,
+  video_note: isFile,
+  animation: isFile,
+  forum_topic_created: shape({ name: isString }),
+};
+
+/** Telegram never nests a reply inside a reply, so a replied-to message is checked one level deep only. */
+function isMessage(m: unknown, outer: boolean): boolean {
+  if (!isRecord(m) || !isInteger(m.message_id) || !isInteger(m.date) || !isChat(m.chat) || !fieldsOk(m, MESSAGE_FIELDS)) return false;
+  if (m.reply_to_message === undefined) return true;
+  return outer && isMessage(m.reply_to_message, false);
 }
