@@ -1,14 +1,18 @@
 /**
  * Herald's per-message path, end to end, against zero-latency stand-ins:
- *   router.handle (event in) → mailbox + BullMQ → worker → agent loop → OpenAI stand-in → SQLite → Telegram egress.
+ *   router.handle (event in) → mailbox + BullMQ → worker → agent loop → OpenAI stand-in → store → Telegram egress.
  * The stand-ins run in a child process (bench/stand-ins.ts); this process holds only Herald (role `all`).
+ * The store is SQLite (figures `queue.*`) or PostgreSQL (`queue_pg.*`, a database created for the run and dropped
+ * after; bench/postgres.ts), each with its default settings.
  *
  *  1. throughput: N messages over S sessions submitted at once → messages/s;
  *  2. added latency, paced (no backlog): event in → LLM request, and LLM reply → platform send, p50/p99;
  *  3. raw BullMQ no-op jobs/s on the same Redis, and the ratio of (1) to it;
  *  4. 5,000 concurrent turns whose LLM call takes 2 s, on one worker process: time to finish and peak RSS.
  *
- * Run alone: npx tsx bench/queue.ts   (needs Redis on 127.0.0.1:6379)
+ * Run alone: npx tsx bench/queue.ts   (needs Redis on 127.0.0.1:6379; PostgreSQL for the second run, else skipped)
+ *   BENCH_STORE=sqlite|postgres   one backend only (default: both, SQLite first)
+ *   BENCH_ONLY=throughput|concurrent   one part only
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,6 +25,7 @@ import { loadConfig } from '../apps/gateway/src/config/load.js';
 import { createLogger } from '../apps/gateway/src/logger.js';
 import { startHerald, type Herald } from '../apps/gateway/src/app.js';
 import { deleteRedisPrefix } from '../test/helpers/cluster.js';
+import { createBenchDatabase, postgresUnavailable } from './postgres.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const THROUGHPUT_MESSAGES = 2_000;
@@ -71,15 +76,24 @@ export async function startStandIns(llmDelayMs: number): Promise<StandIns> {
   };
 }
 
-async function startBenchHerald(s: StandIns, concurrency: number): Promise<{ herald: Herald; cleanup: () => Promise<void> }> {
+export type BenchStore = 'sqlite' | 'postgres';
+
+/** What the figures of each backend are printed as. */
+export const FIGURE_PREFIX: Record<BenchStore, string> = { sqlite: 'queue', postgres: 'queue_pg' };
+
+async function startBenchHerald(s: StandIns, concurrency: number, store: BenchStore): Promise<{ herald: Herald; cleanup: () => Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'herald-bench-'));
   const prefix = `herald-bench-${process.pid}-${Date.now().toString(36)}`;
+  const database = store === 'postgres' ? await createBenchDatabase() : null;
   const config = loadConfig({
     file: null,
     env: {
       REDIS_URL,
       HERALD_REDIS_PREFIX: prefix,
       HERALD_DB: join(dir, 'herald.db'),
+      ...(database ? { HERALD_DATABASE_URL: database.url } : {}),
+      // Default 10, like a deployment; set it to see what a bigger pool buys.
+      ...(database && process.env.HERALD_DATABASE_POOL_SIZE ? { HERALD_DATABASE_POOL_SIZE: process.env.HERALD_DATABASE_POOL_SIZE } : {}),
       HERALD_PORT: '0',
       HERALD_MODEL: 'openai:gpt-4.1-mini',
       OPENAI_API_KEY: 'sk-bench',
@@ -92,15 +106,39 @@ async function startBenchHerald(s: StandIns, concurrency: number): Promise<{ her
       HERALD_USER_RATE_LIMIT: '0',
     },
   });
-  const herald = await startHerald(config, createLogger({ level: process.env.BENCH_LOG ?? 'silent' }));
+  const removeState = async (): Promise<void> => {
+    await deleteRedisPrefix(prefix, REDIS_URL);
+    rmSync(dir, { recursive: true, force: true });
+    await database?.drop();
+  };
+  const herald = await startHerald(config, createLogger({ level: process.env.BENCH_LOG ?? 'silent' })).catch(async (err: unknown) => {
+    await removeState();
+    throw err;
+  });
   return {
     herald,
     cleanup: async () => {
       await herald.stop();
-      await deleteRedisPrefix(prefix, REDIS_URL);
-      rmSync(dir, { recursive: true, force: true });
+      await removeState();
     },
   };
+}
+
+type Router = NonNullable<Herald['router']>;
+
+/** `fn` against fresh stand-ins and a Herald on a fresh store; all of it is removed afterwards, failure or not. */
+async function withBenchHerald<T>(llmDelayMs: number, concurrency: number, store: BenchStore, fn: (s: StandIns, router: Router) => Promise<T>): Promise<T> {
+  const s = await startStandIns(llmDelayMs);
+  try {
+    const { herald, cleanup } = await startBenchHerald(s, concurrency, store);
+    try {
+      return await fn(s, herald.router!);
+    } finally {
+      await cleanup();
+    }
+  } finally {
+    await s.stop();
+  }
 }
 
 function message(session: number, tag: string): InboundMessage {
@@ -160,14 +198,13 @@ async function rawBullmqJobsPerSecond(): Promise<number> {
 }
 
 
-export async function benchQueue(): Promise<Record<string, number>> {
+/** The queue benchmark on one store; figures printed as `queue.*` (SQLite) or `queue_pg.*` (PostgreSQL). */
+export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<string, number>> {
   const results: Record<string, number> = {};
+  const printed = (): Record<string, number> => printFigures(FIGURE_PREFIX[store], results);
 
   // 1 + 2: zero-latency LLM.
-  if (process.env.BENCH_ONLY !== 'concurrent') {
-    const s = await startStandIns(0);
-    const { herald, cleanup } = await startBenchHerald(s, 50);
-    const router = herald.router!;
+  if (process.env.BENCH_ONLY !== 'concurrent') await withBenchHerald(0, 50, store, async (s, router) => {
     s.child.send({ type: 'chats', ids: [...range(100_000, THROUGHPUT_SESSIONS), ...range(101_000, 50)] });
     // Warm up connections and JIT.
     const warm = Array.from({ length: 50 }, (_, i) => `w${i}`);
@@ -197,23 +234,17 @@ export async function benchQueue(): Promise<Record<string, number>> {
     const t = await s.times();
     const lastSent = Math.max(...tags.map((tag) => t.sentAt.get(tag) ?? 0));
     results.messages_per_s = (THROUGHPUT_MESSAGES / (lastSent - started)) * 1000;
+  });
 
-    await cleanup();
-    await s.stop();
-  }
-
-  if (process.env.BENCH_ONLY === 'throughput') return printed(results);
-  // 3: raw BullMQ.
-  if (process.env.BENCH_ONLY !== 'concurrent') {
+  if (process.env.BENCH_ONLY === 'throughput') return printed();
+  // 3: raw BullMQ (the same on either store: measured once, with SQLite).
+  if (process.env.BENCH_ONLY !== 'concurrent' && store === 'sqlite') {
     results.raw_bullmq_jobs_per_s = await rawBullmqJobsPerSecond();
     results.herald_to_raw_bullmq_ratio = results.messages_per_s / results.raw_bullmq_jobs_per_s;
   }
 
   // 4: 5,000 concurrent 2-second turns on one worker process.
-  {
-    const s = await startStandIns(SLOW_LLM_MS);
-    const { herald, cleanup } = await startBenchHerald(s, CONCURRENT_TURNS);
-    const router = herald.router!;
+  await withBenchHerald(SLOW_LLM_MS, CONCURRENT_TURNS, store, async (s, router) => {
     s.child.send({ type: 'chats', ids: range(110_000, CONCURRENT_TURNS) });
     let peakRss = process.memoryUsage().rss;
     let peakHeap = process.memoryUsage().heapUsed;
@@ -235,20 +266,52 @@ export async function benchQueue(): Promise<Record<string, number>> {
     results.concurrent_peak_rss_mb = peakRss / 1024 / 1024;
     results.concurrent_rss_growth_mb = (peakRss - baseRss) / 1024 / 1024;
     results.concurrent_peak_js_heap_mb = peakHeap / 1024 / 1024;
-    await cleanup();
-    await s.stop();
-  }
+  });
 
-  return printed(results);
+  return printed();
 }
 
-function printed(results: Record<string, number>): Record<string, number> {
-  for (const [k, v] of Object.entries(results)) console.log(`queue.${k} = ${Number.isInteger(v) ? v : v.toFixed(2)}`);
+function printFigures(prefix: string, results: Record<string, number>): Record<string, number> {
+  for (const [k, v] of Object.entries(results)) console.log(`${prefix}.${k} = ${Number.isInteger(v) ? v : v.toFixed(2)}`);
   return results;
 }
 
+/** The stores BENCH_STORE asks for (default both); PostgreSQL is skipped, with a line saying why, when it does not answer. */
+export async function benchStores(): Promise<BenchStore[]> {
+  const asked = process.env.BENCH_STORE;
+  if (asked !== undefined && asked !== 'sqlite' && asked !== 'postgres') throw new Error(`BENCH_STORE: sqlite or postgres (got ${JSON.stringify(asked)})`);
+  const stores: BenchStore[] = asked ? [asked] : ['sqlite', 'postgres'];
+  if (!stores.includes('postgres')) return stores;
+  const why = await postgresUnavailable();
+  if (why === null) return stores;
+  console.log(`(PostgreSQL skipped: ${why}; set HERALD_BENCH_DATABASE_URL)`);
+  return stores.filter((s) => s !== 'postgres');
+}
+
+/**
+ * The queue benchmark on `store` in a fresh process (this file run as a child), its figures sent back: every run
+ * starts from the same heap, so the peak RSS of one backend's run does not carry into the other's.
+ */
+export async function benchQueueInChild(store: BenchStore): Promise<Record<string, number>> {
+  const child = fork(import.meta.filename, [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, BENCH_STORE: store },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  let figures: Record<string, number> | undefined;
+  child.on('message', (m) => (figures = m as Record<string, number>));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0 || !figures) throw new Error(`the ${store} queue benchmark exited with ${code}`);
+  return figures;
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  benchQueue().then(
+  (async () => {
+    for (const store of await benchStores()) {
+      const figures = await benchQueue(store);
+      if (process.send) await new Promise((resolve) => process.send!(figures, resolve));
+    }
+  })().then(
     () => process.exit(0),
     (err: unknown) => {
       console.error(err);

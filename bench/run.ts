@@ -4,15 +4,20 @@
  */
 import { benchAgentLoop } from './agent-loop.js';
 import { benchFloor } from './floor.js';
-import { benchQueue } from './queue.js';
+import { benchQueueInChild, benchStores, FIGURE_PREFIX } from './queue.js';
 
 console.log('# agent loop: overhead per API call against a zero-latency stand-in');
 await benchAgentLoop();
-console.log('\n# queue: ingress → queue → worker → LLM stand-in → SQLite → Telegram stand-in');
-const queue = await benchQueue();
-console.log('\n# floor: a plain pipeline with the same libraries and stand-ins (bench/floor.ts)');
+const queue: Record<string, number> = {};
+for (const store of await benchStores()) {
+  const db = store === 'sqlite' ? 'SQLite' : 'PostgreSQL (a database created for the run, dropped after)';
+  console.log(`\n# ${FIGURE_PREFIX[store]}: ingress → queue → worker → LLM stand-in → ${db} → Telegram stand-in`);
+  const figures = await benchQueueInChild(store);
+  if (store === 'sqlite') Object.assign(queue, figures);
+}
+console.log('\n# floor: a plain pipeline with the same libraries and stand-ins, on SQLite (bench/floor.ts)');
 const floor = await benchFloor();
-console.log('\n# Herald ÷ floor');
+console.log('\n# Herald (SQLite) ÷ floor');
 const ratio = (name: string, value: number): void => console.log(`herald_to_floor.${name} = ${value.toFixed(2)}`);
 if (queue.messages_per_s && floor.messages_per_s) ratio('messages_per_s', queue.messages_per_s / floor.messages_per_s);
 if (queue.concurrent_finish_s && floor.concurrent_finish_s) ratio('concurrent_finish_s', queue.concurrent_finish_s / floor.concurrent_finish_s);

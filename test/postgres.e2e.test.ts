@@ -102,6 +102,7 @@ describe('the PostgreSQL store, end to end', () => {
     cleanups.push(() => proxy.close());
     const viaProxy = new URL(url);
     viaProxy.port = String(proxy.port);
+    viaProxy.password = 'relay-secret-pw'; // trust auth ignores it; the logs must not show it
     const gw = await start(telegramEnv(tg, llm, { HERALD_DATABASE_URL: viaProxy.toString(), HERALD_REDIS_PREFIX: prefix }), 'all');
 
     const waiting = await waitFor(async () => {
@@ -109,13 +110,16 @@ describe('the PostgreSQL store, end to end', () => {
       return r.status === 503 && r.failed.includes('postgres') ? r : null;
     }, { what: 'readiness to name postgres' });
     expect(waiting.checks.postgres).toMatch(/unreachable/);
-    await gw.waitForLog((l) => typeof l.msg === 'string' && l.msg.includes('cannot reach the database'), 'the retry line');
+    const retry = await gw.waitForLog((l) => typeof l.msg === 'string' && l.msg.includes('cannot reach the database'), 'the retry line');
+    // Where it looked, readable (host and port), without the password.
+    expect(retry.msg).toContain(`postgres://postgres@127.0.0.1:${proxy.port}/test`);
 
     await proxy.restore();
     await waitFor(async () => (await ready(gw)).status === 200, { timeoutMs: 60_000, what: 'ready once the database answers' });
     tg.injectMessage({ chatId: 4201, userId: 4201, text: 'hello after the wait' });
     await waitFor(() => repliesIn(tg, 4201).length >= 1, { timeoutMs: 30_000, what: 'the reply' });
     expect(repliesIn(tg, 4201)).toEqual(['ok: hello after the wait']);
+    expect(gw.output.join('\n')).not.toContain('relay-secret-pw');
   });
 
   it('wrong credentials or an unknown database: one line naming the store, exit 1, no retry loop', async () => {

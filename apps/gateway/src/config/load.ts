@@ -152,14 +152,32 @@ export function configSecrets(config: HeraldConfig): string[] {
   for (const [path, s] of walkSettings()) {
     if (!s.secret) continue;
     const v = getPath(config as unknown as Record<string, unknown>, path);
-    if (typeof v === 'string' && v) out.push(v, ...urlPassword(v));
+    if (typeof v !== 'string' || !v) continue;
+    // A URL's secret is its password: the rest (host, database) stays readable in logs and error lines.
+    // (A password too short to scrub on its own hides the whole URL instead.)
+    const password = urlPassword(v);
+    out.push(...(!isUrl(v) ? [v] : password.length > 0 || !hasPassword(v) ? password : [v]));
   }
+  // Not a secret setting, but its password is one.
+  out.push(...urlPassword(config.redisUrl));
   return out;
+}
+
+function hasPassword(url: string): boolean {
+  try {
+    return new URL(url).password !== '';
+  } catch {
+    return true;
+  }
+}
+
+function isUrl(value: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(value);
 }
 
 /** The password inside a URL secret (`postgres://user:pw@host/db`), which errors may quote on its own. */
 export function urlPassword(value: string): string[] {
-  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return [];
+  if (!isUrl(value)) return [];
   try {
     const password = decodeURIComponent(new URL(value).password);
     return password.length >= 4 ? [password] : [];
