@@ -124,6 +124,19 @@ describe('TurnWorker', () => {
     for (let s = 0; s < 20; s++) expect(done.get(keyOf(s))).toEqual(Array.from({ length: 10 }, (_, n) => `s${s} m${n}`));
   });
 
+  it("a turn's after-steps (the reaction swap) run once its entry is acknowledged: the session is free by then", async () => {
+    const busyDuringAfter: boolean[] = [];
+    const { producer, mailbox } = await rig({
+      workers: 1,
+      mode: 'queue',
+      runTurn: async (ctx) => ({ afterAck: async () => void busyDuringAfter.push(await mailbox.isBusy(ctx.sessionKey)) }),
+    });
+    await producer.submit(keyOf(40), payload(40, 0), 'queue');
+    await until(() => busyDuringAfter.length === 1);
+    // A follow-up sent while the ✅ is being added finds the session free, so it is not "queued".
+    expect(busyDuringAfter).toEqual([false]);
+  });
+
   it('interrupt mode: a new message aborts the running turn with an interrupt, then runs', async () => {
     const seen: string[] = [];
     const aborted: string[] = [];

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SessionStore } from '@herald/agent-core';
-import { RESET_NOTICES, applyResetPolicy, crossedDailyBoundary, expiryReason, type ResetPolicy } from './reset-policy.js';
+import { Redis } from 'ioredis';
+import { Mailbox } from '../queue/mailbox.js';
+import { RESET_NOTICES, applyResetPolicy, crossedDailyBoundary, expiryReason, resetExpiredSession, type ResetPolicy } from './reset-policy.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -60,5 +62,33 @@ describe('session reset policy', () => {
     expect(daily).toMatchObject({ reason: 'daily', notice: RESET_NOTICES.daily, ended: { id: next.id, endReason: 'daily' } });
     // Already ended: nothing more to do.
     expect(await applyResetPolicy(store, key, p, Date.now() + 50 * HOUR)).toBeNull();
+  });
+
+  it('the router ends an expired session only while it holds the session: never under a running turn', async () => {
+    const store = await SessionStore.open(':memory:');
+    stores.push(store);
+    const redis = new Redis('redis://127.0.0.1:6379');
+    const prefix = `htest-reset-${process.pid}-${Date.now().toString(36)}`;
+    try {
+      const mailbox = new Mailbox(redis, prefix, 2_000);
+      const key = 'agent:main:telegram:dm:2';
+      const { session } = await store.getOrCreateSession(key, { source: 'telegram' });
+      await store.appendMessages(session.id, [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }]);
+      const deps = { store, mailbox, conversation: { resetPolicy: policy('idle', { idleMinutes: 0 }) } };
+      // A turn holds the session: that is activity, nothing is reset under it.
+      const turn = await mailbox.acquire(key, 'a-worker');
+      if (!('token' in turn)) throw new Error('lock unexpectedly held');
+      expect(await resetExpiredSession(deps, key)).toBeNull();
+      expect((await store.getSession(session.id))?.endedAt).toBeNull();
+      await mailbox.release(key, turn.token);
+      // Free again: the expired session ends, and the lock the reset took is given back.
+      expect(await resetExpiredSession(deps, key)).toBe(RESET_NOTICES.idle);
+      expect((await store.getSession(session.id))?.endReason).toBe('idle');
+      expect(await mailbox.isBusy(key)).toBe(false);
+    } finally {
+      const keys = await redis.keys(`${prefix}:*`);
+      if (keys.length) await redis.del(...keys);
+      redis.disconnect();
+    }
   });
 });

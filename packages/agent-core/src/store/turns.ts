@@ -120,11 +120,13 @@ export async function markTurn(sql: Sql, turnId: string, status: TurnStatus, fen
 
 /**
  * Takes the turn away from whoever runs it (the watchdog gave up on it): a newer fence and a final status, so
- * the abandoned run's later writes and sends are all refused. False when an even newer fence owns it already.
+ * the abandoned run's later writes and sends are all refused. False when an even newer fence owns it already, or
+ * the turn has ended anyway.
  */
 export async function fenceOut(sql: Sql, turnId: string, newFence: number, status: TurnStatus, error: string): Promise<boolean> {
   const res = await sql.run(
-    'UPDATE turns SET fence = ?, status = ?, error = ?, updated_at = ? WHERE id = ? AND (fence IS NULL OR fence < ?)',
+    `UPDATE turns SET fence = ?, status = ?, error = ?, updated_at = ?
+     WHERE id = ? AND (fence IS NULL OR fence < ?) AND status IN ('running', 'replied')`,
     [newFence, status, error, Date.now(), turnId, newFence],
   );
   return res.changes > 0;
