@@ -47,17 +47,15 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const first = ctx.entries[0].payload;
     const last = ctx.entries[ctx.entries.length - 1].payload;
     const { store } = deps;
-    // One write transaction for the session and the outbox row (the per-message path: fewer commits).
-    let { session, turn } = await store.transaction(async () => {
-      const { session } = await store.getOrCreateSession(ctx.sessionKey, {
-        source: first.platform as SessionSource,
-        userId: first.userId,
-        chatId: first.chatId,
-        model: deps.agent ? `${deps.agent.primary.name}:${deps.agent.primary.model}` : undefined,
-        systemPrompt: deps.agent?.systemPrompt,
-      });
-      return { session, turn: await store.beginTurn(ctx.turnId, session.id, ctx.fence) };
+    // The session (one indexed read when it exists), then the outbox row under this worker's fence.
+    let { session } = await store.getOrCreateSession(ctx.sessionKey, {
+      source: first.platform as SessionSource,
+      userId: first.userId,
+      chatId: first.chatId,
+      model: deps.agent ? `${deps.agent.primary.name}:${deps.agent.primary.model}` : undefined,
+      systemPrompt: deps.agent?.systemPrompt,
     });
+    const turn = await store.beginTurn(ctx.turnId, session.id, ctx.fence);
     if (turn.status === 'delivered' || turn.status === 'interrupted' || turn.status === 'failed') {
       ctx.log.info({ status: turn.status }, 'turn already finished; not running it again');
       return;

@@ -34,19 +34,22 @@ async function fencedUpdate(sql: Sql, turnId: string, fence: number, set: string
  * unless a newer fence owns it already (then FencedOutError). Returns the turn as it is now.
  */
 export async function beginTurn(sql: Sql, turnId: string, sessionId: string, fence: number): Promise<Turn> {
-  return sql.transaction(async () => {
-    await assertSessionExists(sql, sessionId);
-    const now = Date.now();
-    await sql.run(
-      `INSERT INTO turns (id, session_id, status, fence, created_at, updated_at) VALUES (?, ?, 'running', ?, ?, ?)
-       ON CONFLICT (id) DO NOTHING`,
-      [turnId, sessionId, fence, now, now],
-    );
-    await sql.run('UPDATE turns SET fence = ?, updated_at = ? WHERE id = ? AND (fence IS NULL OR fence < ?)', [fence, now, turnId, fence]);
-    const turn = toTurn((await sql.get<TurnRow>(SELECT_SQL, [turnId])) as TurnRow);
-    if (turn.fence !== fence) throw new FencedOutError(turnId, fence);
-    return turn;
-  });
+  // Three single statements, no transaction: each is atomic, and the conditional raise decides who owns the turn.
+  await assertSessionExists(sql, sessionId);
+  const now = Date.now();
+  await sql.run(
+    `INSERT INTO turns (id, session_id, status, fence, created_at, updated_at) VALUES (?, ?, 'running', ?, ?, ?)
+     ON CONFLICT (id) DO NOTHING`,
+    [turnId, sessionId, fence, now, now],
+  );
+  const raised = await sql.get<TurnRow>('UPDATE turns SET fence = ?, updated_at = ? WHERE id = ? AND (fence IS NULL OR fence <= ?) RETURNING *', [
+    fence,
+    now,
+    turnId,
+    fence,
+  ]);
+  if (raised) return toTurn(raised);
+  throw new FencedOutError(turnId, fence); // a newer fence owns it
 }
 
 export async function getTurn(sql: Sql, turnId: string): Promise<Turn | null> {
@@ -80,14 +83,27 @@ export async function claimDelivery(sql: Sql, turnId: string, fence: number): Pr
  * what it sent, and the new owner, waiting for that, does not send it again).
  */
 export async function recordChunk(sql: Sql, turnId: string, messageId: string): Promise<Turn> {
-  return sql.transaction(async () => {
-    await sql.lock(`turn:${turnId}`);
-    const current = await getTurn(sql, turnId);
+  return mergeDelivered(sql, turnId, [messageId], false);
+}
+
+/**
+ * Adds delivered ids (and optionally marks the turn delivered) with a compare-and-set on the ids as read, retried
+ * when another writer got in between: two statements, no transaction or lock on the per-message path.
+ */
+async function mergeDelivered(sql: Sql, turnId: string, ids: readonly string[], delivered: boolean): Promise<Turn> {
+  for (;;) {
+    const current = await sql.get<TurnRow>(SELECT_SQL, [turnId]);
     if (!current) throw new StoreNotFoundError('turn', turnId);
-    if (current.deliveredIds.includes(messageId)) return current;
-    const ids = JSON.stringify([...current.deliveredIds, messageId]);
-    return toTurn((await sql.get<TurnRow>('UPDATE turns SET delivered_ids = ?, updated_at = ? WHERE id = ? RETURNING *', [ids, Date.now(), turnId])) as TurnRow);
-  });
+    const known = JSON.parse(current.delivered_ids) as string[];
+    const merged = [...new Set([...known, ...ids])];
+    if (merged.length === known.length && (!delivered || current.status === 'delivered')) return toTurn(current);
+    const row = await sql.get<TurnRow>(
+      `UPDATE turns SET delivered_ids = ?, status = ${delivered ? `'delivered'` : 'status'}, updated_at = ?
+       WHERE id = ? AND delivered_ids = ? RETURNING *`,
+      [JSON.stringify(merged), Date.now(), turnId, current.delivered_ids],
+    );
+    if (row) return toTurn(row);
+  }
 }
 
 /** The streamed reply's message exists: a re-run writes into it instead of posting the reply again. */
@@ -100,18 +116,7 @@ export async function recordStreamMessage(sql: Sql, turnId: string, fence: numbe
  * like recordChunk: recorded whatever fence the sender had.
  */
 export async function markDelivered(sql: Sql, turnId: string, ids: readonly string[]): Promise<Turn> {
-  return sql.transaction(async () => {
-    await sql.lock(`turn:${turnId}`);
-    const current = await getTurn(sql, turnId);
-    if (!current) throw new StoreNotFoundError('turn', turnId);
-    const merged = JSON.stringify([...new Set([...current.deliveredIds, ...ids])]);
-    const row = await sql.get<TurnRow>(`UPDATE turns SET status = 'delivered', delivered_ids = ?, updated_at = ? WHERE id = ? RETURNING *`, [
-      merged,
-      Date.now(),
-      turnId,
-    ]);
-    return toTurn(row as TurnRow);
-  });
+  return mergeDelivered(sql, turnId, ids, true);
 }
 
 export async function markTurn(sql: Sql, turnId: string, status: TurnStatus, fence: number, error?: string): Promise<Turn> {
