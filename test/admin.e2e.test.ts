@@ -396,7 +396,7 @@ describe('an ingress without workers', () => {
     const queue = new Queue('turns', { connection, prefix });
     const failer = new Worker('turns', async () => Promise.reject(new Error('boom for the test')), { connection, prefix });
     try {
-      await queue.add('turn', { sessionKey: 'agent:main:cli:dm:admin-test', entry: '{}' }, { jobId: 'admin.test.1' });
+      await queue.add('turn', { sessionKey: 'agent:main:cli:dm:admin-test', entryId: 'admin.test', seq: 1 }, { jobId: 'admin.test.1' });
       await waitFor(async () => (await queue.getJobCounts('failed')).failed === 1, { what: 'the job to fail' });
     } finally {
       await failer.close();

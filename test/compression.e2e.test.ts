@@ -19,7 +19,7 @@ import { startFakeAnthropic, startFakeOpenAI, type FakeLLM, type RecordedRequest
 import { startTelegramFake } from './fakes/telegram/index.js';
 import { startCluster } from './helpers/cluster.js';
 import { repliesIn, telegramEnv } from './helpers/env.js';
-import { lastUserText } from './helpers/llm-tags.js';
+import { lastUserText, offersOnlyMemory } from './helpers/llm-tags.js';
 import { waitFor } from './helpers/ports.js';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -30,10 +30,6 @@ afterEach(async () => {
 const SUMMARY = 'SUMMARY-7F3: the user is counting turns t0..t3 with padding.';
 const isSummaryRequest = (r: RecordedRequest): boolean => r.rawBody.includes(SUMMARIZER_SYSTEM_PROMPT.slice(0, 40));
 const sentText = (r: RecordedRequest): string => r.rawBody;
-const offersOnlyMemory = (r: RecordedRequest): boolean => {
-  const tools = (r.body.tools ?? []) as Array<{ function?: { name?: string } }>;
-  return tools.length === 1 && tools[0].function?.name === 'memory';
-};
 
 describe('gateway auto-compression (real process)', () => {
   it('a session past 85 % is summarised once into a child session, and the next request carries the summary instead of the middle', async () => {

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type GatewayProcess } from './helpers/gateway.js';
-import { waitFor } from './helpers/ports.js';
+import { freePort, waitFor } from './helpers/ports.js';
 import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
 
 describe('gateway process with no platform configured', () => {
@@ -53,12 +53,19 @@ describe('gateway process with no platform configured', () => {
     expect(down.checks.sqlite).toBe('ok');
     // Liveness does not depend on Redis.
     expect((await fetch(`${gw.url}/health`)).status).toBe(200);
+    // The outage is in the log, per connection, without a line per reconnect attempt.
+    for (const connection of ['main', 'subscriber']) {
+      await gw.waitForLog((l) => l.msg === 'redis error' && l.connection === connection, `the ${connection} connection's error`);
+    }
 
     await redis.start();
     await waitFor(async () => (await fetch(`${gw.url}/health/ready`)).status === 200, {
       timeoutMs: 20_000,
       what: '/health/ready to return to 200',
     });
+    await gw.waitForLog((l) => l.msg === 'redis connection ready again' && l.connection === 'main', 'the line saying Redis is back');
+    const errorLines = gw.logs().filter((l) => l.msg === 'redis error' && l.connection === 'main');
+    expect(errorLines.length).toBeLessThanOrEqual(3);
   });
 
   it('stops cleanly on SIGTERM', async () => {
@@ -83,6 +90,20 @@ describe('gateway start-up failures', () => {
     expect(await gw.exited).toBe(2);
     expect(gw.output).toEqual(['Configuration error: HERALD_WORKER_CONCURRENCY: must be a whole number (got "lots")']);
     await gw.stop();
+  });
+
+  it('stops cleanly (exit 0) on a SIGTERM that arrives while it is still starting', async () => {
+    // The database is not there yet, so start-up waits for it: the SIGTERM lands mid-start.
+    const closedPort = await freePort();
+    const gw = await startGateway({
+      env: { HERALD_DATABASE_URL: `postgres://postgres@127.0.0.1:${closedPort}/test` },
+      waitReady: false,
+    });
+    await gw.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('cannot reach the database'), 'start-up to wait for the database');
+    expect(await gw.stop('SIGTERM')).toBe(0);
+    const msgs = gw.logs().map((l) => l.msg);
+    expect(msgs).toContain('stopped');
+    expect(msgs).not.toContain('start-up failed');
   });
 
   it('rejects an unknown role', async () => {

@@ -56,3 +56,9 @@ export function taggedResponder(opts: { delayMs?: number | ((text: string) => nu
   };
   return r;
 }
+
+/** A memory flush (before /new or a compression): the only tool offered is `memory`. */
+export function offersOnlyMemory(req: RecordedRequest): boolean {
+  const tools = (req.body.tools ?? []) as Array<{ function?: { name?: string } }>;
+  return tools.length === 1 && tools[0].function?.name === 'memory';
+}

@@ -15,15 +15,17 @@ import type { Logger } from './logger.js';
 import { connectRedis, createRedis } from './redis.js';
 import { Mailbox } from './queue/mailbox.js';
 import { ControlBus } from './queue/control.js';
-import { TurnProducer, type TurnJobData } from './queue/producer.js';
+import { JOB_RETENTION, TurnProducer, type TurnJobData } from './queue/producer.js';
 import { TURN_QUEUE, TurnWorker } from './queue/worker.js';
 import { MailboxJanitor } from './queue/janitor.js';
 import { IngressRouter } from './ingress/router.js';
 import { CommandLedger } from './commands/ledger.js';
-import { withHandoverRetry } from './ingress/handover.js';
+import { InboundBoundary } from './ingress/handover.js';
 import { accessPolicy } from './ingress/authorize.js';
 import { openConversationServices } from './sessions/services.js';
 import { storeKind } from './sessions/store-target.js';
+import { KnownThreads } from './sessions/known-threads.js';
+import { StoreRetention } from './sessions/retention.js';
 import { openStoreWhenReachable } from './admin/wait-for-store.js';
 import { createEgressRegistry, createIngresses, type IngressWithRoutes } from './platforms.js';
 import { createTurnRunner } from './turns/run-turn.js';
@@ -36,6 +38,8 @@ import { instrumentAgent, instrumentTurns } from './ops/instrument.js';
 import { createInboundGuard } from './ops/inbound-guard.js';
 import { UserRateLimiter } from './ops/rate-limit.js';
 import { workersSeenCheck } from './ops/heartbeat.js';
+import { BackgroundTasks } from './sessions/background-tasks.js';
+import { logConnectionErrors } from './redis-errors.js';
 import { mountOperations } from './admin/operations.js';
 
 export interface Herald {
@@ -53,6 +57,25 @@ export interface Herald {
 }
 
 export async function startHerald(config: HeraldConfig, log: Logger, signal?: AbortSignal): Promise<Herald> {
+  // Everything opened so far, closed in reverse order: by stop(), or at once when a later start-up step fails
+  // (or the process is told to stop while starting), so nothing is left connected behind a failed start.
+  const opened: Array<{ what: string; close: () => Promise<unknown> }> = [];
+  const closeAll = async (): Promise<void> => {
+    for (const { what, close } of opened.splice(0).reverse()) {
+      await close().catch((err: unknown) => log.warn({ err, what }, 'close failed'));
+    }
+  };
+  try {
+    return await build(config, log, (what, close) => opened.push({ what, close }), signal, closeAll);
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}
+
+type OnStop = (what: string, close: () => Promise<unknown>) => void;
+
+async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: AbortSignal | undefined, closeAll: () => Promise<void>): Promise<Herald> {
   const hasIngress = config.role !== 'worker';
   const hasWorker = config.role !== 'ingress';
   if (hasIngress) {
@@ -61,20 +84,26 @@ export async function startHerald(config: HeraldConfig, log: Logger, signal?: Ab
       else log.info({ platform }, `${platform} disabled: ${status.reason}`);
     }
   }
+  // A stop asked for during start-up ends it between steps (the step in progress finishes first).
+  const stillStarting = (): void => signal?.throwIfAborted();
 
   const redis = await connectRedis(config.redisUrl);
+  onStop('redis', async () => redis.disconnect());
+  logConnectionErrors(log, 'main', redis);
+  stillStarting();
   // SQLite file or PostgreSQL; a database still booting is waited for, with /health/ready saying so.
-  const store = await openStoreWhenReachable(config, log, signal).catch((err: unknown) => {
-    redis.disconnect();
-    throw err;
-  });
+  const store = await openStoreWhenReachable(config, log, signal);
+  onStop('store', () => store.close());
+  stillStarting();
+  // Work started behind a reply (the /new memory flush): stopping waits for it, side by side with running turns.
+  const background = new BackgroundTasks(log);
   // Pairing, reset policy, per-session counters and models, progress settings (sessions/services.ts).
-  const conversation = openConversationServices(config, store);
+  const conversation = openConversationServices(config, store, background);
   const mailbox = new Mailbox(redis, config.redisPrefix, config.sessionLockMs);
   const egress = createEgressRegistry(config, log);
   const bullConnection = { url: config.redisUrl, maxRetriesPerRequest: null };
-  const closers: Array<() => Promise<void>> = [];
   const metrics = createHeraldMetrics();
+  const threads = new KnownThreads(store.sql);
 
   const http = await buildAdminServer({
     logger: log,
@@ -102,13 +131,12 @@ export async function startHerald(config: HeraldConfig, log: Logger, signal?: Ab
         : []),
     ],
   });
+  onStop('http', () => http.close());
 
   // Ingress adds a job per message; workers add wake-up jobs for stranded mailboxes (queue/janitor.ts).
-  const queue = new Queue<TurnJobData>(TURN_QUEUE, {
-    connection: bullConnection,
-    prefix: config.redisPrefix,
-    defaultJobOptions: { removeOnComplete: { age: 3600, count: 10_000 }, removeOnFail: { age: 7 * 24 * 3600 } },
-  });
+  const queue = new Queue<TurnJobData>(TURN_QUEUE, { connection: bullConnection, prefix: config.redisPrefix, defaultJobOptions: JOB_RETENTION });
+  logConnectionErrors(log, 'queue', queue, queue.getBackend());
+  onStop('queue', () => queue.close());
   let ingresses = new Map<string, IngressWithRoutes>();
   let router: IngressRouter | null = null;
   if (hasIngress) {
@@ -134,7 +162,7 @@ export async function startHerald(config: HeraldConfig, log: Logger, signal?: Ab
       awaitingAnswer: clarifyPending(redis, config.redisPrefix),
       onCompressed: (reason) => metrics.compressions.inc({ reason }),
     });
-    ingresses = createIngresses(config, store, log);
+    ingresses = createIngresses(config, threads, log);
     for (const ingress of ingresses.values()) ingress.registerRoutes?.(http);
   }
 
@@ -143,9 +171,9 @@ export async function startHerald(config: HeraldConfig, log: Logger, signal?: Ab
     const agent = instrumentAgent(buildAgentRuntime(config), metrics, log.child({ component: 'llm' }));
     if (!agent) log.warn('HERALD_MODEL is not set: turns will answer with a setup hint');
     const subscriber = createRedis(config.redisUrl);
-    subscriber.on('error', () => undefined);
+    logConnectionErrors(log, 'subscriber', subscriber);
+    onStop('subscriber', async () => subscriber.disconnect());
     await subscriber.connect();
-    closers.push(async () => subscriber.disconnect());
     worker = new TurnWorker({
       connection: { url: config.redisUrl },
       prefix: config.redisPrefix,
@@ -170,41 +198,54 @@ export async function startHerald(config: HeraldConfig, log: Logger, signal?: Ab
       stalledIntervalMs: config.stalledIntervalMs,
       watchdogMs: config.turnWatchdogS * 1000,
     });
+  }
+  // Running turns and background work share the drain window, side by side.
+  const drainingWorker = worker;
+  onStop('drain', () => Promise.all([drainingWorker?.close(config.drainTimeoutMs), background.settle(config.drainTimeoutMs)]));
+  if (hasWorker) {
     const janitor = new MailboxJanitor({ redis, prefix: config.redisPrefix, mailbox, queue, log: log.child({ component: 'janitor' }), intervalMs: config.janitorIntervalMs });
     janitor.start();
-    closers.push(() => janitor.stop());
+    onStop('janitor', () => janitor.stop());
+    const retention = new StoreRetention({
+      redis,
+      prefix: config.redisPrefix,
+      store,
+      threads,
+      log: log.child({ component: 'retention' }),
+      turnRetentionDays: config.turnRetentionDays,
+      threadRetentionDays: config.threadRetentionDays,
+    });
+    retention.start();
+    onStop('retention', () => retention.stop());
   }
-  closers.push(() => queue.close());
 
   const ops = await mountOperations({ config, http, redis, store, log, metrics, worker, ingresses, pairing: conversation.pairing });
-  closers.push(() => ops.close());
+  onStop('operations', () => ops.close());
   await http.listen({ host: config.host, port: config.port });
   const addr = http.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  stillStarting();
 
   if (worker) await worker.start();
   await ops.start();
-  // A message the router cannot take yet (Redis briefly away) is retried in memory (ingress/handover.ts).
+  stillStarting();
+  // Every platform's messages reach the router through one boundary: in order per conversation, retried in
+  // memory while the router cannot take them (Redis briefly away); see ingress/handover.ts.
   const handover = new AbortController();
-  const handle = router ? withHandoverRetry(router.handle, log, { signal: handover.signal }) : null;
+  const boundary = router ? new InboundBoundary(router.handle, log, { signal: handover.signal }) : null;
+  onStop('ingresses', async () => {
+    handover.abort();
+    await Promise.all([...ingresses.values()].map((i) => i.stop().catch((err: unknown) => log.warn({ err }, 'ingress stop failed'))));
+    await boundary?.idle();
+  });
   for (const [platform, ingress] of ingresses) {
     // A platform that cannot connect must not take the others down; its health shows why.
-    ingress.start(handle!).catch((err: unknown) => log.error({ err, platform }, `${platform} failed to start`));
+    ingress.start(boundary!.handle).catch((err: unknown) => log.error({ err, platform }, `${platform} failed to start`));
   }
   log.info({ role: config.role, url, worker: worker?.id }, `Herald ${config.role} listening on ${url}`);
 
   let stopping: Promise<void> | null = null;
-  const stop = (): Promise<void> =>
-    (stopping ??= (async () => {
-      handover.abort();
-      await Promise.all([...ingresses.values()].map((i) => i.stop().catch((err: unknown) => log.warn({ err }, 'ingress stop failed'))));
-      if (worker) await worker.close(config.drainTimeoutMs);
-      for (const close of closers) await close().catch((err: unknown) => log.warn({ err }, 'close failed'));
-      await http.close().catch((err: unknown) => log.warn({ err }, 'closing HTTP server failed'));
-      redis.disconnect();
-      await store.close().catch((err: unknown) => log.warn({ err }, 'closing the store failed'));
-    })());
-
+  const stop = (): Promise<void> => (stopping ??= closeAll());
   return { config, http, redis, store, worker, ingresses, router, url, stop };
 }

@@ -7,7 +7,7 @@ import { ConfigError, configSecrets, loadConfig, type Role } from './config/load
 import { createLogger, routeConsoleToLogger } from './logger.js';
 import { RedisUnavailableError } from './redis.js';
 import { watchProcessFailures } from './ops/process-failures.js';
-import { startHerald } from './app.js';
+import { startHerald, type Herald } from './app.js';
 import { describeStoreTarget, isPermanentStoreError, storeTarget } from './sessions/store-target.js';
 
 /** Default drain (7 s) + closing connections stays within 10 s; a longer drain setting extends it. */
@@ -34,29 +34,13 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
   routeConsoleToLogger(log);
   watchProcessFailures(log);
 
-  let herald;
-  try {
-    herald = await startHerald(config, log);
-  } catch (err) {
-    if (err instanceof RedisUnavailableError) fail(err.message, 1);
-    if (isPermanentStoreError(err)) {
-      const where = describeStoreTarget(storeTarget(config));
-      fail(`Cannot open the PostgreSQL store at ${where}: ${(err as Error).message}. Check HERALD_DATABASE_URL (user, password, database name).`, 1);
-    }
-    log.fatal({ err }, 'start-up failed');
-    await flushAndExit(1);
-    return;
-  }
-
-  const shutdown = (signal: string): void => {
-    log.info({ signal }, 'shutting down');
-    const limit = config.drainTimeoutMs + SHUTDOWN_MARGIN_MS;
-    const timer = setTimeout(() => {
-      log.error(`shutdown took longer than ${limit} ms; exiting anyway`);
-      process.exit(1);
-    }, limit);
-    timer.unref();
-    herald.stop().then(
+  // Signals are handled from the very start: a SIGTERM while starting stops what has started (closing the
+  // connections opened so far) and exits 0, instead of the default handler killing the process mid-start.
+  const starting = new AbortController();
+  let herald: Herald | null = null;
+  let stopRequested = false;
+  const stopAndExit = (h: Herald): void => {
+    h.stop().then(
       () => {
         log.info('stopped');
         process.exit(0);
@@ -67,8 +51,41 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
       },
     );
   };
+  const shutdown = (signal: string): void => {
+    if (stopRequested) return;
+    stopRequested = true;
+    log.info({ signal, starting: herald === null }, 'shutting down');
+    const limit = config.drainTimeoutMs + SHUTDOWN_MARGIN_MS;
+    const timer = setTimeout(() => {
+      log.error(`shutdown took longer than ${limit} ms; exiting anyway`);
+      process.exit(1);
+    }, limit);
+    timer.unref();
+    if (herald) stopAndExit(herald);
+    else starting.abort(new Error(`${signal} during start-up`));
+  };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+
+  try {
+    herald = await startHerald(config, log, starting.signal);
+  } catch (err) {
+    if (stopRequested) {
+      // startHerald closed what it had opened before rethrowing.
+      log.info('stopped');
+      process.exit(0);
+    }
+    if (err instanceof RedisUnavailableError) fail(err.message, 1);
+    if (isPermanentStoreError(err)) {
+      const where = describeStoreTarget(storeTarget(config));
+      fail(`Cannot open the PostgreSQL store at ${where}: ${(err as Error).message}. Check HERALD_DATABASE_URL (user, password, database name).`, 1);
+    }
+    log.fatal({ err }, 'start-up failed');
+    await flushAndExit(1);
+    return;
+  }
+  // Asked to stop in the moment between the last start-up step and here.
+  if (stopRequested) stopAndExit(herald);
 }
 
 /** One line on stderr, then exit: what a person sees when start-up cannot go on. */

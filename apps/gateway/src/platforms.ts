@@ -7,10 +7,10 @@ import type { Platform, PlatformEgress, PlatformIngress } from '@herald/adapters
 import { createTelegramEgress, createTelegramIngress } from '@herald/adapters/telegram';
 import { createDiscordEgress, createDiscordIngress } from '@herald/adapters/discord';
 import { createSlackEgress, createSlackIngress } from '@herald/adapters/slack';
-import type { SessionStore } from '@herald/agent-core';
 import type { FastifyInstance } from 'fastify';
 import type { HeraldConfig } from './config/load.js';
 import { menuCommands } from './commands/registry.js';
+import type { KnownThreads } from './sessions/known-threads.js';
 
 export type IngressWithRoutes = PlatformIngress & { registerRoutes?: (app: FastifyInstance) => void };
 
@@ -45,13 +45,10 @@ export function createEgressRegistry(config: HeraldConfig, log: Logger): (platfo
   };
 }
 
-export function createIngresses(config: HeraldConfig, store: SessionStore, log: Logger): Map<Platform, IngressWithRoutes> {
+export function createIngresses(config: HeraldConfig, threads: KnownThreads, log: Logger): Map<Platform, IngressWithRoutes> {
   const out = new Map<Platform, IngressWithRoutes>();
   const commands = menuCommands();
-  const threadsOf = (platform: Platform) => ({
-    has: (id: string) => store.isKnownThread(platform, id),
-    add: (id: string) => store.rememberThread(platform, id),
-  });
+  const threadsOf = (platform: Platform) => threads.of(platform);
   const t = config.telegram;
   if (config.platforms.telegram.enabled && t.botToken) {
     out.set(

@@ -12,6 +12,7 @@ import type { HeraldConfig } from '../config/load.js';
 import type { Logger } from '../logger.js';
 import { TURN_QUEUE, type TurnWorker } from '../queue/worker.js';
 import type { TurnJobData } from '../queue/producer.js';
+import { logConnectionErrors } from '../redis-errors.js';
 import { WorkerHeartbeat } from '../ops/heartbeat.js';
 import { QUEUE_STATES, type HeraldMetrics } from '../ops/metrics.js';
 import { PairingService } from '../pairing/index.js';
@@ -41,7 +42,7 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
   const { config, http, metrics, worker } = deps;
   // Read-only use (counts, the dashboard, retrying failed jobs): its own connection, whatever the role.
   const queue = new Queue<TurnJobData>(TURN_QUEUE, { connection: { url: config.redisUrl, maxRetriesPerRequest: null }, prefix: config.redisPrefix });
-  queue.on('error', (err) => deps.log.debug({ err }, 'admin queue connection error'));
+  logConnectionErrors(deps.log, 'admin queue', queue, queue.getBackend());
 
   metrics.setSources({
     queueCounts: () => queue.getJobCounts(...QUEUE_STATES),

@@ -59,7 +59,7 @@ async function newCommand(deps: CommandDeps, { sessionKey }: CommandInput): Prom
   if (current && current.endedAt === null) {
     const ended = await deps.store.endSession(current.id, 'session_reset');
     // The memory flush takes a model call: run it behind the reply, so the fresh start is instant.
-    if (deps.conversation) void flushBeforeLosingDetails(deps.store, deps.conversation, ended, 'reset', deps.log);
+    if (deps.conversation) deps.conversation.background.track(flushBeforeLosingDetails(deps.store, deps.conversation, ended, 'reset', deps.log));
   }
   return '✨ Started a new conversation. What can I do for you?';
 }

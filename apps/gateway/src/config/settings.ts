@@ -104,6 +104,9 @@ export const SETTINGS = {
   stalledIntervalMs: setting('HERALD_STALLED_INTERVAL_MS', int(300, 600_000), 'How often workers look for stalled jobs', '30000'),
   janitorIntervalMs: setting('HERALD_JANITOR_INTERVAL_MS', int(100, 600_000), 'How often a worker looks for messages left without a queue job (an ingress killed mid-hand-over)', '30000'),
   userRateLimit: setting('HERALD_USER_RATE_LIMIT', int(0, 100_000), 'Messages per minute one user may send (0 = no limit); commands are never limited', '20'),
+  // Retention (sessions/retention.ts): what the store forgets. Messages (the transcripts) are kept.
+  turnRetentionDays: setting('HERALD_TURN_RETENTION_DAYS', int(0, 36_500), 'Days a finished turn\'s delivery record is kept (0 = forever); messages are kept', '30'),
+  threadRetentionDays: setting('HERALD_THREAD_RETENTION_DAYS', int(0, 36_500), 'Days a thread the bot took part in is remembered after its last message (0 = forever); afterwards it needs a mention there again', '90'),
 
   openai: {
     apiKey: setting('OPENAI_API_KEY', str, 'OpenAI (or compatible server) API key', undefined, true),

@@ -4,17 +4,27 @@
  * its job, or a job ran out of attempts during a long Redis outage. The janitor finds non-empty mailboxes whose
  * session is not locked (Redis deletes empty lists, so it only ever scans pending work) and adds a wake-up job;
  * any job of a session drains its whole mailbox, so a spare one is harmless. One worker at a time sweeps.
+ *
+ * A wake-up job is retried like any turn job, and it is deduplicated for a while rather than by a fixed job id:
+ * a wake-up that failed for good (and sits in the failed set) must not stop a later sweep from waking the
+ * mailbox again. One mailbox that cannot be read (a corrupt head) is logged and skipped, not the whole sweep.
  */
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
 import type { Mailbox } from './mailbox.js';
-import type { TurnJobData } from './producer.js';
+import { JOB_ATTEMPTS, JOB_BACKOFF, JOB_RETENTION, type TurnJobData } from './producer.js';
 
 export const JANITOR_INTERVAL_MS = 30_000;
 /** A mailbox whose head has waited at least this long without a lock is considered stranded. */
 const STRANDED_AFTER_MS = 10_000;
 const SCAN_COUNT = 500;
+/**
+ * How long one head's wake-up stays deduplicated: about as long as a wake-up job can spend retrying (JOB_ATTEMPTS
+ * with JOB_BACKOFF: 1 + 2 + … + 64 s), so sweeps do not pile up wake-ups for a head whose job is still trying,
+ * while one that failed for good is replaced soon after.
+ */
+export const WAKE_DEDUP_TTL_MS = 150_000;
 
 export interface JanitorOptions {
   redis: Redis;
@@ -24,6 +34,8 @@ export interface JanitorOptions {
   log: Logger;
   intervalMs?: number;
   strandedAfterMs?: number;
+  /** How long a head's wake-up is deduplicated (default WAKE_DEDUP_TTL_MS, never below the interval). */
+  wakeDedupTtlMs?: number;
 }
 
 export class MailboxJanitor {
@@ -51,13 +63,11 @@ export class MailboxJanitor {
 
   /** Adds a wake-up job for every stranded mailbox; returns how many it woke. */
   async sweep(): Promise<number> {
-    const { redis, prefix, mailbox, queue } = this.opts;
+    const { redis, prefix } = this.opts;
     const every = this.opts.intervalMs ?? JANITOR_INTERVAL_MS;
     // One sweeper at a time across all workers.
     if ((await redis.set(`${prefix}:janitor`, '1', 'PX', every, 'NX')) !== 'OK') return 0;
     const mboxPrefix = `${prefix}:mbox:`;
-    // A short interval (tests, impatient operators) shortens the grace before a mailbox counts as stranded too.
-    const strandedAfter = this.opts.strandedAfterMs ?? Math.min(STRANDED_AFTER_MS, Math.floor(every / 3));
     let woken = 0;
     let cursor = '0';
     do {
@@ -65,15 +75,32 @@ export class MailboxJanitor {
       cursor = next;
       for (const key of keys) {
         const sessionKey = key.slice(mboxPrefix.length);
-        if (await mailbox.isBusy(sessionKey)) continue;
-        const head = await mailbox.head(sessionKey);
-        if (!head || Date.now() - head.entry.enqueuedAt < strandedAfter) continue;
-        // Named after the head, so sweeps by several workers (or rounds) add one job, not many.
-        await queue.add('turn', { sessionKey, entry: head.raw }, { jobId: `wake.${head.entry.id}.${head.entry.seq}` });
-        woken++;
+        try {
+          if (await this.wakeIfStranded(sessionKey, every)) woken++;
+        } catch (err) {
+          this.opts.log.warn({ err, sessionKey }, 'mailbox could not be checked; skipped in this sweep');
+        }
       }
     } while (cursor !== '0');
     if (woken > 0) this.opts.log.warn({ woken }, 'woke mailboxes that had no job');
     return woken;
+  }
+
+  private async wakeIfStranded(sessionKey: string, every: number): Promise<boolean> {
+    const { mailbox, queue } = this.opts;
+    if (await mailbox.isBusy(sessionKey)) return false;
+    const head = await mailbox.head(sessionKey);
+    // A short interval (tests, impatient operators) shortens the grace before a mailbox counts as stranded too.
+    const strandedAfter = this.opts.strandedAfterMs ?? Math.min(STRANDED_AFTER_MS, Math.floor(every / 3));
+    if (!head || Date.now() - head.entry.enqueuedAt < strandedAfter) return false;
+    const { id, seq } = head.entry;
+    const ttl = Math.max(this.opts.wakeDedupTtlMs ?? WAKE_DEDUP_TTL_MS, every);
+    // Named after the head, so sweeps by several workers (or rounds) add one job, not many.
+    await queue.add(
+      'turn',
+      { sessionKey, entryId: id, seq },
+      { deduplication: { id: `wake.${id}.${seq}`, ttl }, attempts: JOB_ATTEMPTS, backoff: JOB_BACKOFF, ...JOB_RETENTION },
+    );
+    return true;
   }
 }

@@ -33,7 +33,7 @@ describe('Mailbox', () => {
     expect((await mb.pending(k)).map((p) => p.entry.seq)).toEqual([2]);
   });
 
-  it('remembers a message for 5 minutes after its turn was acknowledged', async () => {
+  it('remembers a message for an hour after its turn was acknowledged (the one redelivery window)', async () => {
     const k = 'agent:main:telegram:dm:ttl';
     await mb.enqueue('telegram.ttl.1', k, payload('x'));
     expect(await redis.ttl(mb.key('seen', 'telegram.ttl.1'))).toBeGreaterThan(3600); // while pending: a day
@@ -41,9 +41,25 @@ describe('Mailbox', () => {
     if (!('token' in lock)) throw new Error('lock');
     expect(await mb.ack(k, lock.token, (await mb.head(k))!.raw)).toBe(0);
     const ttl = await redis.ttl(mb.key('seen', 'telegram.ttl.1'));
-    expect(ttl).toBeGreaterThan(290);
-    expect(ttl).toBeLessThanOrEqual(300);
+    expect(ttl).toBeGreaterThan(3590);
+    expect(ttl).toBeLessThanOrEqual(3600);
     expect(await mb.enqueue('telegram.ttl.1', k, payload('x'))).toEqual({ status: 'duplicate' });
+  });
+
+  it('tells whether an entry (by id and arrival number) is still waiting, without the job carrying it', async () => {
+    const k = 'agent:main:telegram:dm:holds';
+    const a = await mb.enqueue('telegram.holds.1', k, payload('first'));
+    const b = await mb.enqueue('telegram.holds.2', k, payload('second'));
+    if (a.status !== 'queued' || b.status !== 'queued') throw new Error('not queued');
+    expect(await mb.holds(k, 'telegram.holds.1', a.seq)).toBe(true);
+    expect(await mb.holds(k, 'telegram.holds.2', b.seq)).toBe(true);
+    expect(await mb.holds(k, 'telegram.holds.2', a.seq)).toBe(false);
+    expect(await mb.holds(k, 'telegram.holds.1', b.seq)).toBe(false);
+    const lock = await mb.acquire(k, 'w1');
+    if (!('token' in lock)) throw new Error('lock');
+    await mb.ack(k, lock.token, (await mb.head(k))!.raw);
+    expect(await mb.holds(k, 'telegram.holds.1', a.seq)).toBe(false);
+    expect(await mb.holds(k, 'telegram.holds.2', b.seq)).toBe(true);
   });
 
   it('caps the mailbox and forgets a refused message so a later retry can get in', async () => {

@@ -60,8 +60,14 @@ export interface Lock {
   fence: number;
 }
 
-/** How long a redelivered platform message is still recognised after its job is gone. */
-export const SEEN_AFTER_DONE_S = 300;
+/**
+ * How long a redelivered platform message is still recognised after its turn finished. This key is the one
+ * redelivery authority (BullMQ job ids follow it: see entryJobId in producer.ts). An hour covers every platform's
+ * own redelivery (Slack retries for about 5 minutes after the first attempt, Discord replays on RESUME within
+ * minutes, Telegram re-serves unconfirmed updates to a restarted poller) with room for a slow turn in between;
+ * it is the window completed jobs used to give, so nothing recognised before is missed now.
+ */
+export const SEEN_AFTER_DONE_S = 3600;
 /** How long it is recognised while pending (a session can be busy for a while). */
 const SEEN_WHILE_PENDING_S = 24 * 3600;
 /**
@@ -129,6 +135,17 @@ if left == 0 then redis.call('DEL', KEYS[1]) end
 return left
 `;
 
+// Whether the session's mailbox still holds the entry with this id and arrival number. An entry's JSON starts
+// with its id, session key and seq in that order (see enqueue), so the prefix names it exactly.
+const HOLDS = `
+-- KEYS: mbox   ARGV: entry-prefix
+local items = redis.call('LRANGE', KEYS[1], 0, -1)
+for i = 1, #items do
+  if string.sub(items[i], 1, #ARGV[1]) == ARGV[1] then return 1 end
+end
+return 0
+`;
+
 const RELEASE_IF_EMPTY = `
 -- KEYS: lock, mbox   ARGV: token
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
@@ -186,7 +203,7 @@ export class Mailbox {
     private readonly prefix: string,
     readonly lockTtlMs: number,
   ) {
-    const defs = { ENQUEUE: [4, ENQUEUE], ACQUIRE: [2, ACQUIRE], FENCE: [2, FENCE], RENEW: [1, RENEW], ACK: [null, ACK], RELEASE_IF_EMPTY: [2, RELEASE_IF_EMPTY], RELEASE: [1, RELEASE], CAN_DELIVER: [2, CAN_DELIVER], MARK_INTERRUPT: [1, MARK_INTERRUPT], STOP: [5, STOP] } as const;
+    const defs = { ENQUEUE: [4, ENQUEUE], ACQUIRE: [2, ACQUIRE], FENCE: [2, FENCE], RENEW: [1, RENEW], ACK: [null, ACK], HOLDS: [1, HOLDS], RELEASE_IF_EMPTY: [2, RELEASE_IF_EMPTY], RELEASE: [1, RELEASE], CAN_DELIVER: [2, CAN_DELIVER], MARK_INTERRUPT: [1, MARK_INTERRUPT], STOP: [5, STOP] } as const;
     for (const [name, [numberOfKeys, lua]] of Object.entries(defs)) {
       const cmd = `herald${name}`;
       // defineCommand caches the script's SHA and falls back to EVAL on NOSCRIPT (e.g. after a Redis restart).
@@ -205,6 +222,7 @@ export class Mailbox {
    * `maxLength` caps the mailbox (running entry included); 0 = no cap.
    */
   async enqueue(id: string, sessionKey: string, payload: TurnPayload, maxLength = 0): Promise<EnqueueResult & { entry?: string }> {
+    // Key order matters: ENQUEUE fills in "seq" and holds() names an entry by the JSON up to it.
     const template: MailboxEntry = { id, sessionKey, seq: 0, enqueuedAt: Date.now(), payload };
     const json = JSON.stringify(template);
     const res = (await this.scripts.ENQUEUE(
@@ -246,8 +264,10 @@ export class Mailbox {
     return raws.map((raw) => ({ raw, entry: JSON.parse(raw) as MailboxEntry }));
   }
 
-  async contains(sessionKey: string, raw: string): Promise<boolean> {
-    return (await this.redis.lpos(this.key('mbox', sessionKey), raw)) !== null;
+  /** True while the entry (by id and arrival number) is still in the session's mailbox, at the head or pending. */
+  async holds(sessionKey: string, entryId: string, seq: number): Promise<boolean> {
+    const prefix = JSON.stringify({ id: entryId, sessionKey, seq }).slice(0, -1) + ',';
+    return (await this.scripts.HOLDS(this.key('mbox', sessionKey), prefix)) === 1;
   }
 
   /**

@@ -14,15 +14,31 @@ export const MAX_PENDING = 32;
 /** Interrupt mode merges what is pending, so its mailbox stays short; this only bounds abuse. */
 const MAX_MAILBOX_INTERRUPT = 100;
 /** Retries of a failed turn job; the work is idempotent (mailbox head + outbox), so retrying is always safe. */
-const JOB_ATTEMPTS = 8;
-const JOB_BACKOFF = { type: 'exponential', delay: 1_000 } as const;
+export const JOB_ATTEMPTS = 8;
+export const JOB_BACKOFF = { type: 'exponential', delay: 1_000 } as const;
+/**
+ * How long finished jobs stay in Redis, for the dashboard and the admin API. A job is only a wake-up call (the
+ * mailbox keeps the message, and an entry left without a job is woken by the janitor), so nothing depends on
+ * them: failed jobs are capped by count as well as age, so an outage that fails thousands of jobs cannot fill
+ * Redis. Used as the job options and the worker's defaults alike.
+ */
+export const JOB_RETENTION = {
+  removeOnComplete: { age: 3600, count: 10_000 },
+  removeOnFail: { age: 3 * 24 * 3600, count: 1_000 },
+} as const;
 /** At most one "queued" acknowledgement per session per window. */
 export const QUEUED_ACK_WINDOW_S = 30;
 
+/**
+ * What a job carries: which session has mail and which entry the job was added for — never the message itself.
+ * The mailbox entry holds the payload; keeping it out of the job keeps message text out of BullMQ's completed
+ * and failed sets (and out of the dashboard).
+ */
 export interface TurnJobData {
   sessionKey: string;
-  /** The mailbox entry exactly as stored (the worker looks for it by value). */
-  entry: string;
+  /** The entry's id (platform + message id) and arrival number; see Mailbox.holds. */
+  entryId: string;
+  seq: number;
 }
 
 export type SubmitResult = EnqueueResult & {
@@ -32,10 +48,21 @@ export type SubmitResult = EnqueueResult & {
 
 /**
  * BullMQ forbids ':' in custom job ids, so `<platform>:<message id>` is spelt with dots:
- * `telegram.-1001.55`, `slack.C1.1700000000.000100`, `discord.1234567890`.
+ * `telegram.-1001.55`, `slack.C1.1700000000.000100`, `discord.1234567890`. This is also the mailbox entry's id
+ * (the key of its redelivery memory) and the turn id of the outbox.
  */
 export function jobIdFor(platform: string, messageId: string): string {
   return `${platform}.${messageId.replaceAll(':', '.')}`;
+}
+
+/**
+ * One redelivery authority: the mailbox's `seen` key, set atomically with the append, decides whether a platform
+ * message is new (see SEEN_AFTER_DONE_S). The BullMQ job id follows that decision instead of holding its own
+ * window: it names the accepted entry (message id + arrival number), so every entry the mailbox accepts gets its
+ * job at once, and a job kept in the completed or failed set never swallows a later, accepted redelivery.
+ */
+export function entryJobId(entryId: string, seq: number): string {
+  return `${entryId}.${seq}`;
 }
 
 export class TurnProducer {
@@ -55,7 +82,7 @@ export class TurnProducer {
       return res;
     }
     // A job that fails (Redis blinked during ack, say) must run again, or its mailbox entry could be stranded.
-    await this.queue.add('turn', { sessionKey, entry: res.entry as string }, { jobId: id, attempts: JOB_ATTEMPTS, backoff: JOB_BACKOFF });
+    await this.queue.add('turn', { sessionKey, entryId: id, seq: res.seq }, { jobId: entryJobId(id, res.seq), attempts: JOB_ATTEMPTS, backoff: JOB_BACKOFF, ...JOB_RETENTION });
 
     if (!res.busy || res.position <= 1) return res;
     switch (mode) {

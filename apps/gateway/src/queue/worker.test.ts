@@ -3,13 +3,13 @@
  * tests repeat the important ones with real processes): one turn at a time per session, arrival order,
  * parallel sessions, interrupts.
  */
-import { Queue } from 'bullmq';
+import { Queue, UnrecoverableError } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ControlBus } from './control.js';
 import { Mailbox, type TurnPayload } from './mailbox.js';
-import { TurnProducer, type BusyInputMode, type TurnJobData } from './producer.js';
+import { TurnProducer, jobIdFor, type BusyInputMode, type TurnJobData } from './producer.js';
 import { TURN_QUEUE, TurnAbort, TurnWorker, type TurnContext, type TurnRunner } from './worker.js';
 import { MailboxJanitor } from './janitor.js';
 
@@ -329,5 +329,103 @@ describe('TurnWorker', () => {
     release();
     await until(() => seen.length === 2);
     expect(seen).toEqual(['ana asks', 'bo chimes in']);
+  });
+});
+
+/** A mailbox whose lock cannot be taken for one session the first `times` tries: the job of that session fails. */
+function failingAcquire(sessionKey: string, times: number, error: () => Error) {
+  let left = times;
+  return (redis: Redis, prefix: string): Mailbox =>
+    new (class extends Mailbox {
+      override async acquire(key: string, workerId: string) {
+        if (key === sessionKey && left-- > 0) throw error();
+        return super.acquire(key, workerId);
+      }
+    })(redis, prefix, 2_000);
+}
+
+/** Sweeps until `done` holds (a sweep is refused while another one's lock is fresh, so keep trying). */
+async function sweepUntil(janitor: MailboxJanitor, done: () => boolean, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await janitor.sweep();
+    await sleep(20);
+  }
+}
+
+/** A worker that records the turns it runs, and an entry left without a job in session `n`'s mailbox. */
+async function orphanIn(n: number, mailbox?: (redis: Redis, prefix: string) => Mailbox) {
+  const ran: string[] = [];
+  const r = await rig({ workers: 1, mode: 'queue', mailbox, runTurn: async (ctx) => void ran.push(ctx.entries[0].payload.text) });
+  await r.mailbox.enqueue(`telegram.${n}.1`, keyOf(n), payload(n, 1, 'orphan'));
+  return { ...r, ran };
+}
+
+describe('MailboxJanitor', () => {
+  it('a wake-up job that fails is tried again', async () => {
+    const { ran, mailbox, queue, redis, prefix } = await orphanIn(20, failingAcquire(keyOf(20), 1, () => new Error('Connection is closed.')));
+    const janitor = new MailboxJanitor({ redis, prefix, mailbox, queue, log, intervalMs: 60_000, strandedAfterMs: 0 });
+    expect(await janitor.sweep()).toBe(1);
+    // One sweep only (the next would wait a minute): the wake-up job's own retry must run the turn.
+    await until(() => ran.includes('orphan'));
+    expect(ran).toEqual(['orphan']);
+  });
+
+  it('a wake-up job that failed for good does not keep later sweeps from waking the mailbox', async () => {
+    const { ran, mailbox, queue, redis, prefix } = await orphanIn(21, failingAcquire(keyOf(21), 1, () => new UnrecoverableError('broken for this attempt')));
+    const janitor = new MailboxJanitor({ redis, prefix, mailbox, queue, log, intervalMs: 100, strandedAfterMs: 0, wakeDedupTtlMs: 100 });
+    expect(await janitor.sweep()).toBe(1);
+    const failed = async (): Promise<number> => (await queue.getJobCounts('failed')).failed;
+    const end = Date.now() + 20_000;
+    while ((await failed()) < 1) {
+      if (Date.now() > end) throw new Error('the wake-up job never failed');
+      await sleep(20);
+    }
+    expect(ran).toEqual([]);
+    await sweepUntil(janitor, () => ran.includes('orphan'));
+    expect(ran).toEqual(['orphan']);
+  });
+
+  it('skips a mailbox it cannot read and still wakes the others', async () => {
+    const { ran, mailbox, queue, redis, prefix } = await orphanIn(23);
+    await redis.rpush(mailbox.key('mbox', keyOf(22)), 'not an entry');
+    const janitor = new MailboxJanitor({ redis, prefix, mailbox, queue, log, intervalMs: 100, strandedAfterMs: 0 });
+    expect(await janitor.sweep()).toBe(1);
+    await until(() => ran.includes('orphan'));
+    expect(ran).toEqual(['orphan']);
+  });
+});
+
+describe('turn jobs', () => {
+  it('carry no message text: the mailbox keeps it; failed ones are capped by count and age', async () => {
+    const { producer, queue, redis, prefix } = await rig({ workers: 0, mode: 'queue', runTurn: async () => undefined });
+    const text = 'my card number is 4111 1111 1111 1111';
+    await producer.submit(keyOf(30), payload(30, 1, text), 'queue');
+    const [job] = await queue.getJobs(['waiting', 'prioritized', 'delayed']);
+    expect(job.data).toEqual({ sessionKey: keyOf(30), entryId: jobIdFor('telegram', '30:1'), seq: 1 });
+    // Nothing BullMQ stores for the job (and would keep in its completed or failed set) has the text.
+    expect(JSON.stringify(await redis.hgetall(`${prefix}:${TURN_QUEUE}:${job.id}`))).not.toContain('4111');
+    const kept = job.opts.removeOnFail as { age?: number; count?: number };
+    expect(kept.count).toBeLessThanOrEqual(1_000);
+    expect(kept.age).toBeLessThanOrEqual(7 * 24 * 3600);
+  });
+
+  it('a redelivery the mailbox takes after its redelivery window is answered at once, not after a janitor sweep', async () => {
+    const ran: string[] = [];
+    const { producer, mailbox, redis } = await rig({
+      workers: 1,
+      mode: 'interrupt',
+      runTurn: async (ctx) => void ran.push(ctx.entries.map((e) => e.payload.text).join('+')),
+    });
+    await producer.submit(keyOf(31), payload(31, 1, 'hello'), 'interrupt');
+    await until(() => ran.length === 1);
+    expect(await producer.submit(keyOf(31), payload(31, 1, 'hello'), 'interrupt')).toEqual({ status: 'duplicate' });
+    // The redelivery memory ran out (an hour later, as far as the mailbox can tell): the message is new to it,
+    // and its job must not be swallowed by the finished job of the first delivery.
+    await redis.del(mailbox.key('seen', jobIdFor('telegram', '31:1')));
+    expect(await producer.submit(keyOf(31), payload(31, 1, 'hello'), 'interrupt')).toMatchObject({ status: 'queued' });
+    await until(() => ran.length === 2);
+    expect(ran).toEqual(['hello', 'hello']);
   });
 });

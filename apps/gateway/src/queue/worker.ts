@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { DelayedError, WaitingError, Worker, type Job } from 'bullmq';
 import { isTransientStoreError } from '@herald/agent-core';
 import type { Logger } from '../logger.js';
-import type { BusyInputMode, TurnJobData } from './producer.js';
+import { logConnectionErrors } from '../redis-errors.js';
+import { JOB_RETENTION, type BusyInputMode, type TurnJobData } from './producer.js';
 import type { ControlBus, ControlSignal } from './control.js';
 import type { DeliveryCheck, Mailbox, MailboxEntry } from './mailbox.js';
 
@@ -123,10 +124,9 @@ export class TurnWorker {
       stalledInterval: this.opts.stalledIntervalMs ?? 30_000,
       // A job is only a wake-up call; recovering it many times is harmless, losing it is not.
       maxStalledCount: 1_000,
-      removeOnComplete: { age: 3600, count: 10_000 },
-      removeOnFail: { age: 7 * 24 * 3600 },
+      ...JOB_RETENTION,
     });
-    this.worker.on('error', (err) => this.opts.log.error({ err }, 'worker error'));
+    logConnectionErrors(this.opts.log, 'worker', this.worker, this.worker.getBackend());
     this.worker.on('failed', (job, err) => this.opts.log.error({ err, jobId: job?.id }, 'turn job failed'));
     await this.worker.waitUntilReady();
   }
@@ -165,11 +165,12 @@ export class TurnWorker {
   }
 
   private async process(job: Job<TurnJobData>, token?: string): Promise<string> {
-    const { sessionKey, entry } = job.data;
+    const { sessionKey } = job.data;
     const { mailbox } = this.opts;
     const got = await mailbox.acquire(sessionKey, this.id);
     if ('heldForMs' in got) {
-      if (!(await mailbox.contains(sessionKey, entry))) return 'drained by the lock holder';
+      const { entryId, seq } = entryOf(job.data);
+      if (!(await mailbox.holds(sessionKey, entryId, seq))) return 'drained by the lock holder';
       // The holder will most likely drain our entry; if it died, its lock expires and we take over then.
       const wait = Math.min(Math.max(got.heldForMs, 200), mailbox.lockTtlMs) + Math.floor(Math.random() * 100);
       await job.moveToDelayed(Date.now() + wait, token);
@@ -310,4 +311,11 @@ export class TurnWorker {
       clearTimeout(timer);
     }
   }
+}
+
+/** The entry a job was added for; jobs added before job data was trimmed carry the whole entry instead. */
+function entryOf(data: TurnJobData | { sessionKey: string; entry: string }): { entryId: string; seq: number } {
+  if (!('entry' in data)) return data;
+  const entry = JSON.parse(data.entry) as MailboxEntry;
+  return { entryId: entry.id, seq: entry.seq };
 }

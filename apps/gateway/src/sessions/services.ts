@@ -6,6 +6,7 @@
 import type { SessionStore } from '@herald/agent-core';
 import type { HeraldConfig } from '../config/load.js';
 import { progressSettings, type ProgressSettings } from '../config/progress.js';
+import { BackgroundTasks } from './background-tasks.js';
 import { PairingService } from '../pairing/index.js';
 import { SessionCounters } from './counters.js';
 import { SessionModels } from './models.js';
@@ -18,10 +19,12 @@ export interface ConversationServices {
   readonly resetPolicy: ResetPolicy;
   readonly progress: ProgressSettings;
   readonly models: SessionModels;
+  /** Work started behind a reply (the /new memory flush); stopping the process waits for it. */
+  readonly background: BackgroundTasks;
 }
 
 /** The services on the session store's database. */
-export function openConversationServices(config: HeraldConfig, store: SessionStore): ConversationServices {
+export function openConversationServices(config: HeraldConfig, store: SessionStore, background = new BackgroundTasks()): ConversationServices {
   const pairing = new PairingService(store.sql);
   const counters = new SessionCounters(store);
   return {
@@ -31,5 +34,6 @@ export function openConversationServices(config: HeraldConfig, store: SessionSto
     resetPolicy: resetPolicyFrom(config),
     progress: progressSettings(config),
     models: new SessionModels(config),
+    background,
   };
 }

@@ -26,6 +26,8 @@ import {
 } from './config.js';
 import { viewOf } from './message-view.js';
 import { decide, placementOf, threadNameFor, toInbound, type DiscordPolicy, type MessageView } from './normalize.js';
+import { InFlight } from '../shared/in-flight.js';
+import { KeyedSerial } from '../shared/keyed-serial.js';
 import { RecentIds } from '../shared/recent-ids.js';
 import { DiscordErrorCode } from './rest-errors.js';
 
@@ -75,8 +77,13 @@ class DiscordGatewayIngress implements DiscordIngress {
   private lastError: string | null = null;
   private lastCloseCode: number | null = null;
   private readonly seen = new RecentIds(DISCORD_DEDUPE_CAPACITY);
-  /** Per-channel chains: messages of one channel reach the handler in arrival order even when one awaits a thread. */
-  private readonly chains = new Map<string, Promise<void>>();
+  /**
+   * Per channel, what we do before the hand-over (thread lookups, opening a thread) runs in arrival order, so a
+   * message that awaits a thread is not overtaken by the next one. The hand-over itself is ordered (and retried)
+   * by the gateway; `handing` holds the ones still in progress, for stop().
+   */
+  private readonly preparing = new KeyedSerial();
+  private readonly handing = new InFlight();
   private readonly freeResponseChannels: ReadonlySet<string>;
 
   constructor(private readonly opts: DiscordIngressOptions) {
@@ -119,7 +126,8 @@ class DiscordGatewayIngress implements DiscordIngress {
     const client = this.client;
     this.client = null;
     if (client) await client.destroy();
-    await Promise.allSettled([...this.chains.values()]);
+    await this.preparing.idle();
+    await this.handing.settled();
     this.setState('disconnected', null);
   }
 
@@ -235,13 +243,7 @@ class DiscordGatewayIngress implements DiscordIngress {
       this.log.error({ err: errorText(err), messageId: message.id }, 'discord message unreadable');
       return;
     }
-    const key = message.channelId;
-    const previous = this.chains.get(key) ?? Promise.resolve();
-    const next = previous.then(() => this.process(message, view, botId));
-    this.chains.set(key, next);
-    void next.then(() => {
-      if (this.chains.get(key) === next) this.chains.delete(key);
-    });
+    void this.preparing.run(message.channelId, () => this.process(message, view, botId));
   }
 
   /**
@@ -251,6 +253,10 @@ class DiscordGatewayIngress implements DiscordIngress {
   private async process(message: Message, view: MessageView, botId: string): Promise<void> {
     const handler = this.handler;
     if (!handler) return;
+    const failed = (err: unknown): void => {
+      this.seen.delete(message.id);
+      this.log.error({ err: errorText(err), messageId: message.id }, 'discord message not handed over');
+    };
     try {
       const participating = view.channelKind === 'thread' ? await this.opts.threads.has(view.channelId) : false;
       const decision = decide(view, this.policy(botId), participating);
@@ -261,10 +267,10 @@ class DiscordGatewayIngress implements DiscordIngress {
       const openedThreadId = decision.openThread ? await this.openThread(message, view, botId) : undefined;
       if (openedThreadId !== undefined) await this.opts.threads.add(openedThreadId);
       if (decision.joinThread) await this.opts.threads.add(view.channelId);
-      await handler(toInbound(view, botId, placementOf(view, openedThreadId)));
+      // Handed over in this order; not awaited, so a retried hand-over does not hold up the channel's next message.
+      void this.handing.track(handler(toInbound(view, botId, placementOf(view, openedThreadId))).catch(failed));
     } catch (err) {
-      this.seen.delete(message.id);
-      this.log.error({ err: errorText(err), messageId: message.id }, 'discord message not handed over');
+      failed(err);
     }
   }
 

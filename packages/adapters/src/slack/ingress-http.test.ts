@@ -11,12 +11,15 @@ let fake: SlackFake;
 let server: FastifyInstance;
 let ingress: SlackIngress;
 let threads: Set<string>;
+/** Thread lookups wait for this (a slow database), so a test can hold one message in its preparation. */
+let threadLookup: Promise<void>;
 let received: InboundMessage[];
 let handler: (m: InboundMessage) => Promise<void>;
 
 beforeEach(async () => {
   fake = await startSlackFake();
   threads = new Set();
+  threadLookup = Promise.resolve();
   received = [];
   handler = async (m) => {
     received.push(m);
@@ -25,7 +28,13 @@ beforeEach(async () => {
     botToken: fake.botToken,
     signingSecret: fake.signingSecret,
     apiUrl: fake.apiUrl,
-    threads,
+    threads: {
+      has: async (id) => {
+        await threadLookup;
+        return threads.has(id);
+      },
+      add: async (id) => void threads.add(id),
+    },
     logger,
     clientOptions: { retryConfig: { retries: 0 } },
   });
@@ -141,6 +150,21 @@ describe('Slack ingress over Events HTTP', () => {
     expect(received).toEqual([
       expect.objectContaining({ conversationId, chatType: 'thread', text: 'and also this', userId: 'U0CAROL', platformMessageId: followUp.ts }),
     ]);
+  });
+
+  it('hands a thread\'s messages over in arrival order, even when the first one waits for its thread lookup', async () => {
+    const mention = await fake.channelMessage({ channel: 'C0ORDER', user: 'U0BOB', text: `<@${fake.botUserId}> start` });
+    await waitFor(() => received.length === 1);
+    received.length = 0;
+    let lookupDone!: () => void;
+    threadLookup = new Promise<void>((resolve) => (lookupDone = resolve));
+    // First: a follow-up without a mention, which needs the (slow) thread lookup. Then: a mention, which needs none.
+    await fake.channelMessage({ channel: 'C0ORDER', user: 'U0CAROL', text: 'first', threadTs: mention.ts });
+    await fake.channelMessage({ channel: 'C0ORDER', user: 'U0CAROL', text: `<@${fake.botUserId}> second`, threadTs: mention.ts });
+    await barrier();
+    lookupDone();
+    await waitFor(() => received.length === 2);
+    expect(received.map((m) => m.text)).toEqual(['first', 'second']);
   });
 
   it('ignores bot messages and edits', async () => {

@@ -12,6 +12,8 @@ import { AuthError } from '../errors.js';
 import type { AdapterHealth, InboundHandler, PlatformIngress } from '../types.js';
 import { SLACK_DEDUPE_CAPACITY, SLACK_DEFAULT_API_URL, type SlackIngressOptions } from './config.js';
 import { FastifyEventsReceiver } from './events-http.js';
+import { InFlight } from '../shared/in-flight.js';
+import { KeyedSerial } from '../shared/keyed-serial.js';
 import { RecentIds } from '../shared/recent-ids.js';
 import { classifySlackEvent, type SlackIdentity } from './normalize.js';
 import { SLACK_SLASH_COMMAND, slashCommandToMessage } from './slash-command.js';
@@ -56,6 +58,9 @@ class SlackIngressImpl implements SlackIngress {
   private state: AdapterHealth['state'] = 'disconnected';
   private lastEventAt: number | null = null;
   private lastError: string | null = null;
+  /** Per conversation, what runs before the hand-over; and the hand-overs still in progress (for stop). */
+  private readonly preparing = new KeyedSerial();
+  private readonly handing = new InFlight();
 
   constructor(private readonly opts: SlackIngressOptions) {
     this.logger = opts.logger.child({ platform: 'slack' });
@@ -146,6 +151,9 @@ class SlackIngressImpl implements SlackIngress {
     this.handler = null;
     if (this.socket !== null) await this.socket.stop();
     else if (app !== null) await app.stop();
+    // Messages already read are still handed over.
+    await this.preparing.idle();
+    await this.handing.settled();
     this.state = 'disconnected';
   }
 
@@ -218,19 +226,26 @@ class SlackIngressImpl implements SlackIngress {
     if (this.seenMessages.has(c.dedupeKey)) return;
     if (!c.needsThreadCheck) this.seenMessages.add(c.dedupeKey);
     const conversationId = c.message.conversationId;
-    try {
-      if (c.needsThreadCheck) {
-        if (!(await this.opts.threads.has(conversationId))) {
-          this.logger.debug({ conversationId }, 'slack: channel message without a mention outside our threads');
-          return;
-        }
-        if (!this.seenMessages.add(c.dedupeKey)) return;
-      }
-      if (c.remembersThread) await this.opts.threads.add(conversationId);
-      await handler(c.message);
-    } catch (err) {
+    const failed = (err: unknown): void => {
       this.lastError = err instanceof Error ? err.message : String(err);
       this.logger.error({ err, messageId: c.message.messageId }, 'slack: handing a message to the gateway failed');
-    }
+    };
+    // Thread-memory lookups run in arrival order per conversation, so a message that waits for one is not
+    // overtaken by the next; the hand-over itself is ordered (and retried) by the gateway.
+    await this.preparing.run(conversationId, async () => {
+      try {
+        if (c.needsThreadCheck) {
+          if (!(await this.opts.threads.has(conversationId))) {
+            this.logger.debug({ conversationId }, 'slack: channel message without a mention outside our threads');
+            return;
+          }
+          if (!this.seenMessages.add(c.dedupeKey)) return;
+        }
+        if (c.remembersThread) await this.opts.threads.add(conversationId);
+        void this.handing.track(handler(c.message).catch(failed));
+      } catch (err) {
+        failed(err);
+      }
+    });
   }
 }

@@ -5,6 +5,7 @@
  * before mapping them with `toPlatformError`.
  */
 import type { Logger } from 'pino';
+import pRetry from 'p-retry';
 import { Telegram } from 'telegraf';
 import type { Opts, Telegram as ApiMethods } from 'telegraf/types';
 import { apiFailure } from './api-errors.js';
@@ -72,22 +73,60 @@ export class TelegramApi {
     // A long poll is allowed its own timeout on top of the deadline.
     const pollSec = method === 'getUpdates' ? Number((payload as { timeout?: number }).timeout ?? 0) : 0;
     const deadlineMs = pollSec * 1000 + this.callTimeoutMs;
-    for (let attempt = 0; ; attempt++) {
-      const deadline = AbortSignal.timeout(deadlineMs);
-      const options = { signal: signal ? AbortSignal.any([signal, deadline]) : deadline } as unknown as CallApiOptions;
-      try {
-        return await this.telegram.callApi(method, payload, options);
-      } catch (err) {
-        if (deadline.aborted && !signal?.aborted) {
-          throw new Error(`no answer to ${method} within ${Math.round(deadlineMs / 1000)} s`, { cause: err });
-        }
-        const f = apiFailure(err);
-        const waitMs = (f?.retryAfterSec ?? 1) * 1000;
-        if (f?.code !== 429 || attempt >= TELEGRAM_RATE_LIMIT_RETRIES || waitMs > this.maxInlineRetryAfterMs) throw err;
-        this.logger.warn({ method, retryAfterMs: waitMs, attempt: attempt + 1 }, 'telegram rate limit: waiting before retry');
+    return pRetry(() => this.callOnce(method, payload, deadlineMs, signal), {
+      retries: TELEGRAM_RATE_LIMIT_RETRIES,
+      // The only wait is the one Telegram names (retry_after), slept below; no backoff of our own on top.
+      minTimeout: 0,
+      onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
+        const waitMs = this.inlineWaitMs(error);
+        if (waitMs === null || retriesLeft === 0 || signal?.aborted) return;
+        this.logger.warn({ method, retryAfterMs: waitMs, attempt: attemptNumber }, 'telegram rate limit: waiting before retry');
         await this.sleep(waitMs, signal);
-        if (signal?.aborted) throw err;
+      },
+      // Not through p-retry's own signal: an aborted call rejects with what the call threw, as callers expect.
+      shouldRetry: ({ error }) => !signal?.aborted && this.inlineWaitMs(error) !== null,
+    });
+  }
+
+  /** A 429 whose retry_after is short enough to wait out inside the call; null for anything else. */
+  private inlineWaitMs(err: unknown): number | null {
+    const f = apiFailure(err);
+    if (f?.code !== 429) return null;
+    const waitMs = (f.retryAfterSec ?? 1) * 1000;
+    return waitMs > this.maxInlineRetryAfterMs ? null : waitMs;
+  }
+
+  /**
+   * One request, aborted by the caller's signal or after `deadlineMs`. The caller's signal is often a
+   * process-lifetime one (the poller's), so it gets a listener for this call only, removed when the call ends;
+   * `AbortSignal.any` would tie a new dependent signal (and its timer) to it on every call.
+   */
+  private async callOnce<M extends keyof ApiMethods>(
+    method: M,
+    payload: Opts<M>,
+    deadlineMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<ReturnType<ApiMethods[M]>> {
+    const call = new AbortController();
+    let timedOut = false;
+    const onAbort = (): void => call.abort(signal?.reason);
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      call.abort();
+    }, deadlineMs);
+    timer.unref();
+    try {
+      return await this.telegram.callApi(method, payload, { signal: call.signal } as unknown as CallApiOptions);
+    } catch (err) {
+      if (timedOut && !signal?.aborted) {
+        throw new Error(`no answer to ${method} within ${Math.round(deadlineMs / 1000)} s`, { cause: err });
       }
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
     }
   }
 }

@@ -269,22 +269,48 @@ describe('telegram polling ingress', () => {
     expect(running.ingress.health().state).toBe('connected');
   });
 
-  it('keeps an update it could not hand over (the gateway briefly down) and hands it over once it can', async () => {
+  it('leaves retrying a hand-over to the gateway: an update whose hand-over failed is tried once, then confirmed', async () => {
+    // The gateway's hand-over already retried (ingress/handover.ts); retrying here as well multiplied the attempts.
+    const calls = new Map<string, number>();
     const received: string[] = [];
-    let failures = 2;
     const ingress = new TelegramIngress({ token: fake.token, apiRoot: fake.apiRoot, logger: silentLogger, waits: FAST_WAITS, pollTimeoutSec: 1 });
+    running = { ingress, received: [] };
     await ingress.start(async (m) => {
-      if (failures-- > 0) throw new Error('Redis is not reachable');
+      calls.set(m.text, (calls.get(m.text) ?? 0) + 1);
+      if (m.text === 'always refused') throw new Error('the gateway gave up on it');
       received.push(m.text);
     });
-    try {
-      fake.injectMessage({ chatId: 777, userId: 777, text: 'sent during the outage' });
-      await fake.waitFor(() => received.length === 1, 10_000);
-      expect(received).toEqual(['sent during the outage']);
-      await fake.waitFor(() => fake.pendingUpdates() === 0, 5_000); // confirmed only now
-    } finally {
-      await ingress.stop();
-    }
+    fake.injectMessage({ chatId: 777, userId: 777, text: 'always refused' });
+    fake.injectMessage({ chatId: 778, userId: 778, text: 'fine' });
+    await fake.waitFor(() => received.length === 1 && fake.pendingUpdates() === 0, 10_000);
+    expect(received).toEqual(['fine']);
+    expect(calls.get('always refused')).toBe(1);
+  });
+
+  it('keeps an update the gateway gave up on because of shutdown unconfirmed, so the next start takes it', async () => {
+    let handing!: () => void;
+    const handedIn = new Promise<void>((resolve) => (handing = resolve));
+    let giveUp!: (err: Error) => void;
+    const ingress = new TelegramIngress({ token: fake.token, apiRoot: fake.apiRoot, logger: silentLogger, waits: FAST_WAITS, pollTimeoutSec: 1 });
+    await ingress.start(
+      (m) =>
+        new Promise<void>((_, reject) => {
+          if (m.text !== 'sent just before the shutdown') return;
+          giveUp = reject;
+          handing();
+        }),
+    );
+    fake.injectMessage({ chatId: 777, userId: 777, text: 'sent just before the shutdown' });
+    await handedIn;
+    // As in the gateway: shutdown begins, then the hand-over still being retried is given up.
+    const stopping = ingress.stop();
+    giveUp(new Error('shutting down'));
+    await stopping;
+    expect(fake.pendingUpdates()).toBe(1);
+
+    running = await startIngress(fake);
+    await fake.waitFor(() => running!.received.length === 1, 10_000);
+    expect(running.received.map((m) => m.text)).toEqual(['sent just before the shutdown']);
   });
 
   it('becomes fatal when the token is revoked while polling', async () => {

@@ -1,11 +1,13 @@
 /**
  * The Telegram connection: long polling by default, a webhook on the gateway's fastify when a URL is set.
  * Updates go through telegraf (`bot.handleUpdate`) to `normalizeMessage`, then through the split-message joiner,
- * and are handed to the gateway one conversation at a time, in arrival order.
+ * and are handed to the gateway in arrival order; the gateway's hand-over keeps each conversation in that order
+ * and owns the retries, while the update stays unconfirmed.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import pRetry from 'p-retry';
 import { Telegraf } from 'telegraf';
 import type { Update } from 'telegraf/types';
 import { AuthError, BadRequestError, type PlatformError } from '../errors.js';
@@ -28,7 +30,7 @@ import { HealthTracker } from './health.js';
 import { SplitJoiner } from './joiner.js';
 import type { BotIdentity } from './mention.js';
 import { normalizeMessage } from './normalize.js';
-import { Poller, networkWaitMs } from './poller.js';
+import { Poller } from './poller.js';
 import { RecentIds } from '../shared/recent-ids.js';
 import { sleep as realSleep } from './sleep.js';
 import { hasUpdateId, isMessageUpdate } from './wire.js';
@@ -53,9 +55,9 @@ export class TelegramIngress implements PlatformIngress {
   private readonly requireMention: boolean;
   private readonly webhookSecret: string | null;
   private readonly webhookPath: string | null;
-  /** Per conversation, the hand-over in progress: the next one waits for it so order is kept. */
-  private readonly chains = new Map<string, Promise<void>>();
   private handler: InboundHandler | null = null;
+  /** Updates being handed over, by update_id. */
+  private readonly handing = new Map<number, Promise<DispatchResult>>();
   private identity: BotIdentity | null = null;
   private commandsPublished = false;
   /** Webhook set (webhook mode) or any leftover webhook removed (polling mode). */
@@ -81,7 +83,7 @@ export class TelegramIngress implements PlatformIngress {
     this.recent = new RecentIds(opts.dedupeSize ?? TELEGRAM_DEDUPE_SIZE);
     this.joiner = new SplitJoiner(
       opts.splitJoinWindowMs ?? TELEGRAM_SPLIT_JOIN_WINDOW_MS,
-      (m) => this.deliverInOrder(m),
+      (m) => this.handOver(m),
       opts.splitMinPartLength ?? TELEGRAM_SPLIT_MIN_PART,
     );
     if (opts.webhook) {
@@ -172,7 +174,6 @@ export class TelegramIngress implements PlatformIngress {
     await this.background;
     await this.joiner.flushAll();
     await this.poller?.drain();
-    await Promise.allSettled([...this.chains.values()]);
     this.poller = null;
     this.handler = null;
     if (this.tracker.current !== 'fatal') this.tracker.set('disconnected');
@@ -232,18 +233,31 @@ export class TelegramIngress implements PlatformIngress {
     this.logger.info({ url: hook.url }, 'telegram webhook set');
   }
 
+  /** Webhook mode's start-up calls, retried in the background until they succeed or fail for good. */
   private async retryWebhookSetup(signal: AbortSignal): Promise<void> {
-    for (let failures = 0; !signal.aborted && !this.transportReady; failures++) {
-      await this.sleep(networkWaitMs(this.waits, failures), signal);
-      if (signal.aborted) return;
-      try {
-        await this.prepare(signal);
-      } catch (err) {
-        const mapped = toPlatformError(err, 'webhook set-up');
-        if (isPermanent(mapped)) return this.fatal(mapped);
-        this.tracker.set('disconnected', mapped.message);
-        this.logger.warn({ err: mapped.message }, 'telegram webhook set-up failed; retrying');
-      }
+    const permanent = (err: unknown): PlatformError | null => {
+      const mapped = toPlatformError(err, 'webhook set-up');
+      return isPermanent(mapped) ? mapped : null;
+    };
+    // The first try was start()'s own.
+    await this.sleep(this.waits.networkInitialMs, signal);
+    try {
+      await pRetry(() => this.prepare(signal), {
+        retries: Number.POSITIVE_INFINITY,
+        minTimeout: this.waits.networkInitialMs,
+        maxTimeout: this.waits.networkMaxMs,
+        signal,
+        onFailedAttempt: ({ error }) => {
+          if (permanent(error)) return;
+          const mapped = toPlatformError(error, 'webhook set-up');
+          this.tracker.set('disconnected', mapped.message);
+          this.logger.warn({ err: mapped.message }, 'telegram webhook set-up failed; retrying');
+        },
+        shouldRetry: ({ error }) => permanent(error) === null,
+      });
+    } catch (err) {
+      // Stopped, or a failure retrying cannot fix (p-retry also stops on a programming error): an operator's turn.
+      if (!signal.aborted) this.fatal(permanent(err) ?? toPlatformError(err, 'webhook set-up'));
     }
   }
 
@@ -252,22 +266,38 @@ export class TelegramIngress implements PlatformIngress {
     this.logger.error({ err: err.message }, 'telegram ingress stopped: this needs an operator');
   }
 
-  /** One update from either transport. Never rejects. */
-  private async dispatch(update: unknown): Promise<DispatchResult> {
-    if (!hasUpdateId(update)) return 'invalid';
+  /**
+   * One update from either transport. Never rejects. A webhook resend of an update whose hand-over is still
+   * running (the gateway retrying it) gets that hand-over's outcome, not an early 200 that would let it be lost.
+   */
+  private dispatch(update: unknown): Promise<DispatchResult> {
+    if (!hasUpdateId(update)) return Promise.resolve('invalid');
+    const id = update.update_id;
     // A message Herald cannot read is refused whole: half-read, it could be taken for another message.
     if ('message' in update && !isMessageUpdate(update)) {
-      this.logger.warn({ updateId: update.update_id }, 'telegram update with a malformed message refused');
-      return 'invalid';
+      this.logger.warn({ updateId: id }, 'telegram update with a malformed message refused');
+      return Promise.resolve('invalid');
     }
-    if (!this.recent.add(update.update_id)) return 'duplicate';
+    const running = this.handing.get(id);
+    if (running) {
+      this.logger.debug({ updateId: id }, 'telegram update sent again while being handed over; answering with that hand-over');
+      return running;
+    }
+    if (!this.recent.add(id)) return Promise.resolve('duplicate');
+    const result = this.handUpdateOver(update, id);
+    this.handing.set(id, result);
+    void result.then(() => this.handing.delete(id));
+    return result;
+  }
+
+  private async handUpdateOver(update: unknown, id: number): Promise<DispatchResult> {
     this.tracker.event();
     try {
       await this.bot.handleUpdate(update as Update);
       return 'taken';
     } catch (err) {
-      this.recent.delete(update.update_id);
-      this.logger.error({ err: String(err), updateId: update.update_id }, 'telegram update was not handed over');
+      this.recent.delete(id);
+      this.logger.error({ err: String(err), updateId: id }, 'telegram update was not handed over');
       return 'failed';
     }
   }
@@ -282,18 +312,10 @@ export class TelegramIngress implements PlatformIngress {
     await this.joiner.add(result.message, result.joinable);
   }
 
-  private deliverInOrder(msg: InboundMessage): Promise<void> {
+  private handOver(msg: InboundMessage): Promise<void> {
     const handler = this.handler;
     if (handler === null) return Promise.reject(new Error('telegram ingress is not started'));
-    const key = msg.conversationId;
-    const previous = this.chains.get(key) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(() => handler(msg));
-    this.chains.set(key, next);
-    void next.then(
-      () => this.chains.get(key) === next && this.chains.delete(key),
-      () => this.chains.get(key) === next && this.chains.delete(key),
-    );
-    return next;
+    return handler(msg);
   }
 }
 

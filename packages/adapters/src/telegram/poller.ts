@@ -1,10 +1,15 @@
 /**
  * Long polling over getUpdates, written here rather than using telegraf's loop because that loop gives up on
- * the first 409 and retries network errors at a fixed 5 s.
+ * the first 409 and retries network errors at a fixed 5 s. This loop owns the retries of getUpdates itself
+ * (the wait depends on the failure: a schedule for 409 conflicts, Telegram's retry_after, network backoff).
  *
  * Durability: an update is confirmed (the next getUpdates offset passes it) only after the gateway has taken it.
- * While some are still being handed over (e.g. a split message waiting for its next part) the poller keeps
- * fetching with the offset held at the oldest of them, skipping what it already has, so new updates still flow.
+ * While some are still being handed over (the gateway retrying one while Redis is away, or a split message
+ * waiting for its next part) the poller keeps fetching with the offset held at the oldest of them, skipping what
+ * it already has, so new updates still flow. The poller does not retry a hand-over itself: the gateway's
+ * hand-over is the one retry owner for that boundary. An update the gateway gave up on is confirmed and dropped
+ * (one that always fails must not hold the offset forever), except when it was given up because of shutdown:
+ * that one stays unconfirmed, so the next start fetches it again.
  */
 import type { Logger } from 'pino';
 import { AuthError, type PlatformError, RateLimitedError } from '../errors.js';
@@ -16,8 +21,6 @@ import { hasUpdateId } from './wire.js';
 
 /** Pause between fetches while our own hand-overs are pending (those fetches return at once). */
 const PENDING_REPOLL_MS = 100;
-/** Tries to hand one update to the gateway before giving up on it (about 5 minutes with the default waits). */
-const HANDOVER_ATTEMPTS = 8;
 
 export interface PollerOptions {
   api: TelegramApi;
@@ -28,7 +31,7 @@ export interface PollerOptions {
   health: HealthTracker;
   /** Runs before every fetch; does start-up calls (getMe, …) until they have succeeded once. */
   prepare: (signal: AbortSignal) => Promise<void>;
-  /** Hands one update over; resolves when it has been taken or dropped. Must not reject. */
+  /** Hands one update over; resolves when it has been taken or given up ('failed'). Must not reject. */
   dispatch: (update: unknown) => Promise<unknown>;
   onFatal: (err: PlatformError) => void;
 }
@@ -43,6 +46,8 @@ export class Poller {
   private readonly abort = new AbortController();
   private readonly inFlight = new Map<number, Promise<unknown>>();
   private nextOffset = 0;
+  /** The oldest update given up on during shutdown: never confirmed, so a restart fetches it again. */
+  private keepFrom: number | null = null;
   private loop: Promise<void> | null = null;
 
   constructor(private readonly opts: PollerOptions) {}
@@ -60,9 +65,10 @@ export class Poller {
   /** After `halt`: waits for hand-overs in progress, then confirms them so a restart does not fetch them again. */
   async drain(): Promise<void> {
     await Promise.allSettled([...this.inFlight.values()]);
-    if (this.nextOffset === 0) return;
+    const offset = this.keepFrom ?? this.nextOffset;
+    if (offset === 0) return;
     try {
-      await this.opts.api.call('getUpdates', { offset: this.nextOffset, limit: 1, timeout: 0 });
+      await this.opts.api.call('getUpdates', { offset, limit: 1, timeout: 0 });
     } catch (err) {
       this.opts.logger.warn({ err: String(err) }, 'telegram: could not confirm the last updates; they may arrive again');
     }
@@ -139,27 +145,18 @@ export class Poller {
     const id = update.update_id;
     if (id < this.nextOffset) return; // fetched again while an older one is still being handed over
     this.nextOffset = id + 1;
-    const done = this.dispatchUntilTaken(update, id).finally(() => this.inFlight.delete(id));
+    const done = this.handOver(update, id).finally(() => this.inFlight.delete(id));
     this.inFlight.set(id, done);
   }
 
-  /**
-   * A hand-over that failed (Redis briefly away, say) is tried again with the network backoff while the update
-   * stays unconfirmed, so an outage loses no message. After HANDOVER_ATTEMPTS it is dropped with an error: an
-   * update that always fails must not hold the confirm offset forever.
-   */
-  private async dispatchUntilTaken(update: unknown, id: number): Promise<unknown> {
-    const signal = this.abort.signal;
-    for (let attempt = 1; ; attempt++) {
-      const result = await this.opts.dispatch(update);
-      if (result !== 'failed' || signal.aborted) return result;
-      if (attempt >= HANDOVER_ATTEMPTS) {
-        this.opts.logger.error({ updateId: id, attempts: attempt }, 'telegram update could not be handed over; dropping it');
-        return result;
-      }
-      const wait = networkWaitMs(this.opts.waits, attempt - 1);
-      this.opts.logger.warn({ updateId: id, attempt, waitMs: wait }, 'telegram update not handed over; retrying');
-      await this.opts.sleep(wait, signal);
+  private async handOver(update: unknown, id: number): Promise<void> {
+    const result = await this.opts.dispatch(update);
+    if (result !== 'failed') return;
+    if (this.abort.signal.aborted) {
+      this.keepFrom = Math.min(this.keepFrom ?? id, id);
+      this.opts.logger.warn({ updateId: id }, 'telegram update not handed over before shutdown; left unconfirmed for the next start');
+      return;
     }
+    this.opts.logger.error({ updateId: id }, 'telegram update could not be handed over; dropping it');
   }
 }

@@ -1,6 +1,7 @@
 /** Webhook ingress: the stand-in posts updates to a real fastify server carrying the adapter's route. */
 import fastify, { type FastifyInstance } from 'fastify';
 import { createServer, type AddressInfo } from 'node:net';
+import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTelegramFake, type TelegramFake } from '../../../../test/fakes/telegram/index.js';
 import type { InboundMessage } from '../types.js';
@@ -112,6 +113,46 @@ describe('telegram webhook ingress', () => {
     await fake.waitFor(() => fake.webhookDeliveries.length === 2);
     expect(fake.webhookDeliveries.map((d) => d.status)).toEqual([200, 200]);
     expect(received.map((m) => m.text)).toEqual(['just once']);
+  });
+
+  it('answers a resend of an update still being handed over with that hand-over\'s outcome, not an early 200', async () => {
+    // Telegram resends an update whose request timed out; the gateway may still be retrying the first one.
+    const lines: string[] = [];
+    const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) });
+    const port = await freePort();
+    const own = new TelegramIngress({ token: fake.token, apiRoot: fake.apiRoot, logger, webhook: { url: `http://127.0.0.1:${port}${PATH}`, secret: SECRET }, waits: FAST_WAITS });
+    const server = fastify();
+    own.registerRoutes(server);
+    await server.listen({ port, host: '127.0.0.1' });
+    let handedIn!: () => void;
+    const handing = new Promise<void>((resolve) => (handedIn = resolve));
+    let giveUp!: (err: Error) => void;
+    try {
+      await own.start(
+        () =>
+          new Promise<void>((_, reject) => {
+            giveUp = reject;
+            handedIn();
+          }),
+      );
+      const update = { update_id: 4242, message: { message_id: 9, date: 1, chat: { id: 777, type: 'private' }, from: { id: 777, is_bot: false, first_name: 'A' }, text: 'slow' } };
+      const post = (): Promise<Response> =>
+        fetch(`http://127.0.0.1:${port}${PATH}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': SECRET },
+          body: JSON.stringify(update),
+        });
+      const first = post();
+      await handing;
+      const resend = post();
+      await fake.waitFor(() => lines.some((l) => l.includes('sent again while being handed over')));
+      giveUp(new Error('the gateway gave up'));
+      // Both say "not taken", so Telegram keeps the update and delivers it again.
+      expect([(await first).status, (await resend).status]).toEqual([500, 500]);
+    } finally {
+      await own.stop();
+      await server.close();
+    }
   });
 
   it('refuses a secret Telegram would not accept, naming the setting', () => {
