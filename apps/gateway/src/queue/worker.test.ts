@@ -83,9 +83,9 @@ const payload = (session: number, n: number, text = `s${session} m${n}`): TurnPa
 const keyOf = (session: number): string => `agent:main:telegram:dm:${session}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(fn: () => boolean, ms = 20_000): Promise<void> {
+async function until(fn: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
   const end = Date.now() + ms;
-  while (!fn()) {
+  while (!(await fn())) {
     if (Date.now() > end) throw new Error('timed out');
     await sleep(20);
   }
@@ -215,10 +215,10 @@ describe('TurnWorker', () => {
     await until(() => turns.length === 1);
     await producer.submit(keyOf(3), payload(3, 2, 'use blue'), 'steer');
     await until(() => steered.length === 1);
-    await sleep(300);
+    // The turn ends and acknowledges both entries: the absorbed one is gone with it, never run on its own.
+    await until(async () => (await mailbox.length(keyOf(3))) === 0 && !(await mailbox.isBusy(keyOf(3))));
     expect(steered).toEqual([['use blue']]);
     expect(turns).toEqual(['build it']); // absorbed, not run again
-    expect(await mailbox.length(keyOf(3))).toBe(0);
   });
 
   it('the watchdog aborts a turn with no agent activity, abandons one that ignores the abort, and the session moves on', async () => {
@@ -274,11 +274,10 @@ describe('TurnWorker', () => {
     // The only message of the session: nothing but the failed job's own retry can finish it.
     await producer.submit(keyOf(12), payload(12, 1, 'one'), 'queue');
     await until(() => ran.length >= 2, 15_000);
-    await sleep(200);
+    // The retry acknowledges the entry and frees the session: nothing is left to run it a third time.
+    await until(async () => (await mailbox.length(keyOf(12))) === 0 && !(await mailbox.isBusy(keyOf(12))), 15_000);
     // At least once: the turn whose acknowledgement failed runs again (the outbox keeps its reply from repeating).
     expect(ran).toEqual(['one', 'one']);
-    expect(await mailbox.length(keyOf(12))).toBe(0);
-    expect(await mailbox.isBusy(keyOf(12))).toBe(false);
   });
 
   it('the janitor wakes a mailbox left without a job, and leaves busy or fresh ones alone', async () => {
@@ -297,9 +296,9 @@ describe('TurnWorker', () => {
     await mailbox.enqueue('telegram.14.1', keyOf(14), payload(14, 1, 'held'));
     const held = await mailbox.acquire(keyOf(14), 'another-worker');
     expect(await janitor.sweep()).toBe(1);
-    await until(() => ran.includes('orphan'));
+    // The turn runs, then its job acknowledges the entry: wait for the mailbox to empty, not for the turn alone.
+    await until(async () => ran.includes('orphan') && (await mailbox.length(keyOf(13))) === 0);
     expect(ran).toEqual(['orphan']);
-    expect(await mailbox.length(keyOf(13))).toBe(0);
     if ('token' in held) await mailbox.release(keyOf(14), held.token);
   });
 

@@ -79,6 +79,20 @@ export interface ResetOutcome {
   notice: string | null;
 }
 
+/** The key's open session and why it expired, or null while it is still current (reads only). */
+async function expiredSession(
+  store: SessionStore,
+  sessionKey: string,
+  policy: ResetPolicy,
+  now: number,
+): Promise<{ current: Session; reason: ResetReason } | null> {
+  if (policy.mode === 'none') return null;
+  const current = await store.currentSession(sessionKey);
+  if (!current || current.endedAt !== null) return null;
+  const reason = expiryReason(policy, await lastActivityOf(store, current), now);
+  return reason ? { current, reason } : null;
+}
+
 /**
  * Ends the key's session if the policy says it expired. The caller runs this for a message that is about to
  * start a turn, and only while no turn holds the session (a running turn is activity).
@@ -89,25 +103,24 @@ export async function applyResetPolicy(
   policy: ResetPolicy,
   now = Date.now(),
 ): Promise<ResetOutcome | null> {
-  if (policy.mode === 'none') return null;
-  const current = await store.currentSession(sessionKey);
-  if (!current || current.endedAt !== null) return null;
-  const reason = expiryReason(policy, await lastActivityOf(store, current), now);
-  if (!reason) return null;
+  const expired = await expiredSession(store, sessionKey, policy, now);
+  if (!expired) return null;
+  const { current, reason } = expired;
   const ended = await store.endSession(current.id, reason);
   return { ended, reason, notice: current.messageCount > 0 ? RESET_NOTICES[reason] : null };
 }
 
 /**
- * The router's check for a message about to start a turn: applies the policy while holding the session (a running
- * turn is activity, and no turn may start on a session being ended), and returns the notice to send first, if any.
+ * The router's check for a message about to start a turn. Most messages find their session current, which two
+ * reads tell; only an expired one is ended, while holding the session (a running turn is activity, and no turn
+ * may start on a session being ended). Returns the notice to send first, if any.
  */
 export async function resetExpiredSession(
   deps: { store: SessionStore; mailbox: Mailbox; conversation?: { resetPolicy: ResetPolicy } },
   sessionKey: string,
 ): Promise<string | null> {
   const policy = deps.conversation?.resetPolicy;
-  if (!policy || policy.mode === 'none') return null;
+  if (!policy || !(await expiredSession(deps.store, sessionKey, policy, Date.now()))) return null;
   const held = await withSessionHeld(deps.mailbox, sessionKey, 'reset-policy', () => applyResetPolicy(deps.store, sessionKey, policy));
   return held.held ? (held.value?.notice ?? null) : null;
 }

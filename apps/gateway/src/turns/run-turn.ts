@@ -88,6 +88,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       replyTo: last.platformMessageId,
       deliveryBaseDelayMs: deps.deliveryBaseDelayMs,
       onPossibleDuplicate: deps.onPossibleDuplicate,
+      sendAttemptsAtBegin: turn.sendAttempts,
     };
     // The reply goes out; the reaction swap waits until the session is free again (TurnResult.afterAck).
     const send = async (text: string): Promise<TurnResult> => {

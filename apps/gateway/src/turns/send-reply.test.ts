@@ -54,7 +54,7 @@ async function setup(opts: { check?: DeliveryCheck; safety?: DuplicateSafety; fe
   } as TurnContext;
   const live = new LiveTurn({ egress, conversationId: 'telegram:5', platform: 'telegram', chatType: 'dm', signal, canDeliver: ctx.canDeliver, log });
   const duplicates: string[] = [];
-  const target = { store, egress, ctx, live, conversationId: 'telegram:5', replyTo: '1', onPossibleDuplicate: (p: string) => void duplicates.push(p) };
+  const target = { store, egress, ctx, live, conversationId: 'telegram:5', replyTo: '1', onPossibleDuplicate: (p: string) => void duplicates.push(p), sendAttemptsAtBegin: 0 };
   return { store, egress, target, duplicates };
 }
 
@@ -93,6 +93,7 @@ describe('sending a recorded reply', () => {
       // An earlier attempt claimed the send and crashed before recording anything (a while ago).
       await store.claimDelivery('t1', 7);
       await quiet(store);
+      target.sendAttemptsAtBegin = 1; // as beginTurn would have seen it
       expect(await sendReply(target, 'the answer')).toBe('delivered');
       expect(egress.sends[0].opts).toMatchObject({ recover: true, idempotencyKey: 't1' });
       expect(duplicates).toEqual(counted);
@@ -104,6 +105,7 @@ describe('sending a recorded reply', () => {
     await store.claimDelivery('t1', 7);
     await store.recordChunk('t1', 'm-old');
     await quiet(store);
+    target.sendAttemptsAtBegin = 1;
     await sendReply(target, 'the answer');
     expect(egress.sends[0].opts?.skipChunks).toBe(1);
     expect((await store.getTurn('t1'))?.deliveredIds).toEqual(['m-old', 'm1']);
@@ -112,6 +114,7 @@ describe('sending a recorded reply', () => {
   it('an earlier sender still at work (it lost the session, but is alive) is waited for: what it reports is not sent again', async () => {
     const { store, egress, target, duplicates } = await setup();
     await store.claimDelivery('t1', 7); // it started sending just now
+    target.sendAttemptsAtBegin = 1;
     const sending = sendReply(target, 'the answer');
     // The earlier sender reports its delivery while the new attempt waits.
     await store.markDelivered('t1', ['m-earlier']);

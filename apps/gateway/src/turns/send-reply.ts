@@ -23,6 +23,11 @@ export interface ReplyTarget {
   deliveryBaseDelayMs?: number;
   /** A platform that cannot recognise its own earlier send got the reply (or its chunk in flight) again. */
   onPossibleDuplicate: (platform: string) => void;
+  /**
+   * The turn's send attempts when this worker took it over (beginTurn). 0: nobody can be sending it — a worker that
+   * claims later is fenced out — so there is no earlier sender to wait for (and no read to make).
+   */
+  sendAttemptsAtBegin: number;
 }
 
 export type SendOutcome = 'delivered' | 'stale' | 'lock lost' | 'nothing to send';
@@ -41,7 +46,7 @@ export async function sendReply(t: ReplyTarget, text: string): Promise<SendOutco
     return 'lock lost';
   }
   // An earlier owner that lost the session may still be sending: give it a moment to report what it sent.
-  if (!(await earlierSenderSettled(store, ctx))) return 'nothing to send';
+  if (t.sendAttemptsAtBegin > 0 && !(await earlierSenderSettled(store, ctx))) return 'nothing to send';
   // The send intent: only the fence that owns the turn may send, and the attempt is counted.
   const claim = await store.claimDelivery(ctx.turnId, ctx.fence);
   if (!claim) return 'nothing to send';
@@ -53,6 +58,8 @@ export async function sendReply(t: ReplyTarget, text: string): Promise<SendOutco
       t.onPossibleDuplicate(egress.platform);
     }
   }
+  // What is recorded as delivered so far: each record compares against it, so none needs a read first.
+  let recorded = claim.deliveredIds;
   // A streamed reply is finished by editing the streamed message: the text is never delivered twice.
   const ids =
     (await t.live.finish(text)) ??
@@ -62,10 +69,12 @@ export async function sendReply(t: ReplyTarget, text: string): Promise<SendOutco
       skipChunks: claim.deliveredIds.length,
       idempotencyKey: ctx.turnId,
       recover: earlier,
-      onChunkSent: (_index, id) => untilStored(() => store.recordChunk(ctx.turnId, id), ctx.log, 'record a delivered chunk').then(() => undefined),
+      onChunkSent: async (_index, id) => {
+        recorded = (await untilStored(() => store.recordChunk(ctx.turnId, id, recorded), ctx.log, 'record a delivered chunk')).deliveredIds;
+      },
     }));
   // The platform has the reply: its record must not be lost to a database hiccup (a re-run would send it again).
-  await untilStored(() => store.markDelivered(ctx.turnId, ids), ctx.log, 'record the delivered reply');
+  await untilStored(() => store.markDelivered(ctx.turnId, ids, recorded), ctx.log, 'record the delivered reply');
   return 'delivered';
 }
 

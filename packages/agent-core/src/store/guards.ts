@@ -7,3 +7,22 @@ export async function assertSessionExists(sql: Sql, sessionId: string): Promise<
     throw new StoreNotFoundError('session', sessionId);
   }
 }
+
+/** The database refused a row whose foreign key points nowhere (SQLite and PostgreSQL spell it differently). */
+function isForeignKeyViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_CONSTRAINT_FOREIGNKEY' || code === '23503';
+}
+
+/**
+ * Runs a write that references the session and turns the database's foreign-key refusal into the same typed
+ * error as `assertSessionExists`, without its read: the per-message path checks nothing it need not.
+ */
+export async function referencingSession<T>(sessionId: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (isForeignKeyViolation(err)) throw new StoreNotFoundError('session', sessionId);
+    throw err;
+  }
+}

@@ -3,7 +3,7 @@
  * The session's message_count and tool_call_count move in the same transaction as the rows they count.
  */
 import type { ChatMessage } from '../types.js';
-import { assertSessionExists } from './guards.js';
+import { referencingSession } from './guards.js';
 import { toChatMessage, toStoredMessage, type MessageRow, type StoredMessage } from './rows.js';
 import type { Sql } from './sql.js';
 
@@ -52,8 +52,8 @@ export async function appendMessages(
   if (messages.length === 0) return [];
   const turnId = opts.turnId ?? null;
   const firstSeq = opts.firstSeq ?? 0;
-  return sql.transaction(async () => {
-    await assertSessionExists(sql, sessionId);
+  // A session that does not exist fails the first insert (its foreign key): no read to check it first.
+  return referencingSession(sessionId, () => sql.transaction(async () => {
     const now = Date.now();
     const stored: StoredMessage[] = [];
     let added = 0;
@@ -85,7 +85,7 @@ export async function appendMessages(
     }
     if (added > 0) await sql.run(COUNT_SQL, [added, toolCalls, sessionId]);
     return stored;
-  });
+  }));
 }
 
 export async function getMessages(sql: Sql, sessionId: string, opts: GetMessagesOptions = {}): Promise<StoredMessage[]> {

@@ -194,9 +194,12 @@ export class SessionStore {
     return turns.claimDelivery(this.sql, turnId, fence);
   }
 
-  /** A delivered chunk: recorded whatever the sender's fence (a delivery is a fact). */
-  recordChunk(turnId: string, messageId: string): Promise<Turn> {
-    return turns.recordChunk(this.sql, turnId, messageId);
+  /**
+   * A delivered chunk: recorded whatever the sender's fence (a delivery is a fact). `known`: the ids last seen
+   * recorded, which saves a read when nobody else wrote meanwhile.
+   */
+  recordChunk(turnId: string, messageId: string, known?: readonly string[]): Promise<Turn> {
+    return turns.recordChunk(this.sql, turnId, messageId, known);
   }
 
   recordStreamMessage(turnId: string, fence: number, messageId: string): Promise<Turn> {
@@ -204,8 +207,8 @@ export class SessionStore {
   }
 
   /** The whole reply delivered: recorded whatever the sender's fence (a delivery is a fact). */
-  markDelivered(turnId: string, ids: readonly string[]): Promise<Turn> {
-    return turns.markDelivered(this.sql, turnId, ids);
+  markDelivered(turnId: string, ids: readonly string[], known?: readonly string[]): Promise<Turn> {
+    return turns.markDelivered(this.sql, turnId, ids, known);
   }
 
   markTurn(turnId: string, status: TurnStatus, fence: number, error?: string): Promise<Turn> {

@@ -83,6 +83,16 @@ describe('turn outbox', () => {
     expect(await store.fenceOut('t6', 4, 'failed', 'late')).toBe(false);
   });
 
+  it('records deliveries with a compare-and-set: a stale view of what is recorded is read again, nothing is lost', async () => {
+    const { store, sessionId } = await withSession();
+    await store.beginTurn('t10', sessionId, 1);
+    expect((await store.recordChunk('t10', 'a', [])).deliveredIds).toEqual(['a']);
+    // Another writer recorded 'a' since this caller looked: its 'b' still lands after it.
+    expect((await store.recordChunk('t10', 'b', [])).deliveredIds).toEqual(['a', 'b']);
+    expect(await store.markDelivered('t10', ['c'], ['a'])).toMatchObject({ status: 'delivered', deliveredIds: ['a', 'b', 'c'] });
+    await expect(store.recordChunk('ghost', 'x', [])).rejects.toThrow(StoreNotFoundError);
+  });
+
   it('remembers the message a streamed reply is written into', async () => {
     const { store, sessionId } = await withSession();
     await store.beginTurn('t7', sessionId, 1);

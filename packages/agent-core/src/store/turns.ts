@@ -3,7 +3,7 @@
  * already happened (reply computed? delivered, and as which platform messages?) so nothing is sent twice.
  */
 import { FencedOutError, StoreNotFoundError } from './errors.js';
-import { assertSessionExists } from './guards.js';
+import { referencingSession } from './guards.js';
 import { toTurn, type Turn, type TurnRow, type TurnStatus } from './rows.js';
 import type { Sql, SqlValue } from './sql.js';
 
@@ -34,13 +34,14 @@ async function fencedUpdate(sql: Sql, turnId: string, fence: number, set: string
  * unless a newer fence owns it already (then FencedOutError). Returns the turn as it is now.
  */
 export async function beginTurn(sql: Sql, turnId: string, sessionId: string, fence: number): Promise<Turn> {
-  // Three single statements, no transaction: each is atomic, and the conditional raise decides who owns the turn.
-  await assertSessionExists(sql, sessionId);
+  // Two single statements, no transaction: each is atomic, and the conditional raise decides who owns the turn.
   const now = Date.now();
-  await sql.run(
-    `INSERT INTO turns (id, session_id, status, fence, created_at, updated_at) VALUES (?, ?, 'running', ?, ?, ?)
-     ON CONFLICT (id) DO NOTHING`,
-    [turnId, sessionId, fence, now, now],
+  await referencingSession(sessionId, () =>
+    sql.run(
+      `INSERT INTO turns (id, session_id, status, fence, created_at, updated_at) VALUES (?, ?, 'running', ?, ?, ?)
+       ON CONFLICT (id) DO NOTHING`,
+      [turnId, sessionId, fence, now, now],
+    ),
   );
   const raised = await sql.get<TurnRow>('UPDATE turns SET fence = ?, updated_at = ? WHERE id = ? AND (fence IS NULL OR fence <= ?) RETURNING *', [
     fence,
@@ -82,27 +83,31 @@ export async function claimDelivery(sql: Sql, turnId: string, fence: number): Pr
  * fact, so it is recorded whatever fence the sender had (a worker that lost the session mid-send still reports
  * what it sent, and the new owner, waiting for that, does not send it again).
  */
-export async function recordChunk(sql: Sql, turnId: string, messageId: string): Promise<Turn> {
-  return mergeDelivered(sql, turnId, [messageId], false);
+export async function recordChunk(sql: Sql, turnId: string, messageId: string, known?: readonly string[]): Promise<Turn> {
+  return mergeDelivered(sql, turnId, [messageId], false, known);
 }
 
 /**
- * Adds delivered ids (and optionally marks the turn delivered) with a compare-and-set on the ids as read, retried
- * when another writer got in between: two statements, no transaction or lock on the per-message path.
+ * Adds delivered ids (and optionally marks the turn delivered) with a compare-and-set on the ids as they were,
+ * retried when another writer got in between. `known` (the ids the caller last saw recorded) saves the read in the
+ * common case: one statement, no transaction or lock on the per-message path.
  */
-async function mergeDelivered(sql: Sql, turnId: string, ids: readonly string[], delivered: boolean): Promise<Turn> {
+async function mergeDelivered(sql: Sql, turnId: string, ids: readonly string[], delivered: boolean, known?: readonly string[]): Promise<Turn> {
+  const setSql = `UPDATE turns SET delivered_ids = ?, status = ${delivered ? `'delivered'` : 'status'}, updated_at = ?
+                  WHERE id = ? AND delivered_ids = ? RETURNING *`;
+  let before = known === undefined ? undefined : JSON.stringify(known);
   for (;;) {
-    const current = await sql.get<TurnRow>(SELECT_SQL, [turnId]);
-    if (!current) throw new StoreNotFoundError('turn', turnId);
-    const known = JSON.parse(current.delivered_ids) as string[];
-    const merged = [...new Set([...known, ...ids])];
-    if (merged.length === known.length && (!delivered || current.status === 'delivered')) return toTurn(current);
-    const row = await sql.get<TurnRow>(
-      `UPDATE turns SET delivered_ids = ?, status = ${delivered ? `'delivered'` : 'status'}, updated_at = ?
-       WHERE id = ? AND delivered_ids = ? RETURNING *`,
-      [JSON.stringify(merged), Date.now(), turnId, current.delivered_ids],
-    );
+    if (before === undefined) {
+      const current = await sql.get<TurnRow>(SELECT_SQL, [turnId]);
+      if (!current) throw new StoreNotFoundError('turn', turnId);
+      const had = JSON.parse(current.delivered_ids) as string[];
+      if (ids.every((id) => had.includes(id)) && (!delivered || current.status === 'delivered')) return toTurn(current);
+      before = current.delivered_ids;
+    }
+    const merged = [...new Set([...(JSON.parse(before) as string[]), ...ids])];
+    const row = await sql.get<TurnRow>(setSql, [JSON.stringify(merged), Date.now(), turnId, before]);
     if (row) return toTurn(row);
+    before = undefined; // changed meanwhile (or unknown turn): read and try again
   }
 }
 
@@ -115,8 +120,8 @@ export async function recordStreamMessage(sql: Sql, turnId: string, fence: numbe
  * Delivered as these platform messages; ids recorded earlier (chunk by chunk, or before a crash) are kept. A fact,
  * like recordChunk: recorded whatever fence the sender had.
  */
-export async function markDelivered(sql: Sql, turnId: string, ids: readonly string[]): Promise<Turn> {
-  return mergeDelivered(sql, turnId, ids, true);
+export async function markDelivered(sql: Sql, turnId: string, ids: readonly string[], known?: readonly string[]): Promise<Turn> {
+  return mergeDelivered(sql, turnId, ids, true, known);
 }
 
 export async function markTurn(sql: Sql, turnId: string, status: TurnStatus, fence: number, error?: string): Promise<Turn> {
