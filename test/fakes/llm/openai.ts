@@ -20,6 +20,7 @@ import {
   type WireFormat,
 } from './server.js';
 import type { FakeLLM, FakeOpenAIOptions, Step, StepError } from './types.js';
+import { createSpeech, SPEECH_PATH } from './speech.js';
 
 /** The limit named in context-length errors. */
 export const FAKE_OPENAI_CONTEXT_LIMIT = 128_000;
@@ -27,8 +28,9 @@ const SYSTEM_FINGERPRINT = 'fp_fake0000';
 
 type Body = Record<string, unknown>;
 
-export function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeLLM> {
+export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeLLM> {
   const reasoningField = opts.reasoningField ?? 'reasoning_content';
+  const speech = createSpeech();
   const wire: WireFormat = {
     basePath: '/v1',
     completionPath: '/v1/chat/completions',
@@ -41,8 +43,9 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeLLM> 
       apiError(404, `Invalid URL (${method} ${path})`, 'invalid_request_error', null, null),
     streamEvents: (step, body) => streamEvents(step, body, reasoningField),
     jsonBody: (step, body) => jsonBody(step, body, reasoningField),
+    routes: { [SPEECH_PATH]: speech.route },
   };
-  return startFakeServer(wire, opts);
+  return { ...(await startFakeServer(wire, opts)), speech: speech.control };
 }
 
 function apiError(status: number, message: string, type: string, param: string | null, code: string | null): HttpReply {

@@ -1,3 +1,5 @@
+import type { FakeSpeech } from './speech.js';
+
 /**
  * The contract of the LLM stand-ins. Other tests (the agent loop, the end-to-end suite) script these, so keep
  * the shape stable: add fields, never rename or remove them.
@@ -81,6 +83,8 @@ export interface FakeLLM {
   /** Requests currently in flight (waiting or streaming). */
   activeRequests(): number;
   close(): Promise<void>;
+  /** OpenAI only: the text-to-speech endpoint (speech.ts). */
+  speech?: FakeSpeech;
 }
 
 export interface FakeOptions {
