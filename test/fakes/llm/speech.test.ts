@@ -42,7 +42,7 @@ describe('OpenAI stand-in: text to speech', () => {
   it('refuses what the API refuses: input over 4096 characters, an unknown voice, a wrong key', async () => {
     const tooLong = await speak({ model: 'tts-1', voice: 'alloy', input: 'x'.repeat(SPEECH_MAX_INPUT + 1) }).catch((e: unknown) => e);
     expect(tooLong).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((tooLong as OpenAI.BadRequestError).code).toBe('string_above_max_length');
+    expect((tooLong as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('string_above_max_length');
     await expect(speak({ model: 'tts-1', voice: 'robot', input: 'hi' })).rejects.toThrow(/Invalid value for 'voice'/);
     const stranger = new OpenAI({ apiKey: 'sk-wrong', baseURL: llm.url, maxRetries: 0 });
     await expect(stranger.audio.speech.create({ model: 'tts-1', voice: 'alloy', input: 'hi' })).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
@@ -52,6 +52,6 @@ describe('OpenAI stand-in: text to speech', () => {
     llm.speech?.failNext({ status: 429, retryAfter: 7 });
     const err = await speak({ model: 'tts-1', voice: 'alloy', input: 'hi' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
-    expect((err as OpenAI.RateLimitError).headers?.get('retry-after')).toBe('7');
+    expect((err as InstanceType<typeof OpenAI.RateLimitError>).headers?.get('retry-after')).toBe('7');
   });
 });
