@@ -32,6 +32,7 @@ import { createTurnRunner } from './turns/run-turn.js';
 import { abandonTurns } from './turns/abandon.js';
 import { buildAgentRuntime } from './turns/agent-runtime.js';
 import { createTurnTools } from './turns/tools.js';
+import { openOutboundServices } from './outbound/services.js';
 import { clarifyPending } from './turns/clarify.js';
 import { createHeraldMetrics } from './ops/metrics.js';
 import { instrumentAgent, instrumentTurns } from './ops/instrument.js';
@@ -169,6 +170,9 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
   let worker: TurnWorker | null = null;
   if (hasWorker) {
     const agent = instrumentAgent(buildAgentRuntime(config), metrics, log.child({ component: 'llm' }));
+    // Files and voice replies; a speech model without its provider's settings stops start-up here, as the model does.
+    const outbound = openOutboundServices(config, conversation.voice);
+    if (outbound.speech) log.info({ model: config.ttsModel, voice: config.ttsVoice }, 'voice replies available (/voice on)');
     if (!agent) log.warn('HERALD_MODEL is not set: turns will answer with a setup hint');
     const subscriber = createRedis(config.redisUrl);
     logConnectionErrors(log, 'subscriber', subscriber);
@@ -185,8 +189,9 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
           agent,
           egress,
           conversation,
-          tools: createTurnTools({ config, store, agent, redis, log: log.child({ component: 'tools' }) }),
+          tools: createTurnTools({ config, store, agent, redis, log: log.child({ component: 'tools' }), files: { limits: outbound.limits.file, perTurn: outbound.limits.perTurn } }),
           onPossibleDuplicate: (platform) => metrics.possibleDuplicateReplies.inc({ platform }),
+          outbound,
         }),
         { metrics, store },
       ),

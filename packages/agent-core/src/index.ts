@@ -3,6 +3,7 @@ export * from './types.js';
 export * from './providers/types.js';
 export * from './providers/resolve.js';
 export * from './providers/models.js';
+export { createSpeechSynthesizer, SPEECH_MAX_INPUT_CHARS, type SpeechConfig, type SpeechFormat, type SpeechSynthesizer } from './providers/speech.js';
 export * from './store/index.js';
 export * from './compression/index.js';
 

@@ -9,7 +9,7 @@
 import { mp3Silence } from '../media/mp3.js';
 import { oggOpusSilence } from '../media/ogg.js';
 import { isRecord, type ExtraRoute, type HttpReply } from './server.js';
-import type { RecordedRequest, StepError } from './types.js';
+import type { FakeSpeech, RecordedRequest, StepError } from './types.js';
 
 export const SPEECH_PATH = '/v1/audio/speech';
 export const SPEECH_MAX_INPUT = 4096;
@@ -18,13 +18,6 @@ const FORMATS = new Set(['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm']);
 const CHARS_PER_SECOND = 15;
 /** The API's PCM: 24 kHz, 16-bit little-endian, mono. */
 const PCM_RATE = 24_000;
-
-export interface FakeSpeech {
-  /** Requests to /v1/audio/speech, in order. */
-  requests(): RecordedRequest[];
-  /** The next speech request fails with this status (and `retry-after`, when given). */
-  failNext(error: StepError): void;
-}
 
 function apiError(status: number, message: string, param: string | null, code: string | null, type = 'invalid_request_error'): HttpReply {
   return { status, body: { error: { message, type, param, code } } };

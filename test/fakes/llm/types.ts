@@ -1,5 +1,3 @@
-import type { FakeSpeech } from './speech.js';
-
 /**
  * The contract of the LLM stand-ins. Other tests (the agent loop, the end-to-end suite) script these, so keep
  * the shape stable: add fields, never rename or remove them.
@@ -85,6 +83,14 @@ export interface FakeLLM {
   close(): Promise<void>;
   /** OpenAI only: the text-to-speech endpoint (speech.ts). */
   speech?: FakeSpeech;
+}
+
+/** The OpenAI stand-in's POST /v1/audio/speech (speech.ts). */
+export interface FakeSpeech {
+  /** Requests to /v1/audio/speech, in order. */
+  requests(): RecordedRequest[];
+  /** The next speech request fails with this status (and `retry-after`, when given). */
+  failNext(error: StepError): void;
 }
 
 export interface FakeOptions {

@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isMultipart, parseMultipart, readRaw } from '../media/multipart.js';
-import type { ApiReply } from './web-api.js';
+import type { ApiReply } from './reply.js';
 
 /** Slack's own ceiling per file; workspaces may restrict uploads further (tests do, to hit the error cheaply). */
 export const SLACK_MAX_FILE_BYTES = 1024 * 1024 * 1024;

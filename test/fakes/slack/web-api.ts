@@ -4,6 +4,7 @@
  */
 import type { TsClock, Workspace } from './events.js';
 import { completeUploadExternal, getUploadURLExternal, type FilesState } from './files.js';
+import type { ApiReply } from './reply.js';
 
 /** chat.postMessage / chat.update reject text above this (Slack's documented limit). */
 export const SLACK_TEXT_LIMIT = 40_000;
@@ -78,11 +79,7 @@ export interface Failure {
   silence?: boolean;
 }
 
-export interface ApiReply {
-  status: number;
-  headers: Record<string, string>;
-  body: unknown;
-}
+export type { ApiReply } from './reply.js';
 
 export interface ApiContext {
   ws: Workspace & { botId: string; botToken: string; appToken: string };

@@ -11,6 +11,7 @@ import { PairingService } from '../pairing/index.js';
 import { SessionCounters } from './counters.js';
 import { SessionModels } from './models.js';
 import { resetPolicyFrom, type ResetPolicy } from './reset-policy.js';
+import { VoiceReplies } from './voice-replies.js';
 
 export interface ConversationServices {
   readonly config: HeraldConfig;
@@ -19,6 +20,8 @@ export interface ConversationServices {
   readonly resetPolicy: ResetPolicy;
   readonly progress: ProgressSettings;
   readonly models: SessionModels;
+  /** `/voice on|off` per conversation. */
+  readonly voice: VoiceReplies;
   /** Work started behind a reply (the /new memory flush); stopping the process waits for it. */
   readonly background: BackgroundTasks;
 }
@@ -34,6 +37,7 @@ export function openConversationServices(config: HeraldConfig, store: SessionSto
     resetPolicy: resetPolicyFrom(config),
     progress: progressSettings(config),
     models: new SessionModels(config),
+    voice: new VoiceReplies(store.sql),
     background,
   };
 }

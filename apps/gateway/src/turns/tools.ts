@@ -14,6 +14,8 @@ import {
   type ConversationOptions,
   type FlushMemoryResult,
   type FlushReason,
+  type FileSink,
+  type OutboundFileLimits,
   type Session,
   type SessionStore,
   type Tool,
@@ -36,6 +38,8 @@ export interface TurnToolsDeps {
   log: Logger;
   /** How long clarify waits for the user; the tool's default (300 s) when absent. */
   clarifyTimeoutMs?: number;
+  /** What send_file may send, and how many files a reply may carry (0: send_file is left out). */
+  files: { limits: OutboundFileLimits; perTurn: number };
 }
 
 export interface TurnToolsInput {
@@ -43,6 +47,8 @@ export interface TurnToolsInput {
   egress: PlatformEgress;
   /** The message the turn answers: where questions go and whose notes are shown. */
   payload: TurnPayload;
+  /** Where send_file puts the files of this turn's reply. */
+  files: FileSink;
 }
 
 export interface TurnTools {
@@ -68,6 +74,8 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
       fetch: { allowPrivate: config.fetchAllowPrivate },
       canAskUser: true,
       clarifyTimeoutMs: deps.clarifyTimeoutMs,
+      canSendFiles: deps.files.perTurn > 0,
+      fileLimits: deps.files.limits,
     },
     config.toolsets,
   );
@@ -77,7 +85,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
 
   return {
     tools,
-    forTurn({ ctx, egress, payload }) {
+    forTurn({ ctx, egress, payload, files }) {
       const clarify = new ClarifyBroker({
         redis: deps.redis,
         prefix: config.redisPrefix,
@@ -91,7 +99,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
       return {
         async apply(opts) {
           const budget = opts.budget ?? new IterationBudget(opts.maxIterations ?? DEFAULT_MAX_ITERATIONS);
-          const toolContext = { platform: payload.platform, userId: payload.userId, ...opts.toolContext, budget, clarify };
+          const toolContext = { platform: payload.platform, userId: payload.userId, ...opts.toolContext, budget, clarify, files };
           // The notes shown are those of the person the memory tool writes for: the same platform + user id.
           const { platform, userId } = toolContext;
           const userKey = typeof platform === 'string' && typeof userId === 'string' ? `${platform}:${userId}` : null;
