@@ -40,7 +40,8 @@ export async function finishReply(services: OutboundServices, input: FinishReply
     try {
       files.addVoice(await voiceNote(reply, input.egress.voiceFormat, services.speech, services.limits.file.maxBytes, signal));
     } catch (err) {
-      if (signal.aborted) throw err;
+      // Interrupted meanwhile: the reply is stale and will not be sent (send-reply.ts); nothing to add.
+      if (signal.aborted) return { reply, files: [...files.files] };
       const why = err instanceof Error ? err.message : String(err);
       log.warn({ err: why, model: services.speech.model }, 'voice reply failed; sending the text alone');
       reply = `${reply}\n\n_(🔇 No voice reply this time: the speech service failed.)_`;
