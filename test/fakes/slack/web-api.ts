@@ -5,6 +5,7 @@
 import type { TsClock, Workspace } from './events.js';
 import { completeUploadExternal, getUploadURLExternal, type FilesState } from './files.js';
 import type { ApiReply } from './reply.js';
+import { metadataOf, type MessageMetadata } from './metadata.js';
 
 /** chat.postMessage / chat.update reject text above this (Slack's documented limit). */
 export const SLACK_TEXT_LIMIT = 40_000;
@@ -19,11 +20,7 @@ export const DEFAULT_BOT_SCOPES = [
   'im:history', 'mpim:history', 'reactions:write',
 ];
 
-/** Message metadata as an app attached it (`chat.postMessage` `metadata`). */
-export interface MessageMetadata {
-  event_type: string;
-  event_payload: Record<string, unknown>;
-}
+export type { MessageMetadata } from './metadata.js';
 
 export interface StoredMessage {
   channel: string;
@@ -286,30 +283,6 @@ function react(ctx: ApiContext, action: 'add' | 'remove', args: Record<string, u
   }
   ctx.reactions.push({ action, channel, ts, name });
   return ok();
-}
-
-/**
- * `metadata` as chat.postMessage takes it: an object, or its JSON in a form body. Absent: undefined; unusable:
- * Slack's error code.
- */
-function metadataOf(raw: unknown): MessageMetadata | string | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  let parsed: unknown = raw;
-  if (typeof raw === 'string') {
-    try {
-      parsed = JSON.parse(raw);
-    } catch {
-      return 'invalid_metadata_format';
-    }
-  }
-  if (!isRecord(parsed)) return 'invalid_metadata_format';
-  const { event_type: eventType, event_payload: payload } = parsed;
-  if (typeof eventType !== 'string' || eventType === '' || !isRecord(payload)) return 'invalid_metadata_schema';
-  return { event_type: eventType, event_payload: payload };
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** A time-range and cursor page of messages (given in the method's order), on the wire, as both history methods answer. */
