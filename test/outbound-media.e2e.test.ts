@@ -20,7 +20,7 @@ import { startTelegramFake, type TelegramFake } from './fakes/telegram/index.js'
 import { startCluster, type Cluster } from './helpers/cluster.js';
 import { discordEnv, waitForDiscordReady } from './helpers/discord.js';
 import { repliesIn, telegramEnv } from './helpers/env.js';
-import { lastUserText } from './helpers/llm-tags.js';
+import { lastUserText, turnStep } from './helpers/llm-tags.js';
 import { waitFor } from './helpers/ports.js';
 import { slackEnv, waitForSlackIngress } from './helpers/slack.js';
 
@@ -37,13 +37,6 @@ let slack: SlackFake;
 let llm: FakeLLM;
 let cluster: Cluster;
 
-/** Answers the model gave so far in this turn (assistant messages after the last user message). */
-function stepOf(req: RecordedRequest): number {
-  const messages = (req.body.messages ?? []) as Array<{ role: string }>;
-  const lastUser = messages.map((m) => m.role).lastIndexOf('user');
-  return messages.slice(lastUser + 1).filter((m) => m.role === 'assistant').length;
-}
-
 function sendFile(args: Record<string, unknown>): Step {
   return { toolCalls: [{ name: 'send_file', arguments: JSON.stringify(args) }] };
 }
@@ -51,7 +44,7 @@ function sendFile(args: Record<string, unknown>): Step {
 function respond(req: RecordedRequest): Step {
   const text = lastUserText(req);
   const tag = text.split(/\s+/)[0];
-  const first = stepOf(req) === 0;
+  const first = turnStep(req) === 0;
   if (tag === 'img') return first ? sendFile({ url: `${fileHost}/chart.png`, caption: 'Monthly sales' }) : { text: 'Here is the chart.' };
   if (tag === 'big') return first ? sendFile({ url: `${fileHost}/report.pdf` }) : { text: 'Sending the report.' };
   if (tag === 'md') return { text: `Look at this:\n\n![Sunset over the bay](${fileHost}/sunset.png)\n\nNice, right?` };

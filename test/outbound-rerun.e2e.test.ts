@@ -8,7 +8,7 @@ import { startFakeOpenAI, type FakeLLM, type RecordedRequest, type Step } from '
 import { startTelegramFake, type TelegramFake } from './fakes/telegram/index.js';
 import { startCluster, type Cluster } from './helpers/cluster.js';
 import { repliesIn, telegramEnv } from './helpers/env.js';
-import { lastUserText } from './helpers/llm-tags.js';
+import { lastUserText, turnStep } from './helpers/llm-tags.js';
 import { waitFor } from './helpers/ports.js';
 
 const CHAT = 7301;
@@ -16,17 +16,11 @@ let tg: TelegramFake;
 let llm: FakeLLM;
 let cluster: Cluster;
 
-function stepOf(req: RecordedRequest): number {
-  const messages = (req.body.messages ?? []) as Array<{ role: string }>;
-  const lastUser = messages.map((m) => m.role).lastIndexOf('user');
-  return messages.slice(lastUser + 1).filter((m) => m.role === 'assistant').length;
-}
-
 function respond(req: RecordedRequest): Step {
   const text = lastUserText(req);
   if (!text.startsWith('files')) return { text: `re: ${text}` };
   const send = (name: string) => ({ toolCalls: [{ name: 'send_file', arguments: JSON.stringify({ content: `the ${name} file`, filename: `${name}.txt`, caption: name }) }] });
-  return [send('one'), send('two'), { text: 'Two files for you.' }][stepOf(req)] ?? { text: 'done' };
+  return [send('one'), send('two'), { text: 'Two files for you.' }][turnStep(req)] ?? { text: 'done' };
 }
 
 beforeAll(async () => {
