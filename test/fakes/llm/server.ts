@@ -174,7 +174,7 @@ function sendJson(res: ServerResponse, r: HttpReply, extraHeaders: Record<string
   res.end(payload);
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+export function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -184,13 +184,13 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function flattenHeaders(h: IncomingMessage['headers']): Record<string, string> {
+export function flattenHeaders(h: IncomingMessage['headers']): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v;
   return out;
 }
 
-function parseObject(raw: string): Record<string, unknown> {
+export function parseObject(raw: string): Record<string, unknown> {
   try {
     const v: unknown = JSON.parse(raw);
     return isRecord(v) ? v : {};
