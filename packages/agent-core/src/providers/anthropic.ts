@@ -6,7 +6,6 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsStreaming } from '@anthropic-ai/sdk/resources/messages';
 import { toAnthropicRequest, toAnthropicTool } from './anthropic-convert.js';
 import { MessageStreamAccumulator } from './anthropic-stream.js';
-import { stallTimeoutOf } from './guard.js';
 import { modelInfo } from './models.js';
 import { keySourceOf, runProviderRequest } from './request.js';
 import { ClientPool, createTransport } from './transport.js';
@@ -40,7 +39,7 @@ export function createAnthropicProvider(cfg: ProviderConfig): Provider {
     model: cfg.model,
     apiMode: 'anthropic_messages',
     complete: (req) =>
-      runProviderRequest(keys, clients, req.signal, stallTimeoutOf(cfg), async (client, guard) => {
+      runProviderRequest(cfg, keys, clients, req.signal, async (client, guard) => {
         const { system, messages } = toAnthropicRequest(req.systemPrompt, req.messages);
         const params: MessageCreateParamsStreaming = {
           model: cfg.model,

@@ -10,7 +10,6 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { supportsCachePoints, toConverseRequest, toConverseTool } from './bedrock-convert.js';
 import { ConverseStreamAccumulator } from './bedrock-stream.js';
-import { stallTimeoutOf } from './guard.js';
 import { modelInfo } from './models.js';
 import { runProviderRequest } from './request.js';
 import { ClientPool } from './transport.js';
@@ -56,7 +55,7 @@ export function createBedrockProvider(cfg: ProviderConfig): Provider {
     model: cfg.model,
     apiMode: 'bedrock_converse',
     complete: (req) =>
-      runProviderRequest(AWS_CHAIN, clients, req.signal, stallTimeoutOf(cfg), async (client, guard) => {
+      runProviderRequest(cfg, AWS_CHAIN, clients, req.signal, async (client, guard) => {
         const { system, messages } = toConverseRequest(req.systemPrompt, req.messages, cache);
         const input: ConverseStreamCommandInput = {
           modelId: cfg.model,

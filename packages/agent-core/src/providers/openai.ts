@@ -10,7 +10,6 @@ import type {
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import type { ChatMessage } from '../types.js';
-import { stallTimeoutOf } from './guard.js';
 import { isOpenAIHost, withChatCacheMarkers, wantsCacheMarkers } from './openai-cache.js';
 import { ChatStreamAccumulator } from './openai-stream.js';
 import { keySourceOf, runProviderRequest } from './request.js';
@@ -43,7 +42,7 @@ export function createOpenAIProvider(cfg: ProviderConfig): Provider {
     model: cfg.model,
     apiMode: 'chat_completions',
     complete: (req) =>
-      runProviderRequest(keys, clients, req.signal, stallTimeoutOf(cfg), async (client, guard) => {
+      runProviderRequest(cfg, keys, clients, req.signal, async (client, guard) => {
         const messages = toChatMessages(req.systemPrompt, req.messages);
         const params: ChatCompletionCreateParamsStreaming = {
           model: cfg.model,

@@ -3,7 +3,7 @@
  * client (transport.ts), the stall watchdog (guard.ts), and a rebuilt client after a transport failure so the
  * loop's retry starts on fresh connections.
  */
-import { runGuarded, type RequestGuard } from './guard.js';
+import { runGuarded, stallTimeoutOf, type RequestGuard } from './guard.js';
 import { singleKey } from './key-pool.js';
 import type { ClientPool } from './transport.js';
 import { ProviderError, type KeySource, type ProviderConfig } from './types.js';
@@ -17,17 +17,20 @@ export function keySourceOf(cfg: ProviderConfig): KeySource {
 }
 
 export function runProviderRequest<C, T>(
+  cfg: ProviderConfig,
   source: KeySource,
   clients: ClientPool<C>,
   signal: AbortSignal,
-  stallTimeoutMs: number,
   run: (client: C, guard: RequestGuard) => Promise<T>,
 ): Promise<T> {
   return withPooledKey(source, signal, async (key) => {
     try {
-      return await runGuarded(signal, stallTimeoutMs, (guard) => run(clients.get(key), guard));
+      return await runGuarded(signal, stallTimeoutOf(cfg), (guard) => run(clients.get(key), guard));
     } catch (err) {
-      if (err instanceof ProviderError && err.transport) clients.rebuild(key);
+      if (err instanceof ProviderError && err.transport && !signal.aborted) {
+        clients.rebuild(key);
+        cfg.onTransportReset?.({ provider: cfg.provider, model: cfg.model, fingerprint: key.fingerprint, error: err.message });
+      }
       throw err;
     }
   });

@@ -8,7 +8,6 @@
  * breaks the moment history is rewritten or the account has zero data retention).
  */
 import type { ResponseCreateParamsStreaming } from 'openai/resources/responses/responses';
-import { stallTimeoutOf } from './guard.js';
 import { OPENAI_DEFAULT_BASE_URL, openAIClients } from './openai.js';
 import { isReasoningModel, toResponsesInput, toResponsesTool } from './responses-convert.js';
 import { ResponsesStreamAccumulator } from './responses-stream.js';
@@ -25,7 +24,7 @@ export function createResponsesProvider(cfg: ProviderConfig): Provider {
     model: cfg.model,
     apiMode: 'responses',
     complete: (req) =>
-      runProviderRequest(keys, clients, req.signal, stallTimeoutOf(cfg), async (client, guard) => {
+      runProviderRequest(cfg, keys, clients, req.signal, async (client, guard) => {
         const params: ResponseCreateParamsStreaming = {
           model: cfg.model,
           input: toResponsesInput(req.messages, cfg.model),

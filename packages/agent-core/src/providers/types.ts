@@ -121,6 +121,8 @@ export interface ProviderConfig extends ModelRef {
   timeoutMs?: number;
   /** A stream silent for this long is a stall: aborted and retried on a rebuilt client. Default 90 s. */
   stallTimeoutMs?: number;
+  /** Told when a transport failure (stall, reset, timeout) made the provider rebuild a key's HTTP client. */
+  onTransportReset?: (event: TransportReset) => void;
   /** AWS region for Bedrock; the AWS environment / config chain when absent. */
   region?: string;
   /**
@@ -146,4 +148,12 @@ export interface KeySource {
   acquire(tried: ReadonlySet<string>): Promise<PooledKey | undefined>;
   /** A request with this key failed in a way that says the key itself is spent or refused. */
   cool(key: PooledKey, err: ProviderError): Promise<void>;
+}
+
+export interface TransportReset {
+  provider: string;
+  model: string;
+  /** The key whose client was rebuilt (fingerprint only). */
+  fingerprint: string;
+  error: string;
 }
