@@ -61,3 +61,4 @@ export {
   type ToolsetDefinition,
 } from './tools/toolsets.js';
 export * from './tools/builtin/index.js';
+export { isCompleted, toShareGpt, type ShareGptRecord, type ShareGptTurn, type TrajectorySession } from './trajectory/sharegpt.js';
