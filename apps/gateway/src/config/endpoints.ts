@@ -25,18 +25,17 @@ export type EndpointConfig = z.output<typeof endpointSchema>;
 
 /** A YAML list of endpoints, or the same as a JSON string in the environment. */
 export const endpointList = z
-  .union([
-    z.array(z.unknown()),
-    z.string().transform((text, ctx) => {
-      try {
-        const v: unknown = JSON.parse(text);
-        return Array.isArray(v) ? v : [v];
-      } catch {
-        ctx.addIssue({ code: 'custom', message: 'must be a JSON list of endpoints, e.g. [{"name":"openrouter","base_url":"https://openrouter.ai/api/v1"}]' });
-        return z.NEVER;
-      }
-    }),
-  ])
+  .union([z.array(z.unknown()), z.string()])
+  .transform((value, ctx) => {
+    if (Array.isArray(value)) return value;
+    try {
+      const v: unknown = JSON.parse(value);
+      return Array.isArray(v) ? v : [v];
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON list of endpoints, e.g. [{"name":"openrouter","base_url":"https://openrouter.ai/api/v1"}]' });
+      return z.NEVER;
+    }
+  })
   .pipe(z.array(endpointSchema))
   .refine((list) => new Set(list.map((e) => e.name)).size === list.length, 'endpoint names must be unique');
 

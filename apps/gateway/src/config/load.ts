@@ -177,7 +177,7 @@ export function configSecrets(config: HeraldConfig): string[] {
   out.push(...urlPassword(config.redisUrl));
   // Pool keys from lists, numbered variables and endpoint entries.
   out.push(...Object.values(config.keyPools ?? {}).flat());
-  return out;
+  return [...new Set(out)];
 }
 
 function hasPassword(url: string): boolean {
