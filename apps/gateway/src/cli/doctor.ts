@@ -174,7 +174,8 @@ function checksFor(config: HeraldConfig): Check[] {
 /** One line per key pool: each key by fingerprint with its state as every process sees it (Redis). */
 function keyPoolChecks(config: HeraldConfig): Check[] {
   return Object.entries(config.keyPools)
-    .filter(([, keys]) => keys.length > 0)
+    // A single key is no pool: the model check already says whether it works.
+    .filter(([, keys]) => keys.length > 1)
     .map(([label]) => ({
       name: `keys ${label}`,
       run: async () => {
