@@ -19,6 +19,7 @@ import {
   type SseEvent,
   type WireFormat,
 } from './server.js';
+import { responsesWire } from './openai-responses.js';
 import type { FakeLLM, FakeOpenAIOptions, Step, StepError } from './types.js';
 import { createSpeech, SPEECH_PATH } from './speech.js';
 
@@ -45,7 +46,8 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     jsonBody: (step, body) => jsonBody(step, body, reasoningField),
     routes: { [SPEECH_PATH]: speech.route },
   };
-  return { ...(await startFakeServer(wire, opts)), speech: speech.control };
+  // One /v1 like the real API: Chat Completions and Responses side by side (openai-responses.ts), and speech.
+  return { ...(await startFakeServer([wire, responsesWire(wire)], opts)), speech: speech.control };
 }
 
 function apiError(status: number, message: string, type: string, param: string | null, code: string | null): HttpReply {

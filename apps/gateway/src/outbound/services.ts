@@ -5,7 +5,7 @@
  */
 import { createSpeechSynthesizer, type SpeechSynthesizer, type WebFetchOptions } from '@herald/agent-core';
 import type { HeraldConfig } from '../config/load.js';
-import { providerConfig } from '../config/providers.js';
+import type { ProviderCatalog } from '../config/providers.js';
 import type { VoiceReplies } from '../sessions/voice-replies.js';
 import { outboundLimits, type OutboundLimits } from './limits.js';
 
@@ -18,12 +18,9 @@ export interface OutboundServices {
 }
 
 /** Throws ModelNotConfiguredError (naming OPENAI_API_KEY) when HERALD_TTS_MODEL is set without OpenAI settings. */
-export function openOutboundServices(config: HeraldConfig, voice: VoiceReplies): OutboundServices {
-  let speech: SpeechSynthesizer | null = null;
-  if (config.ttsModel) {
-    const { model, apiKey, baseUrl } = providerConfig(config, config.ttsModel);
-    speech = createSpeechSynthesizer({ model, voice: config.ttsVoice, apiKey, baseUrl });
-  }
+export function openOutboundServices(config: HeraldConfig, voice: VoiceReplies, providers: ProviderCatalog): OutboundServices {
+  // The speech model's keys are OpenAI's pool, shared with the chat models (and their cooldowns).
+  const speech = config.ttsModel ? createSpeechSynthesizer({ provider: providers.configFor(config.ttsModel), voice: config.ttsVoice }) : null;
   return {
     limits: outboundLimits(config),
     replyPictures: config.replyImages,

@@ -13,7 +13,7 @@ afterAll(async () => {
   await llm.close();
 });
 
-const speech = () => createSpeechSynthesizer({ model: 'gpt-4o-mini-tts', voice: 'coral', apiKey: 'sk-test', baseUrl: llm.url });
+const speech = () => createSpeechSynthesizer({ provider: { provider: 'openai', model: 'gpt-4o-mini-tts', apiKey: 'sk-test', baseUrl: llm.url }, voice: 'coral' });
 const signal = new AbortController().signal;
 
 describe('speakable text', () => {
