@@ -41,6 +41,7 @@ import { workersSeenCheck } from './ops/heartbeat.js';
 import { BackgroundTasks } from './sessions/background-tasks.js';
 import { logConnectionErrors } from './redis-errors.js';
 import { mountOperations } from './admin/operations.js';
+import { McpHub } from './mcp/hub.js';
 
 export interface Herald {
   readonly config: HeraldConfig;
@@ -167,6 +168,10 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
   }
 
   let worker: TurnWorker | null = null;
+  // MCP servers: each process that runs turns holds its own connections (stdio servers are its children). Closed
+  // after the drain below (registered before it), so a running turn keeps its servers to the end.
+  const mcp = hasWorker && config.mcpServers?.length ? new McpHub(config.mcpServers, { log: log.child({ component: 'mcp' }) }) : null;
+  if (mcp) onStop('mcp', () => mcp.close());
   if (hasWorker) {
     const agent = instrumentAgent(buildAgentRuntime(config), metrics, log.child({ component: 'llm' }));
     if (!agent) log.warn('HERALD_MODEL is not set: turns will answer with a setup hint');
@@ -185,7 +190,7 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
           agent,
           egress,
           conversation,
-          tools: createTurnTools({ config, store, agent, redis, log: log.child({ component: 'tools' }) }),
+          tools: createTurnTools({ config, store, agent, redis, mcp, log: log.child({ component: 'tools' }) }),
           onPossibleDuplicate: (platform) => metrics.possibleDuplicateReplies.inc({ platform }),
         }),
         { metrics, store },
@@ -219,7 +224,7 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
     onStop('retention', () => retention.stop());
   }
 
-  const ops = await mountOperations({ config, http, redis, store, log, metrics, worker, ingresses, pairing: conversation.pairing });
+  const ops = await mountOperations({ config, http, redis, store, log, metrics, worker, ingresses, mcp, pairing: conversation.pairing });
   onStop('operations', () => ops.close());
   await http.listen({ host: config.host, port: config.port });
   const addr = http.server.address();
@@ -227,6 +232,9 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   stillStarting();
 
+  // Tools are discovered before the first turn; a server that fails keeps being retried in the background.
+  await mcp?.start();
+  stillStarting();
   if (worker) await worker.start();
   await ops.start();
   stillStarting();

@@ -63,3 +63,4 @@ export {
   type ToolsetDefinition,
 } from './tools/toolsets.js';
 export * from './tools/builtin/index.js';
+export { toToolParameters } from './tools/json-schema.js';

@@ -18,6 +18,8 @@ import { QUEUE_STATES, type HeraldMetrics } from '../ops/metrics.js';
 import { PairingService } from '../pairing/index.js';
 import { mountAdminApi } from './api.js';
 import { detailedHealthRoute } from './health-detailed.js';
+import type { McpHub } from '../mcp/hub.js';
+import type { McpServerStatus } from '../mcp/connection.js';
 
 export interface OperationsDeps {
   config: HeraldConfig;
@@ -28,6 +30,8 @@ export interface OperationsDeps {
   metrics: HeraldMetrics;
   worker: TurnWorker | null;
   ingresses: ReadonlyMap<string, PlatformIngress>;
+  /** This process's MCP servers (processes that run turns), for /health/detailed and the heartbeat. */
+  mcp: McpHub | null;
   /** The process's pairing service when it has one; otherwise the admin API opens its own on HERALD_DB. */
   pairing?: PairingService | null;
 }
@@ -52,7 +56,8 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
     const { contentType, body } = await metrics.render();
     return reply.type(contentType).send(body);
   });
-  detailedHealthRoute(http, { config, redis: deps.redis, queue, ingresses: deps.ingresses });
+  const mcpServers = (): McpServerStatus[] => deps.mcp?.status() ?? [];
+  detailedHealthRoute(http, { config, redis: deps.redis, queue, ingresses: deps.ingresses, mcpServers });
 
   if (config.adminToken) {
     const pairing = deps.pairing ?? new PairingService(deps.store.sql);
@@ -62,7 +67,7 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
   }
 
   const heartbeat = worker
-    ? new WorkerHeartbeat({ redis: deps.redis, prefix: config.redisPrefix, workerId: worker.id, runningTurns: () => worker.activeTurns })
+    ? new WorkerHeartbeat({ redis: deps.redis, prefix: config.redisPrefix, workerId: worker.id, runningTurns: () => worker.activeTurns, mcpServers })
     : null;
   return {
     start: async () => {

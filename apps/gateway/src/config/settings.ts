@@ -8,6 +8,7 @@
  * Environment values always win over the file.
  */
 import { z } from 'zod';
+import { mcpServersSchema } from '../mcp/config.js';
 
 const SECTIONS = ['TELEGRAM', 'DISCORD', 'SLACK', 'OPENAI', 'ANTHROPIC', 'GATEWAY'] as const;
 
@@ -96,6 +97,13 @@ export const SETTINGS = {
   toolsets: setting('HERALD_TOOLSETS', list.pipe(z.array(z.enum(['core', 'research', 'full'], 'must be core, research or full')).min(1, 'name at least one toolset')), 'Comma list of toolsets: core (memory, todo, current_time), research (session_search, web_fetch), full (both plus delegate_task, clarify)', 'core'),
   fetchAllowPrivate: setting('HERALD_FETCH_ALLOW_PRIVATE', bool, 'Let web_fetch reach private, loopback and link-local addresses', 'false'),
   timezone: setting('HERALD_TIMEZONE', z.string().trim().refine(isTimeZone, 'must be an IANA time zone such as Europe/Berlin'), 'Time zone of current_time (IANA name)', hostTimeZone()),
+  mcpServers: setting(
+    'HERALD_MCP_SERVERS',
+    mcpServersSchema,
+    'MCP tool servers by name: {command, args, env} (stdio) or {url, headers} (Streamable HTTP), each with allow, deny, timeout_ms, profiles; JSON in the environment',
+    undefined,
+    true,
+  ),
   turnWatchdogS: setting('HERALD_TURN_WATCHDOG_S', int(5, 86_400), 'A turn with no agent activity for this long is aborted and its session unlocked', '1800'),
   drainTimeoutMs: setting('HERALD_DRAIN_TIMEOUT_MS', int(0, 3_600_000), 'On SIGTERM, how long running turns may finish before they are handed back to the queue', '7000'),
   // Advanced: how fast a killed worker's sessions and jobs are taken over. Lower = faster recovery, more Redis traffic.

@@ -25,6 +25,8 @@ import type { Logger } from '../logger.js';
 import type { TurnPayload } from '../queue/mailbox.js';
 import type { TurnContext } from '../queue/worker.js';
 import type { AgentRuntime } from './agent-runtime.js';
+import { DEFAULT_PROFILE } from '../mcp/config.js';
+import type { McpHub } from '../mcp/hub.js';
 import { ClarifyBroker } from './clarify.js';
 import { deliver } from './delivery.js';
 
@@ -36,6 +38,8 @@ export interface TurnToolsDeps {
   log: Logger;
   /** How long clarify waits for the user; the tool's default (300 s) when absent. */
   clarifyTimeoutMs?: number;
+  /** This worker's MCP servers; their tools are added per turn, as they are listed at that moment. */
+  mcp: McpHub | null;
 }
 
 export interface TurnToolsInput {
@@ -99,7 +103,8 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
           return {
             ...opts,
             userMessage: withNotes ? await withMemoryBlock(store, userKey, opts.history, opts.userMessage) : opts.userMessage,
-            tools: [...(opts.tools ?? []), ...tools],
+            // Agent profiles are not there yet: every turn is the default profile's.
+            tools: [...(opts.tools ?? []), ...tools, ...(deps.mcp?.toolsFor(DEFAULT_PROFILE) ?? [])],
             budget,
             getSteerMessages: clarify.takeSteerMessages,
             toolContext,
