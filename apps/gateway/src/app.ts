@@ -42,6 +42,7 @@ import { BackgroundTasks } from './sessions/background-tasks.js';
 import { logConnectionErrors } from './redis-errors.js';
 import { mountOperations } from './admin/operations.js';
 import { McpHub } from './mcp/hub.js';
+import { ScheduleRunner, openSchedules } from './schedules/index.js';
 
 export interface Herald {
   readonly config: HeraldConfig;
@@ -138,11 +139,15 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
   const queue = new Queue<TurnJobData>(TURN_QUEUE, { connection: bullConnection, prefix: config.redisPrefix, defaultJobOptions: JOB_RETENTION });
   logConnectionErrors(log, 'queue', queue, queue.getBackend());
   onStop('queue', () => queue.close());
+  // Ingress puts messages in mailboxes; workers put due scheduled tasks there (schedules/runner.ts).
+  const control = new ControlBus(redis, null, config.redisPrefix);
+  const producer = new TurnProducer(queue, mailbox, control, log);
+  // Scheduled tasks: rows in the store, BullMQ job schedulers on a queue of their own.
+  const schedules = openSchedules(config, store, log.child({ component: 'schedules' }));
+  onStop('schedules', () => schedules.close());
   let ingresses = new Map<string, IngressWithRoutes>();
   let router: IngressRouter | null = null;
   if (hasIngress) {
-    const control = new ControlBus(redis, null, config.redisPrefix);
-    const producer = new TurnProducer(queue, mailbox, control, log);
     const policy = accessPolicy(config, (platform, userId) => conversation.pairing.isApproved(platform, userId));
     if (policy.lockedDown) {
       log.warn('no user is allowed yet: set <PLATFORM>_ALLOWED_USERS or GATEWAY_ALLOWED_USERS (or *_ALLOW_ALL_USERS=true)');
@@ -160,6 +165,7 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
       log,
       guard,
       conversation,
+      schedules: schedules.service,
       awaitingAnswer: clarifyPending(redis, config.redisPrefix),
       onCompressed: (reason) => metrics.compressions.inc({ reason }),
     });
@@ -190,7 +196,7 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
           agent,
           egress,
           conversation,
-          tools: createTurnTools({ config, store, agent, redis, mcp, log: log.child({ component: 'tools' }) }),
+          tools: createTurnTools({ config, store, agent, redis, mcp, schedules: schedules.service, log: log.child({ component: 'tools' }) }),
           onPossibleDuplicate: (platform) => metrics.possibleDuplicateReplies.inc({ platform }),
         }),
         { metrics, store },
@@ -204,6 +210,11 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
       watchdogMs: config.turnWatchdogS * 1000,
     });
   }
+  // Due runs of scheduled tasks become turns (one job per run, whichever worker takes it).
+  const runner = hasWorker
+    ? new ScheduleRunner({ connection: { url: config.redisUrl }, prefix: config.redisPrefix, store: schedules.service.store, queue: schedules.queue, submit: (key, payload) => producer.submitScheduled(key, payload), log: log.child({ component: 'schedules' }) })
+    : null;
+  if (runner) onStop('schedule runner', () => runner.close());
   // Running turns and background work share the drain window, side by side.
   const drainingWorker = worker;
   onStop('drain', () => Promise.all([drainingWorker?.close(config.drainTimeoutMs), background.settle(config.drainTimeoutMs)]));
@@ -224,7 +235,7 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
     onStop('retention', () => retention.stop());
   }
 
-  const ops = await mountOperations({ config, http, redis, store, log, metrics, worker, ingresses, mcp, pairing: conversation.pairing });
+  const ops = await mountOperations({ config, http, redis, store, log, metrics, worker, ingresses, mcp, schedules: schedules.service, pairing: conversation.pairing });
   onStop('operations', () => ops.close());
   await http.listen({ host: config.host, port: config.port });
   const addr = http.server.address();
@@ -236,6 +247,14 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
   await mcp?.start();
   stillStarting();
   if (worker) await worker.start();
+  if (runner) {
+    await runner.start();
+    // Job schedulers Redis lost (or kept after a cancel it missed) are put right from the store's record.
+    schedules.service.reconcile(redis, config.redisPrefix, log).then(
+      ({ restored, removed }) => (restored || removed) && log.info({ restored, removed }, 'scheduled tasks reconciled with Redis'),
+      (err: unknown) => log.warn({ err }, 'could not reconcile scheduled tasks with Redis; will try at the next start'),
+    );
+  }
   await ops.start();
   stillStarting();
   // Every platform's messages reach the router through one boundary: in order per conversation, retried in

@@ -14,6 +14,8 @@ import { mountQueueBoard } from './queue-board.js';
 import { pairingRoutes } from './routes-pairing.js';
 import { queueRoutes } from './routes-queue.js';
 import { sessionRoutes } from './routes-sessions.js';
+import { scheduleRoutes } from './routes-schedules.js';
+import type { ScheduleService } from '../schedules/service.js';
 
 export const OPENAPI_PATH = '/admin/openapi.json';
 
@@ -22,6 +24,7 @@ export interface AdminApiDeps {
   store: SessionStore;
   queue: Queue;
   pairing: PairingService;
+  schedules: ScheduleService;
 }
 
 export async function mountAdminApi(app: FastifyInstance, deps: AdminApiDeps): Promise<void> {
@@ -32,6 +35,7 @@ export async function mountAdminApi(app: FastifyInstance, deps: AdminApiDeps): P
     sessionRoutes(admin, deps.store);
     queueRoutes(admin, deps.queue);
     pairingRoutes(admin, deps.pairing);
+    scheduleRoutes(admin, deps.schedules);
     admin.get(OPENAPI_PATH, { schema: { hide: true } }, async () => openapi.document({ title: 'Herald admin API', version: VERSION }));
     await mountQueueBoard(admin, deps.queue);
   });

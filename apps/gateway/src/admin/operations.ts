@@ -19,6 +19,7 @@ import { PairingService } from '../pairing/index.js';
 import { mountAdminApi } from './api.js';
 import { detailedHealthRoute } from './health-detailed.js';
 import type { McpHub } from '../mcp/hub.js';
+import type { ScheduleService } from '../schedules/service.js';
 import type { McpServerStatus } from '../mcp/connection.js';
 
 export interface OperationsDeps {
@@ -30,6 +31,8 @@ export interface OperationsDeps {
   metrics: HeraldMetrics;
   worker: TurnWorker | null;
   ingresses: ReadonlyMap<string, PlatformIngress>;
+  /** Scheduled tasks, listed and cancelled in the admin API. */
+  schedules: ScheduleService;
   /** This process's MCP servers (processes that run turns), for /health/detailed and the heartbeat. */
   mcp: McpHub | null;
   /** The process's pairing service when it has one; otherwise the admin API opens its own on HERALD_DB. */
@@ -61,7 +64,7 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
 
   if (config.adminToken) {
     const pairing = deps.pairing ?? new PairingService(deps.store.sql);
-    await mountAdminApi(http, { token: config.adminToken, store: deps.store, queue, pairing });
+    await mountAdminApi(http, { token: config.adminToken, store: deps.store, queue, pairing, schedules: deps.schedules });
   } else {
     deps.log.info('admin API off: set HERALD_ADMIN_TOKEN to enable /admin');
   }

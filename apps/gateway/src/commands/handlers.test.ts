@@ -22,6 +22,7 @@ import { TOO_SHORT_NOTICE } from '../turns/auto-compress.js';
 import type { CommandDeps } from './context.js';
 import { CommandLedger } from './ledger.js';
 import { withSessionHeld } from '../queue/session-hold.js';
+import { openSchedules, type Schedules } from '../schedules/index.js';
 import { runCommand } from './handlers.js';
 import { BUSY_REPLY, parseCommand } from './registry.js';
 
@@ -34,6 +35,7 @@ let queue: Queue<TurnJobData>;
 let store: SessionStore;
 let services: ConversationServices;
 let deps: CommandDeps;
+let schedules: Schedules;
 let nextId = 1;
 
 beforeAll(async () => {
@@ -48,12 +50,14 @@ beforeAll(async () => {
   const mailbox = new Mailbox(redis, prefix, 2_000);
   const control = new ControlBus(redis, null, prefix);
   queue = new Queue<TurnJobData>(TURN_QUEUE, { connection: { url: URL, maxRetriesPerRequest: null }, prefix });
-  deps = { store, mailbox, control, producer: new TurnProducer(queue, mailbox, control, log), ledger: new CommandLedger(redis, prefix), conversation: services, log };
+  schedules = openSchedules({ ...config, redisPrefix: prefix }, store, log);
+  deps = { store, mailbox, control, producer: new TurnProducer(queue, mailbox, control, log), ledger: new CommandLedger(redis, prefix), conversation: services, schedules: schedules.service, log };
 });
 
 afterAll(async () => {
   await queue.obliterate({ force: true }).catch(() => undefined);
   await queue.close();
+  await schedules.close();
   const keys = await redis.keys(`${prefix}:*`);
   if (keys.length) await redis.del(...keys);
   redis.disconnect();

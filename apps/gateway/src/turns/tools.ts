@@ -27,11 +27,22 @@ import type { TurnContext } from '../queue/worker.js';
 import type { AgentRuntime } from './agent-runtime.js';
 import { DEFAULT_PROFILE } from '../mcp/config.js';
 import type { McpHub } from '../mcp/hub.js';
+import type { ScheduleService } from '../schedules/service.js';
+import { scheduleOrigin } from '../schedules/store.js';
+import { createScheduleTool } from '../schedules/tool.js';
 import { ClarifyBroker } from './clarify.js';
 import { deliver } from './delivery.js';
 
+/** The gateway's own toolset: the schedule tool (it needs the queue, so agent-core does not know it). */
+const SCHEDULE_TOOLSET = 'schedule';
+
+/** The configured toolsets agent-core builds (all but the gateway's own). */
+export function builtinToolsets(toolsets: readonly string[]): string[] {
+  return toolsets.filter((t) => t !== SCHEDULE_TOOLSET);
+}
+
 export interface TurnToolsDeps {
-  config: Pick<HeraldConfig, 'toolsets' | 'fetchAllowPrivate' | 'timezone' | 'redisPrefix'>;
+  config: Pick<HeraldConfig, 'toolsets' | 'fetchAllowPrivate' | 'timezone' | 'redisPrefix' | 'schedulesPerUser'>;
   store: SessionStore;
   agent: AgentRuntime | null;
   redis: Redis;
@@ -40,6 +51,8 @@ export interface TurnToolsDeps {
   clarifyTimeoutMs?: number;
   /** This worker's MCP servers; their tools are added per turn, as they are listed at that moment. */
   mcp: McpHub | null;
+  /** Scheduled tasks; the schedule tool is offered when the toolsets include it and users may set tasks. */
+  schedules: ScheduleService;
 }
 
 export interface TurnToolsInput {
@@ -73,11 +86,13 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
       canAskUser: true,
       clarifyTimeoutMs: deps.clarifyTimeoutMs,
     },
-    config.toolsets,
+    builtinToolsets(config.toolsets),
   );
   for (const { name, reason } of unavailable) log.warn({ tool: name, reason }, `tool ${name} left out: ${reason}`);
   log.info({ toolsets: config.toolsets, tools: tools.map((t) => t.name) }, 'agent tools ready');
   const hasMemory = tools.some((t) => t.name === MEMORY_TOOL);
+  const { schedules } = deps;
+  const withSchedule = config.schedulesPerUser > 0 && (config.toolsets.includes(SCHEDULE_TOOLSET) || config.toolsets.includes('full'));
 
   return {
     tools,
@@ -104,7 +119,13 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
             ...opts,
             userMessage: withNotes ? await withMemoryBlock(store, userKey, opts.history, opts.userMessage) : opts.userMessage,
             // Agent profiles are not there yet: every turn is the default profile's.
-            tools: [...(opts.tools ?? []), ...tools, ...(deps.mcp?.toolsFor(DEFAULT_PROFILE) ?? [])],
+            tools: [
+              ...(opts.tools ?? []),
+              ...tools,
+              // A task set in this turn belongs to its user and delivers to this chat.
+              ...(withSchedule ? [createScheduleTool(schedules, scheduleOrigin(payload, ctx.sessionKey), config.timezone) as Tool] : []),
+              ...(deps.mcp?.toolsFor(DEFAULT_PROFILE) ?? []),
+            ],
             budget,
             getSteerMessages: clarify.takeSteerMessages,
             toolContext,
@@ -140,7 +161,7 @@ export async function flushSessionMemory(
 ): Promise<FlushMemoryResult | null> {
   const { agent, store } = deps;
   if (!agent || !session.userId) return null;
-  if (!createBuiltinTools({ store }, deps.toolsets).tools.some((t) => t.name === MEMORY_TOOL)) return null;
+  if (!createBuiltinTools({ store }, builtinToolsets(deps.toolsets)).tools.some((t) => t.name === MEMORY_TOOL)) return null;
   return flushMemory({
     provider: agent.primary,
     history: await store.getHistory(session.id),
