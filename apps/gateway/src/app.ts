@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { SessionStore } from '@herald/agent-core';
+import type { Platform } from '@herald/adapters';
 import { buildAdminServer } from './admin/server.js';
 import type { HeraldConfig } from './config/load.js';
 import type { Logger } from './logger.js';
@@ -145,10 +146,10 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
   // Scheduled tasks: rows in the store, BullMQ job schedulers on a queue of their own.
   const schedules = openSchedules(config, store, log.child({ component: 'schedules' }));
   onStop('schedules', () => schedules.close());
+  const policy = accessPolicy(config, (platform, userId) => conversation.pairing.isApproved(platform, userId));
   let ingresses = new Map<string, IngressWithRoutes>();
   let router: IngressRouter | null = null;
   if (hasIngress) {
-    const policy = accessPolicy(config, (platform, userId) => conversation.pairing.isApproved(platform, userId));
     if (policy.lockedDown) {
       log.warn('no user is allowed yet: set <PLATFORM>_ALLOWED_USERS or GATEWAY_ALLOWED_USERS (or *_ALLOW_ALL_USERS=true)');
     }
@@ -212,7 +213,7 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
   }
   // Due runs of scheduled tasks become turns (one job per run, whichever worker takes it).
   const runner = hasWorker
-    ? new ScheduleRunner({ connection: { url: config.redisUrl }, prefix: config.redisPrefix, store: schedules.service.store, queue: schedules.queue, submit: (key, payload) => producer.submitScheduled(key, payload), log: log.child({ component: 'schedules' }) })
+    ? new ScheduleRunner({ connection: { url: config.redisUrl }, prefix: config.redisPrefix, store: schedules.service.store, queue: schedules.queue, submit: (key, payload) => producer.submitScheduled(key, payload), ownerAllowed: (platform, userId) => policy.isAllowed(platform as Platform, userId), log: log.child({ component: 'schedules' }) })
     : null;
   if (runner) onStop('schedule runner', () => runner.close());
   // Running turns and background work share the drain window, side by side.

@@ -22,6 +22,8 @@ export interface ScheduleRunnerOptions {
   queue: Queue<ScheduleJobData>;
   /** TurnProducer.submitScheduled: the run into the chat's mailbox and a turn job for it. */
   submit: (sessionKey: string, payload: TurnPayload) => Promise<EnqueueResult>;
+  /** The access policy: a task whose owner may no longer talk to the agent does not run. */
+  ownerAllowed: (platform: string, userId: string) => Promise<boolean>;
   log: Logger;
   concurrency?: number;
 }
@@ -90,6 +92,12 @@ export class ScheduleRunner {
     }
     // Counted first, so a task is never listed as still due once its turn has answered.
     if (!counted) await store.recordRun(id, runAt);
+    // Unauthorised users never reach the agent, not even through a task they set while they could.
+    if (!(await this.opts.ownerAllowed(schedule.platform, schedule.ownerId))) {
+      log.warn({ scheduleId: id, platform: schedule.platform, ownerId: schedule.ownerId }, 'scheduled task skipped: its owner is no longer allowed');
+      if (schedule.when.kind === 'once') await queue.removeJobScheduler(id);
+      return 'owner not allowed';
+    }
     const res = await this.opts.submit(schedule.sessionKey, scheduledPayload(schedule, runAt));
     if (schedule.when.kind === 'once') await queue.removeJobScheduler(id);
     log.info({ scheduleId: id, sessionKey: schedule.sessionKey, runAt, status: res.status }, 'scheduled task due: its turn is queued');

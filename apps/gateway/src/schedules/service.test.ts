@@ -48,18 +48,17 @@ function service(clock = { t: Date.now() }, maxPerUser = 5): ScheduleService {
   return new ScheduleService({ store: new ScheduleStore(store.sql, () => clock.t), queue, defaultTimeZone: 'Europe/Berlin', defaultSession: 'own', maxPerUser, now: () => clock.t });
 }
 
+/** A runner whose turns are recorded in `submitted` instead of queued; `allowed` is the access policy. */
+function makeRunner(submitted: Array<{ key: string; payload: TurnPayload }>, allowed = true): ScheduleRunner {
+  const submit = async (key: string, payload: TurnPayload): Promise<EnqueueResult> => {
+    submitted.push({ key, payload });
+    return { status: 'queued', seq: submitted.length, position: 1, busy: false };
+  };
+  return new ScheduleRunner({ connection: { url: 'redis://127.0.0.1:6379' }, prefix, store: new ScheduleStore(store.sql), queue, submit, ownerAllowed: async () => allowed, log });
+}
+
 async function runner(submitted: Array<{ key: string; payload: TurnPayload }>): Promise<ScheduleRunner> {
-  const r = new ScheduleRunner({
-    connection: { url: 'redis://127.0.0.1:6379' },
-    prefix,
-    store: new ScheduleStore(store.sql),
-    queue,
-    submit: async (key, payload): Promise<EnqueueResult> => {
-      submitted.push({ key, payload });
-      return { status: 'queued', seq: submitted.length, position: 1, busy: false };
-    },
-    log,
-  });
+  const r = makeRunner(submitted);
   runners.push(r);
   await r.start();
   return r;
@@ -149,12 +148,8 @@ describe('ScheduleRunner (BullMQ timing, real Redis)', () => {
   });
 
   it('a run of a task cancelled meanwhile queues nothing and ends its scheduler', async () => {
-    const submitted: string[] = [];
-    const submit = async (key: string): Promise<EnqueueResult> => {
-      submitted.push(key);
-      return { status: 'duplicate' };
-    };
-    const r = new ScheduleRunner({ connection: { url: 'redis://127.0.0.1:6379' }, prefix, store: new ScheduleStore(store.sql), queue, submit, log });
+    const submitted: Array<{ key: string; payload: TurnPayload }> = [];
+    const r = makeRunner(submitted);
     const s = await service().create({ origin: origin(), prompt: 'daily', cron: '0 6 * * *' });
     await service().store.cancel(s.id);
     expect(await r.run({ data: { scheduleId: s.id }, id: `repeat:${s.id}:1000`, opts: {}, timestamp: 1000 })).toBe('not active');
@@ -163,19 +158,26 @@ describe('ScheduleRunner (BullMQ timing, real Redis)', () => {
   });
 
   it('a run counted by an attempt that died before queuing its turn is still queued when the job runs again', async () => {
-    const submitted: string[] = [];
-    const submit = async (key: string): Promise<EnqueueResult> => {
-      submitted.push(key);
-      return { status: 'queued', seq: 1, position: 1, busy: false };
-    };
-    const r = new ScheduleRunner({ connection: { url: 'redis://127.0.0.1:6379' }, prefix, store: new ScheduleStore(store.sql), queue, submit, log });
+    const submitted: Array<{ key: string; payload: TurnPayload }> = [];
+    const r = makeRunner(submitted);
     const o = origin();
     const s = await service().create({ origin: o, prompt: 'once', inMinutes: 60 });
     const job = { data: { scheduleId: s.id }, id: `repeat:${s.id}:${s.nextRunAt}`, opts: { prevMillis: s.nextRunAt ?? 0 }, timestamp: 0 };
     await service().store.recordRun(s.id, s.nextRunAt ?? 0); // the first attempt got this far
     expect(await r.run(job)).toBe('queued');
-    expect(submitted).toEqual([o.sessionKey]);
+    expect(submitted.map((x) => x.key)).toEqual([o.sessionKey]);
     expect(await service().get(s.id)).toMatchObject({ status: 'done', runCount: 1 });
+    expect(await queue.getJobScheduler(s.id)).toBeUndefined();
+  });
+
+  it('a task whose owner is no longer allowed (pairing revoked, allowlist changed) does not reach the agent', async () => {
+    const submitted: Array<{ key: string; payload: TurnPayload }> = [];
+    const r = makeRunner(submitted, false);
+    const s = await service().create({ origin: origin(), prompt: 'once', inMinutes: 60 });
+    const job = { data: { scheduleId: s.id }, id: `repeat:${s.id}:${s.nextRunAt}`, opts: { prevMillis: s.nextRunAt ?? 0 }, timestamp: 0 };
+    expect(await r.run(job)).toBe('owner not allowed');
+    expect(submitted).toEqual([]);
+    expect(await service().get(s.id)).toMatchObject({ status: 'done' });
     expect(await queue.getJobScheduler(s.id)).toBeUndefined();
   });
 
