@@ -227,12 +227,17 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
         '/admin/pairing/revoke',
         '/admin/queue',
         '/admin/queue/retry-failed',
+        '/admin/schedules',
+        '/admin/schedules/{id}',
+        '/admin/schedules/{id}/cancel',
         '/admin/search',
         '/admin/sessions',
         '/admin/sessions/reset',
         '/admin/sessions/{id}',
       ].sort(),
     );
+    expect(doc.paths['/admin/schedules'].get.parameters?.map((p) => p.name)).toEqual(['status', 'platform', 'user', 'limit']);
+    expect(doc.paths['/admin/schedules/{id}/cancel'].post.parameters?.find((p) => p.name === 'id')?.required).toBe(true);
     const list = doc.paths['/admin/sessions'].get;
     expect(list.parameters?.map((p) => p.name)).toEqual(['source', 'user', 'active', 'cursor', 'limit']);
     expect(doc.paths['/admin/search'].get.parameters?.find((p) => p.name === 'q')?.required).toBe(true);

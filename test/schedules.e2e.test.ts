@@ -83,7 +83,7 @@ describe('scheduled tasks on one process', () => {
     tg = await startTelegramFake();
     llm = await startFakeOpenAI();
     llm.respondWith(respond);
-    gw = await startGateway({ env: telegramEnv(tg, llm, { HERALD_ADMIN_TOKEN: ADMIN_TOKEN, HERALD_TIMEZONE: 'Europe/Berlin', HERALD_REDIS_PREFIX: prefix }) });
+    gw = await startGateway({ env: telegramEnv(tg, llm, { HERALD_ADMIN_TOKEN: ADMIN_TOKEN, HERALD_TIMEZONE: 'Europe/Berlin', HERALD_REDIS_PREFIX: prefix, HERALD_TOOLSETS: 'full' }) });
   });
   afterAll(async () => {
     await gw?.stop();
@@ -105,6 +105,11 @@ describe('scheduled tasks on one process', () => {
     const [due] = requestsFor(llm, 'rem1');
     expect(lastUserText(due)).toMatch(new RegExp(`^\\[Scheduled task ${taskId(answer)}, set by User${chat} \\(once, at .*\\)\\. It is due now`));
     expect(JSON.stringify(messagesOf(due))).not.toContain('remind me to stretch');
+    // Its tools are the user's, but for clarify: nobody asked for this turn, so nobody is there to answer.
+    const toolNames = (req: RecordedRequest): string[] => ((req.body.tools ?? []) as Array<{ function: { name: string } }>).map((t) => t.function.name);
+    expect(toolNames(requestsFor(llm, 'remind')[0])).toEqual(expect.arrayContaining(['schedule', 'clarify', 'memory']));
+    expect(toolNames(due)).toContain('schedule');
+    expect(toolNames(due)).not.toContain('clarify');
     expect(await say(tg, chat, '/schedules')).toBe('You have no scheduled tasks.');
   });
 
@@ -239,5 +244,5 @@ describe('scheduled tasks across restarts and workers', () => {
       await llm.close();
       await tg.close();
     }
-  });
+  }, 120_000); // three processes to start on a shared machine
 });

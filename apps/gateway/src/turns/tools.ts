@@ -5,6 +5,7 @@
  * a clarify broker that asks questions in the chat (see clarify.ts).
  */
 import {
+  CLARIFY_TOOL,
   DEFAULT_MAX_ITERATIONS,
   IterationBudget,
   MEMORY_TOOL,
@@ -29,7 +30,7 @@ import { DEFAULT_PROFILE } from '../mcp/config.js';
 import type { McpHub } from '../mcp/hub.js';
 import type { ScheduleService } from '../schedules/service.js';
 import { scheduleOrigin } from '../schedules/store.js';
-import { createScheduleTool } from '../schedules/tool.js';
+import { SCHEDULE_TOOL, createScheduleTool } from '../schedules/tool.js';
 import { ClarifyBroker } from './clarify.js';
 import { deliver } from './delivery.js';
 
@@ -88,11 +89,13 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
     },
     builtinToolsets(config.toolsets),
   );
-  for (const { name, reason } of unavailable) log.warn({ tool: name, reason }, `tool ${name} left out: ${reason}`);
-  log.info({ toolsets: config.toolsets, tools: tools.map((t) => t.name) }, 'agent tools ready');
-  const hasMemory = tools.some((t) => t.name === MEMORY_TOOL);
   const { schedules } = deps;
   const withSchedule = config.schedulesPerUser > 0 && (config.toolsets.includes(SCHEDULE_TOOLSET) || config.toolsets.includes('full'));
+  for (const { name, reason } of unavailable) log.warn({ tool: name, reason }, `tool ${name} left out: ${reason}`);
+  log.info({ toolsets: config.toolsets, tools: [...tools.map((t) => t.name), ...(withSchedule ? [SCHEDULE_TOOL] : [])] }, 'agent tools ready');
+  const hasMemory = tools.some((t) => t.name === MEMORY_TOOL);
+  // A scheduled task's turn has nobody to ask: the user did not start it and may not be there.
+  const scheduledTools = tools.filter((t) => t.name !== CLARIFY_TOOL);
 
   return {
     tools,
@@ -121,7 +124,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
             // Agent profiles are not there yet: every turn is the default profile's.
             tools: [
               ...(opts.tools ?? []),
-              ...tools,
+              ...(payload.scheduled ? scheduledTools : tools),
               // A task set in this turn belongs to its user and delivers to this chat.
               ...(withSchedule ? [createScheduleTool(schedules, scheduleOrigin(payload, ctx.sessionKey), config.timezone) as Tool] : []),
               ...(deps.mcp?.toolsFor(DEFAULT_PROFILE) ?? []),
