@@ -232,6 +232,7 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
         '/admin/schedules/{id}/cancel',
         '/admin/search',
         '/admin/sessions',
+        '/admin/sessions/export',
         '/admin/sessions/reset',
         '/admin/sessions/{id}',
       ].sort(),
@@ -339,7 +340,14 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
   });
 
   it('/health/detailed: version, role, workers with heartbeats, queue counts; Telegram connected, then disconnected when the stand-in stops', async () => {
-    const d = await json<DetailedJson>(gw, '/health/detailed', { token: null });
+    // Earlier tests in this file leave turns finishing (the rate-limit test's admitted messages): wait until idle.
+    const d = await waitFor(
+      async () => {
+        const now = await json<DetailedJson>(gw, '/health/detailed', { token: null });
+        return now.active_turns === 0 && now.queue?.waiting === 0 && now.queue.active === 0 ? now : null;
+      },
+      { timeoutMs: 60_000, what: 'no turn running' },
+    );
     expect(d).toMatchObject({ status: 'ok', role: 'all', pid: gw.proc.pid, active_turns: 0, queue_error: null, workers_error: null });
     expect(d.version).toMatch(/^\d+\.\d+\.\d+/);
     expect(d.platforms.telegram.state).toBe('connected');

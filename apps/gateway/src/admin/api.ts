@@ -16,6 +16,7 @@ import { queueRoutes } from './routes-queue.js';
 import { sessionRoutes } from './routes-sessions.js';
 import { scheduleRoutes } from './routes-schedules.js';
 import type { ScheduleService } from '../schedules/service.js';
+import { exportRoutes } from './routes-export.js';
 
 export const OPENAPI_PATH = '/admin/openapi.json';
 
@@ -33,6 +34,7 @@ export async function mountAdminApi(app: FastifyInstance, deps: AdminApiDeps): P
     openapi.attach(admin);
     admin.addHook('onRequest', adminAuth(deps.token));
     sessionRoutes(admin, deps.store);
+    exportRoutes(admin, deps.store);
     queueRoutes(admin, deps.queue);
     pairingRoutes(admin, deps.pairing);
     scheduleRoutes(admin, deps.schedules);

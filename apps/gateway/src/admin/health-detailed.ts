@@ -10,6 +10,7 @@ import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { AdapterHealth, PlatformIngress } from '@herald/adapters';
 import type { HeraldConfig } from '../config/load.js';
+import type { ProviderCatalog } from '../config/providers.js';
 import { VERSION } from '../version.js';
 import { listWorkers, type WorkerBeat } from '../ops/heartbeat.js';
 import { QUEUE_STATES } from '../ops/metrics.js';
@@ -26,6 +27,7 @@ export interface DetailedHealthDeps {
   ingresses: ReadonlyMap<string, PlatformIngress>;
   /** This process's MCP servers (empty where no turns run). */
   mcpServers: () => McpServerStatus[];
+  providers: ProviderCatalog;
 }
 
 const platformSchema = {
@@ -82,6 +84,30 @@ const schema = {
         queue_error: { type: ['string', 'null'] },
         active_turns: { type: 'integer' },
         mcp_servers: { type: 'array', items: mcpServerSchema },
+        key_pools: {
+          type: ['array', 'null'],
+          items: {
+            type: 'object',
+            properties: {
+              pool: { type: 'string' },
+              strategy: { type: 'string' },
+              keys: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: {
+                    fingerprint: { type: 'string' },
+                    state: { type: 'string', enum: ['ready', 'cooling'] },
+                    uses: { type: 'integer' },
+                    cooldown_remaining_s: { type: ['number', 'null'] },
+                    reason: { type: ['string', 'null'] },
+                  },
+                },
+              },
+            },
+          },
+        },
+        key_pools_error: { type: ['string', 'null'] },
       },
     },
   },
@@ -90,7 +116,11 @@ const schema = {
 export function detailedHealthRoute(app: FastifyInstance, deps: DetailedHealthDeps): void {
   const started = Date.now();
   app.get('/health/detailed', { schema }, async () => {
-    const [workers, queue] = await Promise.all([settle(listWorkers(deps.redis, deps.config.redisPrefix)), settle(queueCounts(deps.queue))]);
+    const [workers, queue, pools] = await Promise.all([
+      settle(listWorkers(deps.redis, deps.config.redisPrefix)),
+      settle(queueCounts(deps.queue)),
+      settle(deps.providers.status()),
+    ]);
     const beats: WorkerBeat[] = workers.value ?? [];
     return {
       status: 'ok',
@@ -113,6 +143,19 @@ export function detailedHealthRoute(app: FastifyInstance, deps: DetailedHealthDe
       queue_error: queue.error,
       active_turns: beats.reduce((n, b) => n + b.runningTurns, 0),
       mcp_servers: deps.mcpServers().map(mcpServerJson),
+      // Keys by fingerprint only: the state every process shares through Redis.
+      key_pools: pools.value?.map((p) => ({
+        pool: p.pool,
+        strategy: p.strategy,
+        keys: p.keys.map((k) => ({
+          fingerprint: k.fingerprint,
+          state: k.state,
+          uses: k.uses,
+          cooldown_remaining_s: k.cooldownRemainingMs === undefined ? null : Math.ceil(k.cooldownRemainingMs / 1000),
+          reason: k.reason ?? null,
+        })),
+      })) ?? null,
+      key_pools_error: pools.error,
     };
   });
 }
