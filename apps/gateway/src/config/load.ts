@@ -92,8 +92,9 @@ function validate(s: Setting, raw: unknown, source: string): unknown {
   const result = (s.schema as z.ZodType).safeParse(raw);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
-  // A structured setting (mcp_servers) names the part that is wrong: `files.timeout_ms: must be at least 100`.
-  const where = issue && issue.path.length > 0 ? `${issue.path.map(String).join('.')}: ` : '';
+  // A mapping setting (mcp_servers) names the part that is wrong: `files.timeout_ms: must be at least 100`. (Lists
+  // keep their messages as they are: an item's position says less than the message and the value shown.)
+  const where = issue && typeof issue.path[0] === 'string' ? `${issue.path.map(String).join('.')}: ` : '';
   const shown = s.secret ? '(hidden)' : JSON.stringify(raw);
   throw new ConfigError(`${source}: ${where}${issue?.message ?? 'invalid value'} (got ${shown})`);
 }
