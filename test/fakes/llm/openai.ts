@@ -21,6 +21,7 @@ import {
 } from './server.js';
 import { responsesWire } from './openai-responses.js';
 import type { FakeLLM, FakeOpenAIOptions, Step, StepError } from './types.js';
+import { openAIParametersError } from './tool-schemas.js';
 import { createSpeech, SPEECH_PATH } from './speech.js';
 
 /** The limit named in context-length errors. */
@@ -122,6 +123,8 @@ function validate(body: Body): HttpReply | undefined {
       if (!isRecord(t) || t.type !== 'function' || !isRecord(t.function) || typeof t.function.name !== 'string') {
         return bad(`Missing required parameter: 'tools[${i}].function'.`, `tools[${i}].function`);
       }
+      const schemaError = t.function.parameters === undefined ? null : openAIParametersError(t.function.name, t.function.parameters);
+      if (schemaError) return apiError(400, schemaError, 'invalid_request_error', `tools[${i}].function.parameters`, 'invalid_function_parameters');
     }
   }
   return undefined;

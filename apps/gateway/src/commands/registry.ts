@@ -18,6 +18,7 @@ export type CommandName =
   | 'title'
   | 'resume'
   | 'model'
+  | 'schedules'
   | 'voice';
 
 export interface CommandSpec {
@@ -49,6 +50,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: 'title', aliases: [], description: 'Show or set the title of this conversation', args: '[name]', bypassesBusy: true },
   { name: 'resume', aliases: [], description: 'List titled conversations, or continue one', args: '[name]', bypassesBusy: false },
   { name: 'model', aliases: [], description: 'Show or change the model of this conversation', args: '[provider:model]', bypassesBusy: true },
+  { name: 'schedules', aliases: [], description: 'List your scheduled tasks, or cancel one', args: '[cancel <id>]', bypassesBusy: true },
   { name: 'voice', aliases: [], description: 'Voice replies in this conversation: on or off', args: '[on|off]', bypassesBusy: true },
 ];
 
