@@ -27,7 +27,8 @@ import { storeKind } from './sessions/store-target.js';
 import { KnownThreads } from './sessions/known-threads.js';
 import { StoreRetention } from './sessions/retention.js';
 import { openStoreWhenReachable } from './admin/wait-for-store.js';
-import { createEgressRegistry, createIngresses, type IngressWithRoutes } from './platforms.js';
+import { createEgressRegistry, createFilesRegistry, createIngresses, type IngressWithRoutes } from './platforms.js';
+import { createMediaServices } from './media/services.js';
 import { createTurnRunner } from './turns/run-turn.js';
 import { abandonTurns } from './turns/abandon.js';
 import { buildAgentRuntime } from './turns/agent-runtime.js';
@@ -187,6 +188,7 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
           conversation,
           tools: createTurnTools({ config, store, agent, redis, log: log.child({ component: 'tools' }) }),
           onPossibleDuplicate: (platform) => metrics.possibleDuplicateReplies.inc({ platform }),
+          media: createMediaServices(config, createFilesRegistry(config, log)),
         }),
         { metrics, store },
       ),

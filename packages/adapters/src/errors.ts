@@ -40,3 +40,10 @@ export class NetworkError extends PlatformError {}
 
 /** The request itself is wrong (too long, bad parameter): do not retry unchanged. */
 export class BadRequestError extends PlatformError {}
+
+/** A file over the size limit we were given (`size` when known: the platform said it, or the download passed the limit). */
+export class FileTooLargeError extends PlatformError {
+  constructor(platform: string, readonly limit: number, readonly size?: number, options?: { cause?: unknown }) {
+    super(`${platform} file is larger than ${limit} bytes${size === undefined ? '' : ` (${size} bytes)`}`, platform, options);
+  }
+}

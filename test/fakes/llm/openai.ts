@@ -19,6 +19,8 @@ import {
   type SseEvent,
   type WireFormat,
 } from './server.js';
+import { openAIImageProblem } from './images.js';
+import { TRANSCRIPTION_PATH, transcriptionRoute, type TranscriptionFake } from './transcriptions.js';
 import type { FakeLLM, FakeOpenAIOptions, Step, StepError } from './types.js';
 
 /** The limit named in context-length errors. */
@@ -27,7 +29,10 @@ const SYSTEM_FINGERPRINT = 'fp_fake0000';
 
 type Body = Record<string, unknown>;
 
-export function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeLLM> {
+/** The OpenAI stand-in also transcribes audio (transcriptions.ts). */
+export type FakeOpenAI = FakeLLM & TranscriptionFake;
+
+export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
   const reasoningField = opts.reasoningField ?? 'reasoning_content';
   const wire: WireFormat = {
     basePath: '/v1',
@@ -42,7 +47,9 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeLLM> 
     streamEvents: (step, body) => streamEvents(step, body, reasoningField),
     jsonBody: (step, body) => jsonBody(step, body, reasoningField),
   };
-  return startFakeServer(wire, opts);
+  const audio = transcriptionRoute();
+  const fake = await startFakeServer(wire, opts, { [`POST ${TRANSCRIPTION_PATH}`]: audio.route });
+  return Object.assign(fake, audio.fake);
 }
 
 function apiError(status: number, message: string, type: string, param: string | null, code: string | null): HttpReply {
@@ -81,6 +88,8 @@ function validate(body: Body): HttpReply | undefined {
   const messages = body.messages;
   if (!Array.isArray(messages)) return bad("Missing required parameter: 'messages'.", 'messages');
   if (messages.length === 0) return bad("Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", 'messages');
+  const imageProblem = openAIImageProblem(messages);
+  if (imageProblem) return apiError(400, imageProblem.message, 'invalid_request_error', null, imageProblem.code);
 
   let pending: string[] = [];
   let pendingAt = -1;

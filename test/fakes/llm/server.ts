@@ -45,7 +45,10 @@ export interface WireFormat {
   jsonBody(step: Step, body: Record<string, unknown>): unknown;
 }
 
-export async function startFakeServer(wire: WireFormat, opts: FakeOptions = {}): Promise<FakeLLM> {
+/** A route besides the completion endpoint (`POST /v1/audio/transcriptions`), answered from the raw request bytes. */
+export type ExtraRoute = (rec: RecordedRequest, raw: Buffer) => HttpReply | Promise<HttpReply>;
+
+export async function startFakeServer(wire: WireFormat, opts: FakeOptions = {}, routes: Record<string, ExtraRoute> = {}): Promise<FakeLLM> {
   const requests: RecordedRequest[] = [];
   const queue: Step[] = [];
   let responder: Responder | undefined;
@@ -93,9 +96,15 @@ export async function startFakeServer(wire: WireFormat, opts: FakeOptions = {}):
     const requestId = `req_${randomBytes(12).toString('hex')}`;
     const reply = (r: HttpReply): void => sendJson(res, r, { [wire.requestIdHeader]: requestId });
 
-    rec.rawBody = await readBody(req);
+    const raw = await readBody(req);
+    rec.rawBody = raw.toString('utf8');
     rec.body = parseObject(rec.rawBody);
 
+    const route = routes[`${rec.method} ${rec.path}`];
+    if (route) {
+      const unauthorised = wire.checkAuth(rec.headers, opts.apiKey);
+      return reply(unauthorised ?? (await route(rec, raw)));
+    }
     if (rec.method !== 'POST' || rec.path !== wire.completionPath) return reply(wire.notFoundReply(rec.method, rec.path));
     const unauthorised = wire.checkAuth(rec.headers, opts.apiKey);
     if (unauthorised) return reply(unauthorised);
@@ -162,13 +171,13 @@ function sendJson(res: ServerResponse, r: HttpReply, extraHeaders: Record<string
   res.end(payload);
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     // A client that vanishes mid-upload: answer with what arrived; 'close' records the abort.
-    req.on('error', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', () => resolve(Buffer.concat(chunks)));
   });
 }
 

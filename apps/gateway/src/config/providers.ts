@@ -2,7 +2,7 @@
  * Which provider settings a `provider:model` ref gets from the config. Shared by the turn runner's agent runtime,
  * per-session models and `herald doctor`.
  */
-import { parseModelRef, type ProviderConfig } from '@herald/agent-core';
+import { parseModelRef, supportsVision, type ProviderConfig } from '@herald/agent-core';
 import type { HeraldConfig } from './load.js';
 
 export class ModelNotConfiguredError extends Error {
@@ -18,5 +18,7 @@ export function providerConfig(config: HeraldConfig, ref: string): ProviderConfi
   if (!section.apiKey && !section.baseUrl) {
     throw new ModelNotConfiguredError(`${envName}: must be set to use ${ref}`);
   }
-  return { provider, model, apiKey: section.apiKey ?? 'not-needed', baseUrl: section.baseUrl };
+  // Whether it takes images: the model table, unless HERALD_VISION_OVERRIDES says otherwise.
+  const vision = supportsVision(model, config.visionOverrides);
+  return { provider, model, apiKey: section.apiKey ?? 'not-needed', baseUrl: section.baseUrl, vision };
 }

@@ -48,6 +48,11 @@ export interface TurnPayload {
   messageId: string;
   quoted?: { platformMessageId: string; text: string; fromBot: boolean };
   attachments?: Attachment[];
+  /**
+   * Set by /retry: `text` is a stored user message whose files were already read into it (transcripts, document
+   * text, image notes); only its images are fetched again, to be shown once more.
+   */
+  mediaInText?: boolean;
 }
 
 export type EnqueueResult =

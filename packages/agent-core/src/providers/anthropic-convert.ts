@@ -4,6 +4,7 @@
  * consecutive tool results and a following user text are merged into one user message.
  */
 import type {
+  ImageBlockParam,
   MessageParam,
   TextBlockParam,
   Tool,
@@ -20,7 +21,10 @@ const EPHEMERAL = { type: 'ephemeral' } as const;
  */
 const HISTORY_CACHE_BREAKPOINTS = 2;
 
-type Block = TextBlockParam | ToolUseBlockParam | ToolResultBlockParam;
+type Block = TextBlockParam | ImageBlockParam | ToolUseBlockParam | ToolResultBlockParam;
+/** The image types the Messages API takes. */
+export const ANTHROPIC_IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;
+type AnthropicImageType = (typeof ANTHROPIC_IMAGE_TYPES)[number];
 interface Turn {
   role: 'user' | 'assistant';
   content: Block[];
@@ -37,7 +41,8 @@ export function toAnthropicSystem(systemPrompt: string, messages: ChatMessage[])
   return blocks.length > 0 ? blocks : undefined;
 }
 
-export function toAnthropicMessages(messages: ChatMessage[]): MessageParam[] {
+/** `vision` false leaves images out (their text notes in the content stay). */
+export function toAnthropicMessages(messages: ChatMessage[], vision = true): MessageParam[] {
   const turns: Turn[] = [];
   const push = (role: Turn['role'], blocks: Block[]): void => {
     if (blocks.length === 0) return;
@@ -51,7 +56,8 @@ export function toAnthropicMessages(messages: ChatMessage[]): MessageParam[] {
       case 'system':
         break; // carried by toAnthropicSystem
       case 'user':
-        push('user', textBlocks(m.content));
+        // Images after the text, as a person would write "look at this" and attach the picture.
+        push('user', [...textBlocks(m.content), ...(vision ? imageBlocks(m) : [])]);
         break;
       case 'tool':
         push('user', [{ type: 'tool_result', tool_use_id: m.tool_call_id ?? '', content: m.content ?? '' }]);
@@ -77,6 +83,12 @@ export function toAnthropicTool(t: ToolSchema): Tool {
 /** Anthropic rejects empty and whitespace-only text blocks, so those become no block at all. */
 function textBlocks(content: string | null): TextBlockParam[] {
   return content && content.trim() !== '' ? [{ type: 'text', text: content }] : [];
+}
+
+function imageBlocks(m: ChatMessage): ImageBlockParam[] {
+  return (m.images ?? [])
+    .filter((img): img is typeof img & { mimeType: AnthropicImageType } => (ANTHROPIC_IMAGE_TYPES as readonly string[]).includes(img.mimeType))
+    .map((img) => ({ type: 'image', source: { type: 'base64', media_type: img.mimeType, data: img.data } }));
 }
 
 function toToolUse(tc: ToolCall): ToolUseBlockParam {

@@ -7,7 +7,7 @@ import type { MessageCreateParamsStreaming } from '@anthropic-ai/sdk/resources/m
 import { toAnthropicMessages, toAnthropicSystem, toAnthropicTool } from './anthropic-convert.js';
 import { MessageStreamAccumulator } from './anthropic-stream.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, runGuarded } from './guard.js';
-import { modelInfo } from './models.js';
+import { modelInfo, supportsVision } from './models.js';
 import type { Provider, ProviderConfig } from './types.js';
 
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
@@ -26,18 +26,20 @@ export function createAnthropicProvider(cfg: ProviderConfig): Provider {
     timeout: cfg.timeoutMs,
   });
   const defaultMaxTokens = Math.min(ANTHROPIC_DEFAULT_MAX_TOKENS, modelInfo(cfg.model)?.maxOutput ?? Infinity);
+  const vision = cfg.vision ?? supportsVision(cfg.model);
 
   return {
     name: cfg.provider,
     model: cfg.model,
     apiMode: 'anthropic_messages',
+    vision,
     complete: (req) =>
       runGuarded(req.signal, cfg.timeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, async (guard) => {
         const system = toAnthropicSystem(req.systemPrompt, req.messages);
         const params: MessageCreateParamsStreaming = {
           model: cfg.model,
           max_tokens: req.maxTokens ?? defaultMaxTokens,
-          messages: toAnthropicMessages(req.messages),
+          messages: toAnthropicMessages(req.messages, vision),
           ...(system ? { system } : {}),
           ...(req.tools.length > 0 ? { tools: req.tools.map(toAnthropicTool) } : {}),
           ...(req.tools.length > 0 && req.toolChoice === 'none' ? { tool_choice: { type: 'none' as const } } : {}),

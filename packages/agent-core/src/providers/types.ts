@@ -47,6 +47,8 @@ export interface Provider {
   readonly name: ProviderName;
   readonly model: string;
   readonly apiMode: ApiMode;
+  /** Whether images in user messages are sent to it (else only their text notes are); absent: they are sent. */
+  readonly vision?: boolean;
   complete(req: CompletionRequest): Promise<CompletionResult>;
 }
 
@@ -99,4 +101,6 @@ export interface ProviderConfig extends ModelRef {
   apiMode?: ApiMode;
   /** Per-request timeout in ms. */
   timeoutMs?: number;
+  /** Takes images; from the model table (supportsVision) when absent. */
+  vision?: boolean;
 }

@@ -1,7 +1,7 @@
 /**
  * The store's public row types (camelCase) and their mapping from the snake_case SQLite rows.
  */
-import type { ChatMessage, Role, SessionSource, ToolCall } from '../types.js';
+import type { AttachmentRef, ChatMessage, Role, SessionSource, ToolCall } from '../types.js';
 
 export interface Session {
   id: string;
@@ -38,6 +38,8 @@ export interface StoredMessage {
   toolName: string | null;
   finishReason: string | null;
   reasoning: string | null;
+  /** Files the user sent with this message (references only). */
+  attachments: AttachmentRef[] | null;
   platformMessageId: string | null;
   turnId: string | null;
   /** Position within the turn (null for messages written without a turn id). */
@@ -99,6 +101,7 @@ export interface MessageRow {
   tool_name: string | null;
   finish_reason: string | null;
   reasoning: string | null;
+  attachments: string | null;
   platform_message_id: string | null;
   turn_id: string | null;
   seq: number | null;
@@ -155,6 +158,7 @@ export function toStoredMessage(r: MessageRow): StoredMessage {
     toolName: r.tool_name,
     finishReason: r.finish_reason,
     reasoning: r.reasoning,
+    attachments: r.attachments === null || r.attachments === undefined ? null : (JSON.parse(r.attachments) as AttachmentRef[]),
     platformMessageId: r.platform_message_id,
     turnId: r.turn_id,
     seq: r.seq,
@@ -170,6 +174,7 @@ export function toChatMessage(m: StoredMessage): ChatMessage {
   if (m.toolName !== null) msg.tool_name = m.toolName;
   if (m.reasoning !== null) msg.reasoning = m.reasoning;
   if (m.finishReason !== null) msg.finish_reason = m.finishReason;
+  if (m.attachments && m.attachments.length > 0) msg.attachments = m.attachments;
   return msg;
 }
 
