@@ -6,6 +6,7 @@
  * over Socket Mode to the connected client.
  */
 import { randomUUID } from 'node:crypto';
+import { FakeSlackFiles } from './files.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parse as parseQuery } from 'node:querystring';
@@ -108,6 +109,8 @@ export interface SlackFake {
   /** The next call of `method` fails: `{ok:false, error}`, or 429 + Retry-After for `ratelimited`. Queued. */
   failNext(method: string, error: string, opts?: Omit<Failure, 'error'>): void;
   dm(opts: { user: string; text: string; threadTs?: string; channel?: string; files?: unknown[] }): Promise<Delivery>;
+  /** Private file hosting (files.ts): `share` stores a file and returns the object to put in `dm({ files })`. */
+  files: FakeSlackFiles;
   /** A channel message; with `<@botUserId>` in the text Slack sends `message` and `app_mention`, as here. */
   channelMessage(opts: { channel: string; user: string; text: string; threadTs?: string }): Promise<Delivery>;
   /**
@@ -160,7 +163,8 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
     openConnection: () => socket.issueUrl(origin),
   };
 
-  const server = createServer((req, res) => void serveApi(ctx, req, res));
+  const files = new FakeSlackFiles(() => origin, ws.teamId, (token) => token === ws.botToken && ctx.scopes.has('files:read'));
+  const server = createServer((req, res) => void (files.handle(req, res) || serveApi(ctx, req, res)));
   server.on('upgrade', (req, sock, head) => socket.handleUpgrade(req, sock, head));
   await listen(server, 0);
   const port = (server.address() as AddressInfo).port;
@@ -204,6 +208,7 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
     statuses: ctx.statuses,
     calls: ctx.calls,
     socket,
+    files,
     setEventsUrl(url) {
       eventsUrl = url;
     },

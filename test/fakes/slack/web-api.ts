@@ -14,7 +14,7 @@ const MAX_LIMIT = 1000;
 /** The bot token's scopes when a test does not choose: everything the methods here need. */
 export const DEFAULT_BOT_SCOPES = [
   'app_mentions:read', 'assistant:write', 'channels:history', 'chat:write', 'groups:history', 'im:history',
-  'mpim:history', 'reactions:write',
+  'mpim:history', 'reactions:write', 'files:read',
 ];
 
 /** Message metadata as an app attached it (`chat.postMessage` `metadata`). */
