@@ -37,8 +37,13 @@ export class TelegramFiles implements PlatformFiles {
       path = (await this.api.call('getFile', { file_id: fileId }, opts.signal)).file_path;
     } catch (err) {
       // The Bot API serves files up to 20 MB; a larger one is refused by getFile itself.
-      if (/file is too big/i.test(apiFailure(err)?.description ?? '')) {
+      const description = apiFailure(err)?.description ?? '';
+      if (/file is too big/i.test(description)) {
         throw new FileTooLargeError(PLATFORM, Math.min(opts.maxBytes, TELEGRAM_MAX_DOWNLOAD_BYTES), attachment.size, { cause: err });
+      }
+      // A file id Telegram no longer knows (or one from another bot).
+      if (/invalid file_id|wrong file_id|file is temporarily unavailable/i.test(description)) {
+        throw new NotFoundError(`getFile failed: ${description}`, PLATFORM, { cause: err });
       }
       throw toPlatformError(err, 'getFile');
     }
