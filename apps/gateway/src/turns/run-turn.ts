@@ -140,14 +140,15 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       signal: ctx.signal,
       log: ctx.log,
     });
-    if (nothingToAsk(payloads, media)) {
+    // An interrupted turn says nothing about its files: the loop below sees the abort and ends it quietly.
+    if (!ctx.signal.aborted && nothingToAsk(payloads, media)) {
       // Only files, and none of them usable: the notices are the whole answer; the model is not asked.
       live.stopTyping();
       const reply = media.notices.join('\n');
       await store.recordReply(ctx.turnId, reply, ctx.fence);
       return send(reply);
     }
-    if (media.notices.length > 0) {
+    if (media.notices.length > 0 && !ctx.signal.aborted) {
       await notify(media.notices.join('\n')).catch((err: unknown) => ctx.log.warn({ err: String(err) }, 'file notices not delivered'));
     }
     // Tools, a budget shared with subagents, saved notes in front of a session's first message, clarify questions.
