@@ -277,6 +277,23 @@ describe('media: models, limits and failures', () => {
     expect(openai.requests.filter((r) => lastUserText(r).includes('our holiday'))).toHaveLength(1);
   });
 
+  it('several files in one Slack message are one turn: the picture shown, the text file read', async () => {
+    const user = 'U0MEDIAMULTI';
+    const d = await slack.dm({
+      user,
+      text: 'compare these',
+      files: [
+        slack.files.share({ name: 'chart.png', mimetype: 'image/png', content: PNG_1X1 }, user),
+        slack.files.share({ name: 'data.csv', mimetype: 'text/csv', content: Buffer.from('month,sales\njan,10\n') }, user),
+      ],
+    });
+    await waitFor(() => slackRepliesIn(slack, d.channel).length >= 1, { timeoutMs: REPLY_TIMEOUT_MS, what: 'the answer' });
+    const asked = openai.requests.filter((r) => lastUserText(r).includes('compare these'));
+    expect(asked).toHaveLength(1);
+    expect(imagesOf(asked[0])).toHaveLength(1);
+    expect(lastUserText(asked[0])).toContain('[Image: chart.png]\n[Document "data.csv"]\nmonth,sales\njan,10\n[End of "data.csv"]');
+  });
+
   it('a corrupt PDF and an unknown file type each get a reply naming the file, and the text is still answered', async () => {
     const chat = await telegram.chat();
     await chat.file('broken.pdf', 'application/pdf', Buffer.from('%PDF-1.4 this is not really a pdf'), 'check broken');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makePdf } from '../../../../test/helpers/files.js';
+import { makeDocx, makePdf } from '../../../../test/helpers/files.js';
 import { handlingOf } from './classify.js';
 import { CorruptFileError, extractDocumentText } from './documents.js';
 
@@ -11,6 +11,11 @@ describe('extractDocumentText', () => {
     expect(await extractDocumentText('pdf', pdf, LIMITS)).toEqual({ text: 'First page\n\nSecond page\n\nThird page', pages: 3 });
     const cut = await extractDocumentText('pdf', pdf, { ...LIMITS, maxPages: 2 });
     expect(cut).toEqual({ text: 'First page\n\nSecond page', pages: 3, cut: 'only the first 2 of 3 pages were read' });
+  });
+
+  it('reads the paragraphs of a Word document', async () => {
+    const r = await extractDocumentText('docx', makeDocx(['Minutes of the meeting', 'Budget approved: 12,000 EUR']), LIMITS);
+    expect(r.text).toBe('Minutes of the meeting\n\nBudget approved: 12,000 EUR');
   });
 
   it('cuts long text at the character limit, visibly', async () => {
