@@ -32,6 +32,8 @@ import { createMediaServices } from './media/services.js';
 import { createTurnRunner } from './turns/run-turn.js';
 import { abandonTurns } from './turns/abandon.js';
 import { buildAgentRuntime } from './turns/agent-runtime.js';
+import { ProviderCatalog } from './config/providers.js';
+import { RedisKeyPoolState } from './llm/redis-key-state.js';
 import { createTurnTools } from './turns/tools.js';
 import { clarifyPending } from './turns/clarify.js';
 import { createHeraldMetrics } from './ops/metrics.js';
@@ -99,7 +101,13 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
   // Work started behind a reply (the /new memory flush): stopping waits for it, side by side with running turns.
   const background = new BackgroundTasks(log);
   // Pairing, reset policy, per-session counters and models, progress settings (sessions/services.ts).
-  const conversation = openConversationServices(config, store, background);
+  // One key-pool catalog per process; the pools' state lives in Redis so every process skips a spent key.
+  const llmLog = log.child({ component: 'llm' });
+  const providers = new ProviderCatalog(config, {
+    keyState: new RedisKeyPoolState(redis, config.redisPrefix, llmLog),
+    onTransportReset: (e) => llmLog.warn({ provider: e.provider, model: e.model, key: e.fingerprint, error: e.error }, 'LLM connection failed; HTTP client rebuilt before the retry'),
+  });
+  const conversation = openConversationServices(config, store, background, providers);
   const mailbox = new Mailbox(redis, config.redisPrefix, config.sessionLockMs);
   const egress = createEgressRegistry(config, log);
   const bullConnection = { url: config.redisUrl, maxRetriesPerRequest: null };
@@ -169,7 +177,7 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
 
   let worker: TurnWorker | null = null;
   if (hasWorker) {
-    const agent = instrumentAgent(buildAgentRuntime(config), metrics, log.child({ component: 'llm' }));
+    const agent = instrumentAgent(buildAgentRuntime(config, providers), metrics, llmLog);
     if (!agent) log.warn('HERALD_MODEL is not set: turns will answer with a setup hint');
     const subscriber = createRedis(config.redisUrl);
     logConnectionErrors(log, 'subscriber', subscriber);
@@ -188,7 +196,7 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
           conversation,
           tools: createTurnTools({ config, store, agent, redis, log: log.child({ component: 'tools' }) }),
           onPossibleDuplicate: (platform) => metrics.possibleDuplicateReplies.inc({ platform }),
-          media: createMediaServices(config, createFilesRegistry(config, log)),
+          media: createMediaServices(config, createFilesRegistry(config, log), providers),
         }),
         { metrics, store },
       ),
@@ -221,7 +229,7 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
     onStop('retention', () => retention.stop());
   }
 
-  const ops = await mountOperations({ config, http, redis, store, log, metrics, worker, ingresses, pairing: conversation.pairing });
+  const ops = await mountOperations({ config, http, redis, store, log, metrics, worker, ingresses, pairing: conversation.pairing, providers });
   onStop('operations', () => ops.close());
   await http.listen({ host: config.host, port: config.port });
   const addr = http.server.address();

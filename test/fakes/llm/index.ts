@@ -3,6 +3,7 @@ export { startFakeOpenAI, FAKE_OPENAI_CONTEXT_LIMIT, type FakeOpenAI } from './o
 export type { TranscriptionRecord, Transcriber } from './transcriptions.js';
 export { startFakeAnthropic, FAKE_ANTHROPIC_CONTEXT_LIMIT } from './anthropic.js';
 export { imagesOf, sniffImageType, type SeenImage } from './images.js';
+export { startFakeBedrock, type FakeBedrockOptions } from './bedrock.js';
 export type {
   ErrorKind,
   FakeAnthropicOptions,

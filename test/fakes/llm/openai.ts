@@ -21,6 +21,7 @@ import {
 } from './server.js';
 import { openAIImageProblem } from './images.js';
 import { TRANSCRIPTION_PATH, transcriptionRoute, type TranscriptionFake } from './transcriptions.js';
+import { responsesWire } from './openai-responses.js';
 import type { FakeLLM, FakeOpenAIOptions, Step, StepError } from './types.js';
 
 /** The limit named in context-length errors. */
@@ -48,7 +49,8 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     jsonBody: (step, body) => jsonBody(step, body, reasoningField),
   };
   const audio = transcriptionRoute();
-  const fake = await startFakeServer(wire, opts, { [`POST ${TRANSCRIPTION_PATH}`]: audio.route });
+  // One /v1 like the real API: Chat Completions and Responses side by side (openai-responses.ts), and audio.
+  const fake = await startFakeServer([wire, responsesWire(wire)], opts, { [`POST ${TRANSCRIPTION_PATH}`]: audio.route });
   return Object.assign(fake, audio.fake);
 }
 

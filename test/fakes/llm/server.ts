@@ -45,10 +45,13 @@ export interface WireFormat {
   jsonBody(step: Step, body: Record<string, unknown>): unknown;
 }
 
-/** A route besides the completion endpoint (`POST /v1/audio/transcriptions`), answered from the raw request bytes. */
+/** A route besides the completion endpoints (`POST /v1/audio/transcriptions`), answered from the raw request bytes. */
 export type ExtraRoute = (rec: RecordedRequest, raw: Buffer) => HttpReply | Promise<HttpReply>;
 
-export async function startFakeServer(wire: WireFormat, opts: FakeOptions = {}, routes: Record<string, ExtraRoute> = {}): Promise<FakeLLM> {
+/** One wire format, or several served side by side (Chat Completions and Responses under one OpenAI /v1). */
+export async function startFakeServer(wires: WireFormat | WireFormat[], opts: FakeOptions = {}, routes: Record<string, ExtraRoute> = {}): Promise<FakeLLM> {
+  const formats = Array.isArray(wires) ? wires : [wires];
+  const primary = formats[0];
   const requests: RecordedRequest[] = [];
   const queue: Step[] = [];
   let responder: Responder | undefined;
@@ -74,6 +77,7 @@ export async function startFakeServer(wire: WireFormat, opts: FakeOptions = {}, 
       body: {},
       rawBody: '',
       aborted: false,
+      remotePort: req.socket.remotePort,
       startedAt: Date.now(),
     };
     requests.push(rec);
@@ -94,9 +98,11 @@ export async function startFakeServer(wire: WireFormat, opts: FakeOptions = {}, 
       clearTimeout(timer);
     };
     const requestId = `req_${randomBytes(12).toString('hex')}`;
+    const routed = formats.find((w) => w.completionPath === rec.path);
+    const wire = routed ?? primary;
     const reply = (r: HttpReply): void => sendJson(res, r, { [wire.requestIdHeader]: requestId });
 
-    const raw = await readBody(req);
+    const raw = await readRawBody(req);
     rec.rawBody = raw.toString('utf8');
     rec.body = parseObject(rec.rawBody);
 
@@ -105,7 +111,7 @@ export async function startFakeServer(wire: WireFormat, opts: FakeOptions = {}, 
       const unauthorised = wire.checkAuth(rec.headers, opts.apiKey);
       return reply(unauthorised ?? (await route(rec, raw)));
     }
-    if (rec.method !== 'POST' || rec.path !== wire.completionPath) return reply(wire.notFoundReply(rec.method, rec.path));
+    if (rec.method !== 'POST' || !routed) return reply(wire.notFoundReply(rec.method, rec.path));
     const unauthorised = wire.checkAuth(rec.headers, opts.apiKey);
     if (unauthorised) return reply(unauthorised);
     const invalid = wire.validate(rec.body, rec.headers);
@@ -129,7 +135,13 @@ export async function startFakeServer(wire: WireFormat, opts: FakeOptions = {}, 
       [wire.requestIdHeader]: requestId,
     });
     let deltasSent = 0;
+    let eventsSent = 0;
     for (const ev of wire.streamEvents(step, rec.body)) {
+      // Stall mode: the stream goes silent with the connection open, until the client gives up on it.
+      if (step.stallAfterEvents !== undefined && eventsSent++ >= step.stallAfterEvents) {
+        await closedPromise;
+        return;
+      }
       if (ev.delta && deltasSent++ > 0 && step.chunkDelayMs) await waitUnlessClosed(step.chunkDelayMs);
       if (closed) return;
       const data = typeof ev.data === 'string' ? ev.data : JSON.stringify(ev.data);
@@ -142,7 +154,7 @@ export async function startFakeServer(wire: WireFormat, opts: FakeOptions = {}, 
   const { port } = server.address() as AddressInfo;
 
   return {
-    url: `http://${HOST}:${port}${wire.basePath}`,
+    url: `http://${HOST}:${port}${primary.basePath}`,
     requests,
     script: (...steps) => void queue.push(...steps),
     respondWith: (fn) => void (responder = fn),
@@ -171,7 +183,11 @@ function sendJson(res: ServerResponse, r: HttpReply, extraHeaders: Record<string
   res.end(payload);
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
+export async function readBody(req: IncomingMessage): Promise<string> {
+  return (await readRawBody(req)).toString('utf8');
+}
+
+function readRawBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -181,13 +197,13 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
-function flattenHeaders(h: IncomingMessage['headers']): Record<string, string> {
+export function flattenHeaders(h: IncomingMessage['headers']): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v;
   return out;
 }
 
-function parseObject(raw: string): Record<string, unknown> {
+export function parseObject(raw: string): Record<string, unknown> {
   try {
     const v: unknown = JSON.parse(raw);
     return isRecord(v) ? v : {};

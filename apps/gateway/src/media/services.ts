@@ -5,7 +5,7 @@
 import { createProvider, type Provider } from '@herald/agent-core';
 import type { PlatformFiles } from '@herald/adapters';
 import type { HeraldConfig } from '../config/load.js';
-import { providerConfig } from '../config/providers.js';
+import { ProviderCatalog } from '../config/providers.js';
 import { createImageDescriber, type DescribeImage } from './describe.js';
 import { createTranscriber, type Transcribe } from './transcribe.js';
 
@@ -41,14 +41,16 @@ export function mediaLimits(config: HeraldConfig): MediaLimits {
   };
 }
 
-export function createMediaServices(config: HeraldConfig, files: (platform: string) => PlatformFiles): MediaServices {
+/** `catalog`: the process's provider catalog, so the describer shares the key pools of the models it runs on. */
+export function createMediaServices(config: HeraldConfig, files: (platform: string) => PlatformFiles, catalog = new ProviderCatalog(config)): MediaServices {
+  // Speech-to-text uses the first OpenAI key (the pool's rotation is the chat models' business).
   const transcribe = config.sttModel
-    ? createTranscriber({ model: config.sttModel, apiKey: config.openai.apiKey, baseUrl: config.openai.baseUrl })
+    ? createTranscriber({ model: config.sttModel, apiKey: config.keyPools.openai?.[0] ?? config.openai.apiKey, baseUrl: config.openai.baseUrl })
     : null;
   let describer: Provider | null = null;
   if (config.visionModel) {
     // The describer must see: it is told so whatever the table says.
-    describer = createProvider({ ...providerConfig(config, config.visionModel), vision: true });
+    describer = createProvider({ ...catalog.configFor(config.visionModel), vision: true });
   }
   return {
     files,

@@ -52,7 +52,7 @@ export class LoopCompressor {
 
   /** The per-image estimate of the provider in use. */
   private get imageTokens(): number {
-    return imageTokensFor(this.deps.caller().provider.name);
+    return imageTokensFor(this.deps.caller().provider.apiMode);
   }
 
   get threshold(): number {

@@ -4,7 +4,7 @@
  * "is it time to compress" without shipping a tokenizer per model.
  */
 import type { ChatMessage } from '../types.js';
-import type { ProviderName, ToolSchema } from '../providers/types.js';
+import type { ApiMode, ToolSchema } from '../providers/types.js';
 
 export const CHARS_PER_TOKEN = 4;
 /** Role, separators and ids cost tokens too; a flat allowance per message keeps many tiny messages honest. */
@@ -15,12 +15,22 @@ const MESSAGE_OVERHEAD_CHARS = 16;
  * as 765 tokens (85 + 4 tiles × 170); Anthropic about width × height / 750, up to ~1,600 for the 1.15-megapixel
  * size it scales pictures down to. Larger pictures are scaled by the provider, so these are close to the ceiling.
  */
-export const IMAGE_TOKENS: Readonly<Record<ProviderName, number>> = { openai: 765, anthropic: 1600 };
+export const IMAGE_TOKENS = { openai: 765, anthropic: 1600 } as const;
 /** When the provider is not known: the larger estimate, so the threshold errs on the side of compressing. */
 export const DEFAULT_IMAGE_TOKENS = Math.max(...Object.values(IMAGE_TOKENS));
 
-export function imageTokensFor(provider: ProviderName | undefined): number {
-  return provider === undefined ? DEFAULT_IMAGE_TOKENS : IMAGE_TOKENS[provider];
+/** By wire API: OpenAI's two APIs bill images alike; Claude is Claude directly or through Bedrock. */
+export function imageTokensFor(apiMode: ApiMode | undefined): number {
+  switch (apiMode) {
+    case 'chat_completions':
+    case 'responses':
+      return IMAGE_TOKENS.openai;
+    case 'anthropic_messages':
+    case 'bedrock_converse':
+      return IMAGE_TOKENS.anthropic;
+    default:
+      return DEFAULT_IMAGE_TOKENS;
+  }
 }
 
 export function estimateTextTokens(text: string): number {

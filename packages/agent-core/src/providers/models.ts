@@ -114,11 +114,13 @@ export function estimateCostUsd(model: string, usage: Usage): number | undefined
   return cost / TOKENS_PER_PRICE_UNIT;
 }
 
-/** Lower-case, without an OpenRouter-style `vendor/` prefix, with Claude's `4.5` spelled `4-5`. */
+/** Lower-case, without an OpenRouter-style `vendor/` prefix or a Bedrock `us.anthropic.` one, with Claude's `4.5` spelled `4-5`. */
 function normalise(model: string): string {
   let name = model.trim().toLowerCase();
   const slash = name.lastIndexOf('/');
   if (slash >= 0) name = name.slice(slash + 1);
+  // Bedrock ids: an optional cross-region prefix and the vendor (`us.anthropic.claude-sonnet-4-5-…-v1:0`).
+  name = name.replace(/^(?:[a-z]{2,4}\.)?anthropic\./, '');
   if (name.startsWith('claude-')) name = name.replace(/(\d)\.(\d)/g, '$1-$2');
   return name;
 }

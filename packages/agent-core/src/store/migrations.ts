@@ -27,6 +27,8 @@ export const CORE_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', sql: INITIAL_SCHEMA },
   { version: 2, name: 'fenced outbox', sql: TURN_FENCING },
   { version: 3, name: 'message attachments', sql: MESSAGE_ATTACHMENTS },
+  // Encrypted reasoning items (Responses API) replayed with later requests: JSON, never shown to users.
+  { version: 15, name: 'message reasoning details', sql: 'ALTER TABLE messages ADD COLUMN reasoning_details TEXT' },
 ];
 
 const registered: Migration[] = [];

@@ -1,7 +1,7 @@
 /**
  * The store's public row types (camelCase) and their mapping from the snake_case SQLite rows.
  */
-import type { AttachmentRef, ChatMessage, Role, SessionSource, ToolCall } from '../types.js';
+import type { AttachmentRef, ChatMessage, ReasoningDetail, Role, SessionSource, ToolCall } from '../types.js';
 
 export interface Session {
   id: string;
@@ -40,6 +40,8 @@ export interface StoredMessage {
   reasoning: string | null;
   /** Files the user sent with this message (references only). */
   attachments: AttachmentRef[] | null;
+  /** Provider-opaque reasoning state (ChatMessage.reasoning_details). */
+  reasoningDetails: ReasoningDetail[] | null;
   platformMessageId: string | null;
   turnId: string | null;
   /** Position within the turn (null for messages written without a turn id). */
@@ -102,6 +104,7 @@ export interface MessageRow {
   finish_reason: string | null;
   reasoning: string | null;
   attachments: string | null;
+  reasoning_details: string | null;
   platform_message_id: string | null;
   turn_id: string | null;
   seq: number | null;
@@ -159,6 +162,7 @@ export function toStoredMessage(r: MessageRow): StoredMessage {
     finishReason: r.finish_reason,
     reasoning: r.reasoning,
     attachments: r.attachments === null || r.attachments === undefined ? null : (JSON.parse(r.attachments) as AttachmentRef[]),
+    reasoningDetails: r.reasoning_details ? (JSON.parse(r.reasoning_details) as ReasoningDetail[]) : null,
     platformMessageId: r.platform_message_id,
     turnId: r.turn_id,
     seq: r.seq,
@@ -173,6 +177,7 @@ export function toChatMessage(m: StoredMessage): ChatMessage {
   if (m.toolCallId !== null) msg.tool_call_id = m.toolCallId;
   if (m.toolName !== null) msg.tool_name = m.toolName;
   if (m.reasoning !== null) msg.reasoning = m.reasoning;
+  if (m.reasoningDetails && m.reasoningDetails.length > 0) msg.reasoning_details = m.reasoningDetails;
   if (m.finishReason !== null) msg.finish_reason = m.finishReason;
   if (m.attachments && m.attachments.length > 0) msg.attachments = m.attachments;
   return msg;
