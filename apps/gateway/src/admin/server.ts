@@ -4,6 +4,7 @@
  */
 import { fastify, type FastifyInstance } from 'fastify';
 import type { Logger } from '../logger.js';
+import { rejectInfiniteNumbers } from './finite-numbers.js';
 import { healthRoutes, type ReadinessCheck } from './health.js';
 
 export interface AdminServerOptions {
@@ -18,6 +19,7 @@ export async function buildAdminServer(opts: AdminServerOptions): Promise<Fastif
     // Slack's signature check and Telegram's secret header need the body as sent; 1 MiB covers both.
     bodyLimit: 1024 * 1024,
   });
+  rejectInfiniteNumbers(app as unknown as FastifyInstance);
   await app.register(healthRoutes, { checks: opts.checks });
   // fastify types the instance by its logger class; the rest of the code only needs the base logger interface.
   return app as unknown as FastifyInstance;
