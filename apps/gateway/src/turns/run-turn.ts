@@ -5,7 +5,7 @@
  * reply was recorded but not delivered is delivered without asking the LLM again, and messages are persisted
  * under the turn id so persisting the same turn twice writes each message once.
  */
-import { runConversation, type ChatMessage, type ConversationResult, type SessionSource, type SessionStore } from '@herald/agent-core';
+import { runConversation, type AgentEvent, type ChatMessage, type ConversationResult, type SessionSource, type SessionStore } from '@herald/agent-core';
 import type { PlatformEgress } from '@herald/adapters';
 import type { MailboxEntry, TurnPayload } from '../queue/mailbox.js';
 import { TurnAbort, type TurnResult, type TurnRunner } from '../queue/worker.js';
@@ -35,6 +35,11 @@ export interface TurnDeps {
   conversation?: ConversationServices;
   /** Counts a reply a platform without duplicate protection may have got twice (ops/metrics.ts). */
   onPossibleDuplicate: (platform: string) => void;
+  /**
+   * Where a message's platform takes the agent's events live (the HTTP API streams them to its client): that
+   * relay, or null. Such a platform gets no typing, tool-progress or streamed-edit display of its own.
+   */
+  relay?: (payload: TurnPayload) => ((event: AgentEvent) => void) | null;
 }
 
 const QUOTE_MAX_CHARS = 500;
@@ -63,6 +68,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const egress = deps.egress(first.platform);
     // 👀 on the user's messages while this turn runs, ✅ once answered (platforms with that convention: Slack).
     const progress = showTurnProgress(egress, ctx.entries.map((e) => e.payload), ctx.log);
+    const relay = deps.relay?.(last) ?? null;
     // Typing, tool progress, status lines and streaming (turns/progress.ts).
     const live = new LiveTurn({
       egress,
@@ -70,7 +76,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       platform: first.platform,
       chatType: last.chatType,
       replyTo: last.platformMessageId,
-      settings: deps.conversation?.progress,
+      settings: relay ? undefined : deps.conversation?.progress,
       signal: ctx.signal,
       canDeliver: ctx.canDeliver,
       log: ctx.log,
@@ -146,6 +152,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
         onEvent: (event) => {
           ctx.touch(); // the worker's inactivity watchdog counts every agent event as activity
           live.onEvent(event);
+          relay?.(event);
         },
         toolContext: { sessionId: session.id, sessionKey: ctx.sessionKey, userId: first.userId, platform: first.platform },
       }));
