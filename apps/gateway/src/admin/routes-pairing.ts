@@ -82,6 +82,27 @@ export function pairingRoutes(app: FastifyInstance, pairing: PairingService): vo
   );
 
   app.post<{ Body: { platform: Platform; user_id: string } }>(
+    '/admin/pairing/deny',
+    {
+      schema: {
+        summary: "Turn a pending pairing request down: its code stops working (the user may ask again after 10 minutes)",
+        tags: ['pairing'],
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['platform', 'user_id'],
+          properties: { platform: platformSchema, user_id: { type: 'string', minLength: 1 } },
+        },
+        response: { 200: { type: 'object', properties: { denied: { type: 'boolean' } } }, 404: errorSchema },
+      },
+    },
+    async (req, reply) => {
+      if (await pairing.deny(req.body.platform, req.body.user_id)) return { denied: true };
+      return reply.code(404).send({ error: 'not_found', message: `no pending pairing request from ${req.body.platform} user ${req.body.user_id}` });
+    },
+  );
+
+  app.post<{ Body: { platform: Platform; user_id: string } }>(
     '/admin/pairing/revoke',
     {
       schema: {
