@@ -69,33 +69,56 @@ const schema = {
 
 export function detailedHealthRoute(app: FastifyInstance, deps: DetailedHealthDeps): void {
   const started = Date.now();
-  app.get('/health/detailed', { schema }, async () => {
-    const [workers, queue] = await Promise.all([settle(listWorkers(deps.redis, deps.config.redisPrefix)), settle(queueCounts(deps.queue))]);
-    const beats: WorkerBeat[] = workers.value ?? [];
-    return {
-      status: 'ok',
-      version: VERSION,
-      pid: process.pid,
-      role: deps.config.role,
-      uptime_s: Math.round((Date.now() - started) / 1000),
-      platforms: Object.fromEntries(PLATFORMS.map((p) => [p, platformHealth(p, deps)])),
-      workers: beats.map((b) => ({
-        id: b.id,
-        host: b.host,
-        pid: b.pid,
-        version: b.version,
-        last_heartbeat_at: new Date(b.lastHeartbeatAt).toISOString(),
-        running_turns: b.runningTurns,
-      })),
-      workers_error: workers.error,
-      queue: queue.value,
-      queue_error: queue.error,
-      active_turns: beats.reduce((n, b) => n + b.runningTurns, 0),
-    };
-  });
+  app.get('/health/detailed', { schema }, async () => detailedHealth(deps, started));
 }
 
-function platformHealth(platform: (typeof PLATFORMS)[number], deps: DetailedHealthDeps): Record<string, unknown> {
+/** What /health/detailed answers (also shown by the operator console). */
+export async function detailedHealth(deps: DetailedHealthDeps, startedAt: number): Promise<DetailedHealth> {
+  const [workers, queue] = await Promise.all([settle(listWorkers(deps.redis, deps.config.redisPrefix)), settle(queueCounts(deps.queue))]);
+  const beats: WorkerBeat[] = workers.value ?? [];
+  return {
+    status: 'ok',
+    version: VERSION,
+    pid: process.pid,
+    role: deps.config.role,
+    uptime_s: Math.round((Date.now() - startedAt) / 1000),
+    platforms: Object.fromEntries(PLATFORMS.map((p) => [p, platformHealth(p, deps)])),
+    workers: beats.map((b) => ({
+      id: b.id,
+      host: b.host,
+      pid: b.pid,
+      version: b.version,
+      last_heartbeat_at: new Date(b.lastHeartbeatAt).toISOString(),
+      running_turns: b.runningTurns,
+    })),
+    workers_error: workers.error,
+    queue: queue.value,
+    queue_error: queue.error,
+    active_turns: beats.reduce((n, b) => n + b.runningTurns, 0),
+  };
+}
+
+export interface PlatformHealthJson {
+  state: string;
+  last_event_at: string | null;
+  error: string | null;
+}
+
+export interface DetailedHealth {
+  status: string;
+  version: string;
+  pid: number;
+  role: string;
+  uptime_s: number;
+  platforms: Record<string, PlatformHealthJson>;
+  workers: Array<{ id: string; host: string; pid: number; version: string; last_heartbeat_at: string; running_turns: number }>;
+  workers_error: string | null;
+  queue: Record<string, number> | null;
+  queue_error: string | null;
+  active_turns: number;
+}
+
+function platformHealth(platform: (typeof PLATFORMS)[number], deps: DetailedHealthDeps): PlatformHealthJson {
   const ingress = deps.ingresses.get(platform);
   if (ingress) return healthJson(ingress.health());
   const status = deps.config.platforms[platform];
@@ -103,7 +126,7 @@ function platformHealth(platform: (typeof PLATFORMS)[number], deps: DetailedHeal
   return { state: 'disabled', last_event_at: null, error: why };
 }
 
-function healthJson(h: AdapterHealth): Record<string, unknown> {
+function healthJson(h: AdapterHealth): PlatformHealthJson {
   return { state: h.state, last_event_at: h.lastEventAt === null ? null : new Date(h.lastEventAt).toISOString(), error: h.error };
 }
 
@@ -112,10 +135,11 @@ async function queueCounts(queue: Queue | null): Promise<Record<string, number> 
   return queue.getJobCounts(...QUEUE_STATES);
 }
 
-async function settle<T>(p: Promise<T>): Promise<{ value: T | null; error: string | null }> {
+/** A part of the answer that depends on Redis: its value, or its error after PART_TIMEOUT_MS. */
+export async function settle<T>(p: Promise<T>): Promise<{ value: T | null; error: string | null }> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer from Redis within ${PART_TIMEOUT_MS} ms`)), PART_TIMEOUT_MS);
+    timer = setTimeout(() => reject(new Error(`no answer within ${PART_TIMEOUT_MS} ms`)), PART_TIMEOUT_MS);
   });
   try {
     return { value: await Promise.race([p, timeout]), error: null };

@@ -17,7 +17,9 @@ import { WorkerHeartbeat } from '../ops/heartbeat.js';
 import { QUEUE_STATES, type HeraldMetrics } from '../ops/metrics.js';
 import { PairingService } from '../pairing/index.js';
 import { mountAdminApi } from './api.js';
-import { detailedHealthRoute } from './health-detailed.js';
+import { detailedHealth, detailedHealthRoute } from './health-detailed.js';
+import { mountConsole } from '../console/index.js';
+import { storeKind } from '../sessions/store-target.js';
 
 export interface OperationsDeps {
   config: HeraldConfig;
@@ -52,13 +54,27 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
     const { contentType, body } = await metrics.render();
     return reply.type(contentType).send(body);
   });
-  detailedHealthRoute(http, { config, redis: deps.redis, queue, ingresses: deps.ingresses });
+  const healthDeps = { config, redis: deps.redis, queue, ingresses: deps.ingresses };
+  detailedHealthRoute(http, healthDeps);
 
   if (config.adminToken) {
     const pairing = deps.pairing ?? new PairingService(deps.store.sql);
     await mountAdminApi(http, { token: config.adminToken, store: deps.store, queue, pairing });
+    const started = Date.now();
+    await mountConsole(http, {
+      token: config.adminToken,
+      store: deps.store,
+      queue,
+      pairing,
+      log: deps.log.child({ component: 'console' }),
+      health: () => detailedHealth(healthDeps, started),
+      dependencies: [
+        { name: 'Redis', check: async () => void (await deps.redis.ping()) },
+        { name: storeKind(config) === 'postgres' ? 'PostgreSQL' : 'SQLite', check: () => deps.store.ping() },
+      ],
+    });
   } else {
-    deps.log.info('admin API off: set HERALD_ADMIN_TOKEN to enable /admin');
+    deps.log.info('admin API and console off: set HERALD_ADMIN_TOKEN to enable /admin and /console');
   }
 
   const heartbeat = worker
