@@ -173,12 +173,11 @@ describe('operator console in Chromium', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     for (const path of ['/console', '/console/sessions', '/console/pairing', '/console/usage']) {
       await page.goto(`${gw.url}${path}`);
-      const fits = await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+      const fits = await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth');
       expect(fits, `${path} fits a 390 px screen`).toBe(true);
-      const unlabelled = await page.evaluate(() =>
-        [...document.querySelectorAll<HTMLInputElement | HTMLSelectElement>('input:not([type=hidden]), select')]
-          .filter((el) => el.labels === null || el.labels.length === 0)
-          .map((el) => el.outerHTML),
+      // Every visible control has a <label> of its own.
+      const unlabelled = await page.evaluate(
+        "[...document.querySelectorAll('input:not([type=hidden]), select')].filter((el) => !el.labels || el.labels.length === 0).map((el) => el.outerHTML)",
       );
       expect(unlabelled, `${path}: unlabelled controls`).toEqual([]);
       expect(await page.locator('header, nav, main').count()).toBe(3);
