@@ -219,6 +219,7 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
       [
         '/admin/pairing',
         '/admin/pairing/approve',
+        '/admin/pairing/deny',
         '/admin/pairing/revoke',
         '/admin/queue',
         '/admin/queue/retry-failed',
@@ -235,7 +236,7 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
     expect(doc.paths['/admin/sessions/{id}'].get.responses['200'].content?.['application/json'].schema.properties?.messages.type).toBe('array');
   });
 
-  it('pairing: a pending code is listed (without the code), approved by code, then revoked', async () => {
+  it('pairing: a pending code is listed (without the code), approved by code, then revoked; another is denied', async () => {
     // The code a stranger got in a DM, issued by the same service the gateway uses on the same SQLite file.
     const store = await SessionStore.open(gw.dbPath);
     let code: string;
@@ -266,6 +267,21 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
     expect((await post('/admin/pairing/revoke', { platform: 'telegram', user_id: '31337' })).status).toBe(200);
     expect((await post('/admin/pairing/revoke', { platform: 'telegram', user_id: '31337' })).status).toBe(404);
     expect((await json<{ approved: unknown[] }>(gw, '/admin/pairing')).approved).toEqual([]);
+
+    // Another stranger's request, denied: gone from the list, and its code no longer approves anyone.
+    const other = await SessionStore.open(gw.dbPath);
+    let denied: string;
+    try {
+      const issued = await new PairingService(other.sql).request('telegram', '4711', 'Eve');
+      if (issued.status !== 'issued') throw new Error(`no code issued: ${issued.status}`);
+      denied = issued.code;
+    } finally {
+      await other.close();
+    }
+    expect(await (await post('/admin/pairing/deny', { platform: 'telegram', user_id: '4711' })).json()).toEqual({ denied: true });
+    expect((await post('/admin/pairing/deny', { platform: 'telegram', user_id: '4711' })).status).toBe(404);
+    expect((await json<{ pending: unknown[] }>(gw, '/admin/pairing')).pending).toEqual([]);
+    expect((await post('/admin/pairing/approve', { platform: 'telegram', code: denied })).status).toBe(404);
   });
 
   it('the queue dashboard: ?token= once sets an HttpOnly cookie and redirects without the token; the cookie then suffices', async () => {

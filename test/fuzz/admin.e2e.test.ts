@@ -90,6 +90,7 @@ const DOCUMENTED: Record<string, fc.Arbitrary<Omit<Request, 'headers'>>> = {
   // No code is pending, so even a well-formed one is wrong: 404, or 429 once five wrong ones lock pairing.
   '/admin/pairing/approve': bodies({ platform: 'telegram', code: 'ABCD2345' }).map((b) => ({ kind: `approve with ${b.what}`, method: 'POST', path: '/admin/pairing/approve', body: b.raw, expected: '4xx' })),
   '/admin/pairing/revoke': bodies({ platform: 'telegram', user_id: '1' }).map((b) => ({ kind: `revoke with ${b.what}`, method: 'POST', path: '/admin/pairing/revoke', body: b.raw, expected: '4xx' })),
+  '/admin/pairing/deny': bodies({ platform: 'telegram', user_id: '1' }).map((b) => ({ kind: `deny with ${b.what}`, method: 'POST', path: '/admin/pairing/deny', body: b.raw, expected: '4xx' })),
 };
 const OPENAPI = queryString(['format']).map((q) => get('the OpenAPI document', `/admin/openapi.json${q}`, [200]));
 
