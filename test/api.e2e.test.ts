@@ -64,7 +64,7 @@ describe('OpenAI-compatible API on one process', () => {
 
   beforeAll(async () => {
     llm = await startFakeOpenAI();
-    gw = await startGateway({ env: llmEnv(llm, { HERALD_TOOLSETS: 'core' }) });
+    gw = await startGateway({ env: llmEnv(llm, { HERALD_TOOLSETS: 'full' }) });
   });
   afterAll(async () => {
     await gw?.stop();
@@ -141,7 +141,12 @@ describe('OpenAI-compatible API on one process', () => {
     expect(res.usage!.total_tokens).toBeGreaterThan(0);
     expect(res.usage!.total_tokens).toBe(res.usage!.prompt_tokens + res.usage!.completion_tokens);
 
-    const sent = conversationSent(requestFor(llm, 'what is my name? (stateless)'));
+    const request = requestFor(llm, 'what is my name? (stateless)');
+    // Herald's own tools, but not clarify: a client waiting on one HTTP request cannot be asked a question.
+    const tools = ((request.body.tools ?? []) as Array<{ function: { name: string } }>).map((t) => t.function.name);
+    expect(tools).toContain('current_time');
+    expect(tools).not.toContain('clarify');
+    const sent = conversationSent(request);
     expect(sent[0]).toMatch(/^system: You are Herald[\s\S]*Answer like a pirate\.$/);
     expect(sent.slice(1)).toEqual(['user: my name is Ada', 'assistant: Ahoy Ada', 'user: what is my name? (stateless)']);
 

@@ -7,6 +7,7 @@
 import {
   DEFAULT_MAX_ITERATIONS,
   IterationBudget,
+  CLARIFY_TOOL,
   MEMORY_TOOL,
   createBuiltinTools,
   flushMemory,
@@ -99,7 +100,8 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
           return {
             ...opts,
             userMessage: withNotes ? await withMemoryBlock(store, userKey, opts.history, opts.userMessage) : opts.userMessage,
-            tools: [...(opts.tools ?? []), ...tools],
+            // A client waiting on one HTTP request (the API) cannot be asked a question in between.
+            tools: [...(opts.tools ?? []), ...(egress.platform === 'api' ? tools.filter((t) => t.name !== CLARIFY_TOOL) : tools)],
             budget,
             getSteerMessages: clarify.takeSteerMessages,
             toolContext,
