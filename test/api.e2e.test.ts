@@ -280,6 +280,42 @@ describe('OpenAI-compatible API on one process', () => {
   });
 });
 
+describe('OpenAI-compatible API: a streaming client that goes away', () => {
+  let llm: FakeLLM;
+  let gw: GatewayProcess;
+  beforeAll(async () => {
+    llm = await startFakeOpenAI();
+    gw = await startGateway({ env: llmEnv(llm) });
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    await llm?.close();
+  });
+
+  it('stops the turn mid-stream (the model request is cancelled); nothing more is written for it', async () => {
+    llm.script({ text: 'first words and then a very long pause before the rest', chunkDelayMs: 60_000 });
+    const stream = await client(gw, KEY, { 'X-Herald-Session': 'stream-leaver' }).chat.completions.create({
+      model: 'herald',
+      stream: true,
+      messages: [{ role: 'user', content: 'stream then leave' }],
+    });
+    const req = llm.requests.find((r) => lastUserText(r) === 'stream then leave')!;
+    for await (const chunk of stream) {
+      if (chunk.choices[0]?.delta.content) break; // the first words arrived: leave (the SDK aborts the request)
+    }
+    await waitFor(() => req.aborted, { what: 'the LLM request aborted' });
+    await gw.waitForLog((l) => l.msg === 'API client disconnected; withdrawing its message', 'the withdrawal');
+    const turn = await waitFor(async () => {
+      const list = await admin<{ sessions: SessionJson[] }>(gw, '/admin/sessions?source=api');
+      const id = list.sessions.find((s) => s.key.endsWith(':stream-leaver'))?.id;
+      if (!id) return null;
+      const shown = await admin<{ messages: Array<{ role: string; content: string }> }>(gw, `/admin/sessions/${id}`);
+      return shown.messages.length > 0 ? shown.messages : null;
+    }, { what: 'the stopped turn written' });
+    expect(turn.map((m) => m.role)).toEqual(['user']);
+  });
+});
+
 describe('OpenAI-compatible API: rate limit', () => {
   let llm: FakeLLM;
   let gw: GatewayProcess;

@@ -29,6 +29,7 @@ import type { ApiInput } from './requests.js';
 export const STATELESS_END_REASON = 'api_stateless';
 /** How long a client whose session already has MAX_PENDING requests waiting is asked to wait. */
 const SESSION_FULL_RETRY_S = 5;
+const UNAVAILABLE_RETRY_S = 5;
 const SAFE_NAME = /^[\w.@+-]{1,128}$/;
 
 export interface ApiTurnsDeps {
@@ -62,7 +63,21 @@ export function apiSessionKey(keyLabel: string, name: string): string {
 export class ApiTurns {
   constructor(private readonly deps: ApiTurnsDeps) {}
 
+  /**
+   * Puts the request's message in its session's mailbox. Herald's own limits answer 429; Redis or the database
+   * away answers 503 with Retry-After (nothing was taken, so the client can simply send it again).
+   */
   async start(caller: ApiCaller, input: ApiInput, onEvents: (events: ReplyEvent[]) => void): Promise<ApiTurn> {
+    try {
+      return await this.submit(caller, input, onEvents);
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      this.deps.log.warn({ err }, 'API request not taken: Redis or the store is unavailable');
+      throw new ApiError(503, 'Herald cannot take requests right now (its queue or database is unavailable); try again shortly.', 'server_error', 'service_unavailable', null, UNAVAILABLE_RETRY_S);
+    }
+  }
+
+  private async submit(caller: ApiCaller, input: ApiInput, onEvents: (events: ReplyEvent[]) => void): Promise<ApiTurn> {
     const { deps } = this;
     const requestId = randomUUID().replaceAll('-', '');
     const decision = await deps.limiter.check(API_PLATFORM, caller.keyLabel, requestId);
