@@ -3,6 +3,9 @@
  * answers through its real queue, worker and agent loop (the OpenAI stand-in plays the model). Also: the same
  * through an ingress and a worker in separate processes, with the worker SIGKILLed mid-turn.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import OpenAI, { APIError, AuthenticationError, BadRequestError, NotFoundError, RateLimitError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeLLM, type RecordedRequest } from './fakes/llm/index.js';
@@ -313,6 +316,39 @@ describe('OpenAI-compatible API: a streaming client that goes away', () => {
       return shown.messages.length > 0 ? shown.messages : null;
     }, { what: 'the stopped turn written' });
     expect(turn.map((m) => m.role)).toEqual(['user']);
+  });
+});
+
+describe('OpenAI-compatible API: the server stopping under a waiting request', () => {
+  it('answers 503 with Retry-After and takes the message back (the next process skips it), then exits cleanly', async () => {
+    const llm = await startFakeOpenAI();
+    const prefix = uniquePrefix('api-stop');
+    const dataDir = mkdtempSync(join(tmpdir(), 'herald-api-stop-'));
+    const env = llmEnv(llm, { HERALD_DRAIN_TIMEOUT_MS: '500', HERALD_REDIS_PREFIX: prefix });
+    const gw = await startGateway({ env, dataDir });
+    let next: GatewayProcess | null = null;
+    try {
+      llm.script({ text: 'never sent', delayMs: 60_000 });
+      const pending = client(gw).chat.completions.create({ model: 'herald', messages: [{ role: 'user', content: 'answer slowly' }] }).catch((e: unknown) => e);
+      const req = await waitFor(() => llm.requests.find((r) => lastUserText(r) === 'answer slowly'), { what: 'the LLM request' });
+      gw.proc.kill('SIGTERM');
+      const err = await pending;
+      expect(err).toBeInstanceOf(APIError);
+      expect((err as APIError).status).toBe(503);
+      expect((err as APIError).headers?.get('retry-after')).toBe('1');
+      expect(await gw.exited).toBe(0);
+      expect(req.aborted).toBe(true);
+      // The turn was handed back to the queue at shutdown; the next process finds it withdrawn and never runs it.
+      next = await startGateway({ env, dataDir });
+      await next.waitForLog((l) => l.msg === 'message withdrawn by its sender before its turn ran; skipped', 'the withdrawn message skipped');
+      expect(llm.requests.filter((r) => lastUserText(r) === 'answer slowly')).toHaveLength(1);
+    } finally {
+      await next?.stop();
+      await gw.stop();
+      await llm.close();
+      await deleteRedisPrefix(prefix);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
 

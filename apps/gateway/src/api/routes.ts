@@ -72,15 +72,20 @@ export async function mountApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps):
     const turn = await deps.turns.start(req.apiCaller!, input, exchange.handle);
     const log = deps.log.child({ requestId: turn.requestId, sessionId: turn.session.id });
     const headers = sessionHeaders(turn);
-    // The client went away before its answer: take the message back (its turn stops like /stop).
+    // The request ends without its answer: the message is taken back (a running turn stops like /stop, a waiting one
+    // never runs), so a client that sends it again does not get it answered twice.
+    const giveUp = (error: ApiError): void => {
+      if (exchange.done) return;
+      exchange.fail(error);
+      turn.withdraw().catch((err: unknown) => log.warn({ err }, 'could not withdraw the message'));
+    };
     const onClose = (): void => {
       if (reply.raw.writableFinished || exchange.done) return;
       log.info('API client disconnected; withdrawing its message');
-      exchange.fail(new ApiError(499, 'client closed the request', 'invalid_request_error'));
-      turn.withdraw().catch((err: unknown) => log.warn({ err }, 'could not withdraw the message'));
+      giveUp(new ApiError(499, 'client closed the request', 'invalid_request_error'));
     };
     reply.raw.on('close', onClose);
-    const onShutdown = (): void => exchange.fail(new ApiError(503, 'The server is shutting down; send the request again.', 'server_error', 'shutting_down', null, 1));
+    const onShutdown = (): void => giveUp(new ApiError(503, 'The server is shutting down; send the request again.', 'server_error', 'shutting_down', null, 1));
     deps.shutdown.addEventListener('abort', onShutdown, { once: true });
     try {
       if (format) {
