@@ -9,6 +9,7 @@ import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { AdapterHealth, PlatformIngress } from '@herald/adapters';
 import type { HeraldConfig } from '../config/load.js';
+import type { ProviderCatalog } from '../config/providers.js';
 import { VERSION } from '../version.js';
 import { listWorkers, type WorkerBeat } from '../ops/heartbeat.js';
 import { QUEUE_STATES } from '../ops/metrics.js';
@@ -22,6 +23,7 @@ export interface DetailedHealthDeps {
   redis: Redis;
   queue: Queue | null;
   ingresses: ReadonlyMap<string, PlatformIngress>;
+  providers: ProviderCatalog;
 }
 
 const platformSchema = {
@@ -62,6 +64,30 @@ const schema = {
         queue: { type: ['object', 'null'], additionalProperties: { type: 'integer' } },
         queue_error: { type: ['string', 'null'] },
         active_turns: { type: 'integer' },
+        key_pools: {
+          type: ['array', 'null'],
+          items: {
+            type: 'object',
+            properties: {
+              pool: { type: 'string' },
+              strategy: { type: 'string' },
+              keys: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: {
+                    fingerprint: { type: 'string' },
+                    state: { type: 'string', enum: ['ready', 'cooling'] },
+                    uses: { type: 'integer' },
+                    cooldown_remaining_s: { type: ['number', 'null'] },
+                    reason: { type: ['string', 'null'] },
+                  },
+                },
+              },
+            },
+          },
+        },
+        key_pools_error: { type: ['string', 'null'] },
       },
     },
   },
@@ -74,7 +100,11 @@ export function detailedHealthRoute(app: FastifyInstance, deps: DetailedHealthDe
 
 /** What /health/detailed answers (also shown by the operator console). */
 export async function detailedHealth(deps: DetailedHealthDeps, startedAt: number): Promise<DetailedHealth> {
-  const [workers, queue] = await Promise.all([settle(listWorkers(deps.redis, deps.config.redisPrefix)), settle(queueCounts(deps.queue))]);
+  const [workers, queue, pools] = await Promise.all([
+    settle(listWorkers(deps.redis, deps.config.redisPrefix)),
+    settle(queueCounts(deps.queue)),
+    settle(deps.providers.status()),
+  ]);
   const beats: WorkerBeat[] = workers.value ?? [];
   return {
     status: 'ok',
@@ -95,6 +125,20 @@ export async function detailedHealth(deps: DetailedHealthDeps, startedAt: number
     queue: queue.value,
     queue_error: queue.error,
     active_turns: beats.reduce((n, b) => n + b.runningTurns, 0),
+    // Keys by fingerprint only: the state every process shares through Redis.
+    key_pools:
+      pools.value?.map((p) => ({
+        pool: p.pool,
+        strategy: p.strategy,
+        keys: p.keys.map((k) => ({
+          fingerprint: k.fingerprint,
+          state: k.state,
+          uses: k.uses,
+          cooldown_remaining_s: k.cooldownRemainingMs === undefined ? null : Math.ceil(k.cooldownRemainingMs / 1000),
+          reason: k.reason ?? null,
+        })),
+      })) ?? null,
+    key_pools_error: pools.error,
   };
 }
 
@@ -116,6 +160,12 @@ export interface DetailedHealth {
   queue: Record<string, number> | null;
   queue_error: string | null;
   active_turns: number;
+  key_pools: Array<{
+    pool: string;
+    strategy: string;
+    keys: Array<{ fingerprint: string; state: string; uses: number; cooldown_remaining_s: number | null; reason: string | null }>;
+  }> | null;
+  key_pools_error: string | null;
 }
 
 function platformHealth(platform: (typeof PLATFORMS)[number], deps: DetailedHealthDeps): PlatformHealthJson {

@@ -11,7 +11,7 @@
  * client that disconnects takes its message back, which stops its turn like /stop, or skips it if it has not run.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { Session, SessionStore } from '@herald/agent-core';
+import { buildSessionSystemPrompt, type Session, type SessionStore } from '@herald/agent-core';
 import type { Logger } from '../logger.js';
 import type { Mailbox, TurnPayload } from '../queue/mailbox.js';
 import type { ControlBus } from '../queue/control.js';
@@ -131,16 +131,23 @@ export class ApiTurns {
   }
 
   /**
-   * The session the turn runs in, created here so it starts as the client asked: the configured system prompt
-   * with the client's instructions after it, and (stateless) the history the client sent.
+   * The session the turn runs in, created here so it starts as the client asked: the session's system prompt as
+   * every platform's (buildSessionSystemPrompt) with the client's instructions at the end of its session part, and
+   * (stateless) the history the client sent.
    */
   private async prepareSession(sessionKey: string, input: ApiInput, userId: string, chatId: string): Promise<Session> {
     const { store, conversation } = this.deps;
     const { config } = conversation;
-    const systemPrompt = input.system ? `${config.systemPrompt}\n\n${input.system}` : config.systemPrompt;
+    const promptFor = (startedAt: Date): string => {
+      const base = buildSessionSystemPrompt(config.systemPrompt, { platform: API_PLATFORM, chatType: 'dm', startedAt, timeZone: config.timezone });
+      return input.system ? `${base}\n\n${input.system}` : base;
+    };
     if (input.session !== null) await resetExpiredSession({ store, mailbox: this.deps.mailbox, conversation }, sessionKey);
-    const { session, created } = await store.getOrCreateSession(sessionKey, { source: API_PLATFORM, userId, chatId, model: config.model, systemPrompt });
-    if (!created && input.system !== null && session.systemPrompt !== systemPrompt) await store.setSystemPrompt(session.id, systemPrompt);
+    const { session, created } = await store.getOrCreateSession(sessionKey, { source: API_PLATFORM, userId, chatId, model: config.model, systemPrompt: promptFor(new Date()) });
+    if (!created && input.system !== null) {
+      const wanted = promptFor(new Date(session.startedAt));
+      if (session.systemPrompt !== wanted) await store.setSystemPrompt(session.id, wanted);
+    }
     if (input.session === null && input.history.length > 0) await store.appendMessages(session.id, input.history);
     return session;
   }
