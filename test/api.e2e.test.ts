@@ -129,15 +129,18 @@ describe('OpenAI-compatible API on one process', () => {
   });
 
   it('stateless: the client sends the history; its system message is added to Herald\'s; the session is stored with source api and ended', async () => {
-    const res = await client(gw).chat.completions.create({
-      model: 'herald',
-      messages: [
-        { role: 'system', content: 'Answer like a pirate.' },
-        { role: 'user', content: 'my name is Ada' },
-        { role: 'assistant', content: 'Ahoy Ada' },
-        { role: 'user', content: 'what is my name? (stateless)' },
-      ],
-    });
+    const { data: res, response } = await client(gw)
+      .chat.completions.create({
+        model: 'herald',
+        messages: [
+          { role: 'system', content: 'Answer like a pirate.' },
+          { role: 'user', content: 'my name is Ada' },
+          { role: 'assistant', content: 'Ahoy Ada' },
+          { role: 'user', content: 'what is my name? (stateless)' },
+        ],
+      })
+      .withResponse();
+    expect(response.headers.get('x-herald-session')).toBeNull();
     expect(res.object).toBe('chat.completion');
     expect(res.model).toBe('herald');
     expect(res.choices[0]).toMatchObject({ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'ok: what is my name? (stateless)' } });
@@ -153,10 +156,11 @@ describe('OpenAI-compatible API on one process', () => {
     expect(sent[0]).toMatch(/^system: You are Herald[\s\S]*Answer like a pirate\.$/);
     expect(sent.slice(1)).toEqual(['user: my name is Ada', 'assistant: Ahoy Ada', 'user: what is my name? (stateless)']);
 
-    const id = await waitFor(async () => {
-      const list = await admin<{ sessions: SessionJson[] }>(gw, '/admin/sessions?source=api');
-      return list.sessions.find((s) => s.end_reason === 'api_stateless')?.id;
-    }, { what: 'the stateless session, ended' });
+    // Ended once answered (just after the answer went out).
+    const id = response.headers.get('x-herald-session-id')!;
+    await waitFor(async () => (await admin<{ session: SessionJson }>(gw, `/admin/sessions/${id}`)).session.end_reason === 'api_stateless', {
+      what: 'the stateless session, ended',
+    });
     const shown = await admin<{ session: SessionJson; messages: Array<{ role: string; content: string }> }>(gw, `/admin/sessions/${id}`);
     expect(shown.session.source).toBe('api');
     expect(shown.session.user_id).toMatch(/^key-[0-9a-f]{10}$/);
