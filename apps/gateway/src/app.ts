@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { SessionStore } from '@herald/agent-core';
+import type { Platform } from '@herald/adapters';
 import { buildAdminServer } from './admin/server.js';
 import type { HeraldConfig } from './config/load.js';
 import type { Logger } from './logger.js';
@@ -44,6 +45,8 @@ import { BackgroundTasks } from './sessions/background-tasks.js';
 import { logConnectionErrors } from './redis-errors.js';
 import { mountOperations } from './admin/operations.js';
 import { ReplyPublisher, apiRelayFor, apiTurnEnd, createApiEgress, mountApi } from './api/index.js';
+import { McpHub } from './mcp/hub.js';
+import { ScheduleRunner, openSchedules } from './schedules/index.js';
 
 export interface Herald {
   readonly config: HeraldConfig;
@@ -148,12 +151,16 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
   const queue = new Queue<TurnJobData>(TURN_QUEUE, { connection: bullConnection, prefix: config.redisPrefix, defaultJobOptions: JOB_RETENTION });
   logConnectionErrors(log, 'queue', queue, queue.getBackend());
   onStop('queue', () => queue.close());
+  // Ingress puts messages in mailboxes; workers put due scheduled tasks there (schedules/runner.ts).
+  const control = new ControlBus(redis, null, config.redisPrefix);
+  const producer = new TurnProducer(queue, mailbox, control, log);
+  // Scheduled tasks: rows in the store, BullMQ job schedulers on a queue of their own.
+  const schedules = openSchedules(config, store, log.child({ component: 'schedules' }));
+  onStop('schedules', () => schedules.close());
+  const policy = accessPolicy(config, (platform, userId) => conversation.pairing.isApproved(platform, userId));
   let ingresses = new Map<string, IngressWithRoutes>();
   let router: IngressRouter | null = null;
   if (hasIngress) {
-    const control = new ControlBus(redis, null, config.redisPrefix);
-    const producer = new TurnProducer(queue, mailbox, control, log);
-    const policy = accessPolicy(config, (platform, userId) => conversation.pairing.isApproved(platform, userId));
     if (policy.lockedDown) {
       log.warn('no user is allowed yet: set <PLATFORM>_ALLOWED_USERS or GATEWAY_ALLOWED_USERS (or *_ALLOW_ALL_USERS=true)');
     }
@@ -170,6 +177,7 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
       log,
       guard,
       conversation,
+      schedules: schedules.service,
       awaitingAnswer: clarifyPending(redis, config.redisPrefix),
       onCompressed: (reason) => metrics.compressions.inc({ reason }),
     });
@@ -184,6 +192,10 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
   }
 
   let worker: TurnWorker | null = null;
+  // MCP servers: each process that runs turns holds its own connections (stdio servers are its children). Closed
+  // after the drain below (registered before it), so a running turn keeps its servers to the end.
+  const mcp = hasWorker && config.mcpServers?.length ? new McpHub(config.mcpServers, { log: log.child({ component: 'mcp' }) }) : null;
+  if (mcp) onStop('mcp', () => mcp.close());
   if (hasWorker) {
     const agent = instrumentAgent(buildAgentRuntime(config, providers), metrics, llmLog);
     if (!agent) log.warn('HERALD_MODEL is not set: turns will answer with a setup hint');
@@ -202,7 +214,7 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
           agent,
           egress,
           conversation,
-          tools: createTurnTools({ config, store, agent, redis, log: log.child({ component: 'tools' }) }),
+          tools: createTurnTools({ config, store, agent, redis, mcp, schedules: schedules.service, log: log.child({ component: 'tools' }) }),
           onPossibleDuplicate: (platform) => metrics.possibleDuplicateReplies.inc({ platform }),
           relay: apiRelayFor(replies, (err) => log.warn({ err }, 'streaming to an API request failed')),
         }),
@@ -218,6 +230,11 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
       watchdogMs: config.turnWatchdogS * 1000,
     });
   }
+  // Due runs of scheduled tasks become turns (one job per run, whichever worker takes it).
+  const runner = hasWorker
+    ? new ScheduleRunner({ connection: { url: config.redisUrl }, prefix: config.redisPrefix, store: schedules.service.store, queue: schedules.queue, submit: (key, payload) => producer.submitScheduled(key, payload), ownerAllowed: (platform, userId) => policy.isAllowed(platform as Platform, userId), log: log.child({ component: 'schedules' }) })
+    : null;
+  if (runner) onStop('schedule runner', () => runner.close());
   // Running turns and background work share the drain window, side by side.
   const drainingWorker = worker;
   onStop('drain', () => Promise.all([drainingWorker?.close(config.drainTimeoutMs), background.settle(config.drainTimeoutMs)]));
@@ -238,7 +255,7 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
     onStop('retention', () => retention.stop());
   }
 
-  const ops = await mountOperations({ config, http, redis, store, log, metrics, worker, ingresses, pairing: conversation.pairing, providers });
+  const ops = await mountOperations({ config, http, redis, store, log, metrics, worker, ingresses, mcp, schedules: schedules.service, pairing: conversation.pairing, providers });
   onStop('operations', () => ops.close());
   await http.listen({ host: config.host, port: config.port });
   const addr = http.server.address();
@@ -246,7 +263,18 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   stillStarting();
 
+  // Tools are discovered before the first turn; a server that fails keeps being retried in the background.
+  await mcp?.start();
+  stillStarting();
   if (worker) await worker.start();
+  if (runner) {
+    await runner.start();
+    // Job schedulers Redis lost (or kept after a cancel it missed) are put right from the store's record.
+    schedules.service.reconcile(redis, config.redisPrefix, log).then(
+      ({ restored, removed }) => (restored || removed) && log.info({ restored, removed }, 'scheduled tasks reconciled with Redis'),
+      (err: unknown) => log.warn({ err }, 'could not reconcile scheduled tasks with Redis; will try at the next start'),
+    );
+  }
   await ops.start();
   stillStarting();
   // Every platform's messages reach the router through one boundary: in order per conversation, retried in

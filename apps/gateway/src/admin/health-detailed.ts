@@ -1,7 +1,8 @@
 /**
  * GET /health/detailed: what an operator looks at first. Every platform's connection (from its ingress'
  * health(); platforms without credentials, or not held by this process, are listed as disabled), the workers
- * heard from through Redis heartbeats, queue counts and the turns running across those workers.
+ * heard from through Redis heartbeats (with each one's MCP servers), this process's own MCP servers, queue counts
+ * and the turns running across those workers.
  * Parts that depend on Redis report their error instead of failing the whole answer.
  */
 import type { FastifyInstance } from 'fastify';
@@ -13,6 +14,7 @@ import type { ProviderCatalog } from '../config/providers.js';
 import { VERSION } from '../version.js';
 import { listWorkers, type WorkerBeat } from '../ops/heartbeat.js';
 import { QUEUE_STATES } from '../ops/metrics.js';
+import type { McpServerStatus } from '../mcp/connection.js';
 
 const PLATFORMS = ['telegram', 'discord', 'slack'] as const;
 /** A Redis outage must not hang the probe: its parts answer with an error after this. */
@@ -23,6 +25,8 @@ export interface DetailedHealthDeps {
   redis: Redis;
   queue: Queue | null;
   ingresses: ReadonlyMap<string, PlatformIngress>;
+  /** This process's MCP servers (empty where no turns run). */
+  mcpServers: () => McpServerStatus[];
   providers: ProviderCatalog;
 }
 
@@ -32,6 +36,20 @@ const platformSchema = {
     state: { type: 'string', enum: ['connected', 'connecting', 'disconnected', 'disabled', 'fatal'] },
     last_event_at: { type: ['string', 'null'], format: 'date-time' },
     error: { type: ['string', 'null'] },
+  },
+} as const;
+
+const mcpServerSchema = {
+  type: 'object',
+  properties: {
+    name: { type: 'string' },
+    transport: { type: 'string', enum: ['stdio', 'http'] },
+    state: { type: 'string', enum: ['connecting', 'ready', 'backoff', 'stopped'] },
+    tools: { type: 'integer' },
+    error: { type: ['string', 'null'] },
+    since: { type: 'string', format: 'date-time' },
+    failures: { type: 'integer' },
+    next_attempt_at: { type: ['string', 'null'], format: 'date-time' },
   },
 } as const;
 
@@ -57,6 +75,7 @@ const schema = {
               version: { type: 'string' },
               last_heartbeat_at: { type: 'string', format: 'date-time' },
               running_turns: { type: 'integer' },
+              mcp_servers: { type: 'array', items: mcpServerSchema },
             },
           },
         },
@@ -64,6 +83,7 @@ const schema = {
         queue: { type: ['object', 'null'], additionalProperties: { type: 'integer' } },
         queue_error: { type: ['string', 'null'] },
         active_turns: { type: 'integer' },
+        mcp_servers: { type: 'array', items: mcpServerSchema },
         key_pools: {
           type: ['array', 'null'],
           items: {
@@ -120,11 +140,13 @@ export async function detailedHealth(deps: DetailedHealthDeps, startedAt: number
       version: b.version,
       last_heartbeat_at: new Date(b.lastHeartbeatAt).toISOString(),
       running_turns: b.runningTurns,
+      mcp_servers: (b.mcpServers ?? []).map(mcpServerJson),
     })),
     workers_error: workers.error,
     queue: queue.value,
     queue_error: queue.error,
     active_turns: beats.reduce((n, b) => n + b.runningTurns, 0),
+    mcp_servers: deps.mcpServers().map(mcpServerJson),
     // Keys by fingerprint only: the state every process shares through Redis.
     key_pools:
       pools.value?.map((p) => ({
@@ -155,11 +177,12 @@ export interface DetailedHealth {
   role: string;
   uptime_s: number;
   platforms: Record<string, PlatformHealthJson>;
-  workers: Array<{ id: string; host: string; pid: number; version: string; last_heartbeat_at: string; running_turns: number }>;
+  workers: Array<{ id: string; host: string; pid: number; version: string; last_heartbeat_at: string; running_turns: number; mcp_servers: Array<Record<string, unknown>> }>;
   workers_error: string | null;
   queue: Record<string, number> | null;
   queue_error: string | null;
   active_turns: number;
+  mcp_servers: Array<Record<string, unknown>>;
   key_pools: Array<{
     pool: string;
     strategy: string;
@@ -174,6 +197,19 @@ function platformHealth(platform: (typeof PLATFORMS)[number], deps: DetailedHeal
   const status = deps.config.platforms[platform];
   const why = status.enabled ? `not connected by this process (role ${deps.config.role})` : status.reason;
   return { state: 'disabled', last_event_at: null, error: why };
+}
+
+function mcpServerJson(s: McpServerStatus): Record<string, unknown> {
+  return {
+    name: s.name,
+    transport: s.transport,
+    state: s.state,
+    tools: s.tools,
+    error: s.error,
+    since: new Date(s.since).toISOString(),
+    failures: s.failures,
+    next_attempt_at: s.nextAttemptAt === null ? null : new Date(s.nextAttemptAt).toISOString(),
+  };
 }
 
 function healthJson(h: AdapterHealth): PlatformHealthJson {

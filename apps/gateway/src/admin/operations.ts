@@ -21,6 +21,9 @@ import { mountAdminApi } from './api.js';
 import { detailedHealth, detailedHealthRoute } from './health-detailed.js';
 import { mountConsole } from '../console/index.js';
 import { storeKind } from '../sessions/store-target.js';
+import type { McpHub } from '../mcp/hub.js';
+import type { ScheduleService } from '../schedules/service.js';
+import type { McpServerStatus } from '../mcp/connection.js';
 
 export interface OperationsDeps {
   config: HeraldConfig;
@@ -31,6 +34,10 @@ export interface OperationsDeps {
   metrics: HeraldMetrics;
   worker: TurnWorker | null;
   ingresses: ReadonlyMap<string, PlatformIngress>;
+  /** Scheduled tasks, listed and cancelled in the admin API. */
+  schedules: ScheduleService;
+  /** This process's MCP servers (processes that run turns), for /health/detailed and the heartbeat. */
+  mcp: McpHub | null;
   /** The process's pairing service when it has one; otherwise the admin API opens its own on HERALD_DB. */
   pairing?: PairingService | null;
   /** Key pools whose state /health/detailed shows. */
@@ -57,12 +64,13 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
     const { contentType, body } = await metrics.render();
     return reply.type(contentType).send(body);
   });
-  const healthDeps = { config, redis: deps.redis, queue, ingresses: deps.ingresses, providers: deps.providers };
+  const mcpServers = (): McpServerStatus[] => deps.mcp?.status() ?? [];
+  const healthDeps = { config, redis: deps.redis, queue, ingresses: deps.ingresses, providers: deps.providers, mcpServers };
   detailedHealthRoute(http, healthDeps);
 
   if (config.adminToken) {
     const pairing = deps.pairing ?? new PairingService(deps.store.sql);
-    await mountAdminApi(http, { token: config.adminToken, store: deps.store, queue, pairing });
+    await mountAdminApi(http, { token: config.adminToken, store: deps.store, queue, pairing, schedules: deps.schedules });
     const started = Date.now();
     await mountConsole(http, {
       token: config.adminToken,
@@ -81,7 +89,7 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
   }
 
   const heartbeat = worker
-    ? new WorkerHeartbeat({ redis: deps.redis, prefix: config.redisPrefix, workerId: worker.id, runningTurns: () => worker.activeTurns })
+    ? new WorkerHeartbeat({ redis: deps.redis, prefix: config.redisPrefix, workerId: worker.id, runningTurns: () => worker.activeTurns, mcpServers })
     : null;
   return {
     start: async () => {

@@ -8,7 +8,7 @@ import { ControlBus } from './control.js';
 import type { MailboxEntry, TurnPayload } from './mailbox.js';
 import { jobIdFor } from './producer.js';
 import { TurnAbort, type TurnContext } from './worker.js';
-import { keyOf, rig, until } from './test-rig.js';
+import { keyOf, rig, until } from './test-support.js';
 
 const apiPayload = (requestId: string, text: string): TurnPayload => ({
   text,

@@ -10,7 +10,7 @@ import { Mailbox } from './mailbox.js';
 import { jobIdFor } from './producer.js';
 import { TURN_QUEUE, TurnAbort, type TurnContext } from './worker.js';
 import { MailboxJanitor } from './janitor.js';
-import { keyOf, log, payload, rig, sleep, until } from './test-rig.js';
+import { keyOf, log, payload, rig, sleep, until } from './test-support.js';
 
 describe('TurnWorker', () => {
   it('runs 20 sessions × 10 messages on 3 workers: one turn at a time per session, in order, sessions in parallel', async () => {

@@ -98,6 +98,8 @@ interface RunningTurn {
   seq: number;
   /** Ids of the entries the turn answers (a withdrawal names one). */
   entryIds: Set<string>;
+  /** A scheduled task's run: a user's message neither interrupts nor steers it (it queues behind it). */
+  scheduled: boolean;
   lastActivity: number;
   controller: AbortController;
   steer: Array<{ raw: string; entry: MailboxEntry }>;
@@ -170,6 +172,7 @@ export class TurnWorker {
     const turn = this.running.get(s.sessionKey);
     if (!turn) return;
     if (s.type === 'stop') turn.controller.abort(new TurnAbort('stop'));
+    else if (turn.scheduled) return; // the message waits in the mailbox and runs as the next turn
     else if (s.type === 'interrupt' && turn.seq < s.seq) turn.controller.abort(new TurnAbort('interrupt'));
     else if (s.type === 'steer') turn.steer.push({ raw: s.entry, entry: JSON.parse(s.entry) as MailboxEntry });
     else if (s.type === 'withdraw' && turn.entryIds.has(s.entryId)) turn.controller.abort(new TurnAbort('stop'));
@@ -218,12 +221,18 @@ export class TurnWorker {
           }
           continue;
         }
-        // Interrupt mode: what piled up while the last turn ran is answered as one turn (nothing is dropped).
-        const merged = this.opts.busyInputMode === 'interrupt' ? mergeable(head.entry, await mailbox.pending(sessionKey)) : [];
+        // Interrupt mode: what piled up while the last turn ran is answered as one turn (nothing is dropped). A
+        // scheduled task's run is always a turn of its own, and stays in the mailbox while messages are merged.
+        const scheduled = head.entry.payload.scheduled !== undefined;
+        const merged =
+          this.opts.busyInputMode === 'interrupt' && !scheduled ? mergeable(head.entry, (await mailbox.pending(sessionKey)).filter((m) => !m.entry.payload.scheduled)) : [];
         const entries = [head.entry, ...merged.map((m) => m.entry)];
         const last = entries[entries.length - 1];
+        // A scheduled run is never made stale by a later message (only /stop, which takes the lock, ends it).
+        const seq = scheduled ? Number.MAX_SAFE_INTEGER : last.seq;
         const turn: RunningTurn = {
-          seq: last.seq,
+          seq,
+          scheduled,
           entryIds: new Set(entries.map((e) => e.id)),
           lastActivity: Date.now(),
           controller: new AbortController(),

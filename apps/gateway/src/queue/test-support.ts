@@ -1,6 +1,6 @@
 /**
- * The queue tests' rig: TurnWorkers on real Redis and BullMQ in one process, under a private key prefix removed
- * after each test (worker.test.ts, withdraw.test.ts).
+ * The worker tests' rig (worker.test.ts, scheduled-runs.test.ts, withdraw.test.ts): several TurnWorkers in one process on real Redis
+ * and real BullMQ, under a key prefix of their own that is deleted after each test.
  */
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
