@@ -40,3 +40,13 @@ export class NetworkError extends PlatformError {}
 
 /** The request itself is wrong (too long, bad parameter): do not retry unchanged. */
 export class BadRequestError extends PlatformError {}
+
+/**
+ * The platform refused an upload for its size (HTTP 413, Discord 40005, Slack file_upload_size_restricted).
+ * `limitBytes` when the platform (or the adapter) knows the limit.
+ */
+export class FileTooLargeError extends BadRequestError {
+  constructor(message: string, platform: string, readonly limitBytes?: number, options?: { cause?: unknown }) {
+    super(message, platform, options);
+  }
+}

@@ -14,6 +14,7 @@ import { FakeGateway, type DropOptions } from './gateway.js';
 import { ChannelTypes, Snowflakes, type FakeUser, type JsonObject } from './model.js';
 import { createRestHandler, type FailureSpec, type RestRecords, type RestRoute } from './rest.js';
 import { World, type UserMessageInput } from './world.js';
+import { DISCORD_DEFAULT_UPLOAD_LIMIT_BYTES } from './uploads.js';
 
 export type { FakeUser, JsonObject } from './model.js';
 export type { FailureSpec, RestRoute, SentRecord } from './rest.js';
@@ -33,6 +34,8 @@ export interface DiscordFakeOptions {
   messageContentIntent?: boolean;
   /** How long `enforce_nonce` finds an earlier message with the same nonce (Discord: "a few minutes"). */
   nonceWindowMs?: number;
+  /** Upload limit per message (default Discord's 10 MiB); tests shrink it to hit the 413 cheaply. */
+  uploadLimitBytes?: number;
 }
 
 export interface DiscordFakeFixtures {
@@ -67,6 +70,7 @@ export const discordFailures = {
     errors: { message_reference: { _errors: [{ code: 'MESSAGE_REFERENCE_UNKNOWN_MESSAGE', message: 'Unknown message' }] } },
   }),
   serverError: (): FailureSpec => ({ status: 500, code: 0, message: '500: Internal Server Error' }),
+  tooLarge: (): FailureSpec => ({ status: 413, code: 40005, message: 'Request entity too large' }),
 };
 
 export interface DiscordFake extends RestRecords {
@@ -149,7 +153,8 @@ export async function startDiscordFake(opts: DiscordFakeOptions = {}): Promise<D
   });
   gateway = gw;
 
-  const server: Server = createServer(createRestHandler({ world, token, gatewayUrl, records, failures }));
+  const uploadLimitBytes = opts.uploadLimitBytes ?? DISCORD_DEFAULT_UPLOAD_LIMIT_BYTES;
+  const server: Server = createServer(createRestHandler({ world, token, gatewayUrl, records, failures, uploadLimitBytes }));
   server.on('upgrade', (req, socket, head) => gw.handleUpgrade(req, socket, head));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -2,12 +2,14 @@
 export { startFakeOpenAI, FAKE_OPENAI_CONTEXT_LIMIT } from './openai.js';
 export { startFakeAnthropic, FAKE_ANTHROPIC_CONTEXT_LIMIT } from './anthropic.js';
 export { startFakeBedrock, type FakeBedrockOptions } from './bedrock.js';
+export { SPEECH_MAX_INPUT } from './speech.js';
 export type {
   ErrorKind,
   FakeAnthropicOptions,
   FakeLLM,
   FakeOpenAIOptions,
   FakeOptions,
+  FakeSpeech,
   RecordedRequest,
   Responder,
   Step,

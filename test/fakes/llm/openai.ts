@@ -22,6 +22,7 @@ import {
 import { responsesWire } from './openai-responses.js';
 import type { FakeLLM, FakeOpenAIOptions, Step, StepError } from './types.js';
 import { openAIParametersError } from './tool-schemas.js';
+import { createSpeech, SPEECH_PATH } from './speech.js';
 
 /** The limit named in context-length errors. */
 export const FAKE_OPENAI_CONTEXT_LIMIT = 128_000;
@@ -29,8 +30,9 @@ const SYSTEM_FINGERPRINT = 'fp_fake0000';
 
 type Body = Record<string, unknown>;
 
-export function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeLLM> {
+export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeLLM> {
   const reasoningField = opts.reasoningField ?? 'reasoning_content';
+  const speech = createSpeech();
   const wire: WireFormat = {
     basePath: '/v1',
     completionPath: '/v1/chat/completions',
@@ -43,9 +45,10 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeLLM> 
       apiError(404, `Invalid URL (${method} ${path})`, 'invalid_request_error', null, null),
     streamEvents: (step, body) => streamEvents(step, body, reasoningField),
     jsonBody: (step, body) => jsonBody(step, body, reasoningField),
+    routes: { [SPEECH_PATH]: speech.route },
   };
-  // One /v1 like the real API: Chat Completions and Responses side by side (openai-responses.ts).
-  return startFakeServer([wire, responsesWire(wire)], opts);
+  // One /v1 like the real API: Chat Completions and Responses side by side (openai-responses.ts), and speech.
+  return { ...(await startFakeServer([wire, responsesWire(wire)], opts)), speech: speech.control };
 }
 
 function apiError(status: number, message: string, type: string, param: string | null, code: string | null): HttpReply {

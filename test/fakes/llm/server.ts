@@ -19,6 +19,16 @@ export interface HttpReply {
   body: unknown;
 }
 
+/** A reply whose body is bytes (audio), not JSON. */
+export interface RawReply {
+  status: number;
+  headers: Record<string, string>;
+  raw: Buffer;
+}
+
+/** An endpoint beside the completion path (OpenAI's /v1/audio/speech): authorised like it, answered by the route. */
+export type ExtraRoute = (req: RecordedRequest) => HttpReply | RawReply;
+
 export interface SseEvent {
   /** The `event:` line; omitted (OpenAI) when undefined. */
   event?: string;
@@ -43,6 +53,8 @@ export interface WireFormat {
   notFoundReply(method: string, path: string): HttpReply;
   streamEvents(step: Step, body: Record<string, unknown>): SseEvent[];
   jsonBody(step: Step, body: Record<string, unknown>): unknown;
+  /** POST endpoints by path, besides `completionPath`. */
+  routes?: Record<string, ExtraRoute>;
 }
 
 /** One wire format, or several served side by side (Chat Completions and Responses under one OpenAI /v1). */
@@ -102,6 +114,15 @@ export async function startFakeServer(wires: WireFormat | WireFormat[], opts: Fa
     rec.rawBody = await readBody(req);
     rec.body = parseObject(rec.rawBody);
 
+    const extra = rec.method === 'POST' ? formats.map((w) => w.routes?.[rec.path]).find((r) => r !== undefined) : undefined;
+    if (extra) {
+      const denied = wire.checkAuth(rec.headers, opts.apiKey);
+      if (denied) return reply(denied);
+      const out = extra(rec);
+      if (!('raw' in out)) return reply(out);
+      res.writeHead(out.status, { ...out.headers, 'content-length': String(out.raw.length), [wire.requestIdHeader]: requestId });
+      return void res.end(out.raw);
+    }
     if (rec.method !== 'POST' || !routed) return reply(wire.notFoundReply(rec.method, rec.path));
     const unauthorised = wire.checkAuth(rec.headers, opts.apiKey);
     if (unauthorised) return reply(unauthorised);

@@ -34,7 +34,9 @@ import {
   type StoredMessage,
   type UpdateRecord,
 } from './web-api.js';
+import { receiveUpload, SLACK_MAX_FILE_BYTES, type SharedFileRecord } from './files.js';
 
+export type { SharedFileRecord } from './files.js';
 export { signSlackRequest, postSignedEvent, postSignedForm, eventCallback, type PostResult } from './events.js';
 export { SLACK_TEXT_LIMIT, DEFAULT_BOT_SCOPES } from './web-api.js';
 export type { MessageMetadata, SentRecord, UpdateRecord, ReactionRecord, StatusRecord, CallRecord, Failure } from './web-api.js';
@@ -54,6 +56,8 @@ export interface SlackFakeOptions {
   maxRedeliveries?: number;
   /** The bot token's OAuth scopes (default `DEFAULT_BOT_SCOPES`); methods needing another answer `missing_scope`. */
   scopes?: string[];
+  /** Largest upload the workspace allows (default Slack's 1 GB); above it `file_upload_size_restricted`. */
+  maxFileBytes?: number;
 }
 
 export interface Delivery {
@@ -101,6 +105,8 @@ export interface SlackFake {
   reactions: ReactionRecord[];
   statuses: StatusRecord[];
   calls: CallRecord[];
+  /** Files shared through files upload v2 (files.completeUploadExternal), with their bytes. */
+  files: SharedFileRecord[];
   socket: SocketModeServer;
   setEventsUrl(url: string | undefined): void;
   /** Re-installs the app with these bot scopes (e.g. without `im:history`): later calls are checked against them. */
@@ -158,6 +164,7 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
     failures: new Map(),
     scopes: new Set(opts.scopes ?? DEFAULT_BOT_SCOPES),
     openConnection: () => socket.issueUrl(origin),
+    files: { pending: new Map(), shared: [], origin: () => origin, maxFileBytes: opts.maxFileBytes ?? SLACK_MAX_FILE_BYTES },
   };
 
   const server = createServer((req, res) => void serveApi(ctx, req, res));
@@ -203,6 +210,7 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
     reactions: ctx.reactions,
     statuses: ctx.statuses,
     calls: ctx.calls,
+    files: ctx.files.shared,
     socket,
     setEventsUrl(url) {
       eventsUrl = url;
@@ -298,6 +306,8 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
 
 async function serveApi(ctx: ApiContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://localhost');
+  const upload = /^\/upload\/v1\/(\w+)$/.exec(url.pathname);
+  if (upload !== null) return receiveUpload(ctx.files, upload[1], req, res);
   const m = /^\/api\/([\w.]+)$/.exec(url.pathname);
   if (m === null) return reply(res, 404, {}, { ok: false, error: 'unknown_method' });
   const raw = await readBody(req);

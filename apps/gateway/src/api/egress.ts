@@ -7,7 +7,7 @@
  *   - the relay: the agent loop's events as they happen, for streaming clients;
  *   - the end of the turn, once its mailbox entry is gone (the worker's onTurnEnd).
  */
-import type { PlatformEgress, SendOptions, SentMessage } from '@herald/adapters';
+import { BadRequestError, type PlatformEgress, type SendOptions, type SentMessage } from '@herald/adapters';
 import type { AgentEvent } from '@herald/agent-core';
 import type { MailboxEntry, TurnPayload } from '../queue/mailbox.js';
 import type { ReplyEvent, ReplyPublisher } from './reply-channel.js';
@@ -42,6 +42,11 @@ export function createApiEgress(publisher: ReplyPublisher): PlatformEgress {
       await opts.onChunkSent?.(0, id);
       return { messageIds: [id] };
     },
+    // The OpenAI wire formats carry text: a file the agent sends is refused (the agent is told, as on any refusal).
+    sendFile: async () => {
+      throw new BadRequestError('the HTTP API answers with text only; files are not sent over it', API_PLATFORM);
+    },
+    voiceFormat: 'mp3',
     // Nothing to edit, no typing indicator and no reactions over HTTP: streaming goes through the relay.
     edit: async () => undefined,
     typing: async () => undefined,

@@ -1,13 +1,14 @@
 /**
  * Where the session store lives: `HERALD_DATABASE_URL` (PostgreSQL) when set, else the SQLite file `HERALD_DB`.
  * Every process role and the CLI open it through here, so they always agree, also on the schema: the imports
- * below register the gateway's own tables (pairing, session counters) with the store's migrations, so whichever
+ * below register the gateway's own tables (pairing, session counters, voice replies) with the store's migrations, so whichever
  * command opens a store first creates all of them (the tools' tables come with @herald/agent-core).
  */
 import { isConnectionError, isPostgresUrl, SessionStore, StoreUnavailableError, type PostgresOptions } from '@herald/agent-core';
 import type { HeraldConfig } from '../config/load.js';
 import '../pairing/schema.js';
 import './counters.js';
+import './voice-replies.js';
 
 export type StoreConfig = Pick<HeraldConfig, 'db' | 'databaseUrl' | 'databasePoolSize'>;
 

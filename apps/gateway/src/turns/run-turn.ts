@@ -11,7 +11,7 @@ import type { MailboxEntry, TurnPayload } from '../queue/mailbox.js';
 import { TurnAbort, type TurnResult, type TurnRunner } from '../queue/worker.js';
 import { deliver } from './delivery.js';
 import type { AgentRuntime } from './agent-runtime.js';
-import { replyOnFailure, userFacingError } from './user-errors.js';
+import { replyOnFailure } from './user-errors.js';
 import { LiveTurn } from './progress.js';
 import type { ConversationServices } from '../sessions/services.js';
 import { compressBeforeTurn, persistTurn } from './auto-compress.js';
@@ -20,6 +20,9 @@ import { showTurnProgress } from './turn-reactions.js';
 import { withTurnTools, type TurnToolsFactory } from './tools.js';
 import { retryThroughStoreOutage, untilStored } from './store-patience.js';
 import { sendReply } from './send-reply.js';
+import { finishReply } from './finish-reply.js';
+import { ReplyFiles } from '../outbound/reply-files.js';
+import type { OutboundServices } from '../outbound/services.js';
 import { scheduleSessionKey } from '../schedules/store.js';
 import type { ReactionTarget } from './turn-reactions.js';
 import { cacheCollapse } from '../llm/cache-health.js';
@@ -39,6 +42,8 @@ export interface TurnDeps {
   conversation?: ConversationServices;
   /** Counts a reply a platform without duplicate protection may have got twice (ops/metrics.ts). */
   onPossibleDuplicate: (platform: string) => void;
+  /** Files and voice replies the reply carries (outbound/services.ts). */
+  outbound: OutboundServices;
   /**
    * Where a message's platform takes the agent's events live (the HTTP API streams them to its client): that
    * relay, or null. Such a platform gets no typing, tool-progress or streamed-edit display of its own.
@@ -145,7 +150,9 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     // The session's own model when /model chose one (sessions/models.ts), then the configured fallbacks.
     const providers = deps.conversation?.models.providersFor(deps.agent, session.model) ?? deps.agent;
     // Tools, a budget shared with subagents, saved notes in front of a session's first message, clarify questions.
-    const turnTools = deps.tools?.forTurn({ ctx, egress, payload: last });
+    // What send_file queues during the turn; recorded with the reply, sent after its text.
+    const replyFiles = new ReplyFiles(deps.outbound.limits);
+    const turnTools = deps.tools?.forTurn({ ctx, egress, payload: last, files: replyFiles });
     let result: ConversationResult;
     try {
       result = await runConversation(await withTurnTools(turnTools, {
@@ -186,12 +193,13 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     }
 
     // When the loop compressed inside the turn, the compressed history continues in a child session.
-    const reply = result.error ? userFacingError(result.error.kind) : result.finalResponse || '(no answer)';
-    // Messages, usage and the recorded reply commit together: a crash leaves all or none of them.
+    // The answer (or a short error text), the pictures in it and a voice reply become files (turns/finish-reply.ts).
+    const { reply, files } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log });
+    // Messages, usage and the recorded reply (with its files) commit together: a crash leaves all or none of them.
     session = await store.transaction(async () => {
       const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
       await store.addUsage(persisted.id, { ...result.usage, lastPromptTokens: result.lastPromptTokens });
-      await store.recordReply(ctx.turnId, reply, ctx.fence);
+      await store.recordReply(ctx.turnId, reply, ctx.fence, files);
       await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
       return persisted;
     });

@@ -8,6 +8,10 @@ export const TELEGRAM_DEFAULT_API_ROOT = 'https://api.telegram.org';
 export const TELEGRAM_MAX_MESSAGE_LENGTH = 4096;
 /** Telegram shows "typing…" for about 5 s; refresh a little before it fades. */
 export const TELEGRAM_TYPING_REFRESH_MS = 4000;
+/** sendPhoto takes photos up to this size; a larger picture goes as a document. */
+export const TELEGRAM_MAX_PHOTO_BYTES = 10 * 1024 * 1024;
+/** Media captions: at most this many characters after entity parsing. */
+export const TELEGRAM_MAX_CAPTION_LENGTH = 1024;
 /** Forum supergroups have an undeletable "General" topic with this id. */
 export const TELEGRAM_GENERAL_TOPIC_ID = '1';
 /** Telegram clients split long texts into parts sent back to back; parts closer than this are joined. */

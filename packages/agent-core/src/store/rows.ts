@@ -64,6 +64,8 @@ export interface Turn {
   sendAttempts: number;
   /** The platform message a streamed reply is written into, once created. */
   streamMessageId: string | null;
+  /** How many files the reply carries (turn-files.ts); 0 spares delivery the look-up. */
+  fileCount: number;
   createdAt: number;
   updatedAt: number;
 }
@@ -118,6 +120,7 @@ export interface TurnRow {
   fence: number | null;
   send_attempts: number;
   stream_message_id: string | null;
+  file_count: number;
   created_at: number;
   updated_at: number;
 }
@@ -189,6 +192,7 @@ export function toTurn(r: TurnRow): Turn {
     fence: r.fence,
     sendAttempts: r.send_attempts,
     streamMessageId: r.stream_message_id,
+    fileCount: Number(r.file_count ?? 0),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
