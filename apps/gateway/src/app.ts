@@ -28,7 +28,8 @@ import { storeKind } from './sessions/store-target.js';
 import { KnownThreads } from './sessions/known-threads.js';
 import { StoreRetention } from './sessions/retention.js';
 import { openStoreWhenReachable } from './admin/wait-for-store.js';
-import { createEgressRegistry, createIngresses, type IngressWithRoutes } from './platforms.js';
+import { createEgressRegistry, createFilesRegistry, createIngresses, type IngressWithRoutes } from './platforms.js';
+import { createMediaServices } from './media/services.js';
 import { createTurnRunner } from './turns/run-turn.js';
 import { abandonTurns } from './turns/abandon.js';
 import { buildAgentRuntime } from './turns/agent-runtime.js';
@@ -221,6 +222,7 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
           tools: createTurnTools({ config, store, agent, redis, mcp, schedules: schedules.service, log: log.child({ component: 'tools' }), files: { limits: outbound.limits.file, perTurn: outbound.limits.perTurn } }),
           onPossibleDuplicate: (platform) => metrics.possibleDuplicateReplies.inc({ platform }),
           outbound,
+          media: createMediaServices(config, createFilesRegistry(config, log), providers),
           relay: apiRelayFor(replies, (err) => log.warn({ err }, 'streaming to an API request failed')),
         }),
         { metrics, store },

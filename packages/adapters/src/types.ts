@@ -19,10 +19,40 @@ export type ChatType = 'dm' | 'group' | 'thread' | 'channel';
 /** Attachments are descriptions a worker can fetch later, never buffers or class instances. */
 export interface Attachment {
   kind: 'image' | 'audio' | 'video' | 'file';
+  /**
+   * What the platform's `PlatformFiles.download` fetches: Telegram `tg-file:<file_id>` (never the download URL,
+   * which holds the bot token), the Discord CDN URL, Slack's `url_private_download`.
+   */
   url: string;
+  /** The platform's own id of the file: Telegram file_id, Discord attachment id, Slack file id. */
+  fileId?: string;
   mimeType?: string;
   name?: string;
   size?: number;
+  /** Telegram voice notes and Discord voice messages: a recorded voice message rather than an audio file. */
+  voice?: boolean;
+}
+
+/** A downloaded file: its bytes and the type the platform served it as. */
+export interface FileDownload {
+  bytes: Buffer;
+  mimeType?: string;
+}
+
+export interface DownloadOptions {
+  /** Larger files fail with FileTooLargeError, before or while downloading (never buffered whole). */
+  maxBytes: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Fetching the files users send, through the platform's own API (REST only, usable from any worker): Telegram
+ * getFile + the file download route, Discord's CDN, Slack's url_private with the bot token. Failures are the
+ * shared typed errors; their messages never carry a URL or a token.
+ */
+export interface PlatformFiles {
+  readonly platform: Platform;
+  download(attachment: Attachment, opts: DownloadOptions): Promise<FileDownload>;
 }
 
 /**

@@ -90,7 +90,7 @@ export interface UserMessageInput {
   pingReplied?: boolean;
   /** Message type; defaults to Default (0) or Reply (19). */
   type?: number;
-  attachments?: { filename: string; contentType?: string; size?: number; url?: string }[];
+  attachments?: { filename: string; contentType?: string; size?: number; url?: string; content?: Buffer; waveform?: string }[];
 }
 
 export interface WorldOptions {
@@ -222,6 +222,7 @@ export class World {
         url: a.url ?? `https://cdn.discordapp.com/attachments/${channel.id}/${id}/${a.filename}`,
         proxy_url: `https://media.discordapp.net/attachments/${channel.id}/${id}/${a.filename}`,
         ...(a.contentType ? { content_type: a.contentType } : {}),
+        ...(a.waveform ? { waveform: a.waveform, duration_secs: 3 } : {}),
       };
     });
     const mentions = [...mentioned.values()];

@@ -26,8 +26,11 @@ export interface RawReply {
   raw: Buffer;
 }
 
-/** An endpoint beside the completion path (OpenAI's /v1/audio/speech): authorised like it, answered by the route. */
-export type ExtraRoute = (req: RecordedRequest) => HttpReply | RawReply;
+/**
+ * An endpoint beside the completion path (OpenAI's /v1/audio/speech and /v1/audio/transcriptions): authorised like
+ * it, answered by the route from the request and its raw bytes (multipart bodies are not text).
+ */
+export type ExtraRoute = (req: RecordedRequest, raw: Buffer) => HttpReply | RawReply | Promise<HttpReply | RawReply>;
 
 export interface SseEvent {
   /** The `event:` line; omitted (OpenAI) when undefined. */
@@ -111,14 +114,15 @@ export async function startFakeServer(wires: WireFormat | WireFormat[], opts: Fa
     const wire = routed ?? primary;
     const reply = (r: HttpReply): void => sendJson(res, r, { [wire.requestIdHeader]: requestId });
 
-    rec.rawBody = await readBody(req);
+    const raw = await readRawBody(req);
+    rec.rawBody = raw.toString('utf8');
     rec.body = parseObject(rec.rawBody);
 
     const extra = rec.method === 'POST' ? formats.map((w) => w.routes?.[rec.path]).find((r) => r !== undefined) : undefined;
     if (extra) {
       const denied = wire.checkAuth(rec.headers, opts.apiKey);
       if (denied) return reply(denied);
-      const out = extra(rec);
+      const out = await extra(rec, raw);
       if (!('raw' in out)) return reply(out);
       res.writeHead(out.status, { ...out.headers, 'content-length': String(out.raw.length), [wire.requestIdHeader]: requestId });
       return void res.end(out.raw);
@@ -195,13 +199,17 @@ function sendJson(res: ServerResponse, r: HttpReply, extraHeaders: Record<string
   res.end(payload);
 }
 
-export function readBody(req: IncomingMessage): Promise<string> {
+export async function readBody(req: IncomingMessage): Promise<string> {
+  return (await readRawBody(req)).toString('utf8');
+}
+
+function readRawBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     // A client that vanishes mid-upload: answer with what arrived; 'close' records the abort.
-    req.on('error', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', () => resolve(Buffer.concat(chunks)));
   });
 }
 

@@ -6,6 +6,7 @@
  * over Socket Mode to the connected client.
  */
 import { randomUUID } from 'node:crypto';
+import { FakeSlackFiles } from './hosted-files.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parse as parseQuery } from 'node:querystring';
@@ -114,6 +115,8 @@ export interface SlackFake {
   /** The next call of `method` fails: `{ok:false, error}`, or 429 + Retry-After for `ratelimited`. Queued. */
   failNext(method: string, error: string, opts?: Omit<Failure, 'error'>): void;
   dm(opts: { user: string; text: string; threadTs?: string; channel?: string; files?: unknown[] }): Promise<Delivery>;
+  /** Private file hosting (hosted-files.ts): `share` stores a file and returns the object to put in `dm({ files })`. */
+  hosted: FakeSlackFiles;
   /** A channel message; with `<@botUserId>` in the text Slack sends `message` and `app_mention`, as here. */
   channelMessage(opts: { channel: string; user: string; text: string; threadTs?: string }): Promise<Delivery>;
   /**
@@ -167,7 +170,8 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
     files: { pending: new Map(), shared: [], origin: () => origin, maxFileBytes: opts.maxFileBytes ?? SLACK_MAX_FILE_BYTES },
   };
 
-  const server = createServer((req, res) => void serveApi(ctx, req, res));
+  const hosted = new FakeSlackFiles(() => origin, ws.teamId, (token) => token === ws.botToken && ctx.scopes.has('files:read'));
+  const server = createServer((req, res) => void (hosted.handle(req, res) || serveApi(ctx, req, res)));
   server.on('upgrade', (req, sock, head) => socket.handleUpgrade(req, sock, head));
   await listen(server, 0);
   const port = (server.address() as AddressInfo).port;
@@ -212,6 +216,7 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
     calls: ctx.calls,
     files: ctx.files.shared,
     socket,
+    hosted,
     setEventsUrl(url) {
       eventsUrl = url;
     },

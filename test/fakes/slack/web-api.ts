@@ -16,8 +16,8 @@ const MAX_LIMIT = 1000;
 
 /** The bot token's scopes when a test does not choose: everything the methods here need. */
 export const DEFAULT_BOT_SCOPES = [
-  'app_mentions:read', 'assistant:write', 'channels:history', 'chat:write', 'files:write', 'groups:history',
-  'im:history', 'mpim:history', 'reactions:write',
+  'app_mentions:read', 'assistant:write', 'channels:history', 'chat:write', 'files:read', 'files:write',
+  'groups:history', 'im:history', 'mpim:history', 'reactions:write',
 ];
 
 export type { MessageMetadata } from './metadata.js';

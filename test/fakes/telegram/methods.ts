@@ -248,6 +248,8 @@ export const METHODS: Record<string, Handler> = {
   getFile: (ctx, p) => {
     const file = typeof p.file_id === 'string' ? ctx.world.files.get(p.file_id) : undefined;
     if (!file) throw badRequest('invalid file_id');
+    // The Bot API hands out files up to 20 MB only.
+    if (file.content.length > 20 * 1024 * 1024) throw badRequest('file is too big');
     return { file_id: file.fileId, file_unique_id: file.fileUniqueId, file_size: file.content.length, file_path: file.filePath };
   },
 };

@@ -33,12 +33,12 @@ describe('reading Chat Completions requests', () => {
       },
       {},
     );
-    expect(input).toMatchObject({ model: 'herald', stream: true, includeUsage: true, session: null, user: null, system: 'Be brief.\n\nUse metric units.', text: 'look' });
+    expect(input).toMatchObject({ model: 'herald', stream: true, includeUsage: true, session: null, user: null, system: 'Be brief.\n\nUse metric units.', text: 'look\n[Image: https://example.com/a.png]' });
     expect(input.history).toEqual([
       { role: 'user', content: 'one\n\ntwo' },
       { role: 'assistant', content: 'reply' },
     ]);
-    expect(input.attachments).toEqual([{ kind: 'image', url: 'https://example.com/a.png' }]);
+    expect(input.attachments).toEqual([]);
   });
 
   it('names the session from X-Herald-Session, else `user`', () => {
@@ -74,7 +74,7 @@ describe('reading Responses requests', () => {
       },
       {},
     );
-    expect(items).toMatchObject({ text: 'c', history: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }], attachments: [{ kind: 'image', url: 'https://example.com/x.jpg' }] });
+    expect(items).toMatchObject({ text: 'c\n[Image: https://example.com/x.jpg]', history: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }], attachments: [] });
   });
 
   it('refuses previous_response_id and item types it does not run', () => {

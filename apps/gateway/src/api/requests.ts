@@ -90,7 +90,7 @@ export function parseChatCompletion(body: unknown, headers: Record<string, unkno
     const attachments: Attachment[] = [];
     parts.forEach((p, j) => {
       if (p.type === 'text') texts.push(p.text);
-      else attachments.push(imageAttachment(p.image_url.url, `messages[${i}].content[${j}].image_url.url`));
+      else texts.push(imageNote(p.image_url.url, `messages[${i}].content[${j}].image_url.url`));
     });
     said.push({ role: roleOf(m.role), text: texts.join('\n'), attachments });
   });
@@ -114,7 +114,7 @@ export function parseResponsesRequest(body: unknown, headers: Record<string, unk
     const texts: string[] = [];
     const attachments: Attachment[] = [];
     parts.forEach((p, j) => {
-      if (p.type === 'input_image') attachments.push(imageAttachment(p.image_url, `input[${i}].content[${j}].image_url`));
+      if (p.type === 'input_image') texts.push(imageNote(p.image_url, `input[${i}].content[${j}].image_url`));
       else texts.push(p.text);
     });
     return { role: roleOf(m.role), text: texts.join('\n'), attachments };
@@ -142,9 +142,13 @@ function roleOf(role: string): Said['role'] {
   return role === 'system' || role === 'developer' ? 'system' : role === 'assistant' ? 'assistant' : 'user';
 }
 
-function imageAttachment(url: string, param: string): Attachment {
+/**
+ * An image the client links to, as a line of the message: platform files are fetched through each platform's own
+ * file API (media/), which the HTTP API has none of yet, so the model gets the link (web_fetch can read it).
+ */
+function imageNote(url: string, param: string): string {
   if (!/^https?:\/\//i.test(url)) throw badRequest('Only http(s) image URLs are supported (no inline data: images).', param, 'invalid_image_url');
-  return { kind: 'image', url };
+  return `[Image: ${url}]`;
 }
 
 /**

@@ -2,10 +2,9 @@
  * What the user is told when a file of the reply could not be sent (its text went out already): one short line
  * naming the file and the reason, never a platform's raw error (those go to the log, without tokens).
  */
-import { AuthError, FileTooLargeError, NotFoundError, RateLimitedError } from '@herald/adapters';
+import { AuthError, FileTooLargeError, NotFoundError, RateLimitedError, platformDisplayName } from '@herald/adapters';
 import { formatBytes, type TurnFile } from '@herald/agent-core';
 
-const PLATFORM_NAMES: Record<string, string> = { telegram: 'Telegram', discord: 'Discord', slack: 'Slack' };
 
 function seconds(ms: number): string {
   const s = Math.ceil(ms / 1000);
@@ -13,7 +12,7 @@ function seconds(ms: number): string {
 }
 
 export function uploadFailureNotice(file: Pick<TurnFile, 'name' | 'size' | 'kind'>, platform: string, err: unknown): string {
-  const where = PLATFORM_NAMES[platform] ?? platform;
+  const where = platformDisplayName(platform);
   const what = file.kind === 'voice' ? 'the voice reply' : `“${file.name}” (${formatBytes(file.size)})`;
   let why: string;
   if (err instanceof FileTooLargeError) {

@@ -50,6 +50,11 @@ export interface TurnPayload {
   quoted?: { platformMessageId: string; text: string; fromBot: boolean };
   attachments?: Attachment[];
   /**
+   * Set by /retry: `text` is a stored user message whose files were already read into it (transcripts, document
+   * text, image notes); only its images are fetched again, to be shown once more.
+   */
+  mediaInText?: boolean;
+  /**
    * The sender may take the message back (an HTTP API client that went away): before its turn runs, the worker
    * looks for a withdrawal (Mailbox.withdraw), and a withdrawal while it runs aborts it like /stop.
    */

@@ -29,6 +29,7 @@ export {
   modelInfo,
   contextWindowFor,
   estimateCostUsd,
+  supportsVision,
   type ModelInfo,
   type ModelPrice,
 } from './models.js';

@@ -60,8 +60,8 @@ describe.each(STORE_BACKENDS)('migrations on %s', (backend) => {
     const db = await openDb();
     const external: Migration = { version: 100, name: 'plugin table', sql: 'CREATE TABLE plugin (v INTEGER)' };
     expect(await runMigrations(db, [...CORE_MIGRATIONS, external])).toEqual([...CORE, 100]);
-    const laterCore: Migration = { version: 3, name: 'later core', sql: 'CREATE TABLE later (v INTEGER)' };
-    expect(await runMigrations(db, [...CORE_MIGRATIONS, laterCore, external])).toEqual([3]);
+    const laterCore: Migration = { version: 4, name: 'later core', sql: 'CREATE TABLE later (v INTEGER)' };
+    expect(await runMigrations(db, [...CORE_MIGRATIONS, laterCore, external])).toEqual([4]);
     expect(await tables(db)).toEqual(expect.arrayContaining(['plugin', 'later']));
     if (backend === 'sqlite') expect(await db.get('PRAGMA user_version')).toEqual({ user_version: 100 });
   });
