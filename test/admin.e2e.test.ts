@@ -224,6 +224,7 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
       [
         '/admin/pairing',
         '/admin/pairing/approve',
+        '/admin/pairing/deny',
         '/admin/pairing/revoke',
         '/admin/queue',
         '/admin/queue/retry-failed',
@@ -246,17 +247,19 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
     expect(doc.paths['/admin/sessions/{id}'].get.responses['200'].content?.['application/json'].schema.properties?.messages.type).toBe('array');
   });
 
-  it('pairing: a pending code is listed (without the code), approved by code, then revoked', async () => {
+  it('pairing: a pending code is listed (without the code), approved by code, then revoked; another is denied', async () => {
     // The code a stranger got in a DM, issued by the same service the gateway uses on the same SQLite file.
-    const store = await SessionStore.open(gw.dbPath);
-    let code: string;
-    try {
-      const issued = await new PairingService(store.sql).request('telegram', '31337', 'Zed');
-      if (issued.status !== 'issued') throw new Error(`no code issued: ${issued.status}`);
-      code = issued.code;
-    } finally {
-      await store.close();
-    }
+    const issueCode = async (userId: string, name: string): Promise<string> => {
+      const store = await SessionStore.open(gw.dbPath);
+      try {
+        const issued = await new PairingService(store.sql).request('telegram', userId, name);
+        if (issued.status !== 'issued') throw new Error(`no code issued: ${issued.status}`);
+        return issued.code;
+      } finally {
+        await store.close();
+      }
+    };
+    const code = await issueCode('31337', 'Zed');
     const listed = await json<{ pending: Array<Record<string, unknown>>; approved: unknown[] }>(gw, '/admin/pairing?platform=telegram');
     expect(listed.pending).toEqual([expect.objectContaining({ platform: 'telegram', user_id: '31337', user_name: 'Zed' })]);
     expect(JSON.stringify(listed)).not.toContain(code);
@@ -277,6 +280,13 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
     expect((await post('/admin/pairing/revoke', { platform: 'telegram', user_id: '31337' })).status).toBe(200);
     expect((await post('/admin/pairing/revoke', { platform: 'telegram', user_id: '31337' })).status).toBe(404);
     expect((await json<{ approved: unknown[] }>(gw, '/admin/pairing')).approved).toEqual([]);
+
+    // Another stranger's request, denied: gone from the list, and its code no longer approves anyone.
+    const denied = await issueCode('4711', 'Eve');
+    expect(await (await post('/admin/pairing/deny', { platform: 'telegram', user_id: '4711' })).json()).toEqual({ denied: true });
+    expect((await post('/admin/pairing/deny', { platform: 'telegram', user_id: '4711' })).status).toBe(404);
+    expect((await json<{ pending: unknown[] }>(gw, '/admin/pairing')).pending).toEqual([]);
+    expect((await post('/admin/pairing/approve', { platform: 'telegram', code: denied })).status).toBe(404);
   });
 
   it('the queue dashboard: ?token= once sets an HttpOnly cookie and redirects without the token; the cookie then suffices', async () => {

@@ -1,8 +1,8 @@
 /**
  * Secrets never reach the logs: the real gateway process (role all, log level trace) runs with every secret set
  * to a distinctive value — Telegram (webhook mode), Discord, Slack (Socket Mode; the signing secret set too), the
- * OpenAI and Anthropic keys, the admin token — and is made to fail in the ways that tend to print them: refused
- * admin and webhook calls, LLM 401s whose error message quotes the key (as some OpenAI-compatible proxies do),
+ * OpenAI and Anthropic keys, the admin token, the API keys — and is made to fail in the ways that tend to print
+ * them: refused admin, API, console-login and webhook calls, LLM 401s whose error message quotes the key (as some OpenAI-compatible proxies do),
  * Telegram API calls failing on the network (their URLs carry /bot<token>/), Telegram, Slack and Discord
  * refusing the bot's credentials, a Socket Mode reconnect failing, a photo (Telegram file URLs carry the token
  * too). Then every line the process wrote on stdout and stderr, start to exit, is searched.
@@ -37,6 +37,8 @@ const SECRETS = [
   { env: 'ANTHROPIC_API_KEY', value: 'sk-ant-api03-anCore1Mv1PsZe', core: 'anCore1Mv1PsZe' },
   // Characters of `openssl rand -base64`, which change when URL-encoded: the admin token travels in ?token=.
   { env: 'HERALD_ADMIN_TOKEN', value: 'adCore8Jc8+Kd2/Qw5=Xe7', core: 'adCore8Jc8' },
+  // A list of secrets: each key counts.
+  { env: 'HERALD_API_KEYS', value: 'sk-apCore2Rt4Yh8Ln6Wq,sk-bkCore9Pq3Xz5Mv1Bd', core: 'apCore2Rt4Yh8Ln6Wq' },
 ] as const;
 const secret = (env: (typeof SECRETS)[number]['env']): string => SECRETS.find((s) => s.env === env)!.value;
 
@@ -106,6 +108,22 @@ describe('secrets in the gateway output', () => {
     expect((await fetch(`${gw.url}/admin/queues?token=${encodeURIComponent(adminLastCharWrong)}`, { redirect: 'manual' })).status).toBe(401);
     expect((await fetch(`${gw.url}/admin/queues?token=${encodeURIComponent(admin)}`, { redirect: 'manual' })).status).toBe(302);
     expect((await fetch(`${gw.url}/admin/sessions/no-such-id`, { headers: { authorization: `Bearer ${admin}` } })).status).toBe(404);
+
+    // The OpenAI-compatible API with a key wrong in its last character, then the right one; the console's login
+    // form with a wrong token, then the right one (the token travels in the form body).
+    const apiKey = secret('HERALD_API_KEYS').split(',')[1];
+    const completion = (key: string) =>
+      fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'herald', messages: [{ role: 'user', content: 'api says hi' }] }),
+      });
+    expect((await completion(`${apiKey.slice(0, -1)}0`)).status).toBe(401);
+    expect(((await (await completion(apiKey)).json()) as { choices: Array<{ message: { content: string } }> }).choices[0].message.content).toBe('ok: api says hi');
+    const login = (token: string) =>
+      fetch(`${gw.url}/console/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token }).toString() });
+    expect((await login(adminLastCharWrong)).status).toBe(401);
+    expect((await login(admin)).status).toBe(303);
 
     // Refused Telegram webhook calls.
     const webhookSecret = secret('TELEGRAM_WEBHOOK_SECRET');
@@ -180,5 +198,6 @@ describe('secrets in the gateway output', () => {
     // Nor in what the bot said to anyone.
     const said = [...tg.sent.map((m) => m.text ?? ''), ...slack.sent.map((m) => m.text), ...discord.sent.map((m) => m.content)].join('\n');
     for (const s of SECRETS) expect(said, s.env).not.toContain(s.core);
+    expect(output, 'the second API key').not.toContain('bkCore9Pq3Xz5Mv1Bd');
   });
 });

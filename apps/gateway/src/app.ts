@@ -46,6 +46,7 @@ import { workersSeenCheck } from './ops/heartbeat.js';
 import { BackgroundTasks } from './sessions/background-tasks.js';
 import { logConnectionErrors } from './redis-errors.js';
 import { mountOperations } from './admin/operations.js';
+import { ReplyPublisher, apiRelayFor, apiTurnEnd, createApiEgress, mountApi } from './api/index.js';
 import { McpHub } from './mcp/hub.js';
 import { ScheduleRunner, openSchedules } from './schedules/index.js';
 
@@ -113,7 +114,9 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
   });
   const conversation = openConversationServices(config, store, background, providers);
   const mailbox = new Mailbox(redis, config.redisPrefix, config.sessionLockMs);
-  const egress = createEgressRegistry(config, log);
+  // The HTTP API's answers go back through Redis to the ingress holding the request (api/reply-channel.ts).
+  const replies = new ReplyPublisher(redis, config.redisPrefix);
+  const egress = createEgressRegistry(config, log, { api: createApiEgress(replies) });
   const bullConnection = { url: config.redisUrl, maxRetriesPerRequest: null };
   const metrics = createHeraldMetrics();
   const threads = new KnownThreads(store.sql);
@@ -182,6 +185,12 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
     });
     ingresses = createIngresses(config, threads, log);
     for (const ingress of ingresses.values()) ingress.registerRoutes?.(http);
+    if (config.apiKeys.length > 0) {
+      const api = await mountApi({ config, http, redis, store, producer, mailbox, control, conversation, metrics, log });
+      onStop('api', () => api.close());
+    } else {
+      log.info('api disabled: HERALD_API_KEYS is not set');
+    }
   }
 
   let worker: TurnWorker | null = null;
@@ -214,10 +223,12 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
           onPossibleDuplicate: (platform) => metrics.possibleDuplicateReplies.inc({ platform }),
           outbound,
           media: createMediaServices(config, createFilesRegistry(config, log), providers),
+          relay: apiRelayFor(replies, (err) => log.warn({ err }, 'streaming to an API request failed')),
         }),
         { metrics, store },
       ),
       onAbandon: abandonTurns({ store, mailbox, egress }),
+      onTurnEnd: apiTurnEnd(replies),
       concurrency: config.workerConcurrency,
       busyInputMode: config.busyInputMode,
       log: log.child({ component: 'worker' }),

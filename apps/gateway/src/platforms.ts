@@ -18,8 +18,9 @@ export class UnknownPlatformError extends Error {
   override name = 'UnknownPlatformError';
 }
 
-export function createEgressRegistry(config: HeraldConfig, log: Logger): (platform: string) => PlatformEgress {
-  const cache = new Map<string, PlatformEgress>();
+/** `extra`: egresses built elsewhere (the HTTP API's, which answers through Redis), by platform name. */
+export function createEgressRegistry(config: HeraldConfig, log: Logger, extra: Record<string, PlatformEgress> = {}): (platform: string) => PlatformEgress {
+  const cache = new Map<string, PlatformEgress>(Object.entries(extra));
   return (platform) => {
     let egress = cache.get(platform);
     if (egress) return egress;

@@ -9,6 +9,11 @@
  */
 
 export type Platform = 'telegram' | 'discord' | 'slack';
+/**
+ * Where a reply can go: a chat platform, or `api`, the gateway's OpenAI-compatible HTTP API (its requests arrive on
+ * the gateway's own HTTP server and its egress lives there too, answering the waiting request through Redis).
+ */
+export type ReplyPlatform = Platform | 'api';
 export type ChatType = 'dm' | 'group' | 'thread' | 'channel';
 
 /** Attachments are descriptions a worker can fetch later, never buffers or class instances. */
@@ -150,7 +155,7 @@ export type DuplicateSafety = 'idempotent' | 'detectable' | 'none';
 
 /** What the gateway needs from a platform to reply: REST only, usable from any worker. */
 export interface PlatformEgress {
-  readonly platform: Platform;
+  readonly platform: ReplyPlatform;
   /** Longest message the platform accepts (Telegram 4096, Discord 2000, Slack 39000). */
   readonly maxMessageLength: number;
   /** How a repeated send of the same reply is avoided on this platform (see `DuplicateSafety`). */

@@ -115,36 +115,41 @@ const schema = {
 
 export function detailedHealthRoute(app: FastifyInstance, deps: DetailedHealthDeps): void {
   const started = Date.now();
-  app.get('/health/detailed', { schema }, async () => {
-    const [workers, queue, pools] = await Promise.all([
-      settle(listWorkers(deps.redis, deps.config.redisPrefix)),
-      settle(queueCounts(deps.queue)),
-      settle(deps.providers.status()),
-    ]);
-    const beats: WorkerBeat[] = workers.value ?? [];
-    return {
-      status: 'ok',
-      version: VERSION,
-      pid: process.pid,
-      role: deps.config.role,
-      uptime_s: Math.round((Date.now() - started) / 1000),
-      platforms: Object.fromEntries(PLATFORMS.map((p) => [p, platformHealth(p, deps)])),
-      workers: beats.map((b) => ({
-        id: b.id,
-        host: b.host,
-        pid: b.pid,
-        version: b.version,
-        last_heartbeat_at: new Date(b.lastHeartbeatAt).toISOString(),
-        running_turns: b.runningTurns,
-        mcp_servers: (b.mcpServers ?? []).map(mcpServerJson),
-      })),
-      workers_error: workers.error,
-      queue: queue.value,
-      queue_error: queue.error,
-      active_turns: beats.reduce((n, b) => n + b.runningTurns, 0),
-      mcp_servers: deps.mcpServers().map(mcpServerJson),
-      // Keys by fingerprint only: the state every process shares through Redis.
-      key_pools: pools.value?.map((p) => ({
+  app.get('/health/detailed', { schema }, async () => detailedHealth(deps, started));
+}
+
+/** What /health/detailed answers (also shown by the operator console). */
+export async function detailedHealth(deps: DetailedHealthDeps, startedAt: number): Promise<DetailedHealth> {
+  const [workers, queue, pools] = await Promise.all([
+    settle(listWorkers(deps.redis, deps.config.redisPrefix)),
+    settle(queueCounts(deps.queue)),
+    settle(deps.providers.status()),
+  ]);
+  const beats: WorkerBeat[] = workers.value ?? [];
+  return {
+    status: 'ok',
+    version: VERSION,
+    pid: process.pid,
+    role: deps.config.role,
+    uptime_s: Math.round((Date.now() - startedAt) / 1000),
+    platforms: Object.fromEntries(PLATFORMS.map((p) => [p, platformHealth(p, deps)])),
+    workers: beats.map((b) => ({
+      id: b.id,
+      host: b.host,
+      pid: b.pid,
+      version: b.version,
+      last_heartbeat_at: new Date(b.lastHeartbeatAt).toISOString(),
+      running_turns: b.runningTurns,
+      mcp_servers: (b.mcpServers ?? []).map(mcpServerJson),
+    })),
+    workers_error: workers.error,
+    queue: queue.value,
+    queue_error: queue.error,
+    active_turns: beats.reduce((n, b) => n + b.runningTurns, 0),
+    mcp_servers: deps.mcpServers().map(mcpServerJson),
+    // Keys by fingerprint only: the state every process shares through Redis.
+    key_pools:
+      pools.value?.map((p) => ({
         pool: p.pool,
         strategy: p.strategy,
         keys: p.keys.map((k) => ({
@@ -155,12 +160,38 @@ export function detailedHealthRoute(app: FastifyInstance, deps: DetailedHealthDe
           reason: k.reason ?? null,
         })),
       })) ?? null,
-      key_pools_error: pools.error,
-    };
-  });
+    key_pools_error: pools.error,
+  };
 }
 
-function platformHealth(platform: (typeof PLATFORMS)[number], deps: DetailedHealthDeps): Record<string, unknown> {
+export interface PlatformHealthJson {
+  state: string;
+  last_event_at: string | null;
+  error: string | null;
+}
+
+export interface DetailedHealth {
+  status: string;
+  version: string;
+  pid: number;
+  role: string;
+  uptime_s: number;
+  platforms: Record<string, PlatformHealthJson>;
+  workers: Array<{ id: string; host: string; pid: number; version: string; last_heartbeat_at: string; running_turns: number; mcp_servers: Array<Record<string, unknown>> }>;
+  workers_error: string | null;
+  queue: Record<string, number> | null;
+  queue_error: string | null;
+  active_turns: number;
+  mcp_servers: Array<Record<string, unknown>>;
+  key_pools: Array<{
+    pool: string;
+    strategy: string;
+    keys: Array<{ fingerprint: string; state: string; uses: number; cooldown_remaining_s: number | null; reason: string | null }>;
+  }> | null;
+  key_pools_error: string | null;
+}
+
+function platformHealth(platform: (typeof PLATFORMS)[number], deps: DetailedHealthDeps): PlatformHealthJson {
   const ingress = deps.ingresses.get(platform);
   if (ingress) return healthJson(ingress.health());
   const status = deps.config.platforms[platform];
@@ -181,7 +212,7 @@ function mcpServerJson(s: McpServerStatus): Record<string, unknown> {
   };
 }
 
-function healthJson(h: AdapterHealth): Record<string, unknown> {
+function healthJson(h: AdapterHealth): PlatformHealthJson {
   return { state: h.state, last_event_at: h.lastEventAt === null ? null : new Date(h.lastEventAt).toISOString(), error: h.error };
 }
 
@@ -190,10 +221,11 @@ async function queueCounts(queue: Queue | null): Promise<Record<string, number> 
   return queue.getJobCounts(...QUEUE_STATES);
 }
 
-async function settle<T>(p: Promise<T>): Promise<{ value: T | null; error: string | null }> {
+/** A part of the answer that depends on Redis: its value, or its error after PART_TIMEOUT_MS. */
+export async function settle<T>(p: Promise<T>): Promise<{ value: T | null; error: string | null }> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer from Redis within ${PART_TIMEOUT_MS} ms`)), PART_TIMEOUT_MS);
+    timer = setTimeout(() => reject(new Error(`no answer within ${PART_TIMEOUT_MS} ms`)), PART_TIMEOUT_MS);
   });
   try {
     return { value: await Promise.race([p, timeout]), error: null };

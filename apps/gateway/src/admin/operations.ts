@@ -18,7 +18,9 @@ import { WorkerHeartbeat } from '../ops/heartbeat.js';
 import { QUEUE_STATES, type HeraldMetrics } from '../ops/metrics.js';
 import { PairingService } from '../pairing/index.js';
 import { mountAdminApi } from './api.js';
-import { detailedHealthRoute } from './health-detailed.js';
+import { detailedHealth, detailedHealthRoute } from './health-detailed.js';
+import { mountConsole } from '../console/index.js';
+import { storeKind } from '../sessions/store-target.js';
 import type { McpHub } from '../mcp/hub.js';
 import type { ScheduleService } from '../schedules/service.js';
 import type { McpServerStatus } from '../mcp/connection.js';
@@ -63,13 +65,27 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
     return reply.type(contentType).send(body);
   });
   const mcpServers = (): McpServerStatus[] => deps.mcp?.status() ?? [];
-  detailedHealthRoute(http, { config, redis: deps.redis, queue, ingresses: deps.ingresses, providers: deps.providers, mcpServers });
+  const healthDeps = { config, redis: deps.redis, queue, ingresses: deps.ingresses, providers: deps.providers, mcpServers };
+  detailedHealthRoute(http, healthDeps);
 
   if (config.adminToken) {
     const pairing = deps.pairing ?? new PairingService(deps.store.sql);
     await mountAdminApi(http, { token: config.adminToken, store: deps.store, queue, pairing, schedules: deps.schedules });
+    const started = Date.now();
+    await mountConsole(http, {
+      token: config.adminToken,
+      store: deps.store,
+      queue,
+      pairing,
+      log: deps.log.child({ component: 'console' }),
+      health: () => detailedHealth(healthDeps, started),
+      dependencies: [
+        { name: 'Redis', check: async () => void (await deps.redis.ping()) },
+        { name: storeKind(config) === 'postgres' ? 'PostgreSQL' : 'SQLite', check: () => deps.store.ping() },
+      ],
+    });
   } else {
-    deps.log.info('admin API off: set HERALD_ADMIN_TOKEN to enable /admin');
+    deps.log.info('admin API and console off: set HERALD_ADMIN_TOKEN to enable /admin and /console');
   }
 
   const heartbeat = worker

@@ -81,24 +81,41 @@ export function pairingRoutes(app: FastifyInstance, pairing: PairingService): vo
     },
   );
 
-  app.post<{ Body: { platform: Platform; user_id: string } }>(
-    '/admin/pairing/revoke',
-    {
-      schema: {
-        summary: "Take a paired user's access away (allowlists in the config are not affected)",
-        tags: ['pairing'],
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['platform', 'user_id'],
-          properties: { platform: platformSchema, user_id: { type: 'string', minLength: 1 } },
+  // Deny and revoke act on one person: the same body, one flag in the answer, a 404 when there was nothing to act on.
+  const userAction = (path: string, summary: string, flag: 'denied' | 'revoked', act: (p: Platform, u: string) => Promise<boolean>, missing: (p: Platform, u: string) => string): void => {
+    app.post<{ Body: { platform: Platform; user_id: string } }>(
+      path,
+      {
+        schema: {
+          summary,
+          tags: ['pairing'],
+          body: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['platform', 'user_id'],
+            properties: { platform: platformSchema, user_id: { type: 'string', minLength: 1 } },
+          },
+          response: { 200: { type: 'object', properties: { [flag]: { type: 'boolean' } } }, 404: errorSchema },
         },
-        response: { 200: { type: 'object', properties: { revoked: { type: 'boolean' } } }, 404: errorSchema },
       },
-    },
-    async (req, reply) => {
-      if (await pairing.revoke(req.body.platform, req.body.user_id)) return { revoked: true };
-      return reply.code(404).send({ error: 'not_found', message: `${req.body.platform} user ${req.body.user_id} is not paired` });
-    },
+      async (req, reply) => {
+        if (await act(req.body.platform, req.body.user_id)) return { [flag]: true };
+        return reply.code(404).send({ error: 'not_found', message: missing(req.body.platform, req.body.user_id) });
+      },
+    );
+  };
+  userAction(
+    '/admin/pairing/deny',
+    'Turn a pending pairing request down: its code stops working (the user may ask again after 10 minutes)',
+    'denied',
+    (p, u) => pairing.deny(p, u),
+    (p, u) => `no pending pairing request from ${p} user ${u}`,
+  );
+  userAction(
+    '/admin/pairing/revoke',
+    "Take a paired user's access away (allowlists in the config are not affected)",
+    'revoked',
+    (p, u) => pairing.revoke(p, u),
+    (p, u) => `${p} user ${u} is not paired`,
   );
 }

@@ -120,6 +120,17 @@ describe('loadConfig', () => {
     expect(configSecrets(c).sort()).toEqual(['1:tok', 'admin-token-0123456789', 'sk-x']);
   });
 
+  it('reads HERALD_API_KEYS as a list of keys, each scrubbed from logs; a short key stops start-up without showing it', () => {
+    const c = load({ HERALD_API_KEYS: 'sk-first-key-000000001, sk-second-key-00000002' });
+    expect(c.apiKeys).toEqual(['sk-first-key-000000001', 'sk-second-key-00000002']);
+    expect(c.apiRateLimit).toBe(60);
+    expect(configSecrets(c).sort()).toEqual(['sk-first-key-000000001', 'sk-second-key-00000002']);
+    expect(load({}).apiKeys).toEqual([]);
+    const err = loadErr({ HERALD_API_KEYS: 'sk-first-key-000000001,short' });
+    expect(err).toBe('HERALD_API_KEYS: each key must be at least 16 characters (got (hidden))');
+    expect(loadErr({ HERALD_API_RATE_LIMIT: 'lots' })).toMatch(/^HERALD_API_RATE_LIMIT: must be a whole number/);
+  });
+
   it('gathers key pools from numbered variables, lists and endpoints, and scrubs every key', () => {
     const c = load({
       OPENAI_API_KEY: 'sk-a',

@@ -177,6 +177,11 @@ export function configSecrets(config: HeraldConfig): string[] {
   for (const [path, s] of walkSettings()) {
     if (!s.secret) continue;
     const v = getPath(config as unknown as Record<string, unknown>, path);
+    // A list of secrets (HERALD_API_KEYS): each one is scrubbed.
+    if (Array.isArray(v)) {
+      out.push(...v.filter((k): k is string => typeof k === 'string' && k.length > 0));
+      continue;
+    }
     if (typeof v !== 'string' || !v) continue;
     // A URL's secret is its password: the rest (host, database) stays readable in logs and error lines.
     // (A password too short to scrub on its own hides the whole URL instead.)

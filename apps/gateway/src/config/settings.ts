@@ -93,6 +93,15 @@ export const SETTINGS = {
   host: setting('HERALD_HOST', str, 'Admin HTTP listen address', '127.0.0.1'),
   port: setting('HERALD_PORT', int(0, 65535), 'Admin HTTP port (0 = any free port)', '8080'),
   adminToken: setting('HERALD_ADMIN_TOKEN', z.string().min(16, 'must be at least 16 characters'), 'Bearer token for /admin/*; unset disables the admin API', undefined, true),
+  // The OpenAI-compatible HTTP API (apps/gateway/src/api): on while at least one key is set.
+  apiKeys: setting(
+    'HERALD_API_KEYS',
+    list.pipe(z.array(z.string().min(16, 'each key must be at least 16 characters').regex(/^[\x21-\x7e]+$/, 'keys are printable ASCII without spaces'))),
+    'Comma list of bearer keys for the OpenAI-compatible API (/v1/*); unset disables it',
+    '',
+    true,
+  ),
+  apiRateLimit: setting('HERALD_API_RATE_LIMIT', int(0, 100_000), 'Requests per minute one API key may make to /v1 (0 = no limit)', '60'),
   logLevel: setting('HERALD_LOG_LEVEL', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'Log level', 'info'),
   model: setting('HERALD_MODEL', modelRef, 'provider:model the agent uses'),
   fallbackModels: setting('HERALD_FALLBACK_MODELS', modelList, 'Comma list of provider:model tried in order', ''),

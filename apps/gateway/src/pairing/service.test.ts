@@ -65,6 +65,22 @@ describe('PairingService', () => {
     expect((await pairing.approve('telegram', second)).status).toBe('approved');
   });
 
+  it('deny voids a pending code at once; the user may ask again after the usual interval; a denied code frees its slot', async () => {
+    const { pairing, clock } = await service();
+    const code = codeOf(await pairing.request('telegram', '9', 'mallory'));
+    expect(await pairing.deny('telegram', '9')).toBe(true);
+    expect(await pairing.deny('telegram', '9')).toBe(false);
+    expect((await pairing.list('telegram')).pending).toEqual([]);
+    expect((await pairing.approve('telegram', code)).status).toBe('invalid');
+    // Asking again at once is spaced out as any repeat request is; after the interval a new code comes.
+    expect((await pairing.request('telegram', '9')).status).toBe('rate_limited');
+    for (const u of ['1', '2', '3']) codeOf(await pairing.request('telegram', u));
+    clock.t += PAIRING_REQUEST_INTERVAL_MS;
+    expect(await pairing.deny('telegram', '1')).toBe(true);
+    codeOf(await pairing.request('telegram', '9'));
+    expect(await pairing.isApproved('telegram', '9')).toBe(false);
+  });
+
   it('at most 3 pending codes per platform', async () => {
     const { pairing } = await service();
     for (const u of ['1', '2', '3']) codeOf(await pairing.request('discord', u));

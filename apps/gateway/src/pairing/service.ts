@@ -103,7 +103,8 @@ export class PairingService {
       if (await this.isApproved(platform, userId)) return { status: 'already_approved' };
       const lockedFor = await this.lockedForMs(platform, now);
       if (lockedFor > 0) return { status: 'locked', retryAfterMs: lockedFor };
-      await this.sql.run('DELETE FROM pairing_requests WHERE expires_at <= ?', [now]);
+      // Expired and denied codes go once their request interval is over (until then they still space requests out).
+      await this.sql.run('DELETE FROM pairing_requests WHERE expires_at <= ? AND created_at <= ?', [now, now - PAIRING_REQUEST_INTERVAL_MS]);
 
       const previous = await this.sql.get<{ created_at: number }>(
         'SELECT created_at FROM pairing_requests WHERE platform = ? AND user_id = ?',
@@ -114,8 +115,8 @@ export class PairingService {
       }
       // The user's own older code is replaced, so it does not count against the platform's limit.
       const others = (await this.sql.get<{ n: number }>(
-        'SELECT count(*) AS n FROM pairing_requests WHERE platform = ? AND user_id != ?',
-        [platform, userId],
+        'SELECT count(*) AS n FROM pairing_requests WHERE platform = ? AND user_id != ? AND expires_at > ?',
+        [platform, userId, now],
       )) as { n: number };
       if (others.n >= PAIRING_MAX_PENDING_PER_PLATFORM) return { status: 'too_many_pending' };
 
@@ -152,6 +153,21 @@ export class PairingService {
       );
       await this.sql.run('UPDATE pairing_lockouts SET failed_attempts = 0 WHERE platform = ?', [platform]);
       return { status: 'approved', platform, userId: row.user_id, userName: row.user_name };
+    });
+  }
+
+  /**
+   * The owner turns a pending request down: its code stops working at once. The user can ask for a new code once
+   * the usual interval since their request has passed. True if a pending request was there.
+   */
+  deny(platform: Platform, userId: string): Promise<boolean> {
+    return this.locked(platform, async () => {
+      const now = this.now();
+      const res = await this.sql.run(
+        'UPDATE pairing_requests SET expires_at = ?, code_hash = ? WHERE platform = ? AND user_id = ? AND expires_at > ?',
+        [now, 'denied', platform, userId, now],
+      );
+      return res.changes > 0;
     });
   }
 

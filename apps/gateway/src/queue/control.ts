@@ -1,5 +1,5 @@
 /**
- * Control signals between ingress and whichever worker holds a session: interrupt, stop, steer.
+ * Control signals between ingress and whichever worker holds a session: interrupt, stop, steer, withdraw.
  * One Redis pub/sub channel per deployment; every worker subscribes once and routes by session key.
  * Pub/sub is fire-and-forget, so it is only the fast path: the `intr:<key>` marker in Redis (see mailbox.ts) is
  * what guarantees a stale reply is never sent even if a signal is missed.
@@ -9,7 +9,9 @@ import type { Redis } from 'ioredis';
 export type ControlSignal =
   | { type: 'interrupt'; sessionKey: string; seq: number }
   | { type: 'stop'; sessionKey: string }
-  | { type: 'steer'; sessionKey: string; entry: string };
+  | { type: 'steer'; sessionKey: string; entry: string }
+  /** The sender took a withdrawable message back (Mailbox.withdraw): its turn, if running, stops like /stop. */
+  | { type: 'withdraw'; sessionKey: string; entryId: string };
 
 export class ControlBus {
   private readonly channel: string;

@@ -54,6 +54,11 @@ export interface TurnPayload {
    * text, image notes); only its images are fetched again, to be shown once more.
    */
   mediaInText?: boolean;
+  /**
+   * The sender may take the message back (an HTTP API client that went away): before its turn runs, the worker
+   * looks for a withdrawal (Mailbox.withdraw), and a withdrawal while it runs aborts it like /stop.
+   */
+  withdrawable?: boolean;
   /** Set on a scheduled task's turn (schedules/runner.ts); `userId` is then the task's owner. */
   scheduled?: ScheduledRun;
 }
@@ -242,7 +247,7 @@ export class Mailbox {
     }
   }
 
-  key(kind: 'mbox' | 'lock' | 'fence' | 'seq' | 'intr' | 'seen' | 'ack', id: string): string {
+  key(kind: 'mbox' | 'lock' | 'fence' | 'seq' | 'intr' | 'seen' | 'ack' | 'withdrawn', id: string): string {
     return `${this.prefix}:${kind}:${id}`;
   }
 
@@ -355,6 +360,17 @@ export class Mailbox {
 
   async length(sessionKey: string): Promise<number> {
     return this.redis.llen(this.key('mbox', sessionKey));
+  }
+
+  /** Marks a withdrawable entry as taken back by its sender (kept as long as an entry is remembered while pending). */
+  async withdraw(entryId: string): Promise<void> {
+    await this.redis.set(this.key('withdrawn', entryId), '1', 'EX', SEEN_WHILE_PENDING_S);
+  }
+
+  /** True when any of these entries was withdrawn. */
+  async anyWithdrawn(entryIds: string[]): Promise<boolean> {
+    if (entryIds.length === 0) return false;
+    return (await this.redis.exists(...entryIds.map((id) => this.key('withdrawn', id)))) > 0;
   }
 
   /** Once per window per session: true if the caller may send a "queued" acknowledgement now. */

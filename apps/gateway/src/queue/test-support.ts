@@ -1,5 +1,5 @@
 /**
- * The worker tests' rig (worker.test.ts, scheduled-runs.test.ts): several TurnWorkers in one process on real Redis
+ * The worker tests' rig (worker.test.ts, scheduled-runs.test.ts, withdraw.test.ts): several TurnWorkers in one process on real Redis
  * and real BullMQ, under a key prefix of their own that is deleted after each test.
  */
 import { Queue } from 'bullmq';
@@ -9,7 +9,7 @@ import { afterEach } from 'vitest';
 import { ControlBus } from './control.js';
 import { Mailbox, type TurnPayload } from './mailbox.js';
 import { TurnProducer, type BusyInputMode, type TurnJobData } from './producer.js';
-import { TURN_QUEUE, TurnWorker, type TurnRunner } from './worker.js';
+import { TURN_QUEUE, TurnWorker, type TurnEndHandler, type TurnRunner } from './worker.js';
 
 export const URL = 'redis://127.0.0.1:6379';
 export const log = pino({ level: 'silent' });
@@ -27,6 +27,7 @@ export async function rig(opts: {
   watchdogMs?: number;
   /** The mailbox the workers use (tests inject faults with a subclass). */
   mailbox?: (redis: Redis, prefix: string) => Mailbox;
+  onTurnEnd?: TurnEndHandler;
 }) {
   const prefix = `htest-worker-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   const redis = new Redis(URL);
@@ -47,6 +48,7 @@ export async function rig(opts: {
       control: new ControlBus(redis, sub, prefix),
       runTurn: opts.runTurn,
       onAbandon: async (turn) => void abandoned.push(turn.entries.map((e) => e.payload.text).join('+')),
+      onTurnEnd: opts.onTurnEnd,
       concurrency: opts.concurrency ?? 10,
       busyInputMode: opts.mode,
       log,

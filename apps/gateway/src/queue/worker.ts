@@ -43,6 +43,12 @@ export interface TurnResult {
 
 export type TurnRunner = (ctx: TurnContext) => Promise<TurnResult | void>;
 
+/**
+ * Told once a turn's entries have left the mailbox: answered, failed, stopped or withdrawn (not when the turn was
+ * handed to another worker, which then runs it again). The HTTP API ends its waiting requests here.
+ */
+export type TurnEndHandler = (entries: MailboxEntry[]) => Promise<void>;
+
 /** A turn the watchdog gave up on: called once, so the caller can fence it out and tell the user. */
 export type AbandonHandler = (turn: { sessionKey: string; turnId: string; entries: MailboxEntry[]; log: Logger }) => Promise<void>;
 
@@ -70,6 +76,8 @@ export interface TurnWorkerOptions {
   runTurn: TurnRunner;
   /** Takes an abandoned turn's write and send access away and tells the user (app.ts: store + egress). */
   onAbandon: AbandonHandler;
+  /** Called after a turn's entries were acknowledged (see TurnEndHandler). */
+  onTurnEnd?: TurnEndHandler;
   concurrency: number;
   busyInputMode: BusyInputMode;
   log: Logger;
@@ -88,6 +96,8 @@ const WATCHDOG_GRACE_MS = 5_000;
 
 interface RunningTurn {
   seq: number;
+  /** Ids of the entries the turn answers (a withdrawal names one). */
+  entryIds: Set<string>;
   /** A scheduled task's run: a user's message neither interrupts nor steers it (it queues behind it). */
   scheduled: boolean;
   lastActivity: number;
@@ -165,6 +175,7 @@ export class TurnWorker {
     else if (turn.scheduled) return; // the message waits in the mailbox and runs as the next turn
     else if (s.type === 'interrupt' && turn.seq < s.seq) turn.controller.abort(new TurnAbort('interrupt'));
     else if (s.type === 'steer') turn.steer.push({ raw: s.entry, entry: JSON.parse(s.entry) as MailboxEntry });
+    else if (s.type === 'withdraw' && turn.entryIds.has(s.entryId)) turn.controller.abort(new TurnAbort('stop'));
   }
 
   private async process(job: Job<TurnJobData>, token?: string): Promise<string> {
@@ -213,16 +224,29 @@ export class TurnWorker {
         // Interrupt mode: what piled up while the last turn ran is answered as one turn (nothing is dropped). A
         // scheduled task's run is always a turn of its own, and stays in the mailbox while messages are merged.
         const scheduled = head.entry.payload.scheduled !== undefined;
-        const merged = this.opts.busyInputMode === 'interrupt' && !scheduled ? (await mailbox.pending(sessionKey)).filter((m) => !m.entry.payload.scheduled) : [];
+        const merged =
+          this.opts.busyInputMode === 'interrupt' && !scheduled ? mergeable(head.entry, (await mailbox.pending(sessionKey)).filter((m) => !m.entry.payload.scheduled)) : [];
         const entries = [head.entry, ...merged.map((m) => m.entry)];
         const last = entries[entries.length - 1];
         // A scheduled run is never made stale by a later message (only /stop, which takes the lock, ends it).
         const seq = scheduled ? Number.MAX_SAFE_INTEGER : last.seq;
-        const turn: RunningTurn = { seq, scheduled, lastActivity: Date.now(), controller: new AbortController(), steer: [], absorbed: merged.map((m) => m.raw) };
+        const turn: RunningTurn = {
+          seq,
+          scheduled,
+          entryIds: new Set(entries.map((e) => e.id)),
+          lastActivity: Date.now(),
+          controller: new AbortController(),
+          steer: [],
+          absorbed: merged.map((m) => m.raw),
+        };
         this.running.set(sessionKey, turn);
         let result: TurnResult | void = undefined;
         try {
-          result = await this.watched(turn, log, this.opts.runTurn({
+          // Registered as running first, then checked: a withdrawal either shows here or finds the turn running.
+          if (await this.withdrawn(entries)) {
+            turn.controller.abort(new TurnAbort('stop'));
+            log.info({ turnId: last.id }, 'message withdrawn by its sender before its turn ran; skipped');
+          } else result = await this.watched(turn, log, this.opts.runTurn({
             sessionKey,
             entries,
             turnId: last.id,
@@ -260,6 +284,7 @@ export class TurnWorker {
         const left = await mailbox.ack(sessionKey, got.token, head.raw, turn.absorbed);
         // Only now the reaction swap and the like: a quick follow-up finds the session free, not "queued".
         if (result?.afterAck) await result.afterAck().catch((err: unknown) => log.warn({ err }, 'after-turn step failed'));
+        if (left !== -1 && this.opts.onTurnEnd) await this.opts.onTurnEnd(entries).catch((err: unknown) => log.warn({ err }, 'turn-end step failed'));
         if (left === -1) {
           lost = true;
           break;
@@ -276,6 +301,12 @@ export class TurnWorker {
       if (!released) await mailbox.release(sessionKey, got.token).catch(() => undefined);
     }
     return `${turns} turn(s)`;
+  }
+
+  private async withdrawn(entries: MailboxEntry[]): Promise<boolean> {
+    const ids = entries.filter((e) => e.payload.withdrawable).map((e) => e.id);
+    // Redis trouble here must not cost the message: run the turn (a withdrawal still aborts it while it runs).
+    return ids.length > 0 && this.opts.mailbox.anyWithdrawn(ids).catch(() => false);
   }
 
   /** Leaves the mailbox as it is, frees the session and puts the job back so another worker picks it up now. */
@@ -318,6 +349,19 @@ export class TurnWorker {
       clearTimeout(timer);
     }
   }
+}
+
+/**
+ * The pending entries one turn may answer together with the head: those in a row that reply to the same place.
+ * A message that waits for an answer of its own elsewhere (each HTTP API request has its own) is never merged.
+ */
+function mergeable(head: MailboxEntry, pending: Array<{ raw: string; entry: MailboxEntry }>): Array<{ raw: string; entry: MailboxEntry }> {
+  const out: Array<{ raw: string; entry: MailboxEntry }> = [];
+  for (const p of pending) {
+    if (p.entry.payload.conversationId !== head.payload.conversationId) break;
+    out.push(p);
+  }
+  return out;
 }
 
 /** The entry a job was added for; jobs added before job data was trimmed carry the whole entry instead. */

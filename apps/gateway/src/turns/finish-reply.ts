@@ -30,7 +30,8 @@ export async function finishReply(services: OutboundServices, input: FinishReply
   const { result, files, signal, log } = input;
   if (result.error) return { reply: userFacingError(result.error.kind), files: [...files.files] };
   let reply = result.finalResponse;
-  if (services.replyPictures && reply.includes('![')) {
+  // The HTTP API answers with text only: a picture stays in it as the Markdown image the client can show.
+  if (services.replyPictures && input.egress.platform !== 'api' && reply.includes('![')) {
     reply = await takePicturesFromReply({ text: reply, files, limits: services.limits, fetch: services.fetch, signal, log });
   }
   const spoken = reply.trim() !== '';

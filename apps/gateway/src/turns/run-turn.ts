@@ -5,7 +5,7 @@
  * reply was recorded but not delivered is delivered without asking the LLM again, and messages are persisted
  * under the turn id so persisting the same turn twice writes each message once.
  */
-import { buildSessionSystemPrompt, runConversation, type ChatMessage, type Session, type ConversationResult, type SessionSource, type SessionStore } from '@herald/agent-core';
+import { buildSessionSystemPrompt, runConversation, type AgentEvent, type ChatMessage, type Session, type ConversationResult, type SessionSource, type SessionStore } from '@herald/agent-core';
 import type { PlatformEgress } from '@herald/adapters';
 import type { MailboxEntry, TurnPayload } from '../queue/mailbox.js';
 import { TurnAbort, type TurnResult, type TurnRunner } from '../queue/worker.js';
@@ -48,6 +48,11 @@ export interface TurnDeps {
   outbound: OutboundServices;
   /** Fetching and reading the files users send (media/services.ts). */
   media: MediaServices;
+  /**
+   * Where a message's platform takes the agent's events live (the HTTP API streams them to its client): that
+   * relay, or null. Such a platform gets no typing, tool-progress or streamed-edit display of its own.
+   */
+  relay?: (payload: TurnPayload) => ((event: AgentEvent) => void) | null;
 }
 
 const QUOTE_MAX_CHARS = 500;
@@ -81,6 +86,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const egress = deps.egress(first.platform);
     // 👀 on the user's messages while this turn runs, ✅ once answered (platforms with that convention: Slack).
     const progress = showTurnProgress(egress, reactionTargets(ctx.entries), ctx.log);
+    const relay = deps.relay?.(last) ?? null;
     // Typing, tool progress, status lines and streaming (turns/progress.ts).
     const live = new LiveTurn({
       egress,
@@ -88,7 +94,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       platform: first.platform,
       chatType: last.chatType,
       replyTo: last.platformMessageId,
-      settings: deps.conversation?.progress,
+      settings: relay ? undefined : deps.conversation?.progress,
       signal: ctx.signal,
       canDeliver: ctx.canDeliver,
       log: ctx.log,
@@ -189,6 +195,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
         onEvent: (event) => {
           ctx.touch(); // the worker's inactivity watchdog counts every agent event as activity
           live.onEvent(event);
+          relay?.(event);
         },
         toolContext: { sessionId: session.id, sessionKey, userId: first.userId, platform: first.platform },
       }));

@@ -132,7 +132,8 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
             // Agent profiles are not there yet: every turn is the default profile's.
             tools: [
               ...(opts.tools ?? []),
-              ...(payload.scheduled ? scheduledTools : tools),
+              // No clarify where nobody can answer: a scheduled run, or a client waiting on one HTTP request (the API).
+              ...(payload.scheduled || egress.platform === 'api' ? scheduledTools : tools),
               // A task set in this turn belongs to its user and delivers to this chat.
               ...(withSchedule ? [createScheduleTool(schedules, scheduleOrigin(payload, ctx.sessionKey), config.timezone) as Tool] : []),
               ...(deps.mcp?.toolsFor(DEFAULT_PROFILE) ?? []),

@@ -19,6 +19,7 @@ import type { Sql, WriteStats } from './sql.js';
 import { SqliteSql } from './sqlite-sql.js';
 import * as turnFiles from './turn-files.js';
 import * as turns from './turns.js';
+import { usageByDay, usageByModel, type DailyUsage, type ModelUsage, type UsageFilter } from './usage.js';
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//i;
 
@@ -121,6 +122,16 @@ export class SessionStore {
 
   listSessions(opts?: sessions.ListSessionsOptions): Promise<sessions.SessionPage> {
     return sessions.listSessions(this.sql, opts);
+  }
+
+  /** Tokens and estimated spend per model (sessions counted by the model they record). */
+  usageByModel(filter?: UsageFilter): Promise<ModelUsage[]> {
+    return usageByModel(this.sql, filter);
+  }
+
+  /** The same per UTC day (the day a session started) and model. */
+  usageByDay(filter?: UsageFilter): Promise<DailyUsage[]> {
+    return usageByDay(this.sql, filter);
   }
 
   // --- messages ---------------------------------------------------------------------------------------------

@@ -1,0 +1,47 @@
+/**
+ * What the console's pages read, gathered in one place: the same sources as /health/detailed, the readiness
+ * checks and the store's usage queries.
+ */
+import type { Queue } from 'bullmq';
+import type { DailyUsage, ModelUsage, SessionStore } from '@herald/agent-core';
+import type { Logger } from '../logger.js';
+import type { PairingService } from '../pairing/index.js';
+import { settle, type DetailedHealth } from '../admin/health-detailed.js';
+import type { Dependency } from './overview.js';
+
+const WEEK_MS = 7 * 86_400_000;
+
+export interface ConsoleDeps {
+  /** HERALD_ADMIN_TOKEN: what the login form asks for, and the key of the cookie's and CSRF tokens' HMACs. */
+  token: string;
+  store: SessionStore;
+  queue: Queue;
+  pairing: PairingService;
+  log: Logger;
+  /** /health/detailed's answer for this process. */
+  health: () => Promise<DetailedHealth>;
+  /** Redis and the store (named `sqlite` or `postgres`), as readiness checks them. */
+  dependencies: Array<{ name: string; check: () => Promise<void> }>;
+}
+
+export async function overviewData(deps: ConsoleDeps): Promise<{ health: DetailedHealth; dependencies: Dependency[]; weekCostUsd: number; weekSessions: number }> {
+  const [health, dependencies, week] = await Promise.all([
+    deps.health(),
+    Promise.all(deps.dependencies.map(async (d) => ({ name: d.name, error: (await settle(d.check())).error }))),
+    settle(deps.store.usageByModel({ since: Date.now() - WEEK_MS })),
+  ]);
+  const models = week.value ?? [];
+  return {
+    health,
+    dependencies,
+    weekCostUsd: models.reduce((n, m) => n + m.costUsd, 0),
+    weekSessions: models.reduce((n, m) => n + m.sessions, 0),
+  };
+}
+
+export async function usageData(deps: ConsoleDeps, days: number, now: Date): Promise<{ byModel: ModelUsage[]; byDay: DailyUsage[] }> {
+  // From the start of the first UTC day in the window.
+  const since = Math.floor(now.getTime() / 86_400_000) * 86_400_000 - (days - 1) * 86_400_000;
+  const [byModel, byDay] = await Promise.all([deps.store.usageByModel({ since }), deps.store.usageByDay({ since })]);
+  return { byModel, byDay };
+}

@@ -1,0 +1,69 @@
+/**
+ * The overview: is everything up (platforms, workers, Redis, the database), how deep is the queue right now (kept
+ * live by the page's script), and what the last week cost.
+ */
+import type { DetailedHealth } from '../admin/health-detailed.js';
+import { html, type Html } from './html.js';
+import { CONSOLE_PATH } from './auth.js';
+import { count, tableWrap, usd, when } from './layout.js';
+
+export interface Dependency {
+  name: string;
+  error: string | null;
+}
+
+export const LIVE_QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
+
+function stateClass(state: string): string {
+  return state === 'connected' ? 'ok' : state === 'disabled' ? 'off' : 'bad';
+}
+
+export function overviewBody(health: DetailedHealth, deps: Dependency[], weekCostUsd: number, weekSessions: number): Html {
+  const queue = health.queue ?? {};
+  const depth = LIVE_QUEUE_STATES.map(
+    (s) => html`<div class="card"><h3 id="q-${s}">${s}</h3><p class="big" aria-labelledby="q-${s}" data-state="${s}">${queue[s] ?? '—'}</p></div>`,
+  );
+  return html`
+<section aria-labelledby="h-deps">
+  <h2 id="h-deps">Dependencies</h2>
+  <div class="cards">
+    ${deps.map((d) => html`<div class="card"><h3>${d.name}</h3><p class="state ${d.error ? 'bad' : 'ok'}">${d.error ? 'down' : 'up'}</p>${d.error ? html`<p class="muted">${d.error}</p>` : ''}</div>`)}
+    <div class="card"><h3>Workers</h3><p class="state ${health.workers.length > 0 ? 'ok' : 'bad'}">${health.workers.length} seen</p><p class="muted">${health.active_turns} turns running</p></div>
+  </div>
+</section>
+<section aria-labelledby="h-queue">
+  <h2 id="h-queue">Queue depth</h2>
+  <div data-live-queue="${CONSOLE_PATH}/queue.json">
+    <div class="cards">${depth}</div>
+    <p class="muted">Updated <span data-updated>${new Date().toISOString().slice(11, 19)} UTC</span>, every 2 s while this page is open.${health.queue_error ? html` Redis: ${health.queue_error}` : ''}</p>
+  </div>
+</section>
+<section aria-labelledby="h-platforms">
+  <h2 id="h-platforms">Platforms</h2>
+  ${tableWrap(
+    'Platform connections (of this process)',
+    ['Platform', 'State', 'Last event', 'Error'],
+    Object.entries(health.platforms).map(
+      ([name, p]) => html`<tr><th scope="row">${name}</th><td class="state ${stateClass(p.state)}">${p.state}</td><td>${when(p.last_event_at)}</td><td>${p.error ?? ''}</td></tr>`,
+    ),
+    'No platform.',
+  )}
+  <p class="muted">The OpenAI-compatible API at <code>/v1</code> is on when HERALD_API_KEYS is set; its sessions are listed with source <code>api</code>.</p>
+</section>
+<section aria-labelledby="h-workers">
+  <h2 id="h-workers">Workers</h2>
+  ${tableWrap(
+    'Workers heard from in the last 30 s',
+    ['Worker', 'Host', 'PID', 'Last heartbeat', 'Running turns'],
+    health.workers.map(
+      (w) => html`<tr><th scope="row">${w.id}</th><td>${w.host}</td><td class="num">${w.pid}</td><td>${when(w.last_heartbeat_at)}</td><td class="num">${w.running_turns}</td></tr>`,
+    ),
+    health.workers_error ? `Workers could not be listed: ${health.workers_error}` : 'No worker has sent a heartbeat: messages wait in the queue until one runs.',
+  )}
+</section>
+<section aria-labelledby="h-spend">
+  <h2 id="h-spend">Last 7 days</h2>
+  <p><span class="big">${usd(weekCostUsd)}</span> estimated spend over ${count(weekSessions)} sessions. <a href="${CONSOLE_PATH}/usage">Usage by model and day</a></p>
+</section>
+<p class="muted">Herald ${health.version} · this process: ${health.role}, pid ${health.pid}, up ${health.uptime_s} s.</p>`;
+}

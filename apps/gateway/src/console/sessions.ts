@@ -1,0 +1,63 @@
+/**
+ * Sessions: the newest first (filter by source, page with a cursor), or full-text search over every transcript
+ * (the store's FTS search, the same as /admin/search and `herald sessions search`).
+ */
+import type { SearchHit, Session } from '@herald/agent-core';
+import { SOURCES } from '../admin/schemas.js';
+import { escapeHtml, html, trusted, type Html } from './html.js';
+import { CONSOLE_PATH } from './auth.js';
+import { count, tableWrap, usd, when } from './layout.js';
+
+export interface SessionsView {
+  q: string;
+  source: string;
+  sessions: Session[];
+  hits: SearchHit[] | null;
+  nextCursor: string | null;
+  searchError: string | null;
+}
+
+export function sessionLink(s: { id: string }, text: string): Html {
+  return html`<a href="${CONSOLE_PATH}/sessions/${encodeURIComponent(s.id)}">${text}</a>`;
+}
+
+/** A search snippet with the store's `>>>hit<<<` marks as <mark>, everything else escaped. */
+export function snippetHtml(snippet: string): Html {
+  return trusted(escapeHtml(snippet).replace(/&gt;&gt;&gt;/g, '<mark>').replace(/&lt;&lt;&lt;/g, '</mark>'));
+}
+
+export function sessionsBody(v: SessionsView): Html {
+  const form = html`<form method="get" action="${CONSOLE_PATH}/sessions" role="search" aria-label="Sessions">
+  <div class="row">
+    <div class="field"><label for="q">Search transcripts</label><input id="q" name="q" type="search" value="${v.q}" placeholder="words, &quot;a phrase&quot;, prefix*"></div>
+    <div class="field"><label for="source">Source</label>
+      <select id="source" name="source"><option value="">all</option>${SOURCES.map((s) => html`<option${s === v.source ? html` selected` : ''}>${s}</option>`)}</select></div>
+    <div class="field"><button type="submit">Show</button></div>
+  </div>
+</form>`;
+  if (v.searchError) return html`${form}<p class="notice error" role="alert">${v.searchError}</p>`;
+  if (v.hits) {
+    return html`${form}${tableWrap(
+      `${v.hits.length} matches for “${v.q}”, best first`,
+      ['Session', 'Source', 'Role', 'Match', 'When'],
+      v.hits.map(
+        (h) => html`<tr><th scope="row">${sessionLink({ id: h.sessionId }, h.title ?? h.sessionId.slice(0, 8))}</th><td>${h.source}</td><td>${h.role}</td><td>${snippetHtml(h.snippet)}</td><td>${when(h.createdAt)}</td></tr>`,
+      ),
+      `Nothing matches “${v.q}”.`,
+    )}`;
+  }
+  const next = v.nextCursor
+    ? html`<p><a href="${CONSOLE_PATH}/sessions?${new URLSearchParams({ ...(v.source && { source: v.source }), cursor: v.nextCursor }).toString()}">Older sessions</a></p>`
+    : '';
+  return html`${form}${tableWrap(
+    'Sessions, newest first',
+    ['Session', 'Source', 'User', 'Started', 'Messages', 'Tokens', 'Cost', 'State'],
+    v.sessions.map(
+      (s) => html`<tr>
+<th scope="row">${sessionLink(s, s.title ?? s.id.slice(0, 8))}</th><td>${s.source}</td><td>${s.userId ?? '—'}</td><td>${when(s.startedAt)}</td>
+<td class="num">${count(s.messageCount)}</td><td class="num">${count(s.inputTokens + s.outputTokens)}</td><td class="num">${usd(s.estimatedCostUsd)}</td>
+<td>${s.endedAt === null ? 'open' : `ended (${s.endReason ?? '—'})`}</td></tr>`,
+    ),
+    'No sessions yet.',
+  )}${next}`;
+}

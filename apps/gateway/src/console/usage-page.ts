@@ -1,0 +1,61 @@
+/**
+ * Usage and spend: per model over the chosen window, and a chart of each day's spend (and tokens) by model, with
+ * the numbers in a table too. Spend is the store's `estimated_cost_usd`, counted for each session's model and the
+ * day it started. Per agent profile once profiles exist.
+ */
+import type { DailyUsage, ModelUsage } from '@herald/agent-core';
+import { html, type Html } from './html.js';
+import { CONSOLE_PATH } from './auth.js';
+import { dayRange, modelColor, swatch, usageChart } from './chart.js';
+import { count, tableWrap, usd } from './layout.js';
+
+export const USAGE_WINDOWS = [7, 30, 90] as const;
+
+export function usageBody(days: number, byModel: ModelUsage[], byDay: DailyUsage[], until: Date): Html {
+  const models = byModel.map((m) => m.model);
+  const to = until.toISOString().slice(0, 10);
+  const from = new Date(until.getTime() - (days - 1) * 86_400_000).toISOString().slice(0, 10);
+  const range = dayRange(from, to);
+  const total = byModel.reduce((n, m) => n + m.costUsd, 0);
+  const windows = html`<form method="get" action="${CONSOLE_PATH}/usage" class="row">
+  <div class="field"><label for="days">Window</label><select id="days" name="days">${USAGE_WINDOWS.map((d) => html`<option value="${d}"${d === days ? html` selected` : ''}>last ${d} days</option>`)}</select></div>
+  <div class="field"><button type="submit">Show</button></div>
+</form>`;
+  return html`${windows}
+<p><span class="big">${usd(total)}</span> estimated spend, ${count(byModel.reduce((n, m) => n + m.sessions, 0))} sessions, last ${days} days (UTC).</p>
+<section aria-labelledby="h-models">
+<h2 id="h-models">By model</h2>
+${tableWrap(
+  'Usage by model',
+  ['Model', 'Sessions', 'Input tokens', 'Output tokens', 'Cache read', 'Cache write', 'Estimated cost'],
+  byModel.map(
+    (m) => html`<tr><th scope="row">${swatch(modelColor(models, m.model))}${m.model ?? 'no model'}</th><td class="num">${count(m.sessions)}</td><td class="num">${count(m.inputTokens)}</td>
+<td class="num">${count(m.outputTokens)}</td><td class="num">${count(m.cacheReadTokens)}</td><td class="num">${count(m.cacheWriteTokens)}</td><td class="num">${usd(m.costUsd)}</td></tr>`,
+  ),
+  'No sessions in this window.',
+)}
+<p class="muted">Per agent profile as well, once profiles exist.</p>
+</section>
+<section aria-labelledby="h-daily">
+<h2 id="h-daily">By day</h2>
+<figure>
+<figcaption>Estimated spend per day, by model</figcaption>
+${usageChart(range, byDay, models, 'costUsd', 'Estimated spend per day')}
+</figure>
+<figure>
+<figcaption>Tokens per day, by model</figcaption>
+${usageChart(range, byDay, models, 'tokens', 'Tokens per day')}
+</figure>
+<details><summary>The numbers per day</summary>
+${tableWrap(
+  'Usage per day and model',
+  ['Day', 'Model', 'Sessions', 'Tokens', 'Estimated cost'],
+  byDay.map(
+    (d) => html`<tr><th scope="row">${d.day}</th><td>${d.model ?? 'no model'}</td><td class="num">${count(d.sessions)}</td>
+<td class="num">${count(d.inputTokens + d.outputTokens + d.cacheReadTokens + d.cacheWriteTokens)}</td><td class="num">${usd(d.costUsd)}</td></tr>`,
+  ),
+  'No sessions in this window.',
+)}
+</details>
+</section>`;
+}
