@@ -41,6 +41,7 @@ import { workersSeenCheck } from './ops/heartbeat.js';
 import { BackgroundTasks } from './sessions/background-tasks.js';
 import { logConnectionErrors } from './redis-errors.js';
 import { mountOperations } from './admin/operations.js';
+import { logFindings, redisFindings, refusals, storeFindings, UnsafeSetupError } from './ops/safety/checks.js';
 
 export interface Herald {
   readonly config: HeraldConfig;
@@ -90,10 +91,15 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
   const redis = await connectRedis(config.redisUrl);
   onStop('redis', async () => redis.disconnect());
   logConnectionErrors(log, 'main', redis);
+  // What this Redis is set up to lose (persistence, eviction, version): warnings, except what BullMQ cannot work with.
+  const redisSafety = await redisFindings(redis, config);
+  logFindings(log, redisSafety);
+  if (refusals(redisSafety).length > 0) throw new UnsafeSetupError(refusals(redisSafety));
   stillStarting();
   // SQLite file or PostgreSQL; a database still booting is waited for, with /health/ready saying so.
   const store = await openStoreWhenReachable(config, log, signal);
   onStop('store', () => store.close());
+  logFindings(log, await storeFindings(store, config));
   stillStarting();
   // Work started behind a reply (the /new memory flush): stopping waits for it, side by side with running turns.
   const background = new BackgroundTasks(log);

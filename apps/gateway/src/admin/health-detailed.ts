@@ -1,17 +1,21 @@
 /**
  * GET /health/detailed: what an operator looks at first. Every platform's connection (from its ingress'
  * health(); platforms without credentials, or not held by this process, are listed as disabled), the workers
- * heard from through Redis heartbeats, queue counts and the turns running across those workers.
+ * heard from through Redis heartbeats, queue counts and the turns running across those workers, and the
+ * operator-safety findings (ops/safety/): what the Redis and store settings risk losing, checked on each request.
  * Parts that depend on Redis report their error instead of failing the whole answer.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { AdapterHealth, PlatformIngress } from '@herald/adapters';
+import type { SessionStore } from '@herald/agent-core';
 import type { HeraldConfig } from '../config/load.js';
 import { VERSION } from '../version.js';
 import { listWorkers, type WorkerBeat } from '../ops/heartbeat.js';
 import { QUEUE_STATES } from '../ops/metrics.js';
+import { redisFindings, storeFindings } from '../ops/safety/checks.js';
+import type { SafetyFinding } from '../ops/safety/findings.js';
 
 const PLATFORMS = ['telegram', 'discord', 'slack'] as const;
 /** A Redis outage must not hang the probe: its parts answer with an error after this. */
@@ -21,6 +25,7 @@ export interface DetailedHealthDeps {
   config: HeraldConfig;
   redis: Redis;
   queue: Queue | null;
+  store: SessionStore;
   ingresses: ReadonlyMap<string, PlatformIngress>;
 }
 
@@ -33,6 +38,11 @@ const platformSchema = {
   },
 } as const;
 
+/** A JSON-schema array of objects with these properties. */
+function listOf<P extends Record<string, unknown>>(properties: P) {
+  return { type: 'array', items: { type: 'object', properties } } as const;
+}
+
 const schema = {
   response: {
     200: {
@@ -44,24 +54,27 @@ const schema = {
         role: { type: 'string' },
         uptime_s: { type: 'number' },
         platforms: { type: 'object', additionalProperties: platformSchema },
-        workers: {
-          type: 'array',
-          items: {
-            type: 'object',
-            properties: {
-              id: { type: 'string' },
-              host: { type: 'string' },
-              pid: { type: 'integer' },
-              version: { type: 'string' },
-              last_heartbeat_at: { type: 'string', format: 'date-time' },
-              running_turns: { type: 'integer' },
-            },
-          },
-        },
+        workers: listOf({
+          id: { type: 'string' },
+          host: { type: 'string' },
+          pid: { type: 'integer' },
+          version: { type: 'string' },
+          last_heartbeat_at: { type: 'string', format: 'date-time' },
+          running_turns: { type: 'integer' },
+        }),
         workers_error: { type: ['string', 'null'] },
         queue: { type: ['object', 'null'], additionalProperties: { type: 'integer' } },
         queue_error: { type: ['string', 'null'] },
         active_turns: { type: 'integer' },
+        safety: listOf({
+          check: { type: 'string' },
+          id: { type: 'string' },
+          status: { type: 'string', enum: ['ok', 'warn', 'error'] },
+          detail: { type: 'string' },
+          risk: { type: ['string', 'null'] },
+          fix: { type: ['string', 'null'] },
+          accepted: { type: 'boolean' },
+        }),
       },
     },
   },
@@ -70,7 +83,11 @@ const schema = {
 export function detailedHealthRoute(app: FastifyInstance, deps: DetailedHealthDeps): void {
   const started = Date.now();
   app.get('/health/detailed', { schema }, async () => {
-    const [workers, queue] = await Promise.all([settle(listWorkers(deps.redis, deps.config.redisPrefix)), settle(queueCounts(deps.queue))]);
+    const [workers, queue, safety] = await Promise.all([
+      settle(listWorkers(deps.redis, deps.config.redisPrefix)),
+      settle(queueCounts(deps.queue)),
+      safetyFindings(deps),
+    ]);
     const beats: WorkerBeat[] = workers.value ?? [];
     return {
       status: 'ok',
@@ -91,6 +108,7 @@ export function detailedHealthRoute(app: FastifyInstance, deps: DetailedHealthDe
       queue: queue.value,
       queue_error: queue.error,
       active_turns: beats.reduce((n, b) => n + b.runningTurns, 0),
+      safety: safety.map(findingJson),
     };
   });
 }
@@ -101,6 +119,16 @@ function platformHealth(platform: (typeof PLATFORMS)[number], deps: DetailedHeal
   const status = deps.config.platforms[platform];
   const why = status.enabled ? `not connected by this process (role ${deps.config.role})` : status.reason;
   return { state: 'disabled', last_event_at: null, error: why };
+}
+
+/** Each check bounds its own waits and reports a failure to run as a warning, so this never rejects. */
+async function safetyFindings(deps: DetailedHealthDeps): Promise<SafetyFinding[]> {
+  const [redis, store] = await Promise.all([redisFindings(deps.redis, deps.config), storeFindings(deps.store, deps.config)]);
+  return [...redis, ...store];
+}
+
+function findingJson(f: SafetyFinding): Record<string, unknown> {
+  return { check: f.check, id: f.id, status: f.status, detail: f.detail, risk: f.risk ?? null, fix: f.fix ?? null, accepted: f.accepted === true };
 }
 
 function healthJson(h: AdapterHealth): Record<string, unknown> {

@@ -52,7 +52,7 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
     const { contentType, body } = await metrics.render();
     return reply.type(contentType).send(body);
   });
-  detailedHealthRoute(http, { config, redis: deps.redis, queue, ingresses: deps.ingresses });
+  detailedHealthRoute(http, { config, redis: deps.redis, queue, store: deps.store, ingresses: deps.ingresses });
 
   if (config.adminToken) {
     const pairing = deps.pairing ?? new PairingService(deps.store.sql);

@@ -11,7 +11,7 @@ export type { Sql, SqlValue, Dialect, RunResult, WriteStats } from './sql.js';
 export { ddlFor } from './sql.js';
 export { SqliteSql } from './sqlite-sql.js';
 export { PostgresSql, isConnectionError, type PostgresOptions } from './postgres-sql.js';
-export { registerMigrations, allMigrations, appliedVersions, FIRST_EXTERNAL_VERSION, type Migration } from './migrations.js';
+export { registerMigrations, allMigrations, appliedVersions, migrationSql, FIRST_EXTERNAL_VERSION, type Migration } from './migrations.js';
 export { copyStore, COPY_BATCH_ROWS, StoreCopyError, TargetNotEmptyError } from './copy.js';
 export type { CopyOptions, CopyProgress, CopyReport, TableCopyResult } from './copy.js';
 export {
