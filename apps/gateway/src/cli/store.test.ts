@@ -30,7 +30,7 @@ interface Captured extends CliIo {
 function capture(): Captured {
   const lines: string[] = [];
   const errors: string[] = [];
-  return { lines, errors, out: (l) => void lines.push(l), err: (l) => void errors.push(l), json: () => 0 };
+  return { lines, errors, out: (l) => void lines.push(l), err: (l) => void errors.push(l), json: () => 0, ask: async () => null };
 }
 
 const sqlite = useTempStores('sqlite');

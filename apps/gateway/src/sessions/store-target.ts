@@ -8,6 +8,7 @@ import { isConnectionError, isPostgresUrl, SessionStore, StoreUnavailableError, 
 import type { HeraldConfig } from '../config/load.js';
 import '../pairing/schema.js';
 import './counters.js';
+import './known-threads.js';
 
 export type StoreConfig = Pick<HeraldConfig, 'db' | 'databaseUrl' | 'databasePoolSize'>;
 

@@ -24,3 +24,12 @@ export {
   InvalidCursorError,
   isTransientStoreError,
 } from './errors.js';
+export {
+  backupSqliteStore,
+  inspectSqliteStore,
+  prepareSqliteRestore,
+  NotAStoreError,
+  StoreInUseError,
+  type RestorePlan,
+  type SqliteStoreSummary,
+} from './sqlite-backup.js';
