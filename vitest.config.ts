@@ -2,9 +2,10 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    // End-to-end tests start real processes against real Redis; give them room on a shared 2-core machine.
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // End-to-end tests start real processes against real Redis; give them room on a shared 2-core machine (these
+    // are deadlines for a hung test, not speed assertions: tests wait for events).
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
     pool: 'forks',
     reporters: ['default'],
     projects: [

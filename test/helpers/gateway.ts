@@ -123,7 +123,7 @@ export async function startGateway(opts: StartOptions = {}): Promise<GatewayProc
   };
 
   if (opts.waitReady !== false) {
-    const healthy = waitFor(async () => (await fetch(`${gw.url}/health`)).ok, { timeoutMs: 30_000, what: 'gateway /health' });
+    const healthy = waitFor(async () => (await fetch(`${gw.url}/health`)).ok, { timeoutMs: 90_000, what: 'gateway /health' });
     const died = exited.then((code) => {
       throw new Error(`gateway exited early with code ${code}:\n${output.join('\n')}`);
     });
