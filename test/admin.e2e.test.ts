@@ -224,6 +224,7 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
         '/admin/queue/retry-failed',
         '/admin/search',
         '/admin/sessions',
+        '/admin/sessions/export',
         '/admin/sessions/reset',
         '/admin/sessions/{id}',
       ].sort(),

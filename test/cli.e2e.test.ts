@@ -144,6 +144,13 @@ describe('herald doctor', () => {
     }
   });
 
+  it('lists each pooled key by fingerprint with its state, never the key', async () => {
+    const run = await herald(['doctor'], { ...env, OPENAI_API_KEY_2: 'sk-second-pooled-key' });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.lines.find((l) => l.includes(' keys openai '))).toMatch(/^✓ keys openai\s+2 keys, fill_first: sha256:[0-9a-f]{8} ready \(\d+ uses\); sha256:[0-9a-f]{8} ready \(\d+ uses\)$/);
+    expect(run.stdout + run.stderr).not.toContain('sk-second-pooled-key');
+  });
+
   it('a bad setting fails the config check with the variable named, exit 1', async () => {
     const run = await herald(['doctor'], { ...env, HERALD_PORT: 'eighty' });
     expect(run.code).toBe(1);

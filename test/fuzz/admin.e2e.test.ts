@@ -79,6 +79,7 @@ const get = (kind: string, path: string, expected: Expected = 'not 5xx'): Omit<R
 const DOCUMENTED: Record<string, fc.Arbitrary<Omit<Request, 'headers'>>> = {
   '/admin/sessions': queryString(['source', 'user', 'active', 'cursor', 'limit'], { source: [...PLATFORMS, 'cli', 'api'] }).map((q) => get('list sessions', `/admin/sessions${q}`)),
   '/admin/sessions/{id}': fc.tuple(oddString.filter((s) => s !== ''), queryString(['after_id', 'limit'])).map(([id, q]) => get('one session', `/admin/sessions/${segment(id)}${q}`, [400, 404])),
+  '/admin/sessions/export': queryString(['format', 'source', 'since', 'until', 'status'], { format: ['sharegpt'], source: [...PLATFORMS, 'cli', 'api'], status: ['completed', 'failed', 'all'] }).map((q) => get('export sessions', `/admin/sessions/export${q}`)),
   '/admin/search': queryString(['q', 'source', 'user', 'limit']).map((q) => get('search', `/admin/search${q}`)),
   '/admin/sessions/reset': bodies({ key: 'agent:main:telegram:dm:1' }).map((b) => ({ kind: `reset with ${b.what}`, method: 'POST', path: '/admin/sessions/reset', body: b.raw, expected: '4xx' })),
   '/admin/queue': queryString(['state']).map((q) => get('queue', `/admin/queue${q}`, [200])),

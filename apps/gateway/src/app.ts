@@ -31,6 +31,8 @@ import { createEgressRegistry, createIngresses, type IngressWithRoutes } from '.
 import { createTurnRunner } from './turns/run-turn.js';
 import { abandonTurns } from './turns/abandon.js';
 import { buildAgentRuntime } from './turns/agent-runtime.js';
+import { ProviderCatalog } from './config/providers.js';
+import { RedisKeyPoolState } from './llm/redis-key-state.js';
 import { createTurnTools } from './turns/tools.js';
 import { clarifyPending } from './turns/clarify.js';
 import { createHeraldMetrics } from './ops/metrics.js';
@@ -167,7 +169,13 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
   // Work started behind a reply (the /new memory flush): stopping waits for it, side by side with running turns.
   const background = new BackgroundTasks(log);
   // Pairing, reset policy, per-session counters and models, progress settings (sessions/services.ts).
-  const conversation = openConversationServices(config, store, background);
+  // One key-pool catalog per process; the pools' state lives in Redis so every process skips a spent key.
+  const llmLog = log.child({ component: 'llm' });
+  const providers = new ProviderCatalog(config, {
+    keyState: new RedisKeyPoolState(redis, config.redisPrefix, llmLog),
+    onTransportReset: (e) => llmLog.warn({ provider: e.provider, model: e.model, key: e.fingerprint, error: e.error }, 'LLM connection failed; HTTP client rebuilt before the retry'),
+  });
+  const conversation = openConversationServices(config, store, background, providers);
   const mailbox = new Mailbox(redis, config.redisPrefix, config.sessionLockMs);
   const egress = createEgressRegistry(config, log);
   const bullConnection = { url: config.redisUrl, maxRetriesPerRequest: null };
@@ -237,7 +245,7 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
 
   let worker: TurnWorker | null = null;
   if (hasWorker) {
-    const agent = instrumentAgent(buildAgentRuntime(config), metrics, log.child({ component: 'llm' }));
+    const agent = instrumentAgent(buildAgentRuntime(config, providers), metrics, llmLog);
     if (!agent) log.warn('HERALD_MODEL is not set: turns will answer with a setup hint');
     const subscriber = createRedis(config.redisUrl);
     logConnectionErrors(log, 'subscriber', subscriber);
@@ -289,7 +297,7 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
     onStop('retention', () => retention.stop(), { needsRedis: true });
   }
 
-  const ops = await mountOperations({ config, http, redis, store, log, metrics, worker, ingresses, pairing: conversation.pairing });
+  const ops = await mountOperations({ config, http, redis, store, log, metrics, worker, ingresses, pairing: conversation.pairing, providers });
   onStop('operations', () => ops.close(), { needsRedis: true });
   await http.listen({ host: config.host, port: config.port });
   const addr = http.server.address();

@@ -1,8 +1,6 @@
 /** @herald/agent-core: the provider-neutral agent loop, providers, tools and the session store. */
 export * from './types.js';
-export * from './providers/types.js';
-export * from './providers/resolve.js';
-export * from './providers/models.js';
+export * from './providers/index.js';
 export * from './store/index.js';
 export * from './compression/index.js';
 
@@ -63,3 +61,4 @@ export {
   type ToolsetDefinition,
 } from './tools/toolsets.js';
 export * from './tools/builtin/index.js';
+export { isCompleted, toShareGpt, type ShareGptRecord, type ShareGptTurn, type TrajectorySession } from './trajectory/sharegpt.js';

@@ -18,7 +18,20 @@ export interface ChatMessage {
   tool_call_id?: string;
   tool_name?: string;
   reasoning?: string;
+  /**
+   * Provider-opaque reasoning state the API needs back on later calls (the Responses API's encrypted reasoning
+   * items). Never shown to users; replayed only to the same format and model.
+   */
+  reasoning_details?: ReasoningDetail[];
   finish_reason?: string;
+}
+
+export interface ReasoningDetail {
+  /** Who can read it back, e.g. `openai-responses`. */
+  format: string;
+  /** The model that produced it: encrypted reasoning is only replayed to the model that wrote it. */
+  model?: string;
+  data: Record<string, unknown>;
 }
 
 export interface Usage {

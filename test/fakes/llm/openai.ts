@@ -19,6 +19,7 @@ import {
   type SseEvent,
   type WireFormat,
 } from './server.js';
+import { responsesWire } from './openai-responses.js';
 import type { FakeLLM, FakeOpenAIOptions, Step, StepError } from './types.js';
 
 /** The limit named in context-length errors. */
@@ -42,7 +43,8 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeLLM> 
     streamEvents: (step, body) => streamEvents(step, body, reasoningField),
     jsonBody: (step, body) => jsonBody(step, body, reasoningField),
   };
-  return startFakeServer(wire, opts);
+  // One /v1 like the real API: Chat Completions and Responses side by side (openai-responses.ts).
+  return startFakeServer([wire, responsesWire(wire)], opts);
 }
 
 function apiError(status: number, message: string, type: string, param: string | null, code: string | null): HttpReply {

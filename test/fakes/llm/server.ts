@@ -45,7 +45,10 @@ export interface WireFormat {
   jsonBody(step: Step, body: Record<string, unknown>): unknown;
 }
 
-export async function startFakeServer(wire: WireFormat, opts: FakeOptions = {}): Promise<FakeLLM> {
+/** One wire format, or several served side by side (Chat Completions and Responses under one OpenAI /v1). */
+export async function startFakeServer(wires: WireFormat | WireFormat[], opts: FakeOptions = {}): Promise<FakeLLM> {
+  const formats = Array.isArray(wires) ? wires : [wires];
+  const primary = formats[0];
   const requests: RecordedRequest[] = [];
   const queue: Step[] = [];
   let responder: Responder | undefined;
@@ -71,6 +74,7 @@ export async function startFakeServer(wire: WireFormat, opts: FakeOptions = {}):
       body: {},
       rawBody: '',
       aborted: false,
+      remotePort: req.socket.remotePort,
       startedAt: Date.now(),
     };
     requests.push(rec);
@@ -91,12 +95,14 @@ export async function startFakeServer(wire: WireFormat, opts: FakeOptions = {}):
       clearTimeout(timer);
     };
     const requestId = `req_${randomBytes(12).toString('hex')}`;
+    const routed = formats.find((w) => w.completionPath === rec.path);
+    const wire = routed ?? primary;
     const reply = (r: HttpReply): void => sendJson(res, r, { [wire.requestIdHeader]: requestId });
 
     rec.rawBody = await readBody(req);
     rec.body = parseObject(rec.rawBody);
 
-    if (rec.method !== 'POST' || rec.path !== wire.completionPath) return reply(wire.notFoundReply(rec.method, rec.path));
+    if (rec.method !== 'POST' || !routed) return reply(wire.notFoundReply(rec.method, rec.path));
     const unauthorised = wire.checkAuth(rec.headers, opts.apiKey);
     if (unauthorised) return reply(unauthorised);
     const invalid = wire.validate(rec.body, rec.headers);
@@ -120,7 +126,13 @@ export async function startFakeServer(wire: WireFormat, opts: FakeOptions = {}):
       [wire.requestIdHeader]: requestId,
     });
     let deltasSent = 0;
+    let eventsSent = 0;
     for (const ev of wire.streamEvents(step, rec.body)) {
+      // Stall mode: the stream goes silent with the connection open, until the client gives up on it.
+      if (step.stallAfterEvents !== undefined && eventsSent++ >= step.stallAfterEvents) {
+        await closedPromise;
+        return;
+      }
       if (ev.delta && deltasSent++ > 0 && step.chunkDelayMs) await waitUnlessClosed(step.chunkDelayMs);
       if (closed) return;
       const data = typeof ev.data === 'string' ? ev.data : JSON.stringify(ev.data);
@@ -133,7 +145,7 @@ export async function startFakeServer(wire: WireFormat, opts: FakeOptions = {}):
   const { port } = server.address() as AddressInfo;
 
   return {
-    url: `http://${HOST}:${port}${wire.basePath}`,
+    url: `http://${HOST}:${port}${primary.basePath}`,
     requests,
     script: (...steps) => void queue.push(...steps),
     respondWith: (fn) => void (responder = fn),
@@ -162,7 +174,7 @@ function sendJson(res: ServerResponse, r: HttpReply, extraHeaders: Record<string
   res.end(payload);
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+export function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -172,13 +184,13 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function flattenHeaders(h: IncomingMessage['headers']): Record<string, string> {
+export function flattenHeaders(h: IncomingMessage['headers']): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v;
   return out;
 }
 
-function parseObject(raw: string): Record<string, unknown> {
+export function parseObject(raw: string): Record<string, unknown> {
   try {
     const v: unknown = JSON.parse(raw);
     return isRecord(v) ? v : {};

@@ -13,6 +13,8 @@ export interface RecordedRequest {
   rawBody: string;
   /** True when the client closed the connection before the response was complete. */
   aborted: boolean;
+  /** The client's TCP port: tells whether two requests shared a keep-alive connection. */
+  remotePort?: number;
   startedAt: number;
   /** Set when the response finished or the connection closed. */
   endedAt?: number;
@@ -65,6 +67,8 @@ export interface Step {
   delayMs?: number;
   /** Wait between deltas. */
   chunkDelayMs?: number;
+  /** Send this many stream events, then nothing more while keeping the connection open (a stalled stream). */
+  stallAfterEvents?: number;
   error?: StepError;
 }
 

@@ -14,6 +14,7 @@ import { mountQueueBoard } from './queue-board.js';
 import { pairingRoutes } from './routes-pairing.js';
 import { queueRoutes } from './routes-queue.js';
 import { sessionRoutes } from './routes-sessions.js';
+import { exportRoutes } from './routes-export.js';
 
 export const OPENAPI_PATH = '/admin/openapi.json';
 
@@ -30,6 +31,7 @@ export async function mountAdminApi(app: FastifyInstance, deps: AdminApiDeps): P
     openapi.attach(admin);
     admin.addHook('onRequest', adminAuth(deps.token));
     sessionRoutes(admin, deps.store);
+    exportRoutes(admin, deps.store);
     queueRoutes(admin, deps.queue);
     pairingRoutes(admin, deps.pairing);
     admin.get(OPENAPI_PATH, { schema: { hide: true } }, async () => openapi.document({ title: 'Herald admin API', version: VERSION }));

@@ -11,6 +11,7 @@ import type { Redis } from 'ioredis';
 import type { AdapterHealth, PlatformIngress } from '@herald/adapters';
 import type { SessionStore } from '@herald/agent-core';
 import type { HeraldConfig } from '../config/load.js';
+import type { ProviderCatalog } from '../config/providers.js';
 import { VERSION } from '../version.js';
 import { listWorkers, type WorkerBeat } from '../ops/heartbeat.js';
 import { QUEUE_STATES } from '../ops/metrics.js';
@@ -27,6 +28,7 @@ export interface DetailedHealthDeps {
   queue: Queue | null;
   store: SessionStore;
   ingresses: ReadonlyMap<string, PlatformIngress>;
+  providers: ProviderCatalog;
 }
 
 const platformSchema = {
@@ -75,6 +77,30 @@ const schema = {
           fix: { type: ['string', 'null'] },
           accepted: { type: 'boolean' },
         }),
+        key_pools: {
+          type: ['array', 'null'],
+          items: {
+            type: 'object',
+            properties: {
+              pool: { type: 'string' },
+              strategy: { type: 'string' },
+              keys: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: {
+                    fingerprint: { type: 'string' },
+                    state: { type: 'string', enum: ['ready', 'cooling'] },
+                    uses: { type: 'integer' },
+                    cooldown_remaining_s: { type: ['number', 'null'] },
+                    reason: { type: ['string', 'null'] },
+                  },
+                },
+              },
+            },
+          },
+        },
+        key_pools_error: { type: ['string', 'null'] },
       },
     },
   },
@@ -83,9 +109,10 @@ const schema = {
 export function detailedHealthRoute(app: FastifyInstance, deps: DetailedHealthDeps): void {
   const started = Date.now();
   app.get('/health/detailed', { schema }, async () => {
-    const [workers, queue, safety] = await Promise.all([
+    const [workers, queue, pools, safety] = await Promise.all([
       settle(listWorkers(deps.redis, deps.config.redisPrefix)),
       settle(queueCounts(deps.queue)),
+      settle(deps.providers.status()),
       safetyFindings(deps),
     ]);
     const beats: WorkerBeat[] = workers.value ?? [];
@@ -108,6 +135,19 @@ export function detailedHealthRoute(app: FastifyInstance, deps: DetailedHealthDe
       queue: queue.value,
       queue_error: queue.error,
       active_turns: beats.reduce((n, b) => n + b.runningTurns, 0),
+      // Keys by fingerprint only: the state every process shares through Redis.
+      key_pools: pools.value?.map((p) => ({
+        pool: p.pool,
+        strategy: p.strategy,
+        keys: p.keys.map((k) => ({
+          fingerprint: k.fingerprint,
+          state: k.state,
+          uses: k.uses,
+          cooldown_remaining_s: k.cooldownRemainingMs === undefined ? null : Math.ceil(k.cooldownRemainingMs / 1000),
+          reason: k.reason ?? null,
+        })),
+      })) ?? null,
+      key_pools_error: pools.error,
       safety: safety.map(findingJson),
     };
   });

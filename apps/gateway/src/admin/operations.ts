@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import type { SessionStore } from '@herald/agent-core';
 import type { PlatformIngress } from '@herald/adapters';
 import type { HeraldConfig } from '../config/load.js';
+import type { ProviderCatalog } from '../config/providers.js';
 import type { Logger } from '../logger.js';
 import { TURN_QUEUE, type TurnWorker } from '../queue/worker.js';
 import type { TurnJobData } from '../queue/producer.js';
@@ -30,6 +31,8 @@ export interface OperationsDeps {
   ingresses: ReadonlyMap<string, PlatformIngress>;
   /** The process's pairing service when it has one; otherwise the admin API opens its own on HERALD_DB. */
   pairing?: PairingService | null;
+  /** Key pools whose state /health/detailed shows. */
+  providers: ProviderCatalog;
 }
 
 export interface Operations {
@@ -52,7 +55,7 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
     const { contentType, body } = await metrics.render();
     return reply.type(contentType).send(body);
   });
-  detailedHealthRoute(http, { config, redis: deps.redis, queue, store: deps.store, ingresses: deps.ingresses });
+  detailedHealthRoute(http, { config, redis: deps.redis, queue, store: deps.store, ingresses: deps.ingresses, providers: deps.providers });
 
   if (config.adminToken) {
     const pairing = deps.pairing ?? new PairingService(deps.store.sql);

@@ -9,7 +9,8 @@
 import { createProvider } from '@herald/agent-core';
 import { ConfigError, loadConfig, type HeraldConfig } from '../config/load.js';
 import { connectRedis, describeRedisUrl } from '../redis.js';
-import { providerConfig } from '../config/providers.js';
+import { ProviderCatalog, providerConfig } from '../config/providers.js';
+import { RedisKeyPoolState } from '../llm/redis-key-state.js';
 import { describeStoreTarget, openConfiguredStore, storeKind, storeTarget } from '../sessions/store-target.js';
 import { redisFindings, storeFindings } from '../ops/safety/checks.js';
 import { describeFinding, type SafetyFinding } from '../ops/safety/findings.js';
@@ -160,6 +161,7 @@ function checksFor(config: HeraldConfig): Check[] {
     checks.push({ name: 'platforms', run: async () => Promise.reject(new Warning('none configured: set TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN or SLACK_BOT_TOKEN')) });
   }
 
+  checks.push(...keyPoolChecks(config));
   const models = config.model ? [config.model, ...config.fallbackModels] : [];
   if (models.length === 0) {
     checks.push({ name: 'model', run: async () => Promise.reject(new Warning('HERALD_MODEL is not set: turns answer with a setup hint')) });
@@ -186,6 +188,34 @@ function checksFor(config: HeraldConfig): Check[] {
 
 function findingResult(f: SafetyFinding): CheckResult {
   return { name: f.check, status: f.status === 'error' ? 'fail' : f.status, detail: describeFinding(f) };
+}
+
+/** One line per key pool: each key by fingerprint with its state as every process sees it (Redis). */
+function keyPoolChecks(config: HeraldConfig): Check[] {
+  return Object.entries(config.keyPools)
+    // A single key is no pool: the model check already says whether it works.
+    .filter(([, keys]) => keys.length > 1)
+    .map(([label]) => ({
+      name: `keys ${label}`,
+      run: async () => {
+        const redis = await connectRedis(config.redisUrl);
+        try {
+          const catalog = new ProviderCatalog(config, { keyState: new RedisKeyPoolState(redis, config.redisPrefix) });
+          const pool = (await catalog.status()).find((p) => p.pool === label);
+          const keys = pool?.keys ?? [];
+          const shown = keys.map((k) =>
+            k.state === 'ready'
+              ? `${k.fingerprint} ready (${k.uses} uses)`
+              : `${k.fingerprint} cooling ${Math.ceil((k.cooldownRemainingMs ?? 0) / 1000)} s: ${k.reason ?? ''}`,
+          );
+          const line = `${keys.length} key${keys.length === 1 ? '' : 's'}, ${pool?.strategy ?? ''}: ${shown.join('; ')}`;
+          if (keys.some((k) => k.state === 'cooling')) throw new Warning(line);
+          return line;
+        } finally {
+          redis.disconnect();
+        }
+      },
+    }));
 }
 
 async function getJson(url: string, headers: Record<string, string>, signal: AbortSignal, envName: string): Promise<Record<string, unknown>> {

@@ -7,12 +7,14 @@ import type { Session, SessionSource } from '@herald/agent-core';
 import { openConfiguredStore, type StoreConfig } from '../sessions/store-target.js';
 import { SOURCES, messageJson, searchHitJson, sessionJson } from '../admin/schemas.js';
 import { CliError, type CliIo } from './io.js';
+import { exportSessions } from './sessions-export.js';
 
 const PREVIEW_CHARS = 200;
 
 export const SESSIONS_USAGE = `herald sessions list [--source telegram|discord|slack|cli|api] [--user <id>] [--active | --ended] [--limit <n>] [--cursor <c>] [--json]
 herald sessions show <session id> [--json]
-herald sessions search <words…> [--source <s>] [--user <id>] [--limit <n>] [--json]`;
+herald sessions search <words…> [--source <s>] [--user <id>] [--limit <n>] [--json]
+herald sessions export --format sharegpt [--source <s>] [--since <date>] [--until <date>] [--status completed|failed|all] [--out <file>]`;
 
 export async function sessionsCommand(args: string[], config: StoreConfig, io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
@@ -27,6 +29,11 @@ export async function sessionsCommand(args: string[], config: StoreConfig, io: C
       limit: { type: 'string' },
       cursor: { type: 'string' },
       json: { type: 'boolean' },
+      format: { type: 'string' },
+      since: { type: 'string' },
+      until: { type: 'string' },
+      status: { type: 'string' },
+      out: { type: 'string' },
     },
   });
   const source = parseSource(values.source);
@@ -67,6 +74,8 @@ export async function sessionsCommand(args: string[], config: StoreConfig, io: C
         for (const h of hits) io.out(`${h.sessionId}  ${h.source}  ${h.role}  ${h.snippet.replace(/\s+/g, ' ')}`);
         return 0;
       }
+      case 'export':
+        return await exportSessions(store, { ...values, source }, io);
       default:
         throw new CliError(`usage:\n${SESSIONS_USAGE}`);
     }

@@ -107,6 +107,29 @@ describe('loadConfig', () => {
     const c = load({ TELEGRAM_BOT_TOKEN: '1:tok', OPENAI_API_KEY: 'sk-x', HERALD_ADMIN_TOKEN: 'admin-token-0123456789' });
     expect(configSecrets(c).sort()).toEqual(['1:tok', 'admin-token-0123456789', 'sk-x']);
   });
+
+  it('gathers key pools from numbered variables, lists and endpoints, and scrubs every key', () => {
+    const c = load({
+      OPENAI_API_KEY: 'sk-a',
+      OPENAI_API_KEY_3: 'sk-c',
+      OPENAI_API_KEY_2: 'sk-b',
+      OPENAI_API_KEYS: 'sk-d,sk-a',
+      HERALD_ENDPOINTS: '[{"name":"openrouter","base_url":"https://openrouter.ai/api/v1","api_keys":["or-2"]}]',
+      OPENROUTER_API_KEY: 'or-1',
+    });
+    expect(c.keyPools).toEqual({ openai: ['sk-a', 'sk-d', 'sk-b', 'sk-c'], anthropic: [], openrouter: ['or-1', 'or-2'] });
+    expect(configSecrets(c)).toEqual(expect.arrayContaining(['sk-a', 'sk-b', 'sk-c', 'sk-d', 'or-1', 'or-2']));
+  });
+
+  it.each([
+    ['HERALD_ENDPOINTS', 'not json', /HERALD_ENDPOINTS: must be a JSON list of endpoints/],
+    ['HERALD_ENDPOINTS', '[{"name":"openai","base_url":"http://x"}]', /HERALD_ENDPOINTS: an endpoint may not take a built-in provider name/],
+    ['HERALD_MODEL_API_MODES', 'openai:gpt-5=turbo', /HERALD_MODEL_API_MODES: must look like provider:model=mode/],
+    ['HERALD_KEY_STRATEGY', 'random', /HERALD_KEY_STRATEGY/],
+    ['HERALD_MODEL', 'Open AI:gpt', /HERALD_MODEL: must look like provider:model/],
+  ])('%s=%j stops start-up with one line naming it', (name, value, message) => {
+    expect(() => load({ [name]: value })).toThrow(message);
+  });
 });
 
 describe('yamlPath', () => {

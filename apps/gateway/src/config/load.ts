@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
+import { envPrefix, gatherKeys } from './endpoints.js';
 import { SETTINGS, walkSettings, yamlPath, type Setting, type SettingsValues } from './settings.js';
 
 export class ConfigError extends Error {
@@ -24,6 +25,8 @@ export interface HeraldConfig extends SettingsValues {
   /** Where the YAML came from, if any. */
   configFile: string | null;
   platforms: { telegram: PlatformStatus; discord: PlatformStatus; slack: PlatformStatus };
+  /** Keys per pool (`openai`, `anthropic`, each endpoint), gathered from every variable that holds one. */
+  keyPools: Record<string, string[]>;
 }
 
 export interface LoadOptions {
@@ -63,7 +66,19 @@ export function loadConfig(opts: LoadOptions = {}): HeraldConfig {
 
   const values = out as unknown as SettingsValues;
   const role = opts.role ?? 'all';
-  return { ...values, role, configFile: file ?? null, platforms: platformStatus(values) };
+  return { ...values, role, configFile: file ?? null, platforms: platformStatus(values), keyPools: keyPoolsOf(values, env) };
+}
+
+function keyPoolsOf(c: SettingsValues, env: NodeJS.ProcessEnv): Record<string, string[]> {
+  const pools: Record<string, string[]> = {
+    openai: gatherKeys(env, 'OPENAI', c.openai.apiKey, c.openai.apiKeys),
+    anthropic: gatherKeys(env, 'ANTHROPIC', c.anthropic.apiKey, c.anthropic.apiKeys),
+  };
+  for (const e of c.endpoints) {
+    const prefix = envPrefix(e.name);
+    pools[e.name] = gatherKeys(env, prefix, env[`${prefix}_API_KEY`], e.api_keys);
+  }
+  return pools;
 }
 
 function validate(s: Setting, raw: unknown, source: string): unknown {
@@ -160,7 +175,9 @@ export function configSecrets(config: HeraldConfig): string[] {
   }
   // Not a secret setting, but its password is one.
   out.push(...urlPassword(config.redisUrl));
-  return out;
+  // Pool keys from lists, numbered variables and endpoint entries.
+  out.push(...Object.values(config.keyPools ?? {}).flat());
+  return [...new Set(out)];
 }
 
 function hasPassword(url: string): boolean {

@@ -7,8 +7,10 @@
  *   REDIS_URL                → redis_url
  * Environment values always win over the file.
  */
+import { KEY_STRATEGIES } from '@herald/agent-core';
 import { z } from 'zod';
 import { RISK_IDS } from '../ops/safety/findings.js';
+import { endpointList, modelApiModeSchema } from './endpoints.js';
 
 const SECTIONS = ['TELEGRAM', 'DISCORD', 'SLACK', 'OPENAI', 'ANTHROPIC', 'GATEWAY'] as const;
 
@@ -46,7 +48,7 @@ const url = z.string().trim().url('must be a URL such as http://host:port/');
 const modelRef = z
   .string()
   .trim()
-  .regex(/^(openai|anthropic):\S+$/, 'must look like provider:model, e.g. openai:gpt-4.1-mini or anthropic:claude-sonnet-4-5');
+  .regex(/^[a-z][a-z0-9_-]*:\S+$/, 'must look like provider:model, e.g. openai:gpt-4.1-mini, anthropic:claude-sonnet-4-5, openai-responses:o4-mini, bedrock:<model id> or <endpoint>:<model>');
 const modelList = list.pipe(z.array(modelRef));
 const toolProgressMode = z.enum(['off', 'new', 'all']);
 
@@ -82,6 +84,14 @@ export const SETTINGS = {
   logLevel: setting('HERALD_LOG_LEVEL', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'Log level', 'info'),
   model: setting('HERALD_MODEL', modelRef, 'provider:model the agent uses'),
   fallbackModels: setting('HERALD_FALLBACK_MODELS', modelList, 'Comma list of provider:model tried in order', ''),
+  // Providers (config/providers.ts): named endpoints, API modes, key pools, stream health.
+  endpoints: setting('HERALD_ENDPOINTS', endpointList, 'Named OpenAI-compatible endpoints: a list of {name, base_url, api_keys?, api_mode?, cache_markers?} (JSON in the environment); refer to one as <name>:<model>', '[]'),
+  modelApiModes: setting('HERALD_MODEL_API_MODES', list.pipe(z.array(modelApiModeSchema)), 'Comma list of provider:model=mode, the wire API of one model (chat_completions, responses, anthropic_messages, bedrock_converse)', ''),
+  keyStrategy: setting('HERALD_KEY_STRATEGY', z.enum(KEY_STRATEGIES as unknown as ['fill_first', 'round_robin', 'least_used']), 'Which key of a pool a request takes: fill_first, round_robin or least_used', 'fill_first'),
+  keyRateLimitCooldownS: setting('HERALD_KEY_RATE_LIMIT_COOLDOWN_S', int(1, 86_400), 'Seconds a pooled key rests after a 429 that one more try did not clear (a longer Retry-After wins)', '60'),
+  keyCooldownS: setting('HERALD_KEY_COOLDOWN_S', int(1, 604_800), 'Seconds a pooled key rests after a 401 or 403', '600'),
+  keyBillingCooldownS: setting('HERALD_KEY_BILLING_COOLDOWN_S', int(1, 2_592_000), 'Seconds a pooled key rests after a 402 or an exhausted quota', '86400'),
+  streamStallTimeoutMs: setting('HERALD_STREAM_STALL_TIMEOUT_MS', int(100, 3_600_000), 'A model stream silent this long has stalled: it is cut, its HTTP client rebuilt, and the call retried', '90000'),
   contextWindow: setting('HERALD_CONTEXT_WINDOW', int(1024, 100_000_000), "Override the model's context window (tokens)"),
   systemPrompt: setting('HERALD_SYSTEM_PROMPT', str, 'System prompt of the agent', 'You are Herald, a helpful assistant reachable from chat apps. Answer concisely.'),
   // Conversation control (commands, resets, what the user sees while the agent works).
@@ -113,11 +123,13 @@ export const SETTINGS = {
   threadRetentionDays: setting('HERALD_THREAD_RETENTION_DAYS', int(0, 36_500), 'Days a thread the bot took part in is remembered after its last message (0 = forever); afterwards it needs a mention there again', '90'),
 
   openai: {
-    apiKey: setting('OPENAI_API_KEY', str, 'OpenAI (or compatible server) API key', undefined, true),
+    apiKey: setting('OPENAI_API_KEY', str, 'OpenAI (or compatible server) API key; more keys: OPENAI_API_KEY_2, OPENAI_API_KEY_3, …', undefined, true),
+    apiKeys: setting('OPENAI_API_KEYS', list, 'More OpenAI keys for the pool, comma list (herald.yaml: openai.api_keys)', '', true),
     baseUrl: setting('OPENAI_BASE_URL', url, 'OpenAI-compatible base URL (Ollama, vLLM, llama.cpp, OpenRouter)'),
   },
   anthropic: {
-    apiKey: setting('ANTHROPIC_API_KEY', str, 'Anthropic API key', undefined, true),
+    apiKey: setting('ANTHROPIC_API_KEY', str, 'Anthropic API key; more keys: ANTHROPIC_API_KEY_2, …', undefined, true),
+    apiKeys: setting('ANTHROPIC_API_KEYS', list, 'More Anthropic keys for the pool, comma list (herald.yaml: anthropic.api_keys)', '', true),
     baseUrl: setting('ANTHROPIC_BASE_URL', url, 'Anthropic API base URL'),
   },
   telegram: {

@@ -4,7 +4,7 @@
  */
 import { createProvider, parseModelRef, providerLabel, type Provider } from '@herald/agent-core';
 import type { HeraldConfig } from '../config/load.js';
-import { providerConfig } from '../config/providers.js';
+import { ProviderCatalog, providerConfig } from '../config/providers.js';
 
 export class SessionModelError extends Error {
   override name = 'SessionModelError';
@@ -18,7 +18,10 @@ export interface TurnProviders {
 export class SessionModels {
   private readonly cache = new Map<string, Provider>();
 
-  constructor(private readonly config: HeraldConfig) {}
+  constructor(
+    config: HeraldConfig,
+    private readonly catalog: ProviderCatalog = new ProviderCatalog(config),
+  ) {}
 
   /**
    * The providers a turn of this session uses: the session's own model first, then the configured primary and
@@ -39,7 +42,7 @@ export class SessionModels {
     let made = this.cache.get(ref);
     if (!made) {
       try {
-        made = createProvider(providerConfig(this.config, ref));
+        made = createProvider(this.catalog.configFor(ref));
       } catch (err) {
         throw new SessionModelError(`${ref}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       }

@@ -5,6 +5,7 @@
  */
 import type { SessionStore } from '@herald/agent-core';
 import type { HeraldConfig } from '../config/load.js';
+import { ProviderCatalog } from '../config/providers.js';
 import { progressSettings, type ProgressSettings } from '../config/progress.js';
 import { BackgroundTasks } from './background-tasks.js';
 import { PairingService } from '../pairing/index.js';
@@ -24,7 +25,12 @@ export interface ConversationServices {
 }
 
 /** The services on the session store's database. */
-export function openConversationServices(config: HeraldConfig, store: SessionStore, background = new BackgroundTasks()): ConversationServices {
+export function openConversationServices(
+  config: HeraldConfig,
+  store: SessionStore,
+  background = new BackgroundTasks(),
+  catalog: ProviderCatalog = new ProviderCatalog(config),
+): ConversationServices {
   const pairing = new PairingService(store.sql);
   const counters = new SessionCounters(store);
   return {
@@ -33,7 +39,7 @@ export function openConversationServices(config: HeraldConfig, store: SessionSto
     counters,
     resetPolicy: resetPolicyFrom(config),
     progress: progressSettings(config),
-    models: new SessionModels(config),
+    models: new SessionModels(config, catalog),
     background,
   };
 }

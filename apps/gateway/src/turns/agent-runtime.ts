@@ -4,7 +4,7 @@
  */
 import { FallbackState, createProvider, type Provider } from '@herald/agent-core';
 import type { HeraldConfig } from '../config/load.js';
-import { providerConfig } from '../config/providers.js';
+import { ProviderCatalog } from '../config/providers.js';
 
 export interface AgentRuntime {
   primary: Provider;
@@ -17,9 +17,9 @@ export interface AgentRuntime {
 }
 
 /** Builds the providers; null when HERALD_MODEL is not set (turns then answer with a setup hint). */
-export function buildAgentRuntime(config: HeraldConfig): AgentRuntime | null {
+export function buildAgentRuntime(config: HeraldConfig, catalog: ProviderCatalog = new ProviderCatalog(config)): AgentRuntime | null {
   if (!config.model) return null;
-  const make = (ref: string): Provider => createProvider(providerConfig(config, ref));
+  const make = (ref: string): Provider => createProvider(catalog.configFor(ref));
   return {
     primary: make(config.model),
     fallbacks: config.fallbackModels.map(make),

@@ -5,7 +5,7 @@
  * reply was recorded but not delivered is delivered without asking the LLM again, and messages are persisted
  * under the turn id so persisting the same turn twice writes each message once.
  */
-import { runConversation, type ChatMessage, type ConversationResult, type SessionSource, type SessionStore } from '@herald/agent-core';
+import { buildSessionSystemPrompt, runConversation, type ChatMessage, type Session, type ConversationResult, type SessionSource, type SessionStore } from '@herald/agent-core';
 import type { PlatformEgress } from '@herald/adapters';
 import type { MailboxEntry, TurnPayload } from '../queue/mailbox.js';
 import { TurnAbort, type TurnResult, type TurnRunner } from '../queue/worker.js';
@@ -20,6 +20,8 @@ import { showTurnProgress } from './turn-reactions.js';
 import { withTurnTools, type TurnToolsFactory } from './tools.js';
 import { retryThroughStoreOutage, untilStored } from './store-patience.js';
 import { sendReply } from './send-reply.js';
+import { cacheCollapse } from '../llm/cache-health.js';
+import type { Logger } from '../logger.js';
 
 export interface TurnDeps {
   store: SessionStore;
@@ -53,7 +55,10 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       userId: first.userId,
       chatId: first.chatId,
       model: deps.agent ? `${deps.agent.primary.name}:${deps.agent.primary.model}` : undefined,
-      systemPrompt: deps.agent?.systemPrompt,
+      // Built once, stored, replayed byte-identical every call: the prompt cache depends on it.
+      systemPrompt: deps.agent
+        ? buildSessionSystemPrompt(deps.agent.systemPrompt, { platform: first.platform, chatType: last.chatType, startedAt: new Date(), timeZone: deps.conversation?.config.timezone })
+        : undefined,
     });
     const turn = await store.beginTurn(ctx.turnId, session.id, ctx.fence);
     if (turn.status === 'delivered' || turn.status === 'interrupted' || turn.status === 'failed') {
@@ -124,6 +129,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       // Saved notes survive what the summary leaves out (memory-flush.ts).
       beforeCompress: services ? () => flushBeforeLosingDetails(store, services, current, 'compression', ctx.log) : undefined,
     });
+    const compressed = session;
     const history = await store.getHistory(session.id);
     live.startTyping();
     // The session's own model when /model chose one (sessions/models.ts), then the configured fallbacks.
@@ -141,6 +147,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
         fallbacks: providers.fallbacks,
         fallbackState: deps.agent.fallbackState,
         maxIterations: deps.agent.maxIterations,
+        cacheKey: session.id,
         compression: { contextWindow: deps.agent.contextWindow },
         getSteerMessages: ctx.takeSteerMessages,
         onEvent: (event) => {
@@ -177,6 +184,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
       return persisted;
     });
+    // A compression (before or inside the turn) starts a new prefix: a cold cache there is expected.
+    if (compressed === current && !result.compactedHistory) warnOnCacheCollapse(current, result, ctx.log);
     const sent = await send(reply);
     if (result.error) await store.markTurn(ctx.turnId, 'failed', ctx.fence, `${result.error.kind}: ${result.error.message}`);
     return sent;
@@ -212,4 +221,14 @@ function withQuote(p: TurnPayload, history: ChatMessage[]): string {
   if (known) return p.text;
   const short = quoted.length > QUOTE_MAX_CHARS ? `${quoted.slice(0, QUOTE_MAX_CHARS)}…` : quoted;
   return `[Replying to: "${short}"]\n${p.text}`;
+}
+
+/** A session whose prompt cache stopped hitting costs several times more per turn: the operator should know. */
+function warnOnCacheCollapse(before: Session, result: ConversationResult, log: Logger): void {
+  const collapse = cacheCollapse(before, result.usage);
+  if (!collapse) return;
+  log.warn(
+    { sessionId: before.id, model: result.model, hitRateBefore: Number(collapse.before.toFixed(2)), hitRateNow: Number(collapse.now.toFixed(2)) },
+    'prompt cache hit rate collapsed for this session (model switched, or the prompt prefix changed)',
+  );
 }

@@ -29,6 +29,8 @@ export interface ModelCallerOptions {
   signal: AbortSignal;
   systemPrompt: string;
   maxTokens?: number;
+  /** The provider's prompt-cache key (the session id). */
+  cacheKey?: string;
   onContextOverflow?: ContextOverflowHandler;
   emit: (event: AgentEvent) => void;
 }
@@ -102,7 +104,7 @@ export class ModelCaller {
   }
 
   private async send(provider: Provider, messages: ChatMessage[], tools: ToolSchema[], toolChoice?: 'none'): Promise<CompletionResult> {
-    const { emit, signal, systemPrompt, maxTokens } = this.opts;
+    const { emit, signal, systemPrompt, maxTokens, cacheKey } = this.opts;
     this.apiCalls += 1;
     const result = await provider.complete({
       systemPrompt,
@@ -110,6 +112,7 @@ export class ModelCaller {
       tools,
       toolChoice,
       maxTokens,
+      cacheKey,
       signal,
       onTextDelta: (text) => emit({ type: 'text_delta', text }),
       onReasoningDelta: (text) => emit({ type: 'reasoning_delta', text }),

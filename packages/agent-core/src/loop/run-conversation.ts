@@ -60,6 +60,7 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
     signal,
     systemPrompt: opts.systemPrompt,
     maxTokens: opts.maxTokens,
+    cacheKey: opts.cacheKey,
     onContextOverflow: opts.onContextOverflow ?? compressor?.onContextOverflow,
     emit,
   });
@@ -176,6 +177,7 @@ function assistantMessage(reply: CompletionResult, before: string, calls?: ToolC
   if (message.content === '' && calls) message.content = null;
   if (calls && calls.length > 0) message.tool_calls = calls;
   if (reply.message.reasoning) message.reasoning = reply.message.reasoning;
+  if (reply.message.reasoning_details) message.reasoning_details = reply.message.reasoning_details;
   message.finish_reason = calls ? 'tool_calls' : reply.finishReason;
   return message;
 }

@@ -60,6 +60,8 @@ export interface ConversationOptions {
   retry?: Partial<RetryPolicy>;
   /** max_tokens per call; the provider's default when absent. */
   maxTokens?: number;
+  /** Prompt-cache key sent with every call (OpenAI `prompt_cache_key`): the session id. */
+  cacheKey?: string;
   /**
    * Compress the context inside the turn: before the first call when the request reaches the threshold (default
    * 50 % of the window), after tool batches on real usage, and on context-length / 413 errors (unless

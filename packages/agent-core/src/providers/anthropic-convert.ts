@@ -11,14 +11,11 @@ import type {
   ToolUseBlockParam,
 } from '@anthropic-ai/sdk/resources/messages';
 import type { ChatMessage, ToolCall } from '../types.js';
+import { planCacheBreakpoints } from './cache-breakpoints.js';
+import { splitSystemPrompt } from './system-prompt.js';
 import type { ToolSchema } from './types.js';
 
 const EPHEMERAL = { type: 'ephemeral' } as const;
-/**
- * Cache breakpoints on the newest messages (besides the system prompt), so each call in a tool loop reads the
- * previous call's prefix from cache. Anthropic allows four breakpoints per request.
- */
-const HISTORY_CACHE_BREAKPOINTS = 2;
 
 type Block = TextBlockParam | ToolUseBlockParam | ToolResultBlockParam;
 interface Turn {
@@ -27,14 +24,22 @@ interface Turn {
 }
 
 /**
- * The system prompt as one cached text block: it is sent verbatim every call, so everything up to it (tools
- * and system) is a cache hit. Stray system messages in the history follow it, uncached.
+ * System blocks and messages with the cache breakpoints of the shared plan (cache-breakpoints.ts): the static
+ * system prefix, the end of the session's system prompt, and the last two turns. Stray system messages in the
+ * history follow the system prompt, uncached.
  */
-export function toAnthropicSystem(systemPrompt: string, messages: ChatMessage[]): TextBlockParam[] | undefined {
-  const blocks: TextBlockParam[] = [];
-  if (systemPrompt.trim() !== '') blocks.push({ type: 'text', text: systemPrompt, cache_control: EPHEMERAL });
-  for (const m of messages) if (m.role === 'system') blocks.push(...textBlocks(m.content));
-  return blocks.length > 0 ? blocks : undefined;
+export function toAnthropicRequest(systemPrompt: string, history: ChatMessage[]): { system: TextBlockParam[]; messages: MessageParam[] } {
+  const parts = splitSystemPrompt(systemPrompt);
+  const messages = toAnthropicMessages(history);
+  const plan = planCacheBreakpoints({ systemBlocks: parts.length, messages: messages.length });
+  const system: TextBlockParam[] = parts.map((text, i) => ({ type: 'text', text, ...(plan.system.includes(i) ? { cache_control: EPHEMERAL } : {}) }));
+  for (const m of history) if (m.role === 'system') system.push(...textBlocks(m.content));
+  for (const i of plan.messages) {
+    const content = messages[i].content as Block[];
+    const last = content.at(-1);
+    if (last) content[content.length - 1] = { ...last, cache_control: EPHEMERAL };
+  }
+  return { system, messages };
 }
 
 export function toAnthropicMessages(messages: ChatMessage[]): MessageParam[] {
@@ -62,11 +67,6 @@ export function toAnthropicMessages(messages: ChatMessage[]): MessageParam[] {
         break;
     }
   }
-
-  for (const turn of turns.slice(-HISTORY_CACHE_BREAKPOINTS)) {
-    const last = turn.content.at(-1);
-    if (last) turn.content[turn.content.length - 1] = { ...last, cache_control: EPHEMERAL };
-  }
   return turns;
 }
 
@@ -80,11 +80,11 @@ function textBlocks(content: string | null): TextBlockParam[] {
 }
 
 function toToolUse(tc: ToolCall): ToolUseBlockParam {
-  return { type: 'tool_use', id: tc.id, name: tc.function.name, input: parseArguments(tc.function.arguments) };
+  return { type: 'tool_use', id: tc.id, name: tc.function.name, input: parseToolArguments(tc.function.arguments) };
 }
 
 /** `tool_use.input` must be an object; arguments the model garbled are sent as `{}` rather than failing the turn. */
-function parseArguments(args: string): Record<string, unknown> {
+export function parseToolArguments(args: string): Record<string, unknown> {
   try {
     const v: unknown = JSON.parse(args);
     return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};

@@ -4,10 +4,11 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsStreaming } from '@anthropic-ai/sdk/resources/messages';
-import { toAnthropicMessages, toAnthropicSystem, toAnthropicTool } from './anthropic-convert.js';
+import { toAnthropicRequest, toAnthropicTool } from './anthropic-convert.js';
 import { MessageStreamAccumulator } from './anthropic-stream.js';
-import { DEFAULT_IDLE_TIMEOUT_MS, runGuarded } from './guard.js';
 import { modelInfo } from './models.js';
+import { keySourceOf, runProviderRequest } from './request.js';
+import { ClientPool, createTransport } from './transport.js';
 import type { Provider, ProviderConfig } from './types.js';
 
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
@@ -19,12 +20,18 @@ export const ANTHROPIC_DEFAULT_MAX_TOKENS = 16_384;
 
 export function createAnthropicProvider(cfg: ProviderConfig): Provider {
   // Retries are the agent loop's job (it also knows about fallbacks); the SDK must not retry behind its back.
-  const client = new Anthropic({
-    apiKey: cfg.apiKey,
-    baseURL: cfg.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL,
-    maxRetries: 0,
-    timeout: cfg.timeoutMs,
+  const clients = new ClientPool((key) => {
+    const transport = createTransport();
+    const client = new Anthropic({
+      apiKey: key.key,
+      baseURL: cfg.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL,
+      maxRetries: 0,
+      timeout: cfg.timeoutMs,
+      fetch: transport.fetch,
+    });
+    return { client, close: transport.close };
   });
+  const keys = keySourceOf(cfg);
   const defaultMaxTokens = Math.min(ANTHROPIC_DEFAULT_MAX_TOKENS, modelInfo(cfg.model)?.maxOutput ?? Infinity);
 
   return {
@@ -32,13 +39,13 @@ export function createAnthropicProvider(cfg: ProviderConfig): Provider {
     model: cfg.model,
     apiMode: 'anthropic_messages',
     complete: (req) =>
-      runGuarded(req.signal, cfg.timeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, async (guard) => {
-        const system = toAnthropicSystem(req.systemPrompt, req.messages);
+      runProviderRequest(cfg, keys, clients, req.signal, async (client, guard) => {
+        const { system, messages } = toAnthropicRequest(req.systemPrompt, req.messages);
         const params: MessageCreateParamsStreaming = {
           model: cfg.model,
           max_tokens: req.maxTokens ?? defaultMaxTokens,
-          messages: toAnthropicMessages(req.messages),
-          ...(system ? { system } : {}),
+          messages,
+          ...(system.length > 0 ? { system } : {}),
           ...(req.tools.length > 0 ? { tools: req.tools.map(toAnthropicTool) } : {}),
           ...(req.tools.length > 0 && req.toolChoice === 'none' ? { tool_choice: { type: 'none' as const } } : {}),
           stream: true,

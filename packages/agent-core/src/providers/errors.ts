@@ -14,6 +14,7 @@ import {
   APIError as OpenAIAPIError,
   APIUserAbortError as OpenAIAbortError,
 } from 'openai';
+import { awsFailureOf } from './aws-errors.js';
 import { ProviderError } from './types.js';
 
 /** Socket-level failures worth a retry: the server may be restarting or a proxy dropped us. */
@@ -42,11 +43,11 @@ const CONTEXT_LIMIT_PATTERNS = [
   /exceed context limit: [\d,]+ \+ [\d,]+ > ([\d,]+)/i,
 ];
 /** Context-length wordings that do not name a limit. */
-const CONTEXT_OVERFLOW_HINT = /context[ _-]?(length|window|size)|prompt is too long|too many tokens/i;
+const CONTEXT_OVERFLOW_HINT = /context[ _-]?(length|window|size)|prompt is too long|too many tokens|input is too long/i;
 /** OpenAI's rate-limit bodies say "Please try again in 20s" / "in 820ms" when no header does. */
 const TRY_AGAIN_IN = /try again in (\d+(?:\.\d+)?)(ms|s)\b/i;
 
-interface ApiFailure {
+export interface ApiFailure {
   status?: number;
   type?: string;
   code?: string;
@@ -60,11 +61,11 @@ export function classifyError(err: unknown): ProviderError {
   if (err instanceof ProviderError) return err;
   const message = messageOf(err);
   if (isAbortError(err)) return new ProviderError('aborted', 'request aborted', { cause: err });
-  if (isTimeoutError(err)) return new ProviderError('timeout', `request timed out: ${message}`, { cause: err });
+  if (isTimeoutError(err)) return new ProviderError('timeout', `request timed out: ${message}`, { cause: err, transport: true });
   if (err instanceof OpenAIConnectionError || err instanceof AnthropicConnectionError || isNetworkError(err)) {
-    return new ProviderError('server_error', `connection failed: ${causeMessage(err)}`, { cause: err });
+    return new ProviderError('server_error', `connection failed: ${causeMessage(err)}`, { cause: err, transport: true });
   }
-  const failure = apiFailureOf(err);
+  const failure = apiFailureOf(err) ?? awsFailureOf(err);
   if (failure) return classifyApiFailure(failure, err);
   return new ProviderError('unknown', message, { cause: err });
 }

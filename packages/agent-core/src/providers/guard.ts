@@ -6,8 +6,19 @@
 import { classifyError } from './errors.js';
 import { ProviderError } from './types.js';
 
-/** Same as the SDKs' default timeout; reasoning models can think that long before their first byte. */
-export const DEFAULT_IDLE_TIMEOUT_MS = 600_000;
+/**
+ * A stream silent this long has stalled (Hermes: 90 s). The APIs send their first events (response.created,
+ * message_start) at once and keep-alive pings while a model thinks, so silence this long means a dead stream,
+ * not a slow model. HERALD_STREAM_STALL_TIMEOUT_S sets it.
+ */
+export const DEFAULT_STALL_TIMEOUT_MS = 90_000;
+/** @deprecated the stall timeout; kept for imports of the old name. */
+export const DEFAULT_IDLE_TIMEOUT_MS = DEFAULT_STALL_TIMEOUT_MS;
+
+/** The stall timeout of a provider config: explicit, else the request timeout, else 90 s. */
+export function stallTimeoutOf(cfg: { stallTimeoutMs?: number; timeoutMs?: number }): number {
+  return cfg.stallTimeoutMs ?? cfg.timeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
+}
 
 export interface RequestGuard {
   /** Pass this to the SDK, not the caller's signal. */
@@ -28,7 +39,7 @@ export async function runGuarded<T>(
     clearTimeout(timer);
     timer = setTimeout(() => {
       timedOut = true;
-      controller.abort(new ProviderError('timeout', `no response for ${idleTimeoutMs} ms`));
+      controller.abort(stalled(idleTimeoutMs));
     }, idleTimeoutMs);
   };
   const onAbort = (): void => controller.abort(callerSignal.reason);
@@ -38,7 +49,7 @@ export async function runGuarded<T>(
   // Why the request stopped, when we stopped it: that beats whatever the SDK made of the closed socket.
   const stopReason = (): ProviderError | undefined => {
     if (callerSignal.aborted) return new ProviderError('aborted', 'request aborted', { cause: callerSignal.reason });
-    if (timedOut) return new ProviderError('timeout', `no response for ${idleTimeoutMs} ms`);
+    if (timedOut) return stalled(idleTimeoutMs);
     return undefined;
   };
 
@@ -54,4 +65,8 @@ export async function runGuarded<T>(
     clearTimeout(timer);
     callerSignal.removeEventListener('abort', onAbort);
   }
+}
+
+function stalled(ms: number): ProviderError {
+  return new ProviderError('timeout', `stream stalled: nothing received for ${ms} ms`, { transport: true });
 }

@@ -3,8 +3,26 @@ export * from './types.js';
 export { classifyError, retryAfterMsFrom } from './errors.js';
 export { createOpenAIProvider, toChatMessages, OPENAI_DEFAULT_BASE_URL } from './openai.js';
 export { createAnthropicProvider, ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_DEFAULT_MAX_TOKENS } from './anthropic.js';
-export { toAnthropicMessages, toAnthropicSystem, toAnthropicTool } from './anthropic-convert.js';
-export { parseModelRef, resolveApiMode, createProvider } from './resolve.js';
+export { toAnthropicMessages, toAnthropicRequest, toAnthropicTool } from './anthropic-convert.js';
+export { createResponsesProvider } from './responses.js';
+export { createBedrockProvider, BEDROCK_DEFAULT_MAX_TOKENS } from './bedrock.js';
+export { BUILTIN_PROVIDERS, parseModelRef, resolveApiMode, createProvider } from './resolve.js';
+export {
+  DEFAULT_KEY_COOLDOWNS,
+  KEY_STRATEGIES,
+  KeyPool,
+  MemoryKeyPoolState,
+  keyFingerprint,
+  singleKey,
+  type KeyCooldowns,
+  type KeyCooling,
+  type KeyPoolOptions,
+  type KeyPoolState,
+  type KeyStatus,
+  type KeyStrategy,
+} from './key-pool.js';
+export { MAX_CACHE_BREAKPOINTS, breakpointCount, planCacheBreakpoints, type CacheLayout, type CachePlan } from './cache-breakpoints.js';
+export { SESSION_HEADING, buildSessionSystemPrompt, splitSystemPrompt, type SessionPromptContext } from './system-prompt.js';
 export {
   MODELS,
   DEFAULT_CONTEXT_WINDOW,
@@ -14,4 +32,4 @@ export {
   type ModelInfo,
   type ModelPrice,
 } from './models.js';
-export { DEFAULT_IDLE_TIMEOUT_MS } from './guard.js';
+export { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_STALL_TIMEOUT_MS } from './guard.js';

@@ -1,7 +1,7 @@
 /**
  * Chat Completions provider: OpenAI itself or any OpenAI-compatible server (vLLM, Ollama, llama.cpp,
- * OpenRouter, DeepSeek). The internal messages are already OpenAI-shaped, so conversion only strips our
- * own fields and prepends the system prompt.
+ * OpenRouter, DeepSeek), the default `openai:` prefix or a named endpoint (`openrouter:`). The internal messages
+ * are already OpenAI-shaped, so conversion only strips our own fields and prepends the system prompt.
  */
 import OpenAI from 'openai';
 import type {
@@ -10,33 +10,47 @@ import type {
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import type { ChatMessage } from '../types.js';
-import { DEFAULT_IDLE_TIMEOUT_MS, runGuarded } from './guard.js';
+import { isOpenAIHost, withChatCacheMarkers, wantsCacheMarkers } from './openai-cache.js';
 import { ChatStreamAccumulator } from './openai-stream.js';
+import { keySourceOf, runProviderRequest } from './request.js';
+import { ClientPool, createTransport } from './transport.js';
 import type { Provider, ProviderConfig, ToolSchema } from './types.js';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
-/** Local servers need no key, but the SDK refuses to start without one. */
-const NO_KEY_PLACEHOLDER = 'no-key';
+
+/** One OpenAI SDK client per key, each on its own connection pool; SDK retries off (the loop owns retries). */
+export function openAIClients(cfg: ProviderConfig, baseURL: string): ClientPool<OpenAI> {
+  return new ClientPool((key) => {
+    const transport = createTransport();
+    const client = new OpenAI({ apiKey: key.key, baseURL, maxRetries: 0, timeout: cfg.timeoutMs, fetch: transport.fetch });
+    return { client, close: transport.close };
+  });
+}
 
 export function createOpenAIProvider(cfg: ProviderConfig): Provider {
   const baseURL = cfg.baseUrl ?? OPENAI_DEFAULT_BASE_URL;
-  // Retries are the agent loop's job (it also knows about fallbacks); the SDK must not retry behind its back.
-  const client = new OpenAI({ apiKey: cfg.apiKey || NO_KEY_PLACEHOLDER, baseURL, maxRetries: 0, timeout: cfg.timeoutMs });
+  const clients = openAIClients(cfg, baseURL);
+  const keys = keySourceOf(cfg);
   // OpenAI's reasoning models reject `max_tokens`; most compatible servers only understand `max_tokens`.
   const maxTokensField = isOpenAIHost(baseURL) ? 'max_completion_tokens' : 'max_tokens';
+  // prompt_cache_key is OpenAI's; strict compatible servers reject fields they do not know.
+  const sendsCacheKey = cfg.provider === 'openai' || isOpenAIHost(baseURL);
+  const cacheMarkers = wantsCacheMarkers(cfg, baseURL);
 
   return {
     name: cfg.provider,
     model: cfg.model,
     apiMode: 'chat_completions',
     complete: (req) =>
-      runGuarded(req.signal, cfg.timeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, async (guard) => {
+      runProviderRequest(cfg, keys, clients, req.signal, async (client, guard) => {
+        const messages = toChatMessages(req.systemPrompt, req.messages);
         const params: ChatCompletionCreateParamsStreaming = {
           model: cfg.model,
-          messages: toChatMessages(req.systemPrompt, req.messages),
+          messages: cacheMarkers ? withChatCacheMarkers(req.systemPrompt, messages) : messages,
           ...(req.tools.length > 0 ? { tools: req.tools.map(toChatTool) } : {}),
           ...(req.tools.length > 0 && req.toolChoice === 'none' ? { tool_choice: 'none' as const } : {}),
           ...(req.maxTokens === undefined ? {} : { [maxTokensField]: req.maxTokens }),
+          ...(sendsCacheKey && req.cacheKey ? { prompt_cache_key: req.cacheKey } : {}),
           stream: true,
           stream_options: { include_usage: true },
         };
@@ -84,12 +98,4 @@ function toChatMessage(m: ChatMessage): ChatCompletionMessageParam {
 
 function toChatTool(t: ToolSchema): ChatCompletionTool {
   return { type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } };
-}
-
-function isOpenAIHost(baseURL: string): boolean {
-  try {
-    return new URL(baseURL).hostname === 'api.openai.com';
-  } catch {
-    return false;
-  }
 }

@@ -7,9 +7,12 @@ describe('parseModelRef', () => {
     expect(parseModelRef('openai:gpt-4.1-mini')).toEqual({ provider: 'openai', model: 'gpt-4.1-mini' });
     expect(parseModelRef(' anthropic:claude-sonnet-4-5 ')).toEqual({ provider: 'anthropic', model: 'claude-sonnet-4-5' });
     expect(parseModelRef('openai:llama3.1:8b')).toEqual({ provider: 'openai', model: 'llama3.1:8b' });
+    // Named endpoints and Bedrock ids (whose version follows a colon).
+    expect(parseModelRef('openrouter:anthropic/claude-sonnet-4.5')).toEqual({ provider: 'openrouter', model: 'anthropic/claude-sonnet-4.5' });
+    expect(parseModelRef('bedrock:anthropic.claude-3-haiku-20240307-v1:0')).toEqual({ provider: 'bedrock', model: 'anthropic.claude-3-haiku-20240307-v1:0' });
   });
 
-  it.each(['gpt-4.1-mini', 'google:gemini-2.5', 'openai:', ':gpt-4o', ''])('rejects %j with a message naming the value', (bad) => {
+  it.each(['gpt-4.1-mini', 'open ai:gpt-4o', '9x:model', 'openai:', ':gpt-4o', ''])('rejects %j with a message naming the value', (bad) => {
     expect(() => parseModelRef(bad)).toThrow(`"${bad}"`);
     expect(() => parseModelRef(bad)).toThrow(/provider:model/);
   });
@@ -22,6 +25,10 @@ describe('resolveApiMode', () => {
     expect(resolveApiMode({ provider: 'openai' })).toBe('chat_completions');
     expect(resolveApiMode({ provider: 'openai', baseUrl: 'https://api.minimax.io/anthropic' })).toBe('anthropic_messages');
     expect(resolveApiMode({ provider: 'openai', baseUrl: 'http://localhost:11434/v1' })).toBe('chat_completions');
+    expect(resolveApiMode({ provider: 'openai-responses' })).toBe('responses');
+    expect(resolveApiMode({ provider: 'openai', apiMode: 'responses' })).toBe('responses');
+    expect(resolveApiMode({ provider: 'bedrock' })).toBe('bedrock_converse');
+    expect(resolveApiMode({ provider: 'openrouter', baseUrl: 'https://openrouter.ai/api/v1' })).toBe('chat_completions');
   });
 });
 

@@ -13,8 +13,14 @@ export interface ToolSchema {
   parameters: JsonSchema;
 }
 
-export type ProviderName = 'openai' | 'anthropic';
-export type ApiMode = 'chat_completions' | 'anthropic_messages';
+/**
+ * The prefix of a `provider:model` ref: one of the built-in providers (`openai`, `anthropic`, `openai-responses`,
+ * `bedrock`) or the name of a configured OpenAI-compatible endpoint (`openrouter`, `vllm`, ...).
+ */
+export type ProviderName = string;
+export type BuiltinProviderName = 'openai' | 'anthropic' | 'openai-responses' | 'bedrock';
+export type ApiMode = 'chat_completions' | 'anthropic_messages' | 'responses' | 'bedrock_converse';
+export const API_MODES: readonly ApiMode[] = ['chat_completions', 'anthropic_messages', 'responses', 'bedrock_converse'];
 
 /** Normalised finish reasons (Anthropic end_turn→stop, tool_use→tool_calls, max_tokens→length). */
 export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter';
@@ -32,6 +38,11 @@ export interface CompletionRequest {
   signal: AbortSignal;
   onTextDelta?: (text: string) => void;
   onReasoningDelta?: (text: string) => void;
+  /**
+   * Groups requests that share a prefix for the provider's prompt cache: the session id. Sent as OpenAI's
+   * `prompt_cache_key` (Chat Completions and Responses); other APIs cache by prefix alone.
+   */
+  cacheKey?: string;
 }
 
 export interface CompletionResult {
@@ -71,11 +82,16 @@ export class ProviderError extends Error {
   readonly retryAfterMs?: number;
   /** Context limit named by a context-length error, when the body names one. */
   readonly contextLimit?: number;
+  /**
+   * The connection failed, stalled or timed out (no HTTP answer to classify): the provider rebuilds its HTTP
+   * client before the next attempt, so a retry does not reuse a pool of dead keep-alive sockets.
+   */
+  readonly transport: boolean;
 
   constructor(
     kind: ProviderErrorKind,
     message: string,
-    extra: { status?: number; retryAfterMs?: number; contextLimit?: number; cause?: unknown } = {},
+    extra: { status?: number; retryAfterMs?: number; contextLimit?: number; cause?: unknown; transport?: boolean } = {},
   ) {
     super(message, { cause: extra.cause });
     this.name = 'ProviderError';
@@ -83,6 +99,7 @@ export class ProviderError extends Error {
     this.status = extra.status;
     this.retryAfterMs = extra.retryAfterMs;
     this.contextLimit = extra.contextLimit;
+    this.transport = extra.transport ?? false;
   }
 }
 
@@ -93,10 +110,50 @@ export interface ModelRef {
 }
 
 export interface ProviderConfig extends ModelRef {
-  apiKey: string;
+  /** One key; `keyPool` instead when there are several. Bedrock ignores both (AWS credential chain). */
+  apiKey?: string;
+  /** Several keys with a rotation strategy and cooldowns shared across processes (key-pool.ts). */
+  keyPool?: KeySource;
   baseUrl?: string;
   /** Explicit API mode; otherwise resolved from provider, then base-URL heuristics, then chat_completions. */
   apiMode?: ApiMode;
-  /** Per-request timeout in ms. */
+  /** Time to wait for response headers, in ms (the SDK's own timeout). */
   timeoutMs?: number;
+  /** A stream silent for this long is a stall: aborted and retried on a rebuilt client. Default 90 s. */
+  stallTimeoutMs?: number;
+  /** Told when a transport failure (stall, reset, timeout) made the provider rebuild a key's HTTP client. */
+  onTransportReset?: (event: TransportReset) => void;
+  /** AWS region for Bedrock; the AWS environment / config chain when absent. */
+  region?: string;
+  /**
+   * Anthropic `cache_control` markers on a Chat Completions request (Claude reached through OpenRouter); by
+   * default on when the model is a Claude and the base URL is not OpenAI's.
+   */
+  cacheMarkers?: boolean;
+}
+
+/** One API key handed out by a pool; only the fingerprint is ever logged or shown. */
+export interface PooledKey {
+  readonly key: string;
+  /** `sk-…a1b2#3f9c01`: a short hash, safe for logs, health pages and Redis key names. */
+  readonly fingerprint: string;
+}
+
+/** Where a provider gets its key for each request (key-pool.ts: KeyPool, or a single fixed key). */
+export interface KeySource {
+  /** Names the pool in logs and health output (`openai`, `openrouter`). */
+  readonly label: string;
+  readonly size: number;
+  /** The key to use next, skipping `tried`; undefined when every key has been tried for this request. */
+  acquire(tried: ReadonlySet<string>): Promise<PooledKey | undefined>;
+  /** A request with this key failed in a way that says the key itself is spent or refused. */
+  cool(key: PooledKey, err: ProviderError): Promise<void>;
+}
+
+export interface TransportReset {
+  provider: string;
+  model: string;
+  /** The key whose client was rebuilt (fingerprint only). */
+  fingerprint: string;
+  error: string;
 }

@@ -15,6 +15,8 @@ const TURN: ChatMessage[] = [
     role: 'assistant',
     content: null,
     reasoning: 'need both cities',
+    // Encrypted reasoning (Responses API) round-trips as opaque JSON.
+    reasoning_details: [{ format: 'openai-responses', model: 'o4-mini', data: { id: 'rs_1', summary: [], encrypted_content: 'gAAAABxyz' } }],
     tool_calls: [call('c1', 'weather'), call('c2', 'weather')],
     finish_reason: 'tool_calls',
   },

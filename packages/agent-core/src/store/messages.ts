@@ -30,8 +30,8 @@ export interface GetMessagesOptions {
 
 const INSERT_SQL = `
   INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, tool_name, finish_reason, reasoning,
-                        platform_message_id, turn_id, seq, created_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        reasoning_details, platform_message_id, turn_id, seq, created_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (session_id, turn_id, seq) DO NOTHING
   RETURNING *`;
 const EXISTING_SQL = 'SELECT * FROM messages WHERE session_id = ? AND turn_id = ? AND seq = ?';
@@ -70,6 +70,7 @@ export async function appendMessages(
         m.tool_name ?? null,
         m.finish_reason ?? null,
         m.reasoning ?? null,
+        m.reasoning_details && m.reasoning_details.length > 0 ? JSON.stringify(m.reasoning_details) : null,
         opts.platformMessageId ?? null,
         turnId,
         seq,

@@ -26,6 +26,8 @@ export const FIRST_EXTERNAL_VERSION = 100;
 export const CORE_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', sql: INITIAL_SCHEMA },
   { version: 2, name: 'fenced outbox', sql: TURN_FENCING },
+  // Encrypted reasoning items (Responses API) replayed with later requests: JSON, never shown to users.
+  { version: 15, name: 'message reasoning details', sql: 'ALTER TABLE messages ADD COLUMN reasoning_details TEXT' },
 ];
 
 const registered: Migration[] = [];

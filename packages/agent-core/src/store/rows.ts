@@ -1,7 +1,7 @@
 /**
  * The store's public row types (camelCase) and their mapping from the snake_case SQLite rows.
  */
-import type { ChatMessage, Role, SessionSource, ToolCall } from '../types.js';
+import type { ChatMessage, ReasoningDetail, Role, SessionSource, ToolCall } from '../types.js';
 
 export interface Session {
   id: string;
@@ -38,6 +38,8 @@ export interface StoredMessage {
   toolName: string | null;
   finishReason: string | null;
   reasoning: string | null;
+  /** Provider-opaque reasoning state (ChatMessage.reasoning_details). */
+  reasoningDetails: ReasoningDetail[] | null;
   platformMessageId: string | null;
   turnId: string | null;
   /** Position within the turn (null for messages written without a turn id). */
@@ -99,6 +101,7 @@ export interface MessageRow {
   tool_name: string | null;
   finish_reason: string | null;
   reasoning: string | null;
+  reasoning_details: string | null;
   platform_message_id: string | null;
   turn_id: string | null;
   seq: number | null;
@@ -155,6 +158,7 @@ export function toStoredMessage(r: MessageRow): StoredMessage {
     toolName: r.tool_name,
     finishReason: r.finish_reason,
     reasoning: r.reasoning,
+    reasoningDetails: r.reasoning_details ? (JSON.parse(r.reasoning_details) as ReasoningDetail[]) : null,
     platformMessageId: r.platform_message_id,
     turnId: r.turn_id,
     seq: r.seq,
@@ -169,6 +173,7 @@ export function toChatMessage(m: StoredMessage): ChatMessage {
   if (m.toolCallId !== null) msg.tool_call_id = m.toolCallId;
   if (m.toolName !== null) msg.tool_name = m.toolName;
   if (m.reasoning !== null) msg.reasoning = m.reasoning;
+  if (m.reasoningDetails && m.reasoningDetails.length > 0) msg.reasoning_details = m.reasoningDetails;
   if (m.finishReason !== null) msg.finish_reason = m.finishReason;
   return msg;
 }

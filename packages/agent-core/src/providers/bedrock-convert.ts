@@ -1,0 +1,77 @@
+/**
+ * Internal history → Bedrock Converse request parts. Converse has Anthropic's rules under other names: tool
+ * results are `toolResult` blocks in a *user* message, roles alternate (so tool results and a following user
+ * text merge into one message), empty text blocks are refused. Prompt caching is a `cachePoint` block after the
+ * cached content, placed by the shared plan (cache-breakpoints.ts) for models that support it.
+ */
+import type { ContentBlock, Message, SystemContentBlock, Tool } from '@aws-sdk/client-bedrock-runtime';
+import type { ChatMessage, ToolCall } from '../types.js';
+import { parseToolArguments } from './anthropic-convert.js';
+import { planCacheBreakpoints } from './cache-breakpoints.js';
+import { splitSystemPrompt } from './system-prompt.js';
+import type { ToolSchema } from './types.js';
+
+const CACHE_POINT = { cachePoint: { type: 'default' as const } };
+
+export interface ConverseParts {
+  system: SystemContentBlock[];
+  messages: Message[];
+}
+
+/** Claude and Nova models on Bedrock take cachePoint blocks; others reject them. */
+export function supportsCachePoints(modelId: string): boolean {
+  return /anthropic|claude|amazon\.nova/i.test(modelId);
+}
+
+export function toConverseRequest(systemPrompt: string, history: ChatMessage[], cache: boolean): ConverseParts {
+  const parts = splitSystemPrompt(systemPrompt);
+  const messages = toConverseMessages(history);
+  const plan = cache ? planCacheBreakpoints({ systemBlocks: parts.length, messages: messages.length }) : { system: [], messages: [] };
+  const system: SystemContentBlock[] = [];
+  parts.forEach((text, i) => {
+    system.push({ text });
+    if (plan.system.includes(i)) system.push(CACHE_POINT);
+  });
+  for (const m of history) if (m.role === 'system' && m.content?.trim()) system.push({ text: m.content });
+  for (const i of plan.messages) messages[i].content?.push(CACHE_POINT);
+  return { system, messages };
+}
+
+function toConverseMessages(history: ChatMessage[]): Message[] {
+  const out: Message[] = [];
+  const push = (role: 'user' | 'assistant', blocks: ContentBlock[]): void => {
+    if (blocks.length === 0) return;
+    const last = out.at(-1);
+    if (last?.role === role) last.content?.push(...blocks);
+    else out.push({ role, content: [...blocks] });
+  };
+  for (const m of history) {
+    switch (m.role) {
+      case 'system':
+        break; // carried in `system`
+      case 'user':
+        push('user', textBlocks(m.content));
+        break;
+      case 'tool':
+        push('user', [{ toolResult: { toolUseId: m.tool_call_id ?? '', content: [{ text: m.content || '(empty)' }] } }]);
+        break;
+      case 'assistant':
+        push('assistant', [...textBlocks(m.content), ...(m.tool_calls ?? []).map(toToolUse)]);
+        break;
+    }
+  }
+  return out;
+}
+
+export function toConverseTool(t: ToolSchema): Tool {
+  // The SDK types the schema as a DocumentType; our JSON Schema is one.
+  return { toolSpec: { name: t.name, description: t.description, inputSchema: { json: { ...t.parameters, type: 'object' } as never } } };
+}
+
+function textBlocks(content: string | null): ContentBlock[] {
+  return content && content.trim() !== '' ? [{ text: content }] : [];
+}
+
+function toToolUse(tc: ToolCall): ContentBlock {
+  return { toolUse: { toolUseId: tc.id, name: tc.function.name, input: parseToolArguments(tc.function.arguments) as never } };
+}

@@ -1,0 +1,89 @@
+/**
+ * Folds a Bedrock ConverseStream into one assistant message: text and reasoning deltas, tool-use input JSON
+ * per content block, the stop reason from messageStop and usage (with cache read / write) from metadata.
+ * Exceptions sent inside the stream (throttling, modelStreamError) are thrown by the SDK's iterator as errors
+ * of those names, which errors.ts classifies.
+ */
+import type { ConverseStreamOutput, TokenUsage } from '@aws-sdk/client-bedrock-runtime';
+import { emptyUsage, type ChatMessage, type ToolCall, type Usage } from '../types.js';
+import { ProviderError, type CompletionRequest, type CompletionResult, type FinishReason } from './types.js';
+
+type Callbacks = Pick<CompletionRequest, 'onTextDelta' | 'onReasoningDelta'>;
+
+const FINISH_REASONS: Record<string, FinishReason> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  tool_use: 'tool_calls',
+  max_tokens: 'length',
+  model_context_window_exceeded: 'length',
+  guardrail_intervened: 'content_filter',
+  content_filtered: 'content_filter',
+};
+
+interface ToolBlock {
+  id: string;
+  name: string;
+  json: string;
+}
+
+export class ConverseStreamAccumulator {
+  private text = '';
+  private reasoning = '';
+  private readonly tools = new Map<number, ToolBlock>();
+  private stopReason: string | undefined;
+  private usage: Usage = emptyUsage();
+
+  constructor(private readonly callbacks: Callbacks) {}
+
+  add(ev: ConverseStreamOutput): void {
+    if (ev.contentBlockStart?.start?.toolUse) {
+      const { toolUseId, name } = ev.contentBlockStart.start.toolUse;
+      this.tools.set(ev.contentBlockStart.contentBlockIndex ?? this.tools.size, { id: toolUseId ?? '', name: name ?? '', json: '' });
+    } else if (ev.contentBlockDelta?.delta) {
+      const { delta, contentBlockIndex } = ev.contentBlockDelta;
+      if (delta.text !== undefined) {
+        this.text += delta.text;
+        this.callbacks.onTextDelta?.(delta.text);
+      } else if (delta.toolUse?.input !== undefined) {
+        const tool = this.tools.get(contentBlockIndex ?? -1);
+        if (tool) tool.json += delta.toolUse.input;
+      } else if (delta.reasoningContent?.text) {
+        this.reasoning += delta.reasoningContent.text;
+        this.callbacks.onReasoningDelta?.(delta.reasoningContent.text);
+      }
+    } else if (ev.messageStop) {
+      this.stopReason = ev.messageStop.stopReason ?? 'end_turn';
+    } else if (ev.metadata?.usage) {
+      this.usage = usageFromConverse(ev.metadata.usage);
+    }
+  }
+
+  result(model: string): CompletionResult {
+    if (this.stopReason === undefined) {
+      throw new ProviderError('server_error', 'stream ended before the model finished (no messageStop)', { transport: true });
+    }
+    const toolCalls: ToolCall[] = [...this.tools.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, t]) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.json || '{}' } }));
+    const mapped = FINISH_REASONS[this.stopReason] ?? 'stop';
+    const finishReason: FinishReason = mapped === 'stop' && toolCalls.length > 0 ? 'tool_calls' : mapped;
+    const message: ChatMessage = {
+      role: 'assistant',
+      content: this.text === '' && toolCalls.length > 0 ? null : this.text,
+      ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+      ...(this.reasoning ? { reasoning: this.reasoning } : {}),
+      finish_reason: finishReason,
+    };
+    return { message, finishReason, usage: this.usage, model };
+  }
+}
+
+/** Converse reports inputTokens without the cached ones, as Anthropic does. */
+export function usageFromConverse(u: TokenUsage): Usage {
+  return {
+    input: u.inputTokens ?? 0,
+    output: u.outputTokens ?? 0,
+    cacheRead: u.cacheReadInputTokens ?? 0,
+    cacheWrite: u.cacheWriteInputTokens ?? 0,
+  };
+}

@@ -1,0 +1,158 @@
+/**
+ * Credential pools through the real openai SDK: strategies, 429 → one more try then the next key, 401/402 →
+ * the key cooled down (402 for longer), every key tried once per request, never a key in an error message, and
+ * rotation invisible to the loop's retry budget. Also stream health: a stall is cut at the stall timeout and the
+ * key's client rebuilt before the loop retries.
+ */
+import fc from 'fast-check';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startFakeOpenAI, type FakeLLM, type RecordedRequest } from '../../../../test/fakes/llm/index.js';
+import { runConversation } from '../loop/run-conversation.js';
+import { KeyPool, MemoryKeyPoolState, keyFingerprint, type KeyStrategy } from './key-pool.js';
+import { createProvider } from './resolve.js';
+import { ClientPool } from './transport.js';
+import type { CompletionRequest, Provider, TransportReset } from './types.js';
+
+const KEYS = ['sk-pool-one-1111', 'sk-pool-two-2222', 'sk-pool-three-33'];
+const FAST_RETRY = { baseDelayMs: 1, maxDelayMs: 5, random: () => 0 };
+
+let fake: FakeLLM;
+beforeEach(async () => {
+  fake = await startFakeOpenAI();
+});
+afterEach(async () => {
+  await fake.close();
+});
+
+function pooled(pool: KeyPool): Provider {
+  return createProvider({ provider: 'openai', model: 'gpt-4.1-mini', keyPool: pool, baseUrl: fake.url });
+}
+function request(): CompletionRequest {
+  return { systemPrompt: 'S', messages: [{ role: 'user', content: 'hi' }], tools: [], signal: new AbortController().signal };
+}
+const keyOf = (r: RecordedRequest): string => r.headers.authorization?.replace(/^Bearer /, '') ?? '';
+
+describe('key pool strategies', () => {
+  it.each<[KeyStrategy, string[]]>([
+    ['fill_first', [KEYS[0]!, KEYS[0]!, KEYS[0]!, KEYS[0]!]],
+    ['round_robin', [KEYS[0]!, KEYS[1]!, KEYS[2]!, KEYS[0]!]],
+  ])('%s hands out keys in its order', async (strategy, expected) => {
+    const provider = pooled(new KeyPool({ label: 'openai', keys: KEYS, strategy }));
+    for (let i = 0; i < 4; i++) await provider.complete(request());
+    expect(fake.requests.map(keyOf)).toEqual(expected);
+  });
+
+  it('least_used picks the key with the fewest uses, shared through the pool state', async () => {
+    const state = new MemoryKeyPoolState();
+    await state.recordUse('openai', keyFingerprint(KEYS[0]!));
+    await state.recordUse('openai', keyFingerprint(KEYS[1]!));
+    const provider = pooled(new KeyPool({ label: 'openai', keys: KEYS, strategy: 'least_used', state }));
+    await provider.complete(request());
+    await provider.complete(request());
+    expect(fake.requests.map(keyOf)).toEqual([KEYS[2], KEYS[0]]);
+  });
+});
+
+describe('key rotation inside one request', () => {
+  it('a 429 is tried once more on the same key, then on the next key, which is used from then on', async () => {
+    const pool = new KeyPool({ label: 'openai', keys: KEYS });
+    fake.script({ error: { status: 429, retryAfter: 0 } }, { error: { status: 429, retryAfter: 0 } }, { text: 'third time' });
+    const result = await runConversation({ userMessage: 'hi', history: [], systemPrompt: 'S', provider: pooled(pool), retry: { ...FAST_RETRY, maxRetries: 0 } });
+
+    expect(result.finalResponse).toBe('third time');
+    // The loop saw one call and spent no retry (maxRetries 0 would have ended the turn).
+    expect(result.apiCalls).toBe(1);
+    expect(fake.requests.map(keyOf)).toEqual([KEYS[0], KEYS[0], KEYS[1]]);
+    const status = await pool.status();
+    expect(status[0]).toMatchObject({ state: 'cooling', reason: 'rate limited (429)' });
+    expect(status[1]!.state).toBe('ready');
+  });
+
+  it('401 and 402 rotate at once and cool the key; 402 for much longer', async () => {
+    const pool = new KeyPool({ label: 'openai', keys: KEYS, cooldowns: { authMs: 60_000, billingMs: 86_400_000 } });
+    fake.script({ error: { status: 401 } }, { error: { status: 402, kind: 'auth' } }, { text: 'the third key works' });
+    const result = await pooled(pool).complete(request());
+
+    expect(result.message.content).toBe('the third key works');
+    expect(fake.requests.map(keyOf)).toEqual(KEYS);
+    const [first, second] = await pool.status();
+    expect(first).toMatchObject({ state: 'cooling', reason: 'refused (401)' });
+    expect(second).toMatchObject({ state: 'cooling', reason: 'billing (402)' });
+    expect(second!.cooldownRemainingMs!).toBeGreaterThan(first!.cooldownRemainingMs! * 100);
+    // The next request skips both cooled keys without asking the API with them.
+    await pooled(pool).complete(request());
+    expect(keyOf(fake.requests[3]!)).toBe(KEYS[2]);
+  });
+
+  it('with every key refused the loop gets the error once, and no message names a key', async () => {
+    const pool = new KeyPool({ label: 'openai', keys: KEYS });
+    fake.respondWith(() => ({ error: { status: 401 } }));
+    const result = await runConversation({ userMessage: 'hi', history: [], systemPrompt: 'S', provider: pooled(pool), retry: FAST_RETRY });
+    expect(result.error?.kind).toBe('auth');
+    expect(fake.requests).toHaveLength(3);
+    for (const key of KEYS) expect(JSON.stringify(result)).not.toContain(key);
+  });
+
+  it('when every key is cooling, the one free soonest is still tried rather than failing unasked', async () => {
+    const state = new MemoryKeyPoolState();
+    const pool = new KeyPool({ label: 'openai', keys: KEYS.slice(0, 2), state });
+    await state.cool('openai', keyFingerprint(KEYS[0]!), 50_000, 'x');
+    await state.cool('openai', keyFingerprint(KEYS[1]!), 10_000, 'x');
+    await pooled(pool).complete(request());
+    expect(keyOf(fake.requests[0]!)).toBe(KEYS[1]);
+  });
+
+  it('fingerprints are short hashes that never contain the key', () => {
+    fc.assert(fc.property(fc.string({ minLength: 8 }), (key) => {
+      const fp = keyFingerprint(key);
+      expect(fp).toMatch(/^sha256:[0-9a-f]{8}$/);
+      expect(fp.includes(key)).toBe(false);
+    }));
+  });
+});
+
+describe('stream health', () => {
+  it('cuts a stalled stream at the stall timeout and rebuilds the client before the retry', async () => {
+    const resets: TransportReset[] = [];
+    const provider = createProvider({
+      provider: 'openai', model: 'gpt-4.1-mini', keyPool: new KeyPool({ label: 'openai', keys: KEYS.slice(0, 1) }), baseUrl: fake.url,
+      stallTimeoutMs: 200,
+      onTransportReset: (e) => resets.push(e),
+    });
+    fake.script({ text: 'never finished', stallAfterEvents: 2 }, { text: 'after the rebuild' });
+    const retriesSeen: number[] = [];
+    const result = await runConversation({
+      userMessage: 'hi', history: [], systemPrompt: 'S', provider, retry: FAST_RETRY,
+      // When the loop announces its retry, the client is already rebuilt.
+      onEvent: (e) => void (e.type === 'status' && e.kind === 'retry' ? retriesSeen.push(resets.length) : undefined),
+    });
+
+    expect(result.finalResponse).toBe('after the rebuild');
+    expect(fake.requests[0]!.aborted).toBe(true);
+    expect(resets).toEqual([{ provider: 'openai', model: 'gpt-4.1-mini', fingerprint: keyFingerprint(KEYS[0]!), error: 'stream stalled: nothing received for 200 ms' }]);
+    expect(retriesSeen).toEqual([1]);
+  });
+
+  it('an HTTP error is no transport failure: the client is kept', async () => {
+    const resets: TransportReset[] = [];
+    const provider = createProvider({ provider: 'openai', model: 'm', apiKey: 'k', baseUrl: fake.url, onTransportReset: (e) => resets.push(e) });
+    fake.script({ error: { status: 500 } }, { text: 'ok' });
+    await runConversation({ userMessage: 'hi', history: [], systemPrompt: 'S', provider, retry: FAST_RETRY });
+    expect(fake.requests).toHaveLength(2);
+    expect(resets).toEqual([]);
+  });
+
+  it('a rebuild closes the old connection pool and the next call gets a new client', () => {
+    const closed: number[] = [];
+    let built = 0;
+    const pool = new ClientPool(() => {
+      const id = ++built;
+      return { client: { id }, close: () => closed.push(id) };
+    });
+    const key = { key: 'k', fingerprint: 'fp' };
+    expect(pool.get(key)).toBe(pool.get(key));
+    pool.rebuild(key);
+    expect(closed).toEqual([1]);
+    expect(pool.get(key)).toEqual({ id: 2 });
+  });
+});

@@ -1,0 +1,55 @@
+/**
+ * Prompt-caching markers on a Chat Completions request, for Claude reached through an OpenAI-compatible router
+ * (OpenRouter passes `cache_control` on content parts through to Anthropic). Placement is the shared plan of
+ * cache-breakpoints.ts; the system prompt becomes two text parts (static prefix, session part).
+ */
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { planCacheBreakpoints } from './cache-breakpoints.js';
+import { splitSystemPrompt } from './system-prompt.js';
+import type { ProviderConfig } from './types.js';
+
+const EPHEMERAL = { type: 'ephemeral' } as const;
+
+interface MarkedPart {
+  type: 'text';
+  text: string;
+  cache_control?: typeof EPHEMERAL;
+}
+
+/** Explicit setting first; else on for a Claude model behind anything but OpenAI itself. */
+export function wantsCacheMarkers(cfg: Pick<ProviderConfig, 'cacheMarkers' | 'model'>, baseURL: string): boolean {
+  if (cfg.cacheMarkers !== undefined) return cfg.cacheMarkers;
+  return /(^|\/)claude|anthropic\//i.test(cfg.model) && !isOpenAIHost(baseURL);
+}
+
+/** The same messages with the system prompt split in two parts and breakpoints placed by the shared plan. */
+export function withChatCacheMarkers(systemPrompt: string, messages: ChatCompletionMessageParam[]): ChatCompletionMessageParam[] {
+  const hasSystem = systemPrompt !== '' && messages[0]?.role === 'system';
+  const history = hasSystem ? messages.slice(1) : messages;
+  const systemParts = hasSystem ? splitSystemPrompt(systemPrompt) : [];
+  const plan = planCacheBreakpoints({ systemBlocks: systemParts.length, messages: history.length });
+
+  const out: ChatCompletionMessageParam[] = [];
+  if (hasSystem) {
+    const parts: MarkedPart[] = systemParts.map((text, i) => ({ type: 'text', text, ...(plan.system.includes(i) ? { cache_control: EPHEMERAL } : {}) }));
+    out.push({ role: 'system', content: parts } as ChatCompletionMessageParam);
+  }
+  history.forEach((m, i) => out.push(plan.messages.includes(i) ? marked(m) : m));
+  return out;
+}
+
+/** A message whose text content ends with a breakpoint; one without text (a bare tool call) stays as it is. */
+function marked(m: ChatCompletionMessageParam): ChatCompletionMessageParam {
+  if (typeof m.content !== 'string' || m.content === '') return m;
+  const parts: MarkedPart[] = [{ type: 'text', text: m.content, cache_control: EPHEMERAL }];
+  // cache_control is not in OpenAI's types: the router's extension, passed through at this SDK boundary.
+  return { ...m, content: parts } as ChatCompletionMessageParam;
+}
+
+export function isOpenAIHost(baseURL: string): boolean {
+  try {
+    return new URL(baseURL).hostname === 'api.openai.com';
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * Internal (OpenAI Chat-style) history → Responses API input items. Each assistant message becomes its
+ * reasoning items (encrypted, replayed whole: we run stateless with `store: false`), its text as an assistant
+ * message, and one `function_call` item per tool call; each tool result a `function_call_output`.
+ */
+import type { FunctionTool, ResponseInputItem } from 'openai/resources/responses/responses';
+import type { ChatMessage, ReasoningDetail } from '../types.js';
+import type { ToolSchema } from './types.js';
+
+export const RESPONSES_REASONING_FORMAT = 'openai-responses';
+
+export function toResponsesInput(messages: ChatMessage[], model: string): ResponseInputItem[] {
+  const items: ResponseInputItem[] = [];
+  for (const m of messages) {
+    switch (m.role) {
+      case 'system':
+        items.push({ role: 'system', content: m.content ?? '' });
+        break;
+      case 'user':
+        items.push({ role: 'user', content: m.content ?? '' });
+        break;
+      case 'tool':
+        items.push({ type: 'function_call_output', call_id: m.tool_call_id ?? '', output: m.content ?? '' });
+        break;
+      case 'assistant':
+        items.push(...reasoningItems(m.reasoning_details, model));
+        if (m.content) items.push({ role: 'assistant', content: m.content });
+        for (const tc of m.tool_calls ?? []) {
+          items.push({ type: 'function_call', call_id: tc.id, name: tc.function.name, arguments: tc.function.arguments });
+        }
+        break;
+    }
+  }
+  return items;
+}
+
+/**
+ * Reasoning items written by this model, as the API gave them. Another model's encrypted reasoning cannot be
+ * read (after a fallback or /model), so it is left out rather than failing the request.
+ */
+function reasoningItems(details: ReasoningDetail[] | undefined, model: string): ResponseInputItem[] {
+  return (details ?? [])
+    .filter((d) => d.format === RESPONSES_REASONING_FORMAT && d.model === model && typeof d.data.encrypted_content === 'string')
+    .map((d) => ({
+      type: 'reasoning' as const,
+      id: String(d.data.id),
+      summary: Array.isArray(d.data.summary) ? (d.data.summary as { type: 'summary_text'; text: string }[]) : [],
+      encrypted_content: d.data.encrypted_content as string,
+    }));
+}
+
+export function toResponsesTool(t: ToolSchema): FunctionTool {
+  return { type: 'function', name: t.name, description: t.description, parameters: t.parameters, strict: false };
+}
+
+/** Models that reason, and so return (and need back) encrypted reasoning items. */
+export function isReasoningModel(model: string): boolean {
+  const name = model.toLowerCase().replace(/^.*\//, '');
+  if (/^gpt-5(\.\d+)?-chat/.test(name)) return false;
+  return /^(o\d|gpt-5|codex)/.test(name);
+}
