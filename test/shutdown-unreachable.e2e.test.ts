@@ -65,7 +65,7 @@ describe('SIGTERM with Redis killed under a running worker', () => {
 
     const code = await gw.stop('SIGTERM');
     const logs = gw.logs();
-    expect(logs.find(says('shutdown: the drain timeout'))?.msg).toBe(
+    expect(logs.find(says('shutdown: the drain timeout'))?.msg, gw.output.slice(-25).join('\n')).toBe(
       'shutdown: the drain timeout (2000 ms) passed; cutting short 1 turn(s) of session(s) agent:main:telegram:dm:61: their messages stay queued and run again',
     );
     const abandoned = logs.find(says('shutdown: Redis is unreachable;'));

@@ -157,34 +157,38 @@ export class TurnWorker {
     let closed = false;
     const closing = w.close().then(() => void (closed = true));
     closing.catch(() => undefined);
-    let cutShort = 0;
-    const abortTimer = setTimeout(() => {
-      cutShort = this.running.size;
-      if (cutShort === 0) return;
-      const sessions = [...this.running.keys()];
-      this.opts.log.warn({ sessions }, `shutdown: the drain timeout (${drainMs} ms) passed; cutting short ${cutShort} turn(s) of session(s) ${sessions.join(', ')}: their messages stay queued and run again`);
-      for (const t of this.running.values()) t.controller.abort(new TurnAbort('shutdown'));
-    }, drainMs);
+    let cutShort = -1;
+    // One loop decides everything (cut turns short at the drain, give up on a dead Redis, or on the grace), so
+    // the order of those decisions never depends on which of two timers fires first.
+    const outcome = await new Promise<'closed' | 'redis' | 'timeout'>((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const look = (): void => {
+        clearTimeout(timer);
+        const elapsed = Date.now() - started;
+        if (closed) return resolve('closed');
+        if (cutShort < 0 && elapsed >= drainMs) cutShort = this.cutShort(drainMs);
+        if (!this.opts.redisReady() && (this.running.size === 0 || cutShort >= 0)) return resolve('redis');
+        if (elapsed >= drainMs + HANDOVER_GRACE_MS) return resolve('timeout');
+        const untilDrain = drainMs - elapsed;
+        timer = setTimeout(look, untilDrain > 0 ? Math.min(CLOSE_POLL_MS, untilDrain) : CLOSE_POLL_MS);
+      };
+      void closing.then(look, () => undefined);
+      look();
+    });
     try {
-      const outcome = await new Promise<'closed' | 'redis' | 'timeout'>((resolve) => {
-        const look = (): void => {
-          const elapsed = Date.now() - started;
-          if (closed) resolve('closed');
-          else if (!this.opts.redisReady() && (this.running.size === 0 || elapsed >= drainMs)) resolve('redis');
-          else if (elapsed >= drainMs + HANDOVER_GRACE_MS) resolve('timeout');
-          else timer = setTimeout(look, CLOSE_POLL_MS);
-        };
-        let timer = setTimeout(look, 0);
-        void closing.then(() => {
-          clearTimeout(timer);
-          look();
-        });
-      });
-      if (outcome !== 'closed') this.abandon(w, outcome, cutShort);
+      if (outcome !== 'closed') this.abandon(w, outcome, Math.max(cutShort, 0));
     } finally {
-      clearTimeout(abortTimer);
       await this.opts.control.close();
     }
+  }
+
+  /** The drain is over: aborts the turns still running (their entries stay queued) and says which; returns how many. */
+  private cutShort(drainMs: number): number {
+    const sessions = [...this.running.keys()];
+    if (sessions.length === 0) return 0;
+    this.opts.log.warn({ sessions }, `shutdown: the drain timeout (${drainMs} ms) passed; cutting short ${sessions.length} turn(s) of session(s) ${sessions.join(', ')}: their messages stay queued and run again`);
+    for (const t of this.running.values()) t.controller.abort(new TurnAbort('shutdown'));
+    return sessions.length;
   }
 
   /** Stops waiting for BullMQ: logs what this worker still held and drops its connections. */
