@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
 import { fastify } from 'fastify';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeLLM } from './fakes/llm/index.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram/index.js';
@@ -19,6 +20,8 @@ import { metric } from './helpers/metrics.js';
 import { waitFor } from './helpers/ports.js';
 import { PairingService } from '../apps/gateway/src/pairing/index.js';
 import { mountAdminApi } from '../apps/gateway/src/admin/api.js';
+import { loadConfig } from '../apps/gateway/src/config/load.js';
+import { openSchedules } from '../apps/gateway/src/schedules/index.js';
 import { DASHBOARD_COOKIE, DASHBOARD_PATH } from '../apps/gateway/src/admin/auth.js';
 import { SessionStore } from '../packages/agent-core/src/store/index.js';
 
@@ -97,12 +100,14 @@ async function registeredAdminRoutes(): Promise<Array<{ method: string; url: str
   const store = await SessionStore.open(join(dir, 'herald.db'));
   const pairing = new PairingService(store.sql);
   const queue = new Queue('turns', { connection: { url: 'redis://127.0.0.1:6379' }, prefix });
+  const schedules = openSchedules(loadConfig({ env: { HERALD_REDIS_PREFIX: prefix }, file: null }), store, pino({ level: 'silent' }));
   try {
-    await mountAdminApi(app, { token: TOKEN, store, queue, pairing });
+    await mountAdminApi(app, { token: TOKEN, store, queue, pairing, schedules: schedules.service });
     await app.ready();
   } finally {
     await app.close();
     await queue.close();
+    await schedules.close();
     await store.close();
     await deleteRedisPrefix(prefix);
     rmSync(dir, { recursive: true, force: true });
@@ -222,6 +227,9 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
         '/admin/pairing/revoke',
         '/admin/queue',
         '/admin/queue/retry-failed',
+        '/admin/schedules',
+        '/admin/schedules/{id}',
+        '/admin/schedules/{id}/cancel',
         '/admin/search',
         '/admin/sessions',
         '/admin/sessions/export',
@@ -229,6 +237,8 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
         '/admin/sessions/{id}',
       ].sort(),
     );
+    expect(doc.paths['/admin/schedules'].get.parameters?.map((p) => p.name)).toEqual(['status', 'platform', 'user', 'limit']);
+    expect(doc.paths['/admin/schedules/{id}/cancel'].post.parameters?.find((p) => p.name === 'id')?.required).toBe(true);
     const list = doc.paths['/admin/sessions'].get;
     expect(list.parameters?.map((p) => p.name)).toEqual(['source', 'user', 'active', 'cursor', 'limit']);
     expect(doc.paths['/admin/search'].get.parameters?.find((p) => p.name === 'q')?.required).toBe(true);
@@ -330,7 +340,14 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
   });
 
   it('/health/detailed: version, role, workers with heartbeats, queue counts; Telegram connected, then disconnected when the stand-in stops', async () => {
-    const d = await json<DetailedJson>(gw, '/health/detailed', { token: null });
+    // Earlier tests in this file leave turns finishing (the rate-limit test's admitted messages): wait until idle.
+    const d = await waitFor(
+      async () => {
+        const now = await json<DetailedJson>(gw, '/health/detailed', { token: null });
+        return now.active_turns === 0 && now.queue?.waiting === 0 && now.queue.active === 0 ? now : null;
+      },
+      { timeoutMs: 60_000, what: 'no turn running' },
+    );
     expect(d).toMatchObject({ status: 'ok', role: 'all', pid: gw.proc.pid, active_turns: 0, queue_error: null, workers_error: null });
     expect(d.version).toMatch(/^\d+\.\d+\.\d+/);
     expect(d.platforms.telegram.state).toBe('connected');

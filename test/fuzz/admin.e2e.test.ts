@@ -91,6 +91,12 @@ const DOCUMENTED: Record<string, fc.Arbitrary<Omit<Request, 'headers'>>> = {
   // No code is pending, so even a well-formed one is wrong: 404, or 429 once five wrong ones lock pairing.
   '/admin/pairing/approve': bodies({ platform: 'telegram', code: 'ABCD2345' }).map((b) => ({ kind: `approve with ${b.what}`, method: 'POST', path: '/admin/pairing/approve', body: b.raw, expected: '4xx' })),
   '/admin/pairing/revoke': bodies({ platform: 'telegram', user_id: '1' }).map((b) => ({ kind: `revoke with ${b.what}`, method: 'POST', path: '/admin/pairing/revoke', body: b.raw, expected: '4xx' })),
+  '/admin/schedules': queryString(['status', 'platform', 'user', 'limit'], { status: ['active', 'done', 'cancelled'], platform: PLATFORMS }).map((q) => get('list schedules', `/admin/schedules${q}`)),
+  // No task exists, so every id is unknown (404) or malformed (400).
+  '/admin/schedules/{id}': oddString.filter((s) => s !== '').map((id) => get('one schedule', `/admin/schedules/${segment(id)}`, [400, 404])),
+  '/admin/schedules/{id}/cancel': fc
+    .tuple(oddString.filter((s) => s !== ''), fc.option(bodies({ reason: 'x' })))
+    .map(([id, b]) => ({ kind: `cancel a schedule${b ? ` with ${b.what}` : ''}`, method: 'POST', path: `/admin/schedules/${segment(id)}/cancel`, ...(b && { body: b.raw }), expected: '4xx' })),
 };
 const OPENAPI = queryString(['format']).map((q) => get('the OpenAPI document', `/admin/openapi.json${q}`, [200]));
 

@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { SessionStore } from '@herald/agent-core';
+import type { Platform } from '@herald/adapters';
 import { buildAdminServer } from './admin/server.js';
 import type { HeraldConfig } from './config/load.js';
 import type { Logger } from './logger.js';
@@ -44,6 +45,8 @@ import { BackgroundTasks } from './sessions/background-tasks.js';
 import { logConnectionErrors } from './redis-errors.js';
 import { mountOperations } from './admin/operations.js';
 import { logFindings, redisFindings, refusals, storeFindings, UnsafeSetupError } from './ops/safety/checks.js';
+import { McpHub } from './mcp/hub.js';
+import { ScheduleRunner, openSchedules } from './schedules/index.js';
 
 export interface Herald {
   readonly config: HeraldConfig;
@@ -214,12 +217,16 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
   const queue = new Queue<TurnJobData>(TURN_QUEUE, { connection: bullConnection, prefix: config.redisPrefix, defaultJobOptions: JOB_RETENTION });
   logConnectionErrors(log, 'queue', queue, queue.getBackend());
   onStop('queue', () => queue.close(), { needsRedis: true });
+  // Ingress puts messages in mailboxes; workers put due scheduled tasks there (schedules/runner.ts).
+  const control = new ControlBus(redis, null, config.redisPrefix);
+  const producer = new TurnProducer(queue, mailbox, control, log);
+  // Scheduled tasks: rows in the store, BullMQ job schedulers on a queue of their own.
+  const schedules = openSchedules(config, store, log.child({ component: 'schedules' }));
+  onStop('schedules', () => schedules.close(), { needsRedis: true });
+  const policy = accessPolicy(config, (platform, userId) => conversation.pairing.isApproved(platform, userId));
   let ingresses = new Map<string, IngressWithRoutes>();
   let router: IngressRouter | null = null;
   if (hasIngress) {
-    const control = new ControlBus(redis, null, config.redisPrefix);
-    const producer = new TurnProducer(queue, mailbox, control, log);
-    const policy = accessPolicy(config, (platform, userId) => conversation.pairing.isApproved(platform, userId));
     if (policy.lockedDown) {
       log.warn('no user is allowed yet: set <PLATFORM>_ALLOWED_USERS or GATEWAY_ALLOWED_USERS (or *_ALLOW_ALL_USERS=true)');
     }
@@ -236,6 +243,7 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
       log,
       guard,
       conversation,
+      schedules: schedules.service,
       awaitingAnswer: clarifyPending(redis, config.redisPrefix),
       onCompressed: (reason) => metrics.compressions.inc({ reason }),
     });
@@ -244,6 +252,10 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
   }
 
   let worker: TurnWorker | null = null;
+  // MCP servers: each process that runs turns holds its own connections (stdio servers are its children). Closed
+  // after the drain below (registered before it), so a running turn keeps its servers to the end.
+  const mcp = hasWorker && config.mcpServers?.length ? new McpHub(config.mcpServers, { log: log.child({ component: 'mcp' }) }) : null;
+  if (mcp) onStop('mcp', () => mcp.close());
   if (hasWorker) {
     const agent = instrumentAgent(buildAgentRuntime(config, providers), metrics, llmLog);
     if (!agent) log.warn('HERALD_MODEL is not set: turns will answer with a setup hint');
@@ -262,7 +274,7 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
           agent,
           egress,
           conversation,
-          tools: createTurnTools({ config, store, agent, redis, log: log.child({ component: 'tools' }) }),
+          tools: createTurnTools({ config, store, agent, redis, mcp, schedules: schedules.service, log: log.child({ component: 'tools' }) }),
           onPossibleDuplicate: (platform) => metrics.possibleDuplicateReplies.inc({ platform }),
         }),
         { metrics, store },
@@ -277,6 +289,11 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
       redisReady,
     });
   }
+  // Due runs of scheduled tasks become turns (one job per run, whichever worker takes it).
+  const runner = hasWorker
+    ? new ScheduleRunner({ connection: { url: config.redisUrl }, prefix: config.redisPrefix, store: schedules.service.store, queue: schedules.queue, submit: (key, payload) => producer.submitScheduled(key, payload), ownerAllowed: (platform, userId) => policy.isAllowed(platform as Platform, userId), log: log.child({ component: 'schedules' }) })
+    : null;
+  if (runner) onStop('schedule runner', () => runner.close(), { needsRedis: true });
   // Running turns and background work share the drain window, side by side.
   const drainingWorker = worker;
   onStop('drain', () => Promise.all([drainingWorker?.close(config.drainTimeoutMs), background.settle(config.drainTimeoutMs)]));
@@ -297,7 +314,7 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
     onStop('retention', () => retention.stop(), { needsRedis: true });
   }
 
-  const ops = await mountOperations({ config, http, redis, store, log, metrics, worker, ingresses, pairing: conversation.pairing, providers });
+  const ops = await mountOperations({ config, http, redis, store, log, metrics, worker, ingresses, mcp, schedules: schedules.service, pairing: conversation.pairing, providers });
   onStop('operations', () => ops.close(), { needsRedis: true });
   await http.listen({ host: config.host, port: config.port });
   const addr = http.server.address();
@@ -305,7 +322,18 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   stillStarting();
 
+  // Tools are discovered before the first turn; a server that fails keeps being retried in the background.
+  await mcp?.start();
+  stillStarting();
   if (worker) await untilStopped(worker.start());
+  if (runner) {
+    await untilStopped(runner.start());
+    // Job schedulers Redis lost (or kept after a cancel it missed) are put right from the store's record.
+    schedules.service.reconcile(redis, config.redisPrefix, log).then(
+      ({ restored, removed }) => (restored || removed) && log.info({ restored, removed }, 'scheduled tasks reconciled with Redis'),
+      (err: unknown) => log.warn({ err }, 'could not reconcile scheduled tasks with Redis; will try at the next start'),
+    );
+  }
   await untilStopped(ops.start());
   stillStarting();
   // Every platform's messages reach the router through one boundary: in order per conversation, retried in

@@ -61,4 +61,5 @@ export {
   type ToolsetDefinition,
 } from './tools/toolsets.js';
 export * from './tools/builtin/index.js';
+export { toToolParameters } from './tools/json-schema.js';
 export { isCompleted, toShareGpt, type ShareGptRecord, type ShareGptTurn, type TrajectorySession } from './trajectory/sharegpt.js';

@@ -19,6 +19,7 @@ import {
   type SseEvent,
   type WireFormat,
 } from './server.js';
+import { anthropicInputSchemaError } from './tool-schemas.js';
 import type { FakeAnthropicOptions, FakeLLM, Step, StepError, StepFinish } from './types.js';
 
 /** The limit named in context-length errors. */
@@ -137,6 +138,8 @@ function validate(body: Body, headers: Record<string, string>): HttpReply | unde
       const t: unknown = body.tools[i];
       if (!isRecord(t) || typeof t.name !== 'string') return bad(`tools.${i}.name: Field required`);
       if (!isRecord(t.input_schema)) return bad(`tools.${i}.input_schema: Field required`);
+      const schemaError = anthropicInputSchemaError(t.input_schema);
+      if (schemaError) return bad(`tools.${i}.custom.${schemaError}`);
     }
   }
   return undefined;

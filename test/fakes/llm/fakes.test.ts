@@ -165,3 +165,32 @@ describe('Anthropic stand-in', () => {
     expect(f.requests[0]!.aborted).toBe(false);
   });
 });
+
+describe('tool schemas (the rules an unrepaired MCP schema breaks)', () => {
+  const user = [{ role: 'user', content: 'x' }];
+  it('OpenAI refuses parameters that are not an object schema, and arrays without items, naming the place', async () => {
+    const f = await openai();
+    const call = (parameters: unknown) =>
+      post(`${f.url}/chat/completions`, { model: 'm', messages: user, tools: [{ type: 'function', function: { name: 'look', parameters } }] }, openaiHeaders);
+    const noItems = await call({ type: 'object', properties: { tags: { type: 'array' } } });
+    expect(noItems.status).toBe(400);
+    expect(await noItems.json()).toMatchObject({
+      error: { message: "Invalid schema for function 'look': In context=('properties', 'tags'), array schema missing items.", param: 'tools[0].function.parameters', code: 'invalid_function_parameters' },
+    });
+    expect((await call({ anyOf: [{ type: 'object' }] })).status).toBe(400);
+    expect((await call({ type: 'object' })).status).toBe(400);
+    expect((await call({ type: 'object', properties: { tags: { type: 'array', items: {} } } })).status).toBe(200);
+  });
+
+  it('Anthropic refuses oneOf / anyOf / allOf at the top of input_schema', async () => {
+    const f = await anthropic();
+    const call = (input_schema: unknown) =>
+      post(`${f.url}/v1/messages`, { model: 'm', max_tokens: 10, messages: user, tools: [{ name: 'look', input_schema }] }, anthropicHeaders);
+    const combinator = await call({ type: 'object', properties: {}, anyOf: [{ required: ['a'] }] });
+    expect(combinator.status).toBe(400);
+    expect(await combinator.json()).toMatchObject({
+      error: { type: 'invalid_request_error', message: 'tools.0.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf at the top level' },
+    });
+    expect((await call({ type: 'object', properties: {} })).status).toBe(200);
+  });
+});

@@ -21,6 +21,7 @@ import {
 } from './server.js';
 import { responsesWire } from './openai-responses.js';
 import type { FakeLLM, FakeOpenAIOptions, Step, StepError } from './types.js';
+import { openAIParametersError } from './tool-schemas.js';
 
 /** The limit named in context-length errors. */
 export const FAKE_OPENAI_CONTEXT_LIMIT = 128_000;
@@ -119,6 +120,8 @@ function validate(body: Body): HttpReply | undefined {
       if (!isRecord(t) || t.type !== 'function' || !isRecord(t.function) || typeof t.function.name !== 'string') {
         return bad(`Missing required parameter: 'tools[${i}].function'.`, `tools[${i}].function`);
       }
+      const schemaError = t.function.parameters === undefined ? null : openAIParametersError(t.function.name, t.function.parameters);
+      if (schemaError) return apiError(400, schemaError, 'invalid_request_error', `tools[${i}].function.parameters`, 'invalid_function_parameters');
     }
   }
   return undefined;

@@ -14,6 +14,8 @@ import { mountQueueBoard } from './queue-board.js';
 import { pairingRoutes } from './routes-pairing.js';
 import { queueRoutes } from './routes-queue.js';
 import { sessionRoutes } from './routes-sessions.js';
+import { scheduleRoutes } from './routes-schedules.js';
+import type { ScheduleService } from '../schedules/service.js';
 import { exportRoutes } from './routes-export.js';
 
 export const OPENAPI_PATH = '/admin/openapi.json';
@@ -23,6 +25,7 @@ export interface AdminApiDeps {
   store: SessionStore;
   queue: Queue;
   pairing: PairingService;
+  schedules: ScheduleService;
 }
 
 export async function mountAdminApi(app: FastifyInstance, deps: AdminApiDeps): Promise<void> {
@@ -34,6 +37,7 @@ export async function mountAdminApi(app: FastifyInstance, deps: AdminApiDeps): P
     exportRoutes(admin, deps.store);
     queueRoutes(admin, deps.queue);
     pairingRoutes(admin, deps.pairing);
+    scheduleRoutes(admin, deps.schedules);
     admin.get(OPENAPI_PATH, { schema: { hide: true } }, async () => openapi.document({ title: 'Herald admin API', version: VERSION }));
     await mountQueueBoard(admin, deps.queue);
   });

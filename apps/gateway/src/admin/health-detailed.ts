@@ -1,8 +1,9 @@
 /**
  * GET /health/detailed: what an operator looks at first. Every platform's connection (from its ingress'
  * health(); platforms without credentials, or not held by this process, are listed as disabled), the workers
- * heard from through Redis heartbeats, queue counts and the turns running across those workers, and the
- * operator-safety findings (ops/safety/): what the Redis and store settings risk losing, checked on each request.
+ * heard from through Redis heartbeats (with each one's MCP servers), this process's own MCP servers, queue counts
+ * and the turns running across those workers, and the operator-safety findings (ops/safety/): what the Redis and
+ * store settings risk losing, checked on each request.
  * Parts that depend on Redis report their error instead of failing the whole answer.
  */
 import type { FastifyInstance } from 'fastify';
@@ -17,6 +18,7 @@ import { listWorkers, type WorkerBeat } from '../ops/heartbeat.js';
 import { QUEUE_STATES } from '../ops/metrics.js';
 import { redisFindings, storeFindings } from '../ops/safety/checks.js';
 import type { SafetyFinding } from '../ops/safety/findings.js';
+import type { McpServerStatus } from '../mcp/connection.js';
 
 const PLATFORMS = ['telegram', 'discord', 'slack'] as const;
 /** A Redis outage must not hang the probe: its parts answer with an error after this. */
@@ -28,6 +30,8 @@ export interface DetailedHealthDeps {
   queue: Queue | null;
   store: SessionStore;
   ingresses: ReadonlyMap<string, PlatformIngress>;
+  /** This process's MCP servers (empty where no turns run). */
+  mcpServers: () => McpServerStatus[];
   providers: ProviderCatalog;
 }
 
@@ -44,6 +48,20 @@ const platformSchema = {
 function listOf<P extends Record<string, unknown>>(properties: P) {
   return { type: 'array', items: { type: 'object', properties } } as const;
 }
+
+const mcpServerSchema = {
+  type: 'object',
+  properties: {
+    name: { type: 'string' },
+    transport: { type: 'string', enum: ['stdio', 'http'] },
+    state: { type: 'string', enum: ['connecting', 'ready', 'backoff', 'stopped'] },
+    tools: { type: 'integer' },
+    error: { type: ['string', 'null'] },
+    since: { type: 'string', format: 'date-time' },
+    failures: { type: 'integer' },
+    next_attempt_at: { type: ['string', 'null'], format: 'date-time' },
+  },
+} as const;
 
 const schema = {
   response: {
@@ -63,11 +81,13 @@ const schema = {
           version: { type: 'string' },
           last_heartbeat_at: { type: 'string', format: 'date-time' },
           running_turns: { type: 'integer' },
+          mcp_servers: { type: 'array', items: mcpServerSchema },
         }),
         workers_error: { type: ['string', 'null'] },
         queue: { type: ['object', 'null'], additionalProperties: { type: 'integer' } },
         queue_error: { type: ['string', 'null'] },
         active_turns: { type: 'integer' },
+        mcp_servers: { type: 'array', items: mcpServerSchema },
         safety: listOf({
           check: { type: 'string' },
           id: { type: 'string' },
@@ -130,11 +150,13 @@ export function detailedHealthRoute(app: FastifyInstance, deps: DetailedHealthDe
         version: b.version,
         last_heartbeat_at: new Date(b.lastHeartbeatAt).toISOString(),
         running_turns: b.runningTurns,
+        mcp_servers: (b.mcpServers ?? []).map(mcpServerJson),
       })),
       workers_error: workers.error,
       queue: queue.value,
       queue_error: queue.error,
       active_turns: beats.reduce((n, b) => n + b.runningTurns, 0),
+      mcp_servers: deps.mcpServers().map(mcpServerJson),
       // Keys by fingerprint only: the state every process shares through Redis.
       key_pools: pools.value?.map((p) => ({
         pool: p.pool,
@@ -169,6 +191,19 @@ async function safetyFindings(deps: DetailedHealthDeps): Promise<SafetyFinding[]
 
 function findingJson(f: SafetyFinding): Record<string, unknown> {
   return { check: f.check, id: f.id, status: f.status, detail: f.detail, risk: f.risk ?? null, fix: f.fix ?? null, accepted: f.accepted === true };
+}
+
+function mcpServerJson(s: McpServerStatus): Record<string, unknown> {
+  return {
+    name: s.name,
+    transport: s.transport,
+    state: s.state,
+    tools: s.tools,
+    error: s.error,
+    since: new Date(s.since).toISOString(),
+    failures: s.failures,
+    next_attempt_at: s.nextAttemptAt === null ? null : new Date(s.nextAttemptAt).toISOString(),
+  };
 }
 
 function healthJson(h: AdapterHealth): Record<string, unknown> {

@@ -19,6 +19,9 @@ import { QUEUE_STATES, type HeraldMetrics } from '../ops/metrics.js';
 import { PairingService } from '../pairing/index.js';
 import { mountAdminApi } from './api.js';
 import { detailedHealthRoute } from './health-detailed.js';
+import type { McpHub } from '../mcp/hub.js';
+import type { ScheduleService } from '../schedules/service.js';
+import type { McpServerStatus } from '../mcp/connection.js';
 
 export interface OperationsDeps {
   config: HeraldConfig;
@@ -29,6 +32,10 @@ export interface OperationsDeps {
   metrics: HeraldMetrics;
   worker: TurnWorker | null;
   ingresses: ReadonlyMap<string, PlatformIngress>;
+  /** Scheduled tasks, listed and cancelled in the admin API. */
+  schedules: ScheduleService;
+  /** This process's MCP servers (processes that run turns), for /health/detailed and the heartbeat. */
+  mcp: McpHub | null;
   /** The process's pairing service when it has one; otherwise the admin API opens its own on HERALD_DB. */
   pairing?: PairingService | null;
   /** Key pools whose state /health/detailed shows. */
@@ -55,17 +62,18 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
     const { contentType, body } = await metrics.render();
     return reply.type(contentType).send(body);
   });
-  detailedHealthRoute(http, { config, redis: deps.redis, queue, store: deps.store, ingresses: deps.ingresses, providers: deps.providers });
+  const mcpServers = (): McpServerStatus[] => deps.mcp?.status() ?? [];
+  detailedHealthRoute(http, { config, redis: deps.redis, queue, store: deps.store, ingresses: deps.ingresses, providers: deps.providers, mcpServers });
 
   if (config.adminToken) {
     const pairing = deps.pairing ?? new PairingService(deps.store.sql);
-    await mountAdminApi(http, { token: config.adminToken, store: deps.store, queue, pairing });
+    await mountAdminApi(http, { token: config.adminToken, store: deps.store, queue, pairing, schedules: deps.schedules });
   } else {
     deps.log.info('admin API off: set HERALD_ADMIN_TOKEN to enable /admin');
   }
 
   const heartbeat = worker
-    ? new WorkerHeartbeat({ redis: deps.redis, prefix: config.redisPrefix, workerId: worker.id, runningTurns: () => worker.activeTurns })
+    ? new WorkerHeartbeat({ redis: deps.redis, prefix: config.redisPrefix, workerId: worker.id, runningTurns: () => worker.activeTurns, mcpServers })
     : null;
   return {
     start: async () => {

@@ -10,6 +10,7 @@ import type { Mailbox } from '../queue/mailbox.js';
 import type { TurnProducer } from '../queue/producer.js';
 import type { ConversationServices } from '../sessions/services.js';
 import type { CommandLedger } from './ledger.js';
+import type { ScheduleService } from '../schedules/service.js';
 import type { ParsedCommand } from './registry.js';
 
 export interface CommandDeps {
@@ -22,6 +23,8 @@ export interface CommandDeps {
   /** Counters, models, settings; commands that need them say so when absent. */
   conversation?: ConversationServices;
   log?: Logger;
+  /** Scheduled tasks (/schedules). */
+  schedules: ScheduleService;
   /** Told of every compression a command made (metrics). */
   onCompressed?: (reason: 'command') => void;
 }

@@ -22,6 +22,8 @@ import { TOO_SHORT_NOTICE } from '../turns/auto-compress.js';
 import type { CommandDeps } from './context.js';
 import { CommandLedger } from './ledger.js';
 import { withSessionHeld } from '../queue/session-hold.js';
+import { openSchedules, type Schedules } from '../schedules/index.js';
+import { scheduleOrigin } from '../schedules/store.js';
 import { runCommand } from './handlers.js';
 import { BUSY_REPLY, parseCommand } from './registry.js';
 
@@ -34,6 +36,7 @@ let queue: Queue<TurnJobData>;
 let store: SessionStore;
 let services: ConversationServices;
 let deps: CommandDeps;
+let schedules: Schedules;
 let nextId = 1;
 
 beforeAll(async () => {
@@ -48,12 +51,14 @@ beforeAll(async () => {
   const mailbox = new Mailbox(redis, prefix, 2_000);
   const control = new ControlBus(redis, null, prefix);
   queue = new Queue<TurnJobData>(TURN_QUEUE, { connection: { url: URL, maxRetriesPerRequest: null }, prefix });
-  deps = { store, mailbox, control, producer: new TurnProducer(queue, mailbox, control, log), ledger: new CommandLedger(redis, prefix), conversation: services, log };
+  schedules = openSchedules({ ...config, redisPrefix: prefix }, store, log);
+  deps = { store, mailbox, control, producer: new TurnProducer(queue, mailbox, control, log), ledger: new CommandLedger(redis, prefix), conversation: services, schedules: schedules.service, log };
 });
 
 afterAll(async () => {
   await queue.obliterate({ force: true }).catch(() => undefined);
   await queue.close();
+  await schedules.close();
   const keys = await redis.keys(`${prefix}:*`);
   if (keys.length) await redis.del(...keys);
   redis.disconnect();
@@ -232,5 +237,31 @@ describe('session commands', () => {
     expect(await command('c1', '/new')).toMatch(/^✨ Started a new conversation/);
     expect(await store.getSession(id)).toMatchObject({ endReason: 'session_reset' });
     expect(await command('c1', '/stop')).toBe('No active task to stop.');
+  });
+});
+
+describe('/schedules', () => {
+  it('lists the user\'s tasks (all of them in a DM, this chat\'s in a group), cancels theirs, and explains bad input', async () => {
+    const dm = message('sch1', '');
+    const group: InboundMessage = { ...dm, conversationId: 'telegram:-500', chatType: 'group', chatId: '-500' };
+    await schedules.service.create({ origin: scheduleOrigin(dm, sessionKeyFor(dm)), prompt: 'water the plants', inMinutes: 60 });
+    const inGroup = await schedules.service.create({ origin: scheduleOrigin(group, sessionKeyFor(group)), prompt: 'stand-up notes', cron: '0 9 * * 1-5' });
+    const run = (msg: InboundMessage, text: string) => runCommand(deps, { command: parseCommand(text)!, msg: { ...msg, messageId: `sch-${nextId++}` }, sessionKey: sessionKeyFor(msg) });
+
+    const all = await run(dm, '/schedules');
+    expect(all).toMatch(/^Your scheduled tasks \(2\):\n• /);
+    expect(all).toContain('"water the plants"');
+    expect(all).toContain('"stand-up notes"');
+    const here = await run(group, '/schedules list');
+    expect(here).toMatch(/^Your scheduled tasks in this chat \(1\):\n• [a-z2-9]{8} — repeats: cron "0 9 \* \* 1-5"/);
+    expect(here).not.toContain('water the plants');
+    expect(await run({ ...group, userId: 'someone-else' }, '/schedules')).toBe('You have no scheduled tasks in this chat.');
+
+    expect(await run(group, '/schedules delete everything')).toBe('Usage: /schedules — list your scheduled tasks; /schedules cancel <id> — cancel one.');
+    expect(await run(group, '/schedules cancel')).toMatch(/^Usage: /);
+    expect(await run({ ...group, userId: 'someone-else' }, `/schedules cancel ${inGroup.id}`)).toBe(`You have no scheduled task "${inGroup.id}". Send /schedules to see yours.`);
+    expect(await run(group, `/schedules cancel ${inGroup.id}`)).toBe(`🗑 Cancelled scheduled task ${inGroup.id}.`);
+    expect(await run(group, `/schedules cancel ${inGroup.id}`)).toBe(`Task ${inGroup.id} has already finished or been cancelled.`);
+    expect(await run(group, '/schedules')).toBe('You have no scheduled tasks in this chat.');
   });
 });

@@ -12,6 +12,7 @@ import { compressCommand, retryCommand, undoCommand } from './history.js';
 import { BUSY_REPLY, helpText, type CommandName } from './registry.js';
 import { modelCommand, statusCommand, usageCommand } from './session-info.js';
 import { resumeCommand, titleCommand } from './titles.js';
+import { schedulesCommand } from './schedules.js';
 
 type Handler = (deps: CommandDeps, input: CommandInput) => Promise<string | null>;
 
@@ -28,6 +29,7 @@ const HANDLERS: Record<CommandName, Handler> = {
   title: titleCommand,
   resume: resumeCommand,
   model: modelCommand,
+  schedules: schedulesCommand,
 };
 
 /**

@@ -17,7 +17,8 @@ export type CommandName =
   | 'compress'
   | 'title'
   | 'resume'
-  | 'model';
+  | 'model'
+  | 'schedules';
 
 export interface CommandSpec {
   name: CommandName;
@@ -48,6 +49,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: 'title', aliases: [], description: 'Show or set the title of this conversation', args: '[name]', bypassesBusy: true },
   { name: 'resume', aliases: [], description: 'List titled conversations, or continue one', args: '[name]', bypassesBusy: false },
   { name: 'model', aliases: [], description: 'Show or change the model of this conversation', args: '[provider:model]', bypassesBusy: true },
+  { name: 'schedules', aliases: [], description: 'List your scheduled tasks, or cancel one', args: '[cancel <id>]', bypassesBusy: true },
 ];
 
 const BY_NAME = new Map<string, CommandSpec>();

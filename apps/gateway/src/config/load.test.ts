@@ -144,3 +144,54 @@ describe('yamlPath', () => {
 it('says so when the named herald.yaml cannot be read', () => {
   expect(() => loadConfig({ env: {}, file: join(dir, 'absent.yaml') })).toThrow(/absent\.yaml: cannot be read \(ENOENT\)/);
 });
+
+describe('mcp_servers', () => {
+  it('reads stdio and HTTP servers from herald.yaml with their defaults', () => {
+    const f = yamlFile(
+      [
+        'mcp_servers:',
+        '  files:',
+        '    command: mcp-files',
+        '    args: [/srv/docs]',
+        '    deny: [write_file]',
+        '  search:',
+        '    url: https://mcp.example.com/mcp',
+        '    headers: { Authorization: "Bearer ${SEARCH_TOKEN}" }',
+        '    allow: ["web_*"]',
+        '    timeout_ms: 20000',
+        '    profiles: [default]',
+      ].join('\n'),
+    );
+    const c = load({ SEARCH_TOKEN: 'tok-0123456789' }, f);
+    expect(c.mcpServers).toEqual([
+      { name: 'files', command: 'mcp-files', args: ['/srv/docs'], env: {}, headers: {}, deny: ['write_file'], timeout_ms: 60_000, profiles: ['default'], enabled: true },
+      { name: 'search', url: 'https://mcp.example.com/mcp', args: [], env: {}, headers: { Authorization: 'Bearer tok-0123456789' }, allow: ['web_*'], deny: [], timeout_ms: 20_000, profiles: ['default'], enabled: true },
+    ]);
+    // The filled-in header is a secret for the log scrubber, whole and as the bare token.
+    expect(configSecrets(c)).toEqual(expect.arrayContaining(['Bearer tok-0123456789', 'tok-0123456789']));
+  });
+
+  it('takes JSON from HERALD_MCP_SERVERS', () => {
+    const c = load({ HERALD_MCP_SERVERS: '{"git":{"command":"mcp-git","env":{"GIT_DIR":"/repo"}}}' });
+    expect(c.mcpServers?.map((s) => [s.name, s.command, s.env])).toEqual([['git', 'mcp-git', { GIT_DIR: '/repo' }]]);
+    expect(load({}).mcpServers).toBeUndefined();
+  });
+
+  it('names the server and field of a bad entry in one line, without echoing the value', () => {
+    const bad = (servers: unknown): string => loadErr({ HERALD_MCP_SERVERS: JSON.stringify(servers) });
+    expect(bad({ files: { command: 'x', timeout_ms: 5 } })).toBe('HERALD_MCP_SERVERS: files.timeout_ms: must be at least 100 (got (hidden))');
+    expect(bad({ files: {} })).toMatch(/^HERALD_MCP_SERVERS: files\.command: set command \(a stdio server\) or url/);
+    expect(bad({ files: { command: 'x', url: 'http://a' } })).toMatch(/^HERALD_MCP_SERVERS: files\.url: set either command or url, not both/);
+    expect(bad({ web: { url: 'ftp://a' } })).toMatch(/^HERALD_MCP_SERVERS: web\.url: must be an http/);
+    expect(bad({ web: { url: 'http://a', args: ['x'] } })).toMatch(/web\.url: args, env and cwd belong to a command/);
+    expect(bad({ files: { command: 'x', headers: { A: 'b' } } })).toMatch(/files\.headers: headers belong to a url/);
+    expect(bad({ files: { command: 'x', profiles: ['research'] } })).toMatch(/files\.profiles: unknown profile "research" \(known: default\)/);
+    expect(bad({ files: { command: 'x', profiles: [] } })).toMatch(/files\.profiles: name at least one profile/);
+    expect(bad({ files: { command: 'x', colour: 'red' } })).toMatch(/^HERALD_MCP_SERVERS: files: .*colour/);
+    expect(bad({ 'my__files': { command: 'x' } })).toMatch(/^HERALD_MCP_SERVERS: my__files: a server name is letters, digits, - and single _/);
+    expect(loadErr({ HERALD_MCP_SERVERS: '{not json' })).toMatch(/^HERALD_MCP_SERVERS: must be a JSON object of servers by name/);
+    expect(bad({ web: { url: 'https://a/mcp', headers: { Authorization: 'Bearer ${MISSING_TOKEN}' } } })).toBe(
+      'HERALD_MCP_SERVERS: web.headers.Authorization: ${MISSING_TOKEN} is not set in the environment',
+    );
+  });
+});

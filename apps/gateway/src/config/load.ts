@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
+import { interpolateServers, serverSecrets } from '../mcp/config.js';
 import { envPrefix, gatherKeys } from './endpoints.js';
 import { SETTINGS, walkSettings, yamlPath, type Setting, type SettingsValues } from './settings.js';
 
@@ -65,6 +66,12 @@ export function loadConfig(opts: LoadOptions = {}): HeraldConfig {
   rejectUnknownYamlKeys(yaml, knownYamlKeys, file);
 
   const values = out as unknown as SettingsValues;
+  if (values.mcpServers) {
+    // `${NAME}` placeholders are filled from the environment now, so a missing one stops start-up too.
+    const filled = interpolateServers(values.mcpServers, env);
+    if (typeof filled === 'string') throw new ConfigError(`HERALD_MCP_SERVERS: ${filled}`);
+    out.mcpServers = filled;
+  }
   const role = opts.role ?? 'all';
   return { ...values, role, configFile: file ?? null, platforms: platformStatus(values), keyPools: keyPoolsOf(values, env) };
 }
@@ -85,8 +92,11 @@ function validate(s: Setting, raw: unknown, source: string): unknown {
   const result = (s.schema as z.ZodType).safeParse(raw);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
+  // A mapping setting (mcp_servers) names the part that is wrong: `files.timeout_ms: must be at least 100`. (Lists
+  // keep their messages as they are: an item's position says less than the message and the value shown.)
+  const where = issue && typeof issue.path[0] === 'string' ? `${issue.path.map(String).join('.')}: ` : '';
   const shown = s.secret ? '(hidden)' : JSON.stringify(raw);
-  throw new ConfigError(`${source}: ${issue?.message ?? 'invalid value'} (got ${shown})`);
+  throw new ConfigError(`${source}: ${where}${issue?.message ?? 'invalid value'} (got ${shown})`);
 }
 
 function platformStatus(c: SettingsValues): HeraldConfig['platforms'] {
@@ -175,6 +185,8 @@ export function configSecrets(config: HeraldConfig): string[] {
   }
   // Not a secret setting, but its password is one.
   out.push(...urlPassword(config.redisUrl));
+  // MCP servers' headers and environment values (tokens, API keys).
+  out.push(...serverSecrets(config.mcpServers));
   // Pool keys from lists, numbered variables and endpoint entries.
   out.push(...Object.values(config.keyPools ?? {}).flat());
   return [...new Set(out)];

@@ -10,6 +10,7 @@
 import { KEY_STRATEGIES } from '@herald/agent-core';
 import { z } from 'zod';
 import { RISK_IDS } from '../ops/safety/findings.js';
+import { mcpServersSchema } from '../mcp/config.js';
 import { endpointList, modelApiModeSchema } from './endpoints.js';
 
 const SECTIONS = ['TELEGRAM', 'DISCORD', 'SLACK', 'OPENAI', 'ANTHROPIC', 'GATEWAY'] as const;
@@ -104,9 +105,19 @@ export const SETTINGS = {
   workerConcurrency: setting('HERALD_WORKER_CONCURRENCY', int(1, 10_000), 'Turns one worker process runs at once', '50'),
   maxIterations: setting('HERALD_MAX_ITERATIONS', int(1, 10_000), 'Agent-loop iteration budget per turn', '90'),
   // Agent tools (packages/agent-core/src/tools/builtin): which toolsets the model gets, and their limits.
-  toolsets: setting('HERALD_TOOLSETS', list.pipe(z.array(z.enum(['core', 'research', 'full'], 'must be core, research or full')).min(1, 'name at least one toolset')), 'Comma list of toolsets: core (memory, todo, current_time), research (session_search, web_fetch), full (both plus delegate_task, clarify)', 'core'),
+  toolsets: setting('HERALD_TOOLSETS', list.pipe(z.array(z.enum(['core', 'research', 'schedule', 'full'], 'must be core, research, schedule or full')).min(1, 'name at least one toolset')), 'Comma list of toolsets: core (memory, todo, current_time), research (session_search, web_fetch), schedule (schedule), full (all plus delegate_task, clarify)', 'core,schedule'),
   fetchAllowPrivate: setting('HERALD_FETCH_ALLOW_PRIVATE', bool, 'Let web_fetch reach private, loopback and link-local addresses', 'false'),
   timezone: setting('HERALD_TIMEZONE', z.string().trim().refine(isTimeZone, 'must be an IANA time zone such as Europe/Berlin'), 'Time zone of current_time (IANA name)', hostTimeZone()),
+  mcpServers: setting(
+    'HERALD_MCP_SERVERS',
+    mcpServersSchema,
+    'MCP tool servers by name: {command, args, env} (stdio) or {url, headers} (Streamable HTTP), each with allow, deny, timeout_ms, profiles; JSON in the environment',
+    undefined,
+    true,
+  ),
+  // Scheduled tasks (schedules/): the schedule tool, /schedules and the admin API.
+  scheduleSession: setting('HERALD_SCHEDULE_SESSION', z.enum(['own', 'origin']), "Where a scheduled task's turn runs: own (a session of the task's own) or origin (the chat's conversation); a task may say otherwise", 'own'),
+  schedulesPerUser: setting('HERALD_SCHEDULES_PER_USER', int(0, 10_000), 'Active scheduled tasks one user may have (0: the agent cannot set any; existing ones still run)', '25'),
   turnWatchdogS: setting('HERALD_TURN_WATCHDOG_S', int(5, 86_400), 'A turn with no agent activity for this long is aborted and its session unlocked', '1800'),
   drainTimeoutMs: setting('HERALD_DRAIN_TIMEOUT_MS', int(0, 3_600_000), 'On SIGTERM, how long running turns may finish before they are handed back to the queue', '7000'),
   // Operator safety (ops/safety/): settings that can lose data are warned about at start-up, in doctor and /health/detailed.

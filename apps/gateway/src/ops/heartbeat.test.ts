@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { useTestRedis } from '../../../../test/helpers/redis.js';
+import type { McpServerStatus } from '../mcp/connection.js';
 import { listWorkers, WorkerHeartbeat, workersSeenCheck } from './heartbeat.js';
 
 const { redis, prefix } = useTestRedis('heartbeat');
@@ -11,8 +12,9 @@ const { redis, prefix } = useTestRedis('heartbeat');
 describe('worker heartbeats', () => {
   it('lists beating workers with their running turns; a clean stop removes one at once', async () => {
     let running = 2;
-    const a = new WorkerHeartbeat({ redis, prefix, workerId: 'w-a', runningTurns: () => running, intervalMs: 50 });
-    const b = new WorkerHeartbeat({ redis, prefix, workerId: 'w-b', runningTurns: () => 0, intervalMs: 50 });
+    const files: McpServerStatus = { name: 'files', transport: 'stdio', state: 'ready', tools: 3, error: null, since: 1, failures: 0, nextAttemptAt: null };
+    const a = new WorkerHeartbeat({ redis, prefix, workerId: 'w-a', runningTurns: () => running, mcpServers: () => [files], intervalMs: 50 });
+    const b = new WorkerHeartbeat({ redis, prefix, workerId: 'w-b', runningTurns: () => 0, mcpServers: () => [], intervalMs: 50 });
     await Promise.all([a.start(), b.start()]);
     const check = workersSeenCheck({ redis, prefix, localWorker: false });
     await expect(check.check()).resolves.toBeUndefined();
@@ -20,6 +22,8 @@ describe('worker heartbeats', () => {
       ['w-a', 2, process.pid],
       ['w-b', 0, process.pid],
     ]);
+    // Each worker's own MCP servers, for /health/detailed on any process.
+    expect((await listWorkers(redis, prefix)).map((w) => w.mcpServers)).toEqual([[files], []]);
     running = 5;
     await new Promise((r) => setTimeout(r, 120));
     expect((await listWorkers(redis, prefix))[0].runningTurns).toBe(5);
@@ -30,7 +34,7 @@ describe('worker heartbeats', () => {
   });
 
   it('a worker that stops beating without saying so drops out when its heartbeat expires', async () => {
-    const dead = new WorkerHeartbeat({ redis, prefix, workerId: 'w-dead', runningTurns: () => 1, intervalMs: 60_000, ttlMs: 200 });
+    const dead = new WorkerHeartbeat({ redis, prefix, workerId: 'w-dead', runningTurns: () => 1, mcpServers: () => [], intervalMs: 60_000, ttlMs: 200 });
     await dead.start();
     expect((await listWorkers(redis, prefix)).map((w) => w.id)).toEqual(['w-dead']);
     await new Promise((r) => setTimeout(r, 300));

@@ -8,6 +8,7 @@
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import { VERSION } from '../version.js';
+import type { McpServerStatus } from '../mcp/connection.js';
 
 export const HEARTBEAT_INTERVAL_MS = 5_000;
 /** A worker not heard from for this long is gone: readiness needs one seen within it. */
@@ -22,6 +23,8 @@ export interface WorkerBeat {
   /** The writer's clock: for display only. */
   lastHeartbeatAt: number;
   runningTurns: number;
+  /** The worker's own MCP servers (each worker holds its own connections); absent from older workers' beats. */
+  mcpServers?: McpServerStatus[];
 }
 
 const indexKey = (prefix: string): string => `${prefix}:workers`;
@@ -32,6 +35,7 @@ export interface HeartbeatOptions {
   prefix: string;
   workerId: string;
   runningTurns: () => number;
+  mcpServers: () => McpServerStatus[];
   intervalMs?: number;
   ttlMs?: number;
 }
@@ -74,6 +78,7 @@ export class WorkerHeartbeat {
       startedAt: this.startedAt,
       lastHeartbeatAt: Date.now(),
       runningTurns: this.opts.runningTurns(),
+      mcpServers: this.opts.mcpServers(),
     };
     await redis
       .multi()

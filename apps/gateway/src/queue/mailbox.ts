@@ -43,11 +43,27 @@ export interface TurnPayload {
   chatId: string;
   userId: string;
   userName?: string;
-  platformMessageId: string;
+  /** The platform's id of the user's message; absent for a scheduled task's turn (there is nothing to reply to). */
+  platformMessageId?: string;
   threadId?: string;
   messageId: string;
   quoted?: { platformMessageId: string; text: string; fromBot: boolean };
   attachments?: Attachment[];
+  /** Set on a scheduled task's turn (schedules/runner.ts); `userId` is then the task's owner. */
+  scheduled?: ScheduledRun;
+}
+
+/**
+ * A due run of a scheduled task. Its entry waits in the chat's mailbox like a message, but is always a turn of its
+ * own: never merged with the user's messages, never interrupted or steered by them, and kept by /stop.
+ */
+export interface ScheduledRun {
+  /** The task's id (schedules table). */
+  id: string;
+  /** `own`: the turn runs in a session of the task's own; `origin`: in the chat's session. */
+  session: 'own' | 'origin';
+  /** When the run was due (ms). */
+  runAt: number;
 }
 
 export type EnqueueResult =
@@ -180,11 +196,19 @@ return 1
 `;
 
 // /stop: drop pending entries, break the lock whoever holds it (even a hung worker), mark everything so far stale.
+// Scheduled tasks' runs that wait (not the one running) are kept: the user stopped their own work, not a reminder.
+// (The marker cannot come from user text: inside the JSON of a text every quote is escaped.)
 const STOP = `
 -- KEYS: lock, mbox, fence, intr, seq
 local held = redis.call('EXISTS', KEYS[1])
-local pending = redis.call('LLEN', KEYS[2])
+local items = redis.call('LRANGE', KEYS[2], held, -1)
+local kept = {}
+for i = 1, #items do
+  if string.find(items[i], '"scheduled":{"id":', 1, true) then table.insert(kept, items[i]) end
+end
+local pending = redis.call('LLEN', KEYS[2]) - #kept
 redis.call('DEL', KEYS[1], KEYS[2])
+if #kept > 0 then redis.call('RPUSH', KEYS[2], unpack(kept)) end
 redis.call('INCR', KEYS[3])
 redis.call('EXPIRE', KEYS[3], ${COUNTER_TTL_S})
 

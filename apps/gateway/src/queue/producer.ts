@@ -81,8 +81,7 @@ export class TurnProducer {
       this.log.debug({ jobId: id, sessionKey, status: res.status }, 'message not enqueued');
       return res;
     }
-    // A job that fails (Redis blinked during ack, say) must run again, or its mailbox entry could be stranded.
-    await this.queue.add('turn', { sessionKey, entryId: id, seq: res.seq }, { jobId: entryJobId(id, res.seq), attempts: JOB_ATTEMPTS, backoff: JOB_BACKOFF, ...JOB_RETENTION });
+    await this.addJob(sessionKey, id, res.seq);
 
     if (!res.busy || res.position <= 1) return res;
     switch (mode) {
@@ -90,6 +89,8 @@ export class TurnProducer {
         // In a shared session (a thread) one person must not cancel the answer another is waiting for:
         // only the author of the running turn interrupts it; anyone else's message waits its turn.
         const running = await this.mailbox.head(sessionKey);
+        // A scheduled task's run is not interrupted: the message waits behind it, and the user is told so.
+        if (running?.entry.payload.scheduled) return { ...res, acknowledge: await this.mailbox.mayAcknowledge(sessionKey, QUEUED_ACK_WINDOW_S) };
         if (running && running.entry.payload.userId !== payload.userId) return res;
         await this.mailbox.markInterrupt(sessionKey, res.seq);
         await this.control.publish({ type: 'interrupt', sessionKey, seq: res.seq });
@@ -101,5 +102,23 @@ export class TurnProducer {
       case 'queue':
         return { ...res, acknowledge: await this.mailbox.mayAcknowledge(sessionKey, QUEUED_ACK_WINDOW_S) };
     }
+  }
+
+  /**
+   * A scheduled task's due run (schedules/runner.ts): into the chat session's mailbox behind whatever waits there,
+   * never capped (a due task is not dropped because the user queued a lot) and never interrupting or steering a
+   * running turn (the worker treats its entry as a turn of its own). Its entry id names the run, so handling the
+   * same run twice queues one turn.
+   */
+  async submitScheduled(sessionKey: string, payload: TurnPayload): Promise<EnqueueResult> {
+    const id = jobIdFor(payload.platform, payload.messageId);
+    const res = await this.mailbox.enqueue(id, sessionKey, payload, 0);
+    if (res.status === 'queued') await this.addJob(sessionKey, id, res.seq);
+    return res;
+  }
+
+  /** A job that fails (Redis blinked during ack, say) must run again, or its mailbox entry could be stranded. */
+  private async addJob(sessionKey: string, entryId: string, seq: number): Promise<void> {
+    await this.queue.add('turn', { sessionKey, entryId, seq }, { jobId: entryJobId(entryId, seq), attempts: JOB_ATTEMPTS, backoff: JOB_BACKOFF, ...JOB_RETENTION });
   }
 }

@@ -3,94 +3,14 @@
  * tests repeat the important ones with real processes): one turn at a time per session, arrival order,
  * parallel sessions, interrupts.
  */
-import { Queue, UnrecoverableError } from 'bullmq';
+import { UnrecoverableError } from 'bullmq';
 import { Redis } from 'ioredis';
-import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
-import { ControlBus } from './control.js';
-import { Mailbox, type TurnPayload } from './mailbox.js';
-import { TurnProducer, jobIdFor, type BusyInputMode, type TurnJobData } from './producer.js';
-import { TURN_QUEUE, TurnAbort, TurnWorker, type TurnContext, type TurnRunner } from './worker.js';
+import { describe, expect, it } from 'vitest';
+import { Mailbox } from './mailbox.js';
+import { jobIdFor } from './producer.js';
+import { TURN_QUEUE, TurnAbort, type TurnContext } from './worker.js';
 import { MailboxJanitor } from './janitor.js';
-
-const URL = 'redis://127.0.0.1:6379';
-const log = pino({ level: 'silent' });
-const cleanups: Array<() => Promise<void>> = [];
-
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-async function rig(opts: {
-  workers: number;
-  mode: BusyInputMode;
-  runTurn: TurnRunner;
-  concurrency?: number;
-  watchdogMs?: number;
-  /** The mailbox the workers use (tests inject faults with a subclass). */
-  mailbox?: (redis: Redis, prefix: string) => Mailbox;
-}) {
-  const prefix = `htest-worker-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-  const redis = new Redis(URL);
-  const mailbox = new Mailbox(redis, prefix, 2_000);
-  const queue = new Queue<TurnJobData>(TURN_QUEUE, { connection: { url: URL, maxRetriesPerRequest: null }, prefix });
-  const producer = new TurnProducer(queue, mailbox, new ControlBus(redis, null, prefix), log);
-  const workers: TurnWorker[] = [];
-  const subs: Redis[] = [];
-  /** Texts of the turns the watchdog abandoned, as the worker reported them. */
-  const abandoned: string[] = [];
-  for (let i = 0; i < opts.workers; i++) {
-    const sub = new Redis(URL);
-    subs.push(sub);
-    const w = new TurnWorker({
-      connection: { url: URL },
-      prefix,
-      mailbox: opts.mailbox?.(redis, prefix) ?? new Mailbox(redis, prefix, 2_000),
-      control: new ControlBus(redis, sub, prefix),
-      runTurn: opts.runTurn,
-      onAbandon: async (turn) => void abandoned.push(turn.entries.map((e) => e.payload.text).join('+')),
-      concurrency: opts.concurrency ?? 10,
-      busyInputMode: opts.mode,
-      log,
-      watchdogMs: opts.watchdogMs,
-      watchdogGraceMs: 200,
-      redisReady: () => redis.status === 'ready',
-    });
-    await w.start();
-    workers.push(w);
-  }
-  cleanups.push(async () => {
-    await Promise.all(workers.map((w) => w.close(1_000)));
-    await queue.obliterate({ force: true }).catch(() => undefined);
-    await queue.close();
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
-    subs.forEach((s) => s.disconnect());
-    redis.disconnect();
-  });
-  return { producer, mailbox, workers, queue, redis, prefix, abandoned };
-}
-
-const payload = (session: number, n: number, text = `s${session} m${n}`): TurnPayload => ({
-  text,
-  platform: 'telegram',
-  conversationId: `telegram:${session}`,
-  chatType: 'dm',
-  chatId: String(session),
-  userId: String(session),
-  messageId: `${session}:${n}`,
-  platformMessageId: String(n),
-});
-const keyOf = (session: number): string => `agent:main:telegram:dm:${session}`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(fn: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await fn())) {
-    if (Date.now() > end) throw new Error('timed out');
-    await sleep(20);
-  }
-}
+import { keyOf, log, payload, rig, sleep, until } from './test-support.js';
 
 describe('TurnWorker', () => {
   it('runs 20 sessions × 10 messages on 3 workers: one turn at a time per session, in order, sessions in parallel', async () => {

@@ -94,6 +94,8 @@ const CLOSE_POLL_MS = 50;
 
 interface RunningTurn {
   seq: number;
+  /** A scheduled task's run: a user's message neither interrupts nor steers it (it queues behind it). */
+  scheduled: boolean;
   lastActivity: number;
   controller: AbortController;
   steer: Array<{ raw: string; entry: MailboxEntry }>;
@@ -209,6 +211,7 @@ export class TurnWorker {
     const turn = this.running.get(s.sessionKey);
     if (!turn) return;
     if (s.type === 'stop') turn.controller.abort(new TurnAbort('stop'));
+    else if (turn.scheduled) return; // the message waits in the mailbox and runs as the next turn
     else if (s.type === 'interrupt' && turn.seq < s.seq) turn.controller.abort(new TurnAbort('interrupt'));
     else if (s.type === 'steer') turn.steer.push({ raw: s.entry, entry: JSON.parse(s.entry) as MailboxEntry });
   }
@@ -266,11 +269,15 @@ export class TurnWorker {
           }
           continue;
         }
-        // Interrupt mode: what piled up while the last turn ran is answered as one turn (nothing is dropped).
-        const merged = this.opts.busyInputMode === 'interrupt' ? await mailbox.pending(sessionKey) : [];
+        // Interrupt mode: what piled up while the last turn ran is answered as one turn (nothing is dropped). A
+        // scheduled task's run is always a turn of its own, and stays in the mailbox while messages are merged.
+        const scheduled = head.entry.payload.scheduled !== undefined;
+        const merged = this.opts.busyInputMode === 'interrupt' && !scheduled ? (await mailbox.pending(sessionKey)).filter((m) => !m.entry.payload.scheduled) : [];
         const entries = [head.entry, ...merged.map((m) => m.entry)];
         const last = entries[entries.length - 1];
-        const turn: RunningTurn = { seq: last.seq, lastActivity: Date.now(), controller: new AbortController(), steer: [], absorbed: merged.map((m) => m.raw) };
+        // A scheduled run is never made stale by a later message (only /stop, which takes the lock, ends it).
+        const seq = scheduled ? Number.MAX_SAFE_INTEGER : last.seq;
+        const turn: RunningTurn = { seq, scheduled, lastActivity: Date.now(), controller: new AbortController(), steer: [], absorbed: merged.map((m) => m.raw) };
         this.running.set(sessionKey, turn);
         let result: TurnResult | void = undefined;
         try {

@@ -20,6 +20,8 @@ import { showTurnProgress } from './turn-reactions.js';
 import { withTurnTools, type TurnToolsFactory } from './tools.js';
 import { retryThroughStoreOutage, untilStored } from './store-patience.js';
 import { sendReply } from './send-reply.js';
+import { scheduleSessionKey } from '../schedules/store.js';
+import type { ReactionTarget } from './turn-reactions.js';
 import { cacheCollapse } from '../llm/cache-health.js';
 import type { Logger } from '../logger.js';
 
@@ -49,8 +51,10 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const first = ctx.entries[0].payload;
     const last = ctx.entries[ctx.entries.length - 1].payload;
     const { store } = deps;
+    // A scheduled task with a session of its own keeps its transcript there; the lock is still the chat's.
+    const sessionKey = first.scheduled?.session === 'own' ? scheduleSessionKey(ctx.sessionKey, first.scheduled.id) : ctx.sessionKey;
     // The session (one indexed read when it exists), then the outbox row under this worker's fence.
-    let { session } = await store.getOrCreateSession(ctx.sessionKey, {
+    let { session } = await store.getOrCreateSession(sessionKey, {
       source: first.platform as SessionSource,
       userId: first.userId,
       chatId: first.chatId,
@@ -67,7 +71,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     }
     const egress = deps.egress(first.platform);
     // 👀 on the user's messages while this turn runs, ✅ once answered (platforms with that convention: Slack).
-    const progress = showTurnProgress(egress, ctx.entries.map((e) => e.payload), ctx.log);
+    const progress = showTurnProgress(egress, reactionTargets(ctx.entries), ctx.log);
     // Typing, tool progress, status lines and streaming (turns/progress.ts).
     const live = new LiveTurn({
       egress,
@@ -120,7 +124,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const current = session;
     session = await compressBeforeTurn({
       store,
-      sessionKey: ctx.sessionKey,
+      sessionKey,
       session,
       agent: deps.agent,
       log: ctx.log,
@@ -154,7 +158,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
           ctx.touch(); // the worker's inactivity watchdog counts every agent event as activity
           live.onEvent(event);
         },
-        toolContext: { sessionId: session.id, sessionKey: ctx.sessionKey, userId: first.userId, platform: first.platform },
+        toolContext: { sessionId: session.id, sessionKey, userId: first.userId, platform: first.platform },
       }));
     } finally {
       live.stopTyping();
@@ -166,7 +170,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       if (abort instanceof TurnAbort && (abort.kind === 'shutdown' || abort.kind === 'lock_lost')) return;
       // Interrupted or stopped by the user: keep what the turn did (tool results), send nothing.
       await store.transaction(async () => {
-        const persisted = await persistTurn(store, { sessionKey: ctx.sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
+        const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
         await store.markTurn(ctx.turnId, 'interrupted', ctx.fence, abort instanceof Error ? abort.message : 'interrupted');
         await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
       });
@@ -178,7 +182,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const reply = result.error ? userFacingError(result.error.kind) : result.finalResponse || '(no answer)';
     // Messages, usage and the recorded reply commit together: a crash leaves all or none of them.
     session = await store.transaction(async () => {
-      const persisted = await persistTurn(store, { sessionKey: ctx.sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
+      const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
       await store.addUsage(persisted.id, { ...result.usage, lastPromptTokens: result.lastPromptTokens });
       await store.recordReply(ctx.turnId, reply, ctx.fence);
       await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
@@ -190,6 +194,11 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     if (result.error) await store.markTurn(ctx.turnId, 'failed', ctx.fence, `${result.error.kind}: ${result.error.message}`);
     return sent;
   }), deps.store);
+}
+
+/** The user's messages a turn answers (a scheduled run has none to react to). */
+function reactionTargets(entries: MailboxEntry[]): ReactionTarget[] {
+  return entries.flatMap(({ payload: p }) => (p.platformMessageId ? [{ conversationId: p.conversationId, platformMessageId: p.platformMessageId }] : []));
 }
 
 /** The user message of a turn: merged texts, with reply-to context when the quoted message is not in history. */

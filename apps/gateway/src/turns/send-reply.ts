@@ -19,7 +19,8 @@ export interface ReplyTarget {
   ctx: TurnContext;
   live: LiveTurn;
   conversationId: string;
-  replyTo: string;
+  /** The user's message the reply answers; absent for a scheduled task's run. */
+  replyTo?: string;
   deliveryBaseDelayMs?: number;
   /** A platform that cannot recognise its own earlier send got the reply (or its chunk in flight) again. */
   onPossibleDuplicate: (platform: string) => void;

@@ -5,6 +5,7 @@
  * a clarify broker that asks questions in the chat (see clarify.ts).
  */
 import {
+  CLARIFY_TOOL,
   DEFAULT_MAX_ITERATIONS,
   IterationBudget,
   MEMORY_TOOL,
@@ -25,17 +26,34 @@ import type { Logger } from '../logger.js';
 import type { TurnPayload } from '../queue/mailbox.js';
 import type { TurnContext } from '../queue/worker.js';
 import type { AgentRuntime } from './agent-runtime.js';
+import { DEFAULT_PROFILE } from '../mcp/config.js';
+import type { McpHub } from '../mcp/hub.js';
+import type { ScheduleService } from '../schedules/service.js';
+import { scheduleOrigin } from '../schedules/store.js';
+import { SCHEDULE_TOOL, createScheduleTool } from '../schedules/tool.js';
 import { ClarifyBroker } from './clarify.js';
 import { deliver } from './delivery.js';
 
+/** The gateway's own toolset: the schedule tool (it needs the queue, so agent-core does not know it). */
+const SCHEDULE_TOOLSET = 'schedule';
+
+/** The configured toolsets agent-core builds (all but the gateway's own). */
+export function builtinToolsets(toolsets: readonly string[]): string[] {
+  return toolsets.filter((t) => t !== SCHEDULE_TOOLSET);
+}
+
 export interface TurnToolsDeps {
-  config: Pick<HeraldConfig, 'toolsets' | 'fetchAllowPrivate' | 'timezone' | 'redisPrefix'>;
+  config: Pick<HeraldConfig, 'toolsets' | 'fetchAllowPrivate' | 'timezone' | 'redisPrefix' | 'schedulesPerUser'>;
   store: SessionStore;
   agent: AgentRuntime | null;
   redis: Redis;
   log: Logger;
   /** How long clarify waits for the user; the tool's default (300 s) when absent. */
   clarifyTimeoutMs?: number;
+  /** This worker's MCP servers; their tools are added per turn, as they are listed at that moment. */
+  mcp: McpHub | null;
+  /** Scheduled tasks; the schedule tool is offered when the toolsets include it and users may set tasks. */
+  schedules: ScheduleService;
 }
 
 export interface TurnToolsInput {
@@ -69,11 +87,15 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
       canAskUser: true,
       clarifyTimeoutMs: deps.clarifyTimeoutMs,
     },
-    config.toolsets,
+    builtinToolsets(config.toolsets),
   );
+  const { schedules } = deps;
+  const withSchedule = config.schedulesPerUser > 0 && (config.toolsets.includes(SCHEDULE_TOOLSET) || config.toolsets.includes('full'));
   for (const { name, reason } of unavailable) log.warn({ tool: name, reason }, `tool ${name} left out: ${reason}`);
-  log.info({ toolsets: config.toolsets, tools: tools.map((t) => t.name) }, 'agent tools ready');
+  log.info({ toolsets: config.toolsets, tools: [...tools.map((t) => t.name), ...(withSchedule ? [SCHEDULE_TOOL] : [])] }, 'agent tools ready');
   const hasMemory = tools.some((t) => t.name === MEMORY_TOOL);
+  // A scheduled task's turn has nobody to ask: the user did not start it and may not be there.
+  const scheduledTools = tools.filter((t) => t.name !== CLARIFY_TOOL);
 
   return {
     tools,
@@ -99,7 +121,14 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
           return {
             ...opts,
             userMessage: withNotes ? await withMemoryBlock(store, userKey, opts.history, opts.userMessage) : opts.userMessage,
-            tools: [...(opts.tools ?? []), ...tools],
+            // Agent profiles are not there yet: every turn is the default profile's.
+            tools: [
+              ...(opts.tools ?? []),
+              ...(payload.scheduled ? scheduledTools : tools),
+              // A task set in this turn belongs to its user and delivers to this chat.
+              ...(withSchedule ? [createScheduleTool(schedules, scheduleOrigin(payload, ctx.sessionKey), config.timezone) as Tool] : []),
+              ...(deps.mcp?.toolsFor(DEFAULT_PROFILE) ?? []),
+            ],
             budget,
             getSteerMessages: clarify.takeSteerMessages,
             toolContext,
@@ -135,7 +164,7 @@ export async function flushSessionMemory(
 ): Promise<FlushMemoryResult | null> {
   const { agent, store } = deps;
   if (!agent || !session.userId) return null;
-  if (!createBuiltinTools({ store }, deps.toolsets).tools.some((t) => t.name === MEMORY_TOOL)) return null;
+  if (!createBuiltinTools({ store }, builtinToolsets(deps.toolsets)).tools.some((t) => t.name === MEMORY_TOOL)) return null;
   return flushMemory({
     provider: agent.primary,
     history: await store.getHistory(session.id),

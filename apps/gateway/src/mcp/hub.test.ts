@@ -1,0 +1,178 @@
+/**
+ * The MCP client against real MCP servers built with the same SDK (test/fakes/mcp): stdio children and a
+ * Streamable HTTP server in a child process, including crashes, freezes and a tool list that changes.
+ */
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MAX_TOOL_RESULT_CHARS, truncateResult, type Tool } from '@herald/agent-core';
+import { BIG_RESULT_CHARS, startHttpMcpServer, stdioServer, type HttpMcpServer } from '../../../../test/fakes/mcp/index.js';
+import { waitFor } from '../../../../test/helpers/ports.js';
+import { mcpServersSchema, type McpServerConfig } from './config.js';
+import { McpHub } from './hub.js';
+import { McpToolError } from './result.js';
+
+const log = pino({ level: 'silent' });
+const FAST_BACKOFF = { initialMs: 50, maxMs: 200 };
+const hubs: McpHub[] = [];
+const httpServers: HttpMcpServer[] = [];
+
+afterEach(async () => {
+  await Promise.all(hubs.splice(0).map((h) => h.close()));
+  await Promise.all(httpServers.splice(0).map((s) => s.kill()));
+});
+
+function servers(raw: Record<string, unknown>): McpServerConfig[] {
+  return mcpServersSchema.parse(raw);
+}
+
+async function hub(raw: Record<string, unknown>, backoff = FAST_BACKOFF): Promise<McpHub> {
+  const h = new McpHub(servers(raw), { log, backoff });
+  hubs.push(h);
+  await h.start();
+  return h;
+}
+
+const signal = (): AbortSignal => new AbortController().signal;
+function tool(h: McpHub, name: string): Tool {
+  const found = h.toolsFor('default').find((t) => t.name === name);
+  if (!found) throw new Error(`no tool ${name}; have ${h.toolsFor('default').map((t) => t.name).join(', ')}`);
+  return found;
+}
+const run = (h: McpHub, name: string, args: Record<string, unknown> = {}): Promise<string> => tool(h, name).execute(args, { signal: signal() });
+const stateOf = (h: McpHub, server: string) => h.status().find((s) => s.name === server);
+
+describe('MCP over stdio', () => {
+  it('discovers the tools as server__tool (minus the denied ones) with schemas both providers accept, and calls them', async () => {
+    const h = await hub({ files: { ...stdioServer('files'), deny: ['secret_admin'], env: { TEST_GREETING: 'hello from the config' } } });
+    expect(stateOf(h, 'files')).toMatchObject({ state: 'ready', transport: 'stdio', error: null, failures: 0 });
+    const names = h.toolsFor('default').map((t) => t.name);
+    expect(names).toContain('files__echo');
+    expect(names).not.toContain('files__secret_admin');
+    // A dotted MCP name is made valid and kept apart from a plain one by a short hash.
+    const lookup = names.find((n) => n.startsWith('files__lookup_v2_'));
+    expect(lookup).toMatch(/^files__lookup_v2_[0-9a-f]{6}$/);
+    expect(tool(h, lookup!).parameters).toEqual({
+      type: 'object',
+      properties: { id: { anyOf: [{ type: 'string' }, { type: 'integer' }] }, tags: { type: 'array', items: {} } },
+    });
+    expect(tool(h, 'files__echo').readOnly).toBe(true);
+    expect(tool(h, 'files__picture').readOnly).toBe(false);
+
+    expect(await run(h, 'files__echo', { text: 'hi' })).toBe('files echo: hi');
+    expect(await run(h, lookup!, { id: 7 })).toBe('looked up {"id":7}');
+    // The configured environment reaches the server; the gateway's own secrets do not.
+    process.env.TELEGRAM_BOT_TOKEN ??= '1:not-for-mcp-servers';
+    expect(JSON.parse(await run(h, 'files__whoami'))).toEqual({ label: 'files', greeting: 'hello from the config', inheritedBotToken: false });
+  });
+
+  it('maps images and resources to text, reports error results as tool errors, and leaves long results to the loop\'s limit', async () => {
+    const h = await hub({ docs: stdioServer('docs') });
+    expect(await run(h, 'docs__picture')).toBe('a red dot\n\n[image: image/png, 70 bytes; not shown to the model]');
+    expect(await run(h, 'docs__document')).toBe(
+      [
+        '[resource <file:///notes.txt> (text/plain)]\nMeeting at noon',
+        '[resource <file:///logo.bin>: application/octet-stream, 70 bytes; not shown to the model]',
+        '[resource link: big.csv <file:///big.csv> (text/csv, 2.0 KB)]',
+      ].join('\n\n'),
+    );
+    await expect(run(h, 'docs__fail')).rejects.toThrow(new McpToolError('the disk is full'));
+    const big = await run(h, 'docs__big');
+    expect(big).toHaveLength(BIG_RESULT_CHARS);
+    expect(truncateResult(big)).toMatch(new RegExp(`^x{${MAX_TOOL_RESULT_CHARS}}\\n\\n\\[truncated: ${BIG_RESULT_CHARS - MAX_TOOL_RESULT_CHARS} more`));
+  });
+
+  it('a server that exits in the middle of a call: the call fails with the reason, the server is restarted and works again', async () => {
+    // A backoff long enough that the test sees the server down before the restart.
+    const h = await hub({ flaky: stdioServer('flaky') }, { initialMs: 1_500, maxMs: 1_500 });
+    await expect(run(h, 'flaky__crash')).rejects.toThrow(/MCP server "flaky" closed the connection during the call \(stderr: crash tool: exiting in the middle of a call\); Herald restarts it/);
+    // Marked down before the call's error came back, with why; a call meanwhile fails at once instead of hanging.
+    expect(stateOf(h, 'flaky')).toMatchObject({ state: 'backoff', failures: 1 });
+    expect(stateOf(h, 'flaky')?.error).toMatch(/^the connection closed/);
+    await expect(run(h, 'flaky__echo', { text: 'x' })).rejects.toThrow(/^MCP server "flaky" is not available \(down: the connection closed.*\)\. Herald restarts it in [12] s\.$/);
+    await waitFor(() => stateOf(h, 'flaky')?.state === 'ready', { what: 'the restarted server' });
+    expect(await run(h, 'flaky__echo', { text: 'again' })).toBe('flaky echo: again');
+    expect(stateOf(h, 'flaky')).toMatchObject({ state: 'ready', error: null, failures: 0 });
+  });
+
+  it('a server that stops answering: the call times out, a ping does too, and the server is restarted', async () => {
+    const h = await hub({ frozen: { ...stdioServer('frozen'), timeout_ms: 1_000 } });
+    await expect(run(h, 'frozen__freeze')).rejects.toThrow('MCP server "frozen" did not answer within 1000 ms.');
+    await waitFor(() => stateOf(h, 'frozen')?.failures === 1, { what: 'the failed ping' });
+    expect(stateOf(h, 'frozen')?.error).toMatch(/a call took longer than 1000 ms, and a ping got no answer/);
+    await waitFor(() => stateOf(h, 'frozen')?.state === 'ready', { timeoutMs: 20_000, what: 'the restarted server' });
+    expect(await run(h, 'frozen__echo', { text: 'thawed' })).toBe('frozen echo: thawed');
+  });
+
+  it('a slow call is cancelled with the turn, and the server stays up', async () => {
+    const h = await hub({ slow: stdioServer('slow') });
+    const controller = new AbortController();
+    const call = tool(h, 'slow__hang').execute({}, { signal: controller.signal });
+    controller.abort(new Error('interrupted'));
+    await expect(call).rejects.toThrow();
+    expect(await run(h, 'slow__echo', { text: 'still here' })).toBe('slow echo: still here');
+    expect(stateOf(h, 'slow')?.state).toBe('ready');
+  });
+
+  it('picks up tools/list_changed: a tool the server adds is offered from then on', async () => {
+    const h = await hub({ live: stdioServer('live') });
+    expect(h.toolsFor('default').map((t) => t.name)).not.toContain('live__extra');
+    expect(await run(h, 'live__grow')).toBe('grown');
+    await waitFor(() => h.toolsFor('default').some((t) => t.name === 'live__extra'), { what: 'the refreshed tool list' });
+    expect(await run(h, 'live__extra')).toBe('extra tool ran');
+  });
+
+  it('a server that cannot start: no tools, health says why, and it is tried again with backoff while the others work', async () => {
+    const h = await hub({ broken: { command: '/nonexistent/mcp-server' }, good: { ...stdioServer('good'), allow: ['echo'] } });
+    expect(h.toolsFor('default').map((t) => t.name)).toEqual(['good__echo']);
+    expect(stateOf(h, 'broken')).toMatchObject({ state: 'backoff', tools: 0 });
+    expect(stateOf(h, 'broken')?.error).toMatch(/^could not start: .*ENOENT/);
+    await waitFor(() => (stateOf(h, 'broken')?.failures ?? 0) >= 3, { what: 'more attempts' });
+    expect(await run(h, 'good__echo', { text: 'fine' })).toBe('good echo: fine');
+  });
+
+  it('offers only servers whose profiles include the agent\'s, and none that are disabled', async () => {
+    const h = await hub({ on: stdioServer('on'), off: { ...stdioServer('off'), enabled: false } });
+    expect(h.status().map((s) => s.name)).toEqual(['on']);
+    expect(h.toolsFor('default').every((t) => t.name.startsWith('on__'))).toBe(true);
+    expect(h.toolsFor('research')).toEqual([]);
+  });
+});
+
+describe('MCP over Streamable HTTP', () => {
+  it('sends the configured headers; a wrong token fails to start, with the status in the reason', async () => {
+    const srv = await startHttpMcpServer('right-token-123');
+    httpServers.push(srv);
+    const h = await hub({
+      web: { url: srv.url, headers: { Authorization: 'Bearer right-token-123' } },
+      nope: { url: srv.url, headers: { Authorization: 'Bearer wrong-token-456' } },
+    });
+    expect(stateOf(h, 'web')).toMatchObject({ state: 'ready', transport: 'http' });
+    expect(await run(h, 'web__echo', { text: 'over http' })).toBe('http echo: over http');
+    expect(stateOf(h, 'nope')?.state).toBe('backoff');
+    expect(stateOf(h, 'nope')?.error).toMatch(/could not start: HTTP 401: .*invalid_token/);
+  });
+
+  it('a server killed in the middle of a call: the call fails, and the client reconnects once it is back', async () => {
+    let srv = await startHttpMcpServer('tok-abcdef');
+    httpServers.push(srv);
+    const h = await hub({ remote: { url: srv.url, headers: { Authorization: 'Bearer tok-abcdef' }, timeout_ms: 5_000 } });
+    const failed = expect(run(h, 'remote__hang')).rejects.toThrow(/MCP server "remote"/);
+    await srv.kill();
+    await failed;
+    await waitFor(() => stateOf(h, 'remote')?.state !== 'ready', { what: 'the server marked down' });
+    srv = await srv.restart();
+    httpServers.push(srv);
+    await waitFor(() => stateOf(h, 'remote')?.state === 'ready', { timeoutMs: 20_000, what: 'the reconnected server' });
+    expect(await run(h, 'remote__echo', { text: 'back' })).toBe('http echo: back');
+  });
+
+  it('two workers, two sessions: a tool list change reaches both over their notification streams', async () => {
+    const srv = await startHttpMcpServer('shared-token-1');
+    httpServers.push(srv);
+    const config = { web: { url: srv.url, headers: { Authorization: 'Bearer shared-token-1' } } };
+    const [a, b] = [await hub(config), await hub(config)];
+    expect(await run(a, 'web__grow')).toBe('grown');
+    for (const h of [a, b]) await waitFor(() => h.toolsFor('default').some((t) => t.name === 'web__extra'), { what: 'the refreshed list' });
+    expect(await run(b, 'web__extra')).toBe('extra tool ran');
+  });
+});

@@ -1,0 +1,213 @@
+/**
+ * MCP tool servers end to end: an ingress and two workers (each starts its own stdio server and opens its own
+ * session to the HTTP one), the Telegram stand-in for users and the OpenAI stand-in scripted to call MCP tools;
+ * then one `all` process on the Anthropic stand-in. The LLM stand-ins refuse tool schemas the real APIs refuse, so a
+ * turn that completes proves the schemas were passed on in a shape each accepts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeAnthropic, startFakeOpenAI, type FakeLLM, type RecordedRequest, type Step } from './fakes/llm/index.js';
+import { startTelegramFake, type TelegramFake } from './fakes/telegram/index.js';
+import { startHttpMcpServer, stdioServer, type HttpMcpServer } from './fakes/mcp/index.js';
+import { startCluster, type Cluster } from './helpers/cluster.js';
+import { repliesIn, telegramEnv } from './helpers/env.js';
+import { startGateway, type GatewayProcess } from './helpers/gateway.js';
+import { waitFor } from './helpers/ports.js';
+
+const WEB_TOKEN = 'mcp-web-token-7f3a9c';
+
+interface WireMessage {
+  role: string;
+  content: string | null;
+}
+interface McpHealth {
+  name: string;
+  state: string;
+  tools: number;
+  error: string | null;
+  failures: number;
+}
+interface DetailedHealth {
+  mcp_servers: McpHealth[];
+  workers: Array<{ id: string; pid: number; mcp_servers: McpHealth[] }>;
+}
+
+let tg: TelegramFake;
+let llm: FakeLLM;
+let web: HttpMcpServer;
+let cluster: Cluster;
+
+type Script = (step: number, req: RecordedRequest) => Step;
+const scripts = new Map<string, Script>();
+const messagesOf = (req: RecordedRequest): WireMessage[] => (req.body.messages ?? []) as WireMessage[];
+const openAIToolNames = (req: RecordedRequest): string[] => ((req.body.tools ?? []) as Array<{ function: { name: string } }>).map((t) => t.function.name);
+const turnText = (req: RecordedRequest): string => messagesOf(req).filter((m) => m.role === 'user').at(-1)?.content ?? '';
+function stepOf(req: RecordedRequest): number {
+  const messages = messagesOf(req);
+  return messages.slice(messages.map((m) => m.role).lastIndexOf('user') + 1).filter((m) => m.role === 'assistant').length;
+}
+/** This turn's tool results (after the last user message). */
+function toolResults(req: RecordedRequest): string[] {
+  const messages = messagesOf(req);
+  return messages.slice(messages.map((m) => m.role).lastIndexOf('user') + 1).filter((m) => m.role === 'tool').map((m) => m.content ?? '');
+}
+const requestsFor = (tag: string): RecordedRequest[] => llm.requests.filter((r) => turnText(r).startsWith(`${tag} `));
+const call = (name: string, args: Record<string, unknown> = {}) => ({ name, arguments: JSON.stringify(args) });
+/** A script that calls `tools` in its first step and then reports their results. */
+const calling = (...tools: Array<ReturnType<typeof call>>): Script => (step, req) =>
+  step === 0 ? { toolCalls: tools } : { text: `results: ${toolResults(req).join(' | ')}` };
+
+async function say(chatId: number, text: string, telegram = tg): Promise<string> {
+  const before = repliesIn(telegram, chatId).length;
+  telegram.injectMessage({ chatId, userId: chatId, text });
+  const replies = await waitFor(() => (repliesIn(telegram, chatId).length > before ? repliesIn(telegram, chatId) : null), { timeoutMs: 30_000, what: `a reply to "${text}"` });
+  return replies[before];
+}
+
+async function health(gw: GatewayProcess): Promise<DetailedHealth> {
+  return (await (await fetch(`${gw.url}/health/detailed`)).json()) as DetailedHealth;
+}
+
+const logsOf = (gw: GatewayProcess) => gw.logs();
+const readyLines = (gw: GatewayProcess, server: string): number => logsOf(gw).filter((l) => l.msg === `mcp server ${server} ready` || String(l.msg).startsWith(`mcp server ${server} ready `)).length;
+
+beforeAll(async () => {
+  tg = await startTelegramFake();
+  llm = await startFakeOpenAI();
+  llm.respondWith((req) => {
+    const script = scripts.get(turnText(req).split(/\s+/)[0]);
+    return script ? script(stepOf(req), req) : { text: `ok: ${turnText(req)}` };
+  });
+  web = await startHttpMcpServer(WEB_TOKEN);
+  const servers = {
+    local: { ...stdioServer('local'), deny: ['secret_admin'], env: { TEST_GREETING: 'hi from herald.yaml' } },
+    web: { url: web.url, headers: { Authorization: 'Bearer ${MCP_WEB_TOKEN}' }, allow: ['echo', 'grow', 'extra', 'whoami'] },
+    broken: { command: '/nonexistent/mcp-server', args: ['--serve'] },
+  };
+  cluster = await startCluster({ workers: 2, env: telegramEnv(tg, llm, { HERALD_MCP_SERVERS: JSON.stringify(servers), MCP_WEB_TOKEN: WEB_TOKEN }) });
+  // Each worker discovers its tools before it takes its first turn.
+  for (const w of cluster.workers) await w.waitForLog((l) => String(l.msg).startsWith('mcp server web ready'), 'the web server on every worker');
+});
+
+afterAll(async () => {
+  await cluster?.stop();
+  await web?.kill();
+  await llm?.close();
+  await tg?.close();
+});
+
+describe('MCP tools through the real gateway (ingress + 2 workers, OpenAI)', () => {
+  it('offers every server\'s tools as server__tool with schemas OpenAI accepts, and runs them on stdio and HTTP', async () => {
+    scripts.set('both', calling(call('local__echo', { text: 'one' }), call('web__echo', { text: 'two' }), call('local__whoami')));
+    const reply = await say(9101, 'both use the tools');
+    expect(reply).toBe('results: local echo: one | http echo: two | {"label":"local","greeting":"hi from herald.yaml","inheritedBotToken":false}');
+    const names = openAIToolNames(requestsFor('both')[0]);
+    expect(names).toEqual(expect.arrayContaining(['local__echo', 'local__picture', 'web__echo', 'web__grow']));
+    expect(names).not.toContain('local__secret_admin');
+    expect(names).not.toContain('web__picture');
+    // The dotted tool with a schema OpenAI refuses as it is: renamed, repaired, and accepted by the stand-in.
+    expect(names.some((n) => /^local__lookup_v2_[0-9a-f]{6}$/.test(n))).toBe(true);
+  });
+
+  it('an image and resources come back as text the model can read', async () => {
+    scripts.set('media', calling(call('local__picture'), call('local__document')));
+    const reply = await say(9102, 'media show me');
+    expect(reply).toContain('a red dot\n\n[image: image/png, 70 bytes; not shown to the model]');
+    expect(reply).toContain('[resource <file:///notes.txt> (text/plain)]\nMeeting at noon');
+  });
+
+  it('a server that crashes in the middle of a call: the agent gets a tool error, the turn is answered, the server comes back', async () => {
+    scripts.set('crash', calling(call('local__crash')));
+    const reply = await say(9103, 'crash the server');
+    expect(reply).toMatch(/^results: Error: local__crash failed: MCP server "local" closed the connection during the call \(stderr: crash tool: exiting in the middle of a call\); Herald restarts it\.$/);
+    // The worker that ran the turn restarts its server (with backoff) and says so; the gateway never went down.
+    const worker = cluster.workers.find((w) => logsOf(w).some((l) => String(l.msg).startsWith('mcp server local down')));
+    expect(worker).toBeDefined();
+    await worker!.waitForLog(() => readyLines(worker!, 'local') >= 2, 'the restarted stdio server');
+    scripts.set('after', calling(call('local__echo', { text: 'back again' })));
+    expect(await say(9103, 'after the crash')).toBe('results: local echo: back again');
+  });
+
+  it('tools/list_changed reaches every worker: the new tool is offered in the next turn', async () => {
+    scripts.set('grow', calling(call('web__grow')));
+    expect(await say(9104, 'grow the list')).toBe('results: grown');
+    for (const w of cluster.workers) {
+      await w.waitForLog((l) => String(l.msg).startsWith('mcp server web tools') && JSON.stringify(l.tools).includes('web__extra'), 'the refreshed list');
+    }
+    scripts.set('extra', calling(call('web__extra')));
+    expect(await say(9104, 'extra please')).toBe('results: extra tool ran');
+    expect(openAIToolNames(requestsFor('extra')[0])).toContain('web__extra');
+  });
+
+  it('/health/detailed shows each worker\'s servers (and none on the ingress); the failing one with why; no token in any log', async () => {
+    const h = await health(cluster.ingress);
+    expect(h.mcp_servers).toEqual([]);
+    expect(h.workers).toHaveLength(2);
+    for (const w of h.workers) {
+      const byName = Object.fromEntries(w.mcp_servers.map((s) => [s.name, s]));
+      expect(byName.web).toMatchObject({ state: 'ready', error: null });
+      expect(byName.local.state).toMatch(/^(ready|connecting|backoff)$/);
+      expect(byName.broken).toMatchObject({ state: 'backoff', tools: 0 });
+      expect(byName.broken.error).toMatch(/^could not start: .*ENOENT/);
+      expect(byName.broken.failures).toBeGreaterThanOrEqual(1);
+    }
+    // A worker's own endpoint says the same about itself.
+    const own = await health(cluster.workers[0]);
+    expect(own.mcp_servers.map((s) => s.name).sort()).toEqual(['broken', 'local', 'web']);
+    for (const gw of [cluster.ingress, ...cluster.workers]) expect(gw.output.join('\n')).not.toContain(WEB_TOKEN);
+  });
+});
+
+describe('MCP tools on the Anthropic API', () => {
+  it('passes the tools as Anthropic tools (schemas repaired) and returns their results', async () => {
+    const anthropic = await startFakeAnthropic();
+    // A Telegram stand-in of its own: the cluster above polls the other one.
+    const telegram = await startTelegramFake();
+    const gw = await startGateway({
+      env: {
+        TELEGRAM_BOT_TOKEN: telegram.token,
+        TELEGRAM_API_ROOT: telegram.url,
+        GATEWAY_ALLOW_ALL_USERS: 'true',
+        HERALD_MODEL: 'anthropic:claude-sonnet-4-5',
+        ANTHROPIC_API_KEY: 'sk-ant-test',
+        ANTHROPIC_BASE_URL: anthropic.url,
+        HERALD_MCP_SERVERS: JSON.stringify({ local: stdioServer('claude') }),
+      },
+    });
+    try {
+      await gw.waitForLog((l) => String(l.msg).startsWith('mcp server local ready'), 'the stdio server');
+      anthropic.respondWith((req) => {
+        const results = anthropicToolResults(req);
+        return results.length > 0 ? { text: `done: ${results.join(' | ')}` } : { toolCalls: [{ name: toolName(req, /^local__lookup_v2_/), arguments: '{"tags":["a"]}' }] };
+      });
+      expect(await say(9201, 'look it up', telegram)).toBe('done: looked up {"tags":["a"]}');
+      const tools = (anthropic.requests[0].body.tools ?? []) as Array<{ name: string; input_schema: Record<string, unknown> }>;
+      const lookup = tools.find((t) => t.name.startsWith('local__lookup_v2_'));
+      expect(lookup?.input_schema).toEqual({ type: 'object', properties: { id: { anyOf: [{ type: 'string' }, { type: 'integer' }] }, tags: { type: 'array', items: {} } } });
+    } finally {
+      await gw.stop();
+      await anthropic.close();
+      await telegram.close();
+    }
+  });
+});
+
+/** The texts of the tool_result blocks in an Anthropic request. */
+function anthropicToolResults(req: RecordedRequest): string[] {
+  const messages = (req.body.messages ?? []) as Array<{ content: unknown }>;
+  return messages.flatMap((m) =>
+    Array.isArray(m.content)
+      ? m.content.flatMap((b: { type?: string; content?: unknown }) => {
+          if (b.type !== 'tool_result') return [];
+          if (typeof b.content === 'string') return [b.content];
+          return Array.isArray(b.content) ? b.content.map((c: { text?: string }) => c.text ?? '') : [];
+        })
+      : [],
+  );
+}
+
+function toolName(req: RecordedRequest, pattern: RegExp): string {
+  const tools = (req.body.tools ?? []) as Array<{ name: string }>;
+  const found = tools.find((t) => pattern.test(t.name));
+  if (!found) throw new Error(`no tool matching ${pattern}`);
+  return found.name;
+}
