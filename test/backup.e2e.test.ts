@@ -128,8 +128,8 @@ describe('backup during a running conversation, then restore', () => {
     expect(newest.length).toBeGreaterThan(copied.length);
 
     const declined = await runHerald(['store', 'restore', backup], { cwd: dir, env: { HERALD_DB: db }, input: 'no\n' });
-    expect(declined.code).toBe(1);
-    expect(declined.stdout).toContain('Type "restore" to replace the store: ');
+    expect(declined.code, declined.stdout + declined.stderr).toBe(1);
+    expect(declined.stdout, declined.stderr).toContain('Type "restore" to replace the store: ');
     expect(declined.stderr.trim()).toBe('not restored (the answer was not "restore"; pass --yes to skip the question); nothing was changed');
     expect(messagesIn(db)).toEqual(newest);
 
