@@ -275,7 +275,7 @@ describe('herald store migrate', () => {
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.lines).toContain('sessions: 1 row');
     expect(run.lines).toContain('messages: 2 rows');
-    expect(run.lines).toContain('checked: all 11 tables have as many rows in the target as in the source');
+    expect(run.lines).toContain('checked: all 13 tables have as many rows in the target as in the source');
     expect(run.stdout + run.stderr).not.toContain(password);
 
     const search = await herald(['sessions', 'search', 'sourdough'], { HERALD_DATABASE_URL: url });

@@ -58,6 +58,9 @@ function userJson(u: FakeUser): JsonObject {
  * A DM from Alice as Discord sends it, with every field Herald reads; the test first shows it is taken as it is,
  * so that each corrupted copy is refused because of its corruption.
  */
+/** Alice's file: on the stand-in's CDN, so the worker reads it locally (nothing is fetched from the real Discord). */
+const NOTES = Buffer.from('twelve bytes');
+
 function aliceMessage(discord: DiscordFake, aliceDm: string, content: string): JsonObject {
   return {
     id: '1200000000000000001',
@@ -72,7 +75,7 @@ function aliceMessage(discord: DiscordFake, aliceDm: string, content: string): J
     mention_everyone: false,
     mentions: [userJson(discord.bot)],
     mention_roles: [],
-    attachments: [{ id: '1200000000000000002', filename: 'notes.txt', size: 12, url: 'https://cdn.discordapp.com/attachments/1/2/notes.txt' }],
+    attachments: [{ id: '1200000000000000002', filename: 'notes.txt', size: NOTES.length, content_type: 'text/plain', url: discord.cdn.put(aliceDm, 'notes.txt', NOTES, 'text/plain') }],
     embeds: [],
     pinned: false,
     flags: 0,
@@ -190,7 +193,7 @@ describe(`fuzz: Discord gateway frames (${FUZZ_RUNS} rounds, seed ${FUZZ_SEED})`
       discord.dispatchRaw('MESSAGE_CREATE', { ...aliceMessage(discord, aliceDm, 'the control'), id: '1200000000000000003' });
       await waitFor(() => discordRepliesIn(discord, aliceDm).length === 1, { timeoutMs: 20_000, what: 'the answer to the uncorrupted control DM' });
       const control = llm.requests.map(lastUserText);
-      expect(control).toEqual(['the control\n[Attached file "notes.txt"]']);
+      expect(control).toEqual(['the control\n[Document "notes.txt"]\ntwelve bytes\n[End of "notes.txt"]']);
 
       const sessions = { identify: discord.identifyCount, resume: discord.resumeCount };
       const run = await fuzz('discord', gw, discordRounds(discord, aliceDm), async (round) => {

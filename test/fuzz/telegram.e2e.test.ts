@@ -227,7 +227,9 @@ describe(`fuzz: the Telegram webhook (${FUZZ_RUNS} payloads, seed ${FUZZ_SEED})`
       // The uncorrupted update is taken: each corrupted copy below is refused because of its corruption.
       const control = await fetch(hookUrl, requestInit(jsonBody({ ...PROBE_UPDATE, update_id: 1 }), { [TELEGRAM_SECRET_HEADER]: SECRET }));
       expect(control.status).toBe(200);
-      await waitFor(() => llm.requests.length === 1 && repliesIn(tg, PROBE).length === 1, { timeoutMs: 20_000, what: 'the answer to the uncorrupted control update' });
+      // The probe's files do not exist on the stand-in: one reply names each of them, then the text is answered.
+      await waitFor(() => llm.requests.length === 1 && repliesIn(tg, PROBE).length === 2, { timeoutMs: 20_000, what: 'the answer to the uncorrupted control update' });
+      expect(repliesIn(tg, PROBE)[0]).toMatch(/^⚠️ doc\.pdf: /m);
       const controlText = llm.requests.map(lastUserText);
       expect(controlText[0]).toContain('hello from the probe');
 
@@ -240,8 +242,8 @@ describe(`fuzz: the Telegram webhook (${FUZZ_RUNS} payloads, seed ${FUZZ_SEED})`
       expect(llm.requests.map(lastUserText), 'no LLM request for a fuzz payload').toEqual(controlText);
 
       tg.injectMessage({ chatId: PROBE, userId: PROBE, text: 'fuzzing is over' });
-      await waitFor(() => repliesIn(tg, PROBE).length === 2, { timeoutMs: 20_000, what: "the answer to PROBE's valid message" });
-      expect(repliesIn(tg, PROBE)[1]).toBe('ok: fuzzing is over');
+      await waitFor(() => repliesIn(tg, PROBE).length === 3, { timeoutMs: 20_000, what: "the answer to PROBE's valid message" });
+      expect(repliesIn(tg, PROBE)[2]).toBe('ok: fuzzing is over');
       expect(llm.requests.map(lastUserText)).toEqual([...controlText, 'fuzzing is over']);
     },
     FUZZ_TEST_TIMEOUT_MS,

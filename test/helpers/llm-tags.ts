@@ -28,6 +28,13 @@ export function lastUserText(req: RecordedRequest): string {
   return '';
 }
 
+/** How many answers the model gave so far in this turn (assistant messages after the last user message): 0 first. */
+export function turnStep(req: RecordedRequest): number {
+  const messages = (req.body.messages ?? []) as Array<{ role: string }>;
+  const lastUser = messages.map((m) => m.role).lastIndexOf('user');
+  return messages.slice(lastUser + 1).filter((m) => m.role === 'assistant').length;
+}
+
 export function taggedResponder(opts: { delayMs?: number | ((text: string) => number) } = {}): TaggedResponder {
   const active = new Map<string, number>();
   let inFlight = 0;

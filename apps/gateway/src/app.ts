@@ -28,13 +28,15 @@ import { storeKind } from './sessions/store-target.js';
 import { KnownThreads } from './sessions/known-threads.js';
 import { StoreRetention } from './sessions/retention.js';
 import { openStoreWhenReachable } from './admin/wait-for-store.js';
-import { createEgressRegistry, createIngresses, type IngressWithRoutes } from './platforms.js';
+import { createEgressRegistry, createFilesRegistry, createIngresses, type IngressWithRoutes } from './platforms.js';
+import { createMediaServices } from './media/services.js';
 import { createTurnRunner } from './turns/run-turn.js';
 import { abandonTurns } from './turns/abandon.js';
 import { buildAgentRuntime } from './turns/agent-runtime.js';
 import { ProviderCatalog } from './config/providers.js';
 import { RedisKeyPoolState } from './llm/redis-key-state.js';
 import { createTurnTools } from './turns/tools.js';
+import { openOutboundServices } from './outbound/services.js';
 import { clarifyPending } from './turns/clarify.js';
 import { createHeraldMetrics } from './ops/metrics.js';
 import { instrumentAgent, instrumentTurns } from './ops/instrument.js';
@@ -258,6 +260,9 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
   if (mcp) onStop('mcp', () => mcp.close());
   if (hasWorker) {
     const agent = instrumentAgent(buildAgentRuntime(config, providers), metrics, llmLog);
+    // Files and voice replies; a speech model without its provider's settings stops start-up here, as the model does.
+    const outbound = openOutboundServices(config, conversation.voice, providers);
+    if (outbound.speech) log.info({ model: config.ttsModel, voice: config.ttsVoice }, 'voice replies available (/voice on)');
     if (!agent) log.warn('HERALD_MODEL is not set: turns will answer with a setup hint');
     const subscriber = createRedis(config.redisUrl);
     logConnectionErrors(log, 'subscriber', subscriber);
@@ -274,8 +279,10 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
           agent,
           egress,
           conversation,
-          tools: createTurnTools({ config, store, agent, redis, mcp, schedules: schedules.service, log: log.child({ component: 'tools' }) }),
+          tools: createTurnTools({ config, store, agent, redis, mcp, schedules: schedules.service, log: log.child({ component: 'tools' }), files: { limits: outbound.limits.file, perTurn: outbound.limits.perTurn } }),
           onPossibleDuplicate: (platform) => metrics.possibleDuplicateReplies.inc({ platform }),
+          outbound,
+          media: createMediaServices(config, createFilesRegistry(config, log), providers),
         }),
         { metrics, store },
       ),

@@ -3,10 +3,10 @@
  * (REST; any role, created on first use so a worker opens nothing it does not need).
  */
 import type { Logger } from './logger.js';
-import type { Platform, PlatformEgress, PlatformIngress } from '@herald/adapters';
-import { createTelegramEgress, createTelegramIngress } from '@herald/adapters/telegram';
-import { createDiscordEgress, createDiscordIngress } from '@herald/adapters/discord';
-import { createSlackEgress, createSlackIngress } from '@herald/adapters/slack';
+import type { Platform, PlatformEgress, PlatformFiles, PlatformIngress } from '@herald/adapters';
+import { createTelegramEgress, createTelegramFiles, createTelegramIngress } from '@herald/adapters/telegram';
+import { createDiscordEgress, createDiscordIngress, DiscordFiles } from '@herald/adapters/discord';
+import { createSlackEgress, createSlackIngress, SlackFiles } from '@herald/adapters/slack';
 import type { FastifyInstance } from 'fastify';
 import type { HeraldConfig } from './config/load.js';
 import { menuCommands } from './commands/registry.js';
@@ -42,6 +42,32 @@ export function createEgressRegistry(config: HeraldConfig, log: Logger): (platfo
     }
     cache.set(platform, egress);
     return egress;
+  };
+}
+
+/** Each platform's file downloads (REST only, like egress), created on first use. */
+export function createFilesRegistry(config: HeraldConfig, log: Logger): (platform: string) => PlatformFiles {
+  const cache = new Map<string, PlatformFiles>();
+  return (platform) => {
+    let files = cache.get(platform);
+    if (files) return files;
+    switch (platform) {
+      case 'telegram':
+        if (!config.telegram.botToken) throw new UnknownPlatformError('telegram is not configured (TELEGRAM_BOT_TOKEN)');
+        files = createTelegramFiles({ token: config.telegram.botToken, apiRoot: config.telegram.apiRoot, logger: log.child({ platform }) });
+        break;
+      case 'discord':
+        files = new DiscordFiles();
+        break;
+      case 'slack':
+        if (!config.slack.botToken) throw new UnknownPlatformError('slack is not configured (SLACK_BOT_TOKEN)');
+        files = new SlackFiles({ botToken: config.slack.botToken });
+        break;
+      default:
+        throw new UnknownPlatformError(`no file downloads for platform ${platform}`);
+    }
+    cache.set(platform, files);
+    return files;
   };
 }
 

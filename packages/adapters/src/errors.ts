@@ -40,3 +40,23 @@ export class NetworkError extends PlatformError {}
 
 /** The request itself is wrong (too long, bad parameter): do not retry unchanged. */
 export class BadRequestError extends PlatformError {}
+
+/**
+ * A file over a size limit: the platform refused an upload for its size (HTTP 413, Discord 40005, Slack
+ * file_upload_size_restricted), or a download would pass the limit we were given. `limitBytes` when the limit is
+ * known, `size` when the file's size is.
+ */
+export class FileTooLargeError extends BadRequestError {
+  readonly size?: number;
+
+  constructor(message: string, platform: string, readonly limitBytes?: number, options?: { cause?: unknown; size?: number }) {
+    super(message, platform, options);
+    this.size = options?.size;
+  }
+
+  /** A download over `limit` bytes (its size when the platform said it, or the download passed the limit). */
+  static over(platform: string, limit: number, size?: number, options?: { cause?: unknown }): FileTooLargeError {
+    const message = `${platform} file is larger than ${limit} bytes${size === undefined ? '' : ` (${size} bytes)`}`;
+    return new FileTooLargeError(message, platform, limit, { ...options, size });
+  }
+}

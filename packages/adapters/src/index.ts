@@ -5,3 +5,4 @@ export { chunkMessage, fencesBalanced } from './shared/chunk.js';
 export { RecentIds } from './shared/recent-ids.js';
 export { KeyedSerial } from './shared/keyed-serial.js';
 export { InFlight } from './shared/in-flight.js';
+export { platformDisplayName } from './shared/platform-name.js';

@@ -14,10 +14,40 @@ export type ChatType = 'dm' | 'group' | 'thread' | 'channel';
 /** Attachments are descriptions a worker can fetch later, never buffers or class instances. */
 export interface Attachment {
   kind: 'image' | 'audio' | 'video' | 'file';
+  /**
+   * What the platform's `PlatformFiles.download` fetches: Telegram `tg-file:<file_id>` (never the download URL,
+   * which holds the bot token), the Discord CDN URL, Slack's `url_private_download`.
+   */
   url: string;
+  /** The platform's own id of the file: Telegram file_id, Discord attachment id, Slack file id. */
+  fileId?: string;
   mimeType?: string;
   name?: string;
   size?: number;
+  /** Telegram voice notes and Discord voice messages: a recorded voice message rather than an audio file. */
+  voice?: boolean;
+}
+
+/** A downloaded file: its bytes and the type the platform served it as. */
+export interface FileDownload {
+  bytes: Buffer;
+  mimeType?: string;
+}
+
+export interface DownloadOptions {
+  /** Larger files fail with FileTooLargeError, before or while downloading (never buffered whole). */
+  maxBytes: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Fetching the files users send, through the platform's own API (REST only, usable from any worker): Telegram
+ * getFile + the file download route, Discord's CDN, Slack's url_private with the bot token. Failures are the
+ * shared typed errors; their messages never carry a URL or a token.
+ */
+export interface PlatformFiles {
+  readonly platform: Platform;
+  download(attachment: Attachment, opts: DownloadOptions): Promise<FileDownload>;
 }
 
 /**
@@ -72,6 +102,37 @@ export interface SendOptions {
   onChunkSent?: (index: number, messageId: string) => void | Promise<void>;
 }
 
+/**
+ * A file the agent sends (send_file, a picture from its reply, a voice reply). The bytes travel with it: the
+ * gateway keeps them in the turn's outbox until the platform has taken them.
+ *  - `image`: shown as a picture where the platform can (Telegram sendPhoto), else an attachment;
+ *  - `voice`: a spoken reply: a voice note where the platform has one (Telegram sendVoice, OGG/Opus), else an
+ *    audio file;
+ *  - `audio`: an audio file (Telegram sendAudio for MP3/M4A);
+ *  - `file`: any other document.
+ */
+export interface OutboundFile {
+  kind: 'image' | 'voice' | 'audio' | 'file';
+  /** File name as the user sees it, with its extension. */
+  name: string;
+  mimeType: string;
+  data: Buffer;
+  /** Short text shown with the file; cut to the platform's caption limit. */
+  caption?: string;
+  /** Voice and audio: length in seconds, where the platform shows it. */
+  durationSec?: number;
+}
+
+export interface SendFileOptions {
+  /** Platform message id the file replies to, where the platform supports it. */
+  replyTo?: string;
+  /** As for `send`: where creates are idempotent (Discord), the upload carries a nonce derived from it. */
+  idempotencyKey?: string;
+}
+
+/** Which audio a voice reply is made in: OGG/Opus plays as a Telegram voice note; MP3 as an audio file elsewhere. */
+export type VoiceFormat = 'ogg_opus' | 'mp3';
+
 export interface SentMessage {
   /** Platform ids of every chunk sent (or, with `recover`, found already sent), in order. */
   messageIds: string[];
@@ -101,6 +162,15 @@ export interface PlatformEgress {
   /** Shows "typing…" once; the caller refreshes it (see `typingRefreshMs`). */
   typing(conversationId: string): Promise<void>;
   readonly typingRefreshMs: number;
+  /**
+   * Uploads one file into the conversation through the platform's own upload API (Telegram sendPhoto /
+   * sendDocument / sendVoice / sendAudio, Discord message attachments, Slack files upload v2). Resolves with the
+   * platform id of what carries it (message id; Slack: the file id). A file the platform refuses for its size
+   * rejects with FileTooLargeError; rate limits the adapter does not wait out with RateLimitedError.
+   */
+  sendFile(conversationId: string, file: OutboundFile, opts?: SendFileOptions): Promise<string>;
+  /** The audio format voice replies are made in for this platform. */
+  readonly voiceFormat: VoiceFormat;
   /** Adds (or with `remove`, removes) a reaction; platforms without reactions resolve silently. */
   react(conversationId: string, messageId: string, emoji: string, remove?: boolean): Promise<void>;
   /**

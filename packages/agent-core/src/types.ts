@@ -11,9 +11,38 @@ export interface ToolCall {
   function: { name: string; arguments: string };
 }
 
+/**
+ * A file a user sent, as the history keeps it: where it lives on its platform and what it is, never its bytes.
+ * What was read from it (a transcript, a document's text, an image description) is in the message's content.
+ */
+export interface AttachmentRef {
+  platform: string;
+  /** The platform's own id of the file (Telegram file_id, Discord attachment id, Slack file id). */
+  fileId: string;
+  /** What a worker fetches it with (Telegram `tg-file:<file_id>`, the Discord CDN URL, Slack `url_private`); never a URL with a token in it. */
+  url: string;
+  kind: 'image' | 'audio' | 'video' | 'file';
+  mimeType?: string;
+  size?: number;
+  name?: string;
+}
+
+/** An image's bytes for the request being built (base64). Never stored: the history keeps the AttachmentRef. */
+export interface ImageInput {
+  mimeType: string;
+  /** Base64, no `data:` prefix. */
+  data: string;
+  /** Shown to a model that cannot see it ("photo.jpg"). */
+  name?: string;
+}
+
 export interface ChatMessage {
   role: Role;
   content: string | null;
+  /** User messages: the files the user sent with it (stored with the message). */
+  attachments?: AttachmentRef[];
+  /** User messages of the current turn: images to show the model (sent, never stored). */
+  images?: ImageInput[];
   tool_calls?: ToolCall[];
   tool_call_id?: string;
   tool_name?: string;

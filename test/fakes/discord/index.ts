@@ -8,12 +8,14 @@
  *   await vi.waitFor(() => expect(discord.sent).toHaveLength(1));
  *   await discord.close();
  */
+import { FakeCdn } from './cdn.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FakeGateway, type DropOptions } from './gateway.js';
 import { ChannelTypes, Snowflakes, type FakeUser, type JsonObject } from './model.js';
 import { createRestHandler, type FailureSpec, type RestRecords, type RestRoute } from './rest.js';
 import { World, type UserMessageInput } from './world.js';
+import { DISCORD_DEFAULT_UPLOAD_LIMIT_BYTES } from './uploads.js';
 
 export type { FakeUser, JsonObject } from './model.js';
 export type { FailureSpec, RestRoute, SentRecord } from './rest.js';
@@ -33,6 +35,8 @@ export interface DiscordFakeOptions {
   messageContentIntent?: boolean;
   /** How long `enforce_nonce` finds an earlier message with the same nonce (Discord: "a few minutes"). */
   nonceWindowMs?: number;
+  /** Upload limit per message (default Discord's 10 MiB); tests shrink it to hit the 413 cheaply. */
+  uploadLimitBytes?: number;
 }
 
 export interface DiscordFakeFixtures {
@@ -67,6 +71,7 @@ export const discordFailures = {
     errors: { message_reference: { _errors: [{ code: 'MESSAGE_REFERENCE_UNKNOWN_MESSAGE', message: 'Unknown message' }] } },
   }),
   serverError: (): FailureSpec => ({ status: 500, code: 0, message: '500: Internal Server Error' }),
+  tooLarge: (): FailureSpec => ({ status: 413, code: 40005, message: 'Request entity too large' }),
 };
 
 export interface DiscordFake extends RestRecords {
@@ -80,7 +85,9 @@ export interface DiscordFake extends RestRecords {
   bot: FakeUser;
   fixtures: DiscordFakeFixtures;
   world: World;
-  /** A person writes; returns the MESSAGE_CREATE payload. */
+  /** Attachment files, served like Discord's CDN (cdn.ts). */
+  cdn: FakeCdn;
+  /** A person writes; returns the MESSAGE_CREATE payload. Attachments with `content` are put on the CDN. */
   postUserMessage(input: UserMessageInput): JsonObject;
   /** The DM channel between the bot and this user. */
   openDm(user: FakeUser): string;
@@ -149,7 +156,10 @@ export async function startDiscordFake(opts: DiscordFakeOptions = {}): Promise<D
   });
   gateway = gw;
 
-  const server: Server = createServer(createRestHandler({ world, token, gatewayUrl, records, failures }));
+  const uploadLimitBytes = opts.uploadLimitBytes ?? DISCORD_DEFAULT_UPLOAD_LIMIT_BYTES;
+  const cdn = new FakeCdn(() => url);
+  const rest = createRestHandler({ world, token, gatewayUrl, records, failures, uploadLimitBytes });
+  const server: Server = createServer((req, res) => void (cdn.handle(req, res) || rest(req, res)));
   server.on('upgrade', (req, socket, head) => gw.handleUpgrade(req, socket, head));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -163,7 +173,15 @@ export async function startDiscordFake(opts: DiscordFakeOptions = {}): Promise<D
     bot,
     fixtures,
     world,
-    postUserMessage: (input) => world.postUserMessage(input),
+    cdn,
+    postUserMessage: (input) =>
+      world.postUserMessage({
+        ...input,
+        // Files with content go to the CDN, and the message carries their signed URL.
+        attachments: input.attachments?.map(({ content, ...a }) =>
+          content === undefined ? a : { ...a, size: a.size ?? content.length, url: a.url ?? cdn.put(input.channelId, a.filename, content, a.contentType) },
+        ),
+      }),
     openDm: (user) => world.openDm(user).id,
     createUserThread: (parentId, name, owner) =>
       String(world.createThread(world.channel(parentId), ids.next(), name, owner).id),

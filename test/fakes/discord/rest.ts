@@ -3,7 +3,9 @@
  * bodies `{ message, code, errors? }`, `Authorization: Bot <token>` checks and rate-limit headers.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isMultipart, readRaw } from '../media/multipart.js';
 import { channelJson, userJson, type JsonObject } from './model.js';
+import { attachmentsOf, readMessageUpload, type MessageUpload } from './uploads.js';
 import { DiscordHttpError, type World } from './world.js';
 
 export type RestRoute =
@@ -37,6 +39,8 @@ export interface SentRecord {
   message_reference?: JsonObject;
   allowed_mentions?: JsonObject;
   nonce?: string | number;
+  /** Files the message carries (multipart uploads), as they arrived. */
+  files?: Array<{ filename: string; contentType: string; data: Buffer }>;
 }
 
 export interface RestRecords {
@@ -54,6 +58,8 @@ export interface RestContext {
   gatewayUrl(): string;
   records: RestRecords;
   failures: Map<RestRoute, FailureSpec[]>;
+  /** The channels' upload limit per message (uploads.ts). */
+  uploadLimitBytes: number;
 }
 
 const VERSION_PREFIX = /^(?:\/api)?\/v10(\/.*)$/;
@@ -91,7 +97,9 @@ export function createRestHandler(ctx: RestContext): (req: IncomingMessage, res:
 async function handle(ctx: RestContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const method = req.method ?? 'GET';
   const path = new URL(req.url ?? '/', 'http://stand-in').pathname;
-  const raw = await readBody(req);
+  const bytes = await readRaw(req);
+  const contentType = req.headers['content-type'];
+  let raw = bytes.toString('utf8');
   const record = (route: RestRoute | null, status: number): void => {
     ctx.records.requests.push({ method, path, route, status });
   };
@@ -115,7 +123,18 @@ async function handle(ctx: RestContext, req: IncomingMessage, res: ServerRespons
     return sendFailure(res, def.route, failure);
   }
 
-  let body: JsonObject = {};
+  let upload: MessageUpload | undefined;
+  if (isMultipart(contentType)) {
+    try {
+      upload = await readMessageUpload(bytes, contentType ?? '', ctx.uploadLimitBytes);
+    } catch (err) {
+      if (!(err instanceof DiscordHttpError)) throw err;
+      record(def.route, err.status);
+      return sendJson(res, err.status, err.body(), rateLimitHeaders(def.route));
+    }
+    raw = '';
+  }
+  let body: JsonObject = upload?.body ?? {};
   if (raw.length > 0) {
     try {
       const parsed: unknown = JSON.parse(raw);
@@ -127,7 +146,7 @@ async function handle(ctx: RestContext, req: IncomingMessage, res: ServerRespons
   }
 
   try {
-    const result = route(ctx, def.route, params, body);
+    const result = route(ctx, def.route, params, body, upload);
     record(def.route, result.status);
     if (result.status === 204) {
       // No Content-Type on 204: @discordjs/rest parses any application/json body and would choke on an empty one.
@@ -148,7 +167,7 @@ interface RouteResult {
   body?: JsonObject;
 }
 
-function route(ctx: RestContext, name: RestRoute, params: string[], body: JsonObject): RouteResult {
+function route(ctx: RestContext, name: RestRoute, params: string[], body: JsonObject, upload?: MessageUpload): RouteResult {
   const { world, records } = ctx;
   switch (name) {
     case 'gatewayBot':
@@ -170,10 +189,12 @@ function route(ctx: RestContext, name: RestRoute, params: string[], body: JsonOb
     case 'getChannel':
       return { status: 200, body: channelJson(world.channel(params[0])) };
     case 'createMessage': {
-      const { message, created } = world.postBotMessage(params[0], body);
+      const attachments = upload ? attachmentsOf(world, params[0], upload) : [];
+      const { message, created } = world.postBotMessage(params[0], body, attachments);
       // A repeat with enforce_nonce is answered with the earlier message: nothing new was sent.
       if (!created) return { status: 200, body: message };
       const sent: SentRecord = { id: String(message.id), channelId: params[0], content: String(message.content) };
+      if (upload) sent.files = upload.files.map((f, i) => ({ filename: String(attachments[i].filename), contentType: f.contentType, data: f.data }));
       if (isObject(body.message_reference)) sent.message_reference = body.message_reference;
       if (isObject(body.allowed_mentions)) sent.allowed_mentions = body.allowed_mentions;
       if (typeof body.nonce === 'string' || typeof body.nonce === 'number') sent.nonce = body.nonce;
@@ -266,10 +287,4 @@ function sendJson(res: ServerResponse, status: number, body: JsonObject, headers
 
 function isObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -58,7 +58,7 @@ export class DiscordHttpError extends Error {
   }
 }
 
-function fieldError(field: string, code: string, message: string): DiscordHttpError {
+export function fieldError(field: string, code: string, message: string): DiscordHttpError {
   return new DiscordHttpError(400, 50035, 'Invalid Form Body', { [field]: { _errors: [{ code, message }] } });
 }
 
@@ -90,7 +90,7 @@ export interface UserMessageInput {
   pingReplied?: boolean;
   /** Message type; defaults to Default (0) or Reply (19). */
   type?: number;
-  attachments?: { filename: string; contentType?: string; size?: number; url?: string }[];
+  attachments?: { filename: string; contentType?: string; size?: number; url?: string; content?: Buffer; waveform?: string }[];
 }
 
 export interface WorldOptions {
@@ -222,6 +222,7 @@ export class World {
         url: a.url ?? `https://cdn.discordapp.com/attachments/${channel.id}/${id}/${a.filename}`,
         proxy_url: `https://media.discordapp.net/attachments/${channel.id}/${id}/${a.filename}`,
         ...(a.contentType ? { content_type: a.contentType } : {}),
+        ...(a.waveform ? { waveform: a.waveform, duration_secs: 3 } : {}),
       };
     });
     const mentions = [...mentioned.values()];
@@ -243,13 +244,14 @@ export class World {
    * POST /channels/{id}/messages by the bot. With `enforce_nonce` and a `nonce` the bot used for a message within
    * the nonce window, Discord returns that message and creates none (`created: false`, no MESSAGE_CREATE).
    */
-  postBotMessage(channelId: string, body: JsonObject): { message: JsonObject; created: boolean } {
+  postBotMessage(channelId: string, body: JsonObject, attachments: JsonObject[] = []): { message: JsonObject; created: boolean } {
     const channel = this.channel(channelId);
     const content = typeof body.content === 'string' ? body.content : '';
     if (content.length > MAX_CONTENT_LENGTH) {
       throw fieldError('content', 'BASE_TYPE_MAX_LENGTH', `Must be ${MAX_CONTENT_LENGTH} or fewer in length.`);
     }
-    if (content.trim() === '') throw new DiscordHttpError(400, 50006, 'Cannot send an empty message');
+    // A message may be a file alone (uploads.ts makes the attachments).
+    if (content.trim() === '' && attachments.length === 0) throw new DiscordHttpError(400, 50006, 'Cannot send an empty message');
     const nonce = nonceOf(body);
     if (nonce !== undefined && body.enforce_nonce === true) {
       const earlier = this.nonces.get(`${this.bot.id}:${nonce}`);
@@ -270,7 +272,7 @@ export class World {
     }
     const type = referenced ? MessageTypes.Reply : MessageTypes.Default;
     const mentions = this.allowedUserMentions(content, body);
-    const json = this.storeMessage(channel, this.bot, content, type, mentions, [], referenced, []);
+    const json = this.storeMessage(channel, this.bot, content, type, mentions, [], referenced, attachments);
     if (nonce !== undefined) {
       // Discord echoes the nonce on the message it returns and in MESSAGE_CREATE.
       json.nonce = body.nonce ?? null;

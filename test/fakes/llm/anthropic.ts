@@ -19,6 +19,7 @@ import {
   type SseEvent,
   type WireFormat,
 } from './server.js';
+import { anthropicImageProblem } from './images.js';
 import { anthropicInputSchemaError } from './tool-schemas.js';
 import type { FakeAnthropicOptions, FakeLLM, Step, StepError, StepFinish } from './types.js';
 
@@ -74,6 +75,8 @@ function validate(body: Body, headers: Record<string, string>): HttpReply | unde
   if (!Array.isArray(body.messages)) return bad('messages: Field required');
   const messages: unknown[] = body.messages;
   if (messages.length === 0) return bad('messages: at least one message is required');
+  const imageProblem = anthropicImageProblem(messages);
+  if (imageProblem) return bad(imageProblem);
 
   const hasToolBlocks = messages.some(
     (m) => isRecord(m) && Array.isArray(m.content) && m.content.some((b: unknown) => isRecord(b) && (b.type === 'tool_use' || b.type === 'tool_result')),

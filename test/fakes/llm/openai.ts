@@ -19,9 +19,12 @@ import {
   type SseEvent,
   type WireFormat,
 } from './server.js';
+import { openAIImageProblem } from './images.js';
+import { TRANSCRIPTION_PATH, transcriptionRoute, type TranscriptionFake } from './transcriptions.js';
 import { responsesWire } from './openai-responses.js';
 import type { FakeLLM, FakeOpenAIOptions, Step, StepError } from './types.js';
 import { openAIParametersError } from './tool-schemas.js';
+import { createSpeech, SPEECH_PATH } from './speech.js';
 
 /** The limit named in context-length errors. */
 export const FAKE_OPENAI_CONTEXT_LIMIT = 128_000;
@@ -29,8 +32,13 @@ const SYSTEM_FINGERPRINT = 'fp_fake0000';
 
 type Body = Record<string, unknown>;
 
-export function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeLLM> {
+/** The OpenAI stand-in also transcribes audio (transcriptions.ts). */
+export type FakeOpenAI = FakeLLM & TranscriptionFake;
+
+export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
   const reasoningField = opts.reasoningField ?? 'reasoning_content';
+  const speech = createSpeech();
+  const audio = transcriptionRoute();
   const wire: WireFormat = {
     basePath: '/v1',
     completionPath: '/v1/chat/completions',
@@ -43,9 +51,11 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeLLM> 
       apiError(404, `Invalid URL (${method} ${path})`, 'invalid_request_error', null, null),
     streamEvents: (step, body) => streamEvents(step, body, reasoningField),
     jsonBody: (step, body) => jsonBody(step, body, reasoningField),
+    routes: { [SPEECH_PATH]: speech.route, [TRANSCRIPTION_PATH]: audio.route },
   };
-  // One /v1 like the real API: Chat Completions and Responses side by side (openai-responses.ts).
-  return startFakeServer([wire, responsesWire(wire)], opts);
+  // One /v1 like the real API: Chat Completions and Responses side by side (openai-responses.ts), speech and transcription.
+  const fake = await startFakeServer([wire, responsesWire(wire)], opts);
+  return Object.assign(fake, audio.fake, { speech: speech.control });
 }
 
 function apiError(status: number, message: string, type: string, param: string | null, code: string | null): HttpReply {
@@ -84,6 +94,8 @@ function validate(body: Body): HttpReply | undefined {
   const messages = body.messages;
   if (!Array.isArray(messages)) return bad("Missing required parameter: 'messages'.", 'messages');
   if (messages.length === 0) return bad("Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", 'messages');
+  const imageProblem = openAIImageProblem(messages);
+  if (imageProblem) return apiError(400, imageProblem.message, 'invalid_request_error', null, imageProblem.code);
 
   let pending: string[] = [];
   let pendingAt = -1;

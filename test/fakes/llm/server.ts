@@ -19,6 +19,19 @@ export interface HttpReply {
   body: unknown;
 }
 
+/** A reply whose body is bytes (audio), not JSON. */
+export interface RawReply {
+  status: number;
+  headers: Record<string, string>;
+  raw: Buffer;
+}
+
+/**
+ * An endpoint beside the completion path (OpenAI's /v1/audio/speech and /v1/audio/transcriptions): authorised like
+ * it, answered by the route from the request and its raw bytes (multipart bodies are not text).
+ */
+export type ExtraRoute = (req: RecordedRequest, raw: Buffer) => HttpReply | RawReply | Promise<HttpReply | RawReply>;
+
 export interface SseEvent {
   /** The `event:` line; omitted (OpenAI) when undefined. */
   event?: string;
@@ -43,6 +56,8 @@ export interface WireFormat {
   notFoundReply(method: string, path: string): HttpReply;
   streamEvents(step: Step, body: Record<string, unknown>): SseEvent[];
   jsonBody(step: Step, body: Record<string, unknown>): unknown;
+  /** POST endpoints by path, besides `completionPath`. */
+  routes?: Record<string, ExtraRoute>;
 }
 
 /** One wire format, or several served side by side (Chat Completions and Responses under one OpenAI /v1). */
@@ -99,9 +114,19 @@ export async function startFakeServer(wires: WireFormat | WireFormat[], opts: Fa
     const wire = routed ?? primary;
     const reply = (r: HttpReply): void => sendJson(res, r, { [wire.requestIdHeader]: requestId });
 
-    rec.rawBody = await readBody(req);
+    const raw = await readRawBody(req);
+    rec.rawBody = raw.toString('utf8');
     rec.body = parseObject(rec.rawBody);
 
+    const extra = rec.method === 'POST' ? formats.map((w) => w.routes?.[rec.path]).find((r) => r !== undefined) : undefined;
+    if (extra) {
+      const denied = wire.checkAuth(rec.headers, opts.apiKey);
+      if (denied) return reply(denied);
+      const out = await extra(rec, raw);
+      if (!('raw' in out)) return reply(out);
+      res.writeHead(out.status, { ...out.headers, 'content-length': String(out.raw.length), [wire.requestIdHeader]: requestId });
+      return void res.end(out.raw);
+    }
     if (rec.method !== 'POST' || !routed) return reply(wire.notFoundReply(rec.method, rec.path));
     const unauthorised = wire.checkAuth(rec.headers, opts.apiKey);
     if (unauthorised) return reply(unauthorised);
@@ -174,13 +199,17 @@ function sendJson(res: ServerResponse, r: HttpReply, extraHeaders: Record<string
   res.end(payload);
 }
 
-export function readBody(req: IncomingMessage): Promise<string> {
+export async function readBody(req: IncomingMessage): Promise<string> {
+  return (await readRawBody(req)).toString('utf8');
+}
+
+function readRawBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     // A client that vanishes mid-upload: answer with what arrived; 'close' records the abort.
-    req.on('error', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', () => resolve(Buffer.concat(chunks)));
   });
 }
 

@@ -85,6 +85,16 @@ export interface FakeLLM {
   /** Requests currently in flight (waiting or streaming). */
   activeRequests(): number;
   close(): Promise<void>;
+  /** OpenAI only: the text-to-speech endpoint (speech.ts). */
+  speech?: FakeSpeech;
+}
+
+/** The OpenAI stand-in's POST /v1/audio/speech (speech.ts). */
+export interface FakeSpeech {
+  /** Requests to /v1/audio/speech, in order. */
+  requests(): RecordedRequest[];
+  /** The next speech request fails with this status (and `retry-after`, when given). */
+  failNext(error: StepError): void;
 }
 
 export interface FakeOptions {

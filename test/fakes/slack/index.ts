@@ -6,6 +6,7 @@
  * over Socket Mode to the connected client.
  */
 import { randomUUID } from 'node:crypto';
+import { FakeSlackFiles } from './hosted-files.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parse as parseQuery } from 'node:querystring';
@@ -34,7 +35,9 @@ import {
   type StoredMessage,
   type UpdateRecord,
 } from './web-api.js';
+import { receiveUpload, SLACK_MAX_FILE_BYTES, type SharedFileRecord } from './files.js';
 
+export type { SharedFileRecord } from './files.js';
 export { signSlackRequest, postSignedEvent, postSignedForm, eventCallback, type PostResult } from './events.js';
 export { SLACK_TEXT_LIMIT, DEFAULT_BOT_SCOPES } from './web-api.js';
 export type { MessageMetadata, SentRecord, UpdateRecord, ReactionRecord, StatusRecord, CallRecord, Failure } from './web-api.js';
@@ -54,6 +57,8 @@ export interface SlackFakeOptions {
   maxRedeliveries?: number;
   /** The bot token's OAuth scopes (default `DEFAULT_BOT_SCOPES`); methods needing another answer `missing_scope`. */
   scopes?: string[];
+  /** Largest upload the workspace allows (default Slack's 1 GB); above it `file_upload_size_restricted`. */
+  maxFileBytes?: number;
 }
 
 export interface Delivery {
@@ -101,6 +106,8 @@ export interface SlackFake {
   reactions: ReactionRecord[];
   statuses: StatusRecord[];
   calls: CallRecord[];
+  /** Files shared through files upload v2 (files.completeUploadExternal), with their bytes. */
+  files: SharedFileRecord[];
   socket: SocketModeServer;
   setEventsUrl(url: string | undefined): void;
   /** Re-installs the app with these bot scopes (e.g. without `im:history`): later calls are checked against them. */
@@ -108,6 +115,8 @@ export interface SlackFake {
   /** The next call of `method` fails: `{ok:false, error}`, or 429 + Retry-After for `ratelimited`. Queued. */
   failNext(method: string, error: string, opts?: Omit<Failure, 'error'>): void;
   dm(opts: { user: string; text: string; threadTs?: string; channel?: string; files?: unknown[] }): Promise<Delivery>;
+  /** Private file hosting (hosted-files.ts): `share` stores a file and returns the object to put in `dm({ files })`. */
+  hosted: FakeSlackFiles;
   /** A channel message; with `<@botUserId>` in the text Slack sends `message` and `app_mention`, as here. */
   channelMessage(opts: { channel: string; user: string; text: string; threadTs?: string }): Promise<Delivery>;
   /**
@@ -158,9 +167,11 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
     failures: new Map(),
     scopes: new Set(opts.scopes ?? DEFAULT_BOT_SCOPES),
     openConnection: () => socket.issueUrl(origin),
+    files: { pending: new Map(), shared: [], origin: () => origin, maxFileBytes: opts.maxFileBytes ?? SLACK_MAX_FILE_BYTES },
   };
 
-  const server = createServer((req, res) => void serveApi(ctx, req, res));
+  const hosted = new FakeSlackFiles(() => origin, ws.teamId, (token) => token === ws.botToken && ctx.scopes.has('files:read'));
+  const server = createServer((req, res) => void (hosted.handle(req, res) || serveApi(ctx, req, res)));
   server.on('upgrade', (req, sock, head) => socket.handleUpgrade(req, sock, head));
   await listen(server, 0);
   const port = (server.address() as AddressInfo).port;
@@ -203,7 +214,9 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
     reactions: ctx.reactions,
     statuses: ctx.statuses,
     calls: ctx.calls,
+    files: ctx.files.shared,
     socket,
+    hosted,
     setEventsUrl(url) {
       eventsUrl = url;
     },
@@ -298,6 +311,8 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
 
 async function serveApi(ctx: ApiContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://localhost');
+  const upload = /^\/upload\/v1\/(\w+)$/.exec(url.pathname);
+  if (upload !== null) return receiveUpload(ctx.files, upload[1], req, res);
   const m = /^\/api\/([\w.]+)$/.exec(url.pathname);
   if (m === null) return reply(res, 404, {}, { ok: false, error: 'unknown_method' });
   const raw = await readBody(req);

@@ -3,6 +3,9 @@
  * answers `{ok:true,…}` / `{ok:false,error}` with HTTP 200, and 429 + `Retry-After` for `ratelimited`.
  */
 import type { TsClock, Workspace } from './events.js';
+import { completeUploadExternal, getUploadURLExternal, type FilesState } from './files.js';
+import type { ApiReply } from './reply.js';
+import { metadataOf, type MessageMetadata } from './metadata.js';
 
 /** chat.postMessage / chat.update reject text above this (Slack's documented limit). */
 export const SLACK_TEXT_LIMIT = 40_000;
@@ -13,15 +16,11 @@ const MAX_LIMIT = 1000;
 
 /** The bot token's scopes when a test does not choose: everything the methods here need. */
 export const DEFAULT_BOT_SCOPES = [
-  'app_mentions:read', 'assistant:write', 'channels:history', 'chat:write', 'groups:history', 'im:history',
-  'mpim:history', 'reactions:write',
+  'app_mentions:read', 'assistant:write', 'channels:history', 'chat:write', 'files:read', 'files:write',
+  'groups:history', 'im:history', 'mpim:history', 'reactions:write',
 ];
 
-/** Message metadata as an app attached it (`chat.postMessage` `metadata`). */
-export interface MessageMetadata {
-  event_type: string;
-  event_payload: Record<string, unknown>;
-}
+export type { MessageMetadata } from './metadata.js';
 
 export interface StoredMessage {
   channel: string;
@@ -77,11 +76,7 @@ export interface Failure {
   silence?: boolean;
 }
 
-export interface ApiReply {
-  status: number;
-  headers: Record<string, string>;
-  body: unknown;
-}
+export type { ApiReply } from './reply.js';
 
 export interface ApiContext {
   ws: Workspace & { botId: string; botToken: string; appToken: string };
@@ -97,6 +92,8 @@ export interface ApiContext {
   scopes: Set<string>;
   /** apps.connections.open: a fresh one-time WebSocket URL. */
   openConnection(): string;
+  /** Files upload v2 (files.ts). */
+  files: FilesState;
 }
 
 const CHANNEL_RE = /^[CDG][A-Z0-9]+$/;
@@ -159,6 +156,10 @@ export function handleApiCall(ctx: ApiContext, method: string, args: Record<stri
       return replies(ctx, args);
     case 'assistant.threads.setStatus':
       return setStatus(ctx, args);
+    case 'files.getUploadURLExternal':
+      return getUploadURLExternal(ctx.files, args);
+    case 'files.completeUploadExternal':
+      return completeUploadExternal(ctx.files, args, (channel, text, threadTs) => storeBotMessage(ctx, channel, text, threadTs).ts);
     default:
       return fail('unknown_method');
   }
@@ -183,6 +184,9 @@ function scopeNeeded(method: string, args: Record<string, unknown>): string | un
       return 'reactions:write';
     case 'assistant.threads.setStatus':
       return 'assistant:write';
+    case 'files.getUploadURLExternal':
+    case 'files.completeUploadExternal':
+      return 'files:write';
     case 'conversations.history':
     case 'conversations.replies': {
       const channel = str(args, 'channel') ?? '';
@@ -223,11 +227,9 @@ function postMessage(ctx: ApiContext, args: Record<string, unknown>): ApiReply {
   const metadata = metadataOf(args.metadata);
   if (typeof metadata === 'string') return fail(metadata);
   const threadTs = str(args, 'thread_ts');
-  const ts = ctx.clock.next();
-  const stored: StoredMessage = { channel, ts, text: text ?? '', user: ctx.ws.botUserId, botId: ctx.ws.botId, reactions: new Map() };
-  if (threadTs !== undefined) stored.threadTs = threadTs;
+  const stored = storeBotMessage(ctx, channel, text ?? '', threadTs);
+  const { ts } = stored;
   if (metadata !== undefined) stored.metadata = metadata;
-  ctx.messages.set(messageKey(channel, ts), stored);
   const record: SentRecord = { channel, ts, text: text ?? '', args };
   if (threadTs !== undefined) record.threadTs = threadTs;
   if (metadata !== undefined) record.metadata = metadata;
@@ -235,6 +237,15 @@ function postMessage(ctx: ApiContext, args: Record<string, unknown>): ApiReply {
   if (mrkdwn !== undefined) record.mrkdwn = mrkdwn;
   ctx.sent.push(record);
   return ok({ channel, ts, message: toWire(stored, ctx) });
+}
+
+/** A message by the bot in the conversation (a post, or the message that shares uploaded files). */
+function storeBotMessage(ctx: ApiContext, channel: string, text: string, threadTs: string | undefined): StoredMessage {
+  const ts = ctx.clock.next();
+  const stored: StoredMessage = { channel, ts, text, user: ctx.ws.botUserId, botId: ctx.ws.botId, reactions: new Map() };
+  if (threadTs !== undefined) stored.threadTs = threadTs;
+  ctx.messages.set(messageKey(channel, ts), stored);
+  return stored;
 }
 
 function update(ctx: ApiContext, args: Record<string, unknown>): ApiReply {
@@ -272,30 +283,6 @@ function react(ctx: ApiContext, action: 'add' | 'remove', args: Record<string, u
   }
   ctx.reactions.push({ action, channel, ts, name });
   return ok();
-}
-
-/**
- * `metadata` as chat.postMessage takes it: an object, or its JSON in a form body. Absent: undefined; unusable:
- * Slack's error code.
- */
-function metadataOf(raw: unknown): MessageMetadata | string | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  let parsed: unknown = raw;
-  if (typeof raw === 'string') {
-    try {
-      parsed = JSON.parse(raw);
-    } catch {
-      return 'invalid_metadata_format';
-    }
-  }
-  if (!isRecord(parsed)) return 'invalid_metadata_format';
-  const { event_type: eventType, event_payload: payload } = parsed;
-  if (typeof eventType !== 'string' || eventType === '' || !isRecord(payload)) return 'invalid_metadata_schema';
-  return { event_type: eventType, event_payload: payload };
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** A time-range and cursor page of messages (given in the method's order), on the wire, as both history methods answer. */

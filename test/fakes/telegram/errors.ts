@@ -50,4 +50,6 @@ export const telegramErrors = {
   blocked: (): TelegramErrorBody => ({ error_code: 403, description: 'Forbidden: bot was blocked by the user' }),
   reactionInvalid: (): TelegramErrorBody => ({ error_code: 400, description: 'Bad Request: REACTION_INVALID' }),
   internal: (): TelegramErrorBody => ({ error_code: 500, description: 'Internal Server Error' }),
+  /** What Telegram's front end answers an upload over its size limit with (JSON, HTTP 413). */
+  requestTooLarge: (): TelegramErrorBody => ({ error_code: 413, description: 'Request Entity Too Large' }),
 };

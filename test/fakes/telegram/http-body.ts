@@ -1,8 +1,10 @@
 /**
- * Request parameters the way the Bot API takes them: a JSON body, form-encoded or multipart text fields, or the
- * query string. Object-valued parameters arrive as JSON strings in the last three and are decoded.
+ * Request parameters the way the Bot API takes them: a JSON body, form-encoded or multipart fields (files
+ * included), or the query string. Object-valued parameters arrive as JSON strings in the last three and are
+ * decoded.
  */
 import type { IncomingMessage } from 'node:http';
+import { isMultipart, parseMultipart, readRaw, type UploadedPart } from '../media/multipart.js';
 import type { Json, JsonObject } from './state.js';
 
 /** Parameters sent as JSON strings in form-encoded and multipart requests. */
@@ -30,30 +32,34 @@ export function queryParams(url: URL): JsonObject {
   return out;
 }
 
-export async function readBody(req: IncomingMessage): Promise<JsonObject> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const raw = Buffer.concat(chunks).toString('utf8');
-  if (raw.length === 0) return {};
+export interface RequestBody {
+  params: JsonObject;
+  /** Multipart file parts (sendPhoto's `photo`, sendDocument's `document`, …). */
+  files: UploadedPart[];
+  /** Bytes in the body, for the upload size limit. */
+  size: number;
+}
+
+export async function readBody(req: IncomingMessage): Promise<RequestBody> {
+  const body = await readRaw(req);
+  if (body.length === 0) return { params: {}, files: [], size: 0 };
   const type = req.headers['content-type'] ?? '';
+  if (isMultipart(type)) {
+    const { fields, files } = await parseMultipart(body, type);
+    const params: JsonObject = {};
+    for (const [k, v] of Object.entries(fields)) params[k] = coerce(k, v);
+    return { params, files, size: body.length };
+  }
+  const raw = body.toString('utf8');
   if (type.startsWith('application/json')) {
     const parsed = JSON.parse(raw) as Json;
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('body is not an object');
-    return parsed;
+    return { params: parsed, files: [], size: body.length };
   }
   if (type.startsWith('application/x-www-form-urlencoded')) {
-    const out: JsonObject = {};
-    for (const [k, v] of new URLSearchParams(raw)) out[k] = coerce(k, v);
-    return out;
-  }
-  const boundary = /boundary=(?:"([^"]+)"|([^;]+))/.exec(type);
-  if (type.startsWith('multipart/form-data') && boundary) {
-    const out: JsonObject = {};
-    for (const part of raw.split(`--${boundary[1] ?? boundary[2]}`)) {
-      const m = /name="([^"]+)"[^\r\n]*\r\n(?:[^\r\n]+\r\n)*\r\n([\s\S]*)\r\n$/.exec(part);
-      if (m && !/filename=/.test(part)) out[m[1]] = coerce(m[1], m[2]);
-    }
-    return out;
+    const params: JsonObject = {};
+    for (const [k, v] of new URLSearchParams(raw)) params[k] = coerce(k, v);
+    return { params, files: [], size: body.length };
   }
   throw new Error(`unsupported content-type ${type}`);
 }

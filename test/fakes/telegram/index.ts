@@ -2,5 +2,6 @@ export { startTelegramFake, TelegramFake, type TelegramFakeOptions } from './ser
 export { telegramErrors, type TelegramErrorBody } from './errors.js';
 export { parseTelegramHtml, type Entity, type HtmlParse } from './html.js';
 export type { InjectMessageOptions } from './inject.js';
-export type { ApiCallRecord, Failure, SentRecord, WebhookConfig, WebhookDelivery } from './types.js';
+export type { ApiCallRecord, Failure, SentFile, SentRecord, UploadLimits, WebhookConfig, WebhookDelivery } from './types.js';
+export { TELEGRAM_MAX_CAPTION_LENGTH } from './uploads.js';
 export type { Json, JsonObject } from './state.js';

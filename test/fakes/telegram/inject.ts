@@ -27,9 +27,12 @@ export interface InjectMessageOptions {
   firstName?: string;
   isBot?: boolean;
   chatTitle?: string;
-  photo?: boolean | { bytes?: number };
-  document?: { fileName: string; mimeType: string; content?: string };
-  voice?: { duration?: number; content?: string };
+  /** A photo: Telegram stores a JPEG in several sizes; `content` is the largest (default: a JPEG of `bytes` bytes). */
+  photo?: boolean | { bytes?: number; content?: Buffer };
+  document?: { fileName: string; mimeType: string; content?: string | Buffer };
+  voice?: { duration?: number; content?: string | Buffer };
+  /** Albums: every message of one carries the same media_group_id. */
+  mediaGroupId?: string;
   /** Unix seconds; default now. */
   date?: number;
 }
@@ -103,9 +106,10 @@ export function buildUserMessage(world: World, o: InjectMessageOptions): JsonObj
     if (entities.length > 0) msg.caption_entities = entities as unknown as Json;
   }
   if (o.photo) {
-    const bytes = typeof o.photo === 'object' ? (o.photo.bytes ?? 2048) : 2048;
-    const small = world.addFile(Buffer.alloc(Math.ceil(bytes / 8)), 'photo', 'jpg');
-    const large = world.addFile(Buffer.alloc(bytes), 'photo', 'jpg');
+    const given = typeof o.photo === 'object' ? o.photo.content : undefined;
+    const bytes = given?.length ?? (typeof o.photo === 'object' ? (o.photo.bytes ?? 2048) : 2048);
+    const small = world.addFile(jpegOf(Math.ceil(bytes / 8)), 'photo', 'jpg');
+    const large = world.addFile(given ?? jpegOf(bytes), 'photo', 'jpg');
     msg.photo = [
       { file_id: small.fileId, file_unique_id: small.fileUniqueId, file_size: small.content.length, width: 90, height: 90 },
       { file_id: large.fileId, file_unique_id: large.fileUniqueId, file_size: large.content.length, width: 1280, height: 1280 },
@@ -132,6 +136,17 @@ export function buildUserMessage(world: World, o: InjectMessageOptions): JsonObj
       file_size: f.content.length,
     };
   }
+  if (o.mediaGroupId !== undefined) msg.media_group_id = o.mediaGroupId;
   chat.messages.set(msg.message_id as number, msg);
   return msg;
+}
+
+/** Bytes that start like a JPEG (SOI + APP0 "JFIF"), padded to `size`: what Telegram's photo sizes are. */
+export function jpegOf(size: number): Buffer {
+  const head = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00]);
+  const out = Buffer.alloc(Math.max(size, head.length + 2));
+  head.copy(out);
+  out[out.length - 2] = 0xff;
+  out[out.length - 1] = 0xd9;
+  return out;
 }

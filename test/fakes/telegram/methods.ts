@@ -7,6 +7,7 @@ import { parseTelegramHtml, type Entity } from './html.js';
 import { toInt as int } from './http-body.js';
 import type { FakeChat, Json, JsonObject } from './state.js';
 import type { FakeContext } from './types.js';
+import type { UploadedPart } from '../media/multipart.js';
 
 export const TELEGRAM_MAX_MESSAGE_LENGTH = 4096;
 
@@ -18,7 +19,8 @@ export class Described {
   ) {}
 }
 
-type Handler = (ctx: FakeContext, p: JsonObject, onClose: (cb: () => void) => void) => Json | Described | Promise<Json>;
+/** `files`: the multipart file parts of the request (uploads.ts). */
+export type Handler = (ctx: FakeContext, p: JsonObject, onClose: (cb: () => void) => void, files: UploadedPart[]) => Json | Described | Promise<Json>;
 
 const CHAT_ACTIONS = new Set([
   'typing', 'upload_photo', 'record_video', 'upload_video', 'record_voice', 'upload_voice',
@@ -37,7 +39,7 @@ function obj(v: Json | undefined): JsonObject | undefined {
   return typeof v === 'object' && v !== null && !Array.isArray(v) ? v : undefined;
 }
 
-function requireChat(ctx: FakeContext, p: JsonObject): FakeChat {
+export function requireChat(ctx: FakeContext, p: JsonObject): FakeChat {
   if (p.chat_id === undefined || p.chat_id === '') throw badRequest('chat_id is empty');
   const chat = ctx.world.findChat(p.chat_id);
   if (!chat) throw new ApiError(telegramErrors.chatNotFound());
@@ -63,7 +65,7 @@ function parseText(p: JsonObject): { text: string; entities: Entity[] } {
 }
 
 /** Topic a bot message goes to. Forums refuse unknown topics, General included (it is addressed by omission). */
-function topicFor(chat: FakeChat, p: JsonObject, allowGeneral: boolean): number | undefined {
+export function topicFor(chat: FakeChat, p: JsonObject, allowGeneral: boolean): number | undefined {
   const thread = int(p.message_thread_id);
   if (thread === undefined || !chat.isForum) return undefined;
   if (thread === 1 && allowGeneral) return 1;
@@ -71,7 +73,7 @@ function topicFor(chat: FakeChat, p: JsonObject, allowGeneral: boolean): number 
   return thread;
 }
 
-function replyTarget(chat: FakeChat, p: JsonObject): JsonObject | undefined {
+export function replyTarget(chat: FakeChat, p: JsonObject): JsonObject | undefined {
   const params = obj(p.reply_parameters);
   const id = int(params?.message_id) ?? int(p.reply_to_message_id);
   if (id === undefined) return undefined;
@@ -79,6 +81,21 @@ function replyTarget(chat: FakeChat, p: JsonObject): JsonObject | undefined {
   if (target) return target;
   if (bool(params?.allow_sending_without_reply) || bool(p.allow_sending_without_reply)) return undefined;
   throw new ApiError(telegramErrors.replyNotFound());
+}
+
+/** A new message by the bot in `chat` (in a topic, replying to `reply`), stored as Telegram keeps it. */
+export function postBotMessage(ctx: FakeContext, chat: FakeChat, thread: number | undefined, reply: JsonObject | undefined, content: JsonObject): JsonObject {
+  const message: JsonObject = {
+    message_id: ctx.world.allocateMessageId(chat),
+    from: ctx.world.botUser(),
+    chat: ctx.world.chatJson(chat),
+    date: Math.floor(Date.now() / 1000),
+    ...(thread !== undefined && { message_thread_id: thread, is_topic_message: true }),
+    ...(reply && { reply_to_message: ctx.world.replyView(reply) }),
+    ...content,
+  };
+  chat.messages.set(message.message_id as number, message);
+  return message;
 }
 
 function sameEntities(a: Json | undefined, b: Entity[]): boolean {
@@ -138,17 +155,7 @@ export const METHODS: Record<string, Handler> = {
     const thread = topicFor(chat, p, false);
     const { text, entities } = parseText(p);
     const reply = replyTarget(chat, p);
-    const message: JsonObject = {
-      message_id: ctx.world.allocateMessageId(chat),
-      from: ctx.world.botUser(),
-      chat: ctx.world.chatJson(chat),
-      date: Math.floor(Date.now() / 1000),
-      ...(thread !== undefined && { message_thread_id: thread, is_topic_message: true }),
-      ...(reply && { reply_to_message: ctx.world.replyView(reply) }),
-      text,
-      ...(entities.length > 0 && { entities: entities as unknown as Json }),
-    };
-    chat.messages.set(message.message_id as number, message);
+    const message = postBotMessage(ctx, chat, thread, reply, { text, ...(entities.length > 0 && { entities: entities as unknown as Json }) });
     ctx.sent.push({
       method: 'sendMessage',
       chat_id: String(chat.id),
@@ -241,6 +248,8 @@ export const METHODS: Record<string, Handler> = {
   getFile: (ctx, p) => {
     const file = typeof p.file_id === 'string' ? ctx.world.files.get(p.file_id) : undefined;
     if (!file) throw badRequest('invalid file_id');
+    // The Bot API hands out files up to 20 MB only.
+    if (file.content.length > 20 * 1024 * 1024) throw badRequest('file is too big');
     return { file_id: file.fileId, file_unique_id: file.fileUniqueId, file_size: file.content.length, file_path: file.filePath };
   },
 };

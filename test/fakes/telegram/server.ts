@@ -11,7 +11,9 @@ import { buildUserMessage, createTopic, userOf, type InjectMessageOptions } from
 import { Described, METHODS } from './methods.js';
 import { queryParams, readBody, toInt } from './http-body.js';
 import { World, type Json, type JsonObject, type StoredUpdate } from './state.js';
-import type { ApiCallRecord, FakeContext, Failure, SentRecord, WebhookConfig, WebhookDelivery } from './types.js';
+import type { ApiCallRecord, FakeContext, Failure, SentRecord, UploadLimits, WebhookConfig, WebhookDelivery } from './types.js';
+import { requestTooLarge, UPLOAD_METHODS } from './uploads.js';
+import type { UploadedPart } from '../media/multipart.js';
 
 export interface TelegramFakeOptions {
   /** Default `123456789:AAH-test-token`; the part before the colon is the bot's user id, as in Telegram. */
@@ -22,6 +24,8 @@ export interface TelegramFakeOptions {
   webhookRetryMs?: number;
   /** Attempts before Telegram gives up on one update. */
   webhookMaxAttempts?: number;
+  /** Upload limits (default Telegram's: 50 MB a request, 10 MB a photo); tests shrink them. */
+  uploadLimits?: Partial<UploadLimits>;
 }
 
 interface PendingPoll {
@@ -68,6 +72,7 @@ export class TelegramFake {
       commands: null,
       allowedUpdates: null,
       longPoll: (params, onClose) => this.longPoll(params, onClose),
+      limits: { requestBytes: 50 * 1024 * 1024, photoBytes: 10 * 1024 * 1024, ...opts.uploadLimits },
     };
   }
 
@@ -199,14 +204,20 @@ export class TelegramFake {
     if (!m) return send(res, 404, { ok: false, error_code: 404, description: 'Not Found' });
     const [, token, method] = m;
     let params: JsonObject;
+    let files: UploadedPart[];
+    let size: number;
     try {
-      params = { ...queryParams(url), ...(await readBody(req)) };
+      const body = await readBody(req);
+      ({ files, size } = body);
+      params = { ...queryParams(url), ...body.params };
     } catch {
       return send(res, 400, { ok: false, error_code: 400, description: 'Bad Request: invalid request body' });
     }
     const record = (status: number, description?: string): void => {
       this.calls.push({ method, params, status, ...(description !== undefined && { description }) });
     };
+    // Telegram's front end refuses an oversized request before the Bot API sees it.
+    if (size > this.ctx.limits.requestBytes) return this.fail(res, requestTooLarge().body, record);
     if (token !== this.token) {
       record(401, 'Unauthorized');
       return send(res, 401, { ok: false, ...telegramErrors.unauthorized() });
@@ -222,7 +233,7 @@ export class TelegramFake {
       return;
     }
     if (failure) return this.fail(res, failure, record);
-    const handler = METHODS[method];
+    const handler = METHODS[method] ?? UPLOAD_METHODS[method];
     if (!handler) {
       record(404, 'Not Found');
       return send(res, 404, { ok: false, error_code: 404, description: 'Not Found' });
@@ -233,7 +244,7 @@ export class TelegramFake {
           if (!res.writableFinished) cb();
         });
       };
-      const result = await handler(this.ctx, params, onClose);
+      const result = await handler(this.ctx, params, onClose, files);
       if (res.destroyed) return;
       if (result instanceof Described) {
         record(200);

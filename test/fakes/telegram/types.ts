@@ -16,7 +16,29 @@ export interface SentRecord {
   message_id?: number;
   action?: string;
   reaction?: Json;
+  /** Uploads (sendPhoto, sendDocument, sendVoice, sendAudio): the caption and the file as it arrived. */
+  caption?: string;
+  file?: SentFile;
   params: JsonObject;
+}
+
+export interface SentFile {
+  /** The multipart field (photo, document, voice, audio) and what the message shows it as. */
+  field: string;
+  shownAs: 'photo' | 'document' | 'voice' | 'audio';
+  name: string;
+  contentType: string;
+  data: Buffer;
+  /** Voice notes: seconds, read from the Ogg stream. */
+  duration?: number;
+}
+
+/** Sizes the stand-in enforces, as Telegram's cloud Bot API does (tests shrink them). */
+export interface UploadLimits {
+  /** A whole multipart request; above it: 413 Request Entity Too Large. Telegram: 50 MB. */
+  requestBytes: number;
+  /** sendPhoto's photo; above it Telegram cannot make a photo (PHOTO_SAVE_FILE_INVALID). Telegram: 10 MB. */
+  photoBytes: number;
 }
 
 /** Every API call, failed or not. */
@@ -51,4 +73,5 @@ export interface FakeContext {
   /** allowed_updates remembered from the last getUpdates/setWebhook that named them. */
   allowedUpdates: string[] | null;
   longPoll(params: JsonObject, onClose: (cb: () => void) => void): Promise<Json>;
+  limits: UploadLimits;
 }

@@ -3,6 +3,7 @@ import { MemoryStore, SessionStore, SqliteSql, createTodoTool, getTodos, type Sq
 import { freshPostgresSchema, useTempStores } from '../../../../packages/agent-core/src/store/test-support.js';
 import { PairingService } from '../pairing/index.js';
 import { SessionCounters } from '../sessions/counters.js';
+import { VoiceReplies } from '../sessions/voice-replies.js';
 import type { StoreConfig } from '../sessions/store-target.js';
 import { CliError, type CliIo } from './io.js';
 import { storeCommand } from './store.js';
@@ -17,6 +18,8 @@ const ALL_TABLES = [
   'pairing_approved',
   'pairing_lockouts',
   'session_counters',
+  'turn_files',
+  'voice_replies',
   'tool_memory',
   'tool_todos',
 ];
@@ -102,8 +105,14 @@ async function seedSqlite(): Promise<Seeded> {
     const second = await store.startNewSession(key, { source: 'telegram', userId: '42', chatId: '42', parentSessionId: first.id, title: 'Sourdough #2', endPreviousReason: 'compression' });
     await store.beginTurn('turn-1', second.id, 1_795_600_000_000_001);
     await store.appendMessages(second.id, [{ role: 'user', content: 'and the rye starter?' }, { role: 'assistant', content: 'Feed it twice a day.' }], { turnId: 'turn-1' });
-    await store.recordReply('turn-1', 'Feed it twice a day.', 1_795_600_000_000_001);
+    // The reply carried two files: one sent, one still pending with its bytes.
+    await store.recordReply('turn-1', 'Feed it twice a day.', 1_795_600_000_000_001, [
+      { kind: 'image', name: 'rye.png', mimeType: 'image/png', data: Buffer.from([0x89, 0x50, 0x4e, 0x47]), caption: 'Rye' },
+      { kind: 'voice', name: 'reply.ogg', mimeType: 'audio/ogg', data: Buffer.from('OggS\0\x02', 'latin1') },
+    ]);
+    await store.markFileSent('turn-1', 0, 'tg-msg-10');
     await store.markDelivered('turn-1', ['tg-msg-9']);
+    await new VoiceReplies(store.sql).set(key, true);
     const other = (await store.getOrCreateSession('agent:main:discord:thread:7:8', { source: 'discord', userId: '7' })).session;
     await store.appendMessages(other.id, [{ role: 'user', content: 'a message with a NUL\u0000 from a binary tool result' }]);
     await store.rememberThread('discord', '7:8');
@@ -139,10 +148,10 @@ describe('herald store migrate', () => {
     expect(io.errors).toEqual([]);
     expect(code).toBe(0);
     expect(io.lines[0]).toMatch(/^copying .+ into postgres:\/\/postgres@127\.0\.0\.1:5432\/test/);
-    expect(io.lines.slice(1, 12).map((l) => l.split(':')[0])).toEqual(ALL_TABLES);
+    expect(io.lines.slice(1, 1 + ALL_TABLES.length).map((l) => l.split(':')[0])).toEqual(ALL_TABLES);
     expect(io.lines).toContain('messages: 7 rows (1 value held NUL characters, which PostgreSQL text cannot store: copied as U+FFFD)');
     expect(io.lines).toContain('pairing_approved: 1 row');
-    expect(io.lines).toContain('checked: all 11 tables have as many rows in the target as in the source');
+    expect(io.lines).toContain(`checked: all ${ALL_TABLES.length} tables have as many rows in the target as in the source`);
     expect(io.lines.at(-2)).toMatch(/^copied \d+ rows in [\d.]+ s \(\d+ rows\/s\) into postgres:/);
 
     const source = await openStore(seeded.file);
@@ -166,6 +175,8 @@ describe('herald store migrate', () => {
     expect(await new MemoryStore(target).snapshot('telegram:42')).toEqual({ memory: ['Bakes sourdough on weekends'], user: ['Prefers metric units'] });
     expect((await getTodos(target, seeded.second)).map((t) => t.text)).toEqual(['Feed the starter', 'Bake']);
     expect(await new SessionCounters(target).apiCalls(seeded.second)).toBe(3);
+    expect((await target.getTurnFiles('turn-1')).map((f) => [f.sentId, f.data?.toString('latin1') ?? null])).toEqual([['tg-msg-10', null], [null, 'OggS\0\x02']]);
+    expect(await new VoiceReplies(target.sql).isOn('agent:main:telegram:dm:42')).toBe(true);
 
     // The copied ids stay taken: a new message gets the next one, and new memory rows do too.
     const [added] = await target.appendMessages(seeded.second, [{ role: 'user', content: 'one more question' }]);
@@ -194,7 +205,7 @@ describe('herald store migrate', () => {
     const again = await migrate(seeded.file, to, '--force');
     expect(again.code).toBe(0);
     expect(again.io.lines.find((l) => l.startsWith('messages:'))).toMatch(/^messages: 0 rows \(7 already there, skipped[;)]/);
-    expect(again.io.lines).toContain('checked: every row of the 11 tables was copied, or skipped because its key was already in the target');
+    expect(again.io.lines).toContain(`checked: every row of the ${ALL_TABLES.length} tables was copied, or skipped because its key was already in the target`);
     expect((await existing.listSessions()).sessions).toHaveLength(4);
     expect(await existing.getMessages(seeded.first)).toHaveLength(4);
   });

@@ -26,6 +26,7 @@ import { openSchedules, type Schedules } from '../schedules/index.js';
 import { scheduleOrigin } from '../schedules/store.js';
 import { runCommand } from './handlers.js';
 import { BUSY_REPLY, parseCommand } from './registry.js';
+import { NO_TTS_REPLY, VOICE_USAGE } from './voice.js';
 
 const URL = 'redis://127.0.0.1:6379';
 const log = pino({ level: 'silent' });
@@ -263,5 +264,34 @@ describe('/schedules', () => {
     expect(await run(group, `/schedules cancel ${inGroup.id}`)).toBe(`🗑 Cancelled scheduled task ${inGroup.id}.`);
     expect(await run(group, `/schedules cancel ${inGroup.id}`)).toBe(`Task ${inGroup.id} has already finished or been cancelled.`);
     expect(await run(group, '/schedules')).toBe('You have no scheduled tasks in this chat.');
+  });
+});
+
+describe('/voice', () => {
+  it('without a text-to-speech model it says so and switches nothing on', async () => {
+    expect(await command('v0', '/voice on')).toBe(NO_TTS_REPLY);
+    expect(await services.voice.isOn(sessionKeyFor(message('v0', '')))).toBe(false);
+  });
+
+  it('with one: on and off per conversation, remembered across /new, a voice note on Telegram, an audio file elsewhere', async () => {
+    const withTts = openConversationServices(
+      loadConfig({ file: null, env: { HERALD_DB: join(dir, 'herald.db'), HERALD_TTS_MODEL: 'openai:gpt-4o-mini-tts', OPENAI_API_KEY: 'sk-test' } }),
+      store,
+    );
+    const voiceDeps = { ...deps, conversation: withTts };
+    const say = (chat: string, text: string, platform: InboundMessage['platform'] = 'telegram') => {
+      const msg = message(chat, text, platform);
+      return runCommand(voiceDeps, { command: parseCommand(text)!, msg, sessionKey: sessionKeyFor(msg) });
+    };
+    expect(await say('v1', '/voice')).toMatch(/^🔇 Voice replies are off/);
+    expect(await say('v1', '/voice on')).toMatch(/^🔊 Voice replies on: each answer also comes as a voice note/);
+    expect(await say('v2', '/voice on', 'discord')).toMatch(/as an audio file/);
+    expect(await say('v1', '/voice loud')).toBe(VOICE_USAGE);
+    await say('v1', '/new');
+    expect(await withTts.voice.isOn(sessionKeyFor(message('v1', '')))).toBe(true);
+    expect(await say('v1', '/voice off')).toBe('🔇 Voice replies off.');
+    expect(await withTts.voice.isOn(sessionKeyFor(message('v1', '')))).toBe(false);
+    // Another conversation keeps its own choice.
+    expect(await withTts.voice.isOn(sessionKeyFor(message('v2', '', 'discord')))).toBe(true);
   });
 });

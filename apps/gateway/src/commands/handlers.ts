@@ -13,6 +13,7 @@ import { BUSY_REPLY, helpText, type CommandName } from './registry.js';
 import { modelCommand, statusCommand, usageCommand } from './session-info.js';
 import { resumeCommand, titleCommand } from './titles.js';
 import { schedulesCommand } from './schedules.js';
+import { voiceCommand } from './voice.js';
 
 type Handler = (deps: CommandDeps, input: CommandInput) => Promise<string | null>;
 
@@ -30,6 +31,7 @@ const HANDLERS: Record<CommandName, Handler> = {
   resume: resumeCommand,
   model: modelCommand,
   schedules: schedulesCommand,
+  voice: voiceCommand,
 };
 
 /**

@@ -5,6 +5,7 @@
 import type { StoredMessage } from '@herald/agent-core';
 import { pino } from 'pino';
 import { payloadFrom } from '../ingress/payload.js';
+import { attachmentOf } from '../media/prepare.js';
 import { flushBeforeLosingDetails } from '../turns/memory-flush.js';
 import { autoCompressIfNeeded, contextWindowOf, MIN_MESSAGES_TO_COMPRESS, TOO_SHORT_NOTICE } from '../turns/auto-compress.js';
 import { openSession, type CommandDeps, type CommandInput } from './context.js';
@@ -31,11 +32,17 @@ export async function retryCommand(deps: CommandDeps, { msg, sessionKey }: Comma
   const held = await withSessionHeld(deps.mailbox, sessionKey, LOCK_OWNER.retry, async () => {
     const s = await openSession(deps, sessionKey);
     const start = s ? lastExchangeStart(await deps.store.getMessages(s.id)) : null;
-    if (!s || !start || !start.content) return 'Nothing to retry yet.';
+    if (!s || !start || (!start.content && !start.attachments?.length)) return 'Nothing to retry yet.';
     await deps.store.deleteMessagesFrom(s.id, start.id);
     // The /retry message itself carries the question again: its own id keeps the job unique. Its turn starts once
-    // this command lets go of the session.
-    const res = await deps.producer.submit(sessionKey, { ...payloadFrom(msg), text: start.content, quoted: undefined }, 'queue');
+    // this command lets go of the session. The files go with it: what was read from them is in the stored text, and
+    // its images are fetched again to be shown once more (media/prepare.ts).
+    const files = start.attachments ?? [];
+    const res = await deps.producer.submit(
+      sessionKey,
+      { ...payloadFrom(msg), text: start.content ?? '', quoted: undefined, ...(files.length > 0 && { attachments: files.map(attachmentOf), mediaInText: true }) },
+      'queue',
+    );
     if (res.status === 'full') return 'The queue is full; nothing was retried.';
     return null; // the answer is the reply
   });

@@ -18,7 +18,8 @@ export type CommandName =
   | 'title'
   | 'resume'
   | 'model'
-  | 'schedules';
+  | 'schedules'
+  | 'voice';
 
 export interface CommandSpec {
   name: CommandName;
@@ -50,6 +51,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: 'resume', aliases: [], description: 'List titled conversations, or continue one', args: '[name]', bypassesBusy: false },
   { name: 'model', aliases: [], description: 'Show or change the model of this conversation', args: '[provider:model]', bypassesBusy: true },
   { name: 'schedules', aliases: [], description: 'List your scheduled tasks, or cancel one', args: '[cancel <id>]', bypassesBusy: true },
+  { name: 'voice', aliases: [], description: 'Voice replies in this conversation: on or off', args: '[on|off]', bypassesBusy: true },
 ];
 
 const BY_NAME = new Map<string, CommandSpec>();

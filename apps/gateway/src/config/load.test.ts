@@ -23,6 +23,18 @@ const loadErr = (env: Record<string, string>, file?: string): string => {
 };
 
 describe('loadConfig', () => {
+  it('reads the media settings: limits with defaults, vision overrides as a map, speech-to-text only on OpenAI', () => {
+    const c = load({ HERALD_VISION_OVERRIDES: 'llava=true, gpt-4o=no', HERALD_STT_MODEL: 'openai:gpt-4o-mini-transcribe' });
+    expect(c.visionOverrides).toEqual({ llava: true, 'gpt-4o': false });
+    expect(c.sttModel).toBe('openai:gpt-4o-mini-transcribe');
+    expect([c.mediaMaxFileBytes, c.mediaMaxMessageBytes, c.mediaMaxImageBytes, c.mediaMaxImages, c.mediaMaxPages, c.mediaMaxChars]).toEqual([
+      20_000_000, 50_000_000, 5_000_000, 10, 50, 40_000,
+    ]);
+    expect(loadErr({ HERALD_STT_MODEL: 'anthropic:claude-haiku-4-5' })).toMatch(/^HERALD_STT_MODEL: speech-to-text runs on the OpenAI audio API/);
+    expect(loadErr({ HERALD_VISION_OVERRIDES: 'llava' })).toMatch(/^HERALD_VISION_OVERRIDES: each entry must be model=true or model=false/);
+    expect(loadErr({ HERALD_MEDIA_MAX_PAGES: '0' })).toMatch(/^HERALD_MEDIA_MAX_PAGES: must be at least 1/);
+  });
+
   it('gives the documented defaults with nothing set, every platform disabled with its reason', () => {
     const c = loadConfig({ env: {}, file: null });
     expect(c.redisUrl).toBe('redis://127.0.0.1:6379');

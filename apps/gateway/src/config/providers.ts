@@ -11,6 +11,7 @@ import {
   KeyPool,
   MemoryKeyPoolState,
   parseModelRef,
+  supportsVision,
   type KeyPoolState,
   type ProviderConfig,
   type TransportReset,
@@ -54,6 +55,8 @@ export class ProviderCatalog {
       model,
       stallTimeoutMs: this.config.streamStallTimeoutMs,
       onTransportReset: this.opts.onTransportReset,
+      // Whether it takes images: the model table, unless HERALD_VISION_OVERRIDES says otherwise.
+      vision: supportsVision(model, this.config.visionOverrides),
       ...(apiMode ? { apiMode } : {}),
     };
     switch (provider) {

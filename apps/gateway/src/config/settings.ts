@@ -51,7 +51,19 @@ const modelRef = z
   .trim()
   .regex(/^[a-z][a-z0-9_-]*:\S+$/, 'must look like provider:model, e.g. openai:gpt-4.1-mini, anthropic:claude-sonnet-4-5, openai-responses:o4-mini, bedrock:<model id> or <endpoint>:<model>');
 const modelList = list.pipe(z.array(modelRef));
+const ttsModelRef = z
+  .string()
+  .trim()
+  .regex(/^openai:\S+$/, "must look like openai:<model>, e.g. openai:gpt-4o-mini-tts (voice replies use OpenAI's speech API)");
+const mimePattern = z.string().regex(/^[a-z0-9.+-]+\/([a-z0-9.+-]+|\*)$|^\*\/\*$/i, 'must be MIME types such as image/png or image/*');
 const toolProgressMode = z.enum(['off', 'new', 'all']);
+/** `llava=true,gpt-4=false` → { llava: true, 'gpt-4': false }. */
+const visionOverrides = list
+  .pipe(z.array(z.string().regex(/^[^=\s]+=(true|false|yes|no)$/i, 'each entry must be model=true or model=false')))
+  .transform((entries) => Object.fromEntries(entries.map((e) => {
+    const [model, value] = e.split('=');
+    return [model, ['true', 'yes'].includes(value.toLowerCase())];
+  })) as Record<string, boolean>);
 
 /** An IANA zone name Intl understands (Europe/Berlin, UTC). */
 function isTimeZone(zone: string): boolean {
@@ -104,8 +116,18 @@ export const SETTINGS = {
   busyInputMode: setting('HERALD_BUSY_INPUT_MODE', z.enum(['interrupt', 'queue', 'steer']), 'What a message does while its session is busy', 'interrupt'),
   workerConcurrency: setting('HERALD_WORKER_CONCURRENCY', int(1, 10_000), 'Turns one worker process runs at once', '50'),
   maxIterations: setting('HERALD_MAX_ITERATIONS', int(1, 10_000), 'Agent-loop iteration budget per turn', '90'),
+  // Media the users send (apps/gateway/src/media): images, voice notes, documents.
+  sttModel: setting('HERALD_STT_MODEL', modelRef.refine((v) => v.startsWith('openai:'), 'speech-to-text runs on the OpenAI audio API: use openai:<model>, e.g. openai:gpt-4o-mini-transcribe'), 'Speech-to-text for voice notes and audio, openai:<model> (e.g. openai:gpt-4o-mini-transcribe); unset: voice notes are declined with a reply'),
+  visionModel: setting('HERALD_VISION_MODEL', modelRef, 'provider:model that describes images for a main model without vision (Hermes\' "auto" image input); unset: such models decline images with a reply'),
+  visionOverrides: setting('HERALD_VISION_OVERRIDES', visionOverrides, 'Comma list of model=true|false: whether a model takes images, over the built-in table (e.g. llava=true,my-model=false)', ''),
+  mediaMaxFileBytes: setting('HERALD_MEDIA_MAX_FILE_BYTES', int(1024, 2_000_000_000), 'Largest file downloaded from a message (bytes); Telegram\'s Bot API serves at most 20 MB', '20000000'),
+  mediaMaxMessageBytes: setting('HERALD_MEDIA_MAX_MESSAGE_BYTES', int(1024, 10_000_000_000), 'All files of one turn together (bytes); files past it are declined with a reply', '50000000'),
+  mediaMaxImageBytes: setting('HERALD_MEDIA_MAX_IMAGE_BYTES', int(1024, 100_000_000), 'Largest image passed to the model (bytes); Anthropic takes at most 5 MB per image', '5000000'),
+  mediaMaxImages: setting('HERALD_MEDIA_MAX_IMAGES', int(0, 100), 'Images shown to the model per turn; more are declined with a reply', '10'),
+  mediaMaxPages: setting('HERALD_MEDIA_MAX_PAGES', int(1, 10_000), 'PDF pages read per document; the rest is cut with a visible note', '50'),
+  mediaMaxChars: setting('HERALD_MEDIA_MAX_CHARS', int(100, 10_000_000), 'Characters of text taken from one document or transcript; the rest is cut with a visible note', '40000'),
   // Agent tools (packages/agent-core/src/tools/builtin): which toolsets the model gets, and their limits.
-  toolsets: setting('HERALD_TOOLSETS', list.pipe(z.array(z.enum(['core', 'research', 'schedule', 'full'], 'must be core, research, schedule or full')).min(1, 'name at least one toolset')), 'Comma list of toolsets: core (memory, todo, current_time), research (session_search, web_fetch), schedule (schedule), full (all plus delegate_task, clarify)', 'core,schedule'),
+  toolsets: setting('HERALD_TOOLSETS', list.pipe(z.array(z.enum(['core', 'research', 'schedule', 'full'], 'must be core, research, schedule or full')).min(1, 'name at least one toolset')), 'Comma list of toolsets: core (memory, todo, current_time, send_file), research (session_search, web_fetch), schedule (schedule), full (all plus delegate_task, clarify)', 'core,schedule'),
   fetchAllowPrivate: setting('HERALD_FETCH_ALLOW_PRIVATE', bool, 'Let web_fetch reach private, loopback and link-local addresses', 'false'),
   timezone: setting('HERALD_TIMEZONE', z.string().trim().refine(isTimeZone, 'must be an IANA time zone such as Europe/Berlin'), 'Time zone of current_time (IANA name)', hostTimeZone()),
   mcpServers: setting(
@@ -129,6 +151,13 @@ export const SETTINGS = {
   stalledIntervalMs: setting('HERALD_STALLED_INTERVAL_MS', int(300, 600_000), 'How often workers look for stalled jobs', '30000'),
   janitorIntervalMs: setting('HERALD_JANITOR_INTERVAL_MS', int(100, 600_000), 'How often a worker looks for messages left without a queue job (an ingress killed mid-hand-over)', '30000'),
   userRateLimit: setting('HERALD_USER_RATE_LIMIT', int(0, 100_000), 'Messages per minute one user may send (0 = no limit); commands are never limited', '20'),
+  // Outbound files and voice replies (outbound/): what the agent may send to the chat.
+  outboundFileMaxMb: setting('HERALD_OUTBOUND_FILE_MAX_MB', int(1, 2000), 'Largest file the agent may send to the chat (send_file, pictures in replies, voice replies), in MB', '20'),
+  outboundFileTypes: setting('HERALD_OUTBOUND_FILE_TYPES', list.pipe(z.array(mimePattern).min(1, 'name at least one type')), 'Comma list of MIME types the agent may send, exact or family/*', 'image/*,audio/*,video/*,text/*,application/pdf,application/json,application/zip'),
+  outboundFilesPerTurn: setting('HERALD_OUTBOUND_FILES_PER_TURN', int(0, 50), 'Files one reply may carry (0: the agent sends no files)', '10'),
+  replyImages: setting('HERALD_REPLY_IMAGES', bool, 'Pictures a reply shows as Markdown images (![alt](https://…)) are fetched and sent as pictures', 'true'),
+  ttsModel: setting('HERALD_TTS_MODEL', ttsModelRef, 'Text-to-speech model for voice replies (/voice on), e.g. openai:gpt-4o-mini-tts; unset: no voice replies'),
+  ttsVoice: setting('HERALD_TTS_VOICE', z.string().trim().regex(/^[\w-]{1,64}$/, 'must be a voice name such as alloy or coral'), 'Voice of the voice replies', 'alloy'),
   // Retention (sessions/retention.ts): what the store forgets. Messages (the transcripts) are kept.
   turnRetentionDays: setting('HERALD_TURN_RETENTION_DAYS', int(0, 36_500), 'Days a finished turn\'s delivery record is kept (0 = forever); messages are kept', '30'),
   threadRetentionDays: setting('HERALD_THREAD_RETENTION_DAYS', int(0, 36_500), 'Days a thread the bot took part in is remembered after its last message (0 = forever); afterwards it needs a mention there again', '90'),

@@ -54,6 +54,11 @@ export const DEFAULT_BACKOFF: BackoffOptions = { initialMs: 1_000, maxMs: 60_000
 /** A ready server is pinged this often, so health shows a dead HTTP server (or a hung one) before a call finds it. */
 export const KEEPALIVE_MS = 30_000;
 const MAX_PING_MS = 5_000;
+/**
+ * Starting a server (spawning it, `npx` fetching it, the handshake and the first tool list) may take longer than
+ * a call is allowed: a slow start is not a dead server.
+ */
+const MIN_START_MS = 30_000;
 const MAX_TOOLS_PER_SERVER = 500;
 const MAX_DESCRIPTION_CHARS = 2_000;
 
@@ -175,11 +180,12 @@ export class McpConnection {
     };
     client.onerror = (err) => this.log.debug({ err: errorText(err) }, 'mcp transport error');
     try {
-      await client.connect(opened.transport, { timeout: this.config.timeout_ms });
+      const startMs = Math.max(this.config.timeout_ms, MIN_START_MS);
+      await client.connect(opened.transport, { timeout: startMs });
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
         if (this.client === client) void this.refresh(client).catch((err: unknown) => this.log.warn({ err: errorText(err) }, 'mcp tool list refresh failed; keeping the old list'));
       });
-      await this.refresh(client);
+      await this.refresh(client, startMs);
     } catch (err) {
       if (this.client === client) this.fail(`could not start: ${errorText(err)}${this.stderrNote()}`);
       return;
@@ -192,11 +198,11 @@ export class McpConnection {
   }
 
   /** Lists every page of tools and keeps those offered. */
-  private async refresh(client: Client): Promise<void> {
+  private async refresh(client: Client, timeoutMs = this.config.timeout_ms): Promise<void> {
     const listed: McpTool[] = [];
     let cursor: string | undefined;
     do {
-      const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: this.config.timeout_ms });
+      const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: timeoutMs });
       listed.push(...page.tools);
       cursor = page.nextCursor;
     } while (cursor !== undefined && listed.length < MAX_TOOLS_PER_SERVER);

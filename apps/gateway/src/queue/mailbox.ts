@@ -49,6 +49,11 @@ export interface TurnPayload {
   messageId: string;
   quoted?: { platformMessageId: string; text: string; fromBot: boolean };
   attachments?: Attachment[];
+  /**
+   * Set by /retry: `text` is a stored user message whose files were already read into it (transcripts, document
+   * text, image notes); only its images are fetched again, to be shown once more.
+   */
+  mediaInText?: boolean;
   /** Set on a scheduled task's turn (schedules/runner.ts); `userId` is then the task's owner. */
   scheduled?: ScheduledRun;
 }

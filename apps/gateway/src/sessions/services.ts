@@ -12,6 +12,7 @@ import { PairingService } from '../pairing/index.js';
 import { SessionCounters } from './counters.js';
 import { SessionModels } from './models.js';
 import { resetPolicyFrom, type ResetPolicy } from './reset-policy.js';
+import { VoiceReplies } from './voice-replies.js';
 
 export interface ConversationServices {
   readonly config: HeraldConfig;
@@ -20,6 +21,8 @@ export interface ConversationServices {
   readonly resetPolicy: ResetPolicy;
   readonly progress: ProgressSettings;
   readonly models: SessionModels;
+  /** `/voice on|off` per conversation. */
+  readonly voice: VoiceReplies;
   /** Work started behind a reply (the /new memory flush); stopping the process waits for it. */
   readonly background: BackgroundTasks;
 }
@@ -40,6 +43,7 @@ export function openConversationServices(
     resetPolicy: resetPolicyFrom(config),
     progress: progressSettings(config),
     models: new SessionModels(config, catalog),
+    voice: new VoiceReplies(store.sql),
     background,
   };
 }

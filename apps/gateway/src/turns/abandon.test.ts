@@ -39,6 +39,10 @@ describe('abandoning a turn the watchdog gave up on', () => {
       async edit() {},
       async typing() {},
       async react() {},
+      voiceFormat: 'ogg_opus',
+      async sendFile(): Promise<string> {
+        throw new Error('this test sends no files');
+      },
     } satisfies PlatformEgress;
     const entry = { id: 't-hung', sessionKey: key, seq: 1, enqueuedAt: 0, payload: { platform: 'telegram', conversationId: 'telegram:77', platformMessageId: '5' } } as MailboxEntry;
     const abandon = abandonTurns({ store, mailbox, egress: () => egress });

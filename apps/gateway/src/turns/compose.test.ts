@@ -38,10 +38,10 @@ describe('composeUserMessage', () => {
     );
   });
 
-  it('tells the model about files the user sent, so a photo without a caption is not an empty message', () => {
-    const photo = { kind: 'image' as const, url: 'tg-file:AbC', mimeType: 'image/jpeg' };
-    const doc = { kind: 'file' as const, url: 'tg-file:DeF', name: 'plan.pdf', mimeType: 'application/pdf' };
-    expect(composeUserMessage([entry({ text: '', attachments: [photo] })], [])).toBe('[Attached image (image/jpeg)]');
-    expect(composeUserMessage([entry({ text: 'see this', attachments: [doc] })], [])).toBe('see this\n[Attached file "plan.pdf" (application/pdf)]');
+  it('puts what each message\'s files became after its text, so a photo without a caption is not an empty message', () => {
+    expect(composeUserMessage([entry({ text: '' })], [], [['[Image: photo]']])).toBe('[Image: photo]');
+    expect(composeUserMessage([entry({ text: 'see this' }, 1), entry({ text: 'and this' }, 2)], [], [['[Document "plan.pdf"]\nPlan'], []])).toBe(
+      'see this\n[Document "plan.pdf"]\nPlan\n\nand this',
+    );
   });
 });

@@ -20,6 +20,10 @@ function flakyEgress(failures: Error[]): PlatformEgress & { sends: Array<{ text:
     async edit() {},
     async typing() {},
     async react() {},
+    voiceFormat: 'ogg_opus',
+    async sendFile() {
+      throw new Error('this test sends no files');
+    },
   };
 }
 

@@ -13,11 +13,15 @@ class ChatEgress implements PlatformEgress {
   readonly platform = 'discord' as const;
   readonly duplicateSafety = 'none' as const;
   readonly typingRefreshMs = 50;
+  readonly voiceFormat = 'mp3' as const;
   readonly messages = new Map<string, string>();
   readonly calls: string[] = [];
   typings = 0;
   private next = 1;
   constructor(readonly maxMessageLength = 2000) {}
+  async sendFile(): Promise<string> {
+    throw new Error('this test sends no files');
+  }
   async send(_c: string, text: string, _o?: SendOptions): Promise<SentMessage> {
     const id = String(this.next++);
     this.messages.set(id, text);

@@ -11,7 +11,7 @@ import type { MailboxEntry, TurnPayload } from '../queue/mailbox.js';
 import { TurnAbort, type TurnResult, type TurnRunner } from '../queue/worker.js';
 import { deliver } from './delivery.js';
 import type { AgentRuntime } from './agent-runtime.js';
-import { replyOnFailure, userFacingError } from './user-errors.js';
+import { replyOnFailure } from './user-errors.js';
 import { LiveTurn } from './progress.js';
 import type { ConversationServices } from '../sessions/services.js';
 import { compressBeforeTurn, persistTurn } from './auto-compress.js';
@@ -20,6 +20,11 @@ import { showTurnProgress } from './turn-reactions.js';
 import { withTurnTools, type TurnToolsFactory } from './tools.js';
 import { retryThroughStoreOutage, untilStored } from './store-patience.js';
 import { sendReply } from './send-reply.js';
+import { finishReply } from './finish-reply.js';
+import { ReplyFiles } from '../outbound/reply-files.js';
+import type { OutboundServices } from '../outbound/services.js';
+import { prepareTurnMedia, type TurnMedia } from '../media/prepare.js';
+import type { MediaServices } from '../media/services.js';
 import { scheduleSessionKey } from '../schedules/store.js';
 import type { ReactionTarget } from './turn-reactions.js';
 import { cacheCollapse } from '../llm/cache-health.js';
@@ -39,6 +44,10 @@ export interface TurnDeps {
   conversation?: ConversationServices;
   /** Counts a reply a platform without duplicate protection may have got twice (ops/metrics.ts). */
   onPossibleDuplicate: (platform: string) => void;
+  /** Files and voice replies the reply carries (outbound/services.ts). */
+  outbound: OutboundServices;
+  /** Fetching and reading the files users send (media/services.ts). */
+  media: MediaServices;
 }
 
 const QUOTE_MAX_CHARS = 500;
@@ -138,12 +147,35 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     live.startTyping();
     // The session's own model when /model chose one (sessions/models.ts), then the configured fallbacks.
     const providers = deps.conversation?.models.providersFor(deps.agent, session.model) ?? deps.agent;
+    // Files are fetched and read now, on the worker (media/prepare.ts); what could not be used is said in one line each.
+    const payloads = ctx.entries.map((e) => e.payload);
+    const media = await prepareTurnMedia(payloads, deps.media, {
+      vision: providers.primary.vision !== false,
+      model: `${providers.primary.name}:${providers.primary.model}`,
+      signal: ctx.signal,
+      log: ctx.log,
+    });
+    // An interrupted turn says nothing about its files: the loop below sees the abort and ends it quietly.
+    if (!ctx.signal.aborted && nothingToAsk(payloads, media)) {
+      // Only files, and none of them usable: the notices are the whole answer; the model is not asked.
+      live.stopTyping();
+      const reply = media.notices.join('\n');
+      await store.recordReply(ctx.turnId, reply, ctx.fence);
+      return send(reply);
+    }
+    if (media.notices.length > 0 && !ctx.signal.aborted) {
+      await notify(media.notices.join('\n')).catch((err: unknown) => ctx.log.warn({ err: String(err) }, 'file notices not delivered'));
+    }
     // Tools, a budget shared with subagents, saved notes in front of a session's first message, clarify questions.
-    const turnTools = deps.tools?.forTurn({ ctx, egress, payload: last });
+    // What send_file queues during the turn; recorded with the reply, sent after its text.
+    const replyFiles = new ReplyFiles(deps.outbound.limits);
+    const turnTools = deps.tools?.forTurn({ ctx, egress, payload: last, files: replyFiles });
     let result: ConversationResult;
     try {
       result = await runConversation(await withTurnTools(turnTools, {
-        userMessage: composeUserMessage(ctx.entries, history),
+        userMessage: composeUserMessage(ctx.entries, history, media.blocks),
+        userAttachments: media.attachments,
+        userImages: media.images,
         history,
         systemPrompt: session.systemPrompt ?? deps.agent.systemPrompt,
         signal: ctx.signal,
@@ -179,12 +211,13 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     }
 
     // When the loop compressed inside the turn, the compressed history continues in a child session.
-    const reply = result.error ? userFacingError(result.error.kind) : result.finalResponse || '(no answer)';
-    // Messages, usage and the recorded reply commit together: a crash leaves all or none of them.
+    // The answer (or a short error text), the pictures in it and a voice reply become files (turns/finish-reply.ts).
+    const { reply, files } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log });
+    // Messages, usage and the recorded reply (with its files) commit together: a crash leaves all or none of them.
     session = await store.transaction(async () => {
       const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
       await store.addUsage(persisted.id, { ...result.usage, lastPromptTokens: result.lastPromptTokens });
-      await store.recordReply(ctx.turnId, reply, ctx.fence);
+      await store.recordReply(ctx.turnId, reply, ctx.fence, files);
       await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
       return persisted;
     });
@@ -201,26 +234,23 @@ function reactionTargets(entries: MailboxEntry[]): ReactionTarget[] {
   return entries.flatMap(({ payload: p }) => (p.platformMessageId ? [{ conversationId: p.conversationId, platformMessageId: p.platformMessageId }] : []));
 }
 
-/** The user message of a turn: merged texts, with reply-to context when the quoted message is not in history. */
-export function composeUserMessage(entries: MailboxEntry[], history: ChatMessage[]): string {
+/**
+ * The user message of a turn: merged texts, with reply-to context when the quoted message is not in history, and
+ * after each text what its files became (`mediaBlocks[i]` for entry i: image notes, transcripts, document text).
+ */
+export function composeUserMessage(entries: MailboxEntry[], history: ChatMessage[], mediaBlocks: readonly string[][] = []): string {
   // Messages merged from several people (a shared thread) keep who said what.
   const speakers = new Set(entries.map((e) => e.payload.userId));
-  const parts = entries.map((e) => {
-    const text = withAttachments(e.payload, withQuote(e.payload, history));
+  const parts = entries.map((e, i) => {
+    const text = [withQuote(e.payload, history), ...(mediaBlocks[i] ?? [])].filter(Boolean).join('\n');
     return speakers.size > 1 ? `[${e.payload.userName ?? e.payload.userId}]: ${text}` : text;
   });
   return parts.join('\n\n');
 }
 
-/**
- * Files the user sent are not fetched for the model (yet), but it must know they are there: a photo without a
- * caption would otherwise reach it as an empty message.
- */
-function withAttachments(p: TurnPayload, text: string): string {
-  const files = p.attachments ?? [];
-  if (files.length === 0) return text;
-  const described = files.map((a) => `[Attached ${a.kind}${a.name ? ` "${a.name}"` : ''}${a.mimeType ? ` (${a.mimeType})` : ''}]`);
-  return [text, ...described].filter(Boolean).join('\n');
+/** Files only (no words), and not one of them gave the model anything: there is no question to put to it. */
+function nothingToAsk(payloads: readonly TurnPayload[], media: TurnMedia): boolean {
+  return media.attachments.length > 0 && !media.usable && payloads.every((p) => p.text.trim() === '');
 }
 
 function withQuote(p: TurnPayload, history: ChatMessage[]): string {

@@ -29,6 +29,10 @@ function platform(duplicateSafety: DuplicateSafety): PlatformEgress & { sends: A
     async edit() {},
     async typing() {},
     async react() {},
+    voiceFormat: 'ogg_opus',
+    async sendFile() {
+      throw new Error('this test sends no files');
+    },
   };
 }
 

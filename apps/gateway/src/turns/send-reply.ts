@@ -8,6 +8,7 @@
 import type { PlatformEgress } from '@herald/adapters';
 import type { SessionStore } from '@herald/agent-core';
 import type { TurnContext } from '../queue/worker.js';
+import { deliverFiles } from './deliver-files.js';
 import { deliver } from './delivery.js';
 import type { LiveTurn } from './progress.js';
 import { untilStored } from './store-patience.js';
@@ -74,6 +75,10 @@ export async function sendReply(t: ReplyTarget, text: string): Promise<SendOutco
         recorded = (await untilStored(() => store.recordChunk(ctx.turnId, id, recorded), ctx.log, 'record a delivered chunk')).deliveredIds;
       },
     }));
+  // The files the reply carries follow its text, each recorded as it goes (turns/deliver-files.ts).
+  if (claim.fileCount > 0) {
+    await deliverFiles({ store, egress, conversationId: t.conversationId, turnId: ctx.turnId, log: ctx.log, touch: ctx.touch, baseDelayMs: t.deliveryBaseDelayMs });
+  }
   // The platform has the reply: its record must not be lost to a database hiccup (a re-run would send it again).
   await untilStored(() => store.markDelivered(ctx.turnId, ids, recorded), ctx.log, 'record the delivered reply');
   return 'delivered';

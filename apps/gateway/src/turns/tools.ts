@@ -15,6 +15,8 @@ import {
   type ConversationOptions,
   type FlushMemoryResult,
   type FlushReason,
+  type FileSink,
+  type OutboundFileLimits,
   type Session,
   type SessionStore,
   type Tool,
@@ -54,6 +56,8 @@ export interface TurnToolsDeps {
   mcp: McpHub | null;
   /** Scheduled tasks; the schedule tool is offered when the toolsets include it and users may set tasks. */
   schedules: ScheduleService;
+  /** What send_file may send, and how many files a reply may carry (0: send_file is left out). */
+  files: { limits: OutboundFileLimits; perTurn: number };
 }
 
 export interface TurnToolsInput {
@@ -61,6 +65,8 @@ export interface TurnToolsInput {
   egress: PlatformEgress;
   /** The message the turn answers: where questions go and whose notes are shown. */
   payload: TurnPayload;
+  /** Where send_file puts the files of this turn's reply. */
+  files: FileSink;
 }
 
 export interface TurnTools {
@@ -86,6 +92,8 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
       fetch: { allowPrivate: config.fetchAllowPrivate },
       canAskUser: true,
       clarifyTimeoutMs: deps.clarifyTimeoutMs,
+      canSendFiles: deps.files.perTurn > 0,
+      fileLimits: deps.files.limits,
     },
     builtinToolsets(config.toolsets),
   );
@@ -99,7 +107,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
 
   return {
     tools,
-    forTurn({ ctx, egress, payload }) {
+    forTurn({ ctx, egress, payload, files }) {
       const clarify = new ClarifyBroker({
         redis: deps.redis,
         prefix: config.redisPrefix,
@@ -113,7 +121,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
       return {
         async apply(opts) {
           const budget = opts.budget ?? new IterationBudget(opts.maxIterations ?? DEFAULT_MAX_ITERATIONS);
-          const toolContext = { platform: payload.platform, userId: payload.userId, ...opts.toolContext, budget, clarify };
+          const toolContext = { platform: payload.platform, userId: payload.userId, ...opts.toolContext, budget, clarify, files };
           // The notes shown are those of the person the memory tool writes for: the same platform + user id.
           const { platform, userId } = toolContext;
           const userKey = typeof platform === 'string' && typeof userId === 'string' ? `${platform}:${userId}` : null;

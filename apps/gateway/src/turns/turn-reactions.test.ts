@@ -17,6 +17,10 @@ function recordingEgress(turnReactions?: TurnReactions, failOn?: string): Platfo
     turnReactions,
     seen,
     send: async () => ({ messageIds: [] }),
+    voiceFormat: 'mp3',
+    sendFile: async () => {
+      throw new Error('this test sends no files');
+    },
     edit: async () => {},
     typing: async () => {},
     react: async (_conversation, messageId, emoji, remove = false) => {

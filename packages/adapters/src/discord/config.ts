@@ -30,6 +30,8 @@ export const DISCORD_EMPTY_TEXT_NOTE = '(the user sent no text)';
  */
 export const DISCORD_MAX_INLINE_RATE_LIMIT_MS = 10_000;
 export const DISCORD_REQUEST_TIMEOUT_MS = 15_000;
+/** A message with an attachment (megabytes to upload) may take this long. */
+export const DISCORD_UPLOAD_TIMEOUT_MS = 300_000;
 /**
  * Discord ACKs a heartbeat every ~41 s, so an open connection is never quiet for longer. Past this without an
  * event or an ACK the socket is dead even if discord.js has not noticed yet (its zombie check can take ~82 s).

@@ -6,6 +6,7 @@ import {
   AllowedMentionsTypes,
   REST,
   Routes,
+  type RawFile,
   type APIAllowedMentions,
   type RESTPostAPIChannelMessageJSONBody,
   type RESTPostAPIChannelMessageResult,
@@ -13,7 +14,7 @@ import {
 import { chunkMessage } from '../shared/chunk.js';
 import { sendChunks } from '../shared/send-chunks.js';
 import { BadRequestError } from '../errors.js';
-import type { PlatformEgress, SendOptions, SentMessage } from '../types.js';
+import type { OutboundFile, PlatformEgress, SendFileOptions, SendOptions, SentMessage } from '../types.js';
 import { discordCodec, messageChannelOf, replyChannelOf, type DiscordConversation } from './codec.js';
 import {
   DISCORD_API_VERSION,
@@ -23,6 +24,7 @@ import {
   DISCORD_NONCE_MAX_LENGTH,
   DISCORD_REQUEST_TIMEOUT_MS,
   DISCORD_TYPING_REFRESH_MS,
+  DISCORD_UPLOAD_TIMEOUT_MS,
   type DiscordEgressOptions,
 } from './config.js';
 import { formatForDiscord } from './format.js';
@@ -56,14 +58,18 @@ function decodeConversation(conversationId: string): DiscordConversation {
 export function createDiscordEgress(opts: DiscordEgressOptions): PlatformEgress {
   const log = opts.logger.child({ platform: 'discord', part: 'egress' });
   const maxInline = opts.maxInlineRateLimitMs ?? DISCORD_MAX_INLINE_RATE_LIMIT_MS;
-  const rest = new REST({
-    version: DISCORD_API_VERSION,
-    api: opts.apiUrl ?? DISCORD_DEFAULT_API_URL,
-    timeout: opts.requestTimeoutMs ?? DISCORD_REQUEST_TIMEOUT_MS,
-    // The gateway owns retries on network errors; retrying here too would multiply them.
-    retries: 0,
-    rejectOnRateLimit: (data) => data.retryAfter > maxInline,
-  }).setToken(opts.botToken);
+  const client = (timeout: number): REST =>
+    new REST({
+      version: DISCORD_API_VERSION,
+      api: opts.apiUrl ?? DISCORD_DEFAULT_API_URL,
+      timeout,
+      // The gateway owns retries on network errors; retrying here too would multiply them.
+      retries: 0,
+      rejectOnRateLimit: (data) => data.retryAfter > maxInline,
+    }).setToken(opts.botToken);
+  const rest = client(opts.requestTimeoutMs ?? DISCORD_REQUEST_TIMEOUT_MS);
+  // Uploads get a client of their own: @discordjs/rest has one timeout per client, and megabytes take longer.
+  const uploads = client(DISCORD_UPLOAD_TIMEOUT_MS);
 
   async function call<T>(what: string, request: () => Promise<unknown>): Promise<T> {
     try {
@@ -75,8 +81,29 @@ export function createDiscordEgress(opts: DiscordEgressOptions): PlatformEgress 
     }
   }
 
-  async function post(channelId: string, body: RESTPostAPIChannelMessageJSONBody): Promise<RESTPostAPIChannelMessageResult> {
-    return (await rest.post(Routes.channelMessages(channelId), { body })) as RESTPostAPIChannelMessageResult;
+  async function post(channelId: string, body: RESTPostAPIChannelMessageJSONBody, files?: RawFile[]): Promise<RESTPostAPIChannelMessageResult> {
+    const via = files ? uploads : rest;
+    return (await via.post(Routes.channelMessages(channelId), { body, ...(files && { files }) })) as RESTPostAPIChannelMessageResult;
+  }
+
+  /** Creates a message (multipart when `files` are given); a refused reply reference is dropped and the create tried once more. */
+  async function create(what: string, channelId: string, body: RESTPostAPIChannelMessageJSONBody, files?: RawFile[]): Promise<string> {
+    const sent = await call<RESTPostAPIChannelMessageResult>(what, async () => {
+      try {
+        return await post(channelId, body, files);
+      } catch (err) {
+        if (body.message_reference === undefined || !isReplyReferenceRejection(err)) throw err;
+        log.info({ channelId, replyTo: body.message_reference.message_id }, 'discord refused the reply reference; sending without it');
+        delete body.message_reference;
+        return await post(channelId, body, files);
+      }
+    });
+    return sent.id;
+  }
+
+  /** The message to reply to, when Discord can: the starter of a thread lives in the parent channel, and replies cannot cross channels. */
+  function replyTarget(conv: DiscordConversation, channelId: string, wanted: string | undefined): string | undefined {
+    return wanted !== undefined && messageChannelOf(conv, wanted) === channelId ? wanted : undefined;
   }
 
   return {
@@ -86,6 +113,8 @@ export function createDiscordEgress(opts: DiscordEgressOptions): PlatformEgress 
     // `recover` needs nothing more here: past that window a resend posts again, and the gateway counts it.
     duplicateSafety: 'idempotent',
     typingRefreshMs: DISCORD_TYPING_REFRESH_MS,
+    // Voice replies go as an MP3 attachment: Discord's own voice messages need a waveform and flags bots rarely get right.
+    voiceFormat: 'mp3',
 
     async send(conversationId: string, markdown: string, sendOpts: SendOptions = {}): Promise<SentMessage> {
       const conv = decodeConversation(conversationId);
@@ -93,10 +122,7 @@ export function createDiscordEgress(opts: DiscordEgressOptions): PlatformEgress 
       const text = sendOpts.plain ? markdown : formatForDiscord(markdown);
       if (text.trim() === '') throw new BadRequestError('Discord cannot send an empty message', 'discord');
       const chunks = chunkMessage(text, DISCORD_MAX_MESSAGE_LENGTH);
-      // The starter message of a thread lives in the parent channel and is shown atop the thread already;
-      // Discord cannot reply across channels, so do not try.
-      const wanted = sendOpts.replyTo;
-      const replyTo = wanted !== undefined && messageChannelOf(conv, wanted) === channelId ? wanted : undefined;
+      const replyTo = replyTarget(conv, channelId, sendOpts.replyTo);
 
       const { idempotencyKey } = sendOpts;
       const messageIds = await sendChunks(chunks, sendOpts, async (content, i) => {
@@ -109,20 +135,28 @@ export function createDiscordEgress(opts: DiscordEgressOptions): PlatformEgress 
           // fail_if_not_exists: false lets Discord send a plain message when the user deleted theirs meanwhile.
           body.message_reference = { message_id: replyTo, fail_if_not_exists: false };
         }
-        const what = i > 0 ? `send chunk ${i + 1}/${chunks.length}` : 'send';
-        const sent = await call<RESTPostAPIChannelMessageResult>(what, async () => {
-          try {
-            return await post(channelId, body);
-          } catch (err) {
-            if (body.message_reference === undefined || !isReplyReferenceRejection(err)) throw err;
-            log.info({ channelId, replyTo }, 'discord refused the reply reference; sending without it');
-            delete body.message_reference;
-            return await post(channelId, body);
-          }
-        });
-        return sent.id;
+        return create(i > 0 ? `send chunk ${i + 1}/${chunks.length}` : 'send', channelId, body);
       });
       return { messageIds };
+    },
+
+    /** A message with the file as its one attachment (multipart: `payload_json` + `files[0]`); the caption is its text. */
+    async sendFile(conversationId: string, file: OutboundFile, fileOpts: SendFileOptions = {}): Promise<string> {
+      const conv = decodeConversation(conversationId);
+      const channelId = replyChannelOf(conv);
+      const caption = file.caption?.trim() ? formatForDiscord(file.caption.trim()).slice(0, DISCORD_MAX_MESSAGE_LENGTH) : undefined;
+      const body: RESTPostAPIChannelMessageJSONBody = {
+        attachments: [{ id: 0, filename: file.name }],
+        allowed_mentions: allowedMentions(),
+        ...(caption !== undefined && { content: caption }),
+      };
+      if (fileOpts.idempotencyKey !== undefined) {
+        body.nonce = discordNonce(fileOpts.idempotencyKey, 0);
+        body.enforce_nonce = true;
+      }
+      const replyTo = replyTarget(conv, channelId, fileOpts.replyTo);
+      if (replyTo !== undefined) body.message_reference = { message_id: replyTo, fail_if_not_exists: false };
+      return create('upload', channelId, body, [{ name: file.name, data: file.data, contentType: file.mimeType }]);
     },
 
     async edit(conversationId: string, messageId: string, markdown: string): Promise<void> {

@@ -3,6 +3,7 @@
  */
 export { createDiscordIngress, type DiscordIngress } from './ingress.js';
 export { createDiscordEgress } from './egress.js';
+export { DiscordFiles } from './files.js';
 export { discordCodec, replyChannelOf, messageChannelOf, type DiscordConversation } from './codec.js';
 export { formatForDiscord } from './format.js';
 

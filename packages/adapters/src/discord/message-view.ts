@@ -3,6 +3,7 @@
  */
 import { ChannelType, type Attachment as DiscordAttachment, type Message } from 'discord.js';
 import type { Attachment } from '../types.js';
+import { kindOfMime } from '../shared/attachment-kind.js';
 import type { ChannelKind, MessageView } from './normalize.js';
 
 /** Discord ids are snowflakes: unsigned 64-bit integers, sent as strings. */
@@ -76,7 +77,7 @@ function wrongField(v: MessageView): string | null {
 function attachmentOk(a: Attachment): boolean {
   const optionalString = (x: unknown): boolean => x === undefined || typeof x === 'string';
   const size = a.size === undefined || (Number.isSafeInteger(a.size) && a.size >= 0);
-  return typeof a.url === 'string' && optionalString(a.name) && optionalString(a.mimeType) && size;
+  return typeof a.url === 'string' && optionalString(a.fileId) && optionalString(a.name) && optionalString(a.mimeType) && size;
 }
 
 function kindOf(type: ChannelType): ChannelKind {
@@ -97,9 +98,9 @@ function kindOf(type: ChannelType): ChannelKind {
 
 function toAttachment(a: DiscordAttachment): Attachment {
   const mimeType = a.contentType ?? undefined;
-  const family = typeof mimeType === 'string' ? mimeType.split('/')[0] : undefined;
-  const kind = family === 'image' || family === 'audio' || family === 'video' ? family : 'file';
-  const out: Attachment = { kind, url: a.url, name: a.name, size: a.size };
+  const out: Attachment = { kind: kindOfMime(typeof mimeType === 'string' ? mimeType : undefined), url: a.url, fileId: a.id, name: a.name, size: a.size };
   if (mimeType !== undefined) out.mimeType = mimeType;
+  // Voice messages are OGG attachments that carry a waveform (and the message the IS_VOICE_MESSAGE flag).
+  if (a.waveform !== null && a.waveform !== undefined) out.voice = true;
   return out;
 }

@@ -157,6 +157,12 @@ describe('toInbound', () => {
     expect(msg.quoted).toEqual({ platformMessageId: '4000', text: 'my earlier answer', fromBot: true });
   });
 
+  it('a message with only files has no text (no "sent no text" note): the files speak for it', () => {
+    const file = { kind: 'audio' as const, url: 'https://cdn.example/v.ogg', fileId: '77', mimeType: 'audio/ogg', voice: true };
+    expect(toInbound(view({ content: '', attachments: [file] }), BOT, placementOf(view())).text).toBe('');
+    expect(toInbound(view({ content: '' }), BOT, placementOf(view())).text).toBe('(the user sent no text)');
+  });
+
   it('survives a JSON round trip unchanged (it travels through Redis)', () => {
     const v = view({ attachments: [{ kind: 'image', url: 'https://cdn.example/a.png', mimeType: 'image/png', name: 'a.png', size: 3 }] });
     const msg = toInbound(v, BOT, placementOf(v));

@@ -116,6 +116,12 @@ export function cleanText(view: MessageView, botId: string): string {
   return text === '' ? DISCORD_EMPTY_TEXT_NOTE : text;
 }
 
+/** A message with files may have no words: the files speak for it (no "sent no text" note). */
+function textWithFiles(view: MessageView, botId: string): string {
+  const text = cleanText(view, botId);
+  return text === DISCORD_EMPTY_TEXT_NOTE && view.attachments.length > 0 ? '' : text;
+}
+
 /** A thread name from the message: first line, mention-free, at most DISCORD_THREAD_NAME_MAX characters. */
 export function threadNameFor(view: MessageView, botId: string): string {
   const text = cleanText(view, botId);
@@ -159,7 +165,7 @@ export function toInbound(view: MessageView, botId: string, placement: Placement
     chatId: placement.chatId,
     userId: view.authorId,
     userName: view.authorName,
-    text: cleanText(view, botId),
+    text: textWithFiles(view, botId),
     attachments: view.attachments,
     platformMessageId: view.id,
     sentAt: view.sentAt,

@@ -2,7 +2,7 @@
  * Maps what @discordjs/rest throws onto the shared typed errors, so delivery decides without string matching.
  */
 import { DiscordAPIError, HTTPError, RateLimitError } from 'discord.js';
-import { AuthError, BadRequestError, NetworkError, NotFoundError, PlatformError, RateLimitedError } from '../errors.js';
+import { AuthError, BadRequestError, FileTooLargeError, NetworkError, NotFoundError, PlatformError, RateLimitedError } from '../errors.js';
 
 const PLATFORM = 'discord';
 
@@ -14,6 +14,7 @@ export const DiscordErrorCode = {
   MissingAccess: 50001,
   MissingPermissions: 50013,
   InvalidFormBody: 50035,
+  RequestEntityTooLarge: 40005,
   ThreadAlreadyCreated: 160004,
 } as const;
 
@@ -34,6 +35,7 @@ export function toPlatformError(err: unknown): PlatformError {
     if (err.status === 404 || NOT_FOUND_CODES.includes(err.code)) {
       return new NotFoundError(text, PLATFORM, { cause: err });
     }
+    if (err.status === 413 || err.code === DiscordErrorCode.RequestEntityTooLarge) return new FileTooLargeError(text, PLATFORM, undefined, { cause: err });
     if (err.status === 401 || err.status === 403) return new AuthError(text, PLATFORM, { cause: err });
     if (err.status === 429) return new RateLimitedError(PLATFORM, retryAfterOf(err.rawError), { cause: err });
     if (err.status >= 500) return new NetworkError(text, PLATFORM, { cause: err });
@@ -41,6 +43,8 @@ export function toPlatformError(err: unknown): PlatformError {
   }
   if (err instanceof HTTPError) {
     const text = `Discord ${err.method} ${pathOf(err.url)} failed: ${err.status} ${err.message}`;
+    // A 413 from in front of the API (no JSON body) is still "too large", not worth retrying.
+    if (err.status === 413) return new FileTooLargeError(text, PLATFORM, undefined, { cause: err });
     return new NetworkError(text, PLATFORM, { cause: err });
   }
   const message = err instanceof Error ? err.message : String(err);

@@ -4,10 +4,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
-import { FormattingError, RateLimitedError } from '../errors.js';
+import { FormattingError, NetworkError, RateLimitedError } from '../errors.js';
 import { chunkMessage } from '../shared/chunk.js';
 import { sendChunks } from '../shared/send-chunks.js';
-import type { PlatformEgress, SendOptions, SentMessage, TurnReactions } from '../types.js';
+import type { OutboundFile, PlatformEgress, SendOptions, SentMessage, TurnReactions } from '../types.js';
 import { slackCodec } from './codec.js';
 import {
   SLACK_DEFAULT_API_URL,
@@ -77,6 +77,8 @@ class SlackEgressImpl implements SlackEgress {
   readonly duplicateSafety = 'detectable' as const;
   readonly typingRefreshMs = SLACK_TYPING_REFRESH_MS;
   readonly turnReactions: TurnReactions = { working: SLACK_WORKING_REACTION, done: SLACK_DONE_REACTION };
+  /** Voice replies go as an MP3 file, which Slack plays inline. */
+  readonly voiceFormat = 'mp3' as const;
   typingDisabled = false;
 
   private readonly client: WebClient;
@@ -174,6 +176,23 @@ class SlackEgressImpl implements SlackEgress {
     }
     if (found.size > 0) this.logger.info({ key, found: [...found.keys()] }, 'slack: earlier attempt already sent these chunks');
     return found;
+  }
+
+  /**
+   * Files upload v2 through the SDK's `filesUploadV2`: files.getUploadURLExternal, the bytes to the URL it names,
+   * then files.completeUploadExternal shares the file in the conversation (its thread, or a DM's top level), the
+   * caption as its comment. Resolves with the file id. Slack has no idempotency key for uploads.
+   */
+  async sendFile(conversationId: string, file: OutboundFile): Promise<string> {
+    const { channel, threadTs } = slackCodec.decode(conversationId);
+    const caption = file.caption?.trim() ? markdownToMrkdwn(file.caption.trim()) : undefined;
+    const upload = { file: file.data, filename: file.name, title: file.name, ...(caption !== undefined && { initial_comment: caption }) };
+    const res = await this.call('files.uploadV2', () =>
+      this.client.filesUploadV2(threadTs === undefined ? { ...upload, channel_id: channel } : { ...upload, channel_id: channel, thread_ts: threadTs }),
+    );
+    const id = res.files[0]?.files?.[0]?.id;
+    if (id === undefined) throw new NetworkError('slack files.uploadV2: Slack confirmed the upload without a file id', 'slack');
+    return id;
   }
 
   async edit(conversationId: string, messageId: string, markdown: string): Promise<void> {

@@ -4,6 +4,7 @@
 export { createSlackIngress, type SlackIngress, type SlackIngressHealth, type SlackTransport } from './ingress.js';
 export { createSlackEgress, slackEmojiName, type SlackEgress } from './egress.js';
 export { slackCodec, type SlackConversation } from './codec.js';
+export { SlackFiles, type SlackFilesOptions } from './files.js';
 export { markdownToMrkdwn, escapeMrkdwn } from './format.js';
 export { classifySlackEvent, type Classification, type SlackIdentity } from './normalize.js';
 

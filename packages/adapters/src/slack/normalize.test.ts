@@ -14,14 +14,18 @@ describe('classifySlackEvent', () => {
         user: 'U1',
         ts: '1700000000.000100',
         text: 'look',
-        files: [{ name: 'a.png', mimetype: 'image/png', size: 42, url_private: 'https://files.slack.com/a.png' }],
+        files: [
+          { id: 'F1', name: 'a.png', mimetype: 'image/png', size: 42, url_private: 'https://files.slack.com/a.png' },
+          { id: 'F2', name: 'clip.webm', mimetype: 'audio/webm', subtype: 'slack_audio', size: 9, url_private: 'https://files.slack.com/c', url_private_download: 'https://files.slack.com/c/download' },
+        ],
       },
       me,
     );
     expect(c.action).toBe('take');
     if (c.action !== 'take') return;
     expect(c.message.attachments).toEqual([
-      { kind: 'image', url: 'https://files.slack.com/a.png', mimeType: 'image/png', name: 'a.png', size: 42 },
+      { kind: 'image', url: 'https://files.slack.com/a.png', fileId: 'F1', mimeType: 'image/png', name: 'a.png', size: 42 },
+      { kind: 'audio', url: 'https://files.slack.com/c/download', fileId: 'F2', mimeType: 'audio/webm', voice: true, name: 'clip.webm', size: 9 },
     ]);
     expect(c.message.sentAt).toBe(1_700_000_000_000);
   });

@@ -6,6 +6,7 @@
  */
 import type { Attachment, InboundMessage } from '../types.js';
 import { slackCodec } from './codec.js';
+import { kindOfMime } from '../shared/attachment-kind.js';
 
 /** Subtypes that are still a person writing to us; everything else (edits, deletes, joins, bots) is ignored. */
 const USER_SUBTYPES = new Set(['file_share', 'thread_broadcast']);
@@ -121,21 +122,18 @@ function filesToAttachments(files: unknown): Attachment[] {
     const url = str(f, 'url_private_download') ?? str(f, 'url_private');
     if (url === undefined) continue;
     const mimeType = str(f, 'mimetype');
-    const attachment: Attachment = { kind: kindOf(mimeType), url };
+    const attachment: Attachment = { kind: kindOfMime(mimeType), url };
+    const id = str(f, 'id');
+    if (id !== undefined) attachment.fileId = id;
     if (mimeType !== undefined) attachment.mimeType = mimeType;
+    // Slack's recorded audio clips ("huddle"/voice clips) say so in their subtype.
+    if (str(f, 'subtype') === 'slack_audio') attachment.voice = true;
     const name = str(f, 'name');
     if (name !== undefined) attachment.name = name;
     if (typeof f.size === 'number') attachment.size = f.size;
     out.push(attachment);
   }
   return out;
-}
-
-function kindOf(mimeType: string | undefined): Attachment['kind'] {
-  if (mimeType?.startsWith('image/')) return 'image';
-  if (mimeType?.startsWith('audio/')) return 'audio';
-  if (mimeType?.startsWith('video/')) return 'video';
-  return 'file';
 }
 
 /** Plain JSON for Redis: drop undefined fields rather than carrying them as keys. */

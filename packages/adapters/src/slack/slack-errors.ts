@@ -6,6 +6,7 @@ import { ErrorCode, type WebAPICallError } from '@slack/web-api';
 import {
   AuthError,
   BadRequestError,
+  FileTooLargeError,
   FormattingError,
   NetworkError,
   NotFoundError,
@@ -20,7 +21,7 @@ const DEFAULT_RETRY_AFTER_MS = 1_000;
 const AUTH_ERRORS = new Set([
   'invalid_auth', 'not_authed', 'token_revoked', 'token_expired', 'account_inactive', 'missing_scope',
   'no_permission', 'not_allowed_token_type', 'access_denied', 'ekm_access_denied', 'team_access_not_granted',
-  'org_login_required', 'team_disabled', 'user_removed_from_team',
+  'org_login_required', 'team_disabled', 'user_removed_from_team', 'file_uploads_disabled',
 ]);
 const NOT_FOUND_ERRORS = new Set([
   'channel_not_found', 'thread_not_found', 'message_not_found', 'not_in_channel', 'user_not_found',
@@ -55,6 +56,7 @@ export function toPlatformError(err: unknown, method: string): PlatformError {
       if (err.statusCode >= 500) return new NetworkError(what, PLATFORM, opts);
       if (err.statusCode === 401 || err.statusCode === 403) return new AuthError(what, PLATFORM, opts);
       if (err.statusCode === 404) return new NotFoundError(what, PLATFORM, opts);
+      if (err.statusCode === 413) return new FileTooLargeError(what, PLATFORM, undefined, opts);
       return new BadRequestError(what, PLATFORM, opts);
     }
     case ErrorCode.PlatformError: {
@@ -65,6 +67,7 @@ export function toPlatformError(err: unknown, method: string): PlatformError {
         return new RateLimitedError(PLATFORM, sec === undefined ? DEFAULT_RETRY_AFTER_MS : sec * 1000, opts);
       }
       if (AUTH_ERRORS.has(code)) return new AuthError(what, PLATFORM, opts);
+      if (code === 'file_upload_size_restricted') return new FileTooLargeError(what, PLATFORM, undefined, opts);
       if (NOT_FOUND_ERRORS.has(code)) return new NotFoundError(what, PLATFORM, opts);
       if (FORMATTING_ERRORS.has(code)) return new FormattingError(what, PLATFORM, opts);
       if (TRANSIENT_ERRORS.has(code)) return new NetworkError(what, PLATFORM, opts);

@@ -7,6 +7,7 @@ import { TelegramError } from 'telegraf';
 import {
   AuthError,
   BadRequestError,
+  FileTooLargeError,
   FormattingError,
   NetworkError,
   NotFoundError,
@@ -38,6 +39,9 @@ export const isParseEntitiesError = (err: unknown): boolean => describes(err, /c
 export const isNotModified = (err: unknown): boolean => describes(err, /message is not modified/i);
 export const isThreadNotFound = (err: unknown): boolean => describes(err, /message thread not found/i);
 export const isReplyNotFound = (err: unknown): boolean => describes(err, /message to be replied not found/i);
+/** sendPhoto could not make a photo of the file (not a picture Telegram reads, too big, odd dimensions): send it as a document. */
+export const isPhotoRefused = (err: unknown): boolean =>
+  describes(err, /IMAGE_PROCESS_FAILED|PHOTO_INVALID_DIMENSIONS|PHOTO_SAVE_FILE_INVALID|PHOTO_EXT_INVALID/i);
 /** The chat does not take this reaction (or any): reacting is best-effort, so these are not errors. */
 export const isReactionRefused = (err: unknown): boolean =>
   describes(err, /REACTION_INVALID|REACTIONS_TOO_MANY|REACTION_EMPTY|reactions? (are|is) (not allowed|disabled|unavailable)/i);
@@ -60,6 +64,8 @@ export function toPlatformError(err: unknown, what: string): PlatformError {
   const message = `${what} failed: ${f.code} ${f.description}`;
   const options = { cause: err };
   if (f.code === 429) return new RateLimitedError(PLATFORM, (f.retryAfterSec ?? 1) * 1000, options);
+  // 413 "Request Entity Too Large": an upload over the Bot API's limit (50 MB on Telegram's own servers).
+  if (f.code === 413) return new FileTooLargeError(message, PLATFORM, undefined, options);
   // 404 "Not Found" on a Bot API path means a malformed token, not a missing chat.
   if (f.code === 401 || f.code === 404) return new AuthError(`${message} (check TELEGRAM_BOT_TOKEN)`, PLATFORM, options);
   if (f.code === 403) return new AuthError(message, PLATFORM, options);

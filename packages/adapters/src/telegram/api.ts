@@ -35,6 +35,9 @@ export interface TelegramApiOptions {
  * the poll loop with it, waiting forever while health still says connected.
  */
 export const TELEGRAM_CALL_TIMEOUT_MS = 30_000;
+/** An upload (up to 50 MB, or more through a local Bot API server) is given this long on top. */
+export const TELEGRAM_UPLOAD_EXTRA_MS = 300_000;
+const UPLOAD_METHODS: ReadonlySet<string> = new Set(['sendPhoto', 'sendDocument', 'sendVoice', 'sendAudio']);
 
 /**
  * telegraf resolves method URLs against the API root, so a root with a path but no trailing slash
@@ -72,7 +75,7 @@ export class TelegramApi {
   ): Promise<ReturnType<ApiMethods[M]>> {
     // A long poll is allowed its own timeout on top of the deadline.
     const pollSec = method === 'getUpdates' ? Number((payload as { timeout?: number }).timeout ?? 0) : 0;
-    const deadlineMs = pollSec * 1000 + this.callTimeoutMs;
+    const deadlineMs = pollSec * 1000 + this.callTimeoutMs + (UPLOAD_METHODS.has(method) ? TELEGRAM_UPLOAD_EXTRA_MS : 0);
     return pRetry(() => this.callOnce(method, payload, deadlineMs, signal), {
       retries: TELEGRAM_RATE_LIMIT_RETRIES,
       // The only wait is the one Telegram names (retry_after), slept below; no backoff of our own on top.

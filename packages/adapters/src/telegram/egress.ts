@@ -11,7 +11,7 @@ import type { TelegramEmoji } from 'telegraf/types';
 import { BadRequestError } from '../errors.js';
 import { chunkMessage } from '../shared/chunk.js';
 import { sendChunks } from '../shared/send-chunks.js';
-import type { PlatformEgress, SendOptions, SentMessage } from '../types.js';
+import type { OutboundFile, PlatformEgress, SendFileOptions, SendOptions, SentMessage } from '../types.js';
 import {
   isNotModified,
   isParseEntitiesError,
@@ -29,6 +29,7 @@ import {
   type TelegramEgressOptions,
 } from './config.js';
 import { formatChunks, type OutgoingChunk } from './format.js';
+import { uploadFile } from './upload.js';
 
 const PLATFORM = 'telegram';
 
@@ -49,6 +50,8 @@ export class TelegramEgress implements PlatformEgress {
   readonly maxMessageLength = TELEGRAM_MAX_MESSAGE_LENGTH;
   readonly duplicateSafety = 'none' as const;
   readonly typingRefreshMs = TELEGRAM_TYPING_REFRESH_MS;
+  /** sendVoice plays OGG/Opus as a voice note. */
+  readonly voiceFormat = 'ogg_opus' as const;
   private readonly api: TelegramApi;
   private readonly logger: Logger;
 
@@ -58,12 +61,8 @@ export class TelegramEgress implements PlatformEgress {
   }
 
   async send(conversationId: string, markdown: string, opts: SendOptions = {}): Promise<SentMessage> {
-    const { chatId, threadId } = telegramCodec.decode(conversationId);
     if (markdown.trim() === '') throw new BadRequestError('cannot send an empty message', PLATFORM);
-    const target: Target = {
-      chatId,
-      ...(threadId !== undefined && threadId !== TELEGRAM_GENERAL_TOPIC_ID && { threadId: Number(threadId) }),
-    };
+    const target = targetOf(conversationId);
     const chunks: Chunk[] = opts.plain
       ? chunkMessage(markdown, this.maxMessageLength).map((plain) => ({ plain, html: null }))
       : formatChunks(markdown, this.maxMessageLength).map((c: OutgoingChunk) => ({ ...c }));
@@ -106,6 +105,12 @@ export class TelegramEgress implements PlatformEgress {
         }
       }
     }
+  }
+
+  /** `idempotencyKey` is ignored, as for text: the Bot API has no idempotency key. */
+  async sendFile(conversationId: string, file: OutboundFile, opts: SendFileOptions = {}): Promise<string> {
+    const replyTo = opts.replyTo === undefined ? undefined : parseMessageId(opts.replyTo);
+    return String(await uploadFile(this.api, this.logger, targetOf(conversationId), file, replyTo));
   }
 
   async edit(conversationId: string, messageId: string, markdown: string): Promise<void> {
@@ -180,6 +185,12 @@ export class TelegramEgress implements PlatformEgress {
       throw toPlatformError(err, 'setMessageReaction');
     }
   }
+}
+
+/** Where a conversation's messages go: its chat and topic (none for the General topic, which refuses its own id). */
+function targetOf(conversationId: string): Target {
+  const { chatId, threadId } = telegramCodec.decode(conversationId);
+  return { chatId, ...(threadId !== undefined && threadId !== TELEGRAM_GENERAL_TOPIC_ID && { threadId: Number(threadId) }) };
 }
 
 /** Accepts the platform message id (`"42"`) or the InboundMessage id form (`"<chat_id>:42"`). */

@@ -5,6 +5,7 @@
 import type { TelegramEgressOptions, TelegramIngressOptions } from './config.js';
 import { TelegramEgress } from './egress.js';
 import { TelegramIngress } from './ingress.js';
+import { TelegramFiles, type TelegramFilesOptions } from './files.js';
 
 export function createTelegramIngress(opts: TelegramIngressOptions): TelegramIngress {
   return new TelegramIngress(opts);
@@ -14,7 +15,12 @@ export function createTelegramEgress(opts: TelegramEgressOptions): TelegramEgres
   return new TelegramEgress(opts);
 }
 
+export function createTelegramFiles(opts: TelegramFilesOptions): TelegramFiles {
+  return new TelegramFiles(opts);
+}
+
 export { TelegramIngress } from './ingress.js';
+export { TelegramFiles, type TelegramFilesOptions } from './files.js';
 export { TelegramEgress } from './egress.js';
 export { telegramCodec, type TelegramConversation } from './codec.js';
 export { markdownToTelegramHtml } from './format.js';

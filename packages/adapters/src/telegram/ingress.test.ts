@@ -204,13 +204,29 @@ describe('telegram polling ingress', () => {
     await fake.waitFor(() => running!.received.length === 3);
     const [photo, doc, voice] = running.received;
     expect(photo.text).toBe('what is this?');
-    expect(photo.attachments).toEqual([{ kind: 'image', url: expect.stringMatching(/^tg-file:/), mimeType: 'image/jpeg', size: 4000 }]);
+    expect(photo.attachments).toEqual([
+      { kind: 'image', url: expect.stringMatching(/^tg-file:/), fileId: expect.any(String), mimeType: 'image/jpeg', size: 4000 },
+    ]);
+    expect(photo.attachments[0].url).toBe(`tg-file:${photo.attachments[0].fileId}`);
     expect(doc.attachments).toMatchObject([{ kind: 'file', mimeType: 'application/pdf', name: 'report.pdf' }]);
-    expect(voice.attachments).toMatchObject([{ kind: 'audio', mimeType: 'audio/ogg' }]);
+    expect(voice.attachments).toMatchObject([{ kind: 'audio', mimeType: 'audio/ogg', voice: true }]);
     // The file id resolves through getFile, which is what the worker will do.
     const fileId = photo.attachments[0].url.slice('tg-file:'.length);
     const res = await fetch(`${fake.apiRoot}/bot${fake.token}/getFile?file_id=${encodeURIComponent(fileId)}`);
     expect(((await res.json()) as { result: { file_size: number } }).result.file_size).toBe(4000);
+  });
+
+  it('joins the photos of an album into one message with every photo and the caption', async () => {
+    running = await startIngress(fake);
+    fake.injectMessage({ chatId: 778, userId: 778, caption: 'our trip', photo: true, mediaGroupId: 'g1' });
+    fake.injectMessage({ chatId: 778, userId: 778, photo: true, mediaGroupId: 'g1' });
+    fake.injectMessage({ chatId: 778, userId: 778, text: 'after the album' });
+    await fake.waitFor(() => running!.received.length === 2);
+    const [album, after] = running.received;
+    expect(album.text).toBe('our trip');
+    expect(album.attachments.map((a) => a.kind)).toEqual(['image', 'image']);
+    expect(new Set(album.attachments.map((a) => a.fileId)).size).toBe(2);
+    expect(after.text).toBe('after the album');
   });
 
   it('removes a leftover webhook before polling', async () => {

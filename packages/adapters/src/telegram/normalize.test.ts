@@ -52,7 +52,7 @@ describe('normalizeMessage', () => {
       msg({ caption, caption_entities: [mention(caption)], photo: [{ file_id: 'small' }, { file_id: 'big', file_size: 9 }] }),
     );
     expect(r.message.text).toBe('what is in this picture?');
-    expect(r.message.attachments).toEqual([{ kind: 'image', url: 'tg-file:big', mimeType: 'image/jpeg', size: 9 }]);
+    expect(r.message.attachments).toEqual([{ kind: 'image', url: 'tg-file:big', fileId: 'big', mimeType: 'image/jpeg', size: 9 }]);
     expect(r.joinable).toBe(false);
   });
 

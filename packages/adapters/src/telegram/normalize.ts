@@ -7,7 +7,8 @@
  */
 import type { Attachment, ChatType, InboundMessage } from '../types.js';
 import { telegramCodec } from './codec.js';
-import { TELEGRAM_GENERAL_TOPIC_ID } from './config.js';
+import { TELEGRAM_FILE_REF_PREFIX, TELEGRAM_GENERAL_TOPIC_ID } from './config.js';
+import { kindOfMime } from '../shared/attachment-kind.js';
 import { readAddressing, type BotIdentity } from './mention.js';
 import type { TgChat, TgFile, TgMessage } from './wire.js';
 
@@ -23,6 +24,8 @@ export type NormalizeResult =
       message: InboundMessage;
       /** Plain text that may be the first or next part of a message the client split; commands and media are not. */
       joinable: boolean;
+      /** Part of an album: Telegram sends each photo of an album as its own message with this id. */
+      mediaGroupId?: string;
     }
   | { accepted: false; reason: 'own-message' | 'unsupported-chat' | 'not-addressed' | 'other-bot-command' | 'empty' };
 
@@ -71,7 +74,7 @@ export function normalizeMessage(msg: TgMessage, opts: NormalizeOptions): Normal
     sentAt: msg.date * 1000,
   };
   const joinable = addressing.command === null && attachments.length === 0;
-  return { accepted: true, message, joinable };
+  return { accepted: true, message, joinable, ...(msg.media_group_id !== undefined && attachments.length > 0 && { mediaGroupId: msg.media_group_id }) };
 }
 
 function chatTypeOf(chat: TgChat): ChatType | null {
@@ -114,19 +117,12 @@ function userNameOf(msg: TgMessage): string | undefined {
 }
 
 function fileAttachment(kind: Attachment['kind'], f: TgFile, defaultMime?: string): Attachment {
-  const a: Attachment = { kind, url: `tg-file:${f.file_id}` };
+  const a: Attachment = { kind, url: `${TELEGRAM_FILE_REF_PREFIX}${f.file_id}`, fileId: f.file_id };
   const mimeType = f.mime_type ?? defaultMime;
   if (mimeType !== undefined) a.mimeType = mimeType;
   if (f.file_name !== undefined) a.name = f.file_name;
   if (f.file_size !== undefined) a.size = f.file_size;
   return a;
-}
-
-function kindOfMime(mime: string | undefined): Attachment['kind'] {
-  if (mime?.startsWith('image/')) return 'image';
-  if (mime?.startsWith('audio/')) return 'audio';
-  if (mime?.startsWith('video/')) return 'video';
-  return 'file';
 }
 
 /** Files become `tg-file:<file_id>` references; the worker resolves them with getFile when it needs the bytes. */
@@ -137,7 +133,7 @@ function attachmentsOf(msg: TgMessage): Attachment[] {
     out.push(fileAttachment('image', msg.photo[msg.photo.length - 1], 'image/jpeg'));
   }
   if (msg.document) out.push(fileAttachment(kindOfMime(msg.document.mime_type), msg.document));
-  if (msg.voice) out.push(fileAttachment('audio', msg.voice, 'audio/ogg'));
+  if (msg.voice) out.push({ ...fileAttachment('audio', msg.voice, 'audio/ogg'), voice: true });
   if (msg.audio) out.push(fileAttachment('audio', msg.audio));
   if (msg.video) out.push(fileAttachment('video', msg.video));
   if (msg.video_note) out.push(fileAttachment('video', msg.video_note, 'video/mp4'));

@@ -55,6 +55,8 @@ export interface TgMessage {
   video?: TgFile;
   video_note?: TgFile;
   animation?: TgFile;
+  /** Set on every message of an album (photos/videos/documents sent together). */
+  media_group_id?: string;
   forum_topic_created?: { name: string };
 }
 
@@ -121,6 +123,7 @@ const MESSAGE_FIELDS: Record<string, Check> = {
   video: isFile,
   video_note: isFile,
   animation: isFile,
+  media_group_id: isString,
   forum_topic_created: shape({ name: isString }),
 };
 

@@ -15,7 +15,7 @@ import type { AgentEvent } from '../loop/types.js';
 import { compressHistory, type CompressionResult } from './compressor.js';
 import type { CompressionOptions } from './options.js';
 import { DEFAULT_THRESHOLD_RATIO, thresholdFor } from './thresholds.js';
-import { estimateMessagesTokens, estimateRequestTokens } from './tokens.js';
+import { estimateMessagesTokens, estimateRequestTokens, imageTokensFor } from './tokens.js';
 import { effectiveContextWindow, learnContextWindow, stepDownWindow } from './windows.js';
 
 export const MAX_PREFLIGHT_PASSES = 3;
@@ -50,6 +50,11 @@ export class LoopCompressor {
     return this.assumedWindow === undefined ? known : Math.min(known, this.assumedWindow);
   }
 
+  /** The per-image estimate of the provider in use. */
+  private get imageTokens(): number {
+    return imageTokensFor(this.deps.caller().provider.apiMode);
+  }
+
   get threshold(): number {
     return thresholdFor(this.window, this.deps.options.thresholdRatio ?? DEFAULT_THRESHOLD_RATIO);
   }
@@ -59,7 +64,7 @@ export class LoopCompressor {
     const passes = this.deps.options.maxPreflightPasses ?? MAX_PREFLIGHT_PASSES;
     for (let pass = 0; pass < passes; pass++) {
       const messages = transcript.forRequest();
-      if (estimateRequestTokens(this.deps.systemPrompt, messages, tools) < this.threshold) return;
+      if (estimateRequestTokens(this.deps.systemPrompt, messages, tools, this.imageTokens) < this.threshold) return;
       const result = await this.compress(messages, 'preflight');
       if (!madeProgress(result)) return;
       transcript.replaceContext(result.messages);
@@ -74,8 +79,8 @@ export class LoopCompressor {
     const messages = transcript.forRequest();
     const tokens =
       lastPromptTokens !== undefined && lastPromptTokens > 0
-        ? lastPromptTokens + estimateMessagesTokens(added)
-        : estimateRequestTokens(this.deps.systemPrompt, messages, tools);
+        ? lastPromptTokens + estimateMessagesTokens(added, this.imageTokens)
+        : estimateRequestTokens(this.deps.systemPrompt, messages, tools, this.imageTokens);
     if (tokens < this.threshold) return;
     const result = await this.compress(messages, 'after tool results');
     if (madeProgress(result)) transcript.replaceContext(result.messages);
@@ -85,7 +90,7 @@ export class LoopCompressor {
   readonly onContextOverflow = async (messages: ChatMessage[], err: ProviderError): Promise<ChatMessage[] | null> => {
     const model = this.deps.caller().provider.model;
     if (err.contextLimit !== undefined) learnContextWindow(model, err.contextLimit);
-    else this.assumedWindow = this.stepDownBelow(estimateRequestTokens(this.deps.systemPrompt, messages));
+    else this.assumedWindow = this.stepDownBelow(estimateRequestTokens(this.deps.systemPrompt, messages, [], this.imageTokens));
     const result = await this.compress(messages, 'context too large');
     if (madeProgress(result)) return result.messages;
     this.status('nothing left to compress: the recent messages alone are too large for the model');

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { gatewayThreshold, gatewayWarningThreshold, thresholdFor } from './thresholds.js';
-import { estimateMessagesTokens, estimateRequestTokens } from './tokens.js';
+import { IMAGE_TOKENS, estimateMessagesTokens, estimateRequestTokens } from './tokens.js';
 import { effectiveContextWindow, forgetLearntContextWindows, learnContextWindow, stepDownWindow } from './windows.js';
 
 afterEach(() => forgetLearntContextWindows());
@@ -28,6 +28,16 @@ describe('token estimates', () => {
     expect(estimateMessagesTokens([call])).toBeGreaterThan(100);
     const schema = { name: 'search', description: 'd'.repeat(4_000), parameters: {} };
     expect(estimateRequestTokens('', [text], [schema]) - estimateRequestTokens('', [text])).toBeGreaterThanOrEqual(1_000);
+  });
+
+  it('count each image shown at the provider\'s fixed estimate, and none for a stored reference (its bytes are not sent)', () => {
+    const image = { mimeType: 'image/png', data: 'AAAA' };
+    const shown = { role: 'user' as const, content: 'look', images: [image, image] };
+    const plain = { role: 'user' as const, content: 'look' };
+    expect(estimateMessagesTokens([shown], IMAGE_TOKENS.openai) - estimateMessagesTokens([plain])).toBe(2 * IMAGE_TOKENS.openai);
+    expect(estimateRequestTokens('', [shown], [], IMAGE_TOKENS.anthropic) - estimateRequestTokens('', [plain])).toBe(2 * IMAGE_TOKENS.anthropic);
+    const referenced = { ...plain, attachments: [{ platform: 'telegram', fileId: 'f', url: 'tg-file:f', kind: 'image' as const }] };
+    expect(estimateMessagesTokens([referenced])).toBe(estimateMessagesTokens([plain]));
   });
 });
 

@@ -4,19 +4,46 @@
  * "is it time to compress" without shipping a tokenizer per model.
  */
 import type { ChatMessage } from '../types.js';
-import type { ToolSchema } from '../providers/types.js';
+import type { ApiMode, ToolSchema } from '../providers/types.js';
 
 export const CHARS_PER_TOKEN = 4;
 /** Role, separators and ids cost tokens too; a flat allowance per message keeps many tiny messages honest. */
 const MESSAGE_OVERHEAD_CHARS = 16;
 
+/**
+ * What one image costs, fixed per provider rather than measured: OpenAI bills a 1024×1024 image at high detail
+ * as 765 tokens (85 + 4 tiles × 170); Anthropic about width × height / 750, up to ~1,600 for the 1.15-megapixel
+ * size it scales pictures down to. Larger pictures are scaled by the provider, so these are close to the ceiling.
+ */
+export const IMAGE_TOKENS = { openai: 765, anthropic: 1600 } as const;
+/** When the provider is not known: the larger estimate, so the threshold errs on the side of compressing. */
+export const DEFAULT_IMAGE_TOKENS = Math.max(...Object.values(IMAGE_TOKENS));
+
+/** By wire API: OpenAI's two APIs bill images alike; Claude is Claude directly or through Bedrock. */
+export function imageTokensFor(apiMode: ApiMode | undefined): number {
+  switch (apiMode) {
+    case 'chat_completions':
+    case 'responses':
+      return IMAGE_TOKENS.openai;
+    case 'anthropic_messages':
+    case 'bedrock_converse':
+      return IMAGE_TOKENS.anthropic;
+    default:
+      return DEFAULT_IMAGE_TOKENS;
+  }
+}
+
 export function estimateTextTokens(text: string): number {
   return Math.ceil(text.length / CHARS_PER_TOKEN);
 }
 
-/** Characters a message puts on the wire: text, reasoning and the whole tool-call envelope. */
-export function messageChars(m: ChatMessage): number {
+/**
+ * Characters a message puts on the wire: text, reasoning, the whole tool-call envelope, and each image it shows
+ * (counted as its token estimate in characters; the history keeps no image bytes, only text notes).
+ */
+export function messageChars(m: ChatMessage, imageTokens = DEFAULT_IMAGE_TOKENS): number {
   let chars = MESSAGE_OVERHEAD_CHARS + (m.content?.length ?? 0) + (m.reasoning?.length ?? 0);
+  chars += (m.images?.length ?? 0) * imageTokens * CHARS_PER_TOKEN;
   if (m.tool_calls && m.tool_calls.length > 0) chars += JSON.stringify(m.tool_calls).length;
   if (m.tool_call_id) chars += m.tool_call_id.length;
   return chars;
@@ -26,16 +53,21 @@ export function estimateMessageTokens(m: ChatMessage): number {
   return Math.ceil(messageChars(m) / CHARS_PER_TOKEN);
 }
 
-export function estimateMessagesTokens(messages: readonly ChatMessage[]): number {
+export function estimateMessagesTokens(messages: readonly ChatMessage[], imageTokens = DEFAULT_IMAGE_TOKENS): number {
   let chars = 0;
-  for (const m of messages) chars += messageChars(m);
+  for (const m of messages) chars += messageChars(m, imageTokens);
   return Math.ceil(chars / CHARS_PER_TOKEN);
 }
 
 /** A whole request: system prompt, messages and the tool schemas (which can be thousands of tokens). */
-export function estimateRequestTokens(systemPrompt: string, messages: readonly ChatMessage[], tools: readonly ToolSchema[] = []): number {
+export function estimateRequestTokens(
+  systemPrompt: string,
+  messages: readonly ChatMessage[],
+  tools: readonly ToolSchema[] = [],
+  imageTokens = DEFAULT_IMAGE_TOKENS,
+): number {
   const toolChars = tools.length > 0 ? JSON.stringify(tools).length : 0;
   let chars = systemPrompt.length + toolChars;
-  for (const m of messages) chars += messageChars(m);
+  for (const m of messages) chars += messageChars(m, imageTokens);
   return Math.ceil(chars / CHARS_PER_TOKEN);
 }

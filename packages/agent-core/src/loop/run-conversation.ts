@@ -65,7 +65,7 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
     emit,
   });
   const userMessage = sanitizeText(opts.userMessage);
-  const transcript = new Transcript(opts.history, { role: 'user', content: userMessage });
+  const transcript = new Transcript(opts.history, { role: 'user', content: userMessage, ...userMediaOf(opts) });
   emit({ type: 'turn_start', model: caller.model, userMessage });
   for (const { name, reason } of unavailable) {
     emit({ type: 'status', kind: 'info', message: `tool ${name} unavailable: ${reason}` });
@@ -210,4 +210,12 @@ function safeEmitter(onEvent: ((event: AgentEvent) => void) | undefined): (event
       // Rendering is best effort; the turn's result is still returned to the caller.
     }
   };
+}
+
+/** The files of the user message: references to store, images to show (only fields that are set). */
+function userMediaOf(opts: ConversationOptions): Pick<ChatMessage, 'attachments' | 'images'> {
+  const media: Pick<ChatMessage, 'attachments' | 'images'> = {};
+  if (opts.userAttachments?.length) media.attachments = opts.userAttachments;
+  if (opts.userImages?.length) media.images = opts.userImages;
+  return media;
 }

@@ -14,6 +14,15 @@ describe('sanitizeText', () => {
 });
 
 describe('sanitizeHistory', () => {
+  it('merging two user messages keeps the files and images of both', () => {
+    const ref = (id: string) => ({ platform: 'slack', fileId: id, url: `https://files/${id}`, kind: 'image' as const });
+    const merged = sanitizeHistory([
+      { role: 'user', content: 'one', attachments: [ref('a')], images: [{ mimeType: 'image/png', data: 'A' }] },
+      { role: 'user', content: 'two', attachments: [ref('b')] },
+    ]);
+    expect(merged).toEqual([{ role: 'user', content: 'one\n\ntwo', attachments: [ref('a'), ref('b')], images: [{ mimeType: 'image/png', data: 'A' }] }]);
+  });
+
   it('leaves a well-formed history as it is', () => {
     const history: ChatMessage[] = [
       { role: 'user', content: 'hi' },

@@ -73,6 +73,11 @@ function mergeMessages(first: ChatMessage, second: ChatMessage): ChatMessage {
   merged.content = joinText(first.content, second.content);
   const reasoning = joinText(first.reasoning ?? null, second.reasoning ?? null);
   if (reasoning !== null) merged.reasoning = reasoning;
+  // Files and images of both stay with the merged text.
+  const attachments = [...(first.attachments ?? []), ...(second.attachments ?? [])];
+  if (attachments.length > 0) merged.attachments = attachments;
+  const images = [...(first.images ?? []), ...(second.images ?? [])];
+  if (images.length > 0) merged.images = images;
   return merged;
 }
 

@@ -2,7 +2,7 @@
  * The agent loop's public shapes: what `runConversation` takes, what it returns, and the one event stream the
  * gateway renders from.
  */
-import type { ChatMessage, Usage } from '../types.js';
+import type { AttachmentRef, ChatMessage, ImageInput, Usage } from '../types.js';
 import type { Provider, ProviderError, ProviderErrorKind } from '../providers/types.js';
 import type { Tool } from '../tools/registry.js';
 import type { CompressionOptions } from '../compression/options.js';
@@ -35,6 +35,10 @@ export type ContextOverflowHandler = (messages: ChatMessage[], err: ProviderErro
 
 export interface ConversationOptions {
   userMessage: string;
+  /** Files the user sent with the message: stored with it (references, never bytes). */
+  userAttachments?: AttachmentRef[];
+  /** Images shown to the model with the message on this turn's calls; never stored. */
+  userImages?: ImageInput[];
   /** Earlier messages of the session, without a system message. */
   history: ChatMessage[];
   /** Sent verbatim on every call of the turn (prompt caching depends on it). */

@@ -4,6 +4,7 @@
  * consecutive tool results and a following user text are merged into one user message.
  */
 import type {
+  ImageBlockParam,
   MessageParam,
   TextBlockParam,
   Tool,
@@ -17,7 +18,10 @@ import type { ToolSchema } from './types.js';
 
 const EPHEMERAL = { type: 'ephemeral' } as const;
 
-type Block = TextBlockParam | ToolUseBlockParam | ToolResultBlockParam;
+type Block = TextBlockParam | ImageBlockParam | ToolUseBlockParam | ToolResultBlockParam;
+/** The image types the Messages API takes. */
+export const ANTHROPIC_IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;
+type AnthropicImageType = (typeof ANTHROPIC_IMAGE_TYPES)[number];
 interface Turn {
   role: 'user' | 'assistant';
   content: Block[];
@@ -28,9 +32,13 @@ interface Turn {
  * system prefix, the end of the session's system prompt, and the last two turns. Stray system messages in the
  * history follow the system prompt, uncached.
  */
-export function toAnthropicRequest(systemPrompt: string, history: ChatMessage[]): { system: TextBlockParam[]; messages: MessageParam[] } {
+export function toAnthropicRequest(
+  systemPrompt: string,
+  history: ChatMessage[],
+  vision = true,
+): { system: TextBlockParam[]; messages: MessageParam[] } {
   const parts = splitSystemPrompt(systemPrompt);
-  const messages = toAnthropicMessages(history);
+  const messages = toAnthropicMessages(history, vision);
   const plan = planCacheBreakpoints({ systemBlocks: parts.length, messages: messages.length });
   const system: TextBlockParam[] = parts.map((text, i) => ({ type: 'text', text, ...(plan.system.includes(i) ? { cache_control: EPHEMERAL } : {}) }));
   for (const m of history) if (m.role === 'system') system.push(...textBlocks(m.content));
@@ -42,7 +50,8 @@ export function toAnthropicRequest(systemPrompt: string, history: ChatMessage[])
   return { system, messages };
 }
 
-export function toAnthropicMessages(messages: ChatMessage[]): MessageParam[] {
+/** `vision` false leaves images out (their text notes in the content stay). */
+export function toAnthropicMessages(messages: ChatMessage[], vision = true): MessageParam[] {
   const turns: Turn[] = [];
   const push = (role: Turn['role'], blocks: Block[]): void => {
     if (blocks.length === 0) return;
@@ -56,7 +65,8 @@ export function toAnthropicMessages(messages: ChatMessage[]): MessageParam[] {
       case 'system':
         break; // carried by toAnthropicSystem
       case 'user':
-        push('user', textBlocks(m.content));
+        // Images after the text, as a person would write "look at this" and attach the picture.
+        push('user', [...textBlocks(m.content), ...(vision ? imageBlocks(m) : [])]);
         break;
       case 'tool':
         push('user', [{ type: 'tool_result', tool_use_id: m.tool_call_id ?? '', content: m.content ?? '' }]);
@@ -77,6 +87,12 @@ export function toAnthropicTool(t: ToolSchema): Tool {
 /** Anthropic rejects empty and whitespace-only text blocks, so those become no block at all. */
 function textBlocks(content: string | null): TextBlockParam[] {
   return content && content.trim() !== '' ? [{ type: 'text', text: content }] : [];
+}
+
+function imageBlocks(m: ChatMessage): ImageBlockParam[] {
+  return (m.images ?? [])
+    .filter((img): img is typeof img & { mimeType: AnthropicImageType } => (ANTHROPIC_IMAGE_TYPES as readonly string[]).includes(img.mimeType))
+    .map((img) => ({ type: 'image', source: { type: 'base64', media_type: img.mimeType, data: img.data } }));
 }
 
 function toToolUse(tc: ToolCall): ToolUseBlockParam {

@@ -220,6 +220,24 @@ describe('Anthropic provider: message conversion', () => {
     ]);
   });
 
+  it('sends a user message\'s images as base64 image blocks after its text', async () => {
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
+    const messages: ChatMessage[] = [{ role: 'user', content: 'what is this?', images: [{ mimeType: 'image/png', data: png }] }];
+    await provider.complete(request({ messages }));
+    expect(fake.requests[0]!.body.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'what is this?' },
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png }, cache_control: { type: 'ephemeral' } },
+        ],
+      },
+    ]);
+    // The stand-in checks the bytes against the declared type, as the API does.
+    const lying: ChatMessage[] = [{ role: 'user', content: 'and this?', images: [{ mimeType: 'image/jpeg', data: png }] }];
+    await expect(provider.complete(request({ messages: lying }))).rejects.toMatchObject({ kind: 'format_error' });
+  });
+
   it('keeps roles alternating when the history has an empty assistant reply', async () => {
     const messages: ChatMessage[] = [
       { role: 'user', content: 'first' },

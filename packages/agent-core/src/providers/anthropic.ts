@@ -6,7 +6,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsStreaming } from '@anthropic-ai/sdk/resources/messages';
 import { toAnthropicRequest, toAnthropicTool } from './anthropic-convert.js';
 import { MessageStreamAccumulator } from './anthropic-stream.js';
-import { modelInfo } from './models.js';
+import { modelInfo, supportsVision } from './models.js';
 import { keySourceOf, runProviderRequest } from './request.js';
 import { ClientPool, createTransport } from './transport.js';
 import type { Provider, ProviderConfig } from './types.js';
@@ -33,14 +33,16 @@ export function createAnthropicProvider(cfg: ProviderConfig): Provider {
   });
   const keys = keySourceOf(cfg);
   const defaultMaxTokens = Math.min(ANTHROPIC_DEFAULT_MAX_TOKENS, modelInfo(cfg.model)?.maxOutput ?? Infinity);
+  const vision = cfg.vision ?? supportsVision(cfg.model);
 
   return {
     name: cfg.provider,
     model: cfg.model,
     apiMode: 'anthropic_messages',
+    vision,
     complete: (req) =>
       runProviderRequest(cfg, keys, clients, req.signal, async (client, guard) => {
-        const { system, messages } = toAnthropicRequest(req.systemPrompt, req.messages);
+        const { system, messages } = toAnthropicRequest(req.systemPrompt, req.messages, vision);
         const params: MessageCreateParamsStreaming = {
           model: cfg.model,
           max_tokens: req.maxTokens ?? defaultMaxTokens,

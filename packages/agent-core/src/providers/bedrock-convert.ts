@@ -23,9 +23,10 @@ export function supportsCachePoints(modelId: string): boolean {
   return /anthropic|claude|amazon\.nova/i.test(modelId);
 }
 
-export function toConverseRequest(systemPrompt: string, history: ChatMessage[], cache: boolean): ConverseParts {
+/** `vision` false leaves a user message's images out (their text notes in the content stay). */
+export function toConverseRequest(systemPrompt: string, history: ChatMessage[], cache: boolean, vision = true): ConverseParts {
   const parts = splitSystemPrompt(systemPrompt);
-  const messages = toConverseMessages(history);
+  const messages = toConverseMessages(history, vision);
   const plan = cache ? planCacheBreakpoints({ systemBlocks: parts.length, messages: messages.length }) : { system: [], messages: [] };
   const system: SystemContentBlock[] = [];
   parts.forEach((text, i) => {
@@ -37,7 +38,7 @@ export function toConverseRequest(systemPrompt: string, history: ChatMessage[], 
   return { system, messages };
 }
 
-function toConverseMessages(history: ChatMessage[]): Message[] {
+function toConverseMessages(history: ChatMessage[], vision: boolean): Message[] {
   const out: Message[] = [];
   const push = (role: 'user' | 'assistant', blocks: ContentBlock[]): void => {
     if (blocks.length === 0) return;
@@ -50,7 +51,7 @@ function toConverseMessages(history: ChatMessage[]): Message[] {
       case 'system':
         break; // carried in `system`
       case 'user':
-        push('user', textBlocks(m.content));
+        push('user', [...textBlocks(m.content), ...(vision ? imageBlocks(m) : [])]);
         break;
       case 'tool':
         push('user', [{ toolResult: { toolUseId: m.tool_call_id ?? '', content: [{ text: m.content || '(empty)' }] } }]);
@@ -70,6 +71,15 @@ export function toConverseTool(t: ToolSchema): Tool {
 
 function textBlocks(content: string | null): ContentBlock[] {
   return content && content.trim() !== '' ? [{ text: content }] : [];
+}
+
+/** Converse names the format (`png`) instead of a MIME type, and takes the raw bytes. */
+function imageBlocks(m: ChatMessage): ContentBlock[] {
+  const formats: Record<string, 'png' | 'jpeg' | 'gif' | 'webp'> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
+  return (m.images ?? []).flatMap((img) => {
+    const format = formats[img.mimeType];
+    return format ? [{ image: { format, source: { bytes: new Uint8Array(Buffer.from(img.data, 'base64')) } } }] : [];
+  });
 }
 
 function toToolUse(tc: ToolCall): ContentBlock {

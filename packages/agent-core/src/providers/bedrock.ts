@@ -10,7 +10,7 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { supportsCachePoints, toConverseRequest, toConverseTool } from './bedrock-convert.js';
 import { ConverseStreamAccumulator } from './bedrock-stream.js';
-import { modelInfo } from './models.js';
+import { modelInfo, supportsVision } from './models.js';
 import { runProviderRequest } from './request.js';
 import { ClientPool } from './transport.js';
 import type { KeySource, Provider, ProviderConfig } from './types.js';
@@ -48,15 +48,17 @@ export function createBedrockProvider(cfg: ProviderConfig): Provider {
     };
   });
   const cache = supportsCachePoints(cfg.model);
+  const vision = cfg.vision ?? supportsVision(cfg.model);
   const maxTokens = Math.min(BEDROCK_DEFAULT_MAX_TOKENS, modelInfo(cfg.model)?.maxOutput ?? Infinity);
 
   return {
     name: cfg.provider,
     model: cfg.model,
     apiMode: 'bedrock_converse',
+    vision,
     complete: (req) =>
       runProviderRequest(cfg, AWS_CHAIN, clients, req.signal, async (client, guard) => {
-        const { system, messages } = toConverseRequest(req.systemPrompt, req.messages, cache);
+        const { system, messages } = toConverseRequest(req.systemPrompt, req.messages, cache, vision);
         const input: ConverseStreamCommandInput = {
           modelId: cfg.model,
           messages,

@@ -23,6 +23,8 @@ export interface ModelInfo {
   /** Largest max_tokens the model accepts, where it matters to us (Anthropic requires max_tokens). */
   maxOutput?: number;
   price?: ModelPrice;
+  /** Takes images as input. Absent: not known to, so images are described or declined instead of sent. */
+  vision?: boolean;
 }
 
 const GPT_41_WINDOW = 1_047_576;
@@ -32,36 +34,36 @@ const CLAUDE_WINDOW = 200_000;
 
 export const MODELS: Readonly<Record<string, ModelInfo>> = {
   // OpenAI
-  'gpt-4.1': { contextWindow: GPT_41_WINDOW, price: { input: 2, output: 8, cacheRead: 0.5 } },
-  'gpt-4.1-mini': { contextWindow: GPT_41_WINDOW, price: { input: 0.4, output: 1.6, cacheRead: 0.1 } },
-  'gpt-4.1-nano': { contextWindow: GPT_41_WINDOW, price: { input: 0.1, output: 0.4, cacheRead: 0.025 } },
-  'gpt-4o': { contextWindow: 128_000, price: { input: 2.5, output: 10, cacheRead: 1.25 } },
-  'gpt-4o-mini': { contextWindow: 128_000, price: { input: 0.15, output: 0.6, cacheRead: 0.075 } },
-  'gpt-4-turbo': { contextWindow: 128_000, price: { input: 10, output: 30 } },
+  'gpt-4.1': { contextWindow: GPT_41_WINDOW, price: { input: 2, output: 8, cacheRead: 0.5 }, vision: true },
+  'gpt-4.1-mini': { contextWindow: GPT_41_WINDOW, price: { input: 0.4, output: 1.6, cacheRead: 0.1 }, vision: true },
+  'gpt-4.1-nano': { contextWindow: GPT_41_WINDOW, price: { input: 0.1, output: 0.4, cacheRead: 0.025 }, vision: true },
+  'gpt-4o': { contextWindow: 128_000, price: { input: 2.5, output: 10, cacheRead: 1.25 }, vision: true },
+  'gpt-4o-mini': { contextWindow: 128_000, price: { input: 0.15, output: 0.6, cacheRead: 0.075 }, vision: true },
+  'gpt-4-turbo': { contextWindow: 128_000, price: { input: 10, output: 30 }, vision: true },
   'gpt-4': { contextWindow: 8_192, price: { input: 30, output: 60 } },
   'gpt-3.5-turbo': { contextWindow: 16_385, price: { input: 0.5, output: 1.5 } },
-  o1: { contextWindow: O_SERIES_WINDOW, price: { input: 15, output: 60, cacheRead: 7.5 } },
+  o1: { contextWindow: O_SERIES_WINDOW, price: { input: 15, output: 60, cacheRead: 7.5 }, vision: true },
   'o1-mini': { contextWindow: 128_000, price: { input: 1.1, output: 4.4, cacheRead: 0.55 } },
-  o3: { contextWindow: O_SERIES_WINDOW, price: { input: 2, output: 8, cacheRead: 0.5 } },
+  o3: { contextWindow: O_SERIES_WINDOW, price: { input: 2, output: 8, cacheRead: 0.5 }, vision: true },
   'o3-mini': { contextWindow: O_SERIES_WINDOW, price: { input: 1.1, output: 4.4, cacheRead: 0.55 } },
-  'o4-mini': { contextWindow: O_SERIES_WINDOW, price: { input: 1.1, output: 4.4, cacheRead: 0.275 } },
-  'gpt-5': { contextWindow: GPT_5_WINDOW, price: { input: 1.25, output: 10, cacheRead: 0.125 } },
-  'gpt-5-mini': { contextWindow: GPT_5_WINDOW, price: { input: 0.25, output: 2, cacheRead: 0.025 } },
-  'gpt-5-nano': { contextWindow: GPT_5_WINDOW, price: { input: 0.05, output: 0.4, cacheRead: 0.005 } },
-  'gpt-5-chat': { contextWindow: 128_000, price: { input: 1.25, output: 10, cacheRead: 0.125 } },
-  'gpt-5.1': { contextWindow: GPT_5_WINDOW, price: { input: 1.25, output: 10, cacheRead: 0.125 } },
+  'o4-mini': { contextWindow: O_SERIES_WINDOW, price: { input: 1.1, output: 4.4, cacheRead: 0.275 }, vision: true },
+  'gpt-5': { contextWindow: GPT_5_WINDOW, price: { input: 1.25, output: 10, cacheRead: 0.125 }, vision: true },
+  'gpt-5-mini': { contextWindow: GPT_5_WINDOW, price: { input: 0.25, output: 2, cacheRead: 0.025 }, vision: true },
+  'gpt-5-nano': { contextWindow: GPT_5_WINDOW, price: { input: 0.05, output: 0.4, cacheRead: 0.005 }, vision: true },
+  'gpt-5-chat': { contextWindow: 128_000, price: { input: 1.25, output: 10, cacheRead: 0.125 }, vision: true },
+  'gpt-5.1': { contextWindow: GPT_5_WINDOW, price: { input: 1.25, output: 10, cacheRead: 0.125 }, vision: true },
   // Anthropic (cache write = 1.25 × input for the 5-minute TTL, cache read = 0.1 × input)
-  'claude-opus-4-5': { contextWindow: CLAUDE_WINDOW, maxOutput: 64_000, price: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 } },
-  'claude-opus-4-1': { contextWindow: CLAUDE_WINDOW, maxOutput: 32_000, price: { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 } },
-  'claude-opus-4': { contextWindow: CLAUDE_WINDOW, maxOutput: 32_000, price: { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 } },
-  'claude-sonnet-4-5': { contextWindow: CLAUDE_WINDOW, maxOutput: 64_000, price: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } },
-  'claude-sonnet-4': { contextWindow: CLAUDE_WINDOW, maxOutput: 64_000, price: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } },
-  'claude-haiku-4-5': { contextWindow: CLAUDE_WINDOW, maxOutput: 64_000, price: { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 } },
-  'claude-3-7-sonnet': { contextWindow: CLAUDE_WINDOW, maxOutput: 64_000, price: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } },
-  'claude-3-5-sonnet': { contextWindow: CLAUDE_WINDOW, maxOutput: 8_192, price: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } },
-  'claude-3-5-haiku': { contextWindow: CLAUDE_WINDOW, maxOutput: 8_192, price: { input: 0.8, output: 4, cacheRead: 0.08, cacheWrite: 1 } },
+  'claude-opus-4-5': { contextWindow: CLAUDE_WINDOW, maxOutput: 64_000, price: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 }, vision: true },
+  'claude-opus-4-1': { contextWindow: CLAUDE_WINDOW, maxOutput: 32_000, price: { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 }, vision: true },
+  'claude-opus-4': { contextWindow: CLAUDE_WINDOW, maxOutput: 32_000, price: { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 }, vision: true },
+  'claude-sonnet-4-5': { contextWindow: CLAUDE_WINDOW, maxOutput: 64_000, price: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 }, vision: true },
+  'claude-sonnet-4': { contextWindow: CLAUDE_WINDOW, maxOutput: 64_000, price: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 }, vision: true },
+  'claude-haiku-4-5': { contextWindow: CLAUDE_WINDOW, maxOutput: 64_000, price: { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 }, vision: true },
+  'claude-3-7-sonnet': { contextWindow: CLAUDE_WINDOW, maxOutput: 64_000, price: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 }, vision: true },
+  'claude-3-5-sonnet': { contextWindow: CLAUDE_WINDOW, maxOutput: 8_192, price: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 }, vision: true },
+  'claude-3-5-haiku': { contextWindow: CLAUDE_WINDOW, maxOutput: 8_192, price: { input: 0.8, output: 4, cacheRead: 0.08, cacheWrite: 1 }, vision: true },
   // Any other Claude: every current one has at least this window; no price, so no cost estimate.
-  claude: { contextWindow: CLAUDE_WINDOW },
+  claude: { contextWindow: CLAUDE_WINDOW, vision: true },
 };
 
 /** Separators that may follow a family name: snapshot dates, Ollama tags, Vertex versions. */
@@ -84,6 +86,22 @@ export function contextWindowFor(model: string, override?: number): number {
   return modelInfo(model)?.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
 }
 
+/**
+ * Whether a model takes images. `overrides` (HERALD_VISION_OVERRIDES) maps model names to true/false and wins over
+ * the table; its names match the way the table's do (a family name covers its snapshots and tags).
+ */
+export function supportsVision(model: string, overrides: Readonly<Record<string, boolean>> = {}): boolean {
+  const name = normalise(model);
+  let best: string | undefined;
+  for (const key of Object.keys(overrides)) {
+    const k = normalise(key);
+    const matches = name === k || (name.startsWith(k) && NAME_BOUNDARY.test(name.slice(k.length)));
+    if (matches && (best === undefined || k.length > normalise(best).length)) best = key;
+  }
+  if (best !== undefined) return overrides[best];
+  return modelInfo(model)?.vision === true;
+}
+
 /** Estimated cost of one call (or a session's totals) in USD; undefined when the model's price is unknown. */
 export function estimateCostUsd(model: string, usage: Usage): number | undefined {
   const price = modelInfo(model)?.price;
@@ -96,11 +114,13 @@ export function estimateCostUsd(model: string, usage: Usage): number | undefined
   return cost / TOKENS_PER_PRICE_UNIT;
 }
 
-/** Lower-case, without an OpenRouter-style `vendor/` prefix, with Claude's `4.5` spelled `4-5`. */
+/** Lower-case, without an OpenRouter-style `vendor/` prefix or a Bedrock `us.anthropic.` one, with Claude's `4.5` spelled `4-5`. */
 function normalise(model: string): string {
   let name = model.trim().toLowerCase();
   const slash = name.lastIndexOf('/');
   if (slash >= 0) name = name.slice(slash + 1);
+  // Bedrock ids: an optional cross-region prefix and the vendor (`us.anthropic.claude-sonnet-4-5-…-v1:0`).
+  name = name.replace(/^(?:[a-z]{2,4}\.)?anthropic\./, '');
   if (name.startsWith('claude-')) name = name.replace(/(\d)\.(\d)/g, '$1-$2');
   return name;
 }

@@ -261,6 +261,26 @@ describe('OpenAI provider: message conversion', () => {
     expect(body.tools).toEqual([{ type: 'function', function: tools[0] }]);
   });
 
+  it('sends a user message\'s images as image_url data-URL parts after its text; a model without vision gets the text only', async () => {
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
+    const messages: ChatMessage[] = [{ role: 'user', content: 'what is this?\n[Image: dot.png]', images: [{ mimeType: 'image/png', data: png }] }];
+    await provider.complete(request({ messages }));
+    expect(fake.requests[0]!.body.messages).toEqual([
+      { role: 'system', content: 'You are Herald.' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'what is this?\n[Image: dot.png]' },
+          { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
+        ],
+      },
+    ]);
+    const blind = createOpenAIProvider({ provider: 'openai', model: 'gpt-3.5-turbo', apiKey: KEY, baseUrl: fake.url });
+    expect(blind.vision).toBe(false);
+    await blind.complete(request({ messages }));
+    expect((fake.requests[1]!.body.messages as unknown[])[1]).toEqual({ role: 'user', content: 'what is this?\n[Image: dot.png]' });
+  });
+
   it('round-trips its own answer: a tool-call reply sent back with results is accepted', async () => {
     fake.script({ toolCalls: [{ name: 'clock', arguments: '{}' }] }, { text: 'It is noon.' });
     const first = await provider.complete(request());

@@ -5,11 +5,13 @@
  */
 import OpenAI from 'openai';
 import type {
+  ChatCompletionContentPart,
   ChatCompletionCreateParamsStreaming,
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import type { ChatMessage } from '../types.js';
+import { supportsVision } from './models.js';
 import { isOpenAIHost, withChatCacheMarkers, wantsCacheMarkers } from './openai-cache.js';
 import { ChatStreamAccumulator } from './openai-stream.js';
 import { keySourceOf, runProviderRequest } from './request.js';
@@ -33,6 +35,7 @@ export function createOpenAIProvider(cfg: ProviderConfig): Provider {
   const keys = keySourceOf(cfg);
   // OpenAI's reasoning models reject `max_tokens`; most compatible servers only understand `max_tokens`.
   const maxTokensField = isOpenAIHost(baseURL) ? 'max_completion_tokens' : 'max_tokens';
+  const vision = cfg.vision ?? supportsVision(cfg.model);
   // prompt_cache_key is OpenAI's; strict compatible servers reject fields they do not know.
   const sendsCacheKey = cfg.provider === 'openai' || isOpenAIHost(baseURL);
   const cacheMarkers = wantsCacheMarkers(cfg, baseURL);
@@ -41,9 +44,10 @@ export function createOpenAIProvider(cfg: ProviderConfig): Provider {
     name: cfg.provider,
     model: cfg.model,
     apiMode: 'chat_completions',
+    vision,
     complete: (req) =>
       runProviderRequest(cfg, keys, clients, req.signal, async (client, guard) => {
-        const messages = toChatMessages(req.systemPrompt, req.messages);
+        const messages = toChatMessages(req.systemPrompt, req.messages, vision);
         const params: ChatCompletionCreateParamsStreaming = {
           model: cfg.model,
           messages: cacheMarkers ? withChatCacheMarkers(req.systemPrompt, messages) : messages,
@@ -65,20 +69,27 @@ export function createOpenAIProvider(cfg: ProviderConfig): Provider {
   };
 }
 
-/** The system prompt first, then the history with only the fields the API knows. */
-export function toChatMessages(systemPrompt: string, messages: ChatMessage[]): ChatCompletionMessageParam[] {
+/**
+ * The system prompt first, then the history with only the fields the API knows. A user message's images become
+ * `image_url` parts with a data URL after its text; `vision` false leaves them out (their text notes stay).
+ */
+export function toChatMessages(systemPrompt: string, messages: ChatMessage[], vision = true): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = [];
   if (systemPrompt !== '') out.push({ role: 'system', content: systemPrompt });
-  for (const m of messages) out.push(toChatMessage(m));
+  for (const m of messages) out.push(toChatMessage(m, vision));
   return out;
 }
 
-function toChatMessage(m: ChatMessage): ChatCompletionMessageParam {
+function toChatMessage(m: ChatMessage, vision: boolean): ChatCompletionMessageParam {
   switch (m.role) {
     case 'system':
       return { role: 'system', content: m.content ?? '' };
-    case 'user':
-      return { role: 'user', content: m.content ?? '' };
+    case 'user': {
+      if (!vision || !m.images?.length) return { role: 'user', content: m.content ?? '' };
+      const parts: ChatCompletionContentPart[] = m.content ? [{ type: 'text', text: m.content }] : [];
+      for (const img of m.images) parts.push({ type: 'image_url', image_url: { url: `data:${img.mimeType};base64,${img.data}` } });
+      return { role: 'user', content: parts };
+    }
     case 'tool':
       return { role: 'tool', tool_call_id: m.tool_call_id ?? '', content: m.content ?? '' };
     case 'assistant': {

@@ -9,7 +9,8 @@ import type { ToolSchema } from './types.js';
 
 export const RESPONSES_REASONING_FORMAT = 'openai-responses';
 
-export function toResponsesInput(messages: ChatMessage[], model: string): ResponseInputItem[] {
+/** `vision` false leaves a user message's images out (their text notes in the content stay). */
+export function toResponsesInput(messages: ChatMessage[], model: string, vision = true): ResponseInputItem[] {
   const items: ResponseInputItem[] = [];
   for (const m of messages) {
     switch (m.role) {
@@ -17,7 +18,17 @@ export function toResponsesInput(messages: ChatMessage[], model: string): Respon
         items.push({ role: 'system', content: m.content ?? '' });
         break;
       case 'user':
-        items.push({ role: 'user', content: m.content ?? '' });
+        if (vision && m.images?.length) {
+          items.push({
+            role: 'user',
+            content: [
+              ...(m.content ? [{ type: 'input_text' as const, text: m.content }] : []),
+              ...m.images.map((img) => ({ type: 'input_image' as const, image_url: `data:${img.mimeType};base64,${img.data}`, detail: 'auto' as const })),
+            ],
+          });
+        } else {
+          items.push({ role: 'user', content: m.content ?? '' });
+        }
         break;
       case 'tool':
         items.push({ type: 'function_call_output', call_id: m.tool_call_id ?? '', output: m.content ?? '' });

@@ -13,21 +13,24 @@ import { isReasoningModel, toResponsesInput, toResponsesTool } from './responses
 import { ResponsesStreamAccumulator } from './responses-stream.js';
 import { keySourceOf, runProviderRequest } from './request.js';
 import type { Provider, ProviderConfig } from './types.js';
+import { supportsVision } from './models.js';
 
 export function createResponsesProvider(cfg: ProviderConfig): Provider {
   const clients = openAIClients(cfg, cfg.baseUrl ?? OPENAI_DEFAULT_BASE_URL);
   const keys = keySourceOf(cfg);
   const reasoning = isReasoningModel(cfg.model);
+  const vision = cfg.vision ?? supportsVision(cfg.model);
 
   return {
     name: cfg.provider,
     model: cfg.model,
+    vision,
     apiMode: 'responses',
     complete: (req) =>
       runProviderRequest(cfg, keys, clients, req.signal, async (client, guard) => {
         const params: ResponseCreateParamsStreaming = {
           model: cfg.model,
-          input: toResponsesInput(req.messages, cfg.model),
+          input: toResponsesInput(req.messages, cfg.model, vision),
           ...(req.systemPrompt !== '' ? { instructions: req.systemPrompt } : {}),
           ...(req.tools.length > 0 ? { tools: req.tools.map(toResponsesTool) } : {}),
           ...(req.tools.length > 0 && req.toolChoice === 'none' ? { tool_choice: 'none' as const } : {}),

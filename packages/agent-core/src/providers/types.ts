@@ -58,6 +58,8 @@ export interface Provider {
   readonly name: ProviderName;
   readonly model: string;
   readonly apiMode: ApiMode;
+  /** Whether images in user messages are sent to it (else only their text notes are); absent: they are sent. */
+  readonly vision?: boolean;
   complete(req: CompletionRequest): Promise<CompletionResult>;
 }
 
@@ -119,6 +121,8 @@ export interface ProviderConfig extends ModelRef {
   apiMode?: ApiMode;
   /** Time to wait for response headers, in ms (the SDK's own timeout). */
   timeoutMs?: number;
+  /** Takes images; from the model table (supportsVision) when absent. */
+  vision?: boolean;
   /** A stream silent for this long is a stall: aborted and retried on a rebuilt client. Default 90 s. */
   stallTimeoutMs?: number;
   /** Told when a transport failure (stall, reset, timeout) made the provider rebuild a key's HTTP client. */

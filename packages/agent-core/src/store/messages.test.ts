@@ -38,6 +38,14 @@ describe('appendMessages', () => {
     expect(await store.getHistory(sessionId)).toEqual(TURN);
   });
 
+  it('keeps the references of files a user sent, and never the image bytes shown with them', async () => {
+    const { store, sessionId } = await newSession();
+    const ref = { platform: 'telegram', fileId: 'AgAC1', url: 'tg-file:AgAC1', kind: 'image' as const, mimeType: 'image/jpeg', size: 2048, name: 'cat.jpg' };
+    await store.appendMessages(sessionId, [{ role: 'user', content: 'cat?\n[Image: cat.jpg]', attachments: [ref], images: [{ mimeType: 'image/jpeg', data: '/9j/4AAQ' }] }]);
+    expect(await store.getHistory(sessionId)).toEqual([{ role: 'user', content: 'cat?\n[Image: cat.jpg]', attachments: [ref] }]);
+    expect((await store.getMessages(sessionId))[0].attachments).toEqual([ref]);
+  });
+
   it('counts every message, and tool calls only from assistant messages', async () => {
     const { store, sessionId } = await newSession();
     await store.appendMessages(sessionId, TURN.slice(0, 2));

@@ -30,8 +30,8 @@ export interface GetMessagesOptions {
 
 const INSERT_SQL = `
   INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, tool_name, finish_reason, reasoning,
-                        reasoning_details, platform_message_id, turn_id, seq, created_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        attachments, reasoning_details, platform_message_id, turn_id, seq, created_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (session_id, turn_id, seq) DO NOTHING
   RETURNING *`;
 const EXISTING_SQL = 'SELECT * FROM messages WHERE session_id = ? AND turn_id = ? AND seq = ?';
@@ -61,6 +61,8 @@ export async function appendMessages(
     for (const [index, m] of messages.entries()) {
       const seq = turnId === null ? null : firstSeq + index;
       const calls = m.tool_calls && m.tool_calls.length > 0 ? JSON.stringify(m.tool_calls) : null;
+      // References only: image bytes (m.images) are for the request that carried them and are never stored.
+      const files = m.attachments && m.attachments.length > 0 ? JSON.stringify(m.attachments) : null;
       let row = await sql.get<MessageRow>(INSERT_SQL, [
         sessionId,
         m.role,
@@ -70,6 +72,7 @@ export async function appendMessages(
         m.tool_name ?? null,
         m.finish_reason ?? null,
         m.reasoning ?? null,
+        files,
         m.reasoning_details && m.reasoning_details.length > 0 ? JSON.stringify(m.reasoning_details) : null,
         opts.platformMessageId ?? null,
         turnId,

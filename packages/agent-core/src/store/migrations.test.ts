@@ -3,6 +3,7 @@ import { CORE_MIGRATIONS, allMigrations, appliedVersions, registerMigrations, ru
 import { openSql, SessionStore } from './session-store.js';
 import type { Sql } from './sql.js';
 import { STORE_BACKENDS, useTempStores } from './test-support.js';
+import { TURN_FILES_MIGRATION_VERSION } from './turn-files.js';
 
 /** The store's own versions, whatever later core migrations add. */
 const CORE = CORE_MIGRATIONS.map((m) => m.version);
@@ -59,8 +60,8 @@ describe.each(STORE_BACKENDS)('migrations on %s', (backend) => {
     const db = await openDb();
     const external: Migration = { version: 100, name: 'plugin table', sql: 'CREATE TABLE plugin (v INTEGER)' };
     expect(await runMigrations(db, [...CORE_MIGRATIONS, external])).toEqual([...CORE, 100]);
-    const laterCore: Migration = { version: 3, name: 'later core', sql: 'CREATE TABLE later (v INTEGER)' };
-    expect(await runMigrations(db, [...CORE_MIGRATIONS, laterCore, external])).toEqual([3]);
+    const laterCore: Migration = { version: 4, name: 'later core', sql: 'CREATE TABLE later (v INTEGER)' };
+    expect(await runMigrations(db, [...CORE_MIGRATIONS, laterCore, external])).toEqual([4]);
     expect(await tables(db)).toEqual(expect.arrayContaining(['plugin', 'later']));
     if (backend === 'sqlite') expect(await db.get('PRAGMA user_version')).toEqual({ user_version: 100 });
   });
@@ -108,7 +109,8 @@ describe('registered migrations', () => {
     };
     registerMigrations(extra);
     registerMigrations(extra); // importing a module twice is harmless
-    expect(allMigrations().map((m) => m.version)).toEqual([...CORE, 150]);
+    // The store's own registered step (the outbox's files, turn-files.ts) is there from the start.
+    expect(allMigrations().map((m) => m.version)).toEqual([...CORE, 150, TURN_FILES_MIGRATION_VERSION]);
 
     const at = await temp.location();
     await (await temp.open(at)).close();

@@ -11,7 +11,7 @@
  * SQL is portable DDL in SQLite's spelling (see `ddlFor`), or one text per database.
  * Core owns versions 1–99; registered versions start at 100.
  */
-import { INITIAL_SCHEMA, TURN_FENCING } from './schema.js';
+import { INITIAL_SCHEMA, MESSAGE_ATTACHMENTS, TURN_FENCING } from './schema.js';
 import { ddlFor, type Dialect, type Sql } from './sql.js';
 
 export interface Migration {
@@ -26,6 +26,7 @@ export const FIRST_EXTERNAL_VERSION = 100;
 export const CORE_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', sql: INITIAL_SCHEMA },
   { version: 2, name: 'fenced outbox', sql: TURN_FENCING },
+  { version: 3, name: 'message attachments', sql: MESSAGE_ATTACHMENTS },
   // Encrypted reasoning items (Responses API) replayed with later requests: JSON, never shown to users.
   { version: 15, name: 'message reasoning details', sql: 'ALTER TABLE messages ADD COLUMN reasoning_details TEXT' },
 ];

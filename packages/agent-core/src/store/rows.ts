@@ -1,7 +1,7 @@
 /**
  * The store's public row types (camelCase) and their mapping from the snake_case SQLite rows.
  */
-import type { ChatMessage, ReasoningDetail, Role, SessionSource, ToolCall } from '../types.js';
+import type { AttachmentRef, ChatMessage, ReasoningDetail, Role, SessionSource, ToolCall } from '../types.js';
 
 export interface Session {
   id: string;
@@ -38,6 +38,8 @@ export interface StoredMessage {
   toolName: string | null;
   finishReason: string | null;
   reasoning: string | null;
+  /** Files the user sent with this message (references only). */
+  attachments: AttachmentRef[] | null;
   /** Provider-opaque reasoning state (ChatMessage.reasoning_details). */
   reasoningDetails: ReasoningDetail[] | null;
   platformMessageId: string | null;
@@ -64,6 +66,8 @@ export interface Turn {
   sendAttempts: number;
   /** The platform message a streamed reply is written into, once created. */
   streamMessageId: string | null;
+  /** How many files the reply carries (turn-files.ts); 0 spares delivery the look-up. */
+  fileCount: number;
   createdAt: number;
   updatedAt: number;
 }
@@ -101,6 +105,7 @@ export interface MessageRow {
   tool_name: string | null;
   finish_reason: string | null;
   reasoning: string | null;
+  attachments: string | null;
   reasoning_details: string | null;
   platform_message_id: string | null;
   turn_id: string | null;
@@ -118,6 +123,7 @@ export interface TurnRow {
   fence: number | null;
   send_attempts: number;
   stream_message_id: string | null;
+  file_count: number;
   created_at: number;
   updated_at: number;
 }
@@ -158,6 +164,7 @@ export function toStoredMessage(r: MessageRow): StoredMessage {
     toolName: r.tool_name,
     finishReason: r.finish_reason,
     reasoning: r.reasoning,
+    attachments: r.attachments === null || r.attachments === undefined ? null : (JSON.parse(r.attachments) as AttachmentRef[]),
     reasoningDetails: r.reasoning_details ? (JSON.parse(r.reasoning_details) as ReasoningDetail[]) : null,
     platformMessageId: r.platform_message_id,
     turnId: r.turn_id,
@@ -175,6 +182,7 @@ export function toChatMessage(m: StoredMessage): ChatMessage {
   if (m.reasoning !== null) msg.reasoning = m.reasoning;
   if (m.reasoningDetails && m.reasoningDetails.length > 0) msg.reasoning_details = m.reasoningDetails;
   if (m.finishReason !== null) msg.finish_reason = m.finishReason;
+  if (m.attachments && m.attachments.length > 0) msg.attachments = m.attachments;
   return msg;
 }
 
@@ -189,6 +197,7 @@ export function toTurn(r: TurnRow): Turn {
     fence: r.fence,
     sendAttempts: r.send_attempts,
     streamMessageId: r.stream_message_id,
+    fileCount: Number(r.file_count ?? 0),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };

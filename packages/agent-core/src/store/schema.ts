@@ -117,3 +117,11 @@ ALTER TABLE turns ADD COLUMN fence INTEGER;
 ALTER TABLE turns ADD COLUMN send_attempts INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE turns ADD COLUMN stream_message_id TEXT;
 `;
+
+/**
+ * Files users sent (issue 17): a JSON list of references (platform, file id, kind, size, name) per message, never
+ * the bytes. What was read from the files is in the message's content.
+ */
+export const MESSAGE_ATTACHMENTS = `
+ALTER TABLE messages ADD COLUMN attachments TEXT;
+`;

@@ -17,6 +17,7 @@ import type { Session, StoredMessage, Turn, TurnStatus } from './rows.js';
 import * as sessions from './sessions.js';
 import type { Sql, WriteStats } from './sql.js';
 import { SqliteSql } from './sqlite-sql.js';
+import * as turnFiles from './turn-files.js';
 import * as turns from './turns.js';
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//i;
@@ -185,8 +186,24 @@ export class SessionStore {
     return turns.getTurn(this.sql, turnId);
   }
 
-  recordReply(turnId: string, reply: string, fence: number): Promise<Turn> {
-    return turns.recordReply(this.sql, turnId, reply, fence);
+  /** The reply and the files it carries (sent after its text), recorded together. */
+  recordReply(turnId: string, reply: string, fence: number, files?: readonly turnFiles.NewTurnFile[]): Promise<Turn> {
+    return turns.recordReply(this.sql, turnId, reply, fence, files);
+  }
+
+  /** The turn's files in order: pending ones with their bytes, sent and given-up ones without. */
+  getTurnFiles(turnId: string): Promise<turnFiles.TurnFile[]> {
+    return turnFiles.getTurnFiles(this.sql, turnId);
+  }
+
+  /** A file reached the platform (a fact, whatever the sender's fence); false when it was recorded already. */
+  markFileSent(turnId: string, seq: number, sentId: string): Promise<boolean> {
+    return turnFiles.markFileSent(this.sql, turnId, seq, sentId);
+  }
+
+  /** A file given up, with the reason the user was told. */
+  markFileFailed(turnId: string, seq: number, failure: string): Promise<boolean> {
+    return turnFiles.markFileFailed(this.sql, turnId, seq, failure);
   }
 
   /** The send intent: null when there is nothing left to send. */

@@ -6,6 +6,7 @@ import { FencedOutError, StoreNotFoundError } from './errors.js';
 import { referencingSession } from './guards.js';
 import { toTurn, type Turn, type TurnRow, type TurnStatus } from './rows.js';
 import type { Sql, SqlValue } from './sql.js';
+import { addTurnFiles, type NewTurnFile } from './turn-files.js';
 
 const SELECT_SQL = 'SELECT * FROM turns WHERE id = ?';
 
@@ -59,14 +60,19 @@ export async function getTurn(sql: Sql, turnId: string): Promise<Turn | null> {
 }
 
 /**
- * The reply is known but not yet delivered: a re-run delivers this text instead of asking the model again.
- * Only a running turn records a reply; run it in the transaction that writes the turn's messages, so a
- * fenced-out worker's transcript is rolled back with it.
+ * The reply is known but not yet delivered: a re-run delivers this text (and the files it carries) instead of
+ * asking the model again. Only a running turn records a reply; run it in the transaction that writes the turn's
+ * messages, so a fenced-out worker's transcript is rolled back with it.
  */
-export async function recordReply(sql: Sql, turnId: string, reply: string, fence: number): Promise<Turn> {
-  const turn = await fencedUpdate(sql, turnId, fence, `status = 'replied', reply = ?`, [reply], ['running']);
-  if (!turn) throw new FencedOutError(turnId, fence);
-  return turn;
+export async function recordReply(sql: Sql, turnId: string, reply: string, fence: number, files: readonly NewTurnFile[] = []): Promise<Turn> {
+  const record = async (): Promise<Turn> => {
+    const turn = await fencedUpdate(sql, turnId, fence, `status = 'replied', reply = ?, file_count = ?`, [reply, files.length], ['running']);
+    if (!turn) throw new FencedOutError(turnId, fence);
+    if (files.length > 0) await addTurnFiles(sql, turnId, files);
+    return turn;
+  };
+  // One statement needs no transaction of its own (the per-message path); with files, all or nothing.
+  return files.length === 0 ? record() : sql.transaction(record);
 }
 
 /**

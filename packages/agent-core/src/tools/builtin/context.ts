@@ -3,6 +3,7 @@
  * type guards: the context is an open record, so each field is checked where it is used instead of trusted.
  */
 import type { SessionSource } from '../../types.js';
+import type { NewTurnFile } from '../../store/turn-files.js';
 import type { ToolContext } from '../registry.js';
 import { IterationBudget } from '../../loop/budget.js';
 
@@ -10,6 +11,12 @@ import { IterationBudget } from '../../loop/budget.js';
 export interface ClarifyChannel {
   /** Rejects when `signal` aborts (turn interrupted, or the question timed out). */
   ask(question: string, signal: AbortSignal): Promise<string>;
+}
+
+/** Where send_file puts a file: the caller keeps the turn's files and sends them with the reply. */
+export interface FileSink {
+  /** Takes the file for this turn's reply; throws (with what to tell the model) when the turn has no room left. */
+  add(file: NewTurnFile): void;
 }
 
 /** The fields a caller puts in `toolContext` for the built-in tools. All optional: a tool says what it misses. */
@@ -24,6 +31,7 @@ export interface BuiltinToolContext {
   /** The turn's iteration budget, shared with subagents. */
   budget?: IterationBudget;
   clarify?: ClarifyChannel;
+  files?: FileSink;
 }
 
 const SOURCES: readonly string[] = ['telegram', 'discord', 'slack', 'cli', 'api'];
@@ -55,6 +63,11 @@ export function budgetOf(ctx: ToolContext): IterationBudget | null {
 export function clarifyOf(ctx: ToolContext): ClarifyChannel | null {
   const c = ctx.clarify as Partial<ClarifyChannel> | undefined;
   return c && typeof c.ask === 'function' ? (c as ClarifyChannel) : null;
+}
+
+export function filesOf(ctx: ToolContext): FileSink | null {
+  const f = ctx.files as Partial<FileSink> | undefined;
+  return f && typeof f.add === 'function' ? (f as FileSink) : null;
 }
 
 /**

@@ -17,6 +17,9 @@ describe('built-in toolsets', () => {
       ['clarify', 'current_time', 'delegate_task', 'memory', 'session_search', 'todo', 'web_fetch'],
     );
     expect(() => createBuiltinTools(deps, ['everything'])).toThrow(UnknownToolsetError);
+    // send_file is core where the caller delivers files (the gateway); elsewhere it is left out, saying why.
+    expect(names(createBuiltinTools({ ...deps, canSendFiles: true }, ['core']).tools)).toEqual(['memory', 'todo', 'current_time', 'send_file']);
+    expect(createBuiltinTools(deps, ['core']).unavailable).toEqual([{ name: 'send_file', reason: 'needs a chat to send files to' }]);
   });
 
   it('leaves out tools whose needs are not met, saying why', async () => {

@@ -1,6 +1,6 @@
 /**
  * The built-in tools and their toolsets:
- *   core      memory, todo, current_time
+ *   core      memory, todo, current_time, send_file (where the caller can deliver files)
  *   research  session_search, web_fetch
  *   full      core + research + delegate_task, clarify
  * `createBuiltinTools(deps, toolsets)` builds them from what the caller has (a store, a provider, a way to ask
@@ -18,10 +18,12 @@ import { MEMORY_TOOL, createMemoryTool } from './memory.js';
 import { SESSION_SEARCH_TOOL, createSessionSearchTool } from './session-search.js';
 import { TODO_TOOL, createTodoTool } from './todo.js';
 import { WEB_FETCH_TOOL, createWebFetchTool, type WebFetchOptions } from './web-fetch.js';
+import { SEND_FILE_TOOL, createSendFileTool } from './send-file.js';
+import type { OutboundFileLimits } from './outbound-file.js';
 import './tables.js';
 
 export const BUILTIN_TOOLSETS: readonly ToolsetDefinition[] = [
-  { name: 'core', description: 'Memory across conversations, a task list, the time', tools: [MEMORY_TOOL, TODO_TOOL, CURRENT_TIME_TOOL] },
+  { name: 'core', description: 'Memory across conversations, a task list, the time, files to the chat', tools: [MEMORY_TOOL, TODO_TOOL, CURRENT_TIME_TOOL, SEND_FILE_TOOL] },
   { name: 'research', description: 'Search earlier conversations, fetch web pages', tools: [SESSION_SEARCH_TOOL, WEB_FETCH_TOOL] },
   { name: 'full', description: 'Everything, plus subagents and questions to the user', tools: [DELEGATE_TOOL, CLARIFY_TOOL], includes: ['core', 'research'] },
 ];
@@ -47,6 +49,9 @@ export interface BuiltinToolDeps {
   /** Whether the caller puts a ClarifyChannel in toolContext (a chat platform can; a batch job cannot). */
   canAskUser?: boolean;
   clarifyTimeoutMs?: number;
+  /** Whether the caller puts a FileSink in toolContext and delivers the files (the gateway does), and its limits. */
+  canSendFiles?: boolean;
+  fileLimits?: OutboundFileLimits;
 }
 
 /** A stand-in for a tool that cannot be built: it is reported as unavailable with `reason` and never offered. */
@@ -77,6 +82,7 @@ export function builtinToolRegistry(deps: BuiltinToolDeps, parentTools: () => re
       ? createDelegateTool({ provider, fallbacks: deps.fallbacks, fallbackState: deps.fallbackState, parentTools })
       : missing(DELEGATE_TOOL, 'needs a model (HERALD_MODEL)'),
     deps.canAskUser ? createClarifyTool({ timeoutMs: deps.clarifyTimeoutMs }) : missing(CLARIFY_TOOL, 'needs a chat to ask the user in'),
+    deps.canSendFiles ? createSendFileTool({ limits: deps.fileLimits, fetch: deps.fetch }) : missing(SEND_FILE_TOOL, 'needs a chat to send files to'),
   ]);
 }
 
@@ -97,7 +103,7 @@ export function createBuiltinTools(
   return availability;
 }
 
-export type { ClarifyChannel, BuiltinToolContext } from './context.js';
+export type { ClarifyChannel, BuiltinToolContext, FileSink } from './context.js';
 export { CLARIFY_TOOL, DEFAULT_CLARIFY_TIMEOUT_MS, MAX_CLARIFY_CHOICES, createClarifyTool } from './clarify.js';
 export { CURRENT_TIME_TOOL, createCurrentTimeTool, describeTime, isValidTimeZone } from './current-time.js';
 export { CHILD_SYSTEM_PROMPT, DELEGATE_TOOL, MAX_CHILDREN_PER_TURN, childToolsOf, createDelegateTool } from './delegate-task.js';
@@ -117,4 +123,15 @@ export { SESSION_SEARCH_TOOL, createSessionSearchTool } from './session-search.j
 export { TODO_STATUSES, TODO_TOOL, createTodoTool, formatTodos, getTodos, type TodoItem, type TodoStatus } from './todo.js';
 export { MAX_FETCH_BYTES, MAX_REDIRECTS, WEB_FETCH_TOOL, createWebFetchTool, fetchUrl, type WebFetchOptions } from './web-fetch.js';
 export { BlockedAddressError, isPublicAddress } from './address-guard.js';
+export { SEND_FILE_TOOL, createSendFileTool, type SendFileToolOptions } from './send-file.js';
+export {
+  DEFAULT_OUTBOUND_FILE_LIMITS,
+  OutboundFileError,
+  formatBytes,
+  outboundFile,
+  outboundFileFromUrl,
+  typeAllowed,
+  type FileHints,
+  type OutboundFileLimits,
+} from './outbound-file.js';
 export { htmlToText } from './html-to-text.js';

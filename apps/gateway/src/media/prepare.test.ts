@@ -1,0 +1,89 @@
+import type { Attachment, PlatformFiles } from '@herald/adapters';
+import { FileTooLargeError } from '@herald/adapters';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { PNG_1X1 } from '../../../../test/helpers/files.js';
+import type { TurnPayload } from '../queue/mailbox.js';
+import { prepareTurnMedia, type MediaContext } from './prepare.js';
+import type { MediaServices } from './services.js';
+
+/** Files served from memory, by URL; a download over the cap fails as a real one would. */
+function memoryFiles(content: Record<string, Buffer>): PlatformFiles & { asked: string[] } {
+  const asked: string[] = [];
+  return {
+    platform: 'telegram',
+    asked,
+    async download(att, opts) {
+      asked.push(att.url);
+      const bytes = content[att.url];
+      if (!bytes) throw new Error('no such file');
+      if (bytes.length > opts.maxBytes) throw FileTooLargeError.over('telegram', opts.maxBytes);
+      return { bytes };
+    },
+  };
+}
+
+function services(files: PlatformFiles, extra: Partial<MediaServices> = {}): MediaServices {
+  return {
+    files: () => files,
+    transcribe: null,
+    describe: null,
+    limits: { maxFileBytes: 1000, maxMessageBytes: 1000, maxImageBytes: 1000, maxImages: 2, maxPages: 10, maxChars: 1000 },
+    ...extra,
+  };
+}
+
+const ctx = (vision = true): MediaContext => ({ vision, model: 'openai:gpt-3.5-turbo', signal: new AbortController().signal, log: pino({ level: 'silent' }) });
+const payload = (text: string, attachments: Attachment[]): TurnPayload => ({
+  text, platform: 'telegram', conversationId: 'telegram:1', chatType: 'dm', chatId: '1', userId: '1', platformMessageId: '1', messageId: '1:1', attachments,
+});
+const image = (url: string): Attachment => ({ kind: 'image', url, fileId: url, mimeType: 'image/jpeg' });
+
+describe('prepareTurnMedia', () => {
+  it('shows images with their real type, and keeps a reference to each without the bytes', async () => {
+    const files = memoryFiles({ a: PNG_1X1 });
+    const media = await prepareTurnMedia([payload('look', [image('a')])], services(files), ctx());
+    expect(media.images).toEqual([{ mimeType: 'image/png', data: PNG_1X1.toString('base64'), name: 'photo' }]);
+    expect(media.blocks).toEqual([['[Image: photo]']]);
+    expect(media.attachments).toEqual([{ platform: 'telegram', fileId: 'a', url: 'a', kind: 'image', mimeType: 'image/jpeg' }]);
+    expect(media.notices).toEqual([]);
+  });
+
+  it('a model without vision and no describer: the image is not fetched and the user is told in one line', async () => {
+    const files = memoryFiles({ a: PNG_1X1 });
+    const media = await prepareTurnMedia([payload('look', [image('a')])], services(files), ctx(false));
+    expect(files.asked).toEqual([]);
+    expect(media.notices).toEqual(['⚠️ photo: openai:gpt-3.5-turbo cannot see images, so the picture was not passed on.']);
+    expect(media.usable).toBe(false);
+  });
+
+  it('no speech-to-text: a voice note gets a reply saying so', async () => {
+    const voice: Attachment = { kind: 'audio', url: 'v', mimeType: 'audio/ogg', voice: true };
+    const media = await prepareTurnMedia([payload('', [voice])], services(memoryFiles({})), ctx());
+    expect(media.notices).toEqual(['⚠️ voice message: voice messages and audio cannot be transcribed here (no speech-to-text model is set up).']);
+  });
+
+  it('stops at the number of images and at the bytes of one message, naming each file left out', async () => {
+    const big = Buffer.concat([PNG_1X1, Buffer.alloc(600)]);
+    const files = memoryFiles({ a: big, b: big, c: PNG_1X1, d: PNG_1X1 });
+    const media = await prepareTurnMedia([payload('four', [image('a'), image('b'), image('c'), image('d')])], services(files), ctx());
+    expect(media.images).toHaveLength(2);
+    expect(media.notices).toEqual([
+      '⚠️ photo 2: the files of this message together are over the 1 KB limit.',
+      '⚠️ photo 4: only 2 images are taken per message.',
+    ]);
+    expect(files.asked).toEqual(['a', 'b', 'c']);
+  });
+
+  it('transcribes audio and describes images for a model that cannot see, when those are configured', async () => {
+    const files = memoryFiles({ a: PNG_1X1, v: Buffer.from('OggS') });
+    const media = await prepareTurnMedia(
+      [payload('', [image('a'), { kind: 'audio', url: 'v', mimeType: 'audio/ogg', voice: true }])],
+      services(files, { transcribe: async (_b, name) => `heard ${name}`, describe: async () => 'a red dot', describerName: 'openai:gpt-4.1-mini' }),
+      ctx(false),
+    );
+    expect(media.images).toEqual([]);
+    expect(media.blocks[0]).toEqual(['[Image: photo. You cannot see it; openai:gpt-4.1-mini described it: a red dot]', '[Voice message, transcribed: heard voice.ogg]']);
+    expect(media.usable).toBe(true);
+  });
+});

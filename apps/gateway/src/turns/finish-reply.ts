@@ -1,0 +1,51 @@
+/**
+ * The reply a turn records, with the files it carries: the model's answer (or the short error text), the files
+ * send_file queued during the turn, the pictures taken out of the answer's Markdown (outbound/reply-pictures.ts)
+ * and, when the conversation has /voice on and a speech model is configured, the answer as a voice reply. A
+ * voice reply that cannot be made leaves the text with a one-line note saying so; the answer is never lost.
+ */
+import type { PlatformEgress } from '@herald/adapters';
+import type { ConversationResult, NewTurnFile } from '@herald/agent-core';
+import type { Logger } from '../logger.js';
+import { takePicturesFromReply } from '../outbound/reply-pictures.js';
+import type { ReplyFiles } from '../outbound/reply-files.js';
+import type { OutboundServices } from '../outbound/services.js';
+import { voiceNote } from '../outbound/voice-note.js';
+import { userFacingError } from './user-errors.js';
+
+/** The text of a reply that is nothing but files. */
+export const FILES_ONLY_TEXT = '📎';
+export const NO_ANSWER_TEXT = '(no answer)';
+
+export interface FinishReplyInput {
+  result: ConversationResult;
+  files: ReplyFiles;
+  sessionKey: string;
+  egress: PlatformEgress;
+  signal: AbortSignal;
+  log: Logger;
+}
+
+export async function finishReply(services: OutboundServices, input: FinishReplyInput): Promise<{ reply: string; files: NewTurnFile[] }> {
+  const { result, files, signal, log } = input;
+  if (result.error) return { reply: userFacingError(result.error.kind), files: [...files.files] };
+  let reply = result.finalResponse;
+  if (services.replyPictures && reply.includes('![')) {
+    reply = await takePicturesFromReply({ text: reply, files, limits: services.limits, fetch: services.fetch, signal, log });
+  }
+  const spoken = reply.trim() !== '';
+  if (!spoken) reply = files.files.length > 0 ? FILES_ONLY_TEXT : NO_ANSWER_TEXT;
+  // The per-turn look-up happens only where voice replies exist at all.
+  if (spoken && services.speech && (await services.voice.isOn(input.sessionKey))) {
+    try {
+      files.addVoice(await voiceNote(reply, input.egress.voiceFormat, services.speech, services.limits.file.maxBytes, signal));
+    } catch (err) {
+      // Interrupted meanwhile: the reply is stale and will not be sent (send-reply.ts); nothing to add.
+      if (signal.aborted) return { reply, files: [...files.files] };
+      const why = err instanceof Error ? err.message : String(err);
+      log.warn({ err: why, model: services.speech.model }, 'voice reply failed; sending the text alone');
+      reply = `${reply}\n\n_(🔇 No voice reply this time: the speech service failed.)_`;
+    }
+  }
+  return { reply, files: [...files.files] };
+}

@@ -1,0 +1,6 @@
+/** How a platform is named to users ("Discord no longer has the file"): its id when Herald does not know it. */
+const DISPLAY_NAMES: Readonly<Record<string, string>> = { telegram: 'Telegram', discord: 'Discord', slack: 'Slack' };
+
+export function platformDisplayName(platform: string): string {
+  return DISPLAY_NAMES[platform] ?? platform;
+}
