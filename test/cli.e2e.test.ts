@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionStore } from '../packages/agent-core/src/store/index.js';
 import { freshPostgresSchema } from '../packages/agent-core/src/store/test-support.js';
@@ -15,38 +15,15 @@ import { startFakeOpenAI, type FakeLLM } from './fakes/llm/index.js';
 import { startSlackFake, type SlackFake } from './fakes/slack/index.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram/index.js';
 import { deleteRedisPrefix, uniquePrefix } from './helpers/cluster.js';
+import { HERALD_BIN, runHerald, type CliRun } from './helpers/cli.js';
 import { isolatedEnv } from './helpers/gateway.js';
 import { freePort, waitFor } from './helpers/ports.js';
-
-const BIN = resolve(import.meta.dirname, '../apps/gateway/bin/herald.js');
-const CLI_TIMEOUT_MS = 30_000;
-
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  lines: string[];
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'herald-cli-'));
 const prefix = uniquePrefix('cli');
 
 function herald(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
-  return new Promise((resolvePromise, reject) => {
-    const proc = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: isolatedEnv({ HERALD_REDIS_PREFIX: prefix, ...env }) });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.on('data', (b: Buffer) => (stdout += b.toString('utf8')));
-    proc.stderr.on('data', (b: Buffer) => (stderr += b.toString('utf8')));
-    const timer = setTimeout(() => {
-      proc.kill('SIGKILL');
-      reject(new Error(`herald ${args.join(' ')} did not exit within ${CLI_TIMEOUT_MS} ms:\n${stdout}\n${stderr}`));
-    }, CLI_TIMEOUT_MS);
-    proc.once('exit', (code) => {
-      clearTimeout(timer);
-      resolvePromise({ code, stdout, stderr, lines: stdout.split('\n').filter(Boolean) });
-    });
-  });
+  return runHerald(args, { cwd: dir, env: { HERALD_REDIS_PREFIX: prefix, ...env } });
 }
 
 /** One Telegram conversation about sourdough; returns its session id. */
@@ -85,6 +62,9 @@ describe('herald doctor', () => {
       HERALD_MODEL: 'openai:gpt-4.1-mini',
       OPENAI_API_KEY: 'sk-right',
       OPENAI_BASE_URL: llm.url,
+      // The shared test Redis runs without persistence (a known risk here), and the disk may be small.
+      HERALD_ACCEPT_RISKS: 'redis-persistence',
+      HERALD_STORE_MIN_FREE_MB: '0',
     };
   });
   afterAll(async () => {
@@ -94,14 +74,29 @@ describe('herald doctor', () => {
   it('reports one passing line per check, with real calls to every platform and the model, and exits 0', async () => {
     const run = await herald(['doctor'], env);
     expect(run.code, run.stdout + run.stderr).toBe(0);
-    const names = run.lines.slice(0, -1).map((l) => l.slice(2).split(/\s{2,}| (?=\S)/)[0]);
-    expect(names).toEqual(['config', 'redis', 'sqlite', 'telegram', 'discord', 'slack', 'slack', 'model']);
+    const names = run.lines.slice(0, -1).map((l) => l.slice(2, 19).trim());
+    expect(names).toEqual([
+      'config',
+      'redis',
+      'redis persistence',
+      'redis eviction',
+      'redis version',
+      'sqlite',
+      'sqlite filesystem',
+      'sqlite disk',
+      'telegram',
+      'discord',
+      'slack',
+      'slack app',
+      'model',
+    ]);
     expect(run.lines.slice(0, -1).every((l) => l.startsWith('✓ '))).toBe(true);
     expect(run.stdout).toContain('getMe: @herald_test_bot');
     expect(run.stdout).toMatch(/users\/@me: herald/);
     expect(run.stdout).toContain('auth.test: herald in Herald Fake');
     expect(run.stdout).toMatch(/openai:gpt-4\.1-mini answered in \d+ ms/);
-    expect(run.lines.at(-1)).toBe('doctor: all 8 checks passed');
+    expect(run.stdout).toContain('accepted risk (HERALD_ACCEPT_RISKS=redis-persistence): queued messages are lost if Redis restarts');
+    expect(run.lines.at(-1)).toBe('doctor: all 13 checks passed');
     // The calls really happened.
     expect(tg.callsOf('getMe')).not.toHaveLength(0);
     expect(llm.requests.at(-1)?.body.max_tokens ?? llm.requests.at(-1)?.body.max_completion_tokens).toBe(16);
@@ -112,8 +107,8 @@ describe('herald doctor', () => {
     expect(run.code).toBe(1);
     const telegram = run.lines.find((l) => l.includes('telegram'));
     expect(telegram).toMatch(/^✗ telegram\s+401 Unauthorized: the token was refused \(check TELEGRAM_BOT_TOKEN\)$/);
-    expect(run.lines.filter((l) => l.startsWith('✓ '))).toHaveLength(7);
-    expect(run.lines.at(-1)).toBe('doctor: 1 of 8 checks failed: telegram');
+    expect(run.lines.filter((l) => l.startsWith('✓ '))).toHaveLength(12);
+    expect(run.lines.at(-1)).toBe('doctor: 1 of 13 checks failed: telegram');
     expect(run.stdout).not.toContain('wrong-token');
   });
 
@@ -123,7 +118,9 @@ describe('herald doctor', () => {
     expect(run.lines.find((l) => l.includes(' redis '))).toMatch(/^✗ redis\s+Cannot reach Redis at redis:\/\/127\.0\.0\.1:1/);
     expect(run.lines.find((l) => l.includes(' discord '))).toMatch(/^✗ discord\s+401/);
     expect(run.lines.find((l) => l.includes(' model '))).toMatch(/^✗ model\s+/);
-    expect(run.lines.at(-1)).toBe('doctor: 3 of 8 checks failed: redis, discord, model');
+    // No Redis, so no Redis settings to check.
+    expect(run.lines.some((l) => l.includes('redis persistence'))).toBe(false);
+    expect(run.lines.at(-1)).toBe('doctor: 3 of 10 checks failed: redis, discord, model');
   });
 
   it('checks the PostgreSQL store instead of the file when HERALD_DATABASE_URL is set, without showing its password', async () => {
@@ -134,11 +131,13 @@ describe('herald doctor', () => {
       const ok = await herald(['doctor'], { ...env, HERALD_DATABASE_URL: withPassword.toString() });
       expect(ok.code, ok.stdout + ok.stderr).toBe(0);
       expect(ok.lines.find((l) => l.includes(' postgres '))).toMatch(/^✓ postgres\s+postgres:\/\/postgres@127\.0\.0\.1:5432\/test\S* opened \(migrations applied\)$/);
-      expect(ok.lines.some((l) => l.includes(' sqlite '))).toBe(false);
+      expect(ok.lines.some((l) => l.includes(' sqlite'))).toBe(false);
+      expect(ok.lines.find((l) => l.includes(' postgres indexes '))).toMatch(/^✓ postgres indexes\s+all \d+ indexes the migrations create are there$/);
+      expect(ok.lines.find((l) => l.includes(' postgres version '))).toMatch(/^✓ postgres version\s+PostgreSQL \d+/);
       const down = await herald(['doctor'], { ...env, HERALD_DATABASE_URL: 'postgres://postgres:doctor-secret-pw@127.0.0.1:1/test' });
       expect(down.code).toBe(1);
       expect(down.lines.find((l) => l.includes(' postgres '))).toMatch(/^✗ postgres\s+postgres:\/\/postgres@127\.0\.0\.1:1\/test: .*ECONNREFUSED/);
-      expect(down.lines.at(-1)).toBe('doctor: 1 of 8 checks failed: postgres');
+      expect(down.lines.at(-1)).toBe('doctor: 1 of 11 checks failed: postgres');
       expect(ok.stdout + ok.stderr + down.stdout + down.stderr).not.toContain('doctor-secret-pw');
     } finally {
       await fresh.drop();
@@ -155,7 +154,7 @@ describe('herald doctor', () => {
   it('a bad setting fails the config check with the variable named, exit 1', async () => {
     const run = await herald(['doctor'], { ...env, HERALD_PORT: 'eighty' });
     expect(run.code).toBe(1);
-    expect(run.lines[0]).toBe('✗ config     HERALD_PORT: must be a whole number (got "eighty")');
+    expect(run.lines[0]).toBe('✗ config            HERALD_PORT: must be a whole number (got "eighty")');
     expect(run.lines.at(-1)).toBe('doctor: 1 of 1 checks failed: config');
   });
 });
@@ -276,7 +275,9 @@ describe('herald store migrate', () => {
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.lines).toContain('sessions: 1 row');
     expect(run.lines).toContain('messages: 2 rows');
-    expect(run.lines).toContain('checked: all 13 tables have as many rows in the target as in the source');
+    // Every table the gateway creates, scheduled tasks included.
+    expect(run.lines).toContain('schedules: 0 rows');
+    expect(run.lines).toContain('checked: all 14 tables have as many rows in the target as in the source');
     expect(run.stdout + run.stderr).not.toContain(password);
 
     const search = await herald(['sessions', 'search', 'sourdough'], { HERALD_DATABASE_URL: url });
@@ -299,7 +300,7 @@ describe('herald store migrate', () => {
 describe('herald start', () => {
   it('runs the gateway with the given role until SIGTERM', async () => {
     const port = await freePort();
-    const proc = spawn(process.execPath, [BIN, 'start', '--role', 'worker'], {
+    const proc = spawn(process.execPath, [HERALD_BIN, 'start', '--role', 'worker'], {
       cwd: dir,
       env: isolatedEnv({ HERALD_REDIS_PREFIX: prefix, HERALD_PORT: String(port), HERALD_DB: join(dir, 'start.db') }),
       stdio: 'ignore',

@@ -47,6 +47,7 @@ import { BackgroundTasks } from './sessions/background-tasks.js';
 import { logConnectionErrors } from './redis-errors.js';
 import { mountOperations } from './admin/operations.js';
 import { ReplyPublisher, apiRelayFor, apiTurnEnd, createApiEgress, mountApi } from './api/index.js';
+import { logFindings, redisFindings, refusals, storeFindings, UnsafeSetupError } from './ops/safety/checks.js';
 import { McpHub } from './mcp/hub.js';
 import { ScheduleRunner, openSchedules } from './schedules/index.js';
 
@@ -64,26 +65,85 @@ export interface Herald {
   stop(): Promise<void>;
 }
 
+/** After the drain timeout, how long closing connections may take before stop() gives up on them. */
+export const CLOSE_GRACE_MS = 2_000;
+
+interface OpenedPart {
+  what: string;
+  close: () => Promise<unknown>;
+  /** Closing it needs Redis: when Redis is unreachable at that point, the shutdown does not wait for it. */
+  needsRedis: boolean;
+}
+
 export async function startHerald(config: HeraldConfig, log: Logger, signal?: AbortSignal): Promise<Herald> {
   // Everything opened so far, closed in reverse order: by stop(), or at once when a later start-up step fails
   // (or the process is told to stop while starting), so nothing is left connected behind a failed start.
-  const opened: Array<{ what: string; close: () => Promise<unknown> }> = [];
-  const closeAll = async (): Promise<void> => {
-    for (const { what, close } of opened.splice(0).reverse()) {
-      await close().catch((err: unknown) => log.warn({ err, what }, 'close failed'));
+  const opened: OpenedPart[] = [];
+  let redisReady = (): boolean => true;
+  const closeAll = async (deadline?: number): Promise<void> => {
+    const abandoned: string[] = [];
+    for (const { what, close, needsRedis } of opened.splice(0).reverse()) {
+      const closing = close().catch((err: unknown) => log.warn({ err, what }, 'close failed'));
+      if (deadline === undefined) {
+        await closing;
+        continue;
+      }
+      // A stop has a deadline: Redis being gone, or a part hanging, must not keep the process from exiting.
+      const waitMs = needsRedis && !redisReady() ? 0 : Math.max(deadline - Date.now(), 0);
+      if (!(await settledWithin(closing, waitMs))) abandoned.push(what);
+    }
+    if (abandoned.length > 0) {
+      const why = redisReady() ? 'the shutdown deadline passed' : 'Redis is unreachable';
+      log.warn({ abandoned }, `shutdown: did not wait for ${abandoned.join(', ')} (${why})`);
     }
   };
   try {
-    return await build(config, log, (what, close) => opened.push({ what, close }), signal, closeAll);
+    return await build(config, log, {
+      onStop: (what, close, opts) => opened.push({ what, close, needsRedis: opts?.needsRedis === true }),
+      watchRedis: (ready) => (redisReady = ready),
+      signal,
+      closeAll,
+    });
   } catch (err) {
-    await closeAll();
+    // Told to stop while starting: the same deadline as a stop, since what is pending may be waiting on a dead Redis.
+    await closeAll(signal?.aborted ? Date.now() + CLOSE_GRACE_MS : undefined);
     throw err;
   }
 }
 
-type OnStop = (what: string, close: () => Promise<unknown>) => void;
+/** `p`, or a rejection with the signal's reason as soon as it aborts (`p` goes on; its outcome is dropped). */
+function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  p.catch(() => undefined);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
 
-async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: AbortSignal | undefined, closeAll: () => Promise<void>): Promise<Herald> {
+/** True when `p` settled within `ms`. */
+async function settledWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([p.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+type OnStop = (what: string, close: () => Promise<unknown>, opts?: { needsRedis?: boolean }) => void;
+
+interface Lifecycle {
+  onStop: OnStop;
+  /** Tells the shutdown how to know whether Redis is reachable. */
+  watchRedis: (ready: () => boolean) => void;
+  signal: AbortSignal | undefined;
+  closeAll: (deadline?: number) => Promise<void>;
+}
+
+async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, signal, closeAll }: Lifecycle): Promise<Herald> {
   const hasIngress = config.role !== 'worker';
   const hasWorker = config.role !== 'ingress';
   if (hasIngress) {
@@ -94,14 +154,23 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
   }
   // A stop asked for during start-up ends it between steps (the step in progress finishes first).
   const stillStarting = (): void => signal?.throwIfAborted();
+  // Steps that wait for Redis to answer end at once on a stop: Redis may be gone, and they would wait for it.
+  const untilStopped = <T>(step: Promise<T>): Promise<T> => (signal ? abortable(step, signal) : step);
 
   const redis = await connectRedis(config.redisUrl);
   onStop('redis', async () => redis.disconnect());
+  const redisReady = (): boolean => redis.status === 'ready';
+  watchRedis(redisReady);
   logConnectionErrors(log, 'main', redis);
+  // What this Redis is set up to lose (persistence, eviction, version): warnings, except what BullMQ cannot work with.
+  const redisSafety = await redisFindings(redis, config);
+  logFindings(log, redisSafety);
+  if (refusals(redisSafety).length > 0) throw new UnsafeSetupError(refusals(redisSafety));
   stillStarting();
   // SQLite file or PostgreSQL; a database still booting is waited for, with /health/ready saying so.
   const store = await openStoreWhenReachable(config, log, signal);
   onStop('store', () => store.close());
+  logFindings(log, await storeFindings(store, config));
   stillStarting();
   // Work started behind a reply (the /new memory flush): stopping waits for it, side by side with running turns.
   const background = new BackgroundTasks(log);
@@ -152,13 +221,13 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
   // Ingress adds a job per message; workers add wake-up jobs for stranded mailboxes (queue/janitor.ts).
   const queue = new Queue<TurnJobData>(TURN_QUEUE, { connection: bullConnection, prefix: config.redisPrefix, defaultJobOptions: JOB_RETENTION });
   logConnectionErrors(log, 'queue', queue, queue.getBackend());
-  onStop('queue', () => queue.close());
+  onStop('queue', () => queue.close(), { needsRedis: true });
   // Ingress puts messages in mailboxes; workers put due scheduled tasks there (schedules/runner.ts).
   const control = new ControlBus(redis, null, config.redisPrefix);
   const producer = new TurnProducer(queue, mailbox, control, log);
   // Scheduled tasks: rows in the store, BullMQ job schedulers on a queue of their own.
   const schedules = openSchedules(config, store, log.child({ component: 'schedules' }));
-  onStop('schedules', () => schedules.close());
+  onStop('schedules', () => schedules.close(), { needsRedis: true });
   const policy = accessPolicy(config, (platform, userId) => conversation.pairing.isApproved(platform, userId));
   let ingresses = new Map<string, IngressWithRoutes>();
   let router: IngressRouter | null = null;
@@ -207,7 +276,7 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
     const subscriber = createRedis(config.redisUrl);
     logConnectionErrors(log, 'subscriber', subscriber);
     onStop('subscriber', async () => subscriber.disconnect());
-    await subscriber.connect();
+    await untilStopped(subscriber.connect());
     worker = new TurnWorker({
       connection: { url: config.redisUrl },
       prefix: config.redisPrefix,
@@ -235,20 +304,21 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
       jobLockMs: config.jobLockMs,
       stalledIntervalMs: config.stalledIntervalMs,
       watchdogMs: config.turnWatchdogS * 1000,
+      redisReady,
     });
   }
   // Due runs of scheduled tasks become turns (one job per run, whichever worker takes it).
   const runner = hasWorker
     ? new ScheduleRunner({ connection: { url: config.redisUrl }, prefix: config.redisPrefix, store: schedules.service.store, queue: schedules.queue, submit: (key, payload) => producer.submitScheduled(key, payload), ownerAllowed: (platform, userId) => policy.isAllowed(platform as Platform, userId), log: log.child({ component: 'schedules' }) })
     : null;
-  if (runner) onStop('schedule runner', () => runner.close());
+  if (runner) onStop('schedule runner', () => runner.close(), { needsRedis: true });
   // Running turns and background work share the drain window, side by side.
   const drainingWorker = worker;
   onStop('drain', () => Promise.all([drainingWorker?.close(config.drainTimeoutMs), background.settle(config.drainTimeoutMs)]));
   if (hasWorker) {
     const janitor = new MailboxJanitor({ redis, prefix: config.redisPrefix, mailbox, queue, log: log.child({ component: 'janitor' }), intervalMs: config.janitorIntervalMs });
     janitor.start();
-    onStop('janitor', () => janitor.stop());
+    onStop('janitor', () => janitor.stop(), { needsRedis: true });
     const retention = new StoreRetention({
       redis,
       prefix: config.redisPrefix,
@@ -259,11 +329,11 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
       threadRetentionDays: config.threadRetentionDays,
     });
     retention.start();
-    onStop('retention', () => retention.stop());
+    onStop('retention', () => retention.stop(), { needsRedis: true });
   }
 
   const ops = await mountOperations({ config, http, redis, store, log, metrics, worker, ingresses, mcp, schedules: schedules.service, pairing: conversation.pairing, providers });
-  onStop('operations', () => ops.close());
+  onStop('operations', () => ops.close(), { needsRedis: true });
   await http.listen({ host: config.host, port: config.port });
   const addr = http.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
@@ -273,25 +343,27 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
   // Tools are discovered before the first turn; a server that fails keeps being retried in the background.
   await mcp?.start();
   stillStarting();
-  if (worker) await worker.start();
+  if (worker) await untilStopped(worker.start());
   if (runner) {
-    await runner.start();
+    await untilStopped(runner.start());
     // Job schedulers Redis lost (or kept after a cancel it missed) are put right from the store's record.
     schedules.service.reconcile(redis, config.redisPrefix, log).then(
       ({ restored, removed }) => (restored || removed) && log.info({ restored, removed }, 'scheduled tasks reconciled with Redis'),
       (err: unknown) => log.warn({ err }, 'could not reconcile scheduled tasks with Redis; will try at the next start'),
     );
   }
-  await ops.start();
+  await untilStopped(ops.start());
   stillStarting();
   // Every platform's messages reach the router through one boundary: in order per conversation, retried in
   // memory while the router cannot take them (Redis briefly away); see ingress/handover.ts.
   const handover = new AbortController();
   const boundary = router ? new InboundBoundary(router.handle, log, { signal: handover.signal }) : null;
+  // Closed in reverse: the platforms stop first (and hand-overs stop retrying), then in-flight hand-overs are
+  // waited for; they need Redis, so not when it is gone.
+  onStop('hand-overs', async () => boundary?.idle(), { needsRedis: true });
   onStop('ingresses', async () => {
     handover.abort();
     await Promise.all([...ingresses.values()].map((i) => i.stop().catch((err: unknown) => log.warn({ err }, 'ingress stop failed'))));
-    await boundary?.idle();
   });
   for (const [platform, ingress] of ingresses) {
     // A platform that cannot connect must not take the others down; its health shows why.
@@ -300,6 +372,7 @@ async function build(config: HeraldConfig, log: Logger, onStop: OnStop, signal: 
   log.info({ role: config.role, url, worker: worker?.id }, `Herald ${config.role} listening on ${url}`);
 
   let stopping: Promise<void> | null = null;
-  const stop = (): Promise<void> => (stopping ??= closeAll());
+  // Turns get the drain timeout; closing what is left gets a short grace after it, then nothing is waited for.
+  const stop = (): Promise<void> => (stopping ??= closeAll(Date.now() + config.drainTimeoutMs + CLOSE_GRACE_MS));
   return { config, http, redis, store, worker, ingresses, router, url, stop };
 }

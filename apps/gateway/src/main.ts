@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, configSecrets, loadConfig, type Role } from './config/load.js';
 import { createLogger, routeConsoleToLogger } from './logger.js';
 import { RedisUnavailableError } from './redis.js';
+import { UnsafeSetupError } from './ops/safety/checks.js';
 import { watchProcessFailures } from './ops/process-failures.js';
 import { startHerald, type Herald } from './app.js';
 import { describeStoreTarget, isPermanentStoreError, storeTarget } from './sessions/store-target.js';
@@ -76,6 +77,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
       process.exit(0);
     }
     if (err instanceof RedisUnavailableError) fail(err.message, 1);
+    if (err instanceof UnsafeSetupError) fail(`Refusing to start: ${err.message}`, 1);
     if (isPermanentStoreError(err)) {
       const where = describeStoreTarget(storeTarget(config));
       fail(`Cannot open the PostgreSQL store at ${where}: ${(err as Error).message}. Check HERALD_DATABASE_URL (user, password, database name).`, 1);

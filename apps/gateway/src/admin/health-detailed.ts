@@ -2,18 +2,22 @@
  * GET /health/detailed: what an operator looks at first. Every platform's connection (from its ingress'
  * health(); platforms without credentials, or not held by this process, are listed as disabled), the workers
  * heard from through Redis heartbeats (with each one's MCP servers), this process's own MCP servers, queue counts
- * and the turns running across those workers.
+ * and the turns running across those workers, and the operator-safety findings (ops/safety/): what the Redis and
+ * store settings risk losing, checked on each request.
  * Parts that depend on Redis report their error instead of failing the whole answer.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { AdapterHealth, PlatformIngress } from '@herald/adapters';
+import type { SessionStore } from '@herald/agent-core';
 import type { HeraldConfig } from '../config/load.js';
 import type { ProviderCatalog } from '../config/providers.js';
 import { VERSION } from '../version.js';
 import { listWorkers, type WorkerBeat } from '../ops/heartbeat.js';
 import { QUEUE_STATES } from '../ops/metrics.js';
+import { redisFindings, storeFindings } from '../ops/safety/checks.js';
+import type { SafetyFinding } from '../ops/safety/findings.js';
 import type { McpServerStatus } from '../mcp/connection.js';
 
 const PLATFORMS = ['telegram', 'discord', 'slack'] as const;
@@ -24,6 +28,7 @@ export interface DetailedHealthDeps {
   config: HeraldConfig;
   redis: Redis;
   queue: Queue | null;
+  store: SessionStore;
   ingresses: ReadonlyMap<string, PlatformIngress>;
   /** This process's MCP servers (empty where no turns run). */
   mcpServers: () => McpServerStatus[];
@@ -38,6 +43,11 @@ const platformSchema = {
     error: { type: ['string', 'null'] },
   },
 } as const;
+
+/** A JSON-schema array of objects with these properties. */
+function listOf<P extends Record<string, unknown>>(properties: P) {
+  return { type: 'array', items: { type: 'object', properties } } as const;
+}
 
 const mcpServerSchema = {
   type: 'object',
@@ -64,26 +74,29 @@ const schema = {
         role: { type: 'string' },
         uptime_s: { type: 'number' },
         platforms: { type: 'object', additionalProperties: platformSchema },
-        workers: {
-          type: 'array',
-          items: {
-            type: 'object',
-            properties: {
-              id: { type: 'string' },
-              host: { type: 'string' },
-              pid: { type: 'integer' },
-              version: { type: 'string' },
-              last_heartbeat_at: { type: 'string', format: 'date-time' },
-              running_turns: { type: 'integer' },
-              mcp_servers: { type: 'array', items: mcpServerSchema },
-            },
-          },
-        },
+        workers: listOf({
+          id: { type: 'string' },
+          host: { type: 'string' },
+          pid: { type: 'integer' },
+          version: { type: 'string' },
+          last_heartbeat_at: { type: 'string', format: 'date-time' },
+          running_turns: { type: 'integer' },
+          mcp_servers: { type: 'array', items: mcpServerSchema },
+        }),
         workers_error: { type: ['string', 'null'] },
         queue: { type: ['object', 'null'], additionalProperties: { type: 'integer' } },
         queue_error: { type: ['string', 'null'] },
         active_turns: { type: 'integer' },
         mcp_servers: { type: 'array', items: mcpServerSchema },
+        safety: listOf({
+          check: { type: 'string' },
+          id: { type: 'string' },
+          status: { type: 'string', enum: ['ok', 'warn', 'error'] },
+          detail: { type: 'string' },
+          risk: { type: ['string', 'null'] },
+          fix: { type: ['string', 'null'] },
+          accepted: { type: 'boolean' },
+        }),
         key_pools: {
           type: ['array', 'null'],
           items: {
@@ -120,10 +133,11 @@ export function detailedHealthRoute(app: FastifyInstance, deps: DetailedHealthDe
 
 /** What /health/detailed answers (also shown by the operator console). */
 export async function detailedHealth(deps: DetailedHealthDeps, startedAt: number): Promise<DetailedHealth> {
-  const [workers, queue, pools] = await Promise.all([
+  const [workers, queue, pools, safety] = await Promise.all([
     settle(listWorkers(deps.redis, deps.config.redisPrefix)),
     settle(queueCounts(deps.queue)),
     settle(deps.providers.status()),
+    safetyFindings(deps),
   ]);
   const beats: WorkerBeat[] = workers.value ?? [];
   return {
@@ -161,6 +175,7 @@ export async function detailedHealth(deps: DetailedHealthDeps, startedAt: number
         })),
       })) ?? null,
     key_pools_error: pools.error,
+    safety: safety.map(findingJson),
   };
 }
 
@@ -189,6 +204,8 @@ export interface DetailedHealth {
     keys: Array<{ fingerprint: string; state: string; uses: number; cooldown_remaining_s: number | null; reason: string | null }>;
   }> | null;
   key_pools_error: string | null;
+  /** Operator safety checks (ops/safety): what each setting risks, and whether the risk was accepted. */
+  safety: Array<Record<string, unknown>>;
 }
 
 function platformHealth(platform: (typeof PLATFORMS)[number], deps: DetailedHealthDeps): PlatformHealthJson {
@@ -197,6 +214,16 @@ function platformHealth(platform: (typeof PLATFORMS)[number], deps: DetailedHeal
   const status = deps.config.platforms[platform];
   const why = status.enabled ? `not connected by this process (role ${deps.config.role})` : status.reason;
   return { state: 'disabled', last_event_at: null, error: why };
+}
+
+/** Each check bounds its own waits and reports a failure to run as a warning, so this never rejects. */
+async function safetyFindings(deps: DetailedHealthDeps): Promise<SafetyFinding[]> {
+  const [redis, store] = await Promise.all([redisFindings(deps.redis, deps.config), storeFindings(deps.store, deps.config)]);
+  return [...redis, ...store];
+}
+
+function findingJson(f: SafetyFinding): Record<string, unknown> {
+  return { check: f.check, id: f.id, status: f.status, detail: f.detail, risk: f.risk ?? null, fix: f.fix ?? null, accepted: f.accepted === true };
 }
 
 function mcpServerJson(s: McpServerStatus): Record<string, unknown> {

@@ -65,7 +65,7 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
     return reply.type(contentType).send(body);
   });
   const mcpServers = (): McpServerStatus[] => deps.mcp?.status() ?? [];
-  const healthDeps = { config, redis: deps.redis, queue, ingresses: deps.ingresses, providers: deps.providers, mcpServers };
+  const healthDeps = { config, redis: deps.redis, queue, store: deps.store, ingresses: deps.ingresses, providers: deps.providers, mcpServers };
   detailedHealthRoute(http, healthDeps);
 
   if (config.adminToken) {

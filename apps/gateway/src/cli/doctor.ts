@@ -1,7 +1,10 @@
 /**
  * `herald doctor`: checks what Herald needs, one line per check, with real calls — Redis PING, the SQLite file,
  * each configured platform's token (Telegram getMe, Discord users/@me, Slack auth.test) and each model with a
- * tiny request. Exits non-zero naming every check that failed. Warnings (nothing configured yet) do not fail.
+ * tiny request. After Redis and the store, one line per operator-safety finding (ops/safety/): persistence,
+ * eviction policy and version of Redis; the SQLite file's filesystem and free disk, or PostgreSQL's indexes and
+ * version. Exits non-zero naming every check that failed. Warnings (nothing configured yet, a Redis without
+ * persistence) do not fail; risks named in HERALD_ACCEPT_RISKS pass and say they were accepted.
  */
 import { createProvider } from '@herald/agent-core';
 import { ConfigError, loadConfig, type HeraldConfig } from '../config/load.js';
@@ -9,12 +12,14 @@ import { connectRedis, describeRedisUrl } from '../redis.js';
 import { ProviderCatalog, providerConfig } from '../config/providers.js';
 import { RedisKeyPoolState } from '../llm/redis-key-state.js';
 import { describeStoreTarget, openConfiguredStore, storeKind, storeTarget } from '../sessions/store-target.js';
+import { redisFindings, storeFindings } from '../ops/safety/checks.js';
+import { describeFinding, type SafetyFinding } from '../ops/safety/findings.js';
 
 /** Per check: a hung endpoint must not hang the doctor. */
 const CHECK_TIMEOUT_MS = 15_000;
 /** Enough for any model to say something; small enough to cost nothing. */
 const MODEL_PROBE_MAX_TOKENS = 16;
-const NAME_WIDTH = 10;
+const NAME_WIDTH = 17;
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 
@@ -24,7 +29,8 @@ export interface CheckResult {
   detail: string;
 }
 
-type Check = { name: string; run: (signal: AbortSignal) => Promise<string> };
+/** `more` reports further lines that belong under this check (the safety findings of a connection). */
+type Check = { name: string; run: (signal: AbortSignal, more: (r: CheckResult) => void) => Promise<string> };
 
 class Warning extends Error {}
 
@@ -47,7 +53,11 @@ export async function doctor(opts: { configFile?: string; env?: NodeJS.ProcessEn
     return summary(results, out);
   }
 
-  for (const check of checksFor(config)) report(await runCheck(check));
+  for (const check of checksFor(config)) {
+    const more: CheckResult[] = [];
+    report(await runCheck(check, more));
+    for (const r of more) report(r);
+  }
   return summary(results, out);
 }
 
@@ -62,10 +72,10 @@ function summary(results: CheckResult[], out: (line: string) => void): number {
   return 1;
 }
 
-async function runCheck(check: Check): Promise<CheckResult> {
+async function runCheck(check: Check, more: CheckResult[]): Promise<CheckResult> {
   const signal = AbortSignal.timeout(CHECK_TIMEOUT_MS);
   try {
-    return { name: check.name, status: 'ok', detail: await check.run(signal) };
+    return { name: check.name, status: 'ok', detail: await check.run(signal, (r) => more.push(r)) };
   } catch (err) {
     const detail = signal.aborted ? `no answer within ${CHECK_TIMEOUT_MS / 1000} s` : errorText(err);
     return { name: check.name, status: err instanceof Warning ? 'warn' : 'fail', detail };
@@ -76,21 +86,26 @@ function checksFor(config: HeraldConfig): Check[] {
   const checks: Check[] = [
     {
       name: 'redis',
-      run: async () => {
+      run: async (_signal, more) => {
         const redis = await connectRedis(config.redisUrl);
-        redis.disconnect();
+        try {
+          for (const f of await redisFindings(redis, config)) more(findingResult(f));
+        } finally {
+          redis.disconnect();
+        }
         return `${describeRedisUrl(config.redisUrl)} answered PING`;
       },
     },
     {
       name: storeKind(config),
-      run: async () => {
+      run: async (_signal, more) => {
         const where = describeStoreTarget(storeTarget(config));
         const store = await openConfiguredStore(config).catch((err: unknown) => {
           throw new Error(`${where}: ${err instanceof Error ? err.message : String(err)}`);
         });
         try {
           await store.ping();
+          for (const f of await storeFindings(store, config)) more(findingResult(f));
         } finally {
           await store.close();
         }
@@ -169,6 +184,10 @@ function checksFor(config: HeraldConfig): Check[] {
     });
   }
   return checks;
+}
+
+function findingResult(f: SafetyFinding): CheckResult {
+  return { name: f.check, status: f.status === 'error' ? 'fail' : f.status, detail: describeFinding(f) };
 }
 
 /** One line per key pool: each key by fingerprint with its state as every process sees it (Redis). */

@@ -5,6 +5,7 @@
  *   herald pairing list|approve|revoke          the owner's side of pairing
  *   herald sessions list|show|search            read sessions and transcripts
  *   herald store migrate --to postgres://…      copy a SQLite store into PostgreSQL
+ *   herald store backup|restore <file>          a consistent copy of the SQLite store, and putting one back
  * `--config <herald.yaml>` works with every command. Exit codes: 0 ok, 1 a check or action failed, 2 usage.
  */
 import { ConfigError, loadConfig } from '../config/load.js';

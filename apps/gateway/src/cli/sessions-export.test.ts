@@ -12,7 +12,7 @@ import { exportSessions } from './sessions-export.js';
 
 function capture(): CliIo & { lines: string[] } {
   const lines: string[] = [];
-  return { lines, out: (l) => void lines.push(l), err: () => undefined, json: () => 0 };
+  return { lines, out: (l) => void lines.push(l), err: () => undefined, json: () => 0, ask: async () => null };
 }
 
 describe.each(STORE_BACKENDS)('herald sessions export on %s', (backend) => {

@@ -4,6 +4,7 @@ import { freshPostgresSchema, useTempStores } from '../../../../packages/agent-c
 import { PairingService } from '../pairing/index.js';
 import { SessionCounters } from '../sessions/counters.js';
 import { VoiceReplies } from '../sessions/voice-replies.js';
+import { ScheduleStore } from '../schedules/store.js';
 import type { StoreConfig } from '../sessions/store-target.js';
 import { CliError, type CliIo } from './io.js';
 import { storeCommand } from './store.js';
@@ -20,6 +21,7 @@ const ALL_TABLES = [
   'session_counters',
   'turn_files',
   'voice_replies',
+  'schedules',
   'tool_memory',
   'tool_todos',
 ];
@@ -33,7 +35,7 @@ interface Captured extends CliIo {
 function capture(): Captured {
   const lines: string[] = [];
   const errors: string[] = [];
-  return { lines, errors, out: (l) => void lines.push(l), err: (l) => void errors.push(l), json: () => 0 };
+  return { lines, errors, out: (l) => void lines.push(l), err: (l) => void errors.push(l), json: () => 0, ask: async () => null };
 }
 
 const sqlite = useTempStores('sqlite');
@@ -113,6 +115,14 @@ async function seedSqlite(): Promise<Seeded> {
     await store.markFileSent('turn-1', 0, 'tg-msg-10');
     await store.markDelivered('turn-1', ['tg-msg-9']);
     await new VoiceReplies(store.sql).set(key, true);
+    // A scheduled task: `herald store migrate` must carry it over like every other table.
+    await new ScheduleStore(store.sql).create({
+      origin: { platform: 'telegram', ownerId: '42', conversationId: 'telegram:42', chatType: 'dm', chatId: '42', sessionKey: key },
+      sessionMode: 'origin',
+      when: { kind: 'cron', cron: '0 8 * * *' },
+      timeZone: 'Europe/Berlin',
+      prompt: 'remind me to feed the starter',
+    });
     const other = (await store.getOrCreateSession('agent:main:discord:thread:7:8', { source: 'discord', userId: '7' })).session;
     await store.appendMessages(other.id, [{ role: 'user', content: 'a message with a NUL\u0000 from a binary tool result' }]);
     await store.rememberThread('discord', '7:8');

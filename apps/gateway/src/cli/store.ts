@@ -1,4 +1,5 @@
 /**
+ * `herald store backup|restore` are in store-backup.ts.
  * `herald store migrate --to postgres://… [--from <sqlite file>] [--force]`: copies a SQLite store (by default the
  * configured HERALD_DB) into PostgreSQL, so a deployment that grows onto several machines keeps its history.
  * The copy is one transaction on the target, checked row count by row count before it commits (see copy.ts in
@@ -20,17 +21,22 @@ import {
   type TableCopyResult,
 } from '@herald/agent-core';
 import { urlPassword } from '../config/load.js';
-import { describeStoreTarget, openStoreAt, type StoreConfig } from '../sessions/store-target.js';
+import { describeStoreTarget, openStoreAt } from '../sessions/store-target.js';
 import { CliError, type CliIo } from './io.js';
+import { BACKUP_USAGE, backupCommand, RESTORE_USAGE, restoreCommand, type StoreFiles } from './store-backup.js';
 
-export const STORE_USAGE = `herald store migrate --to postgres://user:password@host:5432/db [--from <sqlite file>] [--force]`;
+export const STORE_USAGE = `herald store migrate --to postgres://user:password@host:5432/db [--from <sqlite file>] [--force]
+${BACKUP_USAGE}
+${RESTORE_USAGE}`;
 
 /** A progress line for a large table every so many rows, besides the one when it is done. */
 export const PROGRESS_EVERY_ROWS = 50_000;
 
 /** `config.db` is the default source: the SQLite file the gateway used before it moves. */
-export async function storeCommand(args: string[], config: Pick<StoreConfig, 'db'>, io: CliIo): Promise<number> {
+export async function storeCommand(args: string[], config: StoreFiles, io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
+  if (sub === 'backup') return backupCommand(rest, config, io);
+  if (sub === 'restore') return restoreCommand(rest, config, io);
   if (sub !== 'migrate') throw new CliError(`usage: ${STORE_USAGE}`);
   const { values, positionals } = parseArgs({
     args: rest,

@@ -9,6 +9,7 @@
  */
 import { KEY_STRATEGIES } from '@herald/agent-core';
 import { z } from 'zod';
+import { RISK_IDS } from '../ops/safety/findings.js';
 import { mcpServersSchema } from '../mcp/config.js';
 import { endpointList, modelApiModeSchema } from './endpoints.js';
 
@@ -150,6 +151,9 @@ export const SETTINGS = {
   schedulesPerUser: setting('HERALD_SCHEDULES_PER_USER', int(0, 10_000), 'Active scheduled tasks one user may have (0: the agent cannot set any; existing ones still run)', '25'),
   turnWatchdogS: setting('HERALD_TURN_WATCHDOG_S', int(5, 86_400), 'A turn with no agent activity for this long is aborted and its session unlocked', '1800'),
   drainTimeoutMs: setting('HERALD_DRAIN_TIMEOUT_MS', int(0, 3_600_000), 'On SIGTERM, how long running turns may finish before they are handed back to the queue', '7000'),
+  // Operator safety (ops/safety/): settings that can lose data are warned about at start-up, in doctor and /health/detailed.
+  acceptRisks: setting('HERALD_ACCEPT_RISKS', list.pipe(z.array(z.enum(RISK_IDS, `must be one of ${RISK_IDS.join(', ')}`))), `Comma list of known, accepted risks to stop warning about (${RISK_IDS.join(', ')})`, ''),
+  storeMinFreeMb: setting('HERALD_STORE_MIN_FREE_MB', int(0, 100_000_000), "Warn when the SQLite store's disk has less free space than this many MB (or than the store's own size)", '1024'),
   // Advanced: how fast a killed worker's sessions and jobs are taken over. Lower = faster recovery, more Redis traffic.
   sessionLockMs: setting('HERALD_SESSION_LOCK_MS', int(300, 600_000), 'Session lock TTL; a dead worker\'s sessions are free again after this', '30000'),
   jobLockMs: setting('HERALD_JOB_LOCK_MS', int(300, 600_000), 'BullMQ job lock; a dead worker\'s jobs are recovered after this', '30000'),

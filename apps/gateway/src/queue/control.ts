@@ -51,6 +51,7 @@ export class ControlBus {
 
   async close(): Promise<void> {
     this.handlers.clear();
-    if (this.subscriber && this.subscribed) await this.subscriber.unsubscribe(this.channel).catch(() => undefined);
+    // A subscriber that is not connected would queue the UNSUBSCRIBE until Redis returns: nothing to undo then.
+    if (this.subscriber && this.subscribed && this.subscriber.status === 'ready') await this.subscriber.unsubscribe(this.channel).catch(() => undefined);
   }
 }

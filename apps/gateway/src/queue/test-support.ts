@@ -54,6 +54,7 @@ export async function rig(opts: {
       log,
       watchdogMs: opts.watchdogMs,
       watchdogGraceMs: 200,
+      redisReady: () => redis.status === 'ready',
     });
     await w.start();
     workers.push(w);

@@ -88,11 +88,17 @@ export interface TurnWorkerOptions {
   watchdogMs?: number;
   /** How long an aborted turn may take to end before it is abandoned (default 5 s). */
   watchdogGraceMs?: number;
+  /** True while Redis answers (the main client is connected): a shutdown does not wait on a Redis that is gone. */
+  redisReady: () => boolean;
 }
 
 export const DEFAULT_WATCHDOG_MS = 1_800_000;
 /** After the watchdog aborts a turn, how long it may take to wind down before the worker stops waiting for it. */
 const WATCHDOG_GRACE_MS = 5_000;
+/** After the drain, how long aborted turns may take to hand their jobs back (Redis answering). */
+const HANDOVER_GRACE_MS = 1_000;
+/** While closing, how often the worker looks whether it still has anything to wait for. */
+const CLOSE_POLL_MS = 50;
 
 interface RunningTurn {
   seq: number;
@@ -110,6 +116,8 @@ export class TurnWorker {
   readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   private worker: Worker<TurnJobData> | null = null;
   private readonly running = new Map<string, RunningTurn>();
+  /** Jobs this worker holds, by job id: what a shutdown abandons when it cannot hand them back. */
+  private readonly inFlight = new Map<string, string>();
   private closing = false;
 
   constructor(private readonly opts: TurnWorkerOptions) {}
@@ -146,26 +154,67 @@ export class TurnWorker {
   /**
    * Stops taking jobs, lets running turns finish for up to `drainMs`, then aborts the rest; their mailbox entries
    * stay at the head, so whoever takes the session next runs them again.
+   *
+   * Handing a job back needs Redis. When Redis is unreachable, nothing more is waited for once no turn is running
+   * (a turn still running may yet deliver its reply, so it gets the drain), or at the drain's end; with Redis there,
+   * aborted turns get a short grace to hand back. What is still held then is abandoned with one log line: BullMQ
+   * redelivers those jobs once their lock expires, and the outbox keeps a delivered reply from being sent twice.
    */
   async close(drainMs: number): Promise<void> {
     if (!this.worker) return;
     const w = this.worker;
     this.worker = null;
     this.closing = true;
-    const closing = w.close();
-    const timer = setTimeout(() => {
-      for (const t of this.running.values()) t.controller.abort(new TurnAbort('shutdown'));
-    }, drainMs);
-    // BullMQ waits for its blocking connection; if Redis is away that can take longer than we may wait.
-    const deadline = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), drainMs + 1_000).unref());
+    const started = Date.now();
+    let closed = false;
+    const closing = w.close().then(() => void (closed = true));
+    closing.catch(() => undefined);
+    let cutShort = -1;
+    // One loop decides everything (cut turns short at the drain, give up on a dead Redis, or on the grace), so
+    // the order of those decisions never depends on which of two timers fires first.
+    const outcome = await new Promise<'closed' | 'redis' | 'timeout'>((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const look = (): void => {
+        clearTimeout(timer);
+        const elapsed = Date.now() - started;
+        if (closed) return resolve('closed');
+        if (cutShort < 0 && elapsed >= drainMs) cutShort = this.cutShort(drainMs);
+        if (!this.opts.redisReady() && (this.running.size === 0 || cutShort >= 0)) return resolve('redis');
+        if (elapsed >= drainMs + HANDOVER_GRACE_MS) return resolve('timeout');
+        const untilDrain = drainMs - elapsed;
+        timer = setTimeout(look, untilDrain > 0 ? Math.min(CLOSE_POLL_MS, untilDrain) : CLOSE_POLL_MS);
+      };
+      void closing.then(look, () => undefined);
+      look();
+    });
     try {
-      if ((await Promise.race([closing, deadline])) === 'timeout') {
-        this.opts.log.warn('worker did not close in time; leaving its jobs to stalled-job recovery');
-      }
+      if (outcome !== 'closed') this.abandon(w, outcome, Math.max(cutShort, 0));
     } finally {
-      clearTimeout(timer);
       await this.opts.control.close();
     }
+  }
+
+  /** The drain is over: aborts the turns still running (their entries stay queued) and says which; returns how many. */
+  private cutShort(drainMs: number): number {
+    const sessions = [...this.running.keys()];
+    if (sessions.length === 0) return 0;
+    this.opts.log.warn({ sessions }, `shutdown: the drain timeout (${drainMs} ms) passed; cutting short ${sessions.length} turn(s) of session(s) ${sessions.join(', ')}: their messages stay queued and run again`);
+    for (const t of this.running.values()) t.controller.abort(new TurnAbort('shutdown'));
+    return sessions.length;
+  }
+
+  /** Stops waiting for BullMQ: logs what this worker still held and drops its connections. */
+  private abandon(w: Worker<TurnJobData>, why: 'redis' | 'timeout', cutShort: number): void {
+    const held = [...this.inFlight].map(([jobId, sessionKey]) => ({ jobId, sessionKey }));
+    const lockS = Math.round((this.opts.jobLockMs ?? 30_000) / 1000);
+    const cause = why === 'redis' ? 'Redis is unreachable' : 'the drain timeout passed';
+    const redelivery = why === 'redis' ? `once Redis is back, the queue redelivers them when their job lock expires (${lockS} s)` : `the queue redelivers them when their job lock expires (${lockS} s)`;
+    const sessions = [...new Set(held.map((h) => h.sessionKey))].join(', ');
+    const turns = cutShort > 0 ? ` (${cutShort} turn(s) cut short at the drain timeout)` : '';
+    const what = held.length === 0 ? 'no job was in hand' : `abandoned ${held.length} job(s) of session(s) ${sessions}${turns}; ${redelivery}`;
+    this.opts.log.warn({ abandoned: held, turnsCutShort: cutShort, reason: why }, `shutdown: ${cause}; ${what}`);
+    // Not awaited: a client that is reconnecting may never report its end, and the process is about to exit.
+    void w.disconnect().catch(() => undefined);
   }
 
   private onSignal(s: ControlSignal): void {
@@ -179,6 +228,16 @@ export class TurnWorker {
   }
 
   private async process(job: Job<TurnJobData>, token?: string): Promise<string> {
+    const jobId = job.id ?? '?';
+    this.inFlight.set(jobId, job.data.sessionKey);
+    try {
+      return await this.processHeld(job, token);
+    } finally {
+      this.inFlight.delete(jobId);
+    }
+  }
+
+  private async processHeld(job: Job<TurnJobData>, token?: string): Promise<string> {
     const { sessionKey } = job.data;
     const { mailbox } = this.opts;
     const got = await mailbox.acquire(sessionKey, this.id);

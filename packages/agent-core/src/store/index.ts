@@ -13,7 +13,7 @@ export type { Sql, SqlValue, Dialect, RunResult, WriteStats } from './sql.js';
 export { ddlFor } from './sql.js';
 export { SqliteSql } from './sqlite-sql.js';
 export { PostgresSql, isConnectionError, type PostgresOptions } from './postgres-sql.js';
-export { registerMigrations, allMigrations, appliedVersions, FIRST_EXTERNAL_VERSION, type Migration } from './migrations.js';
+export { registerMigrations, allMigrations, appliedVersions, migrationSql, FIRST_EXTERNAL_VERSION, type Migration } from './migrations.js';
 export { copyStore, COPY_BATCH_ROWS, StoreCopyError, TargetNotEmptyError } from './copy.js';
 export type { CopyOptions, CopyProgress, CopyReport, TableCopyResult } from './copy.js';
 export {
@@ -26,3 +26,12 @@ export {
   InvalidCursorError,
   isTransientStoreError,
 } from './errors.js';
+export {
+  backupSqliteStore,
+  inspectSqliteStore,
+  prepareSqliteRestore,
+  NotAStoreError,
+  StoreInUseError,
+  type RestorePlan,
+  type SqliteStoreSummary,
+} from './sqlite-backup.js';
