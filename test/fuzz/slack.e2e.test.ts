@@ -193,7 +193,7 @@ describe(`fuzz: Slack Events over HTTP (${FUZZ_RUNS} payloads, seed ${FUZZ_SEED}
       const run = await fuzz('slack', gw, slackCase, async (c) => {
         const res = await fetch(url, signedInit(slack, c.raw));
         const text = await res.text();
-        if (!statusOk(c.expected, res.status)) throw new Error(`${c.kind}: HTTP ${res.status} (${text.slice(0, 200)}), expected ${String(c.expected)}`);
+        if (!statusOk(c.expected, res.status, c.raw)) throw new Error(`${c.kind}: HTTP ${res.status} (${text.slice(0, 200)}), expected ${String(c.expected)}`);
         if (c.challenge !== undefined && (JSON.parse(text) as { challenge?: unknown }).challenge !== c.challenge) {
           throw new Error(`url_verification answered ${text.slice(0, 200)}`);
         }

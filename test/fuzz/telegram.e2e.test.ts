@@ -236,7 +236,7 @@ describe(`fuzz: the Telegram webhook (${FUZZ_RUNS} payloads, seed ${FUZZ_SEED})`
       const run = await fuzz('telegram', gw, telegramCase, async (c) => {
         const res = await fetch(hookUrl, requestInit(c.raw, { [TELEGRAM_SECRET_HEADER]: SECRET }));
         await res.arrayBuffer();
-        if (!statusOk(c.expected, res.status)) throw new Error(`${c.kind}: HTTP ${res.status}, expected ${String(c.expected)}`);
+        if (!statusOk(c.expected, res.status, c.raw)) throw new Error(`${c.kind}: HTTP ${res.status}, expected ${String(c.expected)}`);
       });
       await expectSurvived(gw, run);
       expect(llm.requests.map(lastUserText), 'no LLM request for a fuzz payload').toEqual(controlText);
