@@ -53,7 +53,23 @@ export function isolatedEnv(extra: Record<string, string> = {}): Record<string, 
   return { ...env, HERALD_LOG_LEVEL: 'info', HERALD_REDIS_PREFIX: `herald-test-${process.pid}-${Date.now().toString(36)}`, ...extra };
 }
 
+/** Tries to take a port that another process grabbed between freePort() and the gateway's listen(). */
+const PORT_ATTEMPTS = 4;
+
 export async function startGateway(opts: StartOptions = {}): Promise<GatewayProcess> {
+  // A free port may be taken by someone else before the gateway listens on it (other test processes run beside
+  // this one): when the port was ours to choose, a start that failed with EADDRINUSE is tried on another.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts);
+    } catch (err) {
+      const portTaken = err instanceof Error && err.message.includes('EADDRINUSE');
+      if (!portTaken || opts.env?.HERALD_PORT || attempt >= PORT_ATTEMPTS) throw err;
+    }
+  }
+}
+
+async function startOnce(opts: StartOptions): Promise<GatewayProcess> {
   const port = opts.env?.HERALD_PORT ? Number(opts.env.HERALD_PORT) : await freePort();
   const dir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'herald-gw-'));
   const dbPath = opts.env?.HERALD_DB ?? join(dir, 'herald.db');
@@ -131,6 +147,7 @@ export async function startGateway(opts: StartOptions = {}): Promise<GatewayProc
       await Promise.race([healthy, died]);
     } catch (err) {
       proc.kill('SIGKILL');
+      if (!opts.dataDir && !opts.env?.HERALD_DB) rmSync(dir, { recursive: true, force: true });
       throw err;
     } finally {
       died.catch(() => {});
