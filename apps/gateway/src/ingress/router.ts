@@ -22,7 +22,7 @@ export const QUEUED_ACK = '⏳ Queued — I will answer after the current task.'
 export interface RouterDeps extends CommandDeps {
   policy: AccessPolicy;
   busyInputMode: BusyInputMode;
-  egress: (platform: string) => PlatformEgress;
+  egress: (platform: string, account?: string) => PlatformEgress;
   log: Logger;
   /** Metrics and the per-user rate limit (ops/inbound-guard.ts); commands pass it always. */
   guard?: InboundGuard;
@@ -38,10 +38,12 @@ export class IngressRouter {
     const { deps } = this;
     const log = deps.log.child({ platform: msg.platform, messageId: msg.messageId });
     const reply = (text: string): Promise<unknown> =>
-      deps.egress(msg.platform).send(msg.conversationId, text, { replyTo: msg.platformMessageId, plain: true });
+      deps.egress(msg.platform, msg.account).send(msg.conversationId, text, { replyTo: msg.platformMessageId, plain: true });
     // Unknown users: a pairing code in a DM, silence elsewhere (ingress/authorize.ts). Commands included.
     if (!(await admit({ policy: deps.policy, pairing: deps.conversation?.pairing, log }, msg, reply))) return;
-    const sessionKey = sessionKeyFor(msg);
+    // The profile that answers (routes, first match wins); its name is part of the session key.
+    const profile = deps.profiles.route(msg);
+    const sessionKey = sessionKeyFor(msg, profile.name);
     if (deps.guard && !(await deps.guard.admit(msg, reply))) return;
 
     if (msg.text.length > MAX_INBOUND_CHARS) {
@@ -51,18 +53,18 @@ export class IngressRouter {
 
     const command = parseCommand(msg.text);
     if (command) {
-      const text = await runCommand(deps, { command, msg, sessionKey });
+      const text = await runCommand(deps, { command, msg, sessionKey, profile });
       log.info({ sessionKey, command: command.spec.name }, 'command');
       if (text) await reply(text);
       return;
     }
 
     // An answer to a clarify question goes to the running turn (steer), whatever the busy-input mode says.
-    const mode = (await deps.awaitingAnswer?.(sessionKey)) ? 'steer' : deps.busyInputMode;
+    const mode = (await deps.awaitingAnswer?.(sessionKey)) ? 'steer' : profile.busyInputMode;
     // Idle / daily reset (sessions/reset-policy.ts): an expired session ends and this message starts a new one.
     const resetNotice = await resetExpiredSession(deps, sessionKey);
     if (resetNotice) await reply(resetNotice);
-    const res = await deps.producer.submit(sessionKey, payloadFrom(msg), mode);
+    const res = await deps.producer.submit(sessionKey, payloadFrom(msg, profile.name), mode);
     log.debug({ sessionKey, status: res.status }, 'message routed');
     if (res.status === 'full') {
       await reply(`⚠️ ${res.pending - 1} messages are already waiting; this one was not queued. Send /stop to clear them.`);

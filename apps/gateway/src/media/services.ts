@@ -20,7 +20,7 @@ export interface MediaLimits {
 
 export interface MediaServices {
   /** Downloads for a platform (throws for a platform that is not configured). */
-  files: (platform: string) => PlatformFiles;
+  files: (platform: string, account?: string) => PlatformFiles;
   /** Null when HERALD_STT_MODEL is not set. */
   transcribe: Transcribe | null;
   /** Null when HERALD_VISION_MODEL is not set. */
@@ -42,7 +42,7 @@ export function mediaLimits(config: HeraldConfig): MediaLimits {
 }
 
 /** `catalog`: the process's provider catalog, so the describer shares the key pools of the models it runs on. */
-export function createMediaServices(config: HeraldConfig, files: (platform: string) => PlatformFiles, catalog = new ProviderCatalog(config)): MediaServices {
+export function createMediaServices(config: HeraldConfig, files: (platform: string, account?: string) => PlatformFiles, catalog = new ProviderCatalog(config)): MediaServices {
   // Speech-to-text uses the first OpenAI key (the pool's rotation is the chat models' business).
   const transcribe = config.sttModel
     ? createTranscriber({ model: config.sttModel, apiKey: config.keyPools.openai?.[0] ?? config.openai.apiKey, baseUrl: config.openai.baseUrl })

@@ -13,6 +13,8 @@ import { SessionCounters } from './counters.js';
 import { SessionModels } from './models.js';
 import { resetPolicyFrom, type ResetPolicy } from './reset-policy.js';
 import { VoiceReplies } from './voice-replies.js';
+import { ProfileTable } from '../profiles/table.js';
+import { budgetGuardFor, type BudgetGuard } from '../budgets/guard.js';
 
 export interface ConversationServices {
   readonly config: HeraldConfig;
@@ -25,6 +27,10 @@ export interface ConversationServices {
   readonly voice: VoiceReplies;
   /** Work started behind a reply (the /new memory flush); stopping the process waits for it. */
   readonly background: BackgroundTasks;
+  /** The agent profiles and their routes. */
+  readonly profiles: ProfileTable;
+  /** Spend caps: what is spent, what is left, refusals and notices (budgets/guard.ts). */
+  readonly budgets: BudgetGuard;
 }
 
 /** The services on the session store's database. */
@@ -45,5 +51,7 @@ export function openConversationServices(
     models: new SessionModels(config, catalog),
     voice: new VoiceReplies(store.sql),
     background,
+    profiles: new ProfileTable(config),
+    budgets: budgetGuardFor(config, store.sql),
   };
 }

@@ -9,6 +9,7 @@ import { FallbackState, type FlushReason, type Session, type SessionStore } from
 import type { Logger } from '../logger.js';
 import type { ConversationServices } from '../sessions/services.js';
 import { flushSessionMemory } from './tools.js';
+import { memoryKeyOf } from '../profiles/table.js';
 
 /** The flush is one short call; past this it is abandoned. */
 export const MEMORY_FLUSH_TIMEOUT_MS = 30_000;
@@ -20,18 +21,19 @@ export async function flushBeforeLosingDetails(
   reason: FlushReason,
   log?: Logger,
 ): Promise<void> {
-  const { config } = services;
-  const ref = session.model ?? config.model;
+  const profile = services.profiles.get(session.profile);
+  const ref = session.model ?? profile.model;
   if (!ref) return;
   try {
     const agent = {
       primary: services.models.provider(ref),
       fallbacks: [],
       fallbackState: new FallbackState(),
-      systemPrompt: config.systemPrompt,
-      maxIterations: config.maxIterations,
+      systemPrompt: profile.systemPrompt,
+      maxIterations: profile.maxIterations,
     };
-    const result = await flushSessionMemory({ store, agent, toolsets: config.toolsets }, session, reason, AbortSignal.timeout(MEMORY_FLUSH_TIMEOUT_MS));
+    const userKey = session.userId ? memoryKeyOf(profile, session.source, session.userId) : undefined;
+    const result = await flushSessionMemory({ store, agent, toolsets: profile.toolsets, userKey }, session, reason, AbortSignal.timeout(MEMORY_FLUSH_TIMEOUT_MS));
     if (result?.error) log?.warn({ err: result.error, sessionId: session.id }, 'memory flush failed');
     else if (result && result.saved > 0) log?.info({ saved: result.saved, sessionId: session.id, reason }, 'memory flushed');
   } catch (err) {

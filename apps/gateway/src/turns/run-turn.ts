@@ -29,13 +29,18 @@ import { scheduleSessionKey } from '../schedules/store.js';
 import type { ReactionTarget } from './turn-reactions.js';
 import { cacheCollapse } from '../llm/cache-health.js';
 import type { Logger } from '../logger.js';
+import type { ProfileRuntimes } from './profile-runtimes.js';
+import type { TeamControls } from './team-controls.js';
+import { SpendMeter } from '../budgets/meter.js';
+import { PriceTable } from '../budgets/prices.js';
+import { DEFAULT_PROFILE, profileColumn } from '../profiles/names.js';
 
 export interface TurnDeps {
   store: SessionStore;
   /** Null when no model is configured: turns answer with a setup hint. */
   agent: AgentRuntime | null;
   /** Egress by platform; built lazily so a worker needs no platform connection. */
-  egress: (platform: string) => PlatformEgress;
+  egress: (platform: string, account?: string) => PlatformEgress;
   /** Delivery backoff base; tests shrink it. */
   deliveryBaseDelayMs?: number;
   /** The agent's built-in tools (turns/tools.ts); none when absent. */
@@ -53,18 +58,28 @@ export interface TurnDeps {
    * relay, or null. Such a platform gets no typing, tool-progress or streamed-edit display of its own.
    */
   relay?: (payload: TurnPayload) => ((event: AgentEvent) => void) | null;
+  /** Each agent profile's agent and tools (turns/profile-runtimes.ts); absent: `agent` and `tools` serve every turn. */
+  profiles?: ProfileRuntimes;
+  /** Cost per call, budgets, concurrency limits (turns/team-controls.ts); absent: none of them. */
+  controls?: TeamControls;
 }
 
 const QUOTE_MAX_CHARS = 500;
+/** Without team controls: the built-in price table, for the session's estimated cost. */
+const BUILT_IN_PRICES = new PriceTable({});
 export const NO_MODEL_REPLY = 'No model is configured yet: set HERALD_MODEL (for example openai:gpt-4.1-mini) and restart Herald.';
 
 export function createTurnRunner(deps: TurnDeps): TurnRunner {
   // A database outage is waited out (turns/store-patience.ts); any other exception still ends in one short reply
   // (turns/user-errors.ts).
-  return retryThroughStoreOutage(replyOnFailure(deps, async (ctx) => {
+  return retryThroughStoreOutage(replyOnFailure(deps, withTurnSlot(deps.controls, async (ctx) => {
     const first = ctx.entries[0].payload;
     const last = ctx.entries[ctx.entries.length - 1].payload;
     const { store } = deps;
+    // The profile the message was routed to: its model, prompt, tools and notes.
+    const chosen = deps.profiles?.of(first.profile);
+    const agent = chosen ? chosen.agent : deps.agent;
+    const tools = chosen ? chosen.tools : deps.tools;
     // A scheduled task with a session of its own keeps its transcript there; the lock is still the chat's.
     const sessionKey = first.scheduled?.session === 'own' ? scheduleSessionKey(ctx.sessionKey, first.scheduled.id) : ctx.sessionKey;
     // The session (one indexed read when it exists), then the outbox row under this worker's fence.
@@ -72,10 +87,11 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       source: first.platform as SessionSource,
       userId: first.userId,
       chatId: first.chatId,
-      model: deps.agent ? `${deps.agent.primary.name}:${deps.agent.primary.model}` : undefined,
+      profile: profileColumn(first.profile ?? DEFAULT_PROFILE),
+      model: agent ? `${agent.primary.name}:${agent.primary.model}` : undefined,
       // Built once, stored, replayed byte-identical every call: the prompt cache depends on it.
-      systemPrompt: deps.agent
-        ? buildSessionSystemPrompt(deps.agent.systemPrompt, { platform: first.platform, chatType: last.chatType, startedAt: new Date(), timeZone: deps.conversation?.config.timezone })
+      systemPrompt: agent
+        ? buildSessionSystemPrompt(agent.systemPrompt, { platform: first.platform, chatType: last.chatType, startedAt: new Date(), timeZone: deps.conversation?.config.timezone })
         : undefined,
     });
     const turn = await store.beginTurn(ctx.turnId, session.id, ctx.fence);
@@ -83,7 +99,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       ctx.log.info({ status: turn.status }, 'turn already finished; not running it again');
       return;
     }
-    const egress = deps.egress(first.platform);
+    const egress = deps.egress(first.platform, first.account);
     // 👀 on the user's messages while this turn runs, ✅ once answered (platforms with that convention: Slack).
     const progress = showTurnProgress(egress, reactionTargets(ctx.entries), ctx.log);
     const relay = deps.relay?.(last) ?? null;
@@ -128,9 +144,17 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       ctx.log.info('reply was recorded before a restart; delivering it without a new LLM call');
       return send(turn.reply);
     }
-    if (!deps.agent) {
+    if (!agent) {
       await store.recordReply(ctx.turnId, NO_MODEL_REPLY, ctx.fence);
       return send(NO_MODEL_REPLY);
+    }
+    // A used-up budget answers instead of the model (admins are exempt); the refusal is the turn's reply.
+    const spender = { profile: first.profile ?? DEFAULT_PROFILE, platform: first.platform, userId: first.userId };
+    const refusal = (await deps.controls?.budgets.refusal(spender)) ?? null;
+    if (refusal !== null) {
+      ctx.log.info({ profile: spender.profile }, 'budget used up; turn refused');
+      await store.recordReply(ctx.turnId, refusal, ctx.fence);
+      return send(refusal);
     }
 
     // Hermes' 85 % safety net: a session that outgrew the window moves to a compressed child session first.
@@ -141,7 +165,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       store,
       sessionKey,
       session,
-      agent: deps.agent,
+      agent: agent,
       log: ctx.log,
       signal: ctx.signal,
       notify,
@@ -152,7 +176,10 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const history = await store.getHistory(session.id);
     live.startTyping();
     // The session's own model when /model chose one (sessions/models.ts), then the configured fallbacks.
-    const providers = deps.conversation?.models.providersFor(deps.agent, session.model) ?? deps.agent;
+    // Each call priced with the model that answered (budgets/meter.ts), under the global LLM cap when one is set.
+    const meter = new SpendMeter(deps.controls?.prices ?? BUILT_IN_PRICES, (call) => deps.controls?.onCall(spender.profile, call));
+    const chosenProviders = deps.conversation?.models.providersFor(agent, session.model) ?? agent;
+    const providers = meter.wrap(deps.controls ? deps.controls.capped(chosenProviders) : chosenProviders);
     // Files are fetched and read now, on the worker (media/prepare.ts); what could not be used is said in one line each.
     const payloads = ctx.entries.map((e) => e.payload);
     const media = await prepareTurnMedia(payloads, deps.media, {
@@ -175,7 +202,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     // Tools, a budget shared with subagents, saved notes in front of a session's first message, clarify questions.
     // What send_file queues during the turn; recorded with the reply, sent after its text.
     const replyFiles = new ReplyFiles(deps.outbound.limits);
-    const turnTools = deps.tools?.forTurn({ ctx, egress, payload: last, files: replyFiles });
+    const turnTools = tools?.forTurn({ ctx, egress, payload: last, files: replyFiles });
     let result: ConversationResult;
     try {
       result = await runConversation(await withTurnTools(turnTools, {
@@ -183,14 +210,14 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
         userAttachments: media.attachments,
         userImages: media.images,
         history,
-        systemPrompt: session.systemPrompt ?? deps.agent.systemPrompt,
+        systemPrompt: session.systemPrompt ?? agent.systemPrompt,
         signal: ctx.signal,
         provider: providers.primary,
         fallbacks: providers.fallbacks,
-        fallbackState: deps.agent.fallbackState,
-        maxIterations: deps.agent.maxIterations,
+        fallbackState: agent.fallbackState,
+        maxIterations: agent.maxIterations,
         cacheKey: session.id,
-        compression: { contextWindow: deps.agent.contextWindow },
+        compression: { contextWindow: agent.contextWindow },
         getSteerMessages: ctx.takeSteerMessages,
         onEvent: (event) => {
           ctx.touch(); // the worker's inactivity watchdog counts every agent event as activity
@@ -211,6 +238,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       await store.transaction(async () => {
         const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
         await store.markTurn(ctx.turnId, 'interrupted', ctx.fence, abort instanceof Error ? abort.message : 'interrupted');
+        // What the interrupted turn cost still counts against the budgets.
+        await deps.controls?.budgets.record(spender, meter.usage, meter.costUsd);
         await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
       });
       await live.close();
@@ -220,20 +249,42 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     // When the loop compressed inside the turn, the compressed history continues in a child session.
     // The answer (or a short error text), the pictures in it and a voice reply become files (turns/finish-reply.ts).
     const { reply, files } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log });
-    // Messages, usage and the recorded reply (with its files) commit together: a crash leaves all or none of them.
+    // Messages, usage, spend and the recorded reply (with its files) commit together: a crash leaves all or none.
+    let text = reply;
     session = await store.transaction(async () => {
       const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
-      await store.addUsage(persisted.id, { ...result.usage, lastPromptTokens: result.lastPromptTokens });
-      await store.recordReply(ctx.turnId, reply, ctx.fence, files);
+      await store.addUsage(persisted.id, { ...result.usage, costUsd: meter.costUsd, lastPromptTokens: result.lastPromptTokens });
+      // Budgets: this turn's spend, and the 80 % notice when it crossed it (once, whichever worker is first).
+      let notices: string[] = [];
+      if (deps.controls) {
+        await deps.controls.budgets.record(spender, meter.usage, meter.costUsd);
+        notices = await deps.controls.budgets.notices(spender);
+      }
+      text = notices.length > 0 ? `${reply}\n\n${notices.join('\n')}` : reply;
+      await store.recordReply(ctx.turnId, text, ctx.fence, files);
       await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
       return persisted;
     });
     // A compression (before or inside the turn) starts a new prefix: a cold cache there is expected.
     if (compressed === current && !result.compactedHistory) warnOnCacheCollapse(current, result, ctx.log);
-    const sent = await send(reply);
+    const sent = await send(text);
     if (result.error) await store.markTurn(ctx.turnId, 'failed', ctx.fence, `${result.error.kind}: ${result.error.message}`);
     return sent;
-  }), deps.store);
+  })), deps.store);
+}
+
+/** The profile's concurrent-turn limit: the turn waits for a slot (its watchdog sees the wait as activity). */
+function withTurnSlot(controls: TeamControls | undefined, run: TurnRunner): TurnRunner {
+  return async (ctx) => {
+    const sem = controls?.turnSlots(ctx.entries[0].payload.profile ?? DEFAULT_PROFILE);
+    if (!sem) return run(ctx);
+    const slot = await sem.acquire(ctx.signal, ctx.touch);
+    try {
+      return await run(ctx);
+    } finally {
+      await slot.release();
+    }
+  };
 }
 
 /** The user's messages a turn answers (a scheduled run has none to react to). */

@@ -102,9 +102,11 @@ export function supportsVision(model: string, overrides: Readonly<Record<string,
   return modelInfo(model)?.vision === true;
 }
 
-/** Estimated cost of one call (or a session's totals) in USD; undefined when the model's price is unknown. */
-export function estimateCostUsd(model: string, usage: Usage): number | undefined {
-  const price = modelInfo(model)?.price;
+/**
+ * Estimated cost of one call (or a session's totals) in USD; undefined when the model's price is unknown. `price`:
+ * the operator's price for the model (HERALD_PRICES) instead of the table's.
+ */
+export function estimateCostUsd(model: string, usage: Usage, price: ModelPrice | undefined = modelInfo(model)?.price): number | undefined {
   if (!price) return undefined;
   const cost =
     usage.input * price.input +

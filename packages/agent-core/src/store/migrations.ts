@@ -29,6 +29,8 @@ export const CORE_MIGRATIONS: readonly Migration[] = [
   { version: 3, name: 'message attachments', sql: MESSAGE_ATTACHMENTS },
   // Encrypted reasoning items (Responses API) replayed with later requests: JSON, never shown to users.
   { version: 15, name: 'message reasoning details', sql: 'ALTER TABLE messages ADD COLUMN reasoning_details TEXT' },
+  // The agent profile a session belongs to (gateway profiles); NULL: the default profile (sessions from before).
+  { version: 25, name: 'session profile', sql: 'ALTER TABLE sessions ADD COLUMN profile TEXT' },
 ];
 
 const registered: Migration[] = [];

@@ -28,6 +28,8 @@ export interface BuiltinToolContext {
   /** Overrides `platform:userId` as the memory key (flushMemory passes it directly). */
   userKey?: string;
   userId?: string;
+  /** session_search looks only in this agent profile's sessions (absent: the person's sessions in any profile). */
+  searchProfile?: string;
   /** The turn's iteration budget, shared with subagents. */
   budget?: IterationBudget;
   clarify?: ClarifyChannel;
@@ -50,6 +52,10 @@ export function sourceOf(ctx: ToolContext): SessionSource | null {
 
 export function userIdOf(ctx: ToolContext): string | null {
   return typeof ctx.userId === 'string' && ctx.userId !== '' ? ctx.userId : null;
+}
+
+export function searchProfileOf(ctx: ToolContext): string | undefined {
+  return typeof ctx.searchProfile === 'string' && ctx.searchProfile !== '' ? ctx.searchProfile : undefined;
 }
 
 export function sessionIdOf(ctx: ToolContext): string | null {
