@@ -97,7 +97,7 @@ export class BudgetGuard {
     if (!this.enabled || this.isAdmin(s)) return null;
     const over = (await this.states(s)).find((b) => b.used >= 1);
     if (!over) return null;
-    return `⛔ ${describe(over.budget, s)} is used up (${amounts(over)}). Nothing more runs until it resets ${this.resetsIn(over.budget.period)}; an admin can reset it sooner.`;
+    return `⛔ ${capitalise(describe(over.budget, s))} is used up (${amounts(over)}). Nothing more runs until it resets ${this.resetsIn(over.budget.period)}; an admin can reset it sooner.`;
   }
 
   /**
@@ -110,7 +110,7 @@ export class BudgetGuard {
     for (const state of await this.states(s)) {
       if (state.used < NOTICE_AT || state.spent.warned) continue;
       if (!(await this.spend.markWarned(state.scope, state.period))) continue;
-      out.push(`⚠️ ${describe(state.budget, s)} is ${Math.min(100, Math.floor(state.used * 100))} % used (${amounts(state)}).`);
+      out.push(`⚠️ ${capitalise(describe(state.budget, s))} is ${percentOf(state.used)} % used (${amounts(state)}).`);
     }
     return out;
   }
@@ -126,7 +126,7 @@ export class BudgetGuard {
         ...(budget.usd !== undefined ? [`$${usd(Math.max(budget.usd - state.spent.costUsd, 0))} of $${usd(budget.usd)}`] : []),
         ...(budget.tokens !== undefined ? [`${fmt(Math.max(budget.tokens - state.spent.tokens, 0))} of ${fmt(budget.tokens)} tokens`] : []),
       ].join(' and ');
-      lines.push(`${capitalise(describe(budget, s))}: ${left} left (${Math.min(100, Math.floor(state.used * 100))} % used)`);
+      lines.push(`${capitalise(describe(budget, s))}: ${left} left (${percentOf(state.used)} % used)`);
     }
     if (this.isAdmin(s) && this.enabled) lines.push('You are an admin: budgets do not stop your turns.');
     return lines;
@@ -183,6 +183,8 @@ function amounts(state: BudgetState): string {
   ].join(', ');
 }
 
+/** Whole percent used; a hair of float error (0.3 × 3 = 0.8999…) does not round 90 % down. */
+const percentOf = (used: number): number => Math.min(100, Math.floor(used * 100 + 1e-9));
 const usd = (n: number): string => (n === 0 || n >= 0.01 ? n.toFixed(2) : n.toFixed(4));
 const fmt = (n: number): string => n.toLocaleString('en-US');
 const capitalise = (t: string): string => t.charAt(0).toUpperCase() + t.slice(1);

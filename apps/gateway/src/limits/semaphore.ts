@@ -83,6 +83,7 @@ export class RedisSemaphore {
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
       resolve();
