@@ -2,6 +2,8 @@
  * Agent profiles end to end: the real gateway process, real Redis and SQLite, the Telegram stand-in and the OpenAI
  * stand-in. A route sends one group to the `support` profile (its own prompt and model); everything else gets the
  * default profile. Memory never crosses profiles or people: two users in one group each keep their own notes.
+ * A second Telegram bot (its own stand-in) is routed to the `sales` profile and answers through itself; the HTTP
+ * API lists the profiles as models and a request's `model` picks one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeLLM, type RecordedRequest, type Step } from './fakes/llm/index.js';
@@ -18,7 +20,10 @@ interface WireMessage {
 const GROUP = -3000;
 const [ANA, BEN] = [3101, 3102];
 
+const API_KEY = 'profiles-api-key-0123456789';
+
 let tg: TelegramFake;
+let salesBot: TelegramFake;
 let llm: FakeLLM;
 let cluster: Cluster;
 
@@ -35,14 +40,15 @@ function respond(req: RecordedRequest): Step {
   return { text: `ok: ${text}` };
 }
 
-async function say(chatId: number, userId: number, text: string): Promise<string> {
-  const before = repliesIn(tg, chatId).length;
-  tg.injectMessage({ chatId, userId, text });
-  return waitFor(() => repliesIn(tg, chatId)[before] ?? null, { timeoutMs: 20_000, what: `a reply to "${text}"` });
+async function say(chatId: number, userId: number, text: string, bot: TelegramFake = tg): Promise<string> {
+  const before = repliesIn(bot, chatId).length;
+  bot.injectMessage({ chatId, userId, text });
+  return waitFor(() => repliesIn(bot, chatId)[before] ?? null, { timeoutMs: 20_000, what: `a reply to "${text}"` });
 }
 
 beforeAll(async () => {
   tg = await startTelegramFake();
+  salesBot = await startTelegramFake({ token: '987654321:AAH-sales-token' });
   llm = await startFakeOpenAI();
   llm.respondWith(respond);
   cluster = await startCluster({
@@ -50,8 +56,16 @@ beforeAll(async () => {
     env: telegramEnv(tg, llm, {
       TELEGRAM_REQUIRE_MENTION: 'false',
       HERALD_SYSTEM_PROMPT: 'You are the general assistant.',
-      HERALD_PROFILES: JSON.stringify({ support: { model: 'openai:gpt-4.1-nano', system_prompt: 'You are the support desk.', toolsets: ['core'] } }),
-      HERALD_ROUTES: JSON.stringify([{ platform: 'telegram', chat: String(GROUP), profile: 'support' }]),
+      HERALD_PROFILES: JSON.stringify({
+        support: { model: 'openai:gpt-4.1-nano', system_prompt: 'You are the support desk.', toolsets: ['core'] },
+        sales: { system_prompt: 'You are the sales team.' },
+      }),
+      HERALD_ROUTES: JSON.stringify([
+        { platform: 'telegram', account: 'sales', profile: 'sales' },
+        { platform: 'telegram', chat: String(GROUP), profile: 'support' },
+      ]),
+      HERALD_BOT_ACCOUNTS: JSON.stringify([{ platform: 'telegram', name: 'sales', bot_token: salesBot.token, api_root: salesBot.url }]),
+      HERALD_API_KEYS: API_KEY,
     }),
   });
 });
@@ -60,6 +74,7 @@ afterAll(async () => {
   await cluster?.stop();
   await llm?.close();
   await tg?.close();
+  await salesBot?.close();
 });
 
 describe('agent profiles (real gateway)', () => {
@@ -96,5 +111,31 @@ describe('agent profiles (real gateway)', () => {
     await say(ANA, ANA, '/new');
     await say(ANA, ANA, 'recall3 what do I like?');
     expect(JSON.stringify(messagesOf(requestsFor('recall3')[0]))).not.toMatch(/teal|<memory>/);
+  });
+
+  it('a second bot account answers through itself, as the profile its route names', async () => {
+    expect(await say(ANA, ANA, 'bot1 hello sales', salesBot)).toBe('ok: bot1 hello sales');
+    expect(messagesOf(requestsFor('bot1')[0])[0].content).toContain('You are the sales team.');
+    expect(repliesIn(tg, ANA).some((r) => r.includes('bot1'))).toBe(false); // not through the default bot
+    expect(await say(ANA, ANA, '/status', salesBot)).toMatch(/Profile sales/);
+    // The same person in the default bot's chat is another conversation, with the default profile.
+    expect(await say(ANA, ANA, 'bot2 hello default')).toBe('ok: bot2 hello default');
+    expect(messagesOf(requestsFor('bot2')[0])[0].content).toContain('You are the general assistant.');
+  });
+
+  it('the HTTP API lists the profiles as models; a request\'s model picks the profile', async () => {
+    const headers = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
+    const models = (await (await fetch(`${cluster.ingress.url}/v1/models`, { headers })).json()) as { data: Array<{ id: string }> };
+    expect(models.data.map((m) => m.id)).toEqual(['herald', 'support', 'sales']);
+    const ask = async (model: string, text: string): Promise<Response> =>
+      fetch(`${cluster.ingress.url}/v1/chat/completions`, { method: 'POST', headers, body: JSON.stringify({ model, messages: [{ role: 'user', content: text }] }) });
+    const res = await ask('support', 'api1 hello');
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { choices: Array<{ message: { content: string } }> }).choices[0].message.content).toBe('ok: api1 hello');
+    expect(messagesOf(requestsFor('api1')[0])[0].content).toContain('You are the support desk.');
+    expect(requestsFor('api1')[0].body.model).toBe('gpt-4.1-nano');
+    expect((await ask('herald', 'api2 hello')).status).toBe(200);
+    expect(messagesOf(requestsFor('api2')[0])[0].content).toContain('You are the general assistant.');
+    expect((await ask('nobody', 'api3 hello')).status).toBe(404);
   });
 });

@@ -30,6 +30,8 @@ interface Bot {
   token: string | undefined;
   appToken?: string;
   webhook?: { url: string; secret?: string };
+  /** The account's own API base, when it has one (else the platform setting's). */
+  apiBase?: string;
 }
 
 /** The bot of a platform + account, or why there is none. */
@@ -43,6 +45,7 @@ function botOf(config: HeraldConfig, platform: string, account: string = DEFAULT
       token: a.bot_token,
       appToken: a.platform === 'slack' ? a.app_token : undefined,
       webhook: a.platform === 'telegram' && a.webhook_url ? { url: a.webhook_url, secret: a.webhook_secret } : undefined,
+      apiBase: a.platform === 'telegram' ? a.api_root : a.api_url,
     };
   }
   switch (platform) {
@@ -78,9 +81,9 @@ export function createEgressRegistry(
     if (!['telegram', 'discord', 'slack'].includes(platform)) throw new UnknownPlatformError(`no egress for platform ${platform}`);
     const bot = botOf(config, platform, account);
     const logger = log.child({ platform, ...(account && account !== DEFAULT_ACCOUNT && { account }) });
-    if (platform === 'telegram') egress = createTelegramEgress({ token: tokenOf(bot), apiRoot: config.telegram.apiRoot, logger });
-    else if (platform === 'discord') egress = createDiscordEgress({ botToken: tokenOf(bot), apiUrl: config.discord.apiUrl, logger });
-    else egress = createSlackEgress({ botToken: tokenOf(bot), apiUrl: config.slack.apiUrl, logger });
+    if (platform === 'telegram') egress = createTelegramEgress({ token: tokenOf(bot), apiRoot: bot.apiBase ?? config.telegram.apiRoot, logger });
+    else if (platform === 'discord') egress = createDiscordEgress({ botToken: tokenOf(bot), apiUrl: bot.apiBase ?? config.discord.apiUrl, logger });
+    else egress = createSlackEgress({ botToken: tokenOf(bot), apiUrl: bot.apiBase ?? config.slack.apiUrl, logger });
     cache.set(key, egress);
     return egress;
   };
@@ -94,7 +97,10 @@ export function createFilesRegistry(config: HeraldConfig, log: Logger): (platfor
     let files = cache.get(key);
     if (files) return files;
     if (platform === 'discord') files = new DiscordFiles();
-    else if (platform === 'telegram') files = createTelegramFiles({ token: tokenOf(botOf(config, platform, account)), apiRoot: config.telegram.apiRoot, logger: log.child({ platform }) });
+    else if (platform === 'telegram') {
+      const bot = botOf(config, platform, account);
+      files = createTelegramFiles({ token: tokenOf(bot), apiRoot: bot.apiBase ?? config.telegram.apiRoot, logger: log.child({ platform }) });
+    }
     else if (platform === 'slack') files = new SlackFiles({ botToken: tokenOf(botOf(config, platform, account)) });
     else throw new UnknownPlatformError(`no file downloads for platform ${platform}`);
     cache.set(key, files);
@@ -133,13 +139,13 @@ function ingressOf(config: HeraldConfig, bot: Bot, threads: KnownThreads, log: L
   const token = tokenOf(bot);
   if (platform === 'telegram') {
     const t = config.telegram;
-    return createTelegramIngress({ token, apiRoot: t.apiRoot, webhook: bot.webhook, requireMention: t.requireMention, commands, logger });
+    return createTelegramIngress({ token, apiRoot: bot.apiBase ?? t.apiRoot, webhook: bot.webhook, requireMention: t.requireMention, commands, logger });
   }
   if (platform === 'discord') {
     const d = config.discord;
     return createDiscordIngress({
       botToken: token,
-      apiUrl: d.apiUrl,
+      apiUrl: bot.apiBase ?? d.apiUrl,
       requireMention: d.requireMention,
       autoThread: d.autoThread,
       freeResponseChannels: d.freeResponseChannels,
@@ -155,7 +161,7 @@ function ingressOf(config: HeraldConfig, bot: Bot, threads: KnownThreads, log: L
     botToken: token,
     appToken,
     signingSecret: appToken ? undefined : s.signingSecret,
-    apiUrl: s.apiUrl,
+    apiUrl: bot.apiBase ?? s.apiUrl,
     threads: threads.of('slack'),
     commands,
     logger,

@@ -32,7 +32,7 @@ describe('PriceTable', () => {
       name: 'openai' as const,
       model,
       apiMode: 'chat_completions' as const,
-      complete: async () => ({ message: { role: 'assistant' as const, content: 'x' }, finishReason: 'stop' as const, usage: usage(M), model }),
+      complete: async (_req: unknown) => ({ message: { role: 'assistant' as const, content: 'x' }, finishReason: 'stop' as const, usage: usage(M), model }),
     });
     const meter2 = new SpendMeter(prices, (c) => seen.push(`${c.model}=${c.costUsd}`));
     const wrapped = meter2.wrap({ primary: fake('my-model'), fallbacks: [fake('gpt-4.1-mini')] });

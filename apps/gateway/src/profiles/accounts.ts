@@ -16,19 +16,24 @@ const name = z
   .regex(ACCOUNT_NAME, 'an account name is lower-case letters, digits, _ and -, at most 32 characters')
   .refine((n) => n !== DEFAULT_ACCOUNT, `"${DEFAULT_ACCOUNT}" is the account of <PLATFORM>_BOT_TOKEN`);
 
+const apiUrl = z.string().trim().url('must be a URL such as http://host:port/');
+
 const telegram = z.strictObject({
   platform: z.literal('telegram'),
   name,
   bot_token: z.string().regex(/^\d+:[\w-]+$/, 'must look like 123456:ABC-DEF… (from @BotFather)'),
   webhook_url: z.string().url('must be a URL').optional(),
   webhook_secret: z.string().regex(/^[\w-]{1,256}$/, '1-256 characters A-Z a-z 0-9 _ -').optional(),
+  /** Its own Bot API server (default: TELEGRAM_API_ROOT). */
+  api_root: apiUrl.optional(),
 });
-const discord = z.strictObject({ platform: z.literal('discord'), name, bot_token: z.string().trim().min(1, 'must not be empty') });
+const discord = z.strictObject({ platform: z.literal('discord'), name, bot_token: z.string().trim().min(1, 'must not be empty'), api_url: apiUrl.optional() });
 const slack = z.strictObject({
   platform: z.literal('slack'),
   name,
   bot_token: z.string().regex(/^xoxb-/, 'must start with xoxb-'),
   app_token: z.string().regex(/^xapp-/, 'must start with xapp- (extra Slack apps use Socket Mode)'),
+  api_url: apiUrl.optional(),
 });
 
 export const botAccountSchema = z.discriminatedUnion('platform', [telegram, discord, slack], { error: 'platform must be telegram, discord or slack' });
