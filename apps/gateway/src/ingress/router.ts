@@ -7,7 +7,6 @@ import type { Logger } from '../logger.js';
 import type { CommandDeps } from '../commands/context.js';
 import { runCommand } from '../commands/handlers.js';
 import { parseCommand } from '../commands/registry.js';
-import type { BusyInputMode } from '../queue/producer.js';
 import { admit, type AccessPolicy } from './authorize.js';
 import { resetExpiredSession } from '../sessions/reset-policy.js';
 import type { InboundGuard } from '../ops/inbound-guard.js';
@@ -21,7 +20,6 @@ export const QUEUED_ACK = '⏳ Queued — I will answer after the current task.'
 
 export interface RouterDeps extends CommandDeps {
   policy: AccessPolicy;
-  busyInputMode: BusyInputMode;
   egress: (platform: string, account?: string) => PlatformEgress;
   log: Logger;
   /** Metrics and the per-user rate limit (ops/inbound-guard.ts); commands pass it always. */

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../config/load.js';
 import { ProfileTable, memoryKeyOf, searchProfileOf } from './table.js';
@@ -54,6 +57,30 @@ describe('agent profiles and routes', () => {
     expect(sales).toMatchObject({ model: 'openai:gpt-4.1-mini', fallbackModels: ['anthropic:claude-haiku-4-5'], systemPrompt: 'You sell.', busyInputMode: 'interrupt' });
     expect(table.get(null).name).toBe('default');
     expect(table.get('removed-since').name).toBe('default');
+  });
+
+  it('reads profiles, routes, accounts, prices and budgets from herald.yaml as mappings and lists', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'herald-team-')), 'herald.yaml');
+    writeFileSync(
+      file,
+      [
+        'profiles:',
+        '  support: { model: "openai:gpt-4.1-nano", toolsets: [core], max_concurrent_turns: 3 }',
+        'routes:',
+        '  - { platform: slack, chat: [C1, C2], profile: support }',
+        'prices:',
+        '  my-model: { input: 1, output: 2, cache_read: 0.1 }',
+        'budgets:',
+        '  - { scope: user, period: day, usd: 2 }',
+        'admin_users: [telegram:42]',
+        'llm_concurrency: 5',
+      ].join('\n'),
+    );
+    const c = loadConfig({ env: {}, file });
+    expect(new ProfileTable(c).route({ platform: 'slack', chatId: 'C2' }).maxConcurrentTurns).toBe(3);
+    expect(c.prices['my-model']).toEqual({ input: 1, output: 2, cache_read: 0.1 });
+    expect(c.budgets).toEqual([{ scope: 'user', period: 'day', usd: 2 }]);
+    expect([c.adminUsers, c.llmConcurrency]).toEqual([['telegram:42'], 5]);
   });
 
   it('HERALD_DEFAULT_PROFILE answers what no route matches', () => {

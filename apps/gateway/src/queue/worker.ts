@@ -79,7 +79,8 @@ export interface TurnWorkerOptions {
   /** Called after a turn's entries were acknowledged (see TurnEndHandler). */
   onTurnEnd?: TurnEndHandler;
   concurrency: number;
-  busyInputMode: BusyInputMode;
+  /** The busy-input mode of a session's messages (their agent profile's, profiles/table.ts). */
+  busyInputMode: BusyInputMode | ((entry: MailboxEntry) => BusyInputMode);
   log: Logger;
   /** BullMQ job lock; a killed worker's job is recovered after about this long. */
   jobLockMs?: number;
@@ -284,7 +285,7 @@ export class TurnWorker {
         // scheduled task's run is always a turn of its own, and stays in the mailbox while messages are merged.
         const scheduled = head.entry.payload.scheduled !== undefined;
         const merged =
-          this.opts.busyInputMode === 'interrupt' && !scheduled ? mergeable(head.entry, (await mailbox.pending(sessionKey)).filter((m) => !m.entry.payload.scheduled)) : [];
+          this.busyModeOf(head.entry) === 'interrupt' && !scheduled ? mergeable(head.entry, (await mailbox.pending(sessionKey)).filter((m) => !m.entry.payload.scheduled)) : [];
         const entries = [head.entry, ...merged.map((m) => m.entry)];
         const last = entries[entries.length - 1];
         // A scheduled run is never made stale by a later message (only /stop, which takes the lock, ends it).
@@ -360,6 +361,11 @@ export class TurnWorker {
       if (!released) await mailbox.release(sessionKey, got.token).catch(() => undefined);
     }
     return `${turns} turn(s)`;
+  }
+
+  private busyModeOf(entry: MailboxEntry): BusyInputMode {
+    const mode = this.opts.busyInputMode;
+    return typeof mode === 'function' ? mode(entry) : mode;
   }
 
   private async withdrawn(entries: MailboxEntry[]): Promise<boolean> {

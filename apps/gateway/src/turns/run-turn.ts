@@ -5,7 +5,7 @@
  * reply was recorded but not delivered is delivered without asking the LLM again, and messages are persisted
  * under the turn id so persisting the same turn twice writes each message once.
  */
-import { buildSessionSystemPrompt, runConversation, type AgentEvent, type ChatMessage, type Session, type ConversationResult, type SessionSource, type SessionStore } from '@herald/agent-core';
+import { buildSessionSystemPrompt, runConversation, type AgentEvent, type ChatMessage, type Session, type ConversationResult, type Provider, type SessionSource, type SessionStore } from '@herald/agent-core';
 import type { PlatformEgress } from '@herald/adapters';
 import type { MailboxEntry, TurnPayload } from '../queue/mailbox.js';
 import { TurnAbort, type TurnResult, type TurnRunner } from '../queue/worker.js';
@@ -157,6 +157,10 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       return send(refusal);
     }
 
+    // Each call priced with the model that answered (budgets/meter.ts), under the global LLM cap when one is set;
+    // the compression summary below included.
+    const meter = new SpendMeter(deps.controls?.prices ?? BUILT_IN_PRICES, (call) => deps.controls?.onCall(spender.profile, call));
+    const governed = <T extends { primary: Provider; fallbacks: Provider[] }>(p: T): T => meter.wrap(deps.controls ? deps.controls.capped(p) : p);
     // Hermes' 85 % safety net: a session that outgrew the window moves to a compressed child session first.
     const notify = async (text: string): Promise<void> => void (await deliver(egress, last.conversationId, text, { baseDelayMs: deps.deliveryBaseDelayMs }));
     const services = deps.conversation;
@@ -165,7 +169,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       store,
       sessionKey,
       session,
-      agent: agent,
+      agent: governed(agent),
       log: ctx.log,
       signal: ctx.signal,
       notify,
@@ -176,10 +180,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const history = await store.getHistory(session.id);
     live.startTyping();
     // The session's own model when /model chose one (sessions/models.ts), then the configured fallbacks.
-    // Each call priced with the model that answered (budgets/meter.ts), under the global LLM cap when one is set.
-    const meter = new SpendMeter(deps.controls?.prices ?? BUILT_IN_PRICES, (call) => deps.controls?.onCall(spender.profile, call));
     const chosenProviders = deps.conversation?.models.providersFor(agent, session.model) ?? agent;
-    const providers = meter.wrap(deps.controls ? deps.controls.capped(chosenProviders) : chosenProviders);
+    const providers = governed(chosenProviders);
     // Files are fetched and read now, on the worker (media/prepare.ts); what could not be used is said in one line each.
     const payloads = ctx.entries.map((e) => e.payload);
     const media = await prepareTurnMedia(payloads, deps.media, {
