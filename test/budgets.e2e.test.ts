@@ -4,7 +4,7 @@
  *  - Across workers: the first worker runs two turns, then stops; a second worker process sees that spend, gives
  *    the 80 % notice once, runs the turn that crosses the cap, and refuses the next with a clear reply.
  *  - Across a restart: the spend is in the store; a restarted gateway still refuses, /usage shows the spend, and
- *    an admin reset through the admin API lets the user go on.
+ *    an admin reset through the admin API lets the user go on; /retry runs the refused message (it was kept).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -105,6 +105,8 @@ describe('budgets (real gateway)', () => {
       expect(await reset.json()).toEqual({ reset: 1 });
       const bad = await fetch(`${gw.url}/admin/budgets/reset`, { method: 'POST', headers: auth, body: JSON.stringify({ scope: 'everyone' }) });
       expect(bad.status).toBe(400);
+      // The refused message was kept: /retry runs it now.
+      expect(await say(USER, '/retry')).toBe('ok: f');
       expect(await say(USER, 'g')).toBe('ok: g');
     } finally {
       await gw?.stop();

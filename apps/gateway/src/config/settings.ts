@@ -14,6 +14,7 @@ import { mcpServersSchema } from '../mcp/config.js';
 import { endpointList, modelApiModeSchema } from './endpoints.js';
 import { budgetsSchema, pricesSchema, profilesSchema, routesSchema } from '../profiles/schema.js';
 import { botAccountsSchema } from '../profiles/accounts.js';
+import { PROFILE_NAME, PROFILE_NAME_RULE } from '../profiles/names.js';
 
 const SECTIONS = ['TELEGRAM', 'DISCORD', 'SLACK', 'OPENAI', 'ANTHROPIC', 'GATEWAY'] as const;
 
@@ -151,7 +152,7 @@ export const SETTINGS = {
   // Team controls (profiles/, budgets/): several agents behind one gateway, routing, spend caps.
   profiles: setting('HERALD_PROFILES', profilesSchema, 'Agent profiles by name: {model, fallback_models, system_prompt, toolsets, busy_input_mode, memory (profile|shared), max_iterations, max_concurrent_turns}; JSON in the environment. The top-level settings form the profile "default"', '{}'),
   routes: setting('HERALD_ROUTES', routesSchema, 'Which profile answers a message: a list of {platform, account, chat_type, chat, space, thread, user, profile}, first match wins; JSON in the environment', '[]'),
-  defaultProfile: setting('HERALD_DEFAULT_PROFILE', z.string().regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, 'must be a profile name'), 'The profile of a message no route matches', 'default'),
+  defaultProfile: setting('HERALD_DEFAULT_PROFILE', z.string().regex(PROFILE_NAME, PROFILE_NAME_RULE), 'The profile of a message no route matches', 'default'),
   botAccounts: setting('HERALD_BOT_ACCOUNTS', botAccountsSchema, 'More bot accounts: a list of {platform, name, bot_token, app_token (Slack, Socket Mode)}; JSON in the environment; route them with routes[].account', '[]', true),
   prices: setting('HERALD_PRICES', pricesSchema, 'USD per million tokens by model name, over the built-in table: {input, output, cache_read, cache_write}; JSON in the environment. Used for cost and budgets', '{}'),
   budgets: setting('HERALD_BUDGETS', budgetsSchema, 'Spend caps: a list of {scope (user|profile|global), period (day|month), usd, tokens, profile}; JSON in the environment. At 80 % the user is told once, at 100 % turns are refused', '[]'),

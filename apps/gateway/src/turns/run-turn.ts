@@ -148,12 +148,18 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       await store.recordReply(ctx.turnId, NO_MODEL_REPLY, ctx.fence);
       return send(NO_MODEL_REPLY);
     }
-    // A used-up budget answers instead of the model (admins are exempt); the refusal is the turn's reply.
+    // A used-up budget answers instead of the model (admins are exempt). The message is kept in the conversation
+    // with the refusal as its answer, so /retry runs it once the budget is reset.
     const spender = { profile: first.profile ?? DEFAULT_PROFILE, platform: first.platform, userId: first.userId };
     const refusal = (await deps.controls?.budgets.refusal(spender)) ?? null;
     if (refusal !== null) {
       ctx.log.info({ profile: spender.profile }, 'budget used up; turn refused');
-      await store.recordReply(ctx.turnId, refusal, ctx.fence);
+      const ofTurn = { turnId: ctx.turnId };
+      await store.transaction(async () => {
+        await store.appendMessages(session.id, [{ role: 'user', content: composeUserMessage(ctx.entries, []) }], { ...ofTurn, platformMessageId: last.platformMessageId });
+        await store.appendMessages(session.id, [{ role: 'assistant', content: refusal }], { ...ofTurn, firstSeq: 1 });
+        await store.recordReply(ctx.turnId, refusal, ctx.fence);
+      });
       return send(refusal);
     }
 
