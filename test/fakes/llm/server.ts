@@ -280,6 +280,8 @@ export function errorKindOf(error: StepError): NonNullable<StepError['kind']> {
     case 401:
     case 403:
       return 'auth';
+    case 402:
+      return 'payment_required';
     case 404:
       return 'not_found';
     case 413:

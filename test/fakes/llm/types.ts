@@ -27,7 +27,9 @@ export type ErrorKind =
   | 'too_large'
   | 'context_length'
   | 'overloaded'
-  | 'not_found';
+  | 'not_found'
+  /** 402: the account is out of credit (OpenRouter's `Insufficient credits`). */
+  | 'payment_required';
 
 export interface StepError {
   status: number;

@@ -106,6 +106,9 @@ export const SETTINGS = {
   logLevel: setting('HERALD_LOG_LEVEL', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'Log level', 'info'),
   model: setting('HERALD_MODEL', modelRef, 'provider:model the agent uses'),
   fallbackModels: setting('HERALD_FALLBACK_MODELS', modelList, 'Comma list of provider:model tried in order', ''),
+  // Side tasks (llm/side-tasks.ts): compression summaries, the memory flush, session_search summaries, image descriptions.
+  auxiliaryModel: setting('HERALD_AUXILIARY_MODEL', modelRef, 'provider:model for side tasks (compression and session_search summaries, the memory flush, image descriptions); unset: the conversation\'s own model'),
+  auxiliaryFallbackModels: setting('HERALD_AUXILIARY_FALLBACK_MODELS', modelList, 'Comma list of provider:model a side task tries after HERALD_AUXILIARY_MODEL fails (a 402, an outage), before the conversation\'s own models', ''),
   // Providers (config/providers.ts): named endpoints, API modes, key pools, stream health.
   endpoints: setting('HERALD_ENDPOINTS', endpointList, 'Named OpenAI-compatible endpoints: a list of {name, base_url, api_keys?, api_mode?, cache_markers?} (JSON in the environment); refer to one as <name>:<model>', '[]'),
   modelApiModes: setting('HERALD_MODEL_API_MODES', list.pipe(z.array(modelApiModeSchema)), 'Comma list of provider:model=mode, the wire API of one model (chat_completions, responses, anthropic_messages, bedrock_converse)', ''),

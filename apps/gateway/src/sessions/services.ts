@@ -11,6 +11,7 @@ import { BackgroundTasks } from './background-tasks.js';
 import { PairingService } from '../pairing/index.js';
 import { SessionCounters } from './counters.js';
 import { SessionModels } from './models.js';
+import { SideTaskModels, type SideTaskOptions } from '../llm/side-tasks.js';
 import { resetPolicyFrom, type ResetPolicy } from './reset-policy.js';
 import { VoiceReplies } from './voice-replies.js';
 
@@ -21,6 +22,8 @@ export interface ConversationServices {
   readonly resetPolicy: ResetPolicy;
   readonly progress: ProgressSettings;
   readonly models: SessionModels;
+  /** The models of side tasks: summaries, the memory flush, image descriptions (llm/side-tasks.ts). */
+  readonly sideTasks: SideTaskModels;
   /** `/voice on|off` per conversation. */
   readonly voice: VoiceReplies;
   /** Work started behind a reply (the /new memory flush); stopping the process waits for it. */
@@ -33,16 +36,19 @@ export function openConversationServices(
   store: SessionStore,
   background = new BackgroundTasks(),
   catalog: ProviderCatalog = new ProviderCatalog(config),
+  sideTaskOptions: SideTaskOptions = {},
 ): ConversationServices {
   const pairing = new PairingService(store.sql);
   const counters = new SessionCounters(store);
+  const models = new SessionModels(config, catalog);
   return {
     config,
     pairing,
     counters,
     resetPolicy: resetPolicyFrom(config),
     progress: progressSettings(config),
-    models: new SessionModels(config, catalog),
+    models,
+    sideTasks: new SideTaskModels(config, models, catalog, sideTaskOptions),
     voice: new VoiceReplies(store.sql),
     background,
   };

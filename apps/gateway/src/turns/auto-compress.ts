@@ -38,7 +38,7 @@ export interface AutoCompressOptions {
   sessionKey: string;
   /** The key's current session. */
   session: Session;
-  /** Writes the summary (the session's own provider). */
+  /** Writes the summary (the side-task chain: the auxiliary model, then the session's own). */
   provider: Provider;
   /** Tokens; see `contextWindowOf`. */
   contextWindow: number;
@@ -132,6 +132,8 @@ export async function compressBeforeTurn(p: {
   sessionKey: string;
   session: Session;
   agent: { primary: Provider; contextWindow?: number };
+  /** Writes the summary (the side-task chain); the agent's primary when absent. */
+  summarizer?: Provider | null;
   log: Logger;
   signal?: AbortSignal;
   notify: (text: string) => Promise<void>;
@@ -140,7 +142,7 @@ export async function compressBeforeTurn(p: {
 }): Promise<Session> {
   try {
     const contextWindow = contextWindowOf(p.agent.primary, p.agent.contextWindow);
-    const r = await autoCompressIfNeeded({ ...p, provider: p.agent.primary, contextWindow });
+    const r = await autoCompressIfNeeded({ ...p, provider: p.summarizer ?? p.agent.primary, contextWindow });
     const text = [r.notice, r.warning].filter(Boolean).join('\n');
     if (r.compressed && text) await p.notify(text).catch((err: unknown) => p.log.warn({ err }, 'compression notice not delivered'));
     return r.session;

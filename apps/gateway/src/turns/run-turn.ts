@@ -137,11 +137,14 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const notify = async (text: string): Promise<void> => void (await deliver(egress, last.conversationId, text, { baseDelayMs: deps.deliveryBaseDelayMs }));
     const services = deps.conversation;
     const current = session;
+    // Summaries run on the side-task chain (the auxiliary model first, when one is set).
+    const summarizer = services?.sideTasks.forSession(session.model) ?? null;
     session = await compressBeforeTurn({
       store,
       sessionKey,
       session,
       agent: deps.agent,
+      summarizer,
       log: ctx.log,
       signal: ctx.signal,
       notify,
@@ -190,7 +193,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
         fallbackState: deps.agent.fallbackState,
         maxIterations: deps.agent.maxIterations,
         cacheKey: session.id,
-        compression: { contextWindow: deps.agent.contextWindow },
+        compression: { contextWindow: deps.agent.contextWindow, ...(summarizer ? { summaryProvider: summarizer } : {}) },
         getSteerMessages: ctx.takeSteerMessages,
         onEvent: (event) => {
           ctx.touch(); // the worker's inactivity watchdog counts every agent event as activity

@@ -74,6 +74,18 @@ describe('compression inside the agent loop', () => {
     expect(result.usage.output).toBeGreaterThanOrEqual(7);
   });
 
+  it('a summary provider (the auxiliary model) writes the summary; the conversation model only answers; the window stays the conversation model\'s', async () => {
+    const p = provider('m-main');
+    const side = provider('m-side');
+    const { result, statuses } = await run(p, { history: history(40, 500), compression: { contextWindow: 8_000, summaryProvider: side } });
+    expect(summaryCalls(p)).toHaveLength(0);
+    expect(summaryCalls(side)).toHaveLength(1);
+    expect(agentCalls(side)).toHaveLength(0);
+    expect(sent(agentCalls(p)[0]!)).toContain('SUMMARY-OK');
+    expect(statuses[0]).toMatch(/window 8000 tokens/);
+    expect(result.apiCalls).toBe(2);
+  });
+
   it('preflight stops when another pass would not help (no loop, one summary call)', async () => {
     const p = provider('m-big-tail');
     const { result } = await run(p, { history: history(30, 3_000), compression: { contextWindow: 8_000 } });

@@ -107,7 +107,7 @@ export class LoopCompressor {
   private async compress(messages: ChatMessage[], why: string): Promise<CompressionResult> {
     const window = this.window;
     const result = await compressHistory(messages, {
-      provider: this.deps.caller().provider,
+      provider: this.deps.options.summaryProvider ?? this.deps.caller().provider,
       contextWindow: window,
       thresholdTokens: this.threshold,
       signal: this.deps.signal,
