@@ -182,10 +182,17 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
     onTransportReset: (e) => llmLog.warn({ provider: e.provider, model: e.model, key: e.fingerprint, error: e.error }, 'LLM connection failed; HTTP client rebuilt before the retry'),
   });
   const metrics = createHeraldMetrics();
-  const conversation = openConversationServices(config, store, background, providers, {
-    wrap: (p) => instrumentProvider(p, metrics, llmLog),
-    onFallback: (e) => llmLog.warn({ from: `${e.from.name}:${e.from.model}`, to: `${e.to.name}:${e.to.model}`, error: e.error.message, status: e.error.status }, 'side task: model failed; the next model takes it'),
-  });
+  const conversation = openConversationServices(
+    config,
+    store,
+    background,
+    providers,
+    {
+      wrap: (p) => instrumentProvider(p, metrics, llmLog),
+      onFallback: (e) => llmLog.warn({ from: `${e.from.name}:${e.from.model}`, to: `${e.to.name}:${e.to.model}`, error: e.error.message, status: e.error.status }, 'side task: model failed; the next model takes it'),
+    },
+    (err) => llmLog.warn({ err }, 'learnt context windows: the store could not be read or written; this process keeps its own'),
+  );
   const mailbox = new Mailbox(redis, config.redisPrefix, config.sessionLockMs);
   // The HTTP API's answers go back through Redis to the ingress holding the request (api/reply-channel.ts).
   const replies = new ReplyPublisher(redis, config.redisPrefix);

@@ -78,12 +78,13 @@ export async function compressCommand(deps: CommandDeps, { sessionKey }: Command
   // The summary call takes seconds: hold the session so no turn starts on the history being replaced; a lost lock
   // aborts the summary call before anything is written.
   const held = await withSessionHeld(deps.mailbox, sessionKey, LOCK_OWNER.compress, async (signal) => {
+    await services.windows.refresh();
     const r = await autoCompressIfNeeded({
       store: deps.store,
       sessionKey,
       session: s,
       provider: summarizer,
-      contextWindow: contextWindowOf(provider, services.config.contextWindow),
+      contextWindow: contextWindowOf(provider, services.config.contextWindow, services.windows),
       log: deps.log ?? silentLog,
       force: true,
       signal,

@@ -41,6 +41,11 @@ const int = (min: number, max: number) =>
     .union([z.number(), z.string().regex(/^-?\d+$/, 'must be a whole number')])
     .transform(Number)
     .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+const ratio = (min: number, max: number) =>
+  z
+    .union([z.number(), z.string().regex(/^\d*\.?\d+$/, 'must be a number such as 0.5')])
+    .transform(Number)
+    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 const list = z
   .union([z.array(z.union([z.string(), z.number()])), z.string()])
   .transform((v) => (Array.isArray(v) ? v.map(String) : v.split(',')).map((s) => s.trim()).filter(Boolean));
@@ -117,6 +122,7 @@ export const SETTINGS = {
   keyCooldownS: setting('HERALD_KEY_COOLDOWN_S', int(1, 604_800), 'Seconds a pooled key rests after a 401 or 403', '600'),
   keyBillingCooldownS: setting('HERALD_KEY_BILLING_COOLDOWN_S', int(1, 2_592_000), 'Seconds a pooled key rests after a 402 or an exhausted quota', '86400'),
   streamStallTimeoutMs: setting('HERALD_STREAM_STALL_TIMEOUT_MS', int(100, 3_600_000), 'A model stream silent this long has stalled: it is cut, its HTTP client rebuilt, and the call retried', '90000'),
+  compressionThreshold: setting('HERALD_COMPRESSION_THRESHOLD', ratio(0.1, 0.8), 'Share of the context window at which the agent loop compresses the conversation inside a turn (0.1-0.8)', '0.5'),
   contextWindow: setting('HERALD_CONTEXT_WINDOW', int(1024, 100_000_000), "Override the model's context window (tokens)"),
   systemPrompt: setting('HERALD_SYSTEM_PROMPT', str, 'System prompt of the agent', 'You are Herald, a helpful assistant reachable from chat apps. Answer concisely.'),
   // Conversation control (commands, resets, what the user sees while the agent works).

@@ -3,7 +3,7 @@
  * counters, per-session models and the progress settings. Built once in app.ts; the router and the commands
  * (ingress) and the turn runner (worker) take what they need from here.
  */
-import type { SessionStore } from '@herald/agent-core';
+import { ContextWindows, LEARNT_WINDOW_TTL_MS, StoredWindowBook, type SessionStore } from '@herald/agent-core';
 import type { HeraldConfig } from '../config/load.js';
 import { ProviderCatalog } from '../config/providers.js';
 import { progressSettings, type ProgressSettings } from '../config/progress.js';
@@ -22,6 +22,8 @@ export interface ConversationServices {
   readonly resetPolicy: ResetPolicy;
   readonly progress: ProgressSettings;
   readonly models: SessionModels;
+  /** Context windows providers named in errors, shared by every worker through the store. */
+  readonly windows: ContextWindows;
   /** The models of side tasks: summaries, the memory flush, image descriptions (llm/side-tasks.ts). */
   readonly sideTasks: SideTaskModels;
   /** `/voice on|off` per conversation. */
@@ -37,6 +39,7 @@ export function openConversationServices(
   background = new BackgroundTasks(),
   catalog: ProviderCatalog = new ProviderCatalog(config),
   sideTaskOptions: SideTaskOptions = {},
+  onStoreError?: (err: unknown) => void,
 ): ConversationServices {
   const pairing = new PairingService(store.sql);
   const counters = new SessionCounters(store);
@@ -48,6 +51,7 @@ export function openConversationServices(
     resetPolicy: resetPolicyFrom(config),
     progress: progressSettings(config),
     models,
+    windows: new ContextWindows({ book: new StoredWindowBook(store.sql, LEARNT_WINDOW_TTL_MS), onBookError: onStoreError }),
     sideTasks: new SideTaskModels(config, models, catalog, sideTaskOptions),
     voice: new VoiceReplies(store.sql),
     background,

@@ -139,12 +139,15 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const current = session;
     // Summaries run on the side-task chain (the auxiliary model first, when one is set).
     const summarizer = services?.sideTasks.forSession(session.model) ?? null;
+    // What other workers learnt about context windows since this one last looked.
+    await services?.windows.refresh();
     session = await compressBeforeTurn({
       store,
       sessionKey,
       session,
       agent: deps.agent,
       summarizer,
+      windows: services?.windows,
       log: ctx.log,
       signal: ctx.signal,
       notify,
@@ -193,7 +196,12 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
         fallbackState: deps.agent.fallbackState,
         maxIterations: deps.agent.maxIterations,
         cacheKey: session.id,
-        compression: { contextWindow: deps.agent.contextWindow, ...(summarizer ? { summaryProvider: summarizer } : {}) },
+        compression: {
+          contextWindow: deps.agent.contextWindow,
+          thresholdRatio: services?.config.compressionThreshold,
+          ...(services ? { windows: services.windows } : {}),
+          ...(summarizer ? { summaryProvider: summarizer } : {}),
+        },
         getSteerMessages: ctx.takeSteerMessages,
         onEvent: (event) => {
           ctx.touch(); // the worker's inactivity watchdog counts every agent event as activity
