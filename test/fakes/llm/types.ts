@@ -71,6 +71,8 @@ export interface Step {
   chunkDelayMs?: number;
   /** Send this many stream events, then nothing more while keeping the connection open (a stalled stream). */
   stallAfterEvents?: number;
+  /** Send this many stream events, then destroy the connection (a reset mid-stream). */
+  dropAfterEvents?: number;
   error?: StepError;
 }
 
