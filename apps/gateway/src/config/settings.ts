@@ -113,6 +113,7 @@ export const SETTINGS = {
   fallbackModels: setting('HERALD_FALLBACK_MODELS', modelList, 'Comma list of provider:model tried in order', ''),
   // Side tasks (llm/side-tasks.ts): compression summaries, the memory flush, session_search summaries, image descriptions.
   auxiliaryModel: setting('HERALD_AUXILIARY_MODEL', modelRef, 'provider:model for side tasks (compression and session_search summaries, the memory flush, image descriptions); unset: the conversation\'s own model'),
+  autoTitle: setting('HERALD_AUTO_TITLE', bool, 'Name each new conversation after its first exchange with the side-task model; unset: on when HERALD_AUXILIARY_MODEL is set'),
   auxiliaryFallbackModels: setting('HERALD_AUXILIARY_FALLBACK_MODELS', modelList, 'Comma list of provider:model a side task tries after HERALD_AUXILIARY_MODEL fails (a 402, an outage), before the conversation\'s own models', ''),
   // Providers (config/providers.ts): named endpoints, API modes, key pools, stream health.
   endpoints: setting('HERALD_ENDPOINTS', endpointList, 'Named OpenAI-compatible endpoints: a list of {name, base_url, api_keys?, api_mode?, cache_markers?} (JSON in the environment); refer to one as <name>:<model>', '[]'),

@@ -29,6 +29,7 @@ import { scheduleSessionKey } from '../schedules/store.js';
 import type { ReactionTarget } from './turn-reactions.js';
 import { cacheCollapse } from '../llm/cache-health.js';
 import type { Logger } from '../logger.js';
+import { autoTitleEnabled, titleNewSession } from '../llm/auto-title.js';
 
 export interface TurnDeps {
   store: SessionStore;
@@ -182,10 +183,11 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     // What send_file queues during the turn; recorded with the reply, sent after its text.
     const replyFiles = new ReplyFiles(deps.outbound.limits);
     const turnTools = deps.tools?.forTurn({ ctx, egress, payload: last, files: replyFiles });
+    const userMessage = composeUserMessage(ctx.entries, history, media.blocks);
     let result: ConversationResult;
     try {
       result = await runConversation(await withTurnTools(turnTools, {
-        userMessage: composeUserMessage(ctx.entries, history, media.blocks),
+        userMessage,
         userAttachments: media.attachments,
         userImages: media.images,
         history,
@@ -243,6 +245,11 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     if (compressed === current && !result.compactedHistory) warnOnCacheCollapse(current, result, ctx.log);
     const sent = await send(reply);
     if (result.error) await store.markTurn(ctx.turnId, 'failed', ctx.fence, `${result.error.kind}: ${result.error.message}`);
+    // The first exchange of a new conversation names it, behind the reply (llm/auto-title.ts).
+    if (services && history.length === 0 && !first.scheduled && !result.error && !session.title && autoTitleEnabled(services.config)) {
+      const provider = services.sideTasks.forSession(session.model);
+      if (provider) services.background.track(titleNewSession({ store, provider, sessionId: session.id, userText: userMessage, reply, log: ctx.log }));
+    }
     return sent;
   }), deps.store);
 }
