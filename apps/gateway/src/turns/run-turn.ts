@@ -202,7 +202,9 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
           contextWindow: deps.agent.contextWindow,
           thresholdRatio: services?.config.compressionThreshold,
           ...(services ? { windows: services.windows } : {}),
-          ...(summarizer ? { summaryProvider: summarizer } : {}),
+          // Without an auxiliary model the loop summarises with the model it is using at the time (it may have
+          // fallen back from one that is down), not with the chain that starts at the primary again.
+          ...(summarizer && services?.config.auxiliaryModel ? { summaryProvider: summarizer } : {}),
         },
         getSteerMessages: ctx.takeSteerMessages,
         onEvent: (event) => {
