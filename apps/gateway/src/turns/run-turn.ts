@@ -247,8 +247,9 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     if (compressed === current && !result.compactedHistory) warnOnCacheCollapse(current, result, ctx.log);
     const sent = await send(reply);
     if (result.error) await store.markTurn(ctx.turnId, 'failed', ctx.fence, `${result.error.kind}: ${result.error.message}`);
-    // The first exchange of a new conversation names it, behind the reply (llm/auto-title.ts).
-    if (services && history.length === 0 && !first.scheduled && !result.error && !session.title && autoTitleEnabled(services.config)) {
+    // The first exchange of a new chat conversation names it, behind the reply (llm/auto-title.ts). Not scheduled
+    // runs, not API requests (a client may send thousands, each a session of its own).
+    if (services && history.length === 0 && !first.scheduled && first.platform !== 'api' && !result.error && !session.title && autoTitleEnabled(services.config)) {
       const provider = services.sideTasks.forSession(session.model);
       if (provider) services.background.track(titleNewSession({ store, provider, sessionId: session.id, userText: userMessage, reply, log: ctx.log }));
     }
