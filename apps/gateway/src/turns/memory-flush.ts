@@ -2,8 +2,8 @@
  * Before a conversation loses its details (/new ends it, /compress summarises its middle) the agent gets one
  * memory-only model call to save what should outlive it (tools.ts `flushSessionMemory`). Commands run on
  * the ingress, which has no agent runtime, so the call goes to the side-task chain (llm/side-tasks.ts: the
- * auxiliary model, then the session's own model and the fallbacks). Best effort: a missing model, a provider error or the time limit only skip
- * the flush, never the reset or the compression.
+ * auxiliary model, then the session's own model and the fallbacks). Best effort: a missing model, a provider
+ * error or the time limit only skip the flush, never the reset or the compression.
  */
 import { FallbackState, type FlushReason, type Session, type SessionStore } from '@herald/agent-core';
 import type { Logger } from '../logger.js';
