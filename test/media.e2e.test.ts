@@ -148,6 +148,22 @@ function storedUserMessages(marker: string): Array<{ content: string; attachment
   }
 }
 
+/** The tokens and model calls counted for the session a stored user message belongs to. */
+function sessionUsageOf(marker: string): { inputTokens: number; outputTokens: number; apiCalls: number } {
+  const db = new Database(cluster.dbPath, { readonly: true, fileMustExist: true });
+  try {
+    return db
+      .prepare(
+        `SELECT s.input_tokens AS inputTokens, s.output_tokens AS outputTokens, coalesce(c.api_calls, 0) AS apiCalls
+         FROM sessions s JOIN messages m ON m.session_id = s.id LEFT JOIN session_counters c ON c.session_id = s.id
+         WHERE m.role = 'user' AND m.content LIKE ?`,
+      )
+      .get(`%${marker}%`) as { inputTokens: number; outputTokens: number; apiCalls: number };
+  } finally {
+    db.close();
+  }
+}
+
 beforeAll(async () => {
   [tg, discord, slack, openai, anthropic] = await Promise.all([startTelegramFake(), startDiscordFake(), startSlackFake(), startFakeOpenAI(), startFakeAnthropic()]);
   cluster = await startCluster({
@@ -221,7 +237,16 @@ describe.each([telegram, discordPlatform, slackPlatform])('media from $name', (p
     const [reply] = await repliesAtLeast(chat, 1, 'the answer to the voice note');
     expect(reply).toContain(`transcribed: ${words}`);
     expect(openai.transcriptions.some((t) => t.model === 'gpt-4o-mini-transcribe' && t.bytes.toString().includes(words))).toBe(true);
-    expect(lastUserText(requestWith(openai, words)!)).toMatch(/\[Voice message, transcribed: remind me/);
+    const answered = requestWith(openai, words)!;
+    expect(lastUserText(answered)).toMatch(/\[Voice message, transcribed: remind me/);
+    // The transcription is counted in the session's usage: its call and its tokens (billed by the token).
+    const heard = openai.transcriptions.find((t) => t.bytes.toString().includes(words))!;
+    const usage = await waitFor(() => {
+      const u = sessionUsageOf(words);
+      return u?.apiCalls === 2 ? u : undefined;
+    }, { timeoutMs: REPLY_TIMEOUT_MS, what: 'the usage recorded' });
+    expect(usage.inputTokens).toBeGreaterThan(Math.ceil(heard.bytes.length / 100));
+    expect(usage.outputTokens).toBeGreaterThanOrEqual(words.split(' ').length);
   });
 
   it('a PDF reaches the model as its text', async () => {
@@ -262,6 +287,12 @@ describe('media: models, limits and failures', () => {
     expect(imagesOf(answered)).toHaveLength(0);
     expect(lastUserText(answered)).toContain('described it: A red square on white.');
     expect(replies[1]).toContain('what colour is it');
+    // The description was a model call of this session: counted with the answer's.
+    const usage = await waitFor(() => {
+      const u = sessionUsageOf('what colour is it');
+      return u?.apiCalls === 2 ? u : undefined;
+    }, { timeoutMs: REPLY_TIMEOUT_MS, what: 'the usage recorded' });
+    expect(usage.inputTokens).toBeGreaterThan(0);
   });
 
   it('an album of photos is one turn with every picture', async () => {

@@ -79,11 +79,36 @@ describe('prepareTurnMedia', () => {
     const files = memoryFiles({ a: PNG_1X1, v: Buffer.from('OggS') });
     const media = await prepareTurnMedia(
       [payload('', [image('a'), { kind: 'audio', url: 'v', mimeType: 'audio/ogg', voice: true }])],
-      services(files, { transcribe: async (_b, name) => `heard ${name}`, describe: async () => 'a red dot', describerName: 'openai:gpt-4.1-mini' }),
+      services(files, {
+        transcribe: async (_b, name) => ({ text: `heard ${name}`, usage: { input: 50, output: 3, cacheRead: 0, cacheWrite: 0 } }),
+        describe: async () => ({ text: 'a red dot', usage: { input: 1600, output: 40, cacheRead: 0, cacheWrite: 0 } }),
+        describerName: 'openai:gpt-4.1-mini',
+      }),
       ctx(false),
     );
     expect(media.images).toEqual([]);
     expect(media.blocks[0]).toEqual(['[Image: photo. You cannot see it; openai:gpt-4.1-mini described it: a red dot]', '[Voice message, transcribed: heard voice.ogg]']);
     expect(media.usable).toBe(true);
+    // Both calls count in the session's usage: the description's tokens and the transcription's.
+    expect(media.apiCalls).toBe(2);
+    expect(media.usage).toEqual({ input: 1650, output: 43, cacheRead: 0, cacheWrite: 0 });
+  });
+
+  it('counts a transcription that heard nothing, and not one that failed', async () => {
+    const files = memoryFiles({ v1: Buffer.from('OggS'), v2: Buffer.from('OggS') });
+    let calls = 0;
+    const media = await prepareTurnMedia(
+      [payload('', [{ kind: 'audio', url: 'v1', mimeType: 'audio/ogg', voice: true }, { kind: 'audio', url: 'v2', mimeType: 'audio/ogg', voice: true }])],
+      services(files, {
+        transcribe: async () => {
+          if (++calls === 2) throw Object.assign(new Error('upstream'), { status: 500 });
+          return { text: '', usage: { input: 10, output: 0, cacheRead: 0, cacheWrite: 0 } };
+        },
+      }),
+      ctx(),
+    );
+    expect(media.usable).toBe(false);
+    expect(media.apiCalls).toBe(1);
+    expect(media.usage.input).toBe(10);
   });
 });

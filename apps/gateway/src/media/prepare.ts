@@ -7,7 +7,7 @@
  * Nothing here throws for a bad file: every failure becomes a notice for the user (naming the file and the
  * reason), a note for the model, and a log line without the file's contents or any URL.
  */
-import type { AttachmentRef, ImageInput } from '@herald/agent-core';
+import { emptyUsage, type AttachmentRef, type ImageInput, type Usage } from '@herald/agent-core';
 import type { Attachment } from '@herald/adapters';
 import type { Logger } from '../logger.js';
 import type { TurnPayload } from '../queue/mailbox.js';
@@ -28,6 +28,10 @@ export interface TurnMedia {
   notices: string[];
   /** True when at least one file gave the model something (an image, a transcript, text). */
   usable: boolean;
+  /** Tokens the image descriptions and transcriptions took, counted in the session's usage with the turn's own. */
+  usage: Usage;
+  /** Model calls made for them (one per description or transcription answered). */
+  apiCalls: number;
 }
 
 export interface MediaContext {
@@ -44,7 +48,7 @@ type Outcome =
   | { ok: false; why: string; logReason: string };
 
 export async function prepareTurnMedia(payloads: readonly TurnPayload[], services: MediaServices, ctx: MediaContext): Promise<TurnMedia> {
-  const out: TurnMedia = { blocks: [], attachments: [], images: [], notices: [], usable: false };
+  const out: TurnMedia = { blocks: [], attachments: [], images: [], notices: [], usable: false, usage: emptyUsage(), apiCalls: 0 };
   const budget = { bytesLeft: services.limits.maxMessageBytes, imagesLeft: services.limits.maxImages };
   for (const p of payloads) {
     const blocks: string[] = [];
@@ -55,7 +59,7 @@ export async function prepareTurnMedia(payloads: readonly TurnPayload[], service
       out.attachments.push(refOf(p.platform, att));
       // A /retry sends the stored text again (transcripts and document text included): only images are fetched anew.
       if (p.mediaInText && handlingOf(att).as !== 'image') continue;
-      const outcome = await prepareOne(att, name, p, services, ctx, budget);
+      const outcome = await prepareOne(att, name, p, services, ctx, budget, (u) => meter(out, u));
       if (outcome.ok) {
         out.usable = true;
         if (!p.mediaInText) blocks.push(outcome.block);
@@ -82,6 +86,7 @@ async function prepareOne(
   services: MediaServices,
   ctx: MediaContext,
   budget: { bytesLeft: number; imagesLeft: number },
+  spent: (usage: Usage) => void,
 ): Promise<Outcome> {
   const handling = handlingOf(att);
   const { limits } = services;
@@ -107,10 +112,12 @@ async function prepareOne(
     switch (handling.as) {
       case 'image':
         budget.imagesLeft -= 1;
-        return await imageOutcome(bytes, name, p.text, services, ctx);
+        return await imageOutcome(bytes, name, p.text, services, ctx, spent);
       case 'audio': {
-        const transcript = await services.transcribe!(bytes, handling.uploadName, ctx.signal).catch((err: unknown) => failed('it could not be transcribed', `stt: ${errorLabel(err)}`));
-        if (typeof transcript !== 'string') return transcript;
+        const heard = await services.transcribe!(bytes, handling.uploadName, ctx.signal).catch((err: unknown) => failed('it could not be transcribed', `stt: ${errorLabel(err)}`));
+        if (!('text' in heard)) return heard;
+        spent(heard.usage);
+        const transcript = heard.text;
         if (transcript === '') return { ok: false, why: 'no speech could be made out in it', logReason: 'empty transcript' };
         const clipped = clipText(transcript, limits.maxChars);
         const label = att.voice ? 'Voice message' : `Audio "${name}"`;
@@ -130,15 +137,25 @@ async function prepareOne(
   }
 }
 
-async function imageOutcome(bytes: Buffer, name: string, caption: string, services: MediaServices, ctx: MediaContext): Promise<Outcome> {
+async function imageOutcome(bytes: Buffer, name: string, caption: string, services: MediaServices, ctx: MediaContext, spent: (usage: Usage) => void): Promise<Outcome> {
   // What the bytes are, not what the platform called them: providers refuse a mismatch.
   const mimeType = sniffImageType(bytes);
   if (!mimeType) return { ok: false, why: 'the image looks damaged or is not a JPEG, PNG, GIF or WebP', logReason: 'not an image' };
   const image: ImageInput = { mimeType, data: bytes.toString('base64'), name };
   if (ctx.vision) return { ok: true, block: `[Image: ${name}]`, image };
   const description = await services.describe!(image, caption, ctx.signal).catch((err: unknown) => failed('the vision model could not describe it', `describe: ${errorLabel(err)}`));
-  if (typeof description !== 'string') return description;
-  return { ok: true, block: `[Image: ${name}. You cannot see it; ${services.describerName} described it: ${description}]` };
+  if (!('text' in description)) return description;
+  spent(description.usage);
+  return { ok: true, block: `[Image: ${name}. You cannot see it; ${services.describerName} described it: ${description.text}]` };
+}
+
+/** One answered description or transcription: its tokens and its call join the turn's. */
+function meter(out: TurnMedia, usage: Usage): void {
+  out.apiCalls += 1;
+  out.usage.input += usage.input;
+  out.usage.output += usage.output;
+  out.usage.cacheRead += usage.cacheRead;
+  out.usage.cacheWrite += usage.cacheWrite;
 }
 
 function failed(why: string, logReason: string): Outcome {

@@ -166,7 +166,11 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       // Only files, and none of them usable: the notices are the whole answer; the model is not asked.
       live.stopTyping();
       const reply = media.notices.join('\n');
-      await store.recordReply(ctx.turnId, reply, ctx.fence);
+      // A transcription that heard nothing still cost its call.
+      await store.transaction(async () => {
+        await recordMediaUsage(deps, session.id, media);
+        await store.recordReply(ctx.turnId, reply, ctx.fence);
+      });
       return send(reply);
     }
     if (media.notices.length > 0 && !ctx.signal.aborted) {
@@ -212,6 +216,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
         const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
         await store.markTurn(ctx.turnId, 'interrupted', ctx.fence, abort instanceof Error ? abort.message : 'interrupted');
         await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
+        await recordMediaUsage(deps, persisted.id, media);
       });
       await live.close();
       return { afterAck: () => progress.clear() };
@@ -224,6 +229,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     session = await store.transaction(async () => {
       const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
       await store.addUsage(persisted.id, { ...result.usage, lastPromptTokens: result.lastPromptTokens });
+      await recordMediaUsage(deps, persisted.id, media);
       await store.recordReply(ctx.turnId, reply, ctx.fence, files);
       await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
       return persisted;
@@ -234,6 +240,16 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     if (result.error) await store.markTurn(ctx.turnId, 'failed', ctx.fence, `${result.error.kind}: ${result.error.message}`);
     return sent;
   }), deps.store);
+}
+
+/**
+ * What reading the turn's files cost (image descriptions, transcriptions): the session's tokens and API calls, like
+ * the turn's own model calls. Never its last prompt size, which stays the main model's.
+ */
+async function recordMediaUsage(deps: TurnDeps, sessionId: string, media: TurnMedia): Promise<void> {
+  if (media.apiCalls === 0) return;
+  await deps.store.addUsage(sessionId, media.usage);
+  await deps.conversation?.counters.addApiCalls(sessionId, media.apiCalls);
 }
 
 /** The user's messages a turn answers (a scheduled run has none to react to). */
