@@ -295,9 +295,11 @@ describe('media: models, limits and failures', () => {
     expect(usage.inputTokens).toBeGreaterThan(0);
   });
 
-  it('an album of photos is one turn with every picture', async () => {
+  it('an album of photos split across two polls is one turn with every picture', async () => {
     const chatId = 95_001;
-    tg.injectMessage({ chatId, userId: chatId, caption: 'our holiday', photo: true, mediaGroupId: 'album-1' });
+    const first = tg.injectMessage({ chatId, userId: chatId, caption: 'our holiday', photo: true, mediaGroupId: 'album-1' });
+    // The first part is fetched (and handed over) on its own; the others come with a later getUpdates.
+    await waitFor(() => tg.handedOut.has(first.update_id as number), { timeoutMs: REPLY_TIMEOUT_MS, what: 'the first part polled' });
     tg.injectMessage({ chatId, userId: chatId, photo: true, mediaGroupId: 'album-1' });
     tg.injectMessage({ chatId, userId: chatId, photo: true, mediaGroupId: 'album-1' });
     await waitFor(() => repliesIn(tg, chatId).length >= 1, { timeoutMs: REPLY_TIMEOUT_MS, what: 'the album answer' });

@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { helpText, menuCommands } from '../apps/gateway/src/commands/registry.js';
-import { startFakeOpenAI, type FakeLLM, type Step } from './fakes/llm/index.js';
+import { imagesOf, startFakeOpenAI, type FakeLLM, type Step } from './fakes/llm/index.js';
 import { startTelegramFake, telegramErrors, type TelegramFake } from './fakes/telegram/index.js';
 import { startCluster, type Cluster } from './helpers/cluster.js';
 import { lastUserText } from './helpers/llm-tags.js';
@@ -322,6 +322,22 @@ describe('telegram through the gateway (webhook)', () => {
     expect(tg.webhookDeliveries.filter((d) => d.status !== 200)).toEqual([]);
     expect(tg.callsOf('getUpdates')).toEqual([]); // webhook mode never polls
     expect(tg.commands).toEqual(menuCommands().map((c) => ({ command: c.name, description: c.description })));
+  });
+
+  it('takes an album Telegram posts part by part (each after the last was answered) as one turn with every picture', async () => {
+    const chat = 806;
+    tg.injectMessage({ chatId: chat, userId: chat, caption: 'album over the webhook', photo: true, mediaGroupId: 'hook-album' });
+    tg.injectMessage({ chatId: chat, userId: chat, photo: true, mediaGroupId: 'hook-album' });
+    tg.injectMessage({ chatId: chat, userId: chat, photo: true, mediaGroupId: 'hook-album' });
+    await waitFor(() => repliesIn(tg, chat).length >= 1, { what: 'the album answer' });
+    // Each part was answered (200) before Telegram posted the next one.
+    await waitFor(() => tg.pendingUpdates() === 0, { what: 'all parts delivered' });
+    expect(tg.webhookDeliveries.filter((d) => d.status !== 200)).toEqual([]);
+    const asked = llm.requests.filter((r) => lastUserText(r).includes('album over the webhook'));
+    expect(asked).toHaveLength(1);
+    expect(imagesOf(asked[0])).toHaveLength(3);
+    expect(lastUserText(asked[0])).toContain('[Image: photo 3]');
+    expect(repliesIn(tg, chat)).toHaveLength(1);
   });
 
   it('refuses a wrong or missing secret with 401: no job, no mailbox entry, no LLM request', async () => {

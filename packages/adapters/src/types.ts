@@ -79,6 +79,11 @@ export interface InboundMessage {
   quoted?: { platformMessageId: string; text: string; fromBot: boolean };
   /** ms since epoch when the platform says it was sent. */
   sentAt: number;
+  /**
+   * One post the platform delivers as several messages (a Telegram album: one message per picture, all with the
+   * same media_group_id). Every part is handed over at once; the worker answers the parts as one turn.
+   */
+  albumId?: string;
 }
 
 export interface SendOptions {

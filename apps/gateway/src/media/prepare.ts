@@ -50,12 +50,13 @@ type Outcome =
 export async function prepareTurnMedia(payloads: readonly TurnPayload[], services: MediaServices, ctx: MediaContext): Promise<TurnMedia> {
   const out: TurnMedia = { blocks: [], attachments: [], images: [], notices: [], usable: false, usage: emptyUsage(), apiCalls: 0 };
   const budget = { bytesLeft: services.limits.maxMessageBytes, imagesLeft: services.limits.maxImages };
+  // Unnamed files are numbered across the turn ("photo 2"), so the parts of an album stay apart.
+  const all = payloads.flatMap((p) => p.attachments ?? []);
   for (const p of payloads) {
     const blocks: string[] = [];
-    const files = p.attachments ?? [];
-    for (const att of files) {
+    for (const att of p.attachments ?? []) {
       if (ctx.signal.aborted) break;
-      const name = displayName(att, files);
+      const name = displayName(att, all);
       out.attachments.push(refOf(p.platform, att));
       // A /retry sends the stored text again (transcripts and document text included): only images are fetched anew.
       if (p.mediaInText && handlingOf(att).as !== 'image') continue;

@@ -11,6 +11,7 @@ import { logConnectionErrors } from '../redis-errors.js';
 import { JOB_RETENTION, type BusyInputMode, type TurnJobData } from './producer.js';
 import type { ControlBus, ControlSignal } from './control.js';
 import type { DeliveryCheck, Mailbox, MailboxEntry } from './mailbox.js';
+import { ALBUM_QUIET_MS, gatherAlbum } from './albums.js';
 
 export const TURN_QUEUE = 'turns';
 
@@ -90,6 +91,8 @@ export interface TurnWorkerOptions {
   watchdogGraceMs?: number;
   /** True while Redis answers (the main client is connected): a shutdown does not wait on a Redis that is gone. */
   redisReady: () => boolean;
+  /** How long the parts of an album are waited for after the last one arrived (queue/albums.ts; default 1 s). */
+  albumQuietMs?: number;
 }
 
 export const DEFAULT_WATCHDOG_MS = 1_800_000;
@@ -223,7 +226,12 @@ export class TurnWorker {
     if (s.type === 'stop') turn.controller.abort(new TurnAbort('stop'));
     else if (turn.scheduled) return; // the message waits in the mailbox and runs as the next turn
     else if (s.type === 'interrupt' && turn.seq < s.seq) turn.controller.abort(new TurnAbort('interrupt'));
-    else if (s.type === 'steer') turn.steer.push({ raw: s.entry, entry: JSON.parse(s.entry) as MailboxEntry });
+    else if (s.type === 'steer') {
+      const entry = JSON.parse(s.entry) as MailboxEntry;
+      // Steering passes text only: a message with files waits in the mailbox and is a turn of its own next.
+      if (entry.payload.attachments?.length) return;
+      turn.steer.push({ raw: s.entry, entry });
+    }
     else if (s.type === 'withdraw' && turn.entryIds.has(s.entryId)) turn.controller.abort(new TurnAbort('stop'));
   }
 
@@ -283,8 +291,17 @@ export class TurnWorker {
         // Interrupt mode: what piled up while the last turn ran is answered as one turn (nothing is dropped). A
         // scheduled task's run is always a turn of its own, and stays in the mailbox while messages are merged.
         const scheduled = head.entry.payload.scheduled !== undefined;
-        const merged =
+        // An album's parts reach the mailbox one by one: the rest are waited for and answered with it, whatever
+        // the busy-input mode (queue/albums.ts).
+        const album =
+          !scheduled && head.entry.payload.albumId !== undefined
+            ? await gatherAlbum(mailbox, sessionKey, head.entry, this.opts.albumQuietMs ?? ALBUM_QUIET_MS, () => lost || this.closing)
+            : [];
+        if (lost) break;
+        if (this.closing) continue; // handed over at the top of the loop
+        const together =
           this.opts.busyInputMode === 'interrupt' && !scheduled ? mergeable(head.entry, (await mailbox.pending(sessionKey)).filter((m) => !m.entry.payload.scheduled)) : [];
+        const merged = [...together, ...album.filter((a) => !together.some((t) => t.raw === a.raw))].sort((a, b) => a.entry.seq - b.entry.seq);
         const entries = [head.entry, ...merged.map((m) => m.entry)];
         const last = entries[entries.length - 1];
         // A scheduled run is never made stale by a later message (only /stop, which takes the lock, ends it).
