@@ -327,6 +327,21 @@ describe('media: models, limits and failures', () => {
     expect(lastUserText(asked[0])).toContain('[Image: chart.png]\n[Document "data.csv"]\nmonth,sales\njan,10\n[End of "data.csv"]');
   });
 
+  it('a Slack Connect file (only its id in the event: file_access check_file_info) is looked up with files.info and shown', async () => {
+    const user = 'U0MEDIACONNECT';
+    const stub = slack.hosted.share({ name: 'partner-chart.png', mimetype: 'image/png', content: PNG_1X1, fileAccess: 'check_file_info' }, user);
+    expect(stub.url_private).toBeUndefined();
+    const d = await slack.dm({ user, text: 'what does the partner chart show', files: [stub] });
+    await waitFor(() => slackRepliesIn(slack, d.channel).length >= 1, { timeoutMs: REPLY_TIMEOUT_MS, what: 'the answer' });
+    expect(slack.calls.filter((c) => c.method === 'files.info' && c.args.file === stub.id)).not.toHaveLength(0);
+    const req = requestWith(openai, 'what does the partner chart show')!;
+    expect(imagesOf(req)).toHaveLength(1);
+    expect(imagesOf(req)[0].bytes.equals(PNG_1X1)).toBe(true);
+    expect(lastUserText(req)).toContain('[Image: partner-chart.png]');
+    const [stored] = storedUserMessages('what does the partner chart show');
+    expect(JSON.parse(stored.attachments ?? '[]')).toEqual([expect.objectContaining({ platform: 'slack', kind: 'image', fileId: stub.id, name: 'partner-chart.png' })]);
+  });
+
   it('a corrupt PDF and an unknown file type each get a reply naming the file, and the text is still answered', async () => {
     const chat = await telegram.chat();
     await chat.file('broken.pdf', 'application/pdf', Buffer.from('%PDF-1.4 this is not really a pdf'), 'check broken');

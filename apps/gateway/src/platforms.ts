@@ -62,7 +62,7 @@ export function createFilesRegistry(config: HeraldConfig, log: Logger): (platfor
         break;
       case 'slack':
         if (!config.slack.botToken) throw new UnknownPlatformError('slack is not configured (SLACK_BOT_TOKEN)');
-        files = new SlackFiles({ botToken: config.slack.botToken });
+        files = new SlackFiles({ botToken: config.slack.botToken, apiUrl: config.slack.apiUrl, logger: log.child({ platform }) });
         break;
       default:
         throw new UnknownPlatformError(`no file downloads for platform ${platform}`);

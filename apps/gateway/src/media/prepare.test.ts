@@ -1,5 +1,5 @@
 import type { Attachment, PlatformFiles } from '@herald/adapters';
-import { FileTooLargeError } from '@herald/adapters';
+import { FileTooLargeError, NotFoundError } from '@herald/adapters';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { PNG_1X1 } from '../../../../test/helpers/files.js';
@@ -110,5 +110,21 @@ describe('prepareTurnMedia', () => {
     expect(media.usable).toBe(false);
     expect(media.apiCalls).toBe(1);
     expect(media.usage.input).toBe(10);
+  });
+
+  it('looks a file sent only by id up before reading it, and reports a file the platform no longer has', async () => {
+    const files = {
+      ...memoryFiles({ 'https://files/a.png': PNG_1X1 }),
+      async resolve(att: Attachment): Promise<Attachment> {
+        if (att.fileId !== 'F1') throw new NotFoundError('files.info: file_not_found', 'slack');
+        return { kind: 'image', url: 'https://files/a.png', fileId: 'F1', mimeType: 'image/png', name: 'a.png' };
+      },
+    };
+    const stub = (id: string): Attachment => ({ kind: 'file', url: `slack-file:${id}`, fileId: id, unresolved: true });
+    const media = await prepareTurnMedia([{ ...payload('look', [stub('F1'), stub('F2')]), platform: 'slack' }], services(files), ctx());
+    expect(media.images).toHaveLength(1);
+    expect(media.blocks[0][0]).toBe('[Image: a.png]');
+    expect(media.attachments[0]).toMatchObject({ kind: 'image', name: 'a.png', fileId: 'F1' });
+    expect(media.notices).toEqual(['⚠️ file 2: Slack no longer has the file (it may have expired); please send it again.']);
   });
 });

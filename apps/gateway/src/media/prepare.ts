@@ -13,7 +13,7 @@ import type { Logger } from '../logger.js';
 import type { TurnPayload } from '../queue/mailbox.js';
 import { handlingOf, sniffImageType, type MediaHandling } from './classify.js';
 import { extractDocumentText, type ExtractedText } from './documents.js';
-import { errorLabel, reasonOf } from './reasons.js';
+import { errorLabel, reasonOf, type Reason } from './reasons.js';
 import type { MediaServices } from './services.js';
 import { STT_MAX_BYTES } from './transcribe.js';
 
@@ -54,13 +54,17 @@ export async function prepareTurnMedia(payloads: readonly TurnPayload[], service
   const all = payloads.flatMap((p) => p.attachments ?? []);
   for (const p of payloads) {
     const blocks: string[] = [];
-    for (const att of p.attachments ?? []) {
+    for (const sent of p.attachments ?? []) {
       if (ctx.signal.aborted) break;
-      const name = displayName(att, all);
+      // A file the platform named only by id (a Slack Connect share) is looked up first: its type decides the rest.
+      const resolved = await resolveFile(sent, p.platform, services, ctx.signal);
+      const att = 'failed' in resolved ? sent : resolved;
+      const name = displayName(sent, all, att.name);
       out.attachments.push(refOf(p.platform, att));
       // A /retry sends the stored text again (transcripts and document text included): only images are fetched anew.
-      if (p.mediaInText && handlingOf(att).as !== 'image') continue;
-      const outcome = await prepareOne(att, name, p, services, ctx, budget, (u) => meter(out, u));
+      if (p.mediaInText && !('failed' in resolved) && handlingOf(att).as !== 'image') continue;
+      const outcome: Outcome =
+        'failed' in resolved ? { ok: false, why: resolved.failed.why, logReason: resolved.failed.log } : await prepareOne(att, name, p, services, ctx, budget, (u) => meter(out, u));
       if (outcome.ok) {
         out.usable = true;
         if (!p.mediaInText) blocks.push(outcome.block);
@@ -180,8 +184,21 @@ function clipText(text: string, maxChars: number): { text: string; cut?: string 
   return { text: `${text.slice(0, maxChars)}…`, cut: `only the first ${maxChars.toLocaleString('en-US')} of ${text.length.toLocaleString('en-US')} characters were kept` };
 }
 
+/** A file the platform sent only the id of, made whole; or why that failed. */
+async function resolveFile(att: Attachment, platform: string, services: MediaServices, signal: AbortSignal): Promise<Attachment | { failed: Reason }> {
+  if (!att.unresolved) return att;
+  try {
+    const files = services.files(platform);
+    if (!files.resolve) throw new Error(`${platform} cannot look files up`);
+    return await files.resolve(att, signal);
+  } catch (err) {
+    return { failed: reasonOf(err, platform, { cap: services.limits.maxFileBytes }) };
+  }
+}
+
 /** The file's own name, else what it is ("photo", "voice message"), numbered when a message has several. */
-export function displayName(att: Attachment, all: readonly Attachment[]): string {
+export function displayName(att: Attachment, all: readonly Attachment[], resolvedName?: string): string {
+  if (resolvedName) return resolvedName;
   if (att.name) return att.name;
   const generic = (a: Attachment): string => (a.voice ? 'voice message' : a.kind === 'image' ? 'photo' : a.kind === 'audio' ? 'audio' : a.kind === 'video' ? 'video' : 'file');
   const label = generic(att);
