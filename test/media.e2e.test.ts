@@ -7,6 +7,7 @@
  */
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CDN_URL_LIFETIME_S } from './fakes/discord/cdn.js';
 import { startDiscordFake, type DiscordFake } from './fakes/discord/index.js';
 import { imagesOf, startFakeAnthropic, startFakeOpenAI, type FakeLLM, type FakeOpenAI, type RecordedRequest } from './fakes/llm/index.js';
 import { startSlackFake, type SlackFake } from './fakes/slack/index.js';
@@ -373,6 +374,26 @@ describe('media: models, limits and failures', () => {
     const logged = await cluster.ingress.waitForLog((l) => l.msg === 'attachment not used');
     expect(JSON.stringify(logged)).not.toContain(tg.token);
     expect(cluster.ingress.output.join('\n')).not.toContain(tg.token);
+  });
+
+  it('/retry a day later on Discord: the expired CDN link is refreshed through the REST API and the photo shown again', async () => {
+    const chat = await discordPlatform.chat();
+    const sent = await chat.photo('what is in the old picture');
+    await repliesAtLeast(chat, 1, 'the first answer');
+    const refreshesBefore = discord.requests.filter((r) => r.route === 'refreshAttachmentUrls').length;
+    discord.cdn.skewS = CDN_URL_LIFETIME_S + 3600; // the CDN's clock a day on: the stored link has expired
+    try {
+      await chat.text('/retry');
+      await repliesAtLeast(chat, 2, 'the retried answer');
+    } finally {
+      discord.cdn.skewS = 0;
+    }
+    const asked = openai.requests.filter((r) => lastUserText(r).includes('what is in the old picture'));
+    expect(asked).toHaveLength(2);
+    expect(imagesOf(asked[1])).toHaveLength(1);
+    expect(imagesOf(asked[1])[0].bytes.equals(sent)).toBe(true);
+    expect(discord.requests.filter((r) => r.route === 'refreshAttachmentUrls' && r.status === 200).length).toBe(refreshesBefore + 1);
+    expect(chat.replies().some((r) => r.startsWith('⚠️'))).toBe(false);
   });
 
   it('/retry fetches the photo again and shows it to the model once more', async () => {
