@@ -224,14 +224,14 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
 
     // When the loop compressed inside the turn, the compressed history continues in a child session.
     // The answer (or a short error text), the pictures in it and a voice reply become files (turns/finish-reply.ts).
-    const { reply, files } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log });
+    const { reply, files, speechCalls } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log });
     // Messages, usage and the recorded reply (with its files) commit together: a crash leaves all or none of them.
     session = await store.transaction(async () => {
       const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
       await store.addUsage(persisted.id, { ...result.usage, lastPromptTokens: result.lastPromptTokens });
       await recordMediaUsage(deps, persisted.id, media);
       await store.recordReply(ctx.turnId, reply, ctx.fence, files);
-      await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
+      await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls + speechCalls);
       return persisted;
     });
     // A compression (before or inside the turn) starts a new prefix: a cold cache there is expected.
