@@ -11,7 +11,7 @@ import { logConnectionErrors } from '../redis-errors.js';
 import { JOB_RETENTION, type BusyInputMode, type TurnJobData } from './producer.js';
 import type { ControlBus, ControlSignal } from './control.js';
 import type { DeliveryCheck, Mailbox, MailboxEntry } from './mailbox.js';
-import { ALBUM_QUIET_MS, gatherAlbum } from './albums.js';
+import { entriesJoiningHead } from './turn-entries.js';
 
 export const TURN_QUEUE = 'turns';
 
@@ -243,12 +243,7 @@ export class TurnWorker {
     if (!turn) return;
     if (turn.scheduled) return; // the message waits in the mailbox and runs as the next turn
     else if (s.type === 'interrupt' && turn.seq < s.seq) turn.controller.abort(new TurnAbort('interrupt'));
-    else if (s.type === 'steer') {
-      const entry = JSON.parse(s.entry) as MailboxEntry;
-      // Steering passes text only: a message with files waits in the mailbox and is a turn of its own next.
-      if (entry.payload.attachments?.length) return;
-      turn.steer.push({ raw: s.entry, entry });
-    }
+    else if (s.type === 'steer') steerInto(turn, s.entry);
     else if (s.type === 'withdraw' && turn.entryIds.has(s.entryId)) turn.controller.abort(new TurnAbort('stop'));
   }
 
@@ -307,20 +302,18 @@ export class TurnWorker {
           }
           continue;
         }
-        // Interrupt mode: what piled up while the last turn ran is answered as one turn (nothing is dropped). A
-        // scheduled task's run is always a turn of its own, and stays in the mailbox while messages are merged.
         const scheduled = head.entry.payload.scheduled !== undefined;
-        // An album's parts reach the mailbox one by one: the rest are waited for and answered with it, whatever
-        // the busy-input mode (queue/albums.ts).
-        const album =
-          !scheduled && head.entry.payload.albumId !== undefined
-            ? await gatherAlbum(mailbox, sessionKey, head.entry, this.opts.albumQuietMs ?? ALBUM_QUIET_MS, () => lost || this.closing)
-            : [];
+        // What the turn answers besides the head: merged messages (interrupt mode), an album's other parts.
+        const merged = await entriesJoiningHead({
+          mailbox,
+          sessionKey,
+          head: head.entry,
+          mode: this.opts.busyInputMode,
+          albumQuietMs: this.opts.albumQuietMs,
+          stop: () => lost || this.closing,
+        });
         if (lost) break;
         if (this.closing) continue; // handed over at the top of the loop
-        const together =
-          this.opts.busyInputMode === 'interrupt' && !scheduled ? mergeable(head.entry, (await mailbox.pending(sessionKey)).filter((m) => !m.entry.payload.scheduled)) : [];
-        const merged = [...together, ...album.filter((a) => !together.some((t) => t.raw === a.raw))].sort((a, b) => a.entry.seq - b.entry.seq);
         const entries = [head.entry, ...merged.map((m) => m.entry)];
         const last = entries[entries.length - 1];
         // A scheduled run is never made stale by a later message (only /stop, which takes the lock, ends it).
@@ -453,17 +446,11 @@ export class TurnWorker {
   }
 }
 
-/**
- * The pending entries one turn may answer together with the head: those in a row that reply to the same place.
- * A message that waits for an answer of its own elsewhere (each HTTP API request has its own) is never merged.
- */
-function mergeable(head: MailboxEntry, pending: Array<{ raw: string; entry: MailboxEntry }>): Array<{ raw: string; entry: MailboxEntry }> {
-  const out: Array<{ raw: string; entry: MailboxEntry }> = [];
-  for (const p of pending) {
-    if (p.entry.payload.conversationId !== head.payload.conversationId) break;
-    out.push(p);
-  }
-  return out;
+/** Steering passes text only: a message with files stays in the mailbox and is a turn of its own next. */
+function steerInto(turn: RunningTurn, raw: string): void {
+  const entry = JSON.parse(raw) as MailboxEntry;
+  if (entry.payload.attachments?.length) return;
+  turn.steer.push({ raw, entry });
 }
 
 /** The entry a job was added for; jobs added before job data was trimmed carry the whole entry instead. */
