@@ -287,6 +287,32 @@ describe('telegram through the gateway (long polling)', () => {
     // The user gets the whole answer once, as written, and no "could not deliver" notice.
     expect(sentIn(tg, chat).map((s) => [s.text, s.parse_mode])).toEqual([[answer, undefined]]);
   });
+
+  it('without speech-to-text a voice note gets one line saying so, and the model is not asked', async () => {
+    const chat = 46;
+    tg.injectMessage({ chatId: chat, userId: chat, voice: { content: 'OggS hello there' } });
+    await waitFor(() => repliesIn(tg, chat).length >= 1, { what: 'the notice' });
+    expect(repliesIn(tg, chat)).toEqual(['⚠️ voice message: voice messages and audio cannot be transcribed here (no speech-to-text model is set up).']);
+    // Nothing lost: a text in the same conversation afterwards is answered as usual.
+    tg.injectMessage({ chatId: chat, userId: chat, text: 'can you hear me' });
+    await waitFor(() => repliesIn(tg, chat).length >= 2, { what: 'the next answer' });
+    expect(repliesIn(tg, chat)[1]).toBe('ok: can you hear me');
+    expect(llm.requests.some((r) => JSON.stringify(r.body).includes('hello there'))).toBe(false);
+  });
+
+  it('a model without vision and no vision model: the photo gets one line saying so, the caption is still answered', async () => {
+    const chat = 47;
+    tg.injectMessage({ chatId: chat, userId: chat, text: '/model openai:gpt-3.5-turbo' });
+    await waitFor(() => repliesIn(tg, chat).length >= 1, { what: 'the model switch' });
+    const downloads = tg.callsOf('getFile').length;
+    tg.injectMessage({ chatId: chat, userId: chat, caption: 'what is on it', photo: true });
+    await waitFor(() => repliesIn(tg, chat).length >= 3, { what: 'the notice and the answer' });
+    expect(repliesIn(tg, chat).slice(1)).toEqual(['⚠️ photo: openai:gpt-3.5-turbo cannot see images, so the picture was not passed on.', expect.stringContaining('what is on it')]);
+    const asked = llm.requests.find((r) => lastUserText(r).includes('what is on it'))!;
+    expect(imagesOf(asked)).toHaveLength(0);
+    // Not even fetched: there was no one to show it to.
+    expect(tg.callsOf('getFile')).toHaveLength(downloads);
+  });
 });
 
 describe('telegram through the gateway (webhook)', () => {
