@@ -93,4 +93,15 @@ describe('albums', () => {
     expect(turns.find((t) => t.texts.includes('with a photo'))).toMatchObject({ texts: ['with a photo'], files: ['p2'] });
     expect(turns.flatMap((t) => t.steered)).not.toContain('with a photo');
   });
+
+  it('a /stop while the album is waited for: the album is not answered, and the next message is', async () => {
+    const s = 330;
+    const { producer, mailbox, turns } = await albumRig('interrupt');
+    await producer.submit(keyOf(s), part(s, 1, 'a3', 'never mind'), 'interrupt');
+    await until(() => mailbox.isBusy(keyOf(s)));
+    await mailbox.stop(keyOf(s));
+    await producer.submit(keyOf(s), payload(s, 2, 'after the stop'), 'interrupt');
+    await until(() => turns.some((t) => t.texts.includes('after the stop')));
+    expect(turns.map((t) => t.texts)).toEqual([['after the stop']]);
+  });
 });

@@ -314,6 +314,11 @@ export class TurnWorker {
         });
         if (lost) break;
         if (this.closing) continue; // handed over at the top of the loop
+        // A /stop while an album was being waited for took its entries (and the session) away: nothing to answer.
+        if (head.entry.payload.albumId !== undefined && !(await mailbox.holds(sessionKey, head.entry.id, head.entry.seq))) {
+          lost = !(await mailbox.renew(sessionKey, got.token));
+          continue;
+        }
         const entries = [head.entry, ...merged.map((m) => m.entry)];
         const last = entries[entries.length - 1];
         // A scheduled run is never made stale by a later message (only /stop, which takes the lock, ends it).
