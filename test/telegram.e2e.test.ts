@@ -289,7 +289,7 @@ describe('telegram through the gateway (long polling)', () => {
   });
 
   it('without speech-to-text a voice note gets one line saying so, and the model is not asked', async () => {
-    const chat = 46;
+    const chat = 48;
     tg.injectMessage({ chatId: chat, userId: chat, voice: { content: 'OggS hello there' } });
     await waitFor(() => repliesIn(tg, chat).length >= 1, { what: 'the notice' });
     expect(repliesIn(tg, chat)).toEqual(['⚠️ voice message: voice messages and audio cannot be transcribed here (no speech-to-text model is set up).']);
@@ -301,7 +301,7 @@ describe('telegram through the gateway (long polling)', () => {
   });
 
   it('a model without vision and no vision model: the photo gets one line saying so, the caption is still answered', async () => {
-    const chat = 47;
+    const chat = 49;
     tg.injectMessage({ chatId: chat, userId: chat, text: '/model openai:gpt-3.5-turbo' });
     await waitFor(() => repliesIn(tg, chat).length >= 1, { what: 'the model switch' });
     const downloads = tg.callsOf('getFile').length;
