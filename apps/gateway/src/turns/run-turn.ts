@@ -173,7 +173,11 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       // Only files, and none of them usable: the notices are the whole answer; the model is not asked.
       live.stopTyping();
       const reply = media.notices.join('\n');
-      await store.recordReply(ctx.turnId, reply, ctx.fence);
+      // A transcription that heard nothing still cost its call.
+      await store.transaction(async () => {
+        await recordMediaUsage(deps, session.id, media);
+        await store.recordReply(ctx.turnId, reply, ctx.fence);
+      });
       return send(reply);
     }
     if (media.notices.length > 0 && !ctx.signal.aborted) {
@@ -227,6 +231,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
         const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
         await store.markTurn(ctx.turnId, 'interrupted', ctx.fence, abort instanceof Error ? abort.message : 'interrupted');
         await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
+        await recordMediaUsage(deps, persisted.id, media);
       });
       await live.close();
       return { afterAck: () => progress.clear() };
@@ -234,13 +239,14 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
 
     // When the loop compressed inside the turn, the compressed history continues in a child session.
     // The answer (or a short error text), the pictures in it and a voice reply become files (turns/finish-reply.ts).
-    const { reply, files } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log });
+    const { reply, files, speechCalls } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log });
     // Messages, usage and the recorded reply (with its files) commit together: a crash leaves all or none of them.
     session = await store.transaction(async () => {
       const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
       await store.addUsage(persisted.id, { ...result.usage, lastPromptTokens: result.lastPromptTokens });
+      await recordMediaUsage(deps, persisted.id, media);
       await store.recordReply(ctx.turnId, reply, ctx.fence, files);
-      await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
+      await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls + speechCalls);
       return persisted;
     });
     // A compression (before or inside the turn) starts a new prefix: a cold cache there is expected.
@@ -255,6 +261,16 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     }
     return sent;
   }), deps.store);
+}
+
+/**
+ * What reading the turn's files cost (image descriptions, transcriptions): the session's tokens and API calls, like
+ * the turn's own model calls. Never its last prompt size, which stays the main model's.
+ */
+async function recordMediaUsage(deps: TurnDeps, sessionId: string, media: TurnMedia): Promise<void> {
+  if (media.apiCalls === 0) return;
+  await deps.store.addUsage(sessionId, media.usage);
+  await deps.conversation?.counters.addApiCalls(sessionId, media.apiCalls);
 }
 
 /** The user's messages a turn answers (a scheduled run has none to react to). */
