@@ -96,13 +96,16 @@ export function createFilesRegistry(config: HeraldConfig, log: Logger): (platfor
     const key = keyOf(platform, account);
     let files = cache.get(key);
     if (files) return files;
-    if (platform === 'discord') files = new DiscordFiles();
-    else if (platform === 'telegram') {
+    if (platform === 'discord') {
+      const bot = botOf(config, platform, account);
+      files = new DiscordFiles({ botToken: tokenOf(bot), apiUrl: bot.apiBase ?? config.discord.apiUrl });
+    } else if (platform === 'telegram') {
       const bot = botOf(config, platform, account);
       files = createTelegramFiles({ token: tokenOf(bot), apiRoot: bot.apiBase ?? config.telegram.apiRoot, logger: log.child({ platform }) });
-    }
-    else if (platform === 'slack') files = new SlackFiles({ botToken: tokenOf(botOf(config, platform, account)) });
-    else throw new UnknownPlatformError(`no file downloads for platform ${platform}`);
+    } else if (platform === 'slack') {
+      const bot = botOf(config, platform, account);
+      files = new SlackFiles({ botToken: tokenOf(bot), apiUrl: bot.apiBase ?? config.slack.apiUrl, logger: log.child({ platform }) });
+    } else throw new UnknownPlatformError(`no file downloads for platform ${platform}`);
     cache.set(key, files);
     return files;
   };

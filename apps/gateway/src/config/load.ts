@@ -74,7 +74,10 @@ export function loadConfig(opts: LoadOptions = {}): HeraldConfig {
     if (typeof filled === 'string') throw new ConfigError(`HERALD_MCP_SERVERS: ${filled}`);
     out.mcpServers = filled;
   }
-  // Routes, budgets and MCP servers name profiles and accounts: each must exist (profiles/check.ts).
+  if (values.auxiliaryFallbackModels.length > 0 && !values.auxiliaryModel) {
+    throw new ConfigError('HERALD_AUXILIARY_FALLBACK_MODELS: set HERALD_AUXILIARY_MODEL too (the fallbacks are tried after it)');
+  }
+  // Routes, budgets and MCP servers name profiles and accounts: each must exist (config/team-check.ts).
   const team = teamConfigProblem(out as unknown as SettingsValues);
   if (team) throw new ConfigError(team);
   const role = opts.role ?? 'all';
