@@ -135,7 +135,9 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
           const { platform, userId } = toolContext;
           const userKey = typeof platform === 'string' && typeof userId === 'string' ? (profile ? memoryKeyOf(profile, platform, userId) : `${platform}:${userId}`) : null;
           const withNotes = hasMemory && userKey !== null;
-          const scoped = { ...toolContext, ...(userKey !== null && { userKey }), ...(profile && searchProfileOf(profile) !== undefined && { searchProfile: searchProfileOf(profile) }) };
+          // Subagents run on the turn's own providers (the session's model; priced and capped by run-turn.ts).
+          const turnProviders = opts.provider ? { primary: opts.provider, fallbacks: opts.fallbacks ?? [] } : undefined;
+          const scoped = { ...toolContext, ...(turnProviders && { turnProviders }), ...(userKey !== null && { userKey }), ...(profile && searchProfileOf(profile) !== undefined && { searchProfile: searchProfileOf(profile) }) };
           return {
             ...opts,
             userMessage: withNotes ? await withMemoryBlock(store, userKey, opts.history, opts.userMessage) : opts.userMessage,
