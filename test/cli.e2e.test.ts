@@ -121,6 +121,13 @@ describe('herald doctor', () => {
     }
   });
 
+  it("probes each agent profile's own model like HERALD_MODEL", async () => {
+    const run = await herald(['doctor'], { ...env, HERALD_PROFILES: JSON.stringify({ support: { model: 'openai:gpt-4.1-nano' } }) });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.lines.find((l) => l.includes('model openai:gpt-4.1-nano'))).toMatch(/^✓ model openai:gpt-4\.1-nano\s+openai:gpt-4\.1-nano answered in \d+ ms$/);
+    expect(run.lines.at(-1)).toBe('doctor: all 14 checks passed');
+  });
+
   it('a wrong Telegram token: that check fails with the reason, the others still run, exit 1 naming it', async () => {
     const run = await herald(['doctor'], { ...env, TELEGRAM_BOT_TOKEN: '999:wrong-token' });
     expect(run.code).toBe(1);
