@@ -21,6 +21,7 @@ const GROUP = -3000;
 const [ANA, BEN] = [3101, 3102];
 
 const API_KEY = 'profiles-api-key-0123456789';
+const ADMIN_TOKEN = 'profiles-admin-token-0123456789';
 
 let tg: TelegramFake;
 let salesBot: TelegramFake;
@@ -66,6 +67,7 @@ beforeAll(async () => {
       ]),
       HERALD_BOT_ACCOUNTS: JSON.stringify([{ platform: 'telegram', name: 'sales', bot_token: salesBot.token, api_root: salesBot.url }]),
       HERALD_API_KEYS: API_KEY,
+      HERALD_ADMIN_TOKEN: ADMIN_TOKEN,
     }),
   });
 });
@@ -137,5 +139,23 @@ describe('agent profiles (real gateway)', () => {
     expect((await ask('herald', 'api2 hello')).status).toBe(200);
     expect(messagesOf(requestsFor('api2')[0])[0].content).toContain('You are the general assistant.');
     expect((await ask('nobody', 'api3 hello')).status).toBe(404);
+  });
+
+  it('the admin API lists the profiles with their open sessions, and a profile\'s sessions with cost and cache hits', async () => {
+    const get = async <T>(path: string): Promise<T> => (await (await fetch(`${cluster.ingress.url}${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as T;
+    const listed = await get<{ profiles: Array<{ name: string; model: string | null; open_sessions: number }>; default_profile: string; routes: unknown[] }>('/admin/profiles');
+    expect(listed.profiles.map((p) => [p.name, p.model])).toEqual([
+      ['default', 'openai:gpt-4.1-mini'],
+      ['support', 'openai:gpt-4.1-nano'],
+      ['sales', 'openai:gpt-4.1-mini'],
+    ]);
+    expect(listed.profiles.find((p) => p.name === 'support')?.open_sessions).toBeGreaterThanOrEqual(2);
+    expect([listed.default_profile, listed.routes.length]).toEqual(['default', 2]);
+    const support = await get<{ sessions: Array<{ key: string; profile: string; estimated_cost_usd: number; cache_hit_percent: number | null }> }>('/admin/sessions?profile=support');
+    expect(support.sessions.length).toBeGreaterThan(0);
+    expect(support.sessions.every((x) => x.profile === 'support' && x.key.startsWith('agent:support:'))).toBe(true);
+    // gpt-4.1-nano is in the built-in price table: the stand-in's token counts cost something.
+    expect(support.sessions.some((x) => x.estimated_cost_usd > 0)).toBe(true);
+    expect(support.sessions.every((x) => x.cache_hit_percent === null || x.cache_hit_percent >= 0)).toBe(true);
   });
 });
