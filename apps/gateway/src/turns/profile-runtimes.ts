@@ -6,6 +6,8 @@
 import type { AgentRuntime } from './agent-runtime.js';
 import type { TurnToolsFactory } from './tools.js';
 import type { Profile, ProfileTable } from '../profiles/table.js';
+import { DEFAULT_PROFILE } from '../profiles/names.js';
+import { ModelNotConfiguredError } from '../config/providers.js';
 
 export interface ProfileRuntime {
   profile: Profile;
@@ -20,7 +22,15 @@ export class ProfileRuntimes {
     private readonly table: ProfileTable,
     build: (profile: Profile) => ProfileRuntime,
   ) {
-    for (const profile of table.list()) this.byName.set(profile.name, build(profile));
+    for (const profile of table.list()) {
+      try {
+        this.byName.set(profile.name, build(profile));
+      } catch (err) {
+        // A profile's model that cannot be used is a configuration error naming the profile (main.ts: one line).
+        if (err instanceof ModelNotConfiguredError && profile.name !== DEFAULT_PROFILE) throw new ModelNotConfiguredError(`HERALD_PROFILES: ${profile.name}: ${err.message}`);
+        throw err;
+      }
+    }
   }
 
   /** The runtime of a payload's profile; absent or unknown (a profile since removed): the default profile's. */
