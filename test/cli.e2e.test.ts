@@ -301,9 +301,10 @@ describe('herald store migrate', () => {
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.lines).toContain('sessions: 1 row');
     expect(run.lines).toContain('messages: 2 rows');
-    // Every table the gateway creates, scheduled tasks included.
+    // Every table the gateway creates, scheduled tasks and budget spend included.
     expect(run.lines).toContain('schedules: 0 rows');
-    expect(run.lines).toContain('checked: all 15 tables have as many rows in the target as in the source');
+    expect(run.lines).toContain('spend: 0 rows');
+    expect(run.lines).toContain('checked: all 16 tables have as many rows in the target as in the source');
     expect(run.stdout + run.stderr).not.toContain(password);
 
     const search = await herald(['sessions', 'search', 'sourdough'], { HERALD_DATABASE_URL: url });
