@@ -1,7 +1,7 @@
 /**
  * MCP tool servers end to end: an ingress and two workers (each starts its own stdio server and opens its own
  * session to the HTTP one), the Telegram stand-in for users and the OpenAI stand-in scripted to call MCP tools;
- * then one `all` process on the Anthropic stand-in. The LLM stand-ins refuse tool schemas the real APIs refuse, so a
+ * then one `all` process on the Anthropic stand-in, and one on a model without vision. The LLM stand-ins refuse tool schemas the real APIs refuse, so a
  * turn that completes proves the schemas were passed on in a shape each accepts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -174,23 +174,10 @@ describe('MCP tools through the real gateway (ingress + 2 workers, OpenAI)', () 
 });
 
 describe('MCP tools on the Anthropic API', () => {
-  it('passes the tools as Anthropic tools (schemas repaired) and returns their results', async () => {
+  it('passes the tools as Anthropic tools (schemas repaired) and returns their results, an image inside its tool_result', async () => {
     const anthropic = await startFakeAnthropic();
-    // A Telegram stand-in of its own: the cluster above polls the other one.
-    const telegram = await startTelegramFake();
-    const gw = await startGateway({
-      env: {
-        TELEGRAM_BOT_TOKEN: telegram.token,
-        TELEGRAM_API_ROOT: telegram.url,
-        GATEWAY_ALLOW_ALL_USERS: 'true',
-        HERALD_MODEL: 'anthropic:claude-sonnet-4-5',
-        ANTHROPIC_API_KEY: 'sk-ant-test',
-        ANTHROPIC_BASE_URL: anthropic.url,
-        HERALD_MCP_SERVERS: JSON.stringify({ local: stdioServer('claude') }),
-      },
-    });
+    const { telegram, gw } = await singleGateway({ HERALD_MODEL: 'anthropic:claude-sonnet-4-5', ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: anthropic.url });
     try {
-      await gw.waitForLog((l) => String(l.msg).startsWith('mcp server local ready'), 'the stdio server');
       anthropic.respondWith((req) => {
         const results = anthropicToolResults(req);
         return results.length > 0 ? { text: `done: ${results.join(' | ')}` } : { toolCalls: [{ name: toolName(req, /^local__lookup_v2_/), arguments: '{"tags":["a"]}' }] };
@@ -217,6 +204,40 @@ describe('MCP tools on the Anthropic API', () => {
     }
   });
 });
+
+describe('MCP images for a model without vision', () => {
+  it('the tool result says the image was not shown, and no image is sent', async () => {
+    // The cluster's OpenAI stand-in, a model the table knows has no vision.
+    const { telegram, gw } = await singleGateway({ HERALD_MODEL: 'openai:gpt-3.5-turbo', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: llm.url });
+    try {
+      scripts.set('blind', calling(call('local__picture')));
+      const reply = await say(9301, 'blind show me', telegram);
+      expect(reply).toBe(
+        'results: a red dot\n\n[image 1: image/png, 70 bytes; shown with this result only, not kept in the conversation history]\n\n[image returned by tool local__picture, not shown: model has no vision]',
+      );
+      expect(requestsFor('blind').map((r) => imagesOf(r).length)).toEqual([0, 0]);
+    } finally {
+      await gw.stop();
+      await telegram.close();
+    }
+  });
+});
+
+/** One `all` process with the stdio test server, on a Telegram stand-in of its own (the cluster polls the other). */
+async function singleGateway(model: Record<string, string>): Promise<{ telegram: TelegramFake; gw: GatewayProcess }> {
+  const telegram = await startTelegramFake();
+  const gw = await startGateway({
+    env: {
+      TELEGRAM_BOT_TOKEN: telegram.token,
+      TELEGRAM_API_ROOT: telegram.url,
+      GATEWAY_ALLOW_ALL_USERS: 'true',
+      HERALD_MCP_SERVERS: JSON.stringify({ local: stdioServer('single') }),
+      ...model,
+    },
+  });
+  await gw.waitForLog((l) => String(l.msg).startsWith('mcp server local ready'), 'the stdio server');
+  return { telegram, gw };
+}
 
 /** The texts of the tool_result blocks in an Anthropic request. */
 function anthropicToolResults(req: RecordedRequest): string[] {
