@@ -1,8 +1,9 @@
 /**
  * MCP tool servers end to end: an ingress and two workers (each starts its own stdio server and opens its own
  * session to the HTTP one), the Telegram stand-in for users and the OpenAI stand-in scripted to call MCP tools;
- * then one `all` process on the Anthropic stand-in, and one on a model without vision. The LLM stand-ins refuse tool schemas the real APIs refuse, so a
- * turn that completes proves the schemas were passed on in a shape each accepts.
+ * then one `all` process on the Anthropic stand-in, and one on a model without vision. The LLM stand-ins refuse tool
+ * schemas (and images) the real APIs refuse, so a turn that completes proves they were passed on in a shape each
+ * accepts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { imagesOf, startFakeAnthropic, startFakeOpenAI, type FakeLLM, type RecordedRequest, type Step } from './fakes/llm/index.js';
