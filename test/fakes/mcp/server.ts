@@ -98,7 +98,7 @@ export function buildTestServer(label: string, list = new ToolList()): Server {
           ],
         };
       case 'fail':
-        return { isError: true, content: [{ type: 'text', text: 'the disk is full' }] };
+        return { isError: true, content: [{ type: 'text', text: 'the disk is full' }, { type: 'image', data: PIXEL_PNG_BASE64, mimeType: 'image/png' }] };
       case 'big':
         return text('x'.repeat(BIG_RESULT_CHARS));
       case 'crash':

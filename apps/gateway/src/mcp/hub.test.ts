@@ -86,7 +86,7 @@ describe('MCP over stdio', () => {
         '[resource link: big.csv <file:///big.csv> (text/csv, 2.0 KB)]',
       ].join('\n\n'),
     );
-    await expect(run(h, 'docs__fail')).rejects.toThrow(new McpToolError('the disk is full'));
+    await expect(run(h, 'docs__fail')).rejects.toThrow(new McpToolError('the disk is full\n\n[image 1: image/png, 70 bytes; not shown: the tool reported an error]'));
     const big = await run(h, 'docs__big');
     expect(big).toHaveLength(BIG_RESULT_CHARS);
     expect(truncateResult(big)).toMatch(new RegExp(`^x{${MAX_TOOL_RESULT_CHARS}}\\n\\n\\[truncated: ${BIG_RESULT_CHARS - MAX_TOOL_RESULT_CHARS} more`));

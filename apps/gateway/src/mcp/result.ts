@@ -38,6 +38,8 @@ function size(bytes: number): string {
 
 /** The images taken so far from one result, against its caps. */
 interface ImageBudget {
+  /** An error result is only text (a tool error): its images are named, not shown. */
+  error: boolean;
   /** Image blocks met so far, shown or not: they are numbered in the order the server sent them. */
   seen: number;
   images: ImageInput[];
@@ -49,6 +51,7 @@ function imageText(block: { data: string; mimeType: string }, limits: McpResultL
   const bytes = decodedBytes(block.data);
   const head = `image ${n}: ${block.mimeType}, ${size(bytes)}`;
   const declined = (why: string): string => `[${head}; not shown: ${why}]`;
+  if (budget.error) return declined('the tool reported an error');
   if (budget.images.length >= limits.maxImages) return declined(`only ${limits.maxImages} images are shown per tool result`);
   if (bytes > limits.maxImageBytes) return declined(`larger than the ${size(limits.maxImageBytes)} limit per image`);
   if (budget.bytes + bytes > limits.maxMessageBytes) return declined(`the result's images together pass the ${size(limits.maxMessageBytes)} limit`);
@@ -91,7 +94,7 @@ function blockText(block: ContentBlock, limits: McpResultLimits, budget: ImageBu
 
 /** What the agent gets; throws McpToolError for a result the server marked as an error. */
 export function toolOutputOf(result: CallToolResult, limits: McpResultLimits): ToolOutput {
-  const budget: ImageBudget = { seen: 0, images: [], bytes: 0 };
+  const budget: ImageBudget = { error: result.isError === true, seen: 0, images: [], bytes: 0 };
   const blocks = result.content ?? [];
   let text = blocks.map((b) => blockText(b, limits, budget)).join('\n\n');
   // A server that answers only with structured content (outputSchema) still has something to say.
