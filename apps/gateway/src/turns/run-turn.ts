@@ -29,6 +29,7 @@ import { scheduleSessionKey } from '../schedules/store.js';
 import type { ReactionTarget } from './turn-reactions.js';
 import { cacheCollapse } from '../llm/cache-health.js';
 import type { Logger } from '../logger.js';
+import { autoTitleEnabled, titleNewSession } from '../llm/auto-title.js';
 
 export interface TurnDeps {
   store: SessionStore;
@@ -137,11 +138,17 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const notify = async (text: string): Promise<void> => void (await deliver(egress, last.conversationId, text, { baseDelayMs: deps.deliveryBaseDelayMs }));
     const services = deps.conversation;
     const current = session;
+    // Summaries run on the side-task chain (the auxiliary model first, when one is set).
+    const summarizer = services?.sideTasks.forSession(session.model) ?? null;
+    // What other workers learnt about context windows since this one last looked.
+    await services?.windows.refresh();
     session = await compressBeforeTurn({
       store,
       sessionKey,
       session,
       agent: deps.agent,
+      summarizer,
+      windows: services?.windows,
       log: ctx.log,
       signal: ctx.signal,
       notify,
@@ -180,10 +187,11 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     // What send_file queues during the turn; recorded with the reply, sent after its text.
     const replyFiles = new ReplyFiles(deps.outbound.limits);
     const turnTools = deps.tools?.forTurn({ ctx, egress, payload: last, files: replyFiles });
+    const userMessage = composeUserMessage(ctx.entries, history, media.blocks);
     let result: ConversationResult;
     try {
       result = await runConversation(await withTurnTools(turnTools, {
-        userMessage: composeUserMessage(ctx.entries, history, media.blocks),
+        userMessage,
         userAttachments: media.attachments,
         userImages: media.images,
         history,
@@ -194,7 +202,14 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
         fallbackState: deps.agent.fallbackState,
         maxIterations: deps.agent.maxIterations,
         cacheKey: session.id,
-        compression: { contextWindow: deps.agent.contextWindow },
+        compression: {
+          contextWindow: deps.agent.contextWindow,
+          thresholdRatio: services?.config.compressionThreshold,
+          ...(services ? { windows: services.windows } : {}),
+          // Without an auxiliary model the loop summarises with the model it is using at the time (it may have
+          // fallen back from one that is down), not with the chain that starts at the primary again.
+          ...(summarizer && services?.config.auxiliaryModel ? { summaryProvider: summarizer } : {}),
+        },
         getSteerMessages: ctx.takeSteerMessages,
         onEvent: (event) => {
           ctx.touch(); // the worker's inactivity watchdog counts every agent event as activity
@@ -238,6 +253,12 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     if (compressed === current && !result.compactedHistory) warnOnCacheCollapse(current, result, ctx.log);
     const sent = await send(reply);
     if (result.error) await store.markTurn(ctx.turnId, 'failed', ctx.fence, `${result.error.kind}: ${result.error.message}`);
+    // The first exchange of a new chat conversation names it, behind the reply (llm/auto-title.ts). Not scheduled
+    // runs, not API requests (a client may send thousands, each a session of its own).
+    if (services && history.length === 0 && !first.scheduled && first.platform !== 'api' && !result.error && !session.title && autoTitleEnabled(services.config)) {
+      const provider = services.sideTasks.forSession(session.model);
+      if (provider) services.background.track(titleNewSession({ store, provider, sessionId: session.id, userText: userMessage, reply, log: ctx.log }));
+    }
     return sent;
   }), deps.store);
 }
