@@ -29,7 +29,7 @@ import { KnownThreads } from './sessions/known-threads.js';
 import { StoreRetention } from './sessions/retention.js';
 import { openStoreWhenReachable } from './admin/wait-for-store.js';
 import { createEgressRegistry, createFilesRegistry, createIngresses, type IngressWithRoutes } from './platforms.js';
-import { createMediaServices } from './media/services.js';
+import { createMediaServices, mediaLimits } from './media/services.js';
 import { createTurnRunner } from './turns/run-turn.js';
 import { abandonTurns } from './turns/abandon.js';
 import { buildAgentRuntime } from './turns/agent-runtime.js';
@@ -275,7 +275,7 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
   let worker: TurnWorker | null = null;
   // MCP servers: each process that runs turns holds its own connections (stdio servers are its children). Closed
   // after the drain below (registered before it), so a running turn keeps its servers to the end.
-  const mcp = hasWorker && config.mcpServers?.length ? new McpHub(config.mcpServers, { log: log.child({ component: 'mcp' }) }) : null;
+  const mcp = hasWorker && config.mcpServers?.length ? new McpHub(config.mcpServers, { log: log.child({ component: 'mcp' }), limits: mediaLimits(config) }) : null;
   if (mcp) onStop('mcp', () => mcp.close());
   if (hasWorker) {
     const agent = instrumentAgent(buildAgentRuntime(config, providers), metrics, llmLog);

@@ -11,8 +11,9 @@ import type {
   ToolResultBlockParam,
   ToolUseBlockParam,
 } from '@anthropic-ai/sdk/resources/messages';
-import type { ChatMessage, ToolCall } from '../types.js';
+import type { ChatMessage, ImageInput, ToolCall } from '../types.js';
 import { planCacheBreakpoints } from './cache-breakpoints.js';
+import { toolImages, toolResultText } from './tool-images.js';
 import { splitSystemPrompt } from './system-prompt.js';
 import type { ToolSchema } from './types.js';
 
@@ -66,10 +67,10 @@ export function toAnthropicMessages(messages: ChatMessage[], vision = true): Mes
         break; // carried by toAnthropicSystem
       case 'user':
         // Images after the text, as a person would write "look at this" and attach the picture.
-        push('user', [...textBlocks(m.content), ...(vision ? imageBlocks(m) : [])]);
+        push('user', [...textBlocks(m.content), ...(vision ? imageBlocks(m.images) : [])]);
         break;
       case 'tool':
-        push('user', [{ type: 'tool_result', tool_use_id: m.tool_call_id ?? '', content: m.content ?? '' }]);
+        push('user', [toolResult(m, vision)]);
         break;
       case 'assistant':
         // Reasoning is dropped: Anthropic only accepts thinking blocks back with their signature, which we do not keep.
@@ -89,8 +90,16 @@ function textBlocks(content: string | null): TextBlockParam[] {
   return content && content.trim() !== '' ? [{ type: 'text', text: content }] : [];
 }
 
-function imageBlocks(m: ChatMessage): ImageBlockParam[] {
-  return (m.images ?? [])
+/** Text as a string; with images it shows, the text block then an image block per image (the API takes both). */
+function toolResult(m: ChatMessage, vision: boolean): ToolResultBlockParam {
+  const text = toolResultText(m, vision);
+  const images = imageBlocks(toolImages(m, vision));
+  const content = images.length === 0 ? text : [...textBlocks(text), ...images];
+  return { type: 'tool_result', tool_use_id: m.tool_call_id ?? '', content };
+}
+
+function imageBlocks(images: ImageInput[] | undefined): ImageBlockParam[] {
+  return (images ?? [])
     .filter((img): img is typeof img & { mimeType: AnthropicImageType } => (ANTHROPIC_IMAGE_TYPES as readonly string[]).includes(img.mimeType))
     .map((img) => ({ type: 'image', source: { type: 'base64', media_type: img.mimeType, data: img.data } }));
 }

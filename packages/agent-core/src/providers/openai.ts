@@ -15,6 +15,7 @@ import { supportsVision } from './models.js';
 import { isOpenAIHost, withChatCacheMarkers, wantsCacheMarkers } from './openai-cache.js';
 import { ChatStreamAccumulator } from './openai-stream.js';
 import { keySourceOf, runProviderRequest } from './request.js';
+import { dataUrl, toolImages, toolImagesCaption, toolResultText } from './tool-images.js';
 import { ClientPool, createTransport } from './transport.js';
 import type { Provider, ProviderConfig, ToolSchema } from './types.js';
 
@@ -71,12 +72,27 @@ export function createOpenAIProvider(cfg: ProviderConfig): Provider {
 
 /**
  * The system prompt first, then the history with only the fields the API knows. A user message's images become
- * `image_url` parts with a data URL after its text; `vision` false leaves them out (their text notes stay).
+ * `image_url` parts with a data URL after its text; `vision` false leaves them out (their text notes stay). Tool
+ * messages are text only, so the images tools returned follow the last of a run of tool results, in one user
+ * message that names the call each came from (tool-images.ts).
  */
 export function toChatMessages(systemPrompt: string, messages: ChatMessage[], vision = true): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = [];
   if (systemPrompt !== '') out.push({ role: 'system', content: systemPrompt });
-  for (const m of messages) out.push(toChatMessage(m, vision));
+  let shown: ChatCompletionContentPart[] = [];
+  messages.forEach((m, i) => {
+    out.push(toChatMessage(m, vision));
+    if (m.role !== 'tool') return;
+    const images = toolImages(m, vision);
+    if (images.length > 0) {
+      shown.push({ type: 'text', text: toolImagesCaption(m) });
+      for (const img of images) shown.push({ type: 'image_url', image_url: { url: dataUrl(img) } });
+    }
+    if (messages[i + 1]?.role !== 'tool' && shown.length > 0) {
+      out.push({ role: 'user', content: shown });
+      shown = [];
+    }
+  });
   return out;
 }
 
@@ -87,11 +103,11 @@ function toChatMessage(m: ChatMessage, vision: boolean): ChatCompletionMessagePa
     case 'user': {
       if (!vision || !m.images?.length) return { role: 'user', content: m.content ?? '' };
       const parts: ChatCompletionContentPart[] = m.content ? [{ type: 'text', text: m.content }] : [];
-      for (const img of m.images) parts.push({ type: 'image_url', image_url: { url: `data:${img.mimeType};base64,${img.data}` } });
+      for (const img of m.images) parts.push({ type: 'image_url', image_url: { url: dataUrl(img) } });
       return { role: 'user', content: parts };
     }
     case 'tool':
-      return { role: 'tool', tool_call_id: m.tool_call_id ?? '', content: m.content ?? '' };
+      return { role: 'tool', tool_call_id: m.tool_call_id ?? '', content: toolResultText(m, vision) };
     case 'assistant': {
       if (!m.tool_calls?.length) return { role: 'assistant', content: m.content ?? '' };
       return {
