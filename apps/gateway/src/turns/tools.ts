@@ -12,6 +12,7 @@ import {
   createBuiltinTools,
   flushMemory,
   withMemoryBlock,
+  stripMemoryMarker,
   type ConversationOptions,
   type FlushMemoryResult,
   type FlushReason,
@@ -128,7 +129,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
           const withNotes = hasMemory && userKey !== null;
           return {
             ...opts,
-            userMessage: withNotes ? await withMemoryBlock(store, userKey, opts.history, opts.userMessage) : opts.userMessage,
+            userMessage: withNotes ? await withMemoryBlock(store, userKey, opts.history, opts.userMessage) : stripMemoryMarker(opts.userMessage),
             // Agent profiles are not there yet: every turn is the default profile's.
             tools: [
               ...(opts.tools ?? []),

@@ -116,6 +116,7 @@ export {
   hasMemoryBlock,
   renderMemoryBlock,
   stripMemoryBlock,
+  stripMemoryMarker,
   withMemoryBlock,
 } from './memory.js';
 export { MEMORY_CHAR_LIMITS, MemoryEditError, MemoryStore, type MemoryEntry, type MemorySnapshot, type MemoryTarget } from './memory-store.js';
