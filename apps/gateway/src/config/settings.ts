@@ -125,6 +125,8 @@ export const SETTINGS = {
   busyInputMode: setting('HERALD_BUSY_INPUT_MODE', z.enum(['interrupt', 'queue', 'steer']), 'What a message does while its session is busy', 'interrupt'),
   workerConcurrency: setting('HERALD_WORKER_CONCURRENCY', int(1, 10_000), 'Turns one worker process runs at once', '50'),
   maxIterations: setting('HERALD_MAX_ITERATIONS', int(1, 10_000), 'Agent-loop iteration budget per turn', '90'),
+  delegateMaxIterations: setting('HERALD_DELEGATE_MAX_ITERATIONS', int(1, 10_000), 'Iterations one delegate_task subagent may take (within the turn\'s own budget)', '50'),
+  delegateMaxPerTurn: setting('HERALD_DELEGATE_MAX_PER_TURN', int(0, 100), 'Subagents (delegate_task) one turn may start', '3'),
   // Media the users send (apps/gateway/src/media): images, voice notes, documents.
   sttModel: setting('HERALD_STT_MODEL', modelRef.refine((v) => v.startsWith('openai:'), 'speech-to-text runs on the OpenAI audio API: use openai:<model>, e.g. openai:gpt-4o-mini-transcribe'), 'Speech-to-text for voice notes and audio, openai:<model> (e.g. openai:gpt-4o-mini-transcribe); unset: voice notes are declined with a reply'),
   visionModel: setting('HERALD_VISION_MODEL', modelRef, 'provider:model that describes images for a main model without vision (Hermes\' "auto" image input); unset: such models decline images with a reply'),

@@ -46,7 +46,7 @@ export function builtinToolsets(toolsets: readonly string[]): string[] {
 }
 
 export interface TurnToolsDeps {
-  config: Pick<HeraldConfig, 'toolsets' | 'fetchAllowPrivate' | 'timezone' | 'redisPrefix' | 'schedulesPerUser'>;
+  config: Pick<HeraldConfig, 'toolsets' | 'fetchAllowPrivate' | 'timezone' | 'redisPrefix' | 'schedulesPerUser' | 'delegateMaxPerTurn' | 'delegateMaxIterations'>;
   store: SessionStore;
   agent: AgentRuntime | null;
   redis: Redis;
@@ -95,6 +95,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
       clarifyTimeoutMs: deps.clarifyTimeoutMs,
       canSendFiles: deps.files.perTurn > 0,
       fileLimits: deps.files.limits,
+      delegate: { maxPerTurn: config.delegateMaxPerTurn, maxIterations: config.delegateMaxIterations },
     },
     builtinToolsets(config.toolsets),
   );

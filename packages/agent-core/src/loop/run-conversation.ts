@@ -7,7 +7,9 @@ import type { ChatMessage, ToolCall } from '../types.js';
 import type { CompletionResult, FinishReason, ToolSchema } from '../providers/types.js';
 import { checkAvailability, toolSchemas, type Tool } from '../tools/registry.js';
 import { LoopCompressor } from '../compression/loop-compressor.js';
+import { effectiveContextWindow } from '../compression/windows.js';
 import { DEFAULT_MAX_ITERATIONS, IterationBudget } from './budget.js';
+import { budgetNote, contextNote } from './pressure.js';
 import { ModelCaller } from './call-model.js';
 import { executeToolCalls, hasInvalidArguments, prepareToolCalls } from './execute-tools.js';
 import { FallbackState } from './fallback.js';
@@ -81,6 +83,7 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
     await compressor?.preflight(transcript, schemas);
     while (!signal.aborted) {
       if (!budget.consume()) return summariseAfterBudget(caller, transcript, schemas);
+      transcript.setNotes(pressureNotes(budget, caller.lastPromptTokens, compressor?.window ?? effectiveContextWindow(caller.provider.model, opts.compression?.contextWindow)));
       const reply = await caller.complete(transcript, schemas);
       // A provider that finished despite the abort: the user has moved on, so its reply is dropped.
       if (signal.aborted) break;
@@ -180,6 +183,11 @@ function assistantMessage(reply: CompletionResult, before: string, calls?: ToolC
   if (reply.message.reasoning_details) message.reasoning_details = reply.message.reasoning_details;
   message.finish_reason = calls ? 'tool_calls' : reply.finishReason;
   return message;
+}
+
+/** The budget and context notes for the next call (they ride on the last tool result only). */
+function pressureNotes(budget: IterationBudget, lastPromptTokens: number | undefined, window: number): string[] {
+  return [budgetNote(budget), contextNote(lastPromptTokens, window)].filter((n): n is string => n !== undefined);
 }
 
 function appendSteering(transcript: Transcript, getSteerMessages: (() => string[]) | undefined): void {
