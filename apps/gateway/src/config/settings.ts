@@ -65,6 +65,14 @@ const visionOverrides = list
     return [model, ['true', 'yes'].includes(value.toLowerCase())];
   })) as Record<string, boolean>);
 
+/** `claude-opus-4-6=32000,gpt-5=16000` → { 'claude-opus-4-6': 32000, 'gpt-5': 16000 }. */
+const maxTokensPerModel = list
+  .pipe(z.array(z.string().regex(/^[^=\s]+=[1-9]\d{0,6}$/, 'each entry must be model=tokens, e.g. claude-opus-4-6=32000')))
+  .transform((entries) => Object.fromEntries(entries.map((e) => {
+    const [model, value] = e.split('=');
+    return [model, Number(value)];
+  })) as Record<string, number>);
+
 /** An IANA zone name Intl understands (Europe/Berlin, UTC). */
 function isTimeZone(zone: string): boolean {
   try {
@@ -114,6 +122,7 @@ export const SETTINGS = {
   keyCooldownS: setting('HERALD_KEY_COOLDOWN_S', int(1, 604_800), 'Seconds a pooled key rests after a 401 or 403', '600'),
   keyBillingCooldownS: setting('HERALD_KEY_BILLING_COOLDOWN_S', int(1, 2_592_000), 'Seconds a pooled key rests after a 402 or an exhausted quota', '86400'),
   streamStallTimeoutMs: setting('HERALD_STREAM_STALL_TIMEOUT_MS', int(100, 3_600_000), 'A model stream silent this long has stalled: it is cut, its HTTP client rebuilt, and the call retried', '90000'),
+  maxTokens: setting('HERALD_MAX_TOKENS', maxTokensPerModel, 'Comma list of model=tokens: the max_tokens (output limit) of each call to that model, e.g. claude-opus-4-6=32000 (a family name covers its snapshots); the API default otherwise (Anthropic: 16384)', ''),
   contextWindow: setting('HERALD_CONTEXT_WINDOW', int(1024, 100_000_000), "Override the model's context window (tokens)"),
   systemPrompt: setting('HERALD_SYSTEM_PROMPT', str, 'System prompt of the agent', 'You are Herald, a helpful assistant reachable from chat apps. Answer concisely.'),
   // Conversation control (commands, resets, what the user sees while the agent works).

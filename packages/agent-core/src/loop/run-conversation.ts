@@ -33,6 +33,14 @@ export const PARTIAL_OUTPUT_LIMIT = 'output length limit reached';
 export const PARTIAL_BUDGET_EXHAUSTED = 'iteration budget exhausted';
 export const PARTIAL_UNKNOWN_TOOLS = 'model kept calling unknown tools';
 export const PARTIAL_CONTENT_FILTER = 'content filtered';
+export const PARTIAL_TRUNCATED_TOOL_CALL = 'tool call cut off by the output limit';
+/** Replies cut off inside a tool call before the turn gives up: the first asks again with more room, then the model is told. */
+export const MAX_TRUNCATED_TOOL_CALLS = 3;
+export const TRUNCATED_TOOL_CALL_PROMPT =
+  'Your last reply was cut off by the output length limit while you were writing a tool call, so the call was not made. ' +
+  'Make it again with much shorter arguments, or split the work into several smaller calls.';
+/** Stands for the cut-off reply in the request that tells the model about it (never stored). */
+const CUT_OFF_REPLY = '[reply cut off by the output limit]';
 
 /** How the while loop ended; the epilogue turns it into a ConversationResult. */
 interface Outcome {
@@ -78,6 +86,8 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
   const parts: string[] = [];
   let invalidJsonRetries = 0;
   let unknownToolResponses = 0;
+  let truncatedToolCalls = 0;
+  let raisedForThinking = false;
 
   const loop = async (): Promise<Outcome> => {
     await compressor?.preflight(transcript, schemas);
@@ -110,9 +120,29 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
         continue;
       }
 
+      if (finish === 'length' && (reply.message.tool_calls?.length ?? 0) > 0) {
+        // Cut off inside a tool call: its arguments are incomplete, so the call cannot run. More room first, then
+        // tell the model; the cut-off reply is never stored.
+        truncatedToolCalls += 1;
+        if (truncatedToolCalls === 1 && caller.raiseOutputLimit()) continue;
+        if (truncatedToolCalls < MAX_TRUNCATED_TOOL_CALLS) {
+          const before = reply.message.content?.trim() ? reply.message.content : CUT_OFF_REPLY;
+          transcript.appendScaffold({ role: 'assistant', content: before }, { role: 'user', content: TRUNCATED_TOOL_CALL_PROMPT });
+          continue;
+        }
+        const finalResponse = takeParts(parts, transcript) + (reply.message.content ?? '');
+        if (finalResponse.trim()) transcript.append({ role: 'assistant', content: finalResponse, finish_reason: 'length' });
+        return { finalResponse, completed: false, partial: PARTIAL_TRUNCATED_TOOL_CALL };
+      }
+
       if (finish === 'length') {
         const text = reply.message.content ?? '';
         const thinkingOnly = text.trim() === '';
+        // Only reasoning before the limit: once, the same request with more room for the answer.
+        if (thinkingOnly && parts.length === 0 && !raisedForThinking) {
+          raisedForThinking = true;
+          if (caller.raiseOutputLimit()) continue;
+        }
         if (!thinkingOnly && parts.push(text) <= MAX_CONTINUATIONS) {
           transcript.appendScaffold({ role: 'assistant', content: text }, { role: 'user', content: CONTINUE_PROMPT });
           continue;
@@ -137,7 +167,10 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
     if (signal.aborted) return interrupted;
     const error = toProviderError(err);
     const { kind, message } = error;
-    return { finalResponse: '', completed: false, partial: kind, error: { kind, message } };
+    // A continuation that failed: the history rolls back to the last complete message (the parts were never
+    // stored), but the user still gets the text that came before the failure.
+    const finalResponse = takeParts(parts, transcript);
+    return { finalResponse, completed: false, partial: kind, error: { kind, message } };
   });
 
   // Epilogue.
@@ -158,10 +191,14 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
   return result;
 }
 
-/** Some servers report `stop` with tool calls, or `tool_calls` with none; what the message holds decides. */
+/**
+ * Some servers report `stop` with tool calls, or `tool_calls` with none; what the message holds decides. `length`
+ * with calls whose arguments all parse was cut off after them: they can run.
+ */
 function finishReasonOf(reply: CompletionResult): FinishReason {
-  const hasCalls = (reply.message.tool_calls?.length ?? 0) > 0;
-  if (reply.finishReason === 'length') return 'length';
+  const calls = reply.message.tool_calls ?? [];
+  const hasCalls = calls.length > 0;
+  if (reply.finishReason === 'length') return hasCalls && !hasInvalidArguments(calls) ? 'tool_calls' : 'length';
   if (hasCalls) return 'tool_calls';
   return reply.finishReason === 'tool_calls' ? 'stop' : reply.finishReason;
 }

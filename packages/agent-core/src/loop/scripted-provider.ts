@@ -29,6 +29,7 @@ export interface RecordedCall {
   tools: ToolSchema[];
   toolChoice?: 'auto' | 'none';
   systemPrompt: string;
+  maxTokens?: number;
 }
 
 export class ScriptedProvider implements Provider {
@@ -59,6 +60,7 @@ export class ScriptedProvider implements Provider {
       tools: structuredClone(req.tools),
       toolChoice: req.toolChoice,
       systemPrompt: req.systemPrompt,
+      ...(req.maxTokens === undefined ? {} : { maxTokens: req.maxTokens }),
     };
     this.calls.push(call);
     const step = this.steps.shift() ?? this.fallbackStep?.(call);

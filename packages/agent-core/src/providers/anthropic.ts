@@ -32,7 +32,7 @@ export function createAnthropicProvider(cfg: ProviderConfig): Provider {
     return { client, close: transport.close };
   });
   const keys = keySourceOf(cfg);
-  const defaultMaxTokens = Math.min(ANTHROPIC_DEFAULT_MAX_TOKENS, modelInfo(cfg.model)?.maxOutput ?? Infinity);
+  const defaultMaxTokens = cfg.maxTokens ?? Math.min(ANTHROPIC_DEFAULT_MAX_TOKENS, modelInfo(cfg.model)?.maxOutput ?? Infinity);
   const vision = cfg.vision ?? supportsVision(cfg.model);
 
   return {
@@ -40,6 +40,7 @@ export function createAnthropicProvider(cfg: ProviderConfig): Provider {
     model: cfg.model,
     apiMode: 'anthropic_messages',
     vision,
+    maxTokens: defaultMaxTokens,
     complete: (req) =>
       runProviderRequest(cfg, keys, clients, req.signal, async (client, guard) => {
         const { system, messages } = toAnthropicRequest(req.systemPrompt, req.messages, vision);

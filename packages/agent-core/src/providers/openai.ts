@@ -39,12 +39,14 @@ export function createOpenAIProvider(cfg: ProviderConfig): Provider {
   // prompt_cache_key is OpenAI's; strict compatible servers reject fields they do not know.
   const sendsCacheKey = cfg.provider === 'openai' || isOpenAIHost(baseURL);
   const cacheMarkers = wantsCacheMarkers(cfg, baseURL);
+  const maxTokens = (asked: number | undefined): number | undefined => asked ?? cfg.maxTokens;
 
   return {
     name: cfg.provider,
     model: cfg.model,
     apiMode: 'chat_completions',
     vision,
+    ...(cfg.maxTokens === undefined ? {} : { maxTokens: cfg.maxTokens }),
     complete: (req) =>
       runProviderRequest(cfg, keys, clients, req.signal, async (client, guard) => {
         const messages = toChatMessages(req.systemPrompt, req.messages, vision);
@@ -53,7 +55,7 @@ export function createOpenAIProvider(cfg: ProviderConfig): Provider {
           messages: cacheMarkers ? withChatCacheMarkers(req.systemPrompt, messages) : messages,
           ...(req.tools.length > 0 ? { tools: req.tools.map(toChatTool) } : {}),
           ...(req.tools.length > 0 && req.toolChoice === 'none' ? { tool_choice: 'none' as const } : {}),
-          ...(req.maxTokens === undefined ? {} : { [maxTokensField]: req.maxTokens }),
+          ...(maxTokens(req.maxTokens) === undefined ? {} : { [maxTokensField]: maxTokens(req.maxTokens) }),
           ...(sendsCacheKey && req.cacheKey ? { prompt_cache_key: req.cacheKey } : {}),
           stream: true,
           stream_options: { include_usage: true },

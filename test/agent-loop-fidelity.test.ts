@@ -1,0 +1,69 @@
+/**
+ * Agent-loop behaviours ported from Hermes (issue 27), through the real OpenAI and Anthropic SDKs against the
+ * local stand-ins: the output length limit, and max_tokens lowered from an "input + max_tokens > limit" error.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createProvider, runConversation, type ConversationOptions, type Provider, type ProviderName, type Tool } from '@herald/agent-core';
+import { startFakeAnthropic, startFakeOpenAI, type FakeLLM, type RecordedRequest } from './fakes/llm/index.js';
+
+const API_KEY = 'test-key';
+const FAST_RETRY = { baseDelayMs: 1, maxDelayMs: 5 };
+
+const lookup = (log: string[]): Tool => ({
+  name: 'lookup',
+  description: 'Look something up',
+  parameters: { type: 'object', properties: { q: { type: 'string' } } },
+  readOnly: true,
+  execute: async (args) => {
+    log.push(String(args.q));
+    return `found ${String(args.q)}`;
+  },
+});
+
+/** The output limit a request asked for, whichever field its API uses. */
+const maxTokensOf = (req: RecordedRequest): unknown => req.body.max_tokens ?? req.body.max_completion_tokens;
+
+describe.each<ProviderName>(['openai', 'anthropic'])('length handling over %s', (kind) => {
+  const fakes: FakeLLM[] = [];
+  afterEach(async () => {
+    await Promise.all(fakes.splice(0).map((f) => f.close()));
+  });
+
+  async function setUp(model: string): Promise<{ fake: FakeLLM; provider: Provider }> {
+    const fake = await (kind === 'openai' ? startFakeOpenAI : startFakeAnthropic)({ apiKey: API_KEY });
+    fakes.push(fake);
+    return { fake, provider: createProvider({ provider: kind, model, apiKey: API_KEY, baseUrl: fake.url }) };
+  }
+
+  const converse = (provider: Provider, extra: Partial<ConversationOptions>) =>
+    runConversation({ userMessage: 'Weather?', history: [], systemPrompt: 'S', provider, retry: FAST_RETRY, ...extra });
+
+  it('a tool call cut off by max_tokens is asked again with twice the room, and only the whole call runs', async () => {
+    const { fake, provider } = await setUp(kind === 'openai' ? 'gpt-5-mini' : 'claude-sonnet-4-6');
+    fake.script(
+      { toolCalls: [{ id: 'call_cut', name: 'lookup', arguments: '{"q":"wea' }], finish: 'length' },
+      { toolCalls: [{ id: 'call_ok', name: 'lookup', arguments: '{"q":"weather"}' }] },
+      { text: 'Sunny.' },
+    );
+    const log: string[] = [];
+    const r = await converse(provider, { tools: [lookup(log)], maxTokens: 2048 });
+    expect(r.finalResponse).toBe('Sunny.');
+    expect(log).toEqual(['weather']);
+    expect(fake.requests.map(maxTokensOf)).toEqual([2048, 4096, 4096]);
+    expect(JSON.stringify(fake.requests[2].body)).not.toContain('call_cut');
+  });
+
+  it('"input + max_tokens > limit": the next request asks for the room left, and nothing is compressed', async () => {
+    const { fake, provider } = await setUp(kind === 'openai' ? 'gpt-5-mini' : 'claude-sonnet-4-5');
+    const message =
+      kind === 'openai'
+        ? "This model's maximum context length is 128000 tokens. However, you requested 136384 tokens (120000 in the messages, 16384 in the completion). Please reduce the length of the messages or completion."
+        : 'input length and `max_tokens` exceed context limit: 120000 + 16384 > 128000, decrease input length or `max_tokens` and try again';
+    fake.script({ error: { status: 400, kind: 'context_length', message } }, { text: 'Fits now.' });
+    let compressed = false;
+    const r = await converse(provider, { maxTokens: 16_384, onContextOverflow: async () => ((compressed = true), null) });
+    expect(r.finalResponse).toBe('Fits now.');
+    expect(compressed).toBe(false);
+    expect(fake.requests.map(maxTokensOf)).toEqual([16_384, 8000]);
+  });
+});
