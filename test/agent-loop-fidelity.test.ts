@@ -66,4 +66,20 @@ describe.each<ProviderName>(['openai', 'anthropic'])('length handling over %s', 
     expect(compressed).toBe(false);
     expect(fake.requests.map(maxTokensOf)).toEqual([16_384, 8000]);
   });
+
+  it('a stream that stalls after some text is continued from that text, not asked again from the start', async () => {
+    const { fake } = await setUp('m');
+    const provider = createProvider({ provider: kind, model: 'm', apiKey: API_KEY, baseUrl: fake.url, stallTimeoutMs: 300 });
+    fake.script({ text: 'one two three four five six', stallAfterEvents: 4 }, { text: ' and the rest.' });
+    const deltas: string[] = [];
+    const r = await converse(provider, { onEvent: (e) => void (e.type === 'text_delta' && deltas.push(e.text)) });
+    // What the user saw streaming is exactly the answer: the first part once, then the rest.
+    expect(r.finalResponse).toBe(deltas.join(''));
+    expect(r.finalResponse).toMatch(/^one .* and the rest\.$/);
+    const before = r.finalResponse.slice(0, -' and the rest.'.length);
+    expect(r.completed).toBe(true);
+    // The second request carries the text so far and asks for the rest.
+    expect(JSON.stringify(fake.requests[1].body)).toContain(JSON.stringify(before).slice(1, -1));
+    expect(JSON.stringify(fake.requests[1].body)).toContain('continue exactly where you left off');
+  });
 });

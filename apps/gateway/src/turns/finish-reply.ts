@@ -28,14 +28,14 @@ export interface FinishReplyInput {
 
 export async function finishReply(services: OutboundServices, input: FinishReplyInput): Promise<{ reply: string; files: NewTurnFile[] }> {
   const { result, files, signal, log } = input;
-  if (result.error) return { reply: userFacingError(result.error.kind), files: [...files.files] };
+  if (result.error) return { reply: withError(result.finalResponse, userFacingError(result.error.kind)), files: [...files.files] };
   let reply = result.finalResponse;
   // The HTTP API answers with text only: a picture stays in it as the Markdown image the client can show.
   if (services.replyPictures && input.egress.platform !== 'api' && reply.includes('![')) {
     reply = await takePicturesFromReply({ text: reply, files, limits: services.limits, fetch: services.fetch, signal, log });
   }
   const spoken = reply.trim() !== '';
-  if (!spoken) reply = files.files.length > 0 ? FILES_ONLY_TEXT : NO_ANSWER_TEXT;
+  if (!spoken) reply = files.files.length > 0 ? FILES_ONLY_TEXT : noAnswerText(result);
   // The per-turn look-up happens only where voice replies exist at all.
   if (spoken && services.speech && (await services.voice.isOn(input.sessionKey))) {
     try {
@@ -49,4 +49,14 @@ export async function finishReply(services: OutboundServices, input: FinishReply
     }
   }
   return { reply, files: [...files.files] };
+}
+
+/** Text the model wrote before the error is kept (the user may have seen it streaming), the error below it. */
+function withError(text: string, error: string): string {
+  return text.trim() === '' ? error : `${text}\n\n${error}`;
+}
+
+/** Why there is no answer, when the loop knows (the output or iteration limit, a content filter). */
+export function noAnswerText(result: ConversationResult): string {
+  return result.partial ? `${NO_ANSWER_TEXT.slice(0, -1)}: ${result.partial})` : NO_ANSWER_TEXT;
 }

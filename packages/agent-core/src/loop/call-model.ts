@@ -149,21 +149,39 @@ export class ModelCaller {
   private async send(provider: Provider, messages: ChatMessage[], tools: ToolSchema[], toolChoice?: 'none'): Promise<CompletionResult> {
     const { emit, signal, systemPrompt, cacheKey } = this.opts;
     this.apiCalls += 1;
-    const result = await provider.complete({
-      systemPrompt,
-      messages,
-      tools,
-      toolChoice,
-      maxTokens: this.outputLimit ?? this.opts.maxTokens ?? provider.maxTokens,
-      cacheKey,
-      signal,
-      onTextDelta: (text) => emit({ type: 'text_delta', text }),
-      onReasoningDelta: (text) => emit({ type: 'reasoning_delta', text }),
-    });
-    addUsage(this.usage, result.usage);
-    this.lastPromptTokens = result.usage.input + result.usage.cacheRead + result.usage.cacheWrite;
-    this.answeredBy = result.model || provider.model;
-    return result;
+    let streamed = '';
+    let calledTools = false;
+    try {
+      const result = await provider.complete({
+        systemPrompt,
+        messages,
+        tools,
+        toolChoice,
+        maxTokens: this.outputLimit ?? this.opts.maxTokens ?? provider.maxTokens,
+        cacheKey,
+        signal,
+        onTextDelta: (text) => {
+          streamed += text;
+          emit({ type: 'text_delta', text });
+        },
+        onReasoningDelta: (text) => emit({ type: 'reasoning_delta', text }),
+        onToolCallDelta: () => void (calledTools = true),
+      });
+      addUsage(this.usage, result.usage);
+      this.lastPromptTokens = result.usage.input + result.usage.cacheRead + result.usage.cacheWrite;
+      this.answeredBy = result.model || provider.model;
+      return result;
+    } catch (raw) {
+      const err = toProviderError(raw);
+      // The connection dropped after text the user may already see: rather than asking the same question blind
+      // (and showing a different answer), the text so far counts as a reply cut off by its length, which the loop
+      // asks the model to continue.
+      if (streamed.trim() === '' || calledTools || signal.aborted || !isTransient(err)) throw err;
+      this.opts.emit({ type: 'status', kind: 'info', message: `${providerLabel(provider)}: ${err.kind} after ${streamed.length} characters; continuing from there` });
+      this.answeredBy = provider.model;
+      const message: ChatMessage = { role: 'assistant', content: streamed, finish_reason: 'length' };
+      return { message, finishReason: 'length', usage: emptyUsage(), model: provider.model };
+    }
   }
 
   /** A turn that starts on a fallback says why, once. */

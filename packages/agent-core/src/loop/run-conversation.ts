@@ -39,6 +39,10 @@ export const MAX_TRUNCATED_TOOL_CALLS = 3;
 export const TRUNCATED_TOOL_CALL_PROMPT =
   'Your last reply was cut off by the output length limit while you were writing a tool call, so the call was not made. ' +
   'Make it again with much shorter arguments, or split the work into several smaller calls.';
+/** Empty replies (nothing, or only thinking) the loop asks again about before it accepts one. */
+export const MAX_EMPTY_REPLY_NUDGES = 2;
+export const EMPTY_REPLY_PROMPT = 'You did not write a reply. Answer me now, based on the work above.';
+export const THINKING_ONLY_PROMPT = 'You only thought about it and wrote no reply. Write your answer to me now.';
 /** Stands for the cut-off reply in the request that tells the model about it (never stored). */
 const CUT_OFF_REPLY = '[reply cut off by the output limit]';
 
@@ -88,6 +92,7 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
   let unknownToolResponses = 0;
   let truncatedToolCalls = 0;
   let raisedForThinking = false;
+  let emptyNudges = 0;
 
   const loop = async (): Promise<Outcome> => {
     await compressor?.preflight(transcript, schemas);
@@ -126,6 +131,7 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
         truncatedToolCalls += 1;
         if (truncatedToolCalls === 1 && caller.raiseOutputLimit()) continue;
         if (truncatedToolCalls < MAX_TRUNCATED_TOOL_CALLS) {
+          emit({ type: 'status', kind: 'retry', message: 'reply cut off inside a tool call; asking the model to make it again' });
           const before = reply.message.content?.trim() ? reply.message.content : CUT_OFF_REPLY;
           transcript.appendScaffold({ role: 'assistant', content: before }, { role: 'user', content: TRUNCATED_TOOL_CALL_PROMPT });
           continue;
@@ -154,6 +160,14 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
         return { finalResponse, completed: false, partial };
       }
 
+      // An empty reply (nothing after tool results, or only thinking): ask for the answer rather than end mute.
+      if (finish === 'stop' && !reply.message.content?.trim() && parts.length === 0 && emptyNudges < MAX_EMPTY_REPLY_NUDGES) {
+        emptyNudges += 1;
+        const nudge = reply.message.reasoning?.trim() ? THINKING_ONLY_PROMPT : EMPTY_REPLY_PROMPT;
+        transcript.appendScaffold({ role: 'user', content: nudge });
+        continue;
+      }
+
       // stop (or content_filter): the reply is final.
       const message = assistantMessage(reply, takeParts(parts, transcript));
       transcript.append(message);
@@ -173,9 +187,9 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
     return { finalResponse, completed: false, partial: kind, error: { kind, message } };
   });
 
-  // Epilogue.
+  // Epilogue. A turn that wrote no final text still answers with the last thing it said before its tools ran.
   const result: ConversationResult = {
-    finalResponse: outcome.finalResponse,
+    finalResponse: outcome.finalResponse.trim() || outcome.interrupted ? outcome.finalResponse : lastInterimText(transcript.newMessages),
     newMessages: transcript.newMessages,
     usage: { ...caller.usage },
     apiCalls: caller.apiCalls,
@@ -244,6 +258,12 @@ async function summariseAfterBudget(caller: ModelCaller, transcript: Transcript,
   const finalResponse = reply.message.content ?? '';
   if (finalResponse) transcript.append({ role: 'assistant', content: finalResponse, finish_reason: reply.finishReason });
   return { finalResponse, completed: false, partial: PARTIAL_BUDGET_EXHAUSTED };
+}
+
+/** The text of the turn's last assistant message that had some (written before tool calls), or ''. */
+function lastInterimText(messages: readonly ChatMessage[]): string {
+  const said = messages.findLast((m) => m.role === 'assistant' && m.content?.trim());
+  return said?.content ?? '';
 }
 
 /** A renderer that throws must not end the user's turn. */

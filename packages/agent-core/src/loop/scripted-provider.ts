@@ -22,6 +22,8 @@ export interface ScriptStep {
   error?: ProviderError;
   /** Stream the text, then wait until the request is aborted (an answer that never finishes). */
   hang?: boolean;
+  /** Stream the text, then fail with this error (a connection that drops mid-answer). */
+  dropAfterText?: ProviderError;
 }
 
 export interface RecordedCall {
@@ -70,6 +72,7 @@ export class ScriptedProvider implements Provider {
     if (step.reasoning) req.onReasoningDelta?.(step.reasoning);
     if (step.text) req.onTextDelta?.(step.text);
     if (step.hang) await untilAborted(req.signal);
+    if (step.dropAfterText) throw step.dropAfterText;
 
     const message: ChatMessage = { role: 'assistant', content: step.text ?? null };
     if (step.reasoning) message.reasoning = step.reasoning;

@@ -6,7 +6,7 @@ import type { MessageDeltaUsage, RawMessageStreamEvent, Usage as WireUsage } fro
 import { emptyUsage, type ChatMessage, type ToolCall, type Usage } from '../types.js';
 import { ProviderError, type CompletionRequest, type CompletionResult, type FinishReason } from './types.js';
 
-type Callbacks = Pick<CompletionRequest, 'onTextDelta' | 'onReasoningDelta'>;
+type Callbacks = Pick<CompletionRequest, 'onTextDelta' | 'onReasoningDelta' | 'onToolCallDelta'>;
 
 interface ToolBlock {
   id: string;
@@ -44,7 +44,10 @@ export class MessageStreamAccumulator {
         break;
       case 'content_block_start': {
         const b = ev.content_block;
-        if (b.type === 'tool_use') this.tools.set(ev.index, { id: b.id, name: b.name, json: '', input: b.input });
+        if (b.type === 'tool_use') {
+          this.tools.set(ev.index, { id: b.id, name: b.name, json: '', input: b.input });
+          this.callbacks.onToolCallDelta?.(b.name);
+        }
         else if (b.type === 'text' && b.text) this.appendText(b.text);
         else if (b.type === 'thinking' && b.thinking) this.appendReasoning(b.thinking);
         break;

@@ -8,7 +8,7 @@ import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { emptyUsage, type ChatMessage, type ToolCall, type Usage } from '../types.js';
 import { ProviderError, type CompletionRequest, type CompletionResult, type FinishReason } from './types.js';
 
-type Callbacks = Pick<CompletionRequest, 'onTextDelta' | 'onReasoningDelta'>;
+type Callbacks = Pick<CompletionRequest, 'onTextDelta' | 'onReasoningDelta' | 'onToolCallDelta'>;
 type ChunkUsage = NonNullable<ChatCompletionChunk['usage']>;
 
 interface PartialCall {
@@ -61,6 +61,7 @@ export class ChatStreamAccumulator {
     if (tc.function?.name && !call.name) call.name = tc.function.name;
     if (tc.function?.arguments) call.args += tc.function.arguments;
     this.calls.set(index, call);
+    this.callbacks.onToolCallDelta?.(call.name);
   }
 
   /** The finished message; throws when the stream ended before the model said it was done. */
