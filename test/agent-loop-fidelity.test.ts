@@ -83,3 +83,46 @@ describe.each<ProviderName>(['openai', 'anthropic'])('length handling over %s', 
     expect(JSON.stringify(fake.requests[1].body)).toContain('continue exactly where you left off');
   });
 });
+
+describe('reasoning models', () => {
+  const fakes: FakeLLM[] = [];
+  afterEach(async () => {
+    await Promise.all(fakes.splice(0).map((f) => f.close()));
+  });
+
+  it('Anthropic extended thinking: the budget is asked for, and thinking blocks go back with their signatures in the tool loop', async () => {
+    const fake = await startFakeAnthropic({ apiKey: API_KEY });
+    fakes.push(fake);
+    const provider = createProvider({ provider: 'anthropic', model: 'claude-sonnet-4-6', apiKey: API_KEY, baseUrl: fake.url, thinkingBudget: 2048 });
+    fake.script({ reasoning: 'I should look it up.', toolCalls: [{ id: 'toolu_1', name: 'lookup', arguments: '{"q":"w"}' }] }, { reasoning: 'Now answer.', text: 'Sunny.' });
+    const log: string[] = [];
+    const r = await runConversation({ userMessage: 'Weather?', history: [], systemPrompt: 'S', provider, tools: [lookup(log)], retry: FAST_RETRY });
+    expect(r.finalResponse).toBe('Sunny.');
+    expect(fake.requests[0].body.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+    expect(fake.requests[0].body.max_tokens as number).toBeGreaterThan(2048);
+    // The stand-in refuses a tool loop whose assistant message does not start with its signed thinking block.
+    const assistant = (fake.requests[1].body.messages as Array<{ role: string; content: Array<Record<string, unknown>> }>)[1];
+    expect(assistant.content[0]).toMatchObject({ type: 'thinking', thinking: 'I should look it up.', signature: expect.stringMatching(/^sig_/) });
+    // Stored for the next turns, never in the text.
+    expect(r.newMessages[1].reasoning_details?.[0]).toMatchObject({ format: 'anthropic', data: { type: 'thinking', thinking: 'I should look it up.' } });
+    expect(r.newMessages.map((m) => m.content ?? '').join(' ')).not.toContain('look it up');
+  });
+
+  it('OpenAI-compatible servers: <think> in the content is split out as it streams and kept as reasoning; reasoning_effort is sent', async () => {
+    const fake = await startFakeOpenAI({ apiKey: API_KEY });
+    fakes.push(fake);
+    const provider = createProvider({ provider: 'openai', model: 'qwen3:8b', apiKey: API_KEY, baseUrl: fake.url, reasoningEffort: 'low' });
+    fake.script({ text: '<think>The user greets me. I greet back.</think>\n\nHello there!' });
+    const deltas: string[] = [];
+    const reasoning: string[] = [];
+    const r = await runConversation({
+      userMessage: 'Hi', history: [], systemPrompt: 'S', provider, retry: FAST_RETRY,
+      onEvent: (e) => void (e.type === 'text_delta' ? deltas.push(e.text) : e.type === 'reasoning_delta' ? reasoning.push(e.text) : undefined),
+    });
+    expect(r.finalResponse).toBe('Hello there!');
+    expect(deltas.join('')).toBe('Hello there!');
+    expect(reasoning.join('')).toBe('The user greets me. I greet back.');
+    expect(r.newMessages[1]).toMatchObject({ content: 'Hello there!', reasoning: 'The user greets me. I greet back.' });
+    expect(fake.requests[0].body.reasoning_effort).toBe('low');
+  });
+});

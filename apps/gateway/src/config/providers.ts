@@ -60,6 +60,8 @@ export class ProviderCatalog {
       vision: supportsVision(model, this.config.visionOverrides),
       ...(apiMode ? { apiMode } : {}),
       ...maxTokensOf(model, this.config.maxTokens),
+      ...(this.config.reasoningEffort ? { reasoningEffort: this.config.reasoningEffort } : {}),
+      ...(this.config.thinkingBudget ? { thinkingBudget: this.config.thinkingBudget } : {}),
     };
     switch (provider) {
       case 'bedrock':

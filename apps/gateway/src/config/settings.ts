@@ -7,7 +7,7 @@
  *   REDIS_URL                → redis_url
  * Environment values always win over the file.
  */
-import { KEY_STRATEGIES } from '@herald/agent-core';
+import { KEY_STRATEGIES, REASONING_EFFORTS } from '@herald/agent-core';
 import { z } from 'zod';
 import { RISK_IDS } from '../ops/safety/findings.js';
 import { mcpServersSchema } from '../mcp/config.js';
@@ -123,6 +123,8 @@ export const SETTINGS = {
   keyBillingCooldownS: setting('HERALD_KEY_BILLING_COOLDOWN_S', int(1, 2_592_000), 'Seconds a pooled key rests after a 402 or an exhausted quota', '86400'),
   streamStallTimeoutMs: setting('HERALD_STREAM_STALL_TIMEOUT_MS', int(100, 3_600_000), 'A model stream silent this long has stalled: it is cut, its HTTP client rebuilt, and the call retried', '90000'),
   maxTokens: setting('HERALD_MAX_TOKENS', maxTokensPerModel, 'Comma list of model=tokens: the max_tokens (output limit) of each call to that model, e.g. claude-opus-4-6=32000 (a family name covers its snapshots); the API default otherwise (Anthropic: 16384)', ''),
+  reasoningEffort: setting('HERALD_REASONING_EFFORT', z.enum(REASONING_EFFORTS as unknown as ['none', 'minimal', 'low', 'medium', 'high', 'xhigh']), 'OpenAI reasoning models (o-series, GPT-5) and compatible servers: reasoning effort, none|minimal|low|medium|high|xhigh; the model default when unset'),
+  thinkingBudget: setting('HERALD_THINKING_BUDGET', int(1024, 1_000_000), 'Anthropic extended thinking: budget_tokens of each call (at least 1024); off when unset. Thinking blocks are kept and sent back across tool turns'),
   contextWindow: setting('HERALD_CONTEXT_WINDOW', int(1024, 100_000_000), "Override the model's context window (tokens)"),
   systemPrompt: setting('HERALD_SYSTEM_PROMPT', str, 'System prompt of the agent', 'You are Herald, a helpful assistant reachable from chat apps. Answer concisely.'),
   // Conversation control (commands, resets, what the user sees while the agent works).

@@ -1,11 +1,13 @@
 /**
  * Folds a Chat Completions chunk stream into one assistant message. Written for the whole OpenAI-compatible
  * family, not just OpenAI: reasoning may come as `reasoning_content` (DeepSeek, vLLM) or `reasoning`
- * (OpenRouter), tool-call ids may be missing, and some servers say `stop` while calling tools.
+ * (OpenRouter) or inside the content as `<think>…</think>` (think-tags.ts), tool-call ids may be missing, and
+ * some servers say `stop` while calling tools.
  */
 import { randomUUID } from 'node:crypto';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { emptyUsage, type ChatMessage, type ToolCall, type Usage } from '../types.js';
+import { ThinkTagSplitter, splitThinkTags, type SplitPiece } from './think-tags.js';
 import { ProviderError, type CompletionRequest, type CompletionResult, type FinishReason } from './types.js';
 
 type Callbacks = Pick<CompletionRequest, 'onTextDelta' | 'onReasoningDelta' | 'onToolCallDelta'>;
@@ -24,6 +26,7 @@ export class ChatStreamAccumulator {
   private finish: string | undefined;
   private usage: Usage = emptyUsage();
   private model: string | undefined;
+  private readonly thinkTags = new ThinkTagSplitter();
 
   constructor(private readonly callbacks: Callbacks) {}
 
@@ -35,16 +38,23 @@ export class ChatStreamAccumulator {
       if (choice.index !== undefined && choice.index !== 0) continue;
       const delta = choice.delta ?? {};
       const reasoning = reasoningOf(delta);
-      if (reasoning) {
-        this.reasoning += reasoning;
-        this.callbacks.onReasoningDelta?.(reasoning);
-      }
-      if (typeof delta.content === 'string' && delta.content !== '') {
-        this.text += delta.content;
-        this.callbacks.onTextDelta?.(delta.content);
-      }
+      if (reasoning) this.addReasoning(reasoning);
+      if (typeof delta.content === 'string' && delta.content !== '') this.addPiece(this.thinkTags.push(delta.content));
       for (const tc of delta.tool_calls ?? []) this.addToolCallDelta(tc);
       if (choice.finish_reason) this.finish = choice.finish_reason;
+    }
+  }
+
+  private addReasoning(text: string): void {
+    this.reasoning += text;
+    this.callbacks.onReasoningDelta?.(text);
+  }
+
+  private addPiece(piece: SplitPiece): void {
+    if (piece.reasoning) this.addReasoning(piece.reasoning);
+    if (piece.text) {
+      this.text += piece.text;
+      this.callbacks.onTextDelta?.(piece.text);
     }
   }
 
@@ -68,6 +78,13 @@ export class ChatStreamAccumulator {
   result(requestedModel: string): CompletionResult {
     if (this.finish === undefined) {
       throw new ProviderError('server_error', 'stream ended before the model finished (no finish_reason)');
+    }
+    this.addPiece(this.thinkTags.flush());
+    // A template that opened the thinking in the prompt leaves only `</think>` in the reply.
+    const split = splitThinkTags(this.text);
+    if (split.reasoning) {
+      this.text = split.text;
+      this.reasoning = this.reasoning ? `${this.reasoning}\n${split.reasoning}` : split.reasoning;
     }
     const toolCalls: ToolCall[] = [...this.calls.entries()]
       .sort(([a], [b]) => a - b)

@@ -14,6 +14,7 @@ import type { ChatMessage } from '../types.js';
 import { supportsVision } from './models.js';
 import { isOpenAIHost, withChatCacheMarkers, wantsCacheMarkers } from './openai-cache.js';
 import { ChatStreamAccumulator } from './openai-stream.js';
+import { isReasoningModel } from './responses-convert.js';
 import { keySourceOf, runProviderRequest } from './request.js';
 import { ClientPool, createTransport } from './transport.js';
 import type { Provider, ProviderConfig, ToolSchema } from './types.js';
@@ -39,6 +40,8 @@ export function createOpenAIProvider(cfg: ProviderConfig): Provider {
   // prompt_cache_key is OpenAI's; strict compatible servers reject fields they do not know.
   const sendsCacheKey = cfg.provider === 'openai' || isOpenAIHost(baseURL);
   const cacheMarkers = wantsCacheMarkers(cfg, baseURL);
+  // OpenAI rejects reasoning_effort for models that do not reason; other servers decide for themselves.
+  const sendsEffort = cfg.reasoningEffort !== undefined && (isReasoningModel(cfg.model) || !isOpenAIHost(baseURL));
   const maxTokens = (asked: number | undefined): number | undefined => asked ?? cfg.maxTokens;
 
   return {
@@ -57,6 +60,7 @@ export function createOpenAIProvider(cfg: ProviderConfig): Provider {
           ...(req.tools.length > 0 && req.toolChoice === 'none' ? { tool_choice: 'none' as const } : {}),
           ...(maxTokens(req.maxTokens) === undefined ? {} : { [maxTokensField]: maxTokens(req.maxTokens) }),
           ...(sendsCacheKey && req.cacheKey ? { prompt_cache_key: req.cacheKey } : {}),
+          ...(sendsEffort ? { reasoning_effort: cfg.reasoningEffort } : {}),
           stream: true,
           stream_options: { include_usage: true },
         };

@@ -37,7 +37,9 @@ export function createResponsesProvider(cfg: ProviderConfig): Provider {
           ...(req.tools.length > 0 && req.toolChoice === 'none' ? { tool_choice: 'none' as const } : {}),
           ...((req.maxTokens ?? cfg.maxTokens) === undefined ? {} : { max_output_tokens: req.maxTokens ?? cfg.maxTokens }),
           ...(req.cacheKey ? { prompt_cache_key: req.cacheKey } : {}),
-          ...(reasoning ? { include: ['reasoning.encrypted_content' as const], reasoning: { summary: 'auto' as const } } : {}),
+          ...(reasoning
+            ? { include: ['reasoning.encrypted_content' as const], reasoning: { summary: 'auto' as const, ...(cfg.reasoningEffort ? { effort: cfg.reasoningEffort } : {}) } }
+            : {}),
           store: false,
           stream: true,
         };

@@ -115,6 +115,9 @@ export class ProviderError extends Error {
   }
 }
 
+export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+export const REASONING_EFFORTS: readonly ReasoningEffort[] = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'];
+
 /** `provider:model`, as in HERALD_MODEL and HERALD_FALLBACK_MODELS. */
 export interface ModelRef {
   provider: ProviderName;
@@ -135,6 +138,10 @@ export interface ProviderConfig extends ModelRef {
   vision?: boolean;
   /** max_tokens of every call that names none (HERALD_MAX_TOKENS per model); the API's default when absent. */
   maxTokens?: number;
+  /** OpenAI reasoning models: `reasoning_effort` (Chat Completions) or `reasoning.effort` (Responses). */
+  reasoningEffort?: ReasoningEffort;
+  /** Anthropic extended thinking: `thinking.budget_tokens` (at least 1024); off when absent. */
+  thinkingBudget?: number;
   /** A stream silent for this long is a stall: aborted and retried on a rebuilt client. Default 90 s. */
   stallTimeoutMs?: number;
   /** Told when a transport failure (stall, reset, timeout) made the provider rebuild a key's HTTP client. */
