@@ -12,6 +12,7 @@ import { PairingService } from '../pairing/index.js';
 import { SessionCounters } from './counters.js';
 import { SessionModels } from './models.js';
 import { resetPolicyFrom, type ResetPolicy } from './reset-policy.js';
+import { ReasoningDisplay } from './reasoning-display.js';
 import { VoiceReplies } from './voice-replies.js';
 
 export interface ConversationServices {
@@ -23,6 +24,8 @@ export interface ConversationServices {
   readonly models: SessionModels;
   /** `/voice on|off` per conversation. */
   readonly voice: VoiceReplies;
+  /** `/reasoning on|off` per conversation. */
+  readonly reasoning: ReasoningDisplay;
   /** Work started behind a reply (the /new memory flush); stopping the process waits for it. */
   readonly background: BackgroundTasks;
 }
@@ -44,6 +47,7 @@ export function openConversationServices(
     progress: progressSettings(config),
     models: new SessionModels(config, catalog),
     voice: new VoiceReplies(store.sql),
+    reasoning: new ReasoningDisplay(store.sql),
     background,
   };
 }

@@ -4,7 +4,7 @@ import type { PlatformEgress, SendOptions, SentMessage } from '@herald/adapters'
 import type { AgentEvent } from '@herald/agent-core';
 import { TurnAbort } from '../queue/worker.js';
 import type { ToolProgressMode } from '../config/progress.js';
-import { LiveTurn, STOPPED_MARK, STREAM_CURSOR, argsPreview, editIntervalMs } from './progress.js';
+import { LiveTurn, STOPPED_MARK, STREAM_CURSOR, THINKING_LINE, argsPreview, editIntervalMs } from './progress.js';
 
 const log = pino({ level: 'silent' });
 
@@ -65,6 +65,21 @@ const delta = (text: string): AgentEvent => ({ type: 'text_delta', text });
 const tool = (id: string, name: string, args: Record<string, unknown> = {}): AgentEvent => ({ type: 'tool_start', id, name, args });
 
 describe('LiveTurn', () => {
+  it('a reasoning model thinking shows one "thinking…" line per response (never its content); nothing with progress off', async () => {
+    const thinking = (text: string): AgentEvent => ({ type: 'reasoning_delta', text });
+    const { turn, egress } = live({ tools: 'all' });
+    turn.onEvent(thinking('secret plan'));
+    turn.onEvent(thinking(' more of it'));
+    turn.onEvent(tool('t1', 'lookup'));
+    turn.onEvent(thinking('second thoughts'));
+    await turn.close();
+    expect(egress.texts()).toEqual([`${THINKING_LINE}\n⚙️ \`lookup\`\n${THINKING_LINE}`]);
+    const quiet = live({ tools: 'off' });
+    quiet.turn.onEvent(thinking('secret plan'));
+    await quiet.turn.close();
+    expect(quiet.egress.texts()).toEqual([]);
+  });
+
   it('streams by editing one message and finishes with exactly one copy of the answer', async () => {
     const { turn, egress } = live({ streaming: true });
     for (const t of ['Hel', 'lo ', 'wor', 'ld']) {

@@ -1,8 +1,8 @@
 /**
  * What the user sees while the agent works, rendered from the agent loop's event stream:
  *   - "typing…", kept alive until the turn ends;
- *   - tool progress (HERALD_TOOL_PROGRESS off | new | all) and retry / fallback / compression notices, as short
- *     lines of one status message edited in place;
+ *   - tool progress (HERALD_TOOL_PROGRESS off | new | all), a "thinking…" line when a reasoning model thinks, and
+ *     retry / fallback / compression notices, as short lines of one status message edited in place;
  *   - optionally (HERALD_STREAMING) the reply itself, streamed by editing one message. The final text is then an
  *     edit of that message (plus chunks if it is long), never a second copy.
  * Edits of one chat are spaced out (1 s; Telegram 1.1 s in private chats, 3 s in groups) so a fast model cannot
@@ -27,6 +27,8 @@ const STREAM_MARGIN = 64;
 const MAX_STATUS_LINES = 12;
 const ARGS_PREVIEW_CHARS = 60;
 const STATUS_ICONS = { retry: '⏳', fallback: '🔀', compression: '🗜' } as const;
+/** The status line a reasoning model's thinking gets (its content is never shown here). */
+export const THINKING_LINE = '💭 thinking…';
 
 export function editIntervalMs(platform: string, chatType: string): number {
   if (platform !== 'telegram') return EDIT_INTERVAL_MS;
@@ -173,6 +175,8 @@ export class LiveTurn {
   private streamed = '';
   /** The next delta starts a new model response (after tools ran): what was streamed before is replaced. */
   private newResponse = false;
+  /** This model response already has its thinking line. */
+  private thinkingShown = false;
   private typingTimer: NodeJS.Timeout | null = null;
   private closed = false;
 
@@ -214,8 +218,14 @@ export class LiveTurn {
         this.streamed += event.text;
         this.stream.touch();
         return;
+      case 'reasoning_delta':
+        if (this.toolMode === 'off' || this.thinkingShown) return;
+        this.thinkingShown = true;
+        this.addStatusLine(THINKING_LINE);
+        return;
       case 'tool_start':
         this.newResponse = true;
+        this.thinkingShown = false;
         this.toolStarted(event.id, event.name, event.args);
         return;
       case 'tool_end':

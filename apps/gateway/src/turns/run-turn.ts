@@ -219,7 +219,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
 
     // When the loop compressed inside the turn, the compressed history continues in a child session.
     // The answer (or a short error text), the pictures in it and a voice reply become files (turns/finish-reply.ts).
-    const { reply, files } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log });
+    const showReasoning = (await deps.conversation?.reasoning.isOn(ctx.sessionKey)) ?? false;
+    const { reply, files } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log, showReasoning });
     // Messages, usage and the recorded reply (with its files) commit together: a crash leaves all or none of them.
     session = await store.transaction(async () => {
       const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
