@@ -130,6 +130,7 @@ export const SETTINGS = {
   // Conversation control (commands, resets, what the user sees while the agent works).
   toolProgress: setting('HERALD_TOOL_PROGRESS', toolProgressMode, 'Tool progress message: off, new (a line when the tool changes) or all; default per platform (Telegram and Slack off, Discord new)'),
   streaming: setting('HERALD_STREAMING', bool, 'Stream replies by editing one message as the text arrives', 'false'),
+  interimMessages: setting('HERALD_INTERIM_MESSAGES', bool, 'Show what the model writes before its tool calls ("Let me look that up.") as a message of its own, as Hermes does', 'true'),
   sessionReset: setting('HERALD_SESSION_RESET', z.enum(['idle', 'daily', 'both', 'none']), 'When a conversation starts afresh by itself: idle, daily, both or none', 'both'),
   sessionIdleMinutes: setting('HERALD_SESSION_IDLE_MINUTES', int(1, 525_600), 'Idle reset: minutes without activity after which the next message starts a new session', '1440'),
   sessionDailyHour: setting('HERALD_SESSION_DAILY_HOUR', int(0, 23), 'Daily reset: local hour (0-23) after which the next message starts a new session', '4'),

@@ -81,7 +81,7 @@ class LiveMessage {
 
   constructor(
     private readonly out: ChatOutlet,
-    private readonly render: () => string,
+    private render: () => string,
     private readonly what: string,
     private readonly mayStart: () => Promise<boolean>,
     private readonly replyTo?: string,
@@ -102,6 +102,12 @@ class LiveMessage {
       this.timer = null;
       void this.out.run(`editing the ${this.what}`, () => this.flush());
     }, this.out.delayUntilEdit());
+  }
+
+  /** Shows `text` for good: one last edit (or the first send, if it is still on its way), then no more. */
+  settle(text: string): void {
+    this.render = () => text;
+    this.flushNow();
   }
 
   /** Queues one last edit with whatever changed, then stops (the caller waits for the outlet). */
@@ -171,7 +177,7 @@ export class LiveTurn {
   private readonly toolLines = new Map<string, number>();
   private lastToolName: string | null = null;
   private readonly status: LiveMessage;
-  private readonly stream: LiveMessage | null;
+  private stream: LiveMessage | null;
   private streamed = '';
   /** The next delta starts a new model response (after tools ran): what was streamed before is replaced. */
   private newResponse = false;
@@ -185,14 +191,35 @@ export class LiveTurn {
     const interval = opts.editIntervalMs ?? editIntervalMs(opts.platform, opts.chatType);
     this.out = new ChatOutlet(opts.egress, opts.conversationId, interval, opts.log);
     this.toolMode = opts.settings?.toolProgress[platform] ?? 'off';
-    const mayStart = async (): Promise<boolean> => !opts.signal.aborted && (await opts.canDeliver());
-    this.status = new LiveMessage(this.out, () => this.statusLines.slice(-MAX_STATUS_LINES).join('\n'), 'status message', mayStart, opts.replyTo);
-    this.stream =
-      opts.settings?.streaming || opts.streamMessageId
-        ? new LiveMessage(this.out, () => this.streamView(), 'streamed reply', mayStart, opts.replyTo, opts.onStreamCreated)
-        : null;
+    this.status = new LiveMessage(this.out, () => this.statusLines.slice(-MAX_STATUS_LINES).join('\n'), 'status message', this.mayStart, opts.replyTo);
+    this.stream = opts.settings?.streaming || opts.streamMessageId ? this.newStream() : null;
     if (this.stream && opts.streamMessageId) this.stream.id = opts.streamMessageId;
     opts.signal.addEventListener('abort', () => this.stopTimers(), { once: true });
+  }
+
+  /** Whether the turn may show something new: not stopped, and still the conversation's current turn. */
+  private readonly mayStart = async (): Promise<boolean> => !this.opts.signal.aborted && (await this.opts.canDeliver());
+
+  private newStream(): LiveMessage {
+    return new LiveMessage(this.out, () => this.streamView(), 'streamed reply', this.mayStart, this.opts.replyTo, this.opts.onStreamCreated);
+  }
+
+  /**
+   * Text the model wrote before its tool calls becomes a message of its own: the streamed message keeps it (and
+   * the next response streams into a new one), or, without streaming, it is sent now.
+   */
+  private showInterim(text: string): void {
+    if (!this.opts.settings?.interimMessages) return;
+    if (this.stream) {
+      this.stream.settle(text);
+      this.stream = this.newStream();
+      this.streamed = '';
+      return;
+    }
+    const { egress, conversationId, deliveryBaseDelayMs } = this.opts;
+    void this.out.run('sending an interim message', async () => {
+      if (await this.mayStart()) await deliver(egress, conversationId, text, { baseDelayMs: deliveryBaseDelayMs });
+    });
   }
 
   /** Shows "typing…" now and refreshes it before it fades, until stopTyping (or the turn ends). */
@@ -230,6 +257,12 @@ export class LiveTurn {
         return;
       case 'tool_end':
         if (!event.ok) this.toolFailed(event.id);
+        return;
+      case 'interim_text':
+        this.showInterim(event.text);
+        return;
+      case 'step':
+        this.opts.log.debug({ iteration: event.iteration, remaining: event.remaining }, 'agent step');
         return;
       case 'status':
         if (event.kind === 'info') return;

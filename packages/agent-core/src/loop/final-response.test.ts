@@ -87,3 +87,21 @@ describe('an empty reply', () => {
     expect(r.finalResponse).toBe('Checking the weather for you.');
   });
 });
+
+describe('progress events', () => {
+  it('a step per iteration, and the text written before tool calls as interim text', async () => {
+    const provider = new ScriptedProvider().script(
+      { text: 'Let me look that up.', toolCalls: [{ name: 'lookup', arguments: '{"q":"a"}' }] },
+      { toolCalls: [{ name: 'lookup', arguments: '{"q":"b"}' }] },
+      { text: 'Both found.' },
+    );
+    const { result, events } = turn(provider, { maxIterations: 10 });
+    await result;
+    expect(events.filter((e) => e.type === 'step')).toEqual([
+      { type: 'step', iteration: 1, remaining: 9 },
+      { type: 'step', iteration: 2, remaining: 8 },
+      { type: 'step', iteration: 3, remaining: 7 },
+    ]);
+    expect(events.filter((e) => e.type === 'interim_text')).toEqual([{ type: 'interim_text', text: 'Let me look that up.' }]);
+  });
+});

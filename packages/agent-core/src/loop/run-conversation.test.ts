@@ -69,7 +69,7 @@ describe('runConversation: the happy paths', () => {
     expect(r.usage).toEqual({ input: 100, output: 5, cacheRead: 20, cacheWrite: 3 });
     expect(r.lastPromptTokens).toBe(123);
     expect(r.model).toBe('scripted-model');
-    expect(events.map((e) => e.type)).toEqual(['turn_start', 'text_delta', 'turn_end']);
+    expect(events.map((e) => e.type)).toEqual(['turn_start', 'step', 'text_delta', 'turn_end']);
     expect(events.at(-1)).toEqual({ type: 'turn_end', result: r });
   });
 

@@ -93,11 +93,13 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
   let truncatedToolCalls = 0;
   let raisedForThinking = false;
   let emptyNudges = 0;
+  let iteration = 0;
 
   const loop = async (): Promise<Outcome> => {
     await compressor?.preflight(transcript, schemas);
     while (!signal.aborted) {
       if (!budget.consume()) return summariseAfterBudget(caller, transcript, schemas);
+      emit({ type: 'step', iteration: ++iteration, remaining: budget.remaining });
       transcript.setNotes(pressureNotes(budget, caller.lastPromptTokens, compressor?.window ?? effectiveContextWindow(caller.provider.model, opts.compression?.contextWindow)));
       const reply = await caller.complete(transcript, schemas);
       // A provider that finished despite the abort: the user has moved on, so its reply is dropped.
@@ -114,6 +116,7 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
         const batch = prepareToolCalls(calls, toolsByName);
         const assistant = assistantMessage(reply, takeParts(parts, transcript), batch.calls);
         transcript.append(assistant);
+        if (assistant.content?.trim()) emit({ type: 'interim_text', text: assistant.content });
         const results = await executeToolCalls(batch, { signal, toolContext: opts.toolContext, emit });
         transcript.append(...results);
         if (signal.aborted) break;

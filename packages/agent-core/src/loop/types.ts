@@ -21,6 +21,10 @@ export type AgentEvent =
   | { type: 'turn_start'; model: string; userMessage: string }
   | { type: 'text_delta'; text: string }
   | { type: 'reasoning_delta'; text: string }
+  /** One iteration of the loop begins (a model call); `remaining` counts iterations left after it. */
+  | { type: 'step'; iteration: number; remaining: number }
+  /** Text the model wrote before the tool calls of a response (it stays in the history): "Let me look that up." */
+  | { type: 'interim_text'; text: string }
   | { type: 'tool_start'; id: string; name: string; args: Record<string, unknown> }
   | { type: 'tool_end'; id: string; name: string; ok: boolean; durationMs: number; preview: string }
   | { type: 'status'; kind: StatusKind; message: string }
