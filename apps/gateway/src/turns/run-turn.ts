@@ -15,7 +15,7 @@ import { replyOnFailure } from './user-errors.js';
 import { LiveTurn } from './progress.js';
 import type { ConversationServices } from '../sessions/services.js';
 import { compressBeforeTurn, persistTurn } from './auto-compress.js';
-import { flushBeforeLosingDetails } from './memory-flush.js';
+import { flushBeforeLoopCompression, flushBeforeLosingDetails } from './memory-flush.js';
 import { showTurnProgress } from './turn-reactions.js';
 import { withTurnTools, type TurnToolsFactory } from './tools.js';
 import { retryThroughStoreOutage, untilStored } from './store-patience.js';
@@ -190,7 +190,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
         fallbackState: deps.agent.fallbackState,
         maxIterations: deps.agent.maxIterations,
         cacheKey: session.id,
-        compression: { contextWindow: deps.agent.contextWindow },
+        // The memory-only flush runs before each compression inside the turn too (memory-flush.ts).
+        compression: { contextWindow: deps.agent.contextWindow, beforeCompress: flushBeforeLoopCompression(store, services, session, providers.primary, ctx.signal, ctx.log) },
         getSteerMessages: ctx.takeSteerMessages,
         onEvent: (event) => {
           ctx.touch(); // the worker's inactivity watchdog counts every agent event as activity

@@ -167,6 +167,11 @@ export interface FlushSessionMemoryDeps {
  * (reason 'reset') and from compression's `beforeCompress` hook (reason 'compression'). Null when there is
  * nothing to do (no model, memory not enabled, no user on the session). Never throws for a provider failure.
  */
+/** Whether the configured toolsets give the agent the memory tool (only then is there anything to flush). */
+export function offersMemory(store: SessionStore, toolsets: readonly string[]): boolean {
+  return createBuiltinTools({ store }, builtinToolsets(toolsets)).tools.some((t) => t.name === MEMORY_TOOL);
+}
+
 export async function flushSessionMemory(
   deps: FlushSessionMemoryDeps,
   session: Session,
@@ -175,7 +180,7 @@ export async function flushSessionMemory(
 ): Promise<FlushMemoryResult | null> {
   const { agent, store } = deps;
   if (!agent || !session.userId) return null;
-  if (!createBuiltinTools({ store }, builtinToolsets(deps.toolsets)).tools.some((t) => t.name === MEMORY_TOOL)) return null;
+  if (!offersMemory(store, deps.toolsets)) return null;
   return flushMemory({
     provider: agent.primary,
     history: await store.getHistory(session.id),
