@@ -149,7 +149,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       beforeCompress: services ? () => flushBeforeLosingDetails(store, services, current, 'compression', ctx.log) : undefined,
     });
     const compressed = session;
-    const history = await store.getHistory(session.id);
+    // A re-run after a crash continues after the tool work its first run saved (incremental persistence).
+    const { history, saved } = await store.getTurnHistory(session.id, ctx.turnId);
     live.startTyping();
     // The session's own model when /model chose one (sessions/models.ts), then the configured fallbacks.
     const providers = deps.conversation?.models.providersFor(deps.agent, session.model) ?? deps.agent;
@@ -199,6 +200,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
           relay?.(event);
         },
         toolContext: { sessionId: session.id, sessionKey, userId: first.userId, platform: first.platform },
+        ...(saved.length > 0 ? { resume: saved } : {}),
+        onCheckpoint: (messages) => store.checkpointTurn(ctx.turnId, ctx.fence, session.id, messages, { platformMessageId: last.platformMessageId }),
       }));
     } finally {
       live.stopTyping();

@@ -105,3 +105,42 @@ describe('progress events', () => {
     expect(events.filter((e) => e.type === 'interim_text')).toEqual([{ type: 'interim_text', text: 'Let me look that up.' }]);
   });
 });
+
+describe('incremental persistence', () => {
+  it('the turn so far is saved after each tool batch, always from the user message on', async () => {
+    const saves: string[][] = [];
+    const provider = new ScriptedProvider().script(
+      { toolCalls: [{ id: 'c1', name: 'lookup', arguments: '{"q":"a"}' }] },
+      { toolCalls: [{ id: 'c2', name: 'lookup', arguments: '{"q":"b"}' }] },
+      { text: 'Done.' },
+    );
+    await turn(provider, { onCheckpoint: async (messages) => void saves.push(messages.map((m) => m.role)) }).result;
+    expect(saves).toEqual([
+      ['user', 'assistant', 'tool'],
+      ['user', 'assistant', 'tool', 'assistant', 'tool'],
+    ]);
+  });
+
+  it('a save that fails is reported and the turn goes on', async () => {
+    const provider = new ScriptedProvider().script({ toolCalls: [{ name: 'lookup', arguments: '{"q":"a"}' }] }, { text: 'Done.' });
+    const { result, events } = turn(provider, { onCheckpoint: async () => Promise.reject(new Error('database is down')) });
+    expect((await result).finalResponse).toBe('Done.');
+    expect(events.some((e) => e.type === 'status' && e.message.includes('database is down'))).toBe(true);
+  });
+
+  it('a re-run resumes after the saved tool work: no tool runs twice, and the saved messages keep their places', async () => {
+    const ran: string[] = [];
+    const counting: Tool = { ...lookup, execute: async (args) => (ran.push(String(args.q)), `answer for ${String(args.q)}`) };
+    const saved = [
+      { role: 'user' as const, content: 'hello' },
+      { role: 'assistant' as const, content: null, tool_calls: [{ id: 'c1', type: 'function' as const, function: { name: 'lookup', arguments: '{"q":"a"}' } }] },
+      { role: 'tool' as const, content: 'answer for a', tool_call_id: 'c1', tool_name: 'lookup' },
+    ];
+    const provider = new ScriptedProvider().script({ text: 'Found a.' });
+    const r = await turn(provider, { userMessage: 'ignored on a re-run', tools: [counting], resume: saved }).result;
+    expect(ran).toEqual([]);
+    expect(provider.calls[0].messages).toEqual(saved);
+    expect(r.finalResponse).toBe('Found a.');
+    expect(r.newMessages).toEqual([...saved, { role: 'assistant', content: 'Found a.', finish_reason: 'stop' }]);
+  });
+});

@@ -78,8 +78,11 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
     onContextOverflow: opts.onContextOverflow ?? compressor?.onContextOverflow,
     emit,
   });
-  const userMessage = sanitizeText(opts.userMessage);
-  const transcript = new Transcript(opts.history, { role: 'user', content: userMessage, ...userMediaOf(opts) });
+  // A re-run after a crash continues from what the first run saved (its user message first).
+  const [saved, ...savedRest] = opts.resume ?? [];
+  const userMessage = saved?.content ?? sanitizeText(opts.userMessage);
+  const transcript = new Transcript(opts.history, saved ?? { role: 'user', content: userMessage, ...userMediaOf(opts) });
+  transcript.append(...savedRest);
   emit({ type: 'turn_start', model: caller.model, userMessage });
   for (const { name, reason } of unavailable) {
     emit({ type: 'status', kind: 'info', message: `tool ${name} unavailable: ${reason}` });
@@ -124,6 +127,7 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
           return { finalResponse: reply.message.content ?? '', completed: false, partial: PARTIAL_UNKNOWN_TOOLS };
         }
         appendSteering(transcript, opts.getSteerMessages);
+        await checkpoint(transcript, opts.onCheckpoint, emit);
         await compressor?.afterToolBatch(transcript, schemas, caller.lastPromptTokens, [assistant, ...results]);
         continue;
       }
@@ -237,6 +241,16 @@ function assistantMessage(reply: CompletionResult, before: string, calls?: ToolC
   if (reply.message.reasoning_details) message.reasoning_details = reply.message.reasoning_details;
   message.finish_reason = calls ? 'tool_calls' : reply.finishReason;
   return message;
+}
+
+/** Saves the turn so far (incremental persistence); a failed save is reported and the turn goes on. */
+async function checkpoint(transcript: Transcript, save: ConversationOptions['onCheckpoint'], emit: (event: AgentEvent) => void): Promise<void> {
+  if (!save || transcript.compactedHistory !== undefined) return;
+  try {
+    await save(transcript.newMessages);
+  } catch (err) {
+    emit({ type: 'status', kind: 'info', message: `could not save the turn so far: ${err instanceof Error ? err.message : String(err)}` });
+  }
 }
 
 /** The budget and context notes for the next call (they ride on the last tool result only). */
