@@ -1,7 +1,7 @@
 /**
  * Issue 27, incremental persistence: a worker is SIGKILLed while the model is answering after a tool batch; the
  * turn runs again on a new worker, which continues after the saved tool work: the model is not asked for the
- * tool call again and the tool does not run twice.
+ * tool call again and the tool does not run twice. Also: the text before tool calls reaches the chat (progress).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeLLM, type RecordedRequest, type Step } from './fakes/llm/index.js';
@@ -19,6 +19,9 @@ let hung = 0;
 
 function respond(req: RecordedRequest): Step {
   const text = lastUserText(req);
+  if (text.startsWith('check the clock')) {
+    return turnStep(req) === 0 ? { text: 'Let me look at the clock.', toolCalls: [{ name: 'current_time', arguments: '{}' }] } : { text: 'It is noon.' };
+  }
   if (!text.startsWith('what time')) return { text: `re: ${text}` };
   if (turnStep(req) === 0) return { toolCalls: [{ name: 'current_time', arguments: '{"timezone":"UTC"}' }] };
   // The first answer after the tool result never comes: the worker is killed while it waits.
@@ -42,7 +45,7 @@ afterAll(async () => {
   await tg?.close();
 });
 
-describe('a turn across a worker crash after a tool batch (real processes)', () => {
+describe('turns with tool work (real processes)', () => {
   it('the re-run continues after the saved tool work instead of starting over', async () => {
     tg.injectMessage({ chatId: CHAT, userId: CHAT, text: 'what time is it?' });
     await waitFor(() => hung > 0, { timeoutMs: 30_000, what: 'the answer after the tool to hang' });
@@ -59,5 +62,12 @@ describe('a turn across a worker crash after a tool batch (real processes)', () 
     expect(resumed.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['what time is it?']);
     expect(resumed.filter((m) => m.role === 'tool')).toHaveLength(1);
     expect(repliesIn(tg, CHAT)).toEqual(['It is noon.']);
+  });
+
+  it('text the model writes before its tool calls reaches the chat as a message of its own, before the answer', async () => {
+    const chat = CHAT + 1;
+    tg.injectMessage({ chatId: chat, userId: chat, text: 'check the clock' });
+    await waitFor(() => repliesIn(tg, chat).includes('It is noon.'), { timeoutMs: 30_000, what: 'the answer' });
+    expect(repliesIn(tg, chat)).toEqual(['Let me look at the clock.', 'It is noon.']);
   });
 });
