@@ -126,3 +126,27 @@ describe('reasoning models', () => {
     expect(fake.requests[0].body.reasoning_effort).toBe('low');
   });
 });
+
+describe('DeepSeek-style reasoning_content', () => {
+  it('goes back on the tool-call turn it came with (thinking mode requires it), never on plain answers', async () => {
+    const fake = await startFakeOpenAI({ apiKey: API_KEY, reasoningField: 'reasoning_content' });
+    const provider = createProvider({ provider: 'openai', model: 'deepseek-v4-flash', apiKey: API_KEY, baseUrl: fake.url });
+    try {
+      fake.script(
+        { reasoning: 'Need the weather.', toolCalls: [{ id: 'call_1', name: 'lookup', arguments: '{"q":"w"}' }] },
+        { reasoning: 'Got it.', text: 'Sunny.' },
+      );
+      const r = await runConversation({ userMessage: 'Weather?', history: [], systemPrompt: 'S', provider, tools: [lookup([])], retry: FAST_RETRY });
+      expect(r.finalResponse).toBe('Sunny.');
+      const sent = fake.requests[1].body.messages as Array<Record<string, unknown>>;
+      expect(sent.find((m) => m.role === 'assistant')).toMatchObject({ reasoning_content: 'Need the weather.', tool_calls: [expect.objectContaining({ id: 'call_1' })] });
+      // The next turn: the plain answer's reasoning stays out, the tool turn's goes back again.
+      fake.script({ text: 'Bye.' });
+      await runConversation({ userMessage: 'Thanks', history: r.newMessages, systemPrompt: 'S', provider, tools: [lookup([])], retry: FAST_RETRY });
+      const next = (fake.requests[2].body.messages as Array<Record<string, unknown>>).filter((m) => m.role === 'assistant');
+      expect(next.map((m) => m.reasoning_content)).toEqual(['Need the weather.', undefined]);
+    } finally {
+      await fake.close();
+    }
+  });
+});

@@ -27,6 +27,8 @@ export class ChatStreamAccumulator {
   private usage: Usage = emptyUsage();
   private model: string | undefined;
   private readonly thinkTags = new ThinkTagSplitter();
+  /** Reasoning arrived in `reasoning_content` (DeepSeek, vLLM), not `reasoning` or think tags. */
+  private reasoningContent = false;
 
   constructor(private readonly callbacks: Callbacks) {}
 
@@ -38,7 +40,10 @@ export class ChatStreamAccumulator {
       if (choice.index !== undefined && choice.index !== 0) continue;
       const delta = choice.delta ?? {};
       const reasoning = reasoningOf(delta);
-      if (reasoning) this.addReasoning(reasoning);
+      if (reasoning) {
+        if (typeof (delta as Record<string, unknown>).reasoning_content === 'string') this.reasoningContent = true;
+        this.addReasoning(reasoning);
+      }
       if (typeof delta.content === 'string' && delta.content !== '') this.addPiece(this.thinkTags.push(delta.content));
       for (const tc of delta.tool_calls ?? []) this.addToolCallDelta(tc);
       if (choice.finish_reason) this.finish = choice.finish_reason;
@@ -99,11 +104,20 @@ export class ChatStreamAccumulator {
       content: this.text === '' && toolCalls.length > 0 ? null : this.text,
       ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
       ...(this.reasoning ? { reasoning: this.reasoning } : {}),
+      ...(this.reasoningContent && toolCalls.length > 0
+        ? { reasoning_details: [{ format: REASONING_CONTENT_FORMAT, model: this.model ?? requestedModel, data: {} }] }
+        : {}),
       finish_reason: finishReason,
     };
     return { message, finishReason, usage: this.usage, model: this.model ?? requestedModel };
   }
 }
+
+/**
+ * `reasoning_details` format marking reasoning that came as `reasoning_content` with tool calls: DeepSeek's
+ * thinking mode wants it back on those assistant messages in every later request (else a 400).
+ */
+export const REASONING_CONTENT_FORMAT = 'chat_reasoning_content';
 
 /** Prompt tokens include the cached ones; we count them apart so cost and cache hit rate come out right. */
 export function usageFromChat(u: ChunkUsage): Usage {

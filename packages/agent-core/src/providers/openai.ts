@@ -13,7 +13,7 @@ import type {
 import type { ChatMessage } from '../types.js';
 import { supportsVision } from './models.js';
 import { isOpenAIHost, withChatCacheMarkers, wantsCacheMarkers } from './openai-cache.js';
-import { ChatStreamAccumulator } from './openai-stream.js';
+import { ChatStreamAccumulator, REASONING_CONTENT_FORMAT } from './openai-stream.js';
 import { isReasoningModel } from './responses-convert.js';
 import { keySourceOf, runProviderRequest } from './request.js';
 import { ClientPool, createTransport } from './transport.js';
@@ -41,6 +41,8 @@ export function createOpenAIProvider(cfg: ProviderConfig): Provider {
   const sendsCacheKey = cfg.provider === 'openai' || isOpenAIHost(baseURL);
   const cacheMarkers = wantsCacheMarkers(cfg, baseURL);
   // OpenAI rejects reasoning_effort for models that do not reason; other servers decide for themselves.
+  // DeepSeek's thinking mode wants reasoning_content back on tool-call turns; OpenAI has no such field.
+  const replaysReasoning = !isOpenAIHost(baseURL);
   const sendsEffort = cfg.reasoningEffort !== undefined && (isReasoningModel(cfg.model) || !isOpenAIHost(baseURL));
   const maxTokens = (asked: number | undefined): number | undefined => asked ?? cfg.maxTokens;
 
@@ -52,7 +54,7 @@ export function createOpenAIProvider(cfg: ProviderConfig): Provider {
     ...(cfg.maxTokens === undefined ? {} : { maxTokens: cfg.maxTokens }),
     complete: (req) =>
       runProviderRequest(cfg, keys, clients, req.signal, async (client, guard) => {
-        const messages = toChatMessages(req.systemPrompt, req.messages, vision);
+        const messages = toChatMessages(req.systemPrompt, req.messages, vision, replaysReasoning);
         const params: ChatCompletionCreateParamsStreaming = {
           model: cfg.model,
           messages: cacheMarkers ? withChatCacheMarkers(req.systemPrompt, messages) : messages,
@@ -78,11 +80,17 @@ export function createOpenAIProvider(cfg: ProviderConfig): Provider {
 /**
  * The system prompt first, then the history with only the fields the API knows. A user message's images become
  * `image_url` parts with a data URL after its text; `vision` false leaves them out (their text notes stay).
+ * `replayReasoning`: a tool-call turn whose reasoning came as `reasoning_content` carries it back (DeepSeek).
  */
-export function toChatMessages(systemPrompt: string, messages: ChatMessage[], vision = true): ChatCompletionMessageParam[] {
+export function toChatMessages(systemPrompt: string, messages: ChatMessage[], vision = true, replayReasoning = false): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = [];
   if (systemPrompt !== '') out.push({ role: 'system', content: systemPrompt });
-  for (const m of messages) out.push(toChatMessage(m, vision));
+  for (const m of messages) {
+    const message = toChatMessage(m, vision);
+    const replay = replayReasoning && m.reasoning && m.reasoning_details?.some((d) => d.format === REASONING_CONTENT_FORMAT);
+    // Not in the SDK's types: a compatible server's own field.
+    out.push(replay ? Object.assign(message, { reasoning_content: m.reasoning }) : message);
+  }
   return out;
 }
 
