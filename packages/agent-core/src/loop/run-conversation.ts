@@ -196,7 +196,7 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
 
   // Epilogue. A turn that wrote no final text still answers with the last thing it said before its tools ran.
   const result: ConversationResult = {
-    finalResponse: outcome.finalResponse.trim() || outcome.interrupted ? outcome.finalResponse : lastInterimText(transcript.newMessages),
+    finalResponse: outcome.finalResponse.trim() !== '' || outcome.interrupted ? outcome.finalResponse : lastInterimText(transcript.newMessages),
     newMessages: transcript.newMessages,
     usage: { ...caller.usage },
     apiCalls: caller.apiCalls,
