@@ -1,9 +1,10 @@
 /**
  * Before a conversation loses its details (/new ends it, /compress summarises its middle) the agent gets one
  * memory-only model call to save what should outlive it (tools.ts `flushSessionMemory`). Commands run on
- * the ingress, which has no agent runtime, so the call goes to a provider for the session's own model (the one
- * /model chose, else HERALD_MODEL). The same flush runs before the compressions inside a turn (on the turn's own
- * messages, unsaved ones included) and after the idle and daily resets. Best effort: a missing model, a provider
+ * the ingress, which has no agent runtime, so the call goes to the side-task chain (llm/side-tasks.ts: the
+ * auxiliary model, then the session's own model and the fallbacks). The same flush runs before the compressions
+ * inside a turn (on the turn's own messages, unsaved ones included) and after the idle and daily resets. Best
+ * effort: a missing model, a provider
  * error or the time limit only skip the flush, never the reset or the compression.
  */
 import { FallbackState, flushMemory, type ChatMessage, type FlushReason, type Provider, type Session, type SessionStore } from '@herald/agent-core';
@@ -22,11 +23,11 @@ export async function flushBeforeLosingDetails(
   log?: Logger,
 ): Promise<void> {
   const { config } = services;
-  const ref = session.model ?? config.model;
-  if (!ref) return;
   try {
+    const primary = services.sideTasks.forSession(session.model);
+    if (!primary) return;
     const agent = {
-      primary: services.models.provider(ref),
+      primary,
       fallbacks: [],
       fallbackState: new FallbackState(),
       systemPrompt: config.systemPrompt,
@@ -65,7 +66,8 @@ export function flushBeforeLoopCompression(
   const userKey = `${session.source}:${session.userId}`;
   return async (messages) => {
     const result = await flushMemory({
-      provider,
+      // The side-task chain when there is one (the auxiliary model first), else the turn's own provider.
+      provider: services.sideTasks.forSession(session.model) ?? provider,
       history: messages,
       userKey,
       store,
