@@ -14,6 +14,7 @@ import { modelCommand, statusCommand, usageCommand } from './session-info.js';
 import { resumeCommand, titleCommand } from './titles.js';
 import { schedulesCommand } from './schedules.js';
 import { voiceCommand } from './voice.js';
+import { reasoningCommand } from './reasoning.js';
 
 type Handler = (deps: CommandDeps, input: CommandInput) => Promise<string | null>;
 
@@ -32,6 +33,7 @@ const HANDLERS: Record<CommandName, Handler> = {
   model: modelCommand,
   schedules: schedulesCommand,
   voice: voiceCommand,
+  reasoning: reasoningCommand,
 };
 
 /**

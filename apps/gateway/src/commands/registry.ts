@@ -19,7 +19,8 @@ export type CommandName =
   | 'resume'
   | 'model'
   | 'schedules'
-  | 'voice';
+  | 'voice'
+  | 'reasoning';
 
 export interface CommandSpec {
   name: CommandName;
@@ -52,6 +53,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: 'model', aliases: [], description: 'Show or change the model of this conversation', args: '[provider:model]', bypassesBusy: true },
   { name: 'schedules', aliases: [], description: 'List your scheduled tasks, or cancel one', args: '[cancel <id>]', bypassesBusy: true },
   { name: 'voice', aliases: [], description: 'Voice replies in this conversation: on or off', args: '[on|off]', bypassesBusy: true },
+  { name: 'reasoning', aliases: [], description: "Show the model's reasoning above its answers: on or off", args: '[on|off]', bypassesBusy: true },
 ];
 
 const BY_NAME = new Map<string, CommandSpec>();

@@ -9,6 +9,8 @@ export type ToolProgressMode = 'off' | 'new' | 'all';
 
 export interface ProgressSettings {
   streaming: boolean;
+  /** Text the model writes before its tool calls ("Let me look that up.") is shown as a message of its own. */
+  interimMessages: boolean;
   toolProgress: Record<Platform, ToolProgressMode>;
 }
 
@@ -20,6 +22,7 @@ export function progressSettings(config: HeraldConfig): ProgressSettings {
     own ?? config.toolProgress ?? DEFAULT_TOOL_PROGRESS[platform];
   return {
     streaming: config.streaming,
+    interimMessages: config.interimMessages,
     toolProgress: {
       telegram: pick('telegram', config.telegram.toolProgress),
       discord: pick('discord', config.discord.toolProgress),

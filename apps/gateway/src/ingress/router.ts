@@ -10,6 +10,7 @@ import { parseCommand } from '../commands/registry.js';
 import type { BusyInputMode } from '../queue/producer.js';
 import { admit, type AccessPolicy } from './authorize.js';
 import { resetExpiredSession } from '../sessions/reset-policy.js';
+import { flushAfterReset } from '../turns/memory-flush.js';
 import type { InboundGuard } from '../ops/inbound-guard.js';
 import { payloadFrom } from './payload.js';
 import { sessionKeyFor } from './session-key.js';
@@ -60,7 +61,7 @@ export class IngressRouter {
     // An answer to a clarify question goes to the running turn (steer), whatever the busy-input mode says.
     const mode = (await deps.awaitingAnswer?.(sessionKey)) ? 'steer' : deps.busyInputMode;
     // Idle / daily reset (sessions/reset-policy.ts): an expired session ends and this message starts a new one.
-    const resetNotice = await resetExpiredSession(deps, sessionKey);
+    const resetNotice = await resetExpiredSession(deps, sessionKey, flushAfterReset(deps.store, deps.conversation, log));
     if (resetNotice) await reply(resetNotice);
     const res = await deps.producer.submit(sessionKey, payloadFrom(msg), mode);
     log.debug({ sessionKey, status: res.status }, 'message routed');

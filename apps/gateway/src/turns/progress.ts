@@ -1,8 +1,8 @@
 /**
  * What the user sees while the agent works, rendered from the agent loop's event stream:
  *   - "typing…", kept alive until the turn ends;
- *   - tool progress (HERALD_TOOL_PROGRESS off | new | all) and retry / fallback / compression notices, as short
- *     lines of one status message edited in place;
+ *   - tool progress (HERALD_TOOL_PROGRESS off | new | all), a "thinking…" line when a reasoning model thinks, and
+ *     retry / fallback / compression notices, as short lines of one status message edited in place;
  *   - optionally (HERALD_STREAMING) the reply itself, streamed by editing one message. The final text is then an
  *     edit of that message (plus chunks if it is long), never a second copy.
  * Edits of one chat are spaced out (1 s; Telegram 1.1 s in private chats, 3 s in groups) so a fast model cannot
@@ -27,6 +27,8 @@ const STREAM_MARGIN = 64;
 const MAX_STATUS_LINES = 12;
 const ARGS_PREVIEW_CHARS = 60;
 const STATUS_ICONS = { retry: '⏳', fallback: '🔀', compression: '🗜' } as const;
+/** The status line a reasoning model's thinking gets (its content is never shown here). */
+export const THINKING_LINE = '💭 thinking…';
 
 export function editIntervalMs(platform: string, chatType: string): number {
   if (platform !== 'telegram') return EDIT_INTERVAL_MS;
@@ -79,7 +81,7 @@ class LiveMessage {
 
   constructor(
     private readonly out: ChatOutlet,
-    private readonly render: () => string,
+    private render: () => string,
     private readonly what: string,
     private readonly mayStart: () => Promise<boolean>,
     private readonly replyTo?: string,
@@ -100,6 +102,12 @@ class LiveMessage {
       this.timer = null;
       void this.out.run(`editing the ${this.what}`, () => this.flush());
     }, this.out.delayUntilEdit());
+  }
+
+  /** Shows `text` for good: one last edit (or the first send, if it is still on its way), then no more. */
+  settle(text: string): void {
+    this.render = () => text;
+    this.flushNow();
   }
 
   /** Queues one last edit with whatever changed, then stops (the caller waits for the outlet). */
@@ -169,10 +177,12 @@ export class LiveTurn {
   private readonly toolLines = new Map<string, number>();
   private lastToolName: string | null = null;
   private readonly status: LiveMessage;
-  private readonly stream: LiveMessage | null;
+  private stream: LiveMessage | null;
   private streamed = '';
   /** The next delta starts a new model response (after tools ran): what was streamed before is replaced. */
   private newResponse = false;
+  /** This model response already has its thinking line. */
+  private thinkingShown = false;
   private typingTimer: NodeJS.Timeout | null = null;
   private closed = false;
 
@@ -181,14 +191,35 @@ export class LiveTurn {
     const interval = opts.editIntervalMs ?? editIntervalMs(opts.platform, opts.chatType);
     this.out = new ChatOutlet(opts.egress, opts.conversationId, interval, opts.log);
     this.toolMode = opts.settings?.toolProgress[platform] ?? 'off';
-    const mayStart = async (): Promise<boolean> => !opts.signal.aborted && (await opts.canDeliver());
-    this.status = new LiveMessage(this.out, () => this.statusLines.slice(-MAX_STATUS_LINES).join('\n'), 'status message', mayStart, opts.replyTo);
-    this.stream =
-      opts.settings?.streaming || opts.streamMessageId
-        ? new LiveMessage(this.out, () => this.streamView(), 'streamed reply', mayStart, opts.replyTo, opts.onStreamCreated)
-        : null;
+    this.status = new LiveMessage(this.out, () => this.statusLines.slice(-MAX_STATUS_LINES).join('\n'), 'status message', this.mayStart, opts.replyTo);
+    this.stream = opts.settings?.streaming || opts.streamMessageId ? this.newStream() : null;
     if (this.stream && opts.streamMessageId) this.stream.id = opts.streamMessageId;
     opts.signal.addEventListener('abort', () => this.stopTimers(), { once: true });
+  }
+
+  /** Whether the turn may show something new: not stopped, and still the conversation's current turn. */
+  private readonly mayStart = async (): Promise<boolean> => !this.opts.signal.aborted && (await this.opts.canDeliver());
+
+  private newStream(): LiveMessage {
+    return new LiveMessage(this.out, () => this.streamView(), 'streamed reply', this.mayStart, this.opts.replyTo, this.opts.onStreamCreated);
+  }
+
+  /**
+   * Text the model wrote before its tool calls becomes a message of its own: the streamed message keeps it (and
+   * the next response streams into a new one), or, without streaming, it is sent now.
+   */
+  private showInterim(text: string): void {
+    if (!this.opts.settings?.interimMessages) return;
+    if (this.stream) {
+      this.stream.settle(text);
+      this.stream = this.newStream();
+      this.streamed = '';
+      return;
+    }
+    const { egress, conversationId, deliveryBaseDelayMs } = this.opts;
+    void this.out.run('sending an interim message', async () => {
+      if (await this.mayStart()) await deliver(egress, conversationId, text, { baseDelayMs: deliveryBaseDelayMs });
+    });
   }
 
   /** Shows "typing…" now and refreshes it before it fades, until stopTyping (or the turn ends). */
@@ -214,12 +245,24 @@ export class LiveTurn {
         this.streamed += event.text;
         this.stream.touch();
         return;
+      case 'reasoning_delta':
+        if (this.toolMode === 'off' || this.thinkingShown) return;
+        this.thinkingShown = true;
+        this.addStatusLine(THINKING_LINE);
+        return;
       case 'tool_start':
         this.newResponse = true;
+        this.thinkingShown = false;
         this.toolStarted(event.id, event.name, event.args);
         return;
       case 'tool_end':
         if (!event.ok) this.toolFailed(event.id);
+        return;
+      case 'interim_text':
+        this.showInterim(event.text);
+        return;
+      case 'step':
+        this.opts.log.debug({ iteration: event.iteration, remaining: event.remaining }, 'agent step');
         return;
       case 'status':
         if (event.kind === 'info') return;

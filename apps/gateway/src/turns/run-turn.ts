@@ -15,7 +15,7 @@ import { replyOnFailure } from './user-errors.js';
 import { LiveTurn } from './progress.js';
 import type { ConversationServices } from '../sessions/services.js';
 import { compressBeforeTurn, persistTurn } from './auto-compress.js';
-import { flushBeforeLosingDetails } from './memory-flush.js';
+import { flushBeforeLoopCompression, flushBeforeLosingDetails } from './memory-flush.js';
 import { showTurnProgress } from './turn-reactions.js';
 import { withTurnTools, type TurnToolsFactory } from './tools.js';
 import { retryThroughStoreOutage, untilStored } from './store-patience.js';
@@ -156,7 +156,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       beforeCompress: services ? () => flushBeforeLosingDetails(store, services, current, 'compression', ctx.log) : undefined,
     });
     const compressed = session;
-    const history = await store.getHistory(session.id);
+    // A re-run after a crash continues after the tool work its first run saved (incremental persistence).
+    const { history, saved } = await store.getTurnHistory(session.id, ctx.turnId);
     live.startTyping();
     // The session's own model when /model chose one (sessions/models.ts), then the configured fallbacks.
     const providers = deps.conversation?.models.providersFor(deps.agent, session.model) ?? deps.agent;
@@ -209,6 +210,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
           // Without an auxiliary model the loop summarises with the model it is using at the time (it may have
           // fallen back from one that is down), not with the chain that starts at the primary again.
           ...(summarizer && services?.config.auxiliaryModel ? { summaryProvider: summarizer } : {}),
+          // The memory-only flush runs before each compression inside the turn too (memory-flush.ts).
+          beforeCompress: flushBeforeLoopCompression(store, services, session, providers.primary, ctx.signal, ctx.log),
         },
         getSteerMessages: ctx.takeSteerMessages,
         onEvent: (event) => {
@@ -217,6 +220,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
           relay?.(event);
         },
         toolContext: { sessionId: session.id, sessionKey, userId: first.userId, platform: first.platform },
+        ...(saved.length > 0 ? { resume: saved } : {}),
+        onCheckpoint: (messages) => store.checkpointTurn(ctx.turnId, ctx.fence, session.id, messages, { platformMessageId: last.platformMessageId }),
       }));
     } finally {
       live.stopTyping();
@@ -239,7 +244,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
 
     // When the loop compressed inside the turn, the compressed history continues in a child session.
     // The answer (or a short error text), the pictures in it and a voice reply become files (turns/finish-reply.ts).
-    const { reply, files, speechCalls } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log });
+    const showReasoning = (await deps.conversation?.reasoning.isOn(ctx.sessionKey)) ?? false;
+    const { reply, files, speechCalls } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log, showReasoning });
     // Messages, usage and the recorded reply (with its files) commit together: a crash leaves all or none of them.
     session = await store.transaction(async () => {
       const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });

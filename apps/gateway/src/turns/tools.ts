@@ -12,6 +12,7 @@ import {
   createBuiltinTools,
   flushMemory,
   withMemoryBlock,
+  stripMemoryMarker,
   type ConversationOptions,
   type FlushMemoryResult,
   type FlushReason,
@@ -46,7 +47,7 @@ export function builtinToolsets(toolsets: readonly string[]): string[] {
 }
 
 export interface TurnToolsDeps {
-  config: Pick<HeraldConfig, 'toolsets' | 'fetchAllowPrivate' | 'timezone' | 'redisPrefix' | 'schedulesPerUser'>;
+  config: Pick<HeraldConfig, 'toolsets' | 'fetchAllowPrivate' | 'timezone' | 'redisPrefix' | 'schedulesPerUser' | 'delegateMaxPerTurn' | 'delegateMaxIterations'>;
   store: SessionStore;
   agent: AgentRuntime | null;
   /** The side-task chain session_search summarises with (llm/side-tasks.ts); the agent's model when absent. */
@@ -98,6 +99,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
       clarifyTimeoutMs: deps.clarifyTimeoutMs,
       canSendFiles: deps.files.perTurn > 0,
       fileLimits: deps.files.limits,
+      delegate: { maxPerTurn: config.delegateMaxPerTurn, maxIterations: config.delegateMaxIterations },
     },
     builtinToolsets(config.toolsets),
   );
@@ -132,7 +134,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
           const withNotes = hasMemory && userKey !== null;
           return {
             ...opts,
-            userMessage: withNotes ? await withMemoryBlock(store, userKey, opts.history, opts.userMessage) : opts.userMessage,
+            userMessage: withNotes ? await withMemoryBlock(store, userKey, opts.history, opts.userMessage) : stripMemoryMarker(opts.userMessage),
             // Agent profiles are not there yet: every turn is the default profile's.
             tools: [
               ...(opts.tools ?? []),
@@ -169,6 +171,11 @@ export interface FlushSessionMemoryDeps {
  * (reason 'reset') and from compression's `beforeCompress` hook (reason 'compression'). Null when there is
  * nothing to do (no model, memory not enabled, no user on the session). Never throws for a provider failure.
  */
+/** Whether the configured toolsets give the agent the memory tool (only then is there anything to flush). */
+export function offersMemory(store: SessionStore, toolsets: readonly string[]): boolean {
+  return createBuiltinTools({ store }, builtinToolsets(toolsets)).tools.some((t) => t.name === MEMORY_TOOL);
+}
+
 export async function flushSessionMemory(
   deps: FlushSessionMemoryDeps,
   session: Session,
@@ -177,7 +184,7 @@ export async function flushSessionMemory(
 ): Promise<FlushMemoryResult | null> {
   const { agent, store } = deps;
   if (!agent || !session.userId) return null;
-  if (!createBuiltinTools({ store }, builtinToolsets(deps.toolsets)).tools.some((t) => t.name === MEMORY_TOOL)) return null;
+  if (!offersMemory(store, deps.toolsets)) return null;
   return flushMemory({
     provider: agent.primary,
     history: await store.getHistory(session.id),
