@@ -103,6 +103,7 @@ export function createIngresses(config: HeraldConfig, threads: KnownThreads, log
         allowBots: d.allowBots,
         threads: threadsOf('discord'),
         commands,
+        slashCommands: { enabled: d.slashCommands, guildIds: d.commandGuilds },
         logger: log.child({ platform: 'discord' }),
       }),
     );

@@ -79,6 +79,24 @@ export interface InboundMessage {
   quoted?: { platformMessageId: string; text: string; fromBot: boolean };
   /** ms since epoch when the platform says it was sent. */
   sentAt: number;
+  /**
+   * Set when the message came from a platform-native interaction (a Discord application command) that must be
+   * answered through the interaction rather than as a new chat message (egress `answerInteraction`).
+   * Never enqueued: the router answers commands on the ingress and turns keep only `payloadFrom` fields.
+   */
+  interaction?: InteractionRef;
+}
+
+/**
+ * An interaction the platform wants answered through its own endpoints (Discord: the interaction token's
+ * webhook, valid 15 minutes, already acknowledged by the ingress with a deferred response).
+ */
+export interface InteractionRef {
+  id: string;
+  applicationId: string;
+  token: string;
+  /** The deferred response was ephemeral (only the user who invoked it sees the answer). */
+  ephemeral: boolean;
 }
 
 export interface SendOptions {
@@ -183,6 +201,11 @@ export interface PlatformEgress {
    * ✅ once answered), the two emoji; absent elsewhere. The gateway's turn runner applies them.
    */
   readonly turnReactions?: TurnReactions;
+  /**
+   * Answers an interaction the ingress acknowledged with a deferred response: the first chunk fills the deferred
+   * response, further chunks follow up. Present on platforms with such interactions (Discord).
+   */
+  answerInteraction?(interaction: InteractionRef, markdown: string): Promise<void>;
 }
 
 export interface TurnReactions {

@@ -7,6 +7,7 @@ import { isMultipart, readRaw } from '../media/multipart.js';
 import { channelJson, userJson, type JsonObject } from './model.js';
 import { attachmentsOf, readMessageUpload, type MessageUpload } from './uploads.js';
 import { DiscordHttpError, type World } from './world.js';
+import type { FakeInteractions } from './interactions.js';
 
 export type RestRoute =
   | 'gatewayBot'
@@ -19,7 +20,14 @@ export type RestRoute =
   | 'typing'
   | 'startThread'
   | 'addReaction'
-  | 'removeReaction';
+  | 'removeReaction'
+  | 'putCommands'
+  | 'getCommands'
+  | 'putGuildCommands'
+  | 'getGuildCommands'
+  | 'interactionCallback'
+  | 'editOriginalResponse'
+  | 'followUp';
 
 /** What the next call of a route answers instead of doing its work. */
 export interface FailureSpec {
@@ -60,6 +68,7 @@ export interface RestContext {
   failures: Map<RestRoute, FailureSpec[]>;
   /** The channels' upload limit per message (uploads.ts). */
   uploadLimitBytes: number;
+  interactions: FakeInteractions;
 }
 
 const VERSION_PREFIX = /^(?:\/api)?\/v10(\/.*)$/;
@@ -69,6 +78,8 @@ interface RouteDef {
   method: string;
   pattern: RegExp;
   route: RestRoute;
+  /** Interaction endpoints: the token in the path authorises, no `Authorization` header needed. */
+  noAuth?: true;
 }
 
 const ROUTES: RouteDef[] = [
@@ -83,6 +94,13 @@ const ROUTES: RouteDef[] = [
   { method: 'POST', pattern: /^\/channels\/(\d+)\/messages\/(\d+)\/threads$/, route: 'startThread' },
   { method: 'PUT', pattern: /^\/channels\/(\d+)\/messages\/(\d+)\/reactions\/([^/]+)\/@me$/, route: 'addReaction' },
   { method: 'DELETE', pattern: /^\/channels\/(\d+)\/messages\/(\d+)\/reactions\/([^/]+)\/@me$/, route: 'removeReaction' },
+  { method: 'PUT', pattern: /^\/applications\/(\d+)\/commands$/, route: 'putCommands' },
+  { method: 'GET', pattern: /^\/applications\/(\d+)\/commands$/, route: 'getCommands' },
+  { method: 'PUT', pattern: /^\/applications\/(\d+)\/guilds\/(\d+)\/commands$/, route: 'putGuildCommands' },
+  { method: 'GET', pattern: /^\/applications\/(\d+)\/guilds\/(\d+)\/commands$/, route: 'getGuildCommands' },
+  { method: 'POST', pattern: /^\/interactions\/(\d+)\/([^/]+)\/callback$/, route: 'interactionCallback', noAuth: true },
+  { method: 'PATCH', pattern: /^\/webhooks\/(\d+)\/([^/]+)\/messages\/(?:@|%40)original$/, route: 'editOriginalResponse', noAuth: true },
+  { method: 'POST', pattern: /^\/webhooks\/(\d+)\/([^/]+)$/, route: 'followUp', noAuth: true },
 ];
 
 export function createRestHandler(ctx: RestContext): (req: IncomingMessage, res: ServerResponse) => void {
@@ -112,7 +130,7 @@ async function handle(ctx: RestContext, req: IncomingMessage, res: ServerRespons
   }
   const params = def.pattern.exec(versioned[1])?.slice(1) ?? [];
 
-  if (req.headers.authorization !== `Bot ${ctx.token}`) {
+  if (!def.noAuth && req.headers.authorization !== `Bot ${ctx.token}`) {
     record(def.route, 401);
     return sendJson(res, 401, { message: '401: Unauthorized', code: 0 });
   }
@@ -135,9 +153,11 @@ async function handle(ctx: RestContext, req: IncomingMessage, res: ServerRespons
     raw = '';
   }
   let body: JsonObject = upload?.body ?? {};
+  let list: unknown[] | null = null;
   if (raw.length > 0) {
     try {
       const parsed: unknown = JSON.parse(raw);
+      if (Array.isArray(parsed)) list = parsed;
       if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) body = parsed as JsonObject;
     } catch {
       record(def.route, 400);
@@ -146,7 +166,7 @@ async function handle(ctx: RestContext, req: IncomingMessage, res: ServerRespons
   }
 
   try {
-    const result = route(ctx, def.route, params, body, upload);
+    const result = route(ctx, def.route, params, body, upload, list);
     record(def.route, result.status);
     if (result.status === 204) {
       // No Content-Type on 204: @discordjs/rest parses any application/json body and would choke on an empty one.
@@ -167,9 +187,24 @@ interface RouteResult {
   body?: JsonObject;
 }
 
-function route(ctx: RestContext, name: RestRoute, params: string[], body: JsonObject, upload?: MessageUpload): RouteResult {
-  const { world, records } = ctx;
+function route(ctx: RestContext, name: RestRoute, params: string[], body: JsonObject, upload: MessageUpload | undefined, list: unknown[] | null): RouteResult {
+  const { world, records, interactions } = ctx;
   switch (name) {
+    case 'putCommands':
+      return { status: 200, body: interactions.overwrite(params[0], undefined, list) as unknown as JsonObject };
+    case 'putGuildCommands':
+      return { status: 200, body: interactions.overwrite(params[0], params[1], list) as unknown as JsonObject };
+    case 'getCommands':
+      return { status: 200, body: interactions.list(params[0], undefined) as unknown as JsonObject };
+    case 'getGuildCommands':
+      return { status: 200, body: interactions.list(params[0], params[1]) as unknown as JsonObject };
+    case 'interactionCallback':
+      interactions.callback(params[0], params[1], body);
+      return { status: 204 };
+    case 'editOriginalResponse':
+      return { status: 200, body: interactions.editOriginal(params[0], params[1], body) };
+    case 'followUp':
+      return { status: 200, body: interactions.followUp(params[0], params[1], body) };
     case 'gatewayBot':
       return {
         status: 200,

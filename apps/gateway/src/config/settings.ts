@@ -201,6 +201,8 @@ export const SETTINGS = {
     allowedUsers: setting('DISCORD_ALLOWED_USERS', list, 'Discord user ids allowed', ''),
     allowAllUsers: setting('DISCORD_ALLOW_ALL_USERS', bool, 'Let any Discord user in', 'false'),
     toolProgress: setting('DISCORD_TOOL_PROGRESS', toolProgressMode, 'Tool progress on Discord (overrides HERALD_TOOL_PROGRESS; default new)'),
+    slashCommands: setting('DISCORD_SLASH_COMMANDS', bool, "Register Herald's commands as Discord application (slash) commands", 'true'),
+    commandGuilds: setting('DISCORD_COMMAND_GUILDS', list.pipe(z.array(z.string().regex(/^\d{1,20}$/, 'must be server (guild) ids'))), 'Comma list of server ids to register the slash commands in (instant); empty: global', ''),
   },
   slack: {
     botToken: setting('SLACK_BOT_TOKEN', z.string().regex(/^xoxb-/, 'must start with xoxb-'), 'Slack bot token', undefined, true),

@@ -18,6 +18,10 @@ import { sessionKeyFor } from './session-key.js';
 export const MAX_INBOUND_CHARS = 64_000;
 
 export const QUEUED_ACK = '⏳ Queued — I will answer after the current task.';
+/** Closes a platform interaction (a Discord slash command) that nothing else answered, so it never hangs. */
+export const INTERACTION_DONE = '✅ Done.';
+/** An interaction from someone not allowed in a server: only they see it (the deferred answer is ephemeral). */
+export const INTERACTION_NOT_ALLOWED = '⛔ You are not allowed to use this bot here.';
 
 export interface RouterDeps extends CommandDeps {
   policy: AccessPolicy;
@@ -35,18 +39,34 @@ export class IngressRouter {
 
   /** The InboundHandler given to every adapter: resolves once the message is durably taken (or answered). */
   readonly handle = async (msg: InboundMessage): Promise<void> => {
+    const egress = this.deps.egress(msg.platform);
+    const interaction = msg.interaction;
+    if (interaction === undefined || egress.answerInteraction === undefined) {
+      await this.route(msg, (text) => egress.send(msg.conversationId, text, { replyTo: msg.platformMessageId, plain: true }));
+      return;
+    }
+    // A platform interaction is answered through itself, exactly once: the first reply fills the deferred response.
+    let answered = false;
+    const answer = async (text: string): Promise<void> => {
+      answered = true;
+      await egress.answerInteraction?.(interaction, text);
+    };
+    const admitted = await this.route(msg, answer);
+    if (!answered) await answer(admitted ? INTERACTION_DONE : INTERACTION_NOT_ALLOWED);
+  };
+
+  /** False when the sender was not let in (pairing code or silence). */
+  private async route(msg: InboundMessage, reply: (text: string) => Promise<unknown>): Promise<boolean> {
     const { deps } = this;
     const log = deps.log.child({ platform: msg.platform, messageId: msg.messageId });
-    const reply = (text: string): Promise<unknown> =>
-      deps.egress(msg.platform).send(msg.conversationId, text, { replyTo: msg.platformMessageId, plain: true });
     // Unknown users: a pairing code in a DM, silence elsewhere (ingress/authorize.ts). Commands included.
-    if (!(await admit({ policy: deps.policy, pairing: deps.conversation?.pairing, log }, msg, reply))) return;
+    if (!(await admit({ policy: deps.policy, pairing: deps.conversation?.pairing, log }, msg, reply))) return false;
     const sessionKey = sessionKeyFor(msg);
-    if (deps.guard && !(await deps.guard.admit(msg, reply))) return;
+    if (deps.guard && !(await deps.guard.admit(msg, reply))) return true;
 
     if (msg.text.length > MAX_INBOUND_CHARS) {
       await reply(`That message is too long (${msg.text.length} characters; the limit is ${MAX_INBOUND_CHARS}). Please split it or send it as a file.`);
-      return;
+      return true;
     }
 
     const command = parseCommand(msg.text);
@@ -54,7 +74,7 @@ export class IngressRouter {
       const text = await runCommand(deps, { command, msg, sessionKey });
       log.info({ sessionKey, command: command.spec.name }, 'command');
       if (text) await reply(text);
-      return;
+      return true;
     }
 
     // An answer to a clarify question goes to the running turn (steer), whatever the busy-input mode says.
@@ -69,5 +89,6 @@ export class IngressRouter {
     } else if (res.status === 'queued' && res.acknowledge) {
       await reply(QUEUED_ACK);
     }
-  };
+    return true;
+  }
 }

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import {
   AllowedMentionsTypes,
+  MessageFlags,
   REST,
   Routes,
   type RawFile,
@@ -14,7 +15,7 @@ import {
 import { chunkMessage } from '../shared/chunk.js';
 import { sendChunks } from '../shared/send-chunks.js';
 import { BadRequestError } from '../errors.js';
-import type { OutboundFile, PlatformEgress, SendFileOptions, SendOptions, SentMessage } from '../types.js';
+import type { InteractionRef, OutboundFile, PlatformEgress, SendFileOptions, SendOptions, SentMessage } from '../types.js';
 import { discordCodec, messageChannelOf, replyChannelOf, type DiscordConversation } from './codec.js';
 import {
   DISCORD_API_VERSION,
@@ -180,6 +181,29 @@ export function createDiscordEgress(opts: DiscordEgressOptions): PlatformEgress 
     async typing(conversationId: string): Promise<void> {
       const conv = decodeConversation(conversationId);
       await call('typing', () => rest.post(Routes.channelTyping(replyChannelOf(conv))));
+    },
+
+    /**
+     * The deferred response (PATCH @original) takes the first chunk; the rest follow up (POST to the interaction's
+     * webhook) with the same visibility. The interaction token authorises these: no bot token is sent.
+     */
+    async answerInteraction(interaction: InteractionRef, markdown: string): Promise<void> {
+      const text = formatForDiscord(markdown);
+      if (text.trim() === '') throw new BadRequestError('Discord cannot send an empty message', 'discord');
+      const chunks = chunkMessage(text, DISCORD_MAX_MESSAGE_LENGTH);
+      const { applicationId, token } = interaction;
+      await call('answer interaction', () =>
+        rest.patch(Routes.webhookMessage(applicationId, token, '@original'), {
+          body: { content: chunks[0], allowed_mentions: allowedMentions() },
+          auth: false,
+        }),
+      );
+      for (const content of chunks.slice(1)) {
+        const flags = interaction.ephemeral ? MessageFlags.Ephemeral : undefined;
+        await call('interaction follow-up', () =>
+          rest.post(Routes.webhook(applicationId, token), { body: { content, allowed_mentions: allowedMentions(), flags }, auth: false }),
+        );
+      }
     },
 
     async react(conversationId: string, messageId: string, emoji: string, remove = false): Promise<void> {

@@ -30,6 +30,7 @@ import { InFlight } from '../shared/in-flight.js';
 import { KeyedSerial } from '../shared/keyed-serial.js';
 import { RecentIds } from '../shared/recent-ids.js';
 import { DiscordErrorCode } from './rest-errors.js';
+import { registerApplicationCommands, takeCommandInteraction } from './interaction-ingress.js';
 
 /** Gateway close codes after which discord.js gives up (see Discord's opcodes-and-status-codes page). */
 const CLOSE_AUTHENTICATION_FAILED = 4004;
@@ -120,6 +121,7 @@ class DiscordGatewayIngress implements DiscordIngress {
     }
     this.setState('connected', null);
     this.log.info({ botId: client.user?.id, guilds: client.guilds.cache.size }, 'discord gateway ready');
+    await registerApplicationCommands(client, this.opts.commands ?? [], this.opts.slashCommands ?? { enabled: true, guildIds: [] }, this.log);
   }
 
   async stop(): Promise<void> {
@@ -177,6 +179,11 @@ class DiscordGatewayIngress implements DiscordIngress {
     // An 'error' event without a listener would throw and take the process down.
     client.on(Events.Error, (err) => this.log.error({ err: err.message }, 'discord client error'));
     client.on(Events.MessageCreate, (message) => this.onMessage(message));
+    client.on(Events.InteractionCreate, (interaction) => {
+      const handler = this.handler;
+      if (handler === null || !this.seen.add(interaction.id)) return;
+      void this.handing.track(takeCommandInteraction(interaction, handler, this.log));
+    });
   }
 
   /**
