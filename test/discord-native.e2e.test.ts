@@ -5,11 +5,29 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDiscordFake, type DiscordFake, type InteractionRecord } from './fakes/discord/index.js';
-import { startFakeOpenAI, type FakeLLM } from './fakes/llm/index.js';
+import { startFakeOpenAI, type FakeLLM, type RecordedRequest, type Step } from './fakes/llm/index.js';
 import { startCluster, type Cluster } from './helpers/cluster.js';
 import { discordEnv, discordRepliesIn, waitForDiscordReady } from './helpers/discord.js';
 import { lastUserText } from './helpers/llm-tags.js';
 import { waitFor } from './helpers/ports.js';
+
+interface WireMessage {
+  role: string;
+  content: string | null;
+}
+
+/** "book …" asks with the clarify tool (choices 2 and 4), then answers with what the tool returned. */
+function respond(req: RecordedRequest): Step {
+  const messages = (req.body.messages ?? []) as WireMessage[];
+  const text = lastUserText(req);
+  const afterUser = messages.slice(messages.map((m) => m.role).lastIndexOf('user') + 1);
+  const toolResult = afterUser.find((m) => m.role === 'tool')?.content;
+  if (text.startsWith('book')) {
+    if (toolResult == null) return { toolCalls: [{ name: 'clarify', arguments: JSON.stringify({ question: 'For how many people?', choices: ['2', '4'] }) }] };
+    return { text: `Booked. (${toolResult})` };
+  }
+  return { text: `ok: ${text}` };
+}
 
 describe('discord native interactions (issue 21)', () => {
   let discord: DiscordFake;
@@ -19,9 +37,9 @@ describe('discord native interactions (issue 21)', () => {
   beforeAll(async () => {
     discord = await startDiscordFake();
     llm = await startFakeOpenAI();
-    llm.respondWith(async (req) => ({ text: `ok: ${lastUserText(req)}` }));
+    llm.respondWith(async (req) => respond(req));
     // Alice is allowed; Bob is a stranger.
-    const env = discordEnv(discord, llm, { GATEWAY_ALLOW_ALL_USERS: 'false', DISCORD_ALLOWED_USERS: discord.fixtures.alice.id });
+    const env = discordEnv(discord, llm, { GATEWAY_ALLOW_ALL_USERS: 'false', DISCORD_ALLOWED_USERS: discord.fixtures.alice.id, HERALD_TOOLSETS: 'full' });
     cluster = await startCluster({ workers: 0, env });
     await waitForDiscordReady(cluster.ingress);
   });
@@ -91,5 +109,55 @@ describe('discord native interactions (issue 21)', () => {
     const record = await answered(discord.invokeCommand({ user: alice, channelId: dm, name: 'queue', options: { input: 'queued hello' } }));
     expect(record.messages.map((m) => m.content)).toEqual(['✅ Done.']);
     await waitFor(() => discordRepliesIn(discord, dm).includes('ok: queued hello'), { what: 'the queued text answered in the DM' });
+  });
+
+  /** The last message the bot posted in a channel that carries buttons, and its buttons' ids by label. */
+  function buttonsIn(channelId: string): { messageId: string; ids: Record<string, string> } | null {
+    const sent = discord.sent.filter((m) => m.channelId === channelId && m.components?.length).at(-1);
+    if (!sent?.components) return null;
+    const ids: Record<string, string> = {};
+    for (const row of sent.components) for (const b of (row.components ?? []) as Array<{ label: string; custom_id: string }>) ids[b.label] = b.custom_id;
+    return { messageId: sent.id, ids };
+  }
+
+  it("a clarify question's choices are buttons: a press answers it in the same turn; a second press is stale", async () => {
+    const { alice } = discord.fixtures;
+    const dm = discord.openDm(alice);
+    discord.postUserMessage({ channelId: dm, author: alice, content: 'book a table' });
+    await waitFor(() => buttonsIn(dm) !== null, { what: 'the question with buttons' });
+    const question = buttonsIn(dm);
+    expect(Object.keys(question?.ids ?? {})).toEqual(['2', '4']);
+    const press = discord.pressButton({ user: alice, channelId: dm, messageId: question?.messageId ?? '', customId: question?.ids['4'] ?? '' });
+    await waitFor(() => discordRepliesIn(discord, dm).includes('Booked. (The user answered: 4)'), { what: 'the turn to finish with the pressed answer' });
+    expect(discord.interactions.interactions.get(press)).toMatchObject({ callbackType: 6, messages: [] });
+    // The answer went to the running turn: no turn of its own.
+    expect(llm.requests.filter((r) => lastUserText(r) === '4')).toHaveLength(0);
+
+    const late = discord.pressButton({ user: alice, channelId: dm, messageId: question?.messageId ?? '', customId: question?.ids['2'] ?? '' });
+    const stale = await answered(late);
+    expect(stale.messages.map((m) => [m.content, m.flags])).toEqual([['⌛ This button is no longer active (already used, answered, or expired).', 64]]);
+  });
+
+  it('/resume lists titled conversations as buttons; a press resumes, and only the person who asked may press', async () => {
+    const { alice, bob, generalChannelId } = discord.fixtures;
+    const dm = discord.openDm(alice);
+    discord.postUserMessage({ channelId: dm, author: alice, content: '/new' });
+    await waitFor(() => discordRepliesIn(discord, dm).some((t) => t.startsWith('✨ Started a new conversation')), { what: '/new answered' });
+    discord.postUserMessage({ channelId: dm, author: alice, content: '/resume' });
+    await waitFor(() => buttonsIn(dm)?.ids['Trip to Rome'] !== undefined, { what: 'the picker' });
+    const picker = buttonsIn(dm);
+    discord.pressButton({ user: alice, channelId: dm, messageId: picker?.messageId ?? '', customId: picker?.ids['Trip to Rome'] ?? '' });
+    await waitFor(() => discordRepliesIn(discord, dm).some((t) => t.startsWith('▶️ Resumed “Trip to Rome”')), { what: 'the resume' });
+
+    // In a thread both can see the picker: Bob's press is refused with a note only he sees.
+    const opener = discord.postUserMessage({ channelId: generalChannelId, author: alice, content: `<@${discord.bot.id}> hello thread` });
+    const thread = String(opener.id);
+    await waitFor(() => discordRepliesIn(discord, thread).includes('ok: hello thread'), { what: 'the thread answer' });
+    discord.postUserMessage({ channelId: thread, author: alice, content: '/resume' });
+    await waitFor(() => buttonsIn(thread) !== null, { what: 'the picker in the thread' });
+    const inThread = buttonsIn(thread);
+    const foreign = await answered(discord.pressButton({ user: bob, channelId: thread, messageId: inThread?.messageId ?? '', customId: inThread?.ids['Trip to Rome'] ?? '' }));
+    expect(foreign.messages.map((m) => [m.content, m.flags])).toEqual([['🙅 These buttons are for the person who asked; yours would not count.', 64]]);
+    expect(discordRepliesIn(discord, thread).some((t) => t.startsWith('▶️'))).toBe(false);
   });
 });

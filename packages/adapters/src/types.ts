@@ -85,19 +85,35 @@ export interface InboundMessage {
    * Never enqueued: the router answers commands on the ingress and turns keep only `payloadFrom` fields.
    */
   interaction?: InteractionRef;
+  /** A button press (then `text` is empty): the `data` of the button pressed, and `interaction` to answer it. */
+  press?: { data: string };
 }
 
 /**
- * An interaction the platform wants answered through its own endpoints (Discord: the interaction token's
- * webhook, valid 15 minutes, already acknowledged by the ingress with a deferred response).
+ * An interaction the platform wants answered through its own endpoints, exactly once:
+ *  - Discord: the interaction token's webhook (valid 15 minutes), already acknowledged by the ingress (a command
+ *    with a deferred response, a button press with a deferred update);
+ *  - Telegram: a callback query (`id`), answered with answerCallbackQuery (a short note, or nothing);
+ *  - Slack: a button press, acknowledged by the ingress; a note goes to the user alone (chat.postEphemeral).
  */
 export interface InteractionRef {
+  kind: 'command' | 'press';
   id: string;
-  applicationId: string;
-  token: string;
-  /** The deferred response was ephemeral (only the user who invoked it sees the answer). */
+  /** Discord only. */
+  applicationId?: string;
+  token?: string;
+  /** The deferred response is ephemeral (only the user who invoked it sees the answer). */
   ephemeral: boolean;
 }
+
+/** A button under a message; pressing it comes back as an InboundMessage with `press.data`. */
+export interface Button {
+  label: string;
+  /** Opaque, at most BUTTON_DATA_MAX bytes (Telegram's callback_data limit). */
+  data: string;
+}
+
+export const BUTTON_DATA_MAX = 64;
 
 export interface SendOptions {
   /** Platform message id the first chunk replies to. */
@@ -123,6 +139,8 @@ export interface SendOptions {
    * With `recover`, a chunk found already sent is reported in its place too, so it gets recorded as well.
    */
   onChunkSent?: (index: number, messageId: string) => void | Promise<void>;
+  /** Buttons under the last chunk (Telegram inline keyboard, Discord components, Slack Block Kit actions). */
+  buttons?: Button[];
 }
 
 /**
@@ -202,10 +220,18 @@ export interface PlatformEgress {
    */
   readonly turnReactions?: TurnReactions;
   /**
-   * Answers an interaction the ingress acknowledged with a deferred response: the first chunk fills the deferred
-   * response, further chunks follow up. Present on platforms with such interactions (Discord).
+   * Answers an interaction once. A command (Discord): the first chunk fills the deferred response, further chunks
+   * follow up, `buttons` go under the last. A press: `markdown` is a short note only the presser sees (null: no
+   * note, just close it where the platform needs that, as Telegram's answerCallbackQuery).
    */
-  answerInteraction?(interaction: InteractionRef, markdown: string): Promise<void>;
+  answerInteraction?(interaction: InteractionRef, markdown: string | null, where: InteractionTarget): Promise<void>;
+}
+
+/** Where an interaction happened: its conversation and the user who made it. */
+export interface InteractionTarget {
+  conversationId: string;
+  userId: string;
+  buttons?: Button[];
 }
 
 export interface TurnReactions {

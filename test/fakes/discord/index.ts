@@ -16,13 +16,13 @@ import { ChannelTypes, Snowflakes, type FakeUser, type JsonObject } from './mode
 import { createRestHandler, type FailureSpec, type RestRecords, type RestRoute } from './rest.js';
 import { World, type UserMessageInput } from './world.js';
 import { DISCORD_DEFAULT_UPLOAD_LIMIT_BYTES } from './uploads.js';
-import { FakeInteractions, type InvokeCommandInput } from './interactions.js';
+import { FakeInteractions, type InvokeCommandInput, type PressButtonInput } from './interactions.js';
 
 export type { FakeUser, JsonObject } from './model.js';
 export type { FailureSpec, RestRoute, SentRecord } from './rest.js';
 export type { UserMessageInput } from './world.js';
 export type { DropOptions } from './gateway.js';
-export type { InteractionRecord, InvokeCommandInput, RegisteredCommand } from './interactions.js';
+export type { InteractionMessage, InteractionRecord, InvokeCommandInput, PressButtonInput, RegisteredCommand } from './interactions.js';
 export { CloseCode } from './gateway.js';
 
 export const DEFAULT_DISCORD_FAKE_TOKEN = 'fake-discord-bot-token';
@@ -93,6 +93,8 @@ export interface DiscordFake extends RestRecords {
   interactions: FakeInteractions;
   /** A person runs a registered slash command (INTERACTION_CREATE); returns the interaction id. */
   invokeCommand(input: InvokeCommandInput): string;
+  /** A person presses a button under a bot message (INTERACTION_CREATE type 3); returns the interaction id. */
+  pressButton(input: PressButtonInput): string;
   /** A person writes; returns the MESSAGE_CREATE payload. Attachments with `content` are put on the CDN. */
   postUserMessage(input: UserMessageInput): JsonObject;
   /** The DM channel between the bot and this user. */
@@ -183,6 +185,7 @@ export async function startDiscordFake(opts: DiscordFakeOptions = {}): Promise<D
     cdn,
     interactions,
     invokeCommand: (input) => interactions.invokeCommand(input),
+    pressButton: (input) => interactions.pressButton(input, world.messages.get(input.messageId)?.channelId === input.channelId ? world.messages.get(input.messageId)?.json : undefined),
     postUserMessage: (input) =>
       world.postUserMessage({
         ...input,

@@ -29,6 +29,11 @@ export interface RegisteredCommand {
 
 export interface InteractionRecord {
   id: string;
+  /** 2 application command, 3 message component (a button press). */
+  type: number;
+  /** A press: the button's custom_id and the message it is under. */
+  customId?: string;
+  messageId?: string;
   token: string;
   channelId: string;
   userId: string;
@@ -38,7 +43,23 @@ export interface InteractionRecord {
   /** Flags of the response (64 = ephemeral). */
   flags: number;
   /** Every message the bot put out through this interaction, in order: the original response first. */
-  messages: Array<{ id: string; content: string; flags: number; via: 'callback' | 'original' | 'followup' }>;
+  messages: InteractionMessage[];
+}
+
+export interface InteractionMessage {
+  id: string;
+  content: string;
+  flags: number;
+  via: 'callback' | 'original' | 'followup';
+  components?: JsonObject[];
+}
+
+export interface PressButtonInput {
+  user: FakeUser;
+  channelId: string;
+  /** A bot message in the channel, or a message the bot sent through an interaction. */
+  messageId: string;
+  customId: string;
 }
 
 export interface InvokeCommandInput {
@@ -92,30 +113,13 @@ export class FakeInteractions {
     const token = `aW50ZXJhY3Rpb24${id}${Math.random().toString(36).slice(2)}`;
     const options = Object.entries(input.options ?? {}).map(([name, value]) => ({ name, type: 3, value }));
     const d: JsonObject = {
-      id,
-      application_id: this.world.bot.id,
+      ...this.basePayload(id, token, channel, guildId, input.user),
       type: 2,
       data: { id: command.id, name: command.name, type: 1, ...(options.length > 0 && { options }), ...(command.guildId && { guild_id: command.guildId }) },
-      channel: channelJson(channel),
-      channel_id: channel.id,
-      token,
-      version: 1,
-      app_permissions: '2248473465835073',
-      locale: 'en-US',
-      entitlements: [],
-      authorizing_integration_owners: guildId ? { '0': guildId } : { '1': input.user.id },
-      context: guildId ? 0 : 1,
-      attachment_size_limit: 10 * 1024 * 1024,
     };
-    if (guildId) {
-      d.guild_id = guildId;
-      d.guild_locale = 'en-US';
-      d.member = { ...memberJson(new Date().toISOString()), user: userJson(input.user), permissions: '2248473465835073' };
-    } else {
-      d.user = userJson(input.user);
-    }
     this.interactions.set(id, {
       id,
+      type: 2,
       token,
       channelId: channel.id,
       userId: input.user.id,
@@ -128,6 +132,62 @@ export class FakeInteractions {
     return id;
   }
 
+  /** A person presses a button under a bot message (INTERACTION_CREATE type 3). Returns the interaction id. */
+  pressButton(input: PressButtonInput, channelMessage: JsonObject | undefined): string {
+    const channel = this.world.channel(input.channelId);
+    const guildId = this.world.guildOf(channel);
+    const message = channelMessage ?? this.interactionMessageJson(input.messageId);
+    if (!message) throw new DiscordHttpError(404, 10008, 'Unknown Message');
+    const rows = Array.isArray(message.components) ? message.components : [];
+    const buttons = rows.flatMap((r) => (isObject(r) && Array.isArray(r.components) ? r.components.filter(isObject) : []));
+    if (!buttons.some((b) => b.custom_id === input.customId)) throw new Error(`no button ${input.customId} under message ${input.messageId}`);
+    this.world.addUser(input.user);
+    const id = this.world.ids.next();
+    const token = `aW50ZXJhY3Rpb24${id}${Math.random().toString(36).slice(2)}`;
+    const d: JsonObject = {
+      ...this.basePayload(id, token, channel, guildId, input.user),
+      type: 3,
+      data: { custom_id: input.customId, component_type: 2 },
+      message,
+    };
+    this.interactions.set(id, { id, type: 3, customId: input.customId, messageId: input.messageId, token, channelId: channel.id, userId: input.user.id, createdAt: this.world.now(), callbackType: null, flags: 0, messages: [] });
+    this.dispatch('INTERACTION_CREATE', d);
+    return id;
+  }
+
+  private interactionMessageJson(messageId: string): JsonObject | undefined {
+    for (const rec of this.interactions.values()) {
+      const m = rec.messages.find((x) => x.id === messageId);
+      if (m) return this.messageJson(rec, m);
+    }
+    return undefined;
+  }
+
+  private basePayload(id: string, token: string, channel: ReturnType<World['channel']>, guildId: string | undefined, user: FakeUser): JsonObject {
+    const d: JsonObject = {
+      id,
+      application_id: this.world.bot.id,
+      channel: channelJson(channel),
+      channel_id: channel.id,
+      token,
+      version: 1,
+      app_permissions: '2248473465835073',
+      locale: 'en-US',
+      entitlements: [],
+      authorizing_integration_owners: guildId ? { '0': guildId } : { '1': user.id },
+      context: guildId ? 0 : 1,
+      attachment_size_limit: 10 * 1024 * 1024,
+    };
+    if (guildId) {
+      d.guild_id = guildId;
+      d.guild_locale = 'en-US';
+      d.member = { ...memberJson(new Date().toISOString()), user: userJson(user), permissions: '2248473465835073' };
+    } else {
+      d.user = userJson(user);
+    }
+    return d;
+  }
+
   /** POST /interactions/{id}/{token}/callback. */
   callback(interactionId: string, token: string, body: JsonObject): void {
     const rec = this.interactions.get(interactionId);
@@ -135,8 +195,9 @@ export class FakeInteractions {
     if (rec.callbackType !== null) throw new DiscordHttpError(400, 40060, 'Interaction has already been acknowledged.');
     if (this.world.now() - rec.createdAt > this.ackWindowMs) throw new DiscordHttpError(404, 10062, 'Unknown interaction');
     const type = body.type;
-    if (type !== CallbackType.ChannelMessage && type !== CallbackType.DeferredChannelMessage) {
-      throw fieldError('type', 'BASE_TYPE_CHOICES', `Value must be one of {4, 5} for an application command.`);
+    const allowed: number[] = rec.type === 2 ? [CallbackType.ChannelMessage, CallbackType.DeferredChannelMessage] : Object.values(CallbackType);
+    if (typeof type !== 'number' || !allowed.includes(type)) {
+      throw fieldError('type', 'BASE_TYPE_CHOICES', `Value must be one of {${allowed.join(', ')}}.`);
     }
     const data = isObject(body.data) ? body.data : {};
     rec.callbackType = type;
@@ -151,13 +212,15 @@ export class FakeInteractions {
     const rec = this.byToken(appId, token);
     if (rec.callbackType === null) throw new DiscordHttpError(404, 10008, 'Unknown Message');
     const content = this.content(body);
+    const components = componentsOf(body);
     const original = rec.messages.find((m) => m.via !== 'followup');
     if (original) {
       original.content = content;
       original.via = 'original';
+      if (components) original.components = components;
       return this.messageJson(rec, original);
     }
-    const m = { id: this.world.ids.next(), content, flags: rec.flags, via: 'original' as const };
+    const m: InteractionMessage = { id: this.world.ids.next(), content, flags: rec.flags, via: 'original', ...(components && { components }) };
     rec.messages.push(m);
     return this.messageJson(rec, m);
   }
@@ -167,7 +230,8 @@ export class FakeInteractions {
     const rec = this.byToken(appId, token);
     if (rec.callbackType === null) throw new DiscordHttpError(404, 10015, 'Unknown Webhook');
     const flags = typeof body.flags === 'number' ? body.flags & EPHEMERAL : 0;
-    const m = { id: this.world.ids.next(), content: this.content(body), flags, via: 'followup' as const };
+    const components = componentsOf(body);
+    const m: InteractionMessage = { id: this.world.ids.next(), content: this.content(body), flags, via: 'followup', ...(components && { components }) };
     rec.messages.push(m);
     return this.messageJson(rec, m);
   }
@@ -187,8 +251,9 @@ export class FakeInteractions {
     return content;
   }
 
-  private messageJson(rec: InteractionRecord, m: { id: string; content: string; flags: number }): JsonObject {
+  private messageJson(rec: InteractionRecord, m: InteractionMessage): JsonObject {
     return {
+      components: m.components ?? [],
       id: m.id,
       channel_id: rec.channelId,
       type: 20,
@@ -246,6 +311,28 @@ export class FakeInteractions {
       ...(c.guildId !== undefined && { guild_id: c.guildId }),
     };
   }
+}
+
+/**
+ * Action rows of buttons, checked as Discord does: at most 5 rows of 5, labels up to 80 characters, custom_id 1-100
+ * characters and unique in the message.
+ */
+export function componentsOf(body: JsonObject): JsonObject[] | undefined {
+  if (body.components === undefined) return undefined;
+  const rows = Array.isArray(body.components) ? body.components.filter(isObject) : [];
+  if (rows.length > 5) throw fieldError('components', 'BASE_TYPE_BAD_LENGTH', 'Must be between 0 and 5 in length.');
+  const ids = new Set<string>();
+  for (const [i, row] of rows.entries()) {
+    const buttons = Array.isArray(row.components) ? row.components.filter(isObject) : [];
+    if (row.type !== 1 || buttons.length < 1 || buttons.length > 5) throw fieldError(`components.${i}`, 'BASE_TYPE_BAD_LENGTH', 'An action row holds 1 to 5 components.');
+    for (const [j, b] of buttons.entries()) {
+      const id = b.custom_id;
+      if (typeof id !== 'string' || id.length < 1 || id.length > 100 || ids.has(id)) throw fieldError(`components.${i}.components.${j}.custom_id`, 'COMPONENT_CUSTOM_ID_INVALID', 'custom_id must be 1-100 characters and unique.');
+      if (typeof b.label === 'string' && b.label.length > 80) throw fieldError(`components.${i}.components.${j}.label`, 'BASE_TYPE_MAX_LENGTH', 'Must be 80 or fewer in length.');
+      ids.add(id);
+    }
+  }
+  return rows;
 }
 
 function isObject(v: unknown): v is JsonObject {

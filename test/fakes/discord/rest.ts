@@ -7,7 +7,7 @@ import { isMultipart, readRaw } from '../media/multipart.js';
 import { channelJson, userJson, type JsonObject } from './model.js';
 import { attachmentsOf, readMessageUpload, type MessageUpload } from './uploads.js';
 import { DiscordHttpError, type World } from './world.js';
-import type { FakeInteractions } from './interactions.js';
+import { componentsOf, type FakeInteractions } from './interactions.js';
 
 export type RestRoute =
   | 'gatewayBot'
@@ -47,6 +47,8 @@ export interface SentRecord {
   message_reference?: JsonObject;
   allowed_mentions?: JsonObject;
   nonce?: string | number;
+  /** Buttons under the message (action rows), as sent. */
+  components?: JsonObject[];
   /** Files the message carries (multipart uploads), as they arrived. */
   files?: Array<{ filename: string; contentType: string; data: Buffer }>;
 }
@@ -224,11 +226,13 @@ function route(ctx: RestContext, name: RestRoute, params: string[], body: JsonOb
     case 'getChannel':
       return { status: 200, body: channelJson(world.channel(params[0])) };
     case 'createMessage': {
+      const components = componentsOf(body);
       const attachments = upload ? attachmentsOf(world, params[0], upload) : [];
       const { message, created } = world.postBotMessage(params[0], body, attachments);
       // A repeat with enforce_nonce is answered with the earlier message: nothing new was sent.
       if (!created) return { status: 200, body: message };
-      const sent: SentRecord = { id: String(message.id), channelId: params[0], content: String(message.content) };
+      if (components) message.components = components;
+      const sent: SentRecord = { id: String(message.id), channelId: params[0], content: String(message.content), ...(components && { components }) };
       if (upload) sent.files = upload.files.map((f, i) => ({ filename: String(attachments[i].filename), contentType: f.contentType, data: f.data }));
       if (isObject(body.message_reference)) sent.message_reference = body.message_reference;
       if (isObject(body.allowed_mentions)) sent.allowed_mentions = body.allowed_mentions;

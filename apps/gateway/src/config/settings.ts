@@ -118,6 +118,7 @@ export const SETTINGS = {
   systemPrompt: setting('HERALD_SYSTEM_PROMPT', str, 'System prompt of the agent', 'You are Herald, a helpful assistant reachable from chat apps. Answer concisely.'),
   // Conversation control (commands, resets, what the user sees while the agent works).
   toolProgress: setting('HERALD_TOOL_PROGRESS', toolProgressMode, 'Tool progress message: off, new (a line when the tool changes) or all; default per platform (Telegram and Slack off, Discord new)'),
+  confirmReset: setting('HERALD_CONFIRM_RESET', bool, '/new (/reset) asks first, with buttons (or /new now); /new now always resets at once', 'false'),
   streaming: setting('HERALD_STREAMING', bool, 'Stream replies by editing one message as the text arrives', 'false'),
   sessionReset: setting('HERALD_SESSION_RESET', z.enum(['idle', 'daily', 'both', 'none']), 'When a conversation starts afresh by itself: idle, daily, both or none', 'both'),
   sessionIdleMinutes: setting('HERALD_SESSION_IDLE_MINUTES', int(1, 525_600), 'Idle reset: minutes without activity after which the next message starts a new session', '1440'),

@@ -114,7 +114,7 @@ describe('discord application commands against the stand-in', () => {
     const egress = createDiscordEgress({ botToken: 'not-needed-for-interactions', apiUrl: fake.apiRoot, logger });
     const interaction = received[0].interaction;
     if (!interaction) throw new Error('no interaction on the message');
-    await egress.answerInteraction?.(interaction, `${'a'.repeat(1500)}\n\n${'b'.repeat(1000)}`);
+    await egress.answerInteraction?.(interaction, `${'a'.repeat(1500)}\n\n${'b'.repeat(1000)}`, { conversationId: received[0].conversationId, userId: bob.id });
     const messages = fake.interactions.interactions.get(id)?.messages ?? [];
     expect(messages.map((m) => [m.via, m.flags])).toEqual([
       ['original', 64],

@@ -64,14 +64,11 @@ export function applicationCommandsFor(entries: readonly CommandMenuEntry[]): Ap
   return out;
 }
 
-/** What the adapter reads from an invoked command (a ChatInputCommandInteraction). */
-export interface CommandInvocation {
+/** What the adapter reads from any interaction: who, where, and how to answer it. */
+export interface InteractionPlace {
   id: string;
   applicationId: string;
   token: string;
-  commandName: string;
-  /** The `input` option's value, when given. */
-  input: string | null;
   channelId: string;
   /** Discord channel type of the channel it was invoked in (1 DM, 10-12 threads, …). */
   channelType: number | null;
@@ -82,6 +79,13 @@ export interface CommandInvocation {
   userName: string;
   /** When Discord created the interaction (from its snowflake). */
   createdAt: number;
+}
+
+/** An invoked command (a ChatInputCommandInteraction). */
+export interface CommandInvocation extends InteractionPlace {
+  commandName: string;
+  /** The `input` option's value, when given. */
+  input: string | null;
 }
 
 /** DMs answer in the open; in servers only the person who typed the command sees the answer. */
@@ -95,26 +99,42 @@ export function commandText(inv: Pick<CommandInvocation, 'commandName' | 'input'
   return input === '' ? `/${inv.commandName}` : `/${inv.commandName} ${input}`;
 }
 
-export function invocationToInbound(inv: CommandInvocation): InboundMessage {
-  const interaction: InteractionRef = { id: inv.id, applicationId: inv.applicationId, token: inv.token, ephemeral: answersEphemerally(inv) };
+/** Where an interaction happened, as a conversation: a DM, a thread (chat = parent channel) or a channel. */
+function placementOf(inv: InteractionPlace): Pick<InboundMessage, 'conversationId' | 'chatType' | 'chatId' | 'threadId'> {
   const inThread = inv.channelType !== null && THREAD_TYPES.has(inv.channelType) && inv.parentId !== null;
   const chatType: ChatType = inv.channelType === CHANNEL_DM || inv.guildId === null ? 'dm' : inThread ? 'thread' : 'channel';
   const chatId = inThread ? (inv.parentId as string) : inv.channelId;
-  const msg: InboundMessage = {
-    platform: 'discord',
-    // The interaction's snowflake: unique, and what a redelivered INTERACTION_CREATE would carry again.
-    messageId: inv.id,
+  return {
     conversationId: discordCodec.encode(inThread ? { channelId: chatId, threadId: inv.channelId } : { channelId: chatId }),
     chatType,
     chatId,
+    ...(inThread && { threadId: inv.channelId }),
+  };
+}
+
+function interactionMessage(inv: InteractionPlace, text: string, interaction: InteractionRef): InboundMessage {
+  return {
+    platform: 'discord',
+    // The interaction's snowflake: unique, and what a redelivered INTERACTION_CREATE would carry again.
+    messageId: inv.id,
+    ...placementOf(inv),
     userId: inv.userId,
     userName: inv.userName,
-    text: commandText(inv),
+    text,
     attachments: [],
     platformMessageId: inv.id,
     sentAt: inv.createdAt,
     interaction,
   };
-  if (inThread) msg.threadId = inv.channelId;
-  return msg;
+}
+
+export function invocationToInbound(inv: CommandInvocation): InboundMessage {
+  const { id, applicationId, token } = inv;
+  return interactionMessage(inv, commandText(inv), { kind: 'command', id, applicationId, token, ephemeral: answersEphemerally(inv) });
+}
+
+/** A button press: no text, the button's custom_id as `press.data`; notes about it go to the presser alone. */
+export function pressToInbound(inv: InteractionPlace, customId: string): InboundMessage {
+  const { id, applicationId, token } = inv;
+  return { ...interactionMessage(inv, '', { kind: 'press', id, applicationId, token, ephemeral: true }), press: { data: customId } };
 }

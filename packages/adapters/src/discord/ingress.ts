@@ -30,7 +30,7 @@ import { InFlight } from '../shared/in-flight.js';
 import { KeyedSerial } from '../shared/keyed-serial.js';
 import { RecentIds } from '../shared/recent-ids.js';
 import { DiscordErrorCode } from './rest-errors.js';
-import { registerApplicationCommands, takeCommandInteraction } from './interaction-ingress.js';
+import { registerApplicationCommands, takeButtonPress, takeCommandInteraction } from './interaction-ingress.js';
 
 /** Gateway close codes after which discord.js gives up (see Discord's opcodes-and-status-codes page). */
 const CLOSE_AUTHENTICATION_FAILED = 4004;
@@ -182,7 +182,8 @@ class DiscordGatewayIngress implements DiscordIngress {
     client.on(Events.InteractionCreate, (interaction) => {
       const handler = this.handler;
       if (handler === null || !this.seen.add(interaction.id)) return;
-      void this.handing.track(takeCommandInteraction(interaction, handler, this.log));
+      const take = interaction.isButton() ? takeButtonPress : takeCommandInteraction;
+      void this.handing.track(take(interaction, handler, this.log));
     });
   }
 

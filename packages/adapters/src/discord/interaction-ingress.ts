@@ -12,7 +12,9 @@ import {
   applicationCommandsFor,
   DISCORD_COMMAND_OPTION,
   invocationToInbound,
+  pressToInbound,
   type CommandInvocation,
+  type InteractionPlace,
   type CommandMenuEntry,
   type SlashCommandSettings,
 } from './app-commands.js';
@@ -41,16 +43,13 @@ export async function registerApplicationCommands(
   }
 }
 
-function invocationOf(interaction: Interaction): CommandInvocation | null {
-  if (!interaction.isChatInputCommand()) return null;
+function placeOf(interaction: Interaction): InteractionPlace {
   const channel = interaction.channel;
   const user = interaction.user;
   return {
     id: interaction.id,
     applicationId: interaction.applicationId,
     token: interaction.token,
-    commandName: interaction.commandName,
-    input: interaction.options.getString(DISCORD_COMMAND_OPTION, false),
     channelId: interaction.channelId ?? '',
     channelType: channel?.type ?? null,
     parentId: channel !== null && 'parentId' in channel ? (channel.parentId ?? null) : null,
@@ -59,6 +58,32 @@ function invocationOf(interaction: Interaction): CommandInvocation | null {
     userName: user.globalName ?? user.username,
     createdAt: interaction.createdTimestamp,
   };
+}
+
+function invocationOf(interaction: Interaction): CommandInvocation | null {
+  if (!interaction.isChatInputCommand()) return null;
+  return { ...placeOf(interaction), commandName: interaction.commandName, input: interaction.options.getString(DISCORD_COMMAND_OPTION, false) };
+}
+
+/**
+ * A button press: acknowledged at once with a deferred update (the message stays as it is), then handed over with
+ * the button's custom_id; the gateway decides whether the press still counts. Never rejects.
+ */
+export async function takeButtonPress(interaction: Interaction, handler: InboundHandler, log: Logger): Promise<void> {
+  if (!interaction.isButton()) return;
+  const place = placeOf(interaction);
+  if (place.channelId === '') return;
+  try {
+    await interaction.deferUpdate();
+  } catch (err) {
+    log.warn({ err: err instanceof Error ? err.message : String(err), interactionId: place.id }, 'discord button press not acknowledged; dropped');
+    return;
+  }
+  try {
+    await handler(pressToInbound(place, interaction.customId));
+  } catch (err) {
+    log.error({ err: err instanceof Error ? err.message : String(err), interactionId: place.id }, 'discord button press not handed over');
+  }
 }
 
 /**
