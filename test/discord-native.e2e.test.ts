@@ -5,29 +5,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDiscordFake, type DiscordFake, type InteractionRecord } from './fakes/discord/index.js';
-import { startFakeOpenAI, type FakeLLM, type RecordedRequest, type Step } from './fakes/llm/index.js';
+import { startFakeOpenAI, type FakeLLM } from './fakes/llm/index.js';
+import { clarifyScript } from './helpers/clarify-script.js';
 import { startCluster, type Cluster } from './helpers/cluster.js';
 import { discordEnv, discordRepliesIn, waitForDiscordReady } from './helpers/discord.js';
 import { lastUserText } from './helpers/llm-tags.js';
 import { waitFor } from './helpers/ports.js';
-
-interface WireMessage {
-  role: string;
-  content: string | null;
-}
-
-/** "book …" asks with the clarify tool (choices 2 and 4), then answers with what the tool returned. */
-function respond(req: RecordedRequest): Step {
-  const messages = (req.body.messages ?? []) as WireMessage[];
-  const text = lastUserText(req);
-  const afterUser = messages.slice(messages.map((m) => m.role).lastIndexOf('user') + 1);
-  const toolResult = afterUser.find((m) => m.role === 'tool')?.content;
-  if (text.startsWith('book')) {
-    if (toolResult == null) return { toolCalls: [{ name: 'clarify', arguments: JSON.stringify({ question: 'For how many people?', choices: ['2', '4'] }) }] };
-    return { text: `Booked. (${toolResult})` };
-  }
-  return { text: `ok: ${text}` };
-}
 
 describe('discord native interactions (issue 21)', () => {
   let discord: DiscordFake;
@@ -37,7 +20,7 @@ describe('discord native interactions (issue 21)', () => {
   beforeAll(async () => {
     discord = await startDiscordFake();
     llm = await startFakeOpenAI();
-    llm.respondWith(async (req) => respond(req));
+    llm.respondWith(async (req) => clarifyScript(req));
     // Alice is allowed; Bob is a stranger.
     const env = discordEnv(discord, llm, { GATEWAY_ALLOW_ALL_USERS: 'false', DISCORD_ALLOWED_USERS: discord.fixtures.alice.id, HERALD_TOOLSETS: 'full' });
     cluster = await startCluster({ workers: 0, env });

@@ -74,4 +74,6 @@ export interface FakeContext {
   allowedUpdates: string[] | null;
   longPoll(params: JsonObject, onClose: (cb: () => void) => void): Promise<Json>;
   limits: UploadLimits;
+  /** Callback queries users made (button presses), by id, and whether the bot answered each. */
+  callbackQueries: Map<string, { answered: boolean }>;
 }

@@ -31,7 +31,7 @@ import { HealthTracker } from './health.js';
 import { SplitJoiner } from './joiner.js';
 import { AlbumJoiner } from './albums.js';
 import type { BotIdentity } from './mention.js';
-import { normalizeMessage } from './normalize.js';
+import { normalizeCallbackQuery, normalizeMessage, type TgCallbackQuery } from './normalize.js';
 import { Poller } from './poller.js';
 import { RecentIds } from '../shared/recent-ids.js';
 import { sleep as realSleep } from './sleep.js';
@@ -79,6 +79,7 @@ export class TelegramIngress implements PlatformIngress {
       telegram: { apiRoot: opts.apiRoot ?? TELEGRAM_DEFAULT_API_ROOT, webhookReply: false },
     });
     this.bot.on('message', (ctx) => this.takeMessage(ctx.update));
+    this.bot.on('callback_query', (ctx) => this.takePress(ctx.update.callback_query as TgCallbackQuery));
     // Let a failed hand-over reject handleUpdate, so dispatch can tell (webhook answers 500, Telegram resends).
     this.bot.catch((err) => {
       throw err;
@@ -324,6 +325,16 @@ export class TelegramIngress implements PlatformIngress {
     if (result.mediaGroupId !== undefined) return this.albums.add(result.message, result.mediaGroupId);
     await this.albums.flushConversation(result.message.conversationId);
     await this.joiner.add(result.message, result.joinable);
+  }
+
+  /** A button press goes straight to the gateway, which answers the callback query (with a note, or none). */
+  private async takePress(query: TgCallbackQuery): Promise<void> {
+    const message = normalizeCallbackQuery(query);
+    if (message === null) {
+      this.logger.debug({ callbackQueryId: query.id }, 'telegram callback query without data or message ignored');
+      return;
+    }
+    await this.handOver(message);
   }
 
   private handOver(msg: InboundMessage): Promise<void> {

@@ -1,0 +1,25 @@
+/**
+ * An OpenAI stand-in script for the clarify tool: "book …" asks "For how many people?" with the choices 2 and 4,
+ * then answers with what the tool returned ("Booked. (The user answered: 4)"); anything else is echoed ("ok: …").
+ */
+import type { RecordedRequest, Step } from '../fakes/llm/index.js';
+import { lastUserText } from './llm-tags.js';
+
+interface WireMessage {
+  role: string;
+  content: string | null;
+}
+
+export const CLARIFY_QUESTION = 'For how many people?';
+
+export function clarifyScript(req: RecordedRequest): Step {
+  const messages = (req.body.messages ?? []) as WireMessage[];
+  const text = lastUserText(req);
+  const afterUser = messages.slice(messages.map((m) => m.role).lastIndexOf('user') + 1);
+  const toolResult = afterUser.find((m) => m.role === 'tool')?.content;
+  if (text.startsWith('book')) {
+    if (toolResult == null) return { toolCalls: [{ name: 'clarify', arguments: JSON.stringify({ question: CLARIFY_QUESTION, choices: ['2', '4'] }) }] };
+    return { text: `Booked. (${toolResult})` };
+  }
+  return { text: `ok: ${text}` };
+}
