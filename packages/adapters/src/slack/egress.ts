@@ -7,7 +7,8 @@ import type { Logger } from 'pino';
 import { FormattingError, NetworkError, RateLimitedError } from '../errors.js';
 import { chunkMessage } from '../shared/chunk.js';
 import { sendChunks } from '../shared/send-chunks.js';
-import type { OutboundFile, PlatformEgress, SendOptions, SentMessage, TurnReactions } from '../types.js';
+import type { InteractionRef, InteractionTarget, OutboundFile, PlatformEgress, SendOptions, SentMessage, TurnReactions } from '../types.js';
+import { blocksWithButtons } from './blocks.js';
 import { slackCodec } from './codec.js';
 import {
   SLACK_DEFAULT_API_URL,
@@ -113,6 +114,7 @@ class SlackEgressImpl implements SlackEgress {
     const skipped = opts.skipChunks ?? 0;
     const found = opts.recover && key !== undefined ? await this.findSentChunks(channel, threadTs, key, skipped, chunks.length) : undefined;
     const messageIds = await sendChunks(chunks, { ...opts, found }, async (chunk, i) => {
+      const withButtons = i === chunks.length - 1 && opts.buttons?.length ? opts.buttons : undefined;
       const post = (mrkdwn: boolean) =>
         this.call('chat.postMessage', () =>
           this.client.chat.postMessage({
@@ -120,6 +122,7 @@ class SlackEgressImpl implements SlackEgress {
             text: chunk,
             thread_ts: threadTs,
             mrkdwn: mrkdwn && !opts.plain,
+            ...(withButtons && { blocks: blocksWithButtons(chunk, withButtons, mrkdwn && !opts.plain) ?? undefined }),
             ...(key !== undefined && { metadata: replyMetadata(key, i) }),
           }),
         );
@@ -134,6 +137,15 @@ class SlackEgressImpl implements SlackEgress {
       return res.ts;
     });
     return opts.recover ? { messageIds, recovered: found?.size ?? 0 } : { messageIds };
+  }
+
+  /** A press needs no answer (Bolt acknowledged it); a note goes to the presser alone (chat.postEphemeral). */
+  async answerInteraction(_interaction: InteractionRef, note: string | null, where: InteractionTarget): Promise<void> {
+    if (note === null) return;
+    const { channel, threadTs } = slackCodec.decode(where.conversationId);
+    await this.call('chat.postEphemeral', () =>
+      this.client.chat.postEphemeral({ channel, user: where.userId, text: note, ...(threadTs !== undefined && { thread_ts: threadTs }) }),
+    );
   }
 
   /**

@@ -17,6 +17,8 @@ import { KeyedSerial } from '../shared/keyed-serial.js';
 import { RecentIds } from '../shared/recent-ids.js';
 import { classifySlackEvent, type SlackIdentity } from './normalize.js';
 import { SLACK_SLASH_COMMAND, slashCommandToMessage } from './slash-command.js';
+import { SLACK_BUTTON_ACTION_PREFIX } from './blocks.js';
+import { pressToMessage } from './press.js';
 import { toPlatformError } from './slack-errors.js';
 import { toSlackLogger } from './slack-logger.js';
 import { SocketTransport } from './socket-mode.js';
@@ -125,6 +127,11 @@ class SlackIngressImpl implements SlackIngress {
       await ack();
       await this.onSlashCommand(command);
     });
+    // Button presses (block_actions): acknowledged at once; the gateway decides whether the press still counts.
+    app.action(new RegExp(`^${SLACK_BUTTON_ACTION_PREFIX}`), async ({ ack, body, action }) => {
+      await ack();
+      await this.onPress(body, action);
+    });
     app.error(async (err) => {
       this.lastError = err.message;
       this.logger.error({ err }, 'slack: Bolt reported an error');
@@ -210,6 +217,18 @@ class SlackIngressImpl implements SlackIngress {
     } catch (err) {
       this.lastError = err instanceof Error ? err.message : String(err);
       this.logger.error({ err, messageId: message.messageId }, 'slack: handing a slash command to the gateway failed');
+    }
+  }
+
+  private async onPress(body: unknown, action: unknown): Promise<void> {
+    const handler = this.handler;
+    const message = pressToMessage(body, action);
+    if (handler === null || message === null) return;
+    try {
+      await handler(message);
+    } catch (err) {
+      this.lastError = err instanceof Error ? err.message : String(err);
+      this.logger.error({ err, messageId: message.messageId }, 'slack: handing a button press to the gateway failed');
     }
   }
 
