@@ -22,7 +22,7 @@ describe('discord native interactions (issue 21)', () => {
     llm = await startFakeOpenAI();
     llm.respondWith(async (req) => clarifyScript(req));
     // Alice is allowed; Bob is a stranger.
-    const env = discordEnv(discord, llm, { GATEWAY_ALLOW_ALL_USERS: 'false', DISCORD_ALLOWED_USERS: discord.fixtures.alice.id, HERALD_TOOLSETS: 'full' });
+    const env = discordEnv(discord, llm, { GATEWAY_ALLOW_ALL_USERS: 'false', DISCORD_ALLOWED_USERS: discord.fixtures.alice.id, HERALD_TOOLSETS: 'full', DISCORD_STATUS_REACTIONS: '👀,⚙️,✅,⚠️' });
     cluster = await startCluster({ workers: 0, env });
     await waitForDiscordReady(cluster.ingress);
   });
@@ -106,7 +106,7 @@ describe('discord native interactions (issue 21)', () => {
   it("a clarify question's choices are buttons: a press answers it in the same turn; a second press is stale", async () => {
     const { alice } = discord.fixtures;
     const dm = discord.openDm(alice);
-    discord.postUserMessage({ channelId: dm, author: alice, content: 'book a table' });
+    const asked = discord.postUserMessage({ channelId: dm, author: alice, content: 'book a table' });
     await waitFor(() => buttonsIn(dm) !== null, { what: 'the question with buttons' });
     const question = buttonsIn(dm);
     expect(Object.keys(question?.ids ?? {})).toEqual(['2', '4']);
@@ -119,6 +119,11 @@ describe('discord native interactions (issue 21)', () => {
     const late = discord.pressButton({ user: alice, channelId: dm, messageId: question?.messageId ?? '', customId: question?.ids['2'] ?? '' });
     const stale = await answered(late);
     expect(stale.messages.map((m) => [m.content, m.flags])).toEqual([['⌛ This button is no longer active (already used, answered, or expired).', 64]]);
+
+    // Status reactions (DISCORD_STATUS_REACTIONS): 👀 taken, ⚙️ while the clarify tool ran, both off, then ✅.
+    const onAsked = (): string[] => discord.reactions.filter((r) => r.messageId === String(asked.id)).map((r) => `${r.action === 'add' ? '+' : '-'}${r.emoji}`);
+    await waitFor(() => onAsked().includes('+✅'), { what: 'the done reaction' });
+    expect(onAsked()).toEqual(['+👀', '+⚙️', '-👀', '-⚙️', '+✅']);
   });
 
   it('/resume lists titled conversations as buttons; a press resumes, and only the person who asked may press', async () => {

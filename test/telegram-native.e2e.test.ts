@@ -24,7 +24,7 @@ describe('telegram native interactions (issue 21)', () => {
     tg = await startTelegramFake();
     llm = await startFakeOpenAI();
     llm.respondWith(async (req) => clarifyScript(req));
-    cluster = await startCluster({ workers: 0, env: telegramEnv(tg, llm, { HERALD_TOOLSETS: 'full', HERALD_CONFIRM_RESET: 'true' }) });
+    cluster = await startCluster({ workers: 0, env: telegramEnv(tg, llm, { HERALD_TOOLSETS: 'full', HERALD_CONFIRM_RESET: 'true', TELEGRAM_STATUS_REACTIONS: 'on' }) });
   });
 
   afterAll(async () => {
@@ -110,5 +110,21 @@ describe('telegram native interactions (issue 21)', () => {
     expect(await callbackAnswer(own)).toBe('');
     await waitFor(() => (repliesIn(tg, group).at(-1) ?? '').startsWith('▶️ Resumed “Garden plans”'), { what: 'the resume' });
     expect(repliesIn(tg, group).filter((t) => t.startsWith('▶️'))).toHaveLength(1);
+  });
+
+  it("status reactions (TELEGRAM_STATUS_REACTIONS=on) use Telegram's own set: 👀, ⚡ while tools run, then 👌", async () => {
+    const chat = 2104;
+    const asked = tg.injectMessage({ chatId: chat, userId: chat, text: 'book a table for two' });
+    const messageId = (asked.message as { message_id: number }).message_id;
+    await waitFor(() => keyboardIn(chat) !== null, { what: 'the question' });
+    const question = keyboardIn(chat);
+    tg.pressButton({ chatId: chat, userId: chat, messageId: question?.messageId ?? 0, data: question?.data['2'] ?? '' });
+    const reactions = (): string[] =>
+      tg.sent
+        .filter((s) => s.method === 'setMessageReaction' && s.chat_id === String(chat) && s.message_id === messageId)
+        .map((s) => ((s.reaction as Array<{ emoji: string }>)[0]?.emoji ?? '-'));
+    await waitFor(() => reactions().at(-1) === '👌', { what: 'the done reaction' });
+    // Telegram keeps one reaction per message: each stage replaces the last; the removals clear it before 👌.
+    expect(reactions()).toEqual(['👀', '⚡', '-', '-', '👌']);
   });
 });

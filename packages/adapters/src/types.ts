@@ -215,10 +215,10 @@ export interface PlatformEgress {
   /** Adds (or with `remove`, removes) a reaction; platforms without reactions resolve silently. */
   react(conversationId: string, messageId: string, emoji: string, remove?: boolean): Promise<void>;
   /**
-   * Where the platform's convention is to show a turn's progress on the user's message (Slack: 👀 while working,
-   * ✅ once answered), the two emoji; absent elsewhere. The gateway's turn runner applies them.
+   * The emoji this platform takes for status reactions on the user's message (Telegram allows only a fixed set),
+   * used when the operator switches them on without naming their own. Absent: no reactions here.
    */
-  readonly turnReactions?: TurnReactions;
+  readonly statusReactions?: StatusReactions;
   /**
    * Answers an interaction once. A command (Discord): the first chunk fills the deferred response, further chunks
    * follow up, `buttons` go under the last. A press: `markdown` is a short note only the presser sees (null: no
@@ -234,9 +234,16 @@ export interface InteractionTarget {
   buttons?: Button[];
 }
 
-export interface TurnReactions {
-  working: string;
+/** Status reactions on a user's message, by stage; '' leaves a stage out. */
+export interface StatusReactions {
+  /** Taken: the message is being worked on. */
+  queued: string;
+  /** The agent is running tools. */
+  tools: string;
+  /** Answered. */
   done: string;
+  /** Answered with an error. */
+  error: string;
 }
 
 export type AdapterState = 'connected' | 'connecting' | 'disconnected' | 'disabled' | 'fatal';

@@ -137,6 +137,7 @@ export function createDiscordEgress(opts: DiscordEgressOptions): PlatformEgress 
     // `recover` needs nothing more here: past that window a resend posts again, and the gateway counts it.
     duplicateSafety: 'idempotent',
     typingRefreshMs: DISCORD_TYPING_REFRESH_MS,
+    statusReactions: { queued: '👀', tools: '⚙️', done: '✅', error: '⚠️' },
     // Voice replies go as an MP3 attachment: Discord's own voice messages need a waveform and flags bots rarely get right.
     voiceFormat: 'mp3',
 

@@ -7,12 +7,11 @@ import type { Logger } from 'pino';
 import { FormattingError, NetworkError, RateLimitedError } from '../errors.js';
 import { chunkMessage } from '../shared/chunk.js';
 import { sendChunks } from '../shared/send-chunks.js';
-import type { InteractionRef, InteractionTarget, OutboundFile, PlatformEgress, SendOptions, SentMessage, TurnReactions } from '../types.js';
+import type { InteractionRef, InteractionTarget, OutboundFile, PlatformEgress, SendOptions, SentMessage, StatusReactions } from '../types.js';
 import { blocksWithButtons } from './blocks.js';
 import { slackCodec } from './codec.js';
 import {
   SLACK_DEFAULT_API_URL,
-  SLACK_DONE_REACTION,
   SLACK_MAX_INLINE_RETRY_WAIT_MS,
   SLACK_MAX_MESSAGE_LENGTH,
   SLACK_RATE_LIMIT_RETRIES,
@@ -21,7 +20,7 @@ import {
   SLACK_REQUEST_TIMEOUT_MS,
   SLACK_TYPING_REFRESH_MS,
   SLACK_TYPING_STATUS,
-  SLACK_WORKING_REACTION,
+  SLACK_STATUS_REACTIONS,
   type SlackEgressOptions,
 } from './config.js';
 import { markdownToMrkdwn } from './format.js';
@@ -48,6 +47,7 @@ const EMOJI_NAMES: Record<string, string> = {
   '🤔': 'thinking_face',
   '💭': 'thought_balloon',
   '⚠️': 'warning',
+  '⚙️': 'gear',
   '🛑': 'octagonal_sign',
   '🔥': 'fire',
   '🎉': 'tada',
@@ -77,7 +77,7 @@ class SlackEgressImpl implements SlackEgress {
   /** Chunks carry the idempotency key in their metadata; `recover` reads the bot's recent messages for it. */
   readonly duplicateSafety = 'detectable' as const;
   readonly typingRefreshMs = SLACK_TYPING_REFRESH_MS;
-  readonly turnReactions: TurnReactions = { working: SLACK_WORKING_REACTION, done: SLACK_DONE_REACTION };
+  readonly statusReactions: StatusReactions = SLACK_STATUS_REACTIONS;
   /** Voice replies go as an MP3 file, which Slack plays inline. */
   readonly voiceFormat = 'mp3' as const;
   typingDisabled = false;

@@ -11,7 +11,7 @@ import type { TelegramEmoji } from 'telegraf/types';
 import { BadRequestError } from '../errors.js';
 import { chunkMessage } from '../shared/chunk.js';
 import { sendChunks } from '../shared/send-chunks.js';
-import type { Button, InteractionRef, OutboundFile, PlatformEgress, SendFileOptions, SendOptions, SentMessage } from '../types.js';
+import type { Button, InteractionRef, OutboundFile, PlatformEgress, SendFileOptions, SendOptions, SentMessage, StatusReactions } from '../types.js';
 import {
   isNotModified,
   isParseEntitiesError,
@@ -61,6 +61,8 @@ export class TelegramEgress implements PlatformEgress {
   readonly maxMessageLength = TELEGRAM_MAX_MESSAGE_LENGTH;
   readonly duplicateSafety = 'none' as const;
   readonly typingRefreshMs = TELEGRAM_TYPING_REFRESH_MS;
+  /** Bots may only react with Telegram's fixed set (no ✅, ⚙️ or ⚠️), and one reaction at a time. */
+  readonly statusReactions: StatusReactions = { queued: '👀', tools: '⚡', done: '👌', error: '😢' };
   /** sendVoice plays OGG/Opus as a voice note. */
   readonly voiceFormat = 'ogg_opus' as const;
   private readonly api: TelegramApi;
