@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeLLM } from './fakes/llm/index.js';
 import { startTelegramFake, type SentRecord, type TelegramFake } from './fakes/telegram/index.js';
-import { CLARIFY_QUESTION, clarifyScript } from './helpers/clarify-script.js';
+import { CLARIFY_QUESTION, clarifyScript, STREAMED_ANSWER, STREAMED_BEFORE_QUESTION } from './helpers/clarify-script.js';
 import { startCluster, type Cluster } from './helpers/cluster.js';
 import { repliesIn, telegramEnv } from './helpers/env.js';
 import { lastUserText } from './helpers/llm-tags.js';
@@ -24,7 +24,7 @@ describe('telegram native interactions (issue 21)', () => {
     tg = await startTelegramFake();
     llm = await startFakeOpenAI();
     llm.respondWith(async (req) => clarifyScript(req));
-    cluster = await startCluster({ workers: 0, env: telegramEnv(tg, llm, { HERALD_TOOLSETS: 'full', HERALD_CONFIRM_RESET: 'true', TELEGRAM_STATUS_REACTIONS: 'on' }) });
+    cluster = await startCluster({ workers: 0, env: telegramEnv(tg, llm, { HERALD_TOOLSETS: 'full', HERALD_CONFIRM_RESET: 'true', TELEGRAM_STATUS_REACTIONS: 'on', HERALD_STREAMING: 'true' }) });
   });
 
   afterAll(async () => {
@@ -126,5 +126,38 @@ describe('telegram native interactions (issue 21)', () => {
     await waitFor(() => reactions().at(-1) === '👌', { what: 'the done reaction' });
     // Telegram keeps one reaction per message: each stage replaces the last; the removals clear it before 👌.
     expect(reactions()).toEqual(['👀', '⚡', '-', '-', '👌']);
+  });
+
+  /** Calls of one method in one chat, in order. */
+  const callsIn = (chat: number, method: string): SentRecord[] => tg.sent.filter((s) => s.method === method && s.chat_id === String(chat));
+
+  it('streaming in a private chat shows a draft (sendMessageDraft), and the final answer is sent once, as a new message', async () => {
+    const chat = 2105;
+    tg.injectMessage({ chatId: chat, userId: chat, text: 'stream a booking' });
+    // The turn now waits for the answer to its question: the text streamed before it must be showing as a draft.
+    await waitFor(() => keyboardIn(chat) !== null, { what: 'the question' });
+    await waitFor(() => callsIn(chat, 'sendMessageDraft').length > 0, { what: 'a draft' });
+    const drafts = callsIn(chat, 'sendMessageDraft');
+    expect(drafts.every((d) => d.params.draft_id === drafts[0].params.draft_id && Number(d.params.draft_id) !== 0)).toBe(true);
+    expect(drafts.at(-1)?.text).toContain(STREAMED_BEFORE_QUESTION);
+
+    const question = keyboardIn(chat);
+    tg.pressButton({ chatId: chat, userId: chat, messageId: question?.messageId ?? 0, data: question?.data['2'] ?? '' });
+    await waitFor(() => repliesIn(tg, chat).includes(STREAMED_ANSWER), { what: 'the final answer' });
+    expect(repliesIn(tg, chat).filter((t) => t === STREAMED_ANSWER)).toHaveLength(1);
+    expect(callsIn(chat, 'editMessageText')).toEqual([]);
+  });
+
+  it('without sendMessageDraft (an older Bot API server) the preview is a message edited in place, and the final text is its last edit', async () => {
+    tg.supportDrafts(false);
+    const chat = 2106;
+    tg.injectMessage({ chatId: chat, userId: chat, text: 'stream another booking' });
+    await waitFor(() => keyboardIn(chat) !== null, { what: 'the question' });
+    await waitFor(() => repliesIn(tg, chat).some((t) => t.startsWith(STREAMED_BEFORE_QUESTION)), { what: 'the preview message' });
+    const question = keyboardIn(chat);
+    tg.pressButton({ chatId: chat, userId: chat, messageId: question?.messageId ?? 0, data: question?.data['4'] ?? '' });
+    await waitFor(() => callsIn(chat, 'editMessageText').some((e) => e.text === STREAMED_ANSWER), { what: 'the final edit' });
+    expect(repliesIn(tg, chat).filter((t) => t === STREAMED_ANSWER)).toEqual([]);
+    expect(callsIn(chat, 'sendMessageDraft').filter((c) => c.text !== undefined)).toEqual([]);
   });
 });

@@ -198,6 +198,12 @@ export interface PlatformEgress {
   readonly duplicateSafety: DuplicateSafety;
   /** Formats Markdown for the platform, chunks at its limit, falls back to plain text on a formatting rejection. */
   send(conversationId: string, markdown: string, opts?: SendOptions): Promise<SentMessage>;
+  /**
+   * Streams a preview of a reply that is still being written, without creating a message (Telegram's
+   * sendMessageDraft, Bot API 9.3+, private chats only): the same `draftId` updates one animated draft, which
+   * vanishes on its own; the final text is then sent as a normal message. Absent where the platform has none.
+   */
+  draft?(conversationId: string, draftId: number, markdown: string): Promise<void>;
   /** Edits a message in place (streaming, tool progress). "Not modified" counts as success. */
   edit(conversationId: string, messageId: string, markdown: string): Promise<void>;
   /** Shows "typing…" once; the caller refreshes it (see `typingRefreshMs`). */

@@ -120,6 +120,21 @@ function inlineKeyboardOf(p: JsonObject): JsonObject | undefined {
 }
 
 export const METHODS: Record<string, Handler> = {
+  /**
+   * Bot API 9.3: a draft streamed to a private chat while the answer is written; not a message (nothing stored),
+   * updated in place for the same non-zero draft_id. Text 0-4096 characters after parsing.
+   */
+  sendMessageDraft: (ctx, p) => {
+    if (!ctx.draftsSupported) throw new ApiError(telegramErrors.notFound());
+    const chat = requireChat(ctx, p);
+    if (chat.type !== 'private') throw badRequest('TEXTDRAFT_PEER_INVALID');
+    const draftId = int(p.draft_id);
+    if (draftId === undefined || draftId === 0) throw badRequest('TEXTDRAFT_ID_INVALID');
+    topicFor(chat, p, true);
+    const { text } = parseText(p);
+    ctx.sent.push({ method: 'sendMessageDraft', chat_id: String(chat.id), text, params: p });
+    return true;
+  },
   answerCallbackQuery: (ctx, p) => {
     const id = typeof p.callback_query_id === 'string' ? p.callback_query_id : '';
     const query = ctx.callbackQueries.get(id);

@@ -74,6 +74,7 @@ export class TelegramFake {
       longPoll: (params, onClose) => this.longPoll(params, onClose),
       limits: { requestBytes: 50 * 1024 * 1024, photoBytes: 10 * 1024 * 1024, ...opts.uploadLimits },
       callbackQueries: new Map(),
+      draftsSupported: true,
     };
   }
 
@@ -171,6 +172,11 @@ export class TelegramFake {
       },
     });
     return id;
+  }
+
+  /** Switches sendMessageDraft off (a Bot API server older than 9.3: 404 Not Found) or on again. */
+  supportDrafts(on: boolean): void {
+    this.ctx.draftsSupported = on;
   }
 
   /** Queues any update object; `update_id` is assigned. */

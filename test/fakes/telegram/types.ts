@@ -76,4 +76,6 @@ export interface FakeContext {
   limits: UploadLimits;
   /** Callback queries users made (button presses), by id, and whether the bot answered each. */
   callbackQueries: Map<string, { answered: boolean }>;
+  /** Whether the server knows sendMessageDraft (Bot API 9.3+); false answers 404 Not Found as older servers do. */
+  draftsSupported: boolean;
 }

@@ -122,6 +122,29 @@ export class TelegramEgress implements PlatformEgress {
     }
   }
 
+  /** sendMessageDraft (Bot API 9.3+): a preview of the text so far; HTML, or plain text when Telegram cannot parse it. */
+  async draft(conversationId: string, draftId: number, markdown: string): Promise<void> {
+    const target = targetOf(conversationId);
+    const [chunk] = formatChunks(markdown, this.maxMessageLength);
+    if (chunk === undefined) return;
+    const call = (html: boolean): Promise<unknown> =>
+      this.api.call('sendMessageDraft' as 'sendMessage', {
+        chat_id: target.chatId,
+        draft_id: draftId,
+        text: html && chunk.html !== null ? chunk.html : chunk.plain,
+        ...(html && chunk.html !== null && { parse_mode: 'HTML' as const }),
+        ...(target.threadId !== undefined && { message_thread_id: target.threadId }),
+      } as unknown as Parameters<TelegramApi['call']>[1]);
+    try {
+      await call(true).catch((err: unknown) => {
+        if (!isParseEntitiesError(err)) throw err;
+        return call(false);
+      });
+    } catch (err) {
+      throw toPlatformError(err, 'sendMessageDraft');
+    }
+  }
+
   /** A press is closed with answerCallbackQuery: the note shows as a short toast to the presser alone. */
   async answerInteraction(interaction: InteractionRef, note: string | null): Promise<void> {
     try {
