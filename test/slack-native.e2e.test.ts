@@ -23,7 +23,7 @@ describe.each<SlackTransportKind>(['socket', 'http'])('slack native interactions
     slack = await startSlackFake();
     llm = await startFakeOpenAI();
     llm.respondWith(async (req) => clarifyScript(req));
-    cluster = await startCluster({ workers: 0, env: slackEnv(slack, llm, transport, { HERALD_TOOLSETS: 'full' }) });
+    cluster = await startCluster({ workers: 0, env: slackEnv(slack, llm, transport, { HERALD_TOOLSETS: 'full', SLACK_SLASH_COMMANDS: 'each' }) });
     await waitForSlackIngress(slack, cluster, transport);
   });
 
@@ -80,5 +80,16 @@ describe.each<SlackTransportKind>(['socket', 'http'])('slack native interactions
 
     await slack.pressButton({ user: alice, channel, ts: picker?.ts ?? '', actionId: picker?.actions.Roadmap ?? '' });
     await waitFor(() => slackRepliesIn(slack, channel, opened.ts).some((t) => t.startsWith('▶️ Resumed “Roadmap”')), { what: 'the resume' });
+  });
+
+  it('with SLACK_SLASH_COMMANDS=each, /herald-<command> works next to /herald <command>, acknowledged at once', async () => {
+    const user = 'U21SLASH';
+    const dm = slack.dmChannel(user);
+    const titled = await slack.slashCommand({ user, text: 'Weekend plans', command: '/herald-title' });
+    if (transport === 'http') expect(titled.response?.status).toBe(200);
+    else await waitFor(() => slack.socket.acks.some((a) => a.envelopeId === titled.envelopeId), { what: 'the Socket Mode ack' });
+    await waitFor(() => slackRepliesIn(slack, dm).includes('🏷 Titled “Weekend plans”.'), { what: 'the title answer' });
+    await slack.slashCommand({ user, text: 'title' });
+    await waitFor(() => slackRepliesIn(slack, dm).includes('This conversation is titled “Weekend plans”.'), { what: '/herald title' });
   });
 });

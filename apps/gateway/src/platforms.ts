@@ -119,6 +119,7 @@ export function createIngresses(config: HeraldConfig, threads: KnownThreads, log
         apiUrl: s.apiUrl,
         threads: threadsOf('slack'),
         commands,
+        slashCommands: s.slashCommands,
         logger: log.child({ platform: 'slack' }),
       }),
     );

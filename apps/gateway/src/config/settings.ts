@@ -221,6 +221,7 @@ export const SETTINGS = {
     allowedUsers: setting('SLACK_ALLOWED_USERS', list, 'Slack user ids allowed', ''),
     allowAllUsers: setting('SLACK_ALLOW_ALL_USERS', bool, 'Let any Slack user in', 'false'),
     toolProgress: setting('SLACK_TOOL_PROGRESS', toolProgressMode, 'Tool progress on Slack (overrides HERALD_TOOL_PROGRESS; default off)'),
+    slashCommands: setting('SLACK_SLASH_COMMANDS', z.enum(['single', 'each']), 'single: one /herald <command>; each: also /herald-<command> per command (declare them in the app)', 'single'),
     statusReactions: setting('SLACK_STATUS_REACTIONS', statusReactions, 'Status reactions on Slack (overrides HERALD_STATUS_REACTIONS)'),
   },
   gateway: {

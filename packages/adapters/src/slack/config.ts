@@ -69,8 +69,10 @@ export interface SlackIngressOptions {
   /** Web API base, default `https://slack.com/api/`. Also where Socket Mode calls `apps.connections.open`. */
   apiUrl?: string;
   threads: ThreadMemory;
-  /** Accepted for parity with the other adapters; Slack slash commands are declared in the app manifest. */
-  commands?: { name: string; description: string }[];
+  /** The gateway's command table: with `slashCommands: 'each'`, each name (and alias) is taken as `/herald-<name>`. */
+  commands?: { name: string; description: string; aliases?: readonly string[] }[];
+  /** `single` (default): one `/herald <command>`; `each`: also one slash command per command, `/herald-<name>`. */
+  slashCommands?: 'single' | 'each';
   logger: Logger;
   clientOptions?: SlackWebClientTuning;
   socketMode?: { clientPingTimeoutMs?: number; serverPingTimeoutMs?: number; reconnectRetryMs?: number };

@@ -16,7 +16,7 @@ import { InFlight } from '../shared/in-flight.js';
 import { KeyedSerial } from '../shared/keyed-serial.js';
 import { RecentIds } from '../shared/recent-ids.js';
 import { classifySlackEvent, type SlackIdentity } from './normalize.js';
-import { SLACK_SLASH_COMMAND, slashCommandToMessage } from './slash-command.js';
+import { SLACK_PER_COMMAND_PREFIX, SLACK_SLASH_COMMAND, slashCommandToMessage } from './slash-command.js';
 import { SLACK_BUTTON_ACTION_PREFIX } from './blocks.js';
 import { pressToMessage } from './press.js';
 import { toPlatformError } from './slack-errors.js';
@@ -127,6 +127,14 @@ class SlackIngressImpl implements SlackIngress {
       await ack();
       await this.onSlashCommand(command);
     });
+    if (this.opts.slashCommands === 'each') {
+      for (const name of (this.opts.commands ?? []).flatMap((c) => [c.name, ...(c.aliases ?? [])])) {
+        app.command(`${SLACK_PER_COMMAND_PREFIX}${name}`, async ({ command, ack }) => {
+          await ack();
+          await this.onSlashCommand(command, name);
+        });
+      }
+    }
     // Button presses (block_actions): acknowledged at once; the gateway decides whether the press still counts.
     app.action(new RegExp(`^${SLACK_BUTTON_ACTION_PREFIX}`), async ({ ack, body, action }) => {
       await ack();
@@ -208,9 +216,9 @@ class SlackIngressImpl implements SlackIngress {
     await next();
   };
 
-  private async onSlashCommand(payload: unknown): Promise<void> {
+  private async onSlashCommand(payload: unknown, sub?: string): Promise<void> {
     const handler = this.handler;
-    const message = slashCommandToMessage(payload);
+    const message = slashCommandToMessage(payload, Date.now(), sub);
     if (handler === null || message === null) return;
     try {
       await handler(message);
