@@ -188,11 +188,30 @@ return 0
 // 1: still the holder and not interrupted by a later message (the reply is not stale); 0: interrupted or stopped
 // (the reply is stale for good); -1: not interrupted, but the lock is no longer ours (another worker runs it).
 const CAN_DELIVER = `
--- KEYS: lock, intr   ARGV: token, seq
+-- KEYS: lock, intr, replying   ARGV: token, seq, head seq of the turn now sending its reply ('' when not)
 local intr = tonumber(redis.call('GET', KEYS[2]) or '0')
 if intr > tonumber(ARGV[2]) then return 0 end
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+if ARGV[3] ~= '' then redis.call('SET', KEYS[3], ARGV[3], 'EX', 600) end
 return 1
+`;
+
+// A "queued" acknowledgement is due unless the running turn (the head entry) is already sending its reply: a
+// message arriving then is answered next, at once, so "I will answer after the current task" would only confuse.
+// At most one per window per session. (The marker names the head by its seq, so one left behind by a crash
+// never silences the acknowledgement of a later turn.)
+const MAY_ACKNOWLEDGE = `
+-- KEYS: ack, replying, mbox   ARGV: window seconds
+local marker = redis.call('GET', KEYS[2])
+if marker then
+  local head = redis.call('LINDEX', KEYS[3], 0)
+  if head then
+    local ok, entry = pcall(cjson.decode, head)
+    if ok and type(entry) == 'table' and tostring(entry.seq) == marker then return 0 end
+  end
+end
+if redis.call('SET', KEYS[1], '1', 'EX', ARGV[1], 'NX') then return 1 end
+return 0
 `;
 
 /** Whether a turn may send: `stale` replies are never wanted again; after `lock_lost` another worker answers. */
@@ -219,12 +238,12 @@ end
 local pending = redis.call('LLEN', KEYS[2]) - #kept
 redis.call('DEL', KEYS[1], KEYS[2])
 if #kept > 0 then redis.call('RPUSH', KEYS[2], unpack(kept)) end
-redis.call('INCR', KEYS[3])
+local fence = redis.call('INCR', KEYS[3])
 redis.call('EXPIRE', KEYS[3], ${COUNTER_TTL_S})
 
 local seq = redis.call('GET', KEYS[5]) or '0'
 redis.call('SET', KEYS[4], tostring(tonumber(seq) + 1), 'EX', 86400)
-return {held, pending}
+return {held, pending, string.format('%.0f', fence)}
 `;
 
 type Script = (...args: (string | number)[]) => Promise<unknown>;
@@ -237,7 +256,7 @@ export class Mailbox {
     private readonly prefix: string,
     readonly lockTtlMs: number,
   ) {
-    const defs = { ENQUEUE: [4, ENQUEUE], ACQUIRE: [2, ACQUIRE], FENCE: [2, FENCE], RENEW: [1, RENEW], ACK: [null, ACK], HOLDS: [1, HOLDS], RELEASE_IF_EMPTY: [2, RELEASE_IF_EMPTY], RELEASE: [1, RELEASE], CAN_DELIVER: [2, CAN_DELIVER], MARK_INTERRUPT: [1, MARK_INTERRUPT], STOP: [5, STOP] } as const;
+    const defs = { ENQUEUE: [4, ENQUEUE], ACQUIRE: [2, ACQUIRE], FENCE: [2, FENCE], RENEW: [1, RENEW], ACK: [null, ACK], HOLDS: [1, HOLDS], RELEASE_IF_EMPTY: [2, RELEASE_IF_EMPTY], RELEASE: [1, RELEASE], CAN_DELIVER: [3, CAN_DELIVER], MAY_ACKNOWLEDGE: [3, MAY_ACKNOWLEDGE], MARK_INTERRUPT: [1, MARK_INTERRUPT], STOP: [5, STOP] } as const;
     for (const [name, [numberOfKeys, lua]] of Object.entries(defs)) {
       const cmd = `herald${name}`;
       // defineCommand caches the script's SHA and falls back to EVAL on NOSCRIPT (e.g. after a Redis restart).
@@ -247,7 +266,7 @@ export class Mailbox {
     }
   }
 
-  key(kind: 'mbox' | 'lock' | 'fence' | 'seq' | 'intr' | 'seen' | 'ack' | 'withdrawn', id: string): string {
+  key(kind: 'mbox' | 'lock' | 'fence' | 'seq' | 'intr' | 'seen' | 'ack' | 'withdrawn' | 'replying', id: string): string {
     return `${this.prefix}:${kind}:${id}`;
   }
 
@@ -323,8 +342,13 @@ export class Mailbox {
     await this.scripts.RELEASE(this.key('lock', sessionKey), token);
   }
 
-  async deliveryCheck(sessionKey: string, token: string, seq: number): Promise<DeliveryCheck> {
-    const r = (await this.scripts.CAN_DELIVER(this.key('lock', sessionKey), this.key('intr', sessionKey), token, seq)) as number;
+  /**
+   * `replyingHead`: the head entry's seq when the check is for the turn's final reply; on 'ok' the session is then
+   * marked as replying, so a message arriving before the entry is acknowledged gets no "queued" note.
+   */
+  async deliveryCheck(sessionKey: string, token: string, seq: number, replyingHead?: number): Promise<DeliveryCheck> {
+    const keys = [this.key('lock', sessionKey), this.key('intr', sessionKey), this.key('replying', sessionKey)];
+    const r = (await this.scripts.CAN_DELIVER(...keys, token, seq, replyingHead ?? '')) as number;
     return r === 1 ? 'ok' : r === 0 ? 'stale' : 'lock_lost';
   }
 
@@ -343,15 +367,19 @@ export class Mailbox {
   }
 
   /** /stop: returns whether a turn held the session and how many entries were dropped. */
-  async stop(sessionKey: string): Promise<{ wasBusy: boolean; dropped: number }> {
-    const [held, pending] = (await this.scripts.STOP(
+  /**
+   * `fence`: the session's fencing token after the stop. Turns that hold a lower one are the ones stopped; a turn
+   * that took the session after the stop (a waiting scheduled run, say) holds a higher one and runs on.
+   */
+  async stop(sessionKey: string): Promise<{ wasBusy: boolean; dropped: number; fence: number }> {
+    const [held, pending, fence] = (await this.scripts.STOP(
       this.key('lock', sessionKey),
       this.key('mbox', sessionKey),
       this.key('fence', sessionKey),
       this.key('intr', sessionKey),
       this.key('seq', sessionKey),
-    )) as [number, number];
-    return { wasBusy: held === 1, dropped: held === 1 ? Math.max(pending - 1, 0) : pending };
+    )) as [number, number, string];
+    return { wasBusy: held === 1, dropped: held === 1 ? Math.max(pending - 1, 0) : pending, fence: Number(fence) };
   }
 
   async isBusy(sessionKey: string): Promise<boolean> {
@@ -373,8 +401,9 @@ export class Mailbox {
     return (await this.redis.exists(...entryIds.map((id) => this.key('withdrawn', id)))) > 0;
   }
 
-  /** Once per window per session: true if the caller may send a "queued" acknowledgement now. */
+  /** Once per window per session, and not while the running turn sends its reply (MAY_ACKNOWLEDGE). */
   async mayAcknowledge(sessionKey: string, windowS: number): Promise<boolean> {
-    return (await this.redis.set(this.key('ack', sessionKey), '1', 'EX', windowS, 'NX')) === 'OK';
+    const keys = [this.key('ack', sessionKey), this.key('replying', sessionKey), this.key('mbox', sessionKey)];
+    return (await this.scripts.MAY_ACKNOWLEDGE(...keys, windowS)) === 1;
   }
 }

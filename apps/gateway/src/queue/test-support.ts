@@ -12,7 +12,7 @@ import { TurnProducer, type BusyInputMode, type TurnJobData } from './producer.j
 import { TURN_QUEUE, TurnWorker, type TurnEndHandler, type TurnRunner } from './worker.js';
 
 export const URL = 'redis://127.0.0.1:6379';
-export const log = pino({ level: 'silent' });
+export const log = pino({ level: process.env.RIG_LOG ?? 'silent' });
 const cleanups: Array<() => Promise<void>> = [];
 
 afterEach(async () => {

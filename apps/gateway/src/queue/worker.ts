@@ -26,7 +26,11 @@ export interface TurnContext {
   signal: AbortSignal;
   /** True while this worker still holds the session and no later message interrupted this turn. */
   canDeliver(): Promise<boolean>;
-  /** Why not, when it cannot: `stale` (interrupted or stopped: never send) or `lock_lost` (another worker will). */
+  /**
+   * Asked once, just before the final reply goes out: why not, when it cannot — `stale` (interrupted or stopped:
+   * never send) or `lock_lost` (another worker will). On `ok` the session counts as replying, so a message arriving
+   * from then until the turn is acknowledged is not told it waits (Mailbox.mayAcknowledge).
+   */
   deliveryCheck(): Promise<DeliveryCheck>;
   /** Texts a user sent while the turn ran (steer mode), taken once each. */
   takeSteerMessages(): string[];
@@ -101,7 +105,10 @@ const HANDOVER_GRACE_MS = 1_000;
 const CLOSE_POLL_MS = 50;
 
 interface RunningTurn {
+  sessionKey: string;
   seq: number;
+  /** The fencing token the turn's job holds the session with (a /stop names the fence it stops below). */
+  fence: number;
   /** Ids of the entries the turn answers (a withdrawal names one). */
   entryIds: Set<string>;
   /** A scheduled task's run: a user's message neither interrupts nor steers it (it queues behind it). */
@@ -115,7 +122,13 @@ interface RunningTurn {
 export class TurnWorker {
   readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   private worker: Worker<TurnJobData> | null = null;
+  /** The turn each session runs here: what interrupt, steer and withdraw signals reach. */
   private readonly running = new Map<string, RunningTurn>();
+  /**
+   * Every turn running here. Usually one per session; after a /stop broke a session's lock, the stopped turn may
+   * still be winding down while another job runs the session's next turn (which `running` then names).
+   */
+  private readonly turns = new Set<RunningTurn>();
   /** Jobs this worker holds, by job id: what a shutdown abandons when it cannot hand them back. */
   private readonly inFlight = new Map<string, string>();
   private closing = false;
@@ -199,7 +212,7 @@ export class TurnWorker {
     const sessions = [...this.running.keys()];
     if (sessions.length === 0) return 0;
     this.opts.log.warn({ sessions }, `shutdown: the drain timeout (${drainMs} ms) passed; cutting short ${sessions.length} turn(s) of session(s) ${sessions.join(', ')}: their messages stay queued and run again`);
-    for (const t of this.running.values()) t.controller.abort(new TurnAbort('shutdown'));
+    for (const t of this.turns) t.controller.abort(new TurnAbort('shutdown'));
     return sessions.length;
   }
 
@@ -218,10 +231,14 @@ export class TurnWorker {
   }
 
   private onSignal(s: ControlSignal): void {
+    // A /stop breaks the lock first: a turn that took the session after it (fence above the stop's) is not stopped.
+    if (s.type === 'stop') {
+      for (const t of this.turns) if (t.sessionKey === s.sessionKey && (s.fence === undefined || t.fence < s.fence)) t.controller.abort(new TurnAbort('stop'));
+      return;
+    }
     const turn = this.running.get(s.sessionKey);
     if (!turn) return;
-    if (s.type === 'stop') turn.controller.abort(new TurnAbort('stop'));
-    else if (turn.scheduled) return; // the message waits in the mailbox and runs as the next turn
+    if (turn.scheduled) return; // the message waits in the mailbox and runs as the next turn
     else if (s.type === 'interrupt' && turn.seq < s.seq) turn.controller.abort(new TurnAbort('interrupt'));
     else if (s.type === 'steer') turn.steer.push({ raw: s.entry, entry: JSON.parse(s.entry) as MailboxEntry });
     else if (s.type === 'withdraw' && turn.entryIds.has(s.entryId)) turn.controller.abort(new TurnAbort('stop'));
@@ -252,13 +269,15 @@ export class TurnWorker {
 
     const log = this.opts.log.child({ sessionKey, jobId: job.id });
     let lost = false;
+    let current: RunningTurn | null = null;
     const heartbeat = setInterval(() => {
       mailbox.renew(sessionKey, got.token).then(
         (ok) => {
           if (!ok && !lost) {
             lost = true;
             log.warn('session lock lost (stopped or expired); abandoning the turn');
-            this.running.get(sessionKey)?.controller.abort(new TurnAbort('lock_lost'));
+            // This job's turn, not whatever runs for the session now: after a /stop another job may hold it.
+            current?.controller.abort(new TurnAbort('lock_lost'));
           }
         },
         (err: unknown) => log.warn({ err }, 'lock renewal failed'),
@@ -290,7 +309,9 @@ export class TurnWorker {
         // A scheduled run is never made stale by a later message (only /stop, which takes the lock, ends it).
         const seq = scheduled ? Number.MAX_SAFE_INTEGER : last.seq;
         const turn: RunningTurn = {
+          sessionKey,
           seq,
+          fence: got.fence,
           scheduled,
           entryIds: new Set(entries.map((e) => e.id)),
           lastActivity: Date.now(),
@@ -299,6 +320,8 @@ export class TurnWorker {
           absorbed: merged.map((m) => m.raw),
         };
         this.running.set(sessionKey, turn);
+        this.turns.add(turn);
+        current = turn;
         let result: TurnResult | void = undefined;
         try {
           // Registered as running first, then checked: a withdrawal either shows here or finds the turn running.
@@ -312,7 +335,7 @@ export class TurnWorker {
             fence: got.fence,
             signal: turn.controller.signal,
             canDeliver: () => mailbox.canDeliver(sessionKey, got.token, turn.seq),
-            deliveryCheck: () => mailbox.deliveryCheck(sessionKey, got.token, turn.seq),
+            deliveryCheck: () => mailbox.deliveryCheck(sessionKey, got.token, turn.seq, head.entry.seq),
             takeSteerMessages: () => {
               const taken = turn.steer.splice(0);
               turn.absorbed.push(...taken.map((t) => t.raw));
@@ -333,7 +356,10 @@ export class TurnWorker {
           // The runner reports its own failures to the user; anything else reaching here is a bug.
           if (!(err instanceof TurnAbort)) log.error({ err }, 'turn runner threw; dropping the entry so the session is not stuck');
         } finally {
-          this.running.delete(sessionKey);
+          current = null;
+          this.turns.delete(turn);
+          // Only our own entry: after a /stop another job of this worker may run the session's next turn already.
+          if (this.running.get(sessionKey) === turn) this.running.delete(sessionKey);
         }
         const reason: unknown = turn.controller.signal.reason;
         log.debug({ turnId: last.id, abort: reason instanceof TurnAbort ? reason.kind : undefined }, 'turn ended');
