@@ -92,4 +92,21 @@ describe.each<SlackTransportKind>(['socket', 'http'])('slack native interactions
     await slack.slashCommand({ user, text: 'title' });
     await waitFor(() => slackRepliesIn(slack, dm).includes('This conversation is titled “Weekend plans”.'), { what: '/herald title' });
   });
+
+  it("opening the App Home tab publishes the user's session status as its view", async () => {
+    const user = 'U21HOME';
+    await slack.dm({ user, text: 'hello home' });
+    const dm = slack.dmChannel(user);
+    await waitFor(() => slackRepliesIn(slack, dm).includes('ok: hello home'), { what: 'the answer' });
+    const eventTs = `${Math.floor(Date.now() / 1000)}.000777`;
+    await slack.deliver({ type: 'app_home_opened', user, channel: dm, tab: 'home', event_ts: eventTs });
+    await waitFor(() => slack.homeViews.some((v) => v.userId === user), { what: 'the published home view' });
+    const view = slack.homeViews.find((v) => v.userId === user)?.view as { type: string; blocks: Array<{ type: string; text?: { text: string } }> };
+    expect(view.type).toBe('home');
+    const status = view.blocks.find((b) => b.type === 'section')?.text?.text ?? '';
+    expect(status).toMatch(/^Session /);
+    expect(status).toContain('Messages 2');
+    // Nothing was posted in the conversation for it.
+    expect(slackRepliesIn(slack, dm)).toEqual(['ok: hello home']);
+  });
 });

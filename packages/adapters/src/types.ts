@@ -97,7 +97,8 @@ export interface InboundMessage {
  *  - Slack: a button press, acknowledged by the ingress; a note goes to the user alone (chat.postEphemeral).
  */
 export interface InteractionRef {
-  kind: 'command' | 'press';
+  /** `home`: Slack's App Home tab was opened; the answer (the user's status) becomes the tab's view. */
+  kind: 'command' | 'press' | 'home';
   id: string;
   /** Discord only. */
   applicationId?: string;

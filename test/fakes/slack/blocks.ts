@@ -61,3 +61,27 @@ export function ephemeralOf(args: Record<string, unknown>): EphemeralRecord | st
   const threadTs = str('thread_ts');
   return { channel, user, text, ...(threadTs !== undefined && { threadTs }) };
 }
+
+/** views.publish: the App Home view a user sees. */
+export interface HomeViewRecord {
+  userId: string;
+  view: Record<string, unknown>;
+}
+
+/** views.publish's arguments → what to record, or Slack's error code (a JSON `view` of type home, 1-100 blocks). */
+export function homeViewOf(args: Record<string, unknown>): HomeViewRecord | string {
+  const userId = typeof args.user_id === 'string' && args.user_id !== '' ? args.user_id : undefined;
+  if (userId === undefined) return 'invalid_arguments';
+  let view: unknown = args.view;
+  if (typeof view === 'string') {
+    try {
+      view = JSON.parse(view);
+    } catch {
+      return 'invalid_arguments';
+    }
+  }
+  if (typeof view !== 'object' || view === null || Array.isArray(view)) return 'invalid_arguments';
+  const v = view as Record<string, unknown>;
+  if (v.type !== 'home' || !Array.isArray(v.blocks) || v.blocks.length < 1 || v.blocks.length > 100) return 'invalid_arguments';
+  return { userId, view: v };
+}

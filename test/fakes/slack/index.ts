@@ -29,6 +29,7 @@ import {
   type ApiContext,
   type CallRecord,
   type EphemeralRecord,
+  type HomeViewRecord,
   type Failure,
   type ReactionRecord,
   type SentRecord,
@@ -41,7 +42,7 @@ import { receiveUpload, SLACK_MAX_FILE_BYTES, type SharedFileRecord } from './fi
 export type { SharedFileRecord } from './files.js';
 export { signSlackRequest, postSignedEvent, postSignedForm, eventCallback, type PostResult } from './events.js';
 export { SLACK_TEXT_LIMIT, DEFAULT_BOT_SCOPES } from './web-api.js';
-export type { MessageMetadata, SentRecord, UpdateRecord, ReactionRecord, StatusRecord, CallRecord, Failure, EphemeralRecord } from './web-api.js';
+export type { MessageMetadata, SentRecord, UpdateRecord, ReactionRecord, StatusRecord, CallRecord, Failure, EphemeralRecord, HomeViewRecord } from './web-api.js';
 export type { Envelope, AckRecord } from './socket-mode.js';
 
 export interface SlackFakeOptions {
@@ -108,6 +109,8 @@ export interface SlackFake {
   statuses: StatusRecord[];
   /** chat.postEphemeral messages (seen by one user only). */
   ephemerals: EphemeralRecord[];
+  /** views.publish calls (App Home tabs), in order. */
+  homeViews: HomeViewRecord[];
   calls: CallRecord[];
   /** Files shared through files upload v2 (files.completeUploadExternal), with their bytes. */
   files: SharedFileRecord[];
@@ -172,6 +175,7 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
     reactions: [],
     statuses: [],
     ephemerals: [],
+    homeViews: [],
     calls: [],
     failures: new Map(),
     scopes: new Set(opts.scopes ?? DEFAULT_BOT_SCOPES),
@@ -223,6 +227,7 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
     reactions: ctx.reactions,
     statuses: ctx.statuses,
     ephemerals: ctx.ephemerals,
+    homeViews: ctx.homeViews,
     calls: ctx.calls,
     files: ctx.files.shared,
     socket,

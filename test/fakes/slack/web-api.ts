@@ -6,9 +6,9 @@ import type { TsClock, Workspace } from './events.js';
 import { completeUploadExternal, getUploadURLExternal, type FilesState } from './files.js';
 import type { ApiReply } from './reply.js';
 import { metadataOf, type MessageMetadata } from './metadata.js';
-import { blocksOf, ephemeralOf, type EphemeralRecord } from './blocks.js';
+import { blocksOf, ephemeralOf, homeViewOf, type EphemeralRecord, type HomeViewRecord } from './blocks.js';
 
-export type { EphemeralRecord } from './blocks.js';
+export type { EphemeralRecord, HomeViewRecord } from './blocks.js';
 
 /** chat.postMessage / chat.update reject text above this (Slack's documented limit). */
 export const SLACK_TEXT_LIMIT = 40_000;
@@ -93,6 +93,7 @@ export interface ApiContext {
   reactions: ReactionRecord[];
   statuses: StatusRecord[];
   ephemerals: EphemeralRecord[];
+  homeViews: HomeViewRecord[];
   calls: CallRecord[];
   failures: Map<string, Failure[]>;
   /** The bot token's OAuth scopes: a method whose scope is missing answers `missing_scope`. */
@@ -159,6 +160,12 @@ export function handleApiCall(ctx: ApiContext, method: string, args: Record<stri
       if (typeof ephemeral === 'string') return fail(ephemeral);
       ctx.ephemerals.push(ephemeral);
       return ok({ message_ts: ctx.clock.next() });
+    }
+    case 'views.publish': {
+      const home = homeViewOf(args);
+      if (typeof home === 'string') return fail(home);
+      ctx.homeViews.push(home);
+      return ok({ view: { id: `V${ctx.homeViews.length}`, ...home.view } });
     }
     case 'reactions.add':
     case 'reactions.remove':

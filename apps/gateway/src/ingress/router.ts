@@ -60,6 +60,11 @@ export class IngressRouter {
       answered = true;
       await egress.answerInteraction?.(interaction, text, { conversationId: msg.conversationId, userId: msg.userId, buttons });
     };
+    // Opening Slack's App Home tab is no request to pair: a stranger just sees that the bot is not for them.
+    if (interaction.kind === 'home' && !(await this.deps.policy.isAllowed(msg.platform, msg.userId))) {
+      await answer(INTERACTION_NOT_ALLOWED);
+      return;
+    }
     const admitted = await this.route(msg, answer);
     if (!answered) await answer(admitted ? INTERACTION_DONE : INTERACTION_NOT_ALLOWED);
   };

@@ -9,6 +9,7 @@ import { chunkMessage } from '../shared/chunk.js';
 import { sendChunks } from '../shared/send-chunks.js';
 import type { InteractionRef, InteractionTarget, OutboundFile, PlatformEgress, SendOptions, SentMessage, StatusReactions } from '../types.js';
 import { blocksWithButtons } from './blocks.js';
+import { homeView } from './home.js';
 import { slackCodec } from './codec.js';
 import {
   SLACK_DEFAULT_API_URL,
@@ -139,9 +140,16 @@ class SlackEgressImpl implements SlackEgress {
     return opts.recover ? { messageIds, recovered: found?.size ?? 0 } : { messageIds };
   }
 
-  /** A press needs no answer (Bolt acknowledged it); a note goes to the presser alone (chat.postEphemeral). */
-  async answerInteraction(_interaction: InteractionRef, note: string | null, where: InteractionTarget): Promise<void> {
+  /**
+   * A press needs no answer (Bolt acknowledged it); a note goes to the presser alone (chat.postEphemeral). The App
+   * Home tab's answer becomes its view (views.publish).
+   */
+  async answerInteraction(interaction: InteractionRef, note: string | null, where: InteractionTarget): Promise<void> {
     if (note === null) return;
+    if (interaction.kind === 'home') {
+      await this.call('views.publish', () => this.client.views.publish({ user_id: where.userId, view: homeView(note) as never }));
+      return;
+    }
     const { channel, threadTs } = slackCodec.decode(where.conversationId);
     await this.call('chat.postEphemeral', () =>
       this.client.chat.postEphemeral({ channel, user: where.userId, text: note, ...(threadTs !== undefined && { thread_ts: threadTs }) }),
