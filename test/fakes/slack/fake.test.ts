@@ -116,8 +116,8 @@ describe('Slack stand-in', () => {
 
   it('Block Kit: buttons are checked (unique action_id, 75-character text), ephemerals and home views are recorded', async () => {
     const client = new WebClient(fake.botToken, { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 } });
-    const button = (id: string, text: string) => ({ type: 'button', action_id: id, text: { type: 'plain_text', text }, value: id });
-    const section = { type: 'section', text: { type: 'mrkdwn', text: 'pick' } };
+    const button = (id: string, text: string) => ({ type: 'button' as const, action_id: id, text: { type: 'plain_text' as const, text }, value: id });
+    const section = { type: 'section' as const, text: { type: 'mrkdwn' as const, text: 'pick' } };
     await expect(client.chat.postMessage({ channel: 'D0ALICE', text: 'pick', blocks: [section, { type: 'actions', elements: [button('a', 'A'), button('a', 'B')] }] })).rejects.toThrow(/invalid_blocks/);
     await expect(client.chat.postMessage({ channel: 'D0ALICE', text: 'pick', blocks: [section, { type: 'actions', elements: [button('a', 'x'.repeat(76))] }] })).rejects.toThrow(/invalid_blocks/);
     const posted = await client.chat.postMessage({ channel: 'D0ALICE', text: 'pick', blocks: [section, { type: 'actions', elements: [button('a', 'A')] }] });
