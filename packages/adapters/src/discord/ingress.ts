@@ -183,7 +183,11 @@ class DiscordGatewayIngress implements DiscordIngress {
       const handler = this.handler;
       if (handler === null || !this.seen.add(interaction.id)) return;
       const take = interaction.isButton() ? takeButtonPress : takeCommandInteraction;
-      void this.handing.track(take(interaction, handler, this.log));
+      // Never an unhandled rejection: an interaction discord.js could build but we cannot read is logged and dropped.
+      const taken = take(interaction, handler, this.log).catch((err: unknown) => {
+        this.log.warn({ err: errorText(err), interactionId: interaction.id }, 'discord interaction unreadable; dropped');
+      });
+      void this.handing.track(taken);
     });
   }
 

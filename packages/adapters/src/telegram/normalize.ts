@@ -155,8 +155,11 @@ export interface TgCallbackQuery {
  * without data or message (a game button, or a message too old for Telegram to include).
  */
 export function normalizeCallbackQuery(q: TgCallbackQuery): InboundMessage | null {
+  // Read defensively: a malformed update must be dropped, never fail (a failed update is delivered again).
+  if (typeof q !== 'object' || q === null || typeof q.id !== 'string' || typeof q.from?.id !== 'number') return null;
   const msg = q.message;
-  if (msg === undefined || typeof q.data !== 'string' || msg.date === 0) return null;
+  if (typeof msg !== 'object' || msg === null || typeof q.data !== 'string' || msg.date === 0) return null;
+  if (typeof msg.message_id !== 'number' || typeof msg.chat?.id !== 'number') return null;
   const chatType = chatTypeOf(msg.chat);
   if (chatType === null) return null;
   const chatId = String(msg.chat.id);
