@@ -74,8 +74,15 @@ export class IngressRouter {
    * text (a clarify answer, `/resume Trip`); a stale or someone else's press gets a note only the presser sees.
    */
   private async press(msg: InboundMessage, data: string, egress: PlatformEgress, send: Reply): Promise<void> {
+    // Closing a press is best effort: a press the platform no longer lets us answer (expired, unknown) must not fail
+    // the hand-over, which would only have it delivered again.
     const close = async (note: string | null): Promise<void> => {
-      if (msg.interaction && egress.answerInteraction) await egress.answerInteraction(msg.interaction, note, { conversationId: msg.conversationId, userId: msg.userId });
+      if (!msg.interaction || !egress.answerInteraction) return;
+      try {
+        await egress.answerInteraction(msg.interaction, note, { conversationId: msg.conversationId, userId: msg.userId });
+      } catch (err) {
+        this.deps.log.warn({ err, platform: msg.platform, messageId: msg.messageId }, 'button press not answered');
+      }
     };
     const res = this.deps.buttons ? await this.deps.buttons.press(data, msg.userId) : ({ status: 'stale' } as const);
     if (res.status !== 'ok') {

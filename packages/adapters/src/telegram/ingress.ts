@@ -42,7 +42,7 @@ const SECRET_HEADER = 'x-telegram-bot-api-secret-token';
 /** What Telegram accepts as a webhook secret_token. */
 const WEBHOOK_SECRET_RE = /^[A-Za-z0-9_-]{1,256}$/;
 
-type DispatchResult = 'taken' | 'failed' | 'duplicate' | 'invalid';
+type DispatchResult = 'taken' | 'failed' | 'duplicate' | 'invalid' | 'dropped';
 
 export class TelegramIngress implements PlatformIngress {
   readonly platform = PLATFORM;
@@ -284,6 +284,11 @@ export class TelegramIngress implements PlatformIngress {
     if ('message' in update && !isMessageUpdate(update)) {
       this.logger.warn({ updateId: id }, 'telegram update with a malformed message refused');
       return Promise.resolve('invalid');
+    }
+    // A press Herald cannot read is dropped (200): failing it would only make Telegram deliver it again.
+    if ('callback_query' in update && normalizeCallbackQuery(update.callback_query as TgCallbackQuery) === null) {
+      this.logger.debug({ updateId: id }, 'telegram callback query unreadable; dropped');
+      return Promise.resolve('dropped');
     }
     const running = this.handing.get(id);
     if (running) {
