@@ -167,7 +167,7 @@ export async function startDiscordFake(opts: DiscordFakeOptions = {}): Promise<D
   const uploadLimitBytes = opts.uploadLimitBytes ?? DISCORD_DEFAULT_UPLOAD_LIMIT_BYTES;
   const cdn = new FakeCdn(() => url);
   const interactions = new FakeInteractions(world, (t, d) => gw.dispatchRaw(t, d));
-  const rest = createRestHandler({ world, token, gatewayUrl, records, failures, uploadLimitBytes, interactions });
+  const rest = createRestHandler({ world, token, gatewayUrl, records, failures, uploadLimitBytes, interactions, refreshUrl: (u) => cdn.refresh(u) });
   const server: Server = createServer((req, res) => void (cdn.handle(req, res) || rest(req, res)));
   server.on('upgrade', (req, socket, head) => gw.handleUpgrade(req, socket, head));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

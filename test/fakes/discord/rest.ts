@@ -27,7 +27,8 @@ export type RestRoute =
   | 'getGuildCommands'
   | 'interactionCallback'
   | 'editOriginalResponse'
-  | 'followUp';
+  | 'followUp'
+  | 'refreshAttachmentUrls';
 
 /** What the next call of a route answers instead of doing its work. */
 export interface FailureSpec {
@@ -71,6 +72,8 @@ export interface RestContext {
   /** The channels' upload limit per message (uploads.ts). */
   uploadLimitBytes: number;
   interactions: FakeInteractions;
+  /** A fresh signed URL for a CDN attachment URL (cdn.ts). */
+  refreshUrl(url: string): string;
 }
 
 const VERSION_PREFIX = /^(?:\/api)?\/v10(\/.*)$/;
@@ -103,6 +106,7 @@ const ROUTES: RouteDef[] = [
   { method: 'POST', pattern: /^\/interactions\/(\d+)\/([^/]+)\/callback$/, route: 'interactionCallback', noAuth: true },
   { method: 'PATCH', pattern: /^\/webhooks\/(\d+)\/([^/]+)\/messages\/(?:@|%40)original$/, route: 'editOriginalResponse', noAuth: true },
   { method: 'POST', pattern: /^\/webhooks\/(\d+)\/([^/]+)$/, route: 'followUp', noAuth: true },
+  { method: 'POST', pattern: /^\/attachments\/refresh-urls$/, route: 'refreshAttachmentUrls' },
 ];
 
 export function createRestHandler(ctx: RestContext): (req: IncomingMessage, res: ServerResponse) => void {
@@ -261,6 +265,14 @@ function route(ctx: RestContext, name: RestRoute, params: string[], body: JsonOb
         ...(typeof body.auto_archive_duration === 'number' ? { autoArchiveDuration: body.auto_archive_duration } : {}),
       });
       return { status: 201, body: thread };
+    }
+    case 'refreshAttachmentUrls': {
+      // `attachment_urls`: 1 to 50 CDN URLs; answered with `{original, refreshed}` for each.
+      const urls = body.attachment_urls;
+      if (!Array.isArray(urls) || urls.length === 0 || urls.length > 50 || !urls.every((u) => typeof u === 'string')) {
+        throw new DiscordHttpError(400, 50035, 'Invalid Form Body');
+      }
+      return { status: 200, body: { refreshed_urls: urls.map((original) => ({ original, refreshed: ctx.refreshUrl(original) })) } };
     }
     case 'addReaction':
     case 'removeReaction': {

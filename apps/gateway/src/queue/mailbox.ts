@@ -49,6 +49,8 @@ export interface TurnPayload {
   messageId: string;
   quoted?: { platformMessageId: string; text: string; fromBot: boolean };
   attachments?: Attachment[];
+  /** A part of an album (InboundMessage.albumId): the worker answers every part of it as one turn (queue/albums.ts). */
+  albumId?: string;
   /**
    * Set by /retry: `text` is a stored user message whose files were already read into it (transcripts, document
    * text, image notes); only its images are fetched again, to be shown once more.

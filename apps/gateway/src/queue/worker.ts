@@ -11,6 +11,7 @@ import { logConnectionErrors } from '../redis-errors.js';
 import { JOB_RETENTION, type BusyInputMode, type TurnJobData } from './producer.js';
 import type { ControlBus, ControlSignal } from './control.js';
 import type { DeliveryCheck, Mailbox, MailboxEntry } from './mailbox.js';
+import { entriesJoiningHead } from './turn-entries.js';
 
 export const TURN_QUEUE = 'turns';
 
@@ -94,6 +95,8 @@ export interface TurnWorkerOptions {
   watchdogGraceMs?: number;
   /** True while Redis answers (the main client is connected): a shutdown does not wait on a Redis that is gone. */
   redisReady: () => boolean;
+  /** How long the parts of an album are waited for after the last one arrived (queue/albums.ts; default 1 s). */
+  albumQuietMs?: number;
 }
 
 export const DEFAULT_WATCHDOG_MS = 1_800_000;
@@ -240,7 +243,7 @@ export class TurnWorker {
     if (!turn) return;
     if (turn.scheduled) return; // the message waits in the mailbox and runs as the next turn
     else if (s.type === 'interrupt' && turn.seq < s.seq) turn.controller.abort(new TurnAbort('interrupt'));
-    else if (s.type === 'steer') turn.steer.push({ raw: s.entry, entry: JSON.parse(s.entry) as MailboxEntry });
+    else if (s.type === 'steer') steerInto(turn, s.entry);
     else if (s.type === 'withdraw' && turn.entryIds.has(s.entryId)) turn.controller.abort(new TurnAbort('stop'));
   }
 
@@ -299,11 +302,23 @@ export class TurnWorker {
           }
           continue;
         }
-        // Interrupt mode: what piled up while the last turn ran is answered as one turn (nothing is dropped). A
-        // scheduled task's run is always a turn of its own, and stays in the mailbox while messages are merged.
         const scheduled = head.entry.payload.scheduled !== undefined;
-        const merged =
-          this.opts.busyInputMode === 'interrupt' && !scheduled ? mergeable(head.entry, (await mailbox.pending(sessionKey)).filter((m) => !m.entry.payload.scheduled)) : [];
+        // What the turn answers besides the head: merged messages (interrupt mode), an album's other parts.
+        const merged = await entriesJoiningHead({
+          mailbox,
+          sessionKey,
+          head: head.entry,
+          mode: this.opts.busyInputMode,
+          albumQuietMs: this.opts.albumQuietMs,
+          stop: () => lost || this.closing,
+        });
+        if (lost) break;
+        if (this.closing) continue; // handed over at the top of the loop
+        // A /stop while an album was being waited for took its entries (and the session) away: nothing to answer.
+        if (head.entry.payload.albumId !== undefined && !(await mailbox.holds(sessionKey, head.entry.id, head.entry.seq))) {
+          lost = !(await mailbox.renew(sessionKey, got.token));
+          continue;
+        }
         const entries = [head.entry, ...merged.map((m) => m.entry)];
         const last = entries[entries.length - 1];
         // A scheduled run is never made stale by a later message (only /stop, which takes the lock, ends it).
@@ -436,17 +451,11 @@ export class TurnWorker {
   }
 }
 
-/**
- * The pending entries one turn may answer together with the head: those in a row that reply to the same place.
- * A message that waits for an answer of its own elsewhere (each HTTP API request has its own) is never merged.
- */
-function mergeable(head: MailboxEntry, pending: Array<{ raw: string; entry: MailboxEntry }>): Array<{ raw: string; entry: MailboxEntry }> {
-  const out: Array<{ raw: string; entry: MailboxEntry }> = [];
-  for (const p of pending) {
-    if (p.entry.payload.conversationId !== head.payload.conversationId) break;
-    out.push(p);
-  }
-  return out;
+/** Steering passes text only: a message with files stays in the mailbox and is a turn of its own next. */
+function steerInto(turn: RunningTurn, raw: string): void {
+  const entry = JSON.parse(raw) as MailboxEntry;
+  if (entry.payload.attachments?.length) return;
+  turn.steer.push({ raw, entry });
 }
 
 /** The entry a job was added for; jobs added before job data was trimmed carry the whole entry instead. */
