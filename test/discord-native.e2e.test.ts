@@ -25,6 +25,8 @@ describe('discord native interactions (issue 21)', () => {
     const env = discordEnv(discord, llm, { GATEWAY_ALLOW_ALL_USERS: 'false', DISCORD_ALLOWED_USERS: discord.fixtures.alice.id, HERALD_TOOLSETS: 'full', DISCORD_STATUS_REACTIONS: '👀,⚙️,✅,⚠️' });
     cluster = await startCluster({ workers: 0, env });
     await waitForDiscordReady(cluster.ingress);
+    // Registration follows READY (a PUT of the whole list): commands are offered to users once it is done.
+    await waitFor(() => discord.interactions.registered.length > 0, { what: 'the application commands to be registered' });
   });
 
   afterAll(async () => {
