@@ -87,10 +87,10 @@ export interface InboundMessage {
   /** ms since epoch when the platform says it was sent. */
   sentAt: number;
   /**
-   * One post the platform delivers as several messages (a Telegram album: one message per picture, all with the
-   * same media_group_id). Every part is handed over at once; the worker answers the parts as one turn.
+   * A part of one message the platform delivers as several (`MessagePart`). Every part is handed over at once,
+   * tagged; the worker answers the parts as one turn.
    */
-  albumId?: string;
+  partOf?: MessagePart;
   /**
    * Set when the message came from a platform-native interaction (a Discord application command) that must be
    * answered through the interaction rather than as a new chat message (egress `answerInteraction`).
@@ -99,6 +99,24 @@ export interface InboundMessage {
   interaction?: InteractionRef;
   /** A button press (then `text` is empty): the `data` of the button pressed, and `interaction` to answer it. */
   press?: { data: string };
+}
+
+/**
+ * What ties the parts of one message together. Ingress never holds a part back waiting for the next one (a webhook
+ * answer held back would hold back the next update too: Telegram sends a chat's next update only after the last
+ * one was answered); the gateway's worker waits for the rest instead, in Redis.
+ */
+export interface MessagePart {
+  /** The same for every part of one message; unique in its conversation. */
+  id: string;
+  /**
+   * `album`: one post of several files (a Telegram album: one message per picture, all with the same media_group_id);
+   * `text`: a text the client cut at the platform's length limit and sent as several messages (answered as one
+   * text, the parts joined by a line break).
+   */
+  kind: 'album' | 'text';
+  /** The platform can tell that no part follows this one (a text part too short to have been cut): the worker stops waiting. */
+  last?: boolean;
 }
 
 /**

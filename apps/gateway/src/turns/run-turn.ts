@@ -284,15 +284,23 @@ function reactionTargets(entries: MailboxEntry[]): ReactionTarget[] {
 /**
  * The user message of a turn: merged texts, with reply-to context when the quoted message is not in history, and
  * after each text what its files became (`mediaBlocks[i]` for entry i: image notes, transcripts, document text).
+ * The parts of a text the client split are one text again, joined by a line break (where the client cut it).
  */
 export function composeUserMessage(entries: MailboxEntry[], history: ChatMessage[], mediaBlocks: readonly string[][] = []): string {
   // Messages merged from several people (a shared thread) keep who said what.
   const speakers = new Set(entries.map((e) => e.payload.userId));
-  const parts = entries.map((e, i) => {
+  let out = '';
+  entries.forEach((e, i) => {
     const text = [withQuote(e.payload, history), ...(mediaBlocks[i] ?? [])].filter(Boolean).join('\n');
-    return speakers.size > 1 ? `[${e.payload.userName ?? e.payload.userId}]: ${text}` : text;
+    if (i > 0 && continuesText(entries[i - 1].payload, e.payload)) out += `\n${text}`;
+    else out += `${i > 0 ? '\n\n' : ''}${speakers.size > 1 ? `[${e.payload.userName ?? e.payload.userId}]: ` : ''}${text}`;
   });
-  return parts.join('\n\n');
+  return out;
+}
+
+/** `next` is the next part of the split text `prev` is a part of. */
+function continuesText(prev: TurnPayload, next: TurnPayload): boolean {
+  return next.partOf?.kind === 'text' && prev.partOf?.kind === 'text' && prev.partOf.id === next.partOf.id && prev.userId === next.userId;
 }
 
 /** Files only (no words), and not one of them gave the model anything: there is no question to put to it. */

@@ -22,10 +22,8 @@ export type NormalizeResult =
   | {
       accepted: true;
       message: InboundMessage;
-      /** Plain text that may be the first or next part of a message the client split; commands and media are not. */
+      /** Plain text that may be the first or next part of a text the client split; commands and media are not. */
       joinable: boolean;
-      /** Part of an album: Telegram sends each photo of an album as its own message with this id. */
-      mediaGroupId?: string;
     }
   | { accepted: false; reason: 'own-message' | 'unsupported-chat' | 'not-addressed' | 'other-bot-command' | 'empty' };
 
@@ -72,10 +70,11 @@ export function normalizeMessage(msg: TgMessage, opts: NormalizeOptions): Normal
       },
     }),
     sentAt: msg.date * 1000,
-    ...(msg.media_group_id !== undefined && attachments.length > 0 && { albumId: msg.media_group_id }),
+    // Telegram sends each file of an album as its own message, all with the same media_group_id.
+    ...(msg.media_group_id !== undefined && attachments.length > 0 && { partOf: { id: msg.media_group_id, kind: 'album' as const } }),
   };
   const joinable = addressing.command === null && attachments.length === 0;
-  return { accepted: true, message, joinable, ...(msg.media_group_id !== undefined && attachments.length > 0 && { mediaGroupId: msg.media_group_id }) };
+  return { accepted: true, message, joinable };
 }
 
 function chatTypeOf(chat: TgChat): ChatType | null {
