@@ -21,6 +21,7 @@ import { TURN_QUEUE, TurnWorker } from './queue/worker.js';
 import { MailboxJanitor } from './queue/janitor.js';
 import { IngressRouter } from './ingress/router.js';
 import { CommandLedger } from './commands/ledger.js';
+import { ButtonStore } from './interactions/buttons.js';
 import { InboundBoundary } from './ingress/handover.js';
 import { accessPolicy } from './ingress/authorize.js';
 import { openConversationServices } from './sessions/services.js';
@@ -260,6 +261,7 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
       conversation,
       schedules: schedules.service,
       awaitingAnswer: clarifyPending(redis, config.redisPrefix),
+      buttons: new ButtonStore(redis, config.redisPrefix),
       onCompressed: (reason) => metrics.compressions.inc({ reason }),
     });
     ingresses = createIngresses(config, threads, log);

@@ -88,7 +88,8 @@ async function command(chat: string, text: string, platform: InboundMessage['pla
   const msg = message(chat, text, platform);
   const parsed = parseCommand(text);
   if (!parsed) throw new Error(`not a command: ${text}`);
-  return runCommand(deps, { command: parsed, msg, sessionKey: sessionKeyFor(msg) });
+  const reply = await runCommand(deps, { command: parsed, msg, sessionKey: sessionKeyFor(msg) });
+  return reply === null || typeof reply === 'string' ? reply : reply.text;
 }
 
 /** A session with `exchanges` question/answer pairs written as turns, as the worker writes them. */

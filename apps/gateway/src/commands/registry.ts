@@ -81,7 +81,7 @@ export function helpText(): string {
   return ['Commands:', ...COMMANDS.map(line), `On Slack: ${SLACK_SLASH_COMMAND} <command>, e.g. ${SLACK_SLASH_COMMAND} status.`].join('\n');
 }
 
-/** For Telegram's setMyCommands menu (and the other platforms' equivalents). */
-export function menuCommands(): Array<{ name: string; description: string }> {
-  return COMMANDS.map((c) => ({ name: c.name, description: c.description }));
+/** For Telegram's setMyCommands menu and Discord's application commands (which also take the aliases and args). */
+export function menuCommands(): Array<{ name: string; description: string; args?: string; aliases: readonly string[] }> {
+  return COMMANDS.map((c) => ({ name: c.name, description: c.description, aliases: c.aliases, ...(c.args && { args: c.args }) }));
 }

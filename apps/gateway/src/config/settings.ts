@@ -62,6 +62,11 @@ const ttsModelRef = z
   .regex(/^openai:\S+$/, "must look like openai:<model>, e.g. openai:gpt-4o-mini-tts (voice replies use OpenAI's speech API)");
 const mimePattern = z.string().regex(/^[a-z0-9.+-]+\/([a-z0-9.+-]+|\*)$|^\*\/\*$/i, 'must be MIME types such as image/png or image/*');
 const toolProgressMode = z.enum(['off', 'new', 'all']);
+/** on (the platform's own emoji), off, or four emoji for the stages queued,tools,done,error (an empty one is left out). */
+const statusReactions = z
+  .string()
+  .trim()
+  .refine((v) => v === 'on' || v === 'off' || (v.split(',').length === 4 && v.split(',').some((e) => e.trim() !== '')), 'must be on, off, or four emoji for queued,tools,done,error such as 👀,⚙️,✅,⚠️');
 /** `llava=true,gpt-4=false` → { llava: true, 'gpt-4': false }. */
 const visionOverrides = list
   .pipe(z.array(z.string().regex(/^[^=\s]+=(true|false|yes|no)$/i, 'each entry must be model=true or model=false')))
@@ -139,6 +144,8 @@ export const SETTINGS = {
   systemPrompt: setting('HERALD_SYSTEM_PROMPT', str, 'System prompt of the agent', 'You are Herald, a helpful assistant reachable from chat apps. Answer concisely.'),
   // Conversation control (commands, resets, what the user sees while the agent works).
   toolProgress: setting('HERALD_TOOL_PROGRESS', toolProgressMode, 'Tool progress message: off, new (a line when the tool changes) or all; default per platform (Telegram and Slack off, Discord new)'),
+  statusReactions: setting('HERALD_STATUS_REACTIONS', statusReactions, 'Status reactions on the user\'s message on every platform: on, off, or queued,tools,done,error emoji (default: Slack on, others off)'),
+  confirmReset: setting('HERALD_CONFIRM_RESET', bool, '/new (/reset) asks first, with buttons (or /new now); /new now always resets at once', 'false'),
   streaming: setting('HERALD_STREAMING', bool, 'Stream replies by editing one message as the text arrives', 'false'),
   interimMessages: setting('HERALD_INTERIM_MESSAGES', bool, 'Show what the model writes before its tool calls ("Let me look that up.") as a message of its own, as Hermes does', 'true'),
   sessionReset: setting('HERALD_SESSION_RESET', z.enum(['idle', 'daily', 'both', 'none']), 'When a conversation starts afresh by itself: idle, daily, both or none', 'both'),
@@ -214,6 +221,7 @@ export const SETTINGS = {
     allowedUsers: setting('TELEGRAM_ALLOWED_USERS', list, 'Telegram user ids allowed to talk to the bot', ''),
     allowAllUsers: setting('TELEGRAM_ALLOW_ALL_USERS', bool, 'Let any Telegram user in', 'false'),
     toolProgress: setting('TELEGRAM_TOOL_PROGRESS', toolProgressMode, 'Tool progress on Telegram (overrides HERALD_TOOL_PROGRESS; default off)'),
+    statusReactions: setting('TELEGRAM_STATUS_REACTIONS', statusReactions, 'Status reactions on Telegram (overrides HERALD_STATUS_REACTIONS)'),
   },
   discord: {
     botToken: setting('DISCORD_BOT_TOKEN', str, 'Discord bot token', undefined, true),
@@ -225,6 +233,9 @@ export const SETTINGS = {
     allowedUsers: setting('DISCORD_ALLOWED_USERS', list, 'Discord user ids allowed', ''),
     allowAllUsers: setting('DISCORD_ALLOW_ALL_USERS', bool, 'Let any Discord user in', 'false'),
     toolProgress: setting('DISCORD_TOOL_PROGRESS', toolProgressMode, 'Tool progress on Discord (overrides HERALD_TOOL_PROGRESS; default new)'),
+    statusReactions: setting('DISCORD_STATUS_REACTIONS', statusReactions, 'Status reactions on Discord (overrides HERALD_STATUS_REACTIONS)'),
+    slashCommands: setting('DISCORD_SLASH_COMMANDS', bool, "Register Herald's commands as Discord application (slash) commands", 'true'),
+    commandGuilds: setting('DISCORD_COMMAND_GUILDS', list.pipe(z.array(z.string().regex(/^\d{1,20}$/, 'must be server (guild) ids'))), 'Comma list of server ids to register the slash commands in (instant); empty: global', ''),
   },
   slack: {
     botToken: setting('SLACK_BOT_TOKEN', z.string().regex(/^xoxb-/, 'must start with xoxb-'), 'Slack bot token', undefined, true),
@@ -234,6 +245,8 @@ export const SETTINGS = {
     allowedUsers: setting('SLACK_ALLOWED_USERS', list, 'Slack user ids allowed', ''),
     allowAllUsers: setting('SLACK_ALLOW_ALL_USERS', bool, 'Let any Slack user in', 'false'),
     toolProgress: setting('SLACK_TOOL_PROGRESS', toolProgressMode, 'Tool progress on Slack (overrides HERALD_TOOL_PROGRESS; default off)'),
+    slashCommands: setting('SLACK_SLASH_COMMANDS', z.enum(['single', 'each']), 'single: one /herald <command>; each: also /herald-<command> per command (declare them in the app)', 'single'),
+    statusReactions: setting('SLACK_STATUS_REACTIONS', statusReactions, 'Status reactions on Slack (overrides HERALD_STATUS_REACTIONS)'),
   },
   gateway: {
     allowedUsers: setting('GATEWAY_ALLOWED_USERS', list, 'User ids allowed on every platform', ''),

@@ -50,7 +50,7 @@ function live(opts: { streaming?: boolean; tools?: ToolProgressMode; interim?: b
     conversationId: 'discord:1',
     platform: 'discord',
     chatType: 'dm',
-    settings: { streaming: opts.streaming ?? false, interimMessages: opts.interim ?? false, toolProgress: { telegram: 'off', discord: opts.tools ?? 'off', slack: 'off' } },
+    settings: { streaming: opts.streaming ?? false, interimMessages: opts.interim ?? false, toolProgress: { telegram: 'off', discord: opts.tools ?? 'off', slack: 'off' }, reactions: { telegram: 'off', discord: 'off', slack: 'off' } },
     signal: controller.signal,
     canDeliver: async () => true,
     log,

@@ -14,6 +14,8 @@ import type { ProgressSettings, ToolProgressMode } from '../config/progress.js';
 import type { Logger } from '../logger.js';
 import { TurnAbort } from '../queue/worker.js';
 import { deliver } from './delivery.js';
+import { ChatOutlet, LiveMessage } from './live-message.js';
+import { canDraft, DraftPreview } from './draft-preview.js';
 
 export const EDIT_INTERVAL_MS = 1_000;
 export const TELEGRAM_PRIVATE_EDIT_INTERVAL_MS = 1_100;
@@ -33,117 +35,6 @@ export const THINKING_LINE = '💭 thinking…';
 export function editIntervalMs(platform: string, chatType: string): number {
   if (platform !== 'telegram') return EDIT_INTERVAL_MS;
   return chatType === 'dm' ? TELEGRAM_PRIVATE_EDIT_INTERVAL_MS : TELEGRAM_GROUP_EDIT_INTERVAL_MS;
-}
-
-/** When each chat may be edited next, shared by every turn of this process. */
-const nextEditAt = new Map<string, number>();
-
-/** Sends and edits of one turn, one at a time, in order; failures are logged, never thrown into the turn. */
-class ChatOutlet {
-  private chain: Promise<void> = Promise.resolve();
-
-  constructor(
-    readonly egress: PlatformEgress,
-    readonly conversationId: string,
-    private readonly intervalMs: number,
-    private readonly log: Logger,
-  ) {}
-
-  run(what: string, fn: () => Promise<void>): Promise<void> {
-    this.chain = this.chain.then(fn).catch((err: unknown) => this.log.warn({ err }, `${what} failed`));
-    return this.chain;
-  }
-
-  /** Resolves once everything queued so far is done. */
-  idle(): Promise<void> {
-    return this.chain;
-  }
-
-  delayUntilEdit(): number {
-    return Math.max(0, (nextEditAt.get(this.conversationId) ?? 0) - Date.now());
-  }
-
-  spend(): void {
-    nextEditAt.set(this.conversationId, Date.now() + this.intervalMs);
-    // Keep the map small: forget chats whose slot is long past.
-    if (nextEditAt.size > 10_000) for (const [k, t] of nextEditAt) if (t < Date.now()) nextEditAt.delete(k);
-  }
-}
-
-/** One message that is sent once and then edited, at most once per the chat's interval, to what `render` says. */
-class LiveMessage {
-  id: string | null = null;
-  private shown: string | null = null;
-  private creating = false;
-  /** After finish/close: no more scheduled edits (a late one would overwrite the final text). */
-  private frozen = false;
-  private timer: NodeJS.Timeout | null = null;
-
-  constructor(
-    private readonly out: ChatOutlet,
-    private render: () => string,
-    private readonly what: string,
-    private readonly mayStart: () => Promise<boolean>,
-    private readonly replyTo?: string,
-    /** Told the message's id once it exists (the streamed reply's id is recorded in the outbox). */
-    private readonly onCreated?: (id: string) => Promise<void>,
-  ) {}
-
-  touch(): void {
-    if (this.frozen) return;
-    if (this.id === null) {
-      if (this.creating) return; // create() looks again when it is done
-      this.creating = true;
-      void this.out.run(`sending the ${this.what}`, () => this.create());
-      return;
-    }
-    if (this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.out.run(`editing the ${this.what}`, () => this.flush());
-    }, this.out.delayUntilEdit());
-  }
-
-  /** Shows `text` for good: one last edit (or the first send, if it is still on its way), then no more. */
-  settle(text: string): void {
-    this.render = () => text;
-    this.flushNow();
-  }
-
-  /** Queues one last edit with whatever changed, then stops (the caller waits for the outlet). */
-  flushNow(): void {
-    this.freeze();
-    void this.out.run(`editing the ${this.what}`, () => this.flush());
-  }
-
-  freeze(): void {
-    this.frozen = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-  }
-
-  private async create(): Promise<void> {
-    try {
-      const text = this.render();
-      if (text.trim() === '' || !(await this.mayStart())) return;
-      this.out.spend();
-      const sent = await this.out.egress.send(this.out.conversationId, text, { replyTo: this.replyTo });
-      this.id = sent.messageIds[0] ?? null;
-      this.shown = text;
-      if (this.id !== null) await this.onCreated?.(this.id);
-    } finally {
-      this.creating = false;
-    }
-    if (this.id !== null && this.render() !== this.shown) this.touch();
-  }
-
-  private async flush(): Promise<void> {
-    const text = this.render();
-    if (this.id === null || text === this.shown || text.trim() === '') return;
-    this.out.spend();
-    await this.out.egress.edit(this.out.conversationId, this.id, text);
-    this.shown = text;
-  }
 }
 
 export interface LiveTurnOptions {
@@ -177,7 +68,8 @@ export class LiveTurn {
   private readonly toolLines = new Map<string, number>();
   private lastToolName: string | null = null;
   private readonly status: LiveMessage;
-  private stream: LiveMessage | null;
+  /** The streamed reply: a draft where the platform has them (Telegram private chats), else a message edited in place. */
+  private stream: LiveMessage | DraftPreview | null;
   private streamed = '';
   /** The next delta starts a new model response (after tools ran): what was streamed before is replaced. */
   private newResponse = false;
@@ -192,7 +84,7 @@ export class LiveTurn {
     this.out = new ChatOutlet(opts.egress, opts.conversationId, interval, opts.log);
     this.toolMode = opts.settings?.toolProgress[platform] ?? 'off';
     this.status = new LiveMessage(this.out, () => this.statusLines.slice(-MAX_STATUS_LINES).join('\n'), 'status message', this.mayStart, opts.replyTo);
-    this.stream = opts.settings?.streaming || opts.streamMessageId ? this.newStream() : null;
+    this.stream = opts.settings?.streaming || opts.streamMessageId ? this.newStream(!opts.streamMessageId) : null;
     if (this.stream && opts.streamMessageId) this.stream.id = opts.streamMessageId;
     opts.signal.addEventListener('abort', () => this.stopTimers(), { once: true });
   }
@@ -200,21 +92,25 @@ export class LiveTurn {
   /** Whether the turn may show something new: not stopped, and still the conversation's current turn. */
   private readonly mayStart = async (): Promise<boolean> => !this.opts.signal.aborted && (await this.opts.canDeliver());
 
-  private newStream(): LiveMessage {
-    return new LiveMessage(this.out, () => this.streamView(), 'streamed reply', this.mayStart, this.opts.replyTo, this.opts.onStreamCreated);
+  /** The streamed reply: a draft where the platform has them (Telegram private chats), else a message edited in place. */
+  private newStream(mayDraft: boolean): LiveMessage | DraftPreview {
+    const { opts } = this;
+    const streamMessage = (): LiveMessage => new LiveMessage(this.out, () => this.streamView(), 'streamed reply', this.mayStart, opts.replyTo, opts.onStreamCreated);
+    const draft = mayDraft && canDraft(opts.egress, opts.platform, opts.chatType);
+    return draft ? new DraftPreview(this.out, () => this.streamView(), streamMessage, this.mayStart, opts.log) : streamMessage();
   }
 
   /**
    * Text the model wrote before its tool calls becomes a message of its own: the streamed message keeps it (and
-   * the next response streams into a new one), or, without streaming, it is sent now.
+   * the next response streams into a new one), or, without streaming or when it was only a draft, it is sent now.
    */
   private showInterim(text: string): void {
     if (!this.opts.settings?.interimMessages) return;
     if (this.stream) {
-      this.stream.settle(text);
-      this.stream = this.newStream();
+      const shown = this.stream.settle(text);
+      this.stream = this.newStream(true);
       this.streamed = '';
-      return;
+      if (shown) return;
     }
     const { egress, conversationId, deliveryBaseDelayMs } = this.opts;
     void this.out.run('sending an interim message', async () => {

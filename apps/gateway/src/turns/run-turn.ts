@@ -17,6 +17,7 @@ import type { ConversationServices } from '../sessions/services.js';
 import { compressBeforeTurn, persistTurn } from './auto-compress.js';
 import { flushBeforeLoopCompression, flushBeforeLosingDetails } from './memory-flush.js';
 import { showTurnProgress } from './turn-reactions.js';
+import { statusReactionsFor } from '../config/progress.js';
 import { withTurnTools, type TurnToolsFactory } from './tools.js';
 import { retryThroughStoreOutage, untilStored } from './store-patience.js';
 import { sendReply } from './send-reply.js';
@@ -85,8 +86,9 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       return;
     }
     const egress = deps.egress(first.platform);
-    // 👀 on the user's messages while this turn runs, ✅ once answered (platforms with that convention: Slack).
-    const progress = showTurnProgress(egress, reactionTargets(ctx.entries), ctx.log);
+    // 👀 on the user's messages while this turn runs, ⚙️ with tools, ✅/⚠️ once answered (turns/turn-reactions.ts).
+    const emoji = statusReactionsFor(deps.conversation?.progress, first.platform, egress);
+    const progress = showTurnProgress(egress, emoji, reactionTargets(ctx.entries), ctx.log);
     const relay = deps.relay?.(last) ?? null;
     // Typing, tool progress, status lines and streaming (turns/progress.ts).
     const live = new LiveTurn({
@@ -116,13 +118,13 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       sendAttemptsAtBegin: turn.sendAttempts,
     };
     // The reply goes out; the reaction swap waits until the session is free again (TurnResult.afterAck).
-    const send = async (text: string): Promise<TurnResult> => {
+    const send = async (text: string, failed = false): Promise<TurnResult> => {
       const outcome = await sendReply(target, text);
       if (outcome !== 'delivered') {
         await live.close();
         return { afterAck: () => progress.clear() };
       }
-      return { afterAck: () => progress.done() };
+      return { afterAck: () => progress.done(failed) };
     };
 
     if (turn.status === 'replied' && turn.reply !== null) {
@@ -217,6 +219,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
         onEvent: (event) => {
           ctx.touch(); // the worker's inactivity watchdog counts every agent event as activity
           live.onEvent(event);
+          if (event.type === 'tool_start') progress.tools();
           relay?.(event);
         },
         toolContext: { sessionId: session.id, sessionKey, userId: first.userId, platform: first.platform },
@@ -257,7 +260,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     });
     // A compression (before or inside the turn) starts a new prefix: a cold cache there is expected.
     if (compressed === current && !result.compactedHistory) warnOnCacheCollapse(current, result, ctx.log);
-    const sent = await send(reply);
+    const sent = await send(reply, Boolean(result.error));
     if (result.error) await store.markTurn(ctx.turnId, 'failed', ctx.fence, `${result.error.kind}: ${result.error.message}`);
     // The first exchange of a new chat conversation names it, behind the reply (llm/auto-title.ts). Not scheduled
     // runs, not API requests (a client may send thousands, each a session of its own).

@@ -4,6 +4,7 @@
  * iteration budget shared with subagents, the saved-notes block in front of the first message of a session, and
  * a clarify broker that asks questions in the chat (see clarify.ts).
  */
+import { ButtonStore } from '../interactions/buttons.js';
 import {
   CLARIFY_TOOL,
   DEFAULT_MAX_ITERATIONS,
@@ -110,6 +111,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
   const hasMemory = tools.some((t) => t.name === MEMORY_TOOL);
   // A scheduled task's turn has nobody to ask: the user did not start it and may not be there.
   const scheduledTools = tools.filter((t) => t.name !== CLARIFY_TOOL);
+  const buttons = new ButtonStore(deps.redis, config.redisPrefix);
 
   return {
     tools,
@@ -118,9 +120,12 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
         redis: deps.redis,
         prefix: config.redisPrefix,
         sessionKey: ctx.sessionKey,
-        send: async (question) => {
+        send: async (question, choices) => {
           if (!(await ctx.canDeliver())) throw new Error('the conversation moved on; the question was not sent');
-          await deliver(egress, payload.conversationId, question, { replyTo: payload.platformMessageId });
+          // One button per choice; only the person whose turn it is may press them (their press is the answer).
+          const offered = choices.length > 0 ? await buttons.offer({ userId: payload.userId, choices: choices.map((c) => ({ label: c, text: c })), once: false }) : null;
+          await deliver(egress, payload.conversationId, question, { replyTo: payload.platformMessageId, buttons: offered?.buttons });
+          return offered ? () => buttons.withdraw(offered.id) : undefined;
         },
         takeSteerMessages: ctx.takeSteerMessages,
       });
