@@ -304,7 +304,8 @@ describe('herald store migrate', () => {
     // Every table the gateway creates, scheduled tasks and budget spend included.
     expect(run.lines).toContain('schedules: 0 rows');
     expect(run.lines).toContain('spend: 0 rows');
-    expect(run.lines).toContain('checked: all 16 tables have as many rows in the target as in the source');
+    expect(run.lines).toContain('reasoning_display: 0 rows');
+    expect(run.lines).toContain('checked: all 17 tables have as many rows in the target as in the source');
     expect(run.stdout + run.stderr).not.toContain(password);
 
     const search = await herald(['sessions', 'search', 'sourdough'], { HERALD_DATABASE_URL: url });

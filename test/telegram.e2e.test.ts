@@ -349,7 +349,7 @@ describe('telegram through the gateway (webhook)', () => {
   });
 
   it('registers the webhook with its secret and answers updates Telegram posts with it', async () => {
-    expect(tg.webhook).toMatchObject({ url: hookUrl, secret_token: WEBHOOK_SECRET, allowed_updates: ['message'] });
+    expect(tg.webhook).toMatchObject({ url: hookUrl, secret_token: WEBHOOK_SECRET, allowed_updates: ['message', 'callback_query'] });
     tg.injectMessage({ chatId: 801, userId: 801, text: 'hi over the webhook' });
     await waitFor(() => repliesIn(tg, 801).length >= 1, { what: 'the answer' });
 

@@ -155,6 +155,7 @@ function ingressOf(config: HeraldConfig, bot: Bot, threads: KnownThreads, log: L
       allowBots: d.allowBots,
       threads: threads.of('discord'),
       commands,
+      slashCommands: { enabled: d.slashCommands, guildIds: d.commandGuilds },
       logger,
     });
   }
@@ -167,6 +168,7 @@ function ingressOf(config: HeraldConfig, bot: Bot, threads: KnownThreads, log: L
     apiUrl: bot.apiBase ?? s.apiUrl,
     threads: threads.of('slack'),
     commands,
+    slashCommands: s.slashCommands,
     logger,
   });
 }

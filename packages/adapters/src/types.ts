@@ -98,6 +98,14 @@ export interface InboundMessage {
    * tagged; the worker answers the parts as one turn.
    */
   partOf?: MessagePart;
+  /**
+   * Set when the message came from a platform-native interaction (a Discord application command) that must be
+   * answered through the interaction rather than as a new chat message (egress `answerInteraction`).
+   * Never enqueued: the router answers commands on the ingress and turns keep only `payloadFrom` fields.
+   */
+  interaction?: InteractionRef;
+  /** A button press (then `text` is empty): the `data` of the button pressed, and `interaction` to answer it. */
+  press?: { data: string };
 }
 
 /**
@@ -117,6 +125,33 @@ export interface MessagePart {
   /** The platform can tell that no part follows this one (a text part too short to have been cut): the worker stops waiting. */
   last?: boolean;
 }
+
+/**
+ * An interaction the platform wants answered through its own endpoints, exactly once:
+ *  - Discord: the interaction token's webhook (valid 15 minutes), already acknowledged by the ingress (a command
+ *    with a deferred response, a button press with a deferred update);
+ *  - Telegram: a callback query (`id`), answered with answerCallbackQuery (a short note, or nothing);
+ *  - Slack: a button press, acknowledged by the ingress; a note goes to the user alone (chat.postEphemeral).
+ */
+export interface InteractionRef {
+  /** `home`: Slack's App Home tab was opened; the answer (the user's status) becomes the tab's view. */
+  kind: 'command' | 'press' | 'home';
+  id: string;
+  /** Discord only. */
+  applicationId?: string;
+  token?: string;
+  /** The deferred response is ephemeral (only the user who invoked it sees the answer). */
+  ephemeral: boolean;
+}
+
+/** A button under a message; pressing it comes back as an InboundMessage with `press.data`. */
+export interface Button {
+  label: string;
+  /** Opaque, at most BUTTON_DATA_MAX bytes (Telegram's callback_data limit). */
+  data: string;
+}
+
+export const BUTTON_DATA_MAX = 64;
 
 export interface SendOptions {
   /** Platform message id the first chunk replies to. */
@@ -142,6 +177,8 @@ export interface SendOptions {
    * With `recover`, a chunk found already sent is reported in its place too, so it gets recorded as well.
    */
   onChunkSent?: (index: number, messageId: string) => void | Promise<void>;
+  /** Buttons under the last chunk (Telegram inline keyboard, Discord components, Slack Block Kit actions). */
+  buttons?: Button[];
 }
 
 /**
@@ -199,6 +236,12 @@ export interface PlatformEgress {
   readonly duplicateSafety: DuplicateSafety;
   /** Formats Markdown for the platform, chunks at its limit, falls back to plain text on a formatting rejection. */
   send(conversationId: string, markdown: string, opts?: SendOptions): Promise<SentMessage>;
+  /**
+   * Streams a preview of a reply that is still being written, without creating a message (Telegram's
+   * sendMessageDraft, Bot API 9.3+, private chats only): the same `draftId` updates one animated draft, which
+   * vanishes on its own; the final text is then sent as a normal message. Absent where the platform has none.
+   */
+  draft?(conversationId: string, draftId: number, markdown: string): Promise<void>;
   /** Edits a message in place (streaming, tool progress). "Not modified" counts as success. */
   edit(conversationId: string, messageId: string, markdown: string): Promise<void>;
   /** Shows "typing…" once; the caller refreshes it (see `typingRefreshMs`). */
@@ -216,15 +259,35 @@ export interface PlatformEgress {
   /** Adds (or with `remove`, removes) a reaction; platforms without reactions resolve silently. */
   react(conversationId: string, messageId: string, emoji: string, remove?: boolean): Promise<void>;
   /**
-   * Where the platform's convention is to show a turn's progress on the user's message (Slack: 👀 while working,
-   * ✅ once answered), the two emoji; absent elsewhere. The gateway's turn runner applies them.
+   * The emoji this platform takes for status reactions on the user's message (Telegram allows only a fixed set),
+   * used when the operator switches them on without naming their own. Absent: no reactions here.
    */
-  readonly turnReactions?: TurnReactions;
+  readonly statusReactions?: StatusReactions;
+  /**
+   * Answers an interaction once. A command (Discord): the first chunk fills the deferred response, further chunks
+   * follow up, `buttons` go under the last. A press: `markdown` is a short note only the presser sees (null: no
+   * note, just close it where the platform needs that, as Telegram's answerCallbackQuery).
+   */
+  answerInteraction?(interaction: InteractionRef, markdown: string | null, where: InteractionTarget): Promise<void>;
 }
 
-export interface TurnReactions {
-  working: string;
+/** Where an interaction happened: its conversation and the user who made it. */
+export interface InteractionTarget {
+  conversationId: string;
+  userId: string;
+  buttons?: Button[];
+}
+
+/** Status reactions on a user's message, by stage; '' leaves a stage out. */
+export interface StatusReactions {
+  /** Taken: the message is being worked on. */
+  queued: string;
+  /** The agent is running tools. */
+  tools: string;
+  /** Answered. */
   done: string;
+  /** Answered with an error. */
+  error: string;
 }
 
 export type AdapterState = 'connected' | 'connecting' | 'disconnected' | 'disabled' | 'fatal';

@@ -16,6 +16,7 @@ import type { Profile, ProfileTable } from '../profiles/table.js';
 import { profileColumn } from '../profiles/names.js';
 
 export { profileColumn };
+export type { CommandReply } from '../interactions/buttons.js';
 
 export interface CommandDeps {
   store: SessionStore;

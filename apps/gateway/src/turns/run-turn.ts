@@ -15,8 +15,9 @@ import { replyOnFailure } from './user-errors.js';
 import { LiveTurn } from './progress.js';
 import type { ConversationServices } from '../sessions/services.js';
 import { compressBeforeTurn, persistTurn } from './auto-compress.js';
-import { flushBeforeLosingDetails } from './memory-flush.js';
+import { flushBeforeLoopCompression, flushBeforeLosingDetails } from './memory-flush.js';
 import { showTurnProgress } from './turn-reactions.js';
+import { statusReactionsFor } from '../config/progress.js';
 import { withTurnTools, type TurnToolsFactory } from './tools.js';
 import { retryThroughStoreOutage, untilStored } from './store-patience.js';
 import { sendReply } from './send-reply.js';
@@ -101,8 +102,9 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       return;
     }
     const egress = deps.egress(first.platform, first.account);
-    // 👀 on the user's messages while this turn runs, ✅ once answered (platforms with that convention: Slack).
-    const progress = showTurnProgress(egress, reactionTargets(ctx.entries), ctx.log);
+    // 👀 on the user's messages while this turn runs, ⚙️ with tools, ✅/⚠️ once answered (turns/turn-reactions.ts).
+    const emoji = statusReactionsFor(deps.conversation?.progress, first.platform, egress);
+    const progress = showTurnProgress(egress, emoji, reactionTargets(ctx.entries), ctx.log);
     const relay = deps.relay?.(last) ?? null;
     // Typing, tool progress, status lines and streaming (turns/progress.ts).
     const live = new LiveTurn({
@@ -132,13 +134,13 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       sendAttemptsAtBegin: turn.sendAttempts,
     };
     // The reply goes out; the reaction swap waits until the session is free again (TurnResult.afterAck).
-    const send = async (text: string): Promise<TurnResult> => {
+    const send = async (text: string, failed = false): Promise<TurnResult> => {
       const outcome = await sendReply(target, text);
       if (outcome !== 'delivered') {
         await live.close();
         return { afterAck: () => progress.clear() };
       }
-      return { afterAck: () => progress.done() };
+      return { afterAck: () => progress.done(failed) };
     };
 
     if (turn.status === 'replied' && turn.reply !== null) {
@@ -191,7 +193,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       beforeCompress: services ? () => flushBeforeLosingDetails(store, services, current, 'compression', ctx.log) : undefined,
     });
     const compressed = session;
-    const history = await store.getHistory(session.id);
+    // A re-run after a crash continues after the tool work its first run saved (incremental persistence).
+    const { history, saved } = await store.getTurnHistory(session.id, ctx.turnId);
     live.startTyping();
     // The session's own model when /model chose one (sessions/models.ts), then the configured fallbacks.
     const chosenProviders = deps.conversation?.models.providersFor(agent, session.model) ?? agent;
@@ -245,14 +248,19 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
           // Without an auxiliary model the loop summarises with the model it is using at the time (it may have
           // fallen back from one that is down), not with the chain that starts at the primary again.
           ...(summarizer && services?.config.auxiliaryModel ? { summaryProvider: summarizer } : {}),
+          // The memory-only flush runs before each compression inside the turn too (memory-flush.ts).
+          beforeCompress: flushBeforeLoopCompression(store, services, session, providers.primary, ctx.signal, ctx.log),
         },
         getSteerMessages: ctx.takeSteerMessages,
         onEvent: (event) => {
           ctx.touch(); // the worker's inactivity watchdog counts every agent event as activity
           live.onEvent(event);
+          if (event.type === 'tool_start') progress.tools();
           relay?.(event);
         },
         toolContext: { sessionId: session.id, sessionKey, userId: first.userId, platform: first.platform },
+        ...(saved.length > 0 ? { resume: saved } : {}),
+        onCheckpoint: (messages) => store.checkpointTurn(ctx.turnId, ctx.fence, session.id, messages, { platformMessageId: last.platformMessageId }),
       }));
     } finally {
       live.stopTyping();
@@ -277,7 +285,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
 
     // When the loop compressed inside the turn, the compressed history continues in a child session.
     // The answer (or a short error text), the pictures in it and a voice reply become files (turns/finish-reply.ts).
-    const { reply, files, speechCalls } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log });
+    const showReasoning = (await deps.conversation?.reasoning.isOn(ctx.sessionKey)) ?? false;
+    const { reply, files, speechCalls } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log, showReasoning });
     // Messages, usage, spend and the recorded reply (with its files) commit together: a crash leaves all or none.
     let text = reply;
     session = await store.transaction(async () => {
@@ -297,7 +306,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     });
     // A compression (before or inside the turn) starts a new prefix: a cold cache there is expected.
     if (compressed === current && !result.compactedHistory) warnOnCacheCollapse(current, result, ctx.log);
-    const sent = await send(text);
+    const sent = await send(text, Boolean(result.error));
     if (result.error) await store.markTurn(ctx.turnId, 'failed', ctx.fence, `${result.error.kind}: ${result.error.message}`);
     // The first exchange of a new chat conversation names it, behind the reply (llm/auto-title.ts). Not scheduled
     // runs, not API requests (a client may send thousands, each a session of its own).

@@ -29,7 +29,7 @@ import {
 import { HealthTracker } from './health.js';
 import { IncomingParts } from './parts.js';
 import type { BotIdentity } from './mention.js';
-import { normalizeMessage } from './normalize.js';
+import { normalizeCallbackQuery, normalizeMessage, type TgCallbackQuery } from './normalize.js';
 import { Poller } from './poller.js';
 import { RecentIds } from '../shared/recent-ids.js';
 import { sleep as realSleep } from './sleep.js';
@@ -40,7 +40,7 @@ const SECRET_HEADER = 'x-telegram-bot-api-secret-token';
 /** What Telegram accepts as a webhook secret_token. */
 const WEBHOOK_SECRET_RE = /^[A-Za-z0-9_-]{1,256}$/;
 
-type DispatchResult = 'taken' | 'failed' | 'duplicate' | 'invalid';
+type DispatchResult = 'taken' | 'failed' | 'duplicate' | 'invalid' | 'dropped';
 
 export class TelegramIngress implements PlatformIngress {
   readonly platform = PLATFORM;
@@ -76,6 +76,7 @@ export class TelegramIngress implements PlatformIngress {
       telegram: { apiRoot: opts.apiRoot ?? TELEGRAM_DEFAULT_API_ROOT, webhookReply: false },
     });
     this.bot.on('message', (ctx) => this.takeMessage(ctx.update));
+    this.bot.on('callback_query', (ctx) => this.takePress(ctx.update.callback_query as TgCallbackQuery));
     // Let a failed hand-over reject handleUpdate, so dispatch can tell (webhook answers 500, Telegram resends).
     this.bot.catch((err) => {
       throw err;
@@ -273,6 +274,11 @@ export class TelegramIngress implements PlatformIngress {
       this.logger.warn({ updateId: id }, 'telegram update with a malformed message refused');
       return Promise.resolve('invalid');
     }
+    // A press Herald cannot read is dropped (200): failing it would only make Telegram deliver it again.
+    if ('callback_query' in update && normalizeCallbackQuery(update.callback_query as TgCallbackQuery) === null) {
+      this.logger.debug({ updateId: id }, 'telegram callback query unreadable; dropped');
+      return Promise.resolve('dropped');
+    }
     const running = this.handing.get(id);
     if (running) {
       this.logger.debug({ updateId: id }, 'telegram update sent again while being handed over; answering with that hand-over');
@@ -315,6 +321,16 @@ export class TelegramIngress implements PlatformIngress {
     // would hold the webhook's answer, and Telegram sends a chat's next update only after that answer: the next
     // part could never join.
     await this.handOver(this.parts.take(result.message, raw, result.joinable));
+  }
+
+  /** A button press goes straight to the gateway, which answers the callback query (with a note, or none). */
+  private async takePress(query: TgCallbackQuery): Promise<void> {
+    const message = normalizeCallbackQuery(query);
+    if (message === null) {
+      this.logger.debug({ callbackQueryId: query.id }, 'telegram callback query without data or message ignored');
+      return;
+    }
+    await this.handOver(message);
   }
 
   private handOver(msg: InboundMessage): Promise<void> {
