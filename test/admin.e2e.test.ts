@@ -22,6 +22,8 @@ import { PairingService } from '../apps/gateway/src/pairing/index.js';
 import { mountAdminApi } from '../apps/gateway/src/admin/api.js';
 import { loadConfig } from '../apps/gateway/src/config/load.js';
 import { openSchedules } from '../apps/gateway/src/schedules/index.js';
+import { ProfileTable } from '../apps/gateway/src/profiles/table.js';
+import { budgetGuardFor } from '../apps/gateway/src/budgets/guard.js';
 import { DASHBOARD_COOKIE, DASHBOARD_PATH } from '../apps/gateway/src/admin/auth.js';
 import { SessionStore } from '../packages/agent-core/src/store/index.js';
 
@@ -100,9 +102,10 @@ async function registeredAdminRoutes(): Promise<Array<{ method: string; url: str
   const store = await SessionStore.open(join(dir, 'herald.db'));
   const pairing = new PairingService(store.sql);
   const queue = new Queue('turns', { connection: { url: 'redis://127.0.0.1:6379' }, prefix });
-  const schedules = openSchedules(loadConfig({ env: { HERALD_REDIS_PREFIX: prefix }, file: null }), store, pino({ level: 'silent' }));
+  const config = loadConfig({ env: { HERALD_REDIS_PREFIX: prefix }, file: null });
+  const schedules = openSchedules(config, store, pino({ level: 'silent' }));
   try {
-    await mountAdminApi(app, { token: TOKEN, store, queue, pairing, schedules: schedules.service });
+    await mountAdminApi(app, { token: TOKEN, store, queue, pairing, schedules: schedules.service, profiles: new ProfileTable(config), routes: [], budgets: budgetGuardFor(config, store.sql) });
     await app.ready();
   } finally {
     await app.close();
@@ -222,12 +225,15 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths).sort()).toEqual(
       [
+        '/admin/budgets',
+        '/admin/budgets/reset',
         '/admin/pairing',
         '/admin/pairing/approve',
         '/admin/pairing/deny',
         '/admin/pairing/revoke',
         '/admin/queue',
         '/admin/queue/retry-failed',
+        '/admin/profiles',
         '/admin/schedules',
         '/admin/schedules/{id}',
         '/admin/schedules/{id}/cancel',
@@ -241,7 +247,7 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
     expect(doc.paths['/admin/schedules'].get.parameters?.map((p) => p.name)).toEqual(['status', 'platform', 'user', 'limit']);
     expect(doc.paths['/admin/schedules/{id}/cancel'].post.parameters?.find((p) => p.name === 'id')?.required).toBe(true);
     const list = doc.paths['/admin/sessions'].get;
-    expect(list.parameters?.map((p) => p.name)).toEqual(['source', 'user', 'active', 'cursor', 'limit']);
+    expect(list.parameters?.map((p) => p.name)).toEqual(['source', 'user', 'profile', 'active', 'cursor', 'limit']);
     expect(doc.paths['/admin/search'].get.parameters?.find((p) => p.name === 'q')?.required).toBe(true);
     expect(doc.paths['/admin/sessions/reset'].post.requestBody?.content['application/json'].schema.required).toEqual(['key']);
     expect(doc.paths['/admin/sessions/{id}'].get.responses['200'].content?.['application/json'].schema.properties?.messages.type).toBe('array');

@@ -121,6 +121,13 @@ describe('herald doctor', () => {
     }
   });
 
+  it("probes each agent profile's own model like HERALD_MODEL", async () => {
+    const run = await herald(['doctor'], { ...env, HERALD_PROFILES: JSON.stringify({ support: { model: 'openai:gpt-4.1-nano' } }) });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.lines.find((l) => l.includes('model openai:gpt-4.1-nano'))).toMatch(/^✓ model openai:gpt-4\.1-nano\s+openai:gpt-4\.1-nano answered in \d+ ms$/);
+    expect(run.lines.at(-1)).toBe('doctor: all 14 checks passed');
+  });
+
   it('a wrong Telegram token: that check fails with the reason, the others still run, exit 1 naming it', async () => {
     const run = await herald(['doctor'], { ...env, TELEGRAM_BOT_TOKEN: '999:wrong-token' });
     expect(run.code).toBe(1);
@@ -294,10 +301,11 @@ describe('herald store migrate', () => {
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.lines).toContain('sessions: 1 row');
     expect(run.lines).toContain('messages: 2 rows');
-    // Every table the gateway creates, scheduled tasks included.
+    // Every table the gateway creates, scheduled tasks and budget spend included.
     expect(run.lines).toContain('schedules: 0 rows');
+    expect(run.lines).toContain('spend: 0 rows');
     expect(run.lines).toContain('reasoning_display: 0 rows');
-    expect(run.lines).toContain('checked: all 16 tables have as many rows in the target as in the source');
+    expect(run.lines).toContain('checked: all 17 tables have as many rows in the target as in the source');
     expect(run.stdout + run.stderr).not.toContain(password);
 
     const search = await herald(['sessions', 'search', 'sourdough'], { HERALD_DATABASE_URL: url });

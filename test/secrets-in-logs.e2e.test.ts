@@ -5,7 +5,7 @@
  * them: refused admin, API, console-login and webhook calls, LLM 401s whose error message quotes the key (as some OpenAI-compatible proxies do),
  * Telegram API calls failing on the network (their URLs carry /bot<token>/), Telegram, Slack and Discord
  * refusing the bot's credentials, a Socket Mode reconnect failing, a photo (Telegram file URLs carry the token
- * too). Then every line the process wrote on stdout and stderr, start to exit, is searched.
+ * too), a second bot account whose Bot API is unreachable. Then every line the process wrote on stdout and stderr, start to exit, is searched.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDiscordFake, type DiscordFake } from './fakes/discord/index.js';
@@ -39,6 +39,12 @@ const SECRETS = [
   { env: 'HERALD_ADMIN_TOKEN', value: 'adCore8Jc8+Kd2/Qw5=Xe7', core: 'adCore8Jc8' },
   // A list of secrets: each key counts.
   { env: 'HERALD_API_KEYS', value: 'sk-apCore2Rt4Yh8Ln6Wq,sk-bkCore9Pq3Xz5Mv1Bd', core: 'apCore2Rt4Yh8Ln6Wq' },
+  // A second Telegram bot whose Bot API cannot be reached: its failing calls carry /bot<token>/ in their URLs.
+  {
+    env: 'HERALD_BOT_ACCOUNTS',
+    value: JSON.stringify([{ platform: 'telegram', name: 'spare', bot_token: '8123456789:AAFspCore5Kd7Xw2Qp9Lm', api_root: 'http://127.0.0.1:9/' }]),
+    core: 'spCore5Kd7Xw2Qp9Lm',
+  },
 ] as const;
 const secret = (env: (typeof SECRETS)[number]['env']): string => SECRETS.find((s) => s.env === env)!.value;
 
@@ -99,6 +105,7 @@ describe('secrets in the gateway output', () => {
 
   it('provoked failures on every platform and provider leave no secret in anything the process wrote', { timeout: 120_000 }, async () => {
     const gw = cluster.ingress;
+    await gw.waitForLog((l) => l.account === 'spare' && String(l.msg).startsWith('telegram start-up call failed'), 'the second bot account failing to connect');
     const admin = secret('HERALD_ADMIN_TOKEN');
     const adminLastCharWrong = `${admin.slice(0, -1)}0`;
 

@@ -29,7 +29,12 @@ import { storeKind } from './sessions/store-target.js';
 import { KnownThreads } from './sessions/known-threads.js';
 import { StoreRetention } from './sessions/retention.js';
 import { openStoreWhenReachable } from './admin/wait-for-store.js';
-import { createEgressRegistry, createFilesRegistry, createIngresses, type IngressWithRoutes } from './platforms.js';
+import { createEgressRegistry, createFilesRegistry, createIngresses, stampAccount, type IngressWithRoutes } from './platforms.js';
+import { DEFAULT_ACCOUNT } from './profiles/accounts.js';
+import { ProfileRuntimes } from './turns/profile-runtimes.js';
+import { createTeamControls } from './turns/team-controls.js';
+import { spendMetrics } from './ops/spend-metrics.js';
+import { DEFAULT_PROFILE } from './profiles/names.js';
 import { createMediaServices, mediaLimits } from './media/services.js';
 import { createTurnRunner } from './turns/run-turn.js';
 import { abandonTurns } from './turns/abandon.js';
@@ -254,13 +259,13 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
       producer,
       ledger: new CommandLedger(redis, config.redisPrefix),
       policy,
-      busyInputMode: config.busyInputMode,
       egress,
       log,
       guard,
       conversation,
       schedules: schedules.service,
       awaitingAnswer: clarifyPending(redis, config.redisPrefix),
+      profiles: conversation.profiles,
       buttons: new ButtonStore(redis, config.redisPrefix),
       onCompressed: (reason) => metrics.compressions.inc({ reason }),
     });
@@ -281,6 +286,7 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
   if (mcp) onStop('mcp', () => mcp.close());
   if (hasWorker) {
     const agent = instrumentAgent(buildAgentRuntime(config, providers), metrics, llmLog);
+    const toolsLog = log.child({ component: 'tools' });
     // Files and voice replies; a speech model without its provider's settings stops start-up here, as the model does.
     const outbound = openOutboundServices(config, conversation.voice, providers);
     if (outbound.speech) log.info({ model: config.ttsModel, voice: config.ttsVoice }, 'voice replies available (/voice on)');
@@ -300,7 +306,17 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
           agent,
           egress,
           conversation,
-          tools: createTurnTools({ config, store, agent, sideProvider: conversation.sideTasks.forSession(null), redis, mcp, schedules: schedules.service, log: log.child({ component: 'tools' }), files: { limits: outbound.limits.file, perTurn: outbound.limits.perTurn } }),
+          // Each profile's agent (model, prompt, budget) and tools (toolsets, MCP servers, notes), built now: a
+          // profile whose model cannot be used stops the start, as HERALD_MODEL does.
+          profiles: new ProfileRuntimes(conversation.profiles, (profile) => {
+            const own = profile.name === DEFAULT_PROFILE ? agent : instrumentAgent(buildAgentRuntime(config, providers, profile), metrics, llmLog);
+            const files = { limits: outbound.limits.file, perTurn: outbound.limits.perTurn };
+            const sideProvider = conversation.sideTasks.forSession(profile.name === DEFAULT_PROFILE ? null : (profile.model ?? null));
+            const tools = createTurnTools({ config: { ...config, toolsets: profile.toolsets }, store, agent: own, sideProvider, redis, mcp, schedules: schedules.service, log: toolsLog, files, profile });
+            return { profile, agent: own, tools };
+          }),
+          // Cost per call, budgets, the profiles' concurrent-turn limits and the global LLM cap.
+          controls: createTeamControls({ config, budgets: conversation.budgets, redis, profiles: conversation.profiles, onCall: spendMetrics(metrics) }),
           onPossibleDuplicate: (platform) => metrics.possibleDuplicateReplies.inc({ platform }),
           outbound,
           media: createMediaServices(config, createFilesRegistry(config, log), conversation.sideTasks.describer()),
@@ -311,7 +327,7 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
       onAbandon: abandonTurns({ store, mailbox, egress }),
       onTurnEnd: apiTurnEnd(replies),
       concurrency: config.workerConcurrency,
-      busyInputMode: config.busyInputMode,
+      busyInputMode: (entry) => conversation.profiles.get(entry.payload.profile).busyInputMode,
       log: log.child({ component: 'worker' }),
       jobLockMs: config.jobLockMs,
       stalledIntervalMs: config.stalledIntervalMs,
@@ -378,8 +394,9 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
     await Promise.all([...ingresses.values()].map((i) => i.stop().catch((err: unknown) => log.warn({ err }, 'ingress stop failed'))));
   });
   for (const [platform, ingress] of ingresses) {
-    // A platform that cannot connect must not take the others down; its health shows why.
-    ingress.start(boundary!.handle).catch((err: unknown) => log.error({ err, platform }, `${platform} failed to start`));
+    // A platform that cannot connect must not take the others down; its health shows why. An extra bot account's
+    // messages carry its name (platforms.ts), so routes can pick its profile and replies go out through it.
+    ingress.start(stampAccount(platform.split(':')[1] ?? DEFAULT_ACCOUNT, boundary!.handle)).catch((err: unknown) => log.error({ err, platform }, `${platform} failed to start`));
   }
   log.info({ role: config.role, url, worker: worker?.id }, `Herald ${config.role} listening on ${url}`);
 

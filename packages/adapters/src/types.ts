@@ -75,6 +75,13 @@ export interface InboundMessage {
   chatId: string;
   /** Telegram forum topic, Discord thread channel id, Slack thread_ts. */
   threadId?: string;
+  /** The space the chat belongs to: the Discord guild (server), the Slack team (workspace). */
+  spaceId?: string;
+  /**
+   * The bot account that received it, when the gateway runs more than one per platform (set by the gateway, not
+   * the adapter); absent: the platform's default account.
+   */
+  account?: string;
   userId: string;
   userName?: string;
   /** Text with the bot mention stripped; reply-to context already folded in where the platform needs it. */

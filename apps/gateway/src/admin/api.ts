@@ -17,6 +17,11 @@ import { sessionRoutes } from './routes-sessions.js';
 import { scheduleRoutes } from './routes-schedules.js';
 import type { ScheduleService } from '../schedules/service.js';
 import { exportRoutes } from './routes-export.js';
+import { profileRoutes } from './routes-profiles.js';
+import { budgetRoutes } from './routes-budgets.js';
+import type { BudgetGuard } from '../budgets/guard.js';
+import type { ProfileTable } from '../profiles/table.js';
+import type { Route } from '../profiles/schema.js';
 
 export const OPENAPI_PATH = '/admin/openapi.json';
 
@@ -26,6 +31,9 @@ export interface AdminApiDeps {
   queue: Queue;
   pairing: PairingService;
   schedules: ScheduleService;
+  profiles: ProfileTable;
+  routes: readonly Route[];
+  budgets: BudgetGuard;
 }
 
 export async function mountAdminApi(app: FastifyInstance, deps: AdminApiDeps): Promise<void> {
@@ -38,6 +46,8 @@ export async function mountAdminApi(app: FastifyInstance, deps: AdminApiDeps): P
     queueRoutes(admin, deps.queue);
     pairingRoutes(admin, deps.pairing);
     scheduleRoutes(admin, deps.schedules);
+    profileRoutes(admin, deps);
+    budgetRoutes(admin, deps.budgets);
     admin.get(OPENAPI_PATH, { schema: { hide: true } }, async () => openapi.document({ title: 'Herald admin API', version: VERSION }));
     await mountQueueBoard(admin, deps.queue);
   });

@@ -18,6 +18,8 @@ import { WorkerHeartbeat } from '../ops/heartbeat.js';
 import { QUEUE_STATES, type HeraldMetrics } from '../ops/metrics.js';
 import { PairingService } from '../pairing/index.js';
 import { mountAdminApi } from './api.js';
+import { ProfileTable } from '../profiles/table.js';
+import { budgetGuardFor } from '../budgets/guard.js';
 import { detailedHealth, detailedHealthRoute } from './health-detailed.js';
 import { mountConsole } from '../console/index.js';
 import { storeKind } from '../sessions/store-target.js';
@@ -70,7 +72,7 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
 
   if (config.adminToken) {
     const pairing = deps.pairing ?? new PairingService(deps.store.sql);
-    await mountAdminApi(http, { token: config.adminToken, store: deps.store, queue, pairing, schedules: deps.schedules });
+    await mountAdminApi(http, { token: config.adminToken, store: deps.store, queue, pairing, schedules: deps.schedules, profiles: new ProfileTable(config), routes: config.routes, budgets: budgetGuardFor(config, deps.store.sql) });
     const started = Date.now();
     await mountConsole(http, {
       token: config.adminToken,

@@ -14,6 +14,7 @@ const MAX_MESSAGES = 1000;
 interface ListQuery {
   source?: SessionSource;
   user?: string;
+  profile?: string;
   active?: boolean;
   cursor?: string;
   limit?: number;
@@ -46,6 +47,7 @@ export function sessionRoutes(app: FastifyInstance, store: SessionStore): void {
           properties: {
             source: sourceParam,
             user: { type: 'string', description: 'Platform user id' },
+            profile: { type: 'string', description: 'Agent profile name' },
             active: { type: 'boolean', description: 'true: open sessions only; false: ended ones only' },
             cursor: { type: 'string', description: 'next_cursor of the previous page' },
             limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 50 },
@@ -63,7 +65,7 @@ export function sessionRoutes(app: FastifyInstance, store: SessionStore): void {
     async (req, reply) => {
       const q = req.query;
       try {
-        const page = await store.listSessions({ source: q.source, userId: q.user, active: q.active, cursor: q.cursor, limit: q.limit });
+        const page = await store.listSessions({ source: q.source, userId: q.user, profile: q.profile, active: q.active, cursor: q.cursor, limit: q.limit });
         return { sessions: page.sessions.map(sessionJson), next_cursor: page.nextCursor };
       } catch (err) {
         if (err instanceof InvalidCursorError) return reply.code(400).send({ error: 'invalid_cursor', message: err.message });

@@ -3,6 +3,8 @@
  * The schemas validate requests and serialise responses, and feed the OpenAPI document.
  */
 import type { SearchHit, Session, StoredMessage } from '@herald/agent-core';
+import { cachePercent } from '../llm/cache-health.js';
+import { DEFAULT_PROFILE } from '../profiles/names.js';
 
 export const SOURCES = ['telegram', 'discord', 'slack', 'cli', 'api'] as const;
 
@@ -33,7 +35,9 @@ export const sessionSchema = {
     cache_read_tokens: { type: 'integer' },
     cache_write_tokens: { type: 'integer' },
     estimated_cost_usd: { type: 'number' },
+    cache_hit_percent: { ...nullableNumber, description: 'Share of prompt tokens read from the provider cache (null: no prompt yet)' },
     last_prompt_tokens: nullableNumber,
+    profile: { type: 'string', description: 'The agent profile the session belongs to' },
   },
 } as const;
 
@@ -93,7 +97,9 @@ export function sessionJson(s: Session): Record<string, unknown> {
     cache_read_tokens: s.cacheReadTokens,
     cache_write_tokens: s.cacheWriteTokens,
     estimated_cost_usd: s.estimatedCostUsd,
+    cache_hit_percent: cachePercent(s.inputTokens, s.cacheReadTokens, s.cacheWriteTokens),
     last_prompt_tokens: s.lastPromptTokens,
+    profile: s.profile ?? DEFAULT_PROFILE,
   };
 }
 

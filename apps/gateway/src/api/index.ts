@@ -60,7 +60,7 @@ export async function mountApi(deps: ApiDeps): Promise<MountedApi> {
     limiter: new UserRateLimiter(deps.redis, config.redisPrefix, config.apiRateLimit),
     log,
   });
-  await mountApiRoutes(deps.http, { keys: config.apiKeys, turns, metrics: deps.metrics, log, shutdown: shutdown.signal });
+  await mountApiRoutes(deps.http, { keys: config.apiKeys, turns, metrics: deps.metrics, log, shutdown: shutdown.signal, profiles: deps.conversation.profiles });
   log.info({ keys: config.apiKeys.length }, 'OpenAI-compatible API on /v1 (HERALD_API_KEYS)');
   return {
     close: async () => {

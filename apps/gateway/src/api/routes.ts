@@ -1,6 +1,7 @@
 /**
  * The OpenAI-compatible API on the admin HTTP server (ingress processes, when HERALD_API_KEYS is set):
- *   GET  /v1/models            the models Herald answers as (`herald`)
+ *   GET  /v1/models            the models Herald answers as: `herald` (the profile routes pick for the API) and
+ *                              each agent profile by name; a request's `model` picks the profile
  *   POST /v1/chat/completions  Chat Completions, JSON or streamed (SSE)
  *   POST /v1/responses         the Responses API, JSON or streamed (its typed events)
  * One encapsulated context: its onRequest hook checks the key, its error handler answers in OpenAI's shape.
@@ -15,10 +16,12 @@ import { apiAuth } from './keys.js';
 import { parseChatCompletion, parseResponsesRequest, type ApiInput } from './requests.js';
 import { responseJson, responseMeta, responsesStreamFormat } from './responses-format.js';
 import { SseSink, type StreamFormat } from './sse.js';
-import type { ApiTurn, ApiTurns } from './turns.js';
+import { DEFAULT_MODEL_ID, type ApiTurn, type ApiTurns } from './turns.js';
 
-/** The model id every request names until agent profiles bring one per profile. */
-export const DEFAULT_MODEL_ID = 'herald';
+export { DEFAULT_MODEL_ID };
+import type { ProfileTable } from '../profiles/table.js';
+import { DEFAULT_PROFILE } from '../profiles/names.js';
+
 const MODELS_CREATED_S = Math.floor(Date.now() / 1000);
 /** A stateless request carries its whole history: more room than the admin server's 1 MiB. */
 const API_BODY_LIMIT = 8 * 1024 * 1024;
@@ -30,6 +33,8 @@ export interface ApiRoutesDeps {
   log: Logger;
   /** Requests still waiting when the server stops get this (503) instead of hanging. */
   shutdown: AbortSignal;
+  /** The agent profiles: each is a model id. */
+  profiles: ProfileTable;
 }
 
 /** How a request's answer is shaped: one wire format's JSON body and stream. */
@@ -44,9 +49,9 @@ export async function mountApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps):
     api.setErrorHandler(apiErrorHandler);
     api.setNotFoundHandler((req, reply) => sendApiError(reply, new ApiError(404, `Unknown request URL: ${req.method} ${req.url.split('?')[0]}.`, 'invalid_request_error', 'unknown_url')));
 
-    api.get('/models', async () => ({ object: 'list', data: [modelJson(DEFAULT_MODEL_ID)] }));
+    api.get('/models', async () => ({ object: 'list', data: modelIds(deps.profiles).map(modelJson) }));
     api.get<{ Params: { model: string } }>('/models/:model', async (req) => {
-      checkModel(req.params.model, 'model');
+      checkModel(deps.profiles, req.params.model, 'model');
       return modelJson(req.params.model);
     });
 
@@ -64,7 +69,7 @@ export async function mountApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps):
   }, { prefix: '/v1' });
 
   async function answer(req: FastifyRequest, reply: FastifyReply, input: ApiInput, shape: Shape): Promise<unknown> {
-    checkModel(input.model, 'model');
+    checkModel(deps.profiles, input.model, 'model');
     deps.metrics.messagesReceived.inc({ platform: 'api' });
     const format = input.stream ? shape.stream(input) : null;
     let sink: SseSink | null = null;
@@ -107,9 +112,14 @@ function modelJson(id: string): Record<string, unknown> {
   return { id, object: 'model', created: MODELS_CREATED_S, owned_by: 'herald' };
 }
 
-function checkModel(model: string, param: string): void {
-  if (model !== DEFAULT_MODEL_ID) {
-    throw new ApiError(404, `The model '${model}' does not exist. Models: ${DEFAULT_MODEL_ID} (GET /v1/models).`, 'invalid_request_error', 'model_not_found', param);
+/** `herald`, then each named profile (`default` is accepted too, but not listed: `herald` is it unless routed). */
+function modelIds(profiles: ProfileTable): string[] {
+  return [DEFAULT_MODEL_ID, ...profiles.names().filter((n) => n !== DEFAULT_PROFILE)];
+}
+
+function checkModel(profiles: ProfileTable, model: string, param: string): void {
+  if (model !== DEFAULT_MODEL_ID && !profiles.has(model)) {
+    throw new ApiError(404, `The model '${model}' does not exist. Models: ${modelIds(profiles).join(', ')} (GET /v1/models).`, 'invalid_request_error', 'model_not_found', param);
   }
 }
 

@@ -20,7 +20,8 @@ import type { UserRateLimiter } from '../ops/rate-limit.js';
 import type { ConversationServices } from '../sessions/services.js';
 import { resetExpiredSession } from '../sessions/reset-policy.js';
 import { flushAfterReset } from '../turns/memory-flush.js';
-import { SESSION_KEY_PREFIX } from '../ingress/session-key.js';
+import { DEFAULT_PROFILE, profileColumn, profileKeySegment } from '../profiles/names.js';
+import type { Profile } from '../profiles/table.js';
 import { API_PLATFORM, apiConversationId } from './egress.js';
 import { ApiError } from './errors.js';
 import type { ApiCaller } from './keys.js';
@@ -44,6 +45,9 @@ export interface ApiTurnsDeps {
   log: Logger;
 }
 
+/** The model id of the profile the routes pick for API requests (HERALD_ROUTES with platform api, else the default). */
+export const DEFAULT_MODEL_ID = 'herald';
+
 export interface ApiTurn {
   requestId: string;
   session: Session;
@@ -55,10 +59,13 @@ export interface ApiTurn {
   close(): Promise<void>;
 }
 
-/** `agent:main:api:dm:<key label>:<name>`; names with other characters are replaced by a digest. */
-export function apiSessionKey(keyLabel: string, name: string): string {
+/**
+ * `agent:main:api:dm:<key label>:<name>` (`main`: the profile's session-key name, profiles/names.ts); names with
+ * other characters are replaced by a digest.
+ */
+export function apiSessionKey(keyLabel: string, name: string, profile: string = DEFAULT_PROFILE): string {
   const safe = SAFE_NAME.test(name) ? name : `h-${createHash('sha256').update(name).digest('hex').slice(0, 24)}`;
-  return `${SESSION_KEY_PREFIX}:${API_PLATFORM}:dm:${keyLabel}:${safe}`;
+  return `agent:${profileKeySegment(profile)}:${API_PLATFORM}:dm:${keyLabel}:${safe}`;
 }
 
 export class ApiTurns {
@@ -86,9 +93,12 @@ export class ApiTurns {
       throw new ApiError(429, `Rate limit reached: ${deps.limiter.limit} requests per minute for this API key (HERALD_API_RATE_LIMIT).`, 'rate_limit_error', 'rate_limit_exceeded', null, decision.retryAfterMs / 1000);
     }
     const chatId = input.session ?? `once.${requestId}`;
-    const sessionKey = apiSessionKey(caller.keyLabel, chatId);
     const userId = input.user ?? caller.keyLabel;
-    const session = await this.prepareSession(sessionKey, input, userId, chatId);
+    // The request's model names the profile; `herald` is whichever the routes pick for the API.
+    const { profiles } = deps.conversation;
+    const profile = input.model === DEFAULT_MODEL_ID ? profiles.route({ platform: API_PLATFORM, chatType: 'dm', chatId, userId }) : profiles.get(input.model);
+    const sessionKey = apiSessionKey(caller.keyLabel, chatId, profile.name);
+    const session = await this.prepareSession(sessionKey, input, userId, chatId, profile);
 
     deps.listener.watch(requestId, onEvents);
     const payload: TurnPayload = {
@@ -101,6 +111,7 @@ export class ApiTurns {
       platformMessageId: requestId,
       messageId: requestId,
       withdrawable: true,
+      ...(profile.name !== DEFAULT_PROFILE && { profile: profile.name }),
       ...(input.attachments.length > 0 && { attachments: input.attachments }),
     };
     try {
@@ -136,15 +147,15 @@ export class ApiTurns {
    * every platform's (buildSessionSystemPrompt) with the client's instructions at the end of its session part, and
    * (stateless) the history the client sent.
    */
-  private async prepareSession(sessionKey: string, input: ApiInput, userId: string, chatId: string): Promise<Session> {
+  private async prepareSession(sessionKey: string, input: ApiInput, userId: string, chatId: string, profile: Profile): Promise<Session> {
     const { store, conversation } = this.deps;
     const { config } = conversation;
     const promptFor = (startedAt: Date): string => {
-      const base = buildSessionSystemPrompt(config.systemPrompt, { platform: API_PLATFORM, chatType: 'dm', startedAt, timeZone: config.timezone });
+      const base = buildSessionSystemPrompt(profile.systemPrompt, { platform: API_PLATFORM, chatType: 'dm', startedAt, timeZone: config.timezone });
       return input.system ? `${base}\n\n${input.system}` : base;
     };
     if (input.session !== null) await resetExpiredSession({ store, mailbox: this.deps.mailbox, conversation }, sessionKey, flushAfterReset(store, conversation));
-    const { session, created } = await store.getOrCreateSession(sessionKey, { source: API_PLATFORM, userId, chatId, model: config.model, systemPrompt: promptFor(new Date()) });
+    const { session, created } = await store.getOrCreateSession(sessionKey, { source: API_PLATFORM, userId, chatId, model: profile.model, systemPrompt: promptFor(new Date()), profile: profileColumn(profile.name) });
     if (!created && input.system !== null) {
       const wanted = promptFor(new Date(session.startedAt));
       if (session.systemPrompt !== wanted) await store.setSystemPrompt(session.id, wanted);

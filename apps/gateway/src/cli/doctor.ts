@@ -162,10 +162,13 @@ function checksFor(config: HeraldConfig): Check[] {
   }
 
   checks.push(...keyPoolChecks(config));
-  const models = config.model ? [config.model, ...config.fallbackModels] : [];
-  if (models.length === 0) {
+  const ownModels = config.model ? [config.model, ...config.fallbackModels] : [];
+  if (ownModels.length === 0) {
     checks.push({ name: 'model', run: async () => Promise.reject(new Warning('HERALD_MODEL is not set: turns answer with a setup hint')) });
   }
+  // Agent profiles' own models (HERALD_PROFILES) are probed like HERALD_MODEL.
+  const profileModels = Object.values(config.profiles).flatMap((p) => [p.model, ...(p.fallback_models ?? [])]).filter((r): r is string => typeof r === 'string');
+  const models = [...new Set([...ownModels, ...profileModels])];
   // Side-task models (HERALD_AUXILIARY_MODEL and its fallbacks): a spent account there costs summaries, not turns.
   const sideModels = [config.auxiliaryModel, ...config.auxiliaryFallbackModels].filter((r): r is string => typeof r === 'string' && !models.includes(r));
   for (const [ref, name] of [...models.map((r) => [r, models.length > 1 ? `model ${r}` : 'model']), ...sideModels.map((r) => [r, `side model ${r}`])]) {

@@ -4,6 +4,7 @@ import { freshPostgresSchema, useTempStores } from '../../../../packages/agent-c
 import { PairingService } from '../pairing/index.js';
 import { SessionCounters } from '../sessions/counters.js';
 import { VoiceReplies } from '../sessions/voice-replies.js';
+import { SpendStore } from '../budgets/spend-store.js';
 import { ReasoningDisplay } from '../sessions/reasoning-display.js';
 import { ScheduleStore } from '../schedules/store.js';
 import type { StoreConfig } from '../sessions/store-target.js';
@@ -24,6 +25,7 @@ const ALL_TABLES = [
   'turn_files',
   'voice_replies',
   'schedules',
+  'spend',
   'reasoning_display',
   'tool_memory',
   'tool_todos',
@@ -142,6 +144,10 @@ async function seedSqlite(): Promise<Seeded> {
     await new MemoryStore(store).add('telegram:42', 'user', 'Prefers metric units');
     await createTodoTool(store).execute({ action: 'add', texts: ['Feed the starter', 'Bake'] }, { signal: new AbortController().signal, sessionId: second.id });
     await new SessionCounters(store).addApiCalls(second.id, 3);
+    // Budget spend (money as a fraction, tokens, the 80 % notice given) moves with the store.
+    const spend = new SpendStore(store.sql);
+    await spend.add([{ scope: 'user:telegram:42', period: 'day:2026-11-26' }, { scope: 'global', period: 'month:2026-11' }], 1580, 0.00125);
+    await spend.markWarned('global', 'month:2026-11');
     // A context window a provider named: every worker of the new store should know it too.
     await new StoredWindowBook(store.sql, LEARNT_WINDOW_TTL_MS).save({ key: 'vllm:qwen3-8b', limit: 32_768, learntAt: 1_795_600_000_000 });
 

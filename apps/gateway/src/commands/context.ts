@@ -12,6 +12,10 @@ import type { ConversationServices } from '../sessions/services.js';
 import type { CommandLedger } from './ledger.js';
 import type { ScheduleService } from '../schedules/service.js';
 import type { ParsedCommand } from './registry.js';
+import type { Profile, ProfileTable } from '../profiles/table.js';
+import { profileColumn } from '../profiles/names.js';
+
+export { profileColumn };
 export type { CommandReply } from '../interactions/buttons.js';
 
 export interface CommandDeps {
@@ -28,23 +32,27 @@ export interface CommandDeps {
   schedules: ScheduleService;
   /** Told of every compression a command made (metrics). */
   onCompressed?: (reason: 'command') => void;
+  /** The agent profiles and the routes that pick one per message. */
+  profiles: ProfileTable;
 }
 
 export interface CommandInput {
   command: ParsedCommand;
   msg: InboundMessage;
   sessionKey: string;
+  /** The profile the message was routed to. */
+  profile: Profile;
 }
 
 /** How a session created by a command (/title, /model before the first message) starts: as a turn would. */
-export function sessionInit(deps: CommandDeps, msg: InboundMessage): SessionInit {
-  const config = deps.conversation?.config;
+export function sessionInit(msg: InboundMessage, profile: Profile): SessionInit {
   return {
     source: msg.platform as SessionSource,
     userId: msg.userId,
     chatId: msg.chatId,
-    model: config?.model,
-    systemPrompt: config?.model ? config.systemPrompt : undefined,
+    model: profile.model,
+    systemPrompt: profile.model ? profile.systemPrompt : undefined,
+    profile: profileColumn(profile.name),
   };
 }
 

@@ -54,7 +54,7 @@ beforeAll(async () => {
   const control = new ControlBus(redis, null, prefix);
   queue = new Queue<TurnJobData>(TURN_QUEUE, { connection: { url: URL, maxRetriesPerRequest: null }, prefix });
   schedules = openSchedules({ ...config, redisPrefix: prefix }, store, log);
-  deps = { store, mailbox, control, producer: new TurnProducer(queue, mailbox, control, log), ledger: new CommandLedger(redis, prefix), conversation: services, schedules: schedules.service, log };
+  deps = { store, mailbox, control, producer: new TurnProducer(queue, mailbox, control, log), ledger: new CommandLedger(redis, prefix), conversation: services, schedules: schedules.service, log, profiles: services.profiles };
 });
 
 afterAll(async () => {
@@ -88,7 +88,7 @@ async function command(chat: string, text: string, platform: InboundMessage['pla
   const msg = message(chat, text, platform);
   const parsed = parseCommand(text);
   if (!parsed) throw new Error(`not a command: ${text}`);
-  const reply = await runCommand(deps, { command: parsed, msg, sessionKey: sessionKeyFor(msg) });
+  const reply = await runCommand(deps, { command: parsed, msg, sessionKey: sessionKeyFor(msg), profile: services.profiles.get('default') });
   return reply === null || typeof reply === 'string' ? reply : reply.text;
 }
 
@@ -122,7 +122,7 @@ describe('session commands', () => {
   it('a command delivered twice (a redelivery, or a retried hand-over after its answer failed to send) runs once', async () => {
     const id = await conversation('d1', [['one', '1'], ['two', '2'], ['three', '3']]);
     const msg = message('d1', '/undo');
-    const input = { command: parseCommand('/undo')!, msg, sessionKey: sessionKeyFor(msg) };
+    const input = { command: parseCommand('/undo')!, msg, sessionKey: sessionKeyFor(msg), profile: services.profiles.get('default') };
     const first = await runCommand(deps, input);
     expect(first).toMatch(/“three”/);
     // The same platform message again: the same answer, and only one exchange is gone.
@@ -249,7 +249,7 @@ describe('/schedules', () => {
     const group: InboundMessage = { ...dm, conversationId: 'telegram:-500', chatType: 'group', chatId: '-500' };
     await schedules.service.create({ origin: scheduleOrigin(dm, sessionKeyFor(dm)), prompt: 'water the plants', inMinutes: 60 });
     const inGroup = await schedules.service.create({ origin: scheduleOrigin(group, sessionKeyFor(group)), prompt: 'stand-up notes', cron: '0 9 * * 1-5' });
-    const run = (msg: InboundMessage, text: string) => runCommand(deps, { command: parseCommand(text)!, msg: { ...msg, messageId: `sch-${nextId++}` }, sessionKey: sessionKeyFor(msg) });
+    const run = (msg: InboundMessage, text: string) => runCommand(deps, { command: parseCommand(text)!, msg: { ...msg, messageId: `sch-${nextId++}` }, sessionKey: sessionKeyFor(msg), profile: services.profiles.get('default') });
 
     const all = await run(dm, '/schedules');
     expect(all).toMatch(/^Your scheduled tasks \(2\):\n• /);
@@ -283,7 +283,7 @@ describe('/voice', () => {
     const voiceDeps = { ...deps, conversation: withTts };
     const say = (chat: string, text: string, platform: InboundMessage['platform'] = 'telegram') => {
       const msg = message(chat, text, platform);
-      return runCommand(voiceDeps, { command: parseCommand(text)!, msg, sessionKey: sessionKeyFor(msg) });
+      return runCommand(voiceDeps, { command: parseCommand(text)!, msg, sessionKey: sessionKeyFor(msg), profile: services.profiles.get('default') });
     };
     expect(await say('v1', '/voice')).toMatch(/^🔇 Voice replies are off/);
     expect(await say('v1', '/voice on')).toMatch(/^🔊 Voice replies on: each answer also comes as a voice note/);

@@ -85,9 +85,9 @@ async function newCommand(deps: CommandDeps, { sessionKey, command }: CommandInp
   return '✨ Started a new conversation. What can I do for you?';
 }
 
-async function queueCommand(deps: CommandDeps, { command, msg, sessionKey }: CommandInput): Promise<string | null> {
+async function queueCommand(deps: CommandDeps, { command, msg, sessionKey, profile }: CommandInput): Promise<string | null> {
   if (!command.args) return 'Usage: /queue <text>';
-  const res = await deps.producer.submit(sessionKey, { ...payloadFrom(msg), text: command.args }, 'queue');
+  const res = await deps.producer.submit(sessionKey, { ...payloadFrom(msg, profile.name), text: command.args }, 'queue');
   if (res.status === 'full') return `The queue is full (${res.pending - 1} waiting); nothing was queued.`;
   if (res.status === 'duplicate') return null;
   return res.busy && res.position > 1 ? `Queued (${res.position - 1} ahead of it).` : null;

@@ -28,7 +28,7 @@ export function lastExchangeStart(messages: readonly StoredMessage[]): StoredMes
   return messages.find((m) => m.role === 'user' && m.turnId === lastUser.turnId && m.sessionId === lastUser.sessionId) ?? lastUser;
 }
 
-export async function retryCommand(deps: CommandDeps, { msg, sessionKey }: CommandInput): Promise<string | null> {
+export async function retryCommand(deps: CommandDeps, { msg, sessionKey, profile }: CommandInput): Promise<string | null> {
   const held = await withSessionHeld(deps.mailbox, sessionKey, LOCK_OWNER.retry, async () => {
     const s = await openSession(deps, sessionKey);
     const start = s ? lastExchangeStart(await deps.store.getMessages(s.id)) : null;
@@ -40,7 +40,7 @@ export async function retryCommand(deps: CommandDeps, { msg, sessionKey }: Comma
     const files = start.attachments ?? [];
     const res = await deps.producer.submit(
       sessionKey,
-      { ...payloadFrom(msg), text: start.content ?? '', quoted: undefined, ...(files.length > 0 && { attachments: files.map(attachmentOf), mediaInText: true }) },
+      { ...payloadFrom(msg, profile.name), text: start.content ?? '', quoted: undefined, ...(files.length > 0 && { attachments: files.map(attachmentOf), mediaInText: true }) },
       'queue',
     );
     if (res.status === 'full') return 'The queue is full; nothing was retried.';

@@ -4,6 +4,7 @@
  */
 import { contextWindowFor, formatTodos, getTodos, type Session } from '@herald/agent-core';
 import { compressionsOf } from '../sessions/counters.js';
+import { cachePercent } from '../llm/cache-health.js';
 import { checkModelRef, modelChoices } from '../sessions/models.js';
 import { openSession, sessionInit, type CommandDeps, type CommandInput } from './context.js';
 import { ago } from './format.js';
@@ -12,28 +13,31 @@ import { ago } from './format.js';
 const CHARS_PER_TOKEN = 4;
 const NO_SESSION = 'No conversation yet — send a message to start one.';
 
-export async function statusCommand(deps: CommandDeps, { sessionKey }: CommandInput): Promise<string> {
+export async function statusCommand(deps: CommandDeps, { sessionKey, profile }: CommandInput): Promise<string> {
   const busy = await deps.mailbox.isBusy(sessionKey);
   const pending = Math.max((await deps.mailbox.length(sessionKey)) - (busy ? 1 : 0), 0);
   const running = busy ? `▶️ A task is running${pending ? ` (${pending} queued)` : ''}.` : '💤 Idle.';
   const s = await openSession(deps, sessionKey);
-  if (!s) return `${NO_SESSION}\n${running}`;
+  if (!s) return `${NO_SESSION}\nProfile ${profile.name}\n${running}`;
   const lastAt = await deps.store.lastMessageAt(s.id);
   const todos = await getTodos(deps.store, s.id);
   return [
     `Session ${s.id}${s.title ? ` — “${s.title}”` : ''}`,
     `Started ${ago(s.startedAt)} · last activity ${lastAt !== null ? ago(lastAt) : 'none'}`,
     `Messages ${s.messageCount} · tokens in ${fmt(s.inputTokens)} / out ${fmt(s.outputTokens)}`,
-    `Model ${modelOf(deps, s) ?? 'not configured'}`,
+    `Profile ${profile.name} · model ${s.model ?? profile.model ?? 'not configured'}`,
     running,
     ...(todos.length ? ['', formatTodos(todos)] : []),
   ].join('\n');
 }
 
-export async function usageCommand(deps: CommandDeps, { sessionKey }: CommandInput): Promise<string> {
+export async function usageCommand(deps: CommandDeps, { sessionKey, msg, profile }: CommandInput): Promise<string> {
+  // Spend and what is left of each budget (budgets/guard.ts), with or without a conversation.
+  const spend = (await deps.conversation?.budgets.usageLines({ profile: profile.name, platform: msg.platform, userId: msg.userId })) ?? [];
   const s = await openSession(deps, sessionKey);
-  if (!s) return NO_SESSION;
-  const model = modelOf(deps, s);
+  if (!s) return [NO_SESSION, ...spend].join('\n');
+  const hit = cachePercent(s.inputTokens, s.cacheReadTokens, s.cacheWriteTokens);
+  const model = s.model ?? profile.model ?? null;
   const window = contextWindowFor(model?.slice(model.indexOf(':') + 1) ?? '', deps.conversation?.config.contextWindow);
   const used = s.lastPromptTokens ?? (await estimateTokens(deps, s));
   const percent = Math.min(100, Math.round((used / window) * 100));
@@ -43,36 +47,35 @@ export async function usageCommand(deps: CommandDeps, { sessionKey }: CommandInp
     `API calls: ${calls === undefined ? 'n/a' : fmt(calls)}`,
     `Context: ${fmt(used)} / ${fmt(window)} tokens (${percent}%)${s.lastPromptTokens === null ? ' (estimated)' : ''}`,
     `Compressions: ${await compressionsOf(deps.store, s)}`,
-    ...(s.estimatedCostUsd > 0 ? [`Estimated cost: $${s.estimatedCostUsd.toFixed(4)}`] : []),
+    `Prompt cache: ${hit === null ? 'n/a' : `${hit} % of prompt tokens read from cache`}`,
+    `Estimated cost of this conversation: $${s.estimatedCostUsd.toFixed(4)}`,
+    ...spend,
   ].join('\n');
 }
 
-export async function modelCommand(deps: CommandDeps, { command, msg, sessionKey }: CommandInput): Promise<string> {
+export async function modelCommand(deps: CommandDeps, { command, msg, sessionKey, profile }: CommandInput): Promise<string> {
   const config = deps.conversation?.config;
   if (!config) return 'Model switching is not available here.';
   const current = await openSession(deps, sessionKey);
   const arg = command.args.trim();
   if (arg === '') {
-    const choices = modelChoices(config);
-    const active = (current && modelOf(deps, current)) ?? config.model ?? 'not configured';
+    const choices = modelChoices(profile);
+    const active = current?.model ?? profile.model ?? 'not configured';
     return [
       `Model of this conversation: ${active}`,
       ...(choices.length ? ['Configured:', ...choices.map((c, i) => `• ${c}${i === 0 ? ' (default)' : ''}`)] : []),
       'Change it with /model provider:model (any model your providers serve), or /model default.',
     ].join('\n');
   }
-  const wanted = arg.toLowerCase() === 'default' ? config.model : arg;
+  const wanted = arg.toLowerCase() === 'default' ? profile.model : arg;
   if (!wanted) return 'No default model is configured (HERALD_MODEL).';
   const checked = checkModelRef(config, wanted);
   if (!checked.ok) return `⚠️ ${checked.reason}`;
-  const session = current ?? (await deps.store.getOrCreateSession(sessionKey, sessionInit(deps, msg))).session;
+  const session = current ?? (await deps.store.getOrCreateSession(sessionKey, sessionInit(msg, profile))).session;
   await deps.store.setModel(session.id, checked.ref);
   return `🧠 This conversation now uses ${checked.ref}.`;
 }
 
-function modelOf(deps: CommandDeps, s: Session): string | null {
-  return s.model ?? deps.conversation?.config.model ?? null;
-}
 
 async function estimateTokens(deps: CommandDeps, s: Session): Promise<number> {
   const chars = (await deps.store.getHistory(s.id)).reduce((n, m) => n + (m.content?.length ?? 0) + JSON.stringify(m.tool_calls ?? '').length, 0);

@@ -6,7 +6,7 @@
  * session this chat had is ended ('resumed') and keeps its own transcript.
  */
 import { TitleInUseError, type Session, type SessionSource } from '@herald/agent-core';
-import { openSession, sessionInit, type CommandDeps, type CommandInput, type CommandReply } from './context.js';
+import { openSession, profileColumn, sessionInit, type CommandDeps, type CommandInput, type CommandReply } from './context.js';
 import { ago } from './format.js';
 import { BUSY_REPLY } from './registry.js';
 import { withSessionHeld } from '../queue/session-hold.js';
@@ -16,14 +16,14 @@ export const RESUME_LIST_SIZE = 10;
 const RESUME_SCAN = 100;
 const LINEAGE_SUFFIX = / #\d+$/;
 
-export async function titleCommand(deps: CommandDeps, { command, msg, sessionKey }: CommandInput): Promise<string> {
+export async function titleCommand(deps: CommandDeps, { command, msg, sessionKey, profile }: CommandInput): Promise<string> {
   const current = await openSession(deps, sessionKey);
   if (!command.args) {
     return current?.title
       ? `This conversation is titled “${current.title}”.`
       : 'This conversation has no title. Set one with /title <name>; /resume <name> brings it back later.';
   }
-  const session = current ?? (await deps.store.getOrCreateSession(sessionKey, sessionInit(deps, msg))).session;
+  const session = current ?? (await deps.store.getOrCreateSession(sessionKey, sessionInit(msg, profile))).session;
   try {
     const stored = await deps.store.setTitle(session.id, command.args);
     return stored === null ? 'That title is empty once cleaned up; try another.' : `🏷 Titled “${stored}”.`;
@@ -33,12 +33,13 @@ export async function titleCommand(deps: CommandDeps, { command, msg, sessionKey
   }
 }
 
-export async function resumeCommand(deps: CommandDeps, { command, msg, sessionKey }: CommandInput): Promise<CommandReply> {
+export async function resumeCommand(deps: CommandDeps, { command, msg, sessionKey, profile }: CommandInput): Promise<CommandReply> {
   const source = msg.platform as SessionSource;
   if (!command.args) return await listTitled(deps, source, msg.userId);
 
   const target = await resolveTitleOn(deps, source, msg.userId, command.args);
-  if (!target) return `No conversation titled “${command.args}”. Send /resume to list them.`;
+  // Another profile's conversation is not this agent's to continue (its notes and transcripts stay apart).
+  if (!target || target.profile !== profileColumn(profile.name)) return `No conversation titled “${command.args}”. Send /resume to list them.`;
   const current = await openSession(deps, sessionKey);
   if (current?.id === target.id) return `Already in “${target.title}”.`;
 
@@ -48,7 +49,7 @@ export async function resumeCommand(deps: CommandDeps, { command, msg, sessionKe
     // One transaction: the key never points at a resumed session without its transcript.
     await deps.store.transaction(async () => {
       const resumed = await deps.store.startNewSession(sessionKey, {
-        ...sessionInit(deps, msg),
+        ...sessionInit(msg, profile),
         model: target.model ?? undefined,
         systemPrompt: target.systemPrompt ?? undefined,
         parentSessionId: target.id,

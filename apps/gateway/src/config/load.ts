@@ -7,6 +7,8 @@ import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { interpolateServers, serverSecrets } from '../mcp/config.js';
 import { envPrefix, gatherKeys } from './endpoints.js';
+import { teamConfigProblem } from './team-check.js';
+import { accountSecrets } from '../profiles/accounts.js';
 import { SETTINGS, walkSettings, yamlPath, type Setting, type SettingsValues } from './settings.js';
 
 export class ConfigError extends Error {
@@ -75,6 +77,9 @@ export function loadConfig(opts: LoadOptions = {}): HeraldConfig {
   if (values.auxiliaryFallbackModels.length > 0 && !values.auxiliaryModel) {
     throw new ConfigError('HERALD_AUXILIARY_FALLBACK_MODELS: set HERALD_AUXILIARY_MODEL too (the fallbacks are tried after it)');
   }
+  // Routes, budgets and MCP servers name profiles and accounts: each must exist (config/team-check.ts).
+  const team = teamConfigProblem(out as unknown as SettingsValues);
+  if (team) throw new ConfigError(team);
   const role = opts.role ?? 'all';
   return { ...values, role, configFile: file ?? null, platforms: platformStatus(values), keyPools: keyPoolsOf(values, env) };
 }
@@ -195,6 +200,8 @@ export function configSecrets(config: HeraldConfig): string[] {
   out.push(...urlPassword(config.redisUrl));
   // MCP servers' headers and environment values (tokens, API keys).
   out.push(...serverSecrets(config.mcpServers));
+  // Extra bot accounts' tokens (HERALD_BOT_ACCOUNTS is one secret setting, but a list of objects).
+  out.push(...accountSecrets(config.botAccounts ?? []));
   // Pool keys from lists, numbered variables and endpoint entries.
   out.push(...Object.values(config.keyPools ?? {}).flat());
   return [...new Set(out)];

@@ -12,6 +12,9 @@ import { z } from 'zod';
 import { RISK_IDS } from '../ops/safety/findings.js';
 import { mcpServersSchema } from '../mcp/config.js';
 import { endpointList, modelApiModeSchema } from './endpoints.js';
+import { budgetsSchema, pricesSchema, profilesSchema, routesSchema } from '../profiles/schema.js';
+import { botAccountsSchema } from '../profiles/accounts.js';
+import { PROFILE_NAME, PROFILE_NAME_RULE } from '../profiles/names.js';
 
 const SECTIONS = ['TELEGRAM', 'DISCORD', 'SLACK', 'OPENAI', 'ANTHROPIC', 'GATEWAY'] as const;
 
@@ -177,6 +180,15 @@ export const SETTINGS = {
     undefined,
     true,
   ),
+  // Team controls (profiles/, budgets/): several agents behind one gateway, routing, spend caps.
+  profiles: setting('HERALD_PROFILES', profilesSchema, 'Agent profiles by name: {model, fallback_models, system_prompt, toolsets, busy_input_mode, memory (profile|shared), max_iterations, max_concurrent_turns}; JSON in the environment. The top-level settings form the profile "default"', '{}'),
+  routes: setting('HERALD_ROUTES', routesSchema, 'Which profile answers a message: a list of {platform, account, chat_type, chat, space, thread, user, profile}, first match wins; JSON in the environment', '[]'),
+  defaultProfile: setting('HERALD_DEFAULT_PROFILE', z.string().regex(PROFILE_NAME, PROFILE_NAME_RULE), 'The profile of a message no route matches', 'default'),
+  botAccounts: setting('HERALD_BOT_ACCOUNTS', botAccountsSchema, 'More bot accounts: a list of {platform, name, bot_token, app_token (Slack, Socket Mode)}; JSON in the environment; route them with routes[].account', '[]', true),
+  prices: setting('HERALD_PRICES', pricesSchema, 'USD per million tokens by model name, over the built-in table: {input, output, cache_read, cache_write}; JSON in the environment. Used for cost and budgets', '{}'),
+  budgets: setting('HERALD_BUDGETS', budgetsSchema, 'Spend caps: a list of {scope (user|profile|global), period (day|month), usd, tokens, profile}; JSON in the environment. At 80 % the user is told once, at 100 % turns are refused', '[]'),
+  adminUsers: setting('HERALD_ADMIN_USERS', list, 'Comma list of platform:user_id (e.g. telegram:42) exempt from budgets (they are still counted)', ''),
+  llmConcurrency: setting('HERALD_LLM_CONCURRENCY', int(0, 100_000), 'LLM requests running at once across all workers (0 = no cap); more wait their turn', '0'),
   // Scheduled tasks (schedules/): the schedule tool, /schedules and the admin API.
   scheduleSession: setting('HERALD_SCHEDULE_SESSION', z.enum(['own', 'origin']), "Where a scheduled task's turn runs: own (a session of the task's own) or origin (the chat's conversation); a task may say otherwise", 'own'),
   schedulesPerUser: setting('HERALD_SCHEDULES_PER_USER', int(0, 10_000), 'Active scheduled tasks one user may have (0: the agent cannot set any; existing ones still run)', '25'),

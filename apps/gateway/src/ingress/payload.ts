@@ -1,9 +1,13 @@
 import type { InboundMessage } from '@herald/adapters';
 import type { TurnPayload } from '../queue/mailbox.js';
+import { DEFAULT_PROFILE } from '../profiles/names.js';
 
 /** What a turn needs of an inbound message (plain JSON, stored in the mailbox). */
-export function payloadFrom(msg: InboundMessage): TurnPayload {
+export function payloadFrom(msg: InboundMessage, profile?: string): TurnPayload {
   return {
+    ...(profile !== undefined && profile !== DEFAULT_PROFILE ? { profile } : {}),
+    ...(msg.account !== undefined ? { account: msg.account } : {}),
+    ...(msg.spaceId !== undefined ? { spaceId: msg.spaceId } : {}),
     text: msg.text,
     platform: msg.platform,
     conversationId: msg.conversationId,

@@ -9,7 +9,6 @@ import type { Logger } from '../logger.js';
 import type { CommandDeps } from '../commands/context.js';
 import { runCommand } from '../commands/handlers.js';
 import { parseCommand } from '../commands/registry.js';
-import type { BusyInputMode } from '../queue/producer.js';
 import { admit, type AccessPolicy } from './authorize.js';
 import { resetExpiredSession } from '../sessions/reset-policy.js';
 import { flushAfterReset } from '../turns/memory-flush.js';
@@ -28,8 +27,7 @@ export const INTERACTION_NOT_ALLOWED = '⛔ You are not allowed to use this bot 
 
 export interface RouterDeps extends CommandDeps {
   policy: AccessPolicy;
-  busyInputMode: BusyInputMode;
-  egress: (platform: string) => PlatformEgress;
+  egress: (platform: string, account?: string) => PlatformEgress;
   log: Logger;
   /** Metrics and the per-user rate limit (ops/inbound-guard.ts); commands pass it always. */
   guard?: InboundGuard;
@@ -46,7 +44,8 @@ export class IngressRouter {
 
   /** The InboundHandler given to every adapter: resolves once the message is durably taken (or answered). */
   readonly handle = async (msg: InboundMessage): Promise<void> => {
-    const egress = this.deps.egress(msg.platform);
+    // The bot that received the message answers it (platforms.ts: one egress per platform and account).
+    const egress = this.deps.egress(msg.platform, msg.account);
     const send: Reply = (text, buttons) =>
       egress.send(msg.conversationId, text, { replyTo: msg.platformMessageId, plain: true, ...(buttons && { buttons }) });
     if (msg.press) return this.press(msg, msg.press.data, egress, send);
@@ -113,7 +112,9 @@ export class IngressRouter {
     const log = deps.log.child({ platform: msg.platform, messageId: msg.messageId });
     // Unknown users: a pairing code in a DM, silence elsewhere (ingress/authorize.ts). Commands included.
     if (!(await admit({ policy: deps.policy, pairing: deps.conversation?.pairing, log }, msg, reply))) return false;
-    const sessionKey = sessionKeyFor(msg);
+    // The profile that answers (routes, first match wins); its name is part of the session key.
+    const profile = deps.profiles.route(msg);
+    const sessionKey = sessionKeyFor(msg, profile.name);
     if (deps.guard && !(await deps.guard.admit(msg, reply))) return true;
 
     if (msg.text.length > MAX_INBOUND_CHARS) {
@@ -123,18 +124,18 @@ export class IngressRouter {
 
     const command = parseCommand(msg.text);
     if (command) {
-      const answer = await runCommand(deps, { command, msg, sessionKey });
+      const answer = await runCommand(deps, { command, msg, sessionKey, profile });
       log.info({ sessionKey, command: command.spec.name }, 'command');
       await this.answerCommand(msg, answer, reply);
       return true;
     }
 
     // An answer to a clarify question goes to the running turn (steer), whatever the busy-input mode says.
-    const mode = (await deps.awaitingAnswer?.(sessionKey)) ? 'steer' : deps.busyInputMode;
+    const mode = (await deps.awaitingAnswer?.(sessionKey)) ? 'steer' : profile.busyInputMode;
     // Idle / daily reset (sessions/reset-policy.ts): an expired session ends and this message starts a new one.
     const resetNotice = await resetExpiredSession(deps, sessionKey, flushAfterReset(deps.store, deps.conversation, log));
     if (resetNotice) await reply(resetNotice);
-    const res = await deps.producer.submit(sessionKey, payloadFrom(msg), mode);
+    const res = await deps.producer.submit(sessionKey, payloadFrom(msg, profile.name), mode);
     log.debug({ sessionKey, status: res.status }, 'message routed');
     if (res.status === 'full') {
       await reply(`⚠️ ${res.pending - 1} messages are already waiting; this one was not queued. Send /stop to clear them.`);

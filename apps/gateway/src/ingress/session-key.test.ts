@@ -24,4 +24,9 @@ describe('sessionKeyFor', () => {
     expect(sessionKeyFor({ platform: 'discord', chatType: 'channel', chatId: 'C', userId: '9' })).toBe('agent:main:discord:channel:C:9');
     expect(sessionKeyFor({ platform: 'slack', chatType: 'dm', chatId: 'D1', threadId: '1.2', userId: 'U' })).toBe('agent:main:slack:dm:D1:1.2');
   });
+  it('puts the agent profile in the key; the default profile keeps Hermes\' agent:main keys', () => {
+    const msg = { platform: 'telegram' as const, chatType: 'group' as const, chatId: '-100', userId: '7' };
+    expect(sessionKeyFor(msg, 'default')).toBe('agent:main:telegram:group:-100:7');
+    expect(sessionKeyFor(msg, 'support')).toBe('agent:support:telegram:group:-100:7');
+  });
 });

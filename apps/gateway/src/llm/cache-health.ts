@@ -23,6 +23,12 @@ export function cacheHitRate(input: number, cacheRead: number, cacheWrite: numbe
   return prompt < MIN_CACHEABLE_TOKENS ? undefined : cacheRead / prompt;
 }
 
+/** Cache reads as a percentage of all prompt tokens, one decimal; null before the first prompt. */
+export function cachePercent(input: number, cacheRead: number, cacheWrite: number): number | null {
+  const prompt = input + cacheRead + cacheWrite;
+  return prompt === 0 ? null : Math.round((cacheRead / prompt) * 1000) / 10;
+}
+
 /** The rates before and now when the turn's hit rate fell from healthy to almost nothing; else undefined. */
 export function cacheCollapse(before: CacheTotals, turn: Usage): { before: number; now: number } | undefined {
   const was = cacheHitRate(before.inputTokens, before.cacheReadTokens, before.cacheWriteTokens);

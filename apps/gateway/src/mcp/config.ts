@@ -10,10 +10,8 @@
  * that environment variable when the config loads, so secrets need not live in the file.
  */
 import { z } from 'zod';
+import { DEFAULT_PROFILE, PROFILE_NAME, PROFILE_NAME_RULE } from '../profiles/names.js';
 
-/** Agent profiles a server may serve. Only today's single agent exists; more arrive with agent profiles. */
-export const KNOWN_PROFILES: readonly string[] = ['default'];
-export const DEFAULT_PROFILE = 'default';
 export const DEFAULT_MCP_TIMEOUT_MS = 60_000;
 
 /**
@@ -21,7 +19,6 @@ export const DEFAULT_MCP_TIMEOUT_MS = 60_000;
  * short enough to leave room for the tool's own name within the 64 characters both APIs allow.
  */
 const SERVER_NAME = /^(?!.*__)[A-Za-z0-9](?:[A-Za-z0-9_-]{0,22}[A-Za-z0-9-])?$/;
-const PROFILE_NAME = /^[a-z0-9][a-z0-9_-]{0,31}$/;
 
 const text = z.string().trim().min(1, 'must not be empty');
 const stringMap = z.record(z.string().regex(/^[^\s:]+$/, 'names may not contain spaces or ":"'), z.string());
@@ -41,7 +38,7 @@ const serverSchema = z
     allow: z.array(text).optional(),
     deny: z.array(text).default([]),
     timeout_ms: z.number().int('must be a whole number').min(100, 'must be at least 100').max(3_600_000, 'must be at most 3600000').default(DEFAULT_MCP_TIMEOUT_MS),
-    profiles: z.array(z.string().regex(PROFILE_NAME, 'a profile name is lower-case letters, digits, _ and -')).min(1, 'name at least one profile').default([DEFAULT_PROFILE]),
+    profiles: z.array(z.string().regex(PROFILE_NAME, PROFILE_NAME_RULE)).min(1, 'name at least one profile').default([DEFAULT_PROFILE]),
     enabled: z.boolean().default(true),
   })
   .superRefine((s, ctx) => {
@@ -52,9 +49,7 @@ const serverSchema = z
       issue('url', 'args, env and cwd belong to a command (stdio) server');
     }
     if (s.command !== undefined && Object.keys(s.headers).length > 0) issue('headers', 'headers belong to a url (HTTP) server');
-    for (const p of s.profiles) {
-      if (!KNOWN_PROFILES.includes(p)) issue('profiles', `unknown profile "${p}" (known: ${KNOWN_PROFILES.join(', ')})`);
-    }
+    // Whether each profile exists is checked with the profiles themselves (profiles/check.ts).
   });
 
 export type McpServerConfig = z.output<typeof serverSchema> & { name: string };

@@ -107,7 +107,7 @@ async function prepareOne(
   const maxBytes = Math.min(cap, budget.bytesLeft);
   let bytes: Buffer;
   try {
-    ({ bytes } = await services.files(p.platform).download(att, { maxBytes, signal: ctx.signal }));
+    ({ bytes } = await services.files(p.platform, p.account).download(att, { maxBytes, signal: ctx.signal }));
   } catch (err) {
     const reason = reasonOf(err, p.platform, { cap, messageLimit: maxBytes < cap ? limits.maxMessageBytes : undefined });
     return { ok: false, why: reason.why, logReason: reason.log };

@@ -19,7 +19,7 @@ export interface MediaLimits {
 
 export interface MediaServices {
   /** Downloads for a platform (throws for a platform that is not configured). */
-  files: (platform: string) => PlatformFiles;
+  files: (platform: string, account?: string) => PlatformFiles;
   /** Null when HERALD_STT_MODEL is not set. */
   transcribe: Transcribe | null;
   /** Null when no side model can see (HERALD_VISION_MODEL, HERALD_AUXILIARY_MODEL). */
@@ -41,7 +41,7 @@ export function mediaLimits(config: HeraldConfig): MediaLimits {
 }
 
 /** `describer`: the side-task chain of vision-capable models (llm/side-tasks.ts), or null. */
-export function createMediaServices(config: HeraldConfig, files: (platform: string) => PlatformFiles, describer: Provider | null): MediaServices {
+export function createMediaServices(config: HeraldConfig, files: (platform: string, account?: string) => PlatformFiles, describer: Provider | null): MediaServices {
   // Speech-to-text uses the first OpenAI key (the pool's rotation is the chat models' business).
   const transcribe = config.sttModel
     ? createTranscriber({ model: config.sttModel, apiKey: config.keyPools.openai?.[0] ?? config.openai.apiKey, baseUrl: config.openai.baseUrl })

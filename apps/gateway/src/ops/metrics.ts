@@ -35,6 +35,10 @@ export interface HeraldMetrics {
   readonly deliveryFailures: Counter<'platform'>;
   readonly possibleDuplicateReplies: Counter<'platform'>;
   readonly compressions: Counter<'reason'>;
+  /** Estimated spend (the price table) and tokens per agent profile and model; the prompt-cache hit ratio. */
+  readonly spendUsd: Counter<'profile' | 'model'>;
+  readonly profileTokens: Counter<'profile' | 'model' | 'kind'>;
+  readonly cacheHitRatio: Gauge<'profile' | 'model'>;
   readonly queueDepth: Gauge<'state'>;
   readonly activeTurns: Gauge;
   /** Wires the scrape-time sources once the queue and worker exist. */
@@ -133,6 +137,24 @@ export function createHeraldMetrics(opts: { defaultMetrics?: boolean } = {}): He
       name: 'herald_compressions_total',
       help: 'Context compressions: made by a turn (before it at 85 %, or inside the loop) or by /compress',
       labelNames: ['reason'] as const,
+      registers,
+    }),
+    spendUsd: new Counter({
+      name: 'herald_llm_cost_usd_total',
+      help: 'Estimated LLM spend in USD (HERALD_PRICES over the built-in table), by agent profile and model',
+      labelNames: ['profile', 'model'] as const,
+      registers,
+    }),
+    profileTokens: new Counter({
+      name: 'herald_llm_profile_tokens_total',
+      help: 'LLM tokens by agent profile, model and kind (input, output, cache_read, cache_write)',
+      labelNames: ['profile', 'model', 'kind'] as const,
+      registers,
+    }),
+    cacheHitRatio: new Gauge({
+      name: 'herald_llm_cache_hit_ratio',
+      help: 'Share of prompt tokens read from the provider cache since this process started, by agent profile and model',
+      labelNames: ['profile', 'model'] as const,
       registers,
     }),
     queueDepth,

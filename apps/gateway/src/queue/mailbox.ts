@@ -63,6 +63,12 @@ export interface TurnPayload {
   withdrawable?: boolean;
   /** Set on a scheduled task's turn (schedules/runner.ts); `userId` is then the task's owner. */
   scheduled?: ScheduledRun;
+  /** The agent profile that answers (profiles/table.ts); absent: the default profile. */
+  profile?: string;
+  /** The bot account that received the message and sends the reply; absent: the platform's default one. */
+  account?: string;
+  /** Discord guild / Slack team, for routing. */
+  spaceId?: string;
 }
 
 /**

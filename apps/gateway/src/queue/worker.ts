@@ -84,7 +84,8 @@ export interface TurnWorkerOptions {
   /** Called after a turn's entries were acknowledged (see TurnEndHandler). */
   onTurnEnd?: TurnEndHandler;
   concurrency: number;
-  busyInputMode: BusyInputMode;
+  /** The busy-input mode of a session's messages (their agent profile's, profiles/table.ts). */
+  busyInputMode: BusyInputMode | ((entry: MailboxEntry) => BusyInputMode);
   log: Logger;
   /** BullMQ job lock; a killed worker's job is recovered after about this long. */
   jobLockMs?: number;
@@ -308,7 +309,7 @@ export class TurnWorker {
           mailbox,
           sessionKey,
           head: head.entry,
-          mode: this.opts.busyInputMode,
+          mode: this.busyModeOf(head.entry),
           partsQuietMs: this.opts.partsQuietMs,
           stop: () => lost || this.closing,
         });
@@ -401,6 +402,11 @@ export class TurnWorker {
       if (!released) await mailbox.release(sessionKey, got.token).catch(() => undefined);
     }
     return `${turns} turn(s)`;
+  }
+
+  private busyModeOf(entry: MailboxEntry): BusyInputMode {
+    const mode = this.opts.busyInputMode;
+    return typeof mode === 'function' ? mode(entry) : mode;
   }
 
   private async withdrawn(entries: MailboxEntry[]): Promise<boolean> {

@@ -48,6 +48,8 @@ export function scheduledPayload(s: Schedule, runAt: number): TurnPayload {
     messageId: `schedule.${s.id}.${runAt}`,
     // `id` first: /stop recognises a waiting run by it (see STOP in queue/mailbox.ts).
     scheduled: { id: s.id, session: s.sessionMode, runAt },
+    ...(s.profile !== undefined && { profile: s.profile }),
+    ...(s.account !== undefined && { account: s.account }),
   };
 }
 

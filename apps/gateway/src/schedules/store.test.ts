@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { STORE_BACKENDS, useTempStores } from '../../../../packages/agent-core/src/store/test-support.js';
 import { ScheduleStore, scheduleSessionKey, type NewSchedule, type ScheduleOrigin } from './store.js';
+import { scheduledPayload } from './runner.js';
 
 const origin = (ownerId: string, chatId = ownerId, chatType = 'dm'): ScheduleOrigin => ({
   platform: 'telegram',
@@ -22,6 +23,15 @@ describe.each(STORE_BACKENDS)('ScheduleStore on %s', (backend) => {
     const clock = { t: Date.UTC(2026, 0, 1) };
     return { store: new ScheduleStore((await temp.open()).sql, () => clock.t), clock };
   }
+
+  it('keeps the agent profile and bot account a task was set under; its runs carry them', async () => {
+    const { store } = await schedules();
+    const made = await store.create(daily({ ...origin('5'), profile: 'support', account: 'salesbot', sessionKey: 'agent:support:telegram:dm:5' }));
+    expect(await store.get(made.id)).toMatchObject({ profile: 'support', account: 'salesbot', sessionKey: 'agent:support:telegram:dm:5' });
+    expect(scheduledPayload(made, 1)).toMatchObject({ profile: 'support', account: 'salesbot' });
+    const plain = await store.create(daily(origin('6')));
+    expect(scheduledPayload(plain, 1)).not.toHaveProperty('profile');
+  });
 
   it('keeps a task as it was given, with numbers as numbers', async () => {
     const { store } = await schedules();

@@ -36,6 +36,13 @@ CREATE INDEX IF NOT EXISTS schedules_owner ON schedules (platform, owner_id, sta
 CREATE INDEX IF NOT EXISTS schedules_status ON schedules (status, created_at);
 `;
 registerMigrations({ version: SCHEDULES_MIGRATION_VERSION, name: 'scheduled tasks', sql: SCHEDULES_SCHEMA });
+/** A task runs under the agent profile, and replies through the bot account, of the message that set it. */
+export const SCHEDULES_PROFILE_MIGRATION_VERSION = 500;
+registerMigrations({
+  version: SCHEDULES_PROFILE_MIGRATION_VERSION,
+  name: 'scheduled tasks: profile and bot account',
+  sql: 'ALTER TABLE schedules ADD COLUMN profile TEXT;\nALTER TABLE schedules ADD COLUMN account TEXT;',
+});
 
 export type ScheduleStatus = 'active' | 'done' | 'cancelled';
 export type SessionMode = 'own' | 'origin';
@@ -51,11 +58,15 @@ export interface ScheduleOrigin {
   threadId?: string;
   /** The chat's session key: due turns go through its mailbox, so they queue behind the user's own. */
   sessionKey: string;
+  /** The agent profile the task runs under (absent: the default profile). */
+  profile?: string;
+  /** The bot account its answers go out through (absent: the platform's default one). */
+  account?: string;
 }
 
 /** The chat and user of a message (an InboundMessage or a mailbox payload): where a task set from it belongs. */
 export function scheduleOrigin(
-  m: { platform: string; userId: string; userName?: string; conversationId: string; chatType: string; chatId: string; threadId?: string },
+  m: { platform: string; userId: string; userName?: string; conversationId: string; chatType: string; chatId: string; threadId?: string; profile?: string; account?: string },
   sessionKey: string,
 ): ScheduleOrigin {
   return {
@@ -67,6 +78,8 @@ export function scheduleOrigin(
     chatId: m.chatId,
     threadId: m.threadId,
     sessionKey,
+    ...(m.profile !== undefined && { profile: m.profile }),
+    ...(m.account !== undefined && { account: m.account }),
   };
 }
 
@@ -113,6 +126,8 @@ interface Row {
   updated_at: number | string;
   last_run_at: number | string | null;
   run_count: number | string;
+  profile: string | null;
+  account: string | null;
 }
 
 // PostgreSQL returns BIGINT as text.
@@ -139,6 +154,8 @@ function fromRow(r: Row): Schedule {
     updatedAt: num(r.updated_at),
     lastRunAt: numOrNull(r.last_run_at),
     runCount: num(r.run_count),
+    ...(r.profile !== null && { profile: r.profile }),
+    ...(r.account !== null && { account: r.account }),
   };
 }
 
@@ -176,12 +193,12 @@ export class ScheduleStore {
     const o = s.origin;
     await this.sql.run(
       `INSERT INTO schedules (id, platform, owner_id, owner_name, conversation_id, chat_type, chat_id, thread_id, session_key,
-         session_mode, kind, cron, run_at, timezone, prompt, status, created_at, updated_at, run_count)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, 0)`,
+         session_mode, kind, cron, run_at, timezone, prompt, status, created_at, updated_at, run_count, profile, account)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, 0, ?, ?)`,
       [
         id, o.platform, o.ownerId, o.ownerName ?? null, o.conversationId, o.chatType, o.chatId, o.threadId ?? null, o.sessionKey,
         s.sessionMode, s.when.kind, s.when.kind === 'cron' ? s.when.cron : null, s.when.kind === 'once' ? s.when.runAt : null,
-        s.timeZone, s.prompt, at, at,
+        s.timeZone, s.prompt, at, at, o.profile ?? null, o.account ?? null,
       ],
     );
     return (await this.get(id)) as Schedule;

@@ -53,7 +53,7 @@ export class SessionModels {
 }
 
 /** The models offered by a bare /model: the configured primary and fallbacks. */
-export function modelChoices(config: Pick<HeraldConfig, 'model' | 'fallbackModels'>): string[] {
+export function modelChoices(config: { model?: string; fallbackModels: readonly string[] }): string[] {
   return [...new Set([config.model, ...config.fallbackModels].filter((m): m is string => typeof m === 'string'))];
 }
 

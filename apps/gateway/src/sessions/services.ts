@@ -15,6 +15,8 @@ import { SideTaskModels, type SideTaskOptions } from '../llm/side-tasks.js';
 import { resetPolicyFrom, type ResetPolicy } from './reset-policy.js';
 import { ReasoningDisplay } from './reasoning-display.js';
 import { VoiceReplies } from './voice-replies.js';
+import { ProfileTable } from '../profiles/table.js';
+import { budgetGuardFor, type BudgetGuard } from '../budgets/guard.js';
 
 export interface ConversationServices {
   readonly config: HeraldConfig;
@@ -33,6 +35,10 @@ export interface ConversationServices {
   readonly reasoning: ReasoningDisplay;
   /** Work started behind a reply (the /new memory flush); stopping the process waits for it. */
   readonly background: BackgroundTasks;
+  /** The agent profiles and their routes. */
+  readonly profiles: ProfileTable;
+  /** Spend caps: what is spent, what is left, refusals and notices (budgets/guard.ts). */
+  readonly budgets: BudgetGuard;
 }
 
 /** The services on the session store's database. */
@@ -59,5 +65,7 @@ export function openConversationServices(
     voice: new VoiceReplies(store.sql),
     reasoning: new ReasoningDisplay(store.sql),
     background,
+    profiles: new ProfileTable(config),
+    budgets: budgetGuardFor(config, store.sql),
   };
 }

@@ -1,7 +1,7 @@
 /**
  * Where the session store lives: `HERALD_DATABASE_URL` (PostgreSQL) when set, else the SQLite file `HERALD_DB`.
  * Every process role and the CLI open it through here, so they always agree, also on the schema: the imports
- * below register the gateway's own tables (pairing, session counters, voice replies, retention, scheduled tasks)
+ * below register the gateway's own tables (pairing, session counters, voice replies, retention, scheduled tasks, spend)
  * with the store's migrations, so whichever command opens a store first creates all of them (the tools' tables
  * come with @herald/agent-core), and `herald store restore` knows every version a backup may hold
  * (store-target.test.ts).
@@ -14,6 +14,7 @@ import './known-threads.js';
 import '../schedules/store.js';
 import './voice-replies.js';
 import './reasoning-display.js';
+import '../budgets/spend-store.js';
 
 export type StoreConfig = Pick<HeraldConfig, 'db' | 'databaseUrl' | 'databasePoolSize'>;
 

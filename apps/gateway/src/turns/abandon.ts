@@ -12,12 +12,12 @@ import { deliver } from './delivery.js';
 
 export const ABANDONED_NOTICE = '⚠️ That took too long and was stopped. Please try again.';
 
-export function abandonTurns(deps: { store: SessionStore; mailbox: Mailbox; egress: (platform: string) => PlatformEgress }): AbandonHandler {
+export function abandonTurns(deps: { store: SessionStore; mailbox: Mailbox; egress: (platform: string, account?: string) => PlatformEgress }): AbandonHandler {
   return async ({ sessionKey, turnId, entries, log }) => {
     const fence = await deps.mailbox.nextFence(sessionKey);
     if (!(await deps.store.fenceOut(turnId, fence, 'failed', 'abandoned by the watchdog'))) return;
     const last = entries[entries.length - 1].payload;
-    await deliver(deps.egress(last.platform), last.conversationId, ABANDONED_NOTICE, { replyTo: last.platformMessageId, plain: true }).catch(
+    await deliver(deps.egress(last.platform, last.account), last.conversationId, ABANDONED_NOTICE, { replyTo: last.platformMessageId, plain: true }).catch(
       (err: unknown) => log.warn({ err }, 'could not tell the user the turn was stopped'),
     );
   };

@@ -16,16 +16,27 @@ export interface AgentRuntime {
   contextWindow?: number;
 }
 
-/** Builds the providers; null when HERALD_MODEL is not set (turns then answer with a setup hint). */
-export function buildAgentRuntime(config: HeraldConfig, catalog: ProviderCatalog = new ProviderCatalog(config)): AgentRuntime | null {
-  if (!config.model) return null;
+/** What an agent is made of: the top-level settings, or one agent profile (profiles/table.ts). */
+export interface AgentSpec {
+  model?: string;
+  fallbackModels: readonly string[];
+  systemPrompt: string;
+  maxIterations: number;
+}
+
+/**
+ * Builds the providers; null when no model is set (turns then answer with a setup hint). `spec`: a profile's
+ * model, fallbacks, prompt and budget instead of the top-level ones.
+ */
+export function buildAgentRuntime(config: HeraldConfig, catalog: ProviderCatalog = new ProviderCatalog(config), spec: AgentSpec = config): AgentRuntime | null {
+  if (!spec.model) return null;
   const make = (ref: string): Provider => createProvider(catalog.configFor(ref));
   return {
-    primary: make(config.model),
-    fallbacks: config.fallbackModels.map(make),
+    primary: make(spec.model),
+    fallbacks: spec.fallbackModels.map(make),
     fallbackState: new FallbackState(),
-    systemPrompt: config.systemPrompt,
-    maxIterations: config.maxIterations,
+    systemPrompt: spec.systemPrompt,
+    maxIterations: spec.maxIterations,
     contextWindow: config.contextWindow,
   };
 }

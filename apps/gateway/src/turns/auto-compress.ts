@@ -198,6 +198,7 @@ export async function continueInChildSession(
       ...(parent.chatId !== null ? { chatId: parent.chatId } : {}),
       ...(parent.model !== null ? { model: parent.model } : {}),
       ...(parent.systemPrompt !== null ? { systemPrompt: parent.systemPrompt } : {}),
+      ...(parent.profile !== null ? { profile: parent.profile } : {}),
       // Inside the write transaction no other process can take this title between choosing and using it.
       ...(parent.title ? { title: await store.nextLineageTitle(parent.title) } : {}),
     };

@@ -11,6 +11,7 @@ import { FallbackState, flushMemory, type ChatMessage, type FlushReason, type Pr
 import type { Logger } from '../logger.js';
 import type { ConversationServices } from '../sessions/services.js';
 import { flushSessionMemory, offersMemory } from './tools.js';
+import { memoryKeyOf } from '../profiles/table.js';
 
 /** The flush is one short call; past this it is abandoned. */
 export const MEMORY_FLUSH_TIMEOUT_MS = 30_000;
@@ -22,18 +23,20 @@ export async function flushBeforeLosingDetails(
   reason: FlushReason,
   log?: Logger,
 ): Promise<void> {
-  const { config } = services;
+  const profile = services.profiles.get(session.profile);
   try {
-    const primary = services.sideTasks.forSession(session.model);
+    // The session's model (a profile's session records its profile's model when it starts).
+    const primary = services.sideTasks.forSession(session.model ?? profile.model ?? null);
     if (!primary) return;
     const agent = {
       primary,
       fallbacks: [],
       fallbackState: new FallbackState(),
-      systemPrompt: config.systemPrompt,
-      maxIterations: config.maxIterations,
+      systemPrompt: profile.systemPrompt,
+      maxIterations: profile.maxIterations,
     };
-    const result = await flushSessionMemory({ store, agent, toolsets: config.toolsets }, session, reason, AbortSignal.timeout(MEMORY_FLUSH_TIMEOUT_MS));
+    const userKey = session.userId ? memoryKeyOf(profile, session.source, session.userId) : undefined;
+    const result = await flushSessionMemory({ store, agent, toolsets: profile.toolsets, userKey }, session, reason, AbortSignal.timeout(MEMORY_FLUSH_TIMEOUT_MS));
     if (result?.error) log?.warn({ err: result.error, sessionId: session.id }, 'memory flush failed');
     else if (result && result.saved > 0) log?.info({ saved: result.saved, sessionId: session.id, reason }, 'memory flushed');
   } catch (err) {
@@ -62,8 +65,11 @@ export function flushBeforeLoopCompression(
   signal: AbortSignal,
   log?: Logger,
 ): ((messages: readonly ChatMessage[]) => Promise<void>) | undefined {
-  if (!services || !session.userId || !offersMemory(store, services.config.toolsets)) return undefined;
-  const userKey = `${session.source}:${session.userId}`;
+  if (!services || !session.userId) return undefined;
+  // The notes of this person in this profile (profiles/table.ts), with the profile's own toolsets.
+  const profile = services.profiles.get(session.profile);
+  if (!offersMemory(store, profile.toolsets)) return undefined;
+  const userKey = memoryKeyOf(profile, session.source, session.userId);
   return async (messages) => {
     const result = await flushMemory({
       // The side-task chain when there is one (the auxiliary model first), else the turn's own provider.
@@ -71,7 +77,7 @@ export function flushBeforeLoopCompression(
       history: messages,
       userKey,
       store,
-      systemPrompt: session.systemPrompt ?? services.config.systemPrompt,
+      systemPrompt: session.systemPrompt ?? profile.systemPrompt,
       reason: 'compression',
       signal: AbortSignal.any([signal, AbortSignal.timeout(MEMORY_FLUSH_TIMEOUT_MS)]),
     });

@@ -5,7 +5,7 @@
  * reply was recorded but not delivered is delivered without asking the LLM again, and messages are persisted
  * under the turn id so persisting the same turn twice writes each message once.
  */
-import { buildSessionSystemPrompt, runConversation, type AgentEvent, type ChatMessage, type Session, type ConversationResult, type SessionSource, type SessionStore } from '@herald/agent-core';
+import { buildSessionSystemPrompt, runConversation, type AgentEvent, type ChatMessage, type Session, type ConversationResult, type Provider, type SessionSource, type SessionStore } from '@herald/agent-core';
 import type { PlatformEgress } from '@herald/adapters';
 import type { MailboxEntry, TurnPayload } from '../queue/mailbox.js';
 import { TurnAbort, type TurnResult, type TurnRunner } from '../queue/worker.js';
@@ -30,6 +30,11 @@ import { scheduleSessionKey } from '../schedules/store.js';
 import type { ReactionTarget } from './turn-reactions.js';
 import { cacheCollapse } from '../llm/cache-health.js';
 import type { Logger } from '../logger.js';
+import type { ProfileRuntimes } from './profile-runtimes.js';
+import type { TeamControls } from './team-controls.js';
+import { SpendMeter } from '../budgets/meter.js';
+import { PriceTable } from '../budgets/prices.js';
+import { DEFAULT_PROFILE, profileColumn } from '../profiles/names.js';
 import { autoTitleEnabled, titleNewSession } from '../llm/auto-title.js';
 
 export interface TurnDeps {
@@ -37,7 +42,7 @@ export interface TurnDeps {
   /** Null when no model is configured: turns answer with a setup hint. */
   agent: AgentRuntime | null;
   /** Egress by platform; built lazily so a worker needs no platform connection. */
-  egress: (platform: string) => PlatformEgress;
+  egress: (platform: string, account?: string) => PlatformEgress;
   /** Delivery backoff base; tests shrink it. */
   deliveryBaseDelayMs?: number;
   /** The agent's built-in tools (turns/tools.ts); none when absent. */
@@ -55,18 +60,28 @@ export interface TurnDeps {
    * relay, or null. Such a platform gets no typing, tool-progress or streamed-edit display of its own.
    */
   relay?: (payload: TurnPayload) => ((event: AgentEvent) => void) | null;
+  /** Each agent profile's agent and tools (turns/profile-runtimes.ts); absent: `agent` and `tools` serve every turn. */
+  profiles?: ProfileRuntimes;
+  /** Cost per call, budgets, concurrency limits (turns/team-controls.ts); absent: none of them. */
+  controls?: TeamControls;
 }
 
 const QUOTE_MAX_CHARS = 500;
+/** Without team controls: the built-in price table, for the session's estimated cost. */
+const BUILT_IN_PRICES = new PriceTable({});
 export const NO_MODEL_REPLY = 'No model is configured yet: set HERALD_MODEL (for example openai:gpt-4.1-mini) and restart Herald.';
 
 export function createTurnRunner(deps: TurnDeps): TurnRunner {
   // A database outage is waited out (turns/store-patience.ts); any other exception still ends in one short reply
   // (turns/user-errors.ts).
-  return retryThroughStoreOutage(replyOnFailure(deps, async (ctx) => {
+  return retryThroughStoreOutage(replyOnFailure(deps, withTurnSlot(deps.controls, async (ctx) => {
     const first = ctx.entries[0].payload;
     const last = ctx.entries[ctx.entries.length - 1].payload;
     const { store } = deps;
+    // The profile the message was routed to: its model, prompt, tools and notes.
+    const chosen = deps.profiles?.of(first.profile);
+    const agent = chosen ? chosen.agent : deps.agent;
+    const tools = chosen ? chosen.tools : deps.tools;
     // A scheduled task with a session of its own keeps its transcript there; the lock is still the chat's.
     const sessionKey = first.scheduled?.session === 'own' ? scheduleSessionKey(ctx.sessionKey, first.scheduled.id) : ctx.sessionKey;
     // The session (one indexed read when it exists), then the outbox row under this worker's fence.
@@ -74,10 +89,11 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       source: first.platform as SessionSource,
       userId: first.userId,
       chatId: first.chatId,
-      model: deps.agent ? `${deps.agent.primary.name}:${deps.agent.primary.model}` : undefined,
+      profile: profileColumn(first.profile ?? DEFAULT_PROFILE),
+      model: agent ? `${agent.primary.name}:${agent.primary.model}` : undefined,
       // Built once, stored, replayed byte-identical every call: the prompt cache depends on it.
-      systemPrompt: deps.agent
-        ? buildSessionSystemPrompt(deps.agent.systemPrompt, { platform: first.platform, chatType: last.chatType, startedAt: new Date(), timeZone: deps.conversation?.config.timezone })
+      systemPrompt: agent
+        ? buildSessionSystemPrompt(agent.systemPrompt, { platform: first.platform, chatType: last.chatType, startedAt: new Date(), timeZone: deps.conversation?.config.timezone })
         : undefined,
     });
     const turn = await store.beginTurn(ctx.turnId, session.id, ctx.fence);
@@ -85,7 +101,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       ctx.log.info({ status: turn.status }, 'turn already finished; not running it again');
       return;
     }
-    const egress = deps.egress(first.platform);
+    const egress = deps.egress(first.platform, first.account);
     // 👀 on the user's messages while this turn runs, ⚙️ with tools, ✅/⚠️ once answered (turns/turn-reactions.ts).
     const emoji = statusReactionsFor(deps.conversation?.progress, first.platform, egress);
     const progress = showTurnProgress(egress, emoji, reactionTargets(ctx.entries), ctx.log);
@@ -131,24 +147,43 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       ctx.log.info('reply was recorded before a restart; delivering it without a new LLM call');
       return send(turn.reply);
     }
-    if (!deps.agent) {
+    if (!agent) {
       await store.recordReply(ctx.turnId, NO_MODEL_REPLY, ctx.fence);
       return send(NO_MODEL_REPLY);
     }
+    // A used-up budget answers instead of the model (admins are exempt). The message is kept in the conversation
+    // with the refusal as its answer, so /retry runs it once the budget is reset.
+    const spender = { profile: first.profile ?? DEFAULT_PROFILE, platform: first.platform, userId: first.userId };
+    const refusal = (await deps.controls?.budgets.refusal(spender)) ?? null;
+    if (refusal !== null) {
+      ctx.log.info({ profile: spender.profile }, 'budget used up; turn refused');
+      const ofTurn = { turnId: ctx.turnId };
+      await store.transaction(async () => {
+        await store.appendMessages(session.id, [{ role: 'user', content: composeUserMessage(ctx.entries, []) }], { ...ofTurn, platformMessageId: last.platformMessageId });
+        await store.appendMessages(session.id, [{ role: 'assistant', content: refusal }], { ...ofTurn, firstSeq: 1 });
+        await store.recordReply(ctx.turnId, refusal, ctx.fence);
+      });
+      return send(refusal);
+    }
 
+    // Each call priced with the model that answered (budgets/meter.ts), under the global LLM cap when one is set;
+    // the compression summary below included.
+    const meter = new SpendMeter(deps.controls?.prices ?? BUILT_IN_PRICES, (call) => deps.controls?.onCall(spender.profile, call));
+    const governed = <T extends { primary: Provider; fallbacks: Provider[] }>(p: T): T => meter.wrap(deps.controls ? deps.controls.capped(p) : p);
     // Hermes' 85 % safety net: a session that outgrew the window moves to a compressed child session first.
     const notify = async (text: string): Promise<void> => void (await deliver(egress, last.conversationId, text, { baseDelayMs: deps.deliveryBaseDelayMs }));
     const services = deps.conversation;
     const current = session;
     // Summaries run on the side-task chain (the auxiliary model first, when one is set).
-    const summarizer = services?.sideTasks.forSession(session.model) ?? null;
+    const sideSummarizer = services?.sideTasks.forSession(session.model) ?? null;
+    const summarizer = sideSummarizer ? meter.provider(sideSummarizer) : null;
     // What other workers learnt about context windows since this one last looked.
     await services?.windows.refresh();
     session = await compressBeforeTurn({
       store,
       sessionKey,
       session,
-      agent: deps.agent,
+      agent: governed(agent),
       summarizer,
       windows: services?.windows,
       log: ctx.log,
@@ -162,7 +197,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const { history, saved } = await store.getTurnHistory(session.id, ctx.turnId);
     live.startTyping();
     // The session's own model when /model chose one (sessions/models.ts), then the configured fallbacks.
-    const providers = deps.conversation?.models.providersFor(deps.agent, session.model) ?? deps.agent;
+    const chosenProviders = deps.conversation?.models.providersFor(agent, session.model) ?? agent;
+    const providers = governed(chosenProviders);
     // Files are fetched and read now, on the worker (media/prepare.ts); what could not be used is said in one line each.
     const payloads = ctx.entries.map((e) => e.payload);
     const media = await prepareTurnMedia(payloads, deps.media, {
@@ -189,7 +225,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     // Tools, a budget shared with subagents, saved notes in front of a session's first message, clarify questions.
     // What send_file queues during the turn; recorded with the reply, sent after its text.
     const replyFiles = new ReplyFiles(deps.outbound.limits);
-    const turnTools = deps.tools?.forTurn({ ctx, egress, payload: last, files: replyFiles });
+    const turnTools = tools?.forTurn({ ctx, egress, payload: last, files: replyFiles });
     const userMessage = composeUserMessage(ctx.entries, history, media.blocks);
     let result: ConversationResult;
     try {
@@ -198,15 +234,15 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
         userAttachments: media.attachments,
         userImages: media.images,
         history,
-        systemPrompt: session.systemPrompt ?? deps.agent.systemPrompt,
+        systemPrompt: session.systemPrompt ?? agent.systemPrompt,
         signal: ctx.signal,
         provider: providers.primary,
         fallbacks: providers.fallbacks,
-        fallbackState: deps.agent.fallbackState,
-        maxIterations: deps.agent.maxIterations,
+        fallbackState: agent.fallbackState,
+        maxIterations: agent.maxIterations,
         cacheKey: session.id,
         compression: {
-          contextWindow: deps.agent.contextWindow,
+          contextWindow: agent.contextWindow,
           thresholdRatio: services?.config.compressionThreshold,
           ...(services ? { windows: services.windows } : {}),
           // Without an auxiliary model the loop summarises with the model it is using at the time (it may have
@@ -238,6 +274,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       await store.transaction(async () => {
         const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
         await store.markTurn(ctx.turnId, 'interrupted', ctx.fence, abort instanceof Error ? abort.message : 'interrupted');
+        // What the interrupted turn cost still counts against the budgets.
+        await deps.controls?.budgets.record(spender, meter.usage, meter.costUsd);
         await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
         await recordMediaUsage(deps, persisted.id, media);
       });
@@ -249,18 +287,26 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     // The answer (or a short error text), the pictures in it and a voice reply become files (turns/finish-reply.ts).
     const showReasoning = (await deps.conversation?.reasoning.isOn(ctx.sessionKey)) ?? false;
     const { reply, files, speechCalls } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log, showReasoning });
-    // Messages, usage and the recorded reply (with its files) commit together: a crash leaves all or none of them.
+    // Messages, usage, spend and the recorded reply (with its files) commit together: a crash leaves all or none.
+    let text = reply;
     session = await store.transaction(async () => {
       const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
-      await store.addUsage(persisted.id, { ...result.usage, lastPromptTokens: result.lastPromptTokens });
+      await store.addUsage(persisted.id, { ...result.usage, costUsd: meter.costUsd, lastPromptTokens: result.lastPromptTokens });
       await recordMediaUsage(deps, persisted.id, media);
-      await store.recordReply(ctx.turnId, reply, ctx.fence, files);
+      // Budgets: this turn's spend, and the 80 % notice when it crossed it (once, whichever worker is first).
+      let notices: string[] = [];
+      if (deps.controls) {
+        await deps.controls.budgets.record(spender, meter.usage, meter.costUsd);
+        notices = await deps.controls.budgets.notices(spender);
+      }
+      text = notices.length > 0 ? `${reply}\n\n${notices.join('\n')}` : reply;
+      await store.recordReply(ctx.turnId, text, ctx.fence, files);
       await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls + speechCalls);
       return persisted;
     });
     // A compression (before or inside the turn) starts a new prefix: a cold cache there is expected.
     if (compressed === current && !result.compactedHistory) warnOnCacheCollapse(current, result, ctx.log);
-    const sent = await send(reply, Boolean(result.error));
+    const sent = await send(text, Boolean(result.error));
     if (result.error) await store.markTurn(ctx.turnId, 'failed', ctx.fence, `${result.error.kind}: ${result.error.message}`);
     // The first exchange of a new chat conversation names it, behind the reply (llm/auto-title.ts). Not scheduled
     // runs, not API requests (a client may send thousands, each a session of its own).
@@ -269,7 +315,21 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       if (provider) services.background.track(titleNewSession({ store, provider, sessionId: session.id, userText: userMessage, reply, log: ctx.log }));
     }
     return sent;
-  }), deps.store);
+  })), deps.store);
+}
+
+/** The profile's concurrent-turn limit: the turn waits for a slot (its watchdog sees the wait as activity). */
+function withTurnSlot(controls: TeamControls | undefined, run: TurnRunner): TurnRunner {
+  return async (ctx) => {
+    const sem = controls?.turnSlots(ctx.entries[0].payload.profile ?? DEFAULT_PROFILE);
+    if (!sem) return run(ctx);
+    const slot = await sem.acquire(ctx.signal, ctx.touch);
+    try {
+      return await run(ctx);
+    } finally {
+      await slot.release();
+    }
+  };
 }
 
 /**

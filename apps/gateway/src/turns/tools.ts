@@ -31,7 +31,8 @@ import type { Logger } from '../logger.js';
 import type { TurnPayload } from '../queue/mailbox.js';
 import type { TurnContext } from '../queue/worker.js';
 import type { AgentRuntime } from './agent-runtime.js';
-import { DEFAULT_PROFILE } from '../mcp/config.js';
+import { DEFAULT_PROFILE } from '../profiles/names.js';
+import { memoryKeyOf, searchProfileOf, type Profile } from '../profiles/table.js';
 import type { McpHub } from '../mcp/hub.js';
 import type { ScheduleService } from '../schedules/service.js';
 import { scheduleOrigin } from '../schedules/store.js';
@@ -63,6 +64,8 @@ export interface TurnToolsDeps {
   schedules: ScheduleService;
   /** What send_file may send, and how many files a reply may carry (0: send_file is left out). */
   files: { limits: OutboundFileLimits; perTurn: number };
+  /** The agent profile these tools serve: its notes, its session_search scope, its MCP servers. */
+  profile?: Profile;
 }
 
 export interface TurnToolsInput {
@@ -107,7 +110,8 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
   const { schedules } = deps;
   const withSchedule = config.schedulesPerUser > 0 && (config.toolsets.includes(SCHEDULE_TOOLSET) || config.toolsets.includes('full'));
   for (const { name, reason } of unavailable) log.warn({ tool: name, reason }, `tool ${name} left out: ${reason}`);
-  log.info({ toolsets: config.toolsets, tools: [...tools.map((t) => t.name), ...(withSchedule ? [SCHEDULE_TOOL] : [])] }, 'agent tools ready');
+  const profile = deps.profile;
+  log.info({ profile: profile?.name ?? DEFAULT_PROFILE, toolsets: config.toolsets, tools: [...tools.map((t) => t.name), ...(withSchedule ? [SCHEDULE_TOOL] : [])] }, 'agent tools ready');
   const hasMemory = tools.some((t) => t.name === MEMORY_TOOL);
   // A scheduled task's turn has nobody to ask: the user did not start it and may not be there.
   const scheduledTools = tools.filter((t) => t.name !== CLARIFY_TOOL);
@@ -133,25 +137,28 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
         async apply(opts) {
           const budget = opts.budget ?? new IterationBudget(opts.maxIterations ?? DEFAULT_MAX_ITERATIONS);
           const toolContext = { platform: payload.platform, userId: payload.userId, ...opts.toolContext, budget, clarify, files };
-          // The notes shown are those of the person the memory tool writes for: the same platform + user id.
+          // The notes shown are those of the person the memory tool writes for: the same platform + user id, in
+          // this profile unless it shares the default profile's memory (profiles/table.ts).
           const { platform, userId } = toolContext;
-          const userKey = typeof platform === 'string' && typeof userId === 'string' ? `${platform}:${userId}` : null;
+          const userKey = typeof platform === 'string' && typeof userId === 'string' ? (profile ? memoryKeyOf(profile, platform, userId) : `${platform}:${userId}`) : null;
           const withNotes = hasMemory && userKey !== null;
+          // Subagents run on the turn's own providers (the session's model; priced and capped by run-turn.ts).
+          const turnProviders = opts.provider ? { primary: opts.provider, fallbacks: opts.fallbacks ?? [] } : undefined;
+          const scoped = { ...toolContext, ...(turnProviders && { turnProviders }), ...(userKey !== null && { userKey }), ...(profile && searchProfileOf(profile) !== undefined && { searchProfile: searchProfileOf(profile) }) };
           return {
             ...opts,
             userMessage: withNotes ? await withMemoryBlock(store, userKey, opts.history, opts.userMessage) : stripMemoryMarker(opts.userMessage),
-            // Agent profiles are not there yet: every turn is the default profile's.
             tools: [
               ...(opts.tools ?? []),
               // No clarify where nobody can answer: a scheduled run, or a client waiting on one HTTP request (the API).
               ...(payload.scheduled || egress.platform === 'api' ? scheduledTools : tools),
               // A task set in this turn belongs to its user and delivers to this chat.
               ...(withSchedule ? [createScheduleTool(schedules, scheduleOrigin(payload, ctx.sessionKey), config.timezone) as Tool] : []),
-              ...(deps.mcp?.toolsFor(DEFAULT_PROFILE) ?? []),
+              ...(deps.mcp?.toolsFor(profile?.name ?? DEFAULT_PROFILE) ?? []),
             ],
             budget,
             getSteerMessages: clarify.takeSteerMessages,
-            toolContext,
+            toolContext: scoped,
           };
         },
       };
@@ -169,6 +176,8 @@ export interface FlushSessionMemoryDeps {
   agent: AgentRuntime | null;
   /** The memory tool's toolsets must be on; otherwise nothing is flushed. */
   toolsets: readonly string[];
+  /** Whose notes (the profile's memory key, profiles/table.ts); default `<source>:<user id>`. */
+  userKey?: string;
 }
 
 /**
@@ -193,7 +202,7 @@ export async function flushSessionMemory(
   return flushMemory({
     provider: agent.primary,
     history: await store.getHistory(session.id),
-    userKey: `${session.source}:${session.userId}`,
+    userKey: deps.userKey ?? `${session.source}:${session.userId}`,
     store,
     systemPrompt: session.systemPrompt ?? agent.systemPrompt,
     reason,

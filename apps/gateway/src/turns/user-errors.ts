@@ -42,7 +42,7 @@ export function turnFailureReply(err: unknown): string {
 
 export interface FailureReplyDeps {
   store: SessionStore;
-  egress: (platform: string) => PlatformEgress;
+  egress: (platform: string, account?: string) => PlatformEgress;
   deliveryBaseDelayMs?: number;
 }
 
@@ -67,7 +67,7 @@ export function replyOnFailure(deps: FailureReplyDeps, run: TurnRunner): TurnRun
       const last = ctx.entries[ctx.entries.length - 1].payload;
       try {
         if (!(await ctx.canDeliver())) return;
-        const ids = await deliver(deps.egress(last.platform), last.conversationId, turnFailureReply(err), {
+        const ids = await deliver(deps.egress(last.platform, last.account), last.conversationId, turnFailureReply(err), {
           replyTo: last.platformMessageId,
           baseDelayMs: deps.deliveryBaseDelayMs,
         });

@@ -171,6 +171,7 @@ export function toInbound(view: MessageView, botId: string, placement: Placement
     sentAt: view.sentAt,
   };
   if (placement.threadId !== undefined) msg.threadId = placement.threadId;
+  if (view.guildId !== null) msg.spaceId = view.guildId;
   if (view.repliedTo && view.repliedTo.content !== null) {
     msg.quoted = {
       platformMessageId: view.repliedTo.messageId,

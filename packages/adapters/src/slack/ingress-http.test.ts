@@ -76,6 +76,7 @@ describe('Slack ingress over Events HTTP', () => {
       attachments: [],
       platformMessageId: d.ts,
       sentAt: Math.round(Number(d.ts) * 1000),
+      spaceId: 'T0HERALD1', // the workspace: routes pick agent profiles by it
     });
     expect(JSON.parse(JSON.stringify(received[0]))).toEqual(received[0]); // survives Redis
 

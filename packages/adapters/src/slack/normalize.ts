@@ -72,6 +72,7 @@ export function classifySlackEvent(event: unknown, me: SlackIdentity): Classific
     attachments,
     platformMessageId: ts,
     sentAt: Math.round(Number.parseFloat(ts) * 1000),
+    ...(str(event, 'team') ? { spaceId: str(event, 'team') } : {}),
   };
   const dedupeKey = `${channel}:${ts}`;
 

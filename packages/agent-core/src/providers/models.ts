@@ -118,9 +118,11 @@ export function overrideFor<T>(model: string, overrides: Readonly<Record<string,
   return best === undefined ? undefined : overrides[best];
 }
 
-/** Estimated cost of one call (or a session's totals) in USD; undefined when the model's price is unknown. */
-export function estimateCostUsd(model: string, usage: Usage): number | undefined {
-  const price = modelInfo(model)?.price;
+/**
+ * Estimated cost of one call (or a session's totals) in USD; undefined when the model's price is unknown. `price`:
+ * the operator's price for the model (HERALD_PRICES) instead of the table's.
+ */
+export function estimateCostUsd(model: string, usage: Usage, price: ModelPrice | undefined = modelInfo(model)?.price): number | undefined {
   if (!price) return undefined;
   const cost =
     usage.input * price.input +

@@ -3,6 +3,7 @@
  * tsvector/tsquery on PostgreSQL (a GIN index, `ts_rank_cd`, `ts_headline`). Both answer in the same shape,
  * hits marked `>>>` and `<<<`, best first.
  */
+import { profileFilter } from './sessions.js';
 import type { SessionSource, Role } from '../types.js';
 import { sanitizeFtsQuery, tsQueryOf } from './fts-query.js';
 import { clampLimit } from './limit.js';
@@ -19,6 +20,8 @@ export const SNIPPET_CLOSE = '<<<';
 export interface SearchOptions {
   source?: SessionSource;
   userId?: string;
+  /** Only sessions of this agent profile (see sessions.ts profileFilter). */
+  profile?: string;
   limit?: number;
 }
 
@@ -81,6 +84,10 @@ export async function searchMessages(sql: Sql, query: string, opts: SearchOption
   if (opts.userId !== undefined) {
     filters.push('s.user_id = ?');
     params.push(opts.userId);
+  }
+  if (opts.profile !== undefined) {
+    filters.push(profileFilter('s.'));
+    params.push(opts.profile, opts.profile);
   }
   params.push(limit);
   const where = filters.map((f) => `AND ${f}`).join(' ');

@@ -32,6 +32,8 @@ export const CORE_MIGRATIONS: readonly Migration[] = [
   { version: 15, name: 'message reasoning details', sql: 'ALTER TABLE messages ADD COLUMN reasoning_details TEXT' },
   // Context windows providers named in errors, shared by every worker (compression/windows.ts).
   { version: 16, name: 'learnt context windows', sql: CONTEXT_WINDOWS_TABLE },
+  // The agent profile a session belongs to (gateway profiles); NULL: the default profile (sessions from before).
+  { version: 25, name: 'session profile', sql: 'ALTER TABLE sessions ADD COLUMN profile TEXT' },
 ];
 
 const registered: Migration[] = [];

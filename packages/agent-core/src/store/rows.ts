@@ -26,6 +26,8 @@ export interface Session {
   estimatedCostUsd: number;
   title: string | null;
   lastPromptTokens: number | null;
+  /** The agent profile the session belongs to; null for the default profile. */
+  profile: string | null;
 }
 
 export interface StoredMessage {
@@ -93,6 +95,8 @@ export interface SessionRow {
   estimated_cost_usd: number;
   title: string | null;
   last_prompt_tokens: number | null;
+  /** Absent on rows read before migration 25 ran (never, after start-up). */
+  profile?: string | null;
 }
 
 export interface MessageRow {
@@ -150,6 +154,7 @@ export function toSession(r: SessionRow): Session {
     estimatedCostUsd: r.estimated_cost_usd,
     title: r.title,
     lastPromptTokens: r.last_prompt_tokens,
+    profile: r.profile ?? null,
   };
 }
 

@@ -20,6 +20,8 @@ export interface SessionInit {
   chatId?: string;
   model?: string;
   systemPrompt?: string;
+  /** The agent profile (gateway); absent or null: the default profile. */
+  profile?: string | null;
 }
 
 export interface NewSessionInit extends SessionInit {
@@ -43,6 +45,8 @@ export interface UsageDelta {
 export interface ListSessionsOptions {
   source?: SessionSource;
   userId?: string;
+  /** Only this profile's sessions (`default` also finds sessions recorded without one). */
+  profile?: string;
   /** true: only open sessions; false: only ended ones; absent: both. */
   active?: boolean;
   cursor?: string;
@@ -108,8 +112,8 @@ async function insertSession(sql: Sql, key: string, init: SessionInit, parentSes
   const now = Date.now();
   const id = newSessionId(now);
   await sql.run(
-    `INSERT INTO sessions (id, key, source, user_id, chat_id, model, system_prompt, parent_session_id, started_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO sessions (id, key, source, user_id, chat_id, model, system_prompt, parent_session_id, started_at, profile)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
       id,
       key,
@@ -120,6 +124,7 @@ async function insertSession(sql: Sql, key: string, init: SessionInit, parentSes
       init.systemPrompt ?? null,
       parentSessionId,
       now,
+      init.profile ?? null,
     ],
   );
   await sql.run(
@@ -229,6 +234,10 @@ export async function listSessions(sql: Sql, opts: ListSessionsOptions = {}): Pr
     where.push('user_id = ?');
     params.push(opts.userId);
   }
+  if (opts.profile !== undefined) {
+    where.push(profileFilter(''));
+    params.push(opts.profile, opts.profile);
+  }
   if (opts.active !== undefined) where.push(opts.active ? 'ended_at IS NULL' : 'ended_at IS NOT NULL');
   if (opts.cursor !== undefined) {
     where.push('(started_at, id) < (?, ?)');
@@ -240,4 +249,12 @@ export async function listSessions(sql: Sql, opts: ListSessionsOptions = {}): Pr
   const sessions = rows.slice(0, limit).map(toSession);
   const nextCursor = rows.length > limit ? encodeCursor(sessions[sessions.length - 1]) : null;
   return { sessions, nextCursor };
+}
+
+/**
+ * SQL matching one profile's sessions (two parameters, both the profile name): the default profile's sessions
+ * include those recorded before profiles existed (profile NULL). `alias`: the sessions table's alias and a dot.
+ */
+export function profileFilter(alias: string): string {
+  return `(${alias}profile = ? OR (? = 'default' AND ${alias}profile IS NULL))`;
 }

@@ -3,6 +3,7 @@
  * type guards: the context is an open record, so each field is checked where it is used instead of trusted.
  */
 import type { SessionSource } from '../../types.js';
+import type { Provider } from '../../providers/types.js';
 import type { NewTurnFile } from '../../store/turn-files.js';
 import type { ToolContext } from '../registry.js';
 import { IterationBudget } from '../../loop/budget.js';
@@ -31,6 +32,13 @@ export interface BuiltinToolContext {
   /** Overrides `platform:userId` as the memory key (flushMemory passes it directly). */
   userKey?: string;
   userId?: string;
+  /** session_search looks only in this agent profile's sessions (absent: the person's sessions in any profile). */
+  searchProfile?: string;
+  /**
+   * The providers the turn itself uses (the session's model, metered and rate-capped by the caller): subagents use
+   * them instead of the ones the tools were built with, so their calls count where the turn's do.
+   */
+  turnProviders?: TurnProviders;
   /** The turn's iteration budget, shared with subagents. */
   budget?: IterationBudget;
   clarify?: ClarifyChannel;
@@ -53,6 +61,20 @@ export function sourceOf(ctx: ToolContext): SessionSource | null {
 
 export function userIdOf(ctx: ToolContext): string | null {
   return typeof ctx.userId === 'string' && ctx.userId !== '' ? ctx.userId : null;
+}
+
+export function searchProfileOf(ctx: ToolContext): string | undefined {
+  return typeof ctx.searchProfile === 'string' && ctx.searchProfile !== '' ? ctx.searchProfile : undefined;
+}
+
+export interface TurnProviders {
+  primary: Provider;
+  fallbacks: Provider[];
+}
+
+export function turnProvidersOf(ctx: ToolContext): TurnProviders | null {
+  const p = ctx.turnProviders as Partial<TurnProviders> | undefined;
+  return p && typeof p.primary?.complete === 'function' && Array.isArray(p.fallbacks) ? (p as TurnProviders) : null;
 }
 
 export function sessionIdOf(ctx: ToolContext): string | null {

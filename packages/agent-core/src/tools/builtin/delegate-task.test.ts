@@ -73,6 +73,16 @@ describe('delegate_task tool', () => {
     await expect(delegate.execute({ task: 'x' }, { signal })).rejects.toThrow(/iteration budget is missing/);
   });
 
+  it("a child runs on the turn's own providers when the caller gives them (the session's model, metered there)", async () => {
+    const built = new ScriptedProvider().otherwise(() => ({ text: 'from the provider the tools were built with' }));
+    const turns = new ScriptedProvider().otherwise(() => ({ text: "from the turn's provider" }));
+    const delegate = createDelegateTool({ provider: built, parentTools: () => [] });
+    const signal = new AbortController().signal;
+    const out = await delegate.execute({ task: 'which provider?' }, { signal, budget: new IterationBudget(5), turnProviders: { primary: turns, fallbacks: [] } });
+    expect(out).toBe("from the turn's provider");
+    expect(built.calls).toHaveLength(0);
+  });
+
   it('a child has its own iteration cap inside the turn budget, and the per-turn limit is configurable', async () => {
     const provider = new ScriptedProvider().otherwise((call) =>
       lastText(call) === BUDGET_SUMMARY_PROMPT ? { text: 'stopped at my cap' } : { toolCalls: [{ name: 'lookup', arguments: '{}' }] },

@@ -9,7 +9,7 @@ import { runConversation } from '../../loop/run-conversation.js';
 import type { FallbackState } from '../../loop/fallback.js';
 import type { Provider } from '../../providers/types.js';
 import type { Tool, ToolContext } from '../registry.js';
-import { budgetOf, optionalStringArg, stringArg } from './context.js';
+import { budgetOf, optionalStringArg, stringArg, turnProvidersOf } from './context.js';
 
 export const DELEGATE_TOOL = 'delegate_task';
 /** Subagents one turn may start by default (HERALD_DELEGATE_MAX_PER_TURN); the next one gets an error result. */
@@ -76,13 +76,14 @@ export function createDelegateTool(deps: DelegateDeps): Tool {
       }
       if (budget.remaining === 0) throw new Error('no steps are left in this request\'s budget for a subagent');
 
+      const turn = turnProvidersOf(ctx);
       const result = await runConversation({
         userMessage: context ? `${task}\n\nContext:\n${context}` : task,
         history: [],
         systemPrompt: CHILD_SYSTEM_PROMPT,
         signal: ctx.signal,
-        provider: deps.provider,
-        fallbacks: deps.fallbacks,
+        provider: turn?.primary ?? deps.provider,
+        fallbacks: turn?.fallbacks ?? deps.fallbacks,
         fallbackState: deps.fallbackState,
         tools: childToolsOf(deps.parentTools()),
         // Its own cap, drawn from the turn's budget: a child never takes more than either allows.

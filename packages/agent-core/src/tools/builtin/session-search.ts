@@ -8,7 +8,7 @@ import type { Provider } from '../../providers/types.js';
 import type { SearchHit } from '../../store/fts.js';
 import type { SessionStore } from '../../store/session-store.js';
 import type { Tool } from '../registry.js';
-import { optionalIntArg, sessionIdOf, sourceOf, stringArg, userIdOf } from './context.js';
+import { optionalIntArg, searchProfileOf, sessionIdOf, sourceOf, stringArg, userIdOf } from './context.js';
 import { MEMORY_BLOCK_OPEN, stripMemoryBlock } from './memory.js';
 
 export const SESSION_SEARCH_TOOL = 'session_search';
@@ -79,7 +79,7 @@ export function createSessionSearchTool(deps: SessionSearchDeps): Tool {
       if (!userId || !source) throw new Error('no user is known for this conversation, so there is nothing to search');
       const limit = Math.min(Math.max(optionalIntArg(args, 'limit') ?? DEFAULT_SEARCH_RESULTS, 1), MAX_SEARCH_RESULTS);
       const current = sessionIdOf(ctx);
-      const found = await deps.store.search(query, { userId, source, limit: limit * OVERFETCH });
+      const found = await deps.store.search(query, { userId, source, profile: searchProfileOf(ctx), limit: limit * OVERFETCH });
       const keep = await Promise.all(found.map((h) => relevant(h, query, current)));
       const hits = found.filter((_, i) => keep[i]).slice(0, limit);
       if (hits.length === 0) return `No earlier conversation of this user mentions "${query}".`;

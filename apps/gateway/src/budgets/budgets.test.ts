@@ -1,0 +1,120 @@
+/** Prices, spend and budgets on SQLite and PostgreSQL: the same numbers, refusals and one-time notices on both. */
+import { describe, expect, it } from 'vitest';
+import { STORE_BACKENDS, useTempStores } from '../../../../packages/agent-core/src/store/test-support.js';
+import type { Budget } from '../profiles/schema.js';
+import { BudgetGuard } from './guard.js';
+import { SpendMeter } from './meter.js';
+import { PriceTable } from './prices.js';
+import { SpendStore } from './spend-store.js';
+
+const M = 1_000_000;
+const usage = (input: number, output = 0, cacheRead = 0, cacheWrite = 0) => ({ input, output, cacheRead, cacheWrite });
+
+describe('PriceTable', () => {
+  const prices = new PriceTable({ 'my-model': { input: 1, output: 2, cache_read: 0.1, cache_write: 1.5 }, 'gpt-4.1-mini': { input: 10, output: 20 } });
+
+  it('prices a call with input, output, cache-read and cache-write prices (USD per million tokens)', () => {
+    expect(prices.costOf('my-model', usage(M, M, M, M))).toBeCloseTo(1 + 2 + 0.1 + 1.5, 10);
+    // Family names cover snapshots and tags; a provider prefix is ignored.
+    expect(prices.costOf('openai:my-model-2026-01-01', usage(M))).toBeCloseTo(1, 10);
+  });
+
+  it('the operator\'s price wins over the built-in table; unknown cache prices fall back to the input price', () => {
+    expect(prices.costOf('gpt-4.1-mini', usage(M, 0, M))).toBeCloseTo(20, 10);
+    expect(prices.costOf('gpt-4.1-nano', usage(M))).toBeCloseTo(0.1, 10); // built-in
+    expect(prices.costOf('llama3.1:8b', usage(M, M))).toBe(0); // unknown: free, tokens still count
+  });
+
+  it('SpendMeter prices each call with the model that answered and sums the turn', async () => {
+    const meter = new SpendMeter(prices);
+    const seen: string[] = [];
+    const fake = (model: string) => ({
+      name: 'openai' as const,
+      model,
+      apiMode: 'chat_completions' as const,
+      complete: async (_req: unknown) => ({ message: { role: 'assistant' as const, content: 'x' }, finishReason: 'stop' as const, usage: usage(M), model }),
+    });
+    const meter2 = new SpendMeter(prices, (c) => seen.push(`${c.model}=${c.costUsd}`));
+    const wrapped = meter2.wrap({ primary: fake('my-model'), fallbacks: [fake('gpt-4.1-mini')] });
+    await wrapped.primary.complete({} as never);
+    await wrapped.fallbacks[0].complete({} as never);
+    expect(meter2.costUsd).toBeCloseTo(11, 10);
+    expect(meter2.usage).toEqual(usage(2 * M));
+    expect(seen).toEqual(['openai:my-model=1', 'openai:gpt-4.1-mini=10']);
+    expect(meter.costUsd).toBe(0);
+  });
+});
+
+describe.each(STORE_BACKENDS)('budgets on %s', (backend) => {
+  const temp = useTempStores(backend);
+  const ana = { profile: 'support', platform: 'telegram', userId: '1' };
+  const ben = { profile: 'support', platform: 'telegram', userId: '2' };
+  const boss = { profile: 'support', platform: 'telegram', userId: '99' };
+
+  async function guard(budgets: Budget[], clock = { t: Date.UTC(2026, 10, 26, 12) }): Promise<{ g: BudgetGuard; spend: SpendStore; clock: { t: number } }> {
+    const spend = new SpendStore((await temp.open()).sql);
+    return { g: new BudgetGuard(spend, { budgets, admins: ['telegram:99'], timeZone: 'UTC', now: () => clock.t }), spend, clock };
+  }
+
+  it('refuses at 100 % of a money cap, per user; the other user and admins go on', async () => {
+    const { g } = await guard([{ scope: 'user', period: 'day', usd: 1 }]);
+    expect(await g.refusal(ana)).toBeNull();
+    await g.record(ana, usage(1000), 0.6);
+    expect(await g.refusal(ana)).toBeNull();
+    await g.record(ana, usage(1000), 0.4);
+    expect(await g.refusal(ana)).toMatch(/^⛔ Your daily budget is used up \(\$1\.00 of \$1\.00\)\. Nothing more runs until it resets tomorrow/);
+    expect(await g.refusal(ben)).toBeNull();
+    await g.record(boss, usage(1000), 5);
+    expect(await g.refusal(boss)).toBeNull();
+  });
+
+  it('tells at 80 % once per budget and period, whoever records first', async () => {
+    const { g } = await guard([{ scope: 'global', period: 'month', tokens: 1000 }]);
+    await g.record(ana, usage(700), 0);
+    expect(await g.notices(ana)).toEqual([]);
+    await g.record(ben, usage(150), 0);
+    expect(await g.notices(ben)).toEqual(["⚠️ The team's monthly budget is 85 % used (850 of 1,000 tokens)."]);
+    await g.record(ana, usage(50), 0);
+    expect(await g.notices(ana)).toEqual([]);
+    await g.record(ana, usage(100), 0);
+    expect(await g.refusal(ana)).toMatch(/The team's monthly budget is used up/);
+  });
+
+  it('counts per profile, per user within a profile, and resets with a new day; an admin reset frees it at once', async () => {
+    const { g, clock } = await guard([
+      { scope: 'profile', period: 'day', usd: 2 },
+      { scope: 'user', period: 'day', tokens: 100, profile: 'support' },
+    ]);
+    await g.record(ana, usage(100), 0.5);
+    expect(await g.refusal(ana)).toMatch(/your daily budget for support is used up \(100 of 100 tokens\)/i);
+    expect(await g.refusal({ ...ana, profile: 'default' })).toBeNull(); // the per-user cap is support's only
+    await g.record(ben, usage(10), 1.5);
+    expect(await g.refusal(ben)).toMatch(/the daily budget of support is used up/i);
+    expect(await g.refusal({ ...ben, profile: 'sales' })).toBeNull(); // each profile has its own
+    expect(await g.reset('profile:support', 'day')).toBe(1);
+    expect(await g.refusal(ben)).toBeNull();
+    clock.t += 24 * 3600_000;
+    expect(await g.refusal(ana)).toBeNull();
+  });
+
+  it('/usage lines: the person\'s spend and what is left of each budget', async () => {
+    const { g } = await guard([{ scope: 'user', period: 'month', usd: 10, tokens: 10_000 }]);
+    await g.record(ana, usage(1500, 500), 2.5);
+    expect(await g.usageLines(ana)).toEqual([
+      'Your spend: today $2.50 · 2,000 tokens; this month $2.50 · 2,000 tokens',
+      'Your monthly budget: $7.50 of $10.00 and 8,000 of 10,000 tokens left (25 % used)',
+    ]);
+    expect(await g.usageLines(boss)).toContain('You are an admin: budgets do not stop your turns.');
+    expect((await g.spendNow('user:')).map((r) => `${r.scope} ${r.period} ${r.costUsd}`)).toEqual([
+      'user:telegram:1 day:2026-11-26 2.5',
+      'user:telegram:1 month:2026-11 2.5',
+    ]);
+  });
+
+  it('periods follow the configured time zone', async () => {
+    const spend = new SpendStore((await temp.open()).sql);
+    const late = Date.UTC(2026, 10, 30, 23, 30);
+    const tokyo = new BudgetGuard(spend, { budgets: [], admins: [], timeZone: 'Asia/Tokyo', now: () => late });
+    expect([tokyo.periodKey('day'), tokyo.periodKey('month')]).toEqual(['day:2026-12-01', 'month:2026-12']);
+  });
+});

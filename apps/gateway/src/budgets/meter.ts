@@ -1,0 +1,50 @@
+/**
+ * Cost per LLM call: a turn's providers wrapped so each call's usage is priced with the model that answered it
+ * (a fallback model has its own price), summed for the session's `estimated_cost_usd` and the budgets, and
+ * reported call by call (metrics: spend and tokens per profile and model).
+ */
+import { emptyUsage, type Provider, type Usage } from '@herald/agent-core';
+import type { PriceTable } from './prices.js';
+
+export interface CallSpend {
+  /** `provider:model` of the provider that was asked. */
+  model: string;
+  usage: Usage;
+  costUsd: number;
+}
+
+export class SpendMeter {
+  readonly usage: Usage = emptyUsage();
+  costUsd = 0;
+
+  constructor(
+    private readonly prices: PriceTable,
+    private readonly onCall: (call: CallSpend) => void = () => undefined,
+  ) {}
+
+  /** The same providers, each call priced and counted here. */
+  wrap<T extends { primary: Provider; fallbacks: Provider[] }>(providers: T): T {
+    return { ...providers, primary: this.provider(providers.primary), fallbacks: providers.fallbacks.map((p) => this.provider(p)) };
+  }
+
+  provider(p: Provider): Provider {
+    const model = `${p.name}:${p.model}`;
+    return {
+      name: p.name,
+      model: p.model,
+      apiMode: p.apiMode,
+      ...(p.vision !== undefined && { vision: p.vision }),
+      complete: async (req) => {
+        const res = await p.complete(req);
+        const costUsd = this.prices.costOf(p.model, res.usage);
+        this.usage.input += res.usage.input;
+        this.usage.output += res.usage.output;
+        this.usage.cacheRead += res.usage.cacheRead;
+        this.usage.cacheWrite += res.usage.cacheWrite;
+        this.costUsd += costUsd;
+        this.onCall({ model, usage: res.usage, costUsd });
+        return res;
+      },
+    };
+  }
+}

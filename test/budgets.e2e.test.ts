@@ -1,0 +1,117 @@
+/**
+ * Spend caps end to end: real gateway processes, real Redis and SQLite, the Telegram and OpenAI stand-ins. Every
+ * model call costs $0.30 (HERALD_PRICES), a user may spend $1 a day.
+ *  - Across workers: the first worker runs two turns, then stops; a second worker process sees that spend, gives
+ *    the 80 % notice once, runs the turn that crosses the cap, and refuses the next with a clear reply.
+ *  - Across a restart: the spend is in the store; a restarted gateway still refuses, /usage shows the spend, and
+ *    an admin reset through the admin API lets the user go on; /retry runs the refused message (it was kept).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeOpenAI, type FakeLLM } from './fakes/llm/index.js';
+import { startTelegramFake, type TelegramFake } from './fakes/telegram/index.js';
+import { deleteRedisPrefix, startCluster, uniquePrefix, type Cluster } from './helpers/cluster.js';
+import { repliesIn, telegramEnv } from './helpers/env.js';
+import { startGateway, type GatewayProcess } from './helpers/gateway.js';
+import { metric } from './helpers/metrics.js';
+import { waitFor } from './helpers/ports.js';
+
+const TOKEN = 'budget-admin-token-0123456789';
+/** $1,000 per million input tokens: 300 tokens = $0.30 a call. */
+const PRICES = JSON.stringify({ 'gpt-4.1-mini': { input: 1000, output: 0 } });
+const BUDGETS = JSON.stringify([{ scope: 'user', period: 'day', usd: 1 }]);
+
+let tg: TelegramFake;
+let llm: FakeLLM;
+
+async function say(chatId: number, text: string): Promise<string> {
+  const before = repliesIn(tg, chatId).length;
+  tg.injectMessage({ chatId, userId: chatId, text });
+  return waitFor(() => repliesIn(tg, chatId)[before] ?? null, { timeoutMs: 30_000, what: `a reply to "${text}"` });
+}
+
+beforeAll(async () => {
+  tg = await startTelegramFake();
+  llm = await startFakeOpenAI();
+  llm.respondWith((req) => {
+    const messages = (req.body.messages ?? []) as Array<{ role: string; content: string | null }>;
+    return { text: `ok: ${messages.filter((m) => m.role === 'user').at(-1)?.content ?? ''}`, usage: { input: 300, output: 5 } };
+  });
+});
+
+afterAll(async () => {
+  await llm?.close();
+  await tg?.close();
+});
+
+describe('budgets (real gateway)', () => {
+  let cluster: Cluster | undefined;
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it('a budget used up mid-conversation across two worker processes: notice at 80 % once, then a clear refusal', async () => {
+    const USER = 7001;
+    cluster = await startCluster({ workers: 1, env: telegramEnv(tg, llm, { HERALD_PRICES: PRICES, HERALD_BUDGETS: BUDGETS }) });
+    expect(await say(USER, 'one')).toBe('ok: one');
+    expect(await say(USER, 'two')).toBe('ok: two');
+    expect(await metric(cluster.workers[0], 'herald_llm_cost_usd_total', { profile: 'default', model: 'openai:gpt-4.1-mini' })).toBeCloseTo(0.6, 6);
+    await cluster.workers[0].stop();
+    const second = await cluster.addWorker();
+
+    // $0.90 after this one: the 80 % notice comes with the answer, once.
+    expect(await say(USER, 'three')).toBe('ok: three\n\n⚠️ Your daily budget is 90 % used ($0.90 of $1.00).');
+    expect(await say(USER, 'four')).toBe('ok: four');
+    const calls = llm.requests.length;
+    expect(await say(USER, 'five')).toMatch(/^⛔ Your daily budget is used up \(\$1\.20 of \$1\.00\)\. Nothing more runs until it resets tomorrow/);
+    expect(llm.requests.length).toBe(calls); // the model was not asked
+    // Another user is not held back by it.
+    expect(await say(7002, 'hello')).toBe('ok: hello');
+    expect(await metric(second, 'herald_llm_cost_usd_total', { profile: 'default', model: 'openai:gpt-4.1-mini' })).toBeCloseTo(0.9, 6);
+    expect(await metric(second, 'herald_llm_cache_hit_ratio', { profile: 'default', model: 'openai:gpt-4.1-mini' })).toBe(0);
+    // One bot token, one poller: the next test's gateway must not share the stand-in's updates with this cluster.
+    await cluster.stop();
+    cluster = undefined;
+  });
+
+  it('spend survives a restart; /usage shows it; an admin reset lets the user go on', async () => {
+    const USER = 7101;
+    const dir = mkdtempSync(join(tmpdir(), 'herald-budgets-'));
+    const prefix = uniquePrefix('budgets');
+    const env = telegramEnv(tg, llm, { HERALD_PRICES: PRICES, HERALD_BUDGETS: BUDGETS, HERALD_DB: join(dir, 'herald.db'), HERALD_REDIS_PREFIX: prefix, HERALD_ADMIN_TOKEN: TOKEN });
+    let gw: GatewayProcess | undefined;
+    try {
+      gw = await startGateway({ env });
+      for (const text of ['a', 'b', 'c', 'd']) expect(await say(USER, text)).toMatch(new RegExp(`^ok: ${text}`));
+      expect(await say(USER, 'e')).toMatch(/^⛔ Your daily budget is used up/);
+      await gw.stop();
+
+      gw = await startGateway({ env });
+      expect(await say(USER, 'f')).toMatch(/^⛔ Your daily budget is used up \(\$1\.20 of \$1\.00\)/);
+      const usage = await say(USER, '/usage');
+      expect(usage).toContain('Estimated cost of this conversation: $1.2000');
+      expect(usage).toContain('Your spend: today $1.20 · 1,220 tokens; this month $1.20 · 1,220 tokens');
+      expect(usage).toContain('Your daily budget: $0.00 of $1.00 left (100 % used)');
+
+      const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+      const listed = (await (await fetch(`${gw.url}/admin/budgets?scope=user:telegram:${USER}`, { headers: auth })).json()) as { spend: Array<{ scope: string; cost_usd: number }> };
+      expect(listed.spend.map((s) => [s.scope, Number(s.cost_usd.toFixed(2))])).toEqual([
+        [`user:telegram:${USER}`, 1.2],
+        [`user:telegram:${USER}`, 1.2],
+      ]);
+      const reset = await fetch(`${gw.url}/admin/budgets/reset`, { method: 'POST', headers: auth, body: JSON.stringify({ scope: `user:telegram:${USER}`, period: 'day' }) });
+      expect(await reset.json()).toEqual({ reset: 1 });
+      const bad = await fetch(`${gw.url}/admin/budgets/reset`, { method: 'POST', headers: auth, body: JSON.stringify({ scope: 'everyone' }) });
+      expect(bad.status).toBe(400);
+      // The refused message was kept: /retry runs it now.
+      expect(await say(USER, '/retry')).toBe('ok: f');
+      expect(await say(USER, 'g')).toBe('ok: g');
+    } finally {
+      await gw?.stop();
+      await deleteRedisPrefix(prefix);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
