@@ -158,12 +158,16 @@ describe('operator console in Chromium', () => {
     await shot(page, 'transcript');
   });
 
-  it('shows usage and spend per model with a chart', async () => {
+  it('shows usage and spend per model and per profile with a chart', async () => {
     await page.getByRole('link', { name: 'Usage' }).click();
     await page.waitForURL(`${gw.url}/console/usage`);
     const byModel = page.getByRole('table', { name: 'Usage by model' });
     expect(await byModel.textContent()).toContain('anthropic:claude-sonnet-4-5');
     expect(await byModel.textContent()).toContain('$3.10');
+    const byProfile = page.getByRole('table', { name: 'Usage by agent profile' });
+    const rows = byProfile.locator('tbody tr');
+    expect(await rows.nth(0).textContent()).toMatch(/^research.*\$3\.10$/s);
+    expect(await rows.nth(1).textContent()).toMatch(/^default.*\$0\.85$/s);
     const chart = page.getByRole('img', { name: /Estimated spend per day/ });
     expect(await chart.locator('rect').count()).toBeGreaterThanOrEqual(4);
     await shot(page, 'usage');
@@ -218,9 +222,10 @@ async function seedSpend(dbPath: string): Promise<void> {
     ];
     for (const [i, [daysAgo, model, tokens, cost]] of rows.entries()) {
       await store.sql.run(
-        `INSERT INTO sessions (id, key, source, user_id, model, started_at, ended_at, end_reason, message_count, input_tokens, output_tokens, estimated_cost_usd)
-         VALUES (?, ?, 'slack', 'U-seed', ?, ?, ?, 'idle', 4, ?, ?, ?)`,
-        [`seed-${i}`, `agent:main:slack:dm:seed${i}`, model, Date.now() - daysAgo * DAY - 3_600_000, Date.now() - daysAgo * DAY, tokens * 0.8, tokens * 0.2, cost],
+        `INSERT INTO sessions (id, key, source, user_id, model, started_at, ended_at, end_reason, message_count, input_tokens, output_tokens, estimated_cost_usd, profile)
+         VALUES (?, ?, 'slack', 'U-seed', ?, ?, ?, 'idle', 4, ?, ?, ?, ?)`,
+        // The Claude sessions belong to a `research` profile; the others to the default one (no profile recorded).
+        [`seed-${i}`, `agent:main:slack:dm:seed${i}`, model, Date.now() - daysAgo * DAY - 3_600_000, Date.now() - daysAgo * DAY, tokens * 0.8, tokens * 0.2, cost, model.startsWith('anthropic') ? 'research' : null],
       );
     }
   } finally {

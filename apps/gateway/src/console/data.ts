@@ -3,7 +3,7 @@
  * checks and the store's usage queries.
  */
 import type { Queue } from 'bullmq';
-import type { DailyUsage, ModelUsage, SessionStore } from '@herald/agent-core';
+import type { DailyUsage, ModelUsage, ProfileUsage, SessionStore } from '@herald/agent-core';
 import type { Logger } from '../logger.js';
 import type { PairingService } from '../pairing/index.js';
 import { settle, type DetailedHealth } from '../admin/health-detailed.js';
@@ -39,9 +39,9 @@ export async function overviewData(deps: ConsoleDeps): Promise<{ health: Detaile
   };
 }
 
-export async function usageData(deps: ConsoleDeps, days: number, now: Date): Promise<{ byModel: ModelUsage[]; byDay: DailyUsage[] }> {
+export async function usageData(deps: ConsoleDeps, days: number, now: Date): Promise<{ byModel: ModelUsage[]; byProfile: ProfileUsage[]; byDay: DailyUsage[] }> {
   // From the start of the first UTC day in the window.
   const since = Math.floor(now.getTime() / 86_400_000) * 86_400_000 - (days - 1) * 86_400_000;
-  const [byModel, byDay] = await Promise.all([deps.store.usageByModel({ since }), deps.store.usageByDay({ since })]);
-  return { byModel, byDay };
+  const [byModel, byProfile, byDay] = await Promise.all([deps.store.usageByModel({ since }), deps.store.usageByProfile({ since }), deps.store.usageByDay({ since })]);
+  return { byModel, byProfile, byDay };
 }

@@ -167,7 +167,7 @@ export async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps): Pr
         const days = USAGE_WINDOWS.find((d) => String(d) === req.query.days) ?? 30;
         const now = new Date();
         const u = await usageData(deps, days, now);
-        return html(reply, { title: 'Usage and spend', section: 'usage', csrf: csrf(req), body: usageBody(days, u.byModel, u.byDay, now) });
+        return html(reply, { title: 'Usage and spend', section: 'usage', csrf: csrf(req), body: usageBody(days, u, now) });
       });
     },
     { prefix: CONSOLE_PATH },

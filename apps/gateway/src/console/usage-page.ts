@@ -1,9 +1,9 @@
 /**
- * Usage and spend: per model over the chosen window, and a chart of each day's spend (and tokens) by model, with
- * the numbers in a table too. Spend is the store's `estimated_cost_usd`, counted for each session's model and the
- * day it started. Per agent profile once profiles exist.
+ * Usage and spend: per model and per agent profile over the chosen window, and a chart of each day's spend (and
+ * tokens) by model, with the numbers in a table too. Spend is the store's `estimated_cost_usd`, counted for each
+ * session's model and profile and the day it started.
  */
-import type { DailyUsage, ModelUsage } from '@herald/agent-core';
+import type { DailyUsage, ModelUsage, ProfileUsage } from '@herald/agent-core';
 import { html, type Html } from './html.js';
 import { CONSOLE_PATH } from './auth.js';
 import { dayRange, modelColor, swatch, usageChart } from './chart.js';
@@ -11,7 +11,8 @@ import { count, tableWrap, usd } from './layout.js';
 
 export const USAGE_WINDOWS = [7, 30, 90] as const;
 
-export function usageBody(days: number, byModel: ModelUsage[], byDay: DailyUsage[], until: Date): Html {
+export function usageBody(days: number, usage: { byModel: ModelUsage[]; byProfile: ProfileUsage[]; byDay: DailyUsage[] }, until: Date): Html {
+  const { byModel, byProfile, byDay } = usage;
   const models = byModel.map((m) => m.model);
   const to = until.toISOString().slice(0, 10);
   const from = new Date(until.getTime() - (days - 1) * 86_400_000).toISOString().slice(0, 10);
@@ -34,7 +35,18 @@ ${tableWrap(
   ),
   'No sessions in this window.',
 )}
-<p class="muted">Per agent profile as well, once profiles exist.</p>
+</section>
+<section aria-labelledby="h-profiles">
+<h2 id="h-profiles">By profile</h2>
+${tableWrap(
+  'Usage by agent profile',
+  ['Profile', 'Sessions', 'Input tokens', 'Output tokens', 'Cache read', 'Cache write', 'Estimated cost'],
+  byProfile.map(
+    (p) => html`<tr><th scope="row">${p.profile}</th><td class="num">${count(p.sessions)}</td><td class="num">${count(p.inputTokens)}</td>
+<td class="num">${count(p.outputTokens)}</td><td class="num">${count(p.cacheReadTokens)}</td><td class="num">${count(p.cacheWriteTokens)}</td><td class="num">${usd(p.costUsd)}</td></tr>`,
+  ),
+  'No sessions in this window.',
+)}
 </section>
 <section aria-labelledby="h-daily">
 <h2 id="h-daily">By day</h2>

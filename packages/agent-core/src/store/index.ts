@@ -6,7 +6,7 @@ export { TURN_FILES_MIGRATION_VERSION, type NewTurnFile, type TurnFile, type Tur
 export type { SessionInit, NewSessionInit, UsageDelta, ListSessionsOptions, SessionPage } from './sessions.js';
 export type { AppendOptions, GetMessagesOptions } from './messages.js';
 export type { SearchHit, SearchOptions } from './fts.js';
-export type { DailyUsage, ModelUsage, UsageFilter } from './usage.js';
+export type { DailyUsage, ModelUsage, ProfileUsage, UsageFilter } from './usage.js';
 export { sanitizeFtsQuery, tsQueryOf } from './fts-query.js';
 export { sanitizeTitle, MAX_TITLE_LENGTH } from './titles.js';
 export { StoredWindowBook } from './context-windows.js';

@@ -19,7 +19,7 @@ import type { Sql, WriteStats } from './sql.js';
 import { SqliteSql } from './sqlite-sql.js';
 import * as turnFiles from './turn-files.js';
 import * as turns from './turns.js';
-import { usageByDay, usageByModel, type DailyUsage, type ModelUsage, type UsageFilter } from './usage.js';
+import { usageByDay, usageByModel, usageByProfile, type DailyUsage, type ModelUsage, type ProfileUsage, type UsageFilter } from './usage.js';
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//i;
 
@@ -127,6 +127,10 @@ export class SessionStore {
   /** Tokens and estimated spend per model (sessions counted by the model they record). */
   usageByModel(filter?: UsageFilter): Promise<ModelUsage[]> {
     return usageByModel(this.sql, filter);
+  }
+
+  usageByProfile(filter?: UsageFilter): Promise<ProfileUsage[]> {
+    return usageByProfile(this.sql, filter);
   }
 
   /** The same per UTC day (the day a session started) and model. */

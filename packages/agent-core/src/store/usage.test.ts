@@ -34,4 +34,19 @@ describe.each(STORE_BACKENDS)('usage on %s', (backend) => {
     // Sessions started before `since` are left out.
     expect(await store.usageByModel({ since: Date.now() + DAY })).toEqual([]);
   });
+
+  it('sums per agent profile; sessions recorded without one count for default', async () => {
+    const store = await temp.open();
+    const a = (await store.getOrCreateSession('k:a', { source: 'telegram', model: 'openai:gpt-4.1-mini' })).session;
+    const b = (await store.getOrCreateSession('k:b', { source: 'slack', model: 'openai:gpt-4.1-mini', profile: 'support' })).session;
+    const c = (await store.getOrCreateSession('k:c', { source: 'slack', model: 'anthropic:claude-sonnet-4-5', profile: 'support' })).session;
+    await store.addUsage(a.id, { input: 10, output: 1, cacheRead: 0, cacheWrite: 0, costUsd: 0.1 });
+    await store.addUsage(b.id, { input: 20, output: 2, cacheRead: 3, cacheWrite: 0, costUsd: 0.2 });
+    await store.addUsage(c.id, { input: 30, output: 3, cacheRead: 0, cacheWrite: 4, costUsd: 0.3 });
+    expect(await store.usageByProfile()).toEqual([
+      { profile: 'support', sessions: 2, inputTokens: 50, outputTokens: 5, cacheReadTokens: 3, cacheWriteTokens: 4, costUsd: expect.closeTo(0.5, 9) },
+      { profile: 'default', sessions: 1, inputTokens: 10, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0.1 },
+    ]);
+    expect(await store.usageByProfile({ since: Date.now() + DAY })).toEqual([]);
+  });
 });

@@ -1,5 +1,6 @@
 /**
- * Usage and spend from the sessions table, for the operator console: totals per model, and per day and model.
+ * Usage and spend from the sessions table, for the operator console: totals per model and per agent profile, and
+ * per day and model.
  * A session's tokens and estimated cost count for the model it is recorded with (`sessions.model`) and the UTC day
  * it started on. The same SQL on SQLite and PostgreSQL (integer division makes the day on both).
  */
@@ -22,6 +23,9 @@ export interface ModelUsage {
   cacheWriteTokens: number;
   costUsd: number;
 }
+
+/** The same sums per agent profile (sessions recorded without one belong to `default`). */
+export type ProfileUsage = Omit<ModelUsage, 'model'> & { profile: string };
 
 export interface DailyUsage extends ModelUsage {
   /** `YYYY-MM-DD`, UTC. */
@@ -62,6 +66,21 @@ export async function usageByModel(sql: Sql, f: UsageFilter = {}): Promise<Model
   const w = where(f);
   const rows = await sql.all<UsageRow>(`SELECT model, ${SUMS} FROM sessions ${w.clause} GROUP BY model`, w.params);
   return rows.map(toUsage).sort((a, b) => b.costUsd - a.costUsd || b.sessions - a.sessions || byModelName(a, b));
+}
+
+/** Per agent profile, the most expensive first. */
+export async function usageByProfile(sql: Sql, f: UsageFilter = {}): Promise<ProfileUsage[]> {
+  const w = where(f);
+  const rows = await sql.all<UsageRow & { profile: string }>(
+    `SELECT coalesce(profile, 'default') AS profile, NULL AS model, ${SUMS} FROM sessions ${w.clause} GROUP BY coalesce(profile, 'default')`,
+    w.params,
+  );
+  return rows
+    .map(({ profile, ...r }) => {
+      const { model: _none, ...sums } = toUsage(r);
+      return { profile, ...sums };
+    })
+    .sort((a, b) => b.costUsd - a.costUsd || b.sessions - a.sessions || a.profile.localeCompare(b.profile));
 }
 
 /** Per UTC day and model, oldest day first. */
