@@ -25,16 +25,28 @@ import { loadConfig } from '../apps/gateway/src/config/load.js';
 import { createLogger } from '../apps/gateway/src/logger.js';
 import { startHerald, type Herald } from '../apps/gateway/src/app.js';
 import { deleteRedisPrefix } from '../test/helpers/cluster.js';
+import { installWorkCounters, perMessage, printDetail, resetDetail, snapshot } from './counters.js';
+import { profiled } from './profile.js';
 import { createBenchDatabase, postgresUnavailable } from './postgres.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-export const THROUGHPUT_MESSAGES = 2_000;
+/** BENCH_SCALE=0.2 runs every part with a fifth of the messages: for iterating on a shared machine, not for figures. */
+const SCALE = benchScale(process.env.BENCH_SCALE);
+const scaled = (n: number): number => Math.max(10, Math.round(n * SCALE));
+export const THROUGHPUT_MESSAGES = scaled(2_000);
 export const THROUGHPUT_SESSIONS = 200;
-const PACED_MESSAGES = 300;
+const PACED_MESSAGES = scaled(300);
 const PACE_MS = 20;
-const RAW_JOBS = 2_000;
-export const CONCURRENT_TURNS = 5_000;
+const RAW_JOBS = scaled(2_000);
+export const CONCURRENT_TURNS = scaled(5_000);
 export const SLOW_LLM_MS = 2_000;
+
+function benchScale(raw: string | undefined): number {
+  if (raw === undefined) return 1;
+  const n = Number(raw);
+  if (!(n > 0 && n <= 1)) throw new Error(`BENCH_SCALE: a number in (0, 1] (got ${JSON.stringify(raw)})`);
+  return n;
+}
 
 const now = (): number => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -200,6 +212,7 @@ async function rawBullmqJobsPerSecond(): Promise<number> {
 
 /** The queue benchmark on one store; figures printed as `queue.*` (SQLite) or `queue_pg.*` (PostgreSQL). */
 export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<string, number>> {
+  installWorkCounters();
   const results: Record<string, number> = {};
   const printed = (): Record<string, number> => printFigures(FIGURE_PREFIX[store], results);
 
@@ -228,12 +241,20 @@ export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<s
     results.llm_to_send_p99_ms = percentile(llmToSend, 99);
 
     const tags = Array.from({ length: THROUGHPUT_MESSAGES }, (_, i) => `t${i}`);
+    const before = snapshot();
+    resetDetail();
     const started = now();
-    await Promise.all(tags.map((tag, i) => router.handle(message(i % THROUGHPUT_SESSIONS, tag))));
-    await waitForSent(s, tags, 120_000);
+    await profiled(`${FIGURE_PREFIX[store]}-throughput`, async () => {
+      await Promise.all(tags.map((tag, i) => router.handle(message(i % THROUGHPUT_SESSIONS, tag))));
+      await waitForSent(s, tags, 120_000);
+    });
     const t = await s.times();
     const lastSent = Math.max(...tags.map((tag) => t.sentAt.get(tag) ?? 0));
     results.messages_per_s = (THROUGHPUT_MESSAGES / (lastSent - started)) * 1000;
+    const work = perMessage(before, snapshot(), THROUGHPUT_MESSAGES);
+    printDetail('queue', THROUGHPUT_MESSAGES);
+    results.redis_commands_per_message = work.redisCommands;
+    if (store === 'sqlite') results.sql_statements_per_message = work.sqlStatements;
   });
 
   if (process.env.BENCH_ONLY === 'throughput') return printed();
