@@ -5,7 +5,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { DelayedError, WaitingError, Worker, type Job } from 'bullmq';
-import { isTransientStoreError } from '@herald/agent-core';
+import { isTransientStoreError, type TurnStatus } from '@herald/agent-core';
 import type { Logger } from '../logger.js';
 import { logConnectionErrors } from '../redis-errors.js';
 import { JOB_RETENTION, type BusyInputMode, type TurnJobData } from './producer.js';
@@ -39,6 +39,18 @@ export interface TurnContext {
 export interface TurnResult {
   /** Cosmetics that must not hold the session: the reaction swap on the user's message, say. */
   afterAck?: () => Promise<void>;
+  /** What the turn came to, for metrics (ops/instrument.ts): nothing has to read it back from the store. */
+  report?: TurnReport;
+}
+
+/** A turn's own account of how it went (the runner knows it from its writes, which return the outbox row). */
+export interface TurnReport {
+  /** The outbox said the turn had finished before this run (a recovered job): not a new turn. */
+  finishedBefore?: boolean;
+  /** The turn's outbox status after this run; absent when the runner cannot tell (then it is read from the store). */
+  status?: TurnStatus;
+  /** Compressed child sessions the conversation moved to during the turn (before it or inside the loop). */
+  compressions?: number;
 }
 
 export type TurnRunner = (ctx: TurnContext) => Promise<TurnResult | void>;

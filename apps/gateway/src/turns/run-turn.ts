@@ -5,7 +5,7 @@
  * reply was recorded but not delivered is delivered without asking the LLM again, and messages are persisted
  * under the turn id so persisting the same turn twice writes each message once.
  */
-import { buildSessionSystemPrompt, runConversation, type AgentEvent, type ChatMessage, type Session, type ConversationResult, type SessionSource, type SessionStore } from '@herald/agent-core';
+import { buildSessionSystemPrompt, runConversation, type AgentEvent, type ChatMessage, type Session, type ConversationResult, type SessionSource, type SessionStore, type TurnStatus } from '@herald/agent-core';
 import type { PlatformEgress } from '@herald/adapters';
 import type { MailboxEntry, TurnPayload } from '../queue/mailbox.js';
 import { TurnAbort, type TurnResult, type TurnRunner } from '../queue/worker.js';
@@ -19,7 +19,7 @@ import { flushBeforeLosingDetails } from './memory-flush.js';
 import { showTurnProgress } from './turn-reactions.js';
 import { withTurnTools, type TurnToolsFactory } from './tools.js';
 import { retryThroughStoreOutage, untilStored } from './store-patience.js';
-import { sendReply } from './send-reply.js';
+import { sendReply, type SendOutcome } from './send-reply.js';
 import { finishReply } from './finish-reply.js';
 import { ReplyFiles } from '../outbound/reply-files.js';
 import type { OutboundServices } from '../outbound/services.js';
@@ -56,6 +56,8 @@ export interface TurnDeps {
 }
 
 const QUOTE_MAX_CHARS = 500;
+/** The outbox status a send leaves behind; unknown (read back by the metrics) when there was nothing to send. */
+const STATUS_AFTER_SEND: Record<SendOutcome, TurnStatus | undefined> = { delivered: 'delivered', stale: 'interrupted', 'lock lost': 'replied', 'nothing to send': undefined };
 export const NO_MODEL_REPLY = 'No model is configured yet: set HERALD_MODEL (for example openai:gpt-4.1-mini) and restart Herald.';
 
 export function createTurnRunner(deps: TurnDeps): TurnRunner {
@@ -81,7 +83,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const turn = await store.beginTurn(ctx.turnId, session.id, ctx.fence);
     if (turn.status === 'delivered' || turn.status === 'interrupted' || turn.status === 'failed') {
       ctx.log.info({ status: turn.status }, 'turn already finished; not running it again');
-      return;
+      return { report: { finishedBefore: true } };
     }
     const egress = deps.egress(first.platform);
     // 👀 on the user's messages while this turn runs, ✅ once answered (platforms with that convention: Slack).
@@ -114,14 +116,17 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       onPossibleDuplicate: deps.onPossibleDuplicate,
       sendAttemptsAtBegin: turn.sendAttempts,
     };
+    // Compressed child sessions this turn moved to (before it, or inside the loop): reported for metrics.
+    let compressions = 0;
     // The reply goes out; the reaction swap waits until the session is free again (TurnResult.afterAck).
     const send = async (text: string): Promise<TurnResult> => {
       const outcome = await sendReply(target, text);
+      const report = { status: STATUS_AFTER_SEND[outcome], compressions };
       if (outcome !== 'delivered') {
         await live.close();
-        return { afterAck: () => progress.clear() };
+        return { afterAck: () => progress.clear(), report };
       }
-      return { afterAck: () => progress.done() };
+      return { afterAck: () => progress.done(), report };
     };
 
     if (turn.status === 'replied' && turn.reply !== null) {
@@ -149,6 +154,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       beforeCompress: services ? () => flushBeforeLosingDetails(store, services, current, 'compression', ctx.log) : undefined,
     });
     const compressed = session;
+    if (compressed !== current) compressions++;
     const history = await store.getHistory(session.id);
     live.startTyping();
     // The session's own model when /model chose one (sessions/models.ts), then the configured fallbacks.
@@ -206,15 +212,16 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const abort: unknown = ctx.signal.reason;
     if (ctx.signal.aborted) {
       // Shutdown or a lost lock: another worker runs this turn again, so write nothing here.
-      if (abort instanceof TurnAbort && (abort.kind === 'shutdown' || abort.kind === 'lock_lost')) return;
+      if (abort instanceof TurnAbort && (abort.kind === 'shutdown' || abort.kind === 'lock_lost')) return { report: { status: 'running', compressions } };
       // Interrupted or stopped by the user: keep what the turn did (tool results), send nothing.
-      await store.transaction(async () => {
+      const persisted = await store.transaction(async () => {
         const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
         await store.markTurn(ctx.turnId, 'interrupted', ctx.fence, abort instanceof Error ? abort.message : 'interrupted');
         await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
+        return persisted;
       });
       await live.close();
-      return { afterAck: () => progress.clear() };
+      return { afterAck: () => progress.clear(), report: { status: 'interrupted', compressions: compressions + (persisted !== session ? 1 : 0) } };
     }
 
     // When the loop compressed inside the turn, the compressed history continues in a child session.
@@ -228,11 +235,13 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
       return persisted;
     });
+    if (session !== compressed) compressions++;
     // A compression (before or inside the turn) starts a new prefix: a cold cache there is expected.
     if (compressed === current && !result.compactedHistory) warnOnCacheCollapse(current, result, ctx.log);
     const sent = await send(reply);
-    if (result.error) await store.markTurn(ctx.turnId, 'failed', ctx.fence, `${result.error.kind}: ${result.error.message}`);
-    return sent;
+    if (!result.error) return sent;
+    await store.markTurn(ctx.turnId, 'failed', ctx.fence, `${result.error.kind}: ${result.error.message}`);
+    return { ...sent, report: { status: 'failed', compressions } };
   }), deps.store);
 }
 
