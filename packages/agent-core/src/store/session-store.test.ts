@@ -236,6 +236,21 @@ describe('transaction and lastMessageAt', () => {
       expect(at).toBe((await store.getMessages(session.id)).at(-1)?.createdAt);
     }
   });
+
+  it("gives the key's session with its last activity in one read: the newest message, else when it started", async () => {
+    const store = await temp.open();
+    {
+      expect(await store.currentSessionActivity(KEY)).toBeNull();
+      const { session } = await store.getOrCreateSession(KEY, { source: 'telegram' });
+      expect(await store.currentSessionActivity(KEY)).toEqual({ session, lastActivity: session.startedAt });
+      await store.appendMessages(session.id, [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }]);
+      const found = await store.currentSessionActivity(KEY);
+      expect(found?.session.id).toBe(session.id);
+      expect(found?.lastActivity).toBe(await store.lastMessageAt(session.id));
+      await store.endSession(session.id, 'idle');
+      expect((await store.currentSessionActivity(KEY))?.session.endedAt).not.toBeNull();
+    }
+  });
 });
 
 describe('ancestry', () => {

@@ -104,6 +104,21 @@ export async function currentSession(sql: Sql, key: string): Promise<Session | n
   return row ? toSession(row) : null;
 }
 
+/**
+ * The session the key points at and when it was last used (its newest message, else when it started): one read
+ * for the check every incoming message makes (the session reset policy).
+ */
+export async function currentSessionActivity(sql: Sql, key: string): Promise<{ session: Session; lastActivity: number } | null> {
+  const row = await sql.get<SessionRow & { last_message_at: number | null }>(
+    `SELECT s.*, (SELECT m.created_at FROM messages m WHERE m.session_id = s.id ORDER BY m.id DESC LIMIT 1) AS last_message_at
+     FROM session_keys k JOIN sessions s ON s.id = k.session_id WHERE k.key = ?`,
+    [key],
+  );
+  if (!row) return null;
+  const session = toSession(row);
+  return { session, lastActivity: row.last_message_at === null ? session.startedAt : Number(row.last_message_at) };
+}
+
 async function insertSession(sql: Sql, key: string, init: SessionInit, parentSessionId: string | null): Promise<string> {
   const now = Date.now();
   const id = newSessionId(now);
