@@ -8,7 +8,8 @@ import type { Redis } from 'ioredis';
 
 export type ControlSignal =
   | { type: 'interrupt'; sessionKey: string; seq: number }
-  | { type: 'stop'; sessionKey: string }
+  /** `fence`: the fence /stop took (Mailbox.stop); only turns under an older one stop. Absent: every turn of the session. */
+  | { type: 'stop'; sessionKey: string; fence?: number }
   | { type: 'steer'; sessionKey: string; entry: string }
   /** The sender took a withdrawable message back (Mailbox.withdraw): its turn, if running, stops like /stop. */
   | { type: 'withdraw'; sessionKey: string; entryId: string };

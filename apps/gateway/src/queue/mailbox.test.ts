@@ -97,6 +97,36 @@ describe('Mailbox', () => {
     await mb.release(k, third.token);
   });
 
+  it("take: an empty mailbox is nothing to do (no lock, no new fence); a held one says whether the job's entry waits", async () => {
+    const k = 'agent:main:telegram:dm:take';
+    const before = await mb.nextFence(k);
+    expect(await mb.take(k, 'w1', { entryId: 'telegram.take.1', seq: 1 })).toEqual({ status: 'empty' });
+    expect(await mb.isBusy(k)).toBe(false);
+    expect(await redis.get(mb.key('fence', k))).toBe(String(before));
+
+    const a = await mb.enqueue('telegram.take.1', k, payload('one'));
+    const b = await mb.enqueue('telegram.take.2', k, payload('two'));
+    if (a.status !== 'queued' || b.status !== 'queued') throw new Error('not queued');
+    const got = await mb.take(k, 'w1', { entryId: 'telegram.take.2', seq: b.seq });
+    if (got.status !== 'acquired') throw new Error(`expected the lock, got ${got.status}`);
+    expect(got.fence).toBeGreaterThan(before);
+    expect(got.token).toBe(`w1:${got.fence}`);
+    expect(got.head.entry).toMatchObject({ id: 'telegram.take.1', seq: a.seq, payload: { text: 'one' } });
+
+    const other = await mb.take(k, 'w2', { entryId: 'telegram.take.2', seq: b.seq });
+    expect(other).toMatchObject({ status: 'held', holds: true });
+    expect(other.status === 'held' && other.heldForMs).toBeGreaterThan(0);
+    expect(await mb.take(k, 'w2', { entryId: 'telegram.take.2', seq: a.seq })).toMatchObject({ status: 'held', holds: false });
+
+    // The ack hands the holder its next entry, then releases with the last one.
+    const first = await mb.ackAndNext(k, got.token, got.head.raw);
+    expect(first.left).toBe(1);
+    expect(first.next?.entry).toMatchObject({ id: 'telegram.take.2', seq: b.seq });
+    expect(await mb.ackAndNext(k, got.token, first.next!.raw)).toEqual({ left: 0, next: null });
+    expect(await mb.isBusy(k)).toBe(false);
+    expect(await mb.ackAndNext(k, got.token, first.next!.raw)).toEqual({ left: -1, next: null });
+  });
+
   it('lets a lock expire when its holder stops renewing', async () => {
     const k = 'agent:main:telegram:dm:expire';
     const a = await mb.acquire(k, 'w1');
@@ -124,11 +154,15 @@ describe('Mailbox', () => {
     for (let i = 0; i < 3; i++) await mb.enqueue(`telegram.stop.${i}`, k, payload(`s${i}`));
     const lock = await mb.acquire(k, 'hung');
     if (!('token' in lock)) throw new Error('lock');
-    expect(await mb.stop(k)).toEqual({ wasBusy: true, dropped: 2 });
+    const stopped = await mb.stop(k);
+    expect(stopped).toEqual({ wasBusy: true, dropped: 2, fence: expect.any(Number) });
+    // The stop's fence is newer than the stopped holder's and older than whoever takes the session next.
+    expect(stopped.fence).toBeGreaterThan(lock.fence);
+    expect(await mb.nextFence(k)).toBeGreaterThan(stopped.fence);
     expect(await mb.length(k)).toBe(0);
     expect(await mb.isBusy(k)).toBe(false);
     expect(await mb.canDeliver(k, lock.token, 3)).toBe(false);
-    expect(await mb.stop(k)).toEqual({ wasBusy: false, dropped: 0 });
+    expect(await mb.stop(k)).toEqual({ wasBusy: false, dropped: 0, fence: expect.any(Number) });
   });
 
   it('acknowledges at most once per window', async () => {

@@ -103,8 +103,10 @@ describe('scheduled runs and the user\'s messages', () => {
     await until(() => r.seen.length === 1);
     await producer.submit(keyOf(4), payload(4, 2, 'b'), 'queue');
     await producer.submitScheduled(keyOf(4), task(4));
-    expect(await mailbox.stop(keyOf(4))).toEqual({ wasBusy: true, dropped: 1 });
-    await new ControlBus(redis, null, prefix).publish({ type: 'stop', sessionKey: keyOf(4) });
+    const stopped = await mailbox.stop(keyOf(4));
+    expect(stopped).toMatchObject({ wasBusy: true, dropped: 1 });
+    // As /stop does: the signal names the fence, so the run that may already have taken the session is not stopped.
+    await new ControlBus(redis, null, prefix).publish({ type: 'stop', sessionKey: keyOf(4), fence: stopped.fence });
     await until(() => r.ended.length === 2);
     expect(r.ended).toEqual([
       ['a', 'stop', false],

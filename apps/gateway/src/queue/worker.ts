@@ -11,6 +11,8 @@ import { logConnectionErrors } from '../redis-errors.js';
 import { JOB_RETENTION, type BusyInputMode, type TurnJobData } from './producer.js';
 import type { ControlBus, ControlSignal } from './control.js';
 import type { DeliveryCheck, Mailbox, MailboxEntry } from './mailbox.js';
+import { RunningTurns, type RunningTurn } from './running-turns.js';
+import { TurnAbort } from './turn-abort.js';
 
 export const TURN_QUEUE = 'turns';
 
@@ -64,21 +66,7 @@ export type TurnEndHandler = (entries: MailboxEntry[]) => Promise<void>;
 /** A turn the watchdog gave up on: called once, so the caller can fence it out and tell the user. */
 export type AbandonHandler = (turn: { sessionKey: string; turnId: string; entries: MailboxEntry[]; log: Logger }) => Promise<void>;
 
-/** Why a running turn was aborted; the turn runner reads it from `signal.reason`. */
-export class TurnAbort extends Error {
-  constructor(readonly kind: 'interrupt' | 'stop' | 'shutdown' | 'lock_lost' | 'watchdog') {
-    super(
-      {
-        interrupt: 'interrupted by a new message',
-        stop: 'stopped by the user',
-        shutdown: 'worker shutting down',
-        lock_lost: 'session lock lost',
-        watchdog: 'no agent activity for too long',
-      }[kind],
-    );
-    this.name = 'TurnAbort';
-  }
-}
+export { TurnAbort } from './turn-abort.js';
 
 export interface TurnWorkerOptions {
   connection: { url: string };
@@ -112,22 +100,16 @@ const HANDOVER_GRACE_MS = 1_000;
 /** While closing, how often the worker looks whether it still has anything to wait for. */
 const CLOSE_POLL_MS = 50;
 
-interface RunningTurn {
-  seq: number;
-  /** Ids of the entries the turn answers (a withdrawal names one). */
-  entryIds: Set<string>;
-  /** A scheduled task's run: a user's message neither interrupts nor steers it (it queues behind it). */
-  scheduled: boolean;
-  lastActivity: number;
-  controller: AbortController;
-  steer: Array<{ raw: string; entry: MailboxEntry }>;
-  absorbed: string[];
-}
 
 export class TurnWorker {
   readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   private worker: Worker<TurnJobData> | null = null;
-  private readonly running = new Map<string, RunningTurn>();
+  private readonly running = new RunningTurns();
+  /**
+   * Sessions this worker holds between two turns (after an ack that named the next entry, before that turn runs):
+   * a /stop landing there dropped that entry, so it is read again instead of run.
+   */
+  private readonly between = new Map<string, { stopped: boolean }>();
   /** Jobs this worker holds, by job id: what a shutdown abandons when it cannot hand them back. */
   private readonly inFlight = new Map<string, string>();
   private closing = false;
@@ -208,10 +190,10 @@ export class TurnWorker {
 
   /** The drain is over: aborts the turns still running (their entries stay queued) and says which; returns how many. */
   private cutShort(drainMs: number): number {
-    const sessions = [...this.running.keys()];
+    const sessions = this.running.sessions();
     if (sessions.length === 0) return 0;
     this.opts.log.warn({ sessions }, `shutdown: the drain timeout (${drainMs} ms) passed; cutting short ${sessions.length} turn(s) of session(s) ${sessions.join(', ')}: their messages stay queued and run again`);
-    for (const t of this.running.values()) t.controller.abort(new TurnAbort('shutdown'));
+    for (const t of this.running.all()) t.controller.abort(new TurnAbort('shutdown'));
     return sessions.length;
   }
 
@@ -230,13 +212,11 @@ export class TurnWorker {
   }
 
   private onSignal(s: ControlSignal): void {
-    const turn = this.running.get(s.sessionKey);
-    if (!turn) return;
-    if (s.type === 'stop') turn.controller.abort(new TurnAbort('stop'));
-    else if (turn.scheduled) return; // the message waits in the mailbox and runs as the next turn
-    else if (s.type === 'interrupt' && turn.seq < s.seq) turn.controller.abort(new TurnAbort('interrupt'));
-    else if (s.type === 'steer') turn.steer.push({ raw: s.entry, entry: JSON.parse(s.entry) as MailboxEntry });
-    else if (s.type === 'withdraw' && turn.entryIds.has(s.entryId)) turn.controller.abort(new TurnAbort('stop'));
+    if (s.type === 'stop') {
+      const gap = this.between.get(s.sessionKey);
+      if (gap) gap.stopped = true;
+    }
+    this.running.signal(s);
   }
 
   private async process(job: Job<TurnJobData>, token?: string): Promise<string> {
@@ -252,10 +232,11 @@ export class TurnWorker {
   private async processHeld(job: Job<TurnJobData>, token?: string): Promise<string> {
     const { sessionKey } = job.data;
     const { mailbox } = this.opts;
-    const got = await mailbox.acquire(sessionKey, this.id);
-    if ('heldForMs' in got) {
-      const { entryId, seq } = entryOf(job.data);
-      if (!(await mailbox.holds(sessionKey, entryId, seq))) return 'drained by the lock holder';
+    // One round trip: nothing to do, someone else's turn, or the lock and the first entry to run.
+    const got = await mailbox.take(sessionKey, this.id, entryOf(job.data));
+    if (got.status === 'empty') return 'drained by the lock holder';
+    if (got.status === 'held') {
+      if (!got.holds) return 'drained by the lock holder';
       // The holder will most likely drain our entry; if it died, its lock expires and we take over then.
       const wait = Math.min(Math.max(got.heldForMs, 200), mailbox.lockTtlMs) + Math.floor(Math.random() * 100);
       await job.moveToDelayed(Date.now() + wait, token);
@@ -264,13 +245,15 @@ export class TurnWorker {
 
     const log = this.opts.log.child({ sessionKey, jobId: job.id });
     let lost = false;
+    // This job's turn in hand: a failed renewal aborts it (not whichever turn of the session registered last).
+    let current: RunningTurn | null = null;
     const heartbeat = setInterval(() => {
       mailbox.renew(sessionKey, got.token).then(
         (ok) => {
           if (!ok && !lost) {
             lost = true;
             log.warn('session lock lost (stopped or expired); abandoning the turn');
-            this.running.get(sessionKey)?.controller.abort(new TurnAbort('lock_lost'));
+            current?.controller.abort(new TurnAbort('lock_lost'));
           }
         },
         (err: unknown) => log.warn({ err }, 'lock renewal failed'),
@@ -279,11 +262,16 @@ export class TurnWorker {
 
     let turns = 0;
     let released = false;
+    // The entry to run next, when the last step told (take, then each ack); else it is read.
+    let next: { raw: string; entry: MailboxEntry } | null = got.head;
     try {
       while (!lost) {
         // Shutting down: finish the turn in hand, leave the rest of the mailbox to another worker.
         if (this.closing) await this.handOver(job, sessionKey, got.token, token);
-        const head = await mailbox.head(sessionKey);
+        if (this.between.get(sessionKey)?.stopped) next = null;
+        this.between.delete(sessionKey);
+        const head = next ?? (await mailbox.head(sessionKey));
+        next = null;
         if (!head) {
           const r = await mailbox.releaseIfEmpty(sessionKey, got.token);
           if (r !== 0) {
@@ -303,6 +291,7 @@ export class TurnWorker {
         const seq = scheduled ? Number.MAX_SAFE_INTEGER : last.seq;
         const turn: RunningTurn = {
           seq,
+          fence: got.fence,
           scheduled,
           entryIds: new Set(entries.map((e) => e.id)),
           lastActivity: Date.now(),
@@ -310,7 +299,8 @@ export class TurnWorker {
           steer: [],
           absorbed: merged.map((m) => m.raw),
         };
-        this.running.set(sessionKey, turn);
+        this.running.add(sessionKey, turn);
+        current = turn;
         let result: TurnResult | void = undefined;
         try {
           // Registered as running first, then checked: a withdrawal either shows here or finds the turn running.
@@ -345,14 +335,19 @@ export class TurnWorker {
           // The runner reports its own failures to the user; anything else reaching here is a bug.
           if (!(err instanceof TurnAbort)) log.error({ err }, 'turn runner threw; dropping the entry so the session is not stuck');
         } finally {
-          this.running.delete(sessionKey);
+          this.running.delete(sessionKey, turn);
+          current = null;
         }
         const reason: unknown = turn.controller.signal.reason;
         log.debug({ turnId: last.id, abort: reason instanceof TurnAbort ? reason.kind : undefined }, 'turn ended');
         if (reason instanceof TurnAbort && reason.kind === 'shutdown') await this.handOver(job, sessionKey, got.token, token);
         turns++;
-        // One round trip: the entries leave, their redelivery memory shortens, and the lock goes if nothing is left.
-        const left = await mailbox.ack(sessionKey, got.token, head.raw, turn.absorbed);
+        // One round trip: the entries leave, their redelivery memory shortens, and the lock goes if nothing is left
+        // (else the next entry comes back with it).
+        const acked = await mailbox.ackAndNext(sessionKey, got.token, head.raw, turn.absorbed);
+        const left = acked.left;
+        next = acked.next;
+        if (next) this.between.set(sessionKey, { stopped: false });
         // Only now the reaction swap and the like: a quick follow-up finds the session free, not "queued".
         if (result?.afterAck) await result.afterAck().catch((err: unknown) => log.warn({ err }, 'after-turn step failed'));
         if (left !== -1 && this.opts.onTurnEnd) await this.opts.onTurnEnd(entries).catch((err: unknown) => log.warn({ err }, 'turn-end step failed'));
@@ -366,6 +361,7 @@ export class TurnWorker {
         }
       }
     } finally {
+      this.between.delete(sessionKey);
       clearInterval(heartbeat);
       // Lost, handed over, or failing (BullMQ retries the job): free the session now rather than at lock expiry.
       // The token check in the script makes this a no-op when the lock is no longer ours.
