@@ -32,6 +32,8 @@ export const WRITE_MAX_ATTEMPTS = 15;
  * checkpoint every 50 writes used to cost ≈ 5 % of a busy worker's CPU for no better bound.)
  */
 export const WAL_AUTOCHECKPOINT_PAGES = 1000;
+/** Compiled statements kept: the store's own SQL is a few dozen texts; generated SQL must not grow the cache. */
+export const MAX_STATEMENTS = 256;
 
 export function jitterMs(): number {
   return WRITE_RETRY_MIN_MS + Math.floor(Math.random() * (WRITE_RETRY_MAX_MS - WRITE_RETRY_MIN_MS + 1));
@@ -168,11 +170,21 @@ export class SqliteSql implements Sql {
     }
   }
 
-  /** A prepared statement, compiled once per connection: it keeps the time spent holding the write lock short. */
+  /** How many compiled statements are kept (bounded by MAX_STATEMENTS). */
+  get statementCount(): number {
+    return this.statements.size;
+  }
+
+  /**
+   * A prepared statement, compiled once per connection: it keeps the time spent holding the write lock short.
+   * The cache holds MAX_STATEMENTS, the oldest compiled going first (generated SQL, like a bulk copy's inserts,
+   * varies; a hot statement evicted by such a flood is compiled again once). A hit costs one lookup, nothing more.
+   */
   private prepare(sql: string): Statement {
     let stmt = this.statements.get(sql);
     if (!stmt) {
       stmt = this.raw.prepare(sql);
+      if (this.statements.size >= MAX_STATEMENTS) this.statements.delete(this.statements.keys().next().value as string);
       this.statements.set(sql, stmt);
     }
     return stmt;
