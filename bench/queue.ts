@@ -57,6 +57,8 @@ export interface StandIns {
   tgUrl: string;
   tgToken: string;
   times(): Promise<{ llmIn: Map<string, number>; llmOut: Map<string, number>; sentAt: Map<string, number> }>;
+  /** How many replies the Telegram stand-in got so far (cheap: no timestamps cross the IPC channel). */
+  sentCount(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -80,6 +82,11 @@ export async function startStandIns(llmDelayMs: number): Promise<StandIns> {
           resolve({ llmIn: new Map(t.llmIn), llmOut: new Map(t.llmOut), sentAt: new Map(t.sentAt) });
         });
         child.send({ type: 'times' });
+      }),
+    sentCount: () =>
+      new Promise((resolve) => {
+        child.once('message', (m) => resolve((m as { n: number }).n));
+        child.send({ type: 'count' });
       }),
     stop: async () => {
       child.send({ type: 'stop' });
@@ -139,7 +146,7 @@ async function startBenchHerald(s: StandIns, concurrency: number, store: BenchSt
 type Router = NonNullable<Herald['router']>;
 
 /** `fn` against fresh stand-ins and a Herald on a fresh store; all of it is removed afterwards, failure or not. */
-async function withBenchHerald<T>(llmDelayMs: number, concurrency: number, store: BenchStore, fn: (s: StandIns, router: Router) => Promise<T>): Promise<T> {
+export async function withBenchHerald<T>(llmDelayMs: number, concurrency: number, store: BenchStore, fn: (s: StandIns, router: Router) => Promise<T>): Promise<T> {
   const s = await startStandIns(llmDelayMs);
   try {
     const { herald, cleanup } = await startBenchHerald(s, concurrency, store);
@@ -153,7 +160,7 @@ async function withBenchHerald<T>(llmDelayMs: number, concurrency: number, store
   }
 }
 
-function message(session: number, tag: string): InboundMessage {
+export function message(session: number, tag: string): InboundMessage {
   const chat = 100_000 + session;
   return {
     platform: 'telegram',
@@ -281,6 +288,11 @@ export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<s
     const t = await waitForSent(s, tags, 300_000);
     clearInterval(sampler);
     const lastSent = Math.max(...tags.map((tag) => t.sentAt.get(tag) ?? 0));
+    // Back near the start once the turns are done? (after a full GC when --expose-gc, as benchQueueInChild runs)
+    await sleep(1_000);
+    (globalThis as { gc?: () => void }).gc?.();
+    results.concurrent_rss_after_mb = process.memoryUsage().rss / 1024 / 1024;
+    results.concurrent_rss_start_mb = baseRss / 1024 / 1024;
     results.concurrent_turns = CONCURRENT_TURNS;
     results.concurrent_llm_ms = SLOW_LLM_MS;
     results.concurrent_finish_s = (lastSent - started) / 1000;
@@ -315,7 +327,7 @@ export async function benchStores(): Promise<BenchStore[]> {
  */
 export async function benchQueueInChild(store: BenchStore): Promise<Record<string, number>> {
   const child = fork(import.meta.filename, [], {
-    execArgv: ['--import', 'tsx'],
+    execArgv: ['--import', 'tsx', '--expose-gc'],
     env: { ...process.env, BENCH_STORE: store },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

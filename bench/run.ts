@@ -1,10 +1,19 @@
 /**
  * `npm run bench`: every benchmark, figures and ratios printed. Never part of `npm test` — these machines are
  * shared and noisy, so numbers are for comparing runs on one machine, not pass/fail.
+ *   BENCH_ONLY=throughput|concurrent   one part of the queue and floor runs;  BENCH_ONLY=soak   the soak alone
+ *   BENCH_SCALE=0.2                    a fifth of the messages (iterating on a shared machine, not for figures)
  */
 import { benchAgentLoop } from './agent-loop.js';
 import { benchFloor } from './floor.js';
 import { benchQueueInChild, benchStores, FIGURE_PREFIX } from './queue.js';
+import { benchSoakInChild } from './soak.js';
+
+// BENCH_ONLY=soak: the long soak alone (bench/soak.ts), in a process of its own.
+if (process.env.BENCH_ONLY === 'soak') {
+  await benchSoakInChild();
+  process.exit(0);
+}
 
 console.log('# agent loop: overhead per API call against a zero-latency stand-in');
 await benchAgentLoop();

@@ -45,7 +45,9 @@ tg.sent.push = (...items) => {
 };
 
 process.on('message', (m: { type: string }) => {
-  if (m.type === 'times') {
+  if (m.type === 'count') {
+    process.send?.({ type: 'count', n: sentAt.size });
+  } else if (m.type === 'times') {
     process.send?.({ type: 'times', llmIn: [...llmIn], llmOut: [...llmOut], sentAt: [...sentAt] });
   } else if (m.type === 'stop') {
     void Promise.all([llm.close(), tg.close()]).then(() => process.exit(0));
