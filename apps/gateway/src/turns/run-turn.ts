@@ -229,8 +229,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const { reply, files } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log });
     // Messages, usage and the recorded reply (with its files) commit together: a crash leaves all or none of them.
     session = await store.transaction(async () => {
-      const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
-      await store.addUsage(persisted.id, { ...result.usage, lastPromptTokens: result.lastPromptTokens });
+      const usage = { ...result.usage, lastPromptTokens: result.lastPromptTokens };
+      const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId, usage });
       await store.recordReply(ctx.turnId, reply, ctx.fence, files);
       await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
       return persisted;

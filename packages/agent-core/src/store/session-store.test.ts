@@ -130,6 +130,24 @@ describe('session fields', () => {
     await expect(store.addUsage('ghost', { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 })).rejects.toThrow(StoreNotFoundError);
   });
 
+  it("appends a turn's messages with its usage: counts and tokens in one write, added once when the turn is persisted again", async () => {
+    const store = await temp.open();
+    const s = (await store.getOrCreateSession(KEY, { source: 'cli' })).session;
+    const usage = { input: 120, output: 30, cacheRead: 60, cacheWrite: 0, costUsd: 0.5, lastPromptTokens: 180 };
+    const turn = [
+      { role: 'user' as const, content: 'hi' },
+      { role: 'assistant' as const, content: null, tool_calls: [{ id: 'c1', type: 'function' as const, function: { name: 'echo', arguments: '{}' } }] },
+      { role: 'tool' as const, content: 'ok', tool_call_id: 'c1' },
+      { role: 'assistant' as const, content: 'hello' },
+    ];
+    await store.appendMessages(s.id, turn, { turnId: 't1', usage });
+    expect(await store.getSession(s.id)).toMatchObject({ messageCount: 4, toolCallCount: 1, inputTokens: 120, outputTokens: 30, cacheReadTokens: 60, estimatedCostUsd: 0.5, lastPromptTokens: 180 });
+    // The same turn again (a re-run): its messages are not counted twice.
+    await store.appendMessages(s.id, turn, { turnId: 't1' });
+    expect(await store.getSession(s.id)).toMatchObject({ messageCount: 4, toolCallCount: 1, inputTokens: 120 });
+    await expect(store.appendMessages('ghost', turn, { turnId: 't2', usage })).rejects.toThrow(StoreNotFoundError);
+  });
+
   it('changes the model and the system prompt', async () => {
     const store = await temp.open();
     const s = (await store.getOrCreateSession(KEY, { source: 'cli', model: 'openai:a' })).session;

@@ -193,13 +193,18 @@ export async function endSession(sql: Sql, id: string, reason: string): Promise<
   return toSession(row);
 }
 
-export async function addUsage(sql: Sql, sessionId: string, u: UsageDelta): Promise<void> {
+/**
+ * Adds a turn's usage to the session; with `counts`, its new messages and tool calls too, in the same statement
+ * (the per-message path writes the session row once).
+ */
+export async function addUsage(sql: Sql, sessionId: string, u: UsageDelta, counts?: { messages: number; toolCalls: number }): Promise<void> {
+  const countSet = counts ? 'message_count = message_count + ?, tool_call_count = tool_call_count + ?, ' : '';
   const result = await sql.run(
-    `UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+    `UPDATE sessions SET ${countSet}input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
        cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
        estimated_cost_usd = estimated_cost_usd + ?, last_prompt_tokens = coalesce(?, last_prompt_tokens)
      WHERE id = ?`,
-    [u.input, u.output, u.cacheRead, u.cacheWrite, u.costUsd ?? 0, u.lastPromptTokens ?? null, sessionId],
+    [...(counts ? [counts.messages, counts.toolCalls] : []), u.input, u.output, u.cacheRead, u.cacheWrite, u.costUsd ?? 0, u.lastPromptTokens ?? null, sessionId],
   );
   if (result.changes === 0) throw new StoreNotFoundError('session', sessionId);
 }
