@@ -10,11 +10,18 @@
  */
 export const COUNTER_TTL_S = 30 * 24 * 3600;
 
+// The append of a message. KEYS[5], when given, is a marker (an open clarify question): while it exists the
+// message is a steer (its answer), capped by ARGV[4] instead of ARGV[3], and the reply's last item says so.
 export const ENQUEUE = `
--- KEYS: seen, mbox, lock, seq   ARGV: entry-json-template, seen-ttl, max-len
+-- KEYS: seen, mbox, lock, seq, [steer-marker]   ARGV: entry-json-template, seen-ttl, max-len, [steer-max-len]
 if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) == false then return {-1, 0, 0} end
 local len = redis.call('LLEN', KEYS[2])
 local max = tonumber(ARGV[3])
+local steer = 0
+if #KEYS >= 5 and redis.call('EXISTS', KEYS[5]) == 1 then
+  steer = 1
+  max = tonumber(ARGV[4])
+end
 if max > 0 and len >= max then
   redis.call('DEL', KEYS[1])
   return {-2, len, 0}
@@ -23,7 +30,7 @@ local seq = redis.call('INCR', KEYS[4])
 redis.call('EXPIRE', KEYS[4], ${COUNTER_TTL_S})
 local entry = string.gsub(ARGV[1], '"seq":0', '"seq":' .. seq, 1)
 redis.call('RPUSH', KEYS[2], entry)
-return {seq, len + 1, redis.call('EXISTS', KEYS[3]), entry}
+return {seq, len + 1, redis.call('EXISTS', KEYS[3]), entry, steer}
 `;
 
 // The next fencing token of a session: the server clock in µs, or one more than the last token if that is larger.

@@ -62,6 +62,19 @@ describe('Mailbox', () => {
     expect(await mb.holds(k, 'telegram.holds.2', b.seq)).toBe(true);
   });
 
+  it('looks at a steer marker in the same round trip as the append: present, the message is a steer with its own cap', async () => {
+    const k = 'agent:main:telegram:dm:steer';
+    const marker = `${prefix}:clarify:${k}`;
+    const when = { marker, maxLength: 2 };
+    expect(await mb.enqueue('telegram.steer.1', k, payload('plain'), 10, when)).toMatchObject({ status: 'queued', steer: false });
+    await redis.set(marker, '1', 'PX', 60_000);
+    expect(await mb.enqueue('telegram.steer.2', k, payload('answer'), 10, when)).toMatchObject({ status: 'queued', steer: true, position: 2 });
+    // The steer cap (2) applies while the marker exists, not the mode's (10).
+    expect(await mb.enqueue('telegram.steer.3', k, payload('more'), 10, when)).toEqual({ status: 'full', pending: 2 });
+    await redis.del(marker);
+    expect(await mb.enqueue('telegram.steer.3', k, payload('more'), 10, when)).toMatchObject({ status: 'queued', steer: false });
+  });
+
   it('caps the mailbox and forgets a refused message so a later retry can get in', async () => {
     const k = 'agent:main:telegram:dm:cap';
     for (let i = 0; i < 3; i++) expect((await mb.enqueue(`telegram.cap.${i}`, k, payload(`m${i}`), 3)).status).toBe('queued');

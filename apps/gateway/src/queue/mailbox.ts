@@ -110,7 +110,7 @@ export class Mailbox {
     private readonly prefix: string,
     readonly lockTtlMs: number,
   ) {
-    const defs = { ENQUEUE: [4, ENQUEUE], ACQUIRE: [2, ACQUIRE], TAKE: [3, TAKE], FENCE: [2, FENCE], RENEW: [1, RENEW], ACK: [null, ACK], HOLDS: [1, HOLDS], RELEASE_IF_EMPTY: [2, RELEASE_IF_EMPTY], RELEASE: [1, RELEASE], CAN_DELIVER: [2, CAN_DELIVER], MARK_INTERRUPT: [1, MARK_INTERRUPT], STOP: [5, STOP] } as const;
+    const defs = { ENQUEUE: [null, ENQUEUE], ACQUIRE: [2, ACQUIRE], TAKE: [3, TAKE], FENCE: [2, FENCE], RENEW: [1, RENEW], ACK: [null, ACK], HOLDS: [1, HOLDS], RELEASE_IF_EMPTY: [2, RELEASE_IF_EMPTY], RELEASE: [1, RELEASE], CAN_DELIVER: [2, CAN_DELIVER], MARK_INTERRUPT: [1, MARK_INTERRUPT], STOP: [5, STOP] } as const;
     for (const [name, [numberOfKeys, lua]] of Object.entries(defs)) {
       const cmd = `herald${name}`;
       // defineCommand caches the script's SHA and falls back to EVAL on NOSCRIPT (e.g. after a Redis restart).
@@ -126,24 +126,26 @@ export class Mailbox {
 
   /**
    * Appends a message to its session's mailbox unless this platform message was seen already.
-   * `maxLength` caps the mailbox (running entry included); 0 = no cap.
+   * `maxLength` caps the mailbox (running entry included); 0 = no cap. `steerWhen`: a Redis key (an open clarify
+   * question's marker) that, while it exists, makes the message a steer capped by `steerWhen.maxLength`; looked at
+   * in the same round trip, and reported as `steer`.
    */
-  async enqueue(id: string, sessionKey: string, payload: TurnPayload, maxLength = 0): Promise<EnqueueResult & { entry?: string }> {
+  async enqueue(
+    id: string,
+    sessionKey: string,
+    payload: TurnPayload,
+    maxLength = 0,
+    steerWhen?: { marker: string; maxLength: number },
+  ): Promise<EnqueueResult & { entry?: string; steer?: boolean }> {
     // Key order matters: ENQUEUE fills in "seq" and holds() names an entry by the JSON up to it.
     const template: MailboxEntry = { id, sessionKey, seq: 0, enqueuedAt: Date.now(), payload };
     const json = JSON.stringify(template);
-    const res = (await this.scripts.ENQUEUE(
-      this.key('seen', id),
-      this.key('mbox', sessionKey),
-      this.key('lock', sessionKey),
-      this.key('seq', sessionKey),
-      json,
-      SEEN_WHILE_PENDING_S,
-      maxLength,
-    )) as [number, number, number, string?];
+    const keys = [this.key('seen', id), this.key('mbox', sessionKey), this.key('lock', sessionKey), this.key('seq', sessionKey), ...(steerWhen ? [steerWhen.marker] : [])];
+    const args = [json, SEEN_WHILE_PENDING_S, maxLength, ...(steerWhen ? [steerWhen.maxLength] : [])];
+    const res = (await this.scripts.ENQUEUE(keys.length, ...keys, ...args)) as [number, number, number, string?, number?];
     if (res[0] === -1) return { status: 'duplicate' };
     if (res[0] === -2) return { status: 'full', pending: res[1] };
-    return { status: 'queued', seq: res[0], position: res[1], busy: res[2] === 1, entry: res[3] };
+    return { status: 'queued', seq: res[0], position: res[1], busy: res[2] === 1, entry: res[3], steer: res[4] === 1 };
   }
 
   async acquire(sessionKey: string, workerId: string): Promise<Lock | { heldForMs: number }> {
