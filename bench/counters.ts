@@ -12,9 +12,11 @@ import { Redis } from 'ioredis';
 export interface WorkCounts {
   redisCommands: number;
   sqlStatements: number;
+  /** CPU time of this process (user + system), ms: unlike wall time, it hardly moves with the machine's load. */
+  cpuMs: number;
 }
 
-const counts: WorkCounts = { redisCommands: 0, sqlStatements: 0 };
+const counts = { redisCommands: 0, sqlStatements: 0 };
 /** BENCH_DETAIL=1: also counts by SQL text and by Redis command name (printed by printDetail). */
 const detail = process.env.BENCH_DETAIL === '1' ? new Map<string, number>() : null;
 const scriptNames = new Map<string, string>();
@@ -72,7 +74,8 @@ export function installWorkCounters(): void {
 }
 
 export function snapshot(): WorkCounts {
-  return { ...counts };
+  const cpu = process.cpuUsage();
+  return { ...counts, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
 
 /** Per-message work between two snapshots. */
@@ -80,6 +83,7 @@ export function perMessage(before: WorkCounts, after: WorkCounts, messages: numb
   return {
     redisCommands: (after.redisCommands - before.redisCommands) / messages,
     sqlStatements: (after.sqlStatements - before.sqlStatements) / messages,
+    cpuMs: (after.cpuMs - before.cpuMs) / messages,
   };
 }
 

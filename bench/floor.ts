@@ -115,6 +115,7 @@ export async function benchFloor(): Promise<Record<string, number>> {
     results.messages_per_s = (THROUGHPUT_MESSAGES / (lastSent - started)) * 1000;
     const work = perMessage(before, snapshot(), THROUGHPUT_MESSAGES);
     printDetail('floor', THROUGHPUT_MESSAGES);
+    results.cpu_ms_per_message = work.cpuMs;
     results.redis_commands_per_message = work.redisCommands;
     results.sql_statements_per_message = work.sqlStatements;
     await stop();
