@@ -102,6 +102,25 @@ describe('herald doctor', () => {
     expect(llm.requests.at(-1)?.body.max_tokens ?? llm.requests.at(-1)?.body.max_completion_tokens).toBe(16);
   });
 
+  it('probes the side-task models too: one that refuses is named, and the doctor fails', async () => {
+    const side = await startFakeOpenAI();
+    try {
+      side.respondWith((req) => (req.body.model === 'spent-model' ? { error: { status: 402 } } : { text: 'OK' }));
+      const run = await herald(['doctor'], {
+        ...env,
+        HERALD_ENDPOINTS: JSON.stringify([{ name: 'cheap', base_url: side.url }]),
+        HERALD_AUXILIARY_MODEL: 'cheap:spent-model',
+        HERALD_AUXILIARY_FALLBACK_MODELS: 'cheap:gpt-4.1-nano',
+      });
+      expect(run.code).toBe(1);
+      expect(run.lines.find((l) => l.includes('side model cheap:spent-model'))).toMatch(/^✗ side model cheap:spent-model\s+.*Insufficient credits/);
+      expect(run.lines.find((l) => l.includes('side model cheap:gpt-4.1-nano'))).toMatch(/^✓ side model cheap:gpt-4\.1-nano\s+cheap:gpt-4\.1-nano answered in \d+ ms$/);
+      expect(run.lines.at(-1)).toBe('doctor: 1 of 15 checks failed: side model cheap:spent-model');
+    } finally {
+      await side.close();
+    }
+  });
+
   it('a wrong Telegram token: that check fails with the reason, the others still run, exit 1 naming it', async () => {
     const run = await herald(['doctor'], { ...env, TELEGRAM_BOT_TOKEN: '999:wrong-token' });
     expect(run.code).toBe(1);
@@ -277,7 +296,7 @@ describe('herald store migrate', () => {
     expect(run.lines).toContain('messages: 2 rows');
     // Every table the gateway creates, scheduled tasks included.
     expect(run.lines).toContain('schedules: 0 rows');
-    expect(run.lines).toContain('checked: all 14 tables have as many rows in the target as in the source');
+    expect(run.lines).toContain('checked: all 15 tables have as many rows in the target as in the source');
     expect(run.stdout + run.stderr).not.toContain(password);
 
     const search = await herald(['sessions', 'search', 'sourdough'], { HERALD_DATABASE_URL: url });

@@ -92,6 +92,14 @@ describe('gateway start-up failures', () => {
     await gw.stop();
   });
 
+  it('a model on an endpoint that does not exist: one configuration line, exit 2, no stack trace', async () => {
+    const gw = await startGateway({ env: { HERALD_MODEL: 'nowhere:some-model' }, waitReady: false });
+    expect(await gw.exited).toBe(2);
+    expect(gw.output.filter((l) => l.startsWith('Configuration error:'))).toEqual([expect.stringMatching(/no endpoint named "nowhere"/)]);
+    expect(gw.output.some((l) => l.includes('start-up failed') || l.includes('"stack"'))).toBe(false);
+    await gw.stop();
+  });
+
   it('stops cleanly (exit 0) on a SIGTERM that arrives while it is still starting', async () => {
     // The database is not there yet, so start-up waits for it: the SIGTERM lands mid-start.
     const closedPort = await freePort();

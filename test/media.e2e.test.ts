@@ -7,6 +7,7 @@
  */
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CDN_URL_LIFETIME_S } from './fakes/discord/cdn.js';
 import { startDiscordFake, type DiscordFake } from './fakes/discord/index.js';
 import { imagesOf, startFakeAnthropic, startFakeOpenAI, type FakeLLM, type FakeOpenAI, type RecordedRequest } from './fakes/llm/index.js';
 import { startSlackFake, type SlackFake } from './fakes/slack/index.js';
@@ -148,6 +149,22 @@ function storedUserMessages(marker: string): Array<{ content: string; attachment
   }
 }
 
+/** The tokens and model calls counted for the session a stored user message belongs to. */
+function sessionUsageOf(marker: string): { inputTokens: number; outputTokens: number; apiCalls: number } {
+  const db = new Database(cluster.dbPath, { readonly: true, fileMustExist: true });
+  try {
+    return db
+      .prepare(
+        `SELECT s.input_tokens AS inputTokens, s.output_tokens AS outputTokens, coalesce(c.api_calls, 0) AS apiCalls
+         FROM sessions s JOIN messages m ON m.session_id = s.id LEFT JOIN session_counters c ON c.session_id = s.id
+         WHERE m.role = 'user' AND m.content LIKE ?`,
+      )
+      .get(`%${marker}%`) as { inputTokens: number; outputTokens: number; apiCalls: number };
+  } finally {
+    db.close();
+  }
+}
+
 beforeAll(async () => {
   [tg, discord, slack, openai, anthropic] = await Promise.all([startTelegramFake(), startDiscordFake(), startSlackFake(), startFakeOpenAI(), startFakeAnthropic()]);
   cluster = await startCluster({
@@ -221,7 +238,16 @@ describe.each([telegram, discordPlatform, slackPlatform])('media from $name', (p
     const [reply] = await repliesAtLeast(chat, 1, 'the answer to the voice note');
     expect(reply).toContain(`transcribed: ${words}`);
     expect(openai.transcriptions.some((t) => t.model === 'gpt-4o-mini-transcribe' && t.bytes.toString().includes(words))).toBe(true);
-    expect(lastUserText(requestWith(openai, words)!)).toMatch(/\[Voice message, transcribed: remind me/);
+    const answered = requestWith(openai, words)!;
+    expect(lastUserText(answered)).toMatch(/\[Voice message, transcribed: remind me/);
+    // The transcription is counted in the session's usage: its call and its tokens (billed by the token).
+    const heard = openai.transcriptions.find((t) => t.bytes.toString().includes(words))!;
+    const usage = await waitFor(() => {
+      const u = sessionUsageOf(words);
+      return u?.apiCalls === 2 ? u : undefined;
+    }, { timeoutMs: REPLY_TIMEOUT_MS, what: 'the usage recorded' });
+    expect(usage.inputTokens).toBeGreaterThan(Math.ceil(heard.bytes.length / 100));
+    expect(usage.outputTokens).toBeGreaterThanOrEqual(words.split(' ').length);
   });
 
   it('a PDF reaches the model as its text', async () => {
@@ -262,11 +288,19 @@ describe('media: models, limits and failures', () => {
     expect(imagesOf(answered)).toHaveLength(0);
     expect(lastUserText(answered)).toContain('described it: A red square on white.');
     expect(replies[1]).toContain('what colour is it');
+    // The description was a model call of this session: counted with the answer's.
+    const usage = await waitFor(() => {
+      const u = sessionUsageOf('what colour is it');
+      return u?.apiCalls === 2 ? u : undefined;
+    }, { timeoutMs: REPLY_TIMEOUT_MS, what: 'the usage recorded' });
+    expect(usage.inputTokens).toBeGreaterThan(0);
   });
 
-  it('an album of photos is one turn with every picture', async () => {
+  it('an album of photos split across two polls is one turn with every picture', async () => {
     const chatId = 95_001;
-    tg.injectMessage({ chatId, userId: chatId, caption: 'our holiday', photo: true, mediaGroupId: 'album-1' });
+    const first = tg.injectMessage({ chatId, userId: chatId, caption: 'our holiday', photo: true, mediaGroupId: 'album-1' });
+    // The first part is fetched (and handed over) on its own; the others come with a later getUpdates.
+    await waitFor(() => tg.handedOut.has(first.update_id as number), { timeoutMs: REPLY_TIMEOUT_MS, what: 'the first part polled' });
     tg.injectMessage({ chatId, userId: chatId, photo: true, mediaGroupId: 'album-1' });
     tg.injectMessage({ chatId, userId: chatId, photo: true, mediaGroupId: 'album-1' });
     await waitFor(() => repliesIn(tg, chatId).length >= 1, { timeoutMs: REPLY_TIMEOUT_MS, what: 'the album answer' });
@@ -292,6 +326,21 @@ describe('media: models, limits and failures', () => {
     expect(asked).toHaveLength(1);
     expect(imagesOf(asked[0])).toHaveLength(1);
     expect(lastUserText(asked[0])).toContain('[Image: chart.png]\n[Document "data.csv"]\nmonth,sales\njan,10\n[End of "data.csv"]');
+  });
+
+  it('a Slack Connect file (only its id in the event: file_access check_file_info) is looked up with files.info and shown', async () => {
+    const user = 'U0MEDIACONNECT';
+    const stub = slack.hosted.share({ name: 'partner-chart.png', mimetype: 'image/png', content: PNG_1X1, fileAccess: 'check_file_info' }, user);
+    expect(stub.url_private).toBeUndefined();
+    const d = await slack.dm({ user, text: 'what does the partner chart show', files: [stub] });
+    await waitFor(() => slackRepliesIn(slack, d.channel).length >= 1, { timeoutMs: REPLY_TIMEOUT_MS, what: 'the answer' });
+    expect(slack.calls.filter((c) => c.method === 'files.info' && c.args.file === stub.id)).not.toHaveLength(0);
+    const req = requestWith(openai, 'what does the partner chart show')!;
+    expect(imagesOf(req)).toHaveLength(1);
+    expect(imagesOf(req)[0].bytes.equals(PNG_1X1)).toBe(true);
+    expect(lastUserText(req)).toContain('[Image: partner-chart.png]');
+    const [stored] = storedUserMessages('what does the partner chart show');
+    expect(JSON.parse(stored.attachments ?? '[]')).toEqual([expect.objectContaining({ platform: 'slack', kind: 'image', fileId: stub.id, name: 'partner-chart.png' })]);
   });
 
   it('a corrupt PDF and an unknown file type each get a reply naming the file, and the text is still answered', async () => {
@@ -325,6 +374,26 @@ describe('media: models, limits and failures', () => {
     const logged = await cluster.ingress.waitForLog((l) => l.msg === 'attachment not used');
     expect(JSON.stringify(logged)).not.toContain(tg.token);
     expect(cluster.ingress.output.join('\n')).not.toContain(tg.token);
+  });
+
+  it('/retry a day later on Discord: the expired CDN link is refreshed through the REST API and the photo shown again', async () => {
+    const chat = await discordPlatform.chat();
+    const sent = await chat.photo('what is in the old picture');
+    await repliesAtLeast(chat, 1, 'the first answer');
+    const refreshesBefore = discord.requests.filter((r) => r.route === 'refreshAttachmentUrls').length;
+    discord.cdn.skewS = CDN_URL_LIFETIME_S + 3600; // the CDN's clock a day on: the stored link has expired
+    try {
+      await chat.text('/retry');
+      await repliesAtLeast(chat, 2, 'the retried answer');
+    } finally {
+      discord.cdn.skewS = 0;
+    }
+    const asked = openai.requests.filter((r) => lastUserText(r).includes('what is in the old picture'));
+    expect(asked).toHaveLength(2);
+    expect(imagesOf(asked[1])).toHaveLength(1);
+    expect(imagesOf(asked[1])[0].bytes.equals(sent)).toBe(true);
+    expect(discord.requests.filter((r) => r.route === 'refreshAttachmentUrls' && r.status === 200).length).toBe(refreshesBefore + 1);
+    expect(chat.replies().some((r) => r.startsWith('⚠️'))).toBe(false);
   });
 
   it('/retry fetches the photo again and shows it to the model once more', async () => {

@@ -100,6 +100,14 @@ async function ask(chat: Chat, text: string, expectReply: (texts: string[]) => b
   await waitFor(() => expectReply(chat.texts()), { timeoutMs: 30_000, what: `${chat.name}: the answer to "${text}" (so far: ${JSON.stringify(chat.texts())})` });
 }
 
+/** The session's API calls, as /usage reports them. */
+async function apiCallsOf(chat: Chat): Promise<number> {
+  const reports = (): string[] => chat.texts().filter((x) => x.includes('API calls:'));
+  const seen = reports().length;
+  await ask(chat, '/usage', () => reports().length > seen);
+  return Number(/API calls: ([\d,]+)/.exec(reports().at(-1) ?? '')?.[1]?.replace(/,/g, '') ?? NaN);
+}
+
 beforeAll(async () => {
   files = createServer((req, res) => {
     if (req.url === '/chart.png') res.writeHead(200, { 'content-type': 'image/png' }).end(CHART);
@@ -181,6 +189,7 @@ describe.each(chats)('outbound files and voice replies on %s (real gateway)', (n
     const on = name === 'telegram' ? 'voice note' : 'audio file';
     await ask(chat, '/voice on', (t) => t.some((x) => x.startsWith('🔊 Voice replies on') && x.includes(on)));
     const before = chat.uploads().length;
+    const callsBefore = await apiCallsOf(chat);
     await ask(chat, 'tell me a short story', (t) => t.includes('re: tell me a short story'));
     const voice = await waitFor(() => chat.uploads()[before], { what: 'the voice reply' });
     if (name === 'telegram') {
@@ -195,6 +204,8 @@ describe.each(chats)('outbound files and voice replies on %s (real gateway)', (n
     }
     const spoken = llm.speech?.requests().at(-1)?.body;
     expect(spoken).toMatchObject({ model: 'gpt-4o-mini-tts', voice: 'nova', input: 're: tell me a short story', response_format: name === 'telegram' ? 'opus' : 'mp3' });
+    // The speech was a model call of the session: counted with the answer's.
+    expect(await apiCallsOf(chat)).toBe(callsBefore + 2);
 
     await ask(chat, '/voice off', (t) => t.includes('🔇 Voice replies off.'));
     await ask(chat, 'and now in writing', (t) => t.includes('re: and now in writing'));

@@ -104,7 +104,7 @@ describe('SIGTERM while starting, with Redis gone', () => {
     const gw = await startGateway({ env: { REDIS_URL: redis.url, HERALD_DRAIN_TIMEOUT_MS: '60000' }, waitReady: false });
     cleanups.push(() => gw.stop('SIGKILL'));
     // Connected and checked, still starting: the queue worker and the heartbeat come after the admin routes.
-    await gw.waitForLog(says('admin API off'), 'start-up to be under way');
+    await gw.waitForLog(says('admin API and console off'), 'start-up to be under way');
     await redis.stop();
     const code = await gw.stop('SIGTERM');
     expectCleanExit(code, gw.logs());

@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { helpText, menuCommands } from '../apps/gateway/src/commands/registry.js';
-import { startFakeOpenAI, type FakeLLM, type Step } from './fakes/llm/index.js';
+import { imagesOf, startFakeOpenAI, type FakeLLM, type Step } from './fakes/llm/index.js';
 import { startTelegramFake, telegramErrors, type TelegramFake } from './fakes/telegram/index.js';
 import { startCluster, type Cluster } from './helpers/cluster.js';
 import { lastUserText } from './helpers/llm-tags.js';
@@ -287,6 +287,32 @@ describe('telegram through the gateway (long polling)', () => {
     // The user gets the whole answer once, as written, and no "could not deliver" notice.
     expect(sentIn(tg, chat).map((s) => [s.text, s.parse_mode])).toEqual([[answer, undefined]]);
   });
+
+  it('without speech-to-text a voice note gets one line saying so, and the model is not asked', async () => {
+    const chat = 48;
+    tg.injectMessage({ chatId: chat, userId: chat, voice: { content: 'OggS hello there' } });
+    await waitFor(() => repliesIn(tg, chat).length >= 1, { what: 'the notice' });
+    expect(repliesIn(tg, chat)).toEqual(['⚠️ voice message: voice messages and audio cannot be transcribed here (no speech-to-text model is set up).']);
+    // Nothing lost: a text in the same conversation afterwards is answered as usual.
+    tg.injectMessage({ chatId: chat, userId: chat, text: 'can you hear me' });
+    await waitFor(() => repliesIn(tg, chat).length >= 2, { what: 'the next answer' });
+    expect(repliesIn(tg, chat)[1]).toBe('ok: can you hear me');
+    expect(llm.requests.some((r) => JSON.stringify(r.body).includes('hello there'))).toBe(false);
+  });
+
+  it('a model without vision and no vision model: the photo gets one line saying so, the caption is still answered', async () => {
+    const chat = 49;
+    tg.injectMessage({ chatId: chat, userId: chat, text: '/model openai:gpt-3.5-turbo' });
+    await waitFor(() => repliesIn(tg, chat).length >= 1, { what: 'the model switch' });
+    const downloads = tg.callsOf('getFile').length;
+    tg.injectMessage({ chatId: chat, userId: chat, caption: 'what is on it', photo: true });
+    await waitFor(() => repliesIn(tg, chat).length >= 3, { what: 'the notice and the answer' });
+    expect(repliesIn(tg, chat).slice(1)).toEqual(['⚠️ photo: openai:gpt-3.5-turbo cannot see images, so the picture was not passed on.', expect.stringContaining('what is on it')]);
+    const asked = llm.requests.find((r) => lastUserText(r).includes('what is on it'))!;
+    expect(imagesOf(asked)).toHaveLength(0);
+    // Not even fetched: there was no one to show it to.
+    expect(tg.callsOf('getFile')).toHaveLength(downloads);
+  });
 });
 
 describe('telegram through the gateway (webhook)', () => {
@@ -322,6 +348,22 @@ describe('telegram through the gateway (webhook)', () => {
     expect(tg.webhookDeliveries.filter((d) => d.status !== 200)).toEqual([]);
     expect(tg.callsOf('getUpdates')).toEqual([]); // webhook mode never polls
     expect(tg.commands).toEqual(menuCommands().map((c) => ({ command: c.name, description: c.description })));
+  });
+
+  it('takes an album Telegram posts part by part (each after the last was answered) as one turn with every picture', async () => {
+    const chat = 806;
+    tg.injectMessage({ chatId: chat, userId: chat, caption: 'album over the webhook', photo: true, mediaGroupId: 'hook-album' });
+    tg.injectMessage({ chatId: chat, userId: chat, photo: true, mediaGroupId: 'hook-album' });
+    tg.injectMessage({ chatId: chat, userId: chat, photo: true, mediaGroupId: 'hook-album' });
+    await waitFor(() => repliesIn(tg, chat).length >= 1, { what: 'the album answer' });
+    // Each part was answered (200) before Telegram posted the next one.
+    await waitFor(() => tg.pendingUpdates() === 0, { what: 'all parts delivered' });
+    expect(tg.webhookDeliveries.filter((d) => d.status !== 200)).toEqual([]);
+    const asked = llm.requests.filter((r) => lastUserText(r).includes('album over the webhook'));
+    expect(asked).toHaveLength(1);
+    expect(imagesOf(asked[0])).toHaveLength(3);
+    expect(lastUserText(asked[0])).toContain('[Image: photo 3]');
+    expect(repliesIn(tg, chat)).toHaveLength(1);
   });
 
   it('refuses a wrong or missing secret with 401: no job, no mailbox entry, no LLM request', async () => {

@@ -39,7 +39,7 @@ import { createTurnTools } from './turns/tools.js';
 import { openOutboundServices } from './outbound/services.js';
 import { clarifyMarkerKey } from './turns/clarify.js';
 import { createHeraldMetrics } from './ops/metrics.js';
-import { instrumentAgent, instrumentTurns } from './ops/instrument.js';
+import { instrumentAgent, instrumentProvider, instrumentTurns } from './ops/instrument.js';
 import { createInboundGuard } from './ops/inbound-guard.js';
 import { UserRateLimiter } from './ops/rate-limit.js';
 import { workersSeenCheck } from './ops/heartbeat.js';
@@ -181,13 +181,23 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
     keyState: new RedisKeyPoolState(redis, config.redisPrefix, llmLog),
     onTransportReset: (e) => llmLog.warn({ provider: e.provider, model: e.model, key: e.fingerprint, error: e.error }, 'LLM connection failed; HTTP client rebuilt before the retry'),
   });
-  const conversation = openConversationServices(config, store, background, providers);
+  const metrics = createHeraldMetrics();
+  const conversation = openConversationServices(
+    config,
+    store,
+    background,
+    providers,
+    {
+      wrap: (p) => instrumentProvider(p, metrics, llmLog),
+      onFallback: (e) => llmLog.warn({ from: `${e.from.name}:${e.from.model}`, to: `${e.to.name}:${e.to.model}`, error: e.error.message, status: e.error.status }, 'side task: model failed; the next model takes it'),
+    },
+    (err) => llmLog.warn({ err }, 'learnt context windows: the store could not be read or written; this process keeps its own'),
+  );
   const mailbox = new Mailbox(redis, config.redisPrefix, config.sessionLockMs);
   // The HTTP API's answers go back through Redis to the ingress holding the request (api/reply-channel.ts).
   const replies = new ReplyPublisher(redis, config.redisPrefix);
   const egress = createEgressRegistry(config, log, { api: createApiEgress(replies) });
   const bullConnection = { url: config.redisUrl, maxRetriesPerRequest: null };
-  const metrics = createHeraldMetrics();
   const threads = new KnownThreads(store.sql);
 
   const http = await buildAdminServer({
@@ -288,10 +298,10 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
           agent,
           egress,
           conversation,
-          tools: createTurnTools({ config, store, agent, redis, mcp, schedules: schedules.service, log: log.child({ component: 'tools' }), files: { limits: outbound.limits.file, perTurn: outbound.limits.perTurn } }),
+          tools: createTurnTools({ config, store, agent, sideProvider: conversation.sideTasks.forSession(null), redis, mcp, schedules: schedules.service, log: log.child({ component: 'tools' }), files: { limits: outbound.limits.file, perTurn: outbound.limits.perTurn } }),
           onPossibleDuplicate: (platform) => metrics.possibleDuplicateReplies.inc({ platform }),
           outbound,
-          media: createMediaServices(config, createFilesRegistry(config, log), providers),
+          media: createMediaServices(config, createFilesRegistry(config, log), conversation.sideTasks.describer()),
           relay: apiRelayFor(replies, (err) => log.warn({ err }, 'streaming to an API request failed')),
         }),
         { metrics, store },

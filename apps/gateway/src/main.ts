@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, configSecrets, loadConfig, type Role } from './config/load.js';
 import { createLogger, routeConsoleToLogger } from './logger.js';
 import { RedisUnavailableError } from './redis.js';
+import { ModelNotConfiguredError } from './config/providers.js';
 import { UnsafeSetupError } from './ops/safety/checks.js';
 import { watchProcessFailures } from './ops/process-failures.js';
 import { startHerald, type Herald } from './app.js';
@@ -78,6 +79,8 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     }
     if (err instanceof RedisUnavailableError) fail(err.message, 1);
     if (err instanceof UnsafeSetupError) fail(`Refusing to start: ${err.message}`, 1);
+    // A model setting naming an endpoint, key or API that is not there: as bad a setting as any ConfigError.
+    if (err instanceof ModelNotConfiguredError) fail(`Configuration error: ${err.message}`, 2);
     if (isPermanentStoreError(err)) {
       const where = describeStoreTarget(storeTarget(config));
       fail(`Cannot open the PostgreSQL store at ${where}: ${(err as Error).message}. Check HERALD_DATABASE_URL (user, password, database name).`, 1);

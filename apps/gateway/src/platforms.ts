@@ -58,11 +58,12 @@ export function createFilesRegistry(config: HeraldConfig, log: Logger): (platfor
         files = createTelegramFiles({ token: config.telegram.botToken, apiRoot: config.telegram.apiRoot, logger: log.child({ platform }) });
         break;
       case 'discord':
-        files = new DiscordFiles();
+        if (!config.discord.botToken) throw new UnknownPlatformError('discord is not configured (DISCORD_BOT_TOKEN)');
+        files = new DiscordFiles({ botToken: config.discord.botToken, apiUrl: config.discord.apiUrl });
         break;
       case 'slack':
         if (!config.slack.botToken) throw new UnknownPlatformError('slack is not configured (SLACK_BOT_TOKEN)');
-        files = new SlackFiles({ botToken: config.slack.botToken });
+        files = new SlackFiles({ botToken: config.slack.botToken, apiUrl: config.slack.apiUrl, logger: log.child({ platform }) });
         break;
       default:
         throw new UnknownPlatformError(`no file downloads for platform ${platform}`);

@@ -31,6 +31,11 @@ export interface Attachment {
   size?: number;
   /** Telegram voice notes and Discord voice messages: a recorded voice message rather than an audio file. */
   voice?: boolean;
+  /**
+   * The platform sent only the file's id, not what it is or where (Slack, for files shared over Slack Connect and
+   * some large files: `file_access: "check_file_info"`): `PlatformFiles.resolve` asks the platform for the rest.
+   */
+  unresolved?: boolean;
 }
 
 /** A downloaded file: its bytes and the type the platform served it as. */
@@ -53,6 +58,8 @@ export interface DownloadOptions {
 export interface PlatformFiles {
   readonly platform: Platform;
   download(attachment: Attachment, opts: DownloadOptions): Promise<FileDownload>;
+  /** An `unresolved` attachment made whole (its type, name, size and download URL); platforms that never send one need not. */
+  resolve?(attachment: Attachment, signal?: AbortSignal): Promise<Attachment>;
 }
 
 /**
@@ -79,6 +86,11 @@ export interface InboundMessage {
   quoted?: { platformMessageId: string; text: string; fromBot: boolean };
   /** ms since epoch when the platform says it was sent. */
   sentAt: number;
+  /**
+   * One post the platform delivers as several messages (a Telegram album: one message per picture, all with the
+   * same media_group_id). Every part is handed over at once; the worker answers the parts as one turn.
+   */
+  albumId?: string;
 }
 
 export interface SendOptions {

@@ -2,7 +2,8 @@
  * Discord's attachment CDN: files are served at `/attachments/<channel>/<id>/<filename>` with the signed query
  * Discord puts on every attachment URL since 2024 (`ex` = expiry as hex Unix seconds, `is` = issued, `hm` = the
  * signature). No bot token is needed; a URL whose signature is wrong or that has expired answers 404 with
- * "This content is no longer available.", as the real CDN does.
+ * "This content is no longer available.", as the real CDN does. A bot gets a fresh URL for an expired one through
+ * the REST API's `POST /attachments/refresh-urls` (rest.ts, answered by `refresh`).
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -29,6 +30,24 @@ export class FakeCdn {
     const id = randomBytes(8).readBigUInt64BE().toString().slice(0, 18);
     const path = `/attachments/${channelId}/${id}/${encodeURIComponent(filename)}`;
     this.files.set(path, { bytes, contentType });
+    return this.signed(path);
+  }
+
+  /**
+   * `POST /attachments/refresh-urls` for one URL: a file the CDN holds gets a freshly signed URL (whatever its old
+   * query said); any other URL comes back as it was, as Discord answers for a link it cannot refresh.
+   */
+  refresh(original: string): string {
+    let path: string;
+    try {
+      path = new URL(original).pathname;
+    } catch {
+      return original;
+    }
+    return this.files.has(path) ? this.signed(path) : original;
+  }
+
+  private signed(path: string): string {
     const issued = this.now();
     const ex = (issued + CDN_URL_LIFETIME_S).toString(16);
     const is = issued.toString(16);

@@ -158,7 +158,7 @@ export async function startDiscordFake(opts: DiscordFakeOptions = {}): Promise<D
 
   const uploadLimitBytes = opts.uploadLimitBytes ?? DISCORD_DEFAULT_UPLOAD_LIMIT_BYTES;
   const cdn = new FakeCdn(() => url);
-  const rest = createRestHandler({ world, token, gatewayUrl, records, failures, uploadLimitBytes });
+  const rest = createRestHandler({ world, token, gatewayUrl, records, failures, uploadLimitBytes, refreshUrl: (u) => cdn.refresh(u) });
   const server: Server = createServer((req, res) => void (cdn.handle(req, res) || rest(req, res)));
   server.on('upgrade', (req, socket, head) => gw.handleUpgrade(req, socket, head));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

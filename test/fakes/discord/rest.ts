@@ -19,7 +19,8 @@ export type RestRoute =
   | 'typing'
   | 'startThread'
   | 'addReaction'
-  | 'removeReaction';
+  | 'removeReaction'
+  | 'refreshAttachmentUrls';
 
 /** What the next call of a route answers instead of doing its work. */
 export interface FailureSpec {
@@ -60,6 +61,8 @@ export interface RestContext {
   failures: Map<RestRoute, FailureSpec[]>;
   /** The channels' upload limit per message (uploads.ts). */
   uploadLimitBytes: number;
+  /** A fresh signed URL for a CDN attachment URL (cdn.ts). */
+  refreshUrl(url: string): string;
 }
 
 const VERSION_PREFIX = /^(?:\/api)?\/v10(\/.*)$/;
@@ -83,6 +86,7 @@ const ROUTES: RouteDef[] = [
   { method: 'POST', pattern: /^\/channels\/(\d+)\/messages\/(\d+)\/threads$/, route: 'startThread' },
   { method: 'PUT', pattern: /^\/channels\/(\d+)\/messages\/(\d+)\/reactions\/([^/]+)\/@me$/, route: 'addReaction' },
   { method: 'DELETE', pattern: /^\/channels\/(\d+)\/messages\/(\d+)\/reactions\/([^/]+)\/@me$/, route: 'removeReaction' },
+  { method: 'POST', pattern: /^\/attachments\/refresh-urls$/, route: 'refreshAttachmentUrls' },
 ];
 
 export function createRestHandler(ctx: RestContext): (req: IncomingMessage, res: ServerResponse) => void {
@@ -222,6 +226,14 @@ function route(ctx: RestContext, name: RestRoute, params: string[], body: JsonOb
         ...(typeof body.auto_archive_duration === 'number' ? { autoArchiveDuration: body.auto_archive_duration } : {}),
       });
       return { status: 201, body: thread };
+    }
+    case 'refreshAttachmentUrls': {
+      // `attachment_urls`: 1 to 50 CDN URLs; answered with `{original, refreshed}` for each.
+      const urls = body.attachment_urls;
+      if (!Array.isArray(urls) || urls.length === 0 || urls.length > 50 || !urls.every((u) => typeof u === 'string')) {
+        throw new DiscordHttpError(400, 50035, 'Invalid Form Body');
+      }
+      return { status: 200, body: { refreshed_urls: urls.map((original) => ({ original, refreshed: ctx.refreshUrl(original) })) } };
     }
     case 'addReaction':
     case 'removeReaction': {

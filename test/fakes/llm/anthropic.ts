@@ -168,6 +168,8 @@ function errorReply(error: StepError, body: Body): HttpReply {
       return apiError(error.status, 'authentication_error', 'invalid x-api-key');
     case 'not_found':
       return apiError(error.status, 'not_found_error', `model: ${String(body.model)}`);
+    case 'payment_required':
+      return apiError(error.status, 'billing_error', 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.');
     case 'too_large':
       return apiError(error.status, 'request_too_large', 'Request exceeds the maximum allowed number of bytes.');
     case 'context_length':

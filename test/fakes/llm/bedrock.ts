@@ -41,6 +41,7 @@ const ERRORS: Record<ReturnType<typeof errorKindOf>, [string, string]> = {
   server: ['InternalServerException', 'The system encountered an unexpected error during processing. Try your request again.'],
   auth: ['AccessDeniedException', "You don't have access to the model with the specified model ID."],
   not_found: ['ResourceNotFoundException', 'Could not resolve the foundation model from the provided model identifier.'],
+  payment_required: ['AccessDeniedException', 'Model access is denied due to an invalid payment instrument.'],
   too_large: ['ValidationException', 'Input is too long for requested model.'],
   context_length: ['ValidationException', 'Input is too long for requested model.'],
 };

@@ -164,6 +164,9 @@ function errorReply(error: StepError, body: Body): HttpReply {
       return apiError(error.status, 'Incorrect API key provided: sk-***. You can find your API key at https://platform.openai.com/account/api-keys.', 'invalid_request_error', null, 'invalid_api_key');
     case 'not_found':
       return apiError(error.status, `The model \`${model}\` does not exist or you do not have access to it.`, 'invalid_request_error', null, 'model_not_found');
+    case 'payment_required':
+      // OpenRouter's shape: the status repeated as `code`, no `type`.
+      return { status: error.status, body: { error: { code: error.status, message: 'Insufficient credits. Add more using https://openrouter.ai/credits' } } };
     case 'too_large':
       return apiError(error.status, 'Request body too large. Please reduce the size of your request.', 'invalid_request_error', null, null);
     case 'context_length':

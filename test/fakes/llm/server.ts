@@ -154,8 +154,14 @@ export async function startFakeServer(wires: WireFormat | WireFormat[], opts: Fa
     let eventsSent = 0;
     for (const ev of wire.streamEvents(step, rec.body)) {
       // Stall mode: the stream goes silent with the connection open, until the client gives up on it.
-      if (step.stallAfterEvents !== undefined && eventsSent++ >= step.stallAfterEvents) {
+      const sent = eventsSent++;
+      if (step.stallAfterEvents !== undefined && sent >= step.stallAfterEvents) {
         await closedPromise;
+        return;
+      }
+      // Reset mode: the connection is cut mid-stream, as a proxy or a dying server does.
+      if (step.dropAfterEvents !== undefined && sent >= step.dropAfterEvents) {
+        res.socket?.destroy();
         return;
       }
       if (ev.delta && deltasSent++ > 0 && step.chunkDelayMs) await waitUnlessClosed(step.chunkDelayMs);
@@ -280,6 +286,8 @@ export function errorKindOf(error: StepError): NonNullable<StepError['kind']> {
     case 401:
     case 403:
       return 'auth';
+    case 402:
+      return 'payment_required';
     case 404:
       return 'not_found';
     case 413:

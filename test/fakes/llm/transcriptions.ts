@@ -1,7 +1,8 @@
 /**
  * OpenAI's speech-to-text endpoint, `POST /v1/audio/transcriptions`: multipart/form-data with `file` and `model`
  * (and optional `response_format`, `language`, `prompt`), answered with `{text, usage}` as JSON (the only
- * response format this stand-in speaks). The format is judged by the file name's extension, as the real API does; the 25 MB
+ * response format this stand-in speaks). `usage` is what the model is billed by, as in the API: `whisper-1` by the
+ * second (`{type: 'duration', seconds}`), the gpt-4o transcribe models by the token (`{type: 'tokens', …}`). The format is judged by the file name's extension, as the real API does; the 25 MB
  * limit answers 413. What the audio "says" is up to the test (`transcribeWith`); by default the file's bytes
  * read as UTF-8 after an `OggS` marker, so a test voice note can carry its own words.
  */
@@ -59,7 +60,7 @@ export function transcriptionRoute(): { route: ExtraRoute; fake: TranscriptionFa
     transcriptions.push(record);
     const result = transcriber(record);
     if (typeof result !== 'string') return error(result.error.status, result.error.message);
-    return { status: 200, body: { text: result, usage: { type: 'duration', seconds: Math.max(1, Math.ceil(record.bytes.length / 4000)) } } };
+    return { status: 200, body: { text: result, usage: usageOf(record, result) } };
   };
   return {
     route,
@@ -68,4 +69,12 @@ export function transcriptionRoute(): { route: ExtraRoute; fake: TranscriptionFa
       transcribeWith: (fn) => void (transcriber = fn),
     },
   };
+}
+
+/** Audio tokens: about one per 100 bytes here (the real rate is per second of audio); text tokens: a word each. */
+function usageOf(record: TranscriptionRecord, text: string): Record<string, unknown> {
+  if (record.model.startsWith('whisper')) return { type: 'duration', seconds: Math.max(1, Math.ceil(record.bytes.length / 4000)) };
+  const audio = Math.max(1, Math.ceil(record.bytes.length / 100));
+  const words = text.split(/\s+/).filter(Boolean).length;
+  return { type: 'tokens', input_tokens: audio, output_tokens: words, total_tokens: audio + words, input_token_details: { audio_tokens: audio, text_tokens: 0 } };
 }

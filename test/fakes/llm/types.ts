@@ -27,7 +27,9 @@ export type ErrorKind =
   | 'too_large'
   | 'context_length'
   | 'overloaded'
-  | 'not_found';
+  | 'not_found'
+  /** 402: the account is out of credit (OpenRouter's `Insufficient credits`). */
+  | 'payment_required';
 
 export interface StepError {
   status: number;
@@ -69,6 +71,8 @@ export interface Step {
   chunkDelayMs?: number;
   /** Send this many stream events, then nothing more while keeping the connection open (a stalled stream). */
   stallAfterEvents?: number;
+  /** Send this many stream events, then destroy the connection (a reset mid-stream). */
+  dropAfterEvents?: number;
   error?: StepError;
 }
 

@@ -20,10 +20,17 @@ export interface SlackFileInput {
   content: Buffer;
   /** Slack's subtype for voice clips recorded in the client is `slack_audio`. */
   subtype?: string;
+  /**
+   * `check_file_info`: the event carries only the file's id (`mode: 'file_access'`), as Slack does for files shared
+   * over Slack Connect and for some large files; the app must call `files.info` for the real file object.
+   */
+  fileAccess?: 'check_file_info';
 }
 
 export class FakeSlackFiles {
   private readonly files = new Map<string, StoredFile>();
+  /** The full file object of each shared file, by id: what `files.info` answers. */
+  private readonly objects = new Map<string, Record<string, unknown>>();
   readonly downloads: { path: string; status: number; authorized: boolean }[] = [];
 
   constructor(
@@ -32,13 +39,24 @@ export class FakeSlackFiles {
     private readonly allowed: (token: string) => boolean,
   ) {}
 
-  /** Stores a file; returns the file object an event's `files` array carries. */
+  /** Stores a file; returns the file object an event's `files` array carries (a stub for `check_file_info`). */
   share(input: SlackFileInput, user: string): Record<string, unknown> {
+    const full = this.store(input, user);
+    if (input.fileAccess !== 'check_file_info') return full;
+    return { id: full.id, mode: 'file_access', file_access: 'check_file_info', created: 0, timestamp: 0, user: '' };
+  }
+
+  /** `files.info`'s `file`: the whole file object, or undefined for an id Slack does not know. */
+  info(id: string): Record<string, unknown> | undefined {
+    return this.objects.get(id);
+  }
+
+  private store(input: SlackFileInput, user: string): Record<string, unknown> {
     const id = `F${randomBytes(5).toString('hex').toUpperCase()}`;
     const path = `/files-pri/${this.teamId}-${id}/${encodeURIComponent(input.name)}`;
     this.files.set(path, { bytes: input.content, mimetype: input.mimetype });
     const filetype = input.name.split('.').pop() ?? 'binary';
-    return {
+    const object: Record<string, unknown> = {
       id,
       created: Math.floor(Date.now() / 1000),
       timestamp: Math.floor(Date.now() / 1000),
@@ -60,6 +78,8 @@ export class FakeSlackFiles {
       permalink: `https://herald-fake.slack.com/files/${user}/${id}/${encodeURIComponent(input.name)}`,
       ...(input.subtype !== undefined && { subtype: input.subtype }),
     };
+    this.objects.set(id, object);
+    return object;
   }
 
   /** Answers `/files-pri/…` and the sign-in page; false for anything else. */

@@ -168,6 +168,7 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
     scopes: new Set(opts.scopes ?? DEFAULT_BOT_SCOPES),
     openConnection: () => socket.issueUrl(origin),
     files: { pending: new Map(), shared: [], origin: () => origin, maxFileBytes: opts.maxFileBytes ?? SLACK_MAX_FILE_BYTES },
+    fileInfo: (id) => hosted.info(id),
   };
 
   const hosted = new FakeSlackFiles(() => origin, ws.teamId, (token) => token === ws.botToken && ctx.scopes.has('files:read'));

@@ -94,6 +94,8 @@ export interface ApiContext {
   openConnection(): string;
   /** Files upload v2 (files.ts). */
   files: FilesState;
+  /** A shared file's full object (hosted-files.ts), for `files.info`. */
+  fileInfo(id: string): Record<string, unknown> | undefined;
 }
 
 const CHANNEL_RE = /^[CDG][A-Z0-9]+$/;
@@ -156,6 +158,13 @@ export function handleApiCall(ctx: ApiContext, method: string, args: Record<stri
       return replies(ctx, args);
     case 'assistant.threads.setStatus':
       return setStatus(ctx, args);
+    case 'files.info': {
+      // `file` (the id) is required; an id Slack does not know (or deleted) answers file_not_found.
+      const id = str(args, 'file');
+      if (id === undefined) return fail('invalid_arguments');
+      const file = ctx.fileInfo(id);
+      return file ? ok({ file, comments: [], response_metadata: { next_cursor: '' } }) : fail('file_not_found');
+    }
     case 'files.getUploadURLExternal':
       return getUploadURLExternal(ctx.files, args);
     case 'files.completeUploadExternal':
@@ -187,6 +196,8 @@ function scopeNeeded(method: string, args: Record<string, unknown>): string | un
     case 'files.getUploadURLExternal':
     case 'files.completeUploadExternal':
       return 'files:write';
+    case 'files.info':
+      return 'files:read';
     case 'conversations.history':
     case 'conversations.replies': {
       const channel = str(args, 'channel') ?? '';

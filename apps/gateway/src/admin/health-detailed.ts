@@ -2,15 +2,16 @@
  * GET /health/detailed: what an operator looks at first. Every platform's connection (from its ingress'
  * health(); platforms without credentials, or not held by this process, are listed as disabled), the workers
  * heard from through Redis heartbeats (with each one's MCP servers), this process's own MCP servers, queue counts
- * and the turns running across those workers, and the operator-safety findings (ops/safety/): what the Redis and
- * store settings risk losing, checked on each request.
+ * and the turns running across those workers, the operator-safety findings (ops/safety/): what the Redis and
+ * store settings risk losing, checked on each request, and the context windows providers named (shared by all
+ * workers through the store).
  * Parts that depend on Redis report their error instead of failing the whole answer.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { AdapterHealth, PlatformIngress } from '@herald/adapters';
-import type { SessionStore } from '@herald/agent-core';
+import { LEARNT_WINDOW_TTL_MS, StoredWindowBook, type SessionStore } from '@herald/agent-core';
 import type { HeraldConfig } from '../config/load.js';
 import type { ProviderCatalog } from '../config/providers.js';
 import { VERSION } from '../version.js';
@@ -121,6 +122,14 @@ const schema = {
           },
         },
         key_pools_error: { type: ['string', 'null'] },
+        context_windows: {
+          type: ['array', 'null'],
+          items: {
+            type: 'object',
+            properties: { model: { type: 'string' }, context_limit: { type: 'integer' }, learnt_at: { type: 'string', format: 'date-time' } },
+          },
+        },
+        context_windows_error: { type: ['string', 'null'] },
       },
     },
   },
@@ -133,11 +142,12 @@ export function detailedHealthRoute(app: FastifyInstance, deps: DetailedHealthDe
 
 /** What /health/detailed answers (also shown by the operator console). */
 export async function detailedHealth(deps: DetailedHealthDeps, startedAt: number): Promise<DetailedHealth> {
-  const [workers, queue, pools, safety] = await Promise.all([
+  const [workers, queue, pools, safety, windows] = await Promise.all([
     settle(listWorkers(deps.redis, deps.config.redisPrefix)),
     settle(queueCounts(deps.queue)),
     settle(deps.providers.status()),
     safetyFindings(deps),
+    settle(new StoredWindowBook(deps.store.sql, LEARNT_WINDOW_TTL_MS).since(Date.now() - LEARNT_WINDOW_TTL_MS)),
   ]);
   const beats: WorkerBeat[] = workers.value ?? [];
   return {
@@ -175,6 +185,9 @@ export async function detailedHealth(deps: DetailedHealthDeps, startedAt: number
         })),
       })) ?? null,
     key_pools_error: pools.error,
+    // Limits providers named in context-length errors, still trusted: every worker budgets against them.
+    context_windows: windows.value?.map((w) => ({ model: w.key, context_limit: w.limit, learnt_at: new Date(w.learntAt).toISOString() })) ?? null,
+    context_windows_error: windows.error,
     safety: safety.map(findingJson),
   };
 }
@@ -204,6 +217,8 @@ export interface DetailedHealth {
     keys: Array<{ fingerprint: string; state: string; uses: number; cooldown_remaining_s: number | null; reason: string | null }>;
   }> | null;
   key_pools_error: string | null;
+  context_windows: Array<{ model: string; context_limit: number; learnt_at: string }> | null;
+  context_windows_error: string | null;
   /** Operator safety checks (ops/safety): what each setting risks, and whether the risk was accepted. */
   safety: Array<Record<string, unknown>>;
 }

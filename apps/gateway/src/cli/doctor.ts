@@ -166,9 +166,11 @@ function checksFor(config: HeraldConfig): Check[] {
   if (models.length === 0) {
     checks.push({ name: 'model', run: async () => Promise.reject(new Warning('HERALD_MODEL is not set: turns answer with a setup hint')) });
   }
-  for (const ref of models) {
+  // Side-task models (HERALD_AUXILIARY_MODEL and its fallbacks): a spent account there costs summaries, not turns.
+  const sideModels = [config.auxiliaryModel, ...config.auxiliaryFallbackModels].filter((r): r is string => typeof r === 'string' && !models.includes(r));
+  for (const [ref, name] of [...models.map((r) => [r, models.length > 1 ? `model ${r}` : 'model']), ...sideModels.map((r) => [r, `side model ${r}`])]) {
     checks.push({
-      name: models.length > 1 ? `model ${ref}` : 'model',
+      name,
       run: async (signal) => {
         const provider = createProvider(providerConfig(config, ref));
         const started = Date.now();

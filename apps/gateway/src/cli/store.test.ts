@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryStore, SessionStore, SqliteSql, createTodoTool, getTodos, type Sql } from '@herald/agent-core';
+import { LEARNT_WINDOW_TTL_MS, MemoryStore, SessionStore, SqliteSql, StoredWindowBook, createTodoTool, getTodos, type Sql } from '@herald/agent-core';
 import { freshPostgresSchema, useTempStores } from '../../../../packages/agent-core/src/store/test-support.js';
 import { PairingService } from '../pairing/index.js';
 import { SessionCounters } from '../sessions/counters.js';
@@ -15,6 +15,7 @@ const ALL_TABLES = [
   'session_keys',
   'turns',
   'known_threads',
+  'context_windows',
   'pairing_requests',
   'pairing_approved',
   'pairing_lockouts',
@@ -138,6 +139,8 @@ async function seedSqlite(): Promise<Seeded> {
     await new MemoryStore(store).add('telegram:42', 'user', 'Prefers metric units');
     await createTodoTool(store).execute({ action: 'add', texts: ['Feed the starter', 'Bake'] }, { signal: new AbortController().signal, sessionId: second.id });
     await new SessionCounters(store).addApiCalls(second.id, 3);
+    // A context window a provider named: every worker of the new store should know it too.
+    await new StoredWindowBook(store.sql, LEARNT_WINDOW_TTL_MS).save({ key: 'vllm:qwen3-8b', limit: 32_768, learntAt: 1_795_600_000_000 });
 
     const maxMessageId = (await store.sql.get<{ id: number }>('SELECT max(id) AS id FROM messages'))!.id;
     return { file, first: first.id, second: second.id, other: other.id, maxMessageId };
@@ -187,6 +190,7 @@ describe('herald store migrate', () => {
     expect(await new SessionCounters(target).apiCalls(seeded.second)).toBe(3);
     expect((await target.getTurnFiles('turn-1')).map((f) => [f.sentId, f.data?.toString('latin1') ?? null])).toEqual([['tg-msg-10', null], [null, 'OggS\0\x02']]);
     expect(await new VoiceReplies(target.sql).isOn('agent:main:telegram:dm:42')).toBe(true);
+    expect(await new StoredWindowBook(target.sql, LEARNT_WINDOW_TTL_MS).since(0)).toEqual([{ key: 'vllm:qwen3-8b', limit: 32_768, learntAt: 1_795_600_000_000 }]);
 
     // The copied ids stay taken: a new message gets the next one, and new memory rows do too.
     const [added] = await target.appendMessages(seeded.second, [{ role: 'user', content: 'one more question' }]);

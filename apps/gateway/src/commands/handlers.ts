@@ -78,7 +78,7 @@ async function queueCommand(deps: CommandDeps, { command, msg, sessionKey }: Com
 
 /** Breaks the session's lock (even a hung worker's), drops what waits, and tells the running turn to abort. */
 export async function stopSession(deps: CommandDeps, sessionKey: string): Promise<{ wasBusy: boolean; dropped: number }> {
-  const { wasBusy, dropped, fence } = await deps.mailbox.stop(sessionKey);
-  if (wasBusy) await deps.control.publish({ type: 'stop', sessionKey, fence });
-  return { wasBusy, dropped };
+  const res = await deps.mailbox.stop(sessionKey);
+  if (res.wasBusy) await deps.control.publish({ type: 'stop', sessionKey, fence: res.fence });
+  return res;
 }

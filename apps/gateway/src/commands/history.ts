@@ -73,15 +73,18 @@ export async function compressCommand(deps: CommandDeps, { sessionKey }: Command
   } catch {
     return `⚠️ ${ref} cannot be used to summarise here. Pick another with /model.`;
   }
+  // The window is the conversation model's; the summary is written by the side-task chain (the auxiliary model first).
+  const summarizer = services.sideTasks.forSession(s.model) ?? provider;
   // The summary call takes seconds: hold the session so no turn starts on the history being replaced; a lost lock
   // aborts the summary call before anything is written.
   const held = await withSessionHeld(deps.mailbox, sessionKey, LOCK_OWNER.compress, async (signal) => {
+    await services.windows.refresh();
     const r = await autoCompressIfNeeded({
       store: deps.store,
       sessionKey,
       session: s,
-      provider,
-      contextWindow: contextWindowOf(provider, services.config.contextWindow),
+      provider: summarizer,
+      contextWindow: contextWindowOf(provider, services.config.contextWindow, services.windows),
       log: deps.log ?? silentLog,
       force: true,
       signal,

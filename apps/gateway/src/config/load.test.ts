@@ -35,6 +35,14 @@ describe('loadConfig', () => {
     expect(loadErr({ HERALD_MEDIA_MAX_PAGES: '0' })).toMatch(/^HERALD_MEDIA_MAX_PAGES: must be at least 1/);
   });
 
+  it('reads the compression threshold as a share of the window, between 0.1 and 0.8', () => {
+    expect(load({}).compressionThreshold).toBe(0.5);
+    expect(load({ HERALD_COMPRESSION_THRESHOLD: '0.35' }).compressionThreshold).toBe(0.35);
+    expect(load({ HERALD_COMPRESSION_THRESHOLD: '.7' }).compressionThreshold).toBe(0.7);
+    expect(loadErr({ HERALD_COMPRESSION_THRESHOLD: '0.9' })).toMatch(/^HERALD_COMPRESSION_THRESHOLD: must be at most 0.8 \(got "0.9"\)/);
+    expect(loadErr({ HERALD_COMPRESSION_THRESHOLD: '50%' })).toMatch(/^HERALD_COMPRESSION_THRESHOLD: must be a number such as 0.5/);
+  });
+
   it('gives the documented defaults with nothing set, every platform disabled with its reason', () => {
     const c = loadConfig({ env: {}, file: null });
     expect(c.redisUrl).toBe('redis://127.0.0.1:6379');

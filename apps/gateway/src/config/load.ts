@@ -72,6 +72,9 @@ export function loadConfig(opts: LoadOptions = {}): HeraldConfig {
     if (typeof filled === 'string') throw new ConfigError(`HERALD_MCP_SERVERS: ${filled}`);
     out.mcpServers = filled;
   }
+  if (values.auxiliaryFallbackModels.length > 0 && !values.auxiliaryModel) {
+    throw new ConfigError('HERALD_AUXILIARY_FALLBACK_MODELS: set HERALD_AUXILIARY_MODEL too (the fallbacks are tried after it)');
+  }
   const role = opts.role ?? 'all';
   return { ...values, role, configFile: file ?? null, platforms: platformStatus(values), keyPools: keyPoolsOf(values, env) };
 }

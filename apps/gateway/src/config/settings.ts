@@ -41,6 +41,11 @@ const int = (min: number, max: number) =>
     .union([z.number(), z.string().regex(/^-?\d+$/, 'must be a whole number')])
     .transform(Number)
     .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+const ratio = (min: number, max: number) =>
+  z
+    .union([z.number(), z.string().regex(/^\d*\.?\d+$/, 'must be a number such as 0.5')])
+    .transform(Number)
+    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 const list = z
   .union([z.array(z.union([z.string(), z.number()])), z.string()])
   .transform((v) => (Array.isArray(v) ? v.map(String) : v.split(',')).map((s) => s.trim()).filter(Boolean));
@@ -106,6 +111,10 @@ export const SETTINGS = {
   logLevel: setting('HERALD_LOG_LEVEL', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'Log level', 'info'),
   model: setting('HERALD_MODEL', modelRef, 'provider:model the agent uses'),
   fallbackModels: setting('HERALD_FALLBACK_MODELS', modelList, 'Comma list of provider:model tried in order', ''),
+  // Side tasks (llm/side-tasks.ts): compression summaries, the memory flush, session_search summaries, image descriptions.
+  auxiliaryModel: setting('HERALD_AUXILIARY_MODEL', modelRef, 'provider:model for side tasks (compression and session_search summaries, the memory flush, image descriptions); unset: the conversation\'s own model'),
+  autoTitle: setting('HERALD_AUTO_TITLE', bool, 'Name each new conversation after its first exchange with the side-task model; unset: on when HERALD_AUXILIARY_MODEL is set'),
+  auxiliaryFallbackModels: setting('HERALD_AUXILIARY_FALLBACK_MODELS', modelList, 'Comma list of provider:model a side task tries after HERALD_AUXILIARY_MODEL fails (a 402, an outage), before the conversation\'s own models', ''),
   // Providers (config/providers.ts): named endpoints, API modes, key pools, stream health.
   endpoints: setting('HERALD_ENDPOINTS', endpointList, 'Named OpenAI-compatible endpoints: a list of {name, base_url, api_keys?, api_mode?, cache_markers?} (JSON in the environment); refer to one as <name>:<model>', '[]'),
   modelApiModes: setting('HERALD_MODEL_API_MODES', list.pipe(z.array(modelApiModeSchema)), 'Comma list of provider:model=mode, the wire API of one model (chat_completions, responses, anthropic_messages, bedrock_converse)', ''),
@@ -114,6 +123,7 @@ export const SETTINGS = {
   keyCooldownS: setting('HERALD_KEY_COOLDOWN_S', int(1, 604_800), 'Seconds a pooled key rests after a 401 or 403', '600'),
   keyBillingCooldownS: setting('HERALD_KEY_BILLING_COOLDOWN_S', int(1, 2_592_000), 'Seconds a pooled key rests after a 402 or an exhausted quota', '86400'),
   streamStallTimeoutMs: setting('HERALD_STREAM_STALL_TIMEOUT_MS', int(100, 3_600_000), 'A model stream silent this long has stalled: it is cut, its HTTP client rebuilt, and the call retried', '90000'),
+  compressionThreshold: setting('HERALD_COMPRESSION_THRESHOLD', ratio(0.1, 0.8), 'Share of the context window at which the agent loop compresses the conversation inside a turn (0.1-0.8)', '0.5'),
   contextWindow: setting('HERALD_CONTEXT_WINDOW', int(1024, 100_000_000), "Override the model's context window (tokens)"),
   systemPrompt: setting('HERALD_SYSTEM_PROMPT', str, 'System prompt of the agent', 'You are Herald, a helpful assistant reachable from chat apps. Answer concisely.'),
   // Conversation control (commands, resets, what the user sees while the agent works).

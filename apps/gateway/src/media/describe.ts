@@ -2,9 +2,15 @@
  * Hermes' "auto" image input: a main model that cannot see images gets a description of each one written by a
  * vision model (HERALD_VISION_MODEL), so a screenshot or a photo still reaches the conversation as text.
  */
-import type { ImageInput, Provider } from '@herald/agent-core';
+import type { ImageInput, Provider, Usage } from '@herald/agent-core';
 
-export type DescribeImage = (image: ImageInput, caption: string, signal?: AbortSignal) => Promise<string>;
+/** The description, and what writing it cost (counted in the session's usage like any model call). */
+export interface ImageDescription {
+  text: string;
+  usage: Usage;
+}
+
+export type DescribeImage = (image: ImageInput, caption: string, signal?: AbortSignal) => Promise<ImageDescription>;
 
 const DESCRIBE_SYSTEM = 'You describe images for an assistant that cannot see them. Be factual and complete; never invent what is not visible.';
 const DESCRIBE_PROMPT =
@@ -24,6 +30,6 @@ export function createImageDescriber(provider: Provider): DescribeImage {
     });
     const text = result.message.content?.trim() ?? '';
     if (text === '') throw new Error('the vision model returned no description');
-    return text;
+    return { text, usage: result.usage };
   };
 }

@@ -1,5 +1,5 @@
 import type { Attachment, PlatformFiles } from '@herald/adapters';
-import { FileTooLargeError } from '@herald/adapters';
+import { FileTooLargeError, NotFoundError } from '@herald/adapters';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { PNG_1X1 } from '../../../../test/helpers/files.js';
@@ -79,11 +79,52 @@ describe('prepareTurnMedia', () => {
     const files = memoryFiles({ a: PNG_1X1, v: Buffer.from('OggS') });
     const media = await prepareTurnMedia(
       [payload('', [image('a'), { kind: 'audio', url: 'v', mimeType: 'audio/ogg', voice: true }])],
-      services(files, { transcribe: async (_b, name) => `heard ${name}`, describe: async () => 'a red dot', describerName: 'openai:gpt-4.1-mini' }),
+      services(files, {
+        transcribe: async (_b, name) => ({ text: `heard ${name}`, usage: { input: 50, output: 3, cacheRead: 0, cacheWrite: 0 } }),
+        describe: async () => ({ text: 'a red dot', usage: { input: 1600, output: 40, cacheRead: 0, cacheWrite: 0 } }),
+        describerName: 'openai:gpt-4.1-mini',
+      }),
       ctx(false),
     );
     expect(media.images).toEqual([]);
     expect(media.blocks[0]).toEqual(['[Image: photo. You cannot see it; openai:gpt-4.1-mini described it: a red dot]', '[Voice message, transcribed: heard voice.ogg]']);
     expect(media.usable).toBe(true);
+    // Both calls count in the session's usage: the description's tokens and the transcription's.
+    expect(media.apiCalls).toBe(2);
+    expect(media.usage).toEqual({ input: 1650, output: 43, cacheRead: 0, cacheWrite: 0 });
+  });
+
+  it('counts a transcription that heard nothing, and not one that failed', async () => {
+    const files = memoryFiles({ v1: Buffer.from('OggS'), v2: Buffer.from('OggS') });
+    let calls = 0;
+    const media = await prepareTurnMedia(
+      [payload('', [{ kind: 'audio', url: 'v1', mimeType: 'audio/ogg', voice: true }, { kind: 'audio', url: 'v2', mimeType: 'audio/ogg', voice: true }])],
+      services(files, {
+        transcribe: async () => {
+          if (++calls === 2) throw Object.assign(new Error('upstream'), { status: 500 });
+          return { text: '', usage: { input: 10, output: 0, cacheRead: 0, cacheWrite: 0 } };
+        },
+      }),
+      ctx(),
+    );
+    expect(media.usable).toBe(false);
+    expect(media.apiCalls).toBe(1);
+    expect(media.usage.input).toBe(10);
+  });
+
+  it('looks a file sent only by id up before reading it, and reports a file the platform no longer has', async () => {
+    const files = {
+      ...memoryFiles({ 'https://files/a.png': PNG_1X1 }),
+      async resolve(att: Attachment): Promise<Attachment> {
+        if (att.fileId !== 'F1') throw new NotFoundError('files.info: file_not_found', 'slack');
+        return { kind: 'image', url: 'https://files/a.png', fileId: 'F1', mimeType: 'image/png', name: 'a.png' };
+      },
+    };
+    const stub = (id: string): Attachment => ({ kind: 'file', url: `slack-file:${id}`, fileId: id, unresolved: true });
+    const media = await prepareTurnMedia([{ ...payload('look', [stub('F1'), stub('F2')]), platform: 'slack' }], services(files), ctx());
+    expect(media.images).toHaveLength(1);
+    expect(media.blocks[0][0]).toBe('[Image: a.png]');
+    expect(media.attachments[0]).toMatchObject({ kind: 'image', name: 'a.png', fileId: 'F1' });
+    expect(media.notices).toEqual(['⚠️ file 2: Slack no longer has the file (it may have expired); please send it again.']);
   });
 });

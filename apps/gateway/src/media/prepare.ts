@@ -7,13 +7,13 @@
  * Nothing here throws for a bad file: every failure becomes a notice for the user (naming the file and the
  * reason), a note for the model, and a log line without the file's contents or any URL.
  */
-import type { AttachmentRef, ImageInput } from '@herald/agent-core';
+import { emptyUsage, type AttachmentRef, type ImageInput, type Usage } from '@herald/agent-core';
 import type { Attachment } from '@herald/adapters';
 import type { Logger } from '../logger.js';
 import type { TurnPayload } from '../queue/mailbox.js';
 import { handlingOf, sniffImageType, type MediaHandling } from './classify.js';
 import { extractDocumentText, type ExtractedText } from './documents.js';
-import { errorLabel, reasonOf } from './reasons.js';
+import { errorLabel, reasonOf, type Reason } from './reasons.js';
 import type { MediaServices } from './services.js';
 import { STT_MAX_BYTES } from './transcribe.js';
 
@@ -28,6 +28,10 @@ export interface TurnMedia {
   notices: string[];
   /** True when at least one file gave the model something (an image, a transcript, text). */
   usable: boolean;
+  /** Tokens the image descriptions and transcriptions took, counted in the session's usage with the turn's own. */
+  usage: Usage;
+  /** Model calls made for them (one per description or transcription answered). */
+  apiCalls: number;
 }
 
 export interface MediaContext {
@@ -44,18 +48,23 @@ type Outcome =
   | { ok: false; why: string; logReason: string };
 
 export async function prepareTurnMedia(payloads: readonly TurnPayload[], services: MediaServices, ctx: MediaContext): Promise<TurnMedia> {
-  const out: TurnMedia = { blocks: [], attachments: [], images: [], notices: [], usable: false };
+  const out: TurnMedia = { blocks: [], attachments: [], images: [], notices: [], usable: false, usage: emptyUsage(), apiCalls: 0 };
   const budget = { bytesLeft: services.limits.maxMessageBytes, imagesLeft: services.limits.maxImages };
+  // Unnamed files are numbered across the turn ("photo 2"), so the parts of an album stay apart.
+  const all = payloads.flatMap((p) => p.attachments ?? []);
   for (const p of payloads) {
     const blocks: string[] = [];
-    const files = p.attachments ?? [];
-    for (const att of files) {
+    for (const sent of p.attachments ?? []) {
       if (ctx.signal.aborted) break;
-      const name = displayName(att, files);
+      // A file the platform named only by id (a Slack Connect share) is looked up first: its type decides the rest.
+      const resolved = await resolveFile(sent, p.platform, services, ctx.signal);
+      const att = 'failed' in resolved ? sent : resolved;
+      const name = displayName(sent, all, att.name);
       out.attachments.push(refOf(p.platform, att));
       // A /retry sends the stored text again (transcripts and document text included): only images are fetched anew.
-      if (p.mediaInText && handlingOf(att).as !== 'image') continue;
-      const outcome = await prepareOne(att, name, p, services, ctx, budget);
+      if (p.mediaInText && !('failed' in resolved) && handlingOf(att).as !== 'image') continue;
+      const outcome: Outcome =
+        'failed' in resolved ? { ok: false, why: resolved.failed.why, logReason: resolved.failed.log } : await prepareOne(att, name, p, services, ctx, budget, (u) => meter(out, u));
       if (outcome.ok) {
         out.usable = true;
         if (!p.mediaInText) blocks.push(outcome.block);
@@ -82,6 +91,7 @@ async function prepareOne(
   services: MediaServices,
   ctx: MediaContext,
   budget: { bytesLeft: number; imagesLeft: number },
+  spent: (usage: Usage) => void,
 ): Promise<Outcome> {
   const handling = handlingOf(att);
   const { limits } = services;
@@ -107,10 +117,12 @@ async function prepareOne(
     switch (handling.as) {
       case 'image':
         budget.imagesLeft -= 1;
-        return await imageOutcome(bytes, name, p.text, services, ctx);
+        return await imageOutcome(bytes, name, p.text, services, ctx, spent);
       case 'audio': {
-        const transcript = await services.transcribe!(bytes, handling.uploadName, ctx.signal).catch((err: unknown) => failed('it could not be transcribed', `stt: ${errorLabel(err)}`));
-        if (typeof transcript !== 'string') return transcript;
+        const heard = await services.transcribe!(bytes, handling.uploadName, ctx.signal).catch((err: unknown) => failed('it could not be transcribed', `stt: ${errorLabel(err)}`));
+        if (!('text' in heard)) return heard;
+        spent(heard.usage);
+        const transcript = heard.text;
         if (transcript === '') return { ok: false, why: 'no speech could be made out in it', logReason: 'empty transcript' };
         const clipped = clipText(transcript, limits.maxChars);
         const label = att.voice ? 'Voice message' : `Audio "${name}"`;
@@ -130,15 +142,25 @@ async function prepareOne(
   }
 }
 
-async function imageOutcome(bytes: Buffer, name: string, caption: string, services: MediaServices, ctx: MediaContext): Promise<Outcome> {
+async function imageOutcome(bytes: Buffer, name: string, caption: string, services: MediaServices, ctx: MediaContext, spent: (usage: Usage) => void): Promise<Outcome> {
   // What the bytes are, not what the platform called them: providers refuse a mismatch.
   const mimeType = sniffImageType(bytes);
   if (!mimeType) return { ok: false, why: 'the image looks damaged or is not a JPEG, PNG, GIF or WebP', logReason: 'not an image' };
   const image: ImageInput = { mimeType, data: bytes.toString('base64'), name };
   if (ctx.vision) return { ok: true, block: `[Image: ${name}]`, image };
   const description = await services.describe!(image, caption, ctx.signal).catch((err: unknown) => failed('the vision model could not describe it', `describe: ${errorLabel(err)}`));
-  if (typeof description !== 'string') return description;
-  return { ok: true, block: `[Image: ${name}. You cannot see it; ${services.describerName} described it: ${description}]` };
+  if (!('text' in description)) return description;
+  spent(description.usage);
+  return { ok: true, block: `[Image: ${name}. You cannot see it; ${services.describerName} described it: ${description.text}]` };
+}
+
+/** One answered description or transcription: its tokens and its call join the turn's. */
+function meter(out: TurnMedia, usage: Usage): void {
+  out.apiCalls += 1;
+  out.usage.input += usage.input;
+  out.usage.output += usage.output;
+  out.usage.cacheRead += usage.cacheRead;
+  out.usage.cacheWrite += usage.cacheWrite;
 }
 
 function failed(why: string, logReason: string): Outcome {
@@ -162,8 +184,21 @@ function clipText(text: string, maxChars: number): { text: string; cut?: string 
   return { text: `${text.slice(0, maxChars)}…`, cut: `only the first ${maxChars.toLocaleString('en-US')} of ${text.length.toLocaleString('en-US')} characters were kept` };
 }
 
+/** A file the platform sent only the id of, made whole; or why that failed. */
+async function resolveFile(att: Attachment, platform: string, services: MediaServices, signal: AbortSignal): Promise<Attachment | { failed: Reason }> {
+  if (!att.unresolved) return att;
+  try {
+    const files = services.files(platform);
+    if (!files.resolve) throw new Error(`${platform} cannot look files up`);
+    return await files.resolve(att, signal);
+  } catch (err) {
+    return { failed: reasonOf(err, platform, { cap: services.limits.maxFileBytes }) };
+  }
+}
+
 /** The file's own name, else what it is ("photo", "voice message"), numbered when a message has several. */
-export function displayName(att: Attachment, all: readonly Attachment[]): string {
+export function displayName(att: Attachment, all: readonly Attachment[], resolvedName?: string): string {
+  if (resolvedName) return resolvedName;
   if (att.name) return att.name;
   const generic = (a: Attachment): string => (a.voice ? 'voice message' : a.kind === 'image' ? 'photo' : a.kind === 'audio' ? 'audio' : a.kind === 'video' ? 'video' : 'file');
   const label = generic(att);

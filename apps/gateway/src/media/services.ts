@@ -2,10 +2,9 @@
  * What a worker needs to turn files into model input: each platform's downloads, speech-to-text and the vision
  * describer when configured, and the limits. Built once per process from the config.
  */
-import { createProvider, type Provider } from '@herald/agent-core';
+import type { Provider } from '@herald/agent-core';
 import type { PlatformFiles } from '@herald/adapters';
 import type { HeraldConfig } from '../config/load.js';
-import { ProviderCatalog } from '../config/providers.js';
 import { createImageDescriber, type DescribeImage } from './describe.js';
 import { createTranscriber, type Transcribe } from './transcribe.js';
 
@@ -23,9 +22,9 @@ export interface MediaServices {
   files: (platform: string) => PlatformFiles;
   /** Null when HERALD_STT_MODEL is not set. */
   transcribe: Transcribe | null;
-  /** Null when HERALD_VISION_MODEL is not set. */
+  /** Null when no side model can see (HERALD_VISION_MODEL, HERALD_AUXILIARY_MODEL). */
   describe: DescribeImage | null;
-  /** `provider:model` of the describer, named to the main model. */
+  /** `provider:model` of the describer (the first of its chain), named to the main model. */
   describerName?: string;
   limits: MediaLimits;
 }
@@ -41,22 +40,17 @@ export function mediaLimits(config: HeraldConfig): MediaLimits {
   };
 }
 
-/** `catalog`: the process's provider catalog, so the describer shares the key pools of the models it runs on. */
-export function createMediaServices(config: HeraldConfig, files: (platform: string) => PlatformFiles, catalog = new ProviderCatalog(config)): MediaServices {
+/** `describer`: the side-task chain of vision-capable models (llm/side-tasks.ts), or null. */
+export function createMediaServices(config: HeraldConfig, files: (platform: string) => PlatformFiles, describer: Provider | null): MediaServices {
   // Speech-to-text uses the first OpenAI key (the pool's rotation is the chat models' business).
   const transcribe = config.sttModel
     ? createTranscriber({ model: config.sttModel, apiKey: config.keyPools.openai?.[0] ?? config.openai.apiKey, baseUrl: config.openai.baseUrl })
     : null;
-  let describer: Provider | null = null;
-  if (config.visionModel) {
-    // The describer must see: it is told so whatever the table says.
-    describer = createProvider({ ...catalog.configFor(config.visionModel), vision: true });
-  }
   return {
     files,
     transcribe,
     describe: describer ? createImageDescriber(describer) : null,
-    ...(config.visionModel && { describerName: config.visionModel }),
+    ...(describer && { describerName: `${describer.name}:${describer.model}` }),
     limits: mediaLimits(config),
   };
 }

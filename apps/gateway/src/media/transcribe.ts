@@ -3,13 +3,23 @@
  * the model of HERALD_STT_MODEL and the key and base URL of the OpenAI provider settings.
  */
 import OpenAI, { toFile } from 'openai';
+import { emptyUsage, type Usage } from '@herald/agent-core';
 
 /** The API refuses uploads over 25 MB. */
 export const STT_MAX_BYTES = 25 * 1024 * 1024;
 /** A transcription that takes longer than this fails (a long voice note takes seconds, not minutes). */
 const STT_TIMEOUT_MS = 120_000;
 
-export type Transcribe = (audio: Buffer, uploadName: string, signal?: AbortSignal) => Promise<string>;
+/**
+ * The transcript, and its cost in tokens: models billed by token (gpt-4o-transcribe and kin) report audio and text
+ * tokens in `usage`; those billed by the minute (whisper-1) report a duration, which counts no tokens.
+ */
+export interface Transcript {
+  text: string;
+  usage: Usage;
+}
+
+export type Transcribe = (audio: Buffer, uploadName: string, signal?: AbortSignal) => Promise<Transcript>;
 
 export interface TranscriberConfig {
   /** `openai:<model>`. */
@@ -24,6 +34,11 @@ export function createTranscriber(cfg: TranscriberConfig): Transcribe {
   const client = new OpenAI({ apiKey: cfg.apiKey || 'no-key', baseURL: cfg.baseUrl, maxRetries: 0, timeout: STT_TIMEOUT_MS });
   return async (audio, uploadName, signal) => {
     const result = await client.audio.transcriptions.create({ file: await toFile(audio, uploadName), model }, { signal });
-    return result.text.trim();
+    const usage = emptyUsage();
+    if (result.usage?.type === 'tokens') {
+      usage.input = result.usage.input_tokens;
+      usage.output = result.usage.output_tokens;
+    }
+    return { text: result.text.trim(), usage };
   };
 }

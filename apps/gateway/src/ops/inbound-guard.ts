@@ -21,7 +21,8 @@ export function createInboundGuard(deps: { metrics?: HeraldMetrics; limiter?: Us
       if (!deps.limiter || parseCommand(msg.text)) return true;
       let decision;
       try {
-        decision = await deps.limiter.check(msg.platform, msg.userId, msg.messageId);
+        // An album is one message to the user, however many pictures it has: its parts count once.
+        decision = await deps.limiter.check(msg.platform, msg.userId, msg.albumId !== undefined ? `album:${msg.albumId}` : msg.messageId);
       } catch (err) {
         // Redis trouble: let the message through; the queue reports the outage if it is real.
         deps.log.warn({ err, platform: msg.platform }, 'rate limit check failed; message let through');

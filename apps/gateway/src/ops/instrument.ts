@@ -67,6 +67,8 @@ export function instrumentProvider(provider: Provider, metrics: HeraldMetrics, l
     name: provider.name,
     model: provider.model,
     apiMode: provider.apiMode,
+    // Media decides between sending images and describing them from this: it must survive the wrapping.
+    ...(provider.vision === undefined ? {} : { vision: provider.vision }),
     async complete(req) {
       const started = performance.now();
       try {

@@ -5,6 +5,9 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestRedis } from '../../../../test/helpers/redis.js';
+import type { InboundMessage } from '@herald/adapters';
+import { pino } from 'pino';
+import { createInboundGuard } from './inbound-guard.js';
 import { rateLimitNotice, UserRateLimiter } from './rate-limit.js';
 
 const { redis, prefix } = useTestRedis('ratelimit');
@@ -66,5 +69,21 @@ describe('UserRateLimiter', () => {
     expect(rateLimitNotice(20, 41_200)).toBe(
       "⏳ You're sending messages faster than I can take them (limit: 20 per minute). Please wait about 42 s; messages sent before then are not answered.",
     );
+  });
+});
+
+describe('createInboundGuard', () => {
+  it('counts the parts of an album once: a ten-picture album leaves room for the next message', async () => {
+    const guard = createInboundGuard({ limiter: new UserRateLimiter(redis, prefix, 2), log: pino({ level: 'silent' }) });
+    const msg = (n: number, albumId?: string): InboundMessage => ({
+      platform: 'telegram', messageId: `9:${n}`, conversationId: 'telegram:9', chatType: 'dm', chatId: '9', userId: 'album-user',
+      text: '', attachments: [], platformMessageId: String(n), sentAt: 0, ...(albumId !== undefined && { albumId }),
+    });
+    const replies: string[] = [];
+    const reply = async (t: string): Promise<void> => void replies.push(t);
+    for (let n = 1; n <= 10; n++) expect(await guard.admit(msg(n, 'g-1'), reply)).toBe(true);
+    expect(await guard.admit(msg(11), reply)).toBe(true);
+    expect(await guard.admit(msg(12), reply)).toBe(false);
+    expect(replies).toHaveLength(1);
   });
 });

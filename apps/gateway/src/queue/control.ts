@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 
 export type ControlSignal =
   | { type: 'interrupt'; sessionKey: string; seq: number }
-  /** `fence`: the fence /stop took (Mailbox.stop); only turns under an older one stop. Absent: every turn of the session. */
+  /** `fence`: from Mailbox.stop; only turns holding a lower fencing token stop (absent: whatever runs). */
   | { type: 'stop'; sessionKey: string; fence?: number }
   | { type: 'steer'; sessionKey: string; entry: string }
   /** The sender took a withdrawable message back (Mailbox.withdraw): its turn, if running, stops like /stop. */

@@ -126,11 +126,30 @@ return 0
 // 1: still the holder and not interrupted by a later message (the reply is not stale); 0: interrupted or stopped
 // (the reply is stale for good); -1: not interrupted, but the lock is no longer ours (another worker runs it).
 export const CAN_DELIVER = `
--- KEYS: lock, intr   ARGV: token, seq
+-- KEYS: lock, intr, replying   ARGV: token, seq, head seq of the turn now sending its reply ('' when not)
 local intr = tonumber(redis.call('GET', KEYS[2]) or '0')
 if intr > tonumber(ARGV[2]) then return 0 end
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+if ARGV[3] ~= '' then redis.call('SET', KEYS[3], ARGV[3], 'EX', 600) end
 return 1
+`;
+
+// A "queued" acknowledgement is due unless the running turn (the head entry) is already sending its reply: a
+// message arriving then is answered next, at once, so "I will answer after the current task" would only confuse.
+// At most one per window per session. (The marker names the head by its seq, so one left behind by a crash
+// never silences the acknowledgement of a later turn.)
+export const MAY_ACKNOWLEDGE = `
+-- KEYS: ack, replying, mbox   ARGV: window seconds
+local marker = redis.call('GET', KEYS[2])
+if marker then
+  local head = redis.call('LINDEX', KEYS[3], 0)
+  if head then
+    local ok, entry = pcall(cjson.decode, head)
+    if ok and type(entry) == 'table' and tostring(entry.seq) == marker then return 0 end
+  end
+end
+if redis.call('SET', KEYS[1], '1', 'EX', ARGV[1], 'NX') then return 1 end
+return 0
 `;
 
 

@@ -168,20 +168,52 @@ describe('Mailbox', () => {
     const lock = await mb.acquire(k, 'hung');
     if (!('token' in lock)) throw new Error('lock');
     const stopped = await mb.stop(k);
-    expect(stopped).toEqual({ wasBusy: true, dropped: 2, fence: expect.any(Number) });
-    // The stop's fence is newer than the stopped holder's and older than whoever takes the session next.
+    expect(stopped).toMatchObject({ wasBusy: true, dropped: 2 });
+    // The fence a /stop signal names: above the stopped turn's, below any later holder's.
     expect(stopped.fence).toBeGreaterThan(lock.fence);
-    expect(await mb.nextFence(k)).toBeGreaterThan(stopped.fence);
+    const next = await mb.acquire(k, 'next');
+    if (!('token' in next)) throw new Error('lock');
+    expect(next.fence).toBeGreaterThan(stopped.fence);
+    await mb.release(k, next.token);
     expect(await mb.length(k)).toBe(0);
     expect(await mb.isBusy(k)).toBe(false);
     expect(await mb.canDeliver(k, lock.token, 3)).toBe(false);
-    expect(await mb.stop(k)).toEqual({ wasBusy: false, dropped: 0, fence: expect.any(Number) });
+    expect(await mb.stop(k)).toMatchObject({ wasBusy: false, dropped: 0 });
   });
 
   it('acknowledges at most once per window', async () => {
     const k = 'agent:main:telegram:dm:ack';
     expect(await mb.mayAcknowledge(k, 30)).toBe(true);
     expect(await mb.mayAcknowledge(k, 30)).toBe(false);
+  });
+
+  it('does not acknowledge a message that arrives while the running turn sends its reply; the next turn is acknowledged again', async () => {
+    const k = 'agent:main:telegram:dm:replying';
+    const a = await mb.enqueue('telegram.rep.1', k, payload('first'));
+    if (a.status !== 'queued') throw new Error('not queued');
+    const lock = await mb.acquire(k, 'w1');
+    if (!('token' in lock)) throw new Error('lock');
+    // A progress check (no head seq) does not mark the session as replying.
+    expect(await mb.deliveryCheck(k, lock.token, a.seq)).toBe('ok');
+    await mb.enqueue('telegram.rep.2', k, payload('second'));
+    expect(await mb.mayAcknowledge(k, 30)).toBe(true);
+    await redis.del(mb.key('ack', k));
+    // The final reply's check marks it: a message arriving now is answered next, with no "queued" note.
+    expect(await mb.deliveryCheck(k, lock.token, a.seq, a.seq)).toBe('ok');
+    await mb.enqueue('telegram.rep.3', k, payload('third'));
+    expect(await mb.mayAcknowledge(k, 30)).toBe(false);
+    // The first turn is acknowledged: the marker it left names an entry that is gone, so the second turn's
+    // followers are told they wait again.
+    expect(await mb.ack(k, lock.token, (await mb.head(k))!.raw)).toBe(2);
+    expect(await mb.mayAcknowledge(k, 30)).toBe(true);
+  });
+
+  it('a stale or lost check marks nothing', async () => {
+    const k = 'agent:main:telegram:dm:replying-lost';
+    const a = await mb.enqueue('telegram.repl.1', k, payload('first'));
+    if (a.status !== 'queued') throw new Error('not queued');
+    expect(await mb.deliveryCheck(k, 'not-the-holder', a.seq, a.seq)).toBe('lock_lost');
+    expect(await redis.exists(mb.key('replying', k))).toBe(0);
   });
 });
 

@@ -24,7 +24,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { Attachment } from '@herald/adapters';
-import { ACK, ACQUIRE, CAN_DELIVER, ENQUEUE, FENCE, HOLDS, MARK_INTERRUPT, RELEASE, RELEASE_IF_EMPTY, RENEW, STOP, TAKE } from './mailbox-scripts.js';
+import { ACK, ACQUIRE, CAN_DELIVER, ENQUEUE, FENCE, HOLDS, MARK_INTERRUPT, MAY_ACKNOWLEDGE, RELEASE, RELEASE_IF_EMPTY, RENEW, STOP, TAKE } from './mailbox-scripts.js';
 
 export interface MailboxEntry {
   /** BullMQ job id, also the turn id of the outbox. */
@@ -50,6 +50,8 @@ export interface TurnPayload {
   messageId: string;
   quoted?: { platformMessageId: string; text: string; fromBot: boolean };
   attachments?: Attachment[];
+  /** A part of an album (InboundMessage.albumId): the worker answers every part of it as one turn (queue/albums.ts). */
+  albumId?: string;
   /**
    * Set by /retry: `text` is a stored user message whose files were already read into it (transcripts, document
    * text, image notes); only its images are fetched again, to be shown once more.
@@ -110,7 +112,7 @@ export class Mailbox {
     private readonly prefix: string,
     readonly lockTtlMs: number,
   ) {
-    const defs = { ENQUEUE: [null, ENQUEUE], ACQUIRE: [2, ACQUIRE], TAKE: [3, TAKE], FENCE: [2, FENCE], RENEW: [1, RENEW], ACK: [null, ACK], HOLDS: [1, HOLDS], RELEASE_IF_EMPTY: [2, RELEASE_IF_EMPTY], RELEASE: [1, RELEASE], CAN_DELIVER: [2, CAN_DELIVER], MARK_INTERRUPT: [1, MARK_INTERRUPT], STOP: [5, STOP] } as const;
+    const defs = { ENQUEUE: [null, ENQUEUE], ACQUIRE: [2, ACQUIRE], TAKE: [3, TAKE], FENCE: [2, FENCE], RENEW: [1, RENEW], ACK: [null, ACK], HOLDS: [1, HOLDS], RELEASE_IF_EMPTY: [2, RELEASE_IF_EMPTY], RELEASE: [1, RELEASE], CAN_DELIVER: [3, CAN_DELIVER], MAY_ACKNOWLEDGE: [3, MAY_ACKNOWLEDGE], MARK_INTERRUPT: [1, MARK_INTERRUPT], STOP: [5, STOP] } as const;
     for (const [name, [numberOfKeys, lua]] of Object.entries(defs)) {
       const cmd = `herald${name}`;
       // defineCommand caches the script's SHA and falls back to EVAL on NOSCRIPT (e.g. after a Redis restart).
@@ -120,7 +122,7 @@ export class Mailbox {
     }
   }
 
-  key(kind: 'mbox' | 'lock' | 'fence' | 'seq' | 'intr' | 'seen' | 'ack' | 'withdrawn', id: string): string {
+  key(kind: 'mbox' | 'lock' | 'fence' | 'seq' | 'intr' | 'seen' | 'ack' | 'withdrawn' | 'replying', id: string): string {
     return `${this.prefix}:${kind}:${id}`;
   }
 
@@ -229,8 +231,13 @@ export class Mailbox {
     await this.scripts.RELEASE(this.key('lock', sessionKey), token);
   }
 
-  async deliveryCheck(sessionKey: string, token: string, seq: number): Promise<DeliveryCheck> {
-    const r = (await this.scripts.CAN_DELIVER(this.key('lock', sessionKey), this.key('intr', sessionKey), token, seq)) as number;
+  /**
+   * `replyingHead`: the head entry's seq when the check is for the turn's final reply; on 'ok' the session is then
+   * marked as replying, so a message arriving before the entry is acknowledged gets no "queued" note.
+   */
+  async deliveryCheck(sessionKey: string, token: string, seq: number, replyingHead?: number): Promise<DeliveryCheck> {
+    const keys = [this.key('lock', sessionKey), this.key('intr', sessionKey), this.key('replying', sessionKey)];
+    const r = (await this.scripts.CAN_DELIVER(...keys, token, seq, replyingHead ?? '')) as number;
     return r === 1 ? 'ok' : r === 0 ? 'stale' : 'lock_lost';
   }
 
@@ -249,8 +256,9 @@ export class Mailbox {
   }
 
   /**
-   * /stop: returns whether a turn held the session, how many entries were dropped, and the fence the stop took:
-   * turns under an older fence are the ones it stopped (a turn that took the session after it is not).
+   * /stop: returns whether a turn held the session and how many entries were dropped.
+   * `fence`: the session's fencing token after the stop. Turns that hold a lower one are the ones stopped; a turn
+   * that took the session after the stop (a waiting scheduled run, say) holds a higher one and runs on.
    */
   async stop(sessionKey: string): Promise<{ wasBusy: boolean; dropped: number; fence: number }> {
     const [held, pending, fence] = (await this.scripts.STOP(
@@ -282,8 +290,9 @@ export class Mailbox {
     return (await this.redis.exists(...entryIds.map((id) => this.key('withdrawn', id)))) > 0;
   }
 
-  /** Once per window per session: true if the caller may send a "queued" acknowledgement now. */
+  /** Once per window per session, and not while the running turn sends its reply (MAY_ACKNOWLEDGE). */
   async mayAcknowledge(sessionKey: string, windowS: number): Promise<boolean> {
-    return (await this.redis.set(this.key('ack', sessionKey), '1', 'EX', windowS, 'NX')) === 'OK';
+    const keys = [this.key('ack', sessionKey), this.key('replying', sessionKey), this.key('mbox', sessionKey)];
+    return (await this.scripts.MAY_ACKNOWLEDGE(...keys, windowS)) === 1;
   }
 }

@@ -4,6 +4,7 @@
  */
 import type { Queue } from 'bullmq';
 import type { Logger } from '../logger.js';
+import { isAlbumPart } from './albums.js';
 import type { ControlBus } from './control.js';
 import type { EnqueueResult, Mailbox, TurnPayload } from './mailbox.js';
 
@@ -89,11 +90,13 @@ export class TurnProducer {
     await this.addJob(sessionKey, id, res.seq);
 
     if (!res.busy || res.position <= 1) return res;
+    const running = await this.mailbox.head(sessionKey);
+    // Another picture of the album the session is gathering (queue/albums.ts): part of that turn, not a new message.
+    if (payload.albumId !== undefined && isAlbumPart(running?.entry, payload)) return res;
     switch (mode) {
       case 'interrupt': {
         // In a shared session (a thread) one person must not cancel the answer another is waiting for:
         // only the author of the running turn interrupts it; anyone else's message waits its turn.
-        const running = await this.mailbox.head(sessionKey);
         // A scheduled task's run is not interrupted: the message waits behind it, and the user is told so.
         if (running?.entry.payload.scheduled) return { ...res, acknowledge: await this.mailbox.mayAcknowledge(sessionKey, QUEUED_ACK_WINDOW_S) };
         if (running && running.entry.payload.userId !== payload.userId) return res;

@@ -12,7 +12,7 @@ import { TurnProducer, type BusyInputMode, type TurnJobData } from './producer.j
 import { TURN_QUEUE, TurnWorker, type TurnEndHandler, type TurnRunner } from './worker.js';
 
 export const URL = 'redis://127.0.0.1:6379';
-export const log = pino({ level: 'silent' });
+export const log = pino({ level: process.env.RIG_LOG ?? 'silent' });
 const cleanups: Array<() => Promise<void>> = [];
 
 afterEach(async () => {
@@ -28,6 +28,7 @@ export async function rig(opts: {
   /** The mailbox the workers use (tests inject faults with a subclass). */
   mailbox?: (redis: Redis, prefix: string) => Mailbox;
   onTurnEnd?: TurnEndHandler;
+  albumQuietMs?: number;
 }) {
   const prefix = `htest-worker-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   const redis = new Redis(URL);
@@ -55,6 +56,7 @@ export async function rig(opts: {
       watchdogMs: opts.watchdogMs,
       watchdogGraceMs: 200,
       redisReady: () => redis.status === 'ready',
+      albumQuietMs: opts.albumQuietMs,
     });
     await w.start();
     workers.push(w);

@@ -11,8 +11,8 @@ import { logConnectionErrors } from '../redis-errors.js';
 import { JOB_RETENTION, type BusyInputMode, type TurnJobData } from './producer.js';
 import type { ControlBus, ControlSignal } from './control.js';
 import type { DeliveryCheck, Mailbox, MailboxEntry } from './mailbox.js';
-import { RunningTurns, type RunningTurn } from './running-turns.js';
 import { TurnAbort } from './turn-abort.js';
+import { entriesJoiningHead } from './turn-entries.js';
 
 export const TURN_QUEUE = 'turns';
 
@@ -28,7 +28,11 @@ export interface TurnContext {
   signal: AbortSignal;
   /** True while this worker still holds the session and no later message interrupted this turn. */
   canDeliver(): Promise<boolean>;
-  /** Why not, when it cannot: `stale` (interrupted or stopped: never send) or `lock_lost` (another worker will). */
+  /**
+   * Asked once, just before the final reply goes out: why not, when it cannot — `stale` (interrupted or stopped:
+   * never send) or `lock_lost` (another worker will). On `ok` the session counts as replying, so a message arriving
+   * from then until the turn is acknowledged is not told it waits (Mailbox.mayAcknowledge).
+   */
   deliveryCheck(): Promise<DeliveryCheck>;
   /** Texts a user sent while the turn ran (steer mode), taken once each. */
   takeSteerMessages(): string[];
@@ -90,6 +94,8 @@ export interface TurnWorkerOptions {
   watchdogGraceMs?: number;
   /** True while Redis answers (the main client is connected): a shutdown does not wait on a Redis that is gone. */
   redisReady: () => boolean;
+  /** How long the parts of an album are waited for after the last one arrived (queue/albums.ts; default 1 s). */
+  albumQuietMs?: number;
 }
 
 export const DEFAULT_WATCHDOG_MS = 1_800_000;
@@ -100,11 +106,31 @@ const HANDOVER_GRACE_MS = 1_000;
 /** While closing, how often the worker looks whether it still has anything to wait for. */
 const CLOSE_POLL_MS = 50;
 
+interface RunningTurn {
+  sessionKey: string;
+  seq: number;
+  /** The fencing token the turn's job holds the session with (a /stop names the fence it stops below). */
+  fence: number;
+  /** Ids of the entries the turn answers (a withdrawal names one). */
+  entryIds: Set<string>;
+  /** A scheduled task's run: a user's message neither interrupts nor steers it (it queues behind it). */
+  scheduled: boolean;
+  lastActivity: number;
+  controller: AbortController;
+  steer: Array<{ raw: string; entry: MailboxEntry }>;
+  absorbed: string[];
+}
 
 export class TurnWorker {
   readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   private worker: Worker<TurnJobData> | null = null;
-  private readonly running = new RunningTurns();
+  /** The turn each session runs here: what interrupt, steer and withdraw signals reach. */
+  private readonly running = new Map<string, RunningTurn>();
+  /**
+   * Every turn running here. Usually one per session; after a /stop broke a session's lock, the stopped turn may
+   * still be winding down while another job runs the session's next turn (which `running` then names).
+   */
+  private readonly turns = new Set<RunningTurn>();
   /**
    * Sessions this worker holds between two turns (after an ack that named the next entry, before that turn runs):
    * a /stop landing there dropped that entry, so it is read again instead of run.
@@ -190,10 +216,10 @@ export class TurnWorker {
 
   /** The drain is over: aborts the turns still running (their entries stay queued) and says which; returns how many. */
   private cutShort(drainMs: number): number {
-    const sessions = this.running.sessions();
+    const sessions = [...this.running.keys()];
     if (sessions.length === 0) return 0;
     this.opts.log.warn({ sessions }, `shutdown: the drain timeout (${drainMs} ms) passed; cutting short ${sessions.length} turn(s) of session(s) ${sessions.join(', ')}: their messages stay queued and run again`);
-    for (const t of this.running.all()) t.controller.abort(new TurnAbort('shutdown'));
+    for (const t of this.turns) t.controller.abort(new TurnAbort('shutdown'));
     return sessions.length;
   }
 
@@ -212,11 +238,19 @@ export class TurnWorker {
   }
 
   private onSignal(s: ControlSignal): void {
+    // A /stop breaks the lock first: a turn that took the session after it (fence above the stop's) is not stopped.
     if (s.type === 'stop') {
       const gap = this.between.get(s.sessionKey);
       if (gap) gap.stopped = true;
+      for (const t of this.turns) if (t.sessionKey === s.sessionKey && (s.fence === undefined || t.fence < s.fence)) t.controller.abort(new TurnAbort('stop'));
+      return;
     }
-    this.running.signal(s);
+    const turn = this.running.get(s.sessionKey);
+    if (!turn) return;
+    if (turn.scheduled) return; // the message waits in the mailbox and runs as the next turn
+    else if (s.type === 'interrupt' && turn.seq < s.seq) turn.controller.abort(new TurnAbort('interrupt'));
+    else if (s.type === 'steer') steerInto(turn, s.entry);
+    else if (s.type === 'withdraw' && turn.entryIds.has(s.entryId)) turn.controller.abort(new TurnAbort('stop'));
   }
 
   private async process(job: Job<TurnJobData>, token?: string): Promise<string> {
@@ -280,16 +314,29 @@ export class TurnWorker {
           }
           continue;
         }
-        // Interrupt mode: what piled up while the last turn ran is answered as one turn (nothing is dropped). A
-        // scheduled task's run is always a turn of its own, and stays in the mailbox while messages are merged.
         const scheduled = head.entry.payload.scheduled !== undefined;
-        const merged =
-          this.opts.busyInputMode === 'interrupt' && !scheduled ? mergeable(head.entry, (await mailbox.pending(sessionKey)).filter((m) => !m.entry.payload.scheduled)) : [];
+        // What the turn answers besides the head: merged messages (interrupt mode), an album's other parts.
+        const merged = await entriesJoiningHead({
+          mailbox,
+          sessionKey,
+          head: head.entry,
+          mode: this.opts.busyInputMode,
+          albumQuietMs: this.opts.albumQuietMs,
+          stop: () => lost || this.closing,
+        });
+        if (lost) break;
+        if (this.closing) continue; // handed over at the top of the loop
+        // A /stop while an album was being waited for took its entries (and the session) away: nothing to answer.
+        if (head.entry.payload.albumId !== undefined && !(await mailbox.holds(sessionKey, head.entry.id, head.entry.seq))) {
+          lost = !(await mailbox.renew(sessionKey, got.token));
+          continue;
+        }
         const entries = [head.entry, ...merged.map((m) => m.entry)];
         const last = entries[entries.length - 1];
         // A scheduled run is never made stale by a later message (only /stop, which takes the lock, ends it).
         const seq = scheduled ? Number.MAX_SAFE_INTEGER : last.seq;
         const turn: RunningTurn = {
+          sessionKey,
           seq,
           fence: got.fence,
           scheduled,
@@ -299,7 +346,8 @@ export class TurnWorker {
           steer: [],
           absorbed: merged.map((m) => m.raw),
         };
-        this.running.add(sessionKey, turn);
+        this.running.set(sessionKey, turn);
+        this.turns.add(turn);
         current = turn;
         let result: TurnResult | void = undefined;
         try {
@@ -314,7 +362,7 @@ export class TurnWorker {
             fence: got.fence,
             signal: turn.controller.signal,
             canDeliver: () => mailbox.canDeliver(sessionKey, got.token, turn.seq),
-            deliveryCheck: () => mailbox.deliveryCheck(sessionKey, got.token, turn.seq),
+            deliveryCheck: () => mailbox.deliveryCheck(sessionKey, got.token, turn.seq, head.entry.seq),
             takeSteerMessages: () => {
               const taken = turn.steer.splice(0);
               turn.absorbed.push(...taken.map((t) => t.raw));
@@ -335,8 +383,10 @@ export class TurnWorker {
           // The runner reports its own failures to the user; anything else reaching here is a bug.
           if (!(err instanceof TurnAbort)) log.error({ err }, 'turn runner threw; dropping the entry so the session is not stuck');
         } finally {
-          this.running.delete(sessionKey, turn);
           current = null;
+          this.turns.delete(turn);
+          // Only our own entry: after a /stop another job of this worker may run the session's next turn already.
+          if (this.running.get(sessionKey) === turn) this.running.delete(sessionKey);
         }
         const reason: unknown = turn.controller.signal.reason;
         log.debug({ turnId: last.id, abort: reason instanceof TurnAbort ? reason.kind : undefined }, 'turn ended');
@@ -418,17 +468,11 @@ export class TurnWorker {
   }
 }
 
-/**
- * The pending entries one turn may answer together with the head: those in a row that reply to the same place.
- * A message that waits for an answer of its own elsewhere (each HTTP API request has its own) is never merged.
- */
-function mergeable(head: MailboxEntry, pending: Array<{ raw: string; entry: MailboxEntry }>): Array<{ raw: string; entry: MailboxEntry }> {
-  const out: Array<{ raw: string; entry: MailboxEntry }> = [];
-  for (const p of pending) {
-    if (p.entry.payload.conversationId !== head.payload.conversationId) break;
-    out.push(p);
-  }
-  return out;
+/** Steering passes text only: a message with files stays in the mailbox and is a turn of its own next. */
+function steerInto(turn: RunningTurn, raw: string): void {
+  const entry = JSON.parse(raw) as MailboxEntry;
+  if (entry.payload.attachments?.length) return;
+  turn.steer.push({ raw, entry });
 }
 
 /** The entry a job was added for; jobs added before job data was trimmed carry the whole entry instead. */

@@ -3,7 +3,7 @@
  * counters, per-session models and the progress settings. Built once in app.ts; the router and the commands
  * (ingress) and the turn runner (worker) take what they need from here.
  */
-import type { SessionStore } from '@herald/agent-core';
+import { ContextWindows, LEARNT_WINDOW_TTL_MS, StoredWindowBook, type SessionStore } from '@herald/agent-core';
 import type { HeraldConfig } from '../config/load.js';
 import { ProviderCatalog } from '../config/providers.js';
 import { progressSettings, type ProgressSettings } from '../config/progress.js';
@@ -11,6 +11,7 @@ import { BackgroundTasks } from './background-tasks.js';
 import { PairingService } from '../pairing/index.js';
 import { SessionCounters } from './counters.js';
 import { SessionModels } from './models.js';
+import { SideTaskModels, type SideTaskOptions } from '../llm/side-tasks.js';
 import { resetPolicyFrom, type ResetPolicy } from './reset-policy.js';
 import { VoiceReplies } from './voice-replies.js';
 
@@ -21,6 +22,10 @@ export interface ConversationServices {
   readonly resetPolicy: ResetPolicy;
   readonly progress: ProgressSettings;
   readonly models: SessionModels;
+  /** Context windows providers named in errors, shared by every worker through the store. */
+  readonly windows: ContextWindows;
+  /** The models of side tasks: summaries, the memory flush, image descriptions (llm/side-tasks.ts). */
+  readonly sideTasks: SideTaskModels;
   /** `/voice on|off` per conversation. */
   readonly voice: VoiceReplies;
   /** Work started behind a reply (the /new memory flush); stopping the process waits for it. */
@@ -33,16 +38,21 @@ export function openConversationServices(
   store: SessionStore,
   background = new BackgroundTasks(),
   catalog: ProviderCatalog = new ProviderCatalog(config),
+  sideTaskOptions: SideTaskOptions = {},
+  onStoreError?: (err: unknown) => void,
 ): ConversationServices {
   const pairing = new PairingService(store.sql);
   const counters = new SessionCounters(store);
+  const models = new SessionModels(config, catalog);
   return {
     config,
     pairing,
     counters,
     resetPolicy: resetPolicyFrom(config),
     progress: progressSettings(config),
-    models: new SessionModels(config, catalog),
+    models,
+    windows: new ContextWindows({ book: new StoredWindowBook(store.sql, LEARNT_WINDOW_TTL_MS), onBookError: onStoreError }),
+    sideTasks: new SideTaskModels(config, models, catalog, sideTaskOptions),
     voice: new VoiceReplies(store.sql),
     background,
   };

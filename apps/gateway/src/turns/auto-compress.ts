@@ -8,7 +8,8 @@
  */
 import {
   compressHistory,
-  effectiveContextWindow,
+  processContextWindows,
+  type ContextWindows,
   estimateMessagesTokens,
   gatewayThreshold,
   gatewayWarningThreshold,
@@ -39,7 +40,7 @@ export interface AutoCompressOptions {
   sessionKey: string;
   /** The key's current session. */
   session: Session;
-  /** Writes the summary (the session's own provider). */
+  /** Writes the summary (the side-task chain: the auxiliary model, then the session's own). */
   provider: Provider;
   /** Tokens; see `contextWindowOf`. */
   contextWindow: number;
@@ -61,9 +62,12 @@ export interface AutoCompressResult {
   warning?: string;
 }
 
-/** The window a turn budgets against: HERALD_CONTEXT_WINDOW, else the model table, lowered by limits learnt. */
-export function contextWindowOf(provider: Provider, override?: number): number {
-  return effectiveContextWindow(provider.model, override);
+/**
+ * The window a turn budgets against: HERALD_CONTEXT_WINDOW, else the model table, lowered by limits learnt for
+ * this model on this provider (`windows`: the store-backed ones every worker shares).
+ */
+export function contextWindowOf(provider: Provider, override?: number, windows: ContextWindows = processContextWindows): number {
+  return windows.effective(provider, override);
 }
 
 /** The session's size: the last prompt the API reported, else characters / 4 of its history. */
@@ -133,6 +137,10 @@ export async function compressBeforeTurn(p: {
   sessionKey: string;
   session: Session;
   agent: { primary: Provider; contextWindow?: number };
+  /** Writes the summary (the side-task chain); the agent's primary when absent. */
+  summarizer?: Provider | null;
+  /** Learnt windows (store-backed in the gateway); in-process when absent. */
+  windows?: ContextWindows;
   log: Logger;
   signal?: AbortSignal;
   notify: (text: string) => Promise<void>;
@@ -140,8 +148,8 @@ export async function compressBeforeTurn(p: {
   beforeCompress?: () => Promise<void>;
 }): Promise<Session> {
   try {
-    const contextWindow = contextWindowOf(p.agent.primary, p.agent.contextWindow);
-    const r = await autoCompressIfNeeded({ ...p, provider: p.agent.primary, contextWindow });
+    const contextWindow = contextWindowOf(p.agent.primary, p.agent.contextWindow, p.windows);
+    const r = await autoCompressIfNeeded({ ...p, provider: p.summarizer ?? p.agent.primary, contextWindow });
     const text = [r.notice, r.warning].filter(Boolean).join('\n');
     if (r.compressed && text) await p.notify(text).catch((err: unknown) => p.log.warn({ err }, 'compression notice not delivered'));
     return r.session;

@@ -26,9 +26,16 @@ export interface FinishReplyInput {
   log: Logger;
 }
 
-export async function finishReply(services: OutboundServices, input: FinishReplyInput): Promise<{ reply: string; files: NewTurnFile[] }> {
+export interface FinishedReply {
+  reply: string;
+  files: NewTurnFile[];
+  /** Calls to the speech model (the voice reply): counted in the session's API calls with the turn's own. */
+  speechCalls: number;
+}
+
+export async function finishReply(services: OutboundServices, input: FinishReplyInput): Promise<FinishedReply> {
   const { result, files, signal, log } = input;
-  if (result.error) return { reply: userFacingError(result.error.kind), files: [...files.files] };
+  if (result.error) return { reply: userFacingError(result.error.kind), files: [...files.files], speechCalls: 0 };
   let reply = result.finalResponse;
   // The HTTP API answers with text only: a picture stays in it as the Markdown image the client can show.
   if (services.replyPictures && input.egress.platform !== 'api' && reply.includes('![')) {
@@ -40,13 +47,14 @@ export async function finishReply(services: OutboundServices, input: FinishReply
   if (spoken && services.speech && (await services.voice.isOn(input.sessionKey))) {
     try {
       files.addVoice(await voiceNote(reply, input.egress.voiceFormat, services.speech, services.limits.file.maxBytes, signal));
+      return { reply, files: [...files.files], speechCalls: 1 };
     } catch (err) {
       // Interrupted meanwhile: the reply is stale and will not be sent (send-reply.ts); nothing to add.
-      if (signal.aborted) return { reply, files: [...files.files] };
+      if (signal.aborted) return { reply, files: [...files.files], speechCalls: 0 };
       const why = err instanceof Error ? err.message : String(err);
       log.warn({ err: why, model: services.speech.model }, 'voice reply failed; sending the text alone');
       reply = `${reply}\n\n_(🔇 No voice reply this time: the speech service failed.)_`;
     }
   }
-  return { reply, files: [...files.files] };
+  return { reply, files: [...files.files], speechCalls: 0 };
 }

@@ -1,9 +1,9 @@
 /**
  * Before a conversation loses its details (/new ends it, /compress summarises its middle) the agent gets one
  * memory-only model call to save what should outlive it (tools.ts `flushSessionMemory`). Commands run on
- * the ingress, which has no agent runtime, so the call goes to a provider for the session's own model (the one
- * /model chose, else HERALD_MODEL). Best effort: a missing model, a provider error or the time limit only skip
- * the flush, never the reset or the compression.
+ * the ingress, which has no agent runtime, so the call goes to the side-task chain (llm/side-tasks.ts: the
+ * auxiliary model, then the session's own model and the fallbacks). Best effort: a missing model, a provider
+ * error or the time limit only skip the flush, never the reset or the compression.
  */
 import { FallbackState, type FlushReason, type Session, type SessionStore } from '@herald/agent-core';
 import type { Logger } from '../logger.js';
@@ -21,11 +21,11 @@ export async function flushBeforeLosingDetails(
   log?: Logger,
 ): Promise<void> {
   const { config } = services;
-  const ref = session.model ?? config.model;
-  if (!ref) return;
   try {
+    const primary = services.sideTasks.forSession(session.model);
+    if (!primary) return;
     const agent = {
-      primary: services.models.provider(ref),
+      primary,
       fallbacks: [],
       fallbackState: new FallbackState(),
       systemPrompt: config.systemPrompt,

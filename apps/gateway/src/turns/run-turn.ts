@@ -29,6 +29,7 @@ import { scheduleSessionKey } from '../schedules/store.js';
 import type { ReactionTarget } from './turn-reactions.js';
 import { cacheCollapse } from '../llm/cache-health.js';
 import type { Logger } from '../logger.js';
+import { autoTitleEnabled, titleNewSession } from '../llm/auto-title.js';
 
 export interface TurnDeps {
   store: SessionStore;
@@ -142,11 +143,17 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const notify = async (text: string): Promise<void> => void (await deliver(egress, last.conversationId, text, { baseDelayMs: deps.deliveryBaseDelayMs }));
     const services = deps.conversation;
     const current = session;
+    // Summaries run on the side-task chain (the auxiliary model first, when one is set).
+    const summarizer = services?.sideTasks.forSession(session.model) ?? null;
+    // What other workers learnt about context windows since this one last looked.
+    await services?.windows.refresh();
     session = await compressBeforeTurn({
       store,
       sessionKey,
       session,
       agent: deps.agent,
+      summarizer,
+      windows: services?.windows,
       log: ctx.log,
       signal: ctx.signal,
       notify,
@@ -172,7 +179,11 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       // Only files, and none of them usable: the notices are the whole answer; the model is not asked.
       live.stopTyping();
       const reply = media.notices.join('\n');
-      await store.recordReply(ctx.turnId, reply, ctx.fence);
+      // A transcription that heard nothing still cost its call.
+      await store.transaction(async () => {
+        await recordMediaUsage(deps, session.id, media);
+        await store.recordReply(ctx.turnId, reply, ctx.fence);
+      });
       return send(reply);
     }
     if (media.notices.length > 0 && !ctx.signal.aborted) {
@@ -182,10 +193,11 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     // What send_file queues during the turn; recorded with the reply, sent after its text.
     const replyFiles = new ReplyFiles(deps.outbound.limits);
     const turnTools = deps.tools?.forTurn({ ctx, egress, payload: last, files: replyFiles });
+    const userMessage = composeUserMessage(ctx.entries, history, media.blocks);
     let result: ConversationResult;
     try {
       result = await runConversation(await withTurnTools(turnTools, {
-        userMessage: composeUserMessage(ctx.entries, history, media.blocks),
+        userMessage,
         userAttachments: media.attachments,
         userImages: media.images,
         history,
@@ -196,7 +208,14 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
         fallbackState: deps.agent.fallbackState,
         maxIterations: deps.agent.maxIterations,
         cacheKey: session.id,
-        compression: { contextWindow: deps.agent.contextWindow },
+        compression: {
+          contextWindow: deps.agent.contextWindow,
+          thresholdRatio: services?.config.compressionThreshold,
+          ...(services ? { windows: services.windows } : {}),
+          // Without an auxiliary model the loop summarises with the model it is using at the time (it may have
+          // fallen back from one that is down), not with the chain that starts at the primary again.
+          ...(summarizer && services?.config.auxiliaryModel ? { summaryProvider: summarizer } : {}),
+        },
         getSteerMessages: ctx.takeSteerMessages,
         onEvent: (event) => {
           ctx.touch(); // the worker's inactivity watchdog counts every agent event as activity
@@ -218,6 +237,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
         const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
         await store.markTurn(ctx.turnId, 'interrupted', ctx.fence, abort instanceof Error ? abort.message : 'interrupted');
         await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
+        await recordMediaUsage(deps, persisted.id, media);
         return persisted;
       });
       await live.close();
@@ -226,23 +246,42 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
 
     // When the loop compressed inside the turn, the compressed history continues in a child session.
     // The answer (or a short error text), the pictures in it and a voice reply become files (turns/finish-reply.ts).
-    const { reply, files } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log });
+    const { reply, files, speechCalls } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log });
     // Messages, usage and the recorded reply (with its files) commit together: a crash leaves all or none of them.
     session = await store.transaction(async () => {
       const usage = { ...result.usage, lastPromptTokens: result.lastPromptTokens };
       const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId, usage });
+      await recordMediaUsage(deps, persisted.id, media);
       await store.recordReply(ctx.turnId, reply, ctx.fence, files);
-      await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
+      await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls + speechCalls);
       return persisted;
     });
     if (session !== compressed) compressions++;
     // A compression (before or inside the turn) starts a new prefix: a cold cache there is expected.
     if (compressed === current && !result.compactedHistory) warnOnCacheCollapse(current, result, ctx.log);
     const sent = await send(reply);
-    if (!result.error) return sent;
-    await store.markTurn(ctx.turnId, 'failed', ctx.fence, `${result.error.kind}: ${result.error.message}`);
-    return { ...sent, report: { status: 'failed', compressions } };
+    if (result.error) {
+      await store.markTurn(ctx.turnId, 'failed', ctx.fence, `${result.error.kind}: ${result.error.message}`);
+      return { ...sent, report: { status: 'failed', compressions } };
+    }
+    // The first exchange of a new chat conversation names it, behind the reply (llm/auto-title.ts). Not scheduled
+    // runs, not API requests (a client may send thousands, each a session of its own).
+    if (services && history.length === 0 && !first.scheduled && first.platform !== 'api' && !session.title && autoTitleEnabled(services.config)) {
+      const provider = services.sideTasks.forSession(session.model);
+      if (provider) services.background.track(titleNewSession({ store, provider, sessionId: session.id, userText: userMessage, reply, log: ctx.log }));
+    }
+    return sent;
   }), deps.store);
+}
+
+/**
+ * What reading the turn's files cost (image descriptions, transcriptions): the session's tokens and API calls, like
+ * the turn's own model calls. Never its last prompt size, which stays the main model's.
+ */
+async function recordMediaUsage(deps: TurnDeps, sessionId: string, media: TurnMedia): Promise<void> {
+  if (media.apiCalls === 0) return;
+  await deps.store.addUsage(sessionId, media.usage);
+  await deps.conversation?.counters.addApiCalls(sessionId, media.apiCalls);
 }
 
 /** The user's messages a turn answers (a scheduled run has none to react to). */

@@ -16,6 +16,7 @@ import {
   type FlushMemoryResult,
   type FlushReason,
   type FileSink,
+  type Provider,
   type OutboundFileLimits,
   type Session,
   type SessionStore,
@@ -48,6 +49,8 @@ export interface TurnToolsDeps {
   config: Pick<HeraldConfig, 'toolsets' | 'fetchAllowPrivate' | 'timezone' | 'redisPrefix' | 'schedulesPerUser'>;
   store: SessionStore;
   agent: AgentRuntime | null;
+  /** The side-task chain session_search summarises with (llm/side-tasks.ts); the agent's model when absent. */
+  sideProvider?: Provider | null;
   redis: Redis;
   log: Logger;
   /** How long clarify waits for the user; the tool's default (300 s) when absent. */
@@ -86,6 +89,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
     {
       store,
       provider: agent?.primary,
+      sideProvider: deps.sideProvider ?? undefined,
       fallbacks: agent?.fallbacks,
       fallbackState: agent?.fallbackState,
       timeZone: config.timezone,

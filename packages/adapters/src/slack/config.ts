@@ -29,6 +29,8 @@ export const SLACK_RECONNECT_RETRY_MAX_MS = 60_000;
 export const SLACK_STOP_TIMEOUT_MS = 5_000;
 /** A Web API call with no answer for this long fails (the client's default is to wait forever). */
 export const SLACK_REQUEST_TIMEOUT_MS = 30_000;
+/** A file Slack sent only the id of (`file_access: "check_file_info"`): `slack-file:<id>`, resolved through files.info. */
+export const SLACK_FILE_REF_PREFIX = 'slack-file:';
 /** `metadata.event_type` on every chunk of a reply sent with an idempotency key; the payload is `{ key, chunk }`. */
 export const SLACK_REPLY_METADATA_EVENT = 'herald_reply';
 /**

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSlackFake, type SlackFake } from '../../../../test/fakes/slack/index.js';
-import { AuthError } from '../errors.js';
+import { AuthError, NotFoundError } from '../errors.js';
 import { SlackFiles } from './files.js';
 
 let fake: SlackFake;
@@ -24,5 +24,26 @@ describe('SlackFiles', () => {
     await expect(new SlackFiles({ botToken: 'xoxb-wrong' }).download(att, { maxBytes: 100 })).rejects.toBeInstanceOf(AuthError);
     fake.setScopes(['chat:write']);
     await expect(new SlackFiles({ botToken: fake.botToken }).download(att, { maxBytes: 100 })).rejects.toBeInstanceOf(AuthError);
+  });
+
+  it('looks a Slack Connect stub (file_access: check_file_info) up with files.info, then downloads the real file', async () => {
+    const stub = fake.hosted.share({ name: 'shared.png', mimetype: 'image/png', content: Buffer.from('png bytes'), fileAccess: 'check_file_info' }, 'U1');
+    expect(stub).toEqual({ id: expect.any(String), mode: 'file_access', file_access: 'check_file_info', created: 0, timestamp: 0, user: '' });
+    const files = new SlackFiles({ botToken: fake.botToken, apiUrl: fake.apiUrl });
+    const att = { kind: 'file' as const, url: `slack-file:${String(stub.id)}`, fileId: String(stub.id), unresolved: true };
+    expect(await files.resolve(att)).toEqual({ kind: 'image', url: expect.stringContaining('/files-pri/'), fileId: stub.id, mimeType: 'image/png', name: 'shared.png', size: 9 });
+    expect((await files.download(att, { maxBytes: 100 })).bytes.toString()).toBe('png bytes');
+    expect(fake.calls.filter((c) => c.method === 'files.info').map((c) => [c.args.file, c.token])).toEqual([
+      [stub.id, fake.botToken],
+      [stub.id, fake.botToken],
+    ]);
+  });
+
+  it('a file files.info does not know is NotFoundError; without files:read it is AuthError', async () => {
+    const files = new SlackFiles({ botToken: fake.botToken, apiUrl: fake.apiUrl });
+    const att = { kind: 'file' as const, url: 'slack-file:FGONE', fileId: 'FGONE', unresolved: true };
+    await expect(files.resolve(att)).rejects.toBeInstanceOf(NotFoundError);
+    fake.setScopes(['chat:write']);
+    await expect(files.resolve(att)).rejects.toBeInstanceOf(AuthError);
   });
 });

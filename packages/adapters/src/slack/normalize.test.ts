@@ -17,6 +17,10 @@ describe('classifySlackEvent', () => {
         files: [
           { id: 'F1', name: 'a.png', mimetype: 'image/png', size: 42, url_private: 'https://files.slack.com/a.png' },
           { id: 'F2', name: 'clip.webm', mimetype: 'audio/webm', subtype: 'slack_audio', size: 9, url_private: 'https://files.slack.com/c', url_private_download: 'https://files.slack.com/c/download' },
+          // Slack Connect: only the id; the worker asks files.info.
+          { id: 'F3', mode: 'file_access', file_access: 'check_file_info', created: 0, timestamp: 0, user: '' },
+          // Hidden by the workspace's plan: nothing to fetch.
+          { id: 'F4', mode: 'hidden_by_limit' },
         ],
       },
       me,
@@ -26,6 +30,7 @@ describe('classifySlackEvent', () => {
     expect(c.message.attachments).toEqual([
       { kind: 'image', url: 'https://files.slack.com/a.png', fileId: 'F1', mimeType: 'image/png', name: 'a.png', size: 42 },
       { kind: 'audio', url: 'https://files.slack.com/c/download', fileId: 'F2', mimeType: 'audio/webm', voice: true, name: 'clip.webm', size: 9 },
+      { kind: 'file', url: 'slack-file:F3', fileId: 'F3', unresolved: true },
     ]);
     expect(c.message.sentAt).toBe(1_700_000_000_000);
   });

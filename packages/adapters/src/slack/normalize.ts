@@ -7,6 +7,7 @@
 import type { Attachment, InboundMessage } from '../types.js';
 import { slackCodec } from './codec.js';
 import { kindOfMime } from '../shared/attachment-kind.js';
+import { SLACK_FILE_REF_PREFIX } from './config.js';
 
 /** Subtypes that are still a person writing to us; everything else (edits, deletes, joins, bots) is ignored. */
 const USER_SUBTYPES = new Set(['file_share', 'thread_broadcast']);
@@ -119,11 +120,15 @@ function filesToAttachments(files: unknown): Attachment[] {
   const out: Attachment[] = [];
   for (const f of files) {
     if (!isRecord(f)) continue;
+    const id = str(f, 'id');
     const url = str(f, 'url_private_download') ?? str(f, 'url_private');
-    if (url === undefined) continue;
+    if (url === undefined) {
+      // Slack Connect and some large files come as a stub: the worker asks files.info what they are (files.ts).
+      if (id !== undefined && str(f, 'file_access') === 'check_file_info') out.push({ kind: 'file', url: `${SLACK_FILE_REF_PREFIX}${id}`, fileId: id, unresolved: true });
+      continue;
+    }
     const mimeType = str(f, 'mimetype');
     const attachment: Attachment = { kind: kindOfMime(mimeType), url };
-    const id = str(f, 'id');
     if (id !== undefined) attachment.fileId = id;
     if (mimeType !== undefined) attachment.mimeType = mimeType;
     // Slack's recorded audio clips ("huddle"/voice clips) say so in their subtype.

@@ -24,7 +24,8 @@ const AUTH_ERRORS = new Set([
   'org_login_required', 'team_disabled', 'user_removed_from_team', 'file_uploads_disabled',
 ]);
 const NOT_FOUND_ERRORS = new Set([
-  'channel_not_found', 'thread_not_found', 'message_not_found', 'not_in_channel', 'user_not_found',
+  'channel_not_found', 'thread_not_found', 'message_not_found', 'not_in_channel', 'user_not_found', 'file_not_found',
+  'file_deleted',
 ]);
 const FORMATTING_ERRORS = new Set(['invalid_blocks', 'invalid_blocks_format', 'invalid_attachments', 'markdown_text_conflict']);
 const TRANSIENT_ERRORS = new Set(['internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']);

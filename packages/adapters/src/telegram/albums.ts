@@ -1,42 +1,27 @@
 /**
- * Joins the messages of a Telegram album into one InboundMessage.
+ * Which albums the bot was addressed in, so the rest of an album follows its first part.
  *
  * Telegram sends each photo (video, document) of an album as its own message carrying the same media_group_id,
- * back to back; the caption usually rides on the first. The parts wait `windowMs` after the latest one and then
- * go on as one message (the first part's ids, every part's attachments, the captions joined), so an album is one
- * turn with all its pictures.
+ * back to back; in a group only one part (usually the first) carries the caption that mentions the bot. Every part
+ * is handed over at once (the gateway's worker answers an album as one turn); this memory lets the later parts of
+ * an addressed album through the mention check. Telegram delivers one chat's updates in order, one at a time (to
+ * the webhook as to getUpdates), so the first part is always seen before the others.
  */
-import type { InboundMessage } from '../types.js';
-import { PendingBatches, type Deliver } from './batches.js';
+import { RecentIds } from '../shared/recent-ids.js';
 
-export class AlbumJoiner {
-  private readonly batches: PendingBatches;
+/** Albums remembered at once; far more than can be arriving at the same time. */
+const ADDRESSED_ALBUMS_REMEMBERED = 1_000;
 
-  constructor(windowMs: number, deliver: Deliver) {
-    this.batches = new PendingBatches(windowMs, deliver);
+export class AddressedAlbums {
+  private readonly albums = new RecentIds<string>(ADDRESSED_ALBUMS_REMEMBERED);
+
+  /** A part of this album was taken: its other parts belong with it. */
+  taken(conversationId: string, mediaGroupId: string): void {
+    this.albums.add(`${conversationId}|${mediaGroupId}`);
   }
 
-  /** Whether parts of this album are waiting (a later part in a group need not mention the bot again). */
-  holds(conversationId: string, mediaGroupId: string): boolean {
-    return this.batches.has(`${conversationId}|${mediaGroupId}`);
-  }
-
-  /** Resolves once the whole album has been delivered; rejects if delivery failed. */
-  add(msg: InboundMessage, mediaGroupId: string): Promise<void> {
-    return this.batches.hold(`${msg.conversationId}|${mediaGroupId}`, msg, (held, next) => ({
-      ...held,
-      text: [held.text, next.text].filter((t) => t !== '').join('\n'),
-      attachments: [...held.attachments, ...next.attachments],
-      quoted: held.quoted ?? next.quoted,
-    }));
-  }
-
-  /** A message outside the album arrived in the conversation: the albums waiting there go first, keeping order. */
-  flushConversation(conversationId: string): Promise<void> {
-    return this.batches.flushPrefix(`${conversationId}|`);
-  }
-
-  flushAll(): Promise<void> {
-    return this.batches.flushAll();
+  /** Whether a part of this album was taken already. */
+  has(conversationId: string, mediaGroupId: string): boolean {
+    return this.albums.has(`${conversationId}|${mediaGroupId}`);
   }
 }

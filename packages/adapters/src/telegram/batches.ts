@@ -1,5 +1,5 @@
 /**
- * Messages held back for a short window so that later parts can join them (split long texts, album photos),
+ * Messages held back for a short window so that later parts can join them (split long texts),
  * keyed by what they join on. Every part's caller waits for the joined message's delivery.
  */
 import type { InboundMessage } from '../types.js';
@@ -57,11 +57,6 @@ export class PendingBatches {
     clearTimeout(entry.timer);
     entry.release();
     return entry.done;
-  }
-
-  /** Delivers what is held under every key starting with `prefix`. */
-  flushPrefix(prefix: string): Promise<void> {
-    return Promise.allSettled([...this.pending.keys()].filter((k) => k.startsWith(prefix)).map((k) => this.flush(k))).then(() => undefined);
   }
 
   /** Delivers everything still held (used on stop); resolves when all of it has been handed over or failed. */

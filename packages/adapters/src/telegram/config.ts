@@ -16,8 +16,6 @@ export const TELEGRAM_MAX_CAPTION_LENGTH = 1024;
 export const TELEGRAM_FILE_REF_PREFIX = 'tg-file:';
 /** The Bot API's getFile serves files up to this size; larger ones answer "file is too big". */
 export const TELEGRAM_MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024;
-/** Album parts arrive as separate updates, normally within a second of each other; they are joined within this window. */
-export const TELEGRAM_ALBUM_WINDOW_MS = 1_000;
 /** Forum supergroups have an undeletable "General" topic with this id. */
 export const TELEGRAM_GENERAL_TOPIC_ID = '1';
 /** Telegram clients split long texts into parts sent back to back; parts closer than this are joined. */
@@ -89,8 +87,6 @@ export interface TelegramIngressOptions {
   commands?: TelegramCommand[];
   logger: Logger;
   splitJoinWindowMs?: number;
-  /** How long album parts wait for the next part (default TELEGRAM_ALBUM_WINDOW_MS). */
-  albumWindowMs?: number;
   /** A Bot API call with no answer for this long fails (getUpdates: its poll timeout plus this). */
   callTimeoutMs?: number;
   /** Shortest text that may start a split (default TELEGRAM_SPLIT_MIN_PART). */

@@ -216,17 +216,30 @@ describe('telegram polling ingress', () => {
     expect(((await res.json()) as { result: { file_size: number } }).result.file_size).toBe(4000);
   });
 
-  it('joins the photos of an album into one message with every photo and the caption', async () => {
+  it('hands each photo of an album over at once, marked with its album, in order with the next message', async () => {
     running = await startIngress(fake);
     fake.injectMessage({ chatId: 778, userId: 778, caption: 'our trip', photo: true, mediaGroupId: 'g1' });
     fake.injectMessage({ chatId: 778, userId: 778, photo: true, mediaGroupId: 'g1' });
     fake.injectMessage({ chatId: 778, userId: 778, text: 'after the album' });
-    await fake.waitFor(() => running!.received.length === 2);
-    const [album, after] = running.received;
-    expect(album.text).toBe('our trip');
-    expect(album.attachments.map((a) => a.kind)).toEqual(['image', 'image']);
-    expect(new Set(album.attachments.map((a) => a.fileId)).size).toBe(2);
+    await fake.waitFor(() => running!.received.length === 3);
+    const [first, second, after] = running.received;
+    expect([first.text, second.text]).toEqual(['our trip', '']);
+    expect([first.albumId, second.albumId]).toEqual(['g1', 'g1']);
+    expect([...first.attachments, ...second.attachments].map((a) => a.kind)).toEqual(['image', 'image']);
+    expect(first.attachments[0].fileId).not.toBe(second.attachments[0].fileId);
     expect(after.text).toBe('after the album');
+    expect(after.albumId).toBeUndefined();
+  });
+
+  it('in a group, takes the parts of an album whose caption mentioned the bot, and not those of another album', async () => {
+    running = await startIngress(fake);
+    const group = -100_778;
+    fake.injectMessage({ chatId: group, userId: 5, chatType: 'supergroup', caption: '@herald_test_bot look', photo: true, mediaGroupId: 'g2' });
+    fake.injectMessage({ chatId: group, userId: 5, chatType: 'supergroup', photo: true, mediaGroupId: 'g2' });
+    fake.injectMessage({ chatId: group, userId: 5, chatType: 'supergroup', photo: true, mediaGroupId: 'g3' });
+    fake.injectMessage({ chatId: group, userId: 5, chatType: 'supergroup', text: '@herald_test_bot done' });
+    await fake.waitFor(() => running!.received.length === 3);
+    expect(running.received.map((m) => [m.text, m.albumId])).toEqual([['look', 'g2'], ['', 'g2'], ['done', undefined]]);
   });
 
   it('removes a leftover webhook before polling', async () => {

@@ -15,7 +15,6 @@ import type { AdapterHealth, InboundHandler, InboundMessage, PlatformIngress } f
 import { toPlatformError } from './api-errors.js';
 import { TelegramApi } from './api.js';
 import {
-  TELEGRAM_ALBUM_WINDOW_MS,
   TELEGRAM_ALLOWED_UPDATES,
   TELEGRAM_DEDUPE_SIZE,
   TELEGRAM_DEFAULT_API_ROOT,
@@ -29,7 +28,7 @@ import {
 } from './config.js';
 import { HealthTracker } from './health.js';
 import { SplitJoiner } from './joiner.js';
-import { AlbumJoiner } from './albums.js';
+import { AddressedAlbums } from './albums.js';
 import type { BotIdentity } from './mention.js';
 import { normalizeMessage } from './normalize.js';
 import { Poller } from './poller.js';
@@ -52,7 +51,7 @@ export class TelegramIngress implements PlatformIngress {
   private readonly tracker = new HealthTracker();
   private readonly recent: RecentIds<number>;
   private readonly joiner: SplitJoiner;
-  private readonly albums: AlbumJoiner;
+  private readonly albums = new AddressedAlbums();
   private readonly waits: ReconnectWaits;
   private readonly sleep: Sleep;
   private readonly requireMention: boolean;
@@ -84,8 +83,6 @@ export class TelegramIngress implements PlatformIngress {
       throw err;
     });
     this.recent = new RecentIds(opts.dedupeSize ?? TELEGRAM_DEDUPE_SIZE);
-    // A whole album goes on as one message (one turn), in order with the user's other messages.
-    this.albums = new AlbumJoiner(opts.albumWindowMs ?? TELEGRAM_ALBUM_WINDOW_MS, (m) => this.joiner.add(m, false));
     this.joiner = new SplitJoiner(
       opts.splitJoinWindowMs ?? TELEGRAM_SPLIT_JOIN_WINDOW_MS,
       (m) => this.handOver(m),
@@ -177,7 +174,6 @@ export class TelegramIngress implements PlatformIngress {
     this.lifetime.abort();
     await this.poller?.halt();
     await this.background;
-    await this.albums.flushAll();
     await this.joiner.flushAll();
     await this.poller?.drain();
     this.poller = null;
@@ -315,14 +311,16 @@ export class TelegramIngress implements PlatformIngress {
     const group = update.message.media_group_id;
     if (!result.accepted && result.reason === 'not-addressed' && group !== undefined) {
       const again = normalizeMessage(update.message, { bot: this.identity, requireMention: false });
-      if (again.accepted && this.albums.holds(again.message.conversationId, group)) result = again;
+      if (again.accepted && this.albums.has(again.message.conversationId, group)) result = again;
     }
     if (!result.accepted) {
       this.logger.debug({ reason: result.reason, chatId: update.message.chat.id }, 'telegram message ignored');
       return;
     }
-    if (result.mediaGroupId !== undefined) return this.albums.add(result.message, result.mediaGroupId);
-    await this.albums.flushConversation(result.message.conversationId);
+    // Each part of an album is handed over at once, marked with its album: the worker answers the parts as one
+    // turn. Holding parts here instead would hold the webhook's answer, and Telegram sends a chat's next update
+    // only after that answer: the next part could never join.
+    if (result.mediaGroupId !== undefined) this.albums.taken(result.message.conversationId, result.mediaGroupId);
     await this.joiner.add(result.message, result.joinable);
   }
 

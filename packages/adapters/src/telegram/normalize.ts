@@ -72,6 +72,7 @@ export function normalizeMessage(msg: TgMessage, opts: NormalizeOptions): Normal
       },
     }),
     sentAt: msg.date * 1000,
+    ...(msg.media_group_id !== undefined && attachments.length > 0 && { albumId: msg.media_group_id }),
   };
   const joinable = addressing.command === null && attachments.length === 0;
   return { accepted: true, message, joinable, ...(msg.media_group_id !== undefined && attachments.length > 0 && { mediaGroupId: msg.media_group_id }) };

@@ -15,6 +15,13 @@ export {
 } from './thresholds.js';
 export {
   ASSUMED_WINDOW_STEPS,
+  ContextWindows,
+  LEARNT_WINDOW_TTL_MS,
+  processContextWindows,
+  type ContextWindowsOptions,
+  type LearntWindow,
+  type WindowBook,
+  type WindowKey,
   effectiveContextWindow,
   forgetLearntContextWindows,
   learnContextWindow,

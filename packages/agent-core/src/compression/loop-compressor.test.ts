@@ -74,6 +74,18 @@ describe('compression inside the agent loop', () => {
     expect(result.usage.output).toBeGreaterThanOrEqual(7);
   });
 
+  it('a summary provider (the auxiliary model) writes the summary; the conversation model only answers; the window stays the conversation model\'s', async () => {
+    const p = provider('m-main');
+    const side = provider('m-side');
+    const { result, statuses } = await run(p, { history: history(40, 500), compression: { contextWindow: 8_000, summaryProvider: side } });
+    expect(summaryCalls(p)).toHaveLength(0);
+    expect(summaryCalls(side)).toHaveLength(1);
+    expect(agentCalls(side)).toHaveLength(0);
+    expect(sent(agentCalls(p)[0]!)).toContain('SUMMARY-OK');
+    expect(statuses[0]).toMatch(/window 8000 tokens/);
+    expect(result.apiCalls).toBe(2);
+  });
+
   it('preflight stops when another pass would not help (no loop, one summary call)', async () => {
     const p = provider('m-big-tail');
     const { result } = await run(p, { history: history(30, 3_000), compression: { contextWindow: 8_000 } });
@@ -96,7 +108,8 @@ describe('compression inside the agent loop', () => {
     const overflow = new ProviderError('context_overflow', 'maximum context length is 6000 tokens', { status: 400, contextLimit: 6_000 });
     const p = provider('m-limit', { error: overflow });
     const { result, statuses } = await run(p, { history: history(40, 100), compression: {} });
-    expect(learntContextWindow('m-limit')).toBe(6_000);
+    expect(learntContextWindow(p)).toBe(6_000);
+    expect(learntContextWindow('m-limit')).toBeUndefined(); // known on this provider, not for the name everywhere
     expect(p.calls.map(isSummaryCall)).toEqual([false, true, false]);
     expect(result.finalResponse).toBe('final');
     expect(statuses.some((s) => /context too large: compressed 41 → \d+ messages \(window 6000 tokens\)/.test(s))).toBe(true);
@@ -108,7 +121,7 @@ describe('compression inside the agent loop', () => {
     const { result, statuses } = await run(p, { history: history(140, 4_000), compression: {} });
     expect(result.finalResponse).toBe('final');
     expect(statuses.some((s) => s.includes('(window 128000 tokens)'))).toBe(true);
-    expect(learntContextWindow('gpt-4.1-mini')).toBeUndefined();
+    expect(learntContextWindow(p)).toBeUndefined();
   });
 
   it('the assumed window skips the steps that are not below the refused request', async () => {

@@ -16,7 +16,7 @@ import { compressHistory, type CompressionResult } from './compressor.js';
 import type { CompressionOptions } from './options.js';
 import { DEFAULT_THRESHOLD_RATIO, thresholdFor } from './thresholds.js';
 import { estimateMessagesTokens, estimateRequestTokens, imageTokensFor } from './tokens.js';
-import { effectiveContextWindow, learnContextWindow, stepDownWindow } from './windows.js';
+import { processContextWindows, stepDownWindow, type ContextWindows } from './windows.js';
 
 export const MAX_PREFLIGHT_PASSES = 3;
 
@@ -45,8 +45,13 @@ export class LoopCompressor {
 
   constructor(private readonly deps: LoopCompressorDeps) {}
 
+  /** Limits providers named, shared by every worker when the caller passes the store-backed ones. */
+  private get windows(): ContextWindows {
+    return this.deps.options.windows ?? processContextWindows;
+  }
+
   get window(): number {
-    const known = effectiveContextWindow(this.deps.caller().provider.model, this.deps.options.contextWindow);
+    const known = this.windows.effective(this.deps.caller().provider, this.deps.options.contextWindow);
     return this.assumedWindow === undefined ? known : Math.min(known, this.assumedWindow);
   }
 
@@ -88,8 +93,7 @@ export class LoopCompressor {
 
   /** The loop's onContextOverflow hook: learn or assume a smaller window, compress, or give up (null). */
   readonly onContextOverflow = async (messages: ChatMessage[], err: ProviderError): Promise<ChatMessage[] | null> => {
-    const model = this.deps.caller().provider.model;
-    if (err.contextLimit !== undefined) learnContextWindow(model, err.contextLimit);
+    if (err.contextLimit !== undefined) await this.windows.learn(this.deps.caller().provider, err.contextLimit);
     else this.assumedWindow = this.stepDownBelow(estimateRequestTokens(this.deps.systemPrompt, messages, [], this.imageTokens));
     const result = await this.compress(messages, 'context too large');
     if (madeProgress(result)) return result.messages;
@@ -107,7 +111,7 @@ export class LoopCompressor {
   private async compress(messages: ChatMessage[], why: string): Promise<CompressionResult> {
     const window = this.window;
     const result = await compressHistory(messages, {
-      provider: this.deps.caller().provider,
+      provider: this.deps.options.summaryProvider ?? this.deps.caller().provider,
       contextWindow: window,
       thresholdTokens: this.threshold,
       signal: this.deps.signal,

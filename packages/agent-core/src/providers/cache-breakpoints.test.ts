@@ -58,6 +58,27 @@ describe('cache breakpoints', () => {
     }), { numRuns: 300 });
   });
 
+  it('Claude through a router: a message with images carries its mark on its last text part; an image alone none', () => {
+    const image = { mimeType: 'image/png', data: 'iVBORw0KGgo=' };
+    const messages: ChatMessage[] = [
+      { role: 'user', content: 'what is this?', images: [image] },
+      { role: 'assistant', content: 'a chart' },
+      { role: 'user', content: '', images: [image] },
+    ];
+    const out = withChatCacheMarkers('S', toChatMessages('S', messages)) as Array<{ role: string; content: unknown }>;
+    expect(out[1]!.content).toEqual([
+      { type: 'text', text: 'what is this?' },
+      { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+    ]); // not among the last two
+    expect(out[2]!.content).toEqual([{ type: 'text', text: 'a chart', cache_control: { type: 'ephemeral' } }]);
+    expect(countMarks(out[3], 'cache_control')).toBe(0);
+    const withText = withChatCacheMarkers('S', toChatMessages('S', messages.slice(0, 1))) as Array<{ role: string; content: unknown }>;
+    expect(withText[1]!.content).toEqual([
+      { type: 'text', text: 'what is this?', cache_control: { type: 'ephemeral' } },
+      { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+    ]);
+  });
+
   it('the session system prompt splits back into its static prefix and session part, byte for byte', () => {
     const prompt = buildSessionSystemPrompt('You are Herald.', { platform: 'telegram', chatType: 'dm', startedAt: new Date('2025-03-04T23:59:00Z'), timeZone: 'UTC' });
     expect(prompt).toBe(`You are Herald.${SESSION_HEADING}Platform: telegram (dm).\nConversation started on 2025-03-04; use the current_time tool when the exact time matters.`);

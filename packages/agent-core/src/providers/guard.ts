@@ -9,7 +9,7 @@ import { ProviderError } from './types.js';
 /**
  * A stream silent this long has stalled (Hermes: 90 s). The APIs send their first events (response.created,
  * message_start) at once and keep-alive pings while a model thinks, so silence this long means a dead stream,
- * not a slow model. HERALD_STREAM_STALL_TIMEOUT_S sets it.
+ * not a slow model. HERALD_STREAM_STALL_TIMEOUT_MS sets it.
  */
 export const DEFAULT_STALL_TIMEOUT_MS = 90_000;
 /** @deprecated the stall timeout; kept for imports of the old name. */

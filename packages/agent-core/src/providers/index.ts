@@ -35,3 +35,4 @@ export {
 } from './models.js';
 export { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_STALL_TIMEOUT_MS } from './guard.js';
 export { createSpeechSynthesizer, SPEECH_MAX_INPUT_CHARS, type SpeechConfig, type SpeechFormat, type SpeechSynthesizer } from './speech.js';
+export { createFallbackProvider, uniqueProviders, type FallbackProviderOptions, type SideFallback } from './fallback-provider.js';

@@ -5,7 +5,7 @@
  * key's client rebuilt before the loop retries.
  */
 import fc from 'fast-check';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startFakeOpenAI, type FakeLLM, type RecordedRequest } from '../../../../test/fakes/llm/index.js';
 import { runConversation } from '../loop/run-conversation.js';
 import { KeyPool, MemoryKeyPoolState, keyFingerprint, type KeyStrategy } from './key-pool.js';
@@ -152,6 +152,27 @@ describe('stream health', () => {
     expect(fake.requests[0]!.aborted).toBe(true);
     expect(resets).toEqual([{ provider: 'openai', model: 'gpt-4.1-mini', fingerprint: keyFingerprint(KEYS[0]!), error: 'stream stalled: nothing received for 200 ms' }]);
     expect(retriesSeen).toEqual([1]);
+  });
+
+  it('a connection cut mid-stream is a transport failure: the client is rebuilt and the retry answers', async () => {
+    const resets: TransportReset[] = [];
+    const provider = createProvider({ provider: 'openai', model: 'gpt-4.1-mini', apiKey: KEYS[0], baseUrl: fake.url, onTransportReset: (e) => resets.push(e) });
+    fake.script({ text: 'cut off in the middle of it', dropAfterEvents: 2 }, { text: 'on a fresh connection' });
+    const result = await runConversation({ userMessage: 'hi', history: [], systemPrompt: 'S', provider, retry: FAST_RETRY });
+    expect(result.finalResponse).toBe('on a fresh connection');
+    expect(fake.requests).toHaveLength(2);
+    expect(resets).toHaveLength(1);
+    expect(resets[0]!.fingerprint).toBe(keyFingerprint(KEYS[0]!));
+  });
+
+  it('a server that never answers the request is a stall too (nothing received at all), not a 10-minute wait', async () => {
+    const resets: TransportReset[] = [];
+    const provider = createProvider({ provider: 'openai', model: 'gpt-4.1-mini', apiKey: KEYS[0], baseUrl: fake.url, stallTimeoutMs: 150, onTransportReset: (e) => resets.push(e) });
+    fake.script({ text: 'headers never come', delayMs: 120_000 });
+    const err = await provider.complete(request()).catch((e: unknown) => e);
+    expect(err).toMatchObject({ kind: 'timeout', transport: true, message: 'stream stalled: nothing received for 150 ms' });
+    expect(resets).toHaveLength(1);
+    await vi.waitFor(() => expect(fake.requests[0]!.aborted).toBe(true));
   });
 
   it('an HTTP error is no transport failure: the client is kept', async () => {

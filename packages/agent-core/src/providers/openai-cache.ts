@@ -38,8 +38,19 @@ export function withChatCacheMarkers(systemPrompt: string, messages: ChatComplet
   return out;
 }
 
-/** A message whose text content ends with a breakpoint; one without text (a bare tool call) stays as it is. */
+/**
+ * A message whose text ends with a breakpoint: plain text becomes one marked text part; a message that is already
+ * parts (text with images) gets the mark on its last text part. One without text (a bare tool call, an image
+ * alone) stays as it is.
+ */
 function marked(m: ChatCompletionMessageParam): ChatCompletionMessageParam {
+  if (Array.isArray(m.content)) {
+    const parts = m.content as Array<{ type: string }>;
+    const last = parts.map((p) => p.type).lastIndexOf('text');
+    if (last < 0) return m;
+    const content = parts.map((p, i) => (i === last ? { ...p, cache_control: EPHEMERAL } : p));
+    return { ...m, content } as ChatCompletionMessageParam;
+  }
   if (typeof m.content !== 'string' || m.content === '') return m;
   const parts: MarkedPart[] = [{ type: 'text', text: m.content, cache_control: EPHEMERAL }];
   // cache_control is not in OpenAI's types: the router's extension, passed through at this SDK boundary.

@@ -28,7 +28,7 @@ describe('copyStore (SQLite into PostgreSQL)', () => {
   it('finds the tables by itself, leaving out schema bookkeeping and the FTS5 shadow tables', async () => {
     const source = await sqlite.open();
     const names = await sourceTableNames(source.sql);
-    expect(names).toEqual(['sessions', 'messages', 'session_keys', 'turns', 'known_threads', 'turn_files', 'tool_memory', 'tool_todos']);
+    expect(names).toEqual(['sessions', 'messages', 'session_keys', 'turns', 'known_threads', 'context_windows', 'turn_files', 'tool_memory', 'tool_todos']);
     const all = await source.sql.all<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table'`);
     expect(all.map((t) => t.name)).toEqual(expect.arrayContaining(['schema_migrations', 'messages_fts', 'messages_fts_data', 'messages_fts_idx']));
   });

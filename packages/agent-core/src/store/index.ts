@@ -9,6 +9,7 @@ export type { SearchHit, SearchOptions } from './fts.js';
 export type { DailyUsage, ModelUsage, UsageFilter } from './usage.js';
 export { sanitizeFtsQuery, tsQueryOf } from './fts-query.js';
 export { sanitizeTitle, MAX_TITLE_LENGTH } from './titles.js';
+export { StoredWindowBook } from './context-windows.js';
 export type { Sql, SqlValue, Dialect, RunResult, WriteStats } from './sql.js';
 export { ddlFor } from './sql.js';
 export { SqliteSql } from './sqlite-sql.js';

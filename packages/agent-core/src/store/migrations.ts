@@ -11,6 +11,7 @@
  * SQL is portable DDL in SQLite's spelling (see `ddlFor`), or one text per database.
  * Core owns versions 1–99; registered versions start at 100.
  */
+import { CONTEXT_WINDOWS_TABLE } from './context-windows.js';
 import { INITIAL_SCHEMA, MESSAGE_ATTACHMENTS, TURN_FENCING } from './schema.js';
 import { ddlFor, type Dialect, type Sql } from './sql.js';
 
@@ -29,6 +30,8 @@ export const CORE_MIGRATIONS: readonly Migration[] = [
   { version: 3, name: 'message attachments', sql: MESSAGE_ATTACHMENTS },
   // Encrypted reasoning items (Responses API) replayed with later requests: JSON, never shown to users.
   { version: 15, name: 'message reasoning details', sql: 'ALTER TABLE messages ADD COLUMN reasoning_details TEXT' },
+  // Context windows providers named in errors, shared by every worker (compression/windows.ts).
+  { version: 16, name: 'learnt context windows', sql: CONTEXT_WINDOWS_TABLE },
 ];
 
 const registered: Migration[] = [];

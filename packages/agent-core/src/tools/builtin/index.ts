@@ -39,8 +39,10 @@ defineBuiltinToolsets();
 export interface BuiltinToolDeps {
   /** memory, todo and session_search keep their data in the session store. */
   store?: SessionStore;
-  /** delegate_task runs subagents on it; session_search summarises with it. */
+  /** delegate_task runs subagents on it; session_search summarises with it unless `sideProvider` is given. */
   provider?: Provider;
+  /** The side-task model (an auxiliary model with its fallbacks) session_search summarises with. */
+  sideProvider?: Provider;
   fallbacks?: Provider[];
   fallbackState?: FallbackState;
   /** current_time's default zone (HERALD_TIMEZONE); the host's zone when absent. */
@@ -76,7 +78,7 @@ export function builtinToolRegistry(deps: BuiltinToolDeps, parentTools: () => re
     store ? createMemoryTool(store) : missing(MEMORY_TOOL, noStore),
     store ? createTodoTool(store) : missing(TODO_TOOL, noStore),
     createCurrentTimeTool({ timeZone: deps.timeZone }),
-    store ? createSessionSearchTool({ store, provider }) : missing(SESSION_SEARCH_TOOL, noStore),
+    store ? createSessionSearchTool({ store, provider: deps.sideProvider ?? provider }) : missing(SESSION_SEARCH_TOOL, noStore),
     createWebFetchTool(deps.fetch),
     provider
       ? createDelegateTool({ provider, fallbacks: deps.fallbacks, fallbackState: deps.fallbackState, parentTools })

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ScriptedProvider } from '../../loop/scripted-provider.js';
 import { STORE_BACKENDS, useTempStores } from '../../store/test-support.js';
 import type { SessionStore } from '../../store/session-store.js';
-import { createSessionSearchTool } from './session-search.js';
+import { createSessionSearchTool, SESSION_SEARCH_TOOL } from './session-search.js';
+import { createBuiltinTools } from './index.js';
 
 describe.each(STORE_BACKENDS)('session-search on %s', (backend) => {
 const temp = useTempStores(backend);
@@ -74,6 +75,17 @@ describe('session_search tool', () => {
     expect(provider.calls[0].tools).toEqual([]);
     expect(provider.calls[0].messages[0].content).toContain('Query: Lisbon trip');
     expect(provider.calls[0].messages[0].content).not.toContain('secret');
+  });
+
+  it('summarises with the side-task model when the caller gives one, not the conversation model', async () => {
+    const { store } = await seed();
+    const main = new ScriptedProvider('main-model');
+    const side = new ScriptedProvider('side-model').script({ text: 'A May trip to Lisbon.' });
+    const tool = createBuiltinTools({ store, provider: main, sideProvider: side }, ['research']).tools.find((t) => t.name === SESSION_SEARCH_TOOL)!;
+    const out = await tool.execute({ query: 'Lisbon trip', summarize: true }, { signal, platform: 'telegram', userId: '1' });
+    expect(out).toMatch(/^A May trip to Lisbon\./);
+    expect(side.calls).toHaveLength(1);
+    expect(main.calls).toHaveLength(0);
   });
 });
 });

@@ -1,0 +1,44 @@
+/**
+ * Which mailbox entries one turn answers, besides the head: in interrupt mode what piled up while the last turn ran
+ * (nothing is dropped), and in every mode the other parts of an album the head belongs to (queue/albums.ts). A
+ * scheduled task's run is always a turn of its own, and stays in the mailbox while messages are merged.
+ */
+import { ALBUM_QUIET_MS, gatherAlbum } from './albums.js';
+import type { Mailbox, MailboxEntry } from './mailbox.js';
+import type { BusyInputMode } from './producer.js';
+
+export type PendingEntry = { raw: string; entry: MailboxEntry };
+
+export interface TurnEntriesInput {
+  mailbox: Mailbox;
+  sessionKey: string;
+  head: MailboxEntry;
+  mode: BusyInputMode;
+  albumQuietMs?: number;
+  /** Ends an album's waiting early (shutting down, session lost). */
+  stop: () => boolean;
+}
+
+/** The entries after the head that the turn answers too, in arrival order. */
+export async function entriesJoiningHead(input: TurnEntriesInput): Promise<PendingEntry[]> {
+  const { mailbox, sessionKey, head } = input;
+  if (head.payload.scheduled !== undefined) return [];
+  // An album's parts reach the mailbox one by one: the rest are waited for and answered with it.
+  const album = head.payload.albumId !== undefined ? await gatherAlbum(mailbox, sessionKey, head, input.albumQuietMs ?? ALBUM_QUIET_MS, input.stop) : [];
+  if (input.mode !== 'interrupt') return album;
+  const together = mergeable(head, (await mailbox.pending(sessionKey)).filter((m) => !m.entry.payload.scheduled));
+  return [...together, ...album.filter((a) => !together.some((t) => t.raw === a.raw))].sort((a, b) => a.entry.seq - b.entry.seq);
+}
+
+/**
+ * The pending entries one turn may answer together with the head: those in a row that reply to the same place.
+ * A message that waits for an answer of its own elsewhere (each HTTP API request has its own) is never merged.
+ */
+function mergeable(head: MailboxEntry, pending: PendingEntry[]): PendingEntry[] {
+  const out: PendingEntry[] = [];
+  for (const p of pending) {
+    if (p.entry.payload.conversationId !== head.payload.conversationId) break;
+    out.push(p);
+  }
+  return out;
+}
