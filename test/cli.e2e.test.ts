@@ -296,7 +296,8 @@ describe('herald store migrate', () => {
     expect(run.lines).toContain('messages: 2 rows');
     // Every table the gateway creates, scheduled tasks included.
     expect(run.lines).toContain('schedules: 0 rows');
-    expect(run.lines).toContain('checked: all 15 tables have as many rows in the target as in the source');
+    expect(run.lines).toContain('reasoning_display: 0 rows');
+    expect(run.lines).toContain('checked: all 16 tables have as many rows in the target as in the source');
     expect(run.stdout + run.stderr).not.toContain(password);
 
     const search = await herald(['sessions', 'search', 'sourdough'], { HERALD_DATABASE_URL: url });

@@ -254,6 +254,9 @@ describe('streaming replies', () => {
 
   it('streams by editing one message, and the chat ends with exactly one copy of the answer', async () => {
     const { tg } = w!;
+    // A Bot API server without sendMessageDraft (before 9.3): private chats stream by editing in place, as groups
+    // do (drafts are covered in telegram-native.e2e.test.ts).
+    tg.supportDrafts(false);
     tg.injectMessage({ chatId: 201, userId: 201, text: 'tell me twenty-four words' });
     const finalEdits = () => tg.sent.filter((s) => s.method === 'editMessageText' && s.chat_id === '201' && s.text === answer);
     await waitFor(() => finalEdits().length >= 1, { timeoutMs: 20_000, what: 'the final edit' });

@@ -1,13 +1,14 @@
 /**
  * MCP tool servers end to end: an ingress and two workers (each starts its own stdio server and opens its own
  * session to the HTTP one), the Telegram stand-in for users and the OpenAI stand-in scripted to call MCP tools;
- * then one `all` process on the Anthropic stand-in. The LLM stand-ins refuse tool schemas the real APIs refuse, so a
- * turn that completes proves the schemas were passed on in a shape each accepts.
+ * then one `all` process on the Anthropic stand-in, and one on a model without vision. The LLM stand-ins refuse tool
+ * schemas (and images) the real APIs refuse, so a turn that completes proves they were passed on in a shape each
+ * accepts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeAnthropic, startFakeOpenAI, type FakeLLM, type RecordedRequest, type Step } from './fakes/llm/index.js';
+import { imagesOf, startFakeAnthropic, startFakeOpenAI, type FakeLLM, type RecordedRequest, type Step } from './fakes/llm/index.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram/index.js';
-import { startHttpMcpServer, stdioServer, type HttpMcpServer } from './fakes/mcp/index.js';
+import { PIXEL_PNG_BASE64, startHttpMcpServer, stdioServer, type HttpMcpServer } from './fakes/mcp/index.js';
 import { startCluster, type Cluster } from './helpers/cluster.js';
 import { repliesIn, telegramEnv } from './helpers/env.js';
 import { startGateway, type GatewayProcess } from './helpers/gateway.js';
@@ -17,7 +18,8 @@ const WEB_TOKEN = 'mcp-web-token-7f3a9c';
 
 interface WireMessage {
   role: string;
-  content: string | null;
+  /** Text, or (the user message that shows the images tools returned) a list of parts. */
+  content: string | null | Array<{ type: string; text?: string }>;
 }
 interface McpHealth {
   name: string;
@@ -40,15 +42,16 @@ type Script = (step: number, req: RecordedRequest) => Step;
 const scripts = new Map<string, Script>();
 const messagesOf = (req: RecordedRequest): WireMessage[] => (req.body.messages ?? []) as WireMessage[];
 const openAIToolNames = (req: RecordedRequest): string[] => ((req.body.tools ?? []) as Array<{ function: { name: string } }>).map((t) => t.function.name);
-const turnText = (req: RecordedRequest): string => messagesOf(req).filter((m) => m.role === 'user').at(-1)?.content ?? '';
+/** The user's own text messages (not the ones that show the images tools returned). */
+const isTurnStart = (m: WireMessage): boolean => m.role === 'user' && typeof m.content === 'string';
+const turnStart = (req: RecordedRequest): number => messagesOf(req).findLastIndex(isTurnStart);
+const turnText = (req: RecordedRequest): string => String(messagesOf(req)[turnStart(req)]?.content ?? '');
 function stepOf(req: RecordedRequest): number {
-  const messages = messagesOf(req);
-  return messages.slice(messages.map((m) => m.role).lastIndexOf('user') + 1).filter((m) => m.role === 'assistant').length;
+  return messagesOf(req).slice(turnStart(req) + 1).filter((m) => m.role === 'assistant').length;
 }
-/** This turn's tool results (after the last user message). */
+/** This turn's tool results (after the user's message). */
 function toolResults(req: RecordedRequest): string[] {
-  const messages = messagesOf(req);
-  return messages.slice(messages.map((m) => m.role).lastIndexOf('user') + 1).filter((m) => m.role === 'tool').map((m) => m.content ?? '');
+  return messagesOf(req).slice(turnStart(req) + 1).filter((m) => m.role === 'tool').map((m) => String(m.content ?? ''));
 }
 const requestsFor = (tag: string): RecordedRequest[] => llm.requests.filter((r) => turnText(r).startsWith(`${tag} `));
 const call = (name: string, args: Record<string, unknown> = {}) => ({ name, arguments: JSON.stringify(args) });
@@ -108,11 +111,25 @@ describe('MCP tools through the real gateway (ingress + 2 workers, OpenAI)', () 
     expect(names.some((n) => /^local__lookup_v2_[0-9a-f]{6}$/.test(n))).toBe(true);
   });
 
-  it('an image and resources come back as text the model can read', async () => {
+  it('an image reaches the model in a user message right after the tool results, naming the call; resources come as text', async () => {
     scripts.set('media', calling(call('local__picture'), call('local__document')));
     const reply = await say(9102, 'media show me');
-    expect(reply).toContain('a red dot\n\n[image: image/png, 70 bytes; not shown to the model]');
+    expect(reply).toContain('a red dot\n\n[image 1: image/png, 70 bytes; shown with this result only, not kept in the conversation history]');
     expect(reply).toContain('[resource <file:///notes.txt> (text/plain)]\nMeeting at noon');
+    // The request after the tools ran, as the OpenAI SDK sent it: two tool messages, then the picture as a user's image.
+    const after = requestsFor('media')[1];
+    const messages = messagesOf(after);
+    expect(messages.slice(-3).map((m) => m.role)).toEqual(['tool', 'tool', 'user']);
+    const pictureCall = (messages.at(-4) as unknown as { tool_calls: Array<{ id: string; function: { name: string } }> }).tool_calls.find((c) => c.function.name === 'local__picture');
+    expect(messages.at(-1)?.content).toEqual([
+      { type: 'text', text: `The image returned by tool call ${pictureCall?.id} (local__picture), in the order its result lists them:` },
+      { type: 'image_url', image_url: { url: `data:image/png;base64,${PIXEL_PNG_BASE64}` } },
+    ]);
+    expect(imagesOf(after)).toEqual([{ messageIndex: messages.length - 1, role: 'user', mimeType: 'image/png', bytes: Buffer.from(PIXEL_PNG_BASE64, 'base64') }]);
+    // The next turn reads the stored history: the note, no image.
+    scripts.set('later', (_step, req) => ({ text: `images now: ${imagesOf(req).length}` }));
+    expect(await say(9102, 'later what was it?')).toBe('images now: 0');
+    expect(JSON.stringify(messagesOf(requestsFor('later')[0]))).toContain('[image 1: image/png, 70 bytes; shown with this result only');
   });
 
   it('a server that crashes in the middle of a call: the agent gets a tool error, the turn is answered, the server comes back', async () => {
@@ -158,23 +175,10 @@ describe('MCP tools through the real gateway (ingress + 2 workers, OpenAI)', () 
 });
 
 describe('MCP tools on the Anthropic API', () => {
-  it('passes the tools as Anthropic tools (schemas repaired) and returns their results', async () => {
+  it('passes the tools as Anthropic tools (schemas repaired) and returns their results, an image inside its tool_result', async () => {
     const anthropic = await startFakeAnthropic();
-    // A Telegram stand-in of its own: the cluster above polls the other one.
-    const telegram = await startTelegramFake();
-    const gw = await startGateway({
-      env: {
-        TELEGRAM_BOT_TOKEN: telegram.token,
-        TELEGRAM_API_ROOT: telegram.url,
-        GATEWAY_ALLOW_ALL_USERS: 'true',
-        HERALD_MODEL: 'anthropic:claude-sonnet-4-5',
-        ANTHROPIC_API_KEY: 'sk-ant-test',
-        ANTHROPIC_BASE_URL: anthropic.url,
-        HERALD_MCP_SERVERS: JSON.stringify({ local: stdioServer('claude') }),
-      },
-    });
+    const { telegram, gw } = await singleGateway({ HERALD_MODEL: 'anthropic:claude-sonnet-4-5', ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: anthropic.url });
     try {
-      await gw.waitForLog((l) => String(l.msg).startsWith('mcp server local ready'), 'the stdio server');
       anthropic.respondWith((req) => {
         const results = anthropicToolResults(req);
         return results.length > 0 ? { text: `done: ${results.join(' | ')}` } : { toolCalls: [{ name: toolName(req, /^local__lookup_v2_/), arguments: '{"tags":["a"]}' }] };
@@ -183,6 +187,17 @@ describe('MCP tools on the Anthropic API', () => {
       const tools = (anthropic.requests[0].body.tools ?? []) as Array<{ name: string; input_schema: Record<string, unknown> }>;
       const lookup = tools.find((t) => t.name.startsWith('local__lookup_v2_'));
       expect(lookup?.input_schema).toEqual({ type: 'object', properties: { id: { anyOf: [{ type: 'string' }, { type: 'integer' }] }, tags: { type: 'array', items: {} } } });
+
+      // An image comes back inside the tool_result, after its text, as the @anthropic-ai/sdk sent it.
+      anthropic.respondWith((req) => {
+        const results = anthropicToolResults(req);
+        return results.length > 0 ? { text: `seen: ${imagesOf(req).length}` } : { toolCalls: [{ id: 'toolu_pic', name: 'local__picture', arguments: '{}' }] };
+      });
+      const before = anthropic.requests.length;
+      expect(await say(9202, 'show the picture', telegram)).toBe('seen: 1');
+      const withImage = anthropic.requests[before + 1];
+      expect(imagesOf(withImage)).toMatchObject([{ role: 'user', mimeType: 'image/png', toolUseId: 'toolu_pic', bytes: Buffer.from(PIXEL_PNG_BASE64, 'base64') }]);
+      expect(anthropicToolResults(withImage)).toEqual(['a red dot\n\n[image 1: image/png, 70 bytes; shown with this result only, not kept in the conversation history]', '']);
     } finally {
       await gw.stop();
       await anthropic.close();
@@ -190,6 +205,40 @@ describe('MCP tools on the Anthropic API', () => {
     }
   });
 });
+
+describe('MCP images for a model without vision', () => {
+  it('the tool result says the image was not shown, and no image is sent', async () => {
+    // The cluster's OpenAI stand-in, a model the table knows has no vision.
+    const { telegram, gw } = await singleGateway({ HERALD_MODEL: 'openai:gpt-3.5-turbo', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: llm.url });
+    try {
+      scripts.set('blind', calling(call('local__picture')));
+      const reply = await say(9301, 'blind show me', telegram);
+      expect(reply).toBe(
+        'results: a red dot\n\n[image 1: image/png, 70 bytes; shown with this result only, not kept in the conversation history]\n\n[image returned by tool local__picture, not shown: model has no vision]',
+      );
+      expect(requestsFor('blind').map((r) => imagesOf(r).length)).toEqual([0, 0]);
+    } finally {
+      await gw.stop();
+      await telegram.close();
+    }
+  });
+});
+
+/** One `all` process with the stdio test server, on a Telegram stand-in of its own (the cluster polls the other). */
+async function singleGateway(model: Record<string, string>): Promise<{ telegram: TelegramFake; gw: GatewayProcess }> {
+  const telegram = await startTelegramFake();
+  const gw = await startGateway({
+    env: {
+      TELEGRAM_BOT_TOKEN: telegram.token,
+      TELEGRAM_API_ROOT: telegram.url,
+      GATEWAY_ALLOW_ALL_USERS: 'true',
+      HERALD_MCP_SERVERS: JSON.stringify({ local: stdioServer('single') }),
+      ...model,
+    },
+  });
+  await gw.waitForLog((l) => String(l.msg).startsWith('mcp server local ready'), 'the stdio server');
+  return { telegram, gw };
+}
 
 /** The texts of the tool_result blocks in an Anthropic request. */
 function anthropicToolResults(req: RecordedRequest): string[] {

@@ -17,7 +17,7 @@ import { startTelegramFake, telegramErrors, type TelegramFake } from './fakes/te
 import { startCluster, type Cluster } from './helpers/cluster.js';
 import { lastUserText } from './helpers/llm-tags.js';
 import { freePort, waitFor } from './helpers/ports.js';
-import { codeBlocksOf, messageIdOf, postUpdate, privateTextUpdate, repliesIn, sentIn, telegramEnv } from './helpers/telegram.js';
+import { clientSplitText, codeBlocksOf, messageIdOf, postUpdate, privateTextUpdate, repliesIn, sentIn, telegramEnv } from './helpers/telegram.js';
 
 const TELEGRAM_MAX_MESSAGE_LENGTH = 4096;
 const WEBHOOK_PATH = '/telegram/webhook';
@@ -90,6 +90,25 @@ function longAnswer(): { text: string; codeLines: string[] } {
   return { text: `${body}\n${filler}${tail}`, codeLines };
 }
 
+/**
+ * A 5,000-character text sent as the two parts a Telegram client makes of it, then a short message once it is
+ * answered: the parts are one LLM request with the whole text and one reply; the short message is a turn of its own
+ * (its reply is also the barrier after which a reply to a part alone would already show).
+ */
+async function splitTextIsOneTurn(tg: TelegramFake, llm: FakeLLM, answers: Map<string, Step>, chat: number): Promise<void> {
+  const { full, parts } = clientSplitText(`chat ${chat}`, 5_000);
+  expect(parts.map((p) => p.length > TELEGRAM_MAX_MESSAGE_LENGTH / 2 && p.length <= TELEGRAM_MAX_MESSAGE_LENGTH)).toEqual([true, false]);
+  answers.set(full, { text: 'got the whole text' });
+  for (const text of parts) tg.injectMessage({ chatId: chat, userId: chat, text });
+  await waitFor(() => repliesIn(tg, chat).length >= 1, { what: 'the answer to the split text' });
+  tg.injectMessage({ chatId: chat, userId: chat, text: 'short follow-up' });
+  await waitFor(() => repliesIn(tg, chat).length >= 2, { what: 'the answer to the follow-up' });
+
+  expect(repliesIn(tg, chat)).toEqual(['got the whole text', 'ok: short follow-up']);
+  expect(llm.requests.filter((r) => lastUserText(r).includes(parts[1])).map(lastUserText)).toEqual([full]);
+  expect(llm.requests.filter((r) => lastUserText(r) === 'short follow-up')).toHaveLength(1);
+}
+
 describe('telegram through the gateway (long polling)', () => {
   let tg: TelegramFake;
   let llm: FakeLLM;
@@ -148,20 +167,8 @@ describe('telegram through the gateway (long polling)', () => {
     expect(llm.requests.filter((r) => lastUserText(r) === 'only once please')).toHaveLength(1);
   });
 
-  it('takes a long text the Telegram client split in two as one message: one turn, one answer', async () => {
-    const chat = 46;
-    const part1 = 'Here is my long question. '.repeat(164).slice(0, TELEGRAM_MAX_MESSAGE_LENGTH);
-    const part2 = 'And that is the end of it.';
-    const joined = `${part1}\n${part2}`;
-    answers.set(joined, { text: 'got both parts' });
-    tg.injectMessage({ chatId: chat, userId: chat, text: part1 });
-    tg.injectMessage({ chatId: chat, userId: chat, text: part2 });
-    await waitFor(() => repliesIn(tg, chat).length >= 1, { what: 'the answer' });
-    tg.injectMessage({ chatId: chat, userId: chat, text: 'short follow-up' });
-    await waitFor(() => repliesIn(tg, chat).length >= 2, { what: 'the barrier reply' });
-
-    expect(repliesIn(tg, chat)).toEqual(['got both parts', 'ok: short follow-up']);
-    expect(llm.requests.filter((r) => lastUserText(r).includes(part2)).map(lastUserText)).toEqual([joined]);
+  it('takes a 5,000-character text the Telegram client sent in two parts as one message: one request, one answer', async () => {
+    await splitTextIsOneTurn(tg, llm, answers, 46);
   });
 
   it('splits a 10,000-character answer into 3 messages of at most 4,096 characters, code blocks intact in each', async () => {
@@ -320,10 +327,12 @@ describe('telegram through the gateway (webhook)', () => {
   let llm: FakeLLM;
   let cluster: Cluster;
   let hookUrl: string;
+  const answers = new Map<string, Step>();
 
   beforeAll(async () => {
     tg = await startTelegramFake();
     llm = await startFakeOpenAI();
+    scriptedByText(llm, answers);
     // The webhook URL must name the gateway's own port before it starts, so pick the port here.
     const port = await freePort();
     hookUrl = `http://127.0.0.1:${port}${WEBHOOK_PATH}`;
@@ -340,7 +349,7 @@ describe('telegram through the gateway (webhook)', () => {
   });
 
   it('registers the webhook with its secret and answers updates Telegram posts with it', async () => {
-    expect(tg.webhook).toMatchObject({ url: hookUrl, secret_token: WEBHOOK_SECRET, allowed_updates: ['message'] });
+    expect(tg.webhook).toMatchObject({ url: hookUrl, secret_token: WEBHOOK_SECRET, allowed_updates: ['message', 'callback_query'] });
     tg.injectMessage({ chatId: 801, userId: 801, text: 'hi over the webhook' });
     await waitFor(() => repliesIn(tg, 801).length >= 1, { what: 'the answer' });
 
@@ -364,6 +373,13 @@ describe('telegram through the gateway (webhook)', () => {
     expect(imagesOf(asked[0])).toHaveLength(3);
     expect(lastUserText(asked[0])).toContain('[Image: photo 3]');
     expect(repliesIn(tg, chat)).toHaveLength(1);
+  });
+
+  it('takes a 5,000-character text Telegram posts in two parts (the second after the first was answered) as one message', async () => {
+    await splitTextIsOneTurn(tg, llm, answers, 807);
+    // Each part was answered at once (200): Telegram could post the next one.
+    expect(tg.pendingUpdates()).toBe(0);
+    expect(tg.webhookDeliveries.filter((d) => d.status !== 200)).toEqual([]);
   });
 
   it('refuses a wrong or missing secret with 401: no job, no mailbox entry, no LLM request', async () => {

@@ -155,7 +155,7 @@ const corruptedProbeMessage: fc.Arbitrary<Case> = fc
     return { kind: `probe message with a wrong ${path.join('.')}`, raw: jsonBody(update), expected: [400] };
   });
 
-/** Update kinds Herald does not subscribe to, carrying anything: ignored (200). */
+/** Update kinds Herald does not subscribe to, and callback queries it cannot read, carrying anything: ignored (200). */
 const otherUpdateKind: fc.Arbitrary<Case> = fc
   .tuple(updateId, fc.oneof(fc.constantFrom('edited_message', 'channel_post', 'callback_query', 'my_chat_member', 'message_reaction', 'poll'), oddString), anyJson)
   .filter(([, kind]) => kind !== 'message' && kind !== 'update_id' && kind !== '__proto__' && kind !== 'constructor')

@@ -70,3 +70,22 @@ export function privateTextUpdate(o: { updateId: number; chatId: number; message
     },
   };
 }
+
+/**
+ * A long text of numbered lines (`length` characters) and the parts a Telegram client sends it as: Telegram Desktop
+ * cuts at the last line break within 4,096 characters, and Telegram trims the break away from the next part. The
+ * parts joined by a line break are the text again.
+ */
+export function clientSplitText(label: string, length: number): { full: string; parts: string[] } {
+  const lines: string[] = [];
+  for (let n = 1; lines.join('\n').length < length; n++) lines.push(`${label} line ${n}: a long question, pasted in one go.`);
+  const full = lines.join('\n').slice(0, length).trimEnd(); // Telegram trims a message's ends
+  const parts: string[] = [];
+  let left = full;
+  while (left.length > 4096) {
+    const cut = left.lastIndexOf('\n', 4096);
+    parts.push(left.slice(0, cut));
+    left = left.slice(cut + 1);
+  }
+  return { full, parts: [...parts, left] };
+}

@@ -21,6 +21,7 @@ import { TURN_QUEUE, TurnWorker } from './queue/worker.js';
 import { MailboxJanitor } from './queue/janitor.js';
 import { IngressRouter } from './ingress/router.js';
 import { CommandLedger } from './commands/ledger.js';
+import { ButtonStore } from './interactions/buttons.js';
 import { InboundBoundary } from './ingress/handover.js';
 import { accessPolicy } from './ingress/authorize.js';
 import { openConversationServices } from './sessions/services.js';
@@ -29,7 +30,7 @@ import { KnownThreads } from './sessions/known-threads.js';
 import { StoreRetention } from './sessions/retention.js';
 import { openStoreWhenReachable } from './admin/wait-for-store.js';
 import { createEgressRegistry, createFilesRegistry, createIngresses, type IngressWithRoutes } from './platforms.js';
-import { createMediaServices } from './media/services.js';
+import { createMediaServices, mediaLimits } from './media/services.js';
 import { createTurnRunner } from './turns/run-turn.js';
 import { abandonTurns } from './turns/abandon.js';
 import { buildAgentRuntime } from './turns/agent-runtime.js';
@@ -260,6 +261,7 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
       conversation,
       schedules: schedules.service,
       answerMarker: (sessionKey) => clarifyMarkerKey(config.redisPrefix, sessionKey),
+      buttons: new ButtonStore(redis, config.redisPrefix),
       onCompressed: (reason) => metrics.compressions.inc({ reason }),
     });
     ingresses = createIngresses(config, threads, log);
@@ -275,7 +277,7 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
   let worker: TurnWorker | null = null;
   // MCP servers: each process that runs turns holds its own connections (stdio servers are its children). Closed
   // after the drain below (registered before it), so a running turn keeps its servers to the end.
-  const mcp = hasWorker && config.mcpServers?.length ? new McpHub(config.mcpServers, { log: log.child({ component: 'mcp' }) }) : null;
+  const mcp = hasWorker && config.mcpServers?.length ? new McpHub(config.mcpServers, { log: log.child({ component: 'mcp' }), limits: mediaLimits(config) }) : null;
   if (mcp) onStop('mcp', () => mcp.close());
   if (hasWorker) {
     const agent = instrumentAgent(buildAgentRuntime(config, providers), metrics, llmLog);

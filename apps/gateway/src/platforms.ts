@@ -104,6 +104,7 @@ export function createIngresses(config: HeraldConfig, threads: KnownThreads, log
         allowBots: d.allowBots,
         threads: threadsOf('discord'),
         commands,
+        slashCommands: { enabled: d.slashCommands, guildIds: d.commandGuilds },
         logger: log.child({ platform: 'discord' }),
       }),
     );
@@ -119,6 +120,7 @@ export function createIngresses(config: HeraldConfig, threads: KnownThreads, log
         apiUrl: s.apiUrl,
         threads: threadsOf('slack'),
         commands,
+        slashCommands: s.slashCommands,
         logger: log.child({ platform: 'slack' }),
       }),
     );

@@ -87,11 +87,64 @@ export interface InboundMessage {
   /** ms since epoch when the platform says it was sent. */
   sentAt: number;
   /**
-   * One post the platform delivers as several messages (a Telegram album: one message per picture, all with the
-   * same media_group_id). Every part is handed over at once; the worker answers the parts as one turn.
+   * A part of one message the platform delivers as several (`MessagePart`). Every part is handed over at once,
+   * tagged; the worker answers the parts as one turn.
    */
-  albumId?: string;
+  partOf?: MessagePart;
+  /**
+   * Set when the message came from a platform-native interaction (a Discord application command) that must be
+   * answered through the interaction rather than as a new chat message (egress `answerInteraction`).
+   * Never enqueued: the router answers commands on the ingress and turns keep only `payloadFrom` fields.
+   */
+  interaction?: InteractionRef;
+  /** A button press (then `text` is empty): the `data` of the button pressed, and `interaction` to answer it. */
+  press?: { data: string };
 }
+
+/**
+ * What ties the parts of one message together. Ingress never holds a part back waiting for the next one (a webhook
+ * answer held back would hold back the next update too: Telegram sends a chat's next update only after the last
+ * one was answered); the gateway's worker waits for the rest instead, in Redis.
+ */
+export interface MessagePart {
+  /** The same for every part of one message; unique in its conversation. */
+  id: string;
+  /**
+   * `album`: one post of several files (a Telegram album: one message per picture, all with the same media_group_id);
+   * `text`: a text the client cut at the platform's length limit and sent as several messages (answered as one
+   * text, the parts joined by a line break).
+   */
+  kind: 'album' | 'text';
+  /** The platform can tell that no part follows this one (a text part too short to have been cut): the worker stops waiting. */
+  last?: boolean;
+}
+
+/**
+ * An interaction the platform wants answered through its own endpoints, exactly once:
+ *  - Discord: the interaction token's webhook (valid 15 minutes), already acknowledged by the ingress (a command
+ *    with a deferred response, a button press with a deferred update);
+ *  - Telegram: a callback query (`id`), answered with answerCallbackQuery (a short note, or nothing);
+ *  - Slack: a button press, acknowledged by the ingress; a note goes to the user alone (chat.postEphemeral).
+ */
+export interface InteractionRef {
+  /** `home`: Slack's App Home tab was opened; the answer (the user's status) becomes the tab's view. */
+  kind: 'command' | 'press' | 'home';
+  id: string;
+  /** Discord only. */
+  applicationId?: string;
+  token?: string;
+  /** The deferred response is ephemeral (only the user who invoked it sees the answer). */
+  ephemeral: boolean;
+}
+
+/** A button under a message; pressing it comes back as an InboundMessage with `press.data`. */
+export interface Button {
+  label: string;
+  /** Opaque, at most BUTTON_DATA_MAX bytes (Telegram's callback_data limit). */
+  data: string;
+}
+
+export const BUTTON_DATA_MAX = 64;
 
 export interface SendOptions {
   /** Platform message id the first chunk replies to. */
@@ -118,6 +171,8 @@ export interface SendOptions {
    * `last`: this was the reply's final chunk (a caller that records the whole reply next may skip recording it).
    */
   onChunkSent?: (index: number, messageId: string, last: boolean) => void | Promise<void>;
+  /** Buttons under the last chunk (Telegram inline keyboard, Discord components, Slack Block Kit actions). */
+  buttons?: Button[];
 }
 
 /**
@@ -175,6 +230,12 @@ export interface PlatformEgress {
   readonly duplicateSafety: DuplicateSafety;
   /** Formats Markdown for the platform, chunks at its limit, falls back to plain text on a formatting rejection. */
   send(conversationId: string, markdown: string, opts?: SendOptions): Promise<SentMessage>;
+  /**
+   * Streams a preview of a reply that is still being written, without creating a message (Telegram's
+   * sendMessageDraft, Bot API 9.3+, private chats only): the same `draftId` updates one animated draft, which
+   * vanishes on its own; the final text is then sent as a normal message. Absent where the platform has none.
+   */
+  draft?(conversationId: string, draftId: number, markdown: string): Promise<void>;
   /** Edits a message in place (streaming, tool progress). "Not modified" counts as success. */
   edit(conversationId: string, messageId: string, markdown: string): Promise<void>;
   /** Shows "typing…" once; the caller refreshes it (see `typingRefreshMs`). */
@@ -192,15 +253,35 @@ export interface PlatformEgress {
   /** Adds (or with `remove`, removes) a reaction; platforms without reactions resolve silently. */
   react(conversationId: string, messageId: string, emoji: string, remove?: boolean): Promise<void>;
   /**
-   * Where the platform's convention is to show a turn's progress on the user's message (Slack: 👀 while working,
-   * ✅ once answered), the two emoji; absent elsewhere. The gateway's turn runner applies them.
+   * The emoji this platform takes for status reactions on the user's message (Telegram allows only a fixed set),
+   * used when the operator switches them on without naming their own. Absent: no reactions here.
    */
-  readonly turnReactions?: TurnReactions;
+  readonly statusReactions?: StatusReactions;
+  /**
+   * Answers an interaction once. A command (Discord): the first chunk fills the deferred response, further chunks
+   * follow up, `buttons` go under the last. A press: `markdown` is a short note only the presser sees (null: no
+   * note, just close it where the platform needs that, as Telegram's answerCallbackQuery).
+   */
+  answerInteraction?(interaction: InteractionRef, markdown: string | null, where: InteractionTarget): Promise<void>;
 }
 
-export interface TurnReactions {
-  working: string;
+/** Where an interaction happened: its conversation and the user who made it. */
+export interface InteractionTarget {
+  conversationId: string;
+  userId: string;
+  buttons?: Button[];
+}
+
+/** Status reactions on a user's message, by stage; '' leaves a stage out. */
+export interface StatusReactions {
+  /** Taken: the message is being worked on. */
+  queued: string;
+  /** The agent is running tools. */
+  tools: string;
+  /** Answered. */
   done: string;
+  /** Answered with an error. */
+  error: string;
 }
 
 export type AdapterState = 'connected' | 'connecting' | 'disconnected' | 'disabled' | 'fatal';

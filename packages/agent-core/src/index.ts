@@ -42,11 +42,13 @@ export { CANCELLED_RESULT, MAX_PARALLEL_TOOLS, MAX_TOOL_RESULT_CHARS, truncateRe
 export {
   ToolRegistry,
   checkAvailability,
+  toToolOutput,
   toolSchemas,
   unavailableReason,
   type Availability,
   type Tool,
   type ToolContext,
+  type ToolOutput,
   type UnavailableTool,
 } from './tools/registry.js';
 export {

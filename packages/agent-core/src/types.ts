@@ -41,7 +41,7 @@ export interface ChatMessage {
   content: string | null;
   /** User messages: the files the user sent with it (stored with the message). */
   attachments?: AttachmentRef[];
-  /** User messages of the current turn: images to show the model (sent, never stored). */
+  /** User messages and tool results of the current turn: images to show the model (sent, never stored). */
   images?: ImageInput[];
   tool_calls?: ToolCall[];
   tool_call_id?: string;

@@ -16,11 +16,13 @@ import { ChannelTypes, Snowflakes, type FakeUser, type JsonObject } from './mode
 import { createRestHandler, type FailureSpec, type RestRecords, type RestRoute } from './rest.js';
 import { World, type UserMessageInput } from './world.js';
 import { DISCORD_DEFAULT_UPLOAD_LIMIT_BYTES } from './uploads.js';
+import { FakeInteractions, type InvokeCommandInput, type PressButtonInput } from './interactions.js';
 
 export type { FakeUser, JsonObject } from './model.js';
 export type { FailureSpec, RestRoute, SentRecord } from './rest.js';
 export type { UserMessageInput } from './world.js';
 export type { DropOptions } from './gateway.js';
+export type { InteractionMessage, InteractionRecord, InvokeCommandInput, PressButtonInput, RegisteredCommand } from './interactions.js';
 export { CloseCode } from './gateway.js';
 
 export const DEFAULT_DISCORD_FAKE_TOKEN = 'fake-discord-bot-token';
@@ -87,6 +89,12 @@ export interface DiscordFake extends RestRecords {
   world: World;
   /** Attachment files, served like Discord's CDN (cdn.ts). */
   cdn: FakeCdn;
+  /** Application commands and interactions (interactions.ts). */
+  interactions: FakeInteractions;
+  /** A person runs a registered slash command (INTERACTION_CREATE); returns the interaction id. */
+  invokeCommand(input: InvokeCommandInput): string;
+  /** A person presses a button under a bot message (INTERACTION_CREATE type 3); returns the interaction id. */
+  pressButton(input: PressButtonInput): string;
   /** A person writes; returns the MESSAGE_CREATE payload. Attachments with `content` are put on the CDN. */
   postUserMessage(input: UserMessageInput): JsonObject;
   /** The DM channel between the bot and this user. */
@@ -158,7 +166,8 @@ export async function startDiscordFake(opts: DiscordFakeOptions = {}): Promise<D
 
   const uploadLimitBytes = opts.uploadLimitBytes ?? DISCORD_DEFAULT_UPLOAD_LIMIT_BYTES;
   const cdn = new FakeCdn(() => url);
-  const rest = createRestHandler({ world, token, gatewayUrl, records, failures, uploadLimitBytes, refreshUrl: (u) => cdn.refresh(u) });
+  const interactions = new FakeInteractions(world, (t, d) => gw.dispatchRaw(t, d));
+  const rest = createRestHandler({ world, token, gatewayUrl, records, failures, uploadLimitBytes, interactions, refreshUrl: (u) => cdn.refresh(u) });
   const server: Server = createServer((req, res) => void (cdn.handle(req, res) || rest(req, res)));
   server.on('upgrade', (req, socket, head) => gw.handleUpgrade(req, socket, head));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -174,6 +183,9 @@ export async function startDiscordFake(opts: DiscordFakeOptions = {}): Promise<D
     fixtures,
     world,
     cdn,
+    interactions,
+    invokeCommand: (input) => interactions.invokeCommand(input),
+    pressButton: (input) => interactions.pressButton(input, world.messages.get(input.messageId)?.channelId === input.channelId ? world.messages.get(input.messageId)?.json : undefined),
     postUserMessage: (input) =>
       world.postUserMessage({
         ...input,

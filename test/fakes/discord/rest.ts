@@ -7,6 +7,7 @@ import { isMultipart, readRaw } from '../media/multipart.js';
 import { channelJson, userJson, type JsonObject } from './model.js';
 import { attachmentsOf, readMessageUpload, type MessageUpload } from './uploads.js';
 import { DiscordHttpError, type World } from './world.js';
+import { componentsOf, type FakeInteractions } from './interactions.js';
 
 export type RestRoute =
   | 'gatewayBot'
@@ -20,6 +21,13 @@ export type RestRoute =
   | 'startThread'
   | 'addReaction'
   | 'removeReaction'
+  | 'putCommands'
+  | 'getCommands'
+  | 'putGuildCommands'
+  | 'getGuildCommands'
+  | 'interactionCallback'
+  | 'editOriginalResponse'
+  | 'followUp'
   | 'refreshAttachmentUrls';
 
 /** What the next call of a route answers instead of doing its work. */
@@ -40,6 +48,8 @@ export interface SentRecord {
   message_reference?: JsonObject;
   allowed_mentions?: JsonObject;
   nonce?: string | number;
+  /** Buttons under the message (action rows), as sent. */
+  components?: JsonObject[];
   /** Files the message carries (multipart uploads), as they arrived. */
   files?: Array<{ filename: string; contentType: string; data: Buffer }>;
 }
@@ -61,6 +71,7 @@ export interface RestContext {
   failures: Map<RestRoute, FailureSpec[]>;
   /** The channels' upload limit per message (uploads.ts). */
   uploadLimitBytes: number;
+  interactions: FakeInteractions;
   /** A fresh signed URL for a CDN attachment URL (cdn.ts). */
   refreshUrl(url: string): string;
 }
@@ -72,6 +83,8 @@ interface RouteDef {
   method: string;
   pattern: RegExp;
   route: RestRoute;
+  /** Interaction endpoints: the token in the path authorises, no `Authorization` header needed. */
+  noAuth?: true;
 }
 
 const ROUTES: RouteDef[] = [
@@ -86,6 +99,13 @@ const ROUTES: RouteDef[] = [
   { method: 'POST', pattern: /^\/channels\/(\d+)\/messages\/(\d+)\/threads$/, route: 'startThread' },
   { method: 'PUT', pattern: /^\/channels\/(\d+)\/messages\/(\d+)\/reactions\/([^/]+)\/@me$/, route: 'addReaction' },
   { method: 'DELETE', pattern: /^\/channels\/(\d+)\/messages\/(\d+)\/reactions\/([^/]+)\/@me$/, route: 'removeReaction' },
+  { method: 'PUT', pattern: /^\/applications\/(\d+)\/commands$/, route: 'putCommands' },
+  { method: 'GET', pattern: /^\/applications\/(\d+)\/commands$/, route: 'getCommands' },
+  { method: 'PUT', pattern: /^\/applications\/(\d+)\/guilds\/(\d+)\/commands$/, route: 'putGuildCommands' },
+  { method: 'GET', pattern: /^\/applications\/(\d+)\/guilds\/(\d+)\/commands$/, route: 'getGuildCommands' },
+  { method: 'POST', pattern: /^\/interactions\/(\d+)\/([^/]+)\/callback$/, route: 'interactionCallback', noAuth: true },
+  { method: 'PATCH', pattern: /^\/webhooks\/(\d+)\/([^/]+)\/messages\/(?:@|%40)original$/, route: 'editOriginalResponse', noAuth: true },
+  { method: 'POST', pattern: /^\/webhooks\/(\d+)\/([^/]+)$/, route: 'followUp', noAuth: true },
   { method: 'POST', pattern: /^\/attachments\/refresh-urls$/, route: 'refreshAttachmentUrls' },
 ];
 
@@ -116,7 +136,7 @@ async function handle(ctx: RestContext, req: IncomingMessage, res: ServerRespons
   }
   const params = def.pattern.exec(versioned[1])?.slice(1) ?? [];
 
-  if (req.headers.authorization !== `Bot ${ctx.token}`) {
+  if (!def.noAuth && req.headers.authorization !== `Bot ${ctx.token}`) {
     record(def.route, 401);
     return sendJson(res, 401, { message: '401: Unauthorized', code: 0 });
   }
@@ -139,9 +159,11 @@ async function handle(ctx: RestContext, req: IncomingMessage, res: ServerRespons
     raw = '';
   }
   let body: JsonObject = upload?.body ?? {};
+  let list: unknown[] | null = null;
   if (raw.length > 0) {
     try {
       const parsed: unknown = JSON.parse(raw);
+      if (Array.isArray(parsed)) list = parsed;
       if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) body = parsed as JsonObject;
     } catch {
       record(def.route, 400);
@@ -150,7 +172,7 @@ async function handle(ctx: RestContext, req: IncomingMessage, res: ServerRespons
   }
 
   try {
-    const result = route(ctx, def.route, params, body, upload);
+    const result = route(ctx, def.route, params, body, upload, list);
     record(def.route, result.status);
     if (result.status === 204) {
       // No Content-Type on 204: @discordjs/rest parses any application/json body and would choke on an empty one.
@@ -171,9 +193,24 @@ interface RouteResult {
   body?: JsonObject;
 }
 
-function route(ctx: RestContext, name: RestRoute, params: string[], body: JsonObject, upload?: MessageUpload): RouteResult {
-  const { world, records } = ctx;
+function route(ctx: RestContext, name: RestRoute, params: string[], body: JsonObject, upload: MessageUpload | undefined, list: unknown[] | null): RouteResult {
+  const { world, records, interactions } = ctx;
   switch (name) {
+    case 'putCommands':
+      return { status: 200, body: interactions.overwrite(params[0], undefined, list) as unknown as JsonObject };
+    case 'putGuildCommands':
+      return { status: 200, body: interactions.overwrite(params[0], params[1], list) as unknown as JsonObject };
+    case 'getCommands':
+      return { status: 200, body: interactions.list(params[0], undefined) as unknown as JsonObject };
+    case 'getGuildCommands':
+      return { status: 200, body: interactions.list(params[0], params[1]) as unknown as JsonObject };
+    case 'interactionCallback':
+      interactions.callback(params[0], params[1], body);
+      return { status: 204 };
+    case 'editOriginalResponse':
+      return { status: 200, body: interactions.editOriginal(params[0], params[1], body) };
+    case 'followUp':
+      return { status: 200, body: interactions.followUp(params[0], params[1], body) };
     case 'gatewayBot':
       return {
         status: 200,
@@ -193,11 +230,13 @@ function route(ctx: RestContext, name: RestRoute, params: string[], body: JsonOb
     case 'getChannel':
       return { status: 200, body: channelJson(world.channel(params[0])) };
     case 'createMessage': {
+      const components = componentsOf(body);
       const attachments = upload ? attachmentsOf(world, params[0], upload) : [];
       const { message, created } = world.postBotMessage(params[0], body, attachments);
       // A repeat with enforce_nonce is answered with the earlier message: nothing new was sent.
       if (!created) return { status: 200, body: message };
-      const sent: SentRecord = { id: String(message.id), channelId: params[0], content: String(message.content) };
+      if (components) message.components = components;
+      const sent: SentRecord = { id: String(message.id), channelId: params[0], content: String(message.content), ...(components && { components }) };
       if (upload) sent.files = upload.files.map((f, i) => ({ filename: String(attachments[i].filename), contentType: f.contentType, data: f.data }));
       if (isObject(body.message_reference)) sent.message_reference = body.message_reference;
       if (isObject(body.allowed_mentions)) sent.allowed_mentions = body.allowed_mentions;

@@ -59,6 +59,42 @@ function checkAuth(headers: Record<string, string>, apiKey: string | undefined):
 }
 
 /**
+ * Extended thinking's rules: a budget of at least 1024 below max_tokens, thinking blocks passed back with their
+ * signature, and (in a tool loop) the assistant message with the last tool_use blocks starting with its thinking.
+ */
+function extendedThinkingProblem(body: Body, messages: unknown[]): string | undefined {
+  const thinking = body.thinking;
+  if (!isRecord(thinking) || thinking.type !== 'enabled') return undefined;
+  const budget = thinking.budget_tokens;
+  if (typeof budget !== 'number' || budget < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
+  if (typeof body.max_tokens === 'number' && budget >= body.max_tokens) {
+    return '`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size';
+  }
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    if (!isRecord(m) || !Array.isArray(m.content)) continue;
+    for (let j = 0; j < m.content.length; j++) {
+      const b: unknown = m.content[j];
+      if (isRecord(b) && b.type === 'thinking' && (typeof b.signature !== 'string' || b.signature === '')) {
+        return `messages.${i}.content.${j}.thinking.signature: Field required`;
+      }
+    }
+  }
+  // The tool loop in progress: the last user message holds tool results for the assistant message before it.
+  const last = messages.at(-1);
+  const toolLoop = isRecord(last) && Array.isArray(last.content) && last.content.some((b: unknown) => isRecord(b) && b.type === 'tool_result');
+  const assistant = messages.at(-2);
+  if (toolLoop && isRecord(assistant) && Array.isArray(assistant.content)) {
+    const first: unknown = assistant.content[0];
+    const type = isRecord(first) ? String(first.type) : 'text';
+    if (type !== 'thinking' && type !== 'redacted_thinking') {
+      return `messages.${messages.length - 2}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${type}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking`;
+    }
+  }
+  return undefined;
+}
+
+/**
  * The rules a broken message conversion would trip over. Strict role alternation is stricter than today's API
  * (which merges consecutive turns) on purpose: Herald promises alternating history.
  */
@@ -131,6 +167,8 @@ function validate(body: Body, headers: Record<string, string>): HttpReply | unde
     }
     previousToolUses = uses;
   }
+  const thinkingProblem = extendedThinkingProblem(body, messages);
+  if (thinkingProblem) return bad(thinkingProblem);
   if (previousToolUses.length > 0) {
     return bad(`messages.${messages.length - 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${previousToolUses.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`);
   }

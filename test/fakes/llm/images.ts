@@ -1,6 +1,6 @@
 /**
  * Images in LLM requests, as both stand-ins see them: OpenAI `image_url` parts carrying a data URL, Anthropic
- * `image` blocks with a base64 source. The checks are the ones the real APIs make before a model sees anything:
+ * `image` blocks with a base64 source (in a user message, or inside a `tool_result`'s content). The checks are the ones the real APIs make before a model sees anything:
  * a supported format, bytes that really are that format (Anthropic compares the declared media type with the
  * bytes), and the per-image size limit. `imagesOf` reads the images of a recorded request for assertions.
  */
@@ -19,7 +19,12 @@ export interface SeenImage {
   role: string;
   mimeType: string;
   bytes: Buffer;
+  /** Anthropic: the `tool_use_id` of the tool_result the image is in. */
+  toolUseId?: string;
 }
+
+/** What an Anthropic tool_result's content list may hold. */
+const TOOL_RESULT_BLOCK_TYPES = ['text', 'image', 'search_result', 'document'];
 
 /** The image type the bytes are, by their magic number; undefined when none of the supported ones. */
 export function sniffImageType(bytes: Buffer): string | undefined {
@@ -39,6 +44,12 @@ export function imagesOf(req: RecordedRequest): SeenImage[] {
     for (const part of m.content) {
       const image = openAIImage(part) ?? anthropicImage(part);
       if (image) out.push({ messageIndex, role: String(m.role), ...image });
+      if (isRecord(part) && part.type === 'tool_result' && Array.isArray(part.content)) {
+        for (const inner of part.content) {
+          const shown = anthropicImage(inner);
+          if (shown) out.push({ messageIndex, role: String(m.role), ...shown, toolUseId: String(part.tool_use_id) });
+        }
+      }
     }
   });
   return out;
@@ -85,21 +96,40 @@ export function anthropicImageProblem(messages: unknown[]): string | undefined {
     if (!isRecord(m) || !Array.isArray(m.content)) continue;
     for (let j = 0; j < m.content.length; j++) {
       const b: unknown = m.content[j];
-      if (!isRecord(b) || b.type !== 'image') continue;
-      const at = `messages.${i}.content.${j}.image.source`;
-      if (m.role !== 'user') return `messages.${i}.content.${j}: image blocks are only allowed in user messages`;
-      const source = b.source;
-      if (!isRecord(source) || source.type !== 'base64') return `${at}: Input tag does not match any of the expected tags: 'base64', 'url', 'file'`;
-      const type = String(source.media_type);
-      if (!(SUPPORTED_IMAGE_TYPES as readonly string[]).includes(type)) {
-        return `${at}.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`;
+      if (!isRecord(b)) continue;
+      if (b.type === 'tool_result' && Array.isArray(b.content)) {
+        // A tool result's content is a string or a list of these blocks; its images are checked like any other.
+        for (let k = 0; k < b.content.length; k++) {
+          const inner: unknown = b.content[k];
+          const at = `messages.${i}.content.${j}.tool_result.content.${k}`;
+          const type = isRecord(inner) ? String(inner.type) : typeof inner;
+          if (!TOOL_RESULT_BLOCK_TYPES.includes(type)) return `${at}: Input tag '${type}' found using 'type' does not match any of the expected tags: 'text', 'image', 'search_result', 'document'`;
+          if (type === 'image') {
+            const problem = anthropicImageBlockProblem(inner as Record<string, unknown>, `${at}.image.source`);
+            if (problem) return problem;
+          }
+        }
       }
-      const bytes = Buffer.from(String(source.data ?? ''), 'base64');
-      if (bytes.length > ANTHROPIC_MAX_IMAGE_BYTES) return `${at}.base64: image exceeds 5 MB maximum: ${bytes.length} bytes > ${ANTHROPIC_MAX_IMAGE_BYTES} bytes`;
-      const actual = sniffImageType(bytes);
-      if (actual === undefined) return `${at}.base64.data: The image was specified using the ${type} media type, but the image appears to be invalid.`;
-      if (actual !== type) return `${at}.base64.data: Image does not match the provided media type ${type}`;
+      if (b.type !== 'image') continue;
+      if (m.role !== 'user') return `messages.${i}.content.${j}: image blocks are only allowed in user messages`;
+      const problem = anthropicImageBlockProblem(b, `messages.${i}.content.${j}.image.source`);
+      if (problem) return problem;
     }
   }
+  return undefined;
+}
+
+function anthropicImageBlockProblem(b: Record<string, unknown>, at: string): string | undefined {
+  const source = b.source;
+  if (!isRecord(source) || source.type !== 'base64') return `${at}: Input tag does not match any of the expected tags: 'base64', 'url', 'file'`;
+  const type = String(source.media_type);
+  if (!(SUPPORTED_IMAGE_TYPES as readonly string[]).includes(type)) {
+    return `${at}.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`;
+  }
+  const bytes = Buffer.from(String(source.data ?? ''), 'base64');
+  if (bytes.length > ANTHROPIC_MAX_IMAGE_BYTES) return `${at}.base64: image exceeds 5 MB maximum: ${bytes.length} bytes > ${ANTHROPIC_MAX_IMAGE_BYTES} bytes`;
+  const actual = sniffImageType(bytes);
+  if (actual === undefined) return `${at}.base64.data: The image was specified using the ${type} media type, but the image appears to be invalid.`;
+  if (actual !== type) return `${at}.base64.data: Image does not match the provided media type ${type}`;
   return undefined;
 }

@@ -18,6 +18,7 @@ import {
   type WireFormat,
 } from './server.js';
 import type { Step } from './types.js';
+import { openAIImageProblem } from './images.js';
 
 type Body = Record<string, unknown>;
 /** Prefix of the fake's encrypted reasoning (real ones are Fernet tokens, which start the same way). */
@@ -43,6 +44,25 @@ function bad(message: string, param: string | null): HttpReply {
   return { status: 400, body: { error: { message, type: 'invalid_request_error', param, code: null } } };
 }
 
+/** `output` is a string or a list of input_text / input_image / input_file parts; images as the API checks them. */
+function functionOutputProblem(output: unknown, i: number): HttpReply | undefined {
+  if (typeof output === 'string') return undefined;
+  const param = `input[${i}].output`;
+  if (!Array.isArray(output)) return bad(`Invalid type for '${param}': expected one of a string or an array of objects.`, param);
+  for (let k = 0; k < output.length; k++) {
+    const part: unknown = output[k];
+    const type = isRecord(part) ? String(part.type) : typeof part;
+    if (!['input_text', 'input_image', 'input_file'].includes(type)) {
+      return bad(`Invalid value: '${type}'. Supported values are: 'input_text', 'input_image', and 'input_file'.`, `${param}[${k}].type`);
+    }
+    if (type === 'input_image') {
+      const problem = openAIImageProblem([{ role: 'user', content: [{ type: 'image_url', image_url: { url: (part as Record<string, unknown>).image_url } }] }]);
+      if (problem) return bad(problem.message, `${param}[${k}].image_url`);
+    }
+  }
+  return undefined;
+}
+
 function validate(body: Body): HttpReply | undefined {
   if (typeof body.model !== 'string' || body.model === '') return bad("Missing required parameter: 'model'.", 'model');
   const input = body.input;
@@ -60,6 +80,8 @@ function validate(body: Body): HttpReply | undefined {
     if (type === 'function_call') calls.add(String(item.call_id));
     if (type === 'function_call_output') {
       if (!calls.has(String(item.call_id))) return bad(`No tool call found for function call output with call_id ${String(item.call_id)}.`, 'input');
+      const problem = functionOutputProblem(item.output, i);
+      if (problem) return problem;
       answered.add(String(item.call_id));
     }
     if (type === 'reasoning') {

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
-export { BIG_RESULT_CHARS, PIXEL_PNG_BASE64 } from './server.js';
+export { BIG_RESULT_CHARS, LARGE_PNG_BASE64, LARGE_PNG_BYTES, PIXEL_PNG_BASE64 } from './server.js';
 
 const TSX = import.meta.resolve('tsx');
 const STDIO_MAIN = join(import.meta.dirname, 'stdio-main.ts');

@@ -2,9 +2,10 @@
  * A real MCP server, built with the same SDK the gateway uses (its low-level `Server`, so a test can hand out
  * schemas exactly as a careless server would). Run over stdio (stdio-main.ts) or Streamable HTTP (http-main.ts).
  *
- * Its tools exercise what the gateway must handle: plain text, images and resources, an error result, a result too
- * big for the model, a schema the providers would refuse as it is, a call that never ends, a server that exits or
- * freezes in the middle of a call, and a tool list that changes at run time (`grow` adds `extra` and says so).
+ * Its tools exercise what the gateway must handle: plain text, images (in `gallery` one mislabelled, one large, one
+ * an SVG) and resources, an error result, a result too big for the model, a schema the providers would refuse as it
+ * is, a call that never ends, a server that exits or freezes in the middle of a call, and a tool list that changes at
+ * run time (`grow` adds `extra` and says so).
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -12,6 +13,10 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, typ
 /** A 1×1 PNG. */
 export const PIXEL_PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 export const BIG_RESULT_CHARS = 150_000;
+/** PNG bytes (the signature, then padding) of this size: a picture over a small per-image cap. */
+export const LARGE_PNG_BYTES = 2_000;
+export const LARGE_PNG_BASE64 = Buffer.concat([Buffer.from(PIXEL_PNG_BASE64, 'base64'), Buffer.alloc(LARGE_PNG_BYTES - 70)]).toString('base64');
+const SVG_BASE64 = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>').toString('base64');
 
 const noArgs = { type: 'object', properties: {} } as const;
 
@@ -19,6 +24,7 @@ const BASE_TOOLS: Tool[] = [
   { name: 'echo', description: 'Echoes the text back', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, annotations: { readOnlyHint: true } },
   { name: 'whoami', description: 'Which environment the server runs in', inputSchema: noArgs },
   { name: 'picture', description: 'A picture with a caption', inputSchema: noArgs },
+  { name: 'gallery', description: 'Several pictures: one labelled with the wrong type, a larger one and a drawing', inputSchema: noArgs },
   { name: 'document', description: 'A text document, a binary one and a link', inputSchema: noArgs },
   { name: 'fail', description: 'Always reports an error', inputSchema: noArgs },
   { name: 'big', description: `Returns ${BIG_RESULT_CHARS} characters`, inputSchema: noArgs },
@@ -73,6 +79,16 @@ export function buildTestServer(label: string, list = new ToolList()): Server {
         return text(JSON.stringify({ label, greeting: process.env.TEST_GREETING ?? null, inheritedBotToken: process.env.TELEGRAM_BOT_TOKEN !== undefined }));
       case 'picture':
         return { content: [{ type: 'text', text: 'a red dot' }, { type: 'image', data: PIXEL_PNG_BASE64, mimeType: 'image/png' }] };
+      case 'gallery':
+        return {
+          content: [
+            { type: 'text', text: 'the gallery' },
+            { type: 'image', data: PIXEL_PNG_BASE64, mimeType: 'image/png' },
+            { type: 'image', data: PIXEL_PNG_BASE64, mimeType: 'image/jpeg' },
+            { type: 'image', data: LARGE_PNG_BASE64, mimeType: 'image/png' },
+            { type: 'image', data: SVG_BASE64, mimeType: 'image/svg+xml' },
+          ],
+        };
       case 'document':
         return {
           content: [
@@ -82,7 +98,7 @@ export function buildTestServer(label: string, list = new ToolList()): Server {
           ],
         };
       case 'fail':
-        return { isError: true, content: [{ type: 'text', text: 'the disk is full' }] };
+        return { isError: true, content: [{ type: 'text', text: 'the disk is full' }, { type: 'image', data: PIXEL_PNG_BASE64, mimeType: 'image/png' }] };
       case 'big':
         return text('x'.repeat(BIG_RESULT_CHARS));
       case 'crash':

@@ -113,4 +113,21 @@ describe('Slack stand-in', () => {
     const app = new WebClient(fake.appToken, { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 } });
     await expect(app.chat.postMessage({ channel: 'C1', text: 'x' })).rejects.toMatchObject({ data: { error: 'not_allowed_token_type' } });
   });
+
+  it('Block Kit: buttons are checked (unique action_id, 75-character text), ephemerals and home views are recorded', async () => {
+    const client = new WebClient(fake.botToken, { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 } });
+    const button = (id: string, text: string) => ({ type: 'button' as const, action_id: id, text: { type: 'plain_text' as const, text }, value: id });
+    const section = { type: 'section' as const, text: { type: 'mrkdwn' as const, text: 'pick' } };
+    await expect(client.chat.postMessage({ channel: 'D0ALICE', text: 'pick', blocks: [section, { type: 'actions', elements: [button('a', 'A'), button('a', 'B')] }] })).rejects.toThrow(/invalid_blocks/);
+    await expect(client.chat.postMessage({ channel: 'D0ALICE', text: 'pick', blocks: [section, { type: 'actions', elements: [button('a', 'x'.repeat(76))] }] })).rejects.toThrow(/invalid_blocks/);
+    const posted = await client.chat.postMessage({ channel: 'D0ALICE', text: 'pick', blocks: [section, { type: 'actions', elements: [button('a', 'A')] }] });
+    await expect(fake.pressButton({ user: 'U0ALICE', channel: 'D0ALICE', ts: String(posted.ts), actionId: 'nope' })).rejects.toThrow(/no button/);
+
+    await client.chat.postEphemeral({ channel: 'C0GENERAL', user: 'U0BOB', text: 'only for Bob' });
+    expect(fake.ephemerals).toEqual([{ channel: 'C0GENERAL', user: 'U0BOB', text: 'only for Bob' }]);
+    expect(fake.sent.map((m) => m.text)).toEqual(['pick']);
+    await expect(client.views.publish({ user_id: 'U0BOB', view: { type: 'modal', blocks: [section] } as never })).rejects.toThrow(/invalid_arguments/);
+    await client.views.publish({ user_id: 'U0BOB', view: { type: 'home', blocks: [section] } });
+    expect(fake.homeViews).toEqual([{ userId: 'U0BOB', view: { type: 'home', blocks: [section] } }]);
+  });
 });

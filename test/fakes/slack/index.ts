@@ -28,6 +28,8 @@ import {
   messageKey,
   type ApiContext,
   type CallRecord,
+  type EphemeralRecord,
+  type HomeViewRecord,
   type Failure,
   type ReactionRecord,
   type SentRecord,
@@ -40,7 +42,7 @@ import { receiveUpload, SLACK_MAX_FILE_BYTES, type SharedFileRecord } from './fi
 export type { SharedFileRecord } from './files.js';
 export { signSlackRequest, postSignedEvent, postSignedForm, eventCallback, type PostResult } from './events.js';
 export { SLACK_TEXT_LIMIT, DEFAULT_BOT_SCOPES } from './web-api.js';
-export type { MessageMetadata, SentRecord, UpdateRecord, ReactionRecord, StatusRecord, CallRecord, Failure } from './web-api.js';
+export type { MessageMetadata, SentRecord, UpdateRecord, ReactionRecord, StatusRecord, CallRecord, Failure, EphemeralRecord, HomeViewRecord } from './web-api.js';
 export type { Envelope, AckRecord } from './socket-mode.js';
 
 export interface SlackFakeOptions {
@@ -105,6 +107,10 @@ export interface SlackFake {
   updates: UpdateRecord[];
   reactions: ReactionRecord[];
   statuses: StatusRecord[];
+  /** chat.postEphemeral messages (seen by one user only). */
+  ephemerals: EphemeralRecord[];
+  /** views.publish calls (App Home tabs), in order. */
+  homeViews: HomeViewRecord[];
   calls: CallRecord[];
   /** Files shared through files upload v2 (files.completeUploadExternal), with their bytes. */
   files: SharedFileRecord[];
@@ -124,6 +130,11 @@ export interface SlackFake {
    * signed form POST, over Socket Mode a `slash_commands` envelope. Returns the fields and the transport's view.
    */
   slashCommand(opts: { user: string; text: string; command?: string; channel?: string }): Promise<SlashDelivery>;
+  /**
+   * A user presses a Block Kit button under a bot message (`block_actions`): over HTTP a signed form POST with a
+   * `payload` field, over Socket Mode an `interactive` envelope. The button must be on the message.
+   */
+  pressButton(opts: { user: string; channel: string; ts: string; actionId: string }): Promise<SlashDelivery>;
   /** Any event (bot messages, edits, …) wrapped in an `event_callback` and delivered. */
   deliver(event: SlackEvent, opts?: DeliverOptions & { eventId?: string }): Promise<Delivery>;
   /** Sends an `event_callback` body again: HTTP with X-Slack-Retry-Num, or a Socket Mode envelope with retry_attempt. */
@@ -163,6 +174,8 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
     updates: [],
     reactions: [],
     statuses: [],
+    ephemerals: [],
+    homeViews: [],
     calls: [],
     failures: new Map(),
     scopes: new Set(opts.scopes ?? DEFAULT_BOT_SCOPES),
@@ -214,6 +227,8 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
     updates: ctx.updates,
     reactions: ctx.reactions,
     statuses: ctx.statuses,
+    ephemerals: ctx.ephemerals,
+    homeViews: ctx.homeViews,
     calls: ctx.calls,
     files: ctx.files.shared,
     socket,
@@ -275,6 +290,28 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
       };
       if (eventsUrl !== undefined) return { fields, response: await postSignedForm(eventsUrl, fields, { signingSecret }) };
       return { fields, envelopeId: socket.send(fields, undefined, 'slash_commands').envelope_id };
+    },
+    async pressButton({ user, channel, ts, actionId }) {
+      const stored = ctx.messages.get(messageKey(channel, ts));
+      const actions = (stored?.blocks ?? []) as Array<{ type?: string; block_id?: string; elements?: Array<Record<string, unknown>> }>;
+      const block = actions.find((b) => b.type === 'actions' && b.elements?.some((e) => e.action_id === actionId));
+      const button = block?.elements?.find((e) => e.action_id === actionId);
+      if (!stored || !block || !button) throw new Error(`no button ${actionId} on message ${channel}/${ts}`);
+      const payload = {
+        type: 'block_actions',
+        user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: ws.teamId },
+        api_app_id: ws.appId,
+        token: ws.verificationToken,
+        container: { type: 'message', message_ts: ts, channel_id: channel, is_ephemeral: false, ...(stored.threadTs !== undefined && { thread_ts: stored.threadTs }) },
+        trigger_id: `${Date.now()}.${randomUUID().slice(0, 8)}`,
+        team: { id: ws.teamId, domain: 'herald-test' },
+        channel: { id: channel, name: channel.startsWith('D') ? 'directmessage' : 'general' },
+        message: { type: 'message', ts, text: stored.text, user: stored.user, bot_id: stored.botId, blocks: stored.blocks, ...(stored.threadTs !== undefined && { thread_ts: stored.threadTs }) },
+        response_url: `${origin}/actions/${randomUUID()}`,
+        actions: [{ ...button, block_id: block.block_id ?? 'actions', action_ts: clock.next() }],
+      };
+      if (eventsUrl !== undefined) return { fields: { payload: JSON.stringify(payload) }, response: await postSignedForm(eventsUrl, { payload: JSON.stringify(payload) }, { signingSecret }) };
+      return { fields: { payload: JSON.stringify(payload) }, envelopeId: socket.send(payload, undefined, 'interactive').envelope_id };
     },
     async deliver(event, o = {}) {
       const body = eventCallback(ws, event, o.eventId ?? newEventId());

@@ -12,8 +12,8 @@ export const LINK_PATH = '/link/';
 
 export interface Envelope {
   envelope_id: string;
-  /** `events_api` for Events API payloads, `slash_commands` for a slash command's form fields. */
-  type: 'events_api' | 'slash_commands';
+  /** `events_api` for Events API payloads, `slash_commands` for a slash command's form fields, `interactive` for button presses. */
+  type: 'events_api' | 'slash_commands' | 'interactive';
   payload: Record<string, unknown>;
   accepts_response_payload: boolean;
   retry_attempt: number;

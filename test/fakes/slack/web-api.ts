@@ -6,6 +6,9 @@ import type { TsClock, Workspace } from './events.js';
 import { completeUploadExternal, getUploadURLExternal, type FilesState } from './files.js';
 import type { ApiReply } from './reply.js';
 import { metadataOf, type MessageMetadata } from './metadata.js';
+import { blocksOf, ephemeralOf, homeViewOf, type EphemeralRecord, type HomeViewRecord } from './blocks.js';
+
+export type { EphemeralRecord, HomeViewRecord } from './blocks.js';
 
 /** chat.postMessage / chat.update reject text above this (Slack's documented limit). */
 export const SLACK_TEXT_LIMIT = 40_000;
@@ -32,7 +35,10 @@ export interface StoredMessage {
   /** emoji name → user ids */
   reactions: Map<string, Set<string>>;
   metadata?: MessageMetadata;
+  /** Block Kit blocks, as posted (JSON-decoded when the body was a form). */
+  blocks?: unknown[];
 }
+
 
 export interface SentRecord {
   channel: string;
@@ -86,6 +92,8 @@ export interface ApiContext {
   updates: UpdateRecord[];
   reactions: ReactionRecord[];
   statuses: StatusRecord[];
+  ephemerals: EphemeralRecord[];
+  homeViews: HomeViewRecord[];
   calls: CallRecord[];
   failures: Map<string, Failure[]>;
   /** The bot token's OAuth scopes: a method whose scope is missing answers `missing_scope`. */
@@ -149,6 +157,18 @@ export function handleApiCall(ctx: ApiContext, method: string, args: Record<stri
       return postMessage(ctx, args);
     case 'chat.update':
       return update(ctx, args);
+    case 'chat.postEphemeral': {
+      const ephemeral = ephemeralOf(args);
+      if (typeof ephemeral === 'string') return fail(ephemeral);
+      ctx.ephemerals.push(ephemeral);
+      return ok({ message_ts: ctx.clock.next() });
+    }
+    case 'views.publish': {
+      const home = homeViewOf(args);
+      if (typeof home === 'string') return fail(home);
+      ctx.homeViews.push(home);
+      return ok({ view: { id: `V${ctx.homeViews.length}`, ...home.view } });
+    }
     case 'reactions.add':
     case 'reactions.remove':
       return react(ctx, method === 'reactions.add' ? 'add' : 'remove', args);
@@ -187,6 +207,7 @@ function scopeNeeded(method: string, args: Record<string, unknown>): string | un
   switch (method) {
     case 'chat.postMessage':
     case 'chat.update':
+    case 'chat.postEphemeral':
       return 'chat:write';
     case 'reactions.add':
     case 'reactions.remove':
@@ -238,9 +259,12 @@ function postMessage(ctx: ApiContext, args: Record<string, unknown>): ApiReply {
   const metadata = metadataOf(args.metadata);
   if (typeof metadata === 'string') return fail(metadata);
   const threadTs = str(args, 'thread_ts');
+  const blocks = blocksOf(args.blocks);
+  if (typeof blocks === 'string') return fail(blocks);
   const stored = storeBotMessage(ctx, channel, text ?? '', threadTs);
   const { ts } = stored;
   if (metadata !== undefined) stored.metadata = metadata;
+  if (blocks !== undefined) stored.blocks = blocks;
   const record: SentRecord = { channel, ts, text: text ?? '', args };
   if (threadTs !== undefined) record.threadTs = threadTs;
   if (metadata !== undefined) record.metadata = metadata;
@@ -389,6 +413,7 @@ function toWire(m: StoredMessage, ctx: ApiContext, withMetadata = false): Record
     wire.app_id = ctx.ws.appId;
   }
   if (m.threadTs !== undefined) wire.thread_ts = m.threadTs;
+  if (m.blocks !== undefined) wire.blocks = m.blocks;
   if (m.reactions.size > 0) {
     wire.reactions = [...m.reactions].map(([name, users]) => ({ name, users: [...users], count: users.size }));
   }

@@ -114,4 +114,29 @@ describe('Telegram Bot API stand-in', () => {
     const res = await fetch(`${fake.apiRoot}/file/bot${fake.token}/${path}`);
     expect(await res.text()).toBe('file body');
   });
+
+  it('inline keyboards: callback_data over 64 bytes is refused; a press is a callback_query answered once', async () => {
+    fake.injectMessage({ chatId: 7, userId: 7, text: 'hi' });
+    const tooLong = await call('sendMessage', { chat_id: 7, text: 'pick', reply_markup: { inline_keyboard: [[{ text: 'A', callback_data: 'x'.repeat(65) }]] } });
+    expect(tooLong.body).toMatchObject({ ok: false, description: 'Bad Request: BUTTON_DATA_INVALID' });
+    const sent = await call('sendMessage', { chat_id: 7, text: 'pick', reply_markup: { inline_keyboard: [[{ text: 'A', callback_data: 'a' }]] } });
+    const messageId = (sent.body.result as { message_id: number }).message_id;
+    expect(() => fake.pressButton({ chatId: 7, userId: 7, messageId, data: 'b' })).toThrow(/no button/);
+    const id = fake.pressButton({ chatId: 7, userId: 7, messageId, data: 'a' });
+    const updates = (await call('getUpdates', { allowed_updates: ['message', 'callback_query'] })).body.result as Array<{ callback_query?: { id: string; data: string } }>;
+    expect(updates.at(-1)?.callback_query).toMatchObject({ id, data: 'a' });
+    expect((await call('answerCallbackQuery', { callback_query_id: id, text: 'ok' })).body.ok).toBe(true);
+    expect((await call('answerCallbackQuery', { callback_query_id: id })).body).toMatchObject({ ok: false, error_code: 400 });
+  });
+
+  it('sendMessageDraft: private chats only, non-zero draft_id, stores no message; 404 on a server without it', async () => {
+    fake.injectMessage({ chatId: 8, userId: 8, text: 'hi' });
+    fake.injectMessage({ chatId: -9, userId: 8, text: 'hi group' });
+    expect((await call('sendMessageDraft', { chat_id: 8, draft_id: 5, text: 'partial' })).body).toEqual({ ok: true, result: true });
+    expect((await call('sendMessageDraft', { chat_id: 8, draft_id: 0, text: 'partial' })).body.ok).toBe(false);
+    expect((await call('sendMessageDraft', { chat_id: -9, draft_id: 5, text: 'partial' })).body.ok).toBe(false);
+    expect(fake.sent.filter((s) => s.method === 'sendMessage')).toEqual([]);
+    fake.supportDrafts(false);
+    expect(await call('sendMessageDraft', { chat_id: 8, draft_id: 5, text: 'partial' })).toEqual({ status: 404, body: { ok: false, error_code: 404, description: 'Not Found' } });
+  });
 });

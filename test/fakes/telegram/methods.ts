@@ -102,7 +102,50 @@ function sameEntities(a: Json | undefined, b: Entity[]): boolean {
   return JSON.stringify(a ?? []) === JSON.stringify(b);
 }
 
+/** Telegram: callback_data is 1-64 bytes; a button needs text. Returns the markup to store on the message. */
+function inlineKeyboardOf(p: JsonObject): JsonObject | undefined {
+  const markup = obj(p.reply_markup);
+  if (!markup) return undefined;
+  const rows = markup.inline_keyboard;
+  if (!Array.isArray(rows) || !rows.every(Array.isArray)) throw badRequest("can't parse inline keyboard button: InlineKeyboardButton must be an Object");
+  for (const row of rows as Json[][]) {
+    for (const b of row) {
+      const button = obj(b);
+      if (!button || typeof button.text !== 'string' || button.text === '') throw badRequest('BUTTON_TEXT_INVALID');
+      const data = button.callback_data;
+      if (typeof data !== 'string' || Buffer.byteLength(data) < 1 || Buffer.byteLength(data) > 64) throw badRequest('BUTTON_DATA_INVALID');
+    }
+  }
+  return { inline_keyboard: rows };
+}
+
 export const METHODS: Record<string, Handler> = {
+  /**
+   * Bot API 9.3: a draft streamed to a private chat while the answer is written; not a message (nothing stored),
+   * updated in place for the same non-zero draft_id. Text 0-4096 characters after parsing.
+   */
+  sendMessageDraft: (ctx, p) => {
+    if (!ctx.draftsSupported) throw new ApiError(telegramErrors.notFound());
+    const chat = requireChat(ctx, p);
+    if (chat.type !== 'private') throw badRequest('TEXTDRAFT_PEER_INVALID');
+    const draftId = int(p.draft_id);
+    if (draftId === undefined || draftId === 0) throw badRequest('TEXTDRAFT_ID_INVALID');
+    topicFor(chat, p, true);
+    const { text } = parseText(p);
+    ctx.sent.push({ method: 'sendMessageDraft', chat_id: String(chat.id), text, params: p });
+    return true;
+  },
+  answerCallbackQuery: (ctx, p) => {
+    const id = typeof p.callback_query_id === 'string' ? p.callback_query_id : '';
+    const query = ctx.callbackQueries.get(id);
+    if (!query || query.answered) throw badRequest('query is too old and response timeout expired or query ID is invalid');
+    const text = typeof p.text === 'string' ? p.text : undefined;
+    if (text !== undefined && text.length > 200) throw badRequest('MESSAGE_TOO_LONG');
+    query.answered = true;
+    ctx.sent.push({ method: 'answerCallbackQuery', chat_id: '', ...(text !== undefined && { text }), params: p });
+    return true;
+  },
+
   getMe: (ctx) => ({
     ...ctx.world.botUser(),
     can_join_groups: true,
@@ -155,7 +198,8 @@ export const METHODS: Record<string, Handler> = {
     const thread = topicFor(chat, p, false);
     const { text, entities } = parseText(p);
     const reply = replyTarget(chat, p);
-    const message = postBotMessage(ctx, chat, thread, reply, { text, ...(entities.length > 0 && { entities: entities as unknown as Json }) });
+    const keyboard = inlineKeyboardOf(p);
+    const message = postBotMessage(ctx, chat, thread, reply, { text, ...(entities.length > 0 && { entities: entities as unknown as Json }), ...(keyboard && { reply_markup: keyboard }) });
     ctx.sent.push({
       method: 'sendMessage',
       chat_id: String(chat.id),

@@ -73,6 +73,8 @@ export class TelegramFake {
       allowedUpdates: null,
       longPoll: (params, onClose) => this.longPoll(params, onClose),
       limits: { requestBytes: 50 * 1024 * 1024, photoBytes: 10 * 1024 * 1024, ...opts.uploadLimits },
+      callbackQueries: new Map(),
+      draftsSupported: true,
     };
   }
 
@@ -143,6 +145,38 @@ export class TelegramFake {
   /** A user writes to the bot. Returns the update (also queued for getUpdates or pushed to the webhook). */
   injectMessage(o: InjectMessageOptions): JsonObject {
     return this.injectUpdate({ message: buildUserMessage(this.world, o) });
+  }
+
+  /**
+   * A user presses an inline keyboard button under a bot message (a `callback_query` update). The button must be
+   * there. Returns the callback query id.
+   */
+  pressButton(o: { chatId: number; userId: number; messageId: number; data: string; firstName?: string }): string {
+    const chat = this.world.chats.get(o.chatId);
+    const message = chat?.messages.get(o.messageId);
+    if (!chat || !message) throw new Error(`no message ${o.messageId} in chat ${o.chatId}`);
+    const keyboard = (message.reply_markup as JsonObject | undefined)?.inline_keyboard;
+    const buttons = Array.isArray(keyboard) ? keyboard.flat() : [];
+    if (!buttons.some((b) => typeof b === 'object' && b !== null && !Array.isArray(b) && b.callback_data === o.data)) {
+      throw new Error(`no button with callback_data ${o.data} under message ${o.messageId}`);
+    }
+    const id = `${o.userId}${Date.now()}${this.ctx.callbackQueries.size}`;
+    this.ctx.callbackQueries.set(id, { answered: false });
+    this.injectUpdate({
+      callback_query: {
+        id,
+        from: { id: o.userId, is_bot: false, first_name: o.firstName ?? `User${o.userId}`, language_code: 'en' },
+        message,
+        chat_instance: String(-o.chatId),
+        data: o.data,
+      },
+    });
+    return id;
+  }
+
+  /** Switches sendMessageDraft off (a Bot API server older than 9.3: 404 Not Found) or on again. */
+  supportDrafts(on: boolean): void {
+    this.ctx.draftsSupported = on;
   }
 
   /** Queues any update object; `update_id` is assigned. */

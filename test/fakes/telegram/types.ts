@@ -74,4 +74,8 @@ export interface FakeContext {
   allowedUpdates: string[] | null;
   longPoll(params: JsonObject, onClose: (cb: () => void) => void): Promise<Json>;
   limits: UploadLimits;
+  /** Callback queries users made (button presses), by id, and whether the bot answered each. */
+  callbackQueries: Map<string, { answered: boolean }>;
+  /** Whether the server knows sendMessageDraft (Bot API 9.3+); false answers 404 Not Found as older servers do. */
+  draftsSupported: boolean;
 }

@@ -19,6 +19,7 @@ import { jobIdFor, MAX_PENDING, type TurnProducer } from '../queue/producer.js';
 import type { UserRateLimiter } from '../ops/rate-limit.js';
 import type { ConversationServices } from '../sessions/services.js';
 import { resetExpiredSession } from '../sessions/reset-policy.js';
+import { flushAfterReset } from '../turns/memory-flush.js';
 import { SESSION_KEY_PREFIX } from '../ingress/session-key.js';
 import { API_PLATFORM, apiConversationId } from './egress.js';
 import { ApiError } from './errors.js';
@@ -142,7 +143,7 @@ export class ApiTurns {
       const base = buildSessionSystemPrompt(config.systemPrompt, { platform: API_PLATFORM, chatType: 'dm', startedAt, timeZone: config.timezone });
       return input.system ? `${base}\n\n${input.system}` : base;
     };
-    if (input.session !== null) await resetExpiredSession({ store, mailbox: this.deps.mailbox, conversation }, sessionKey);
+    if (input.session !== null) await resetExpiredSession({ store, mailbox: this.deps.mailbox, conversation }, sessionKey, flushAfterReset(store, conversation));
     const { session, created } = await store.getOrCreateSession(sessionKey, { source: API_PLATFORM, userId, chatId, model: config.model, systemPrompt: promptFor(new Date()) });
     if (!created && input.system !== null) {
       const wanted = promptFor(new Date(session.startedAt));

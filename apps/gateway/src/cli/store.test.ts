@@ -4,6 +4,7 @@ import { freshPostgresSchema, useTempStores } from '../../../../packages/agent-c
 import { PairingService } from '../pairing/index.js';
 import { SessionCounters } from '../sessions/counters.js';
 import { VoiceReplies } from '../sessions/voice-replies.js';
+import { ReasoningDisplay } from '../sessions/reasoning-display.js';
 import { ScheduleStore } from '../schedules/store.js';
 import type { StoreConfig } from '../sessions/store-target.js';
 import { CliError, type CliIo } from './io.js';
@@ -23,6 +24,7 @@ const ALL_TABLES = [
   'turn_files',
   'voice_replies',
   'schedules',
+  'reasoning_display',
   'tool_memory',
   'tool_todos',
 ];
@@ -116,6 +118,7 @@ async function seedSqlite(): Promise<Seeded> {
     await store.markFileSent('turn-1', 0, 'tg-msg-10');
     await store.markDelivered('turn-1', ['tg-msg-9']);
     await new VoiceReplies(store.sql).set(key, true);
+    await new ReasoningDisplay(store.sql).set(key, true);
     // A scheduled task: `herald store migrate` must carry it over like every other table.
     await new ScheduleStore(store.sql).create({
       origin: { platform: 'telegram', ownerId: '42', conversationId: 'telegram:42', chatType: 'dm', chatId: '42', sessionKey: key },
@@ -190,6 +193,7 @@ describe('herald store migrate', () => {
     expect(await new SessionCounters(target).apiCalls(seeded.second)).toBe(3);
     expect((await target.getTurnFiles('turn-1')).map((f) => [f.sentId, f.data?.toString('latin1') ?? null])).toEqual([['tg-msg-10', null], [null, 'OggS\0\x02']]);
     expect(await new VoiceReplies(target.sql).isOn('agent:main:telegram:dm:42')).toBe(true);
+    expect(await new ReasoningDisplay(target.sql).isOn('agent:main:telegram:dm:42')).toBe(true);
     expect(await new StoredWindowBook(target.sql, LEARNT_WINDOW_TTL_MS).since(0)).toEqual([{ key: 'vllm:qwen3-8b', limit: 32_768, learntAt: 1_795_600_000_000 }]);
 
     // The copied ids stay taken: a new message gets the next one, and new memory rows do too.

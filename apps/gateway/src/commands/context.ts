@@ -12,6 +12,7 @@ import type { ConversationServices } from '../sessions/services.js';
 import type { CommandLedger } from './ledger.js';
 import type { ScheduleService } from '../schedules/service.js';
 import type { ParsedCommand } from './registry.js';
+export type { CommandReply } from '../interactions/buttons.js';
 
 export interface CommandDeps {
   store: SessionStore;

@@ -27,6 +27,7 @@ import { scheduleOrigin } from '../schedules/store.js';
 import { runCommand } from './handlers.js';
 import { BUSY_REPLY, parseCommand } from './registry.js';
 import { NO_TTS_REPLY, VOICE_USAGE } from './voice.js';
+import { REASONING_USAGE } from './reasoning.js';
 
 const URL = 'redis://127.0.0.1:6379';
 const log = pino({ level: 'silent' });
@@ -87,7 +88,8 @@ async function command(chat: string, text: string, platform: InboundMessage['pla
   const msg = message(chat, text, platform);
   const parsed = parseCommand(text);
   if (!parsed) throw new Error(`not a command: ${text}`);
-  return runCommand(deps, { command: parsed, msg, sessionKey: sessionKeyFor(msg) });
+  const reply = await runCommand(deps, { command: parsed, msg, sessionKey: sessionKeyFor(msg) });
+  return reply === null || typeof reply === 'string' ? reply : reply.text;
 }
 
 /** A session with `exchanges` question/answer pairs written as turns, as the worker writes them. */
@@ -293,5 +295,20 @@ describe('/voice', () => {
     expect(await withTts.voice.isOn(sessionKeyFor(message('v1', '')))).toBe(false);
     // Another conversation keeps its own choice.
     expect(await withTts.voice.isOn(sessionKeyFor(message('v2', '', 'discord')))).toBe(true);
+  });
+});
+
+describe('/reasoning', () => {
+  it('is off by default; on and off per conversation, remembered across /new', async () => {
+    const key = sessionKeyFor(message('r1', ''));
+    expect(await command('r1', '/reasoning')).toMatch(/^💭 Reasoning is hidden/);
+    expect(await services.reasoning.isOn(key)).toBe(false);
+    expect(await command('r1', '/reasoning on')).toMatch(/^💭 Reasoning on/);
+    expect(await command('r1', '/reasoning maybe')).toBe(REASONING_USAGE);
+    await command('r1', '/new');
+    expect(await services.reasoning.isOn(key)).toBe(true);
+    expect(await services.reasoning.isOn(sessionKeyFor(message('r2', '')))).toBe(false);
+    expect(await command('r1', '/reasoning off')).toBe('💭 Reasoning off.');
+    expect(await services.reasoning.isOn(key)).toBe(false);
   });
 });

@@ -7,15 +7,16 @@
 import { payloadFrom } from '../ingress/payload.js';
 import { turnFailureReply } from '../turns/user-errors.js';
 import { flushBeforeLosingDetails } from '../turns/memory-flush.js';
-import type { CommandDeps, CommandInput } from './context.js';
+import type { CommandDeps, CommandInput, CommandReply } from './context.js';
 import { compressCommand, retryCommand, undoCommand } from './history.js';
 import { BUSY_REPLY, helpText, type CommandName } from './registry.js';
 import { modelCommand, statusCommand, usageCommand } from './session-info.js';
 import { resumeCommand, titleCommand } from './titles.js';
 import { schedulesCommand } from './schedules.js';
 import { voiceCommand } from './voice.js';
+import { reasoningCommand } from './reasoning.js';
 
-type Handler = (deps: CommandDeps, input: CommandInput) => Promise<string | null>;
+type Handler = (deps: CommandDeps, input: CommandInput) => Promise<CommandReply>;
 
 const HANDLERS: Record<CommandName, Handler> = {
   help: async () => helpText(),
@@ -32,13 +33,14 @@ const HANDLERS: Record<CommandName, Handler> = {
   model: modelCommand,
   schedules: schedulesCommand,
   voice: voiceCommand,
+  reasoning: reasoningCommand,
 };
 
 /**
  * Returns the text to answer with (null: nothing to say). A command that fails says so briefly. A platform message
  * runs its command once: a repeat gets the same answer (commands/ledger.ts).
  */
-export async function runCommand(deps: CommandDeps, input: CommandInput): Promise<string | null> {
+export async function runCommand(deps: CommandDeps, input: CommandInput): Promise<CommandReply> {
   const { spec } = input.command;
   return deps.ledger.once(input.msg.platform, input.msg.messageId, async () => {
     try {
@@ -57,7 +59,22 @@ async function stopCommand(deps: CommandDeps, { sessionKey }: CommandInput): Pro
   return `⏹ Stopped.${dropped > 0 ? ` Dropped ${dropped} queued message${dropped === 1 ? '' : 's'}.` : ''}`;
 }
 
-async function newCommand(deps: CommandDeps, { sessionKey }: CommandInput): Promise<string> {
+/** What `/new` asks first when HERALD_CONFIRM_RESET is on; the buttons stand for `/new now` and `/new cancel`. */
+export const CONFIRM_RESET_QUESTION = 'Start a new conversation? This one is kept (/resume brings back titled ones).';
+export const RESET_CANCELLED = '👍 Kept this conversation.';
+
+async function newCommand(deps: CommandDeps, { sessionKey, command }: CommandInput): Promise<CommandReply> {
+  const arg = command.args.toLowerCase();
+  if (arg === 'cancel') return RESET_CANCELLED;
+  if (arg !== 'now' && deps.conversation?.config.confirmReset) {
+    return {
+      text: `${CONFIRM_RESET_QUESTION}\nSend /new now to confirm.`,
+      choices: [
+        { label: '✨ Start over', text: '/new now' },
+        { label: 'Keep this one', text: '/new cancel' },
+      ],
+    };
+  }
   await stopSession(deps, sessionKey);
   const current = await deps.store.currentSession(sessionKey);
   if (current && current.endedAt === null) {

@@ -5,6 +5,7 @@
  * run's answer (sent again) and nothing else happens.
  */
 import type { Redis } from 'ioredis';
+import type { CommandReply } from '../interactions/buttons.js';
 
 /** While a command runs: long enough for /compress's summary call, short enough not to block a real retry. */
 export const COMMAND_RUNNING_TTL_S = 300;
@@ -22,14 +23,14 @@ export class CommandLedger {
    * Runs `command` unless this platform message ran it already: then resolves with that run's answer (null when
    * it had none, or while it is still running elsewhere, which answers itself).
    */
-  async once(platform: string, messageId: string, command: () => Promise<string | null>): Promise<string | null> {
+  async once(platform: string, messageId: string, command: () => Promise<CommandReply>): Promise<CommandReply> {
     const key = `${this.prefix}:cmd:${platform}.${messageId}`;
     if ((await this.redis.set(key, RUNNING, 'EX', COMMAND_RUNNING_TTL_S, 'NX')) !== 'OK') {
       const seen = await this.redis.get(key);
       if (seen === null || seen === RUNNING) return null;
-      return (JSON.parse(seen) as { answer: string | null }).answer;
+      return (JSON.parse(seen) as { answer: CommandReply }).answer;
     }
-    let answer: string | null;
+    let answer: CommandReply;
     try {
       answer = await command();
     } catch (err) {

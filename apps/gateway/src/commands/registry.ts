@@ -19,7 +19,8 @@ export type CommandName =
   | 'resume'
   | 'model'
   | 'schedules'
-  | 'voice';
+  | 'voice'
+  | 'reasoning';
 
 export interface CommandSpec {
   name: CommandName;
@@ -52,6 +53,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: 'model', aliases: [], description: 'Show or change the model of this conversation', args: '[provider:model]', bypassesBusy: true },
   { name: 'schedules', aliases: [], description: 'List your scheduled tasks, or cancel one', args: '[cancel <id>]', bypassesBusy: true },
   { name: 'voice', aliases: [], description: 'Voice replies in this conversation: on or off', args: '[on|off]', bypassesBusy: true },
+  { name: 'reasoning', aliases: [], description: "Show the model's reasoning above its answers: on or off", args: '[on|off]', bypassesBusy: true },
 ];
 
 const BY_NAME = new Map<string, CommandSpec>();
@@ -79,7 +81,7 @@ export function helpText(): string {
   return ['Commands:', ...COMMANDS.map(line), `On Slack: ${SLACK_SLASH_COMMAND} <command>, e.g. ${SLACK_SLASH_COMMAND} status.`].join('\n');
 }
 
-/** For Telegram's setMyCommands menu (and the other platforms' equivalents). */
-export function menuCommands(): Array<{ name: string; description: string }> {
-  return COMMANDS.map((c) => ({ name: c.name, description: c.description }));
+/** For Telegram's setMyCommands menu and Discord's application commands (which also take the aliases and args). */
+export function menuCommands(): Array<{ name: string; description: string; args?: string; aliases: readonly string[] }> {
+  return COMMANDS.map((c) => ({ name: c.name, description: c.description, aliases: c.aliases, ...(c.args && { args: c.args }) }));
 }

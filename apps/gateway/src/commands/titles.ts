@@ -6,7 +6,7 @@
  * session this chat had is ended ('resumed') and keeps its own transcript.
  */
 import { TitleInUseError, type Session, type SessionSource } from '@herald/agent-core';
-import { openSession, sessionInit, type CommandDeps, type CommandInput } from './context.js';
+import { openSession, sessionInit, type CommandDeps, type CommandInput, type CommandReply } from './context.js';
 import { ago } from './format.js';
 import { BUSY_REPLY } from './registry.js';
 import { withSessionHeld } from '../queue/session-hold.js';
@@ -33,7 +33,7 @@ export async function titleCommand(deps: CommandDeps, { command, msg, sessionKey
   }
 }
 
-export async function resumeCommand(deps: CommandDeps, { command, msg, sessionKey }: CommandInput): Promise<string> {
+export async function resumeCommand(deps: CommandDeps, { command, msg, sessionKey }: CommandInput): Promise<CommandReply> {
   const source = msg.platform as SessionSource;
   if (!command.args) return await listTitled(deps, source, msg.userId);
 
@@ -82,18 +82,22 @@ async function ownTitled(deps: CommandDeps, source: SessionSource, userId: strin
   return (await deps.store.listTitledSessions({ source, limit: RESUME_SCAN })).filter((s) => s.userId === userId);
 }
 
-async function listTitled(deps: CommandDeps, source: SessionSource, userId: string): Promise<string> {
+/** The list, with a button per conversation that stands for `/resume <name>`. */
+async function listTitled(deps: CommandDeps, source: SessionSource, userId: string): Promise<CommandReply> {
   const seen = new Set<string>();
   const lines: string[] = [];
+  const roots: string[] = [];
   for (const s of await ownTitled(deps, source, userId)) {
     if (s.title === null) continue;
     // One line per lineage (`name`, `name #2`, ... are one conversation); /resume name finds its latest.
     const root = s.title.replace(LINEAGE_SUFFIX, '');
     if (seen.has(root)) continue;
     seen.add(root);
+    roots.push(root);
     lines.push(`• ${root} — ${ago(s.startedAt)}`);
     if (lines.length === RESUME_LIST_SIZE) break;
   }
   if (lines.length === 0) return 'No titled conversations yet. Name this one with /title <name>.';
-  return ['Titled conversations:', ...lines, 'Send /resume <name> to continue one.'].join('\n');
+  const text = ['Titled conversations:', ...lines, 'Send /resume <name> to continue one.'].join('\n');
+  return { text, choices: roots.map((root) => ({ label: root, text: `/resume ${root}` })) };
 }

@@ -10,6 +10,7 @@
 import {
   KeyPool,
   MemoryKeyPoolState,
+  overrideFor,
   parseModelRef,
   supportsVision,
   type KeyPoolState,
@@ -58,6 +59,9 @@ export class ProviderCatalog {
       // Whether it takes images: the model table, unless HERALD_VISION_OVERRIDES says otherwise.
       vision: supportsVision(model, this.config.visionOverrides),
       ...(apiMode ? { apiMode } : {}),
+      ...maxTokensOf(model, this.config.maxTokens),
+      ...(this.config.reasoningEffort ? { reasoningEffort: this.config.reasoningEffort } : {}),
+      ...(this.config.thinkingBudget ? { thinkingBudget: this.config.thinkingBudget } : {}),
     };
     switch (provider) {
       case 'bedrock':
@@ -129,4 +133,10 @@ export class ProviderCatalog {
 /** `provider:model` → what createProvider needs, with in-process key state (doctor, model checks). */
 export function providerConfig(config: HeraldConfig, ref: string, catalog: ProviderCatalog = new ProviderCatalog(config)): ProviderConfig {
   return catalog.configFor(ref);
+}
+
+/** HERALD_MAX_TOKENS for this model, as ProviderConfig fields (none when the setting names no such model). */
+function maxTokensOf(model: string, perModel: Readonly<Record<string, number>>): { maxTokens?: number } {
+  const maxTokens = overrideFor(model, perModel);
+  return maxTokens === undefined ? {} : { maxTokens };
 }

@@ -7,7 +7,7 @@
  *   REDIS_URL                → redis_url
  * Environment values always win over the file.
  */
-import { KEY_STRATEGIES } from '@herald/agent-core';
+import { KEY_STRATEGIES, REASONING_EFFORTS } from '@herald/agent-core';
 import { z } from 'zod';
 import { RISK_IDS } from '../ops/safety/findings.js';
 import { mcpServersSchema } from '../mcp/config.js';
@@ -62,6 +62,11 @@ const ttsModelRef = z
   .regex(/^openai:\S+$/, "must look like openai:<model>, e.g. openai:gpt-4o-mini-tts (voice replies use OpenAI's speech API)");
 const mimePattern = z.string().regex(/^[a-z0-9.+-]+\/([a-z0-9.+-]+|\*)$|^\*\/\*$/i, 'must be MIME types such as image/png or image/*');
 const toolProgressMode = z.enum(['off', 'new', 'all']);
+/** on (the platform's own emoji), off, or four emoji for the stages queued,tools,done,error (an empty one is left out). */
+const statusReactions = z
+  .string()
+  .trim()
+  .refine((v) => v === 'on' || v === 'off' || (v.split(',').length === 4 && v.split(',').some((e) => e.trim() !== '')), 'must be on, off, or four emoji for queued,tools,done,error such as 👀,⚙️,✅,⚠️');
 /** `llava=true,gpt-4=false` → { llava: true, 'gpt-4': false }. */
 const visionOverrides = list
   .pipe(z.array(z.string().regex(/^[^=\s]+=(true|false|yes|no)$/i, 'each entry must be model=true or model=false')))
@@ -69,6 +74,14 @@ const visionOverrides = list
     const [model, value] = e.split('=');
     return [model, ['true', 'yes'].includes(value.toLowerCase())];
   })) as Record<string, boolean>);
+
+/** `claude-opus-4-6=32000,gpt-5=16000` → { 'claude-opus-4-6': 32000, 'gpt-5': 16000 }. */
+const maxTokensPerModel = list
+  .pipe(z.array(z.string().regex(/^[^=\s]+=[1-9]\d{0,6}$/, 'each entry must be model=tokens, e.g. claude-opus-4-6=32000')))
+  .transform((entries) => Object.fromEntries(entries.map((e) => {
+    const [model, value] = e.split('=');
+    return [model, Number(value)];
+  })) as Record<string, number>);
 
 /** An IANA zone name Intl understands (Europe/Berlin, UTC). */
 function isTimeZone(zone: string): boolean {
@@ -123,18 +136,26 @@ export const SETTINGS = {
   keyCooldownS: setting('HERALD_KEY_COOLDOWN_S', int(1, 604_800), 'Seconds a pooled key rests after a 401 or 403', '600'),
   keyBillingCooldownS: setting('HERALD_KEY_BILLING_COOLDOWN_S', int(1, 2_592_000), 'Seconds a pooled key rests after a 402 or an exhausted quota', '86400'),
   streamStallTimeoutMs: setting('HERALD_STREAM_STALL_TIMEOUT_MS', int(100, 3_600_000), 'A model stream silent this long has stalled: it is cut, its HTTP client rebuilt, and the call retried', '90000'),
+  maxTokens: setting('HERALD_MAX_TOKENS', maxTokensPerModel, 'Comma list of model=tokens: the max_tokens (output limit) of each call to that model, e.g. claude-opus-4-6=32000 (a family name covers its snapshots); the API default otherwise (Anthropic: 16384)', ''),
+  reasoningEffort: setting('HERALD_REASONING_EFFORT', z.enum(REASONING_EFFORTS as unknown as ['none', 'minimal', 'low', 'medium', 'high', 'xhigh']), 'OpenAI reasoning models (o-series, GPT-5) and compatible servers: reasoning effort, none|minimal|low|medium|high|xhigh; the model default when unset'),
+  thinkingBudget: setting('HERALD_THINKING_BUDGET', int(1024, 1_000_000), 'Anthropic extended thinking: budget_tokens of each call (at least 1024); off when unset. Thinking blocks are kept and sent back across tool turns'),
   compressionThreshold: setting('HERALD_COMPRESSION_THRESHOLD', ratio(0.1, 0.8), 'Share of the context window at which the agent loop compresses the conversation inside a turn (0.1-0.8)', '0.5'),
   contextWindow: setting('HERALD_CONTEXT_WINDOW', int(1024, 100_000_000), "Override the model's context window (tokens)"),
   systemPrompt: setting('HERALD_SYSTEM_PROMPT', str, 'System prompt of the agent', 'You are Herald, a helpful assistant reachable from chat apps. Answer concisely.'),
   // Conversation control (commands, resets, what the user sees while the agent works).
   toolProgress: setting('HERALD_TOOL_PROGRESS', toolProgressMode, 'Tool progress message: off, new (a line when the tool changes) or all; default per platform (Telegram and Slack off, Discord new)'),
+  statusReactions: setting('HERALD_STATUS_REACTIONS', statusReactions, 'Status reactions on the user\'s message on every platform: on, off, or queued,tools,done,error emoji (default: Slack on, others off)'),
+  confirmReset: setting('HERALD_CONFIRM_RESET', bool, '/new (/reset) asks first, with buttons (or /new now); /new now always resets at once', 'false'),
   streaming: setting('HERALD_STREAMING', bool, 'Stream replies by editing one message as the text arrives', 'false'),
+  interimMessages: setting('HERALD_INTERIM_MESSAGES', bool, 'Show what the model writes before its tool calls ("Let me look that up.") as a message of its own, as Hermes does', 'true'),
   sessionReset: setting('HERALD_SESSION_RESET', z.enum(['idle', 'daily', 'both', 'none']), 'When a conversation starts afresh by itself: idle, daily, both or none', 'both'),
   sessionIdleMinutes: setting('HERALD_SESSION_IDLE_MINUTES', int(1, 525_600), 'Idle reset: minutes without activity after which the next message starts a new session', '1440'),
   sessionDailyHour: setting('HERALD_SESSION_DAILY_HOUR', int(0, 23), 'Daily reset: local hour (0-23) after which the next message starts a new session', '4'),
   busyInputMode: setting('HERALD_BUSY_INPUT_MODE', z.enum(['interrupt', 'queue', 'steer']), 'What a message does while its session is busy', 'interrupt'),
   workerConcurrency: setting('HERALD_WORKER_CONCURRENCY', int(1, 10_000), 'Turns one worker process runs at once', '50'),
   maxIterations: setting('HERALD_MAX_ITERATIONS', int(1, 10_000), 'Agent-loop iteration budget per turn', '90'),
+  delegateMaxIterations: setting('HERALD_DELEGATE_MAX_ITERATIONS', int(1, 10_000), 'Iterations one delegate_task subagent may take (within the turn\'s own budget)', '50'),
+  delegateMaxPerTurn: setting('HERALD_DELEGATE_MAX_PER_TURN', int(0, 100), 'Subagents (delegate_task) one turn may start', '3'),
   // Media the users send (apps/gateway/src/media): images, voice notes, documents.
   sttModel: setting('HERALD_STT_MODEL', modelRef.refine((v) => v.startsWith('openai:'), 'speech-to-text runs on the OpenAI audio API: use openai:<model>, e.g. openai:gpt-4o-mini-transcribe'), 'Speech-to-text for voice notes and audio, openai:<model> (e.g. openai:gpt-4o-mini-transcribe); unset: voice notes are declined with a reply'),
   visionModel: setting('HERALD_VISION_MODEL', modelRef, 'provider:model that describes images for a main model without vision (Hermes\' "auto" image input); unset: such models decline images with a reply'),
@@ -200,6 +221,7 @@ export const SETTINGS = {
     allowedUsers: setting('TELEGRAM_ALLOWED_USERS', list, 'Telegram user ids allowed to talk to the bot', ''),
     allowAllUsers: setting('TELEGRAM_ALLOW_ALL_USERS', bool, 'Let any Telegram user in', 'false'),
     toolProgress: setting('TELEGRAM_TOOL_PROGRESS', toolProgressMode, 'Tool progress on Telegram (overrides HERALD_TOOL_PROGRESS; default off)'),
+    statusReactions: setting('TELEGRAM_STATUS_REACTIONS', statusReactions, 'Status reactions on Telegram (overrides HERALD_STATUS_REACTIONS)'),
   },
   discord: {
     botToken: setting('DISCORD_BOT_TOKEN', str, 'Discord bot token', undefined, true),
@@ -211,6 +233,9 @@ export const SETTINGS = {
     allowedUsers: setting('DISCORD_ALLOWED_USERS', list, 'Discord user ids allowed', ''),
     allowAllUsers: setting('DISCORD_ALLOW_ALL_USERS', bool, 'Let any Discord user in', 'false'),
     toolProgress: setting('DISCORD_TOOL_PROGRESS', toolProgressMode, 'Tool progress on Discord (overrides HERALD_TOOL_PROGRESS; default new)'),
+    statusReactions: setting('DISCORD_STATUS_REACTIONS', statusReactions, 'Status reactions on Discord (overrides HERALD_STATUS_REACTIONS)'),
+    slashCommands: setting('DISCORD_SLASH_COMMANDS', bool, "Register Herald's commands as Discord application (slash) commands", 'true'),
+    commandGuilds: setting('DISCORD_COMMAND_GUILDS', list.pipe(z.array(z.string().regex(/^\d{1,20}$/, 'must be server (guild) ids'))), 'Comma list of server ids to register the slash commands in (instant); empty: global', ''),
   },
   slack: {
     botToken: setting('SLACK_BOT_TOKEN', z.string().regex(/^xoxb-/, 'must start with xoxb-'), 'Slack bot token', undefined, true),
@@ -220,6 +245,8 @@ export const SETTINGS = {
     allowedUsers: setting('SLACK_ALLOWED_USERS', list, 'Slack user ids allowed', ''),
     allowAllUsers: setting('SLACK_ALLOW_ALL_USERS', bool, 'Let any Slack user in', 'false'),
     toolProgress: setting('SLACK_TOOL_PROGRESS', toolProgressMode, 'Tool progress on Slack (overrides HERALD_TOOL_PROGRESS; default off)'),
+    slashCommands: setting('SLACK_SLASH_COMMANDS', z.enum(['single', 'each']), 'single: one /herald <command>; each: also /herald-<command> per command (declare them in the app)', 'single'),
+    statusReactions: setting('SLACK_STATUS_REACTIONS', statusReactions, 'Status reactions on Slack (overrides HERALD_STATUS_REACTIONS)'),
   },
   gateway: {
     allowedUsers: setting('GATEWAY_ALLOWED_USERS', list, 'User ids allowed on every platform', ''),

@@ -16,6 +16,6 @@ export function payloadFrom(msg: InboundMessage): TurnPayload {
     platformMessageId: msg.platformMessageId,
     quoted: msg.quoted,
     attachments: msg.attachments.length ? msg.attachments : undefined,
-    ...(msg.albumId !== undefined && { albumId: msg.albumId }),
+    ...(msg.partOf !== undefined && { partOf: msg.partOf }),
   };
 }

@@ -2,7 +2,9 @@
  * The ingress router: every adapter hands its InboundMessages here. It authorises, computes the session key,
  * answers commands at once (they bypass the queue), and enqueues the rest.
  */
-import type { InboundMessage, PlatformEgress } from '@herald/adapters';
+import type { Button, InboundMessage, PlatformEgress } from '@herald/adapters';
+import { FOREIGN_PRESS_NOTE, STALE_PRESS_NOTE, type ButtonStore } from '../interactions/buttons.js';
+import type { CommandReply } from '../commands/context.js';
 import type { Logger } from '../logger.js';
 import type { CommandDeps } from '../commands/context.js';
 import { runCommand } from '../commands/handlers.js';
@@ -10,6 +12,7 @@ import { parseCommand } from '../commands/registry.js';
 import type { BusyInputMode } from '../queue/producer.js';
 import { admit, type AccessPolicy } from './authorize.js';
 import { resetExpiredSession } from '../sessions/reset-policy.js';
+import { flushAfterReset } from '../turns/memory-flush.js';
 import type { InboundGuard } from '../ops/inbound-guard.js';
 import { payloadFrom } from './payload.js';
 import { sessionKeyFor } from './session-key.js';
@@ -18,6 +21,10 @@ import { sessionKeyFor } from './session-key.js';
 export const MAX_INBOUND_CHARS = 64_000;
 
 export const QUEUED_ACK = '⏳ Queued — I will answer after the current task.';
+/** Closes a platform interaction (a Discord slash command) that nothing else answered, so it never hangs. */
+export const INTERACTION_DONE = '✅ Done.';
+/** An interaction from someone not allowed in a server: only they see it (the deferred answer is ephemeral). */
+export const INTERACTION_NOT_ALLOWED = '⛔ You are not allowed to use this bot here.';
 
 export interface RouterDeps extends CommandDeps {
   policy: AccessPolicy;
@@ -31,37 +38,102 @@ export interface RouterDeps extends CommandDeps {
    * is its answer. Looked at by the producer in the same round trip as the append.
    */
   answerMarker?: (sessionKey: string) => string;
+  /** Buttons under command answers, and what a press means (interactions/buttons.ts). Absent: text only. */
+  buttons?: ButtonStore;
 }
+
+type Reply = (text: string, buttons?: Button[]) => Promise<unknown>;
 
 export class IngressRouter {
   constructor(private readonly deps: RouterDeps) {}
 
   /** The InboundHandler given to every adapter: resolves once the message is durably taken (or answered). */
   readonly handle = async (msg: InboundMessage): Promise<void> => {
+    const egress = this.deps.egress(msg.platform);
+    const send: Reply = (text, buttons) =>
+      egress.send(msg.conversationId, text, { replyTo: msg.platformMessageId, plain: true, ...(buttons && { buttons }) });
+    if (msg.press) return this.press(msg, msg.press.data, egress, send);
+    const interaction = msg.interaction;
+    if (interaction === undefined || egress.answerInteraction === undefined) {
+      await this.route(msg, send);
+      return;
+    }
+    // A platform interaction is answered through itself, exactly once: the first reply fills the deferred response.
+    let answered = false;
+    const answer: Reply = async (text, buttons) => {
+      answered = true;
+      await egress.answerInteraction?.(interaction, text, { conversationId: msg.conversationId, userId: msg.userId, buttons });
+    };
+    // Opening Slack's App Home tab is no request to pair: a stranger just sees that the bot is not for them.
+    if (interaction.kind === 'home' && !(await this.deps.policy.isAllowed(msg.platform, msg.userId))) {
+      await answer(INTERACTION_NOT_ALLOWED);
+      return;
+    }
+    const admitted = await this.route(msg, answer);
+    if (!answered) await answer(admitted ? INTERACTION_DONE : INTERACTION_NOT_ALLOWED);
+  };
+
+  /**
+   * A button press: one that still counts is closed quietly and then handled as if the user had typed the button's
+   * text (a clarify answer, `/resume Trip`); a stale or someone else's press gets a note only the presser sees.
+   */
+  private async press(msg: InboundMessage, data: string, egress: PlatformEgress, send: Reply): Promise<void> {
+    // Closing a press is best effort: a press the platform no longer lets us answer (expired, unknown) must not fail
+    // the hand-over, which would only have it delivered again.
+    const close = async (note: string | null): Promise<void> => {
+      if (!msg.interaction || !egress.answerInteraction) return;
+      try {
+        await egress.answerInteraction(msg.interaction, note, { conversationId: msg.conversationId, userId: msg.userId });
+      } catch (err) {
+        this.deps.log.warn({ err, platform: msg.platform, messageId: msg.messageId }, 'button press not answered');
+      }
+    };
+    const res = this.deps.buttons ? await this.deps.buttons.press(data, msg.userId) : ({ status: 'stale' } as const);
+    if (res.status !== 'ok') {
+      this.deps.log.info({ platform: msg.platform, messageId: msg.messageId, press: res.status }, 'button press refused');
+      await close(res.status === 'foreign' ? FOREIGN_PRESS_NOTE : STALE_PRESS_NOTE);
+      return;
+    }
+    await close(null);
+    const { press: _press, interaction: _interaction, ...typed } = msg;
+    await this.route({ ...typed, text: res.text }, send);
+  }
+
+  /** A command's answer; its choices become buttons where the gateway keeps them (only the asker's presses count). */
+  private async answerCommand(msg: InboundMessage, answer: CommandReply, reply: Reply): Promise<void> {
+    if (answer === null) return;
+    if (typeof answer === 'string') {
+      await reply(answer);
+      return;
+    }
+    const offered = this.deps.buttons && answer.choices.length > 0 ? await this.deps.buttons.offer({ userId: msg.userId, choices: answer.choices, once: true }) : null;
+    await reply(answer.text, offered?.buttons);
+  }
+
+  /** False when the sender was not let in (pairing code or silence). */
+  private async route(msg: InboundMessage, reply: Reply): Promise<boolean> {
     const { deps } = this;
     const log = deps.log.child({ platform: msg.platform, messageId: msg.messageId });
-    const reply = (text: string): Promise<unknown> =>
-      deps.egress(msg.platform).send(msg.conversationId, text, { replyTo: msg.platformMessageId, plain: true });
     // Unknown users: a pairing code in a DM, silence elsewhere (ingress/authorize.ts). Commands included.
-    if (!(await admit({ policy: deps.policy, pairing: deps.conversation?.pairing, log }, msg, reply))) return;
+    if (!(await admit({ policy: deps.policy, pairing: deps.conversation?.pairing, log }, msg, reply))) return false;
     const sessionKey = sessionKeyFor(msg);
-    if (deps.guard && !(await deps.guard.admit(msg, reply))) return;
+    if (deps.guard && !(await deps.guard.admit(msg, reply))) return true;
 
     if (msg.text.length > MAX_INBOUND_CHARS) {
       await reply(`That message is too long (${msg.text.length} characters; the limit is ${MAX_INBOUND_CHARS}). Please split it or send it as a file.`);
-      return;
+      return true;
     }
 
     const command = parseCommand(msg.text);
     if (command) {
-      const text = await runCommand(deps, { command, msg, sessionKey });
+      const answer = await runCommand(deps, { command, msg, sessionKey });
       log.info({ sessionKey, command: command.spec.name }, 'command');
-      if (text) await reply(text);
-      return;
+      await this.answerCommand(msg, answer, reply);
+      return true;
     }
 
     // Idle / daily reset (sessions/reset-policy.ts): an expired session ends and this message starts a new one.
-    const resetNotice = await resetExpiredSession(deps, sessionKey);
+    const resetNotice = await resetExpiredSession(deps, sessionKey, flushAfterReset(deps.store, deps.conversation, log));
     if (resetNotice) await reply(resetNotice);
     // An answer to a clarify question goes to the running turn (steer), whatever the busy-input mode says.
     const res = await deps.producer.submit(sessionKey, payloadFrom(msg), deps.busyInputMode, deps.answerMarker?.(sessionKey));
@@ -71,5 +143,6 @@ export class IngressRouter {
     } else if (res.status === 'queued' && res.acknowledge) {
       await reply(QUEUED_ACK);
     }
-  };
+    return true;
+  }
 }

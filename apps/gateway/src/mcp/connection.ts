@@ -8,12 +8,12 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import { toToolParameters, type JsonSchema } from '@herald/agent-core';
+import { toToolParameters, type JsonSchema, type ToolOutput } from '@herald/agent-core';
 import type { Logger } from '../logger.js';
 import { VERSION } from '../version.js';
 import type { McpServerConfig } from './config.js';
 import { namespacedName, toolFilter } from './names.js';
-import { McpToolError, resultText } from './result.js';
+import { McpToolError, toolOutputOf, type McpResultLimits } from './result.js';
 import { openTransport, type OpenedTransport } from './transport.js';
 
 export type McpServerState = 'connecting' | 'ready' | 'backoff' | 'stopped';
@@ -64,6 +64,8 @@ const MAX_DESCRIPTION_CHARS = 2_000;
 
 export interface McpConnectionOptions {
   log: Logger;
+  /** What a result's images and embedded text are held to. */
+  limits: McpResultLimits;
   backoff?: BackoffOptions;
   keepaliveMs?: number;
   /** Told whenever the server's tools (as offered) change. */
@@ -120,8 +122,8 @@ export class McpConnection {
     };
   }
 
-  /** Calls a tool by the server's name for it; the text for the agent, or an Error that says what went wrong. */
-  async call(remoteName: string, args: Record<string, unknown>, signal: AbortSignal): Promise<string> {
+  /** Calls a tool by the server's name for it; the text (and images) for the agent, or an Error that says what went wrong. */
+  async call(remoteName: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolOutput> {
     const client = this.client;
     if (this.state !== 'ready' || client === null) throw new Error(this.unavailable());
     let result: CallToolResult;
@@ -131,7 +133,7 @@ export class McpConnection {
       if (signal.aborted) throw err;
       throw this.callFailure(client, err);
     }
-    return resultText(result);
+    return toolOutputOf(result, this.opts.limits);
   }
 
   async close(): Promise<void> {

@@ -4,15 +4,17 @@
  */
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_TOOL_RESULT_CHARS, truncateResult, type Tool } from '@herald/agent-core';
-import { BIG_RESULT_CHARS, startHttpMcpServer, stdioServer, type HttpMcpServer } from '../../../../test/fakes/mcp/index.js';
+import { MAX_TOOL_RESULT_CHARS, toToolOutput, truncateResult, type Tool, type ToolOutput } from '@herald/agent-core';
+import { BIG_RESULT_CHARS, LARGE_PNG_BASE64, PIXEL_PNG_BASE64, startHttpMcpServer, stdioServer, type HttpMcpServer } from '../../../../test/fakes/mcp/index.js';
 import { waitFor } from '../../../../test/helpers/ports.js';
 import { mcpServersSchema, type McpServerConfig } from './config.js';
 import { McpHub } from './hub.js';
-import { McpToolError } from './result.js';
+import { McpToolError, type McpResultLimits } from './result.js';
 
 const log = pino({ level: 'silent' });
 const FAST_BACKOFF = { initialMs: 50, maxMs: 200 };
+/** The media defaults (HERALD_MEDIA_MAX_*). */
+const LIMITS: McpResultLimits = { maxImageBytes: 5_000_000, maxImages: 10, maxMessageBytes: 50_000_000, maxChars: 40_000 };
 const hubs: McpHub[] = [];
 const httpServers: HttpMcpServer[] = [];
 
@@ -25,8 +27,8 @@ function servers(raw: Record<string, unknown>): McpServerConfig[] {
   return mcpServersSchema.parse(raw);
 }
 
-async function hub(raw: Record<string, unknown>, backoff = FAST_BACKOFF): Promise<McpHub> {
-  const h = new McpHub(servers(raw), { log, backoff });
+async function hub(raw: Record<string, unknown>, backoff = FAST_BACKOFF, limits = LIMITS): Promise<McpHub> {
+  const h = new McpHub(servers(raw), { log, backoff, limits });
   hubs.push(h);
   await h.start();
   return h;
@@ -38,7 +40,13 @@ function tool(h: McpHub, name: string): Tool {
   if (!found) throw new Error(`no tool ${name}; have ${h.toolsFor('default').map((t) => t.name).join(', ')}`);
   return found;
 }
-const run = (h: McpHub, name: string, args: Record<string, unknown> = {}): Promise<string> => tool(h, name).execute(args, { signal: signal() });
+const output = async (h: McpHub, name: string, args: Record<string, unknown> = {}): Promise<ToolOutput> => toToolOutput(await tool(h, name).execute(args, { signal: signal() }));
+/** The text of a call (for tools that return no images). */
+const run = async (h: McpHub, name: string, args: Record<string, unknown> = {}): Promise<string> => {
+  const out = await output(h, name, args);
+  expect(out.images).toBeUndefined();
+  return out.content;
+};
 const stateOf = (h: McpHub, server: string) => h.status().find((s) => s.name === server);
 
 describe('MCP over stdio', () => {
@@ -65,9 +73,12 @@ describe('MCP over stdio', () => {
     expect(JSON.parse(await run(h, 'files__whoami'))).toEqual({ label: 'files', greeting: 'hello from the config', inheritedBotToken: false });
   });
 
-  it('maps images and resources to text, reports error results as tool errors, and leaves long results to the loop\'s limit', async () => {
+  it('passes images on with a note in the text that names each, reports error results as tool errors, and leaves long results to the loop\'s limit', async () => {
     const h = await hub({ docs: stdioServer('docs') });
-    expect(await run(h, 'docs__picture')).toBe('a red dot\n\n[image: image/png, 70 bytes; not shown to the model]');
+    expect(await output(h, 'docs__picture')).toEqual({
+      content: 'a red dot\n\n[image 1: image/png, 70 bytes; shown with this result only, not kept in the conversation history]',
+      images: [{ mimeType: 'image/png', data: PIXEL_PNG_BASE64, name: 'image 1' }],
+    });
     expect(await run(h, 'docs__document')).toBe(
       [
         '[resource <file:///notes.txt> (text/plain)]\nMeeting at noon',
@@ -75,10 +86,47 @@ describe('MCP over stdio', () => {
         '[resource link: big.csv <file:///big.csv> (text/csv, 2.0 KB)]',
       ].join('\n\n'),
     );
-    await expect(run(h, 'docs__fail')).rejects.toThrow(new McpToolError('the disk is full'));
+    await expect(run(h, 'docs__fail')).rejects.toThrow(new McpToolError('the disk is full\n\n[image 1: image/png, 70 bytes; not shown: the tool reported an error]'));
     const big = await run(h, 'docs__big');
     expect(big).toHaveLength(BIG_RESULT_CHARS);
     expect(truncateResult(big)).toMatch(new RegExp(`^x{${MAX_TOOL_RESULT_CHARS}}\\n\\n\\[truncated: ${BIG_RESULT_CHARS - MAX_TOOL_RESULT_CHARS} more`));
+  });
+
+  it('holds images to the media limits: the type by the bytes, the per-image cap, images per result; over a cap, a note', async () => {
+    const kept = (n: number, size: string): string => `[image ${n}: image/png, ${size}; shown with this result only, not kept in the conversation history]`;
+    const svg = '[image 4: image/svg+xml, 41 bytes; not shown: not a JPEG, PNG, GIF or WebP image]';
+    const h = await hub({ docs: stdioServer('docs') });
+    // The defaults take the mislabelled one as what its bytes are, and the larger one; never the SVG.
+    const all = await output(h, 'docs__gallery');
+    expect(all.content).toBe(['the gallery', kept(1, '70 bytes'), kept(2, '70 bytes'), kept(3, '2.0 KB'), svg].join('\n\n'));
+    expect(all.images?.map((i) => i.mimeType)).toEqual(['image/png', 'image/png', 'image/png']);
+    expect(all.images?.[2].data).toBe(LARGE_PNG_BASE64);
+
+    const tight = await hub({ tight: stdioServer('tight') }, FAST_BACKOFF, { ...LIMITS, maxImageBytes: 1_024, maxImages: 2 });
+    const capped = await output(tight, 'tight__gallery');
+    expect(capped.content).toBe(
+      [
+        'the gallery',
+        kept(1, '70 bytes'),
+        kept(2, '70 bytes'),
+        '[image 3: image/png, 2.0 KB; not shown: only 2 images are shown per tool result]',
+        '[image 4: image/svg+xml, 41 bytes; not shown: only 2 images are shown per tool result]',
+      ].join('\n\n'),
+    );
+    expect(capped.images).toHaveLength(2);
+    const bySize = await hub({ small: stdioServer('small') }, FAST_BACKOFF, { ...LIMITS, maxImageBytes: 1_024, maxMessageBytes: 100 });
+    expect((await output(bySize, 'small__gallery')).content).toBe(
+      [
+        'the gallery',
+        kept(1, '70 bytes'),
+        '[image 2: image/jpeg, 70 bytes; not shown: the result\'s images together pass the 100 bytes limit]',
+        '[image 3: image/png, 2.0 KB; not shown: larger than the 1.0 KB limit per image]',
+        '[image 4: image/svg+xml, 41 bytes; not shown: the result\'s images together pass the 100 bytes limit]',
+      ].join('\n\n'),
+    );
+    // An embedded text resource is held to the media character limit.
+    const short = await hub({ short: stdioServer('short') }, FAST_BACKOFF, { ...LIMITS, maxChars: 7 });
+    expect((await run(short, 'short__document')).split('\n\n')[0]).toBe('[resource <file:///notes.txt> (text/plain)]\nMeeting\n[cut: 8 more characters of this resource not shown]');
   });
 
   it('a server that exits in the middle of a call: the call fails with the reason, the server is restarted and works again', async () => {

@@ -7,9 +7,12 @@ import type { Tool } from '@herald/agent-core';
 import type { Logger } from '../logger.js';
 import { serversForProfile, type McpServerConfig } from './config.js';
 import { McpConnection, type BackoffOptions, type McpServerStatus } from './connection.js';
+import type { McpResultLimits } from './result.js';
 
 export interface McpHubOptions {
   log: Logger;
+  /** The media limits (HERALD_MEDIA_MAX_*): what a result's images and embedded text are held to. */
+  limits: McpResultLimits;
   backoff?: BackoffOptions;
   keepaliveMs?: number;
 }
@@ -22,7 +25,7 @@ export class McpHub {
     for (const s of servers.filter((c) => !c.enabled)) log.info({ mcpServer: s.name }, `mcp server ${s.name} disabled in the config`);
     this.connections = servers
       .filter((s) => s.enabled)
-      .map((config) => new McpConnection(config, { log, backoff: opts.backoff, keepaliveMs: opts.keepaliveMs }));
+      .map((config) => new McpConnection(config, { log, limits: opts.limits, backoff: opts.backoff, keepaliveMs: opts.keepaliveMs }));
   }
 
   /** Connects every server at once; resolves when each first attempt has succeeded or failed (failures retry). */

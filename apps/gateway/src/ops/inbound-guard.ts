@@ -21,8 +21,8 @@ export function createInboundGuard(deps: { metrics?: HeraldMetrics; limiter?: Us
       if (!deps.limiter || parseCommand(msg.text)) return true;
       let decision;
       try {
-        // An album is one message to the user, however many pictures it has: its parts count once.
-        decision = await deps.limiter.check(msg.platform, msg.userId, msg.albumId !== undefined ? `album:${msg.albumId}` : msg.messageId);
+        // An album or a split text is one message to the user, however many parts it came in: its parts count once.
+        decision = await deps.limiter.check(msg.platform, msg.userId, msg.partOf !== undefined ? `${msg.partOf.kind}:${msg.partOf.id}` : msg.messageId);
       } catch (err) {
         // Redis trouble: let the message through; the queue reports the outage if it is real.
         deps.log.warn({ err, platform: msg.platform }, 'rate limit check failed; message let through');

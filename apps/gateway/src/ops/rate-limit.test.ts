@@ -5,7 +5,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestRedis } from '../../../../test/helpers/redis.js';
-import type { InboundMessage } from '@herald/adapters';
+import type { InboundMessage, MessagePart } from '@herald/adapters';
 import { pino } from 'pino';
 import { createInboundGuard } from './inbound-guard.js';
 import { rateLimitNotice, UserRateLimiter } from './rate-limit.js';
@@ -73,17 +73,19 @@ describe('UserRateLimiter', () => {
 });
 
 describe('createInboundGuard', () => {
-  it('counts the parts of an album once: a ten-picture album leaves room for the next message', async () => {
-    const guard = createInboundGuard({ limiter: new UserRateLimiter(redis, prefix, 2), log: pino({ level: 'silent' }) });
-    const msg = (n: number, albumId?: string): InboundMessage => ({
+  it('counts the parts of an album, and of a split text, once: a ten-picture album leaves room for the next message', async () => {
+    const guard = createInboundGuard({ limiter: new UserRateLimiter(redis, prefix, 3), log: pino({ level: 'silent' }) });
+    const msg = (n: number, partOf?: MessagePart): InboundMessage => ({
       platform: 'telegram', messageId: `9:${n}`, conversationId: 'telegram:9', chatType: 'dm', chatId: '9', userId: 'album-user',
-      text: '', attachments: [], platformMessageId: String(n), sentAt: 0, ...(albumId !== undefined && { albumId }),
+      text: '', attachments: [], platformMessageId: String(n), sentAt: 0, ...(partOf !== undefined && { partOf }),
     });
     const replies: string[] = [];
     const reply = async (t: string): Promise<void> => void replies.push(t);
-    for (let n = 1; n <= 10; n++) expect(await guard.admit(msg(n, 'g-1'), reply)).toBe(true);
-    expect(await guard.admit(msg(11), reply)).toBe(true);
-    expect(await guard.admit(msg(12), reply)).toBe(false);
+    for (let n = 1; n <= 10; n++) expect(await guard.admit(msg(n, { id: 'g-1', kind: 'album' }), reply)).toBe(true);
+    expect(await guard.admit(msg(11, { id: '9:11', kind: 'text' }), reply)).toBe(true);
+    expect(await guard.admit(msg(12, { id: '9:11', kind: 'text', last: true }), reply)).toBe(true);
+    expect(await guard.admit(msg(13), reply)).toBe(true);
+    expect(await guard.admit(msg(14), reply)).toBe(false);
     expect(replies).toHaveLength(1);
   });
 });

@@ -23,7 +23,7 @@
  * Unrelated sessions never share a lock, so one slow LLM call holds up nobody else.
  */
 import type { Redis } from 'ioredis';
-import type { Attachment } from '@herald/adapters';
+import type { Attachment, MessagePart } from '@herald/adapters';
 import { ACK, ACQUIRE, CAN_DELIVER, ENQUEUE, FENCE, HOLDS, MARK_INTERRUPT, MAY_ACKNOWLEDGE, RELEASE, RELEASE_IF_EMPTY, RENEW, STOP, TAKE } from './mailbox-scripts.js';
 
 export interface MailboxEntry {
@@ -50,8 +50,8 @@ export interface TurnPayload {
   messageId: string;
   quoted?: { platformMessageId: string; text: string; fromBot: boolean };
   attachments?: Attachment[];
-  /** A part of an album (InboundMessage.albumId): the worker answers every part of it as one turn (queue/albums.ts). */
-  albumId?: string;
+  /** A part of one message (InboundMessage.partOf: an album, a split text): the worker answers all its parts as one turn (queue/parts.ts). */
+  partOf?: MessagePart;
   /**
    * Set by /retry: `text` is a stored user message whose files were already read into it (transcripts, document
    * text, image notes); only its images are fetched again, to be shown once more.

@@ -4,7 +4,7 @@
  */
 import type { Queue } from 'bullmq';
 import type { Logger } from '../logger.js';
-import { isAlbumPart } from './albums.js';
+import { isPartOf } from './parts.js';
 import type { ControlBus } from './control.js';
 import type { EnqueueResult, Mailbox, TurnPayload } from './mailbox.js';
 
@@ -91,8 +91,9 @@ export class TurnProducer {
 
     if (!res.busy || res.position <= 1) return res;
     const running = await this.mailbox.head(sessionKey);
-    // Another picture of the album the session is gathering (queue/albums.ts): part of that turn, not a new message.
-    if (payload.albumId !== undefined && isAlbumPart(running?.entry, payload)) return res;
+    // Another part of the message the session is gathering (an album's picture, a split text's next part:
+    // queue/parts.ts): part of that turn, not a new message.
+    if (payload.partOf !== undefined && isPartOf(running?.entry, payload)) return res;
     switch (mode) {
       case 'interrupt': {
         // In a shared session (a thread) one person must not cancel the answer another is waiting for:

@@ -28,7 +28,7 @@ export async function rig(opts: {
   /** The mailbox the workers use (tests inject faults with a subclass). */
   mailbox?: (redis: Redis, prefix: string) => Mailbox;
   onTurnEnd?: TurnEndHandler;
-  albumQuietMs?: number;
+  partsQuietMs?: number;
 }) {
   const prefix = `htest-worker-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   const redis = new Redis(URL);
@@ -56,7 +56,7 @@ export async function rig(opts: {
       watchdogMs: opts.watchdogMs,
       watchdogGraceMs: 200,
       redisReady: () => redis.status === 'ready',
-      albumQuietMs: opts.albumQuietMs,
+      partsQuietMs: opts.partsQuietMs,
     });
     await w.start();
     workers.push(w);

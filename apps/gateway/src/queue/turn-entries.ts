@@ -1,9 +1,10 @@
 /**
  * Which mailbox entries one turn answers, besides the head: in interrupt mode what piled up while the last turn ran
- * (nothing is dropped), and in every mode the other parts of an album the head belongs to (queue/albums.ts). A
+ * (nothing is dropped), and in every mode the other parts of a message the head is a part of (an album, a split
+ * text: queue/parts.ts). A
  * scheduled task's run is always a turn of its own, and stays in the mailbox while messages are merged.
  */
-import { ALBUM_QUIET_MS, gatherAlbum } from './albums.js';
+import { PARTS_QUIET_MS, gatherParts } from './parts.js';
 import type { Mailbox, MailboxEntry } from './mailbox.js';
 import type { BusyInputMode } from './producer.js';
 
@@ -14,8 +15,8 @@ export interface TurnEntriesInput {
   sessionKey: string;
   head: MailboxEntry;
   mode: BusyInputMode;
-  albumQuietMs?: number;
-  /** Ends an album's waiting early (shutting down, session lost). */
+  partsQuietMs?: number;
+  /** Ends the waiting for parts early (shutting down, session lost). */
   stop: () => boolean;
 }
 
@@ -23,11 +24,11 @@ export interface TurnEntriesInput {
 export async function entriesJoiningHead(input: TurnEntriesInput): Promise<PendingEntry[]> {
   const { mailbox, sessionKey, head } = input;
   if (head.payload.scheduled !== undefined) return [];
-  // An album's parts reach the mailbox one by one: the rest are waited for and answered with it.
-  const album = head.payload.albumId !== undefined ? await gatherAlbum(mailbox, sessionKey, head, input.albumQuietMs ?? ALBUM_QUIET_MS, input.stop) : [];
-  if (input.mode !== 'interrupt') return album;
+  // The parts of a message reach the mailbox one by one: the rest are waited for and answered with the head.
+  const parts = head.payload.partOf !== undefined ? await gatherParts(mailbox, sessionKey, head, input.partsQuietMs ?? PARTS_QUIET_MS, input.stop) : [];
+  if (input.mode !== 'interrupt') return parts;
   const together = mergeable(head, (await mailbox.pending(sessionKey)).filter((m) => !m.entry.payload.scheduled));
-  return [...together, ...album.filter((a) => !together.some((t) => t.raw === a.raw))].sort((a, b) => a.entry.seq - b.entry.seq);
+  return [...together, ...parts.filter((a) => !together.some((t) => t.raw === a.raw))].sort((a, b) => a.entry.seq - b.entry.seq);
 }
 
 /**

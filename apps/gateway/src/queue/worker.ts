@@ -94,8 +94,8 @@ export interface TurnWorkerOptions {
   watchdogGraceMs?: number;
   /** True while Redis answers (the main client is connected): a shutdown does not wait on a Redis that is gone. */
   redisReady: () => boolean;
-  /** How long the parts of an album are waited for after the last one arrived (queue/albums.ts; default 1 s). */
-  albumQuietMs?: number;
+  /** How long the parts of a message (an album, a split text) are waited for after the last one arrived (queue/parts.ts; default 1 s). */
+  partsQuietMs?: number;
 }
 
 export const DEFAULT_WATCHDOG_MS = 1_800_000;
@@ -315,19 +315,19 @@ export class TurnWorker {
           continue;
         }
         const scheduled = head.entry.payload.scheduled !== undefined;
-        // What the turn answers besides the head: merged messages (interrupt mode), an album's other parts.
+        // What the turn answers besides the head: merged messages (interrupt mode), the other parts of its message.
         const merged = await entriesJoiningHead({
           mailbox,
           sessionKey,
           head: head.entry,
           mode: this.opts.busyInputMode,
-          albumQuietMs: this.opts.albumQuietMs,
+          partsQuietMs: this.opts.partsQuietMs,
           stop: () => lost || this.closing,
         });
         if (lost) break;
         if (this.closing) continue; // handed over at the top of the loop
-        // A /stop while an album was being waited for took its entries (and the session) away: nothing to answer.
-        if (head.entry.payload.albumId !== undefined && !(await mailbox.holds(sessionKey, head.entry.id, head.entry.seq))) {
+        // A /stop while parts were being waited for took the entries (and the session) away: nothing to answer.
+        if (head.entry.payload.partOf !== undefined && !(await mailbox.holds(sessionKey, head.entry.id, head.entry.seq))) {
           lost = !(await mailbox.renew(sessionKey, got.token));
           continue;
         }

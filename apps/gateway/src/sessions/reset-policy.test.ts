@@ -78,11 +78,14 @@ describe('session reset policy', () => {
       // A turn holds the session: that is activity, nothing is reset under it.
       const turn = await mailbox.acquire(key, 'a-worker');
       if (!('token' in turn)) throw new Error('lock unexpectedly held');
-      expect(await resetExpiredSession(deps, key)).toBeNull();
+      const flushed: string[] = [];
+      expect(await resetExpiredSession(deps, key, (ended) => flushed.push(ended.id))).toBeNull();
       expect((await store.getSession(session.id))?.endedAt).toBeNull();
       await mailbox.release(key, turn.token);
       // Free again: the expired session ends, and the lock the reset took is given back.
-      expect(await resetExpiredSession(deps, key)).toBe(RESET_NOTICES.idle);
+      expect(await resetExpiredSession(deps, key, (ended) => flushed.push(ended.id))).toBe(RESET_NOTICES.idle);
+      // The ended session is handed on for the memory flush, once.
+      expect(flushed).toEqual([session.id]);
       expect((await store.getSession(session.id))?.endReason).toBe('idle');
       expect(await mailbox.isBusy(key)).toBe(false);
     } finally {

@@ -114,9 +114,13 @@ export async function applyResetPolicy(
 export async function resetExpiredSession(
   deps: { store: SessionStore; mailbox: Mailbox; conversation?: { resetPolicy: ResetPolicy } },
   sessionKey: string,
+  /** Told the session that was ended (the memory flush runs on it, as for /new). */
+  onReset?: (ended: Session) => void,
 ): Promise<string | null> {
   const policy = deps.conversation?.resetPolicy;
   if (!policy || !(await expiredSession(deps.store, sessionKey, policy, Date.now()))) return null;
   const held = await withSessionHeld(deps.mailbox, sessionKey, 'reset-policy', () => applyResetPolicy(deps.store, sessionKey, policy));
-  return held.held ? (held.value?.notice ?? null) : null;
+  if (!held.held) return null;
+  if (held.value) onReset?.(held.value.ended);
+  return held.value?.notice ?? null;
 }

@@ -13,6 +13,7 @@ import { SessionCounters } from './counters.js';
 import { SessionModels } from './models.js';
 import { SideTaskModels, type SideTaskOptions } from '../llm/side-tasks.js';
 import { resetPolicyFrom, type ResetPolicy } from './reset-policy.js';
+import { ReasoningDisplay } from './reasoning-display.js';
 import { VoiceReplies } from './voice-replies.js';
 
 export interface ConversationServices {
@@ -28,6 +29,8 @@ export interface ConversationServices {
   readonly sideTasks: SideTaskModels;
   /** `/voice on|off` per conversation. */
   readonly voice: VoiceReplies;
+  /** `/reasoning on|off` per conversation. */
+  readonly reasoning: ReasoningDisplay;
   /** Work started behind a reply (the /new memory flush); stopping the process waits for it. */
   readonly background: BackgroundTasks;
 }
@@ -54,6 +57,7 @@ export function openConversationServices(
     windows: new ContextWindows({ book: new StoredWindowBook(store.sql, LEARNT_WINDOW_TTL_MS), onBookError: onStoreError }),
     sideTasks: new SideTaskModels(config, models, catalog, sideTaskOptions),
     voice: new VoiceReplies(store.sql),
+    reasoning: new ReasoningDisplay(store.sql),
     background,
   };
 }

@@ -13,6 +13,7 @@ import './counters.js';
 import './known-threads.js';
 import '../schedules/store.js';
 import './voice-replies.js';
+import './reasoning-display.js';
 
 export type StoreConfig = Pick<HeraldConfig, 'db' | 'databaseUrl' | 'databasePoolSize'>;
 

@@ -25,8 +25,11 @@ export interface ClarifyBrokerOptions {
   redis: Redis;
   prefix: string;
   sessionKey: string;
-  /** Puts the question in the chat; throws if the turn may no longer speak (interrupted, stopped). */
-  send(question: string): Promise<void>;
+  /**
+   * Puts the question in the chat (with a button per choice where it can); throws if the turn may no longer speak
+   * (interrupted, stopped). May return what withdraws the buttons once the question is over.
+   */
+  send(question: string, choices: readonly string[]): Promise<(() => Promise<void>) | void>;
   /** The worker's intake of messages sent during the turn (TurnContext.takeSteerMessages). */
   takeSteerMessages(): string[];
   pollMs?: number;
@@ -46,20 +49,23 @@ export class ClarifyBroker implements ClarifyChannel {
   /** The loop's getSteerMessages: what was held back around a question first, then anything new. */
   readonly takeSteerMessages = (): string[] => [...this.held.splice(0), ...this.opts.takeSteerMessages()];
 
-  readonly ask = async (question: string, signal: AbortSignal): Promise<string> => {
+  readonly ask = async (question: string, signal: AbortSignal, choices: readonly string[] = []): Promise<string> => {
     if (this.open) throw new Error('another question is already waiting for an answer');
     this.open = true;
     // Sent before the question, so not an answer to it.
     this.held.push(...this.opts.takeSteerMessages());
     const key = clarifyMarkerKey(this.opts.prefix, this.opts.sessionKey);
+    let withdraw: (() => Promise<void>) | void = undefined;
     try {
       // The marker goes up before the question goes out, so even an instant answer is routed to us.
       await this.opts.redis.set(key, '1', 'PX', CLARIFY_MARKER_TTL_MS);
-      await this.opts.send(question);
+      withdraw = await this.opts.send(question, choices);
       return await this.waitForAnswer(key, signal);
     } finally {
       this.open = false;
       await this.opts.redis.del(key).catch(() => undefined);
+      // Answered (typed or pressed), timed out or stopped: a later press of its buttons is stale.
+      if (withdraw) await withdraw().catch(() => undefined);
     }
   };
 

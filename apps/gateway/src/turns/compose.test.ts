@@ -44,4 +44,14 @@ describe('composeUserMessage', () => {
       'see this\n[Document "plan.pdf"]\nPlan\n\nand this',
     );
   });
+
+  it('joins the parts of a text the client split with a line break, as one text, and keeps the next message apart', () => {
+    const split = { id: 'C:1', kind: 'text' as const };
+    const entries = [
+      entry({ text: 'the first part of it', partOf: split }, 1),
+      entry({ text: 'and its end', partOf: { ...split, last: true } }, 2),
+      entry({ text: 'a new message' }, 3),
+    ];
+    expect(composeUserMessage(entries, [])).toBe('the first part of it\nand its end\n\na new message');
+  });
 });

@@ -40,6 +40,7 @@ export async function deliver(
         idempotencyKey: opts.idempotencyKey,
         recover: opts.recover,
         onChunkSent: opts.onChunkSent,
+        buttons: opts.buttons,
       });
       return [...delivered, ...sent.messageIds];
     } catch (err) {

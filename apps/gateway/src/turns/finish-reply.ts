@@ -11,6 +11,7 @@ import { takePicturesFromReply } from '../outbound/reply-pictures.js';
 import type { ReplyFiles } from '../outbound/reply-files.js';
 import type { OutboundServices } from '../outbound/services.js';
 import { voiceNote } from '../outbound/voice-note.js';
+import { withReasoning } from './reasoning-view.js';
 import { userFacingError } from './user-errors.js';
 
 /** The text of a reply that is nothing but files. */
@@ -24,6 +25,8 @@ export interface FinishReplyInput {
   egress: PlatformEgress;
   signal: AbortSignal;
   log: Logger;
+  /** The conversation has /reasoning on: the turn's thinking goes above the answer. */
+  showReasoning?: boolean;
 }
 
 export interface FinishedReply {
@@ -35,26 +38,38 @@ export interface FinishedReply {
 
 export async function finishReply(services: OutboundServices, input: FinishReplyInput): Promise<FinishedReply> {
   const { result, files, signal, log } = input;
-  if (result.error) return { reply: userFacingError(result.error.kind), files: [...files.files], speechCalls: 0 };
+  if (result.error) return { reply: withError(result.finalResponse, userFacingError(result.error.kind)), files: [...files.files], speechCalls: 0 };
   let reply = result.finalResponse;
   // The HTTP API answers with text only: a picture stays in it as the Markdown image the client can show.
   if (services.replyPictures && input.egress.platform !== 'api' && reply.includes('![')) {
     reply = await takePicturesFromReply({ text: reply, files, limits: services.limits, fetch: services.fetch, signal, log });
   }
   const spoken = reply.trim() !== '';
-  if (!spoken) reply = files.files.length > 0 ? FILES_ONLY_TEXT : NO_ANSWER_TEXT;
+  if (!spoken) reply = files.files.length > 0 ? FILES_ONLY_TEXT : noAnswerText(result);
+  // Voice replies speak the answer only; the shown text may start with the reasoning.
+  const shown = input.showReasoning ? withReasoning(reply, result.newMessages) : reply;
   // The per-turn look-up happens only where voice replies exist at all.
   if (spoken && services.speech && (await services.voice.isOn(input.sessionKey))) {
     try {
       files.addVoice(await voiceNote(reply, input.egress.voiceFormat, services.speech, services.limits.file.maxBytes, signal));
-      return { reply, files: [...files.files], speechCalls: 1 };
+      return { reply: shown, files: [...files.files], speechCalls: 1 };
     } catch (err) {
       // Interrupted meanwhile: the reply is stale and will not be sent (send-reply.ts); nothing to add.
-      if (signal.aborted) return { reply, files: [...files.files], speechCalls: 0 };
+      if (signal.aborted) return { reply: shown, files: [...files.files], speechCalls: 0 };
       const why = err instanceof Error ? err.message : String(err);
       log.warn({ err: why, model: services.speech.model }, 'voice reply failed; sending the text alone');
-      reply = `${reply}\n\n_(🔇 No voice reply this time: the speech service failed.)_`;
+      return { reply: `${shown}\n\n_(🔇 No voice reply this time: the speech service failed.)_`, files: [...files.files], speechCalls: 0 };
     }
   }
-  return { reply, files: [...files.files], speechCalls: 0 };
+  return { reply: shown, files: [...files.files], speechCalls: 0 };
+}
+
+/** Text the model wrote before the error is kept (the user may have seen it streaming), the error below it. */
+function withError(text: string, error: string): string {
+  return text.trim() === '' ? error : `${text}\n\n${error}`;
+}
+
+/** Why there is no answer, when the loop knows (the output or iteration limit, a content filter). */
+export function noAnswerText(result: ConversationResult): string {
+  return result.partial ? `${NO_ANSWER_TEXT.slice(0, -1)}: ${result.partial})` : NO_ANSWER_TEXT;
 }

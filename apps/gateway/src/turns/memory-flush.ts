@@ -2,13 +2,15 @@
  * Before a conversation loses its details (/new ends it, /compress summarises its middle) the agent gets one
  * memory-only model call to save what should outlive it (tools.ts `flushSessionMemory`). Commands run on
  * the ingress, which has no agent runtime, so the call goes to the side-task chain (llm/side-tasks.ts: the
- * auxiliary model, then the session's own model and the fallbacks). Best effort: a missing model, a provider
+ * auxiliary model, then the session's own model and the fallbacks). The same flush runs before the compressions
+ * inside a turn (on the turn's own messages, unsaved ones included) and after the idle and daily resets. Best
+ * effort: a missing model, a provider
  * error or the time limit only skip the flush, never the reset or the compression.
  */
-import { FallbackState, type FlushReason, type Session, type SessionStore } from '@herald/agent-core';
+import { FallbackState, flushMemory, type ChatMessage, type FlushReason, type Provider, type Session, type SessionStore } from '@herald/agent-core';
 import type { Logger } from '../logger.js';
 import type { ConversationServices } from '../sessions/services.js';
-import { flushSessionMemory } from './tools.js';
+import { flushSessionMemory, offersMemory } from './tools.js';
 
 /** The flush is one short call; past this it is abandoned. */
 export const MEMORY_FLUSH_TIMEOUT_MS = 30_000;
@@ -37,4 +39,43 @@ export async function flushBeforeLosingDetails(
   } catch (err) {
     log?.warn({ err, sessionId: session.id }, 'memory flush skipped');
   }
+}
+
+/**
+ * For the idle and daily resets: the ended session's notes are saved behind the reply, as /new does (the flush
+ * runs in the background; stopping the process waits for it).
+ */
+export function flushAfterReset(store: SessionStore, services: ConversationServices | undefined, log?: Logger): ((ended: Session) => void) | undefined {
+  if (!services) return undefined;
+  return (ended) => services.background.track(flushBeforeLosingDetails(store, services, ended, 'reset', log));
+}
+
+/**
+ * The loop compressor's `beforeCompress` hook for a turn (50 % preflight, after tool batches, context overflow):
+ * a memory-only call on the messages about to be summarised; undefined when there is no memory tool or no user.
+ */
+export function flushBeforeLoopCompression(
+  store: SessionStore,
+  services: ConversationServices | undefined,
+  session: Session,
+  provider: Provider,
+  signal: AbortSignal,
+  log?: Logger,
+): ((messages: readonly ChatMessage[]) => Promise<void>) | undefined {
+  if (!services || !session.userId || !offersMemory(store, services.config.toolsets)) return undefined;
+  const userKey = `${session.source}:${session.userId}`;
+  return async (messages) => {
+    const result = await flushMemory({
+      // The side-task chain when there is one (the auxiliary model first), else the turn's own provider.
+      provider: services.sideTasks.forSession(session.model) ?? provider,
+      history: messages,
+      userKey,
+      store,
+      systemPrompt: session.systemPrompt ?? services.config.systemPrompt,
+      reason: 'compression',
+      signal: AbortSignal.any([signal, AbortSignal.timeout(MEMORY_FLUSH_TIMEOUT_MS)]),
+    });
+    if (result.error) log?.warn({ err: result.error, sessionId: session.id }, 'memory flush before compression failed');
+    else if (result.saved > 0) log?.info({ saved: result.saved, sessionId: session.id, reason: 'compression' }, 'memory flushed');
+  };
 }

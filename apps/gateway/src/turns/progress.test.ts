@@ -4,7 +4,7 @@ import type { PlatformEgress, SendOptions, SentMessage } from '@herald/adapters'
 import type { AgentEvent } from '@herald/agent-core';
 import { TurnAbort } from '../queue/worker.js';
 import type { ToolProgressMode } from '../config/progress.js';
-import { LiveTurn, STOPPED_MARK, STREAM_CURSOR, argsPreview, editIntervalMs } from './progress.js';
+import { LiveTurn, STOPPED_MARK, STREAM_CURSOR, THINKING_LINE, argsPreview, editIntervalMs } from './progress.js';
 
 const log = pino({ level: 'silent' });
 
@@ -42,7 +42,7 @@ class ChatEgress implements PlatformEgress {
   }
 }
 
-function live(opts: { streaming?: boolean; tools?: ToolProgressMode; egress?: ChatEgress; controller?: AbortController } = {}) {
+function live(opts: { streaming?: boolean; tools?: ToolProgressMode; interim?: boolean; egress?: ChatEgress; controller?: AbortController } = {}) {
   const egress = opts.egress ?? new ChatEgress();
   const controller = opts.controller ?? new AbortController();
   const turn = new LiveTurn({
@@ -50,7 +50,7 @@ function live(opts: { streaming?: boolean; tools?: ToolProgressMode; egress?: Ch
     conversationId: 'discord:1',
     platform: 'discord',
     chatType: 'dm',
-    settings: { streaming: opts.streaming ?? false, toolProgress: { telegram: 'off', discord: opts.tools ?? 'off', slack: 'off' } },
+    settings: { streaming: opts.streaming ?? false, interimMessages: opts.interim ?? false, toolProgress: { telegram: 'off', discord: opts.tools ?? 'off', slack: 'off' }, reactions: { telegram: 'off', discord: 'off', slack: 'off' } },
     signal: controller.signal,
     canDeliver: async () => true,
     log,
@@ -65,6 +65,45 @@ const delta = (text: string): AgentEvent => ({ type: 'text_delta', text });
 const tool = (id: string, name: string, args: Record<string, unknown> = {}): AgentEvent => ({ type: 'tool_start', id, name, args });
 
 describe('LiveTurn', () => {
+  it('text written before tool calls is a message of its own: sent, or kept in the streamed message', async () => {
+    const interim = (text: string): AgentEvent => ({ type: 'interim_text', text });
+    const plain = live({ interim: true });
+    plain.turn.onEvent(delta('Let me look.'));
+    plain.turn.onEvent(interim('Let me look.'));
+    plain.turn.onEvent(tool('t1', 'lookup'));
+    await plain.turn.close();
+    expect(plain.egress.texts()).toEqual(['Let me look.']);
+
+    const streamed = live({ interim: true, streaming: true });
+    streamed.turn.onEvent(delta('Let me look.'));
+    await sleep(60);
+    streamed.turn.onEvent(interim('Let me look.'));
+    streamed.turn.onEvent(tool('t1', 'lookup'));
+    streamed.turn.onEvent(delta('Found it.'));
+    expect(await streamed.turn.finish('Found it.')).toEqual(['2']);
+    expect(streamed.egress.texts()).toEqual(['Let me look.', 'Found it.']);
+
+    const off = live({ interim: false });
+    off.turn.onEvent(interim('Let me look.'));
+    await off.turn.close();
+    expect(off.egress.texts()).toEqual([]);
+  });
+
+  it('a reasoning model thinking shows one "thinking…" line per response (never its content); nothing with progress off', async () => {
+    const thinking = (text: string): AgentEvent => ({ type: 'reasoning_delta', text });
+    const { turn, egress } = live({ tools: 'all' });
+    turn.onEvent(thinking('secret plan'));
+    turn.onEvent(thinking(' more of it'));
+    turn.onEvent(tool('t1', 'lookup'));
+    turn.onEvent(thinking('second thoughts'));
+    await turn.close();
+    expect(egress.texts()).toEqual([`${THINKING_LINE}\n⚙️ \`lookup\`\n${THINKING_LINE}`]);
+    const quiet = live({ tools: 'off' });
+    quiet.turn.onEvent(thinking('secret plan'));
+    await quiet.turn.close();
+    expect(quiet.egress.texts()).toEqual([]);
+  });
+
   it('streams by editing one message and finishes with exactly one copy of the answer', async () => {
     const { turn, egress } = live({ streaming: true });
     for (const t of ['Hel', 'lo ', 'wor', 'ld']) {

@@ -1,8 +1,8 @@
 /**
  * What the user sees while the agent works, rendered from the agent loop's event stream:
  *   - "typing…", kept alive until the turn ends;
- *   - tool progress (HERALD_TOOL_PROGRESS off | new | all) and retry / fallback / compression notices, as short
- *     lines of one status message edited in place;
+ *   - tool progress (HERALD_TOOL_PROGRESS off | new | all), a "thinking…" line when a reasoning model thinks, and
+ *     retry / fallback / compression notices, as short lines of one status message edited in place;
  *   - optionally (HERALD_STREAMING) the reply itself, streamed by editing one message. The final text is then an
  *     edit of that message (plus chunks if it is long), never a second copy.
  * Edits of one chat are spaced out (1 s; Telegram 1.1 s in private chats, 3 s in groups) so a fast model cannot
@@ -14,6 +14,8 @@ import type { ProgressSettings, ToolProgressMode } from '../config/progress.js';
 import type { Logger } from '../logger.js';
 import { TurnAbort } from '../queue/worker.js';
 import { deliver } from './delivery.js';
+import { ChatOutlet, LiveMessage } from './live-message.js';
+import { canDraft, DraftPreview } from './draft-preview.js';
 
 export const EDIT_INTERVAL_MS = 1_000;
 export const TELEGRAM_PRIVATE_EDIT_INTERVAL_MS = 1_100;
@@ -27,115 +29,12 @@ const STREAM_MARGIN = 64;
 const MAX_STATUS_LINES = 12;
 const ARGS_PREVIEW_CHARS = 60;
 const STATUS_ICONS = { retry: '⏳', fallback: '🔀', compression: '🗜' } as const;
+/** The status line a reasoning model's thinking gets (its content is never shown here). */
+export const THINKING_LINE = '💭 thinking…';
 
 export function editIntervalMs(platform: string, chatType: string): number {
   if (platform !== 'telegram') return EDIT_INTERVAL_MS;
   return chatType === 'dm' ? TELEGRAM_PRIVATE_EDIT_INTERVAL_MS : TELEGRAM_GROUP_EDIT_INTERVAL_MS;
-}
-
-/** When each chat may be edited next, shared by every turn of this process. */
-const nextEditAt = new Map<string, number>();
-
-/** Sends and edits of one turn, one at a time, in order; failures are logged, never thrown into the turn. */
-class ChatOutlet {
-  private chain: Promise<void> = Promise.resolve();
-
-  constructor(
-    readonly egress: PlatformEgress,
-    readonly conversationId: string,
-    private readonly intervalMs: number,
-    private readonly log: Logger,
-  ) {}
-
-  run(what: string, fn: () => Promise<void>): Promise<void> {
-    this.chain = this.chain.then(fn).catch((err: unknown) => this.log.warn({ err }, `${what} failed`));
-    return this.chain;
-  }
-
-  /** Resolves once everything queued so far is done. */
-  idle(): Promise<void> {
-    return this.chain;
-  }
-
-  delayUntilEdit(): number {
-    return Math.max(0, (nextEditAt.get(this.conversationId) ?? 0) - Date.now());
-  }
-
-  spend(): void {
-    nextEditAt.set(this.conversationId, Date.now() + this.intervalMs);
-    // Keep the map small: forget chats whose slot is long past.
-    if (nextEditAt.size > 10_000) for (const [k, t] of nextEditAt) if (t < Date.now()) nextEditAt.delete(k);
-  }
-}
-
-/** One message that is sent once and then edited, at most once per the chat's interval, to what `render` says. */
-class LiveMessage {
-  id: string | null = null;
-  private shown: string | null = null;
-  private creating = false;
-  /** After finish/close: no more scheduled edits (a late one would overwrite the final text). */
-  private frozen = false;
-  private timer: NodeJS.Timeout | null = null;
-
-  constructor(
-    private readonly out: ChatOutlet,
-    private readonly render: () => string,
-    private readonly what: string,
-    private readonly mayStart: () => Promise<boolean>,
-    private readonly replyTo?: string,
-    /** Told the message's id once it exists (the streamed reply's id is recorded in the outbox). */
-    private readonly onCreated?: (id: string) => Promise<void>,
-  ) {}
-
-  touch(): void {
-    if (this.frozen) return;
-    if (this.id === null) {
-      if (this.creating) return; // create() looks again when it is done
-      this.creating = true;
-      void this.out.run(`sending the ${this.what}`, () => this.create());
-      return;
-    }
-    if (this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.out.run(`editing the ${this.what}`, () => this.flush());
-    }, this.out.delayUntilEdit());
-  }
-
-  /** Queues one last edit with whatever changed, then stops (the caller waits for the outlet). */
-  flushNow(): void {
-    this.freeze();
-    void this.out.run(`editing the ${this.what}`, () => this.flush());
-  }
-
-  freeze(): void {
-    this.frozen = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-  }
-
-  private async create(): Promise<void> {
-    try {
-      const text = this.render();
-      if (text.trim() === '' || !(await this.mayStart())) return;
-      this.out.spend();
-      const sent = await this.out.egress.send(this.out.conversationId, text, { replyTo: this.replyTo });
-      this.id = sent.messageIds[0] ?? null;
-      this.shown = text;
-      if (this.id !== null) await this.onCreated?.(this.id);
-    } finally {
-      this.creating = false;
-    }
-    if (this.id !== null && this.render() !== this.shown) this.touch();
-  }
-
-  private async flush(): Promise<void> {
-    const text = this.render();
-    if (this.id === null || text === this.shown || text.trim() === '') return;
-    this.out.spend();
-    await this.out.egress.edit(this.out.conversationId, this.id, text);
-    this.shown = text;
-  }
 }
 
 export interface LiveTurnOptions {
@@ -169,10 +68,13 @@ export class LiveTurn {
   private readonly toolLines = new Map<string, number>();
   private lastToolName: string | null = null;
   private readonly status: LiveMessage;
-  private readonly stream: LiveMessage | null;
+  /** The streamed reply: a draft where the platform has them (Telegram private chats), else a message edited in place. */
+  private stream: LiveMessage | DraftPreview | null;
   private streamed = '';
   /** The next delta starts a new model response (after tools ran): what was streamed before is replaced. */
   private newResponse = false;
+  /** This model response already has its thinking line. */
+  private thinkingShown = false;
   private typingTimer: NodeJS.Timeout | null = null;
   private closed = false;
 
@@ -181,14 +83,39 @@ export class LiveTurn {
     const interval = opts.editIntervalMs ?? editIntervalMs(opts.platform, opts.chatType);
     this.out = new ChatOutlet(opts.egress, opts.conversationId, interval, opts.log);
     this.toolMode = opts.settings?.toolProgress[platform] ?? 'off';
-    const mayStart = async (): Promise<boolean> => !opts.signal.aborted && (await opts.canDeliver());
-    this.status = new LiveMessage(this.out, () => this.statusLines.slice(-MAX_STATUS_LINES).join('\n'), 'status message', mayStart, opts.replyTo);
-    this.stream =
-      opts.settings?.streaming || opts.streamMessageId
-        ? new LiveMessage(this.out, () => this.streamView(), 'streamed reply', mayStart, opts.replyTo, opts.onStreamCreated)
-        : null;
+    this.status = new LiveMessage(this.out, () => this.statusLines.slice(-MAX_STATUS_LINES).join('\n'), 'status message', this.mayStart, opts.replyTo);
+    this.stream = opts.settings?.streaming || opts.streamMessageId ? this.newStream(!opts.streamMessageId) : null;
     if (this.stream && opts.streamMessageId) this.stream.id = opts.streamMessageId;
     opts.signal.addEventListener('abort', () => this.stopTimers(), { once: true });
+  }
+
+  /** Whether the turn may show something new: not stopped, and still the conversation's current turn. */
+  private readonly mayStart = async (): Promise<boolean> => !this.opts.signal.aborted && (await this.opts.canDeliver());
+
+  /** The streamed reply: a draft where the platform has them (Telegram private chats), else a message edited in place. */
+  private newStream(mayDraft: boolean): LiveMessage | DraftPreview {
+    const { opts } = this;
+    const streamMessage = (): LiveMessage => new LiveMessage(this.out, () => this.streamView(), 'streamed reply', this.mayStart, opts.replyTo, opts.onStreamCreated);
+    const draft = mayDraft && canDraft(opts.egress, opts.platform, opts.chatType);
+    return draft ? new DraftPreview(this.out, () => this.streamView(), streamMessage, this.mayStart, opts.log) : streamMessage();
+  }
+
+  /**
+   * Text the model wrote before its tool calls becomes a message of its own: the streamed message keeps it (and
+   * the next response streams into a new one), or, without streaming or when it was only a draft, it is sent now.
+   */
+  private showInterim(text: string): void {
+    if (!this.opts.settings?.interimMessages) return;
+    if (this.stream) {
+      const shown = this.stream.settle(text);
+      this.stream = this.newStream(true);
+      this.streamed = '';
+      if (shown) return;
+    }
+    const { egress, conversationId, deliveryBaseDelayMs } = this.opts;
+    void this.out.run('sending an interim message', async () => {
+      if (await this.mayStart()) await deliver(egress, conversationId, text, { baseDelayMs: deliveryBaseDelayMs });
+    });
   }
 
   /** Shows "typing…" now and refreshes it before it fades, until stopTyping (or the turn ends). */
@@ -214,12 +141,24 @@ export class LiveTurn {
         this.streamed += event.text;
         this.stream.touch();
         return;
+      case 'reasoning_delta':
+        if (this.toolMode === 'off' || this.thinkingShown) return;
+        this.thinkingShown = true;
+        this.addStatusLine(THINKING_LINE);
+        return;
       case 'tool_start':
         this.newResponse = true;
+        this.thinkingShown = false;
         this.toolStarted(event.id, event.name, event.args);
         return;
       case 'tool_end':
         if (!event.ok) this.toolFailed(event.id);
+        return;
+      case 'interim_text':
+        this.showInterim(event.text);
+        return;
+      case 'step':
+        this.opts.log.debug({ iteration: event.iteration, remaining: event.remaining }, 'agent step');
         return;
       case 'status':
         if (event.kind === 'info') return;

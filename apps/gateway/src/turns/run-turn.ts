@@ -15,8 +15,9 @@ import { replyOnFailure } from './user-errors.js';
 import { LiveTurn } from './progress.js';
 import type { ConversationServices } from '../sessions/services.js';
 import { compressBeforeTurn, persistTurn } from './auto-compress.js';
-import { flushBeforeLosingDetails } from './memory-flush.js';
+import { flushBeforeLoopCompression, flushBeforeLosingDetails } from './memory-flush.js';
 import { showTurnProgress } from './turn-reactions.js';
+import { statusReactionsFor } from '../config/progress.js';
 import { withTurnTools, type TurnToolsFactory } from './tools.js';
 import { retryThroughStoreOutage, untilStored } from './store-patience.js';
 import { sendReply, type SendOutcome } from './send-reply.js';
@@ -87,8 +88,9 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       return { report: { finishedBefore: true } };
     }
     const egress = deps.egress(first.platform);
-    // 👀 on the user's messages while this turn runs, ✅ once answered (platforms with that convention: Slack).
-    const progress = showTurnProgress(egress, reactionTargets(ctx.entries), ctx.log);
+    // 👀 on the user's messages while this turn runs, ⚙️ with tools, ✅/⚠️ once answered (turns/turn-reactions.ts).
+    const emoji = statusReactionsFor(deps.conversation?.progress, first.platform, egress);
+    const progress = showTurnProgress(egress, emoji, reactionTargets(ctx.entries), ctx.log);
     const relay = deps.relay?.(last) ?? null;
     // Typing, tool progress, status lines and streaming (turns/progress.ts).
     const live = new LiveTurn({
@@ -120,14 +122,14 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     // Compressed child sessions this turn moved to (before it, or inside the loop): reported for metrics.
     let compressions = 0;
     // The reply goes out; the reaction swap waits until the session is free again (TurnResult.afterAck).
-    const send = async (text: string): Promise<TurnResult> => {
+    const send = async (text: string, failed = false): Promise<TurnResult> => {
       const outcome = await sendReply(target, text);
       const report = { status: STATUS_AFTER_SEND[outcome], compressions };
       if (outcome !== 'delivered') {
         await live.close();
         return { afterAck: () => progress.clear(), report };
       }
-      return { afterAck: () => progress.done(), report };
+      return { afterAck: () => progress.done(failed), report };
     };
 
     if (turn.status === 'replied' && turn.reply !== null) {
@@ -162,7 +164,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     });
     const compressed = session;
     if (compressed !== current) compressions++;
-    const history = await store.getHistory(session.id);
+    // A re-run after a crash continues after the tool work its first run saved (incremental persistence).
+    const { history, saved } = await store.getTurnHistory(session.id, ctx.turnId);
     live.startTyping();
     // The session's own model when /model chose one (sessions/models.ts), then the configured fallbacks.
     const providers = deps.conversation?.models.providersFor(deps.agent, session.model) ?? deps.agent;
@@ -215,14 +218,19 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
           // Without an auxiliary model the loop summarises with the model it is using at the time (it may have
           // fallen back from one that is down), not with the chain that starts at the primary again.
           ...(summarizer && services?.config.auxiliaryModel ? { summaryProvider: summarizer } : {}),
+          // The memory-only flush runs before each compression inside the turn too (memory-flush.ts).
+          beforeCompress: flushBeforeLoopCompression(store, services, session, providers.primary, ctx.signal, ctx.log),
         },
         getSteerMessages: ctx.takeSteerMessages,
         onEvent: (event) => {
           ctx.touch(); // the worker's inactivity watchdog counts every agent event as activity
           live.onEvent(event);
+          if (event.type === 'tool_start') progress.tools();
           relay?.(event);
         },
         toolContext: { sessionId: session.id, sessionKey, userId: first.userId, platform: first.platform },
+        ...(saved.length > 0 ? { resume: saved } : {}),
+        onCheckpoint: (messages) => store.checkpointTurn(ctx.turnId, ctx.fence, session.id, messages, { platformMessageId: last.platformMessageId }),
       }));
     } finally {
       live.stopTyping();
@@ -246,7 +254,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
 
     // When the loop compressed inside the turn, the compressed history continues in a child session.
     // The answer (or a short error text), the pictures in it and a voice reply become files (turns/finish-reply.ts).
-    const { reply, files, speechCalls } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log });
+    const showReasoning = (await deps.conversation?.reasoning.isOn(ctx.sessionKey)) ?? false;
+    const { reply, files, speechCalls } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log, showReasoning });
     // Messages, usage and the recorded reply (with its files) commit together: a crash leaves all or none of them.
     session = await store.transaction(async () => {
       const usage = { ...result.usage, lastPromptTokens: result.lastPromptTokens };
@@ -259,7 +268,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     if (session !== compressed) compressions++;
     // A compression (before or inside the turn) starts a new prefix: a cold cache there is expected.
     if (compressed === current && !result.compactedHistory) warnOnCacheCollapse(current, result, ctx.log);
-    const sent = await send(reply);
+    const sent = await send(reply, Boolean(result.error));
     if (result.error) {
       await store.markTurn(ctx.turnId, 'failed', ctx.fence, `${result.error.kind}: ${result.error.message}`);
       return { ...sent, report: { status: 'failed', compressions } };
@@ -292,15 +301,23 @@ function reactionTargets(entries: MailboxEntry[]): ReactionTarget[] {
 /**
  * The user message of a turn: merged texts, with reply-to context when the quoted message is not in history, and
  * after each text what its files became (`mediaBlocks[i]` for entry i: image notes, transcripts, document text).
+ * The parts of a text the client split are one text again, joined by a line break (where the client cut it).
  */
 export function composeUserMessage(entries: MailboxEntry[], history: ChatMessage[], mediaBlocks: readonly string[][] = []): string {
   // Messages merged from several people (a shared thread) keep who said what.
   const speakers = new Set(entries.map((e) => e.payload.userId));
-  const parts = entries.map((e, i) => {
+  let out = '';
+  entries.forEach((e, i) => {
     const text = [withQuote(e.payload, history), ...(mediaBlocks[i] ?? [])].filter(Boolean).join('\n');
-    return speakers.size > 1 ? `[${e.payload.userName ?? e.payload.userId}]: ${text}` : text;
+    if (i > 0 && continuesText(entries[i - 1].payload, e.payload)) out += `\n${text}`;
+    else out += `${i > 0 ? '\n\n' : ''}${speakers.size > 1 ? `[${e.payload.userName ?? e.payload.userId}]: ` : ''}${text}`;
   });
-  return parts.join('\n\n');
+  return out;
+}
+
+/** `next` is the next part of the split text `prev` is a part of. */
+function continuesText(prev: TurnPayload, next: TurnPayload): boolean {
+  return next.partOf?.kind === 'text' && prev.partOf?.kind === 'text' && prev.partOf.id === next.partOf.id && prev.userId === next.userId;
 }
 
 /** Files only (no words), and not one of them gave the model anything: there is no question to put to it. */

@@ -4,6 +4,7 @@
  * iteration budget shared with subagents, the saved-notes block in front of the first message of a session, and
  * a clarify broker that asks questions in the chat (see clarify.ts).
  */
+import { ButtonStore } from '../interactions/buttons.js';
 import {
   CLARIFY_TOOL,
   DEFAULT_MAX_ITERATIONS,
@@ -12,6 +13,7 @@ import {
   createBuiltinTools,
   flushMemory,
   withMemoryBlock,
+  stripMemoryMarker,
   type ConversationOptions,
   type FlushMemoryResult,
   type FlushReason,
@@ -46,7 +48,7 @@ export function builtinToolsets(toolsets: readonly string[]): string[] {
 }
 
 export interface TurnToolsDeps {
-  config: Pick<HeraldConfig, 'toolsets' | 'fetchAllowPrivate' | 'timezone' | 'redisPrefix' | 'schedulesPerUser'>;
+  config: Pick<HeraldConfig, 'toolsets' | 'fetchAllowPrivate' | 'timezone' | 'redisPrefix' | 'schedulesPerUser' | 'delegateMaxPerTurn' | 'delegateMaxIterations'>;
   store: SessionStore;
   agent: AgentRuntime | null;
   /** The side-task chain session_search summarises with (llm/side-tasks.ts); the agent's model when absent. */
@@ -98,6 +100,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
       clarifyTimeoutMs: deps.clarifyTimeoutMs,
       canSendFiles: deps.files.perTurn > 0,
       fileLimits: deps.files.limits,
+      delegate: { maxPerTurn: config.delegateMaxPerTurn, maxIterations: config.delegateMaxIterations },
     },
     builtinToolsets(config.toolsets),
   );
@@ -108,6 +111,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
   const hasMemory = tools.some((t) => t.name === MEMORY_TOOL);
   // A scheduled task's turn has nobody to ask: the user did not start it and may not be there.
   const scheduledTools = tools.filter((t) => t.name !== CLARIFY_TOOL);
+  const buttons = new ButtonStore(deps.redis, config.redisPrefix);
 
   return {
     tools,
@@ -116,9 +120,12 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
         redis: deps.redis,
         prefix: config.redisPrefix,
         sessionKey: ctx.sessionKey,
-        send: async (question) => {
+        send: async (question, choices) => {
           if (!(await ctx.canDeliver())) throw new Error('the conversation moved on; the question was not sent');
-          await deliver(egress, payload.conversationId, question, { replyTo: payload.platformMessageId });
+          // One button per choice; only the person whose turn it is may press them (their press is the answer).
+          const offered = choices.length > 0 ? await buttons.offer({ userId: payload.userId, choices: choices.map((c) => ({ label: c, text: c })), once: false }) : null;
+          await deliver(egress, payload.conversationId, question, { replyTo: payload.platformMessageId, buttons: offered?.buttons });
+          return offered ? () => buttons.withdraw(offered.id) : undefined;
         },
         takeSteerMessages: ctx.takeSteerMessages,
       });
@@ -132,7 +139,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
           const withNotes = hasMemory && userKey !== null;
           return {
             ...opts,
-            userMessage: withNotes ? await withMemoryBlock(store, userKey, opts.history, opts.userMessage) : opts.userMessage,
+            userMessage: withNotes ? await withMemoryBlock(store, userKey, opts.history, opts.userMessage) : stripMemoryMarker(opts.userMessage),
             // Agent profiles are not there yet: every turn is the default profile's.
             tools: [
               ...(opts.tools ?? []),
@@ -169,6 +176,11 @@ export interface FlushSessionMemoryDeps {
  * (reason 'reset') and from compression's `beforeCompress` hook (reason 'compression'). Null when there is
  * nothing to do (no model, memory not enabled, no user on the session). Never throws for a provider failure.
  */
+/** Whether the configured toolsets give the agent the memory tool (only then is there anything to flush). */
+export function offersMemory(store: SessionStore, toolsets: readonly string[]): boolean {
+  return createBuiltinTools({ store }, builtinToolsets(toolsets)).tools.some((t) => t.name === MEMORY_TOOL);
+}
+
 export async function flushSessionMemory(
   deps: FlushSessionMemoryDeps,
   session: Session,
@@ -177,7 +189,7 @@ export async function flushSessionMemory(
 ): Promise<FlushMemoryResult | null> {
   const { agent, store } = deps;
   if (!agent || !session.userId) return null;
-  if (!createBuiltinTools({ store }, builtinToolsets(deps.toolsets)).tools.some((t) => t.name === MEMORY_TOOL)) return null;
+  if (!offersMemory(store, deps.toolsets)) return null;
   return flushMemory({
     provider: agent.primary,
     history: await store.getHistory(session.id),

@@ -1,9 +1,11 @@
 /**
- * Progress reactions on the user's messages, for platforms whose egress declares `turnReactions` (Slack: 👀 while
- * the turn runs, ✅ once its reply is delivered). They are added when a worker starts the turn, not when the
- * message is queued, so 👀 means "being worked on". Best effort: a reaction that fails never fails the turn.
+ * Status reactions on the user's messages (HERALD_STATUS_REACTIONS / <PLATFORM>_STATUS_REACTIONS; Slack by default):
+ * 👀 when a worker takes the messages of a turn, ⚙️ added while tools run, and at the end both removed and ✅ (or ⚠️
+ * when the turn ended in an error) added; a turn that ends without an answer of its own (interrupted, stopped)
+ * just loses its reactions. Telegram keeps one reaction per message, so each stage there replaces the last.
+ * Best effort: a reaction that fails never fails the turn.
  */
-import type { PlatformEgress } from '@herald/adapters';
+import type { PlatformEgress, StatusReactions } from '@herald/adapters';
 import type { Logger } from '../logger.js';
 
 /** The message a reaction goes on: the conversation (for the channel) and the platform's id of the message. */
@@ -13,39 +15,52 @@ export interface ReactionTarget {
 }
 
 export interface TurnProgress {
-  /** The reply was delivered: 👀 → ✅. */
-  done(): Promise<void>;
-  /** The turn ended without an answer of its own (interrupted, stopped, stale): 👀 removed, nothing added. */
+  /** Tools started running (only the first call does anything). */
+  tools(): void;
+  /** The reply was delivered: 👀 (and ⚙️) → ✅, or ⚠️ when `failed`. */
+  done(failed?: boolean): Promise<void>;
+  /** The turn ended without an answer of its own (interrupted, stopped, stale): reactions removed, nothing added. */
   clear(): Promise<void>;
 }
 
-const NO_PROGRESS: TurnProgress = { done: async () => {}, clear: async () => {} };
+const NO_PROGRESS: TurnProgress = { tools: () => {}, done: async () => {}, clear: async () => {} };
 
-/** Adds the working reaction to every message the turn answers, now; the returned handle finishes it. */
-export function showTurnProgress(egress: PlatformEgress, targets: ReactionTarget[], log: Logger): TurnProgress {
-  const emoji = egress.turnReactions;
+/** Adds the queued reaction to every message the turn answers, now; the returned handle moves it along. */
+export function showTurnProgress(egress: PlatformEgress, emoji: StatusReactions | undefined, targets: ReactionTarget[], log: Logger): TurnProgress {
   if (emoji === undefined || targets.length === 0) return NO_PROGRESS;
   const react = async (t: ReactionTarget, name: string, remove = false): Promise<void> => {
+    if (name === '') return;
     try {
       await egress.react(t.conversationId, t.platformMessageId, name, remove);
     } catch (err) {
-      log.debug({ err, messageId: t.platformMessageId, emoji: name, remove }, 'progress reaction failed; ignored');
+      log.debug({ err, messageId: t.platformMessageId, emoji: name, remove }, 'status reaction failed; ignored');
     }
   };
-  // Not awaited by the caller, so the LLM call does not wait on it; finishing awaits it, so 👀 is never re-added
-  // after it was removed.
-  const working = Promise.all(targets.map((t) => react(t, emoji.working)));
+  const all = (fn: (t: ReactionTarget) => Promise<void>): Promise<void> => Promise.all(targets.map(fn)).then(() => undefined);
+  // Not awaited by the caller, so the LLM call does not wait on it; every later stage waits for the one before, so
+  // a reaction is never re-added after it was removed.
+  let chain = all((t) => react(t, emoji.queued));
+  let toolsShown = false;
   let finished = false;
-  const finish = async (withDone: boolean): Promise<void> => {
+  const finish = async (end: string | null): Promise<void> => {
     if (finished) return;
     finished = true;
-    await working;
-    await Promise.all(
-      targets.map(async (t) => {
-        await react(t, emoji.working, true);
-        if (withDone) await react(t, emoji.done);
+    chain = chain.then(() =>
+      all(async (t) => {
+        await react(t, emoji.queued, true);
+        if (toolsShown) await react(t, emoji.tools, true);
+        if (end !== null) await react(t, end);
       }),
     );
+    await chain;
   };
-  return { done: () => finish(true), clear: () => finish(false) };
+  return {
+    tools() {
+      if (toolsShown || finished || emoji.tools === '') return;
+      toolsShown = true;
+      chain = chain.then(() => all((t) => react(t, emoji.tools)));
+    },
+    done: (failed = false) => finish(failed ? emoji.error : emoji.done),
+    clear: () => finish(null),
+  };
 }

@@ -2,6 +2,7 @@
  * Discord adapter options and the platform's numbers, in one place.
  */
 import type { Logger } from 'pino';
+import type { CommandMenuEntry, SlashCommandSettings } from './app-commands.js';
 
 /** Discord rejects message content longer than this (UTF-16 code units). */
 export const DISCORD_MAX_MESSAGE_LENGTH = 2000;
@@ -63,11 +64,10 @@ export interface DiscordIngressOptions {
   /** Messages from other bots: ignored (default), only when they mention this bot, or all. */
   allowBots?: AllowBots;
   threads: ThreadParticipation;
-  /**
-   * Accepted for symmetry with the other adapters but not registered: Discord's menu needs application commands
-   * and interaction replies; `/stop` and friends arrive as plain message text instead.
-   */
-  commands?: { name: string; description: string }[];
+  /** The gateway's command table, registered as application (slash) commands once the gateway is ready. */
+  commands?: CommandMenuEntry[];
+  /** Whether and where to register them (default: enabled, global). */
+  slashCommands?: SlashCommandSettings;
   logger: Logger;
   /** Override DISCORD_SILENCE_LIMIT_MS (tests). */
   silenceLimitMs?: number;

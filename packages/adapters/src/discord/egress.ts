@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import {
   AllowedMentionsTypes,
+  MessageFlags,
   REST,
   Routes,
   type RawFile,
@@ -14,7 +15,7 @@ import {
 import { chunkMessage } from '../shared/chunk.js';
 import { sendChunks } from '../shared/send-chunks.js';
 import { BadRequestError } from '../errors.js';
-import type { OutboundFile, PlatformEgress, SendFileOptions, SendOptions, SentMessage } from '../types.js';
+import type { Button, InteractionRef, InteractionTarget, OutboundFile, PlatformEgress, SendFileOptions, SendOptions, SentMessage } from '../types.js';
 import { discordCodec, messageChannelOf, replyChannelOf, type DiscordConversation } from './codec.js';
 import {
   DISCORD_API_VERSION,
@@ -33,6 +34,29 @@ import { isReplyReferenceRejection, toPlatformError } from './rest-errors.js';
 /** Users may be pinged (the agent addressing someone by mention); @everyone, @here and roles never. */
 function allowedMentions(): APIAllowedMentions {
   return { parse: [AllowedMentionsTypes.User], replied_user: true };
+}
+
+/** Discord: 5 buttons per action row, 5 rows per message, labels up to 80 characters. */
+const BUTTONS_PER_ROW = 5;
+const MAX_ROWS = 5;
+const BUTTON_LABEL_MAX = 80;
+const BUTTON_STYLE_SECONDARY = 2;
+
+/** Action rows of buttons whose `custom_id` is the button's data. */
+export function discordComponents(buttons: readonly Button[]): Array<{ type: 1; components: Array<Record<string, unknown>> }> {
+  const rows: Array<{ type: 1; components: Array<Record<string, unknown>> }> = [];
+  for (let i = 0; i < buttons.length && rows.length < MAX_ROWS; i += BUTTONS_PER_ROW) {
+    rows.push({
+      type: 1,
+      components: buttons.slice(i, i + BUTTONS_PER_ROW).map((b) => ({
+        type: 2,
+        style: BUTTON_STYLE_SECONDARY,
+        label: b.label.length <= BUTTON_LABEL_MAX ? b.label : `${b.label.slice(0, BUTTON_LABEL_MAX - 1)}…`,
+        custom_id: b.data,
+      })),
+    });
+  }
+  return rows;
 }
 
 /** A custom emoji as written in a message, `<:name:id>` or `<a:name:id>`; the reaction route wants `name:id`. */
@@ -113,6 +137,7 @@ export function createDiscordEgress(opts: DiscordEgressOptions): PlatformEgress 
     // `recover` needs nothing more here: past that window a resend posts again, and the gateway counts it.
     duplicateSafety: 'idempotent',
     typingRefreshMs: DISCORD_TYPING_REFRESH_MS,
+    statusReactions: { queued: '👀', tools: '⚙️', done: '✅', error: '⚠️' },
     // Voice replies go as an MP3 attachment: Discord's own voice messages need a waveform and flags bots rarely get right.
     voiceFormat: 'mp3',
 
@@ -131,6 +156,7 @@ export function createDiscordEgress(opts: DiscordEgressOptions): PlatformEgress 
           body.nonce = discordNonce(idempotencyKey, i);
           body.enforce_nonce = true;
         }
+        if (i === chunks.length - 1 && sendOpts.buttons?.length) body.components = discordComponents(sendOpts.buttons) as unknown as RESTPostAPIChannelMessageJSONBody['components'];
         if (i === 0 && replyTo !== undefined) {
           // fail_if_not_exists: false lets Discord send a plain message when the user deleted theirs meanwhile.
           body.message_reference = { message_id: replyTo, fail_if_not_exists: false };
@@ -180,6 +206,41 @@ export function createDiscordEgress(opts: DiscordEgressOptions): PlatformEgress 
     async typing(conversationId: string): Promise<void> {
       const conv = decodeConversation(conversationId);
       await call('typing', () => rest.post(Routes.channelTyping(replyChannelOf(conv))));
+    },
+
+    /**
+     * The deferred response (PATCH @original) takes the first chunk; the rest follow up (POST to the interaction's
+     * webhook) with the same visibility. The interaction token authorises these: no bot token is sent.
+     */
+    async answerInteraction(interaction: InteractionRef, markdown: string | null, where: InteractionTarget): Promise<void> {
+      const { applicationId, token } = interaction;
+      if (applicationId === undefined || token === undefined) throw new BadRequestError('not a Discord interaction', 'discord');
+      // A press was acknowledged with a deferred update already: it needs nothing more unless there is a note.
+      if (markdown === null) return;
+      const text = formatForDiscord(markdown);
+      if (text.trim() === '') throw new BadRequestError('Discord cannot send an empty message', 'discord');
+      const chunks = chunkMessage(text, DISCORD_MAX_MESSAGE_LENGTH);
+      const components = (i: number): Record<string, unknown> =>
+        i === chunks.length - 1 && where.buttons?.length ? { components: discordComponents(where.buttons) } : {};
+      // A command's deferred response takes the first chunk; a press's note (and further chunks) are follow-ups.
+      const followFrom = interaction.kind === 'command' ? 1 : 0;
+      if (interaction.kind === 'command') {
+        await call('answer interaction', () =>
+          rest.patch(Routes.webhookMessage(applicationId, token, '@original'), {
+            body: { content: chunks[0], allowed_mentions: allowedMentions(), ...components(0) },
+            auth: false,
+          }),
+        );
+      }
+      for (let i = followFrom; i < chunks.length; i++) {
+        const flags = interaction.ephemeral ? MessageFlags.Ephemeral : undefined;
+        await call('interaction follow-up', () =>
+          rest.post(Routes.webhook(applicationId, token), {
+            body: { content: chunks[i], allowed_mentions: allowedMentions(), flags, ...components(i) },
+            auth: false,
+          }),
+        );
+      }
     },
 
     async react(conversationId: string, messageId: string, emoji: string, remove = false): Promise<void> {

@@ -30,6 +30,7 @@ import { InFlight } from '../shared/in-flight.js';
 import { KeyedSerial } from '../shared/keyed-serial.js';
 import { RecentIds } from '../shared/recent-ids.js';
 import { DiscordErrorCode } from './rest-errors.js';
+import { registerApplicationCommands, takeButtonPress, takeCommandInteraction } from './interaction-ingress.js';
 
 /** Gateway close codes after which discord.js gives up (see Discord's opcodes-and-status-codes page). */
 const CLOSE_AUTHENTICATION_FAILED = 4004;
@@ -120,6 +121,7 @@ class DiscordGatewayIngress implements DiscordIngress {
     }
     this.setState('connected', null);
     this.log.info({ botId: client.user?.id, guilds: client.guilds.cache.size }, 'discord gateway ready');
+    await registerApplicationCommands(client, this.opts.commands ?? [], this.opts.slashCommands ?? { enabled: true, guildIds: [] }, this.log);
   }
 
   async stop(): Promise<void> {
@@ -177,6 +179,16 @@ class DiscordGatewayIngress implements DiscordIngress {
     // An 'error' event without a listener would throw and take the process down.
     client.on(Events.Error, (err) => this.log.error({ err: err.message }, 'discord client error'));
     client.on(Events.MessageCreate, (message) => this.onMessage(message));
+    client.on(Events.InteractionCreate, (interaction) => {
+      const handler = this.handler;
+      if (handler === null || !this.seen.add(interaction.id)) return;
+      const take = interaction.isButton() ? takeButtonPress : takeCommandInteraction;
+      // Never an unhandled rejection: an interaction discord.js could build but we cannot read is logged and dropped.
+      const taken = take(interaction, handler, this.log).catch((err: unknown) => {
+        this.log.warn({ err: errorText(err), interactionId: interaction.id }, 'discord interaction unreadable; dropped');
+      });
+      void this.handing.track(taken);
+    });
   }
 
   /**

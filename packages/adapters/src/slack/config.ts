@@ -16,9 +16,8 @@ export const SLACK_RATE_LIMIT_RETRIES = 2;
 /** A Retry-After longer than this is not waited out inline: delivery reschedules instead of holding a worker. */
 export const SLACK_MAX_INLINE_RETRY_WAIT_MS = 30_000;
 export const SLACK_TYPING_STATUS = 'is typing…';
-/** Slack's convention for a bot at work on a message: 👀 while the turn runs, swapped for ✅ once answered. */
-export const SLACK_WORKING_REACTION = '👀';
-export const SLACK_DONE_REACTION = '✅';
+/** Slack's convention for a bot at work on a message: 👀 while the turn runs (⚙️ with tools), then ✅ (⚠️ on an error). */
+export const SLACK_STATUS_REACTIONS = { queued: '👀', tools: '⚙️', done: '✅', error: '⚠️' } as const;
 /** Socket Mode: how long to wait for a pong; the SDK also waits this long (times failures) before reconnecting. */
 export const SLACK_CLIENT_PING_TIMEOUT_MS = 5_000;
 export const SLACK_SERVER_PING_TIMEOUT_MS = 30_000;
@@ -72,8 +71,10 @@ export interface SlackIngressOptions {
   /** Web API base, default `https://slack.com/api/`. Also where Socket Mode calls `apps.connections.open`. */
   apiUrl?: string;
   threads: ThreadMemory;
-  /** Accepted for parity with the other adapters; Slack slash commands are declared in the app manifest. */
-  commands?: { name: string; description: string }[];
+  /** The gateway's command table: with `slashCommands: 'each'`, each name (and alias) is taken as `/herald-<name>`. */
+  commands?: { name: string; description: string; aliases?: readonly string[] }[];
+  /** `single` (default): one `/herald <command>`; `each`: also one slash command per command, `/herald-<name>`. */
+  slashCommands?: 'single' | 'each';
   logger: Logger;
   clientOptions?: SlackWebClientTuning;
   socketMode?: { clientPingTimeoutMs?: number; serverPingTimeoutMs?: number; reconnectRetryMs?: number };

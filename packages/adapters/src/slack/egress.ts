@@ -7,11 +7,12 @@ import type { Logger } from 'pino';
 import { FormattingError, NetworkError, RateLimitedError } from '../errors.js';
 import { chunkMessage } from '../shared/chunk.js';
 import { sendChunks } from '../shared/send-chunks.js';
-import type { OutboundFile, PlatformEgress, SendOptions, SentMessage, TurnReactions } from '../types.js';
+import type { InteractionRef, InteractionTarget, OutboundFile, PlatformEgress, SendOptions, SentMessage, StatusReactions } from '../types.js';
+import { blocksWithButtons } from './blocks.js';
+import { homeView } from './home.js';
 import { slackCodec } from './codec.js';
 import {
   SLACK_DEFAULT_API_URL,
-  SLACK_DONE_REACTION,
   SLACK_MAX_INLINE_RETRY_WAIT_MS,
   SLACK_MAX_MESSAGE_LENGTH,
   SLACK_RATE_LIMIT_RETRIES,
@@ -20,7 +21,7 @@ import {
   SLACK_REQUEST_TIMEOUT_MS,
   SLACK_TYPING_REFRESH_MS,
   SLACK_TYPING_STATUS,
-  SLACK_WORKING_REACTION,
+  SLACK_STATUS_REACTIONS,
   type SlackEgressOptions,
 } from './config.js';
 import { markdownToMrkdwn } from './format.js';
@@ -47,6 +48,7 @@ const EMOJI_NAMES: Record<string, string> = {
   '🤔': 'thinking_face',
   '💭': 'thought_balloon',
   '⚠️': 'warning',
+  '⚙️': 'gear',
   '🛑': 'octagonal_sign',
   '🔥': 'fire',
   '🎉': 'tada',
@@ -76,7 +78,7 @@ class SlackEgressImpl implements SlackEgress {
   /** Chunks carry the idempotency key in their metadata; `recover` reads the bot's recent messages for it. */
   readonly duplicateSafety = 'detectable' as const;
   readonly typingRefreshMs = SLACK_TYPING_REFRESH_MS;
-  readonly turnReactions: TurnReactions = { working: SLACK_WORKING_REACTION, done: SLACK_DONE_REACTION };
+  readonly statusReactions: StatusReactions = SLACK_STATUS_REACTIONS;
   /** Voice replies go as an MP3 file, which Slack plays inline. */
   readonly voiceFormat = 'mp3' as const;
   typingDisabled = false;
@@ -113,6 +115,7 @@ class SlackEgressImpl implements SlackEgress {
     const skipped = opts.skipChunks ?? 0;
     const found = opts.recover && key !== undefined ? await this.findSentChunks(channel, threadTs, key, skipped, chunks.length) : undefined;
     const messageIds = await sendChunks(chunks, { ...opts, found }, async (chunk, i) => {
+      const withButtons = i === chunks.length - 1 && opts.buttons?.length ? opts.buttons : undefined;
       const post = (mrkdwn: boolean) =>
         this.call('chat.postMessage', () =>
           this.client.chat.postMessage({
@@ -120,6 +123,7 @@ class SlackEgressImpl implements SlackEgress {
             text: chunk,
             thread_ts: threadTs,
             mrkdwn: mrkdwn && !opts.plain,
+            ...(withButtons && { blocks: blocksWithButtons(chunk, withButtons, mrkdwn && !opts.plain) ?? undefined }),
             ...(key !== undefined && { metadata: replyMetadata(key, i) }),
           }),
         );
@@ -134,6 +138,22 @@ class SlackEgressImpl implements SlackEgress {
       return res.ts;
     });
     return opts.recover ? { messageIds, recovered: found?.size ?? 0 } : { messageIds };
+  }
+
+  /**
+   * A press needs no answer (Bolt acknowledged it); a note goes to the presser alone (chat.postEphemeral). The App
+   * Home tab's answer becomes its view (views.publish).
+   */
+  async answerInteraction(interaction: InteractionRef, note: string | null, where: InteractionTarget): Promise<void> {
+    if (note === null) return;
+    if (interaction.kind === 'home') {
+      await this.call('views.publish', () => this.client.views.publish({ user_id: where.userId, view: homeView(note) as never }));
+      return;
+    }
+    const { channel, threadTs } = slackCodec.decode(where.conversationId);
+    await this.call('chat.postEphemeral', () =>
+      this.client.chat.postEphemeral({ channel, user: where.userId, text: note, ...(threadTs !== undefined && { thread_ts: threadTs }) }),
+    );
   }
 
   /**

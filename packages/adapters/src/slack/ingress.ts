@@ -9,14 +9,17 @@ import { App, webApi, type Middleware, type AnyMiddlewareArgs } from '@slack/bol
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { AuthError } from '../errors.js';
-import type { AdapterHealth, InboundHandler, PlatformIngress } from '../types.js';
+import type { AdapterHealth, InboundHandler, InboundMessage, PlatformIngress } from '../types.js';
 import { SLACK_DEDUPE_CAPACITY, SLACK_DEFAULT_API_URL, type SlackIngressOptions } from './config.js';
 import { FastifyEventsReceiver } from './events-http.js';
 import { InFlight } from '../shared/in-flight.js';
 import { KeyedSerial } from '../shared/keyed-serial.js';
 import { RecentIds } from '../shared/recent-ids.js';
 import { classifySlackEvent, type SlackIdentity } from './normalize.js';
-import { SLACK_SLASH_COMMAND, slashCommandToMessage } from './slash-command.js';
+import { SLACK_PER_COMMAND_PREFIX, SLACK_SLASH_COMMAND, slashCommandToMessage } from './slash-command.js';
+import { SLACK_BUTTON_ACTION_PREFIX } from './blocks.js';
+import { pressToMessage } from './press.js';
+import { homeOpenedToMessage } from './home.js';
 import { toPlatformError } from './slack-errors.js';
 import { toSlackLogger } from './slack-logger.js';
 import { SocketTransport } from './socket-mode.js';
@@ -120,10 +123,25 @@ class SlackIngressImpl implements SlackIngress {
     app.use(this.dedupeRetries);
     app.event('message', async ({ event }) => this.onEvent(event));
     app.event('app_mention', async ({ event }) => this.onEvent(event));
+    // The App Home tab: the gateway answers /status for the user's DM, shown as the tab's view.
+    app.event('app_home_opened', async ({ event }) => this.onHomeOpened(event));
     // Slack wants the ack within 3 s; the answer follows as a normal message once the gateway has it.
     app.command(SLACK_SLASH_COMMAND, async ({ command, ack }) => {
       await ack();
       await this.onSlashCommand(command);
+    });
+    if (this.opts.slashCommands === 'each') {
+      for (const name of (this.opts.commands ?? []).flatMap((c) => [c.name, ...(c.aliases ?? [])])) {
+        app.command(`${SLACK_PER_COMMAND_PREFIX}${name}`, async ({ command, ack }) => {
+          await ack();
+          await this.onSlashCommand(command, name);
+        });
+      }
+    }
+    // Button presses (block_actions): acknowledged at once; the gateway decides whether the press still counts.
+    app.action(new RegExp(`^${SLACK_BUTTON_ACTION_PREFIX}`), async ({ ack, body, action }) => {
+      await ack();
+      await this.onPress(body, action);
     });
     app.error(async (err) => {
       this.lastError = err.message;
@@ -201,15 +219,26 @@ class SlackIngressImpl implements SlackIngress {
     await next();
   };
 
-  private async onSlashCommand(payload: unknown): Promise<void> {
+  private async onSlashCommand(payload: unknown, sub?: string): Promise<void> {
+    await this.handOverInteraction(slashCommandToMessage(payload, Date.now(), sub), 'a slash command');
+  }
+
+  private async onHomeOpened(event: unknown): Promise<void> {
+    await this.handOverInteraction(homeOpenedToMessage(event), 'an App Home visit');
+  }
+
+  private async onPress(body: unknown, action: unknown): Promise<void> {
+    await this.handOverInteraction(pressToMessage(body, action), 'a button press');
+  }
+
+  private async handOverInteraction(message: InboundMessage | null, what: string): Promise<void> {
     const handler = this.handler;
-    const message = slashCommandToMessage(payload);
     if (handler === null || message === null) return;
     try {
       await handler(message);
     } catch (err) {
       this.lastError = err instanceof Error ? err.message : String(err);
-      this.logger.error({ err, messageId: message.messageId }, 'slack: handing a slash command to the gateway failed');
+      this.logger.error({ err, messageId: message.messageId }, `slack: handing ${what} to the gateway failed`);
     }
   }
 

@@ -10,6 +10,11 @@ import { slackCodec } from './codec.js';
 
 /** The one slash command Herald declares in the Slack app manifest. */
 export const SLACK_SLASH_COMMAND = '/herald';
+/**
+ * With one slash command per command (SLACK_SLASH_COMMANDS=each), each is `/herald-<name>`: Slack's own commands
+ * (/status, /remind, …) cannot be taken over by an app, and the prefix keeps Herald's apart from other apps'.
+ */
+export const SLACK_PER_COMMAND_PREFIX = '/herald-';
 
 function str(obj: Record<string, unknown>, key: string): string | undefined {
   const v = obj[key];
@@ -21,8 +26,11 @@ export function slashCommandText(text: string): string {
   return sub === '' ? '/help' : `/${sub}`;
 }
 
-/** Null when the payload lacks what a message needs (user, channel, trigger). */
-export function slashCommandToMessage(payload: unknown, now = Date.now()): InboundMessage | null {
+/**
+ * Null when the payload lacks what a message needs (user, channel, trigger). `sub`: the command a per-command slash
+ * command stands for (`/herald-title Trip` → `/title Trip`).
+ */
+export function slashCommandToMessage(payload: unknown, now = Date.now(), sub?: string): InboundMessage | null {
   if (typeof payload !== 'object' || payload === null) return null;
   const body = payload as Record<string, unknown>;
   const channel = str(body, 'channel_id');
@@ -37,7 +45,7 @@ export function slashCommandToMessage(payload: unknown, now = Date.now()): Inbou
     chatType: channel.startsWith('D') ? 'dm' : 'channel',
     chatId: channel,
     userId: user,
-    text: slashCommandText(typeof body.text === 'string' ? body.text : ''),
+    text: slashCommandText(`${sub ?? ''} ${typeof body.text === 'string' ? body.text : ''}`),
     attachments: [],
     platformMessageId: trigger,
     sentAt: now,

@@ -18,14 +18,14 @@ export const TELEGRAM_FILE_REF_PREFIX = 'tg-file:';
 export const TELEGRAM_MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024;
 /** Forum supergroups have an undeletable "General" topic with this id. */
 export const TELEGRAM_GENERAL_TOPIC_ID = '1';
-/** Telegram clients split long texts into parts sent back to back; parts closer than this are joined. */
-export const TELEGRAM_SPLIT_JOIN_WINDOW_MS = 600;
 /**
- * Clients cut at 4096 characters (at a word boundary when they can), so only a text at least this long can be
- * the first part of a split. Shorter texts go through at once: waiting 0.6 s on every message would add that
- * much latency to every reply.
+ * Clients cut a text longer than 4096 characters into parts sent back to back: Telegram Desktop at the best break
+ * (paragraph, line, sentence, word) past half the limit, Android at the limit itself. So only a text longer than
+ * half the limit can be a part that another follows; a shorter one is a message of its own, or a split's last part.
  */
-export const TELEGRAM_SPLIT_MIN_PART = 3500;
+export const TELEGRAM_SPLIT_MIN_PART = TELEGRAM_MAX_MESSAGE_LENGTH / 2 + 1;
+/** The parts of a split are sent back to back: a message dated later than this after the one before it is a new one. */
+export const TELEGRAM_SPLIT_MAX_GAP_SEC = 2;
 /** How long one getUpdates call may wait server-side (seconds). */
 export const TELEGRAM_POLL_TIMEOUT_SEC = 50;
 /** Update ids remembered for de-duplication (webhook retries, re-polled unconfirmed updates). */
@@ -35,7 +35,7 @@ export const TELEGRAM_RATE_LIMIT_RETRIES = 2;
 /** A retry_after longer than this is not slept through inside a send: the caller gets RateLimitedError at once. */
 export const TELEGRAM_MAX_INLINE_RETRY_AFTER_MS = 30_000;
 /** Only message updates reach the agent; everything else is not even fetched. */
-export const TELEGRAM_ALLOWED_UPDATES = ['message'] as const;
+export const TELEGRAM_ALLOWED_UPDATES = ['message', 'callback_query'] as const;
 
 /** Waits between reconnect attempts. Injectable so tests do not sleep for minutes. */
 export interface ReconnectWaits {
@@ -86,10 +86,9 @@ export interface TelegramIngressOptions {
   /** Published as the bot's command menu at start-up. */
   commands?: TelegramCommand[];
   logger: Logger;
-  splitJoinWindowMs?: number;
   /** A Bot API call with no answer for this long fails (getUpdates: its poll timeout plus this). */
   callTimeoutMs?: number;
-  /** Shortest text that may start a split (default TELEGRAM_SPLIT_MIN_PART). */
+  /** Shortest text that another part may follow (default TELEGRAM_SPLIT_MIN_PART). */
   splitMinPartLength?: number;
   dedupeSize?: number;
   pollTimeoutSec?: number;

@@ -11,7 +11,7 @@ import type { TelegramEmoji } from 'telegraf/types';
 import { BadRequestError } from '../errors.js';
 import { chunkMessage } from '../shared/chunk.js';
 import { sendChunks } from '../shared/send-chunks.js';
-import type { OutboundFile, PlatformEgress, SendFileOptions, SendOptions, SentMessage } from '../types.js';
+import type { Button, InteractionRef, OutboundFile, PlatformEgress, SendFileOptions, SendOptions, SentMessage, StatusReactions } from '../types.js';
 import {
   isNotModified,
   isParseEntitiesError,
@@ -32,6 +32,17 @@ import { formatChunks, type OutgoingChunk } from './format.js';
 import { uploadFile } from './upload.js';
 
 const PLATFORM = 'telegram';
+/** answerCallbackQuery shows at most 200 characters. */
+const TELEGRAM_CALLBACK_NOTE_MAX = 200;
+
+interface InlineKeyboard {
+  inline_keyboard: Array<Array<{ text: string; callback_data: string }>>;
+}
+
+/** One button per row: choices are sentences as often as words, and a row of long labels gets cut off. */
+function inlineKeyboard(buttons: readonly Button[]): InlineKeyboard {
+  return { inline_keyboard: buttons.map((b) => [{ text: b.label, callback_data: b.data }]) };
+}
 
 interface Chunk {
   plain: string;
@@ -50,6 +61,8 @@ export class TelegramEgress implements PlatformEgress {
   readonly maxMessageLength = TELEGRAM_MAX_MESSAGE_LENGTH;
   readonly duplicateSafety = 'none' as const;
   readonly typingRefreshMs = TELEGRAM_TYPING_REFRESH_MS;
+  /** Bots may only react with Telegram's fixed set (no ✅, ⚙️ or ⚠️), and one reaction at a time. */
+  readonly statusReactions: StatusReactions = { queued: '👀', tools: '⚡', done: '👌', error: '😢' };
   /** sendVoice plays OGG/Opus as a voice note. */
   readonly voiceFormat = 'ogg_opus' as const;
   private readonly api: TelegramApi;
@@ -71,15 +84,16 @@ export class TelegramEgress implements PlatformEgress {
     // `idempotencyKey` and `recover` are accepted and ignored: the Bot API has no idempotency key on sendMessage
     // and no way for a bot to list the messages it sent, so a resend after a crash cannot be made safe here
     // (duplicateSafety 'none': the gateway counts the possible duplicate). `onChunkSent` works through the loop.
+    const keyboard = opts.buttons?.length ? inlineKeyboard(opts.buttons) : undefined;
     const messageIds = await sendChunks(chunks, opts, async (chunk, i) => {
-      const sent = await this.sendChunk(target, chunk, i === 0 ? replyTo : undefined);
+      const sent = await this.sendChunk(target, chunk, i === 0 ? replyTo : undefined, i === chunks.length - 1 ? keyboard : undefined);
       return String(sent.message_id);
     });
     return { messageIds };
   }
 
   /** Sends one chunk, stepping down (plain text, no topic, no reply) as Telegram refuses each; `target` remembers a lost topic for the next chunks. */
-  private async sendChunk(target: Target, chunk: Chunk, replyTo: number | undefined): Promise<{ message_id: number }> {
+  private async sendChunk(target: Target, chunk: Chunk, replyTo: number | undefined, keyboard?: InlineKeyboard): Promise<{ message_id: number }> {
     let html = chunk.html;
     let reply = replyTo;
     for (;;) {
@@ -90,6 +104,7 @@ export class TelegramEgress implements PlatformEgress {
           ...(html !== null && { parse_mode: 'HTML' as const }),
           ...(target.threadId !== undefined && { message_thread_id: target.threadId }),
           ...(reply !== undefined && { reply_parameters: { message_id: reply } }),
+          ...(keyboard && { reply_markup: keyboard }),
         });
       } catch (err) {
         if (html !== null && isParseEntitiesError(err)) {
@@ -104,6 +119,41 @@ export class TelegramEgress implements PlatformEgress {
           throw toPlatformError(err, 'sendMessage');
         }
       }
+    }
+  }
+
+  /** sendMessageDraft (Bot API 9.3+): a preview of the text so far; HTML, or plain text when Telegram cannot parse it. */
+  async draft(conversationId: string, draftId: number, markdown: string): Promise<void> {
+    const target = targetOf(conversationId);
+    const [chunk] = formatChunks(markdown, this.maxMessageLength);
+    if (chunk === undefined) return;
+    const call = (html: boolean): Promise<unknown> =>
+      this.api.call('sendMessageDraft' as 'sendMessage', {
+        chat_id: target.chatId,
+        draft_id: draftId,
+        text: html && chunk.html !== null ? chunk.html : chunk.plain,
+        ...(html && chunk.html !== null && { parse_mode: 'HTML' as const }),
+        ...(target.threadId !== undefined && { message_thread_id: target.threadId }),
+      } as unknown as Parameters<TelegramApi['call']>[1]);
+    try {
+      await call(true).catch((err: unknown) => {
+        if (!isParseEntitiesError(err)) throw err;
+        return call(false);
+      });
+    } catch (err) {
+      throw toPlatformError(err, 'sendMessageDraft');
+    }
+  }
+
+  /** A press is closed with answerCallbackQuery: the note shows as a short toast to the presser alone. */
+  async answerInteraction(interaction: InteractionRef, note: string | null): Promise<void> {
+    try {
+      await this.api.call('answerCallbackQuery', {
+        callback_query_id: interaction.id,
+        ...(note !== null && { text: note.slice(0, TELEGRAM_CALLBACK_NOTE_MAX) }),
+      });
+    } catch (err) {
+      throw toPlatformError(err, 'answerCallbackQuery');
     }
   }
 

@@ -7,6 +7,7 @@ import { TelegramIngress } from './ingress.js';
 import { FAST_WAITS, silentLogger, startIngress, type RunningIngress } from './test-support.js';
 
 const GROUP = -1001234567890;
+const messageIdOf = (update: Record<string, unknown>): number => (update.message as { message_id: number }).message_id;
 
 let fake: TelegramFake;
 let running: RunningIngress | null = null;
@@ -80,15 +81,13 @@ describe('telegram polling ingress', () => {
     expect(running.received.map((m) => m.text)).toEqual(['second']);
   });
 
-  it('hands over a message still waiting for its next part when stopped, and confirms it', async () => {
-    running = await startIngress(fake, { splitJoinWindowMs: 5000 });
-    const firstPart = `said just before shutdown ${'x'.repeat(4000)}`;
-    fake.injectMessage({ chatId: 777, userId: 777, text: firstPart });
-    await fake.waitFor(() => fake.callsOf('getUpdates').length >= 2); // fetched, now held by the joiner
-    expect(running.received).toEqual([]);
-    await running.ingress.stop();
-    expect(running.received.map((m) => m.text)).toEqual([firstPart]);
-    expect(fake.pendingUpdates()).toBe(0);
+  it('hands a text long enough to be a first part over at once, tagged as one that a next part may follow', async () => {
+    running = await startIngress(fake);
+    const update = fake.injectMessage({ chatId: 777, userId: 777, text: `a long one ${'x'.repeat(4000)}` });
+    // Handed over without waiting for a part that may never come (no window, nothing held).
+    const [msg] = await fake.waitFor(() => running!.received.length === 1 && running!.received);
+    expect(msg.partOf).toEqual({ id: `777:${messageIdOf(update)}`, kind: 'text' });
+    await fake.waitFor(() => fake.pendingUpdates() === 0);
   });
 
   it('in groups takes only messages addressed to the bot, stripping the mention and the command suffix', async () => {
@@ -125,39 +124,58 @@ describe('telegram polling ingress', () => {
     expect(running.received[0].text).toBe('no mention at all');
   });
 
-  it('joins the parts of a split message that arrive within 0.6 s, and keeps later ones apart', async () => {
-    running = await startIngress(fake, { splitJoinWindowMs: 600 });
+  it('tags the parts of a text the client split with one id, handing each over at once; the short last part ends it', async () => {
+    running = await startIngress(fake);
     const partA = 'a'.repeat(4096);
-    const partB = 'b'.repeat(1200);
-    fake.injectMessage({ chatId: 777, userId: 777, text: partA });
-    await new Promise((r) => setTimeout(r, 150));
+    const partB = 'b'.repeat(4000);
+    const partC = 'c'.repeat(1200);
+    const first = fake.injectMessage({ chatId: 777, userId: 777, text: partA });
     fake.injectMessage({ chatId: 777, userId: 777, text: partB });
-    await fake.waitFor(() => running!.received.length === 1);
-    expect(running.received[0].text).toBe(`${partA}\n${partB}`);
-
-    await new Promise((r) => setTimeout(r, 700));
+    fake.injectMessage({ chatId: 777, userId: 777, text: partC });
     fake.injectMessage({ chatId: 777, userId: 777, text: 'a new thought' });
-    await fake.waitFor(() => running!.received.length === 2);
-    expect(running.received[1].text).toBe('a new thought');
+    await fake.waitFor(() => running!.received.length === 4);
+    const id = `777:${messageIdOf(first)}`;
+    expect(running.received.map((m) => [m.text, m.partOf])).toEqual([
+      [partA, { id, kind: 'text' }],
+      [partB, { id, kind: 'text' }],
+      [partC, { id, kind: 'text', last: true }],
+      ['a new thought', undefined],
+    ]);
   });
 
-  it('delivers short texts at once: only a text long enough to be a first part waits for more', async () => {
-    running = await startIngress(fake, { splitJoinWindowMs: 5000 });
+  it('leaves short texts untagged, and a command after a long text is not a part of it', async () => {
+    running = await startIngress(fake);
+    const longQuestion = 'q'.repeat(4096);
     fake.injectMessage({ chatId: 777, userId: 777, text: 'hi' });
     fake.injectMessage({ chatId: 777, userId: 777, text: 'are you there?' });
-    // Well inside the 5 s window: neither waited, and they were not joined.
-    await fake.waitFor(() => running!.received.length === 2, 2000);
-    expect(running.received.map((m) => m.text)).toEqual(['hi', 'are you there?']);
-  });
-
-  it('never holds back a command behind a waiting text', async () => {
-    running = await startIngress(fake, { splitJoinWindowMs: 5000 });
-    const longQuestion = 'q'.repeat(4096);
     fake.injectMessage({ chatId: 777, userId: 777, text: longQuestion });
     fake.injectMessage({ chatId: 777, userId: 777, text: '/stop' });
-    // The command flushes the waiting text first (arrival order), long before the 5 s window.
-    await fake.waitFor(() => running!.received.length === 2, 2000);
-    expect(running.received.map((m) => m.text)).toEqual([longQuestion, '/stop']);
+    fake.injectMessage({ chatId: 777, userId: 777, text: 'and after the command' });
+    await fake.waitFor(() => running!.received.length === 5);
+    expect(running.received.map((m) => [m.text, m.partOf?.kind])).toEqual([
+      ['hi', undefined],
+      ['are you there?', undefined],
+      [longQuestion, 'text'],
+      ['/stop', undefined],
+      ['and after the command', undefined],
+    ]);
+  });
+
+  it('in a group, takes the next parts of a split text whose first part mentioned the bot, and nothing else unaddressed', async () => {
+    running = await startIngress(fake);
+    const group = -100_777;
+    const first = fake.injectMessage({ chatId: group, userId: 5, text: `@herald_test_bot ${'p'.repeat(4080)}` });
+    fake.injectMessage({ chatId: group, userId: 5, text: 'the end of my question' });
+    fake.injectMessage({ chatId: group, userId: 5, text: 'chatting with the others now' });
+    fake.injectMessage({ chatId: group, userId: 6, text: `${'o'.repeat(4096)}` });
+    fake.injectMessage({ chatId: group, userId: 5, text: '@herald_test_bot done' });
+    await fake.waitFor(() => running!.received.some((m) => m.text === 'done'));
+    const id = `${group}:${messageIdOf(first)}`;
+    expect(running.received.map((m) => [m.text.slice(0, 22), m.partOf])).toEqual([
+      ['p'.repeat(22), { id, kind: 'text' }],
+      ['the end of my question', { id, kind: 'text', last: true }],
+      ['done', undefined],
+    ]);
   });
 
   it('maps a forum topic to threadId and replies into that topic', async () => {
@@ -224,11 +242,14 @@ describe('telegram polling ingress', () => {
     await fake.waitFor(() => running!.received.length === 3);
     const [first, second, after] = running.received;
     expect([first.text, second.text]).toEqual(['our trip', '']);
-    expect([first.albumId, second.albumId]).toEqual(['g1', 'g1']);
+    expect([first.partOf, second.partOf]).toEqual([
+      { id: 'g1', kind: 'album' },
+      { id: 'g1', kind: 'album' },
+    ]);
     expect([...first.attachments, ...second.attachments].map((a) => a.kind)).toEqual(['image', 'image']);
     expect(first.attachments[0].fileId).not.toBe(second.attachments[0].fileId);
     expect(after.text).toBe('after the album');
-    expect(after.albumId).toBeUndefined();
+    expect(after.partOf).toBeUndefined();
   });
 
   it('in a group, takes the parts of an album whose caption mentioned the bot, and not those of another album', async () => {
@@ -239,7 +260,7 @@ describe('telegram polling ingress', () => {
     fake.injectMessage({ chatId: group, userId: 5, chatType: 'supergroup', photo: true, mediaGroupId: 'g3' });
     fake.injectMessage({ chatId: group, userId: 5, chatType: 'supergroup', text: '@herald_test_bot done' });
     await fake.waitFor(() => running!.received.length === 3);
-    expect(running.received.map((m) => [m.text, m.albumId])).toEqual([['look', 'g2'], ['', 'g2'], ['done', undefined]]);
+    expect(running.received.map((m) => [m.text, m.partOf?.id])).toEqual([['look', 'g2'], ['', 'g2'], ['done', undefined]]);
   });
 
   it('removes a leftover webhook before polling', async () => {
@@ -357,7 +378,7 @@ describe('telegram polling ingress', () => {
 
   it('keeps going when the gateway fails to take a message', async () => {
     let calls = 0;
-    const ingress = new TelegramIngress({ token: fake.token, apiRoot: fake.apiRoot, logger: silentLogger, splitJoinWindowMs: 10 });
+    const ingress = new TelegramIngress({ token: fake.token, apiRoot: fake.apiRoot, logger: silentLogger });
     const taken: string[] = [];
     await ingress.start(async (m) => {
       if (calls++ === 0) throw new Error('redis down');

@@ -1,8 +1,9 @@
 /**
  * The Telegram connection: long polling by default, a webhook on the gateway's fastify when a URL is set.
- * Updates go through telegraf (`bot.handleUpdate`) to `normalizeMessage`, then through the split-message joiner,
- * and are handed to the gateway in arrival order; the gateway's hand-over keeps each conversation in that order
- * and owns the retries, while the update stays unconfirmed.
+ * Updates go through telegraf (`bot.handleUpdate`) to `normalizeMessage`, are tagged when they are parts of one
+ * message (an album, a split long text: parts.ts), and are handed to the gateway at once, in arrival order; the
+ * gateway's hand-over keeps each conversation in that order and owns the retries, while the update stays
+ * unconfirmed. Nothing waits here for a later part: the gateway's worker does.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
@@ -20,17 +21,15 @@ import {
   TELEGRAM_DEFAULT_API_ROOT,
   TELEGRAM_DEFAULT_WAITS,
   TELEGRAM_POLL_TIMEOUT_SEC,
-  TELEGRAM_SPLIT_JOIN_WINDOW_MS,
   TELEGRAM_SPLIT_MIN_PART,
   type ReconnectWaits,
   type Sleep,
   type TelegramIngressOptions,
 } from './config.js';
 import { HealthTracker } from './health.js';
-import { SplitJoiner } from './joiner.js';
-import { AddressedAlbums } from './albums.js';
+import { IncomingParts } from './parts.js';
 import type { BotIdentity } from './mention.js';
-import { normalizeMessage } from './normalize.js';
+import { normalizeCallbackQuery, normalizeMessage, type TgCallbackQuery } from './normalize.js';
 import { Poller } from './poller.js';
 import { RecentIds } from '../shared/recent-ids.js';
 import { sleep as realSleep } from './sleep.js';
@@ -41,7 +40,7 @@ const SECRET_HEADER = 'x-telegram-bot-api-secret-token';
 /** What Telegram accepts as a webhook secret_token. */
 const WEBHOOK_SECRET_RE = /^[A-Za-z0-9_-]{1,256}$/;
 
-type DispatchResult = 'taken' | 'failed' | 'duplicate' | 'invalid';
+type DispatchResult = 'taken' | 'failed' | 'duplicate' | 'invalid' | 'dropped';
 
 export class TelegramIngress implements PlatformIngress {
   readonly platform = PLATFORM;
@@ -50,8 +49,7 @@ export class TelegramIngress implements PlatformIngress {
   private readonly bot: Telegraf;
   private readonly tracker = new HealthTracker();
   private readonly recent: RecentIds<number>;
-  private readonly joiner: SplitJoiner;
-  private readonly albums = new AddressedAlbums();
+  private readonly parts: IncomingParts;
   private readonly waits: ReconnectWaits;
   private readonly sleep: Sleep;
   private readonly requireMention: boolean;
@@ -78,16 +76,13 @@ export class TelegramIngress implements PlatformIngress {
       telegram: { apiRoot: opts.apiRoot ?? TELEGRAM_DEFAULT_API_ROOT, webhookReply: false },
     });
     this.bot.on('message', (ctx) => this.takeMessage(ctx.update));
+    this.bot.on('callback_query', (ctx) => this.takePress(ctx.update.callback_query as TgCallbackQuery));
     // Let a failed hand-over reject handleUpdate, so dispatch can tell (webhook answers 500, Telegram resends).
     this.bot.catch((err) => {
       throw err;
     });
     this.recent = new RecentIds(opts.dedupeSize ?? TELEGRAM_DEDUPE_SIZE);
-    this.joiner = new SplitJoiner(
-      opts.splitJoinWindowMs ?? TELEGRAM_SPLIT_JOIN_WINDOW_MS,
-      (m) => this.handOver(m),
-      opts.splitMinPartLength ?? TELEGRAM_SPLIT_MIN_PART,
-    );
+    this.parts = new IncomingParts(opts.splitMinPartLength ?? TELEGRAM_SPLIT_MIN_PART);
     if (opts.webhook) {
       const given = opts.webhook.secret;
       if (given && !WEBHOOK_SECRET_RE.test(given)) {
@@ -174,7 +169,6 @@ export class TelegramIngress implements PlatformIngress {
     this.lifetime.abort();
     await this.poller?.halt();
     await this.background;
-    await this.joiner.flushAll();
     await this.poller?.drain();
     this.poller = null;
     this.handler = null;
@@ -280,6 +274,11 @@ export class TelegramIngress implements PlatformIngress {
       this.logger.warn({ updateId: id }, 'telegram update with a malformed message refused');
       return Promise.resolve('invalid');
     }
+    // A press Herald cannot read is dropped (200): failing it would only make Telegram deliver it again.
+    if ('callback_query' in update && normalizeCallbackQuery(update.callback_query as TgCallbackQuery) === null) {
+      this.logger.debug({ updateId: id }, 'telegram callback query unreadable; dropped');
+      return Promise.resolve('dropped');
+    }
     const running = this.handing.get(id);
     if (running) {
       this.logger.debug({ updateId: id }, 'telegram update sent again while being handed over; answering with that hand-over');
@@ -306,22 +305,32 @@ export class TelegramIngress implements PlatformIngress {
 
   private async takeMessage(update: unknown): Promise<void> {
     if (!isMessageUpdate(update) || this.identity === null) return;
-    let result = normalizeMessage(update.message, { bot: this.identity, requireMention: this.requireMention });
-    // In a group only an album's first part carries the caption that mentions the bot; the rest belong with it.
-    const group = update.message.media_group_id;
-    if (!result.accepted && result.reason === 'not-addressed' && group !== undefined) {
-      const again = normalizeMessage(update.message, { bot: this.identity, requireMention: false });
-      if (again.accepted && this.albums.has(again.message.conversationId, group)) result = again;
+    const raw = update.message;
+    let result = normalizeMessage(raw, { bot: this.identity, requireMention: this.requireMention });
+    // In a group only one part of an album (its caption) or of a split text (the first) mentions the bot; the rest
+    // belong with it.
+    if (!result.accepted && result.reason === 'not-addressed') {
+      const again = normalizeMessage(raw, { bot: this.identity, requireMention: false });
+      if (again.accepted && this.parts.follows(again.message, raw, again.joinable)) result = again;
     }
     if (!result.accepted) {
-      this.logger.debug({ reason: result.reason, chatId: update.message.chat.id }, 'telegram message ignored');
+      this.logger.debug({ reason: result.reason, chatId: raw.chat.id }, 'telegram message ignored');
       return;
     }
-    // Each part of an album is handed over at once, marked with its album: the worker answers the parts as one
-    // turn. Holding parts here instead would hold the webhook's answer, and Telegram sends a chat's next update
-    // only after that answer: the next part could never join.
-    if (result.mediaGroupId !== undefined) this.albums.taken(result.message.conversationId, result.mediaGroupId);
-    await this.joiner.add(result.message, result.joinable);
+    // Each part is handed over at once, tagged: the worker answers the parts as one turn. Holding a part here instead
+    // would hold the webhook's answer, and Telegram sends a chat's next update only after that answer: the next
+    // part could never join.
+    await this.handOver(this.parts.take(result.message, raw, result.joinable));
+  }
+
+  /** A button press goes straight to the gateway, which answers the callback query (with a note, or none). */
+  private async takePress(query: TgCallbackQuery): Promise<void> {
+    const message = normalizeCallbackQuery(query);
+    if (message === null) {
+      this.logger.debug({ callbackQueryId: query.id }, 'telegram callback query without data or message ignored');
+      return;
+    }
+    await this.handOver(message);
   }
 
   private handOver(msg: InboundMessage): Promise<void> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeMessage, type NormalizeOptions } from './normalize.js';
+import { normalizeCallbackQuery, normalizeMessage, type NormalizeOptions, type TgCallbackQuery } from './normalize.js';
 import type { TgMessage } from './wire.js';
 
 const BOT = { id: 1000, username: 'herald_bot' };
@@ -101,5 +101,34 @@ describe('normalizeMessage', () => {
     const entities = [mention(text)];
     expect(accepted(msg({ text, entities })).message.userName).toBe('Alice Liddell');
     expect(accepted(msg({ text, entities, from: { ...ALICE, username: 'alice' } })).message.userName).toBe('alice');
+  });
+});
+
+describe('normalizeCallbackQuery', () => {
+  it('a press becomes a message with the button data, in the chat of the message it is under, answered through its query id', () => {
+    const m = normalizeCallbackQuery({ id: 'q1', from: ALICE, data: 'hb1:abc:0', message: msg({ message_id: 77, from: { id: BOT.id, first_name: 'Herald' } }) });
+    expect(m).toMatchObject({
+      platform: 'telegram',
+      messageId: 'cb:q1',
+      conversationId: `telegram:${GROUP.id}`,
+      chatType: 'group',
+      userId: '42',
+      userName: 'Alice Liddell',
+      text: '',
+      platformMessageId: '77',
+      press: { data: 'hb1:abc:0' },
+      interaction: { kind: 'press', id: 'q1' },
+    });
+  });
+
+  it('drops what it cannot read instead of failing the update (which Telegram would deliver again)', () => {
+    const bad = [
+      { id: 'q2', from: ALICE, message: msg({}) },
+      { id: 'q3', from: ALICE, data: 'x' },
+      { id: 'q4', data: 'x', message: msg({}) },
+      { id: 'q5', from: ALICE, data: 'x', message: { date: 1, chat: null } },
+      null,
+    ] as unknown as TgCallbackQuery[];
+    for (const q of bad) expect(normalizeCallbackQuery(q)).toBeNull();
   });
 });

@@ -22,10 +22,8 @@ export type NormalizeResult =
   | {
       accepted: true;
       message: InboundMessage;
-      /** Plain text that may be the first or next part of a message the client split; commands and media are not. */
+      /** Plain text that may be the first or next part of a text the client split; commands and media are not. */
       joinable: boolean;
-      /** Part of an album: Telegram sends each photo of an album as its own message with this id. */
-      mediaGroupId?: string;
     }
   | { accepted: false; reason: 'own-message' | 'unsupported-chat' | 'not-addressed' | 'other-bot-command' | 'empty' };
 
@@ -72,10 +70,11 @@ export function normalizeMessage(msg: TgMessage, opts: NormalizeOptions): Normal
       },
     }),
     sentAt: msg.date * 1000,
-    ...(msg.media_group_id !== undefined && attachments.length > 0 && { albumId: msg.media_group_id }),
+    // Telegram sends each file of an album as its own message, all with the same media_group_id.
+    ...(msg.media_group_id !== undefined && attachments.length > 0 && { partOf: { id: msg.media_group_id, kind: 'album' as const } }),
   };
   const joinable = addressing.command === null && attachments.length === 0;
-  return { accepted: true, message, joinable, ...(msg.media_group_id !== undefined && attachments.length > 0 && { mediaGroupId: msg.media_group_id }) };
+  return { accepted: true, message, joinable };
 }
 
 function chatTypeOf(chat: TgChat): ChatType | null {
@@ -140,4 +139,47 @@ function attachmentsOf(msg: TgMessage): Attachment[] {
   if (msg.video_note) out.push(fileAttachment('video', msg.video_note, 'video/mp4'));
   if (msg.animation && !msg.document) out.push(fileAttachment('video', msg.animation));
   return out;
+}
+
+/** What a callback_query update carries that Herald reads (a press of an inline keyboard button). */
+export interface TgCallbackQuery {
+  id: string;
+  from: { id: number; first_name?: string; last_name?: string; username?: string };
+  message?: TgMessage;
+  data?: string;
+}
+
+/**
+ * A button press → an InboundMessage with `press.data` and no text, in the conversation of the message the button
+ * is under (its topic too); answered once through answerCallbackQuery (`interaction.id`). Null for a press
+ * without data or message (a game button, or a message too old for Telegram to include).
+ */
+export function normalizeCallbackQuery(q: TgCallbackQuery): InboundMessage | null {
+  // Read defensively: a malformed update must be dropped, never fail (a failed update is delivered again).
+  if (typeof q !== 'object' || q === null || typeof q.id !== 'string' || typeof q.from?.id !== 'number') return null;
+  const msg = q.message;
+  if (typeof msg !== 'object' || msg === null || typeof q.data !== 'string' || msg.date === 0) return null;
+  if (typeof msg.message_id !== 'number' || typeof msg.chat?.id !== 'number') return null;
+  const chatType = chatTypeOf(msg.chat);
+  if (chatType === null) return null;
+  const chatId = String(msg.chat.id);
+  const threadId = topicOf(msg);
+  const name = q.from.username || [q.from.first_name, q.from.last_name].filter(Boolean).join(' ');
+  return {
+    platform: 'telegram',
+    messageId: `cb:${q.id}`,
+    conversationId: telegramCodec.encode({ chatId, threadId }),
+    chatType,
+    chatId,
+    ...(threadId !== undefined && { threadId }),
+    userId: String(q.from.id),
+    ...(name && { userName: name }),
+    text: '',
+    attachments: [],
+    // Replies to a press answer the message that carried the buttons.
+    platformMessageId: String(msg.message_id),
+    sentAt: Date.now(),
+    interaction: { kind: 'press', id: q.id, ephemeral: true },
+    press: { data: q.data },
+  };
 }

@@ -31,7 +31,6 @@ export async function startIngress(
     logger: silentLogger,
     waits: FAST_WAITS,
     pollTimeoutSec: 2,
-    splitJoinWindowMs: 50,
     ...overrides,
   });
   await ingress.start(async (m) => {

@@ -37,7 +37,6 @@ beforeEach(async () => {
     logger: silentLogger,
     webhook: { url: `http://127.0.0.1:${port}${PATH}`, secret: SECRET },
     waits: FAST_WAITS,
-    splitJoinWindowMs: 10,
   });
   app = fastify();
   ingress.registerRoutes(app);

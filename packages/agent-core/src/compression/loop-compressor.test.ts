@@ -53,6 +53,27 @@ const lookup: Tool = {
 };
 
 describe('compression inside the agent loop', () => {
+  it('the beforeCompress hook (the memory flush) runs once before a preflight compression, with what is about to be summarised', async () => {
+    const p = provider('m-flush');
+    const seen: number[] = [];
+    const { result } = await run(p, {
+      history: history(40, 500),
+      compression: { contextWindow: 8_000, beforeCompress: async (messages) => void seen.push(messages.length) },
+    });
+    expect(seen).toEqual([41]);
+    expect(result.finalResponse).toBe('final');
+  });
+
+  it('a failing beforeCompress hook does not stop the compression', async () => {
+    const p = provider('m-flush-fails');
+    const { result } = await run(p, {
+      history: history(40, 500),
+      compression: { contextWindow: 8_000, beforeCompress: async () => Promise.reject(new Error('flush provider down')) },
+    });
+    expect(p.calls.map(isSummaryCall)).toEqual([true, false]);
+    expect(result.compactedHistory).toBeDefined();
+  });
+
   it('preflight: a request over 50 % of the window is compressed before the first call; the turn reports the new history', async () => {
     const p = provider('m-preflight');
     const { result, statuses } = await run(p, { history: history(40, 500), compression: { contextWindow: 8_000 } });
@@ -95,8 +116,12 @@ describe('compression inside the agent loop', () => {
 
   it('after a tool batch, real usage over the threshold compresses before the next call', async () => {
     const p = provider('m-after-tools', { toolCalls: [{ name: 'lookup', arguments: '{}' }], usage: { input: 4_500 } });
-    const { result, statuses } = await run(p, { history: history(40, 100), tools: [lookup], compression: { contextWindow: 8_000 } });
+    const flushed: string[] = [];
+    const beforeCompress = async (messages: readonly ChatMessage[]) => void flushed.push(String(messages.at(-1)?.content));
+    const { result, statuses } = await run(p, { history: history(40, 100), tools: [lookup], compression: { contextWindow: 8_000, beforeCompress } });
     expect(p.calls.map(isSummaryCall)).toEqual([false, true, false]);
+    // The flush saw the tool result the compression was about to fold in.
+    expect(flushed).toEqual(['the answer is 42']);
     const second = agentCalls(p)[1];
     expect(sent(second)).toContain('SUMMARY-OK');
     expect(sent(second)).toContain('the answer is 42');
@@ -107,7 +132,10 @@ describe('compression inside the agent loop', () => {
   it('a context-length error naming a limit: the limit is learnt for the model, the history compressed, the call retried', async () => {
     const overflow = new ProviderError('context_overflow', 'maximum context length is 6000 tokens', { status: 400, contextLimit: 6_000 });
     const p = provider('m-limit', { error: overflow });
-    const { result, statuses } = await run(p, { history: history(40, 100), compression: {} });
+    let flushes = 0;
+    const { result, statuses } = await run(p, { history: history(40, 100), compression: { beforeCompress: async () => void flushes++ } });
+    // Notes are saved before the overflow compression too.
+    expect(flushes).toBe(1);
     expect(learntContextWindow(p)).toBe(6_000);
     expect(learntContextWindow('m-limit')).toBeUndefined(); // known on this provider, not for the name everywhere
     expect(p.calls.map(isSummaryCall)).toEqual([false, true, false]);

@@ -6,7 +6,8 @@
  *   - on a context-length error or a 413 (through the loop's onContextOverflow hook): the named limit is learnt
  *     for the model; with no limit named, the assumed window steps down 128K → 64K → 32K → 16K → 8K, skipping
  *     steps that are not below the size of the refused request (they cannot be the limit).
- * Each compression is announced as a `status` event of kind `compression`.
+ * Each compression is announced as a `status` event of kind `compression`, and preceded by the options'
+ * `beforeCompress` hook (the gateway's memory-only flush).
  */
 import type { ChatMessage, Usage } from '../types.js';
 import type { Provider, ProviderError, ToolSchema } from '../providers/types.js';
@@ -70,7 +71,7 @@ export class LoopCompressor {
     for (let pass = 0; pass < passes; pass++) {
       const messages = transcript.forRequest();
       if (estimateRequestTokens(this.deps.systemPrompt, messages, tools, this.imageTokens) < this.threshold) return;
-      const result = await this.compress(messages, 'preflight');
+      const result = await this.compress(messages, 'preflight', pass === 0);
       if (!madeProgress(result)) return;
       transcript.replaceContext(result.messages);
     }
@@ -87,7 +88,7 @@ export class LoopCompressor {
         ? lastPromptTokens + estimateMessagesTokens(added, this.imageTokens)
         : estimateRequestTokens(this.deps.systemPrompt, messages, tools, this.imageTokens);
     if (tokens < this.threshold) return;
-    const result = await this.compress(messages, 'after tool results');
+    const result = await this.compress(messages, 'after tool results', true);
     if (madeProgress(result)) transcript.replaceContext(result.messages);
   }
 
@@ -95,7 +96,7 @@ export class LoopCompressor {
   readonly onContextOverflow = async (messages: ChatMessage[], err: ProviderError): Promise<ChatMessage[] | null> => {
     if (err.contextLimit !== undefined) await this.windows.learn(this.deps.caller().provider, err.contextLimit);
     else this.assumedWindow = this.stepDownBelow(estimateRequestTokens(this.deps.systemPrompt, messages, [], this.imageTokens));
-    const result = await this.compress(messages, 'context too large');
+    const result = await this.compress(messages, 'context too large', true);
     if (madeProgress(result)) return result.messages;
     this.status('nothing left to compress: the recent messages alone are too large for the model');
     return null;
@@ -108,7 +109,8 @@ export class LoopCompressor {
     return window;
   }
 
-  private async compress(messages: ChatMessage[], why: string): Promise<CompressionResult> {
+  private async compress(messages: ChatMessage[], why: string, flushFirst: boolean): Promise<CompressionResult> {
+    if (flushFirst) await this.deps.options.beforeCompress?.(messages).catch(() => undefined);
     const window = this.window;
     const result = await compressHistory(messages, {
       provider: this.deps.options.summaryProvider ?? this.deps.caller().provider,

@@ -2,6 +2,7 @@
  * The `compression` option of runConversation: absent means the loop never compresses on its own. Its own module
  * so the loop's option types can name it without importing the loop compressor, which imports the loop's events.
  */
+import type { ChatMessage } from '../types.js';
 import type { Provider } from '../providers/types.js';
 import type { ContextWindows } from './windows.js';
 
@@ -19,4 +20,10 @@ export interface CompressionOptions {
   summaryProvider?: Provider;
   /** Preflight passes at most; default 3. */
   maxPreflightPasses?: number;
+  /**
+   * Runs before each compression (once for all preflight passes) with the messages about to be summarised: the
+   * memory-only flush, so notes survive what the summary leaves out. Best effort: a failure never stops the
+   * compression.
+   */
+  beforeCompress?: (messages: readonly ChatMessage[]) => Promise<void>;
 }

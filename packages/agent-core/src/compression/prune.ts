@@ -14,7 +14,9 @@ export function pruneOldToolOutputs(messages: readonly ChatMessage[], end: numbe
   const out = messages.map((m, i) => {
     if (i >= end || m.role !== 'tool' || (m.content?.length ?? 0) <= PRUNE_MIN_CHARS) return m;
     pruned++;
-    return { ...m, content: PRUNED_TOOL_OUTPUT };
+    // Images it returned go with it.
+    const { images: _images, ...rest } = m;
+    return { ...rest, content: PRUNED_TOOL_OUTPUT };
   });
   return { messages: out, pruned };
 }

@@ -10,6 +10,7 @@ import {
   type ProviderErrorKind,
   type ToolSchema,
 } from '../providers/types.js';
+import { modelInfo } from '../providers/models.js';
 import { ProviderChain, providerLabel, type FallbackState } from './fallback.js';
 import { isTransient, toProviderError, withRetries, type RetryPolicy } from './retry.js';
 import type { Transcript } from './transcript.js';
@@ -17,6 +18,10 @@ import type { AgentEvent, ContextOverflowHandler } from './types.js';
 
 /** Compressions tried for one call before the turn gives up on an oversized context. */
 export const MAX_OVERFLOW_RECOVERIES = 3;
+/** An output limit lowered to fit the window must still leave this much room for an answer; else compress. */
+export const MIN_OUTPUT_TOKENS = 1024;
+/** What a call is assumed to allow when neither the request nor the provider names a max_tokens. */
+export const ASSUMED_OUTPUT_TOKENS = 16_384;
 
 /** Another provider would fail the same way (the request is too big), or the user asked us to stop. */
 const NEVER_FALL_BACK: ReadonlySet<ProviderErrorKind> = new Set(['context_overflow', 'payload_too_large', 'aborted']);
@@ -40,6 +45,8 @@ export class ModelCaller {
   apiCalls = 0;
   lastPromptTokens?: number;
   private answeredBy?: string;
+  /** max_tokens for the rest of the turn, once lowered to fit the window or raised for a cut-off tool call. */
+  private outputLimit?: number;
   private announcedCooldowns = false;
   private readonly chain: ProviderChain;
 
@@ -65,6 +72,7 @@ export class ModelCaller {
       try {
         return await this.completeOnChain(messages, tools, toolChoice);
       } catch (err) {
+        if (this.lowerOutputLimit(err)) continue;
         const handler = this.opts.onContextOverflow;
         const overflow = err instanceof ProviderError && OVERFLOW_KINDS.has(err.kind);
         if (!overflow || !handler || recoveries >= MAX_OVERFLOW_RECOVERIES || this.opts.signal.aborted) throw err;
@@ -74,6 +82,41 @@ export class ModelCaller {
         transcript.replaceContext(compressed);
       }
     }
+  }
+
+  /** The max_tokens the next call sends (undefined: none, the API's default). */
+  get maxTokens(): number | undefined {
+    return this.outputLimit ?? this.opts.maxTokens ?? this.chain.current.maxTokens;
+  }
+
+  /**
+   * More room for a reply the output limit cut off (a tool call half written): twice the current limit, up to the
+   * model's own cap. False when it cannot grow (already at the cap, or neither limit is known).
+   */
+  raiseOutputLimit(): boolean {
+    const cap = modelInfo(this.chain.current.model)?.maxOutput;
+    const current = this.maxTokens;
+    const target = current === undefined ? cap : Math.min(current * 2, cap ?? current * 2);
+    if (target === undefined || (current !== undefined && target <= current)) return false;
+    this.outputLimit = target;
+    this.status('retry', `reply cut off by the output limit; asking again with max_tokens ${target}`);
+    return true;
+  }
+
+  /**
+   * "input + max_tokens > limit": the prompt fits, only the asked-for output does not. A max_tokens lowered to
+   * the room left (when that is still a useful answer size) fixes it without compressing anything.
+   */
+  private lowerOutputLimit(err: unknown): boolean {
+    if (!(err instanceof ProviderError) || err.kind !== 'context_overflow') return false;
+    const { contextLimit, promptTokens } = err;
+    if (contextLimit === undefined || promptTokens === undefined || this.opts.signal.aborted) return false;
+    const room = contextLimit - promptTokens;
+    const current = this.maxTokens;
+    if (room < MIN_OUTPUT_TOKENS || (current !== undefined && room >= current)) return false;
+    this.outputLimit = room;
+    this.status('retry', `prompt ${promptTokens} + max_tokens ${current ?? '?'} > ${contextLimit} tokens; asking again with max_tokens ${room}`);
+    return true;
   }
 
   private async completeOnChain(messages: ChatMessage[], tools: ToolSchema[], toolChoice?: 'none'): Promise<CompletionResult> {
@@ -104,23 +147,41 @@ export class ModelCaller {
   }
 
   private async send(provider: Provider, messages: ChatMessage[], tools: ToolSchema[], toolChoice?: 'none'): Promise<CompletionResult> {
-    const { emit, signal, systemPrompt, maxTokens, cacheKey } = this.opts;
+    const { emit, signal, systemPrompt, cacheKey } = this.opts;
     this.apiCalls += 1;
-    const result = await provider.complete({
-      systemPrompt,
-      messages,
-      tools,
-      toolChoice,
-      maxTokens,
-      cacheKey,
-      signal,
-      onTextDelta: (text) => emit({ type: 'text_delta', text }),
-      onReasoningDelta: (text) => emit({ type: 'reasoning_delta', text }),
-    });
-    addUsage(this.usage, result.usage);
-    this.lastPromptTokens = result.usage.input + result.usage.cacheRead + result.usage.cacheWrite;
-    this.answeredBy = result.model || provider.model;
-    return result;
+    let streamed = '';
+    let calledTools = false;
+    try {
+      const result = await provider.complete({
+        systemPrompt,
+        messages,
+        tools,
+        toolChoice,
+        maxTokens: this.outputLimit ?? this.opts.maxTokens ?? provider.maxTokens,
+        cacheKey,
+        signal,
+        onTextDelta: (text) => {
+          streamed += text;
+          emit({ type: 'text_delta', text });
+        },
+        onReasoningDelta: (text) => emit({ type: 'reasoning_delta', text }),
+        onToolCallDelta: () => void (calledTools = true),
+      });
+      addUsage(this.usage, result.usage);
+      this.lastPromptTokens = result.usage.input + result.usage.cacheRead + result.usage.cacheWrite;
+      this.answeredBy = result.model || provider.model;
+      return result;
+    } catch (raw) {
+      const err = toProviderError(raw);
+      // The connection dropped after text the user may already see: rather than asking the same question blind
+      // (and showing a different answer), the text so far counts as a reply cut off by its length, which the loop
+      // asks the model to continue.
+      if (streamed.trim() === '' || calledTools || signal.aborted || !isTransient(err)) throw err;
+      this.opts.emit({ type: 'status', kind: 'info', message: `${providerLabel(provider)}: ${err.kind} after ${streamed.length} characters; continuing from there` });
+      this.answeredBy = provider.model;
+      const message: ChatMessage = { role: 'assistant', content: streamed, finish_reason: 'length' };
+      return { message, finishReason: 'length', usage: emptyUsage(), model: provider.model };
+    }
   }
 
   /** A turn that starts on a fallback says why, once. */

@@ -3,8 +3,8 @@
  * call once (read-only batches in parallel, anything else one at a time), and give every call exactly one
  * result, in call order.
  */
-import type { ChatMessage, ToolCall } from '../types.js';
-import type { Tool } from '../tools/registry.js';
+import type { ChatMessage, ImageInput, ToolCall } from '../types.js';
+import { toToolOutput, type Tool } from '../tools/registry.js';
 import { sanitizeText } from './sanitize.js';
 import { repairToolName } from './tool-names.js';
 import type { AgentEvent } from './types.js';
@@ -44,7 +44,14 @@ interface Execution {
   args: Record<string, unknown>;
   /** Set when the call cannot run at all (unknown tool, bad arguments). */
   problem?: string;
-  result?: { content: string; ok: boolean };
+  result?: ExecutionResult;
+}
+
+/** Images: what the tool returned for the model to see (this turn only; see ToolOutput). */
+interface ExecutionResult {
+  content: string;
+  ok: boolean;
+  images?: ImageInput[];
 }
 
 export interface PreparedBatch {
@@ -113,12 +120,9 @@ export async function executeToolCalls(batch: PreparedBatch, opts: RunBatchOptio
 
   return batch.calls.map((call, i) => {
     const result = batch.executions[batch.callToExecution[i]].result;
-    return {
-      role: 'tool',
-      tool_call_id: call.id,
-      tool_name: call.function.name,
-      content: result?.content ?? CANCELLED_RESULT,
-    };
+    const message: ChatMessage = { role: 'tool', tool_call_id: call.id, tool_name: call.function.name, content: result?.content ?? CANCELLED_RESULT };
+    if (result?.images?.length) message.images = result.images;
+    return message;
   });
 }
 
@@ -139,14 +143,15 @@ async function runOne(execution: Execution, opts: RunBatchOptions): Promise<void
   });
 }
 
-async function invoke(execution: Execution, opts: RunBatchOptions): Promise<{ content: string; ok: boolean }> {
+async function invoke(execution: Execution, opts: RunBatchOptions): Promise<ExecutionResult> {
   if (execution.problem !== undefined || execution.tool === undefined) {
     return { content: execution.problem ?? `Error: unknown tool "${execution.name}".`, ok: false };
   }
   try {
-    const output = await execution.tool.execute(execution.args, { ...opts.toolContext, signal: opts.signal });
+    const output = toToolOutput(await execution.tool.execute(execution.args, { ...opts.toolContext, signal: opts.signal }));
     // Sanitise after cutting: the cut may split a surrogate pair.
-    return { content: sanitizeText(truncateResult(String(output))), ok: true };
+    const content = sanitizeText(truncateResult(String(output.content)));
+    return output.images?.length ? { content, ok: true, images: output.images } : { content, ok: true };
   } catch (err) {
     if (opts.signal.aborted) return { content: CANCELLED_RESULT, ok: false };
     const message = err instanceof Error ? err.message : String(err);

@@ -69,7 +69,7 @@ describe('runConversation: the happy paths', () => {
     expect(r.usage).toEqual({ input: 100, output: 5, cacheRead: 20, cacheWrite: 3 });
     expect(r.lastPromptTokens).toBe(123);
     expect(r.model).toBe('scripted-model');
-    expect(events.map((e) => e.type)).toEqual(['turn_start', 'text_delta', 'turn_end']);
+    expect(events.map((e) => e.type)).toEqual(['turn_start', 'step', 'text_delta', 'turn_end']);
     expect(events.at(-1)).toEqual({ type: 'turn_end', result: r });
   });
 
@@ -256,6 +256,32 @@ describe('runConversation: iteration budget', () => {
     const r = await turn(provider, { tools: [lookupTool()], budget }).result;
     expect(r.apiCalls).toBe(2);
     expect(r.finalResponse).toBe('summary');
+  });
+});
+
+describe('runConversation: budget and context pressure', () => {
+  it('past 70 % of the budget the last tool result carries a budget note (a warning past 90 %), never persisted', async () => {
+    const provider = new ScriptedProvider().otherwise((call) =>
+      call.toolChoice === 'none' ? { text: 'summary' } : { toolCalls: [{ name: 'lookup', arguments: '{"q":"x"}' }] },
+    );
+    const r = await turn(provider, { tools: [lookupTool()], budget: new IterationBudget(10) }).result;
+    const lastOf = (i: number) => String(provider.calls[i].messages.at(-1)?.content);
+    expect(lastOf(5)).toBe('answer for x');
+    expect(lastOf(6)).toBe('answer for x\n\n[BUDGET: Iteration 7/10. 3 iterations left. Start consolidating your work.]');
+    expect(lastOf(8)).toBe('answer for x\n\n[BUDGET WARNING: Iteration 9/10. Only 1 iteration(s) left. Provide your final response NOW.]');
+    expect(r.newMessages.filter((m) => m.content?.includes('BUDGET'))).toEqual([]);
+  });
+
+  it('a prompt past 70 % of the context window adds a context note to the next call only', async () => {
+    const provider = new ScriptedProvider().script(
+      { toolCalls: [{ name: 'lookup', arguments: '{"q":"x"}' }], usage: { input: 800 } },
+      { toolCalls: [{ name: 'lookup', arguments: '{"q":"y"}' }], usage: { input: 100 } },
+      { text: 'done' },
+    );
+    const r = await turn(provider, { tools: [lookupTool()], compression: { contextWindow: 1000, thresholdRatio: 0.8 } }).result;
+    expect(String(provider.calls[1].messages.at(-1)?.content)).toMatch(/^answer for x\n\n\[CONTEXT: 80% of the context window is used \(800\/1000 tokens\)/);
+    expect(provider.calls[2].messages.at(-1)?.content).toBe('answer for y');
+    expect(r.newMessages.some((m) => m.content?.includes('CONTEXT:'))).toBe(false);
   });
 });
 

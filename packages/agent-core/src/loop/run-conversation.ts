@@ -7,7 +7,9 @@ import type { ChatMessage, ToolCall } from '../types.js';
 import type { CompletionResult, FinishReason, ToolSchema } from '../providers/types.js';
 import { checkAvailability, toolSchemas, type Tool } from '../tools/registry.js';
 import { LoopCompressor } from '../compression/loop-compressor.js';
+import { effectiveContextWindow } from '../compression/windows.js';
 import { DEFAULT_MAX_ITERATIONS, IterationBudget } from './budget.js';
+import { budgetNote, contextNote } from './pressure.js';
 import { ModelCaller } from './call-model.js';
 import { executeToolCalls, hasInvalidArguments, prepareToolCalls } from './execute-tools.js';
 import { FallbackState } from './fallback.js';
@@ -31,6 +33,18 @@ export const PARTIAL_OUTPUT_LIMIT = 'output length limit reached';
 export const PARTIAL_BUDGET_EXHAUSTED = 'iteration budget exhausted';
 export const PARTIAL_UNKNOWN_TOOLS = 'model kept calling unknown tools';
 export const PARTIAL_CONTENT_FILTER = 'content filtered';
+export const PARTIAL_TRUNCATED_TOOL_CALL = 'tool call cut off by the output limit';
+/** Replies cut off inside a tool call before the turn gives up: the first asks again with more room, then the model is told. */
+export const MAX_TRUNCATED_TOOL_CALLS = 3;
+export const TRUNCATED_TOOL_CALL_PROMPT =
+  'Your last reply was cut off by the output length limit while you were writing a tool call, so the call was not made. ' +
+  'Make it again with much shorter arguments, or split the work into several smaller calls.';
+/** Empty replies (nothing, or only thinking) the loop asks again about before it accepts one. */
+export const MAX_EMPTY_REPLY_NUDGES = 2;
+export const EMPTY_REPLY_PROMPT = 'You did not write a reply. Answer me now, based on the work above.';
+export const THINKING_ONLY_PROMPT = 'You only thought about it and wrote no reply. Write your answer to me now.';
+/** Stands for the cut-off reply in the request that tells the model about it (never stored). */
+const CUT_OFF_REPLY = '[reply cut off by the output limit]';
 
 /** How the while loop ended; the epilogue turns it into a ConversationResult. */
 interface Outcome {
@@ -64,8 +78,11 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
     onContextOverflow: opts.onContextOverflow ?? compressor?.onContextOverflow,
     emit,
   });
-  const userMessage = sanitizeText(opts.userMessage);
-  const transcript = new Transcript(opts.history, { role: 'user', content: userMessage, ...userMediaOf(opts) });
+  // A re-run after a crash continues from what the first run saved (its user message first).
+  const [saved, ...savedRest] = opts.resume ?? [];
+  const userMessage = saved?.content ?? sanitizeText(opts.userMessage);
+  const transcript = new Transcript(opts.history, saved ?? { role: 'user', content: userMessage, ...userMediaOf(opts) });
+  transcript.append(...savedRest);
   emit({ type: 'turn_start', model: caller.model, userMessage });
   for (const { name, reason } of unavailable) {
     emit({ type: 'status', kind: 'info', message: `tool ${name} unavailable: ${reason}` });
@@ -76,11 +93,17 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
   const parts: string[] = [];
   let invalidJsonRetries = 0;
   let unknownToolResponses = 0;
+  let truncatedToolCalls = 0;
+  let raisedForThinking = false;
+  let emptyNudges = 0;
+  let iteration = 0;
 
   const loop = async (): Promise<Outcome> => {
     await compressor?.preflight(transcript, schemas);
     while (!signal.aborted) {
       if (!budget.consume()) return summariseAfterBudget(caller, transcript, schemas);
+      emit({ type: 'step', iteration: ++iteration, remaining: budget.remaining });
+      transcript.setNotes(pressureNotes(budget, caller.lastPromptTokens, compressor?.window ?? effectiveContextWindow(caller.provider.model, opts.compression?.contextWindow)));
       const reply = await caller.complete(transcript, schemas);
       // A provider that finished despite the abort: the user has moved on, so its reply is dropped.
       if (signal.aborted) break;
@@ -96,6 +119,7 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
         const batch = prepareToolCalls(calls, toolsByName);
         const assistant = assistantMessage(reply, takeParts(parts, transcript), batch.calls);
         transcript.append(assistant);
+        if (assistant.content?.trim()) emit({ type: 'interim_text', text: assistant.content });
         const results = await executeToolCalls(batch, { signal, toolContext: opts.toolContext, emit });
         transcript.append(...results);
         if (signal.aborted) break;
@@ -103,13 +127,35 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
           return { finalResponse: reply.message.content ?? '', completed: false, partial: PARTIAL_UNKNOWN_TOOLS };
         }
         appendSteering(transcript, opts.getSteerMessages);
+        await checkpoint(transcript, opts.onCheckpoint, emit);
         await compressor?.afterToolBatch(transcript, schemas, caller.lastPromptTokens, [assistant, ...results]);
         continue;
+      }
+
+      if (finish === 'length' && (reply.message.tool_calls?.length ?? 0) > 0) {
+        // Cut off inside a tool call: its arguments are incomplete, so the call cannot run. More room first, then
+        // tell the model; the cut-off reply is never stored.
+        truncatedToolCalls += 1;
+        if (truncatedToolCalls === 1 && caller.raiseOutputLimit()) continue;
+        if (truncatedToolCalls < MAX_TRUNCATED_TOOL_CALLS) {
+          emit({ type: 'status', kind: 'retry', message: 'reply cut off inside a tool call; asking the model to make it again' });
+          const before = reply.message.content?.trim() ? reply.message.content : CUT_OFF_REPLY;
+          transcript.appendScaffold({ role: 'assistant', content: before }, { role: 'user', content: TRUNCATED_TOOL_CALL_PROMPT });
+          continue;
+        }
+        const finalResponse = takeParts(parts, transcript) + (reply.message.content ?? '');
+        if (finalResponse.trim()) transcript.append({ role: 'assistant', content: finalResponse, finish_reason: 'length' });
+        return { finalResponse, completed: false, partial: PARTIAL_TRUNCATED_TOOL_CALL };
       }
 
       if (finish === 'length') {
         const text = reply.message.content ?? '';
         const thinkingOnly = text.trim() === '';
+        // Only reasoning before the limit: once, the same request with more room for the answer.
+        if (thinkingOnly && parts.length === 0 && !raisedForThinking) {
+          raisedForThinking = true;
+          if (caller.raiseOutputLimit()) continue;
+        }
         if (!thinkingOnly && parts.push(text) <= MAX_CONTINUATIONS) {
           transcript.appendScaffold({ role: 'assistant', content: text }, { role: 'user', content: CONTINUE_PROMPT });
           continue;
@@ -119,6 +165,14 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
         if (finalResponse) transcript.append({ role: 'assistant', content: finalResponse, finish_reason: 'length' });
         const partial = thinkingOnly ? PARTIAL_THINKING_EXHAUSTED : PARTIAL_OUTPUT_LIMIT;
         return { finalResponse, completed: false, partial };
+      }
+
+      // An empty reply (nothing after tool results, or only thinking): ask for the answer rather than end mute.
+      if (finish === 'stop' && !reply.message.content?.trim() && parts.length === 0 && emptyNudges < MAX_EMPTY_REPLY_NUDGES) {
+        emptyNudges += 1;
+        const nudge = reply.message.reasoning?.trim() ? THINKING_ONLY_PROMPT : EMPTY_REPLY_PROMPT;
+        transcript.appendScaffold({ role: 'user', content: nudge });
+        continue;
       }
 
       // stop (or content_filter): the reply is final.
@@ -134,12 +188,15 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
     if (signal.aborted) return interrupted;
     const error = toProviderError(err);
     const { kind, message } = error;
-    return { finalResponse: '', completed: false, partial: kind, error: { kind, message } };
+    // A continuation that failed: the history rolls back to the last complete message (the parts were never
+    // stored), but the user still gets the text that came before the failure.
+    const finalResponse = takeParts(parts, transcript);
+    return { finalResponse, completed: false, partial: kind, error: { kind, message } };
   });
 
-  // Epilogue.
+  // Epilogue. A turn that wrote no final text still answers with the last thing it said before its tools ran.
   const result: ConversationResult = {
-    finalResponse: outcome.finalResponse,
+    finalResponse: outcome.finalResponse.trim() !== '' || outcome.interrupted ? outcome.finalResponse : lastInterimText(transcript.newMessages),
     newMessages: transcript.newMessages,
     usage: { ...caller.usage },
     apiCalls: caller.apiCalls,
@@ -155,10 +212,14 @@ export async function runConversation(opts: ConversationOptions): Promise<Conver
   return result;
 }
 
-/** Some servers report `stop` with tool calls, or `tool_calls` with none; what the message holds decides. */
+/**
+ * Some servers report `stop` with tool calls, or `tool_calls` with none; what the message holds decides. `length`
+ * with calls whose arguments all parse was cut off after them: they can run.
+ */
 function finishReasonOf(reply: CompletionResult): FinishReason {
-  const hasCalls = (reply.message.tool_calls?.length ?? 0) > 0;
-  if (reply.finishReason === 'length') return 'length';
+  const calls = reply.message.tool_calls ?? [];
+  const hasCalls = calls.length > 0;
+  if (reply.finishReason === 'length') return hasCalls && !hasInvalidArguments(calls) ? 'tool_calls' : 'length';
   if (hasCalls) return 'tool_calls';
   return reply.finishReason === 'tool_calls' ? 'stop' : reply.finishReason;
 }
@@ -182,6 +243,21 @@ function assistantMessage(reply: CompletionResult, before: string, calls?: ToolC
   return message;
 }
 
+/** Saves the turn so far (incremental persistence); a failed save is reported and the turn goes on. */
+async function checkpoint(transcript: Transcript, save: ConversationOptions['onCheckpoint'], emit: (event: AgentEvent) => void): Promise<void> {
+  if (!save || transcript.compactedHistory !== undefined) return;
+  try {
+    await save(transcript.newMessages);
+  } catch (err) {
+    emit({ type: 'status', kind: 'info', message: `could not save the turn so far: ${err instanceof Error ? err.message : String(err)}` });
+  }
+}
+
+/** The budget and context notes for the next call (they ride on the last tool result only). */
+function pressureNotes(budget: IterationBudget, lastPromptTokens: number | undefined, window: number): string[] {
+  return [budgetNote(budget), contextNote(lastPromptTokens, window)].filter((n): n is string => n !== undefined);
+}
+
 function appendSteering(transcript: Transcript, getSteerMessages: (() => string[]) | undefined): void {
   const texts = (getSteerMessages?.() ?? []).map(sanitizeText).filter((t) => t.trim() !== '');
   if (texts.length > 0) transcript.append({ role: 'user', content: texts.join('\n\n') });
@@ -199,6 +275,12 @@ async function summariseAfterBudget(caller: ModelCaller, transcript: Transcript,
   const finalResponse = reply.message.content ?? '';
   if (finalResponse) transcript.append({ role: 'assistant', content: finalResponse, finish_reason: reply.finishReason });
   return { finalResponse, completed: false, partial: PARTIAL_BUDGET_EXHAUSTED };
+}
+
+/** The text of the turn's last assistant message that had some (written before tool calls), or ''. */
+function lastInterimText(messages: readonly ChatMessage[]): string {
+  const said = messages.findLast((m) => m.role === 'assistant' && m.content?.trim());
+  return said?.content ?? '';
 }
 
 /** A renderer that throws must not end the user's turn. */

@@ -22,6 +22,8 @@ export interface ScriptStep {
   error?: ProviderError;
   /** Stream the text, then wait until the request is aborted (an answer that never finishes). */
   hang?: boolean;
+  /** Stream the text, then fail with this error (a connection that drops mid-answer). */
+  dropAfterText?: ProviderError;
 }
 
 export interface RecordedCall {
@@ -29,6 +31,7 @@ export interface RecordedCall {
   tools: ToolSchema[];
   toolChoice?: 'auto' | 'none';
   systemPrompt: string;
+  maxTokens?: number;
 }
 
 export class ScriptedProvider implements Provider {
@@ -59,6 +62,7 @@ export class ScriptedProvider implements Provider {
       tools: structuredClone(req.tools),
       toolChoice: req.toolChoice,
       systemPrompt: req.systemPrompt,
+      ...(req.maxTokens === undefined ? {} : { maxTokens: req.maxTokens }),
     };
     this.calls.push(call);
     const step = this.steps.shift() ?? this.fallbackStep?.(call);
@@ -68,6 +72,7 @@ export class ScriptedProvider implements Provider {
     if (step.reasoning) req.onReasoningDelta?.(step.reasoning);
     if (step.text) req.onTextDelta?.(step.text);
     if (step.hang) await untilAborted(req.signal);
+    if (step.dropAfterText) throw step.dropAfterText;
 
     const message: ChatMessage = { role: 'assistant', content: step.text ?? null };
     if (step.reasoning) message.reasoning = step.reasoning;

@@ -3,7 +3,8 @@
  * - context: the session history the turn started from (or a compressed replacement of everything sent so far);
  * - turn: what this turn adds and the caller persists (`newMessages`), starting with the user message;
  * - scaffold: messages sent to the model but never persisted (continuation prompts and the parts they continue,
- *   the final summary request), so the stored history reads as one clean reply.
+ *   the final summary request), so the stored history reads as one clean reply;
+ * - notes: budget and context-pressure lines added to the last tool result of the next request only.
  */
 import type { ChatMessage } from '../types.js';
 import { sanitizeHistory } from './sanitize.js';
@@ -15,6 +16,7 @@ export class Transcript {
   /** Index into `turn` of the first message not yet folded into `context` by compression. */
   private unsentFrom = 0;
   private compacted = false;
+  private notes: string[] = [];
 
   constructor(history: readonly ChatMessage[], userMessage: ChatMessage) {
     this.context = [...history];
@@ -35,9 +37,19 @@ export class Transcript {
     this.scaffold = [];
   }
 
+  /** Lines for the model on the last tool result of the requests that follow, until replaced; never persisted. */
+  setNotes(notes: readonly string[]): void {
+    this.notes = [...notes];
+  }
+
   /** What to send next: sanitised, so every request obeys the alternation rule whatever happened before. */
   forRequest(): ChatMessage[] {
-    return sanitizeHistory([...this.context, ...this.turn.slice(this.unsentFrom), ...this.scaffold]);
+    const messages = sanitizeHistory([...this.context, ...this.turn.slice(this.unsentFrom), ...this.scaffold]);
+    const last = messages.at(-1);
+    if (this.notes.length > 0 && last?.role === 'tool') {
+      messages[messages.length - 1] = { ...last, content: [last.content ?? '', ...this.notes].join('\n\n') };
+    }
+    return messages;
   }
 
   /** Compression replaced everything sent so far with `messages`; later requests build on them. */

@@ -21,6 +21,10 @@ export type AgentEvent =
   | { type: 'turn_start'; model: string; userMessage: string }
   | { type: 'text_delta'; text: string }
   | { type: 'reasoning_delta'; text: string }
+  /** One iteration of the loop begins (a model call); `remaining` counts iterations left after it. */
+  | { type: 'step'; iteration: number; remaining: number }
+  /** Text the model wrote before the tool calls of a response (it stays in the history): "Let me look that up." */
+  | { type: 'interim_text'; text: string }
   | { type: 'tool_start'; id: string; name: string; args: Record<string, unknown> }
   | { type: 'tool_end'; id: string; name: string; ok: boolean; durationMs: number; preview: string }
   | { type: 'status'; kind: StatusKind; message: string }
@@ -66,6 +70,18 @@ export interface ConversationOptions {
   maxTokens?: number;
   /** Prompt-cache key sent with every call (OpenAI `prompt_cache_key`): the session id. */
   cacheKey?: string;
+  /**
+   * Saves the turn's messages so far after each tool batch (from the user message on; same positions every time),
+   * so a crash mid-turn does not repeat finished tool work: the re-run passes them back as `resume`. Skipped once
+   * compression replaced the context (the caller persists the compacted history at the end). A failure is
+   * reported as a status and never ends the turn.
+   */
+  onCheckpoint?: (turnMessages: ChatMessage[]) => Promise<void>;
+  /**
+   * The messages of this same turn that an earlier, crashed run saved (starting with its user message): the turn
+   * continues after them instead of starting over; `userMessage` and the user's media are then not used.
+   */
+  resume?: ChatMessage[];
   /**
    * Compress the context inside the turn: before the first call when the request reaches the threshold (default
    * 50 % of the window), after tool batches on real usage, and on context-length / 413 errors (unless

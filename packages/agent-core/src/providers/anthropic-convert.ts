@@ -6,19 +6,23 @@
 import type {
   ImageBlockParam,
   MessageParam,
+  RedactedThinkingBlockParam,
   TextBlockParam,
+  ThinkingBlockParam,
   Tool,
   ToolResultBlockParam,
   ToolUseBlockParam,
 } from '@anthropic-ai/sdk/resources/messages';
-import type { ChatMessage, ToolCall } from '../types.js';
+import type { ChatMessage, ImageInput, ToolCall } from '../types.js';
+import { ANTHROPIC_REASONING_FORMAT } from './anthropic-stream.js';
 import { planCacheBreakpoints } from './cache-breakpoints.js';
+import { toolImages, toolResultText } from './tool-images.js';
 import { splitSystemPrompt } from './system-prompt.js';
 import type { ToolSchema } from './types.js';
 
 const EPHEMERAL = { type: 'ephemeral' } as const;
 
-type Block = TextBlockParam | ImageBlockParam | ToolUseBlockParam | ToolResultBlockParam;
+type Block = TextBlockParam | ImageBlockParam | ToolUseBlockParam | ToolResultBlockParam | ThinkingBlockParam | RedactedThinkingBlockParam;
 /** The image types the Messages API takes. */
 export const ANTHROPIC_IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;
 type AnthropicImageType = (typeof ANTHROPIC_IMAGE_TYPES)[number];
@@ -36,22 +40,27 @@ export function toAnthropicRequest(
   systemPrompt: string,
   history: ChatMessage[],
   vision = true,
+  thinking = false,
 ): { system: TextBlockParam[]; messages: MessageParam[] } {
   const parts = splitSystemPrompt(systemPrompt);
-  const messages = toAnthropicMessages(history, vision);
+  const messages = toAnthropicMessages(history, vision, thinking);
   const plan = planCacheBreakpoints({ systemBlocks: parts.length, messages: messages.length });
   const system: TextBlockParam[] = parts.map((text, i) => ({ type: 'text', text, ...(plan.system.includes(i) ? { cache_control: EPHEMERAL } : {}) }));
   for (const m of history) if (m.role === 'system') system.push(...textBlocks(m.content));
   for (const i of plan.messages) {
     const content = messages[i].content as Block[];
     const last = content.at(-1);
-    if (last) content[content.length - 1] = { ...last, cache_control: EPHEMERAL };
+    // Thinking blocks cannot carry cache_control.
+    if (last && last.type !== 'thinking' && last.type !== 'redacted_thinking') content[content.length - 1] = { ...last, cache_control: EPHEMERAL };
   }
   return { system, messages };
 }
 
-/** `vision` false leaves images out (their text notes in the content stay). */
-export function toAnthropicMessages(messages: ChatMessage[], vision = true): MessageParam[] {
+/**
+ * `vision` false leaves images out (their text notes in the content stay). `thinking` (extended thinking is on)
+ * puts each assistant message's thinking blocks back in front of it, unmodified, as the API requires in a tool loop.
+ */
+export function toAnthropicMessages(messages: ChatMessage[], vision = true, thinking = false): MessageParam[] {
   const turns: Turn[] = [];
   const push = (role: Turn['role'], blocks: Block[]): void => {
     if (blocks.length === 0) return;
@@ -66,18 +75,32 @@ export function toAnthropicMessages(messages: ChatMessage[], vision = true): Mes
         break; // carried by toAnthropicSystem
       case 'user':
         // Images after the text, as a person would write "look at this" and attach the picture.
-        push('user', [...textBlocks(m.content), ...(vision ? imageBlocks(m) : [])]);
+        push('user', [...textBlocks(m.content), ...(vision ? imageBlocks(m.images) : [])]);
         break;
       case 'tool':
-        push('user', [{ type: 'tool_result', tool_use_id: m.tool_call_id ?? '', content: m.content ?? '' }]);
+        push('user', [toolResult(m, vision)]);
         break;
-      case 'assistant':
-        // Reasoning is dropped: Anthropic only accepts thinking blocks back with their signature, which we do not keep.
-        push('assistant', [...textBlocks(m.content), ...(m.tool_calls ?? []).map(toToolUse)]);
+      case 'assistant': {
+        // Thinking goes back only with its signature, and only when thinking is on (plain reasoning text never does).
+        const body: Block[] = [...textBlocks(m.content), ...(m.tool_calls ?? []).map(toToolUse)];
+        if (body.length > 0) push('assistant', [...(thinking ? thinkingBlocks(m) : []), ...body]);
         break;
+      }
     }
   }
   return turns;
+}
+
+function thinkingBlocks(m: ChatMessage): Block[] {
+  return (m.reasoning_details ?? []).flatMap((d): Block[] => {
+    if (d.format !== ANTHROPIC_REASONING_FORMAT) return [];
+    const { type, thinking, signature, data } = d.data;
+    if (type === 'thinking' && typeof thinking === 'string' && typeof signature === 'string' && signature !== '') {
+      return [{ type: 'thinking', thinking, signature }];
+    }
+    if (type === 'redacted_thinking' && typeof data === 'string') return [{ type: 'redacted_thinking', data }];
+    return [];
+  });
 }
 
 export function toAnthropicTool(t: ToolSchema): Tool {
@@ -89,8 +112,16 @@ function textBlocks(content: string | null): TextBlockParam[] {
   return content && content.trim() !== '' ? [{ type: 'text', text: content }] : [];
 }
 
-function imageBlocks(m: ChatMessage): ImageBlockParam[] {
-  return (m.images ?? [])
+/** Text as a string; with images it shows, the text block then an image block per image (the API takes both). */
+function toolResult(m: ChatMessage, vision: boolean): ToolResultBlockParam {
+  const text = toolResultText(m, vision);
+  const images = imageBlocks(toolImages(m, vision));
+  const content = images.length === 0 ? text : [...textBlocks(text), ...images];
+  return { type: 'tool_result', tool_use_id: m.tool_call_id ?? '', content };
+}
+
+function imageBlocks(images: ImageInput[] | undefined): ImageBlockParam[] {
+  return (images ?? [])
     .filter((img): img is typeof img & { mimeType: AnthropicImageType } => (ANTHROPIC_IMAGE_TYPES as readonly string[]).includes(img.mimeType))
     .map((img) => ({ type: 'image', source: { type: 'base64', media_type: img.mimeType, data: img.data } }));
 }

@@ -1,12 +1,17 @@
 /**
  * Folds an Anthropic Messages event stream into one assistant message: text and thinking deltas as they come,
- * tool-use input JSON assembled per content block, usage from message_start updated by message_delta.
+ * tool-use input JSON assembled per content block, usage from message_start updated by message_delta. Thinking
+ * blocks are also kept whole with their signatures (and redacted ones with their data) in `reasoning_details`:
+ * with extended thinking on, the API wants them back, unmodified, in the tool-use turn that follows.
  */
+
+/** `reasoning_details` format of Anthropic thinking blocks. */
+export const ANTHROPIC_REASONING_FORMAT = 'anthropic';
 import type { MessageDeltaUsage, RawMessageStreamEvent, Usage as WireUsage } from '@anthropic-ai/sdk/resources/messages';
-import { emptyUsage, type ChatMessage, type ToolCall, type Usage } from '../types.js';
+import { emptyUsage, type ChatMessage, type ReasoningDetail, type ToolCall, type Usage } from '../types.js';
 import { ProviderError, type CompletionRequest, type CompletionResult, type FinishReason } from './types.js';
 
-type Callbacks = Pick<CompletionRequest, 'onTextDelta' | 'onReasoningDelta'>;
+type Callbacks = Pick<CompletionRequest, 'onTextDelta' | 'onReasoningDelta' | 'onToolCallDelta'>;
 
 interface ToolBlock {
   id: string;
@@ -30,6 +35,8 @@ export class MessageStreamAccumulator {
   private text = '';
   private reasoning = '';
   private readonly tools = new Map<number, ToolBlock>();
+  /** Thinking blocks by content index, in the order they came. */
+  private readonly thinking = new Map<number, Record<string, unknown>>();
   private stopReason: string | undefined;
   private readonly usage: Usage = emptyUsage();
   private model: string | undefined;
@@ -44,16 +51,28 @@ export class MessageStreamAccumulator {
         break;
       case 'content_block_start': {
         const b = ev.content_block;
-        if (b.type === 'tool_use') this.tools.set(ev.index, { id: b.id, name: b.name, json: '', input: b.input });
+        if (b.type === 'tool_use') {
+          this.tools.set(ev.index, { id: b.id, name: b.name, json: '', input: b.input });
+          this.callbacks.onToolCallDelta?.(b.name);
+        }
         else if (b.type === 'text' && b.text) this.appendText(b.text);
-        else if (b.type === 'thinking' && b.thinking) this.appendReasoning(b.thinking);
+        else if (b.type === 'thinking') {
+          this.thinking.set(ev.index, { type: 'thinking', thinking: b.thinking ?? '', signature: b.signature ?? '' });
+          if (b.thinking) this.appendReasoning(b.thinking);
+        } else if (b.type === 'redacted_thinking') this.thinking.set(ev.index, { type: 'redacted_thinking', data: b.data });
         break;
       }
       case 'content_block_delta': {
         const d = ev.delta;
         if (d.type === 'text_delta') this.appendText(d.text);
-        else if (d.type === 'thinking_delta') this.appendReasoning(d.thinking);
-        else if (d.type === 'input_json_delta') {
+        else if (d.type === 'thinking_delta') {
+          const block = this.thinking.get(ev.index);
+          if (block) block.thinking = String(block.thinking ?? '') + d.thinking;
+          this.appendReasoning(d.thinking);
+        } else if (d.type === 'signature_delta') {
+          const block = this.thinking.get(ev.index);
+          if (block) block.signature = d.signature;
+        } else if (d.type === 'input_json_delta') {
           const tool = this.tools.get(ev.index);
           if (tool) tool.json += d.partial_json;
         }
@@ -106,8 +125,15 @@ export class MessageStreamAccumulator {
       content: this.text === '' && toolCalls.length > 0 ? null : this.text,
       ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
       ...(this.reasoning ? { reasoning: this.reasoning } : {}),
+      ...(this.thinking.size > 0 ? { reasoning_details: this.thinkingDetails(requestedModel) } : {}),
       finish_reason: finishReason,
     };
     return { message, finishReason, usage: { ...this.usage }, model: this.model ?? requestedModel };
+  }
+
+  private thinkingDetails(requestedModel: string): ReasoningDetail[] {
+    return [...this.thinking.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, data]) => ({ format: ANTHROPIC_REASONING_FORMAT, model: this.model ?? requestedModel, data }));
   }
 }

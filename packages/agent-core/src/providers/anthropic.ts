@@ -17,6 +17,10 @@ export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
  * window sooner, so the default is a generous answer size, lowered for models whose cap is smaller.
  */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 16_384;
+/** Room for the answer above an extended-thinking budget. */
+const MIN_ANSWER_TOKENS = 1024;
+/** The smallest thinking budget the API takes. */
+export const ANTHROPIC_MIN_THINKING_BUDGET = 1024;
 
 export function createAnthropicProvider(cfg: ProviderConfig): Provider {
   // Retries are the agent loop's job (it also knows about fallbacks); the SDK must not retry behind its back.
@@ -32,20 +36,25 @@ export function createAnthropicProvider(cfg: ProviderConfig): Provider {
     return { client, close: transport.close };
   });
   const keys = keySourceOf(cfg);
-  const defaultMaxTokens = Math.min(ANTHROPIC_DEFAULT_MAX_TOKENS, modelInfo(cfg.model)?.maxOutput ?? Infinity);
+  const defaultMaxTokens = cfg.maxTokens ?? Math.min(ANTHROPIC_DEFAULT_MAX_TOKENS, modelInfo(cfg.model)?.maxOutput ?? Infinity);
   const vision = cfg.vision ?? supportsVision(cfg.model);
+  const thinking = cfg.thinkingBudget === undefined ? undefined : { type: 'enabled' as const, budget_tokens: Math.max(ANTHROPIC_MIN_THINKING_BUDGET, cfg.thinkingBudget) };
 
   return {
     name: cfg.provider,
     model: cfg.model,
     apiMode: 'anthropic_messages',
     vision,
+    maxTokens: defaultMaxTokens,
     complete: (req) =>
       runProviderRequest(cfg, keys, clients, req.signal, async (client, guard) => {
-        const { system, messages } = toAnthropicRequest(req.systemPrompt, req.messages, vision);
+        const { system, messages } = toAnthropicRequest(req.systemPrompt, req.messages, vision, thinking !== undefined);
+        const maxTokens = req.maxTokens ?? defaultMaxTokens;
         const params: MessageCreateParamsStreaming = {
           model: cfg.model,
-          max_tokens: req.maxTokens ?? defaultMaxTokens,
+          // The thinking budget counts against max_tokens, which must stay above it with room for the answer.
+          max_tokens: thinking ? Math.max(maxTokens, thinking.budget_tokens + MIN_ANSWER_TOKENS) : maxTokens,
+          ...(thinking ? { thinking } : {}),
           messages,
           ...(system.length > 0 ? { system } : {}),
           ...(req.tools.length > 0 ? { tools: req.tools.map(toAnthropicTool) } : {}),

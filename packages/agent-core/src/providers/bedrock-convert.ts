@@ -4,11 +4,12 @@
  * text merge into one message), empty text blocks are refused. Prompt caching is a `cachePoint` block after the
  * cached content, placed by the shared plan (cache-breakpoints.ts) for models that support it.
  */
-import type { ContentBlock, Message, SystemContentBlock, Tool } from '@aws-sdk/client-bedrock-runtime';
-import type { ChatMessage, ToolCall } from '../types.js';
+import type { ContentBlock, ImageBlock, Message, SystemContentBlock, Tool, ToolResultContentBlock } from '@aws-sdk/client-bedrock-runtime';
+import type { ChatMessage, ImageInput, ToolCall } from '../types.js';
 import { parseToolArguments } from './anthropic-convert.js';
 import { planCacheBreakpoints } from './cache-breakpoints.js';
 import { splitSystemPrompt } from './system-prompt.js';
+import { toolImages, toolResultText } from './tool-images.js';
 import type { ToolSchema } from './types.js';
 
 const CACHE_POINT = { cachePoint: { type: 'default' as const } };
@@ -51,10 +52,10 @@ function toConverseMessages(history: ChatMessage[], vision: boolean): Message[] 
       case 'system':
         break; // carried in `system`
       case 'user':
-        push('user', [...textBlocks(m.content), ...(vision ? imageBlocks(m) : [])]);
+        push('user', [...textBlocks(m.content), ...(vision ? converseImages(m.images).map((image) => ({ image })) : [])]);
         break;
       case 'tool':
-        push('user', [{ toolResult: { toolUseId: m.tool_call_id ?? '', content: [{ text: m.content || '(empty)' }] } }]);
+        push('user', [{ toolResult: { toolUseId: m.tool_call_id ?? '', content: toolResultContent(m, vision) } }]);
         break;
       case 'assistant':
         push('assistant', [...textBlocks(m.content), ...(m.tool_calls ?? []).map(toToolUse)]);
@@ -73,12 +74,17 @@ function textBlocks(content: string | null): ContentBlock[] {
   return content && content.trim() !== '' ? [{ text: content }] : [];
 }
 
+/** The text (Converse refuses an empty one), then an image block per image shown: toolResult content takes both. */
+function toolResultContent(m: ChatMessage, vision: boolean): ToolResultContentBlock[] {
+  return [{ text: toolResultText(m, vision) || '(empty)' }, ...converseImages(toolImages(m, vision)).map((image) => ({ image }))];
+}
+
 /** Converse names the format (`png`) instead of a MIME type, and takes the raw bytes. */
-function imageBlocks(m: ChatMessage): ContentBlock[] {
+function converseImages(images: ImageInput[] | undefined): ImageBlock[] {
   const formats: Record<string, 'png' | 'jpeg' | 'gif' | 'webp'> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
-  return (m.images ?? []).flatMap((img) => {
+  return (images ?? []).flatMap((img) => {
     const format = formats[img.mimeType];
-    return format ? [{ image: { format, source: { bytes: new Uint8Array(Buffer.from(img.data, 'base64')) } } }] : [];
+    return format ? [{ format, source: { bytes: new Uint8Array(Buffer.from(img.data, 'base64')) } }] : [];
   });
 }
 

@@ -8,7 +8,7 @@ import type { ConverseStreamOutput, TokenUsage } from '@aws-sdk/client-bedrock-r
 import { emptyUsage, type ChatMessage, type ToolCall, type Usage } from '../types.js';
 import { ProviderError, type CompletionRequest, type CompletionResult, type FinishReason } from './types.js';
 
-type Callbacks = Pick<CompletionRequest, 'onTextDelta' | 'onReasoningDelta'>;
+type Callbacks = Pick<CompletionRequest, 'onTextDelta' | 'onReasoningDelta' | 'onToolCallDelta'>;
 
 const FINISH_REASONS: Record<string, FinishReason> = {
   end_turn: 'stop',
@@ -39,6 +39,7 @@ export class ConverseStreamAccumulator {
     if (ev.contentBlockStart?.start?.toolUse) {
       const { toolUseId, name } = ev.contentBlockStart.start.toolUse;
       this.tools.set(ev.contentBlockStart.contentBlockIndex ?? this.tools.size, { id: toolUseId ?? '', name: name ?? '', json: '' });
+      this.callbacks.onToolCallDelta?.(name ?? '');
     } else if (ev.contentBlockDelta?.delta) {
       const { delta, contentBlockIndex } = ev.contentBlockDelta;
       if (delta.text !== undefined) {

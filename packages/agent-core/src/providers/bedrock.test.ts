@@ -3,8 +3,9 @@
  * binary event stream: text, a tool round trip, usage with cache tokens, cache points, throttling → retry and
  * fallback, and credentials from the AWS environment chain.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeBedrock, startFakeOpenAI, type FakeLLM } from '../../../../test/fakes/llm/index.js';
+import { useProcessEnv } from '../../../../test/helpers/process-env.js';
 import { runConversation } from '../loop/run-conversation.js';
 import type { Tool } from '../tools/registry.js';
 import { createProvider } from './resolve.js';
@@ -18,21 +19,8 @@ const AWS_ENV = { AWS_ACCESS_KEY_ID: ACCESS_KEY, AWS_SECRET_ACCESS_KEY: 'fake-se
 
 let fake: FakeLLM;
 let provider: Provider;
-const saved: Record<string, string | undefined> = {};
-
 // The standard AWS credential chain reads the environment: that is the configuration under test.
-beforeAll(() => {
-  for (const [k, v] of Object.entries(AWS_ENV)) {
-    saved[k] = process.env[k];
-    process.env[k] = v;
-  }
-});
-afterAll(() => {
-  for (const [k, v] of Object.entries(saved)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-});
+useProcessEnv(AWS_ENV);
 beforeEach(async () => {
   fake = await startFakeBedrock({ accessKeyId: ACCESS_KEY });
   provider = createProvider({ provider: 'bedrock', model: MODEL, baseUrl: fake.url });

@@ -49,13 +49,14 @@ export function createBedrockProvider(cfg: ProviderConfig): Provider {
   });
   const cache = supportsCachePoints(cfg.model);
   const vision = cfg.vision ?? supportsVision(cfg.model);
-  const maxTokens = Math.min(BEDROCK_DEFAULT_MAX_TOKENS, modelInfo(cfg.model)?.maxOutput ?? Infinity);
+  const maxTokens = cfg.maxTokens ?? Math.min(BEDROCK_DEFAULT_MAX_TOKENS, modelInfo(cfg.model)?.maxOutput ?? Infinity);
 
   return {
     name: cfg.provider,
     model: cfg.model,
     apiMode: 'bedrock_converse',
     vision,
+    maxTokens,
     complete: (req) =>
       runProviderRequest(cfg, AWS_CHAIN, clients, req.signal, async (client, guard) => {
         const { system, messages } = toConverseRequest(req.systemPrompt, req.messages, cache, vision);

@@ -119,6 +119,17 @@ describe('classifyError through the SDKs', () => {
     const err = await failure(p);
     expect(err.kind).toBe('context_overflow');
     expect(err.contextLimit).toBe(200_000);
+    expect(err.promptTokens).toBe(188_240);
+  });
+
+  it.each([
+    ["This model's maximum context length is 8192 tokens. However, you requested 9000 tokens (5000 in the messages, 4000 in the completion). Please reduce the length of the messages or completion.", 8192, 5000],
+    ["'max_tokens' is too large: 4000. This model's maximum context length is 8192 tokens and your request has 5000 input tokens (4000 > 8192 - 5000).", 8192, 5000],
+    ["This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.", 8192, undefined],
+  ])('OpenAI-compatible overflow %#: the limit and, when named, the prompt size', async (message, limit, prompt) => {
+    const p = await openaiAgainst(json(400, { error: { message, type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' } }));
+    const err = await failure(p);
+    expect([err.kind, err.contextLimit, err.promptTokens]).toEqual(['context_overflow', limit, prompt]);
   });
 
   it('OpenAI insufficient_quota (a 429 that waiting does not fix) → auth', async () => {

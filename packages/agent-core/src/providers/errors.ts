@@ -42,6 +42,16 @@ const CONTEXT_LIMIT_PATTERNS = [
   /prompt is too long: [\d,]+ tokens > ([\d,]+) maximum/i,
   /exceed context limit: [\d,]+ \+ [\d,]+ > ([\d,]+)/i,
 ];
+/**
+ * Wordings that split the overflow into prompt and output, capturing the prompt's size: Anthropic
+ * "exceed context limit: 188240 + 21333 > 200000", OpenAI / vLLM "(5000 in the messages, 4000 in the completion)"
+ * and vLLM "your request has 5000 input tokens (4000 > 8192 - 5000)".
+ */
+const PROMPT_SIZE_PATTERNS = [
+  /exceed context limit: ([\d,]+) \+ [\d,]+ > [\d,]+/i,
+  /\(([\d,]+) in the messages, [\d,]+ in the completion\)/i,
+  /your request has ([\d,]+) input tokens \([\d,]+ > [\d,]+ - [\d,]+\)/i,
+];
 /** Context-length wordings that do not name a limit. */
 const CONTEXT_OVERFLOW_HINT = /context[ _-]?(length|window|size)|prompt is too long|too many tokens|input is too long/i;
 /** OpenAI's rate-limit bodies say "Please try again in 20s" / "in 820ms" when no header does. */
@@ -78,7 +88,7 @@ function classifyApiFailure(f: ApiFailure, cause: unknown): ProviderError {
   if (status === 413 || type === 'request_too_large') return new ProviderError('payload_too_large', message, extra);
   if (status !== 429 && (status === undefined || status < 500)) {
     const overflow = contextOverflowOf(f);
-    if (overflow) return new ProviderError('context_overflow', message, { ...extra, contextLimit: overflow.limit });
+    if (overflow) return new ProviderError('context_overflow', message, { ...extra, contextLimit: overflow.limit, promptTokens: promptSizeOf(message) });
   }
   if (status === 429 || type === 'rate_limit_error') {
     // An exhausted quota or spend limit is a 429 too, but waiting does not fix it.
@@ -103,6 +113,14 @@ function classifyApiFailure(f: ApiFailure, cause: unknown): ProviderError {
     return new ProviderError('format_error', message, extra);
   }
   return new ProviderError('unknown', message, extra);
+}
+
+function promptSizeOf(message: string): number | undefined {
+  for (const re of PROMPT_SIZE_PATTERNS) {
+    const m = re.exec(message);
+    if (m?.[1]) return Number(m[1].replaceAll(',', ''));
+  }
+  return undefined;
 }
 
 function contextOverflowOf(f: ApiFailure): { limit?: number } | undefined {

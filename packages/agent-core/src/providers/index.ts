@@ -30,6 +30,7 @@ export {
   contextWindowFor,
   estimateCostUsd,
   supportsVision,
+  overrideFor,
   type ModelInfo,
   type ModelPrice,
 } from './models.js';

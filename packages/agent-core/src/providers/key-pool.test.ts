@@ -140,7 +140,8 @@ describe('stream health', () => {
       stallTimeoutMs: 200,
       onTransportReset: (e) => resets.push(e),
     });
-    fake.script({ text: 'never finished', stallAfterEvents: 2 }, { text: 'after the rebuild' });
+    // Stalls before any text (text already streamed would be continued instead: loop/final-response.test.ts).
+    fake.script({ text: 'never finished', stallAfterEvents: 1 }, { text: 'after the rebuild' });
     const retriesSeen: number[] = [];
     const result = await runConversation({
       userMessage: 'hi', history: [], systemPrompt: 'S', provider, retry: FAST_RETRY,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CONTEXT_WINDOW, contextWindowFor, estimateCostUsd, modelInfo } from './models.js';
+import { DEFAULT_CONTEXT_WINDOW, contextWindowFor, estimateCostUsd, modelInfo, overrideFor } from './models.js';
 
 describe('contextWindowFor', () => {
   it.each([
@@ -17,6 +17,9 @@ describe('contextWindowFor', () => {
     ['claude-haiku-4-5', 200_000],
     ['anthropic/claude-sonnet-4.5', 200_000],
     ['openai/gpt-4o-mini', 128_000],
+    ['claude-opus-4-6', 1_000_000],
+    ['anthropic/claude-sonnet-4.6', 1_000_000],
+    ['gpt-5.2-2025-12-11', 400_000],
   ])('%s → %i', (model, window) => {
     expect(contextWindowFor(model)).toBe(window);
   });
@@ -49,5 +52,17 @@ describe('estimateCostUsd', () => {
   it('is undefined when the price is unknown, rather than a misleading zero', () => {
     expect(estimateCostUsd('llama3.1:8b', { input: 10, output: 10, cacheRead: 0, cacheWrite: 0 })).toBeUndefined();
     expect(modelInfo('claude-some-future-model')?.contextWindow).toBe(200_000);
+  });
+});
+
+describe('overrideFor (per-model settings such as HERALD_MAX_TOKENS)', () => {
+  it('matches a family name to its snapshots and vendor-prefixed ids; the longest name wins', () => {
+    const perModel = { 'claude-opus-4-6': 32_000, 'gpt-5': 16_000, 'gpt-5-mini': 8_000 };
+    expect(overrideFor('claude-opus-4-6-20260205', perModel)).toBe(32_000);
+    expect(overrideFor('anthropic/claude-opus-4.6', perModel)).toBe(32_000);
+    expect(overrideFor('gpt-5-mini-2025-08-07', perModel)).toBe(8_000);
+    expect(overrideFor('gpt-5', perModel)).toBe(16_000);
+    expect(overrideFor('gpt-4o', perModel)).toBeUndefined();
+    expect(modelInfo('claude-sonnet-4-6')?.maxOutput).toBe(128_000);
   });
 });

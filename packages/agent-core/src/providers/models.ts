@@ -30,7 +30,11 @@ export interface ModelInfo {
 const GPT_41_WINDOW = 1_047_576;
 const O_SERIES_WINDOW = 200_000;
 const GPT_5_WINDOW = 400_000;
+const GPT_5_OUTPUT = 128_000;
 const CLAUDE_WINDOW = 200_000;
+/** Claude 4.6 models take a million tokens of context and write up to 128K. */
+const CLAUDE_46_WINDOW = 1_000_000;
+const CLAUDE_46_OUTPUT = 128_000;
 
 export const MODELS: Readonly<Record<string, ModelInfo>> = {
   // OpenAI
@@ -47,12 +51,17 @@ export const MODELS: Readonly<Record<string, ModelInfo>> = {
   o3: { contextWindow: O_SERIES_WINDOW, price: { input: 2, output: 8, cacheRead: 0.5 }, vision: true },
   'o3-mini': { contextWindow: O_SERIES_WINDOW, price: { input: 1.1, output: 4.4, cacheRead: 0.55 } },
   'o4-mini': { contextWindow: O_SERIES_WINDOW, price: { input: 1.1, output: 4.4, cacheRead: 0.275 }, vision: true },
-  'gpt-5': { contextWindow: GPT_5_WINDOW, price: { input: 1.25, output: 10, cacheRead: 0.125 }, vision: true },
-  'gpt-5-mini': { contextWindow: GPT_5_WINDOW, price: { input: 0.25, output: 2, cacheRead: 0.025 }, vision: true },
-  'gpt-5-nano': { contextWindow: GPT_5_WINDOW, price: { input: 0.05, output: 0.4, cacheRead: 0.005 }, vision: true },
-  'gpt-5-chat': { contextWindow: 128_000, price: { input: 1.25, output: 10, cacheRead: 0.125 }, vision: true },
-  'gpt-5.1': { contextWindow: GPT_5_WINDOW, price: { input: 1.25, output: 10, cacheRead: 0.125 }, vision: true },
+  'gpt-5': { contextWindow: GPT_5_WINDOW, maxOutput: GPT_5_OUTPUT, price: { input: 1.25, output: 10, cacheRead: 0.125 }, vision: true },
+  'gpt-5-mini': { contextWindow: GPT_5_WINDOW, maxOutput: GPT_5_OUTPUT, price: { input: 0.25, output: 2, cacheRead: 0.025 }, vision: true },
+  'gpt-5-nano': { contextWindow: GPT_5_WINDOW, maxOutput: GPT_5_OUTPUT, price: { input: 0.05, output: 0.4, cacheRead: 0.005 }, vision: true },
+  'gpt-5-chat': { contextWindow: 128_000, maxOutput: 16_384, price: { input: 1.25, output: 10, cacheRead: 0.125 }, vision: true },
+  'gpt-5-codex': { contextWindow: GPT_5_WINDOW, maxOutput: GPT_5_OUTPUT, price: { input: 1.25, output: 10, cacheRead: 0.125 }, vision: true },
+  'gpt-5.1': { contextWindow: GPT_5_WINDOW, maxOutput: GPT_5_OUTPUT, price: { input: 1.25, output: 10, cacheRead: 0.125 }, vision: true },
+  'gpt-5.1-codex': { contextWindow: GPT_5_WINDOW, maxOutput: GPT_5_OUTPUT, price: { input: 1.25, output: 10, cacheRead: 0.125 }, vision: true },
+  'gpt-5.2': { contextWindow: GPT_5_WINDOW, maxOutput: GPT_5_OUTPUT, price: { input: 1.75, output: 14, cacheRead: 0.175 }, vision: true },
   // Anthropic (cache write = 1.25 × input for the 5-minute TTL, cache read = 0.1 × input)
+  'claude-opus-4-6': { contextWindow: CLAUDE_46_WINDOW, maxOutput: CLAUDE_46_OUTPUT, price: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 }, vision: true },
+  'claude-sonnet-4-6': { contextWindow: CLAUDE_46_WINDOW, maxOutput: CLAUDE_46_OUTPUT, price: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 }, vision: true },
   'claude-opus-4-5': { contextWindow: CLAUDE_WINDOW, maxOutput: 64_000, price: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 }, vision: true },
   'claude-opus-4-1': { contextWindow: CLAUDE_WINDOW, maxOutput: 32_000, price: { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 }, vision: true },
   'claude-opus-4': { contextWindow: CLAUDE_WINDOW, maxOutput: 32_000, price: { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 }, vision: true },
@@ -91,6 +100,14 @@ export function contextWindowFor(model: string, override?: number): number {
  * the table; its names match the way the table's do (a family name covers its snapshots and tags).
  */
 export function supportsVision(model: string, overrides: Readonly<Record<string, boolean>> = {}): boolean {
+  return overrideFor(model, overrides) ?? modelInfo(model)?.vision === true;
+}
+
+/**
+ * The value a per-model setting gives this model (HERALD_VISION_OVERRIDES, HERALD_MAX_TOKENS): names match the way
+ * the table's do (a family name covers its snapshots and tags), the longest match wins; undefined when none does.
+ */
+export function overrideFor<T>(model: string, overrides: Readonly<Record<string, T>>): T | undefined {
   const name = normalise(model);
   let best: string | undefined;
   for (const key of Object.keys(overrides)) {
@@ -98,8 +115,7 @@ export function supportsVision(model: string, overrides: Readonly<Record<string,
     const matches = name === k || (name.startsWith(k) && NAME_BOUNDARY.test(name.slice(k.length)));
     if (matches && (best === undefined || k.length > normalise(best).length)) best = key;
   }
-  if (best !== undefined) return overrides[best];
-  return modelInfo(model)?.vision === true;
+  return best === undefined ? undefined : overrides[best];
 }
 
 /** Estimated cost of one call (or a session's totals) in USD; undefined when the model's price is unknown. */

@@ -1,14 +1,16 @@
 /**
  * Folds a Chat Completions chunk stream into one assistant message. Written for the whole OpenAI-compatible
  * family, not just OpenAI: reasoning may come as `reasoning_content` (DeepSeek, vLLM) or `reasoning`
- * (OpenRouter), tool-call ids may be missing, and some servers say `stop` while calling tools.
+ * (OpenRouter) or inside the content as `<think>…</think>` (think-tags.ts), tool-call ids may be missing, and
+ * some servers say `stop` while calling tools.
  */
 import { randomUUID } from 'node:crypto';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { emptyUsage, type ChatMessage, type ToolCall, type Usage } from '../types.js';
+import { ThinkTagSplitter, splitThinkTags, type SplitPiece } from './think-tags.js';
 import { ProviderError, type CompletionRequest, type CompletionResult, type FinishReason } from './types.js';
 
-type Callbacks = Pick<CompletionRequest, 'onTextDelta' | 'onReasoningDelta'>;
+type Callbacks = Pick<CompletionRequest, 'onTextDelta' | 'onReasoningDelta' | 'onToolCallDelta'>;
 type ChunkUsage = NonNullable<ChatCompletionChunk['usage']>;
 
 interface PartialCall {
@@ -24,6 +26,9 @@ export class ChatStreamAccumulator {
   private finish: string | undefined;
   private usage: Usage = emptyUsage();
   private model: string | undefined;
+  private readonly thinkTags = new ThinkTagSplitter();
+  /** Reasoning arrived in `reasoning_content` (DeepSeek, vLLM), not `reasoning` or think tags. */
+  private reasoningContent = false;
 
   constructor(private readonly callbacks: Callbacks) {}
 
@@ -36,15 +41,25 @@ export class ChatStreamAccumulator {
       const delta = choice.delta ?? {};
       const reasoning = reasoningOf(delta);
       if (reasoning) {
-        this.reasoning += reasoning;
-        this.callbacks.onReasoningDelta?.(reasoning);
+        if (typeof (delta as Record<string, unknown>).reasoning_content === 'string') this.reasoningContent = true;
+        this.addReasoning(reasoning);
       }
-      if (typeof delta.content === 'string' && delta.content !== '') {
-        this.text += delta.content;
-        this.callbacks.onTextDelta?.(delta.content);
-      }
+      if (typeof delta.content === 'string' && delta.content !== '') this.addPiece(this.thinkTags.push(delta.content));
       for (const tc of delta.tool_calls ?? []) this.addToolCallDelta(tc);
       if (choice.finish_reason) this.finish = choice.finish_reason;
+    }
+  }
+
+  private addReasoning(text: string): void {
+    this.reasoning += text;
+    this.callbacks.onReasoningDelta?.(text);
+  }
+
+  private addPiece(piece: SplitPiece): void {
+    if (piece.reasoning) this.addReasoning(piece.reasoning);
+    if (piece.text) {
+      this.text += piece.text;
+      this.callbacks.onTextDelta?.(piece.text);
     }
   }
 
@@ -61,12 +76,20 @@ export class ChatStreamAccumulator {
     if (tc.function?.name && !call.name) call.name = tc.function.name;
     if (tc.function?.arguments) call.args += tc.function.arguments;
     this.calls.set(index, call);
+    this.callbacks.onToolCallDelta?.(call.name);
   }
 
   /** The finished message; throws when the stream ended before the model said it was done. */
   result(requestedModel: string): CompletionResult {
     if (this.finish === undefined) {
       throw new ProviderError('server_error', 'stream ended before the model finished (no finish_reason)');
+    }
+    this.addPiece(this.thinkTags.flush());
+    // A template that opened the thinking in the prompt leaves only `</think>` in the reply.
+    const split = splitThinkTags(this.text);
+    if (split.reasoning) {
+      this.text = split.text;
+      this.reasoning = this.reasoning ? `${this.reasoning}\n${split.reasoning}` : split.reasoning;
     }
     const toolCalls: ToolCall[] = [...this.calls.entries()]
       .sort(([a], [b]) => a - b)
@@ -81,11 +104,20 @@ export class ChatStreamAccumulator {
       content: this.text === '' && toolCalls.length > 0 ? null : this.text,
       ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
       ...(this.reasoning ? { reasoning: this.reasoning } : {}),
+      ...(this.reasoningContent && toolCalls.length > 0
+        ? { reasoning_details: [{ format: REASONING_CONTENT_FORMAT, model: this.model ?? requestedModel, data: {} }] }
+        : {}),
       finish_reason: finishReason,
     };
     return { message, finishReason, usage: this.usage, model: this.model ?? requestedModel };
   }
 }
+
+/**
+ * `reasoning_details` format marking reasoning that came as `reasoning_content` with tool calls: DeepSeek's
+ * thinking mode wants it back on those assistant messages in every later request (else a 400).
+ */
+export const REASONING_CONTENT_FORMAT = 'chat_reasoning_content';
 
 /** Prompt tokens include the cached ones; we count them apart so cost and cache hit rate come out right. */
 export function usageFromChat(u: ChunkUsage): Usage {

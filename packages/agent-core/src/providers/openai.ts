@@ -13,8 +13,10 @@ import type {
 import type { ChatMessage } from '../types.js';
 import { supportsVision } from './models.js';
 import { isOpenAIHost, withChatCacheMarkers, wantsCacheMarkers } from './openai-cache.js';
-import { ChatStreamAccumulator } from './openai-stream.js';
+import { ChatStreamAccumulator, REASONING_CONTENT_FORMAT } from './openai-stream.js';
+import { isReasoningModel } from './responses-convert.js';
 import { keySourceOf, runProviderRequest } from './request.js';
+import { dataUrl, toolImages, toolImagesCaption, toolResultText } from './tool-images.js';
 import { ClientPool, createTransport } from './transport.js';
 import type { Provider, ProviderConfig, ToolSchema } from './types.js';
 
@@ -39,22 +41,29 @@ export function createOpenAIProvider(cfg: ProviderConfig): Provider {
   // prompt_cache_key is OpenAI's; strict compatible servers reject fields they do not know.
   const sendsCacheKey = cfg.provider === 'openai' || isOpenAIHost(baseURL);
   const cacheMarkers = wantsCacheMarkers(cfg, baseURL);
+  // OpenAI rejects reasoning_effort for models that do not reason; other servers decide for themselves.
+  // DeepSeek's thinking mode wants reasoning_content back on tool-call turns; OpenAI has no such field.
+  const replaysReasoning = !isOpenAIHost(baseURL);
+  const sendsEffort = cfg.reasoningEffort !== undefined && (isReasoningModel(cfg.model) || !isOpenAIHost(baseURL));
+  const maxTokens = (asked: number | undefined): number | undefined => asked ?? cfg.maxTokens;
 
   return {
     name: cfg.provider,
     model: cfg.model,
     apiMode: 'chat_completions',
     vision,
+    ...(cfg.maxTokens === undefined ? {} : { maxTokens: cfg.maxTokens }),
     complete: (req) =>
       runProviderRequest(cfg, keys, clients, req.signal, async (client, guard) => {
-        const messages = toChatMessages(req.systemPrompt, req.messages, vision);
+        const messages = toChatMessages(req.systemPrompt, req.messages, vision, replaysReasoning);
         const params: ChatCompletionCreateParamsStreaming = {
           model: cfg.model,
           messages: cacheMarkers ? withChatCacheMarkers(req.systemPrompt, messages) : messages,
           ...(req.tools.length > 0 ? { tools: req.tools.map(toChatTool) } : {}),
           ...(req.tools.length > 0 && req.toolChoice === 'none' ? { tool_choice: 'none' as const } : {}),
-          ...(req.maxTokens === undefined ? {} : { [maxTokensField]: req.maxTokens }),
+          ...(maxTokens(req.maxTokens) === undefined ? {} : { [maxTokensField]: maxTokens(req.maxTokens) }),
           ...(sendsCacheKey && req.cacheKey ? { prompt_cache_key: req.cacheKey } : {}),
+          ...(sendsEffort ? { reasoning_effort: cfg.reasoningEffort } : {}),
           stream: true,
           stream_options: { include_usage: true },
         };
@@ -71,12 +80,31 @@ export function createOpenAIProvider(cfg: ProviderConfig): Provider {
 
 /**
  * The system prompt first, then the history with only the fields the API knows. A user message's images become
- * `image_url` parts with a data URL after its text; `vision` false leaves them out (their text notes stay).
+ * `image_url` parts with a data URL after its text; `vision` false leaves them out (their text notes stay). Tool
+ * messages are text only, so the images tools returned follow the last of a run of tool results, in one user
+ * message that names the call each came from (tool-images.ts).
+ * `replayReasoning`: a tool-call turn whose reasoning came as `reasoning_content` carries it back (DeepSeek).
  */
-export function toChatMessages(systemPrompt: string, messages: ChatMessage[], vision = true): ChatCompletionMessageParam[] {
+export function toChatMessages(systemPrompt: string, messages: ChatMessage[], vision = true, replayReasoning = false): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = [];
   if (systemPrompt !== '') out.push({ role: 'system', content: systemPrompt });
-  for (const m of messages) out.push(toChatMessage(m, vision));
+  let shown: ChatCompletionContentPart[] = [];
+  messages.forEach((m, i) => {
+    const message = toChatMessage(m, vision);
+    const replay = replayReasoning && m.reasoning && m.reasoning_details?.some((d) => d.format === REASONING_CONTENT_FORMAT);
+    // Not in the SDK's types: a compatible server's own field.
+    out.push(replay ? Object.assign(message, { reasoning_content: m.reasoning }) : message);
+    if (m.role !== 'tool') return;
+    const images = toolImages(m, vision);
+    if (images.length > 0) {
+      shown.push({ type: 'text', text: toolImagesCaption(m) });
+      for (const img of images) shown.push({ type: 'image_url', image_url: { url: dataUrl(img) } });
+    }
+    if (messages[i + 1]?.role !== 'tool' && shown.length > 0) {
+      out.push({ role: 'user', content: shown });
+      shown = [];
+    }
+  });
   return out;
 }
 
@@ -87,11 +115,11 @@ function toChatMessage(m: ChatMessage, vision: boolean): ChatCompletionMessagePa
     case 'user': {
       if (!vision || !m.images?.length) return { role: 'user', content: m.content ?? '' };
       const parts: ChatCompletionContentPart[] = m.content ? [{ type: 'text', text: m.content }] : [];
-      for (const img of m.images) parts.push({ type: 'image_url', image_url: { url: `data:${img.mimeType};base64,${img.data}` } });
+      for (const img of m.images) parts.push({ type: 'image_url', image_url: { url: dataUrl(img) } });
       return { role: 'user', content: parts };
     }
     case 'tool':
-      return { role: 'tool', tool_call_id: m.tool_call_id ?? '', content: m.content ?? '' };
+      return { role: 'tool', tool_call_id: m.tool_call_id ?? '', content: toolResultText(m, vision) };
     case 'assistant': {
       if (!m.tool_calls?.length) return { role: 'assistant', content: m.content ?? '' };
       return {

@@ -3,13 +3,17 @@
  * reasoning items (encrypted, replayed whole: we run stateless with `store: false`), its text as an assistant
  * message, and one `function_call` item per tool call; each tool result a `function_call_output`.
  */
-import type { FunctionTool, ResponseInputItem } from 'openai/resources/responses/responses';
+import type { FunctionTool, ResponseFunctionCallOutputItemList, ResponseInputItem } from 'openai/resources/responses/responses';
 import type { ChatMessage, ReasoningDetail } from '../types.js';
+import { dataUrl, toolImages, toolResultText } from './tool-images.js';
 import type { ToolSchema } from './types.js';
 
 export const RESPONSES_REASONING_FORMAT = 'openai-responses';
 
-/** `vision` false leaves a user message's images out (their text notes in the content stay). */
+/**
+ * `vision` false leaves a user message's images out (their text notes in the content stay); a tool result's images go
+ * in its `function_call_output` (whose output may be a list of text and image parts), or a note when not shown.
+ */
 export function toResponsesInput(messages: ChatMessage[], model: string, vision = true): ResponseInputItem[] {
   const items: ResponseInputItem[] = [];
   for (const m of messages) {
@@ -23,7 +27,7 @@ export function toResponsesInput(messages: ChatMessage[], model: string, vision 
             role: 'user',
             content: [
               ...(m.content ? [{ type: 'input_text' as const, text: m.content }] : []),
-              ...m.images.map((img) => ({ type: 'input_image' as const, image_url: `data:${img.mimeType};base64,${img.data}`, detail: 'auto' as const })),
+              ...m.images.map((img) => ({ type: 'input_image' as const, image_url: dataUrl(img), detail: 'auto' as const })),
             ],
           });
         } else {
@@ -31,7 +35,7 @@ export function toResponsesInput(messages: ChatMessage[], model: string, vision 
         }
         break;
       case 'tool':
-        items.push({ type: 'function_call_output', call_id: m.tool_call_id ?? '', output: m.content ?? '' });
+        items.push({ type: 'function_call_output', call_id: m.tool_call_id ?? '', output: functionOutput(m, vision) });
         break;
       case 'assistant':
         items.push(...reasoningItems(m.reasoning_details, model));
@@ -43,6 +47,17 @@ export function toResponsesInput(messages: ChatMessage[], model: string, vision 
     }
   }
   return items;
+}
+
+/** Text, or (images returned and a model that sees) the text then the images: the API takes both as the output. */
+function functionOutput(m: ChatMessage, vision: boolean): string | ResponseFunctionCallOutputItemList {
+  const images = toolImages(m, vision);
+  const text = toolResultText(m, vision);
+  if (images.length === 0) return text;
+  return [
+    ...(text === '' ? [] : [{ type: 'input_text' as const, text }]),
+    ...images.map((img) => ({ type: 'input_image' as const, image_url: dataUrl(img), detail: 'auto' as const })),
+  ];
 }
 
 /**

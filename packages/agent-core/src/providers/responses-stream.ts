@@ -8,7 +8,7 @@ import { emptyUsage, type ChatMessage, type ReasoningDetail, type ToolCall, type
 import { RESPONSES_REASONING_FORMAT } from './responses-convert.js';
 import { ProviderError, type CompletionRequest, type CompletionResult, type FinishReason, type ProviderErrorKind } from './types.js';
 
-type Callbacks = Pick<CompletionRequest, 'onTextDelta' | 'onReasoningDelta'>;
+type Callbacks = Pick<CompletionRequest, 'onTextDelta' | 'onReasoningDelta' | 'onToolCallDelta'>;
 
 interface PartialCall {
   callId: string;
@@ -47,6 +47,7 @@ export class ResponsesStreamAccumulator {
       case 'response.output_item.added':
         if (ev.item.type === 'function_call') {
           this.calls.set(ev.output_index, { callId: ev.item.call_id, name: ev.item.name, args: ev.item.arguments ?? '' });
+          this.callbacks.onToolCallDelta?.(ev.item.name);
         }
         break;
       case 'response.output_text.delta':

@@ -26,6 +26,7 @@ export function createResponsesProvider(cfg: ProviderConfig): Provider {
     model: cfg.model,
     vision,
     apiMode: 'responses',
+    ...(cfg.maxTokens === undefined ? {} : { maxTokens: cfg.maxTokens }),
     complete: (req) =>
       runProviderRequest(cfg, keys, clients, req.signal, async (client, guard) => {
         const params: ResponseCreateParamsStreaming = {
@@ -34,9 +35,11 @@ export function createResponsesProvider(cfg: ProviderConfig): Provider {
           ...(req.systemPrompt !== '' ? { instructions: req.systemPrompt } : {}),
           ...(req.tools.length > 0 ? { tools: req.tools.map(toResponsesTool) } : {}),
           ...(req.tools.length > 0 && req.toolChoice === 'none' ? { tool_choice: 'none' as const } : {}),
-          ...(req.maxTokens === undefined ? {} : { max_output_tokens: req.maxTokens }),
+          ...((req.maxTokens ?? cfg.maxTokens) === undefined ? {} : { max_output_tokens: req.maxTokens ?? cfg.maxTokens }),
           ...(req.cacheKey ? { prompt_cache_key: req.cacheKey } : {}),
-          ...(reasoning ? { include: ['reasoning.encrypted_content' as const], reasoning: { summary: 'auto' as const } } : {}),
+          ...(reasoning
+            ? { include: ['reasoning.encrypted_content' as const], reasoning: { summary: 'auto' as const, ...(cfg.reasoningEffort ? { effort: cfg.reasoningEffort } : {}) } }
+            : {}),
           store: false,
           stream: true,
         };

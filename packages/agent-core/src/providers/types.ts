@@ -38,6 +38,8 @@ export interface CompletionRequest {
   signal: AbortSignal;
   onTextDelta?: (text: string) => void;
   onReasoningDelta?: (text: string) => void;
+  /** Told as a tool call's name or arguments arrive (the progress display and cut-off handling need no more). */
+  onToolCallDelta?: (name: string) => void;
   /**
    * Groups requests that share a prefix for the provider's prompt cache: the session id. Sent as OpenAI's
    * `prompt_cache_key` (Chat Completions and Responses); other APIs cache by prefix alone.
@@ -60,6 +62,8 @@ export interface Provider {
   readonly apiMode: ApiMode;
   /** Whether images in user messages are sent to it (else only their text notes are); absent: they are sent. */
   readonly vision?: boolean;
+  /** max_tokens it sends when a request names none (HERALD_MAX_TOKENS, or the API's required default); absent: none sent. */
+  readonly maxTokens?: number;
   complete(req: CompletionRequest): Promise<CompletionResult>;
 }
 
@@ -85,6 +89,11 @@ export class ProviderError extends Error {
   /** Context limit named by a context-length error, when the body names one. */
   readonly contextLimit?: number;
   /**
+   * The prompt's own size, when a context-length error says the prompt plus max_tokens is what overflowed
+   * ("188240 + 21333 > 200000"): a smaller max_tokens fits without compressing anything.
+   */
+  readonly promptTokens?: number;
+  /**
    * The connection failed, stalled or timed out (no HTTP answer to classify): the provider rebuilds its HTTP
    * client before the next attempt, so a retry does not reuse a pool of dead keep-alive sockets.
    */
@@ -93,7 +102,7 @@ export class ProviderError extends Error {
   constructor(
     kind: ProviderErrorKind,
     message: string,
-    extra: { status?: number; retryAfterMs?: number; contextLimit?: number; cause?: unknown; transport?: boolean } = {},
+    extra: { status?: number; retryAfterMs?: number; contextLimit?: number; promptTokens?: number; cause?: unknown; transport?: boolean } = {},
   ) {
     super(message, { cause: extra.cause });
     this.name = 'ProviderError';
@@ -101,9 +110,13 @@ export class ProviderError extends Error {
     this.status = extra.status;
     this.retryAfterMs = extra.retryAfterMs;
     this.contextLimit = extra.contextLimit;
+    this.promptTokens = extra.promptTokens;
     this.transport = extra.transport ?? false;
   }
 }
+
+export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+export const REASONING_EFFORTS: readonly ReasoningEffort[] = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'];
 
 /** `provider:model`, as in HERALD_MODEL and HERALD_FALLBACK_MODELS. */
 export interface ModelRef {
@@ -123,6 +136,12 @@ export interface ProviderConfig extends ModelRef {
   timeoutMs?: number;
   /** Takes images; from the model table (supportsVision) when absent. */
   vision?: boolean;
+  /** max_tokens of every call that names none (HERALD_MAX_TOKENS per model); the API's default when absent. */
+  maxTokens?: number;
+  /** OpenAI reasoning models: `reasoning_effort` (Chat Completions) or `reasoning.effort` (Responses). */
+  reasoningEffort?: ReasoningEffort;
+  /** Anthropic extended thinking: `thinking.budget_tokens` (at least 1024); off when absent. */
+  thinkingBudget?: number;
   /** A stream silent for this long is a stall: aborted and retried on a rebuilt client. Default 90 s. */
   stallTimeoutMs?: number;
   /** Told when a transport failure (stall, reset, timeout) made the provider rebuild a key's HTTP client. */

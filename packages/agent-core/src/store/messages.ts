@@ -110,6 +110,16 @@ export async function getHistory(sql: Sql, sessionId: string): Promise<ChatMessa
   return (await getMessages(sql, sessionId)).map(toChatMessage);
 }
 
+/**
+ * The transcript of a turn that runs again: what came before it, and what an earlier run of the same turn saved
+ * (its progress checkpoints), in the order it was written.
+ */
+export async function getTurnHistory(sql: Sql, sessionId: string, turnId: string): Promise<{ history: ChatMessage[]; saved: ChatMessage[] }> {
+  const rows = await getMessages(sql, sessionId);
+  const saved = rows.filter((r) => r.turnId === turnId).sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
+  return { history: rows.filter((r) => r.turnId !== turnId).map(toChatMessage), saved: saved.map(toChatMessage) };
+}
+
 /** When the session's newest message was written (ms), or null when it has none. One indexed row. */
 export async function lastMessageAt(sql: Sql, sessionId: string): Promise<number | null> {
   const row = await sql.get<{ created_at: number }>(

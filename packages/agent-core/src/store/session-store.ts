@@ -153,6 +153,22 @@ export class SessionStore {
     return messages.getMessages(this.sql, sessionId, opts);
   }
 
+  /** For a turn that runs again: the history before it, and the messages an earlier run of it saved. */
+  getTurnHistory(sessionId: string, turnId: string): Promise<{ history: ChatMessage[]; saved: ChatMessage[] }> {
+    return messages.getTurnHistory(this.sql, sessionId, turnId);
+  }
+
+  /**
+   * Saves a running turn's messages so far (they keep their positions, so saving again, or the final persist, adds
+   * only what is new), and only while `fence` still owns the running turn: a fenced-out worker writes nothing.
+   */
+  checkpointTurn(turnId: string, fence: number, sessionId: string, msgs: readonly ChatMessage[], opts: Omit<messages.AppendOptions, 'turnId'> = {}): Promise<void> {
+    return this.sql.transaction(async () => {
+      await turns.assertRunning(this.sql, turnId, fence);
+      await messages.appendMessages(this.sql, sessionId, msgs, { ...opts, turnId });
+    });
+  }
+
   /** When the session's newest message was written (ms), or null when it has none. One indexed row, not the transcript. */
   lastMessageAt(sessionId: string): Promise<number | null> {
     return messages.lastMessageAt(this.sql, sessionId);

@@ -11,6 +11,32 @@ async function withSession() {
   return { store, sessionId: session.id };
 }
 
+describe('turn progress (incremental persistence)', () => {
+  it('saves a running turn so far under its fence; a re-run reads it back apart from the history; a fenced-out run writes nothing', async () => {
+    const { store, sessionId } = await withSession();
+    await store.appendMessages(sessionId, [{ role: 'user', content: 'earlier' }, { role: 'assistant', content: 'before' }], { turnId: 'T0' });
+    await store.beginTurn('T1', sessionId, 1);
+    const call = { id: 'c1', type: 'function' as const, function: { name: 'lookup', arguments: '{}' } };
+    const batch = [
+      { role: 'user' as const, content: 'look it up' },
+      { role: 'assistant' as const, content: null, tool_calls: [call] },
+      { role: 'tool' as const, content: 'found', tool_call_id: 'c1', tool_name: 'lookup' },
+    ];
+    await store.checkpointTurn('T1', 1, sessionId, batch.slice(0, 1));
+    await store.checkpointTurn('T1', 1, sessionId, batch);
+    const { history, saved } = await store.getTurnHistory(sessionId, 'T1');
+    expect(history.map((m) => m.content)).toEqual(['earlier', 'before']);
+    expect(saved).toEqual(batch);
+    // Saved twice, stored once.
+    expect((await store.getSession(sessionId))?.messageCount).toBe(5);
+
+    // Another worker took the turn over: the old one's saves are refused and leave nothing behind.
+    await store.beginTurn('T1', sessionId, 2);
+    await expect(store.checkpointTurn('T1', 1, sessionId, [...batch, { role: 'assistant', content: 'stale' }])).rejects.toBeInstanceOf(FencedOutError);
+    expect((await store.getTurnHistory(sessionId, 'T1')).saved).toHaveLength(3);
+  });
+});
+
 describe('turn outbox', () => {
   it('tracks a turn from running to delivered, chunk by chunk', async () => {
     const { store, sessionId } = await withSession();

@@ -71,6 +71,12 @@ export async function recordReply(sql: Sql, turnId: string, reply: string, fence
   return files.length === 0 ? record() : sql.transaction(record);
 }
 
+/** Throws FencedOutError unless `fence` still owns the turn and it is running (the guard of a progress save). */
+export async function assertRunning(sql: Sql, turnId: string, fence: number): Promise<void> {
+  const turn = await fencedUpdate(sql, turnId, fence, 'status = status', [], ['running']);
+  if (!turn) throw new FencedOutError(turnId, fence);
+}
+
 /**
  * The send intent: claims the recorded reply for sending under `fence` and counts the attempt. Null when there is
  * nothing to send (delivered, interrupted or failed meanwhile). A result with `sendAttempts > 1` means an earlier

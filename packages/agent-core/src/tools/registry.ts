@@ -4,6 +4,7 @@
  * are available right now; it never runs them (the loop does).
  */
 import type { JsonSchema, ToolSchema } from '../providers/types.js';
+import type { ImageInput } from '../types.js';
 
 /** OpenAI and Anthropic both reject tool names outside this pattern. */
 const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -12,6 +13,21 @@ const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 export interface ToolContext {
   signal: AbortSignal;
   [key: string]: unknown;
+}
+
+/**
+ * What a tool returns besides plain text: images for the model to see with the result (an MCP screenshot). The
+ * content names each image in words; the bytes go to this turn's requests only (a model without vision gets a
+ * note instead) and are never stored, so later turns read the content alone.
+ */
+export interface ToolOutput {
+  content: string;
+  images?: ImageInput[];
+}
+
+/** Any tool's output as `{ content, images? }`. */
+export function toToolOutput(output: string | ToolOutput): ToolOutput {
+  return typeof output === 'string' ? { content: output } : output;
 }
 
 export interface Tool<Args extends Record<string, unknown> = Record<string, unknown>> {
@@ -25,7 +41,7 @@ export interface Tool<Args extends Record<string, unknown> = Record<string, unkn
   /** null when the tool can run; otherwise why not (missing API key, binary, ...). */
   requires?: () => string | null;
   // Method syntax on purpose: a Tool<{ query: string }> must be usable where a Tool is expected.
-  execute(args: Args, ctx: ToolContext): Promise<string>;
+  execute(args: Args, ctx: ToolContext): Promise<string | ToolOutput>;
 }
 
 export interface UnavailableTool {

@@ -74,7 +74,7 @@ export function createClarifyTool(opts: { timeoutMs?: number } = {}): Tool {
       const timer = new AbortController();
       const timeout = setTimeout(() => timer.abort(new ClarifyTimeoutError('no answer in time')), timeoutMs);
       try {
-        const answer = await channel.ask(question, AbortSignal.any([ctx.signal, timer.signal]));
+        const answer = await channel.ask(question, AbortSignal.any([ctx.signal, timer.signal]), choices);
         return `The user answered: ${resolveAnswer(answer, choices)}`;
       } catch (err) {
         // The turn itself was aborted: let the loop record it as cancelled.

@@ -9,8 +9,11 @@ import { IterationBudget } from '../../loop/budget.js';
 
 /** How clarify reaches the user: the platform side sends the question and resolves with the user's answer. */
 export interface ClarifyChannel {
-  /** Rejects when `signal` aborts (turn interrupted, or the question timed out). */
-  ask(question: string, signal: AbortSignal): Promise<string>;
+  /**
+   * Rejects when `signal` aborts (turn interrupted, or the question timed out). `choices`, when given, are already
+   * numbered in `question`; a chat that can show buttons shows one per choice, whose press answers with its text.
+   */
+  ask(question: string, signal: AbortSignal, choices?: readonly string[]): Promise<string>;
 }
 
 /** Where send_file puts a file: the caller keeps the turn's files and sends them with the reply. */

@@ -72,4 +72,29 @@ describe('delegate_task tool', () => {
     await expect(delegate.execute({ task: 'again' }, { signal, budget })).rejects.toThrow(/no steps are left/);
     await expect(delegate.execute({ task: 'x' }, { signal })).rejects.toThrow(/iteration budget is missing/);
   });
+
+  it('a child has its own iteration cap inside the turn budget, and the per-turn limit is configurable', async () => {
+    const provider = new ScriptedProvider().otherwise((call) =>
+      lastText(call) === BUDGET_SUMMARY_PROMPT ? { text: 'stopped at my cap' } : { toolCalls: [{ name: 'lookup', arguments: '{}' }] },
+    );
+    const delegate = createDelegateTool({ provider, parentTools: () => [tool('lookup', true)], maxIterations: 2, maxPerTurn: 1 });
+    const budget = new IterationBudget(90);
+    const signal = new AbortController().signal;
+    const out = await delegate.execute({ task: 'loop forever' }, { signal, budget });
+    expect(out).toBe('stopped at my cap\n\n[The subagent stopped early: iteration budget exhausted.]');
+    // Two tool rounds of the child (its cap), counted in the turn's budget too.
+    expect(budget.consumed).toBe(2);
+    await expect(delegate.execute({ task: 'another' }, { signal, budget })).rejects.toThrow(/at most 1 subagents per request/);
+  });
+});
+
+describe('IterationBudget.child', () => {
+  it('stops at the smaller of its own cap and what the parent has left', () => {
+    const parent = new IterationBudget(3);
+    const child = parent.child(5);
+    expect([child.consume(), child.consume(), child.consume(), child.consume()]).toEqual([true, true, true, false]);
+    expect([parent.remaining, child.remaining, child.consumed]).toEqual([0, 0, 3]);
+    const capped = new IterationBudget(10).child(1);
+    expect([capped.consume(), capped.consume(), capped.remaining]).toEqual([true, false, 0]);
+  });
 });

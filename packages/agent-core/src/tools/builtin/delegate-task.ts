@@ -2,7 +2,8 @@
  * The `delegate_task` tool: hands a self-contained piece of work to a subagent and returns its final answer.
  * The child starts from a clean slate (no history, a short system prompt of its own, read-only tools only and
  * never delegate_task itself, so it cannot fan out further) and spends the parent's iteration budget: the
- * `IterationBudget` in toolContext is passed down, so delegating never multiplies what one turn may cost.
+ * `IterationBudget` in toolContext is passed down, so delegating never multiplies what one turn may cost, and each
+ * child also has a cap of its own (50 iterations by default).
  */
 import { runConversation } from '../../loop/run-conversation.js';
 import type { FallbackState } from '../../loop/fallback.js';
@@ -11,8 +12,10 @@ import type { Tool, ToolContext } from '../registry.js';
 import { budgetOf, optionalStringArg, stringArg } from './context.js';
 
 export const DELEGATE_TOOL = 'delegate_task';
-/** Subagents one turn may start; the next one gets an error result. */
+/** Subagents one turn may start by default (HERALD_DELEGATE_MAX_PER_TURN); the next one gets an error result. */
 export const MAX_CHILDREN_PER_TURN = 3;
+/** Iterations one subagent may take by default (HERALD_DELEGATE_MAX_ITERATIONS), within the turn's own budget. */
+export const DEFAULT_CHILD_MAX_ITERATIONS = 50;
 export const CHILD_SYSTEM_PROMPT =
   'You are a subagent working on one task for another assistant, who will read your answer (the user will ' +
   'not). Do the task with the tools you have, then answer with the result: concrete, complete, and short. ' +
@@ -24,6 +27,10 @@ export interface DelegateDeps {
   fallbackState?: FallbackState;
   /** The tools of the turn; the child gets the read-only, non-interactive ones. */
   parentTools: () => readonly Tool[];
+  /** Subagents per turn; MAX_CHILDREN_PER_TURN when absent. */
+  maxPerTurn?: number;
+  /** Iterations per subagent; DEFAULT_CHILD_MAX_ITERATIONS when absent. */
+  maxIterations?: number;
 }
 
 /** The child's toolbox: read-only, nothing that talks to the user, no further delegation. */
@@ -37,13 +44,15 @@ const NOT_INHERITED = new Set(['signal', 'budget', 'clarify']);
 export function createDelegateTool(deps: DelegateDeps): Tool {
   // Children started per turn, keyed by the turn's budget object (one per turn, shared with its children).
   const started = new WeakMap<object, number>();
+  const maxPerTurn = deps.maxPerTurn ?? MAX_CHILDREN_PER_TURN;
+  const childIterations = deps.maxIterations ?? DEFAULT_CHILD_MAX_ITERATIONS;
   return {
     name: DELEGATE_TOOL,
     description:
       'Hand a self-contained task to a subagent and get its answer back (for research or lookups you can ' +
       'describe completely, e.g. several independent questions at once). The subagent sees none of this ' +
       'conversation: put everything it needs in "task" and "context". It can only use read-only tools. At most ' +
-      `${MAX_CHILDREN_PER_TURN} subagents per request; their steps count against your own step budget.`,
+      `${maxPerTurn} subagents per request; their steps count against your own step budget.`,
     parameters: {
       type: 'object',
       properties: {
@@ -62,8 +71,8 @@ export function createDelegateTool(deps: DelegateDeps): Tool {
       // Counted before the first await, so parallel calls in one batch see each other.
       const count = (started.get(budget) ?? 0) + 1;
       started.set(budget, count);
-      if (count > MAX_CHILDREN_PER_TURN) {
-        throw new Error(`at most ${MAX_CHILDREN_PER_TURN} subagents per request, and this would be number ${count}; do this part yourself`);
+      if (count > maxPerTurn) {
+        throw new Error(`at most ${maxPerTurn} subagents per request, and this would be number ${count}; do this part yourself`);
       }
       if (budget.remaining === 0) throw new Error('no steps are left in this request\'s budget for a subagent');
 
@@ -76,7 +85,8 @@ export function createDelegateTool(deps: DelegateDeps): Tool {
         fallbacks: deps.fallbacks,
         fallbackState: deps.fallbackState,
         tools: childToolsOf(deps.parentTools()),
-        budget,
+        // Its own cap, drawn from the turn's budget: a child never takes more than either allows.
+        budget: budget.child(childIterations),
         toolContext: inheritedContext(ctx),
       });
       if (result.interrupted) throw new Error('the subagent was interrupted');

@@ -8,7 +8,7 @@ import type { Provider } from '../../providers/types.js';
 import type { SessionStore } from '../../store/session-store.js';
 import { parseToolArguments } from '../../loop/execute-tools.js';
 import { sanitizeHistory } from '../../loop/sanitize.js';
-import { toolSchemas } from '../registry.js';
+import { toToolOutput, toolSchemas } from '../registry.js';
 import { MemoryStore } from './memory-store.js';
 import { MEMORY_TOOL, createMemoryTool, renderMemoryBlock } from './memory.js';
 
@@ -84,7 +84,7 @@ export async function flushMemory(opts: FlushMemoryOptions): Promise<FlushMemory
       continue;
     }
     try {
-      result.results.push(await tool.execute(parsed.args, { signal, userKey: opts.userKey }));
+      result.results.push(toToolOutput(await tool.execute(parsed.args, { signal, userKey: opts.userKey })).content);
       result.saved += 1;
     } catch (err) {
       result.results.push(`Error: ${err instanceof Error ? err.message : String(err)}`);

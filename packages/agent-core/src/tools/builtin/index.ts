@@ -54,6 +54,8 @@ export interface BuiltinToolDeps {
   /** Whether the caller puts a FileSink in toolContext and delivers the files (the gateway does), and its limits. */
   canSendFiles?: boolean;
   fileLimits?: OutboundFileLimits;
+  /** delegate_task: subagents per turn and iterations per subagent (defaults 3 and 50). */
+  delegate?: { maxPerTurn?: number; maxIterations?: number };
 }
 
 /** A stand-in for a tool that cannot be built: it is reported as unavailable with `reason` and never offered. */
@@ -81,7 +83,7 @@ export function builtinToolRegistry(deps: BuiltinToolDeps, parentTools: () => re
     store ? createSessionSearchTool({ store, provider: deps.sideProvider ?? provider }) : missing(SESSION_SEARCH_TOOL, noStore),
     createWebFetchTool(deps.fetch),
     provider
-      ? createDelegateTool({ provider, fallbacks: deps.fallbacks, fallbackState: deps.fallbackState, parentTools })
+      ? createDelegateTool({ provider, fallbacks: deps.fallbacks, fallbackState: deps.fallbackState, parentTools, ...deps.delegate })
       : missing(DELEGATE_TOOL, 'needs a model (HERALD_MODEL)'),
     deps.canAskUser ? createClarifyTool({ timeoutMs: deps.clarifyTimeoutMs }) : missing(CLARIFY_TOOL, 'needs a chat to ask the user in'),
     deps.canSendFiles ? createSendFileTool({ limits: deps.fileLimits, fetch: deps.fetch }) : missing(SEND_FILE_TOOL, 'needs a chat to send files to'),
@@ -108,7 +110,7 @@ export function createBuiltinTools(
 export type { ClarifyChannel, BuiltinToolContext, FileSink } from './context.js';
 export { CLARIFY_TOOL, DEFAULT_CLARIFY_TIMEOUT_MS, MAX_CLARIFY_CHOICES, createClarifyTool } from './clarify.js';
 export { CURRENT_TIME_TOOL, createCurrentTimeTool, describeTime, isValidTimeZone } from './current-time.js';
-export { CHILD_SYSTEM_PROMPT, DELEGATE_TOOL, MAX_CHILDREN_PER_TURN, childToolsOf, createDelegateTool } from './delegate-task.js';
+export { CHILD_SYSTEM_PROMPT, DEFAULT_CHILD_MAX_ITERATIONS, DELEGATE_TOOL, MAX_CHILDREN_PER_TURN, childToolsOf, createDelegateTool } from './delegate-task.js';
 export { flushMemory, flushPrompt, type FlushMemoryOptions, type FlushMemoryResult, type FlushReason } from './flush-memory.js';
 export {
   MEMORY_BLOCK_CLOSE,
@@ -118,6 +120,7 @@ export {
   hasMemoryBlock,
   renderMemoryBlock,
   stripMemoryBlock,
+  stripMemoryMarker,
   withMemoryBlock,
 } from './memory.js';
 export { MEMORY_CHAR_LIMITS, MemoryEditError, MemoryStore, type MemoryEntry, type MemorySnapshot, type MemoryTarget } from './memory-store.js';

@@ -95,19 +95,34 @@ export function renderMemoryBlock(snapshot: MemorySnapshot): string | null {
     return `## ${HEADINGS[t]} [${usage}]\n${snapshot[t].join(ENTRY_SEPARATOR)}`;
   });
   if (parts.length === 0) return null;
-  return `${MEMORY_BLOCK_OPEN}\nNotes saved from earlier conversations (edit them with the memory tool):\n${parts.join('\n')}\n${MEMORY_BLOCK_CLOSE}`;
+  return `${MEMORY_BLOCK_HEAD}\n${parts.join('\n')}\n${MEMORY_BLOCK_CLOSE}`;
 }
+
+/** How a real memory block begins: the marker and the fixed line after it. */
+const MEMORY_BLOCK_HEAD = `${MEMORY_BLOCK_OPEN}\nNotes saved from earlier conversations (edit them with the memory tool):`;
+/** The marker at the start of a user's own text, in any case, after any blank space. */
+const LEADING_MARKER = /^(?:\s*<memory>)+\s*/i;
 
 /** True when the history already carries a memory block (then another one would only repeat it). */
 export function hasMemoryBlock(history: readonly ChatMessage[]): boolean {
-  return history.some((m) => m.role === 'user' && typeof m.content === 'string' && m.content.startsWith(MEMORY_BLOCK_OPEN));
+  return history.some((m) => m.role === 'user' && typeof m.content === 'string' && m.content.startsWith(MEMORY_BLOCK_HEAD));
+}
+
+/**
+ * A user's own text without the memory marker in front. A message that began with `<memory>` would otherwise pass
+ * for the notes block: the real notes would not be shown again, and the model would take the user's words for
+ * saved notes.
+ */
+export function stripMemoryMarker(userText: string): string {
+  return LEADING_MARKER.test(userText) ? userText.replace(LEADING_MARKER, '') : userText;
 }
 
 /**
  * The user text a turn sends: the saved notes in front of it when the history does not show them yet (a new
  * session, or one whose history compression rewrote), else the text unchanged.
  */
-export async function withMemoryBlock(store: SessionStore, userKey: string | null, history: readonly ChatMessage[], userText: string): Promise<string> {
+export async function withMemoryBlock(store: SessionStore, userKey: string | null, history: readonly ChatMessage[], text: string): Promise<string> {
+  const userText = stripMemoryMarker(text);
   if (!userKey || hasMemoryBlock(history)) return userText;
   const block = renderMemoryBlock(await new MemoryStore(store).snapshot(userKey));
   return block ? `${block}\n\n${userText}` : userText;

@@ -1,0 +1,51 @@
+/**
+ * A Block Kit button press (`block_actions`) → an InboundMessage with `press.data` (the button's value) and no
+ * text, in the conversation of the message the button is under (its thread, if it is in one). Slack's
+ * `action_ts` makes it unique. The presser alone sees any note about it (chat.postEphemeral).
+ */
+import type { InboundMessage } from '../types.js';
+import { slackCodec } from './codec.js';
+
+function record(v: unknown): Record<string, unknown> | undefined {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+function str(obj: Record<string, unknown> | undefined, key: string): string | undefined {
+  const v = obj?.[key];
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+/** Null when the payload lacks what a press needs (user, channel, the message, the button's value). */
+export function pressToMessage(body: unknown, action: unknown, now = Date.now()): InboundMessage | null {
+  const payload = record(body);
+  const act = record(action);
+  const user = record(payload?.user);
+  const container = record(payload?.container);
+  const message = record(payload?.message);
+  const userId = str(user, 'id');
+  const channel = str(record(payload?.channel), 'id') ?? str(container, 'channel_id');
+  const messageTs = str(container, 'message_ts') ?? str(message, 'ts');
+  const value = str(act, 'value');
+  const actionTs = str(act, 'action_ts') ?? String(now / 1000);
+  if (userId === undefined || channel === undefined || messageTs === undefined || value === undefined) return null;
+  const threadTs = str(message, 'thread_ts') ?? str(container, 'thread_ts');
+  const inThread = threadTs !== undefined;
+  const msg: InboundMessage = {
+    platform: 'slack',
+    messageId: `${channel}:press:${actionTs}`,
+    conversationId: slackCodec.encode(inThread ? { channel, threadTs } : { channel }),
+    chatType: channel.startsWith('D') ? 'dm' : inThread ? 'thread' : 'channel',
+    chatId: channel,
+    ...(inThread && { threadId: threadTs }),
+    userId,
+    text: '',
+    attachments: [],
+    platformMessageId: messageTs,
+    sentAt: now,
+    interaction: { kind: 'press', id: actionTs, ephemeral: true },
+    press: { data: value },
+  };
+  const name = str(user, 'username') ?? str(user, 'name');
+  if (name !== undefined) msg.userName = name;
+  return msg;
+}
