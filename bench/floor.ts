@@ -20,6 +20,8 @@ import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import { Telegram } from 'telegraf';
+import { installWorkCounters, perMessage, printDetail, resetDetail, snapshot } from './counters.js';
+import { profiled } from './profile.js';
 import { deleteRedisPrefix } from '../test/helpers/cluster.js';
 import { CONCURRENT_TURNS, range, SLOW_LLM_MS, startStandIns, THROUGHPUT_MESSAGES, THROUGHPUT_SESSIONS, waitForSent, type StandIns } from './queue.js';
 
@@ -90,6 +92,7 @@ const submit = (queue: Queue<FloorJob>, chat: number, tag: string): Promise<unkn
   queue.add('m', { chat, text: tag }, { jobId: `${chat}-${tag}` });
 
 export async function benchFloor(): Promise<Record<string, number>> {
+  installWorkCounters();
   const results: Record<string, number> = {};
 
   if (process.env.BENCH_ONLY !== 'concurrent') {
@@ -101,11 +104,20 @@ export async function benchFloor(): Promise<Record<string, number>> {
     await waitForSent(s, warm, 30_000);
 
     const tags = Array.from({ length: THROUGHPUT_MESSAGES }, (_, i) => `ft${i}`);
+    const before = snapshot();
+    resetDetail();
     const started = now();
-    await Promise.all(tags.map((tag, i) => submit(queue, 200_000 + (i % THROUGHPUT_SESSIONS), tag)));
-    const t = await waitForSent(s, tags, 120_000);
+    const t = await profiled('floor-throughput', async () => {
+      await Promise.all(tags.map((tag, i) => submit(queue, 200_000 + (i % THROUGHPUT_SESSIONS), tag)));
+      return waitForSent(s, tags, 120_000);
+    });
     const lastSent = Math.max(...tags.map((tag) => t.sentAt.get(tag) ?? 0));
     results.messages_per_s = (THROUGHPUT_MESSAGES / (lastSent - started)) * 1000;
+    const work = perMessage(before, snapshot(), THROUGHPUT_MESSAGES);
+    printDetail('floor', THROUGHPUT_MESSAGES);
+    results.cpu_ms_per_message = work.cpuMs;
+    results.redis_commands_per_message = work.redisCommands;
+    results.sql_statements_per_message = work.sqlStatements;
     await stop();
     await s.stop();
   }

@@ -25,16 +25,28 @@ import { loadConfig } from '../apps/gateway/src/config/load.js';
 import { createLogger } from '../apps/gateway/src/logger.js';
 import { startHerald, type Herald } from '../apps/gateway/src/app.js';
 import { deleteRedisPrefix } from '../test/helpers/cluster.js';
+import { installWorkCounters, perMessage, printDetail, resetDetail, snapshot } from './counters.js';
+import { profiled } from './profile.js';
 import { createBenchDatabase, postgresUnavailable } from './postgres.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-export const THROUGHPUT_MESSAGES = 2_000;
+/** BENCH_SCALE=0.2 runs every part with a fifth of the messages: for iterating on a shared machine, not for figures. */
+const SCALE = benchScale(process.env.BENCH_SCALE);
+const scaled = (n: number): number => Math.max(10, Math.round(n * SCALE));
+export const THROUGHPUT_MESSAGES = scaled(2_000);
 export const THROUGHPUT_SESSIONS = 200;
-const PACED_MESSAGES = 300;
+const PACED_MESSAGES = scaled(300);
 const PACE_MS = 20;
-const RAW_JOBS = 2_000;
-export const CONCURRENT_TURNS = 5_000;
+const RAW_JOBS = scaled(2_000);
+export const CONCURRENT_TURNS = scaled(5_000);
 export const SLOW_LLM_MS = 2_000;
+
+function benchScale(raw: string | undefined): number {
+  if (raw === undefined) return 1;
+  const n = Number(raw);
+  if (!(n > 0 && n <= 1)) throw new Error(`BENCH_SCALE: a number in (0, 1] (got ${JSON.stringify(raw)})`);
+  return n;
+}
 
 const now = (): number => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -45,6 +57,10 @@ export interface StandIns {
   tgUrl: string;
   tgToken: string;
   times(): Promise<{ llmIn: Map<string, number>; llmOut: Map<string, number>; sentAt: Map<string, number> }>;
+  /** How many replies the Telegram stand-in got so far (cheap: no timestamps cross the IPC channel). */
+  sentCount(): Promise<number>;
+  /** Resolves once every tag was answered (the stand-ins watch; nothing crosses the IPC channel meanwhile), else how many were. */
+  awaitSent(tags: string[], timeoutMs: number): Promise<{ done: boolean; answered: number }>;
   stop(): Promise<void>;
 }
 
@@ -68,6 +84,16 @@ export async function startStandIns(llmDelayMs: number): Promise<StandIns> {
           resolve({ llmIn: new Map(t.llmIn), llmOut: new Map(t.llmOut), sentAt: new Map(t.sentAt) });
         });
         child.send({ type: 'times' });
+      }),
+    sentCount: () =>
+      new Promise((resolve) => {
+        child.once('message', (m) => resolve((m as { n: number }).n));
+        child.send({ type: 'count' });
+      }),
+    awaitSent: (tags, timeoutMs) =>
+      new Promise((resolve) => {
+        child.once('message', (m) => resolve(m as { done: boolean; answered: number }));
+        child.send({ type: 'await', tags, timeoutMs });
       }),
     stop: async () => {
       child.send({ type: 'stop' });
@@ -127,7 +153,7 @@ async function startBenchHerald(s: StandIns, concurrency: number, store: BenchSt
 type Router = NonNullable<Herald['router']>;
 
 /** `fn` against fresh stand-ins and a Herald on a fresh store; all of it is removed afterwards, failure or not. */
-async function withBenchHerald<T>(llmDelayMs: number, concurrency: number, store: BenchStore, fn: (s: StandIns, router: Router) => Promise<T>): Promise<T> {
+export async function withBenchHerald<T>(llmDelayMs: number, concurrency: number, store: BenchStore, fn: (s: StandIns, router: Router) => Promise<T>): Promise<T> {
   const s = await startStandIns(llmDelayMs);
   try {
     const { herald, cleanup } = await startBenchHerald(s, concurrency, store);
@@ -141,7 +167,7 @@ async function withBenchHerald<T>(llmDelayMs: number, concurrency: number, store
   }
 }
 
-function message(session: number, tag: string): InboundMessage {
+export function message(session: number, tag: string): InboundMessage {
   const chat = 100_000 + session;
   return {
     platform: 'telegram',
@@ -157,14 +183,14 @@ function message(session: number, tag: string): InboundMessage {
   };
 }
 
+/**
+ * Waits until every tag was answered, then reads the timestamps once. The stand-ins process does the watching:
+ * polling the timestamps from here would move thousands of them over IPC every 100 ms, in the measured process.
+ */
 export async function waitForSent(s: StandIns, tags: string[], timeoutMs: number): Promise<Awaited<ReturnType<StandIns['times']>>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const t = await s.times();
-    if (tags.every((tag) => t.sentAt.has(tag))) return t;
-    if (Date.now() > deadline) throw new Error(`only ${tags.filter((tag) => t.sentAt.has(tag)).length}/${tags.length} replies arrived`);
-    await sleep(100);
-  }
+  const { done, answered } = await s.awaitSent(tags, timeoutMs);
+  if (!done) throw new Error(`only ${answered}/${tags.length} replies arrived`);
+  return s.times();
 }
 
 export const range = (from: number, n: number): number[] => Array.from({ length: n }, (_, i) => from + i);
@@ -200,6 +226,7 @@ async function rawBullmqJobsPerSecond(): Promise<number> {
 
 /** The queue benchmark on one store; figures printed as `queue.*` (SQLite) or `queue_pg.*` (PostgreSQL). */
 export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<string, number>> {
+  installWorkCounters();
   const results: Record<string, number> = {};
   const printed = (): Record<string, number> => printFigures(FIGURE_PREFIX[store], results);
 
@@ -228,12 +255,21 @@ export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<s
     results.llm_to_send_p99_ms = percentile(llmToSend, 99);
 
     const tags = Array.from({ length: THROUGHPUT_MESSAGES }, (_, i) => `t${i}`);
+    const before = snapshot();
+    resetDetail();
     const started = now();
-    await Promise.all(tags.map((tag, i) => router.handle(message(i % THROUGHPUT_SESSIONS, tag))));
-    await waitForSent(s, tags, 120_000);
+    await profiled(`${FIGURE_PREFIX[store]}-throughput`, async () => {
+      await Promise.all(tags.map((tag, i) => router.handle(message(i % THROUGHPUT_SESSIONS, tag))));
+      await waitForSent(s, tags, 120_000);
+    });
     const t = await s.times();
     const lastSent = Math.max(...tags.map((tag) => t.sentAt.get(tag) ?? 0));
     results.messages_per_s = (THROUGHPUT_MESSAGES / (lastSent - started)) * 1000;
+    const work = perMessage(before, snapshot(), THROUGHPUT_MESSAGES);
+    printDetail('queue', THROUGHPUT_MESSAGES);
+    results.cpu_ms_per_message = work.cpuMs;
+    results.redis_commands_per_message = work.redisCommands;
+    if (store === 'sqlite') results.sql_statements_per_message = work.sqlStatements;
   });
 
   if (process.env.BENCH_ONLY === 'throughput') return printed();
@@ -260,6 +296,11 @@ export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<s
     const t = await waitForSent(s, tags, 300_000);
     clearInterval(sampler);
     const lastSent = Math.max(...tags.map((tag) => t.sentAt.get(tag) ?? 0));
+    // Back near the start once the turns are done? (after a full GC when --expose-gc, as benchQueueInChild runs)
+    await sleep(1_000);
+    (globalThis as { gc?: () => void }).gc?.();
+    results.concurrent_rss_after_mb = process.memoryUsage().rss / 1024 / 1024;
+    results.concurrent_rss_start_mb = baseRss / 1024 / 1024;
     results.concurrent_turns = CONCURRENT_TURNS;
     results.concurrent_llm_ms = SLOW_LLM_MS;
     results.concurrent_finish_s = (lastSent - started) / 1000;
@@ -294,7 +335,7 @@ export async function benchStores(): Promise<BenchStore[]> {
  */
 export async function benchQueueInChild(store: BenchStore): Promise<Record<string, number>> {
   const child = fork(import.meta.filename, [], {
-    execArgv: ['--import', 'tsx'],
+    execArgv: ['--import', 'tsx', '--expose-gc'],
     env: { ...process.env, BENCH_STORE: store },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

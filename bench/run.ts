@@ -1,10 +1,19 @@
 /**
  * `npm run bench`: every benchmark, figures and ratios printed. Never part of `npm test` — these machines are
  * shared and noisy, so numbers are for comparing runs on one machine, not pass/fail.
+ *   BENCH_ONLY=throughput|concurrent   one part of the queue and floor runs;  BENCH_ONLY=soak   the soak alone
+ *   BENCH_SCALE=0.2                    a fifth of the messages (iterating on a shared machine, not for figures)
  */
 import { benchAgentLoop } from './agent-loop.js';
 import { benchFloor } from './floor.js';
 import { benchQueueInChild, benchStores, FIGURE_PREFIX } from './queue.js';
+import { benchSoakInChild } from './soak.js';
+
+// BENCH_ONLY=soak: the long soak alone (bench/soak.ts), in a process of its own.
+if (process.env.BENCH_ONLY === 'soak') {
+  await benchSoakInChild();
+  process.exit(0);
+}
 
 console.log('# agent loop: overhead per API call against a zero-latency stand-in');
 await benchAgentLoop();
@@ -22,4 +31,6 @@ const ratio = (name: string, value: number): void => console.log(`herald_to_floo
 if (queue.messages_per_s && floor.messages_per_s) ratio('messages_per_s', queue.messages_per_s / floor.messages_per_s);
 if (queue.concurrent_finish_s && floor.concurrent_finish_s) ratio('concurrent_finish_s', queue.concurrent_finish_s / floor.concurrent_finish_s);
 if (queue.concurrent_peak_rss_mb && floor.concurrent_peak_rss_mb) ratio('concurrent_peak_rss_mb', queue.concurrent_peak_rss_mb / floor.concurrent_peak_rss_mb);
+// CPU per message barely moves with the machine's load, unlike the two timings above (measured minutes apart).
+if (queue.cpu_ms_per_message && floor.cpu_ms_per_message) ratio('cpu_ms_per_message', queue.cpu_ms_per_message / floor.cpu_ms_per_message);
 process.exit(0);

@@ -45,7 +45,18 @@ tg.sent.push = (...items) => {
 };
 
 process.on('message', (m: { type: string }) => {
-  if (m.type === 'times') {
+  if (m.type === 'await') {
+    const { tags, timeoutMs } = m as unknown as { tags: string[]; timeoutMs: number };
+    const deadline = Date.now() + timeoutMs;
+    const look = (): void => {
+      const answered = tags.filter((t) => sentAt.has(t)).length;
+      if (answered === tags.length || Date.now() > deadline) process.send?.({ type: 'awaited', done: answered === tags.length, answered });
+      else setTimeout(look, 20);
+    };
+    look();
+  } else if (m.type === 'count') {
+    process.send?.({ type: 'count', n: sentAt.size });
+  } else if (m.type === 'times') {
     process.send?.({ type: 'times', llmIn: [...llmIn], llmOut: [...llmOut], sentAt: [...sentAt] });
   } else if (m.type === 'stop') {
     void Promise.all([llm.close(), tg.close()]).then(() => process.exit(0));

@@ -43,7 +43,7 @@ import { ProviderCatalog } from './config/providers.js';
 import { RedisKeyPoolState } from './llm/redis-key-state.js';
 import { createTurnTools } from './turns/tools.js';
 import { openOutboundServices } from './outbound/services.js';
-import { clarifyPending } from './turns/clarify.js';
+import { clarifyMarkerKey } from './turns/clarify.js';
 import { createHeraldMetrics } from './ops/metrics.js';
 import { instrumentAgent, instrumentProvider, instrumentTurns } from './ops/instrument.js';
 import { createInboundGuard } from './ops/inbound-guard.js';
@@ -264,7 +264,7 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
       guard,
       conversation,
       schedules: schedules.service,
-      awaitingAnswer: clarifyPending(redis, config.redisPrefix),
+      answerMarker: (sessionKey) => clarifyMarkerKey(config.redisPrefix, sessionKey),
       profiles: conversation.profiles,
       buttons: new ButtonStore(redis, config.redisPrefix),
       onCompressed: (reason) => metrics.compressions.inc({ reason }),

@@ -175,8 +175,9 @@ export interface SendOptions {
   /**
    * Called as the platform accepts each chunk, in order, with its index in the whole reply (recorded as it goes).
    * With `recover`, a chunk found already sent is reported in its place too, so it gets recorded as well.
+   * `last`: this was the reply's final chunk (a caller that records the whole reply next may skip recording it).
    */
-  onChunkSent?: (index: number, messageId: string) => void | Promise<void>;
+  onChunkSent?: (index: number, messageId: string, last: boolean) => void | Promise<void>;
   /** Buttons under the last chunk (Telegram inline keyboard, Discord components, Slack Block Kit actions). */
   buttons?: Button[];
 }

@@ -39,7 +39,7 @@ export function createApiEgress(publisher: ReplyPublisher): PlatformEgress {
       const requestId = requestIdOf(conversationId);
       await publisher.publish(requestId, { t: 'message', text: markdown, final: opts.idempotencyKey !== undefined });
       const id = `${conversationId}:${opts.idempotencyKey ?? 'notice'}`;
-      await opts.onChunkSent?.(0, id);
+      await opts.onChunkSent?.(0, id, true);
       return { messageIds: [id] };
     },
     // The OpenAI wire formats carry text: a file the agent sends is refused (the agent is told, as on any refusal).

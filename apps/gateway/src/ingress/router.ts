@@ -31,8 +31,11 @@ export interface RouterDeps extends CommandDeps {
   log: Logger;
   /** Metrics and the per-user rate limit (ops/inbound-guard.ts); commands pass it always. */
   guard?: InboundGuard;
-  /** True while a clarify question waits in the session (turns/clarify.ts): the next message is its answer. */
-  awaitingAnswer?: (sessionKey: string) => Promise<boolean>;
+  /**
+   * The Redis key that exists while a clarify question waits in the session (turns/clarify.ts): the next message
+   * is its answer. Looked at by the producer in the same round trip as the append.
+   */
+  answerMarker?: (sessionKey: string) => string;
   /** Buttons under command answers, and what a press means (interactions/buttons.ts). Absent: text only. */
   buttons?: ButtonStore;
 }
@@ -130,12 +133,11 @@ export class IngressRouter {
       return true;
     }
 
-    // An answer to a clarify question goes to the running turn (steer), whatever the busy-input mode says.
-    const mode = (await deps.awaitingAnswer?.(sessionKey)) ? 'steer' : profile.busyInputMode;
     // Idle / daily reset (sessions/reset-policy.ts): an expired session ends and this message starts a new one.
     const resetNotice = await resetExpiredSession(deps, sessionKey, flushAfterReset(deps.store, deps.conversation, log));
     if (resetNotice) await reply(resetNotice);
-    const res = await deps.producer.submit(sessionKey, payloadFrom(msg, profile.name), mode);
+    // An answer to a clarify question goes to the running turn (steer), whatever the busy-input mode says.
+    const res = await deps.producer.submit(sessionKey, payloadFrom(msg, profile.name), profile.busyInputMode, deps.answerMarker?.(sessionKey));
     log.debug({ sessionKey, status: res.status }, 'message routed');
     if (res.status === 'full') {
       await reply(`⚠️ ${res.pending - 1} messages are already waiting; this one was not queued. Send /stop to clear them.`);

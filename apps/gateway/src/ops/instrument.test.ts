@@ -73,7 +73,7 @@ describe('instrumentProvider', () => {
 });
 
 describe('instrumentTurns', () => {
-  it('reads the outcome from the outbox: delivered, failed delivery (counted per platform), abandoned on shutdown', async () => {
+  it('counts outcomes: reported by the turn, else read from the outbox: delivered, failed delivery (counted per platform), abandoned on shutdown', async () => {
     const metrics = createHeraldMetrics({ defaultMetrics: false });
     const store = await SessionStore.open(join(dir, 'turns.db'));
     try {
@@ -93,12 +93,15 @@ describe('instrumentTurns', () => {
       shutdown.abort(new TurnAbort('shutdown'));
       await instrumentTurns(async () => undefined, { metrics, store })(await ctxFor(store, 't3', shutdown.signal));
 
-      // A recovered job whose turn was already delivered is not a second turn.
-      await delivered({ ...(await ctxFor(store, 't1')) });
+      // A recovered job whose turn was already delivered is not a second turn (the runner finds that in the outbox).
+      await instrumentTurns(async () => ({ report: { finishedBefore: true } }), { metrics, store })(await ctxFor(store, 't1'));
+      // A runner that reports its outcome is believed without a read of the outbox (t4's row still says running).
+      await instrumentTurns(async () => ({ report: { status: 'interrupted' } }), { metrics, store })(await ctxFor(store, 't4'));
 
       expect(await sample(metrics, 'herald_turns_total', { outcome: 'delivered' })).toBe(1);
       expect(await sample(metrics, 'herald_turns_total', { outcome: 'failed' })).toBe(1);
       expect(await sample(metrics, 'herald_turns_total', { outcome: 'abandoned' })).toBe(1);
+      expect(await sample(metrics, 'herald_turns_total', { outcome: 'interrupted' })).toBe(1);
       expect(await sample(metrics, 'herald_delivery_failures_total', { platform: 'telegram' })).toBe(1);
       expect(await sample(metrics, 'herald_turn_duration_seconds_count', { outcome: 'delivered' })).toBe(1);
     } finally {
@@ -108,7 +111,7 @@ describe('instrumentTurns', () => {
 });
 
 describe('instrumentTurns: compressions', () => {
-  it('counts a turn that moved the conversation to a compressed child session, and not an ordinary one', async () => {
+  it('counts the compressions a turn reports (it moved the conversation to a compressed child session), and none for an ordinary one', async () => {
     const metrics = createHeraldMetrics({ defaultMetrics: false });
     const store = await SessionStore.open(join(dir, 'compressions.db'));
     try {
@@ -121,6 +124,7 @@ describe('instrumentTurns: compressions', () => {
           const parent = (await store.currentSession(ctx.sessionKey))!;
           await store.startNewSession(ctx.sessionKey, { source: 'telegram', userId: '1', parentSessionId: parent.id, endPreviousReason: 'compression' });
           await store.markDelivered(ctx.turnId, ['2']);
+          return { report: { status: 'delivered', compressions: 1 } };
         },
         { metrics, store },
       );

@@ -1,7 +1,7 @@
 /**
  * Metrics around the two things a worker does — run turns and call LLMs — by wrapping them, so neither the turn
- * runner nor the agent loop needs to know metrics exist. The turn's outcome is read from the store's outbox,
- * which already records it.
+ * runner nor the agent loop needs to know metrics exist. The turn's outcome is what the runner reports
+ * (TurnResult.report, from the outbox rows its own writes returned); only a run that cannot tell is read back.
  */
 import { performance } from 'node:perf_hooks';
 import { ProviderError, type Provider, type SessionStore, type TurnStatus } from '@herald/agent-core';
@@ -11,20 +11,22 @@ import type { AgentRuntime } from '../turns/agent-runtime.js';
 import type { Logger } from '../logger.js';
 import type { HeraldMetrics, TurnOutcome } from './metrics.js';
 
-/** Already finished before this run started (a recovered job): not a new turn. */
-const FINISHED: ReadonlySet<TurnStatus> = new Set(['delivered', 'interrupted', 'failed']);
-
 export function instrumentTurns(run: TurnRunner, deps: { metrics: HeraldMetrics; store: SessionStore }): TurnRunner {
   const { metrics, store } = deps;
   return async (ctx) => {
-    const before = (await store.getTurn(ctx.turnId).catch(() => null))?.status;
-    if (before && FINISHED.has(before)) return run(ctx);
-    const sessionBefore = (await store.currentSession(ctx.sessionKey).catch(() => null))?.id ?? null;
     const started = performance.now();
     let outcome: TurnOutcome = 'error';
+    let counted = true;
+    let compressions = 0;
     try {
       const result = await run(ctx);
-      outcome = outcomeOf((await store.getTurn(ctx.turnId))?.status, ctx.signal);
+      const report = result?.report;
+      // A recovered job whose turn had already finished is not a new turn.
+      if (report?.finishedBefore) counted = false;
+      compressions = report?.compressions ?? 0;
+      // The turn says how it went; only when it cannot tell (a failure path) is the outbox read.
+      const status = report?.status ?? (await store.getTurn(ctx.turnId))?.status;
+      outcome = outcomeOf(status, ctx.signal);
       return result;
     } catch (err) {
       if (err instanceof DeliveryError) {
@@ -35,28 +37,13 @@ export function instrumentTurns(run: TurnRunner, deps: { metrics: HeraldMetrics;
       }
       throw err;
     } finally {
-      metrics.turns.inc({ outcome });
-      metrics.turnDuration.observe({ outcome }, (performance.now() - started) / 1000);
-      // Metrics never fail a turn: a store that went away meanwhile only costs this count.
-      const compressions = await compressionsSince(store, ctx.sessionKey, sessionBefore).catch(() => 0);
+      if (counted) {
+        metrics.turns.inc({ outcome });
+        metrics.turnDuration.observe({ outcome }, (performance.now() - started) / 1000);
+      }
       if (compressions > 0) metrics.compressions.inc({ reason: 'turn' }, compressions);
     }
   };
-}
-
-/**
- * Compressions a turn made (before it, at 85 %, or inside the loop): the sessions the key moved through since
- * `beforeId` whose predecessor ended because of a compression. Read from the store, so the turn code stays unaware.
- */
-async function compressionsSince(store: SessionStore, sessionKey: string, beforeId: string | null): Promise<number> {
-  const current = await store.currentSession(sessionKey);
-  if (!current || current.id === beforeId) return 0;
-  let count = 0;
-  for (const parent of (await store.ancestry(current.id)).slice(1)) {
-    if (parent.endReason === 'compression') count++;
-    if (parent.id === beforeId) break;
-  }
-  return count;
 }
 
 function outcomeOf(status: TurnStatus | undefined, signal: AbortSignal): TurnOutcome {

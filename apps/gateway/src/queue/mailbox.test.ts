@@ -62,6 +62,19 @@ describe('Mailbox', () => {
     expect(await mb.holds(k, 'telegram.holds.2', b.seq)).toBe(true);
   });
 
+  it('looks at a steer marker in the same round trip as the append: present, the message is a steer with its own cap', async () => {
+    const k = 'agent:main:telegram:dm:steer';
+    const marker = `${prefix}:clarify:${k}`;
+    const when = { marker, maxLength: 2 };
+    expect(await mb.enqueue('telegram.steer.1', k, payload('plain'), 10, when)).toMatchObject({ status: 'queued', steer: false });
+    await redis.set(marker, '1', 'PX', 60_000);
+    expect(await mb.enqueue('telegram.steer.2', k, payload('answer'), 10, when)).toMatchObject({ status: 'queued', steer: true, position: 2 });
+    // The steer cap (2) applies while the marker exists, not the mode's (10).
+    expect(await mb.enqueue('telegram.steer.3', k, payload('more'), 10, when)).toEqual({ status: 'full', pending: 2 });
+    await redis.del(marker);
+    expect(await mb.enqueue('telegram.steer.3', k, payload('more'), 10, when)).toMatchObject({ status: 'queued', steer: false });
+  });
+
   it('caps the mailbox and forgets a refused message so a later retry can get in', async () => {
     const k = 'agent:main:telegram:dm:cap';
     for (let i = 0; i < 3; i++) expect((await mb.enqueue(`telegram.cap.${i}`, k, payload(`m${i}`), 3)).status).toBe('queued');
@@ -95,6 +108,36 @@ describe('Mailbox', () => {
     expect(await mb.ack(k, first.token, head!.raw)).toBe(-1);
     expect(await mb.canDeliver(k, first.token, 99)).toBe(false);
     await mb.release(k, third.token);
+  });
+
+  it("take: an empty mailbox is nothing to do (no lock, no new fence); a held one says whether the job's entry waits", async () => {
+    const k = 'agent:main:telegram:dm:take';
+    const before = await mb.nextFence(k);
+    expect(await mb.take(k, 'w1', { entryId: 'telegram.take.1', seq: 1 })).toEqual({ status: 'empty' });
+    expect(await mb.isBusy(k)).toBe(false);
+    expect(await redis.get(mb.key('fence', k))).toBe(String(before));
+
+    const a = await mb.enqueue('telegram.take.1', k, payload('one'));
+    const b = await mb.enqueue('telegram.take.2', k, payload('two'));
+    if (a.status !== 'queued' || b.status !== 'queued') throw new Error('not queued');
+    const got = await mb.take(k, 'w1', { entryId: 'telegram.take.2', seq: b.seq });
+    if (got.status !== 'acquired') throw new Error(`expected the lock, got ${got.status}`);
+    expect(got.fence).toBeGreaterThan(before);
+    expect(got.token).toBe(`w1:${got.fence}`);
+    expect(got.head.entry).toMatchObject({ id: 'telegram.take.1', seq: a.seq, payload: { text: 'one' } });
+
+    const other = await mb.take(k, 'w2', { entryId: 'telegram.take.2', seq: b.seq });
+    expect(other).toMatchObject({ status: 'held', holds: true });
+    expect(other.status === 'held' && other.heldForMs).toBeGreaterThan(0);
+    expect(await mb.take(k, 'w2', { entryId: 'telegram.take.2', seq: a.seq })).toMatchObject({ status: 'held', holds: false });
+
+    // The ack hands the holder its next entry, then releases with the last one.
+    const first = await mb.ackAndNext(k, got.token, got.head.raw);
+    expect(first.left).toBe(1);
+    expect(first.next?.entry).toMatchObject({ id: 'telegram.take.2', seq: b.seq });
+    expect(await mb.ackAndNext(k, got.token, first.next!.raw)).toEqual({ left: 0, next: null });
+    expect(await mb.isBusy(k)).toBe(false);
+    expect(await mb.ackAndNext(k, got.token, first.next!.raw)).toEqual({ left: -1, next: null });
   });
 
   it('lets a lock expire when its holder stops renewing', async () => {

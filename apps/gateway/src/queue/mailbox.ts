@@ -24,6 +24,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { Attachment, MessagePart } from '@herald/adapters';
+import { ACK, ACQUIRE, CAN_DELIVER, ENQUEUE, FENCE, HOLDS, MARK_INTERRUPT, MAY_ACKNOWLEDGE, RELEASE, RELEASE_IF_EMPTY, RENEW, STOP, TAKE } from './mailbox-scripts.js';
 
 export interface MailboxEntry {
   /** BullMQ job id, also the turn id of the outbox. */
@@ -104,155 +105,8 @@ export interface Lock {
 export const SEEN_AFTER_DONE_S = 3600;
 /** How long it is recognised while pending (a session can be busy for a while). */
 const SEEN_WHILE_PENDING_S = 24 * 3600;
-/**
- * A session's seq and fence counters expire after this long unused, so keys of long-gone conversations do not
- * pile up. Far longer than any lock or interrupt marker (1 day), so a counter never restarts under one; the fence
- * is time-based besides (see NEXT_FENCE), so even a restarted one only grows.
- */
-const COUNTER_TTL_S = 30 * 24 * 3600;
-
-const ENQUEUE = `
--- KEYS: seen, mbox, lock, seq   ARGV: entry-json-template, seen-ttl, max-len
-if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) == false then return {-1, 0, 0} end
-local len = redis.call('LLEN', KEYS[2])
-local max = tonumber(ARGV[3])
-if max > 0 and len >= max then
-  redis.call('DEL', KEYS[1])
-  return {-2, len, 0}
-end
-local seq = redis.call('INCR', KEYS[4])
-redis.call('EXPIRE', KEYS[4], ${COUNTER_TTL_S})
-local entry = string.gsub(ARGV[1], '"seq":0', '"seq":' .. seq, 1)
-redis.call('RPUSH', KEYS[2], entry)
-return {seq, len + 1, redis.call('EXISTS', KEYS[3]), entry}
-`;
-
-// The next fencing token of a session: the server clock in µs, or one more than the last token if that is larger.
-const NEXT_FENCE = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local last = tonumber(redis.call('GET', KEYS[2]) or '0')
-local fence = math.max(now, last + 1)
-redis.call('SET', KEYS[2], string.format('%.0f', fence), 'EX', ${COUNTER_TTL_S})
-`;
-
-const ACQUIRE = `
--- KEYS: lock, fence   ARGV: worker-id, ttl-ms
-if redis.call('EXISTS', KEYS[1]) == 1 then return {0, redis.call('PTTL', KEYS[1])} end
-${NEXT_FENCE}
-redis.call('SET', KEYS[1], ARGV[1] .. ':' .. string.format('%.0f', fence), 'PX', ARGV[2])
-return {1, string.format('%.0f', fence)}
-`;
-
-const FENCE = `
--- KEYS: (unused), fence
-${NEXT_FENCE}
-return string.format('%.0f', fence)
-`;
-
-const RENEW = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0
-`;
-
-// Finishes a turn in one round trip, for the lock holder only: removes the head entry (and entries the turn
-// absorbed by steering or merging), shortens the redelivery memory of those messages to SEEN_AFTER_DONE_S, and
-// releases the lock when nothing is left — atomically with seeing the mailbox empty, as RELEASE_IF_EMPTY does.
-const ACK = `
--- KEYS: lock, mbox, seen keys of the finished messages...   ARGV: token, seen-ttl, head-entry, absorbed entries...
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
-if redis.call('LINDEX', KEYS[2], 0) == ARGV[3] then redis.call('LPOP', KEYS[2]) end
-for i = 4, #ARGV do redis.call('LREM', KEYS[2], 1, ARGV[i]) end
-for i = 3, #KEYS do redis.call('EXPIRE', KEYS[i], ARGV[2]) end
-local left = redis.call('LLEN', KEYS[2])
-if left == 0 then redis.call('DEL', KEYS[1]) end
-return left
-`;
-
-// Whether the session's mailbox still holds the entry with this id and arrival number. An entry's JSON starts
-// with its id, session key and seq in that order (see enqueue), so the prefix names it exactly.
-const HOLDS = `
--- KEYS: mbox   ARGV: entry-prefix
-local items = redis.call('LRANGE', KEYS[1], 0, -1)
-for i = 1, #items do
-  if string.sub(items[i], 1, #ARGV[1]) == ARGV[1] then return 1 end
-end
-return 0
-`;
-
-const RELEASE_IF_EMPTY = `
--- KEYS: lock, mbox   ARGV: token
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
-if redis.call('LLEN', KEYS[2]) > 0 then return 0 end
-redis.call('DEL', KEYS[1])
-return 1
-`;
-
-const RELEASE = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-`;
-
-// 1: still the holder and not interrupted by a later message (the reply is not stale); 0: interrupted or stopped
-// (the reply is stale for good); -1: not interrupted, but the lock is no longer ours (another worker runs it).
-const CAN_DELIVER = `
--- KEYS: lock, intr, replying   ARGV: token, seq, head seq of the turn now sending its reply ('' when not)
-local intr = tonumber(redis.call('GET', KEYS[2]) or '0')
-if intr > tonumber(ARGV[2]) then return 0 end
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
-if ARGV[3] ~= '' then redis.call('SET', KEYS[3], ARGV[3], 'EX', 600) end
-return 1
-`;
-
-// A "queued" acknowledgement is due unless the running turn (the head entry) is already sending its reply: a
-// message arriving then is answered next, at once, so "I will answer after the current task" would only confuse.
-// At most one per window per session. (The marker names the head by its seq, so one left behind by a crash
-// never silences the acknowledgement of a later turn.)
-const MAY_ACKNOWLEDGE = `
--- KEYS: ack, replying, mbox   ARGV: window seconds
-local marker = redis.call('GET', KEYS[2])
-if marker then
-  local head = redis.call('LINDEX', KEYS[3], 0)
-  if head then
-    local ok, entry = pcall(cjson.decode, head)
-    if ok and type(entry) == 'table' and tostring(entry.seq) == marker then return 0 end
-  end
-end
-if redis.call('SET', KEYS[1], '1', 'EX', ARGV[1], 'NX') then return 1 end
-return 0
-`;
-
 /** Whether a turn may send: `stale` replies are never wanted again; after `lock_lost` another worker answers. */
 export type DeliveryCheck = 'ok' | 'stale' | 'lock_lost';
-
-const MARK_INTERRUPT = `
--- KEYS: intr   ARGV: seq
-local cur = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tonumber(ARGV[1]) > cur then redis.call('SET', KEYS[1], ARGV[1], 'EX', 86400) end
-return 1
-`;
-
-// /stop: drop pending entries, break the lock whoever holds it (even a hung worker), mark everything so far stale.
-// Scheduled tasks' runs that wait (not the one running) are kept: the user stopped their own work, not a reminder.
-// (The marker cannot come from user text: inside the JSON of a text every quote is escaped.)
-const STOP = `
--- KEYS: lock, mbox, fence, intr, seq
-local held = redis.call('EXISTS', KEYS[1])
-local items = redis.call('LRANGE', KEYS[2], held, -1)
-local kept = {}
-for i = 1, #items do
-  if string.find(items[i], '"scheduled":{"id":', 1, true) then table.insert(kept, items[i]) end
-end
-local pending = redis.call('LLEN', KEYS[2]) - #kept
-redis.call('DEL', KEYS[1], KEYS[2])
-if #kept > 0 then redis.call('RPUSH', KEYS[2], unpack(kept)) end
-local fence = redis.call('INCR', KEYS[3])
-redis.call('EXPIRE', KEYS[3], ${COUNTER_TTL_S})
-
-local seq = redis.call('GET', KEYS[5]) or '0'
-redis.call('SET', KEYS[4], tostring(tonumber(seq) + 1), 'EX', 86400)
-return {held, pending, string.format('%.0f', fence)}
-`;
 
 type Script = (...args: (string | number)[]) => Promise<unknown>;
 
@@ -264,7 +118,7 @@ export class Mailbox {
     private readonly prefix: string,
     readonly lockTtlMs: number,
   ) {
-    const defs = { ENQUEUE: [4, ENQUEUE], ACQUIRE: [2, ACQUIRE], FENCE: [2, FENCE], RENEW: [1, RENEW], ACK: [null, ACK], HOLDS: [1, HOLDS], RELEASE_IF_EMPTY: [2, RELEASE_IF_EMPTY], RELEASE: [1, RELEASE], CAN_DELIVER: [3, CAN_DELIVER], MAY_ACKNOWLEDGE: [3, MAY_ACKNOWLEDGE], MARK_INTERRUPT: [1, MARK_INTERRUPT], STOP: [5, STOP] } as const;
+    const defs = { ENQUEUE: [null, ENQUEUE], ACQUIRE: [2, ACQUIRE], TAKE: [3, TAKE], FENCE: [2, FENCE], RENEW: [1, RENEW], ACK: [null, ACK], HOLDS: [1, HOLDS], RELEASE_IF_EMPTY: [2, RELEASE_IF_EMPTY], RELEASE: [1, RELEASE], CAN_DELIVER: [3, CAN_DELIVER], MAY_ACKNOWLEDGE: [3, MAY_ACKNOWLEDGE], MARK_INTERRUPT: [1, MARK_INTERRUPT], STOP: [5, STOP] } as const;
     for (const [name, [numberOfKeys, lua]] of Object.entries(defs)) {
       const cmd = `herald${name}`;
       // defineCommand caches the script's SHA and falls back to EVAL on NOSCRIPT (e.g. after a Redis restart).
@@ -280,29 +134,50 @@ export class Mailbox {
 
   /**
    * Appends a message to its session's mailbox unless this platform message was seen already.
-   * `maxLength` caps the mailbox (running entry included); 0 = no cap.
+   * `maxLength` caps the mailbox (running entry included); 0 = no cap. `steerWhen`: a Redis key (an open clarify
+   * question's marker) that, while it exists, makes the message a steer capped by `steerWhen.maxLength`; looked at
+   * in the same round trip, and reported as `steer`.
    */
-  async enqueue(id: string, sessionKey: string, payload: TurnPayload, maxLength = 0): Promise<EnqueueResult & { entry?: string }> {
+  async enqueue(
+    id: string,
+    sessionKey: string,
+    payload: TurnPayload,
+    maxLength = 0,
+    steerWhen?: { marker: string; maxLength: number },
+  ): Promise<EnqueueResult & { entry?: string; steer?: boolean }> {
     // Key order matters: ENQUEUE fills in "seq" and holds() names an entry by the JSON up to it.
     const template: MailboxEntry = { id, sessionKey, seq: 0, enqueuedAt: Date.now(), payload };
     const json = JSON.stringify(template);
-    const res = (await this.scripts.ENQUEUE(
-      this.key('seen', id),
-      this.key('mbox', sessionKey),
-      this.key('lock', sessionKey),
-      this.key('seq', sessionKey),
-      json,
-      SEEN_WHILE_PENDING_S,
-      maxLength,
-    )) as [number, number, number, string?];
+    const keys = [this.key('seen', id), this.key('mbox', sessionKey), this.key('lock', sessionKey), this.key('seq', sessionKey), ...(steerWhen ? [steerWhen.marker] : [])];
+    const args = [json, SEEN_WHILE_PENDING_S, maxLength, ...(steerWhen ? [steerWhen.maxLength] : [])];
+    const res = (await this.scripts.ENQUEUE(keys.length, ...keys, ...args)) as [number, number, number, string?, number?];
     if (res[0] === -1) return { status: 'duplicate' };
     if (res[0] === -2) return { status: 'full', pending: res[1] };
-    return { status: 'queued', seq: res[0], position: res[1], busy: res[2] === 1, entry: res[3] };
+    return { status: 'queued', seq: res[0], position: res[1], busy: res[2] === 1, entry: res[3], steer: res[4] === 1 };
   }
 
   async acquire(sessionKey: string, workerId: string): Promise<Lock | { heldForMs: number }> {
     const [ok, n] = (await this.scripts.ACQUIRE(this.key('lock', sessionKey), this.key('fence', sessionKey), workerId, this.lockTtlMs)) as [number, number | string];
     return ok === 1 ? { token: `${workerId}:${n}`, fence: Number(n) } : { heldForMs: Math.max(Number(n), 0) };
+  }
+
+  /**
+   * A job's first step (see TAKE): `empty` — the mailbox holds nothing (the lock was not taken); `held` — another
+   * worker holds the lock, and whether the job's entry (id + arrival number) still waits; `acquired` — the lock, its
+   * fence and the head entry to run.
+   */
+  async take(
+    sessionKey: string,
+    workerId: string,
+    entry: { entryId: string; seq: number },
+  ): Promise<{ status: 'empty' } | { status: 'held'; heldForMs: number; holds: boolean } | ({ status: 'acquired'; head: { raw: string; entry: MailboxEntry } } & Lock)> {
+    const res = (await this.scripts.TAKE(this.key('lock', sessionKey), this.key('fence', sessionKey), this.key('mbox', sessionKey), workerId, this.lockTtlMs, this.entryPrefix(sessionKey, entry.entryId, entry.seq))) as
+      | [-1]
+      | [0, number, number]
+      | [1, string, string];
+    if (res[0] === -1) return { status: 'empty' };
+    if (res[0] === 0) return { status: 'held', heldForMs: Math.max(Number(res[1]), 0), holds: res[2] === 1 };
+    return { status: 'acquired', token: `${workerId}:${res[1]}`, fence: Number(res[1]), head: { raw: res[2], entry: JSON.parse(res[2]) as MailboxEntry } };
   }
 
   /** A fencing token larger than any the session has seen: to take a turn away from a worker (watchdog). */
@@ -327,8 +202,12 @@ export class Mailbox {
 
   /** True while the entry (by id and arrival number) is still in the session's mailbox, at the head or pending. */
   async holds(sessionKey: string, entryId: string, seq: number): Promise<boolean> {
-    const prefix = JSON.stringify({ id: entryId, sessionKey, seq }).slice(0, -1) + ',';
-    return (await this.scripts.HOLDS(this.key('mbox', sessionKey), prefix)) === 1;
+    return (await this.scripts.HOLDS(this.key('mbox', sessionKey), this.entryPrefix(sessionKey, entryId, seq))) === 1;
+  }
+
+  /** The start of an entry's JSON up to its seq: names the entry exactly (see enqueue for the key order). */
+  private entryPrefix(sessionKey: string, entryId: string, seq: number): string {
+    return JSON.stringify({ id: entryId, sessionKey, seq }).slice(0, -1) + ',';
   }
 
   /**
@@ -336,9 +215,17 @@ export class Mailbox {
    * released; otherwise the number of entries still waiting (the lock is kept).
    */
   async ack(sessionKey: string, token: string, headRaw: string, absorbed: string[] = []): Promise<number> {
+    return (await this.ackAndNext(sessionKey, token, headRaw, absorbed)).left;
+  }
+
+  /** `ack`, and the entry now at the head when some are left (the holder's next turn). */
+  async ackAndNext(sessionKey: string, token: string, headRaw: string, absorbed: string[] = []): Promise<{ left: number; next: { raw: string; entry: MailboxEntry } | null }> {
     const seenKeys = [headRaw, ...absorbed].map((raw) => this.key('seen', (JSON.parse(raw) as MailboxEntry).id));
     const keys = [this.key('lock', sessionKey), this.key('mbox', sessionKey), ...seenKeys];
-    return (await this.scripts.ACK(keys.length, ...keys, token, SEEN_AFTER_DONE_S, headRaw, ...absorbed)) as number;
+    const res = (await this.scripts.ACK(keys.length, ...keys, token, SEEN_AFTER_DONE_S, headRaw, ...absorbed)) as number | [number, string?];
+    if (typeof res === 'number') return { left: res, next: null };
+    const [left, raw] = res;
+    return { left, next: raw ? { raw, entry: JSON.parse(raw) as MailboxEntry } : null };
   }
 
   /** 1: released; 0: entries are waiting, keep going; -1: the lock is no longer ours. */
@@ -374,8 +261,8 @@ export class Mailbox {
     return v !== null && Number(v) > seq;
   }
 
-  /** /stop: returns whether a turn held the session and how many entries were dropped. */
   /**
+   * /stop: returns whether a turn held the session and how many entries were dropped.
    * `fence`: the session's fencing token after the stop. Turns that hold a lower one are the ones stopped; a turn
    * that took the session after the stop (a waiting scheduled run, say) holds a higher one and runs on.
    */

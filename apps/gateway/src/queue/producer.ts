@@ -74,14 +74,19 @@ export class TurnProducer {
     private readonly log: Logger,
   ) {}
 
-  async submit(sessionKey: string, payload: TurnPayload, mode: BusyInputMode): Promise<SubmitResult> {
+  /**
+   * `steerWhen`: a Redis key whose presence (an open clarify question in the session) makes this message a steer
+   * whatever `mode` says; checked atomically with the append.
+   */
+  async submit(sessionKey: string, payload: TurnPayload, configured: BusyInputMode, steerWhen?: string): Promise<SubmitResult> {
     const id = jobIdFor(payload.platform, payload.messageId);
-    const cap = mode === 'interrupt' ? MAX_MAILBOX_INTERRUPT : MAX_PENDING + 1;
-    const res = await this.mailbox.enqueue(id, sessionKey, payload, cap);
+    const capFor = (m: BusyInputMode): number => (m === 'interrupt' ? MAX_MAILBOX_INTERRUPT : MAX_PENDING + 1);
+    const res = await this.mailbox.enqueue(id, sessionKey, payload, capFor(configured), steerWhen ? { marker: steerWhen, maxLength: capFor('steer') } : undefined);
     if (res.status !== 'queued') {
       this.log.debug({ jobId: id, sessionKey, status: res.status }, 'message not enqueued');
       return res;
     }
+    const mode: BusyInputMode = res.steer ? 'steer' : configured;
     await this.addJob(sessionKey, id, res.seq);
 
     if (!res.busy || res.position <= 1) return res;

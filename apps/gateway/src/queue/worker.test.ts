@@ -179,9 +179,9 @@ describe('TurnWorker', () => {
     const ran: string[] = [];
     let failures = 1;
     class BlinkingMailbox extends Mailbox {
-      override async ack(sessionKey: string, token: string, headRaw: string, absorbed: string[] = []): Promise<number> {
+      override async ackAndNext(sessionKey: string, token: string, headRaw: string, absorbed: string[] = []) {
         if (failures-- > 0) throw new Error('Connection is closed.');
-        return super.ack(sessionKey, token, headRaw, absorbed);
+        return super.ackAndNext(sessionKey, token, headRaw, absorbed);
       }
     }
     const { producer, mailbox } = await rig({
@@ -252,14 +252,14 @@ describe('TurnWorker', () => {
   });
 });
 
-/** A mailbox whose lock cannot be taken for one session the first `times` tries: the job of that session fails. */
+/** A mailbox whose lock cannot be taken for one session the first `times` tries (a job's `take`): the job of that session fails. */
 function failingAcquire(sessionKey: string, times: number, error: () => Error) {
   let left = times;
   return (redis: Redis, prefix: string): Mailbox =>
     new (class extends Mailbox {
-      override async acquire(key: string, workerId: string) {
+      override async take(key: string, workerId: string, entry: { entryId: string; seq: number }) {
         if (key === sessionKey && left-- > 0) throw error();
-        return super.acquire(key, workerId);
+        return super.take(key, workerId, entry);
       }
     })(redis, prefix, 2_000);
 }

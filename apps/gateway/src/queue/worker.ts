@@ -5,12 +5,13 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { DelayedError, WaitingError, Worker, type Job } from 'bullmq';
-import { isTransientStoreError } from '@herald/agent-core';
+import { isTransientStoreError, type TurnStatus } from '@herald/agent-core';
 import type { Logger } from '../logger.js';
 import { logConnectionErrors } from '../redis-errors.js';
 import { JOB_RETENTION, type BusyInputMode, type TurnJobData } from './producer.js';
 import type { ControlBus, ControlSignal } from './control.js';
 import type { DeliveryCheck, Mailbox, MailboxEntry } from './mailbox.js';
+import { TurnAbort } from './turn-abort.js';
 import { entriesJoiningHead } from './turn-entries.js';
 
 export const TURN_QUEUE = 'turns';
@@ -44,6 +45,18 @@ export interface TurnContext {
 export interface TurnResult {
   /** Cosmetics that must not hold the session: the reaction swap on the user's message, say. */
   afterAck?: () => Promise<void>;
+  /** What the turn came to, for metrics (ops/instrument.ts): nothing has to read it back from the store. */
+  report?: TurnReport;
+}
+
+/** A turn's own account of how it went (the runner knows it from its writes, which return the outbox row). */
+export interface TurnReport {
+  /** The outbox said the turn had finished before this run (a recovered job): not a new turn. */
+  finishedBefore?: boolean;
+  /** The turn's outbox status after this run; absent when the runner cannot tell (then it is read from the store). */
+  status?: TurnStatus;
+  /** Compressed child sessions the conversation moved to during the turn (before it or inside the loop). */
+  compressions?: number;
 }
 
 export type TurnRunner = (ctx: TurnContext) => Promise<TurnResult | void>;
@@ -57,21 +70,7 @@ export type TurnEndHandler = (entries: MailboxEntry[]) => Promise<void>;
 /** A turn the watchdog gave up on: called once, so the caller can fence it out and tell the user. */
 export type AbandonHandler = (turn: { sessionKey: string; turnId: string; entries: MailboxEntry[]; log: Logger }) => Promise<void>;
 
-/** Why a running turn was aborted; the turn runner reads it from `signal.reason`. */
-export class TurnAbort extends Error {
-  constructor(readonly kind: 'interrupt' | 'stop' | 'shutdown' | 'lock_lost' | 'watchdog') {
-    super(
-      {
-        interrupt: 'interrupted by a new message',
-        stop: 'stopped by the user',
-        shutdown: 'worker shutting down',
-        lock_lost: 'session lock lost',
-        watchdog: 'no agent activity for too long',
-      }[kind],
-    );
-    this.name = 'TurnAbort';
-  }
-}
+export { TurnAbort } from './turn-abort.js';
 
 export interface TurnWorkerOptions {
   connection: { url: string };
@@ -133,6 +132,11 @@ export class TurnWorker {
    * still be winding down while another job runs the session's next turn (which `running` then names).
    */
   private readonly turns = new Set<RunningTurn>();
+  /**
+   * Sessions this worker holds between two turns (after an ack that named the next entry, before that turn runs):
+   * a /stop landing there dropped that entry, so it is read again instead of run.
+   */
+  private readonly between = new Map<string, { stopped: boolean }>();
   /** Jobs this worker holds, by job id: what a shutdown abandons when it cannot hand them back. */
   private readonly inFlight = new Map<string, string>();
   private closing = false;
@@ -237,6 +241,8 @@ export class TurnWorker {
   private onSignal(s: ControlSignal): void {
     // A /stop breaks the lock first: a turn that took the session after it (fence above the stop's) is not stopped.
     if (s.type === 'stop') {
+      const gap = this.between.get(s.sessionKey);
+      if (gap) gap.stopped = true;
       for (const t of this.turns) if (t.sessionKey === s.sessionKey && (s.fence === undefined || t.fence < s.fence)) t.controller.abort(new TurnAbort('stop'));
       return;
     }
@@ -261,10 +267,11 @@ export class TurnWorker {
   private async processHeld(job: Job<TurnJobData>, token?: string): Promise<string> {
     const { sessionKey } = job.data;
     const { mailbox } = this.opts;
-    const got = await mailbox.acquire(sessionKey, this.id);
-    if ('heldForMs' in got) {
-      const { entryId, seq } = entryOf(job.data);
-      if (!(await mailbox.holds(sessionKey, entryId, seq))) return 'drained by the lock holder';
+    // One round trip: nothing to do, someone else's turn, or the lock and the first entry to run.
+    const got = await mailbox.take(sessionKey, this.id, entryOf(job.data));
+    if (got.status === 'empty') return 'drained by the lock holder';
+    if (got.status === 'held') {
+      if (!got.holds) return 'drained by the lock holder';
       // The holder will most likely drain our entry; if it died, its lock expires and we take over then.
       const wait = Math.min(Math.max(got.heldForMs, 200), mailbox.lockTtlMs) + Math.floor(Math.random() * 100);
       await job.moveToDelayed(Date.now() + wait, token);
@@ -273,6 +280,7 @@ export class TurnWorker {
 
     const log = this.opts.log.child({ sessionKey, jobId: job.id });
     let lost = false;
+    // This job's turn in hand: a failed renewal aborts it (not whichever turn of the session registered last).
     let current: RunningTurn | null = null;
     const heartbeat = setInterval(() => {
       mailbox.renew(sessionKey, got.token).then(
@@ -280,7 +288,6 @@ export class TurnWorker {
           if (!ok && !lost) {
             lost = true;
             log.warn('session lock lost (stopped or expired); abandoning the turn');
-            // This job's turn, not whatever runs for the session now: after a /stop another job may hold it.
             current?.controller.abort(new TurnAbort('lock_lost'));
           }
         },
@@ -290,11 +297,16 @@ export class TurnWorker {
 
     let turns = 0;
     let released = false;
+    // The entry to run next, when the last step told (take, then each ack); else it is read.
+    let next: { raw: string; entry: MailboxEntry } | null = got.head;
     try {
       while (!lost) {
         // Shutting down: finish the turn in hand, leave the rest of the mailbox to another worker.
         if (this.closing) await this.handOver(job, sessionKey, got.token, token);
-        const head = await mailbox.head(sessionKey);
+        if (this.between.get(sessionKey)?.stopped) next = null;
+        this.between.delete(sessionKey);
+        const head = next ?? (await mailbox.head(sessionKey));
+        next = null;
         if (!head) {
           const r = await mailbox.releaseIfEmpty(sessionKey, got.token);
           if (r !== 0) {
@@ -381,8 +393,12 @@ export class TurnWorker {
         log.debug({ turnId: last.id, abort: reason instanceof TurnAbort ? reason.kind : undefined }, 'turn ended');
         if (reason instanceof TurnAbort && reason.kind === 'shutdown') await this.handOver(job, sessionKey, got.token, token);
         turns++;
-        // One round trip: the entries leave, their redelivery memory shortens, and the lock goes if nothing is left.
-        const left = await mailbox.ack(sessionKey, got.token, head.raw, turn.absorbed);
+        // One round trip: the entries leave, their redelivery memory shortens, and the lock goes if nothing is left
+        // (else the next entry comes back with it).
+        const acked = await mailbox.ackAndNext(sessionKey, got.token, head.raw, turn.absorbed);
+        const left = acked.left;
+        next = acked.next;
+        if (next) this.between.set(sessionKey, { stopped: false });
         // Only now the reaction swap and the like: a quick follow-up finds the session free, not "queued".
         if (result?.afterAck) await result.afterAck().catch((err: unknown) => log.warn({ err }, 'after-turn step failed'));
         if (left !== -1 && this.opts.onTurnEnd) await this.opts.onTurnEnd(entries).catch((err: unknown) => log.warn({ err }, 'turn-end step failed'));
@@ -396,6 +412,7 @@ export class TurnWorker {
         }
       }
     } finally {
+      this.between.delete(sessionKey);
       clearInterval(heartbeat);
       // Lost, handed over, or failing (BullMQ retries the job): free the session now rather than at lock expiry.
       // The token check in the script makes this a no-op when the lock is no longer ours.

@@ -1,6 +1,8 @@
 /**
  * Per-session models: `/model provider:model` records a model on the session (sessions.model); the turn runner
- * then asks here for that session's providers. Providers are built once per model and cached for the process.
+ * then asks here for that session's providers. Providers are built once per model and cached for the process,
+ * the MAX_CACHED_MODELS most recently built (any model of a configured provider can be chosen, so the cache must
+ * not grow with every name users try).
  */
 import { createProvider, parseModelRef, providerLabel, type Provider } from '@herald/agent-core';
 import type { HeraldConfig } from '../config/load.js';
@@ -15,8 +17,16 @@ export interface TurnProviders {
   fallbacks: Provider[];
 }
 
+/** Providers kept built; one evicted is built again when a session asks for its model. */
+export const MAX_CACHED_MODELS = 32;
+
 export class SessionModels {
   private readonly cache = new Map<string, Provider>();
+
+  /** How many providers are kept built (bounded by MAX_CACHED_MODELS). */
+  get cachedCount(): number {
+    return this.cache.size;
+  }
 
   constructor(
     config: HeraldConfig,
@@ -46,6 +56,7 @@ export class SessionModels {
       } catch (err) {
         throw new SessionModelError(`${ref}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       }
+      if (this.cache.size >= MAX_CACHED_MODELS) this.cache.delete(this.cache.keys().next().value as string);
       this.cache.set(ref, made);
     }
     return made;

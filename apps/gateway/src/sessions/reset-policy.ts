@@ -67,11 +67,6 @@ function localDate(ms: number, timeZone: string | undefined): string {
   return format.format(ms);
 }
 
-/** When the session was last used: its newest message, else when it started. */
-export async function lastActivityOf(store: SessionStore, session: Session): Promise<number> {
-  return (await store.lastMessageAt(session.id)) ?? session.startedAt;
-}
-
 export interface ResetOutcome {
   ended: Session;
   reason: ResetReason;
@@ -87,10 +82,11 @@ async function expiredSession(
   now: number,
 ): Promise<{ current: Session; reason: ResetReason } | null> {
   if (policy.mode === 'none') return null;
-  const current = await store.currentSession(sessionKey);
-  if (!current || current.endedAt !== null) return null;
-  const reason = expiryReason(policy, await lastActivityOf(store, current), now);
-  return reason ? { current, reason } : null;
+  // One read: this runs for every incoming message.
+  const found = await store.currentSessionActivity(sessionKey);
+  if (!found || found.session.endedAt !== null) return null;
+  const reason = expiryReason(policy, found.lastActivity, now);
+  return reason ? { current: found.session, reason } : null;
 }
 
 /**

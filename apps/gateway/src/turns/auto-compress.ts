@@ -19,6 +19,7 @@ import {
   type Provider,
   type Session,
   type SessionStore,
+  type UsageDelta,
 } from '@herald/agent-core';
 import type { Logger } from '../logger.js';
 
@@ -167,13 +168,24 @@ export async function compressBeforeTurn(p: {
  */
 export async function persistTurn(
   store: SessionStore,
-  p: { sessionKey: string; session: Session; result: Pick<ConversationResult, 'newMessages' | 'compactedHistory'>; turnId: string; platformMessageId?: string },
+  p: {
+    sessionKey: string;
+    session: Session;
+    result: Pick<ConversationResult, 'newMessages' | 'compactedHistory'>;
+    turnId: string;
+    platformMessageId?: string;
+    /** The turn's usage, added to the session its messages land in. */
+    usage?: UsageDelta;
+  },
 ): Promise<Session> {
   if (p.result.compactedHistory) {
     const child = await continueInChildSession(store, p.sessionKey, p.session, p.result.compactedHistory);
-    if (child) return child;
+    if (child) {
+      if (p.usage) await store.addUsage(child.id, p.usage);
+      return child;
+    }
   }
-  await store.appendMessages(p.session.id, p.result.newMessages, { turnId: p.turnId, platformMessageId: p.platformMessageId });
+  await store.appendMessages(p.session.id, p.result.newMessages, { turnId: p.turnId, platformMessageId: p.platformMessageId, usage: p.usage });
   return p.session;
 }
 

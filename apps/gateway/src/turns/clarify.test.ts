@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useTestRedis } from '../../../../test/helpers/redis.js';
-import { ClarifyBroker, clarifyMarkerKey, clarifyPending } from './clarify.js';
+import { ClarifyBroker, clarifyMarkerKey } from './clarify.js';
 
 const { redis, prefix } = useTestRedis('clarify');
 
@@ -8,7 +8,7 @@ const { redis, prefix } = useTestRedis('clarify');
 function broker(sessionKey: string) {
   const intake: string[] = [];
   const sent: string[] = [];
-  const pending = clarifyPending(redis, prefix);
+  const pending = async (key: string): Promise<boolean> => (await redis.exists(clarifyMarkerKey(prefix, key))) === 1;
   const b = new ClarifyBroker({
     redis,
     prefix,

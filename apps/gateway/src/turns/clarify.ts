@@ -3,8 +3,8 @@
  * session becomes the answer instead of a new turn.
  *
  * How the answer reaches the worker holding the session, whatever HERALD_BUSY_INPUT_MODE is: while a question is
- * open, the broker keeps a marker in Redis (`<prefix>:clarify:<session key>`). The ingress router sees it and
- * submits the next message in `steer` mode, which hands it to the running turn (pub/sub to the worker,
+ * open, the broker keeps a marker in Redis (`<prefix>:clarify:<session key>`). The producer sees it (in the
+ * mailbox append's own round trip) and submits the next message in `steer` mode, which hands it to the running turn (pub/sub to the worker,
  * `takeSteerMessages()`) instead of interrupting or queueing; the entry is acknowledged with the turn, so it never
  * runs as a turn of its own. The marker expires on its own if the worker dies, so a session is never stuck.
  */
@@ -19,11 +19,6 @@ export const CLARIFY_POLL_MS = 100;
 
 export function clarifyMarkerKey(prefix: string, sessionKey: string): string {
   return `${prefix}:clarify:${sessionKey}`;
-}
-
-/** For the router: whether a clarify question waits for an answer in this session. */
-export function clarifyPending(redis: Redis, prefix: string): (sessionKey: string) => Promise<boolean> {
-  return async (sessionKey) => (await redis.exists(clarifyMarkerKey(prefix, sessionKey))) === 1;
 }
 
 export interface ClarifyBrokerOptions {

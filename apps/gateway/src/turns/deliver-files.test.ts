@@ -38,7 +38,7 @@ function platform(): Platform {
     async send(_conv, text, opts) {
       texts.push({ text, opts });
       const id = `m${texts.length}`;
-      await opts?.onChunkSent?.(0, id);
+      await opts?.onChunkSent?.(0, id, true);
       return { messageIds: [id] };
     },
     async sendFile(_conv, file) {

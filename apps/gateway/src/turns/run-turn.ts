@@ -5,7 +5,7 @@
  * reply was recorded but not delivered is delivered without asking the LLM again, and messages are persisted
  * under the turn id so persisting the same turn twice writes each message once.
  */
-import { buildSessionSystemPrompt, runConversation, type AgentEvent, type ChatMessage, type Session, type ConversationResult, type Provider, type SessionSource, type SessionStore } from '@herald/agent-core';
+import { buildSessionSystemPrompt, runConversation, type AgentEvent, type ChatMessage, type Session, type ConversationResult, type Provider, type SessionSource, type SessionStore, type TurnStatus } from '@herald/agent-core';
 import type { PlatformEgress } from '@herald/adapters';
 import type { MailboxEntry, TurnPayload } from '../queue/mailbox.js';
 import { TurnAbort, type TurnResult, type TurnRunner } from '../queue/worker.js';
@@ -20,7 +20,7 @@ import { showTurnProgress } from './turn-reactions.js';
 import { statusReactionsFor } from '../config/progress.js';
 import { withTurnTools, type TurnToolsFactory } from './tools.js';
 import { retryThroughStoreOutage, untilStored } from './store-patience.js';
-import { sendReply } from './send-reply.js';
+import { sendReply, type SendOutcome } from './send-reply.js';
 import { finishReply } from './finish-reply.js';
 import { ReplyFiles } from '../outbound/reply-files.js';
 import type { OutboundServices } from '../outbound/services.js';
@@ -69,6 +69,8 @@ export interface TurnDeps {
 const QUOTE_MAX_CHARS = 500;
 /** Without team controls: the built-in price table, for the session's estimated cost. */
 const BUILT_IN_PRICES = new PriceTable({});
+/** The outbox status a send leaves behind; unknown (read back by the metrics) when there was nothing to send. */
+const STATUS_AFTER_SEND: Record<SendOutcome, TurnStatus | undefined> = { delivered: 'delivered', stale: 'interrupted', 'lock lost': 'replied', 'nothing to send': undefined };
 export const NO_MODEL_REPLY = 'No model is configured yet: set HERALD_MODEL (for example openai:gpt-4.1-mini) and restart Herald.';
 
 export function createTurnRunner(deps: TurnDeps): TurnRunner {
@@ -99,7 +101,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const turn = await store.beginTurn(ctx.turnId, session.id, ctx.fence);
     if (turn.status === 'delivered' || turn.status === 'interrupted' || turn.status === 'failed') {
       ctx.log.info({ status: turn.status }, 'turn already finished; not running it again');
-      return;
+      return { report: { finishedBefore: true } };
     }
     const egress = deps.egress(first.platform, first.account);
     // 👀 on the user's messages while this turn runs, ⚙️ with tools, ✅/⚠️ once answered (turns/turn-reactions.ts).
@@ -133,14 +135,17 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       onPossibleDuplicate: deps.onPossibleDuplicate,
       sendAttemptsAtBegin: turn.sendAttempts,
     };
+    // Compressed child sessions this turn moved to (before it, or inside the loop): reported for metrics.
+    let compressions = 0;
     // The reply goes out; the reaction swap waits until the session is free again (TurnResult.afterAck).
     const send = async (text: string, failed = false): Promise<TurnResult> => {
       const outcome = await sendReply(target, text);
+      const report = { status: STATUS_AFTER_SEND[outcome], compressions };
       if (outcome !== 'delivered') {
         await live.close();
-        return { afterAck: () => progress.clear() };
+        return { afterAck: () => progress.clear(), report };
       }
-      return { afterAck: () => progress.done(failed) };
+      return { afterAck: () => progress.done(failed), report };
     };
 
     if (turn.status === 'replied' && turn.reply !== null) {
@@ -193,6 +198,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       beforeCompress: services ? () => flushBeforeLosingDetails(store, services, current, 'compression', ctx.log) : undefined,
     });
     const compressed = session;
+    if (compressed !== current) compressions++;
     // A re-run after a crash continues after the tool work its first run saved (incremental persistence).
     const { history, saved } = await store.getTurnHistory(session.id, ctx.turnId);
     live.startTyping();
@@ -269,18 +275,19 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const abort: unknown = ctx.signal.reason;
     if (ctx.signal.aborted) {
       // Shutdown or a lost lock: another worker runs this turn again, so write nothing here.
-      if (abort instanceof TurnAbort && (abort.kind === 'shutdown' || abort.kind === 'lock_lost')) return;
+      if (abort instanceof TurnAbort && (abort.kind === 'shutdown' || abort.kind === 'lock_lost')) return { report: { status: 'running', compressions } };
       // Interrupted or stopped by the user: keep what the turn did (tool results), send nothing.
-      await store.transaction(async () => {
+      const persisted = await store.transaction(async () => {
         const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
         await store.markTurn(ctx.turnId, 'interrupted', ctx.fence, abort instanceof Error ? abort.message : 'interrupted');
         // What the interrupted turn cost still counts against the budgets.
         await deps.controls?.budgets.record(spender, meter.usage, meter.costUsd);
         await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
         await recordMediaUsage(deps, persisted.id, media);
+        return persisted;
       });
       await live.close();
-      return { afterAck: () => progress.clear() };
+      return { afterAck: () => progress.clear(), report: { status: 'interrupted', compressions: compressions + (persisted !== session ? 1 : 0) } };
     }
 
     // When the loop compressed inside the turn, the compressed history continues in a child session.
@@ -290,8 +297,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     // Messages, usage, spend and the recorded reply (with its files) commit together: a crash leaves all or none.
     let text = reply;
     session = await store.transaction(async () => {
-      const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
-      await store.addUsage(persisted.id, { ...result.usage, costUsd: meter.costUsd, lastPromptTokens: result.lastPromptTokens });
+      const usage = { ...result.usage, costUsd: meter.costUsd, lastPromptTokens: result.lastPromptTokens };
+      const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId, usage });
       await recordMediaUsage(deps, persisted.id, media);
       // Budgets: this turn's spend, and the 80 % notice when it crossed it (once, whichever worker is first).
       let notices: string[] = [];
@@ -304,13 +311,17 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls + speechCalls);
       return persisted;
     });
+    if (session !== compressed) compressions++;
     // A compression (before or inside the turn) starts a new prefix: a cold cache there is expected.
     if (compressed === current && !result.compactedHistory) warnOnCacheCollapse(current, result, ctx.log);
     const sent = await send(text, Boolean(result.error));
-    if (result.error) await store.markTurn(ctx.turnId, 'failed', ctx.fence, `${result.error.kind}: ${result.error.message}`);
+    if (result.error) {
+      await store.markTurn(ctx.turnId, 'failed', ctx.fence, `${result.error.kind}: ${result.error.message}`);
+      return { ...sent, report: { status: 'failed', compressions } };
+    }
     // The first exchange of a new chat conversation names it, behind the reply (llm/auto-title.ts). Not scheduled
     // runs, not API requests (a client may send thousands, each a session of its own).
-    if (services && history.length === 0 && !first.scheduled && first.platform !== 'api' && !result.error && !session.title && autoTitleEnabled(services.config)) {
+    if (services && history.length === 0 && !first.scheduled && first.platform !== 'api' && !session.title && autoTitleEnabled(services.config)) {
       const provider = services.sideTasks.forSession(session.model);
       if (provider) services.background.track(titleNewSession({ store, provider, sessionId: session.id, userText: userMessage, reply, log: ctx.log }));
     }

@@ -23,7 +23,7 @@ function platform(duplicateSafety: DuplicateSafety): PlatformEgress & { sends: A
     async send(_conv, text, opts) {
       sends.push({ text, opts });
       const id = `m${sends.length}`;
-      await opts?.onChunkSent?.(0, id);
+      await opts?.onChunkSent?.(0, id, true);
       return { messageIds: [id] };
     },
     async edit() {},

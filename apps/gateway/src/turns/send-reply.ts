@@ -71,7 +71,9 @@ export async function sendReply(t: ReplyTarget, text: string): Promise<SendOutco
       skipChunks: claim.deliveredIds.length,
       idempotencyKey: ctx.turnId,
       recover: earlier,
-      onChunkSent: async (_index, id) => {
+      onChunkSent: async (_index, id, last) => {
+        // The final chunk of a reply without files is recorded by markDelivered just below, in the same write.
+        if (last && claim.fileCount === 0) return;
         recorded = (await untilStored(() => store.recordChunk(ctx.turnId, id, recorded), ctx.log, 'record a delivered chunk')).deliveredIds;
       },
     }));

@@ -29,16 +29,16 @@ describe('sendChunks', () => {
     const events: string[] = [];
     const ids = await sendChunks(['a', 'b', 'c'], {
       skipChunks: 1,
-      onChunkSent: async (i, id) => {
+      onChunkSent: async (i, id, last) => {
         await Promise.resolve();
-        events.push(`recorded ${i}=${id}`);
+        events.push(`recorded ${i}=${id}${last ? ' (last)' : ''}`);
       },
     }, async (chunk) => {
       events.push(`send ${chunk}`);
       return `id-${chunk}`;
     });
     expect(ids).toEqual(['id-b', 'id-c']);
-    expect(events).toEqual(['send b', 'recorded 1=id-b', 'send c', 'recorded 2=id-c']);
+    expect(events).toEqual(['send b', 'recorded 1=id-b', 'send c', 'recorded 2=id-c (last)']);
   });
 
   it('returns found chunks in their place without sending them, and reports them in order', async () => {

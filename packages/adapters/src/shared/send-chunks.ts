@@ -31,7 +31,7 @@ export async function sendChunks<C>(
       if (id === undefined) continue;
       // Pushed before the callback: if recording fails, the chunk still went out and a retry must not repeat it.
       ids.push(id);
-      await opts.onChunkSent?.(i, id);
+      await opts.onChunkSent?.(i, id, i === chunks.length - 1);
     } catch (err) {
       if (err instanceof PlatformError) err.sentIds = [...ids];
       throw err;

@@ -53,6 +53,27 @@ describe('key pool strategies', () => {
   });
 });
 
+describe('a pool of one key', () => {
+  it('hands out its key without reading the shared state, even while it rests; uses are still counted', async () => {
+    const state = new MemoryKeyPoolState();
+    const reads: string[] = [];
+    for (const method of ['cooling', 'uses', 'nextTurn'] as const) {
+      const original = state[method].bind(state) as (...args: never[]) => Promise<unknown>;
+      (state as unknown as Record<string, unknown>)[method] = (...args: never[]) => (reads.push(method), original(...args));
+    }
+    const only = KEYS[0]!;
+    for (const strategy of ['fill_first', 'round_robin', 'least_used'] as const) {
+      const pool = new KeyPool({ label: `one-${strategy}`, keys: [only], strategy, state });
+      await state.cool(`one-${strategy}`, keyFingerprint(only), 60_000, 'rate limited (429)');
+      expect((await pool.acquire(new Set()))?.key).toBe(only);
+      expect(await pool.acquire(new Set([keyFingerprint(only)]))).toBeUndefined();
+      expect(reads).toEqual([]);
+      expect(await pool.status()).toEqual([expect.objectContaining({ uses: 1, state: 'cooling', reason: 'rate limited (429)' })]);
+      reads.length = 0;
+    }
+  });
+});
+
 describe('key rotation inside one request', () => {
   it('a 429 is tried once more on the same key, then on the next key, which is used from then on', async () => {
     const pool = new KeyPool({ label: 'openai', keys: KEYS });

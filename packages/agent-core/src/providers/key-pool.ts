@@ -90,6 +90,12 @@ export class KeyPool implements KeySource {
   async acquire(tried: ReadonlySet<string>): Promise<PooledKey | undefined> {
     const untried = this.keys.filter((k) => !tried.has(k.fingerprint));
     if (untried.length === 0) return undefined;
+    // A pool of one: its key is tried whatever its state (resting or not, every strategy picks it), so the
+    // shared state need not be read on every request.
+    if (this.keys.length === 1) {
+      await this.state.recordUse(this.label, untried[0].fingerprint);
+      return untried[0];
+    }
     const cooling = await this.state.cooling(this.label, this.fingerprints);
     const ready = untried.filter((k) => !cooling.has(k.fingerprint));
     let pick: PooledKey | undefined;

@@ -21,8 +21,24 @@ export interface SessionPromptContext {
   timeZone?: string;
 }
 
+/** Building an Intl.DateTimeFormat costs far more than using one, and this runs for every turn: one per zone. */
+const dateFormats = new Map<string, Intl.DateTimeFormat>();
+/** Zones come from configuration, so a handful at most; the cap only keeps a misuse from growing the map. */
+const MAX_DATE_FORMATS = 32;
+
+function dateFormat(timeZone: string): Intl.DateTimeFormat {
+  let format = dateFormats.get(timeZone);
+  if (!format) {
+    if (dateFormats.size >= MAX_DATE_FORMATS) dateFormats.clear();
+    // en-CA formats dates as YYYY-MM-DD.
+    format = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
+    dateFormats.set(timeZone, format);
+  }
+  return format;
+}
+
 export function buildSessionSystemPrompt(staticPrompt: string, ctx: SessionPromptContext): string {
-  const date = new Intl.DateTimeFormat('en-CA', { timeZone: ctx.timeZone ?? 'UTC', year: 'numeric', month: '2-digit', day: '2-digit' }).format(ctx.startedAt);
+  const date = dateFormat(ctx.timeZone ?? 'UTC').format(ctx.startedAt);
   const where = ctx.chatType ? `${ctx.platform} (${ctx.chatType})` : ctx.platform;
   const lines = [`Platform: ${where}.`, `Conversation started on ${date}; use the current_time tool when the exact time matters.`];
   return `${staticPrompt.trimEnd()}${SESSION_HEADING}${lines.join('\n')}`;

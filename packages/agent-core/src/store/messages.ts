@@ -4,6 +4,7 @@
  */
 import type { ChatMessage } from '../types.js';
 import { referencingSession } from './guards.js';
+import { addUsage, type UsageDelta } from './sessions.js';
 import { toChatMessage, toStoredMessage, type MessageRow, type StoredMessage } from './rows.js';
 import type { Sql } from './sql.js';
 
@@ -20,6 +21,8 @@ export interface AppendOptions {
   firstSeq?: number;
   /** Stored on every message of this call: append the platform's message on its own when you set it. */
   platformMessageId?: string;
+  /** The turn's usage, added to the session in the same write as its message counts. */
+  usage?: UsageDelta;
 }
 
 export interface GetMessagesOptions {
@@ -87,7 +90,8 @@ export async function appendMessages(
       }
       stored.push(toStoredMessage(row));
     }
-    if (added > 0) await sql.run(COUNT_SQL, [added, toolCalls, sessionId]);
+    if (opts.usage) await addUsage(sql, sessionId, opts.usage, { messages: added, toolCalls });
+    else if (added > 0) await sql.run(COUNT_SQL, [added, toolCalls, sessionId]);
     return stored;
   }));
 }

@@ -44,8 +44,15 @@ interface TxFrame {
 
 interface Prepared {
   text: string;
-  name: string;
+  /** Absent past MAX_PREPARED: the statement is sent unnamed (parsed each time, nothing kept per connection). */
+  name?: string;
 }
+
+/**
+ * Named statements kept per connection, at most. The store's own SQL is a few dozen texts; only generated SQL
+ * (a bulk copy's multi-row inserts) could add more, and those need not stay prepared on every connection.
+ */
+export const MAX_PREPARED = 256;
 
 export class PostgresSql implements Sql {
   readonly dialect = 'postgres' as const;
@@ -54,6 +61,11 @@ export class PostgresSql implements Sql {
   private readonly counters: WriteStats = { writes: 0, busyRetries: 0 };
 
   private constructor(private readonly pool: pg.Pool) {}
+
+  /** How many statements are kept named (bounded by MAX_PREPARED). */
+  get preparedCount(): number {
+    return this.prepared.size;
+  }
 
   /** A pool on `url` (`postgres://user:pass@host:5432/db`); connections are made on first use. */
   static open(url: string, opts: PostgresOptions = {}): PostgresSql {
@@ -144,6 +156,7 @@ export class PostgresSql implements Sql {
   private statementFor(sql: string): Prepared {
     let p = this.prepared.get(sql);
     if (!p) {
+      if (this.prepared.size >= MAX_PREPARED) return { text: numberPlaceholders(sql) };
       p = { text: numberPlaceholders(sql), name: `herald_${this.prepared.size + 1}` };
       this.prepared.set(sql, p);
     }
@@ -153,7 +166,7 @@ export class PostgresSql implements Sql {
   private query(sql: string, params: readonly SqlValue[]): Promise<pg.QueryResult> {
     const { text, name } = this.statementFor(sql);
     const frame = this.frame();
-    const config = { text, name, values: params as SqlValue[] };
+    const config = name ? { text, name, values: params as SqlValue[] } : { text, values: params as SqlValue[] };
     return transient(() => (frame ? frame.client.query(config) : this.pool.query(config)));
   }
 }

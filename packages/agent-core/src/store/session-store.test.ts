@@ -130,6 +130,24 @@ describe('session fields', () => {
     await expect(store.addUsage('ghost', { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 })).rejects.toThrow(StoreNotFoundError);
   });
 
+  it("appends a turn's messages with its usage: counts and tokens in one write, added once when the turn is persisted again", async () => {
+    const store = await temp.open();
+    const s = (await store.getOrCreateSession(KEY, { source: 'cli' })).session;
+    const usage = { input: 120, output: 30, cacheRead: 60, cacheWrite: 0, costUsd: 0.5, lastPromptTokens: 180 };
+    const turn = [
+      { role: 'user' as const, content: 'hi' },
+      { role: 'assistant' as const, content: null, tool_calls: [{ id: 'c1', type: 'function' as const, function: { name: 'echo', arguments: '{}' } }] },
+      { role: 'tool' as const, content: 'ok', tool_call_id: 'c1' },
+      { role: 'assistant' as const, content: 'hello' },
+    ];
+    await store.appendMessages(s.id, turn, { turnId: 't1', usage });
+    expect(await store.getSession(s.id)).toMatchObject({ messageCount: 4, toolCallCount: 1, inputTokens: 120, outputTokens: 30, cacheReadTokens: 60, estimatedCostUsd: 0.5, lastPromptTokens: 180 });
+    // The same turn again (a re-run): its messages are not counted twice.
+    await store.appendMessages(s.id, turn, { turnId: 't1' });
+    expect(await store.getSession(s.id)).toMatchObject({ messageCount: 4, toolCallCount: 1, inputTokens: 120 });
+    await expect(store.appendMessages('ghost', turn, { turnId: 't2', usage })).rejects.toThrow(StoreNotFoundError);
+  });
+
   it('changes the model and the system prompt', async () => {
     const store = await temp.open();
     const s = (await store.getOrCreateSession(KEY, { source: 'cli', model: 'openai:a' })).session;
@@ -234,6 +252,21 @@ describe('transaction and lastMessageAt', () => {
       const at = await store.lastMessageAt(session.id);
       expect(at).toBeGreaterThanOrEqual(before);
       expect(at).toBe((await store.getMessages(session.id)).at(-1)?.createdAt);
+    }
+  });
+
+  it("gives the key's session with its last activity in one read: the newest message, else when it started", async () => {
+    const store = await temp.open();
+    {
+      expect(await store.currentSessionActivity(KEY)).toBeNull();
+      const { session } = await store.getOrCreateSession(KEY, { source: 'telegram' });
+      expect(await store.currentSessionActivity(KEY)).toEqual({ session, lastActivity: session.startedAt });
+      await store.appendMessages(session.id, [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }]);
+      const found = await store.currentSessionActivity(KEY);
+      expect(found?.session.id).toBe(session.id);
+      expect(found?.lastActivity).toBe(await store.lastMessageAt(session.id));
+      await store.endSession(session.id, 'idle');
+      expect((await store.currentSessionActivity(KEY))?.session.endedAt).not.toBeNull();
     }
   });
 });

@@ -99,6 +99,11 @@ export class SessionStore {
     return sessions.currentSession(this.sql, key);
   }
 
+  /** The session the key points at (ended or not) and when it was last used, in one read. */
+  currentSessionActivity(key: string): Promise<{ session: Session; lastActivity: number } | null> {
+    return sessions.currentSessionActivity(this.sql, key);
+  }
+
   getSession(id: string): Promise<Session | null> {
     return sessions.getSession(this.sql, id);
   }

@@ -108,6 +108,21 @@ export async function currentSession(sql: Sql, key: string): Promise<Session | n
   return row ? toSession(row) : null;
 }
 
+/**
+ * The session the key points at and when it was last used (its newest message, else when it started): one read
+ * for the check every incoming message makes (the session reset policy).
+ */
+export async function currentSessionActivity(sql: Sql, key: string): Promise<{ session: Session; lastActivity: number } | null> {
+  const row = await sql.get<SessionRow & { last_message_at: number | null }>(
+    `SELECT s.*, (SELECT m.created_at FROM messages m WHERE m.session_id = s.id ORDER BY m.id DESC LIMIT 1) AS last_message_at
+     FROM session_keys k JOIN sessions s ON s.id = k.session_id WHERE k.key = ?`,
+    [key],
+  );
+  if (!row) return null;
+  const session = toSession(row);
+  return { session, lastActivity: row.last_message_at === null ? session.startedAt : Number(row.last_message_at) };
+}
+
 async function insertSession(sql: Sql, key: string, init: SessionInit, parentSessionId: string | null): Promise<string> {
   const now = Date.now();
   const id = newSessionId(now);
@@ -183,13 +198,18 @@ export async function endSession(sql: Sql, id: string, reason: string): Promise<
   return toSession(row);
 }
 
-export async function addUsage(sql: Sql, sessionId: string, u: UsageDelta): Promise<void> {
+/**
+ * Adds a turn's usage to the session; with `counts`, its new messages and tool calls too, in the same statement
+ * (the per-message path writes the session row once).
+ */
+export async function addUsage(sql: Sql, sessionId: string, u: UsageDelta, counts?: { messages: number; toolCalls: number }): Promise<void> {
+  const countSet = counts ? 'message_count = message_count + ?, tool_call_count = tool_call_count + ?, ' : '';
   const result = await sql.run(
-    `UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+    `UPDATE sessions SET ${countSet}input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
        cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
        estimated_cost_usd = estimated_cost_usd + ?, last_prompt_tokens = coalesce(?, last_prompt_tokens)
      WHERE id = ?`,
-    [u.input, u.output, u.cacheRead, u.cacheWrite, u.costUsd ?? 0, u.lastPromptTokens ?? null, sessionId],
+    [...(counts ? [counts.messages, counts.toolCalls] : []), u.input, u.output, u.cacheRead, u.cacheWrite, u.costUsd ?? 0, u.lastPromptTokens ?? null, sessionId],
   );
   if (result.changes === 0) throw new StoreNotFoundError('session', sessionId);
 }

@@ -35,22 +35,18 @@ async function fencedUpdate(sql: Sql, turnId: string, fence: number, set: string
  * unless a newer fence owns it already (then FencedOutError). Returns the turn as it is now.
  */
 export async function beginTurn(sql: Sql, turnId: string, sessionId: string, fence: number): Promise<Turn> {
-  // Two single statements, no transaction: each is atomic, and the conditional raise decides who owns the turn.
+  // One statement, no transaction: the insert, or the conditional raise that decides who owns the turn.
   const now = Date.now();
-  await referencingSession(sessionId, () =>
-    sql.run(
+  const row = await referencingSession(sessionId, () =>
+    sql.get<TurnRow>(
       `INSERT INTO turns (id, session_id, status, fence, created_at, updated_at) VALUES (?, ?, 'running', ?, ?, ?)
-       ON CONFLICT (id) DO NOTHING`,
+       ON CONFLICT (id) DO UPDATE SET fence = excluded.fence, updated_at = excluded.updated_at
+       WHERE turns.fence IS NULL OR turns.fence <= excluded.fence
+       RETURNING *`,
       [turnId, sessionId, fence, now, now],
     ),
   );
-  const raised = await sql.get<TurnRow>('UPDATE turns SET fence = ?, updated_at = ? WHERE id = ? AND (fence IS NULL OR fence <= ?) RETURNING *', [
-    fence,
-    now,
-    turnId,
-    fence,
-  ]);
-  if (raised) return toTurn(raised);
+  if (row) return toTurn(row);
   throw new FencedOutError(turnId, fence); // a newer fence owns it
 }
 

@@ -1,0 +1,99 @@
+/**
+ * Work counters for the benchmarks: Redis commands sent (every ioredis client in this process: Herald's, BullMQ's)
+ * and SQLite statements run (every better-sqlite3 connection in this process, BEGIN/COMMIT and pragmas included).
+ * Unlike timings, these do not move with the load of a shared machine, so a change to the hot path shows as a
+ * difference here even when messages/s is within noise. Bench-only: they patch the libraries' prototypes in this
+ * process, never in the gateway.
+ */
+import { createHash } from 'node:crypto';
+import Database from 'better-sqlite3';
+import { Redis } from 'ioredis';
+
+export interface WorkCounts {
+  redisCommands: number;
+  sqlStatements: number;
+  /** CPU time of this process (user + system), ms: unlike wall time, it hardly moves with the machine's load. */
+  cpuMs: number;
+}
+
+const counts = { redisCommands: 0, sqlStatements: 0 };
+/** BENCH_DETAIL=1: also counts by SQL text and by Redis command name (printed by printDetail). */
+const detail = process.env.BENCH_DETAIL === '1' ? new Map<string, number>() : null;
+const scriptNames = new Map<string, string>();
+const sha1 = (text: string): string => createHash('sha1').update(text).digest('hex');
+/** BENCH_DETAIL_STACK=1: the detail names the Herald functions a statement came from too. */
+const callers = (): string => {
+  if (process.env.BENCH_DETAIL_STACK !== '1') return '';
+  const frames = (new Error().stack ?? '').split('\n').filter((l) => /\/(apps|packages)\//.test(l) && !l.includes('sqlite-sql'));
+  return ' <- ' + frames.slice(0, 3).map((l) => l.trim().replace(/^at /, '').replace(/\(.*\/(apps|packages)\//, '(')).join(' < ');
+};
+const note = (what: string): void => void detail?.set(what, (detail.get(what) ?? 0) + 1);
+let installed = false;
+
+/** Starts counting (once per process); `snapshot()` then reads the totals so far. */
+export function installWorkCounters(): void {
+  if (installed) return;
+  installed = true;
+  const redisProto = Redis.prototype as unknown as { sendCommand: (...args: unknown[]) => unknown };
+  const send = redisProto.sendCommand;
+  // Scripts are named by their SHA in EVALSHA: remember which name each was defined under.
+  const define = (Redis.prototype as unknown as { defineCommand: (name: string, def: { lua: string }) => unknown }).defineCommand;
+  (Redis.prototype as unknown as { defineCommand: typeof define }).defineCommand = function (this: unknown, name: string, def: { lua: string }) {
+    scriptNames.set(sha1(def.lua), name);
+    return define.call(this, name, def);
+  };
+  redisProto.sendCommand = function (this: unknown, ...args: unknown[]) {
+    counts.redisCommands++;
+    if (detail) {
+      const cmd = args[0] as { name: string; args: unknown[] };
+      const script = cmd.name === 'evalsha' || cmd.name === 'eval' ? String(cmd.args[0]) : '';
+      note(`redis ${cmd.name}${script ? ` ${scriptNames.get(script) ?? scriptNames.get(sha1(script)) ?? script.slice(0, 12)}` : ''}`);
+    }
+    return send.apply(this, args);
+  };
+  const probe = new Database(':memory:');
+  const stmtProto = Object.getPrototypeOf(probe.prepare('SELECT 1')) as Record<string, (...args: unknown[]) => unknown>;
+  probe.close();
+  // Named so that a CPU profile shows SQLite's own time (native, charged to its JS caller) as `sqliteStatement`.
+  for (const method of ['run', 'get', 'all', 'iterate']) {
+    const original = stmtProto[method];
+    stmtProto[method] = function sqliteStatement(this: { source: string }, ...args: unknown[]) {
+      counts.sqlStatements++;
+      if (detail) note(`sql ${this.source.replace(/\s+/g, ' ').slice(0, 110)}${callers()}`);
+      return original.apply(this, args);
+    };
+  }
+  // pragma() runs a statement, counted above; exec() does not.
+  const dbProto = Database.prototype as unknown as Record<string, (...args: unknown[]) => unknown>;
+  const exec = dbProto.exec;
+  dbProto.exec = function sqliteExec(this: unknown, ...args: unknown[]) {
+    counts.sqlStatements++;
+    if (detail) note(`sql ${String(args[0]).replace(/\s+/g, ' ').slice(0, 110)}`);
+    return exec.apply(this, args);
+  };
+}
+
+export function snapshot(): WorkCounts {
+  const cpu = process.cpuUsage();
+  return { ...counts, cpuMs: (cpu.user + cpu.system) / 1000 };
+}
+
+/** Per-message work between two snapshots. */
+export function perMessage(before: WorkCounts, after: WorkCounts, messages: number): WorkCounts {
+  return {
+    redisCommands: (after.redisCommands - before.redisCommands) / messages,
+    sqlStatements: (after.sqlStatements - before.sqlStatements) / messages,
+    cpuMs: (after.cpuMs - before.cpuMs) / messages,
+  };
+}
+
+/** With BENCH_DETAIL=1, what was counted since `resetDetail()`, per message, most frequent first. */
+export function printDetail(label: string, messages: number): void {
+  if (!detail) return;
+  console.log(`# ${label}: work per message, by statement / command`);
+  for (const [what, n] of [...detail].sort((a, b) => b[1] - a[1])) console.log(`${(n / messages).toFixed(2).padStart(7)}  ${what}`);
+}
+
+export function resetDetail(): void {
+  detail?.clear();
+}

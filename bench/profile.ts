@@ -1,0 +1,28 @@
+/**
+ * A CPU profile of one stretch of a benchmark (not of start-up and transpiling): `BENCH_PROFILE=<dir>` makes
+ * `profiled(name, fn)` write `<dir>/<name>.cpuprofile` for the time `fn` runs; without it, `fn` just runs.
+ * Read one with `npx tsx bench/profile-top.ts <file>`.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
+
+export async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  const dir = process.env.BENCH_PROFILE;
+  if (!dir) return fn();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 500 });
+  await session.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, `${name}.cpuprofile`);
+    writeFileSync(file, JSON.stringify(profile));
+    console.log(`(CPU profile of ${name}: ${file})`);
+    session.disconnect();
+  }
+}
