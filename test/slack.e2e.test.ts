@@ -185,17 +185,18 @@ function sharedScenarios(h: Harness): void {
     expect(sessions(cluster.dbPath, 'key LIKE ?', `%${plain.ts}%`)).toEqual([]);
   });
 
-  it('the message gets 👀 while its turn runs, replaced by ✅ once answered; a queued message gets neither meanwhile', async () => {
+  it('the message gets 👀 while its turn runs, replaced by ✅ once answered; a queued message gets 👀 at once, while it waits', async () => {
     const { slack, llm, gate } = h;
     const first = await slack.dm({ user: 'U0ERIN', text: `${HOLD} this for a moment` });
     await waitFor(() => llm.activeRequests() > 0 && llmSaw(llm, `${HOLD} this`) === 1, { timeoutMs: REPLY_TIMEOUT_MS, what: 'the LLM call' });
     await waitFor(() => reactionsOn(slack, first.channel, first.ts).includes('eyes'), { timeoutMs: REPLY_TIMEOUT_MS, what: '👀' });
     expect(reactionsOn(slack, first.channel, first.ts)).toEqual(['eyes']);
 
-    // Sent while the first turn runs: queued (the gateway says so), not worked on yet.
+    // Sent while the first turn runs: queued (the gateway says so, and 👀 shows it was taken), not worked on yet.
     const second = await slack.dm({ user: 'U0ERIN', text: 'and then this' });
     await waitFor(() => slackRepliesIn(slack, first.channel).some((t) => t.startsWith('⏳ Queued')), { timeoutMs: REPLY_TIMEOUT_MS, what: 'the queued notice' });
-    expect(reactionsOn(slack, second.channel, second.ts)).toEqual([]);
+    expect(reactionsOn(slack, second.channel, second.ts)).toEqual(['eyes']);
+    expect(llmSaw(llm, 'and then this')).toBe(0);
     expect(reactionsOn(slack, first.channel, first.ts)).toEqual(['eyes']);
 
     gate.release();

@@ -15,6 +15,7 @@ import { flushAfterReset } from '../turns/memory-flush.js';
 import type { InboundGuard } from '../ops/inbound-guard.js';
 import { payloadFrom } from './payload.js';
 import { sessionKeyFor } from './session-key.js';
+import { statusReactionsFor } from '../config/progress.js';
 
 /** Longer inbound texts are refused with an explanation instead of being cut silently. */
 export const MAX_INBOUND_CHARS = 64_000;
@@ -54,7 +55,7 @@ export class IngressRouter {
     if (msg.press) return this.press(msg, msg.press.data, egress, send);
     const interaction = msg.interaction;
     if (interaction === undefined || egress.answerInteraction === undefined) {
-      await this.route(msg, send);
+      await this.route(msg, send, egress);
       return;
     }
     // A platform interaction is answered through itself, exactly once: the first reply fills the deferred response.
@@ -68,7 +69,7 @@ export class IngressRouter {
       await answer(INTERACTION_NOT_ALLOWED);
       return;
     }
-    const admitted = await this.route(msg, answer);
+    const admitted = await this.route(msg, answer, egress);
     if (!answered) await answer(admitted ? INTERACTION_DONE : INTERACTION_NOT_ALLOWED);
   };
 
@@ -95,7 +96,7 @@ export class IngressRouter {
     }
     await close(null);
     const { press: _press, interaction: _interaction, ...typed } = msg;
-    await this.route({ ...typed, text: res.text }, send);
+    await this.route({ ...typed, text: res.text }, send, egress);
   }
 
   /** A command's answer; its choices become buttons where the gateway keeps them (only the asker's presses count). */
@@ -110,7 +111,7 @@ export class IngressRouter {
   }
 
   /** False when the sender was not let in (pairing code or silence). */
-  private async route(msg: InboundMessage, reply: Reply): Promise<boolean> {
+  private async route(msg: InboundMessage, reply: Reply, egress: PlatformEgress): Promise<boolean> {
     const { deps } = this;
     const log = deps.log.child({ platform: msg.platform, messageId: msg.messageId });
     // Unknown users: a pairing code in a DM, silence elsewhere (ingress/authorize.ts). Commands included.
@@ -136,14 +137,37 @@ export class IngressRouter {
     // Idle / daily reset (sessions/reset-policy.ts): an expired session ends and this message starts a new one.
     const resetNotice = await resetExpiredSession(deps, sessionKey, flushAfterReset(deps.store, deps.conversation, log));
     if (resetNotice) await reply(resetNotice);
+    const marked = profile.busyInputMode === 'steer' ? null : await this.markWaiting(msg, sessionKey, egress, log);
     // An answer to a clarify question goes to the running turn (steer), whatever the busy-input mode says.
     const res = await deps.producer.submit(sessionKey, payloadFrom(msg, profile.name), profile.busyInputMode, deps.answerMarker?.(sessionKey));
     log.debug({ sessionKey, status: res.status }, 'message routed');
     if (res.status === 'full') {
+      if (marked) await egress.react(msg.conversationId, msg.platformMessageId as string, marked, true).catch(() => undefined);
       await reply(`⚠️ ${res.pending - 1} messages are already waiting; this one was not queued. Send /stop to clear them.`);
     } else if (res.status === 'queued' && res.acknowledge) {
       await reply(QUEUED_ACK);
     }
     return true;
+  }
+
+  /**
+   * The status reactions' 👀 on a message that has to wait behind a running turn, as soon as it is taken (otherwise
+   * its turn adds it when it starts: turns/turn-reactions.ts). Added before the message is queued, so the turn that
+   * takes it off can never come first and leave it behind. Not on a message that goes into the running turn (a
+   * clarify answer, steer mode): no turn of its own would take it off; taken off again when the mailbox is full.
+   * Best effort, as every status reaction. Returns the emoji it added.
+   */
+  private async markWaiting(msg: InboundMessage, sessionKey: string, egress: PlatformEgress, log: Logger): Promise<string | null> {
+    const emoji = statusReactionsFor(this.deps.conversation?.progress, msg.platform, egress)?.queued;
+    if (!emoji || !msg.platformMessageId || msg.partOf) return null;
+    try {
+      const answering = this.deps.answerMarker?.(sessionKey);
+      if (!(await this.deps.mailbox.isBusy(sessionKey, answering))) return null;
+      await egress.react(msg.conversationId, msg.platformMessageId, emoji);
+      return emoji;
+    } catch (err) {
+      log.debug({ err }, 'queued reaction failed; ignored');
+      return null;
+    }
   }
 }

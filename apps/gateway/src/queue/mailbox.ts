@@ -277,8 +277,11 @@ export class Mailbox {
     return { wasBusy: held === 1, dropped: held === 1 ? Math.max(pending - 1, 0) : pending, fence: Number(fence) };
   }
 
-  async isBusy(sessionKey: string): Promise<boolean> {
-    return (await this.redis.exists(this.key('lock', sessionKey))) === 1;
+  /** A turn holds the session; with `unlessKey`, only while that key (a clarify question's marker) does not exist. */
+  async isBusy(sessionKey: string, unlessKey?: string): Promise<boolean> {
+    if (unlessKey === undefined) return (await this.redis.exists(this.key('lock', sessionKey))) === 1;
+    const [[, locked], [, marked]] = (await this.redis.multi().exists(this.key('lock', sessionKey)).exists(unlessKey).exec()) as [[null, number], [null, number]];
+    return locked === 1 && marked === 0;
   }
 
   async length(sessionKey: string): Promise<number> {

@@ -1,6 +1,7 @@
 /**
  * Status reactions on the user's messages (HERALD_STATUS_REACTIONS / <PLATFORM>_STATUS_REACTIONS; Slack by default):
- * 👀 when a worker takes the messages of a turn, ⚙️ added while tools run, and at the end both removed and ✅ (or ⚠️
+ * 👀 when a worker takes the messages of a turn (a message that waits behind a running turn gets it from the ingress
+ * as it is queued: ingress/router.ts), ⚙️ added while tools run, and at the end both removed and ✅ (or ⚠️
  * when the turn ended in an error) added; a turn that ends without an answer of its own (interrupted, stopped)
  * just loses its reactions. Telegram keeps one reaction per message, so each stage there replaces the last.
  * Best effort: a reaction that fails never fails the turn.
