@@ -83,6 +83,10 @@ const DOCUMENTED: Record<string, fc.Arbitrary<Omit<Request, 'headers'>>> = {
   '/admin/search': queryString(['q', 'source', 'user', 'limit']).map((q) => get('search', `/admin/search${q}`)),
   '/admin/sessions/reset': bodies({ key: 'agent:main:telegram:dm:1' }).map((b) => ({ kind: `reset with ${b.what}`, method: 'POST', path: '/admin/sessions/reset', body: b.raw, expected: '4xx' })),
   '/admin/queue': queryString(['state']).map((q) => get('queue', `/admin/queue${q}`, [200])),
+  '/admin/profiles': queryString(['verbose']).map((q) => get('profiles', `/admin/profiles${q}`)),
+  '/admin/budgets': queryString(['scope'], { scope: ['global', 'user:telegram:', 'profile:'] }).map((q) => get('budgets', `/admin/budgets${q}`)),
+  // Well-formed scopes reset nothing here (nothing was spent); the rest are 400s.
+  '/admin/budgets/reset': bodies({ scope: 'user:telegram:1', period: 'day' }).map((b) => ({ kind: `budget reset with ${b.what}`, method: 'POST' as const, path: '/admin/budgets/reset', body: b.raw, expected: 'not 5xx' as const })),
   '/admin/queue/retry-failed': fc.oneof(
     fc.constant({ kind: 'retry failed without a body', method: 'POST' as const, path: '/admin/queue/retry-failed', expected: [200] as const }),
     bodies({ all: 'yes' }).map((b) => ({ kind: `retry failed with ${b.what}`, method: 'POST' as const, path: '/admin/queue/retry-failed', body: b.raw, expected: 'not 5xx' as const })),
