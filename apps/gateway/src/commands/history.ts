@@ -78,7 +78,7 @@ export async function compressCommand(deps: CommandDeps, { sessionKey }: Command
   // The summary call takes seconds: hold the session so no turn starts on the history being replaced; a lost lock
   // aborts the summary call before anything is written.
   const held = await withSessionHeld(deps.mailbox, sessionKey, LOCK_OWNER.compress, async (signal) => {
-    await services.windows.refresh();
+    await services.windows.refresh(true);
     const r = await autoCompressIfNeeded({
       store: deps.store,
       sessionKey,

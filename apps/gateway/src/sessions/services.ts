@@ -18,6 +18,9 @@ import { VoiceReplies } from './voice-replies.js';
 import { ProfileTable } from '../profiles/table.js';
 import { budgetGuardFor, type BudgetGuard } from '../budgets/guard.js';
 
+/** How often a turn reads the context windows other workers learnt (sessions share them through the store). */
+export const WINDOWS_REFRESH_MS = 5_000;
+
 export interface ConversationServices {
   readonly config: HeraldConfig;
   readonly pairing: PairingService;
@@ -60,7 +63,8 @@ export function openConversationServices(
     resetPolicy: resetPolicyFrom(config),
     progress: progressSettings(config),
     models,
-    windows: new ContextWindows({ book: new StoredWindowBook(store.sql, LEARNT_WINDOW_TTL_MS), onBookError: onStoreError }),
+    // Turns look at what other workers learnt at most every few seconds (not one store read per message).
+    windows: new ContextWindows({ book: new StoredWindowBook(store.sql, LEARNT_WINDOW_TTL_MS), onBookError: onStoreError, minRefreshMs: WINDOWS_REFRESH_MS }),
     sideTasks: new SideTaskModels(config, models, catalog, sideTaskOptions),
     voice: new VoiceReplies(store.sql),
     reasoning: new ReasoningDisplay(store.sql),

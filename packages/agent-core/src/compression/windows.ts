@@ -39,6 +39,11 @@ export interface ContextWindowsOptions {
   /** A write or read of the book failed: the in-process value still applies (the gateway logs it). */
   onBookError?: (err: unknown) => void;
   now?: () => number;
+  /**
+   * A refresh within this long of the last one reads nothing (a turn refreshes before it starts: without this, one
+   * read of the book per message). 0: every refresh reads.
+   */
+  minRefreshMs?: number;
 }
 
 function keyOf(key: WindowKey): string {
@@ -52,6 +57,7 @@ function modelOf(key: WindowKey): string {
 export class ContextWindows {
   private readonly learnt = new Map<string, { limit: number; learntAt: number }>();
   private readonly now: () => number;
+  private lastRefresh = -Infinity;
 
   constructor(private readonly opts: ContextWindowsOptions = {}) {
     this.now = opts.now ?? Date.now;
@@ -80,9 +86,12 @@ export class ContextWindows {
     return known === undefined ? configured : Math.min(configured, known);
   }
 
-  /** Takes in what other processes learnt (the book's fresh rows); never throws. */
-  async refresh(): Promise<void> {
+  /** Takes in what other processes learnt (the book's fresh rows), at most once per `minRefreshMs` unless `force`; never throws. */
+  async refresh(force = false): Promise<void> {
     if (!this.opts.book) return;
+    const now = this.now();
+    if (!force && now - this.lastRefresh < (this.opts.minRefreshMs ?? 0)) return;
+    this.lastRefresh = now;
     try {
       for (const w of await this.opts.book.since(this.now() - LEARNT_WINDOW_TTL_MS)) {
         const mine = this.learnt.get(w.key);

@@ -64,4 +64,24 @@ describe.each(STORE_BACKENDS)('learnt context windows on %s', (backend) => {
     expect(windows.get(VLLM)).toBe(7_000);
     expect(errors).toHaveLength(2);
   });
+
+  it('with minRefreshMs, a refresh soon after the last reads nothing unless forced', async () => {
+    let t = 1_000_000;
+    const location = await temp.location();
+    const [a, b] = [await temp.open(location), await temp.open(location)];
+    const book = (store: typeof a) => new StoredWindowBook(store.sql, LEARNT_WINDOW_TTL_MS);
+    const writer = new ContextWindows({ book: book(a), now: () => t });
+    const reader = new ContextWindows({ book: book(b), now: () => t, minRefreshMs: 5_000 });
+    await reader.refresh();
+    await writer.learn(VLLM, 6_000);
+    t += 4_999;
+    await reader.refresh();
+    expect(reader.get(VLLM)).toBeUndefined();
+    await reader.refresh(true);
+    expect(reader.get(VLLM)).toBe(6_000);
+    await writer.learn(VLLM, 5_000);
+    t += 5_000;
+    await reader.refresh();
+    expect(reader.get(VLLM)).toBe(5_000);
+  });
 });
