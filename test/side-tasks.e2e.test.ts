@@ -64,6 +64,12 @@ describe('side tasks on the auxiliary model', () => {
     await waitFor(() => repliesIn(tg, chat).includes('This conversation is titled “Counting in order”.'), { timeoutMs: 30_000, what: 'the title shown' });
     expect(cheap.requests.filter(isTitle)).toHaveLength(1);
     expect(backup.requests.filter(isTitle)).toHaveLength(1);
+    // The title call is counted like the turn's own (per-profile tokens; the side-task chain is labelled by its
+    // first model), before /compress asks the chain again.
+    await waitFor(
+      async () => /herald_llm_profile_tokens_total\{profile="default",model="cheap:google\/gemini-2.5-flash",kind="input"\} [1-9]/.test(await (await fetch(`${gw.url}/metrics`)).text()),
+      { timeoutMs: 30_000, what: 'the title call in the spend metrics' },
+    );
 
     tg.injectMessage({ chatId: chat, userId: chat, text: '/compress' });
     await waitFor(() => repliesIn(tg, chat).some((t) => t.includes('Compressed the conversation')), { timeoutMs: 30_000, what: 'the /compress notice' });

@@ -323,7 +323,18 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     // runs, not API requests (a client may send thousands, each a session of its own).
     if (services && history.length === 0 && !first.scheduled && first.platform !== 'api' && !session.title && autoTitleEnabled(services.config)) {
       const provider = services.sideTasks.forSession(session.model);
-      if (provider) services.background.track(titleNewSession({ store, provider, sessionId: session.id, userText: userMessage, reply, log: ctx.log }));
+      if (provider) {
+        // Priced like the turn's own calls: into the session's usage and the budgets, once the title is written.
+        const titleMeter = new SpendMeter(deps.controls?.prices ?? BUILT_IN_PRICES, (call) => deps.controls?.onCall(spender.profile, call));
+        const titled = session;
+        const title = async (): Promise<void> => {
+          await titleNewSession({ store, provider: titleMeter.provider(provider), sessionId: titled.id, userText: userMessage, reply, log: ctx.log });
+          if (titleMeter.costUsd === 0 && titleMeter.usage.input + titleMeter.usage.output === 0) return;
+          await store.addUsage(titled.id, { ...titleMeter.usage, costUsd: titleMeter.costUsd });
+          await deps.controls?.budgets.record(spender, titleMeter.usage, titleMeter.costUsd);
+        };
+        services.background.track(title().catch((err: unknown) => ctx.log.warn({ err }, 'pricing the title call failed')));
+      }
     }
     return sent;
   })), deps.store);
