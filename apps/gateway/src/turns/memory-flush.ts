@@ -22,12 +22,15 @@ export async function flushBeforeLosingDetails(
   session: Session,
   reason: FlushReason,
   log?: Logger,
+  /** Inside a turn: the turn's spend meter, so the call is priced with the turn's own (budgets/meter.ts). */
+  metered: (p: Provider) => Provider = (p) => p,
 ): Promise<void> {
   const profile = services.profiles.get(session.profile);
   try {
     // The session's model (a profile's session records its profile's model when it starts).
-    const primary = services.sideTasks.forSession(session.model ?? profile.model ?? null);
-    if (!primary) return;
+    const side = services.sideTasks.forSession(session.model ?? profile.model ?? null);
+    if (!side) return;
+    const primary = metered(side);
     const agent = {
       primary,
       fallbacks: [],
@@ -64,6 +67,8 @@ export function flushBeforeLoopCompression(
   provider: Provider,
   signal: AbortSignal,
   log?: Logger,
+  /** The turn's spend meter (see flushBeforeLosingDetails); `provider` is metered already. */
+  metered: (p: Provider) => Provider = (p) => p,
 ): ((messages: readonly ChatMessage[]) => Promise<void>) | undefined {
   if (!services || !session.userId) return undefined;
   // The notes of this person in this profile (profiles/table.ts), with the profile's own toolsets.
@@ -73,7 +78,7 @@ export function flushBeforeLoopCompression(
   return async (messages) => {
     const result = await flushMemory({
       // The side-task chain when there is one (the auxiliary model first), else the turn's own provider.
-      provider: services.sideTasks.forSession(session.model) ?? provider,
+      provider: withSide(services.sideTasks.forSession(session.model), metered) ?? provider,
       history: messages,
       userKey,
       store,
@@ -84,4 +89,8 @@ export function flushBeforeLoopCompression(
     if (result.error) log?.warn({ err: result.error, sessionId: session.id }, 'memory flush before compression failed');
     else if (result.saved > 0) log?.info({ saved: result.saved, sessionId: session.id, reason: 'compression' }, 'memory flushed');
   };
+}
+
+function withSide(side: Provider | null, metered: (p: Provider) => Provider): Provider | null {
+  return side ? metered(side) : null;
 }

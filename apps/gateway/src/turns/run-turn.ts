@@ -195,7 +195,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       signal: ctx.signal,
       notify,
       // Saved notes survive what the summary leaves out (memory-flush.ts).
-      beforeCompress: services ? () => flushBeforeLosingDetails(store, services, current, 'compression', ctx.log) : undefined,
+      beforeCompress: services ? () => flushBeforeLosingDetails(store, services, current, 'compression', ctx.log, (p) => meter.provider(p)) : undefined,
     });
     const compressed = session;
     if (compressed !== current) compressions++;
@@ -255,7 +255,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
           // fallen back from one that is down), not with the chain that starts at the primary again.
           ...(summarizer && services?.config.auxiliaryModel ? { summaryProvider: summarizer } : {}),
           // The memory-only flush runs before each compression inside the turn too (memory-flush.ts).
-          beforeCompress: flushBeforeLoopCompression(store, services, session, providers.primary, ctx.signal, ctx.log),
+          beforeCompress: flushBeforeLoopCompression(store, services, session, providers.primary, ctx.signal, ctx.log, (p) => meter.provider(p)),
         },
         getSteerMessages: ctx.takeSteerMessages,
         onEvent: (event) => {
