@@ -111,6 +111,22 @@ describe.each(STORE_BACKENDS)('budgets on %s', (backend) => {
     ]);
   });
 
+  it('one turn adds to every scope and period it counts in, in one statement, each row once', async () => {
+    const spend = new SpendStore((await temp.open()).sql);
+    const keys = [
+      { scope: 'global', period: 'd2026-11-26' },
+      { scope: 'global', period: 'm2026-11' },
+      { scope: 'user:telegram:1', period: 'd2026-11-26' },
+      { scope: 'user:telegram:1', period: 'd2026-11-26' },
+    ];
+    await spend.add(keys, 100, 0.5);
+    await spend.add(keys.slice(0, 1), 10, 0.25);
+    expect(await spend.get('global', 'd2026-11-26')).toMatchObject({ tokens: 110, costUsd: 0.75 });
+    expect(await spend.get('global', 'm2026-11')).toMatchObject({ tokens: 100, costUsd: 0.5 });
+    expect(await spend.get('user:telegram:1', 'd2026-11-26')).toMatchObject({ tokens: 100, costUsd: 0.5 });
+    await spend.add([], 1, 1);
+  });
+
   it('periods follow the configured time zone', async () => {
     const spend = new SpendStore((await temp.open()).sql);
     const late = Date.UTC(2026, 10, 30, 23, 30);

@@ -52,17 +52,21 @@ const fromRow = (r: Row): SpendRow => ({ scope: r.scope, period: r.period, token
 export class SpendStore {
   constructor(private readonly sql: Sql) {}
 
-  /** Adds one turn's spend to every (scope, period) it counts in; joins the caller's transaction. */
+  /**
+   * Adds one turn's spend to every (scope, period) it counts in, in one statement (a turn counts in several: user,
+   * profile and global, by day and by month); joins the caller's transaction.
+   */
   async add(keys: ReadonlyArray<{ scope: string; period: string }>, tokens: number, costUsd: number): Promise<void> {
+    // One row each: PostgreSQL refuses an upsert that touches a row twice.
+    const unique = [...new Map(keys.map((k) => [`${k.scope}\u0000${k.period}`, k])).values()];
+    if (unique.length === 0) return;
     const now = Date.now();
-    for (const { scope, period } of keys) {
-      await this.sql.run(
-        `INSERT INTO spend (scope, period, tokens, cost_usd, updated_at) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (scope, period) DO UPDATE SET tokens = spend.tokens + excluded.tokens,
-           cost_usd = spend.cost_usd + excluded.cost_usd, updated_at = excluded.updated_at`,
-        [scope, period, tokens, costUsd, now],
-      );
-    }
+    await this.sql.run(
+      `INSERT INTO spend (scope, period, tokens, cost_usd, updated_at) VALUES ${unique.map(() => '(?, ?, ?, ?, ?)').join(', ')}
+       ON CONFLICT (scope, period) DO UPDATE SET tokens = spend.tokens + excluded.tokens,
+         cost_usd = spend.cost_usd + excluded.cost_usd, updated_at = excluded.updated_at`,
+      unique.flatMap(({ scope, period }) => [scope, period, tokens, costUsd, now]),
+    );
   }
 
   async get(scope: string, period: string): Promise<SpendRow> {
