@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import OpenAI, { APIError, AuthenticationError, BadRequestError, NotFoundError, RateLimitError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeLLM, type RecordedRequest } from './fakes/llm/index.js';
-import { deleteRedisPrefix, startCluster, uniquePrefix, type Cluster } from './helpers/cluster.js';
+import { deleteRedisPrefix, FAST_TAKEOVER_ENV, startCluster, uniquePrefix, type Cluster } from './helpers/cluster.js';
 import { startGateway, type GatewayProcess } from './helpers/gateway.js';
 import { lastUserText } from './helpers/llm-tags.js';
 import { waitFor } from './helpers/ports.js';
@@ -386,7 +386,7 @@ describe('OpenAI-compatible API across processes', () => {
   const prefix = uniquePrefix('api');
   beforeAll(async () => {
     llm = await startFakeOpenAI();
-    const fast = { HERALD_SESSION_LOCK_MS: '1500', HERALD_JOB_LOCK_MS: '1500', HERALD_STALLED_INTERVAL_MS: '1000', HERALD_REDIS_PREFIX: prefix };
+    const fast = { ...FAST_TAKEOVER_ENV, HERALD_REDIS_PREFIX: prefix };
     cluster = await startCluster({ workers: 1, env: llmEnv(llm, fast) });
   });
   afterAll(async () => {

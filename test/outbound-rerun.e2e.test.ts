@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeLLM, type RecordedRequest, type Step } from './fakes/llm/index.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram/index.js';
-import { startCluster, type Cluster } from './helpers/cluster.js';
+import { FAST_TAKEOVER_ENV, startCluster, type Cluster } from './helpers/cluster.js';
 import { repliesIn, telegramEnv } from './helpers/env.js';
 import { lastUserText, turnStep } from './helpers/llm-tags.js';
 import { waitFor } from './helpers/ports.js';
@@ -29,7 +29,7 @@ beforeAll(async () => {
   llm.respondWith(respond);
   cluster = await startCluster({
     workers: 1,
-    env: telegramEnv(tg, llm, { HERALD_SESSION_LOCK_MS: '1500', HERALD_JOB_LOCK_MS: '1500', HERALD_STALLED_INTERVAL_MS: '1000' }),
+    env: telegramEnv(tg, llm, FAST_TAKEOVER_ENV),
   });
 });
 

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeLLM } from './fakes/llm/index.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram/index.js';
-import { startCluster, type Cluster } from './helpers/cluster.js';
+import { FAST_TAKEOVER_ENV, startCluster, type Cluster } from './helpers/cluster.js';
 import { repliesIn, telegramEnv } from './helpers/env.js';
 import { lastUserText, taggedResponder } from './helpers/llm-tags.js';
 import { waitFor } from './helpers/ports.js';
@@ -112,7 +112,7 @@ describe('queue and workers (real processes)', () => {
   });
 
   it('SIGKILL of a worker during 50 turns, then a restart: nothing lost, nothing answered twice', async () => {
-    const fast = { HERALD_BUSY_INPUT_MODE: 'queue', HERALD_SESSION_LOCK_MS: '1500', HERALD_JOB_LOCK_MS: '1500', HERALD_STALLED_INTERVAL_MS: '1000' };
+    const fast = { HERALD_BUSY_INPUT_MODE: 'queue', ...FAST_TAKEOVER_ENV };
     const { tg, llm, cluster } = await setup({ workers: 2, env: fast });
     llm.respondWith(taggedResponder({ delayMs: 300 }).respond);
     for (let n = 0; n < 5; n++) {

@@ -81,3 +81,6 @@ export async function deleteRedisPrefix(prefix: string, url = 'redis://127.0.0.1
     redis.disconnect();
   }
 }
+
+/** Lock and stall settings short enough that a SIGKILLed worker's turn is taken over within seconds. */
+export const FAST_TAKEOVER_ENV = { HERALD_SESSION_LOCK_MS: '1500', HERALD_JOB_LOCK_MS: '1500', HERALD_STALLED_INTERVAL_MS: '1000' } as const;

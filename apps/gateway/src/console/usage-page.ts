@@ -26,27 +26,11 @@ export function usageBody(days: number, usage: { byModel: ModelUsage[]; byProfil
 <p><span class="big">${usd(total)}</span> estimated spend, ${count(byModel.reduce((n, m) => n + m.sessions, 0))} sessions, last ${days} days (UTC).</p>
 <section aria-labelledby="h-models">
 <h2 id="h-models">By model</h2>
-${tableWrap(
-  'Usage by model',
-  ['Model', 'Sessions', 'Input tokens', 'Output tokens', 'Cache read', 'Cache write', 'Estimated cost'],
-  byModel.map(
-    (m) => html`<tr><th scope="row">${swatch(modelColor(models, m.model))}${m.model ?? 'no model'}</th><td class="num">${count(m.sessions)}</td><td class="num">${count(m.inputTokens)}</td>
-<td class="num">${count(m.outputTokens)}</td><td class="num">${count(m.cacheReadTokens)}</td><td class="num">${count(m.cacheWriteTokens)}</td><td class="num">${usd(m.costUsd)}</td></tr>`,
-  ),
-  'No sessions in this window.',
-)}
+${sumsTable('Usage by model', 'Model', byModel.map((m) => [html`${swatch(modelColor(models, m.model))}${m.model ?? 'no model'}`, m]))}
 </section>
 <section aria-labelledby="h-profiles">
 <h2 id="h-profiles">By profile</h2>
-${tableWrap(
-  'Usage by agent profile',
-  ['Profile', 'Sessions', 'Input tokens', 'Output tokens', 'Cache read', 'Cache write', 'Estimated cost'],
-  byProfile.map(
-    (p) => html`<tr><th scope="row">${p.profile}</th><td class="num">${count(p.sessions)}</td><td class="num">${count(p.inputTokens)}</td>
-<td class="num">${count(p.outputTokens)}</td><td class="num">${count(p.cacheReadTokens)}</td><td class="num">${count(p.cacheWriteTokens)}</td><td class="num">${usd(p.costUsd)}</td></tr>`,
-  ),
-  'No sessions in this window.',
-)}
+${sumsTable('Usage by agent profile', 'Profile', byProfile.map((p) => [html`${p.profile}`, p]))}
 </section>
 <section aria-labelledby="h-daily">
 <h2 id="h-daily">By day</h2>
@@ -70,4 +54,19 @@ ${tableWrap(
 )}
 </details>
 </section>`;
+}
+
+type Sums = Omit<ModelUsage, 'model'>;
+
+/** One row per model or profile: sessions, the four token counts and the estimated cost. */
+function sumsTable(caption: string, first: string, rows: Array<[Html, Sums]>): Html {
+  return tableWrap(
+    caption,
+    [first, 'Sessions', 'Input tokens', 'Output tokens', 'Cache read', 'Cache write', 'Estimated cost'],
+    rows.map(
+      ([name, u]) => html`<tr><th scope="row">${name}</th><td class="num">${count(u.sessions)}</td><td class="num">${count(u.inputTokens)}</td>
+<td class="num">${count(u.outputTokens)}</td><td class="num">${count(u.cacheReadTokens)}</td><td class="num">${count(u.cacheWriteTokens)}</td><td class="num">${usd(u.costUsd)}</td></tr>`,
+    ),
+    'No sessions in this window.',
+  );
 }

@@ -5,71 +5,19 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { DelayedError, WaitingError, Worker, type Job } from 'bullmq';
-import { isTransientStoreError, type TurnStatus } from '@herald/agent-core';
+import { isTransientStoreError } from '@herald/agent-core';
 import type { Logger } from '../logger.js';
 import { logConnectionErrors } from '../redis-errors.js';
 import { JOB_RETENTION, type BusyInputMode, type TurnJobData } from './producer.js';
 import type { ControlBus, ControlSignal } from './control.js';
-import type { DeliveryCheck, Mailbox, MailboxEntry } from './mailbox.js';
+import type { Mailbox, MailboxEntry } from './mailbox.js';
 import { TurnAbort } from './turn-abort.js';
+import type { AbandonHandler, TurnEndHandler, TurnResult, TurnRunner } from './turn-context.js';
 import { entriesJoiningHead } from './turn-entries.js';
 
 export const TURN_QUEUE = 'turns';
 
-/** What the worker hands the turn runner. */
-export interface TurnContext {
-  sessionKey: string;
-  /** The entries this turn answers (more than one when interrupt mode merged pending messages). */
-  entries: MailboxEntry[];
-  /** The turn id used for the outbox: the id of the last entry. */
-  turnId: string;
-  /** This worker's fencing token for the session: every outbox write and send carries it (see store turns.ts). */
-  fence: number;
-  signal: AbortSignal;
-  /** True while this worker still holds the session and no later message interrupted this turn. */
-  canDeliver(): Promise<boolean>;
-  /**
-   * Asked once, just before the final reply goes out: why not, when it cannot — `stale` (interrupted or stopped:
-   * never send) or `lock_lost` (another worker will). On `ok` the session counts as replying, so a message arriving
-   * from then until the turn is acknowledged is not told it waits (Mailbox.mayAcknowledge).
-   */
-  deliveryCheck(): Promise<DeliveryCheck>;
-  /** Texts a user sent while the turn ran (steer mode), taken once each. */
-  takeSteerMessages(): string[];
-  /** Marks agent activity (an LLM delta, a tool starting or ending); the watchdog aborts a turn without any. */
-  touch(): void;
-  log: Logger;
-}
-
-/** What a turn leaves for after its mailbox entry is acknowledged (the session is free again by then). */
-export interface TurnResult {
-  /** Cosmetics that must not hold the session: the reaction swap on the user's message, say. */
-  afterAck?: () => Promise<void>;
-  /** What the turn came to, for metrics (ops/instrument.ts): nothing has to read it back from the store. */
-  report?: TurnReport;
-}
-
-/** A turn's own account of how it went (the runner knows it from its writes, which return the outbox row). */
-export interface TurnReport {
-  /** The outbox said the turn had finished before this run (a recovered job): not a new turn. */
-  finishedBefore?: boolean;
-  /** The turn's outbox status after this run; absent when the runner cannot tell (then it is read from the store). */
-  status?: TurnStatus;
-  /** Compressed child sessions the conversation moved to during the turn (before it or inside the loop). */
-  compressions?: number;
-}
-
-export type TurnRunner = (ctx: TurnContext) => Promise<TurnResult | void>;
-
-/**
- * Told once a turn's entries have left the mailbox: answered, failed, stopped or withdrawn (not when the turn was
- * handed to another worker, which then runs it again). The HTTP API ends its waiting requests here.
- */
-export type TurnEndHandler = (entries: MailboxEntry[]) => Promise<void>;
-
-/** A turn the watchdog gave up on: called once, so the caller can fence it out and tell the user. */
-export type AbandonHandler = (turn: { sessionKey: string; turnId: string; entries: MailboxEntry[]; log: Logger }) => Promise<void>;
-
+export type { TurnContext, TurnResult, TurnReport, TurnRunner, TurnEndHandler, AbandonHandler } from './turn-context.js';
 export { TurnAbort } from './turn-abort.js';
 
 export interface TurnWorkerOptions {
@@ -125,11 +73,9 @@ interface RunningTurn {
 export class TurnWorker {
   readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   private worker: Worker<TurnJobData> | null = null;
-  /** The turn each session runs here: what interrupt, steer and withdraw signals reach. */
-  private readonly running = new Map<string, RunningTurn>();
   /**
-   * Every turn running here. Usually one per session; after a /stop broke a session's lock, the stopped turn may
-   * still be winding down while another job runs the session's next turn (which `running` then names).
+   * Every turn running here, in the order they started. Usually one per session; after a /stop broke a session's
+   * lock, the stopped turn may still be winding down while another job runs the session's next turn (latestTurnOf names it).
    */
   private readonly turns = new Set<RunningTurn>();
   /**
@@ -144,7 +90,7 @@ export class TurnWorker {
   constructor(private readonly opts: TurnWorkerOptions) {}
 
   get activeTurns(): number {
-    return this.running.size;
+    return this.turns.size;
   }
 
   /** Why this worker cannot take jobs right now, or null when it can (for /health/ready). */
@@ -200,7 +146,7 @@ export class TurnWorker {
         const elapsed = Date.now() - started;
         if (closed) return resolve('closed');
         if (cutShort < 0 && elapsed >= drainMs) cutShort = this.cutShort(drainMs);
-        if (!this.opts.redisReady() && (this.running.size === 0 || cutShort >= 0)) return resolve('redis');
+        if (!this.opts.redisReady() && (this.turns.size === 0 || cutShort >= 0)) return resolve('redis');
         if (elapsed >= drainMs + HANDOVER_GRACE_MS) return resolve('timeout');
         const untilDrain = drainMs - elapsed;
         timer = setTimeout(look, untilDrain > 0 ? Math.min(CLOSE_POLL_MS, untilDrain) : CLOSE_POLL_MS);
@@ -217,7 +163,7 @@ export class TurnWorker {
 
   /** The drain is over: aborts the turns still running (their entries stay queued) and says which; returns how many. */
   private cutShort(drainMs: number): number {
-    const sessions = [...this.running.keys()];
+    const sessions = [...new Set([...this.turns].map((t) => t.sessionKey))];
     if (sessions.length === 0) return 0;
     this.opts.log.warn({ sessions }, `shutdown: the drain timeout (${drainMs} ms) passed; cutting short ${sessions.length} turn(s) of session(s) ${sessions.join(', ')}: their messages stay queued and run again`);
     for (const t of this.turns) t.controller.abort(new TurnAbort('shutdown'));
@@ -246,7 +192,7 @@ export class TurnWorker {
       for (const t of this.turns) if (t.sessionKey === s.sessionKey && (s.fence === undefined || t.fence < s.fence)) t.controller.abort(new TurnAbort('stop'));
       return;
     }
-    const turn = this.running.get(s.sessionKey);
+    const turn = this.latestTurnOf(s.sessionKey);
     if (!turn) return;
     if (turn.scheduled) return; // the message waits in the mailbox and runs as the next turn
     else if (s.type === 'interrupt' && turn.seq < s.seq) turn.controller.abort(new TurnAbort('interrupt'));
@@ -347,7 +293,6 @@ export class TurnWorker {
           steer: [],
           absorbed: merged.map((m) => m.raw),
         };
-        this.running.set(sessionKey, turn);
         this.turns.add(turn);
         current = turn;
         let result: TurnResult | void = undefined;
@@ -386,8 +331,6 @@ export class TurnWorker {
         } finally {
           current = null;
           this.turns.delete(turn);
-          // Only our own entry: after a /stop another job of this worker may run the session's next turn already.
-          if (this.running.get(sessionKey) === turn) this.running.delete(sessionKey);
         }
         const reason: unknown = turn.controller.signal.reason;
         log.debug({ turnId: last.id, abort: reason instanceof TurnAbort ? reason.kind : undefined }, 'turn ended');
@@ -424,6 +367,13 @@ export class TurnWorker {
   private busyModeOf(entry: MailboxEntry): BusyInputMode {
     const mode = this.opts.busyInputMode;
     return typeof mode === 'function' ? mode(entry) : mode;
+  }
+
+  /** The session's newest turn here: what interrupt, steer and withdraw signals reach. */
+  private latestTurnOf(sessionKey: string): RunningTurn | undefined {
+    let latest: RunningTurn | undefined;
+    for (const t of this.turns) if (t.sessionKey === sessionKey) latest = t;
+    return latest;
   }
 
   private async withdrawn(entries: MailboxEntry[]): Promise<boolean> {

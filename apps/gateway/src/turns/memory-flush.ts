@@ -75,10 +75,11 @@ export function flushBeforeLoopCompression(
   const profile = services.profiles.get(session.profile);
   if (!offersMemory(store, profile.toolsets)) return undefined;
   const userKey = memoryKeyOf(profile, session.source, session.userId);
+  const side = services.sideTasks.forSession(session.model);
   return async (messages) => {
     const result = await flushMemory({
       // The side-task chain when there is one (the auxiliary model first), else the turn's own provider.
-      provider: withSide(services.sideTasks.forSession(session.model), metered) ?? provider,
+      provider: side ? metered(side) : provider,
       history: messages,
       userKey,
       store,
@@ -89,8 +90,4 @@ export function flushBeforeLoopCompression(
     if (result.error) log?.warn({ err: result.error, sessionId: session.id }, 'memory flush before compression failed');
     else if (result.saved > 0) log?.info({ saved: result.saved, sessionId: session.id, reason: 'compression' }, 'memory flushed');
   };
-}
-
-function withSide(side: Provider | null, metered: (p: Provider) => Provider): Provider | null {
-  return side ? metered(side) : null;
 }

@@ -173,7 +173,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
 
     // Each call priced with the model that answered (budgets/meter.ts), under the global LLM cap when one is set;
     // the compression summary below included.
-    const meter = new SpendMeter(deps.controls?.prices ?? BUILT_IN_PRICES, (call) => deps.controls?.onCall(spender.profile, call));
+    const newMeter = (): SpendMeter => new SpendMeter(deps.controls?.prices ?? BUILT_IN_PRICES, (call) => deps.controls?.onCall(spender.profile, call));
+    const meter = newMeter();
     const governed = <T extends { primary: Provider; fallbacks: Provider[] }>(p: T): T => meter.wrap(deps.controls ? deps.controls.capped(p) : p);
     // Hermes' 85 % safety net: a session that outgrew the window moves to a compressed child session first.
     const notify = async (text: string): Promise<void> => void (await deliver(egress, last.conversationId, text, { baseDelayMs: deps.deliveryBaseDelayMs }));
@@ -325,7 +326,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       const provider = services.sideTasks.forSession(session.model);
       if (provider) {
         // Priced like the turn's own calls: into the session's usage and the budgets, once the title is written.
-        const titleMeter = new SpendMeter(deps.controls?.prices ?? BUILT_IN_PRICES, (call) => deps.controls?.onCall(spender.profile, call));
+        const titleMeter = newMeter();
         const titled = session;
         const title = async (): Promise<void> => {
           await titleNewSession({ store, provider: titleMeter.provider(provider), sessionId: titled.id, userText: userMessage, reply, log: ctx.log });
