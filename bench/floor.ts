@@ -129,10 +129,13 @@ export async function benchFloor(): Promise<Record<string, number>> {
     let peakRss = process.memoryUsage().rss;
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
     const tags = Array.from({ length: CONCURRENT_TURNS }, (_, i) => `fc${i}`);
+    const cpuBefore = process.cpuUsage();
     const started = now();
     await Promise.all(tags.map((tag, i) => submit(queue, 210_000 + i, tag)));
     const t = await waitForSent(s, tags, 300_000);
     clearInterval(sampler);
+    const cpu = process.cpuUsage(cpuBefore);
+    results.concurrent_cpu_ms_per_turn = (cpu.user + cpu.system) / 1000 / CONCURRENT_TURNS;
     const lastSent = Math.max(...tags.map((tag) => t.sentAt.get(tag) ?? 0));
     results.concurrent_finish_s = (lastSent - started) / 1000;
     results.concurrent_peak_rss_mb = peakRss / 1024 / 1024;

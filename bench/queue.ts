@@ -19,6 +19,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Queue, Worker } from 'bullmq';
 import type { InboundMessage } from '@herald/adapters';
 import { loadConfig } from '../apps/gateway/src/config/load.js';
@@ -285,22 +286,48 @@ export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<s
     let peakRss = process.memoryUsage().rss;
     let peakHeap = process.memoryUsage().heapUsed;
     const baseRss = peakRss;
+    const baseHeap = peakHeap;
     const sampler = setInterval(() => {
       const m = process.memoryUsage();
       peakRss = Math.max(peakRss, m.rss);
       peakHeap = Math.max(peakHeap, m.heapUsed);
     }, 50);
     const tags = Array.from({ length: CONCURRENT_TURNS }, (_, i) => `c${i}`);
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    const cpuBefore = process.cpuUsage();
     const started = now();
-    await Promise.all(tags.map((tag, i) => router.handle(message(10_000 + i, tag))));
-    const t = await waitForSent(s, tags, 300_000);
+    const t = await profiled(`${FIGURE_PREFIX[store]}-concurrent`, async () => {
+      await Promise.all(tags.map((tag, i) => router.handle(message(10_000 + i, tag))));
+      results.concurrent_submitted_s = (now() - started) / 1000;
+      return waitForSent(s, tags, 300_000);
+    });
     clearInterval(sampler);
+    const cpu = process.cpuUsage(cpuBefore);
+    // CPU time of this process (all its threads) per turn: unlike the finish time, hardly moved by other load.
+    results.concurrent_cpu_ms_per_turn = (cpu.user + cpu.system) / 1000 / CONCURRENT_TURNS;
+    loop.disable();
+    // Event-loop stalls while the turns ran (GC pauses, long synchronous stretches).
+    results.concurrent_loop_delay_p99_ms = loop.percentile(99) / 1e6;
+    results.concurrent_loop_delay_max_ms = loop.max / 1e6;
     const lastSent = Math.max(...tags.map((tag) => t.sentAt.get(tag) ?? 0));
+    // Where the time goes: getting every turn to its LLM call, or from the replies to the sends.
+    const llmIn = tags.map((tag) => (t.llmIn.get(tag) ?? 0) - started);
+    const llmToSend = tags.map((tag) => (t.sentAt.get(tag) ?? 0) - (t.llmOut.get(tag) ?? 0));
+    results.concurrent_llm_in_p50_s = percentile(llmIn, 50) / 1000;
+    results.concurrent_last_llm_in_s = Math.max(...llmIn) / 1000;
+    results.concurrent_llm_to_send_p50_s = percentile(llmToSend, 50) / 1000;
+    results.concurrent_llm_to_send_p99_s = percentile(llmToSend, 99) / 1000;
     // Back near the start once the turns are done? (after a full GC when --expose-gc, as benchQueueInChild runs)
     await sleep(1_000);
     (globalThis as { gc?: () => void }).gc?.();
-    results.concurrent_rss_after_mb = process.memoryUsage().rss / 1024 / 1024;
+    const after = process.memoryUsage();
+    results.concurrent_rss_after_mb = after.rss / 1024 / 1024;
+    results.concurrent_js_heap_after_mb = after.heapUsed / 1024 / 1024;
+    results.concurrent_js_heap_total_after_mb = after.heapTotal / 1024 / 1024;
+    results.concurrent_external_after_mb = after.external / 1024 / 1024;
     results.concurrent_rss_start_mb = baseRss / 1024 / 1024;
+    results.concurrent_js_heap_start_mb = baseHeap / 1024 / 1024;
     results.concurrent_turns = CONCURRENT_TURNS;
     results.concurrent_llm_ms = SLOW_LLM_MS;
     results.concurrent_finish_s = (lastSent - started) / 1000;

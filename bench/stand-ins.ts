@@ -30,9 +30,17 @@ const requests = llm.requests;
 setInterval(() => requests.splice(0, requests.length), 1_000).unref();
 
 const tg = await startTelegramFake();
-// The Bot API only answers chats it knows: the parent names the private chats its users write from.
+// The Bot API only answers chats it knows: the parent names the private chats its users write from (and each
+// chat gets the user's message the replies answer).
 process.on('message', (m: { type: string; ids?: number[] }) => {
-  if (m.type === 'chats') for (const id of m.ids ?? []) tg.world.ensureChat(id, 'private');
+  if (m.type !== 'chats') return;
+  for (const id of m.ids ?? []) {
+    const chat = tg.world.ensureChat(id, 'private');
+    // The user's message every benchmark message names (platformMessageId '1'), so a reply to it finds it.
+    if (chat.messages.has(1)) continue;
+    chat.messages.set(1, { message_id: 1, date: 0, chat: { id, type: 'private' }, text: 'hi' });
+    chat.nextMessageId = Math.max(chat.nextMessageId, 2);
+  }
 });
 const push = tg.sent.push.bind(tg.sent);
 tg.sent.push = (...items) => {

@@ -143,6 +143,51 @@ describe('SqliteSql writes', () => {
     expect(db.stats().writes).toBe(4); // the CREATE is one write too
   });
 
+  it('hands the connection to waiting transactions in arrival order, the statements between them running first', async () => {
+    const db = await openDb();
+    await db.exec('CREATE TABLE t (v INTEGER)');
+    const order: string[] = [];
+    // Hundreds of calls wait behind the first transaction, each transaction yielding to the event loop midway.
+    const calls = Array.from({ length: 300 }, (_, i) =>
+      i % 3 === 2
+        ? db.get<{ n: number }>('SELECT count(*) AS n FROM t').then(() => void order.push(`read ${i}`))
+        : db.transaction(async () => {
+            await db.run('INSERT INTO t (v) VALUES (?)', [i]);
+            await new Promise((r) => setImmediate(r));
+            await db.run('INSERT INTO t (v) VALUES (?)', [1000 + i]);
+            order.push(`tx ${i}`);
+          }),
+    );
+    await Promise.all(calls);
+    const expected = Array.from({ length: 300 }, (_, i) => (i % 3 === 2 ? `read ${i}` : `tx ${i}`));
+    expect(order).toEqual(expected);
+    // Each transaction whole: its two rows next to each other.
+    const rows = await values(db);
+    const txs = expected.filter((e) => e.startsWith('tx')).map((e) => Number(e.slice(3)));
+    expect(rows).toEqual(txs.flatMap((i) => [i, 1000 + i]));
+  });
+
+  it('closes after the open transaction even with more calls waiting, and those fail rather than hang', async () => {
+    const db = await openDb();
+    await db.exec('CREATE TABLE t (v INTEGER)');
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const first = db.transaction(async () => {
+      await db.run('INSERT INTO t (v) VALUES (1)');
+      await held;
+    });
+    const closing = db.close();
+    const later = db.transaction(() => db.run('INSERT INTO t (v) VALUES (2)')).then(
+      () => 'committed',
+      (err: unknown) => (err instanceof Error ? err.message : String(err)),
+    );
+    release();
+    await first;
+    await closing;
+    expect(db.isOpen).toBe(false);
+    expect(await later).toMatch(/not open/);
+  });
+
   it(`leaves checkpoints to SQLite's page threshold (${WAL_AUTOCHECKPOINT_PAGES} pages): the WAL stays bounded, small writes cost none`, async () => {
     const file = path.join(temp.dir, 'checkpoint.db');
     const db = await openDb(file);

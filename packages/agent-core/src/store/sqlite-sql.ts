@@ -50,13 +50,20 @@ interface TxFrame {
   active: boolean;
 }
 
+/** A call waiting for the open transaction to end; `takes`: a transaction, which will hold the connection itself. */
+interface Waiter {
+  takes: boolean;
+  wake: () => void;
+}
+
 export class SqliteSql implements Sql {
   readonly dialect = 'sqlite' as const;
   private readonly statements = new Map<string, Statement>();
   private readonly context = new AsyncLocalStorage<TxFrame>();
   /** The transaction that has the connection, if any. */
   private holder: TxFrame | null = null;
-  private waiters: Array<() => void> = [];
+  /** In arrival order; a waiter woken too late (another call took the connection first) goes back to the front. */
+  private readonly waiters: Waiter[] = [];
   private readonly counters: WriteStats = { writes: 0, busyRetries: 0 };
 
   private constructor(readonly raw: Database.Database) {}
@@ -113,7 +120,7 @@ export class SqliteSql implements Sql {
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     if (this.inTransaction) return fn();
     for (let attempt = 1; ; attempt++) {
-      while (this.holder) await this.waitForConnection();
+      for (let waited = false; this.holder; waited = true) await this.waitForConnection(true, waited);
       const frame: TxFrame = { active: true };
       this.holder = frame;
       try {
@@ -153,7 +160,7 @@ export class SqliteSql implements Sql {
   }
 
   async close(): Promise<void> {
-    while (this.holder) await this.waitForConnection();
+    for (let waited = false; this.holder; waited = true) await this.waitForConnection(false, waited);
     if (!this.raw.open) return;
     this.checkpoint();
     this.raw.close();
@@ -203,7 +210,7 @@ export class SqliteSql implements Sql {
 
   private async retryBusy<T>(fn: () => T, waitForHolder = false): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      if (waitForHolder) while (this.holder) await this.waitForConnection();
+      if (waitForHolder) for (let waited = false; this.holder; waited = true) await this.waitForConnection(false, waited);
       try {
         return fn();
       } catch (err) {
@@ -215,15 +222,25 @@ export class SqliteSql implements Sql {
     }
   }
 
-  private waitForConnection(): Promise<void> {
-    return new Promise((resolve) => this.waiters.push(resolve));
+  private waitForConnection(takes: boolean, again: boolean): Promise<void> {
+    return new Promise((wake) => {
+      if (again) this.waiters.unshift({ takes, wake });
+      else this.waiters.push({ takes, wake });
+    });
   }
 
+  /**
+   * Wakes the waiters up to and including the first transaction: the statements before it run, then it takes the
+   * connection; the rest stay queued until it ends. (Waking all of them each time made every commit cost one
+   * wake-up per waiting call: with thousands of turns in flight, most of a worker's time.)
+   */
   private release(): void {
     this.holder = null;
-    const waiting = this.waiters;
-    this.waiters = [];
-    for (const wake of waiting) wake();
+    while (this.waiters.length > 0) {
+      const next = this.waiters.shift() as Waiter;
+      next.wake();
+      if (next.takes) break;
+    }
   }
 
   private noteWrite(): void {
