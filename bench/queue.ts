@@ -326,6 +326,17 @@ export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<s
     results.concurrent_js_heap_after_mb = after.heapUsed / 1024 / 1024;
     results.concurrent_js_heap_total_after_mb = after.heapTotal / 1024 / 1024;
     results.concurrent_external_after_mb = after.external / 1024 / 1024;
+    // ... and once idle keep-alive connections have closed and V8 has given back the pages it no longer needs: how
+    // long until RSS is at most 1.5 × the start level again (a leak never gets there), at most a minute.
+    const after1s = now();
+    let settled = after.rss;
+    while (settled > baseRss * 1.5 && now() - after1s < 60_000) {
+      await sleep(1_000);
+      (globalThis as { gc?: () => void }).gc?.();
+      settled = process.memoryUsage().rss;
+    }
+    results.concurrent_rss_settled_mb = settled / 1024 / 1024;
+    results.concurrent_rss_settled_s = (now() - after1s) / 1000 + 1;
     results.concurrent_rss_start_mb = baseRss / 1024 / 1024;
     results.concurrent_js_heap_start_mb = baseHeap / 1024 / 1024;
     results.concurrent_turns = CONCURRENT_TURNS;

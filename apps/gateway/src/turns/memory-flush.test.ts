@@ -10,6 +10,7 @@ import { SpendMeter } from '../budgets/meter.js';
 import type { ConversationServices } from '../sessions/services.js';
 import type { Profile } from '../profiles/table.js';
 import { flushBeforeLoopCompression } from './memory-flush.js';
+import { offersMemory } from './tools.js';
 
 const profile: Profile = {
   name: 'default',
@@ -52,5 +53,17 @@ describe.each(STORE_BACKENDS)('memory flush inside a turn on %s', (backend) => {
     expect(calls).toEqual(['side']);
     expect(meter.usage).toMatchObject({ input: 1_000, output: 10 });
     expect(meter.costUsd).toBeGreaterThan(0);
+  });
+});
+
+describe('offersMemory', () => {
+  it('answers from the toolsets\' tool names, the gateway\'s own schedule toolset included, and refuses an unknown one', () => {
+    expect(offersMemory(['core'])).toBe(true);
+    expect(offersMemory(['full'])).toBe(true); // full includes core
+    expect(offersMemory(['core', 'schedule'])).toBe(true);
+    expect(offersMemory(['research'])).toBe(false);
+    expect(offersMemory(['research', 'schedule'])).toBe(false);
+    expect(offersMemory([])).toBe(false);
+    expect(() => offersMemory(['nope'])).toThrow(/nope/);
   });
 });

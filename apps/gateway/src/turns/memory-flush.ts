@@ -73,7 +73,7 @@ export function flushBeforeLoopCompression(
   if (!services || !session.userId) return undefined;
   // The notes of this person in this profile (profiles/table.ts), with the profile's own toolsets.
   const profile = services.profiles.get(session.profile);
-  if (!offersMemory(store, profile.toolsets)) return undefined;
+  if (!offersMemory(profile.toolsets)) return undefined;
   const userKey = memoryKeyOf(profile, session.source, session.userId);
   const side = services.sideTasks.forSession(session.model);
   return async (messages) => {

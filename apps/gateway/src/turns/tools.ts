@@ -11,6 +11,7 @@ import {
   IterationBudget,
   MEMORY_TOOL,
   createBuiltinTools,
+  resolveToolsets,
   flushMemory,
   withMemoryBlock,
   stripMemoryMarker,
@@ -186,8 +187,9 @@ export interface FlushSessionMemoryDeps {
  * nothing to do (no model, memory not enabled, no user on the session). Never throws for a provider failure.
  */
 /** Whether the configured toolsets give the agent the memory tool (only then is there anything to flush). */
-export function offersMemory(store: SessionStore, toolsets: readonly string[]): boolean {
-  return createBuiltinTools({ store }, builtinToolsets(toolsets)).tools.some((t) => t.name === MEMORY_TOOL);
+export function offersMemory(toolsets: readonly string[]): boolean {
+  // A name lookup: building the tools to look (a registry, a time formatter, every schema) cost that on every turn.
+  return resolveToolsets(builtinToolsets(toolsets)).includes(MEMORY_TOOL);
 }
 
 export async function flushSessionMemory(
@@ -198,7 +200,7 @@ export async function flushSessionMemory(
 ): Promise<FlushMemoryResult | null> {
   const { agent, store } = deps;
   if (!agent || !session.userId) return null;
-  if (!offersMemory(store, deps.toolsets)) return null;
+  if (!offersMemory(deps.toolsets)) return null;
   return flushMemory({
     provider: agent.primary,
     history: await store.getHistory(session.id),
