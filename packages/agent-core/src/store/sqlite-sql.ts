@@ -64,8 +64,6 @@ export class SqliteSql implements Sql {
   private holder: TxFrame | null = null;
   /** In arrival order; a waiter woken too late (another call took the connection first) goes back to the front. */
   private readonly waiters: Waiter[] = [];
-  /** A transaction ended with calls waiting: they are woken on the next turn of the event loop (see release). */
-  private handingOver = false;
   private readonly counters: WriteStats = { writes: 0, busyRetries: 0 };
 
   private constructor(readonly raw: Database.Database) {}
@@ -122,7 +120,7 @@ export class SqliteSql implements Sql {
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     if (this.inTransaction) return fn();
     for (let attempt = 1; ; attempt++) {
-      for (let waited = false; this.busy; waited = true) await this.waitForConnection(true, waited);
+      for (let waited = false; this.holder; waited = true) await this.waitForConnection(true, waited);
       const frame: TxFrame = { active: true };
       this.holder = frame;
       try {
@@ -162,7 +160,7 @@ export class SqliteSql implements Sql {
   }
 
   async close(): Promise<void> {
-    for (let waited = false; this.busy; waited = true) await this.waitForConnection(false, waited);
+    for (let waited = false; this.holder; waited = true) await this.waitForConnection(false, waited);
     if (!this.raw.open) return;
     this.checkpoint();
     this.raw.close();
@@ -212,7 +210,7 @@ export class SqliteSql implements Sql {
 
   private async retryBusy<T>(fn: () => T, waitForHolder = false): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      if (waitForHolder) for (let waited = false; this.busy; waited = true) await this.waitForConnection(false, waited);
+      if (waitForHolder) for (let waited = false; this.holder; waited = true) await this.waitForConnection(false, waited);
       try {
         return fn();
       } catch (err) {
@@ -224,11 +222,6 @@ export class SqliteSql implements Sql {
     }
   }
 
-  /** A transaction has the connection, or the waiting calls are about to get it. */
-  private get busy(): boolean {
-    return this.holder !== null || this.handingOver;
-  }
-
   private waitForConnection(takes: boolean, again: boolean): Promise<void> {
     return new Promise((wake) => {
       if (again) this.waiters.unshift({ takes, wake });
@@ -238,23 +231,16 @@ export class SqliteSql implements Sql {
 
   /**
    * Wakes the waiters up to and including the first transaction: the statements before it run, then it takes the
-   * connection; the rest stay queued until it ends. (Waking all of them each time cost one wake-up per waiting call
-   * per commit: 193,000 for 1,000 concurrent turns.) They are woken from the event loop, not right away: handing
-   * over inside the same microtask run let thousands of queued turns run back to back without a timer or a socket
-   * getting a turn (a 49 s stall with 5,000 turns in flight, lock renewals included).
+   * connection; the rest stay queued until it ends. (Waking all of them each time made every commit cost one
+   * wake-up per waiting call: with thousands of turns in flight, most of a worker's time.)
    */
   private release(): void {
     this.holder = null;
-    if (this.waiters.length === 0 || this.handingOver) return;
-    this.handingOver = true;
-    setImmediate(() => {
-      this.handingOver = false;
-      while (this.waiters.length > 0) {
-        const next = this.waiters.shift() as Waiter;
-        next.wake();
-        if (next.takes) break;
-      }
-    });
+    while (this.waiters.length > 0) {
+      const next = this.waiters.shift() as Waiter;
+      next.wake();
+      if (next.takes) break;
+    }
   }
 
   private noteWrite(): void {
