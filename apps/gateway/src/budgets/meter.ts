@@ -53,3 +53,14 @@ export class SpendMeter {
     };
   }
 }
+
+/** How calls are priced and where each one is reported (metrics), for spend outside a turn's own meter. */
+export interface SpendPricing {
+  readonly prices: PriceTable;
+  onCall(profile: string, call: CallSpend): void;
+}
+
+/** A fresh meter for one profile's calls. */
+export function meterFor(pricing: SpendPricing, profile: string): SpendMeter {
+  return new SpendMeter(pricing.prices, (call) => pricing.onCall(profile, call));
+}

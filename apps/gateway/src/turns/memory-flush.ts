@@ -12,6 +12,7 @@ import type { Logger } from '../logger.js';
 import type { ConversationServices } from '../sessions/services.js';
 import { flushSessionMemory, offersMemory } from './tools.js';
 import { memoryKeyOf } from '../profiles/table.js';
+import { meterFor } from '../budgets/meter.js';
 
 /** The flush is one short call; past this it is abandoned. */
 export const MEMORY_FLUSH_TIMEOUT_MS = 30_000;
@@ -48,12 +49,33 @@ export async function flushBeforeLosingDetails(
 }
 
 /**
+ * The flush outside any turn (/new, /compress, the idle and daily resets), priced as a turn's calls are: into the
+ * session's tokens, cost and API calls, the budgets of the session's person in its profile (platform = the
+ * session's source), and the metrics (budgets/meter.ts). Best effort like the flush: a store error is logged.
+ */
+export async function flushOutsideTurn(store: SessionStore, services: ConversationServices, session: Session, reason: FlushReason, log?: Logger): Promise<void> {
+  const profile = services.profiles.get(session.profile).name;
+  const meter = meterFor(services.pricing, profile);
+  await flushBeforeLosingDetails(store, services, session, reason, log, (p) => meter.provider(p));
+  if (meter.calls === 0) return;
+  try {
+    await store.transaction(async () => {
+      await store.addUsage(session.id, { ...meter.usage, costUsd: meter.costUsd });
+      await services.counters.addApiCalls(session.id, meter.calls);
+      if (session.userId) await services.budgets.record({ profile, platform: session.source, userId: session.userId }, meter.usage, meter.costUsd);
+    });
+  } catch (err) {
+    log?.warn({ err, sessionId: session.id }, 'the memory flush ran but its spend could not be recorded');
+  }
+}
+
+/**
  * For the idle and daily resets: the ended session's notes are saved behind the reply, as /new does (the flush
  * runs in the background; stopping the process waits for it).
  */
 export function flushAfterReset(store: SessionStore, services: ConversationServices | undefined, log?: Logger): ((ended: Session) => void) | undefined {
   if (!services) return undefined;
-  return (ended) => services.background.track(flushBeforeLosingDetails(store, services, ended, 'reset', log));
+  return (ended) => services.background.track(flushOutsideTurn(store, services, ended, 'reset', log));
 }
 
 /**
