@@ -6,7 +6,7 @@
  *  - Across a restart: the spend is in the store; a restarted gateway still refuses, /usage shows the spend, and
  *    an admin reset through the admin API lets the user go on; /retry runs the refused message (it was kept).
  *  - A stopped turn: the call it made before /stop counts in the conversation's tokens, cost and API calls and in
- *    the person's spend, once (the next turn adds only its own).
+ *    the person's spend, once (the next turn adds only its own); the memory flush of /new counts too.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -149,6 +149,12 @@ describe('budgets (real gateway)', () => {
     expect(usage).toContain('API calls: 3');
     expect(usage).toContain('Estimated cost of this conversation: $0.6000');
     expect(usage).toContain('Your spend: today $0.60 · 610 tokens');
+
+    // /new saves notes with one more call behind its reply: priced into the person's spend and the metrics too.
+    expect(await say(USER, '/new')).toMatch(/^✨ Started a new conversation/);
+    const ingress = cluster.ingress;
+    await waitFor(async () => (await metric(ingress, 'herald_llm_cost_usd_total', { profile: 'default', model: 'openai:gpt-4.1-mini' })) > 0.85, { what: 'the flush of /new priced' });
+    expect(await say(USER, '/usage')).toContain('Your spend: today $0.90 · 915 tokens');
     await cluster.stop();
     cluster = undefined;
   });

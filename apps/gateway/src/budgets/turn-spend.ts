@@ -3,7 +3,8 @@
  * it with its messages (in their transaction) and says so (`recorded()`); a turn that ends any other way — its lock
  * lost, the process shutting down, an exception after some LLM calls — gets what its calls cost so far recorded by
  * `settle()`: into the session's tokens, cost and API calls, and the budgets. A re-run of the turn (another worker
- * continuing after the saved tool work) spends and records its own calls, so nothing is counted twice.
+ * continuing after the saved tool work) spends and records its own calls, so nothing is counted twice. The memory
+ * flush outside any turn (/new, resets) records its call the same way (turns/memory-flush.ts).
  */
 import { emptyUsage, type SessionStore, type Usage } from '@herald/agent-core';
 import type { TurnContext, TurnResult, TurnRunner } from '../queue/turn-context.js';

@@ -13,6 +13,7 @@ import type { ConversationServices } from '../sessions/services.js';
 import { flushSessionMemory, offersMemory } from './tools.js';
 import { memoryKeyOf } from '../profiles/table.js';
 import { meterFor } from '../budgets/meter.js';
+import { TurnSpend } from '../budgets/turn-spend.js';
 
 /** The flush is one short call; past this it is abandoned. */
 export const MEMORY_FLUSH_TIMEOUT_MS = 30_000;
@@ -55,18 +56,11 @@ export async function flushBeforeLosingDetails(
  */
 export async function flushOutsideTurn(store: SessionStore, services: ConversationServices, session: Session, reason: FlushReason, log?: Logger): Promise<void> {
   const profile = services.profiles.get(session.profile).name;
-  const meter = meterFor(services.pricing, profile);
+  // Recorded the way an unfinished turn's calls are (budgets/turn-spend.ts); no person, no personal budget.
+  const spend = new TurnSpend({ store, counters: services.counters, budgets: session.userId ? services.budgets : undefined });
+  const meter = spend.track(meterFor(services.pricing, profile), { profile, platform: session.source, userId: session.userId ?? '' }, () => session.id);
   await flushBeforeLosingDetails(store, services, session, reason, log, (p) => meter.provider(p));
-  if (meter.calls === 0) return;
-  try {
-    await store.transaction(async () => {
-      await store.addUsage(session.id, { ...meter.usage, costUsd: meter.costUsd });
-      await services.counters.addApiCalls(session.id, meter.calls);
-      if (session.userId) await services.budgets.record({ profile, platform: session.source, userId: session.userId }, meter.usage, meter.costUsd);
-    });
-  } catch (err) {
-    log?.warn({ err, sessionId: session.id }, 'the memory flush ran but its spend could not be recorded');
-  }
+  await spend.settle().catch((err: unknown) => log?.warn({ err, sessionId: session.id }, 'the memory flush ran but its spend could not be recorded'));
 }
 
 /**
