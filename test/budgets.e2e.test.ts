@@ -153,7 +153,7 @@ describe('budgets (real gateway)', () => {
     // /new saves notes with one more call behind its reply: priced into the person's spend and the metrics too.
     expect(await say(USER, '/new')).toMatch(/^✨ Started a new conversation/);
     const ingress = cluster.ingress;
-    await waitFor(async () => (await metric(ingress, 'herald_llm_cost_usd_total', { profile: 'default', model: 'openai:gpt-4.1-mini' })) > 0.85, { what: 'the flush of /new priced' });
+    await waitFor(async () => ((await metric(ingress, 'herald_llm_cost_usd_total', { profile: 'default', model: 'openai:gpt-4.1-mini' })) ?? 0) > 0.85, { what: 'the flush of /new priced' });
     expect(await say(USER, '/usage')).toContain('Your spend: today $0.90 · 915 tokens');
     await cluster.stop();
     cluster = undefined;
