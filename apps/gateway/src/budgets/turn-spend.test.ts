@@ -84,6 +84,20 @@ describe.each(STORE_BACKENDS)('a turn\'s spend on %s', (backend) => {
     expect(await w.spent()).toMatchObject({ tokens: M + 1_000 });
   });
 
+  it('a runner that returns without recording (a way out that writes no usage) is settled too; one that recorded is not', async () => {
+    const w = await world();
+    const deps = { store: w.store, counters: w.counters, budgets: w.budgets };
+    await settlingSpend(deps, async (_ctx, spend) => {
+      await ask(spend.track(new SpendMeter(prices), spender, () => w.sessionId).provider(model(M, 0)));
+    })({ log: silent } as TurnContext);
+    await settlingSpend(deps, async (_ctx, spend) => {
+      await ask(spend.track(new SpendMeter(prices), spender, () => w.sessionId).provider(model(M, 0)));
+      spend.recorded();
+    })({ log: silent } as TurnContext);
+    expect(await w.store.getSession(w.sessionId)).toMatchObject({ inputTokens: M });
+    expect(await w.spent()).toMatchObject({ tokens: M, costUsd: 2 });
+  });
+
   it('a turn that failed before any call records nothing', async () => {
     const w = await world();
     const run = settlingSpend({ store: w.store, counters: w.counters, budgets: w.budgets }, async () => {

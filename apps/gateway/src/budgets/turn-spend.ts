@@ -64,17 +64,17 @@ export class TurnSpend {
 }
 
 /**
- * Gives the runner a TurnSpend and settles it when the runner throws (the error goes on). A store that cannot take
- * the record is logged: the turn's own error is what the caller must see.
+ * Gives the runner a TurnSpend and settles it when the runner ends without recording it — it threw, or took a way
+ * out that writes no usage (files nobody could read after a compression) — the error, if any, going on. A store that
+ * cannot take the record is logged: the turn's own outcome is what the caller must see.
  */
 export function settlingSpend(deps: TurnSpendDeps, run: (ctx: TurnContext, spend: TurnSpend) => Promise<TurnResult | void>): TurnRunner {
   return async (ctx) => {
     const spend = new TurnSpend(deps);
     try {
       return await run(ctx, spend);
-    } catch (err) {
-      await spend.settle().catch((e: unknown) => ctx.log.warn({ err: e }, 'the spend of a failed turn could not be recorded'));
-      throw err;
+    } finally {
+      await spend.settle().catch((e: unknown) => ctx.log.warn({ err: e }, 'the spend of an unfinished turn could not be recorded'));
     }
   };
 }
