@@ -56,7 +56,7 @@ export async function flushBeforeLosingDetails(
  */
 export async function flushOutsideTurn(store: SessionStore, services: ConversationServices, session: Session, reason: FlushReason, log?: Logger): Promise<void> {
   const profile = services.profiles.get(session.profile).name;
-  // Recorded the way an unfinished turn's calls are (budgets/turn-spend.ts); no person, no personal budget.
+  // Recorded the way an unfinished turn's calls are (budgets/turn-spend.ts). A session without a person has no flush.
   const spend = new TurnSpend({ store, counters: services.counters, budgets: session.userId ? services.budgets : undefined });
   const meter = spend.track(meterFor(services.pricing, profile), { profile, platform: session.source, userId: session.userId ?? '' }, () => session.id);
   await flushBeforeLosingDetails(store, services, session, reason, log, (p) => meter.provider(p));
