@@ -21,7 +21,7 @@ const counts = { redisCommands: 0, sqlStatements: 0 };
  * BENCH_DETAIL=1: also counts by SQL text and by Redis command name (printed by printDetail), with the time each SQL
  * statement took in this thread (SQLite runs inside the process: parse, execute and, outside a transaction, commit).
  */
-const detail = process.env.BENCH_DETAIL === '1' ? new Map<string, { n: number; ns: bigint }>() : null;
+const detail = process.env.BENCH_DETAIL === '1' ? new Map<string, { n: number; ns: bigint; maxNs: bigint; slow: number }>() : null;
 const scriptNames = new Map<string, string>();
 const sha1 = (text: string): string => createHash('sha1').update(text).digest('hex');
 /** BENCH_DETAIL_STACK=1: the detail names the Herald functions a statement came from too. */
@@ -36,8 +36,12 @@ const note = (what: string, ns = 0n): void => {
   if (seen) {
     seen.n++;
     seen.ns += ns;
-  } else detail.set(what, { n: 1, ns });
+    if (ns > seen.maxNs) seen.maxNs = ns;
+    if (ns > SLOW_NS) seen.slow++;
+  } else detail.set(what, { n: 1, ns, maxNs: ns, slow: ns > SLOW_NS ? 1 : 0 });
 };
+/** A statement slower than this (5 ms) is counted as slow: a checkpoint, a GC pause or the machine's load. */
+const SLOW_NS = 5_000_000n;
 /** Runs a statement, noted under `what` with the time it took when BENCH_DETAIL=1. */
 const timed = (what: () => string, run: () => unknown): unknown => {
   if (!detail) return run();
@@ -108,9 +112,9 @@ export function perMessage(before: WorkCounts, after: WorkCounts, messages: numb
 /** With BENCH_DETAIL=1, what was counted since `resetDetail()`, per message, most frequent first. */
 export function printDetail(label: string, messages: number): void {
   if (!detail) return;
-  console.log(`# ${label}: work per message, by statement / command (SQL: per message, µs per run)`);
-  for (const [what, { n, ns }] of [...detail].sort((a, b) => b[1].n - a[1].n)) {
-    const micros = what.startsWith('sql ') ? `${(Number(ns / BigInt(n)) / 1000).toFixed(0).padStart(6)} µs  ` : ' '.repeat(11);
+  console.log(`# ${label}: work per message, by statement / command (SQL: per message, mean µs per run, longest run ms, runs over 5 ms)`);
+  for (const [what, { n, ns, maxNs, slow }] of [...detail].sort((a, b) => b[1].n - a[1].n)) {
+    const micros = what.startsWith('sql ') ? `${(Number(ns / BigInt(n)) / 1000).toFixed(0).padStart(6)} µs ${(Number(maxNs) / 1e6).toFixed(1).padStart(6)} ms ${String(slow).padStart(4)}  ` : ' '.repeat(25);
     console.log(`${(n / messages).toFixed(2).padStart(7)}  ${micros}${what}`);
   }
 }
