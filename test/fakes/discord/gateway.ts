@@ -8,7 +8,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import { userJson, type JsonObject } from './model.js';
-import { Intents, type Audience, type World } from './world.js';
+import { Intents, type Audience } from './rules.js';
+import type { World } from './world.js';
 
 export const Op = {
   Dispatch: 0,

@@ -8,7 +8,8 @@
  * Interaction endpoints take no bot token: the interaction token in the path authorises them.
  */
 import { channelJson, memberJson, userJson, type FakeUser, type JsonObject } from './model.js';
-import { DiscordHttpError, fieldError, type World } from './world.js';
+import { DiscordHttpError, fieldError } from './rules.js';
+import type { World } from './world.js';
 
 /** Discord: the initial response must come within 3 s. */
 export const INTERACTION_ACK_WINDOW_MS = 3_000;

@@ -6,7 +6,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isMultipart, readRaw } from '../media/multipart.js';
 import { channelJson, userJson, type JsonObject } from './model.js';
 import { attachmentsOf, readMessageUpload, type MessageUpload } from './uploads.js';
-import { DiscordHttpError, type World } from './world.js';
+import { DiscordHttpError } from './rules.js';
+import type { World } from './world.js';
 import { componentsOf, type FakeInteractions } from './interactions.js';
 
 export type RestRoute =

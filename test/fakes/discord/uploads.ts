@@ -7,7 +7,8 @@
 import type { UploadedPart } from '../media/multipart.js';
 import { parseMultipart } from '../media/multipart.js';
 import type { JsonObject } from './model.js';
-import { DiscordHttpError, fieldError, type World } from './world.js';
+import { DiscordHttpError, fieldError } from './rules.js';
+import type { World } from './world.js';
 
 /** Discord's default upload limit per message (servers without boosts, DMs). */
 export const DISCORD_DEFAULT_UPLOAD_LIMIT_BYTES = 10 * 1024 * 1024;
