@@ -35,7 +35,8 @@ export const WRITE_MAX_ATTEMPTS = 15;
 /**
  * The WAL is copied back into the main file by SQLite itself once it holds this many pages (a passive checkpoint
  * in the committing connection): that bounds the file by size, at a cost paid once per ~4 MB of writes. (A manual
- * checkpoint every 50 writes used to cost ≈ 5 % of a busy worker's CPU for no better bound.)
+ * checkpoint every 50 writes used to cost ≈ 5 % of a busy worker's CPU for no better bound.) The gateway's own
+ * store checkpoints in a background thread instead (`backgroundCheckpoints`, sqlite-checkpointer.ts).
  */
 export const WAL_AUTOCHECKPOINT_PAGES = 1000;
 /** Compiled statements kept: the store's own SQL is a few dozen texts; generated SQL must not grow the cache. */
