@@ -7,7 +7,7 @@
  *   REDIS_URL                → redis_url
  * Environment values always win over the file.
  */
-import { KEY_STRATEGIES, REASONING_EFFORTS } from '@herald/agent-core';
+import { KEY_STRATEGIES, REASONING_EFFORTS, hostTimeZone, isValidTimeZone } from '@herald/agent-core';
 import { z } from 'zod';
 import { RISK_IDS } from '../ops/safety/findings.js';
 import { mcpServersSchema } from '../mcp/config.js';
@@ -86,20 +86,6 @@ const maxTokensPerModel = list
     return [model, Number(value)];
   })) as Record<string, number>);
 
-/** An IANA zone name Intl understands (Europe/Berlin, UTC). */
-function isTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}
-/** The host's zone, so current_time matches the clock of the machine unless told otherwise. */
-function hostTimeZone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
-}
-
 export const SETTINGS = {
   redisUrl: setting('REDIS_URL', url, 'Redis for BullMQ and pub/sub', 'redis://127.0.0.1:6379'),
   redisPrefix: setting('HERALD_REDIS_PREFIX', z.string().regex(/^[\w.-]+$/, 'letters, digits, . _ - only'), 'Prefix of every Redis key Herald writes', 'herald'),
@@ -172,7 +158,7 @@ export const SETTINGS = {
   // Agent tools (packages/agent-core/src/tools/builtin): which toolsets the model gets, and their limits.
   toolsets: setting('HERALD_TOOLSETS', list.pipe(z.array(z.enum(['core', 'research', 'schedule', 'full'], 'must be core, research, schedule or full')).min(1, 'name at least one toolset')), 'Comma list of toolsets: core (memory, todo, current_time, send_file), research (session_search, web_fetch), schedule (schedule), full (all plus delegate_task, clarify)', 'core,schedule'),
   fetchAllowPrivate: setting('HERALD_FETCH_ALLOW_PRIVATE', bool, 'Let web_fetch reach private, loopback and link-local addresses', 'false'),
-  timezone: setting('HERALD_TIMEZONE', z.string().trim().refine(isTimeZone, 'must be an IANA time zone such as Europe/Berlin'), 'Time zone of current_time (IANA name)', hostTimeZone()),
+  timezone: setting('HERALD_TIMEZONE', z.string().trim().refine(isValidTimeZone, 'must be an IANA time zone such as Europe/Berlin'), 'Time zone of current_time (IANA name)', hostTimeZone()),
   mcpServers: setting(
     'HERALD_MCP_SERVERS',
     mcpServersSchema,

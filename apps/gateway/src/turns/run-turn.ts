@@ -22,6 +22,7 @@ import { withTurnTools, type TurnToolsFactory } from './tools.js';
 import { retryThroughStoreOutage, untilStored } from './store-patience.js';
 import { sendReply, type SendOutcome } from './send-reply.js';
 import { finishReply } from './finish-reply.js';
+import { hasReasoning } from './reasoning-view.js';
 import { ReplyFiles } from '../outbound/reply-files.js';
 import type { OutboundServices } from '../outbound/services.js';
 import { prepareTurnMedia, type TurnMedia } from '../media/prepare.js';
@@ -302,7 +303,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
 
     // When the loop compressed inside the turn, the compressed history continues in a child session.
     // The answer (or a short error text), the pictures in it and a voice reply become files (turns/finish-reply.ts).
-    const showReasoning = (await deps.conversation?.reasoning.isOn(ctx.sessionKey)) ?? false;
+    // The /reasoning switch is read only when there is reasoning to show (one read less per message otherwise).
+    const showReasoning = hasReasoning(result.newMessages) && ((await deps.conversation?.reasoning.isOn(ctx.sessionKey)) ?? false);
     const { reply, files, speechCalls } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log, showReasoning });
     // Messages, usage, spend and the recorded reply (with its files) commit together: a crash leaves all or none.
     let text = reply;
