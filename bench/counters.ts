@@ -17,8 +17,11 @@ export interface WorkCounts {
 }
 
 const counts = { redisCommands: 0, sqlStatements: 0 };
-/** BENCH_DETAIL=1: also counts by SQL text and by Redis command name (printed by printDetail). */
-const detail = process.env.BENCH_DETAIL === '1' ? new Map<string, number>() : null;
+/**
+ * BENCH_DETAIL=1: also counts by SQL text and by Redis command name (printed by printDetail), with the time each SQL
+ * statement took in this thread (SQLite runs inside the process: parse, execute and, outside a transaction, commit).
+ */
+const detail = process.env.BENCH_DETAIL === '1' ? new Map<string, { n: number; ns: bigint; maxNs: bigint; slow: number }>() : null;
 const scriptNames = new Map<string, string>();
 const sha1 = (text: string): string => createHash('sha1').update(text).digest('hex');
 /** BENCH_DETAIL_STACK=1: the detail names the Herald functions a statement came from too. */
@@ -27,7 +30,28 @@ const callers = (): string => {
   const frames = (new Error().stack ?? '').split('\n').filter((l) => /\/(apps|packages)\//.test(l) && !l.includes('sqlite-sql'));
   return ' <- ' + frames.slice(0, 3).map((l) => l.trim().replace(/^at /, '').replace(/\(.*\/(apps|packages)\//, '(')).join(' < ');
 };
-const note = (what: string): void => void detail?.set(what, (detail.get(what) ?? 0) + 1);
+const note = (what: string, ns = 0n): void => {
+  if (!detail) return;
+  const seen = detail.get(what);
+  if (seen) {
+    seen.n++;
+    seen.ns += ns;
+    if (ns > seen.maxNs) seen.maxNs = ns;
+    if (ns > SLOW_NS) seen.slow++;
+  } else detail.set(what, { n: 1, ns, maxNs: ns, slow: ns > SLOW_NS ? 1 : 0 });
+};
+/** A statement slower than this (5 ms) is counted as slow: a checkpoint, a GC pause or the machine's load. */
+const SLOW_NS = 5_000_000n;
+/** Runs a statement, noted under `what` with the time it took when BENCH_DETAIL=1. */
+const timed = (what: () => string, run: () => unknown): unknown => {
+  if (!detail) return run();
+  const started = process.hrtime.bigint();
+  try {
+    return run();
+  } finally {
+    note(what(), process.hrtime.bigint() - started);
+  }
+};
 let installed = false;
 
 /** Starts counting (once per process); `snapshot()` then reads the totals so far. */
@@ -59,8 +83,7 @@ export function installWorkCounters(): void {
     const original = stmtProto[method];
     stmtProto[method] = function sqliteStatement(this: { source: string }, ...args: unknown[]) {
       counts.sqlStatements++;
-      if (detail) note(`sql ${this.source.replace(/\s+/g, ' ').slice(0, 110)}${callers()}`);
-      return original.apply(this, args);
+      return timed(() => `sql ${this.source.replace(/\s+/g, ' ').slice(0, 110)}${callers()}`, () => original.apply(this, args));
     };
   }
   // pragma() runs a statement, counted above; exec() does not.
@@ -68,8 +91,7 @@ export function installWorkCounters(): void {
   const exec = dbProto.exec;
   dbProto.exec = function sqliteExec(this: unknown, ...args: unknown[]) {
     counts.sqlStatements++;
-    if (detail) note(`sql ${String(args[0]).replace(/\s+/g, ' ').slice(0, 110)}`);
-    return exec.apply(this, args);
+    return timed(() => `sql ${String(args[0]).replace(/\s+/g, ' ').slice(0, 110)}`, () => exec.apply(this, args));
   };
 }
 
@@ -90,8 +112,11 @@ export function perMessage(before: WorkCounts, after: WorkCounts, messages: numb
 /** With BENCH_DETAIL=1, what was counted since `resetDetail()`, per message, most frequent first. */
 export function printDetail(label: string, messages: number): void {
   if (!detail) return;
-  console.log(`# ${label}: work per message, by statement / command`);
-  for (const [what, n] of [...detail].sort((a, b) => b[1] - a[1])) console.log(`${(n / messages).toFixed(2).padStart(7)}  ${what}`);
+  console.log(`# ${label}: work per message, by statement / command (SQL: per message, mean µs per run, longest run ms, runs over 5 ms)`);
+  for (const [what, { n, ns, maxNs, slow }] of [...detail].sort((a, b) => b[1].n - a[1].n)) {
+    const micros = what.startsWith('sql ') ? `${(Number(ns / BigInt(n)) / 1000).toFixed(0).padStart(6)} µs ${(Number(maxNs) / 1e6).toFixed(1).padStart(6)} ms ${String(slow).padStart(4)}  ` : ' '.repeat(25);
+    console.log(`${(n / messages).toFixed(2).padStart(7)}  ${micros}${what}`);
+  }
 }
 
 export function resetDetail(): void {

@@ -5,6 +5,8 @@
  *    the 80 % notice once, runs the turn that crosses the cap, and refuses the next with a clear reply.
  *  - Across a restart: the spend is in the store; a restarted gateway still refuses, /usage shows the spend, and
  *    an admin reset through the admin API lets the user go on; /retry runs the refused message (it was kept).
+ *  - A stopped turn: the call it made before /stop counts in the conversation's tokens, cost and API calls and in
+ *    the person's spend, once (the next turn adds only its own); the memory flush of /new counts too.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,7 +39,14 @@ beforeAll(async () => {
   llm = await startFakeOpenAI();
   llm.respondWith((req) => {
     const messages = (req.body.messages ?? []) as Array<{ role: string; content: string | null }>;
-    return { text: `ok: ${messages.filter((m) => m.role === 'user').at(-1)?.content ?? ''}`, usage: { input: 300, output: 5 } };
+    const text = messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
+    // A tool call first (a priced call), then an answer that takes long enough to be stopped.
+    if (text.startsWith('tool then stuck')) {
+      return messages.at(-1)?.role === 'tool'
+        ? { text: 'stale', delayMs: 20_000, usage: { input: 300, output: 5 } }
+        : { toolCalls: [{ name: 'no_such_tool', arguments: '{}' }], usage: { input: 300, output: 5 } };
+    }
+    return { text: `ok: ${text}`, usage: { input: 300, output: 5 } };
   });
 });
 
@@ -113,5 +122,40 @@ describe('budgets (real gateway)', () => {
       await deleteRedisPrefix(prefix);
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('a stopped turn\'s spend counts in the conversation\'s usage and the budgets, once', async () => {
+    const USER = 7201;
+    // Debug logs: the line that says the stopped turn has ended.
+    cluster = await startCluster({ workers: 0, env: telegramEnv(tg, llm, { HERALD_PRICES: PRICES, HERALD_BUDGETS: BUDGETS, HERALD_LOG_LEVEL: 'debug' }) });
+    const asked = llm.requests.length;
+    tg.injectMessage({ chatId: USER, userId: USER, text: 'tool then stuck' });
+    await waitFor(() => llm.requests.slice(asked).some((r) => r.endedAt === undefined && (r.body.messages as Array<{ role: string }>).at(-1)?.role === 'tool'), {
+      what: 'the second call of the turn (after its tool)',
+    });
+    expect(await say(USER, '/stop')).toBe('⏹ Stopped.');
+    await cluster.ingress.waitForLog((l) => l.msg === 'turn ended' && l.abort === 'stop', 'the stopped turn to end');
+
+    // The answered call ($0.30, 305 tokens) is in; the aborted one was made (an API call) but never answered.
+    let usage = await say(USER, '/usage');
+    expect(usage).toContain('Tokens: in 300 · out 5');
+    expect(usage).toContain('API calls: 2');
+    expect(usage).toContain('Estimated cost of this conversation: $0.3000');
+    expect(usage).toContain('Your spend: today $0.30 · 305 tokens');
+
+    expect(await say(USER, 'and now')).toBe('ok: and now');
+    usage = await say(USER, '/usage');
+    expect(usage).toContain('Tokens: in 600 · out 10');
+    expect(usage).toContain('API calls: 3');
+    expect(usage).toContain('Estimated cost of this conversation: $0.6000');
+    expect(usage).toContain('Your spend: today $0.60 · 610 tokens');
+
+    // /new saves notes with one more call behind its reply: priced into the person's spend and the metrics too.
+    expect(await say(USER, '/new')).toMatch(/^✨ Started a new conversation/);
+    const ingress = cluster.ingress;
+    await waitFor(async () => ((await metric(ingress, 'herald_llm_cost_usd_total', { profile: 'default', model: 'openai:gpt-4.1-mini' })) ?? 0) > 0.85, { what: 'the flush of /new priced' });
+    expect(await say(USER, '/usage')).toContain('Your spend: today $0.90 · 915 tokens');
+    await cluster.stop();
+    cluster = undefined;
   });
 });

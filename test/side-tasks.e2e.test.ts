@@ -2,7 +2,7 @@
  * Side tasks in the real gateway: with HERALD_AUXILIARY_MODEL on an endpoint whose account is out of credit
  * (every call a 402), the new conversation's title and /compress's memory flush and summary go to the auxiliary
  * fallback — not to the conversation model — the operator sees why in the log, and /metrics counts the refused
- * calls under the auxiliary model.
+ * calls under the auxiliary model and the spend under the fallback that answered.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SUMMARIZER_SYSTEM_PROMPT } from '@herald/agent-core';
@@ -64,10 +64,10 @@ describe('side tasks on the auxiliary model', () => {
     await waitFor(() => repliesIn(tg, chat).includes('This conversation is titled “Counting in order”.'), { timeoutMs: 30_000, what: 'the title shown' });
     expect(cheap.requests.filter(isTitle)).toHaveLength(1);
     expect(backup.requests.filter(isTitle)).toHaveLength(1);
-    // The title call is counted like the turn's own (per-profile tokens; the side-task chain is labelled by its
-    // first model), before /compress asks the chain again.
+    // The title call is counted like the turn's own (per-profile tokens), labelled with the model that answered it
+    // (the fallback, not the chain's first model), before /compress asks the chain again.
     await waitFor(
-      async () => /herald_llm_profile_tokens_total\{profile="default",model="cheap:google\/gemini-2.5-flash",kind="input"\} [1-9]/.test(await (await fetch(`${gw.url}/metrics`)).text()),
+      async () => /herald_llm_profile_tokens_total\{profile="default",model="backup:qwen3-8b",kind="input"\} [1-9]/.test(await (await fetch(`${gw.url}/metrics`)).text()),
       { timeoutMs: 30_000, what: 'the title call in the spend metrics' },
     );
 
@@ -93,5 +93,7 @@ describe('side tasks on the auxiliary model', () => {
     const metrics = await (await fetch(`${gw.url}/metrics`)).text();
     expect(metrics).toMatch(/herald_llm_requests_total\{provider="cheap",model="google\/gemini-2.5-flash",status="auth"\} 3/);
     expect(metrics).toMatch(/herald_llm_requests_total\{provider="backup",model="qwen3-8b",status="ok"\} 3/);
+    // Spend is labelled with the model that answered: nothing under the refusing first model.
+    expect(metrics).not.toMatch(/herald_llm_profile_tokens_total\{profile="default",model="cheap:google\/gemini-2.5-flash"/);
   });
 });

@@ -10,7 +10,7 @@ import type { Logger } from './logger.js';
 import type { InboundHandler, Platform, PlatformEgress, PlatformFiles, PlatformIngress } from '@herald/adapters';
 import { createTelegramEgress, createTelegramFiles, createTelegramIngress } from '@herald/adapters/telegram';
 import { createDiscordEgress, createDiscordIngress, DiscordFiles } from '@herald/adapters/discord';
-import { createSlackEgress, createSlackIngress, SlackFiles } from '@herald/adapters/slack';
+import { createSlackEgress, createSlackIngress, SlackFiles, SLACK_EVENTS_PATH } from '@herald/adapters/slack';
 import type { FastifyInstance } from 'fastify';
 import type { HeraldConfig } from './config/load.js';
 import { menuCommands } from './commands/registry.js';
@@ -29,6 +29,8 @@ interface Bot {
   account: string;
   token: string | undefined;
   appToken?: string;
+  /** An extra Slack app's signing secret (Events over HTTP at its own path). */
+  signingSecret?: string;
   webhook?: { url: string; secret?: string };
   /** The account's own API base, when it has one (else the platform setting's). */
   apiBase?: string;
@@ -44,6 +46,7 @@ function botOf(config: HeraldConfig, platform: string, account: string = DEFAULT
       account,
       token: a.bot_token,
       appToken: a.platform === 'slack' ? a.app_token : undefined,
+      signingSecret: a.platform === 'slack' ? a.signing_secret : undefined,
       webhook: a.platform === 'telegram' && a.webhook_url ? { url: a.webhook_url, secret: a.webhook_secret } : undefined,
       apiBase: a.platform === 'telegram' ? a.api_root : a.api_url,
     };
@@ -160,17 +163,25 @@ function ingressOf(config: HeraldConfig, bot: Bot, threads: KnownThreads, log: L
     });
   }
   const s = config.slack;
-  const appToken = bot.account === DEFAULT_ACCOUNT ? s.appToken : bot.appToken;
+  const own = bot.account === DEFAULT_ACCOUNT ? s : bot;
+  const appToken = own.appToken;
   return createSlackIngress({
     botToken: token,
     appToken,
-    signingSecret: appToken ? undefined : s.signingSecret,
+    // Each Slack app has its own Request URL: an extra app's events come to a path of its own.
+    signingSecret: appToken ? undefined : own.signingSecret,
+    eventsPath: slackEventsPath(bot.account),
     apiUrl: bot.apiBase ?? s.apiUrl,
     threads: threads.of('slack'),
     commands,
     slashCommands: s.slashCommands,
     logger,
   });
+}
+
+/** Where a Slack app's Events over HTTP arrive: `/slack/events`, or `/slack/events/<account>` for an extra app. */
+export function slackEventsPath(account: string): string {
+  return account === DEFAULT_ACCOUNT ? SLACK_EVENTS_PATH : `${SLACK_EVENTS_PATH}/${account}`;
 }
 
 /**

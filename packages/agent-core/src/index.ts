@@ -3,6 +3,7 @@ export * from './types.js';
 export * from './providers/index.js';
 export * from './store/index.js';
 export * from './compression/index.js';
+export { hostTimeZone, localDate } from './time-zones.js';
 
 export { runConversation } from './loop/run-conversation.js';
 export {

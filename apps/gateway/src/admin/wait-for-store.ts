@@ -28,7 +28,7 @@ export async function openStoreWhenReachable(
   try {
     for (;;) {
       try {
-        return await openConfiguredStore(config, { onIdleError });
+        return await openConfiguredStore(config, { onIdleError, backgroundCheckpoints: true });
       } catch (err) {
         if (!(err instanceof StoreUnavailableError)) throw err;
         reason = err.message;

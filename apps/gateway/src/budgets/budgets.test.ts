@@ -4,6 +4,7 @@ import { STORE_BACKENDS, useTempStores } from '../../../../packages/agent-core/s
 import type { Budget } from '../profiles/schema.js';
 import { BudgetGuard } from './guard.js';
 import { SpendMeter } from './meter.js';
+import { createFallbackProvider, ProviderError, type Provider } from '@herald/agent-core';
 import { PriceTable } from './prices.js';
 import { SpendStore } from './spend-store.js';
 
@@ -42,6 +43,30 @@ describe('PriceTable', () => {
     expect(meter2.usage).toEqual(usage(2 * M));
     expect(seen).toEqual(['openai:my-model=1', 'openai:gpt-4.1-mini=10']);
     expect(meter.costUsd).toBe(0);
+  });
+
+  it('a side-task chain whose first model fails is labelled and priced with the fallback that answered', async () => {
+    const asked: string[] = [];
+    const model = (name: string, fails: boolean): Provider => ({
+      name: 'openai',
+      model: name,
+      apiMode: 'chat_completions',
+      complete: async () => {
+        asked.push(name);
+        if (fails) throw new ProviderError('server_error', 'the first model is down', { status: 500 });
+        return { message: { role: 'assistant', content: 'summary' }, finishReason: 'stop', usage: usage(M), model: name };
+      },
+    });
+    const seen: string[] = [];
+    const meter = new SpendMeter(prices, (c) => seen.push(`${c.model}=${c.costUsd}`));
+    const chain = meter.provider(createFallbackProvider([model('my-model', true), model('gpt-4.1-mini', false)]));
+    expect(chain.model).toBe('my-model');
+    await chain.complete({ systemPrompt: '', messages: [], tools: [], signal: new AbortController().signal });
+    expect(asked).toEqual(['my-model', 'gpt-4.1-mini']);
+    // gpt-4.1-mini's $10 per million input tokens, not my-model's $1.
+    expect(seen).toEqual(['openai:gpt-4.1-mini=10']);
+    expect(meter.costUsd).toBeCloseTo(10, 10);
+    expect(meter.calls).toBe(1);
   });
 });
 

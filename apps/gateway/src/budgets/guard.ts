@@ -7,7 +7,7 @@
  * `profile` is one profile (the named one, or each profile on its own); `global` is the whole gateway. Periods are
  * calendar days and months in HERALD_TIMEZONE.
  */
-import type { Sql, Usage } from '@herald/agent-core';
+import { localDate, type Sql, type Usage } from '@herald/agent-core';
 import type { Budget } from '../profiles/schema.js';
 import { SpendStore, type SpendRow } from './spend-store.js';
 
@@ -60,9 +60,8 @@ export class BudgetGuard {
 
   /** The current period's key: `day:2026-11-26` or `month:2026-11` in the configured time zone. */
   periodKey(period: Period, at = this.now()): string {
-    const parts = new Intl.DateTimeFormat('en-CA', { timeZone: this.opts.timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(at);
-    const part = (t: string): string => parts.find((p) => p.type === t)?.value ?? '00';
-    return period === 'day' ? `day:${part('year')}-${part('month')}-${part('day')}` : `month:${part('year')}-${part('month')}`;
+    const date = localDate(at, this.opts.timeZone);
+    return period === 'day' ? `day:${date}` : `month:${date.slice(0, 7)}`;
   }
 
   /** Every (scope, period) a turn's spend is added to, budget or not, so /usage and the admin API can show it. */

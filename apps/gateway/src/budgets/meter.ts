@@ -7,7 +7,7 @@ import { emptyUsage, type Provider, type Usage } from '@herald/agent-core';
 import type { PriceTable } from './prices.js';
 
 export interface CallSpend {
-  /** `provider:model` of the provider that was asked. */
+  /** `provider:model` of the provider that answered (a chain's fallback model when it took the request). */
   model: string;
   usage: Usage;
   costUsd: number;
@@ -16,6 +16,8 @@ export interface CallSpend {
 export class SpendMeter {
   readonly usage: Usage = emptyUsage();
   costUsd = 0;
+  /** Calls that answered (priced here). */
+  calls = 0;
 
   constructor(
     private readonly prices: PriceTable,
@@ -28,7 +30,6 @@ export class SpendMeter {
   }
 
   provider(p: Provider): Provider {
-    const model = `${p.name}:${p.model}`;
     return {
       name: p.name,
       model: p.model,
@@ -36,7 +37,11 @@ export class SpendMeter {
       ...(p.vision !== undefined && { vision: p.vision }),
       complete: async (req) => {
         const res = await p.complete(req);
-        const costUsd = this.prices.costOf(p.model, res.usage);
+        this.calls++;
+        // A side-task chain says which of its models answered: that one's label and price (fallback-provider.ts).
+        const by = res.answeredBy ?? p;
+        const model = `${by.name}:${by.model}`;
+        const costUsd = this.prices.costOf(by.model, res.usage);
         this.usage.input += res.usage.input;
         this.usage.output += res.usage.output;
         this.usage.cacheRead += res.usage.cacheRead;
@@ -47,4 +52,15 @@ export class SpendMeter {
       },
     };
   }
+}
+
+/** How calls are priced and where each one is reported (metrics), for spend outside a turn's own meter. */
+export interface SpendPricing {
+  readonly prices: PriceTable;
+  onCall(profile: string, call: CallSpend): void;
+}
+
+/** A fresh meter for one profile's calls. */
+export function meterFor(pricing: SpendPricing, profile: string): SpendMeter {
+  return new SpendMeter(pricing.prices, (call) => pricing.onCall(profile, call));
 }

@@ -6,7 +6,7 @@
  */
 import { payloadFrom } from '../ingress/payload.js';
 import { turnFailureReply } from '../turns/user-errors.js';
-import { flushBeforeLosingDetails } from '../turns/memory-flush.js';
+import { flushOutsideTurn } from '../turns/memory-flush.js';
 import type { CommandDeps, CommandInput, CommandReply } from './context.js';
 import { compressCommand, retryCommand, undoCommand } from './history.js';
 import { BUSY_REPLY, helpText, type CommandName } from './registry.js';
@@ -80,7 +80,7 @@ async function newCommand(deps: CommandDeps, { sessionKey, command }: CommandInp
   if (current && current.endedAt === null) {
     const ended = await deps.store.endSession(current.id, 'session_reset');
     // The memory flush takes a model call: run it behind the reply, so the fresh start is instant.
-    if (deps.conversation) deps.conversation.background.track(flushBeforeLosingDetails(deps.store, deps.conversation, ended, 'reset', deps.log));
+    if (deps.conversation) deps.conversation.background.track(flushOutsideTurn(deps.store, deps.conversation, ended, 'reset', deps.log));
   }
   return '✨ Started a new conversation. What can I do for you?';
 }

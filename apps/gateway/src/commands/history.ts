@@ -6,7 +6,7 @@ import type { StoredMessage } from '@herald/agent-core';
 import { pino } from 'pino';
 import { payloadFrom } from '../ingress/payload.js';
 import { attachmentOf } from '../media/prepare.js';
-import { flushBeforeLosingDetails } from '../turns/memory-flush.js';
+import { flushOutsideTurn } from '../turns/memory-flush.js';
 import { autoCompressIfNeeded, contextWindowOf, MIN_MESSAGES_TO_COMPRESS, TOO_SHORT_NOTICE } from '../turns/auto-compress.js';
 import { openSession, type CommandDeps, type CommandInput } from './context.js';
 import { preview } from './format.js';
@@ -88,7 +88,7 @@ export async function compressCommand(deps: CommandDeps, { sessionKey }: Command
       log: deps.log ?? silentLog,
       force: true,
       signal,
-      beforeCompress: () => flushBeforeLosingDetails(deps.store, services, s, 'compression', deps.log),
+      beforeCompress: () => flushOutsideTurn(deps.store, services, s, 'compression', deps.log),
     });
     if (r.compressed) deps.onCompressed?.('command');
     return [r.notice, r.warning].filter(Boolean).join('\n') || 'Nothing to compress.';

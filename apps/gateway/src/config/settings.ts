@@ -7,7 +7,7 @@
  *   REDIS_URL                → redis_url
  * Environment values always win over the file.
  */
-import { KEY_STRATEGIES, REASONING_EFFORTS } from '@herald/agent-core';
+import { KEY_STRATEGIES, REASONING_EFFORTS, hostTimeZone, isValidTimeZone } from '@herald/agent-core';
 import { z } from 'zod';
 import { RISK_IDS } from '../ops/safety/findings.js';
 import { mcpServersSchema } from '../mcp/config.js';
@@ -86,20 +86,6 @@ const maxTokensPerModel = list
     return [model, Number(value)];
   })) as Record<string, number>);
 
-/** An IANA zone name Intl understands (Europe/Berlin, UTC). */
-function isTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}
-/** The host's zone, so current_time matches the clock of the machine unless told otherwise. */
-function hostTimeZone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
-}
-
 export const SETTINGS = {
   redisUrl: setting('REDIS_URL', url, 'Redis for BullMQ and pub/sub', 'redis://127.0.0.1:6379'),
   redisPrefix: setting('HERALD_REDIS_PREFIX', z.string().regex(/^[\w.-]+$/, 'letters, digits, . _ - only'), 'Prefix of every Redis key Herald writes', 'herald'),
@@ -172,7 +158,7 @@ export const SETTINGS = {
   // Agent tools (packages/agent-core/src/tools/builtin): which toolsets the model gets, and their limits.
   toolsets: setting('HERALD_TOOLSETS', list.pipe(z.array(z.enum(['core', 'research', 'schedule', 'full'], 'must be core, research, schedule or full')).min(1, 'name at least one toolset')), 'Comma list of toolsets: core (memory, todo, current_time, send_file), research (session_search, web_fetch), schedule (schedule), full (all plus delegate_task, clarify)', 'core,schedule'),
   fetchAllowPrivate: setting('HERALD_FETCH_ALLOW_PRIVATE', bool, 'Let web_fetch reach private, loopback and link-local addresses', 'false'),
-  timezone: setting('HERALD_TIMEZONE', z.string().trim().refine(isTimeZone, 'must be an IANA time zone such as Europe/Berlin'), 'Time zone of current_time (IANA name)', hostTimeZone()),
+  timezone: setting('HERALD_TIMEZONE', z.string().trim().refine(isValidTimeZone, 'must be an IANA time zone such as Europe/Berlin'), 'Time zone of current_time (IANA name)', hostTimeZone()),
   mcpServers: setting(
     'HERALD_MCP_SERVERS',
     mcpServersSchema,
@@ -184,7 +170,7 @@ export const SETTINGS = {
   profiles: setting('HERALD_PROFILES', profilesSchema, 'Agent profiles by name: {model, fallback_models, system_prompt, toolsets, busy_input_mode, memory (profile|shared), max_iterations, max_concurrent_turns}; JSON in the environment. The top-level settings form the profile "default"', '{}'),
   routes: setting('HERALD_ROUTES', routesSchema, 'Which profile answers a message: a list of {platform, account, chat_type, chat, space, thread, user, profile}, first match wins; JSON in the environment', '[]'),
   defaultProfile: setting('HERALD_DEFAULT_PROFILE', z.string().regex(PROFILE_NAME, PROFILE_NAME_RULE), 'The profile of a message no route matches', 'default'),
-  botAccounts: setting('HERALD_BOT_ACCOUNTS', botAccountsSchema, 'More bot accounts: a list of {platform, name, bot_token, app_token (Slack, Socket Mode)}; JSON in the environment; route them with routes[].account', '[]', true),
+  botAccounts: setting('HERALD_BOT_ACCOUNTS', botAccountsSchema, 'More bot accounts: a list of {platform, name, bot_token, and for Slack app_token (Socket Mode) or signing_secret (Events at POST /slack/events/<name>)}; JSON in the environment; route them with routes[].account', '[]', true),
   prices: setting('HERALD_PRICES', pricesSchema, 'USD per million tokens by model name, over the built-in table: {input, output, cache_read, cache_write}; JSON in the environment. Used for cost and budgets', '{}'),
   budgets: setting('HERALD_BUDGETS', budgetsSchema, 'Spend caps: a list of {scope (user|profile|global), period (day|month), usd, tokens, profile}; JSON in the environment. At 80 % the user is told once, at 100 % turns are refused', '[]'),
   adminUsers: setting('HERALD_ADMIN_USERS', list, 'Comma list of platform:user_id (e.g. telegram:42) exempt from budgets (they are still counted)', ''),

@@ -4,7 +4,8 @@
  * settings is `default`. Each account has its own connection (ingress) and its own REST client (egress): a reply
  * goes out through the bot that received the message.
  *
- * Extra Slack apps use Socket Mode (an app token): Events over HTTP has one path for one signing secret.
+ * An extra Slack app uses Socket Mode (`app_token`) or Events over HTTP (`signing_secret`): each Slack app has its
+ * own Request URL, so an extra app's events arrive at `POST /slack/events/<name>`, checked against its own secret.
  */
 import { z } from 'zod';
 
@@ -32,7 +33,10 @@ const slack = z.strictObject({
   platform: z.literal('slack'),
   name,
   bot_token: z.string().regex(/^xoxb-/, 'must start with xoxb-'),
-  app_token: z.string().regex(/^xapp-/, 'must start with xapp- (extra Slack apps use Socket Mode)'),
+  /** Socket Mode; takes precedence over `signing_secret`. */
+  app_token: z.string().regex(/^xapp-/, 'must start with xapp-').optional(),
+  /** Events over HTTP at `POST /slack/events/<name>` (the app's Request URL). */
+  signing_secret: z.string().trim().min(1, 'must not be empty').optional(),
   api_url: apiUrl.optional(),
 });
 
@@ -55,10 +59,16 @@ export const botAccountsSchema = z
       if (seen.has(id)) ctx.addIssue({ code: 'custom', message: `account ${id} is named twice` });
       seen.add(id);
       if (a.platform === 'telegram' && a.webhook_url && !a.webhook_secret) ctx.addIssue({ code: 'custom', message: `account ${id}: webhook_secret must be set with webhook_url` });
+      if (a.platform === 'slack' && !a.app_token && !a.signing_secret) {
+        ctx.addIssue({ code: 'custom', message: `account ${id}: needs app_token (Socket Mode) or signing_secret (Events over HTTP at POST /slack/events/${a.name})` });
+      }
     }
   });
 
 /** The secrets of the extra accounts, for the log scrubber. */
 export function accountSecrets(accounts: readonly BotAccount[]): string[] {
-  return accounts.flatMap((a) => [a.bot_token, ...(a.platform === 'slack' ? [a.app_token] : []), ...(a.platform === 'telegram' && a.webhook_secret ? [a.webhook_secret] : [])]);
+  return accounts.flatMap((a) => {
+    const more = a.platform === 'slack' ? [a.app_token, a.signing_secret] : a.platform === 'telegram' ? [a.webhook_secret] : [];
+    return [a.bot_token, ...more.filter((x): x is string => x !== undefined)];
+  });
 }

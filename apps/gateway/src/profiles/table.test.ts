@@ -126,4 +126,12 @@ describe('team settings that stop start-up', () => {
     expect(bad).toMatch(/^HERALD_BOT_ACCOUNTS: .*must look like 123456:ABC/);
     expect(bad).not.toContain('not-a-token');
   });
+
+  it('an extra Slack app takes Socket Mode (app_token) or Events over HTTP at its own path (signing_secret), not neither', () => {
+    const slack = { SLACK_BOT_TOKEN: 'xoxb-main', SLACK_SIGNING_SECRET: 'main-secret' };
+    const http = team({}, { ...slack, HERALD_BOT_ACCOUNTS: '[{"platform":"slack","name":"sales","bot_token":"xoxb-sales","signing_secret":"sales-secret"}]' });
+    expect(http.botAccounts).toEqual([{ platform: 'slack', name: 'sales', bot_token: 'xoxb-sales', signing_secret: 'sales-secret' }]);
+    const neither = configError({}, { ...slack, HERALD_BOT_ACCOUNTS: '[{"platform":"slack","name":"ops","bot_token":"xoxb-ops"}]' });
+    expect(neither).toMatch(/^HERALD_BOT_ACCOUNTS: .*slack:ops: needs app_token \(Socket Mode\) or signing_secret \(Events over HTTP at POST \/slack\/events\/ops\)/);
+  });
 });

@@ -8,7 +8,7 @@
  */
 import type { Mailbox } from '../queue/mailbox.js';
 import { withSessionHeld } from '../queue/session-hold.js';
-import type { Session, SessionStore } from '@herald/agent-core';
+import { localDate, type Session, type SessionStore } from '@herald/agent-core';
 import type { HeraldConfig } from '../config/load.js';
 
 export type ResetMode = 'idle' | 'daily' | 'both' | 'none';
@@ -50,21 +50,6 @@ export function expiryReason(policy: ResetPolicy, lastActivity: number, now: num
 export function crossedDailyBoundary(policy: Pick<ResetPolicy, 'dailyHour' | 'timeZone'>, lastActivity: number, now: number): boolean {
   const shift = policy.dailyHour * MS_PER_HOUR;
   return localDate(lastActivity - shift, policy.timeZone) < localDate(now - shift, policy.timeZone);
-}
-
-/** One formatter per zone: building an Intl.DateTimeFormat costs far more than using one (this runs per message). */
-const dateFormats = new Map<string, Intl.DateTimeFormat>();
-
-/** `YYYY-MM-DD` of the instant in the zone (sortable as a string). */
-function localDate(ms: number, timeZone: string | undefined): string {
-  const key = timeZone ?? '';
-  let format = dateFormats.get(key);
-  if (!format) {
-    // en-CA formats dates as YYYY-MM-DD.
-    format = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
-    dateFormats.set(key, format);
-  }
-  return format.format(ms);
 }
 
 export interface ResetOutcome {

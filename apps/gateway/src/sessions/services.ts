@@ -17,6 +17,8 @@ import { ReasoningDisplay } from './reasoning-display.js';
 import { VoiceReplies } from './voice-replies.js';
 import { ProfileTable } from '../profiles/table.js';
 import { budgetGuardFor, type BudgetGuard } from '../budgets/guard.js';
+import { PriceTable } from '../budgets/prices.js';
+import type { CallSpend, SpendPricing } from '../budgets/meter.js';
 
 /** How often a turn reads the context windows other workers learnt (sessions share them through the store). */
 export const WINDOWS_REFRESH_MS = 5_000;
@@ -42,6 +44,8 @@ export interface ConversationServices {
   readonly profiles: ProfileTable;
   /** Spend caps: what is spent, what is left, refusals and notices (budgets/guard.ts). */
   readonly budgets: BudgetGuard;
+  /** The price table and the per-call spend report, for calls outside a turn (the memory flush of /new and resets). */
+  readonly pricing: SpendPricing;
 }
 
 /** The services on the session store's database. */
@@ -52,6 +56,8 @@ export function openConversationServices(
   catalog: ProviderCatalog = new ProviderCatalog(config),
   sideTaskOptions: SideTaskOptions = {},
   onStoreError?: (err: unknown) => void,
+  /** Told of each priced call outside a turn (metrics); the turns' own go through their team controls. */
+  onSpend: (profile: string, call: CallSpend) => void = () => undefined,
 ): ConversationServices {
   const pairing = new PairingService(store.sql);
   const counters = new SessionCounters(store);
@@ -71,5 +77,6 @@ export function openConversationServices(
     background,
     profiles: new ProfileTable(config),
     budgets: budgetGuardFor(config, store.sql),
+    pricing: { prices: new PriceTable(config.prices), onCall: onSpend },
   };
 }

@@ -6,7 +6,7 @@
  * come with @herald/agent-core), and `herald store restore` knows every version a backup may hold
  * (store-target.test.ts).
  */
-import { isConnectionError, isPostgresUrl, SessionStore, StoreUnavailableError, type PostgresOptions } from '@herald/agent-core';
+import { isConnectionError, isPostgresUrl, SessionStore, StoreUnavailableError, type StoreOptions } from '@herald/agent-core';
 import type { HeraldConfig } from '../config/load.js';
 import '../pairing/schema.js';
 import './counters.js';
@@ -42,15 +42,17 @@ export function storeKind(config: StoreConfig): 'sqlite' | 'postgres' {
 export interface OpenStoreOptions {
   /** Called for pg's errors on idle pooled connections (a server restart): log them, never crash. */
   onIdleError?: (err: Error) => void;
+  /** SQLite: checkpoint the WAL in a background thread (the running gateway; agent-core sqlite-checkpointer.ts). */
+  backgroundCheckpoints?: boolean;
 }
 
 /** Opens and migrates the configured store; a database that cannot be reached throws StoreUnavailableError. */
 export function openConfiguredStore(config: StoreConfig, opts: OpenStoreOptions = {}): Promise<SessionStore> {
-  return openStoreAt(storeTarget(config), { poolSize: config.databasePoolSize, onIdleError: opts.onIdleError });
+  return openStoreAt(storeTarget(config), { poolSize: config.databasePoolSize, onIdleError: opts.onIdleError, backgroundCheckpoints: opts.backgroundCheckpoints });
 }
 
 /** Opens and migrates the store at `target` (a SQLite file or a `postgres://` URL), with the same errors. */
-export async function openStoreAt(target: string, opts: PostgresOptions = {}): Promise<SessionStore> {
+export async function openStoreAt(target: string, opts: StoreOptions = {}): Promise<SessionStore> {
   try {
     return await SessionStore.open(target, opts);
   } catch (err) {

@@ -22,6 +22,7 @@ import { withTurnTools, type TurnToolsFactory } from './tools.js';
 import { retryThroughStoreOutage, untilStored } from './store-patience.js';
 import { sendReply, type SendOutcome } from './send-reply.js';
 import { finishReply } from './finish-reply.js';
+import { hasReasoning } from './reasoning-view.js';
 import { ReplyFiles } from '../outbound/reply-files.js';
 import type { OutboundServices } from '../outbound/services.js';
 import { prepareTurnMedia, type TurnMedia } from '../media/prepare.js';
@@ -33,6 +34,7 @@ import type { Logger } from '../logger.js';
 import type { ProfileRuntimes } from './profile-runtimes.js';
 import type { TeamControls } from './team-controls.js';
 import { SpendMeter } from '../budgets/meter.js';
+import { settlingSpend } from '../budgets/turn-spend.js';
 import { PriceTable } from '../budgets/prices.js';
 import { DEFAULT_PROFILE, profileColumn } from '../profiles/names.js';
 import { autoTitleEnabled, titleNewSession } from '../llm/auto-title.js';
@@ -76,7 +78,9 @@ export const NO_MODEL_REPLY = 'No model is configured yet: set HERALD_MODEL (for
 export function createTurnRunner(deps: TurnDeps): TurnRunner {
   // A database outage is waited out (turns/store-patience.ts); any other exception still ends in one short reply
   // (turns/user-errors.ts).
-  return retryThroughStoreOutage(replyOnFailure(deps, withTurnSlot(deps.controls, async (ctx) => {
+  // A turn's spend is recorded once however it ends (budgets/turn-spend.ts).
+  const spendDeps = { store: deps.store, counters: deps.conversation?.counters, budgets: deps.controls?.budgets };
+  return retryThroughStoreOutage(replyOnFailure(deps, withTurnSlot(deps.controls, settlingSpend(spendDeps, async (ctx, spend) => {
     const first = ctx.entries[0].payload;
     const last = ctx.entries[ctx.entries.length - 1].payload;
     const { store } = deps;
@@ -174,7 +178,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     // Each call priced with the model that answered (budgets/meter.ts), under the global LLM cap when one is set;
     // the compression summary below included.
     const newMeter = (): SpendMeter => new SpendMeter(deps.controls?.prices ?? BUILT_IN_PRICES, (call) => deps.controls?.onCall(spender.profile, call));
-    const meter = newMeter();
+    const meter = spend.track(newMeter(), spender, () => session.id);
     const governed = <T extends { primary: Provider; fallbacks: Provider[] }>(p: T): T => meter.wrap(deps.controls ? deps.controls.capped(p) : p);
     // Hermes' 85 % safety net: a session that outgrew the window moves to a compressed child session first.
     const notify = async (text: string): Promise<void> => void (await deliver(egress, last.conversationId, text, { baseDelayMs: deps.deliveryBaseDelayMs }));
@@ -200,6 +204,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     });
     const compressed = session;
     if (compressed !== current) compressions++;
+    spend.tokensCounted();
     // A re-run after a crash continues after the tool work its first run saved (incremental persistence).
     const { history, saved } = await store.getTurnHistory(session.id, ctx.turnId);
     live.startTyping();
@@ -275,25 +280,31 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
 
     const abort: unknown = ctx.signal.reason;
     if (ctx.signal.aborted) {
-      // Shutdown or a lost lock: another worker runs this turn again, so write nothing here.
-      if (abort instanceof TurnAbort && (abort.kind === 'shutdown' || abort.kind === 'lock_lost')) return { report: { status: 'running', compressions } };
+      // Shutdown or a lost lock: another worker runs this turn again, so write nothing here but what it cost.
+      if (abort instanceof TurnAbort && (abort.kind === 'shutdown' || abort.kind === 'lock_lost')) {
+        await spend.settle(result.apiCalls);
+        return { report: { status: 'running', compressions } };
+      }
       // Interrupted or stopped by the user: keep what the turn did (tool results), send nothing.
       const persisted = await store.transaction(async () => {
-        const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId });
+        // What the interrupted turn cost still counts: the session's usage and the budgets.
+        const usage = { ...result.usage, costUsd: meter.costUsd, ...(result.lastPromptTokens ? { lastPromptTokens: result.lastPromptTokens } : {}) };
+        const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId, usage });
         await store.markTurn(ctx.turnId, 'interrupted', ctx.fence, abort instanceof Error ? abort.message : 'interrupted');
-        // What the interrupted turn cost still counts against the budgets.
         await deps.controls?.budgets.record(spender, meter.usage, meter.costUsd);
         await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
         await recordMediaUsage(deps, persisted.id, media);
         return persisted;
       });
+      spend.recorded();
       await live.close();
       return { afterAck: () => progress.clear(), report: { status: 'interrupted', compressions: compressions + (persisted !== session ? 1 : 0) } };
     }
 
     // When the loop compressed inside the turn, the compressed history continues in a child session.
     // The answer (or a short error text), the pictures in it and a voice reply become files (turns/finish-reply.ts).
-    const showReasoning = (await deps.conversation?.reasoning.isOn(ctx.sessionKey)) ?? false;
+    // The /reasoning switch is read only when there is reasoning to show (one read less per message otherwise).
+    const showReasoning = hasReasoning(result.newMessages) && ((await deps.conversation?.reasoning.isOn(ctx.sessionKey)) ?? false);
     const { reply, files, speechCalls } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log, showReasoning });
     // Messages, usage, spend and the recorded reply (with its files) commit together: a crash leaves all or none.
     let text = reply;
@@ -312,6 +323,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls + speechCalls);
       return persisted;
     });
+    spend.recorded();
     if (session !== compressed) compressions++;
     // A compression (before or inside the turn) starts a new prefix: a cold cache there is expected.
     if (compressed === current && !result.compactedHistory) warnOnCacheCollapse(current, result, ctx.log);
@@ -338,7 +350,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       }
     }
     return sent;
-  })), deps.store);
+  }))), deps.store);
 }
 
 /** The profile's concurrent-turn limit: the turn waits for a slot (its watchdog sees the wait as activity). */

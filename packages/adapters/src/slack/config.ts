@@ -66,8 +66,10 @@ export interface SlackIngressOptions {
   botToken: string;
   /** `xapp-…` app-level token: Socket Mode. Takes precedence over `signingSecret`. */
   appToken?: string;
-  /** Signing secret: Events over HTTP at `POST /slack/events` (see `registerRoutes`). */
+  /** Signing secret: Events over HTTP at `POST /slack/events` or `eventsPath` (see `registerRoutes`). */
   signingSecret?: string;
+  /** Where Events over HTTP are posted (the app's Request URL path); default `/slack/events`. */
+  eventsPath?: string;
   /** Web API base, default `https://slack.com/api/`. Also where Socket Mode calls `apps.connections.open`. */
   apiUrl?: string;
   threads: ThreadMemory;

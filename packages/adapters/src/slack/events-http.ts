@@ -26,6 +26,8 @@ export class FastifyEventsReceiver implements Receiver {
   constructor(
     private readonly signingSecret: string,
     private readonly logger: Logger,
+    /** The route: each Slack app has its own Request URL, checked against its own secret. */
+    private readonly path: string = SLACK_EVENTS_PATH,
   ) {}
 
   init(app: App): void {
@@ -40,12 +42,12 @@ export class FastifyEventsReceiver implements Receiver {
     this.running = false;
   }
 
-  /** Adds `POST /slack/events` in its own fastify scope, so the raw-body parser does not leak into other routes. */
+  /** Adds `POST /slack/events` (or the app's own path) in its own fastify scope, so the raw-body parser does not leak into other routes. */
   registerRoutes(fastify: FastifyInstance): void {
     void fastify.register(async (scope) => {
       scope.removeAllContentTypeParsers();
       scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES }, (_req, body, done) => done(null, body));
-      scope.post(SLACK_EVENTS_PATH, (req, reply) => this.handle(req, reply));
+      scope.post(this.path, (req, reply) => this.handle(req, reply));
     });
   }
 
@@ -68,7 +70,7 @@ export class FastifyEventsReceiver implements Receiver {
         headers: { 'x-slack-signature': signature, 'x-slack-request-timestamp': timestamp },
       })
     ) {
-      this.logger.warn({ ip: req.ip }, 'slack: rejected an Events request with a bad signature or stale timestamp');
+      this.logger.warn({ ip: req.ip, path: this.path }, 'slack: rejected an Events request with a bad signature or stale timestamp');
       return void reply.code(401).send({ ok: false, error: 'invalid_signature' });
     }
 

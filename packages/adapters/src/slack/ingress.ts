@@ -34,7 +34,7 @@ export interface SlackIngressHealth extends AdapterHealth {
 
 export interface SlackIngress extends PlatformIngress {
   readonly transport: SlackTransport;
-  /** Adds `POST /slack/events` (Events over HTTP). A no-op in Socket Mode. Call before the server listens. */
+  /** Adds `POST /slack/events` or the app's `eventsPath` (Events over HTTP). A no-op in Socket Mode. Call before the server listens. */
   registerRoutes(app: FastifyInstance): void;
   health(): SlackIngressHealth;
   /** Bot identity from auth.test, known after start(). */
@@ -86,7 +86,7 @@ class SlackIngressImpl implements SlackIngress {
     } else if (opts.signingSecret) {
       this.transport = 'http';
       this.socket = null;
-      this.http = new FastifyEventsReceiver(opts.signingSecret, this.logger);
+      this.http = new FastifyEventsReceiver(opts.signingSecret, this.logger, opts.eventsPath);
     } else {
       throw new Error('Slack ingress needs SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (Events over HTTP)');
     }

@@ -42,6 +42,9 @@ describe('side-task fallback chain', () => {
 
     const result = await chain.complete(request());
     expect(result.message.content).toBe('summary from the local model');
+    // The chain is named after its first model; the result names the one that answered (cost and usage labels).
+    expect(chain.model).toBe('google/gemini-2.5-flash');
+    expect(result.answeredBy).toEqual({ name: 'vllm', model: 'qwen3-8b' });
     expect(local.requests[0]!.body.messages).toEqual(router.requests[0]!.body.messages);
     expect(claude.requests).toHaveLength(0);
     expect(seen.map((e) => [e.from.model, e.to.model, e.error.status])).toEqual([['google/gemini-2.5-flash', 'qwen3-8b', 402]]);

@@ -35,8 +35,8 @@ export function uniqueProviders(providers: readonly Provider[]): Provider[] {
 }
 
 /**
- * One Provider over several: name, model, API mode and vision are the first one's. A chain of one is that
- * provider itself. Throws for an empty list.
+ * One Provider over several: name, model, API mode and vision are the first one's; each result names the model
+ * that answered (`answeredBy`). A chain of one is that provider itself. Throws for an empty list.
  */
 export function createFallbackProvider(providers: readonly Provider[], opts: FallbackProviderOptions = {}): Provider {
   const chain = uniqueProviders(providers);
@@ -56,7 +56,10 @@ async function completeAlong(chain: readonly Provider[], req: CompletionRequest,
   for (let i = 0; ; i++) {
     const provider = chain[i]!;
     try {
-      return await provider.complete(req);
+      const result = await provider.complete(req);
+      // Who answered, for the cost and usage labels (the chain is named after its first model): the innermost
+      // chain's answer wins when chains are nested.
+      return result.answeredBy ? result : { ...result, answeredBy: { name: provider.name, model: provider.model } };
     } catch (raw) {
       const err = classifyError(raw);
       const next = chain[i + 1];

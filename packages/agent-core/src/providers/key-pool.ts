@@ -91,9 +91,10 @@ export class KeyPool implements KeySource {
     const untried = this.keys.filter((k) => !tried.has(k.fingerprint));
     if (untried.length === 0) return undefined;
     // A pool of one: its key is tried whatever its state (resting or not, every strategy picks it), so the
-    // shared state need not be read on every request.
+    // shared state need not be read on every request, and its use count (shown by status(), never used to pick)
+    // need not hold up the request: it is counted in the background, a failure dropped like the state's own.
     if (this.keys.length === 1) {
-      await this.state.recordUse(this.label, untried[0].fingerprint);
+      this.state.recordUse(this.label, untried[0].fingerprint).catch(() => {});
       return untried[0];
     }
     const cooling = await this.state.cooling(this.label, this.fingerprints);

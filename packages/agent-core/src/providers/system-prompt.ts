@@ -8,6 +8,8 @@
  * part (cached within the session), each ending in its own cache breakpoint (cache-breakpoints.ts).
  */
 
+import { localDate } from '../time-zones.js';
+
 export const SESSION_HEADING = '\n\n# This conversation\n';
 
 export interface SessionPromptContext {
@@ -21,24 +23,8 @@ export interface SessionPromptContext {
   timeZone?: string;
 }
 
-/** Building an Intl.DateTimeFormat costs far more than using one, and this runs for every turn: one per zone. */
-const dateFormats = new Map<string, Intl.DateTimeFormat>();
-/** Zones come from configuration, so a handful at most; the cap only keeps a misuse from growing the map. */
-const MAX_DATE_FORMATS = 32;
-
-function dateFormat(timeZone: string): Intl.DateTimeFormat {
-  let format = dateFormats.get(timeZone);
-  if (!format) {
-    if (dateFormats.size >= MAX_DATE_FORMATS) dateFormats.clear();
-    // en-CA formats dates as YYYY-MM-DD.
-    format = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
-    dateFormats.set(timeZone, format);
-  }
-  return format;
-}
-
 export function buildSessionSystemPrompt(staticPrompt: string, ctx: SessionPromptContext): string {
-  const date = dateFormat(ctx.timeZone ?? 'UTC').format(ctx.startedAt);
+  const date = localDate(ctx.startedAt, ctx.timeZone ?? 'UTC');
   const where = ctx.chatType ? `${ctx.platform} (${ctx.chatType})` : ctx.platform;
   const lines = [`Platform: ${where}.`, `Conversation started on ${date}; use the current_time tool when the exact time matters.`];
   return `${staticPrompt.trimEnd()}${SESSION_HEADING}${lines.join('\n')}`;

@@ -1,5 +1,5 @@
 /** The session store (SQLite or PostgreSQL): sessions, transcripts, titles, search, the turn outbox, known threads. */
-export { SessionStore, openSql, isPostgresUrl } from './session-store.js';
+export { SessionStore, openSql, isPostgresUrl, type StoreOptions } from './session-store.js';
 export type { Session, StoredMessage, Turn, TurnStatus } from './rows.js';
 export { TURN_STATUSES } from './rows.js';
 export { TURN_FILES_MIGRATION_VERSION, type NewTurnFile, type TurnFile, type TurnFileKind } from './turn-files.js';
@@ -12,7 +12,7 @@ export { sanitizeTitle, MAX_TITLE_LENGTH } from './titles.js';
 export { StoredWindowBook } from './context-windows.js';
 export type { Sql, SqlValue, Dialect, RunResult, WriteStats } from './sql.js';
 export { ddlFor } from './sql.js';
-export { SqliteSql } from './sqlite-sql.js';
+export { SqliteSql, type SqliteOptions } from './sqlite-sql.js';
 export { PostgresSql, isConnectionError, type PostgresOptions } from './postgres-sql.js';
 export { registerMigrations, allMigrations, appliedVersions, migrationSql, FIRST_EXTERNAL_VERSION, type Migration } from './migrations.js';
 export { copyStore, COPY_BATCH_ROWS, StoreCopyError, TargetNotEmptyError } from './copy.js';

@@ -16,7 +16,7 @@ import { PostgresSql, type PostgresOptions } from './postgres-sql.js';
 import type { Session, StoredMessage, Turn, TurnStatus } from './rows.js';
 import * as sessions from './sessions.js';
 import type { Sql, WriteStats } from './sql.js';
-import { SqliteSql } from './sqlite-sql.js';
+import { SqliteSql, type SqliteOptions } from './sqlite-sql.js';
 import * as turnFiles from './turn-files.js';
 import * as turns from './turns.js';
 import { usageByDay, usageByModel, usageByProfile, type DailyUsage, type ModelUsage, type ProfileUsage, type UsageFilter } from './usage.js';
@@ -28,9 +28,12 @@ export function isPostgresUrl(target: string): boolean {
   return POSTGRES_URL.test(target);
 }
 
+/** How a store is opened: PostgreSQL's pool settings, SQLite's background checkpoints (each ignores the other's). */
+export type StoreOptions = PostgresOptions & SqliteOptions;
+
 /** Opens a connection without migrating: a SQLite file path (or ':memory:'), or a `postgres://` URL. */
-export async function openSql(target: string, opts: PostgresOptions = {}): Promise<Sql> {
-  return isPostgresUrl(target) ? PostgresSql.open(target, opts) : SqliteSql.open(target);
+export async function openSql(target: string, opts: StoreOptions = {}): Promise<Sql> {
+  return isPostgresUrl(target) ? PostgresSql.open(target, opts) : SqliteSql.open(target, { backgroundCheckpoints: opts.backgroundCheckpoints });
 }
 
 export class SessionStore {
@@ -40,7 +43,7 @@ export class SessionStore {
    * Opens a SQLite file (creating it and its directory; ':memory:' works) or a `postgres://` database, and
    * applies pending migrations.
    */
-  static async open(target: string, opts: PostgresOptions = {}): Promise<SessionStore> {
+  static async open(target: string, opts: StoreOptions = {}): Promise<SessionStore> {
     return SessionStore.on(await openSql(target, opts));
   }
 

@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteSql, WAL_AUTOCHECKPOINT_PAGES, WRITE_MAX_ATTEMPTS } from './sqlite-sql.js';
 import { StoreBusyError } from './errors.js';
+import { WAL_BACKSTOP_PAGES } from './sqlite-checkpointer.js';
 import { useTempStores } from './test-support.js';
 
 const temp = useTempStores();
@@ -203,6 +204,30 @@ describe('SqliteSql writes', () => {
     for (let i = 0; i < WAL_AUTOCHECKPOINT_PAGES; i++) await db.run('INSERT INTO t (v) VALUES (?)', [row]);
     expect(fs.statSync(file).size).toBeGreaterThan(sizeBefore + (WAL_AUTOCHECKPOINT_PAGES / 2) * pageSize);
     expect(fs.statSync(`${file}-wal`).size).toBeLessThan(WAL_AUTOCHECKPOINT_PAGES * 3 * (pageSize + 24));
+  });
+
+  it('with backgroundCheckpoints a thread copies the WAL back (no COMMIT here pays for it); close stops the thread', async () => {
+    const file = path.join(temp.dir, 'background.db');
+    const db = await SqliteSql.open(file, { backgroundCheckpoints: true });
+    dbs.push(db);
+    // This connection's own automatic checkpoint is only a backstop now.
+    expect(db.raw.pragma('wal_autocheckpoint', { simple: true })).toBe(WAL_BACKSTOP_PAGES);
+    await db.exec('CREATE TABLE t (v TEXT)');
+    const pageSize = db.raw.pragma('page_size', { simple: true }) as number;
+    const sizeBefore = fs.statSync(file).size;
+    const row = 'x'.repeat(pageSize * 2);
+    const rows = 300; // ≈ 900 pages: well below the backstop, so only the thread can have copied them back
+    for (let i = 0; i < rows; i++) await db.run('INSERT INTO t (v) VALUES (?)', [row]);
+    await db.backgroundCheckpointCaughtUp();
+    expect(fs.statSync(file).size).toBeGreaterThan(sizeBefore + rows * 2 * pageSize);
+    expect(await db.get<{ n: number }>('SELECT count(*) AS n FROM t')).toEqual({ n: rows });
+    await db.close();
+    expect(db.isOpen).toBe(false);
+    // Closed for good: the last connection folded the WAL in and removed it.
+    expect(fs.existsSync(`${file}-wal`)).toBe(false);
+    const again = new Database(file, { readonly: true });
+    expect(again.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: rows });
+    again.close();
   });
 
   it('closes idempotently', async () => {

@@ -16,9 +16,15 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { StoreBusyError } from './errors.js';
+import { startCheckpointer, WAL_BACKSTOP_PAGES, type Checkpointer } from './sqlite-checkpointer.js';
 import type { RunResult, Sql, SqlValue, WriteStats } from './sql.js';
 
 type Statement = Database.Statement;
+
+export interface SqliteOptions {
+  /** WAL checkpoints in a background thread (sqlite-checkpointer.ts); the gateway's store sets it. */
+  backgroundCheckpoints?: boolean;
+}
 
 /** SQLite's own wait for the lock; kept tiny so the jittered retry below decides. */
 export const BUSY_TIMEOUT_MS = 10;
@@ -29,7 +35,8 @@ export const WRITE_MAX_ATTEMPTS = 15;
 /**
  * The WAL is copied back into the main file by SQLite itself once it holds this many pages (a passive checkpoint
  * in the committing connection): that bounds the file by size, at a cost paid once per ~4 MB of writes. (A manual
- * checkpoint every 50 writes used to cost ≈ 5 % of a busy worker's CPU for no better bound.)
+ * checkpoint every 50 writes used to cost ≈ 5 % of a busy worker's CPU for no better bound.) The gateway's own
+ * store checkpoints in a background thread instead (`backgroundCheckpoints`, sqlite-checkpointer.ts).
  */
 export const WAL_AUTOCHECKPOINT_PAGES = 1000;
 /** Compiled statements kept: the store's own SQL is a few dozen texts; generated SQL must not grow the cache. */
@@ -66,10 +73,16 @@ export class SqliteSql implements Sql {
   private readonly waiters: Waiter[] = [];
   private readonly counters: WriteStats = { writes: 0, busyRetries: 0 };
 
+  /** The checkpoint thread (sqlite-checkpointer.ts), when the connection was opened with backgroundCheckpoints. */
+  private checkpointer: Checkpointer | null = null;
+
   private constructor(readonly raw: Database.Database) {}
 
-  /** Opens (creating the parent directory) and applies the pragmas; ':memory:' works too. */
-  static async open(file: string): Promise<SqliteSql> {
+  /**
+   * Opens (creating the parent directory) and applies the pragmas; ':memory:' works too. `backgroundCheckpoints`
+   * (the gateway's store): WAL checkpoints run in a thread of their own instead of inside a COMMIT on this one.
+   */
+  static async open(file: string, opts: SqliteOptions = {}): Promise<SqliteSql> {
     const inMemory = file === ':memory:' || file === '';
     if (!inMemory) fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     const raw = new Database(file, { timeout: BUSY_TIMEOUT_MS });
@@ -79,7 +92,9 @@ export class SqliteSql implements Sql {
       await sql.retryBusy(() => raw.pragma('journal_mode = WAL'));
       raw.pragma('synchronous = NORMAL');
       raw.pragma('foreign_keys = ON');
-      raw.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+      const background = opts.backgroundCheckpoints === true && !raw.memory;
+      raw.pragma(`wal_autocheckpoint = ${background ? WAL_BACKSTOP_PAGES : WAL_AUTOCHECKPOINT_PAGES}`);
+      if (background) sql.checkpointer = startCheckpointer(raw.name);
     } catch (err) {
       raw.close();
       throw err;
@@ -162,6 +177,9 @@ export class SqliteSql implements Sql {
   async close(): Promise<void> {
     for (let waited = false; this.holder; waited = true) await this.waitForConnection(false, waited);
     if (!this.raw.open) return;
+    const checkpointer = this.checkpointer;
+    this.checkpointer = null;
+    await checkpointer?.stop();
     this.checkpoint();
     this.raw.close();
   }
@@ -175,6 +193,11 @@ export class SqliteSql implements Sql {
       // Another process checkpointing at the same moment is harmless: the next round catches up.
       if (!isBusyError(err)) throw err;
     }
+  }
+
+  /** Resolves once the checkpoint thread has copied the WAL back completely (tests); at once without the thread. */
+  async backgroundCheckpointCaughtUp(): Promise<void> {
+    await this.checkpointer?.caughtUp();
   }
 
   /** How many compiled statements are kept (bounded by MAX_STATEMENTS). */

@@ -3,27 +3,10 @@
  * model names. Models do not know today's date; this is how they find out.
  */
 import type { Tool } from '../registry.js';
+import { hostTimeZone, isValidTimeZone } from '../../time-zones.js';
 import { ToolInputError, optionalStringArg } from './context.js';
 
 export const CURRENT_TIME_TOOL = 'current_time';
-
-/** Whether Intl knows the zone (an IANA name such as Europe/Berlin, or UTC). */
-/** Zone names already checked: building an Intl.DateTimeFormat is costly and every turn asks (tool requirements). */
-const zoneValidity = new Map<string, boolean>();
-
-export function isValidTimeZone(zone: string): boolean {
-  let valid = zoneValidity.get(zone);
-  if (valid === undefined) {
-    try {
-      new Intl.DateTimeFormat('en-US', { timeZone: zone });
-      valid = true;
-    } catch {
-      valid = false;
-    }
-    if (zoneValidity.size < 1_000) zoneValidity.set(zone, valid);
-  }
-  return valid;
-}
 
 /** `+02:00` style offset of `zone` at `date`. */
 function utcOffset(date: Date, zone: string): string {
@@ -63,7 +46,7 @@ export function describeTime(date: Date, zone: string): string {
 }
 
 export function createCurrentTimeTool(opts: { timeZone?: string; now?: () => Date } = {}): Tool {
-  const fallbackZone = opts.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone ?? 'UTC';
+  const fallbackZone = opts.timeZone ?? hostTimeZone();
   const now = opts.now ?? (() => new Date());
   return {
     name: CURRENT_TIME_TOOL,

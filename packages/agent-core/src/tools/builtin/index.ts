@@ -109,7 +109,8 @@ export function createBuiltinTools(
 
 export type { ClarifyChannel, BuiltinToolContext, FileSink } from './context.js';
 export { CLARIFY_TOOL, DEFAULT_CLARIFY_TIMEOUT_MS, MAX_CLARIFY_CHOICES, createClarifyTool } from './clarify.js';
-export { CURRENT_TIME_TOOL, createCurrentTimeTool, describeTime, isValidTimeZone } from './current-time.js';
+export { CURRENT_TIME_TOOL, createCurrentTimeTool, describeTime } from './current-time.js';
+export { isValidTimeZone } from '../../time-zones.js';
 export { CHILD_SYSTEM_PROMPT, DEFAULT_CHILD_MAX_ITERATIONS, DELEGATE_TOOL, MAX_CHILDREN_PER_TURN, childToolsOf, createDelegateTool } from './delegate-task.js';
 export { flushMemory, flushPrompt, type FlushMemoryOptions, type FlushMemoryResult, type FlushReason } from './flush-memory.js';
 export {

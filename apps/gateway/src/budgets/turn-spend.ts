@@ -1,0 +1,80 @@
+/**
+ * A turn's spend is recorded exactly once, whichever way the turn ends. A finished or user-interrupted turn records
+ * it with its messages (in their transaction) and says so (`recorded()`); a turn that ends any other way — its lock
+ * lost, the process shutting down, an exception after some LLM calls — gets what its calls cost so far recorded by
+ * `settle()`: into the session's tokens, cost and API calls, and the budgets. A re-run of the turn (another worker
+ * continuing after the saved tool work) spends and records its own calls, so nothing is counted twice. The memory
+ * flush outside any turn (/new, resets) records its call the same way (turns/memory-flush.ts).
+ */
+import { emptyUsage, type SessionStore, type Usage } from '@herald/agent-core';
+import type { TurnContext, TurnResult, TurnRunner } from '../queue/turn-context.js';
+import type { SessionCounters } from '../sessions/counters.js';
+import type { BudgetGuard, SpendSubject } from './guard.js';
+import type { SpendMeter } from './meter.js';
+
+export interface TurnSpendDeps {
+  store: SessionStore;
+  counters?: SessionCounters;
+  budgets?: BudgetGuard;
+}
+
+export class TurnSpend {
+  private open: { meter: SpendMeter; spender: SpendSubject; sessionId: () => string } | null = null;
+  private done = false;
+  /** Tokens already in a session's columns (the summary of a compression before the turn writes its own). */
+  private counted: Usage = emptyUsage();
+
+  constructor(private readonly deps: TurnSpendDeps) {}
+
+  /** The turn's meter from now on; `sessionId` says which session its spend lands in (it moves on a compression). */
+  track(meter: SpendMeter, spender: SpendSubject, sessionId: () => string): SpendMeter {
+    this.open = { meter, spender, sessionId };
+    return meter;
+  }
+
+  /** The tokens the meter has seen so far are in a session's columns already; their cost is not. */
+  tokensCounted(): void {
+    if (this.open) this.counted = { ...this.open.meter.usage };
+  }
+
+  /** The caller recorded the spend with the turn's messages (its transaction committed). */
+  recorded(): void {
+    this.done = true;
+  }
+
+  /** Records what the turn's calls cost, unless that was done already; `apiCalls`: the loop's count when known. */
+  async settle(apiCalls?: number): Promise<void> {
+    const open = this.open;
+    if (this.done || !open) return;
+    this.done = true;
+    const { meter, spender } = open;
+    const calls = apiCalls ?? meter.calls;
+    if (calls === 0 && meter.costUsd === 0 && meter.usage.input + meter.usage.output === 0) return;
+    const sessionId = open.sessionId();
+    const { store, counters, budgets } = this.deps;
+    const u = meter.usage;
+    const c = this.counted;
+    const tokens = { input: u.input - c.input, output: u.output - c.output, cacheRead: u.cacheRead - c.cacheRead, cacheWrite: u.cacheWrite - c.cacheWrite };
+    await store.transaction(async () => {
+      await store.addUsage(sessionId, { ...tokens, costUsd: meter.costUsd });
+      await counters?.addApiCalls(sessionId, calls);
+      await budgets?.record(spender, meter.usage, meter.costUsd);
+    });
+  }
+}
+
+/**
+ * Gives the runner a TurnSpend and settles it when the runner ends without recording it — it threw, or took a way
+ * out that writes no usage (files nobody could read after a compression) — the error, if any, going on. A store that
+ * cannot take the record is logged: the turn's own outcome is what the caller must see.
+ */
+export function settlingSpend(deps: TurnSpendDeps, run: (ctx: TurnContext, spend: TurnSpend) => Promise<TurnResult | void>): TurnRunner {
+  return async (ctx) => {
+    const spend = new TurnSpend(deps);
+    try {
+      return await run(ctx, spend);
+    } finally {
+      await spend.settle().catch((e: unknown) => ctx.log.warn({ err: e }, 'the spend of an unfinished turn could not be recorded'));
+    }
+  };
+}
