@@ -5,7 +5,7 @@
  * reply was recorded but not delivered is delivered without asking the LLM again, and messages are persisted
  * under the turn id so persisting the same turn twice writes each message once.
  */
-import { buildSessionSystemPrompt, runConversation, type AgentEvent, type ChatMessage, type Session, type ConversationResult, type Provider, type SessionSource, type SessionStore, type TurnStatus } from '@herald/agent-core';
+import { buildSessionSystemPrompt, runConversation, type AgentEvent, type Session, type ConversationResult, type Provider, type SessionSource, type SessionStore, type TurnStatus } from '@herald/agent-core';
 import type { PlatformEgress } from '@herald/adapters';
 import type { MailboxEntry, TurnPayload } from '../queue/mailbox.js';
 import { TurnAbort, type TurnResult, type TurnRunner } from '../queue/worker.js';
@@ -38,6 +38,7 @@ import { settlingSpend } from '../budgets/turn-spend.js';
 import { PriceTable } from '../budgets/prices.js';
 import { DEFAULT_PROFILE, profileColumn } from '../profiles/names.js';
 import { autoTitleEnabled, titleNewSession } from '../llm/auto-title.js';
+import { composeUserMessage } from './compose.js';
 
 export interface TurnDeps {
   store: SessionStore;
@@ -68,7 +69,6 @@ export interface TurnDeps {
   controls?: TeamControls;
 }
 
-const QUOTE_MAX_CHARS = 500;
 /** Without team controls: the built-in price table, for the session's estimated cost. */
 const BUILT_IN_PRICES = new PriceTable({});
 /** The outbox status a send leaves behind; unknown (read back by the metrics) when there was nothing to send. */
@@ -382,40 +382,9 @@ function reactionTargets(entries: MailboxEntry[]): ReactionTarget[] {
   return entries.flatMap(({ payload: p }) => (p.platformMessageId ? [{ conversationId: p.conversationId, platformMessageId: p.platformMessageId }] : []));
 }
 
-/**
- * The user message of a turn: merged texts, with reply-to context when the quoted message is not in history, and
- * after each text what its files became (`mediaBlocks[i]` for entry i: image notes, transcripts, document text).
- * The parts of a text the client split are one text again, joined by a line break (where the client cut it).
- */
-export function composeUserMessage(entries: MailboxEntry[], history: ChatMessage[], mediaBlocks: readonly string[][] = []): string {
-  // Messages merged from several people (a shared thread) keep who said what.
-  const speakers = new Set(entries.map((e) => e.payload.userId));
-  let out = '';
-  entries.forEach((e, i) => {
-    const text = [withQuote(e.payload, history), ...(mediaBlocks[i] ?? [])].filter(Boolean).join('\n');
-    if (i > 0 && continuesText(entries[i - 1].payload, e.payload)) out += `\n${text}`;
-    else out += `${i > 0 ? '\n\n' : ''}${speakers.size > 1 ? `[${e.payload.userName ?? e.payload.userId}]: ` : ''}${text}`;
-  });
-  return out;
-}
-
-/** `next` is the next part of the split text `prev` is a part of. */
-function continuesText(prev: TurnPayload, next: TurnPayload): boolean {
-  return next.partOf?.kind === 'text' && prev.partOf?.kind === 'text' && prev.partOf.id === next.partOf.id && prev.userId === next.userId;
-}
-
 /** Files only (no words), and not one of them gave the model anything: there is no question to put to it. */
 function nothingToAsk(payloads: readonly TurnPayload[], media: TurnMedia): boolean {
   return media.attachments.length > 0 && !media.usable && payloads.every((p) => p.text.trim() === '');
-}
-
-function withQuote(p: TurnPayload, history: ChatMessage[]): string {
-  if (!p.quoted || !p.quoted.text) return p.text;
-  const quoted = p.quoted.text.trim();
-  const known = history.some((m) => typeof m.content === 'string' && m.content.includes(quoted));
-  if (known) return p.text;
-  const short = quoted.length > QUOTE_MAX_CHARS ? `${quoted.slice(0, QUOTE_MAX_CHARS)}…` : quoted;
-  return `[Replying to: "${short}"]\n${p.text}`;
 }
 
 /** A session whose prompt cache stopped hitting costs several times more per turn: the operator should know. */
