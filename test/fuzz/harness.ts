@@ -6,6 +6,7 @@
  * 10,000 payloads per ingress, in `npm test` and in `npm run fuzz` (the suite alone); `HERALD_FUZZ_RUNS=<n>` sends
  * another number. Every run prints its seed; `HERALD_FUZZ_SEED=<seed>` generates the same payloads again.
  */
+import { request } from 'node:http';
 import { resolve } from 'node:path';
 import fc from 'fast-check';
 import { expect } from 'vitest';
@@ -167,4 +168,38 @@ export function statusOk(expected: Expected, status: number, raw?: RawBody): boo
 function preview(payload: unknown): string {
   const text = fc.stringify(payload);
   return text.length > 2_000 ? `${text.slice(0, 2_000)}… (${text.length} characters)` : text;
+}
+
+/** How long an over-limit POST may wait for its refusal before the check fails. */
+const OVERSIZE_ANSWER_MS = 30_000;
+
+/**
+ * The status a POST whose body is over the gateway's limit gets. The gateway refuses such a body on its
+ * Content-Length alone and closes the connection without reading it, as HTTP allows: a client still uploading may
+ * see the connection reset before it reads the answer (fetch: "fetch failed"), depending on timing. So only the
+ * headers go out, and the answer is read before any of the body is sent: deterministic, and the refusal provably
+ * comes from the declared length, not from reading a megabyte.
+ */
+export function oversizeStatus(url: string, raw: RawBody, headers: Record<string, string>): Promise<number> {
+  const length = typeof raw.body === 'string' ? Buffer.byteLength(raw.body) : raw.body.byteLength;
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers: { ...headers, ...(raw.contentType === null ? {} : { 'content-type': raw.contentType }), 'content-length': String(length) } });
+    const timer = setTimeout(() => {
+      req.destroy();
+      reject(new Error(`no answer to an over-limit POST within ${OVERSIZE_ANSWER_MS} ms: the body is being waited for`));
+    }, OVERSIZE_ANSWER_MS);
+    req.on('response', (res) => {
+      res.resume();
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve(res.statusCode ?? 0);
+        req.destroy();
+      });
+    });
+    req.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    req.flushHeaders();
+  });
 }
