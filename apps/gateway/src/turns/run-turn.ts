@@ -34,7 +34,7 @@ import type { Logger } from '../logger.js';
 import type { ProfileRuntimes } from './profile-runtimes.js';
 import type { TeamControls } from './team-controls.js';
 import { SpendMeter } from '../budgets/meter.js';
-import { settlingSpend } from '../budgets/turn-spend.js';
+import { settlingSpend, TurnSpend } from '../budgets/turn-spend.js';
 import { PriceTable } from '../budgets/prices.js';
 import { DEFAULT_PROFILE, profileColumn } from '../profiles/names.js';
 import { autoTitleEnabled, titleNewSession } from '../llm/auto-title.js';
@@ -337,14 +337,14 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     if (services && history.length === 0 && !first.scheduled && first.platform !== 'api' && !session.title && autoTitleEnabled(services.config)) {
       const provider = services.sideTasks.forSession(session.model);
       if (provider) {
-        // Priced like the turn's own calls: into the session's usage and the budgets, once the title is written.
-        const titleMeter = newMeter();
+        // Priced like the turn's own calls, recorded the way calls outside a turn's messages are (turn-spend.ts):
+        // the session's tokens and cost and the budgets, once the title is written; not one of its API calls.
+        const titleSpend = new TurnSpend(spendDeps);
         const titled = session;
+        const titleMeter = titleSpend.track(newMeter(), spender, () => titled.id);
         const title = async (): Promise<void> => {
           await titleNewSession({ store, provider: titleMeter.provider(provider), sessionId: titled.id, userText: userMessage, reply, log: ctx.log });
-          if (titleMeter.costUsd === 0 && titleMeter.usage.input + titleMeter.usage.output === 0) return;
-          await store.addUsage(titled.id, { ...titleMeter.usage, costUsd: titleMeter.costUsd });
-          await deps.controls?.budgets.record(spender, titleMeter.usage, titleMeter.costUsd);
+          await titleSpend.settle(0);
         };
         services.background.track(title().catch((err: unknown) => ctx.log.warn({ err }, 'pricing the title call failed')));
       }
