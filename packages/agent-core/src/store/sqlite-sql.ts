@@ -245,6 +245,11 @@ export class SqliteSql implements Sql {
     }
   }
 
+  /**
+   * The callers loop `for (let waited = false; this.holder; waited = true) await this.waitForConnection(…)` inline on
+   * purpose: the last check of `holder` and taking the connection must happen in one synchronous stretch — an async
+   * helper around the loop would add a microtask in between, in which another call could take it.
+   */
   private waitForConnection(takes: boolean, again: boolean): Promise<void> {
     return new Promise((wake) => {
       if (again) this.waiters.unshift({ takes, wake });
