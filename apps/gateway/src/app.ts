@@ -188,8 +188,6 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
     onTransportReset: (e) => llmLog.warn({ provider: e.provider, model: e.model, key: e.fingerprint, error: e.error }, 'LLM connection failed; HTTP client rebuilt before the retry'),
   });
   const metrics = createHeraldMetrics();
-  // One spend report per process (it keeps the cache-hit ratios): turns and the calls outside them share it.
-  const onSpend = spendMetrics(metrics);
   const conversation = openConversationServices(
     config,
     store,
@@ -200,7 +198,9 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
       onFallback: (e) => llmLog.warn({ from: `${e.from.name}:${e.from.model}`, to: `${e.to.name}:${e.to.model}`, error: e.error.message, status: e.error.status }, 'side task: model failed; the next model takes it'),
     },
     (err) => llmLog.warn({ err }, 'learnt context windows: the store could not be read or written; this process keeps its own'),
-    onSpend,
+    // One price table and spend report per process (the report keeps the cache-hit ratios): conversation.pricing,
+    // which the turns' team controls use too.
+    spendMetrics(metrics),
   );
   const mailbox = new Mailbox(redis, config.redisPrefix, config.sessionLockMs);
   // The HTTP API's answers go back through Redis to the ingress holding the request (api/reply-channel.ts).
@@ -319,7 +319,7 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
             return { profile, agent: own, tools };
           }),
           // Cost per call, budgets, the profiles' concurrent-turn limits and the global LLM cap.
-          controls: createTeamControls({ config, budgets: conversation.budgets, redis, profiles: conversation.profiles, onCall: onSpend }),
+          controls: createTeamControls({ config, budgets: conversation.budgets, pricing: conversation.pricing, redis, profiles: conversation.profiles }),
           onPossibleDuplicate: (platform) => metrics.possibleDuplicateReplies.inc({ platform }),
           outbound,
           media: createMediaServices(config, createFilesRegistry(config, log), conversation.sideTasks.describer()),

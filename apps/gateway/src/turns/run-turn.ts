@@ -33,7 +33,7 @@ import { cacheCollapse } from '../llm/cache-health.js';
 import type { Logger } from '../logger.js';
 import type { ProfileRuntimes } from './profile-runtimes.js';
 import type { TeamControls } from './team-controls.js';
-import { SpendMeter } from '../budgets/meter.js';
+import { meterFor, SpendMeter } from '../budgets/meter.js';
 import { settlingSpend, TurnSpend } from '../budgets/turn-spend.js';
 import { PriceTable } from '../budgets/prices.js';
 import { DEFAULT_PROFILE, profileColumn } from '../profiles/names.js';
@@ -177,7 +177,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
 
     // Each call priced with the model that answered (budgets/meter.ts), under the global LLM cap when one is set;
     // the compression summary below included.
-    const newMeter = (): SpendMeter => new SpendMeter(deps.controls?.prices ?? BUILT_IN_PRICES, (call) => deps.controls?.onCall(spender.profile, call));
+    const newMeter = (): SpendMeter => (deps.controls ? meterFor(deps.controls, spender.profile) : new SpendMeter(BUILT_IN_PRICES));
     const meter = spend.track(newMeter(), spender, () => session.id);
     const governed = <T extends { primary: Provider; fallbacks: Provider[] }>(p: T): T => meter.wrap(deps.controls ? deps.controls.capped(p) : p);
     // Hermes' 85 % safety net: a session that outgrew the window moves to a compressed child session first.

@@ -7,28 +7,26 @@ import type { Redis } from 'ioredis';
 import type { Provider } from '@herald/agent-core';
 import type { HeraldConfig } from '../config/load.js';
 import type { BudgetGuard } from '../budgets/guard.js';
-import type { CallSpend } from '../budgets/meter.js';
-import { PriceTable } from '../budgets/prices.js';
+import type { SpendPricing } from '../budgets/meter.js';
 import { RedisSemaphore, limitProvider } from '../limits/semaphore.js';
 import type { ProfileTable } from '../profiles/table.js';
 
-export interface TeamControls {
-  prices: PriceTable;
+/** `prices` and `onCall` (where every LLM call's spend is reported): the process's one SpendPricing. */
+export interface TeamControls extends SpendPricing {
   budgets: BudgetGuard;
   /** The profile's concurrent-turn semaphore; null when it has no limit. */
   turnSlots(profile: string): RedisSemaphore | null;
   /** The providers under the global LLM cap (as they are without one). */
   capped<T extends { primary: Provider; fallbacks: Provider[] }>(providers: T): T;
-  /** Told of every LLM call's spend. */
-  onCall(profile: string, call: CallSpend): void;
 }
 
 export interface TeamControlsDeps {
-  config: Pick<HeraldConfig, 'prices' | 'llmConcurrency' | 'redisPrefix'>;
+  config: Pick<HeraldConfig, 'llmConcurrency' | 'redisPrefix'>;
   budgets: BudgetGuard;
+  /** The conversation services' pricing (sessions/services.ts): the same table and report as calls outside turns. */
+  pricing: SpendPricing;
   redis: Redis;
   profiles: ProfileTable;
-  onCall?: (profile: string, call: CallSpend) => void;
 }
 
 export function createTeamControls(deps: TeamControlsDeps): TeamControls {
@@ -39,10 +37,10 @@ export function createTeamControls(deps: TeamControlsDeps): TeamControls {
   }
   const llm = config.llmConcurrency > 0 ? new RedisSemaphore(redis, `${config.redisPrefix}:slots:llm`, config.llmConcurrency) : null;
   return {
-    prices: new PriceTable(config.prices),
+    prices: deps.pricing.prices,
+    onCall: (profile, call) => deps.pricing.onCall(profile, call),
     budgets: deps.budgets,
     turnSlots: (profile) => slots.get(profile) ?? null,
     capped: (providers) => (llm ? { ...providers, primary: limitProvider(providers.primary, llm), fallbacks: providers.fallbacks.map((p) => limitProvider(p, llm)) } : providers),
-    onCall: deps.onCall ?? (() => undefined),
   };
 }
