@@ -7,6 +7,8 @@
  *    an admin reset through the admin API lets the user go on; /retry runs the refused message (it was kept).
  *  - A stopped turn: the call it made before /stop counts in the conversation's tokens, cost and API calls and in
  *    the person's spend, once (the next turn adds only its own); the memory flush of /new counts too.
+ *  - /compress: its summary call and its memory flush count in the person's spend, the summary in the
+ *    compressed conversation's cost.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -155,6 +157,24 @@ describe('budgets (real gateway)', () => {
     const ingress = cluster.ingress;
     await waitFor(async () => ((await metric(ingress, 'herald_llm_cost_usd_total', { profile: 'default', model: 'openai:gpt-4.1-mini' })) ?? 0) > 0.85, { what: 'the flush of /new priced' });
     expect(await say(USER, '/usage')).toContain('Your spend: today $0.90 · 915 tokens');
+    await cluster.stop();
+    cluster = undefined;
+  });
+
+  it('/compress prices its summary call (and its memory flush) into the conversation and the person\'s spend', async () => {
+    const USER = 7301;
+    const roomy = JSON.stringify([{ scope: 'user', period: 'day', usd: 100 }]);
+    cluster = await startCluster({ workers: 0, env: telegramEnv(tg, llm, { HERALD_PRICES: PRICES, HERALD_BUDGETS: roomy }) });
+    // Four exchanges: /compress keeps the first three messages and the last four, so the middle has a fifth.
+    for (const text of ['one', 'two', 'three', 'four']) expect(await say(USER, text)).toBe(`ok: ${text}`);
+    expect(await say(USER, '/usage')).toContain('Your spend: today $1.20 · 1,220 tokens');
+    const asked = llm.requests.length;
+    expect(await say(USER, '/compress')).toMatch(/Compressed the conversation/);
+    // Two calls: the memory flush (into the old session) and the summary (into the compressed one), $0.30 each.
+    expect(llm.requests.length - asked).toBe(2);
+    const usage = await say(USER, '/usage');
+    expect(usage).toContain('Your spend: today $1.80 · 1,830 tokens');
+    expect(usage).toContain('Estimated cost of this conversation: $0.3000');
     await cluster.stop();
     cluster = undefined;
   });

@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CDN_URL_LIFETIME_S } from './fakes/discord/cdn.js';
 import { startDiscordFake, type DiscordFake } from './fakes/discord/index.js';
-import { imagesOf, startFakeAnthropic, startFakeOpenAI, type FakeLLM, type FakeOpenAI, type RecordedRequest } from './fakes/llm/index.js';
+import { defaultTranscript, imagesOf, startFakeAnthropic, startFakeOpenAI, transcriptionBilling, type FakeLLM, type FakeOpenAI, type RecordedRequest } from './fakes/llm/index.js';
 import { startSlackFake, type SlackFake } from './fakes/slack/index.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram/index.js';
 import { jpegOf } from './fakes/telegram/inject.js';
@@ -149,17 +149,27 @@ function storedUserMessages(marker: string): Array<{ content: string; attachment
   }
 }
 
-/** The tokens and model calls counted for the session a stored user message belongs to. */
-function sessionUsageOf(marker: string): { inputTokens: number; outputTokens: number; apiCalls: number } {
+interface SessionUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  costUsd: number;
+  apiCalls: number;
+}
+
+/** The tokens, cost and model calls counted for the session a stored user message belongs to. */
+function sessionUsageOf(marker: string): SessionUsage {
   const db = new Database(cluster.dbPath, { readonly: true, fileMustExist: true });
   try {
     return db
       .prepare(
-        `SELECT s.input_tokens AS inputTokens, s.output_tokens AS outputTokens, coalesce(c.api_calls, 0) AS apiCalls
+        `SELECT s.input_tokens AS inputTokens, s.output_tokens AS outputTokens, s.cache_read_tokens AS cacheReadTokens,
+                s.cache_write_tokens AS cacheWriteTokens, s.estimated_cost_usd AS costUsd, coalesce(c.api_calls, 0) AS apiCalls
          FROM sessions s JOIN messages m ON m.session_id = s.id LEFT JOIN session_counters c ON c.session_id = s.id
          WHERE m.role = 'user' AND m.content LIKE ?`,
       )
-      .get(`%${marker}%`) as { inputTokens: number; outputTokens: number; apiCalls: number };
+      .get(`%${marker}%`) as SessionUsage;
   } finally {
     db.close();
   }
@@ -248,6 +258,12 @@ describe.each([telegram, discordPlatform, slackPlatform])('media from $name', (p
     }, { timeoutMs: REPLY_TIMEOUT_MS, what: 'the usage recorded' });
     expect(usage.inputTokens).toBeGreaterThan(Math.ceil(heard.bytes.length / 100));
     expect(usage.outputTokens).toBeGreaterThanOrEqual(words.split(' ').length);
+    // And in its cost: the answer at gpt-4.1-mini's built-in prices ($0.40 in, $0.10 cached, $1.60 out per
+    // million), the transcription at gpt-4o-mini-transcribe's ($3 audio in, $5 out), not at gpt-4o's.
+    const stt = transcriptionBilling(heard, words) as { input: number; output: number };
+    const answer = { input: usage.inputTokens - stt.input, output: usage.outputTokens - stt.output };
+    const cost = (answer.input * 0.4 + usage.cacheReadTokens * 0.1 + usage.cacheWriteTokens * 0.4 + answer.output * 1.6 + stt.input * 3 + stt.output * 5) / 1e6;
+    expect(usage.costUsd).toBeCloseTo(cost, 12);
   });
 
   it('a PDF reaches the model as its text', async () => {
@@ -362,6 +378,31 @@ describe('media: models, limits and failures', () => {
     const [reply] = await repliesAtLeast(chat, 1, 'the notice');
     expect(reply).toBe('⚠️ movie.mkv: videos are not supported.');
     expect(openai.requests.slice(before).some((r) => lastUserText(r).includes('movie.mkv'))).toBe(false);
+  });
+
+  it('a voice note with no speech in it is answered with the reason; its transcription is counted and priced once', async () => {
+    const chatId = 91_900;
+    openai.transcribeWith((t) => (t.bytes.toString().includes('only wind') ? '' : defaultTranscript(t)));
+    const before = openai.requests.length;
+    tg.injectMessage({ chatId, userId: chatId, voice: { content: 'OggS only wind' } });
+    await waitFor(() => repliesIn(tg, chatId)[0], { timeoutMs: REPLY_TIMEOUT_MS, what: 'the notice' });
+    expect(repliesIn(tg, chatId)).toEqual(['⚠️ voice message: no speech could be made out in it.']);
+    expect(openai.requests.slice(before).map((r) => r.path)).toEqual(['/v1/audio/transcriptions']); // the model was not asked
+    const heard = openai.transcriptions.find((t) => t.bytes.toString().includes('only wind'))!;
+    const stt = transcriptionBilling(heard, '') as { input: number; output: number };
+    const db = new Database(cluster.dbPath, { readonly: true, fileMustExist: true });
+    try {
+      const row = db
+        .prepare(
+          `SELECT s.input_tokens AS input, s.output_tokens AS output, s.estimated_cost_usd AS costUsd, c.api_calls AS apiCalls
+           FROM sessions s LEFT JOIN session_counters c ON c.session_id = s.id WHERE s.source = 'telegram' AND s.chat_id = ?`,
+        )
+        .get(String(chatId));
+      // gpt-4o-mini-transcribe: $3 per million audio tokens in.
+      expect(row).toEqual({ input: stt.input, output: 0, costUsd: (stt.input * 3) / 1e6, apiCalls: 1 });
+    } finally {
+      db.close();
+    }
   });
 
   it('a failed download is reported and logged without the file URL or the bot token', async () => {

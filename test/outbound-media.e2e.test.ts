@@ -101,11 +101,16 @@ async function ask(chat: Chat, text: string, expectReply: (texts: string[]) => b
 }
 
 /** The session's API calls, as /usage reports them. */
-async function apiCallsOf(chat: Chat): Promise<number> {
+/** The conversation's API calls and estimated cost, as /usage shows them. */
+async function usageOf(chat: Chat): Promise<{ apiCalls: number; costUsd: number }> {
   const reports = (): string[] => chat.texts().filter((x) => x.includes('API calls:'));
   const seen = reports().length;
   await ask(chat, '/usage', () => reports().length > seen);
-  return Number(/API calls: ([\d,]+)/.exec(reports().at(-1) ?? '')?.[1]?.replace(/,/g, '') ?? NaN);
+  const report = reports().at(-1) ?? '';
+  return {
+    apiCalls: Number(/API calls: ([\d,]+)/.exec(report)?.[1]?.replace(/,/g, '') ?? NaN),
+    costUsd: Number(/Estimated cost of this conversation: \$([\d.]+)/.exec(report)?.[1] ?? NaN),
+  };
 }
 
 beforeAll(async () => {
@@ -132,6 +137,8 @@ beforeAll(async () => {
       HERALD_FETCH_ALLOW_PRIVATE: 'true',
       HERALD_TTS_MODEL: 'openai:gpt-4o-mini-tts',
       HERALD_TTS_VOICE: 'nova',
+      // The chat model free and speech dear, so a voice reply's price stands out in the conversation's cost.
+      HERALD_PRICES: JSON.stringify({ 'gpt-4.1-mini': { input: 0, output: 0 }, 'gpt-4o-mini-tts': { input: 0, output: 0, per_million_chars: 100_000 } }),
     },
   });
   await waitForDiscordReady(cluster.ingress);
@@ -189,7 +196,7 @@ describe.each(chats)('outbound files and voice replies on %s (real gateway)', (n
     const on = name === 'telegram' ? 'voice note' : 'audio file';
     await ask(chat, '/voice on', (t) => t.some((x) => x.startsWith('🔊 Voice replies on') && x.includes(on)));
     const before = chat.uploads().length;
-    const callsBefore = await apiCallsOf(chat);
+    const usageBefore = await usageOf(chat);
     await ask(chat, 'tell me a short story', (t) => t.includes('re: tell me a short story'));
     const voice = await waitFor(() => chat.uploads()[before], { what: 'the voice reply' });
     if (name === 'telegram') {
@@ -204,8 +211,11 @@ describe.each(chats)('outbound files and voice replies on %s (real gateway)', (n
     }
     const spoken = llm.speech?.requests().at(-1)?.body;
     expect(spoken).toMatchObject({ model: 'gpt-4o-mini-tts', voice: 'nova', input: 're: tell me a short story', response_format: name === 'telegram' ? 'opus' : 'mp3' });
-    // The speech was a model call of the session: counted with the answer's.
-    expect(await apiCallsOf(chat)).toBe(callsBefore + 2);
+    // The speech was a model call of the session: counted with the answer's, and priced by the characters read out
+    // (25 at $100,000 per million: $2.50).
+    const usageAfter = await usageOf(chat);
+    expect(usageAfter.apiCalls).toBe(usageBefore.apiCalls + 2);
+    expect(usageAfter.costUsd - usageBefore.costUsd).toBeCloseTo(2.5, 4);
 
     await ask(chat, '/voice off', (t) => t.includes('🔇 Voice replies off.'));
     await ask(chat, 'and now in writing', (t) => t.includes('re: and now in writing'));

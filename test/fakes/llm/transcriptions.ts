@@ -71,10 +71,19 @@ export function transcriptionRoute(): { route: ExtraRoute; fake: TranscriptionFa
   };
 }
 
-/** Audio tokens: about one per 100 bytes here (the real rate is per second of audio); text tokens: a word each. */
+/**
+ * What an upload is billed by: whisper-1 by the second (about 4,000 bytes a second here); the gpt-4o transcribe
+ * models by audio tokens (about one per 100 bytes here; the real rate is per second of audio) in and a token per
+ * word out. Exported so a test can work out what the gateway should have priced.
+ */
+export function transcriptionBilling(record: TranscriptionRecord, text: string): { seconds: number } | { input: number; output: number } {
+  if (record.model.startsWith('whisper')) return { seconds: Math.max(1, Math.ceil(record.bytes.length / 4000)) };
+  return { input: Math.max(1, Math.ceil(record.bytes.length / 100)), output: text.split(/\s+/).filter(Boolean).length };
+}
+
 function usageOf(record: TranscriptionRecord, text: string): Record<string, unknown> {
-  if (record.model.startsWith('whisper')) return { type: 'duration', seconds: Math.max(1, Math.ceil(record.bytes.length / 4000)) };
-  const audio = Math.max(1, Math.ceil(record.bytes.length / 100));
-  const words = text.split(/\s+/).filter(Boolean).length;
-  return { type: 'tokens', input_tokens: audio, output_tokens: words, total_tokens: audio + words, input_token_details: { audio_tokens: audio, text_tokens: 0 } };
+  const billed = transcriptionBilling(record, text);
+  if ('seconds' in billed) return { type: 'duration', seconds: billed.seconds };
+  const { input, output } = billed;
+  return { type: 'tokens', input_tokens: input, output_tokens: output, total_tokens: input + output, input_token_details: { audio_tokens: input, text_tokens: 0 } };
 }

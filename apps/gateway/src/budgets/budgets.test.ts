@@ -26,6 +26,37 @@ describe('PriceTable', () => {
     expect(prices.costOf('llama3.1:8b', usage(M, M))).toBe(0); // unknown: free, tokens still count
   });
 
+  it('prices speech-to-text by the token or by the minute, not as the chat model whose name it starts with', () => {
+    // gpt-4o-transcribe's audio input is $6 per million, not gpt-4o's $2.50.
+    expect(prices.costOf('openai:gpt-4o-transcribe', usage(M, M))).toBeCloseTo(6 + 10, 10);
+    expect(prices.costOf('gpt-4o-mini-transcribe-2025-03-20', usage(M))).toBeCloseTo(3, 10);
+    // whisper-1 reports seconds of audio and no tokens: $0.006 a minute.
+    expect(prices.costOf('whisper-1', usage(0), { audioSeconds: 90 })).toBeCloseTo(0.009, 10);
+    // An operator's own model billed by duration.
+    const own = new PriceTable({ 'my-stt': { input: 0, output: 0, per_minute: 0.01 } });
+    expect(own.costOf('openai:my-stt', usage(0), { audioSeconds: 30 })).toBeCloseTo(0.005, 10);
+    // Seconds of audio for a model without a per-minute price cost nothing more.
+    expect(prices.costOf('my-model', usage(M), { audioSeconds: 600 })).toBeCloseTo(1, 10);
+  });
+
+  it('prices text-to-speech by the characters read out', () => {
+    expect(prices.costOf('openai:tts-1', usage(0), { characters: 400 })).toBeCloseTo(0.006, 10);
+    expect(prices.costOf('tts-1-hd', usage(0), { characters: M })).toBeCloseTo(30, 10);
+    expect(prices.costOf('gpt-4o-mini-tts', usage(0), { characters: 1000 })).toBeCloseTo(0.015, 10);
+    expect(new PriceTable({ 'my-tts': { input: 0, output: 0, per_million_chars: 20 } }).costOf('my-tts', usage(0), { characters: 500 })).toBeCloseTo(0.01, 10);
+  });
+
+  it('SpendMeter adds a call made without a provider (a transcription) like a provider\'s', () => {
+    const seen: string[] = [];
+    const meter = new SpendMeter(prices, (c) => seen.push(`${c.model}=${c.costUsd}`));
+    meter.add({ by: { name: 'openai', model: 'whisper-1' }, usage: usage(0), audioSeconds: 60 });
+    meter.add({ by: { name: 'openai', model: 'gpt-4o-mini-transcribe' }, usage: usage(M, 0) });
+    expect(meter.calls).toBe(2);
+    expect(meter.usage).toEqual(usage(M));
+    expect(meter.costUsd).toBeCloseTo(3.006, 10);
+    expect(seen).toEqual(['openai:whisper-1=0.006', 'openai:gpt-4o-mini-transcribe=3']);
+  });
+
   it('SpendMeter prices each call with the model that answered and sums the turn', async () => {
     const meter = new SpendMeter(prices);
     const seen: string[] = [];

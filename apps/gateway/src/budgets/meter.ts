@@ -1,10 +1,22 @@
 /**
  * Cost per LLM call: a turn's providers wrapped so each call's usage is priced with the model that answered it
  * (a fallback model has its own price), summed for the session's `estimated_cost_usd` and the budgets, and
- * reported call by call (metrics: spend and tokens per profile and model).
+ * reported call by call (metrics: spend and tokens per profile and model). Calls made without a provider (reading a
+ * turn's files: transcriptions, image descriptions; the voice reply) are added the same way.
  */
 import { emptyUsage, type Provider, type Usage } from '@herald/agent-core';
 import type { PriceTable } from './prices.js';
+
+/** A model call made outside a metered provider (a transcription, an image description), to be priced and counted. */
+export interface ModelCall {
+  /** The provider and model that answered (a side-task chain's fallback model when it took the request). */
+  by: { name: string; model: string };
+  usage: Usage;
+  /** Audio billed by the minute (whisper-1 reports seconds, no tokens). */
+  audioSeconds?: number;
+  /** Text read out, billed by the character (text-to-speech reports no usage). */
+  characters?: number;
+}
 
 export interface CallSpend {
   /** `provider:model` of the provider that answered (a chain's fallback model when it took the request). */
@@ -37,20 +49,24 @@ export class SpendMeter {
       ...(p.vision !== undefined && { vision: p.vision }),
       complete: async (req) => {
         const res = await p.complete(req);
-        this.calls++;
         // A side-task chain says which of its models answered: that one's label and price (fallback-provider.ts).
-        const by = res.answeredBy ?? p;
-        const model = `${by.name}:${by.model}`;
-        const costUsd = this.prices.costOf(by.model, res.usage);
-        this.usage.input += res.usage.input;
-        this.usage.output += res.usage.output;
-        this.usage.cacheRead += res.usage.cacheRead;
-        this.usage.cacheWrite += res.usage.cacheWrite;
-        this.costUsd += costUsd;
-        this.onCall({ model, usage: res.usage, costUsd });
+        this.add({ by: res.answeredBy ?? p, usage: res.usage });
         return res;
       },
     };
+  }
+
+  /** One answered call, priced with the model that answered it, counted and reported. */
+  add(call: ModelCall): void {
+    const { by, usage } = call;
+    const costUsd = this.prices.costOf(by.model, usage, call);
+    this.calls++;
+    this.usage.input += usage.input;
+    this.usage.output += usage.output;
+    this.usage.cacheRead += usage.cacheRead;
+    this.usage.cacheWrite += usage.cacheWrite;
+    this.costUsd += costUsd;
+    this.onCall({ model: `${by.name}:${by.model}`, usage, costUsd });
   }
 }
 

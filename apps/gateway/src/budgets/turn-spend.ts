@@ -44,9 +44,18 @@ export class TurnSpend {
 
   /** Records what the turn's calls cost, unless that was done already; `apiCalls`: the loop's count when known. */
   async settle(apiCalls?: number): Promise<void> {
-    const open = this.open;
-    if (this.done || !open) return;
+    if (this.done || !this.open) return;
     this.done = true;
+    await this.deps.store.transaction(() => this.write(apiCalls));
+  }
+
+  /**
+   * Writes what the calls cost inside the caller's transaction (a turn that answers without the model writes it
+   * with its reply); the caller says `recorded()` once that committed.
+   */
+  async write(apiCalls?: number): Promise<void> {
+    const open = this.open;
+    if (!open) return;
     const { meter, spender } = open;
     const calls = apiCalls ?? meter.calls;
     if (calls === 0 && meter.costUsd === 0 && meter.usage.input + meter.usage.output === 0) return;
@@ -55,11 +64,9 @@ export class TurnSpend {
     const u = meter.usage;
     const c = this.counted;
     const tokens = { input: u.input - c.input, output: u.output - c.output, cacheRead: u.cacheRead - c.cacheRead, cacheWrite: u.cacheWrite - c.cacheWrite };
-    await store.transaction(async () => {
-      await store.addUsage(sessionId, { ...tokens, costUsd: meter.costUsd });
-      await counters?.addApiCalls(sessionId, calls);
-      await budgets?.record(spender, meter.usage, meter.costUsd);
-    });
+    await store.addUsage(sessionId, { ...tokens, costUsd: meter.costUsd });
+    await counters?.addApiCalls(sessionId, calls);
+    await budgets?.record(spender, meter.usage, meter.costUsd);
   }
 }
 

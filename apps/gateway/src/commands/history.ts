@@ -7,6 +7,7 @@ import { pino } from 'pino';
 import { payloadFrom } from '../ingress/payload.js';
 import { attachmentOf } from '../media/prepare.js';
 import { flushOutsideTurn } from '../turns/memory-flush.js';
+import { spendOutsideTurn } from '../turns/outside-spend.js';
 import { autoCompressIfNeeded, contextWindowOf, MIN_MESSAGES_TO_COMPRESS, TOO_SHORT_NOTICE } from '../turns/auto-compress.js';
 import { openSession, type CommandDeps, type CommandInput } from './context.js';
 import { preview } from './format.js';
@@ -78,20 +79,33 @@ export async function compressCommand(deps: CommandDeps, { sessionKey }: Command
   // The summary call takes seconds: hold the session so no turn starts on the history being replaced; a lost lock
   // aborts the summary call before anything is written.
   const held = await withSessionHeld(deps.mailbox, sessionKey, LOCK_OWNER.compress, async (signal) => {
-    await services.windows.refresh(true);
-    const r = await autoCompressIfNeeded({
-      store: deps.store,
-      sessionKey,
-      session: s,
-      provider: summarizer,
-      contextWindow: contextWindowOf(provider, services.config.contextWindow, services.windows),
-      log: deps.log ?? silentLog,
-      force: true,
-      signal,
-      beforeCompress: () => flushOutsideTurn(deps.store, services, s, 'compression', deps.log),
-    });
-    if (r.compressed) deps.onCompressed?.('command');
-    return [r.notice, r.warning].filter(Boolean).join('\n') || 'Nothing to compress.';
+    // The summary call is priced like a turn's (turns/outside-spend.ts): its tokens are written into the
+    // compressed session with the summary, its cost and the budgets when it settles; into the old session when
+    // the compression did not happen.
+    let into = s;
+    const { spend, meter } = spendOutsideTurn(deps.store, services, s, () => into.id);
+    try {
+      await services.windows.refresh(true);
+      const r = await autoCompressIfNeeded({
+        store: deps.store,
+        sessionKey,
+        session: s,
+        provider: meter.provider(summarizer),
+        contextWindow: contextWindowOf(provider, services.config.contextWindow, services.windows),
+        log: deps.log ?? silentLog,
+        force: true,
+        signal,
+        beforeCompress: () => flushOutsideTurn(deps.store, services, s, 'compression', deps.log),
+      });
+      if (r.compressed) {
+        into = r.session;
+        spend.tokensCounted();
+        deps.onCompressed?.('command');
+      }
+      return [r.notice, r.warning].filter(Boolean).join('\n') || 'Nothing to compress.';
+    } finally {
+      await spend.settle().catch((err: unknown) => deps.log?.warn({ err, sessionId: into.id }, 'the compression summary ran but its spend could not be recorded'));
+    }
   });
   return held.held ? held.value : BUSY_REPLY;
 }

@@ -4,10 +4,12 @@
  */
 import type { ImageInput, Provider, Usage } from '@herald/agent-core';
 
-/** The description, and what writing it cost (counted in the session's usage like any model call). */
+/** The description, what writing it cost and which model wrote it (priced with the turn's calls). */
 export interface ImageDescription {
   text: string;
   usage: Usage;
+  /** The model that answered: the side-task chain's first, or the fallback that took over. */
+  by: { name: string; model: string };
 }
 
 export type DescribeImage = (image: ImageInput, caption: string, signal?: AbortSignal) => Promise<ImageDescription>;
@@ -30,6 +32,6 @@ export function createImageDescriber(provider: Provider): DescribeImage {
     });
     const text = result.message.content?.trim() ?? '';
     if (text === '') throw new Error('the vision model returned no description');
-    return { text, usage: result.usage };
+    return { text, usage: result.usage, by: result.answeredBy ?? provider };
   };
 }

@@ -37,6 +37,7 @@ const ctx = (vision = true): MediaContext => ({ vision, model: 'openai:gpt-3.5-t
 const payload = (text: string, attachments: Attachment[]): TurnPayload => ({
   text, platform: 'telegram', conversationId: 'telegram:1', chatType: 'dm', chatId: '1', userId: '1', platformMessageId: '1', messageId: '1:1', attachments,
 });
+const stt = { name: 'openai', model: 'gpt-4o-mini-transcribe' };
 const image = (url: string): Attachment => ({ kind: 'image', url, fileId: url, mimeType: 'image/jpeg' });
 
 describe('prepareTurnMedia', () => {
@@ -80,8 +81,8 @@ describe('prepareTurnMedia', () => {
     const media = await prepareTurnMedia(
       [payload('', [image('a'), { kind: 'audio', url: 'v', mimeType: 'audio/ogg', voice: true }])],
       services(files, {
-        transcribe: async (_b, name) => ({ text: `heard ${name}`, usage: { input: 50, output: 3, cacheRead: 0, cacheWrite: 0 } }),
-        describe: async () => ({ text: 'a red dot', usage: { input: 1600, output: 40, cacheRead: 0, cacheWrite: 0 } }),
+        transcribe: async (_b, name) => ({ text: `heard ${name}`, usage: { input: 50, output: 3, cacheRead: 0, cacheWrite: 0 }, by: stt }),
+        describe: async () => ({ text: 'a red dot', usage: { input: 1600, output: 40, cacheRead: 0, cacheWrite: 0 }, by: { name: 'anthropic', model: 'claude-haiku-4-5' } }),
         describerName: 'openai:gpt-4.1-mini',
       }),
       ctx(false),
@@ -92,6 +93,8 @@ describe('prepareTurnMedia', () => {
     // Both calls count in the session's usage: the description's tokens and the transcription's.
     expect(media.apiCalls).toBe(2);
     expect(media.usage).toEqual({ input: 1650, output: 43, cacheRead: 0, cacheWrite: 0 });
+    // Each call names the model that answered (the describer's fallback here), to be priced with it.
+    expect(media.calls.map((c) => `${c.by.name}:${c.by.model}`)).toEqual(['anthropic:claude-haiku-4-5', 'openai:gpt-4o-mini-transcribe']);
   });
 
   it('counts a transcription that heard nothing, and not one that failed', async () => {
@@ -102,14 +105,15 @@ describe('prepareTurnMedia', () => {
       services(files, {
         transcribe: async () => {
           if (++calls === 2) throw Object.assign(new Error('upstream'), { status: 500 });
-          return { text: '', usage: { input: 10, output: 0, cacheRead: 0, cacheWrite: 0 } };
+          return { text: '', usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, seconds: 7, by: { name: 'openai', model: 'whisper-1' } };
         },
       }),
       ctx(),
     );
     expect(media.usable).toBe(false);
     expect(media.apiCalls).toBe(1);
-    expect(media.usage.input).toBe(10);
+    // Billed by the minute: no tokens, the audio's duration.
+    expect(media.calls).toEqual([{ by: { name: 'openai', model: 'whisper-1' }, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, audioSeconds: 7 }]);
   });
 
   it('looks a file sent only by id up before reading it, and reports a file the platform no longer has', async () => {

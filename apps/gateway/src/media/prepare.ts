@@ -11,6 +11,7 @@ import { emptyUsage, type AttachmentRef, type ImageInput, type Usage } from '@he
 import type { Attachment } from '@herald/adapters';
 import type { Logger } from '../logger.js';
 import type { TurnPayload } from '../queue/mailbox.js';
+import type { ModelCall } from '../budgets/meter.js';
 import { handlingOf, sniffImageType, type MediaHandling } from './classify.js';
 import { extractDocumentText, type ExtractedText } from './documents.js';
 import { errorLabel, reasonOf, type Reason } from './reasons.js';
@@ -32,6 +33,8 @@ export interface TurnMedia {
   usage: Usage;
   /** Model calls made for them (one per description or transcription answered). */
   apiCalls: number;
+  /** Those calls, each with the model that answered: priced with the turn's own (budgets/meter.ts). */
+  calls: ModelCall[];
 }
 
 export interface MediaContext {
@@ -48,7 +51,7 @@ type Outcome =
   | { ok: false; why: string; logReason: string };
 
 export async function prepareTurnMedia(payloads: readonly TurnPayload[], services: MediaServices, ctx: MediaContext): Promise<TurnMedia> {
-  const out: TurnMedia = { blocks: [], attachments: [], images: [], notices: [], usable: false, usage: emptyUsage(), apiCalls: 0 };
+  const out: TurnMedia = { blocks: [], attachments: [], images: [], notices: [], usable: false, usage: emptyUsage(), apiCalls: 0, calls: [] };
   const budget = { bytesLeft: services.limits.maxMessageBytes, imagesLeft: services.limits.maxImages };
   // Unnamed files are numbered across the turn ("photo 2"), so the parts of an album stay apart.
   const all = payloads.flatMap((p) => p.attachments ?? []);
@@ -91,7 +94,7 @@ async function prepareOne(
   services: MediaServices,
   ctx: MediaContext,
   budget: { bytesLeft: number; imagesLeft: number },
-  spent: (usage: Usage) => void,
+  spent: (call: ModelCall) => void,
 ): Promise<Outcome> {
   const handling = handlingOf(att);
   const { limits } = services;
@@ -121,7 +124,7 @@ async function prepareOne(
       case 'audio': {
         const heard = await services.transcribe!(bytes, handling.uploadName, ctx.signal).catch((err: unknown) => failed('it could not be transcribed', `stt: ${errorLabel(err)}`));
         if (!('text' in heard)) return heard;
-        spent(heard.usage);
+        spent({ by: heard.by, usage: heard.usage, ...(heard.seconds !== undefined && { audioSeconds: heard.seconds }) });
         const transcript = heard.text;
         if (transcript === '') return { ok: false, why: 'no speech could be made out in it', logReason: 'empty transcript' };
         const clipped = clipText(transcript, limits.maxChars);
@@ -142,7 +145,7 @@ async function prepareOne(
   }
 }
 
-async function imageOutcome(bytes: Buffer, name: string, caption: string, services: MediaServices, ctx: MediaContext, spent: (usage: Usage) => void): Promise<Outcome> {
+async function imageOutcome(bytes: Buffer, name: string, caption: string, services: MediaServices, ctx: MediaContext, spent: (call: ModelCall) => void): Promise<Outcome> {
   // What the bytes are, not what the platform called them: providers refuse a mismatch.
   const mimeType = sniffImageType(bytes);
   if (!mimeType) return { ok: false, why: 'the image looks damaged or is not a JPEG, PNG, GIF or WebP', logReason: 'not an image' };
@@ -150,12 +153,14 @@ async function imageOutcome(bytes: Buffer, name: string, caption: string, servic
   if (ctx.vision) return { ok: true, block: `[Image: ${name}]`, image };
   const description = await services.describe!(image, caption, ctx.signal).catch((err: unknown) => failed('the vision model could not describe it', `describe: ${errorLabel(err)}`));
   if (!('text' in description)) return description;
-  spent(description.usage);
+  spent({ by: description.by, usage: description.usage });
   return { ok: true, block: `[Image: ${name}. You cannot see it; ${services.describerName} described it: ${description.text}]` };
 }
 
-/** One answered description or transcription: its tokens and its call join the turn's. */
-function meter(out: TurnMedia, usage: Usage): void {
+/** One answered description or transcription: its tokens and its call join the turn's, the call to be priced. */
+function meter(out: TurnMedia, call: ModelCall): void {
+  const { usage } = call;
+  out.calls.push(call);
   out.apiCalls += 1;
   out.usage.input += usage.input;
   out.usage.output += usage.output;

@@ -11,12 +11,15 @@ export const STT_MAX_BYTES = 25 * 1024 * 1024;
 const STT_TIMEOUT_MS = 120_000;
 
 /**
- * The transcript, and its cost in tokens: models billed by token (gpt-4o-transcribe and kin) report audio and text
- * tokens in `usage`; those billed by the minute (whisper-1) report a duration, which counts no tokens.
+ * The transcript, and what it is billed by: models billed by token (gpt-4o-transcribe and kin) report audio and text
+ * tokens in `usage`; those billed by the minute (whisper-1) report a duration (`seconds`), which counts no tokens.
  */
 export interface Transcript {
   text: string;
   usage: Usage;
+  seconds?: number;
+  /** The transcription model (`openai`, HERALD_STT_MODEL without its prefix). */
+  by: { name: string; model: string };
 }
 
 export type Transcribe = (audio: Buffer, uploadName: string, signal?: AbortSignal) => Promise<Transcript>;
@@ -35,10 +38,12 @@ export function createTranscriber(cfg: TranscriberConfig): Transcribe {
   return async (audio, uploadName, signal) => {
     const result = await client.audio.transcriptions.create({ file: await toFile(audio, uploadName), model }, { signal });
     const usage = emptyUsage();
+    const by = { name: 'openai', model };
     if (result.usage?.type === 'tokens') {
       usage.input = result.usage.input_tokens;
       usage.output = result.usage.output_tokens;
     }
-    return { text: result.text.trim(), usage };
+    if (result.usage?.type === 'duration') return { text: result.text.trim(), usage, seconds: result.usage.seconds, by };
+    return { text: result.text.trim(), usage, by };
   };
 }

@@ -85,6 +85,10 @@ export const priceSchema = z.strictObject({
   output: price,
   cache_read: price.optional(),
   cache_write: price.optional(),
+  /** USD per minute of audio, for speech-to-text billed by duration (whisper-1). */
+  per_minute: price.optional(),
+  /** USD per million characters read out, for text-to-speech (tts-1, gpt-4o-mini-tts). */
+  per_million_chars: price.optional(),
 });
 export const pricesSchema = jsonOr(z.record(text, priceSchema));
 export type PricesSetting = z.output<typeof pricesSchema>;

@@ -5,12 +5,13 @@
  * voice reply that cannot be made leaves the text with a one-line note saying so; the answer is never lost.
  */
 import type { PlatformEgress } from '@herald/adapters';
-import type { ConversationResult, NewTurnFile } from '@herald/agent-core';
+import { emptyUsage, type ConversationResult, type NewTurnFile } from '@herald/agent-core';
 import type { Logger } from '../logger.js';
 import { takePicturesFromReply } from '../outbound/reply-pictures.js';
 import type { ReplyFiles } from '../outbound/reply-files.js';
 import type { OutboundServices } from '../outbound/services.js';
-import { voiceNote } from '../outbound/voice-note.js';
+import { speakable, voiceNote } from '../outbound/voice-note.js';
+import type { ModelCall } from '../budgets/meter.js';
 import { withReasoning } from './reasoning-view.js';
 import { userFacingError } from './user-errors.js';
 
@@ -32,13 +33,16 @@ export interface FinishReplyInput {
 export interface FinishedReply {
   reply: string;
   files: NewTurnFile[];
-  /** Calls to the speech model (the voice reply): counted in the session's API calls with the turn's own. */
-  speechCalls: number;
+  /**
+   * The call to the speech model (the voice reply), when it gave one: counted in the session's API calls and priced
+   * with the turn's own.
+   */
+  speech: ModelCall | null;
 }
 
 export async function finishReply(services: OutboundServices, input: FinishReplyInput): Promise<FinishedReply> {
   const { result, files, signal, log } = input;
-  if (result.error) return { reply: withError(result.finalResponse, userFacingError(result.error.kind)), files: [...files.files], speechCalls: 0 };
+  if (result.error) return { reply: withError(result.finalResponse, userFacingError(result.error.kind)), files: [...files.files], speech: null };
   let reply = result.finalResponse;
   // The HTTP API answers with text only: a picture stays in it as the Markdown image the client can show.
   if (services.replyPictures && input.egress.platform !== 'api' && reply.includes('![')) {
@@ -52,16 +56,17 @@ export async function finishReply(services: OutboundServices, input: FinishReply
   if (spoken && services.speech && (await services.voice.isOn(input.sessionKey))) {
     try {
       files.addVoice(await voiceNote(reply, input.egress.voiceFormat, services.speech, services.limits.file.maxBytes, signal));
-      return { reply: shown, files: [...files.files], speechCalls: 1 };
+      const speech = { by: { name: 'openai', model: services.speech.model }, usage: emptyUsage(), characters: speakable(reply).text.length };
+      return { reply: shown, files: [...files.files], speech };
     } catch (err) {
       // Interrupted meanwhile: the reply is stale and will not be sent (send-reply.ts); nothing to add.
-      if (signal.aborted) return { reply: shown, files: [...files.files], speechCalls: 0 };
+      if (signal.aborted) return { reply: shown, files: [...files.files], speech: null };
       const why = err instanceof Error ? err.message : String(err);
       log.warn({ err: why, model: services.speech.model }, 'voice reply failed; sending the text alone');
-      return { reply: `${shown}\n\n_(🔇 No voice reply this time: the speech service failed.)_`, files: [...files.files], speechCalls: 0 };
+      return { reply: `${shown}\n\n_(🔇 No voice reply this time: the speech service failed.)_`, files: [...files.files], speech: null };
     }
   }
-  return { reply: shown, files: [...files.files], speechCalls: 0 };
+  return { reply: shown, files: [...files.files], speech: null };
 }
 
 /** Text the model wrote before the error is kept (the user may have seen it streaming), the error below it. */

@@ -12,8 +12,7 @@ import type { Logger } from '../logger.js';
 import type { ConversationServices } from '../sessions/services.js';
 import { flushSessionMemory, offersMemory } from './tools.js';
 import { memoryKeyOf } from '../profiles/table.js';
-import { meterFor } from '../budgets/meter.js';
-import { TurnSpend } from '../budgets/turn-spend.js';
+import { spendOutsideTurn } from './outside-spend.js';
 
 /** The flush is one short call; past this it is abandoned. */
 export const MEMORY_FLUSH_TIMEOUT_MS = 30_000;
@@ -50,15 +49,11 @@ export async function flushBeforeLosingDetails(
 }
 
 /**
- * The flush outside any turn (/new, /compress, the idle and daily resets), priced as a turn's calls are: into the
- * session's tokens, cost and API calls, the budgets of the session's person in its profile (platform = the
- * session's source), and the metrics (budgets/meter.ts). Best effort like the flush: a store error is logged.
+ * The flush outside any turn (/new, /compress, the idle and daily resets), priced as a turn's calls are
+ * (turns/outside-spend.ts). Best effort like the flush: a store error is logged.
  */
 export async function flushOutsideTurn(store: SessionStore, services: ConversationServices, session: Session, reason: FlushReason, log?: Logger): Promise<void> {
-  const profile = services.profiles.get(session.profile).name;
-  // Recorded the way an unfinished turn's calls are (budgets/turn-spend.ts). A session without a person has no flush.
-  const spend = new TurnSpend({ store, counters: services.counters, budgets: session.userId ? services.budgets : undefined });
-  const meter = spend.track(meterFor(services.pricing, profile), { profile, platform: session.source, userId: session.userId ?? '' }, () => session.id);
+  const { spend, meter } = spendOutsideTurn(store, services, session);
   await flushBeforeLosingDetails(store, services, session, reason, log, (p) => meter.provider(p));
   await spend.settle().catch((err: unknown) => log?.warn({ err, sessionId: session.id }, 'the memory flush ran but its spend could not be recorded'));
 }

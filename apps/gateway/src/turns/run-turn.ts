@@ -219,16 +219,19 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       signal: ctx.signal,
       log: ctx.log,
     });
+    // Reading them is priced with the turn's calls: each description and transcription with its own model.
+    for (const call of media.calls) meter.add(call);
     // An interrupted turn says nothing about its files: the loop below sees the abort and ends it quietly.
     if (!ctx.signal.aborted && nothingToAsk(payloads, media)) {
       // Only files, and none of them usable: the notices are the whole answer; the model is not asked.
       live.stopTyping();
       const reply = media.notices.join('\n');
-      // A transcription that heard nothing still cost its call.
+      // A transcription that heard nothing still cost its call: the spend so far is written with the reply.
       await store.transaction(async () => {
-        await recordMediaUsage(deps, session.id, media);
+        await spend.write(media.apiCalls);
         await store.recordReply(ctx.turnId, reply, ctx.fence);
       });
+      spend.recorded();
       return send(reply);
     }
     if (media.notices.length > 0 && !ctx.signal.aborted) {
@@ -282,7 +285,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     if (ctx.signal.aborted) {
       // Shutdown or a lost lock: another worker runs this turn again, so write nothing here but what it cost.
       if (abort instanceof TurnAbort && (abort.kind === 'shutdown' || abort.kind === 'lock_lost')) {
-        await spend.settle(result.apiCalls);
+        await spend.settle(result.apiCalls + media.apiCalls);
         return { report: { status: 'running', compressions } };
       }
       // Interrupted or stopped by the user: keep what the turn did (tool results), send nothing.
@@ -305,7 +308,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     // The answer (or a short error text), the pictures in it and a voice reply become files (turns/finish-reply.ts).
     // The /reasoning switch is read only when there is reasoning to show (one read less per message otherwise).
     const showReasoning = hasReasoning(result.newMessages) && ((await deps.conversation?.reasoning.isOn(ctx.sessionKey)) ?? false);
-    const { reply, files, speechCalls } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log, showReasoning });
+    const { reply, files, speech } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log, showReasoning });
+    if (speech) meter.add(speech);
     // Messages, usage, spend and the recorded reply (with its files) commit together: a crash leaves all or none.
     let text = reply;
     session = await store.transaction(async () => {
@@ -320,7 +324,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       }
       text = notices.length > 0 ? `${reply}\n\n${notices.join('\n')}` : reply;
       await store.recordReply(ctx.turnId, text, ctx.fence, files);
-      await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls + speechCalls);
+      await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls + (speech ? 1 : 0));
       return persisted;
     });
     spend.recorded();
@@ -368,8 +372,9 @@ function withTurnSlot(controls: TeamControls | undefined, run: TurnRunner): Turn
 }
 
 /**
- * What reading the turn's files cost (image descriptions, transcriptions): the session's tokens and API calls, like
- * the turn's own model calls. Never its last prompt size, which stays the main model's.
+ * What reading the turn's files took (image descriptions, transcriptions): the session's tokens and API calls, like
+ * the turn's own model calls; their price is in the turn's meter, so in its cost. Never its last prompt size, which
+ * stays the main model's.
  */
 async function recordMediaUsage(deps: TurnDeps, sessionId: string, media: TurnMedia): Promise<void> {
   if (media.apiCalls === 0) return;
