@@ -343,7 +343,8 @@ describe('herald start', () => {
           // The first heartbeat lands just after the server starts answering.
           return body.workers.some((w) => w.pid === proc.pid) ? body : null;
         },
-        { timeoutMs: 20_000, what: 'herald start to serve /health/detailed with its own heartbeat' },
+        // As long as the other gateway tests give a start (helpers/gateway.ts): a loaded machine starts slowly.
+        { timeoutMs: 90_000, what: 'herald start to serve /health/detailed with its own heartbeat' },
       );
       expect(detailed.role).toBe('worker');
       expect(detailed.workers.map((w) => w.pid)).toContain(proc.pid);
