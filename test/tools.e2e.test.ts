@@ -12,6 +12,7 @@ import { startFakeOpenAI, type FakeLLM, type RecordedRequest, type Step } from '
 import { startTelegramFake, type TelegramFake } from './fakes/telegram/index.js';
 import { startCluster, type Cluster } from './helpers/cluster.js';
 import { repliesIn, telegramEnv } from './helpers/env.js';
+import { metric } from './helpers/metrics.js';
 import { waitFor } from './helpers/ports.js';
 
 interface WireMessage {
@@ -108,6 +109,21 @@ describe('agent tools (real gateway, scripted model)', () => {
     expect(reply).toMatch(/^found: 2 matches in 1 earlier conversation/);
     expect(reply).toContain('planned a >>>zebra<<< safari');
     expect(reply).not.toMatch(/hunter2|secret/);
+  });
+
+  it('session_search with summarize: the summary call is the turn\'s, counted in its spend', async () => {
+    const A = 6003;
+    await say(A, 'srch4 we booked a gnu tour in Tanzania');
+    await say(A, '/new');
+    const tokens = async (): Promise<number> =>
+      (await metric(cluster.ingress, 'herald_llm_profile_tokens_total', { profile: 'default', model: 'openai:gpt-4.1-mini', kind: 'input' })) ?? 0;
+    const before = await tokens();
+    // The summary request is told apart by its text ("Query: gnu ..."); its size stands out in the metrics.
+    scripts.set('Query:', () => ({ text: 'You booked a gnu tour in Tanzania.', usage: { input: 777_000, output: 9 } }));
+    scripts.set('srch5', (step, req) => (step === 0 ? { toolCalls: [call('session_search', { query: 'gnu', summarize: true })] } : { text: `summary: ${toolResults(req)[0]}` }));
+    const reply = (await say(A, 'srch5 what about the gnu?')).at(-1) ?? '';
+    expect(reply).toMatch(/^summary: You booked a gnu tour in Tanzania\./);
+    expect((await tokens()) - before).toBeGreaterThanOrEqual(777_000);
   });
 
   it('delegate_task: children spend the parent\'s budget, and a 4th child in one turn is refused', async () => {

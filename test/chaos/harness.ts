@@ -190,14 +190,16 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     // nothing earlier is still on its way (turns of a chat run in order).
     const answersOf = (chat: number): string[] => repliesIn(tg, chat).filter((t) => t.startsWith('re: '));
     const answeredAll = (): boolean => chats.every((c) => new Set(answersOf(c)).size >= expected.get(c)!.length);
-    await waitFor(answeredAll, { timeoutMs: 180_000, intervalMs: 200, what: 'every message to be answered' }).catch(() => undefined);
+    // Generous next to the half minute a short run takes, yet short enough that a stuck message ends in a report
+    // (what was lost, the processes' logs) well inside the test's own time limit.
+    await waitFor(answeredAll, { timeoutMs: 120_000, intervalMs: 200, what: 'every message to be answered' }).catch(() => undefined);
     for (const chat of chats) {
       const text = `c${chat} last`;
       expected.get(chat)!.push(`re: ${text}`);
       tg.injectMessage({ chatId: chat, userId: chat, text });
     }
     await waitFor(() => chats.every((c) => answersOf(c).includes(`re: c${c} last`)), {
-      timeoutMs: 120_000,
+      timeoutMs: 60_000,
       intervalMs: 200,
       what: 'the closing message of every chat to be answered',
     }).catch(() => undefined);

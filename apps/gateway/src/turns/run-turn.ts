@@ -273,7 +273,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
           if (event.type === 'tool_start') progress.tools();
           relay?.(event);
         },
-        toolContext: { sessionId: session.id, sessionKey, userId: first.userId, platform: first.platform },
+        // session_search summarises with the turn's metered side-task chain (its cost is the turn's).
+        toolContext: { sessionId: session.id, sessionKey, userId: first.userId, platform: first.platform, ...(summarizer && { sideProvider: summarizer }) },
         ...(saved.length > 0 ? { resume: saved } : {}),
         onCheckpoint: (messages) => store.checkpointTurn(ctx.turnId, ctx.fence, session.id, messages, { platformMessageId: last.platformMessageId }),
       }));

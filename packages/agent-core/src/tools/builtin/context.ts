@@ -39,6 +39,11 @@ export interface BuiltinToolContext {
    * them instead of the ones the tools were built with, so their calls count where the turn's do.
    */
   turnProviders?: TurnProviders;
+  /**
+   * The side-task chain as the turn uses it (metered by the caller): session_search summarises with it instead of
+   * the one the tools were built with, so the summary counts where the turn's calls do.
+   */
+  sideProvider?: Provider;
   /** The turn's iteration budget, shared with subagents. */
   budget?: IterationBudget;
   clarify?: ClarifyChannel;
@@ -75,6 +80,11 @@ export interface TurnProviders {
 export function turnProvidersOf(ctx: ToolContext): TurnProviders | null {
   const p = ctx.turnProviders as Partial<TurnProviders> | undefined;
   return p && typeof p.primary?.complete === 'function' && Array.isArray(p.fallbacks) ? (p as TurnProviders) : null;
+}
+
+export function sideProviderOf(ctx: ToolContext): Provider | null {
+  const p = ctx.sideProvider as Partial<Provider> | undefined;
+  return p && typeof p.complete === 'function' ? (p as Provider) : null;
 }
 
 export function sessionIdOf(ctx: ToolContext): string | null {

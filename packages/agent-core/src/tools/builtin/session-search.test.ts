@@ -87,5 +87,16 @@ describe('session_search tool', () => {
     expect(side.calls).toHaveLength(1);
     expect(main.calls).toHaveLength(0);
   });
+
+  it('summarises with the turn\'s side-task chain from the tool context (metered there) over the one it was built with', async () => {
+    const { store } = await seed();
+    const built = new ScriptedProvider('side-model');
+    const turns = new ScriptedProvider('side-model').script({ text: 'Lisbon, in May.' });
+    const tool = createBuiltinTools({ store, sideProvider: built }, ['research']).tools.find((t) => t.name === SESSION_SEARCH_TOOL)!;
+    const out = await tool.execute({ query: 'Lisbon trip', summarize: true }, { signal, platform: 'telegram', userId: '1', sideProvider: turns });
+    expect(out).toMatch(/^Lisbon, in May\./);
+    expect(turns.calls).toHaveLength(1);
+    expect(built.calls).toHaveLength(0);
+  });
 });
 });

@@ -8,7 +8,7 @@ import type { Provider } from '../../providers/types.js';
 import type { SearchHit } from '../../store/fts.js';
 import type { SessionStore } from '../../store/session-store.js';
 import type { Tool } from '../registry.js';
-import { optionalIntArg, searchProfileOf, sessionIdOf, sourceOf, stringArg, userIdOf } from './context.js';
+import { optionalIntArg, searchProfileOf, sessionIdOf, sideProviderOf, sourceOf, stringArg, userIdOf } from './context.js';
 import { MEMORY_BLOCK_OPEN, stripMemoryBlock } from './memory.js';
 
 export const SESSION_SEARCH_TOOL = 'session_search';
@@ -84,8 +84,10 @@ export function createSessionSearchTool(deps: SessionSearchDeps): Tool {
       const hits = found.filter((_, i) => keep[i]).slice(0, limit);
       if (hits.length === 0) return `No earlier conversation of this user mentions "${query}".`;
       const listing = formatGroups(await groupBySession(deps.store, hits), hits.length);
-      if (args.summarize !== true || !deps.provider) return listing;
-      return summarise(deps.provider, query, listing, ctx.signal);
+      // The turn's own (metered) side-task chain when the caller gives one.
+      const provider = sideProviderOf(ctx) ?? deps.provider;
+      if (args.summarize !== true || !provider) return listing;
+      return summarise(provider, query, listing, ctx.signal);
     },
   };
 }
