@@ -5,8 +5,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { startGateway, type GatewayProcess } from './gateway.js';
+import { deleteRedisPrefix } from './redis-keys.js';
+
+export { deleteRedisPrefix };
 
 export interface Cluster {
   prefix: string;
@@ -64,21 +66,6 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     await deleteRedisPrefix(prefix);
     rmSync(dir, { recursive: true, force: true });
     throw err;
-  }
-}
-
-/** Deletes every key under `prefix:` on the shared Redis. */
-export async function deleteRedisPrefix(prefix: string, url = 'redis://127.0.0.1:6379'): Promise<void> {
-  const redis = new Redis(url);
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await redis.unlink(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
   }
 }
 

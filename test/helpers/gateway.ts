@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { freePort, waitFor } from './ports.js';
+import { deleteRedisPrefix } from './redis-keys.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const ENTRY = join(ROOT, 'apps/gateway/src/main.ts');
@@ -74,6 +75,14 @@ async function startOnce(opts: StartOptions): Promise<GatewayProcess> {
   const dir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'herald-gw-'));
   const dbPath = opts.env?.HERALD_DB ?? join(dir, 'herald.db');
   const env = isolatedEnv({ HERALD_PORT: String(port), HERALD_DB: dbPath, ...opts.env });
+  // What this helper made up it also cleans up: the temp directory, and the Redis prefix on the shared Redis (a
+  // test that chose its prefix, or a Redis of its own, cleans those itself).
+  const ownDir = !opts.dataDir && !opts.env?.HERALD_DB;
+  const ownKeys = !opts.env?.HERALD_REDIS_PREFIX && !opts.env?.REDIS_URL;
+  const cleanUp = async (): Promise<void> => {
+    if (ownDir) rmSync(dir, { recursive: true, force: true });
+    if (ownKeys) await deleteRedisPrefix(env.HERALD_REDIS_PREFIX).catch(() => undefined);
+  };
   const entryArgs = opts.compiled ? ['--conditions=@herald/dist', COMPILED_ENTRY] : ['--import', TSX, ENTRY];
   const proc = spawn(process.execPath, [...entryArgs, ...(opts.args ?? [])], {
     cwd: opts.cwd ?? ROOT,
@@ -133,7 +142,7 @@ async function startOnce(opts: StartOptions): Promise<GatewayProcess> {
     stop: async (signal = 'SIGTERM') => {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
       const code = await exited;
-      if (!opts.dataDir && !opts.env?.HERALD_DB) rmSync(dir, { recursive: true, force: true });
+      await cleanUp();
       return code;
     },
   };
@@ -147,7 +156,8 @@ async function startOnce(opts: StartOptions): Promise<GatewayProcess> {
       await Promise.race([healthy, died]);
     } catch (err) {
       proc.kill('SIGKILL');
-      if (!opts.dataDir && !opts.env?.HERALD_DB) rmSync(dir, { recursive: true, force: true });
+      await exited;
+      await cleanUp();
       throw err;
     } finally {
       died.catch(() => {});
