@@ -124,6 +124,9 @@ describe('agent tools (real gateway, scripted model)', () => {
     const reply = (await say(A, 'srch5 what about the gnu?')).at(-1) ?? '';
     expect(reply).toMatch(/^summary: You booked a gnu tour in Tanzania\./);
     expect((await tokens()) - before).toBeGreaterThanOrEqual(777_000);
+    // And in the conversation's own tokens, with the turn's calls.
+    const usage = (await say(A, '/usage')).at(-1) ?? '';
+    expect(Number(/Tokens: in ([\d,]+)/.exec(usage)?.[1]?.replace(/,/g, ''))).toBeGreaterThanOrEqual(777_000);
   });
 
   it('delegate_task: children spend the parent\'s budget, and a 4th child in one turn is refused', async () => {

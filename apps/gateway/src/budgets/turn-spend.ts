@@ -37,6 +37,16 @@ export class TurnSpend {
     if (this.open) this.counted = { ...this.open.meter.usage };
   }
 
+  /**
+   * The tokens of every call the meter saw that are in no session's columns yet: the turn's own calls, its
+   * subagents', its side tasks' (in-turn compressions and flushes, session_search summaries, reading its files).
+   */
+  uncountedTokens(): Usage {
+    const u = this.open?.meter.usage ?? emptyUsage();
+    const c = this.counted;
+    return { input: u.input - c.input, output: u.output - c.output, cacheRead: u.cacheRead - c.cacheRead, cacheWrite: u.cacheWrite - c.cacheWrite };
+  }
+
   /** The caller recorded the spend with the turn's messages (its transaction committed). */
   recorded(): void {
     this.done = true;
@@ -61,10 +71,7 @@ export class TurnSpend {
     if (calls === 0 && meter.costUsd === 0 && meter.usage.input + meter.usage.output === 0) return;
     const sessionId = open.sessionId();
     const { store, counters, budgets } = this.deps;
-    const u = meter.usage;
-    const c = this.counted;
-    const tokens = { input: u.input - c.input, output: u.output - c.output, cacheRead: u.cacheRead - c.cacheRead, cacheWrite: u.cacheWrite - c.cacheWrite };
-    await store.addUsage(sessionId, { ...tokens, costUsd: meter.costUsd });
+    await store.addUsage(sessionId, { ...this.uncountedTokens(), costUsd: meter.costUsd });
     await counters?.addApiCalls(sessionId, calls);
     await budgets?.record(spender, meter.usage, meter.costUsd);
   }

@@ -91,8 +91,11 @@ describe('prepareTurnMedia', () => {
     expect(media.blocks[0]).toEqual(['[Image: photo. You cannot see it; openai:gpt-4.1-mini described it: a red dot]', '[Voice message, transcribed: heard voice.ogg]']);
     expect(media.usable).toBe(true);
     // Both calls count in the session's usage: the description's tokens and the transcription's.
-    expect(media.apiCalls).toBe(2);
-    expect(media.usage).toEqual({ input: 1650, output: 43, cacheRead: 0, cacheWrite: 0 });
+    expect(media.calls.length).toBe(2);
+    expect(media.calls.map((c) => c.usage)).toEqual([
+      { input: 1600, output: 40, cacheRead: 0, cacheWrite: 0 },
+      { input: 50, output: 3, cacheRead: 0, cacheWrite: 0 },
+    ]);
     // Each call names the model that answered (the describer's fallback here), to be priced with it.
     expect(media.calls.map((c) => `${c.by.name}:${c.by.model}`)).toEqual(['anthropic:claude-haiku-4-5', 'openai:gpt-4o-mini-transcribe']);
   });
@@ -111,7 +114,7 @@ describe('prepareTurnMedia', () => {
       ctx(),
     );
     expect(media.usable).toBe(false);
-    expect(media.apiCalls).toBe(1);
+    expect(media.calls.length).toBe(1);
     // Billed by the minute: no tokens, the audio's duration.
     expect(media.calls).toEqual([{ by: { name: 'openai', model: 'whisper-1' }, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, audioSeconds: 7 }]);
   });

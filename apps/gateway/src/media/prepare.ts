@@ -7,7 +7,7 @@
  * Nothing here throws for a bad file: every failure becomes a notice for the user (naming the file and the
  * reason), a note for the model, and a log line without the file's contents or any URL.
  */
-import { emptyUsage, type AttachmentRef, type ImageInput, type Usage } from '@herald/agent-core';
+import type { AttachmentRef, ImageInput } from '@herald/agent-core';
 import type { Attachment } from '@herald/adapters';
 import type { Logger } from '../logger.js';
 import type { TurnPayload } from '../queue/mailbox.js';
@@ -29,11 +29,10 @@ export interface TurnMedia {
   notices: string[];
   /** True when at least one file gave the model something (an image, a transcript, text). */
   usable: boolean;
-  /** Tokens the image descriptions and transcriptions took, counted in the session's usage with the turn's own. */
-  usage: Usage;
-  /** Model calls made for them (one per description or transcription answered). */
-  apiCalls: number;
-  /** Those calls, each with the model that answered: priced with the turn's own (budgets/meter.ts). */
+  /**
+   * The model calls made for them (one per description or transcription answered), each with the model that
+   * answered and its tokens: counted and priced with the turn's own (budgets/meter.ts).
+   */
   calls: ModelCall[];
 }
 
@@ -51,7 +50,7 @@ type Outcome =
   | { ok: false; why: string; logReason: string };
 
 export async function prepareTurnMedia(payloads: readonly TurnPayload[], services: MediaServices, ctx: MediaContext): Promise<TurnMedia> {
-  const out: TurnMedia = { blocks: [], attachments: [], images: [], notices: [], usable: false, usage: emptyUsage(), apiCalls: 0, calls: [] };
+  const out: TurnMedia = { blocks: [], attachments: [], images: [], notices: [], usable: false, calls: [] };
   const budget = { bytesLeft: services.limits.maxMessageBytes, imagesLeft: services.limits.maxImages };
   // Unnamed files are numbered across the turn ("photo 2"), so the parts of an album stay apart.
   const all = payloads.flatMap((p) => p.attachments ?? []);
@@ -67,7 +66,7 @@ export async function prepareTurnMedia(payloads: readonly TurnPayload[], service
       // A /retry sends the stored text again (transcripts and document text included): only images are fetched anew.
       if (p.mediaInText && !('failed' in resolved) && handlingOf(att).as !== 'image') continue;
       const outcome: Outcome =
-        'failed' in resolved ? { ok: false, why: resolved.failed.why, logReason: resolved.failed.log } : await prepareOne(att, name, p, services, ctx, budget, (u) => meter(out, u));
+        'failed' in resolved ? { ok: false, why: resolved.failed.why, logReason: resolved.failed.log } : await prepareOne(att, name, p, services, ctx, budget, (call) => out.calls.push(call));
       if (outcome.ok) {
         out.usable = true;
         if (!p.mediaInText) blocks.push(outcome.block);
@@ -155,17 +154,6 @@ async function imageOutcome(bytes: Buffer, name: string, caption: string, servic
   if (!('text' in description)) return description;
   spent({ by: description.by, usage: description.usage });
   return { ok: true, block: `[Image: ${name}. You cannot see it; ${services.describerName} described it: ${description.text}]` };
-}
-
-/** One answered description or transcription: its tokens and its call join the turn's, the call to be priced. */
-function meter(out: TurnMedia, call: ModelCall): void {
-  const { usage } = call;
-  out.calls.push(call);
-  out.apiCalls += 1;
-  out.usage.input += usage.input;
-  out.usage.output += usage.output;
-  out.usage.cacheRead += usage.cacheRead;
-  out.usage.cacheWrite += usage.cacheWrite;
 }
 
 function failed(why: string, logReason: string): Outcome {

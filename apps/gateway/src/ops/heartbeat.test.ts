@@ -3,6 +3,7 @@
  * gone at once, a dead one (no more beats) drops out when its key expires; readiness follows.
  */
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../../../../test/helpers/ports.js';
 import { useTestRedis } from '../../../../test/helpers/redis.js';
 import type { McpServerStatus } from '../mcp/connection.js';
 import { listWorkers, WorkerHeartbeat, workersSeenCheck } from './heartbeat.js';
@@ -25,8 +26,8 @@ describe('worker heartbeats', () => {
     // Each worker's own MCP servers, for /health/detailed on any process.
     expect((await listWorkers(redis, prefix)).map((w) => w.mcpServers)).toEqual([[files], []]);
     running = 5;
-    await new Promise((r) => setTimeout(r, 120));
-    expect((await listWorkers(redis, prefix))[0].runningTurns).toBe(5);
+    // The next beat carries the new count.
+    await waitFor(async () => (await listWorkers(redis, prefix))[0].runningTurns === 5, { what: 'a beat with 5 running turns' });
     await a.stop();
     await b.stop();
     expect(await listWorkers(redis, prefix)).toEqual([]);
@@ -37,8 +38,8 @@ describe('worker heartbeats', () => {
     const dead = new WorkerHeartbeat({ redis, prefix, workerId: 'w-dead', runningTurns: () => 1, mcpServers: () => [], intervalMs: 60_000, ttlMs: 200 });
     await dead.start();
     expect((await listWorkers(redis, prefix)).map((w) => w.id)).toEqual(['w-dead']);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(await listWorkers(redis, prefix)).toEqual([]);
+    // Its key expires in Redis 200 ms later (it beats again only after a minute).
+    await waitFor(async () => (await listWorkers(redis, prefix)).length === 0, { what: 'the dead worker to drop out' });
     // Pruned from the index too, so the set does not grow with every restart.
     expect(await redis.smembers(`${prefix}:workers`)).toEqual([]);
     await dead.stop();

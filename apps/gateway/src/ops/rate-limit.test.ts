@@ -52,10 +52,12 @@ describe('UserRateLimiter', () => {
   });
 
   it('admits again once the oldest message leaves the window, and notices again on the next spell', async () => {
-    const rl = new UserRateLimiter(redis, prefix, 1, 300);
+    // A window long enough that c and d (two calls in a row) fall in one even on a loaded machine.
+    const rl = new UserRateLimiter(redis, prefix, 1, 1_000);
     expect(await rl.check('telegram', 'u5', 'a')).toEqual({ allowed: true });
     expect(await rl.check('telegram', 'u5', 'b')).toMatchObject({ allowed: false, notify: true });
-    await new Promise((r) => setTimeout(r, 350));
+    // Time passing is the subject here: a deliberate wait past the window, not a race.
+    await new Promise((r) => setTimeout(r, 1_050));
     expect(await rl.check('telegram', 'u5', 'c')).toEqual({ allowed: true });
     expect(await rl.check('telegram', 'u5', 'd')).toMatchObject({ allowed: false, notify: true });
   });

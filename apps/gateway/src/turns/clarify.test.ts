@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../../../../test/helpers/ports.js';
 import { useTestRedis } from '../../../../test/helpers/redis.js';
 import { ClarifyBroker, clarifyMarkerKey } from './clarify.js';
 
@@ -28,7 +29,7 @@ describe('ClarifyBroker', () => {
     const { b, intake, sent, pending } = broker('k1');
     intake.push('sent before the question');
     const answer = b.ask('Which day?', new AbortController().signal);
-    await new Promise((r) => setTimeout(r, 30));
+    await waitFor(() => sent.length > 0, { what: 'the question sent' });
     expect(sent).toEqual(['Which day? (open: true)']);
     intake.push('Tuesday', 'and make it quick');
     expect(await answer).toBe('Tuesday');
@@ -41,7 +42,7 @@ describe('ClarifyBroker', () => {
     const { b, pending } = broker('k2');
     const controller = new AbortController();
     const answer = b.ask('Still there?', controller.signal);
-    await new Promise((r) => setTimeout(r, 30));
+    await waitFor(() => pending('k2'), { what: 'the question open' });
     expect(await redis.pttl(clarifyMarkerKey(prefix, 'k2'))).toBeGreaterThan(0);
     controller.abort(new Error('interrupted'));
     await expect(answer).rejects.toThrow('interrupted');

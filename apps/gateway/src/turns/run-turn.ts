@@ -228,7 +228,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       const reply = media.notices.join('\n');
       // A transcription that heard nothing still cost its call: the spend so far is written with the reply.
       await store.transaction(async () => {
-        await spend.write(media.apiCalls);
+        await spend.write(media.calls.length);
         await store.recordReply(ctx.turnId, reply, ctx.fence);
       });
       spend.recorded();
@@ -286,18 +286,17 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     if (ctx.signal.aborted) {
       // Shutdown or a lost lock: another worker runs this turn again, so write nothing here but what it cost.
       if (abort instanceof TurnAbort && (abort.kind === 'shutdown' || abort.kind === 'lock_lost')) {
-        await spend.settle(result.apiCalls + media.apiCalls);
+        await spend.settle(result.apiCalls + media.calls.length);
         return { report: { status: 'running', compressions } };
       }
       // Interrupted or stopped by the user: keep what the turn did (tool results), send nothing.
       const persisted = await store.transaction(async () => {
         // What the interrupted turn cost still counts: the session's usage and the budgets.
-        const usage = { ...result.usage, costUsd: meter.costUsd, ...(result.lastPromptTokens ? { lastPromptTokens: result.lastPromptTokens } : {}) };
+        const usage = { ...spend.uncountedTokens(), costUsd: meter.costUsd, ...(result.lastPromptTokens ? { lastPromptTokens: result.lastPromptTokens } : {}) };
         const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId, usage });
         await store.markTurn(ctx.turnId, 'interrupted', ctx.fence, abort instanceof Error ? abort.message : 'interrupted');
         await deps.controls?.budgets.record(spender, meter.usage, meter.costUsd);
-        await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls);
-        await recordMediaUsage(deps, persisted.id, media);
+        await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls + media.calls.length);
         return persisted;
       });
       spend.recorded();
@@ -314,9 +313,10 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     // Messages, usage, spend and the recorded reply (with its files) commit together: a crash leaves all or none.
     let text = reply;
     session = await store.transaction(async () => {
-      const usage = { ...result.usage, costUsd: meter.costUsd, lastPromptTokens: result.lastPromptTokens };
+      // Tokens: every call the turn made (its loop, subagents, side tasks, its files) but a compression's before it,
+      // which are in the session's columns already; the cost: all of them (budgets/turn-spend.ts).
+      const usage = { ...spend.uncountedTokens(), costUsd: meter.costUsd, lastPromptTokens: result.lastPromptTokens };
       const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId, usage });
-      await recordMediaUsage(deps, persisted.id, media);
       // Budgets: this turn's spend, and the 80 % notice when it crossed it (once, whichever worker is first).
       let notices: string[] = [];
       if (deps.controls) {
@@ -325,7 +325,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       }
       text = notices.length > 0 ? `${reply}\n\n${notices.join('\n')}` : reply;
       await store.recordReply(ctx.turnId, text, ctx.fence, files);
-      await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls + (speech ? 1 : 0));
+      // API calls: the loop's (answered or not), reading the files, the voice reply.
+      await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls + media.calls.length + (speech ? 1 : 0));
       return persisted;
     });
     spend.recorded();
@@ -370,17 +371,6 @@ function withTurnSlot(controls: TeamControls | undefined, run: TurnRunner): Turn
       await slot.release();
     }
   };
-}
-
-/**
- * What reading the turn's files took (image descriptions, transcriptions): the session's tokens and API calls, like
- * the turn's own model calls; their price is in the turn's meter, so in its cost. Never its last prompt size, which
- * stays the main model's.
- */
-async function recordMediaUsage(deps: TurnDeps, sessionId: string, media: TurnMedia): Promise<void> {
-  if (media.apiCalls === 0) return;
-  await deps.store.addUsage(sessionId, media.usage);
-  await deps.conversation?.counters.addApiCalls(sessionId, media.apiCalls);
 }
 
 /** The user's messages a turn answers (a scheduled run has none to react to). */
