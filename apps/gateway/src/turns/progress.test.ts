@@ -1,5 +1,6 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../../../../test/helpers/ports.js';
 import type { PlatformEgress, SendOptions, SentMessage } from '@herald/adapters';
 import type { AgentEvent } from '@herald/agent-core';
 import { TurnAbort } from '../queue/worker.js';
@@ -76,7 +77,7 @@ describe('LiveTurn', () => {
 
     const streamed = live({ interim: true, streaming: true });
     streamed.turn.onEvent(delta('Let me look.'));
-    await sleep(60);
+    await waitFor(() => streamed.egress.texts().length === 1, { what: 'the streamed message' });
     streamed.turn.onEvent(interim('Let me look.'));
     streamed.turn.onEvent(tool('t1', 'lookup'));
     streamed.turn.onEvent(delta('Found it.'));
@@ -110,7 +111,7 @@ describe('LiveTurn', () => {
       turn.onEvent(delta(t));
       await sleep(15);
     }
-    await sleep(60);
+    await waitFor(() => egress.texts()[0] === `Hello world${STREAM_CURSOR}`, { what: 'the edit with every delta' });
     expect(egress.texts()).toEqual([`Hello world${STREAM_CURSOR}`]);
     const ids = await turn.finish('Hello world');
     expect(ids).toEqual(['1']);
@@ -141,9 +142,10 @@ describe('LiveTurn', () => {
     turn.onEvent(delta('Let me look.'));
     turn.onEvent(tool('t1', 'web_fetch', { url: 'https://example.com' }));
     turn.onEvent(delta('Found it.'));
-    await sleep(100);
-    const streamed = [...egress.messages.values()].find((t) => t.includes(STREAM_CURSOR));
+    const streamed = await waitFor(() => [...egress.messages.values()].find((t) => t === `Found it.${STREAM_CURSOR}`), { what: 'the answer streamed' });
     expect(streamed).toBe(`Found it.${STREAM_CURSOR}`);
+    // Nothing of the dropped attempts is left in any message.
+    expect([...egress.messages.values()].some((t) => t.includes('half an answ') || t.includes('Let me look.'))).toBe(false);
     // The retry notice is a short status line of its own message.
     expect(egress.texts().some((t) => t.startsWith('⏳ `openai:x: server_error'))).toBe(true);
   });
@@ -189,7 +191,7 @@ describe('LiveTurn', () => {
     const { turn, egress, controller } = live({ streaming: true });
     turn.startTyping();
     turn.onEvent(delta('partial'));
-    await sleep(40);
+    await waitFor(() => egress.texts().length === 1, { what: 'the partial text streamed' });
     controller.abort(new TurnAbort('stop'));
     await turn.close();
     const typings = egress.typings;
