@@ -83,12 +83,12 @@ describe('prepareTurnMedia', () => {
       services(files, {
         transcribe: async (_b, name) => ({ text: `heard ${name}`, usage: { input: 50, output: 3, cacheRead: 0, cacheWrite: 0 }, by: stt }),
         describe: async () => ({ text: 'a red dot', usage: { input: 1600, output: 40, cacheRead: 0, cacheWrite: 0 }, by: { name: 'anthropic', model: 'claude-haiku-4-5' } }),
-        describerName: 'openai:gpt-4.1-mini',
       }),
       ctx(false),
     );
     expect(media.images).toEqual([]);
-    expect(media.blocks[0]).toEqual(['[Image: photo. You cannot see it; openai:gpt-4.1-mini described it: a red dot]', '[Voice message, transcribed: heard voice.ogg]']);
+    // The model that wrote the description is named to the main model: the chain's fallback here.
+    expect(media.blocks[0]).toEqual(['[Image: photo. You cannot see it; anthropic:claude-haiku-4-5 described it: a red dot]', '[Voice message, transcribed: heard voice.ogg]']);
     expect(media.usable).toBe(true);
     // Both calls count in the session's usage: the description's tokens and the transcription's.
     expect(media.calls.length).toBe(2);

@@ -153,7 +153,7 @@ async function imageOutcome(bytes: Buffer, name: string, caption: string, servic
   const description = await services.describe!(image, caption, ctx.signal).catch((err: unknown) => failed('the vision model could not describe it', `describe: ${errorLabel(err)}`));
   if (!('text' in description)) return description;
   spent({ by: description.by, usage: description.usage });
-  return { ok: true, block: `[Image: ${name}. You cannot see it; ${services.describerName} described it: ${description.text}]` };
+  return { ok: true, block: `[Image: ${name}. You cannot see it; ${description.by.name}:${description.by.model} described it: ${description.text}]` };
 }
 
 function failed(why: string, logReason: string): Outcome {

@@ -24,8 +24,6 @@ export interface MediaServices {
   transcribe: Transcribe | null;
   /** Null when no side model can see (HERALD_VISION_MODEL, HERALD_AUXILIARY_MODEL). */
   describe: DescribeImage | null;
-  /** `provider:model` of the describer (the first of its chain), named to the main model. */
-  describerName?: string;
   limits: MediaLimits;
 }
 
@@ -50,7 +48,6 @@ export function createMediaServices(config: HeraldConfig, files: (platform: stri
     files,
     transcribe,
     describe: describer ? createImageDescriber(describer) : null,
-    ...(describer && { describerName: `${describer.name}:${describer.model}` }),
     limits: mediaLimits(config),
   };
 }
