@@ -72,5 +72,18 @@ export interface Usage {
 
 export const emptyUsage = (): Usage => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });
 
+/** Adds `add` into `total`, field by field. */
+export function addUsageInto(total: Usage, add: Usage): void {
+  total.input += add.input;
+  total.output += add.output;
+  total.cacheRead += add.cacheRead;
+  total.cacheWrite += add.cacheWrite;
+}
+
+/** `a` less `b`, field by field. */
+export function usageMinus(a: Usage, b: Usage): Usage {
+  return { input: a.input - b.input, output: a.output - b.output, cacheRead: a.cacheRead - b.cacheRead, cacheWrite: a.cacheWrite - b.cacheWrite };
+}
+
 /** Where a session came from (sessions.source). */
 export type SessionSource = 'telegram' | 'discord' | 'slack' | 'cli' | 'api';

@@ -4,7 +4,7 @@
  * reported call by call (metrics: spend and tokens per profile and model). Calls made without a provider (reading a
  * turn's files: transcriptions, image descriptions; the voice reply) are added the same way.
  */
-import { emptyUsage, type Provider, type Usage } from '@herald/agent-core';
+import { addUsageInto, emptyUsage, providerLabel, type Provider, type Usage } from '@herald/agent-core';
 import type { PriceTable } from './prices.js';
 
 /** A model call made outside a metered provider (a transcription, an image description), to be priced and counted. */
@@ -61,12 +61,9 @@ export class SpendMeter {
     const { by, usage } = call;
     const costUsd = this.prices.costOf(by.model, usage, call);
     this.calls++;
-    this.usage.input += usage.input;
-    this.usage.output += usage.output;
-    this.usage.cacheRead += usage.cacheRead;
-    this.usage.cacheWrite += usage.cacheWrite;
+    addUsageInto(this.usage, usage);
     this.costUsd += costUsd;
-    this.onCall({ model: `${by.name}:${by.model}`, usage, costUsd });
+    this.onCall({ model: providerLabel(by), usage, costUsd });
   }
 }
 

@@ -6,7 +6,7 @@
  * continuing after the saved tool work) spends and records its own calls, so nothing is counted twice. The memory
  * flush outside any turn (/new, resets) records its call the same way (turns/memory-flush.ts).
  */
-import { emptyUsage, type SessionStore, type Usage } from '@herald/agent-core';
+import { emptyUsage, usageMinus, type SessionStore, type Usage } from '@herald/agent-core';
 import type { TurnContext, TurnResult, TurnRunner } from '../queue/turn-context.js';
 import type { SessionCounters } from '../sessions/counters.js';
 import type { BudgetGuard, SpendSubject } from './guard.js';
@@ -42,9 +42,7 @@ export class TurnSpend {
    * subagents', its side tasks' (in-turn compressions and flushes, session_search summaries, reading its files).
    */
   uncountedTokens(): Usage {
-    const u = this.open?.meter.usage ?? emptyUsage();
-    const c = this.counted;
-    return { input: u.input - c.input, output: u.output - c.output, cacheRead: u.cacheRead - c.cacheRead, cacheWrite: u.cacheWrite - c.cacheWrite };
+    return usageMinus(this.open?.meter.usage ?? emptyUsage(), this.counted);
   }
 
   /** The caller recorded the spend with the turn's messages (its transaction committed). */

@@ -9,7 +9,7 @@
  * Each compression is announced as a `status` event of kind `compression`, and preceded by the options'
  * `beforeCompress` hook (the gateway's memory-only flush).
  */
-import type { ChatMessage, Usage } from '../types.js';
+import { addUsageInto, type ChatMessage, type Usage } from '../types.js';
 import type { Provider, ProviderError, ToolSchema } from '../providers/types.js';
 import type { Transcript } from '../loop/transcript.js';
 import type { AgentEvent } from '../loop/types.js';
@@ -138,8 +138,5 @@ function madeProgress(result: CompressionResult): boolean {
 
 function addUsage(sink: CallerView, result: CompressionResult): void {
   sink.apiCalls += result.apiCalls;
-  sink.usage.input += result.usage.input;
-  sink.usage.output += result.usage.output;
-  sink.usage.cacheRead += result.usage.cacheRead;
-  sink.usage.cacheWrite += result.usage.cacheWrite;
+  addUsageInto(sink.usage, result.usage);
 }

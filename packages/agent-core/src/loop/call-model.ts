@@ -2,7 +2,7 @@
  * One model call as the loop sees it: retries on the current provider, fallback along the provider chain, and
  * the context-overflow hook. Keeps the turn's usage and request count.
  */
-import { emptyUsage, type ChatMessage, type Usage } from '../types.js';
+import { addUsageInto, emptyUsage, type ChatMessage, type Usage } from '../types.js';
 import {
   ProviderError,
   type CompletionResult,
@@ -167,7 +167,7 @@ export class ModelCaller {
         onReasoningDelta: (text) => emit({ type: 'reasoning_delta', text }),
         onToolCallDelta: () => void (calledTools = true),
       });
-      addUsage(this.usage, result.usage);
+      addUsageInto(this.usage, result.usage);
       this.lastPromptTokens = result.usage.input + result.usage.cacheRead + result.usage.cacheWrite;
       this.answeredBy = result.model || provider.model;
       return result;
@@ -200,13 +200,6 @@ export class ModelCaller {
   private status(kind: 'retry' | 'fallback' | 'compression', message: string): void {
     this.opts.emit({ type: 'status', kind, message });
   }
-}
-
-function addUsage(total: Usage, add: Usage): void {
-  total.input += add.input;
-  total.output += add.output;
-  total.cacheRead += add.cacheRead;
-  total.cacheWrite += add.cacheWrite;
 }
 
 function formatSeconds(ms: number): string {

@@ -22,7 +22,7 @@ export interface FallbackStateOptions {
 }
 
 /** Providers are told apart by `provider:model`, the form HERALD_MODEL and HERALD_FALLBACK_MODELS use. */
-export function providerLabel(provider: Provider): string {
+export function providerLabel(provider: Pick<Provider, 'model'> & { name: string }): string {
   return `${provider.name}:${provider.model}`;
 }
 
