@@ -5,7 +5,6 @@
  * url_private behind the bot token), and the OpenAI and Anthropic stand-ins, which check and record image parts.
  * Speech-to-text goes through the OpenAI stand-in's multipart /v1/audio/transcriptions.
  */
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CDN_URL_LIFETIME_S } from './fakes/discord/cdn.js';
 import { startDiscordFake, type DiscordFake } from './fakes/discord/index.js';
@@ -18,6 +17,7 @@ import { waitForDiscordReady } from './helpers/discord.js';
 import { makePdf, PNG_1X1 } from './helpers/files.js';
 import { lastUserText } from './helpers/llm-tags.js';
 import { waitFor } from './helpers/ports.js';
+import { sessionUsage, storedUserMessages } from './helpers/store-rows.js';
 import { slackRepliesIn, waitForSlackIngress } from './helpers/slack.js';
 import { repliesIn } from './helpers/telegram.js';
 
@@ -140,41 +140,6 @@ async function repliesAtLeast(chat: Chat, n: number, what: string): Promise<stri
   return waitFor(() => (chat.replies().length >= n ? chat.replies() : undefined), { timeoutMs: REPLY_TIMEOUT_MS, what });
 }
 
-function storedUserMessages(marker: string): Array<{ content: string; attachments: string | null }> {
-  const db = new Database(cluster.dbPath, { readonly: true, fileMustExist: true });
-  try {
-    return db.prepare("SELECT content, attachments FROM messages WHERE role = 'user' AND content LIKE ?").all(`%${marker}%`) as Array<{ content: string; attachments: string | null }>;
-  } finally {
-    db.close();
-  }
-}
-
-interface SessionUsage {
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  costUsd: number;
-  apiCalls: number;
-}
-
-/** The tokens, cost and model calls counted for the session a stored user message belongs to. */
-function sessionUsageOf(marker: string): SessionUsage {
-  const db = new Database(cluster.dbPath, { readonly: true, fileMustExist: true });
-  try {
-    return db
-      .prepare(
-        `SELECT s.input_tokens AS inputTokens, s.output_tokens AS outputTokens, s.cache_read_tokens AS cacheReadTokens,
-                s.cache_write_tokens AS cacheWriteTokens, s.estimated_cost_usd AS costUsd, coalesce(c.api_calls, 0) AS apiCalls
-         FROM sessions s JOIN messages m ON m.session_id = s.id LEFT JOIN session_counters c ON c.session_id = s.id
-         WHERE m.role = 'user' AND m.content LIKE ?`,
-      )
-      .get(`%${marker}%`) as SessionUsage;
-  } finally {
-    db.close();
-  }
-}
-
 beforeAll(async () => {
   [tg, discord, slack, openai, anthropic] = await Promise.all([startTelegramFake(), startDiscordFake(), startSlackFake(), startFakeOpenAI(), startFakeAnthropic()]);
   cluster = await startCluster({
@@ -219,7 +184,7 @@ describe.each([telegram, discordPlatform, slackPlatform])('media from $name', (p
     expect(images).toHaveLength(1);
     expect(images[0].bytes.equals(sent)).toBe(true);
     expect(lastUserText(req)).toContain(marker);
-    const [stored] = storedUserMessages(marker);
+    const [stored] = storedUserMessages(cluster.dbPath, marker);
     const refs = JSON.parse(stored.attachments ?? '[]') as Array<Record<string, unknown>>;
     expect(refs).toEqual([expect.objectContaining({ platform: platform.name, kind: 'image', fileId: expect.any(String) })]);
     expect(stored.content).not.toContain(sent.toString('base64'));
@@ -253,7 +218,7 @@ describe.each([telegram, discordPlatform, slackPlatform])('media from $name', (p
     // The transcription is counted in the session's usage: its call and its tokens (billed by the token).
     const heard = openai.transcriptions.find((t) => t.bytes.toString().includes(words))!;
     const usage = await waitFor(() => {
-      const u = sessionUsageOf(words);
+      const u = sessionUsage(cluster.dbPath, { marker: words });
       return u?.apiCalls === 2 ? u : undefined;
     }, { timeoutMs: REPLY_TIMEOUT_MS, what: 'the usage recorded' });
     expect(usage.inputTokens).toBeGreaterThan(Math.ceil(heard.bytes.length / 100));
@@ -306,7 +271,7 @@ describe('media: models, limits and failures', () => {
     expect(replies[1]).toContain('what colour is it');
     // The description was a model call of this session: counted with the answer's.
     const usage = await waitFor(() => {
-      const u = sessionUsageOf('what colour is it');
+      const u = sessionUsage(cluster.dbPath, { marker: 'what colour is it' });
       return u?.apiCalls === 2 ? u : undefined;
     }, { timeoutMs: REPLY_TIMEOUT_MS, what: 'the usage recorded' });
     expect(usage.inputTokens).toBeGreaterThan(0);
@@ -355,7 +320,7 @@ describe('media: models, limits and failures', () => {
     expect(imagesOf(req)).toHaveLength(1);
     expect(imagesOf(req)[0].bytes.equals(PNG_1X1)).toBe(true);
     expect(lastUserText(req)).toContain('[Image: partner-chart.png]');
-    const [stored] = storedUserMessages('what does the partner chart show');
+    const [stored] = storedUserMessages(cluster.dbPath, 'what does the partner chart show');
     expect(JSON.parse(stored.attachments ?? '[]')).toEqual([expect.objectContaining({ platform: 'slack', kind: 'image', fileId: stub.id, name: 'partner-chart.png' })]);
   });
 
@@ -390,19 +355,10 @@ describe('media: models, limits and failures', () => {
     expect(openai.requests.slice(before).map((r) => r.path)).toEqual(['/v1/audio/transcriptions']); // the model was not asked
     const heard = openai.transcriptions.find((t) => t.bytes.toString().includes('only wind'))!;
     const stt = transcriptionBilling(heard, '') as { input: number; output: number };
-    const db = new Database(cluster.dbPath, { readonly: true, fileMustExist: true });
-    try {
-      const row = db
-        .prepare(
-          `SELECT s.input_tokens AS input, s.output_tokens AS output, s.estimated_cost_usd AS costUsd, c.api_calls AS apiCalls
-           FROM sessions s LEFT JOIN session_counters c ON c.session_id = s.id WHERE s.source = 'telegram' AND s.chat_id = ?`,
-        )
-        .get(String(chatId));
-      // gpt-4o-mini-transcribe: $3 per million audio tokens in.
-      expect(row).toEqual({ input: stt.input, output: 0, costUsd: (stt.input * 3) / 1e6, apiCalls: 1 });
-    } finally {
-      db.close();
-    }
+    // gpt-4o-mini-transcribe: $3 per million audio tokens in.
+    expect(sessionUsage(cluster.dbPath, { source: 'telegram', chat: String(chatId) })).toEqual({
+      inputTokens: stt.input, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: (stt.input * 3) / 1e6, apiCalls: 1,
+    });
   });
 
   it('a failed download is reported and logged without the file URL or the bot token', async () => {

@@ -2,14 +2,14 @@
  * Hermes' "auto" image input: a main model that cannot see images gets a description of each one written by a
  * vision model (HERALD_VISION_MODEL), so a screenshot or a photo still reaches the conversation as text.
  */
-import type { ImageInput, Provider, Usage } from '@herald/agent-core';
+import type { ImageInput, Provider } from '@herald/agent-core';
+import type { ModelCall } from '../budgets/meter.js';
 
-/** The description, what writing it cost and which model wrote it (priced with the turn's calls). */
+/** The description, and the call that wrote it (priced with the turn's calls). */
 export interface ImageDescription {
   text: string;
-  usage: Usage;
-  /** The model that answered: the side-task chain's first, or the fallback that took over. */
-  by: { name: string; model: string };
+  /** Its model is the one that answered: the side-task chain's first, or the fallback that took over. */
+  call: ModelCall;
 }
 
 export type DescribeImage = (image: ImageInput, caption: string, signal?: AbortSignal) => Promise<ImageDescription>;
@@ -32,6 +32,6 @@ export function createImageDescriber(provider: Provider): DescribeImage {
     });
     const text = result.message.content?.trim() ?? '';
     if (text === '') throw new Error('the vision model returned no description');
-    return { text, usage: result.usage, by: result.answeredBy ?? provider };
+    return { text, call: { by: result.answeredBy ?? provider, usage: result.usage } };
   };
 }

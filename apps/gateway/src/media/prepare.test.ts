@@ -81,8 +81,8 @@ describe('prepareTurnMedia', () => {
     const media = await prepareTurnMedia(
       [payload('', [image('a'), { kind: 'audio', url: 'v', mimeType: 'audio/ogg', voice: true }])],
       services(files, {
-        transcribe: async (_b, name) => ({ text: `heard ${name}`, usage: { input: 50, output: 3, cacheRead: 0, cacheWrite: 0 }, by: stt }),
-        describe: async () => ({ text: 'a red dot', usage: { input: 1600, output: 40, cacheRead: 0, cacheWrite: 0 }, by: { name: 'anthropic', model: 'claude-haiku-4-5' } }),
+        transcribe: async (_b, name) => ({ text: `heard ${name}`, call: { usage: { input: 50, output: 3, cacheRead: 0, cacheWrite: 0 }, by: stt } }),
+        describe: async () => ({ text: 'a red dot', call: { usage: { input: 1600, output: 40, cacheRead: 0, cacheWrite: 0 }, by: { name: 'anthropic', model: 'claude-haiku-4-5' } } }),
       }),
       ctx(false),
     );
@@ -108,7 +108,7 @@ describe('prepareTurnMedia', () => {
       services(files, {
         transcribe: async () => {
           if (++calls === 2) throw Object.assign(new Error('upstream'), { status: 500 });
-          return { text: '', usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, seconds: 7, by: { name: 'openai', model: 'whisper-1' } };
+          return { text: '', call: { usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, audioSeconds: 7, by: { name: 'openai', model: 'whisper-1' } } };
         },
       }),
       ctx(),

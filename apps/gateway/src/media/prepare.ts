@@ -7,7 +7,7 @@
  * Nothing here throws for a bad file: every failure becomes a notice for the user (naming the file and the
  * reason), a note for the model, and a log line without the file's contents or any URL.
  */
-import type { AttachmentRef, ImageInput } from '@herald/agent-core';
+import { providerLabel, type AttachmentRef, type ImageInput } from '@herald/agent-core';
 import type { Attachment } from '@herald/adapters';
 import type { Logger } from '../logger.js';
 import type { TurnPayload } from '../queue/mailbox.js';
@@ -123,7 +123,7 @@ async function prepareOne(
       case 'audio': {
         const heard = await services.transcribe!(bytes, handling.uploadName, ctx.signal).catch((err: unknown) => failed('it could not be transcribed', `stt: ${errorLabel(err)}`));
         if (!('text' in heard)) return heard;
-        spent({ by: heard.by, usage: heard.usage, ...(heard.seconds !== undefined && { audioSeconds: heard.seconds }) });
+        spent(heard.call);
         const transcript = heard.text;
         if (transcript === '') return { ok: false, why: 'no speech could be made out in it', logReason: 'empty transcript' };
         const clipped = clipText(transcript, limits.maxChars);
@@ -152,8 +152,8 @@ async function imageOutcome(bytes: Buffer, name: string, caption: string, servic
   if (ctx.vision) return { ok: true, block: `[Image: ${name}]`, image };
   const description = await services.describe!(image, caption, ctx.signal).catch((err: unknown) => failed('the vision model could not describe it', `describe: ${errorLabel(err)}`));
   if (!('text' in description)) return description;
-  spent({ by: description.by, usage: description.usage });
-  return { ok: true, block: `[Image: ${name}. You cannot see it; ${description.by.name}:${description.by.model} described it: ${description.text}]` };
+  spent(description.call);
+  return { ok: true, block: `[Image: ${name}. You cannot see it; ${providerLabel(description.call.by)} described it: ${description.text}]` };
 }
 
 function failed(why: string, logReason: string): Outcome {

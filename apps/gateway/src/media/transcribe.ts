@@ -3,7 +3,8 @@
  * the model of HERALD_STT_MODEL and the key and base URL of the OpenAI provider settings.
  */
 import OpenAI, { toFile } from 'openai';
-import { emptyUsage, type Usage } from '@herald/agent-core';
+import { emptyUsage } from '@herald/agent-core';
+import type { ModelCall } from '../budgets/meter.js';
 
 /** The API refuses uploads over 25 MB. */
 export const STT_MAX_BYTES = 25 * 1024 * 1024;
@@ -16,10 +17,8 @@ const STT_TIMEOUT_MS = 120_000;
  */
 export interface Transcript {
   text: string;
-  usage: Usage;
-  seconds?: number;
-  /** The transcription model (`openai`, HERALD_STT_MODEL without its prefix). */
-  by: { name: string; model: string };
+  /** The transcription call: HERALD_STT_MODEL's tokens, or the seconds of audio it was billed for. */
+  call: ModelCall;
 }
 
 export type Transcribe = (audio: Buffer, uploadName: string, signal?: AbortSignal) => Promise<Transcript>;
@@ -37,13 +36,12 @@ export function createTranscriber(cfg: TranscriberConfig): Transcribe {
   const client = new OpenAI({ apiKey: cfg.apiKey || 'no-key', baseURL: cfg.baseUrl, maxRetries: 0, timeout: STT_TIMEOUT_MS });
   return async (audio, uploadName, signal) => {
     const result = await client.audio.transcriptions.create({ file: await toFile(audio, uploadName), model }, { signal });
-    const usage = emptyUsage();
-    const by = { name: 'openai', model };
+    const call: ModelCall = { by: { name: 'openai', model }, usage: emptyUsage() };
     if (result.usage?.type === 'tokens') {
-      usage.input = result.usage.input_tokens;
-      usage.output = result.usage.output_tokens;
+      call.usage.input = result.usage.input_tokens;
+      call.usage.output = result.usage.output_tokens;
     }
-    if (result.usage?.type === 'duration') return { text: result.text.trim(), usage, seconds: result.usage.seconds, by };
-    return { text: result.text.trim(), usage, by };
+    if (result.usage?.type === 'duration') call.audioSeconds = result.usage.seconds;
+    return { text: result.text.trim(), call };
   };
 }

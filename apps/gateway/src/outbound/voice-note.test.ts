@@ -33,10 +33,13 @@ describe('speakable text', () => {
 
 describe('voice reply', () => {
   it('Telegram gets an Ogg Opus voice note, the others an MP3; the model and voice are the configured ones', async () => {
-    const ogg = await voiceNote('Hello, this is your answer.', 'ogg_opus', speech(), 1_000_000, signal);
+    const spoken = await voiceNote('Hello, this is your answer.', 'ogg_opus', speech(), 1_000_000, signal);
+    const ogg = spoken.file;
+    // Priced by the characters read out, with the speech model.
+    expect(spoken.call).toMatchObject({ by: { name: 'openai', model: 'gpt-4o-mini-tts' }, characters: 'Hello, this is your answer.'.length });
     expect(ogg).toMatchObject({ kind: 'voice', name: 'reply.ogg', mimeType: 'audio/ogg' });
     expect(readOgg(ogg.data)).toMatchObject({ opus: true, crcOk: true });
-    const mp3 = await voiceNote('Hello again.', 'mp3', speech(), 1_000_000, signal);
+    const mp3 = (await voiceNote('Hello again.', 'mp3', speech(), 1_000_000, signal)).file;
     expect(mp3).toMatchObject({ kind: 'voice', name: 'reply.mp3', mimeType: 'audio/mpeg' });
     expect(isMp3(mp3.data)).toBe(true);
     expect(llm.speech?.requests().map((r) => [r.body.model, r.body.voice, r.body.response_format])).toEqual([
@@ -47,8 +50,11 @@ describe('voice reply', () => {
 
   it('a long answer is spoken up to the API limit and says so; a failure or an oversized result is an error', async () => {
     const long = await voiceNote('A sentence to say. '.repeat(400), 'mp3', speech(), 10_000_000, signal);
-    expect(long.caption).toBe(CUT_CAPTION);
-    expect(String(llm.speech?.requests().at(-1)?.body.input).length).toBeLessThanOrEqual(4096);
+    expect(long.file.caption).toBe(CUT_CAPTION);
+    const input = String(llm.speech?.requests().at(-1)?.body.input);
+    expect(input.length).toBeLessThanOrEqual(4096);
+    // What was read out is what is priced, not the whole answer.
+    expect(long.call.characters).toBe(input.length);
     llm.speech?.failNext({ status: 500 });
     llm.speech?.failNext({ status: 500 }); // the SDK retries once
     await expect(voiceNote('Hi there.', 'mp3', speech(), 1_000_000, signal)).rejects.toBeInstanceOf(ProviderError);

@@ -4,8 +4,9 @@
  * Telegram voice note, MP3 for an audio file on Discord and Slack. The speech API reads 4096 characters at most; a
  * longer answer is spoken up to a sentence end within them, and the voice reply says so in its caption.
  */
-import { SPEECH_MAX_INPUT_CHARS, formatBytes, type NewTurnFile, type SpeechSynthesizer } from '@herald/agent-core';
+import { SPEECH_MAX_INPUT_CHARS, emptyUsage, formatBytes, type NewTurnFile, type SpeechSynthesizer } from '@herald/agent-core';
 import type { VoiceFormat } from '@herald/adapters';
+import type { ModelCall } from '../budgets/meter.js';
 
 export const CUT_CAPTION = 'The voice reply covers the start of the answer; the whole answer is in the text.';
 
@@ -34,19 +35,26 @@ export function speakable(markdown: string, maxChars = SPEECH_MAX_INPUT_CHARS): 
   return { text: head.slice(0, cutAt).trim(), cut: true };
 }
 
+/** The voice reply, and the speech call that made it (no usage reported: billed by the characters read out). */
+export interface VoiceNote {
+  file: NewTurnFile;
+  call: ModelCall;
+}
+
 /** Speaks the reply; throws (VoiceNoteError, or the speech provider's error) when there is no voice reply to send. */
-export async function voiceNote(reply: string, format: VoiceFormat, speech: SpeechSynthesizer, maxBytes: number, signal: AbortSignal): Promise<NewTurnFile> {
+export async function voiceNote(reply: string, format: VoiceFormat, speech: SpeechSynthesizer, maxBytes: number, signal: AbortSignal): Promise<VoiceNote> {
   const { text, cut } = speakable(reply);
   if (text === '') throw new VoiceNoteError('the answer has nothing to read out');
   const ogg = format === 'ogg_opus';
   const data = await speech.speak(text, ogg ? 'opus' : 'mp3', signal);
   if (data.length === 0) throw new VoiceNoteError('the speech service returned no audio');
   if (data.length > maxBytes) throw new VoiceNoteError(`the voice reply would be ${formatBytes(data.length)}, more than the ${formatBytes(maxBytes)} a file may have`);
-  return {
+  const file: NewTurnFile = {
     kind: 'voice',
     name: ogg ? 'reply.ogg' : 'reply.mp3',
     mimeType: ogg ? 'audio/ogg' : 'audio/mpeg',
     data,
     ...(cut && { caption: CUT_CAPTION }),
   };
+  return { file, call: { by: { name: 'openai', model: speech.model }, usage: emptyUsage(), characters: text.length } };
 }

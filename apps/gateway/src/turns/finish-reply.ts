@@ -5,12 +5,12 @@
  * voice reply that cannot be made leaves the text with a one-line note saying so; the answer is never lost.
  */
 import type { PlatformEgress } from '@herald/adapters';
-import { emptyUsage, type ConversationResult, type NewTurnFile } from '@herald/agent-core';
+import type { ConversationResult, NewTurnFile } from '@herald/agent-core';
 import type { Logger } from '../logger.js';
 import { takePicturesFromReply } from '../outbound/reply-pictures.js';
 import type { ReplyFiles } from '../outbound/reply-files.js';
 import type { OutboundServices } from '../outbound/services.js';
-import { speakable, voiceNote } from '../outbound/voice-note.js';
+import { voiceNote } from '../outbound/voice-note.js';
 import type { ModelCall } from '../budgets/meter.js';
 import { withReasoning } from './reasoning-view.js';
 import { userFacingError } from './user-errors.js';
@@ -55,9 +55,9 @@ export async function finishReply(services: OutboundServices, input: FinishReply
   // The per-turn look-up happens only where voice replies exist at all.
   if (spoken && services.speech && (await services.voice.isOn(input.sessionKey))) {
     try {
-      files.addVoice(await voiceNote(reply, input.egress.voiceFormat, services.speech, services.limits.file.maxBytes, signal));
-      const speech = { by: { name: 'openai', model: services.speech.model }, usage: emptyUsage(), characters: speakable(reply).text.length };
-      return { reply: shown, files: [...files.files], speech };
+      const note = await voiceNote(reply, input.egress.voiceFormat, services.speech, services.limits.file.maxBytes, signal);
+      files.addVoice(note.file);
+      return { reply: shown, files: [...files.files], speech: note.call };
     } catch (err) {
       // Interrupted meanwhile: the reply is stale and will not be sent (send-reply.ts); nothing to add.
       if (signal.aborted) return { reply: shown, files: [...files.files], speech: null };
