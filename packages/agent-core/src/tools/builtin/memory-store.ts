@@ -54,7 +54,8 @@ export class MemoryStore {
 
   async snapshot(userKey: string): Promise<MemorySnapshot> {
     const rows = await this.sql.all<EntryRow & { target: MemoryTarget }>(
-      'SELECT id, target, content FROM tool_memory WHERE user_key = ? ORDER BY id',
+      // In the index's order (user_key, target, id): each part comes out oldest first without a sort.
+      'SELECT id, target, content FROM tool_memory WHERE user_key = ? ORDER BY target, id',
       [userKey],
     );
     return {
