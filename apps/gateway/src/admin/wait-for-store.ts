@@ -22,13 +22,14 @@ export async function openStoreWhenReachable(
 ): Promise<SessionStore> {
   const where = describeStoreTarget(storeTarget(config));
   const onIdleError = (err: Error): void => log.warn({ err: err.message }, `database connection lost (${where}); it reconnects on the next query`);
+  const onSearchIndexError = (err: unknown): void => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'search index: new messages could not be indexed; the next round (or a search) tries again');
   let delay = STORE_RETRY_FIRST_MS;
   let reason = '';
   let waiting: FastifyInstance | null = null;
   try {
     for (;;) {
       try {
-        return await openConfiguredStore(config, { onIdleError, backgroundCheckpoints: true });
+        return await openConfiguredStore(config, { onIdleError, background: { onSearchIndexError } });
       } catch (err) {
         if (!(err instanceof StoreUnavailableError)) throw err;
         reason = err.message;

@@ -42,13 +42,20 @@ export function storeKind(config: StoreConfig): 'sqlite' | 'postgres' {
 export interface OpenStoreOptions {
   /** Called for pg's errors on idle pooled connections (a server restart): log them, never crash. */
   onIdleError?: (err: Error) => void;
-  /** SQLite: checkpoint the WAL in a background thread (the running gateway; agent-core sqlite-checkpointer.ts). */
-  backgroundCheckpoints?: boolean;
+  /**
+   * The running gateway: SQLite checkpoints the WAL in a background thread (agent-core sqlite-checkpointer.ts) and
+   * indexes new messages for search on a timer (agent-core fts.ts).
+   */
+  background?: { onSearchIndexError: (err: unknown) => void };
 }
 
 /** Opens and migrates the configured store; a database that cannot be reached throws StoreUnavailableError. */
 export function openConfiguredStore(config: StoreConfig, opts: OpenStoreOptions = {}): Promise<SessionStore> {
-  return openStoreAt(storeTarget(config), { poolSize: config.databasePoolSize, onIdleError: opts.onIdleError, backgroundCheckpoints: opts.backgroundCheckpoints });
+  return openStoreAt(storeTarget(config), {
+    poolSize: config.databasePoolSize,
+    onIdleError: opts.onIdleError,
+    ...(opts.background ? { backgroundCheckpoints: true, backgroundSearchIndex: true, onSearchIndexError: opts.background.onSearchIndexError } : {}),
+  });
 }
 
 /** Opens and migrates the store at `target` (a SQLite file or a `postgres://` URL), with the same errors. */

@@ -27,7 +27,8 @@ export interface TableToCopy {
 export class StoreCopyError extends StoreError {}
 
 /** Bookkeeping that each side keeps for itself. */
-const NOT_COPIED = new Set(['schema_migrations']);
+// The search index's progress belongs to the SQLite file's own index (a target indexes what it was given itself).
+const NOT_COPIED = new Set(['schema_migrations', 'search_index_progress']);
 
 export function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;

@@ -70,10 +70,47 @@ const POSTGRES_SEARCH = (filters: string): string => `
   ORDER BY ts_rank_cd(${PG_TSVECTOR.replace('content', 'm.content')}, q.query) DESC, m.id DESC
   LIMIT ?`;
 
+/** Messages indexed per transaction: a batch holds the write lock for a few milliseconds at most. */
+export const SEARCH_INDEX_BATCH_ROWS = 1_000;
+
+const INDEXED_UPTO = `SELECT indexed_upto FROM search_index_progress WHERE name = 'messages'`;
+
+/**
+ * SQLite: adds the messages written since the last call to the search index (at most `maxRows`, oldest first) and
+ * returns how many it added. The index is written in batches rather than by a trigger per message (schema.ts,
+ * SEARCH_INDEX_IN_BATCHES). Nothing to add costs two reads and no write. PostgreSQL keeps its own index: 0.
+ */
+export async function indexNewMessages(sql: Sql, maxRows = SEARCH_INDEX_BATCH_ROWS): Promise<number> {
+  if (sql.dialect !== 'sqlite') return 0;
+  const newest = async (): Promise<number> => (await sql.get<{ id: number | null }>('SELECT max(id) AS id FROM messages'))?.id ?? 0;
+  const upto = async (): Promise<number> => (await sql.get<{ indexed_upto: number }>(INDEXED_UPTO))?.indexed_upto ?? 0;
+  if (!sql.inTransaction && (await upto()) >= (await newest())) return 0;
+  return sql.transaction(async () => {
+    // Read again under the write lock: another process (or this one's search) may have indexed them meanwhile.
+    const from = await upto();
+    const batch = await sql.get<{ last: number | null; n: number }>(
+      'SELECT max(id) AS last, count(*) AS n FROM (SELECT id FROM messages WHERE id > ? ORDER BY id LIMIT ?)',
+      [from, maxRows],
+    );
+    if (!batch?.last) return 0;
+    await sql.run('INSERT INTO messages_fts (rowid, content) SELECT id, content FROM messages WHERE id > ? AND id <= ?', [from, batch.last]);
+    await sql.run(`UPDATE search_index_progress SET indexed_upto = ? WHERE name = 'messages'`, [batch.last]);
+    return batch.n;
+  });
+}
+
+/** Indexes every message written so far, a batch per transaction (a search calls it first, so it misses nothing). */
+export async function catchUpSearchIndex(sql: Sql): Promise<number> {
+  let total = 0;
+  for (let n = await indexNewMessages(sql); n > 0; n = await indexNewMessages(sql)) total += n;
+  return total;
+}
+
 /** Best matches first; an empty or unsearchable query finds nothing rather than failing. */
 export async function searchMessages(sql: Sql, query: string, opts: SearchOptions = {}): Promise<SearchHit[]> {
   const match = sql.dialect === 'sqlite' ? sanitizeFtsQuery(query) : tsQueryOf(query);
   if (match === '') return [];
+  await catchUpSearchIndex(sql);
   const limit = clampLimit(opts.limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT);
   const filters: string[] = [];
   const params: SqlValue[] = [match];

@@ -12,7 +12,7 @@
  * Core owns versions 1–99; registered versions start at 100.
  */
 import { CONTEXT_WINDOWS_TABLE } from './context-windows.js';
-import { INITIAL_SCHEMA, MESSAGE_ATTACHMENTS, TURN_FENCING } from './schema.js';
+import { INITIAL_SCHEMA, MESSAGE_ATTACHMENTS, SEARCH_INDEX_IN_BATCHES, TURN_FENCING } from './schema.js';
 import { ddlFor, type Dialect, type Sql } from './sql.js';
 
 export interface Migration {
@@ -28,6 +28,8 @@ export const CORE_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', sql: INITIAL_SCHEMA },
   { version: 2, name: 'fenced outbox', sql: TURN_FENCING },
   { version: 3, name: 'message attachments', sql: MESSAGE_ATTACHMENTS },
+  // SQLite's search index written in batches instead of by a trigger per message (fts.ts).
+  { version: 5, name: 'search index in batches', sql: SEARCH_INDEX_IN_BATCHES },
   // Encrypted reasoning items (Responses API) replayed with later requests: JSON, never shown to users.
   { version: 15, name: 'message reasoning details', sql: 'ALTER TABLE messages ADD COLUMN reasoning_details TEXT' },
   // Context windows providers named in errors, shared by every worker (compression/windows.ts).

@@ -119,6 +119,38 @@ ALTER TABLE turns ADD COLUMN stream_message_id TEXT;
 `;
 
 /**
+ * The SQLite search index is written in batches, not by a trigger on every insert (issue 18): each message's own
+ * FTS5 insert wrote a new index segment in its transaction (≈ 55 µs per message, tokenising included, on the path
+ * of every turn), where adding a few hundred new messages at once costs 2–4 µs each. `search_index_progress`
+ * records the highest message id indexed; fts.ts indexes what is newer on a timer (the gateway) and always before
+ * a search, so a search never misses a message. Rows are only taken out of or changed in the index when they are
+ * in it: a message deleted or edited before it was indexed is indexed as it is then, or not at all.
+ */
+export const SEARCH_INDEX_IN_BATCHES = {
+  sqlite: `
+DROP TRIGGER messages_fts_insert;
+DROP TRIGGER messages_fts_delete;
+DROP TRIGGER messages_fts_update;
+CREATE TABLE search_index_progress (
+  name          TEXT PRIMARY KEY,
+  indexed_upto  INTEGER NOT NULL
+);
+INSERT INTO search_index_progress (name, indexed_upto) VALUES ('messages', (SELECT coalesce(max(id), 0) FROM messages));
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
+WHEN old.id <= (SELECT indexed_upto FROM search_index_progress WHERE name = 'messages') BEGIN
+  INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages
+WHEN old.id <= (SELECT indexed_upto FROM search_index_progress WHERE name = 'messages') BEGIN
+  INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+  INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+END;
+`,
+  // PostgreSQL's index is an expression index the database keeps itself.
+  postgres: 'SELECT 1',
+};
+
+/**
  * Files users sent (issue 17): a JSON list of references (platform, file id, kind, size, name) per message, never
  * the bytes. What was read from the files is in the message's content.
  */

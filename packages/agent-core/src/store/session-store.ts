@@ -8,7 +8,7 @@
  * that cannot be reached yields StoreUnavailableError (both worth retrying the job later).
  */
 import type { ChatMessage, SessionSource } from '../types.js';
-import { searchMessages, type SearchHit, type SearchOptions } from './fts.js';
+import { catchUpSearchIndex, searchMessages, type SearchHit, type SearchOptions } from './fts.js';
 import * as lineage from './lineage.js';
 import * as messages from './messages.js';
 import { runMigrations } from './migrations.js';
@@ -28,8 +28,21 @@ export function isPostgresUrl(target: string): boolean {
   return POSTGRES_URL.test(target);
 }
 
-/** How a store is opened: PostgreSQL's pool settings, SQLite's background checkpoints (each ignores the other's). */
-export type StoreOptions = PostgresOptions & SqliteOptions;
+export interface SearchIndexOptions {
+  /**
+   * SQLite: adds new messages to the search index every SEARCH_INDEX_EVERY_MS (the running gateway). Without it the
+   * index catches up when a search asks (fts.ts), which is always correct, only slower for the first search.
+   */
+  backgroundSearchIndex?: boolean;
+  /** A background indexing round failed (the next one tries again): the gateway logs it. */
+  onSearchIndexError?: (err: unknown) => void;
+}
+
+/** How a store is opened: PostgreSQL's pool settings, SQLite's background work (each ignores the other's). */
+export type StoreOptions = PostgresOptions & SqliteOptions & SearchIndexOptions;
+
+/** How often the gateway's SQLite store indexes new messages for search. */
+export const SEARCH_INDEX_EVERY_MS = 1_000;
 
 /** Opens a connection without migrating: a SQLite file path (or ':memory:'), or a `postgres://` URL. */
 export async function openSql(target: string, opts: StoreOptions = {}): Promise<Sql> {
@@ -37,6 +50,9 @@ export async function openSql(target: string, opts: StoreOptions = {}): Promise<
 }
 
 export class SessionStore {
+  private indexTimer: NodeJS.Timeout | null = null;
+  private indexing: Promise<void> | null = null;
+
   private constructor(readonly sql: Sql) {}
 
   /**
@@ -44,7 +60,19 @@ export class SessionStore {
    * applies pending migrations.
    */
   static async open(target: string, opts: StoreOptions = {}): Promise<SessionStore> {
-    return SessionStore.on(await openSql(target, opts));
+    const store = await SessionStore.on(await openSql(target, opts));
+    if (opts.backgroundSearchIndex && store.dialect === 'sqlite') store.indexInBackground(opts.onSearchIndexError);
+    return store;
+  }
+
+  /** One round at a time: every new message, a batch per transaction, so turns' writes interleave with it. */
+  private indexInBackground(onError?: (err: unknown) => void): void {
+    this.indexTimer = setInterval(() => {
+      this.indexing ??= catchUpSearchIndex(this.sql)
+        .then(() => undefined, (err: unknown) => onError?.(err))
+        .finally(() => (this.indexing = null));
+    }, SEARCH_INDEX_EVERY_MS);
+    this.indexTimer.unref();
   }
 
   /** A store on an open connection (migrated here); closing the store closes it. */
@@ -63,7 +91,10 @@ export class SessionStore {
   }
 
   /** Checkpoints the WAL (SQLite) or ends the pool (PostgreSQL); calling it twice is harmless. */
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    if (this.indexTimer) clearInterval(this.indexTimer);
+    this.indexTimer = null;
+    await this.indexing;
     return this.sql.close();
   }
 
