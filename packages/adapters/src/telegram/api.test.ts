@@ -1,9 +1,11 @@
 import { getEventListeners } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { TelegramApi, normalizeApiRoot } from './api.js';
+import { TELEGRAM_MAX_SOCKETS, TelegramApi, normalizeApiRoot, telegramAgent } from './api.js';
 
 describe('normalizeApiRoot', () => {
   it('keeps a path prefix by ending it with a slash (telegraf would drop it otherwise)', () => {
@@ -43,3 +45,41 @@ function heapAfterGc(): number {
   gc();
   return process.memoryUsage().heapUsed;
 }
+
+describe('TelegramApi connections', () => {
+  it('reuses at most TELEGRAM_MAX_SOCKETS connections to one Bot API server, however many calls are in flight', async () => {
+    let connections = 0;
+    let inFlight = 0;
+    let mostInFlight = 0;
+    const server = createServer((_req, res) => {
+      inFlight++;
+      mostInFlight = Math.max(mostInFlight, inFlight);
+      // Answered on the next turn of the loop, so the calls pile up as they would behind a busy server.
+      setImmediate(() => {
+        inFlight--;
+        const body = JSON.stringify({ ok: true, result: { id: 1, is_bot: true, first_name: 'b', username: 'b' } });
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+      });
+    });
+    server.on('connection', () => connections++);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    try {
+      // Two bots on one server share the pool (ingress, egress and files of a bot are three clients each).
+      const apis = ['1:a', '2:b'].map((token) => new TelegramApi({ token, apiRoot: `http://127.0.0.1:${port}`, logger: pino({ level: 'silent' }) }));
+      const burst = (): Promise<unknown[]> => Promise.all(Array.from({ length: 3 * TELEGRAM_MAX_SOCKETS }, (_, i) => apis[i % 2].call('getMe', {})));
+      expect(await burst()).toHaveLength(3 * TELEGRAM_MAX_SOCKETS);
+      expect(connections).toBeLessThanOrEqual(TELEGRAM_MAX_SOCKETS);
+      expect(mostInFlight).toBeLessThanOrEqual(TELEGRAM_MAX_SOCKETS);
+      // The next burst goes over the connections kept open.
+      const opened = connections;
+      await burst();
+      expect(connections).toBe(opened);
+      expect(telegramAgent(`http://127.0.0.1:${port}`)).toBe(telegramAgent('http://localhost:8081'));
+      expect(telegramAgent('https://api.telegram.org')).not.toBe(telegramAgent('http://localhost:8081'));
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+});
