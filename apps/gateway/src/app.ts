@@ -163,7 +163,9 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
   // Steps that wait for Redis to answer end at once on a stop: Redis may be gone, and they would wait for it.
   const untilStopped = <T>(step: Promise<T>): Promise<T> => (signal ? abortable(step, signal) : step);
 
-  const redis = await connectRedis(config.redisUrl);
+  // Commands issued in one turn of the event loop go out in one write (ioredis auto-pipelining): under load the
+  // mailbox steps of many turns share a socket write and a Redis read instead of one each.
+  const redis = await connectRedis(config.redisUrl, { enableAutoPipelining: true });
   onStop('redis', async () => redis.disconnect());
   const redisReady = (): boolean => redis.status === 'ready';
   watchRedis(redisReady);
@@ -183,8 +185,11 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
   // Pairing, reset policy, per-session counters and models, progress settings (sessions/services.ts).
   // One key-pool catalog per process; the pools' state lives in Redis so every process skips a spent key.
   const llmLog = log.child({ component: 'llm' });
+  const keyState = new RedisKeyPoolState(redis, config.redisPrefix, llmLog);
+  // After the drain (stops run in reverse): the drained turns' key uses are written too.
+  onStop('key uses', () => keyState.flush(), { needsRedis: true });
   const providers = new ProviderCatalog(config, {
-    keyState: new RedisKeyPoolState(redis, config.redisPrefix, llmLog),
+    keyState,
     onTransportReset: (e) => llmLog.warn({ provider: e.provider, model: e.model, key: e.fingerprint, error: e.error }, 'LLM connection failed; HTTP client rebuilt before the retry'),
   });
   const metrics = createHeraldMetrics();

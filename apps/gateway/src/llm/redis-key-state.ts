@@ -5,12 +5,24 @@
  *
  * Redis trouble must not fail a turn over bookkeeping: reads then see no cooldowns (every key tried, as
  * without a pool) and writes are dropped, each with one warning.
+ *
+ * Use counts are added up in the process and written once a second (one HINCRBY per key that was used), not one
+ * command per LLM request: they are shown (/health/detailed, `herald doctor`) and compared by `least_used`, neither
+ * of which needs them to the request. This process's counts not yet written are added to what it reads; stopping
+ * writes them (`flush()`); a crash loses at most the last second's.
  */
 import type { KeyCooling, KeyPoolState } from '@herald/agent-core';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
 
+/** How long use counts gather in the process before they are written. */
+export const USE_FLUSH_MS = 1_000;
+
 export class RedisKeyPoolState implements KeyPoolState {
+  /** Uses not yet written, by hash key (pool) and key fingerprint. */
+  private readonly pendingUses = new Map<string, Map<string, number>>();
+  private flushTimer: NodeJS.Timeout | null = null;
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
@@ -42,12 +54,40 @@ export class RedisKeyPoolState implements KeyPoolState {
 
   async uses(pool: string, fingerprints: readonly string[]): Promise<Map<string, number>> {
     if (fingerprints.length === 0) return new Map();
-    const counts = await this.guard(() => this.redis.hmget(this.key(pool, 'uses'), ...fingerprints), [] as (string | null)[], 'read key use counts');
-    return new Map(fingerprints.map((fp, i) => [fp, Number(counts[i] ?? 0)]));
+    const hash = this.key(pool, 'uses');
+    const counts = await this.guard(() => this.redis.hmget(hash, ...fingerprints), [] as (string | null)[], 'read key use counts');
+    const pending = this.pendingUses.get(hash);
+    return new Map(fingerprints.map((fp, i) => [fp, Number(counts[i] ?? 0) + (pending?.get(fp) ?? 0)]));
   }
 
   async recordUse(pool: string, fingerprint: string): Promise<void> {
-    await this.guard(() => this.redis.hincrby(this.key(pool, 'uses'), fingerprint, 1), 0, 'count a key use');
+    const hash = this.key(pool, 'uses');
+    let pending = this.pendingUses.get(hash);
+    if (!pending) this.pendingUses.set(hash, (pending = new Map()));
+    pending.set(fingerprint, (pending.get(fingerprint) ?? 0) + 1);
+    if (!this.flushTimer) {
+      this.flushTimer = setTimeout(() => void this.flush(), USE_FLUSH_MS);
+      this.flushTimer.unref();
+    }
+  }
+
+  /** Writes the use counts gathered so far (one round trip); the gateway calls it when it stops. */
+  async flush(): Promise<void> {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    if (this.pendingUses.size === 0) return;
+    const batch = this.redis.pipeline();
+    for (const [hash, counts] of this.pendingUses) for (const [fp, n] of counts) batch.hincrby(hash, fp, n);
+    this.pendingUses.clear();
+    await this.guard(
+      async () => {
+        // A pipeline reports each command's error in its reply rather than rejecting.
+        const failed = (await batch.exec())?.find(([err]) => err)?.[0];
+        if (failed) throw failed;
+      },
+      undefined,
+      'count key uses',
+    );
   }
 
   async nextTurn(pool: string): Promise<number> {
