@@ -131,8 +131,10 @@ export async function benchFloor(): Promise<Record<string, number>> {
     const tags = Array.from({ length: CONCURRENT_TURNS }, (_, i) => `fc${i}`);
     const cpuBefore = process.cpuUsage();
     const started = now();
-    await Promise.all(tags.map((tag, i) => submit(queue, 210_000 + i, tag)));
-    const t = await waitForSent(s, tags, 300_000);
+    const t = await profiled('floor-concurrent', async () => {
+      await Promise.all(tags.map((tag, i) => submit(queue, 210_000 + i, tag)));
+      return waitForSent(s, tags, 300_000);
+    });
     clearInterval(sampler);
     const cpu = process.cpuUsage(cpuBefore);
     results.concurrent_cpu_ms_per_turn = (cpu.user + cpu.system) / 1000 / CONCURRENT_TURNS;
