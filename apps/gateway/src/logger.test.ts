@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { configSecrets, loadConfig } from './config/load.js';
-import { createLogger, routeConsoleToLogger } from './logger.js';
+import { createLogger, routeConsoleToLogger, secretKeysRedacted } from './logger.js';
 
 function capture(): { stream: Writable; text: () => string } {
   const chunks: string[] = [];
@@ -49,6 +49,20 @@ describe('logger', () => {
     const text = out.text();
     expect(text.match(/\[redacted\]/g)).toHaveLength(2);
     for (const form of [token, JSON.stringify(token).slice(1, -1), encodeURIComponent(token)]) expect(text).not.toContain(form);
+  });
+
+  it('censors a secret-named key at any depth, in arrays too, and leaves lines without one as they are', () => {
+    const out = capture();
+    const log = createLogger({ destination: out.stream });
+    log.info({ a: { b: { c: { token: 'deep-secret-1' } } }, list: [{ apiKey: 'deep-secret-2' }, { password: { nested: 'deep-secret-3' } }], keep: 'visible' }, 'nested');
+    log.child({ platform: 'slack', sessionKey: 'k' }).info({ text: 'he said "token": no' }, 'plain');
+    const [nested, plain] = out.text().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(nested).toMatchObject({ a: { b: { c: { token: '[redacted]' } } }, list: [{ apiKey: '[redacted]' }, { password: '[redacted]' }], keep: 'visible' });
+    expect(out.text()).not.toMatch(/deep-secret/);
+    expect(plain).toMatchObject({ platform: 'slack', sessionKey: 'k', text: 'he said "token": no', msg: 'plain' });
+    expect(secretKeysRedacted('{"msg":"no secrets here"}\n')).toBe('{"msg":"no secrets here"}\n');
+    // A line that is not one JSON object still loses the string values of secret keys.
+    expect(secretKeysRedacted('x {"token":"a\\"b"} {"apiKey":"c"}')).toBe('x {"token":"[redacted]"} {"apiKey":"[redacted]"}');
   });
 
   it('carries child bindings (platform, session key, job id) on every line', () => {
