@@ -20,6 +20,17 @@ describe('time zones', () => {
     expect(localDate(Date.UTC(2026, 2, 28, 22, 30), 'Europe/Berlin')).toBe('2026-03-28');
   });
 
+  it('a date remembered for its minute is right on both sides of a midnight that falls on an odd offset (+5:45)', () => {
+    // Midnight in Kathmandu (UTC+5:45) is 18:15 UTC: the minute before and the minute of it, each asked twice.
+    const midnight = Date.UTC(2026, 5, 14, 18, 15);
+    for (let i = 0; i < 2; i++) {
+      expect(localDate(midnight - 1, 'Asia/Kathmandu')).toBe('2026-06-14');
+      expect(localDate(midnight, 'Asia/Kathmandu')).toBe('2026-06-15');
+      expect(localDate(midnight + 59_999, 'Asia/Kathmandu')).toBe('2026-06-15');
+      expect(localDate(midnight - 1, 'UTC')).toBe('2026-06-14');
+    }
+  });
+
   it('an unknown zone is a clear error for localDate and false for isValidTimeZone, asked twice (cached) or not', () => {
     expect(() => localDate(0, 'Mars/Olympus')).toThrow(RangeError);
     expect(isValidTimeZone('Mars/Olympus')).toBe(false);
