@@ -1,0 +1,62 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTransport, OriginPools } from './transport.js';
+
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) {
+    s.closeAllConnections();
+    await new Promise((r) => s.close(r));
+  }
+});
+
+/** A server answering its own name, counting the connections it was given and how many are open. */
+async function server(name: string): Promise<{ url: string; opened: () => number; open: () => number }> {
+  let opened = 0;
+  let open = 0;
+  const s = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'text/plain' }).end(name));
+  });
+  s.on('connection', (socket) => {
+    opened++;
+    open++;
+    socket.on('close', () => open--);
+  });
+  servers.push(s);
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`, opened: () => opened, open: () => open };
+}
+
+describe('createTransport', () => {
+  it('keeps one pool per origin, reuses its connections, and closes them all when closed', async () => {
+    const [a, b] = [await server('a'), await server('b')];
+    const transport = createTransport();
+    const texts = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => (await transport.fetch(`${i % 2 ? b.url : a.url}/v1/x`, { method: 'POST', body: '{}' })).text()),
+    );
+    expect(texts.filter((t) => t === 'a')).toHaveLength(10);
+    expect(texts.filter((t) => t === 'b')).toHaveLength(10);
+    const openedA = a.opened();
+    // Kept alive: the next calls go over the connections already open.
+    for (let i = 0; i < 5; i++) expect(await (await transport.fetch(`${a.url}/v1/y`)).text()).toBe('a');
+    expect(a.opened()).toBe(openedA);
+    transport.close();
+    await expect.poll(() => a.open() + b.open(), { timeout: 10_000 }).toBe(0);
+  });
+
+  it('OriginPools closes gracefully (promise or callback) and fails what is dispatched after a destroy', async () => {
+    const a = await server('a');
+    const pools = new OriginPools({});
+    const { request } = await import('undici');
+    expect((await request(`${a.url}/z`, { dispatcher: pools })).statusCode).toBe(200);
+    expect(pools.origins).toBe(1);
+    await new Promise<void>((r) => pools.close(r));
+    await expect.poll(() => a.open(), { timeout: 10_000 }).toBe(0);
+    const again = new OriginPools({});
+    await request(`${a.url}/z`, { dispatcher: again }).then((r) => r.body.dump());
+    await again.destroy();
+    await expect(request(`${a.url}/z`, { dispatcher: again })).rejects.toThrow(/destroyed/i);
+  });
+});
