@@ -14,6 +14,7 @@ import { buildAdminServer } from './admin/server.js';
 import type { HeraldConfig } from './config/load.js';
 import type { Logger } from './logger.js';
 import { connectRedis, createRedis } from './redis.js';
+import { abortable, settledWithin } from './settle.js';
 import { Mailbox } from './queue/mailbox.js';
 import { ControlBus } from './queue/control.js';
 import { JOB_RETENTION, TurnProducer, type TurnJobData } from './queue/producer.js';
@@ -114,28 +115,6 @@ export async function startHerald(config: HeraldConfig, log: Logger, signal?: Ab
     // Told to stop while starting: the same deadline as a stop, since what is pending may be waiting on a dead Redis.
     await closeAll(signal?.aborted ? Date.now() + CLOSE_GRACE_MS : undefined);
     throw err;
-  }
-}
-
-/** `p`, or a rejection with the signal's reason as soon as it aborts (`p` goes on; its outcome is dropped). */
-function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  p.catch(() => undefined);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
-
-/** True when `p` settled within `ms`. */
-async function settledWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([p.then(() => true), late]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 
