@@ -97,10 +97,13 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       chatId: first.chatId,
       profile: profileColumn(first.profile ?? DEFAULT_PROFILE),
       model: agent ? `${agent.primary.name}:${agent.primary.model}` : undefined,
-      // Built once, stored, replayed byte-identical every call: the prompt cache depends on it.
-      systemPrompt: agent
-        ? buildSessionSystemPrompt(agent.systemPrompt, { platform: first.platform, chatType: last.chatType, startedAt: new Date(), timeZone: deps.conversation?.config.timezone })
-        : undefined,
+      // Built once, stored, replayed byte-identical every call: the prompt cache depends on it. A getter: only a
+      // session being created reads it (not every message of an open one).
+      get systemPrompt() {
+        return agent
+          ? buildSessionSystemPrompt(agent.systemPrompt, { platform: first.platform, chatType: last.chatType, startedAt: new Date(), timeZone: deps.conversation?.config.timezone })
+          : undefined;
+      },
     });
     const turn = await store.beginTurn(ctx.turnId, session.id, ctx.fence);
     if (turn.status === 'delivered' || turn.status === 'interrupted' || turn.status === 'failed') {
