@@ -14,11 +14,13 @@ import type { Mailbox, MailboxEntry } from './mailbox.js';
 import { TurnAbort } from './turn-abort.js';
 import type { AbandonHandler, TurnEndHandler, TurnResult, TurnRunner } from './turn-context.js';
 import { entriesJoiningHead } from './turn-entries.js';
+import { DEFAULT_WATCHDOG_MS, WATCHDOG_GRACE_MS, runWatched, type WatchdogLimits } from './watchdog.js';
 
 export const TURN_QUEUE = 'turns';
 
 export type { TurnContext, TurnResult, TurnReport, TurnRunner, TurnEndHandler, AbandonHandler } from './turn-context.js';
 export { TurnAbort } from './turn-abort.js';
+export { DEFAULT_WATCHDOG_MS } from './watchdog.js';
 
 export interface TurnWorkerOptions {
   connection: { url: string };
@@ -47,9 +49,6 @@ export interface TurnWorkerOptions {
   partsQuietMs?: number;
 }
 
-export const DEFAULT_WATCHDOG_MS = 1_800_000;
-/** After the watchdog aborts a turn, how long it may take to wind down before the worker stops waiting for it. */
-const WATCHDOG_GRACE_MS = 5_000;
 /** After the drain, how long aborted turns may take to hand their jobs back (Redis answering). */
 const HANDOVER_GRACE_MS = 1_000;
 /** While closing, how often the worker looks whether it still has anything to wait for. */
@@ -87,7 +86,11 @@ export class TurnWorker {
   private readonly inFlight = new Map<string, string>();
   private closing = false;
 
-  constructor(private readonly opts: TurnWorkerOptions) {}
+  private readonly watchdog: WatchdogLimits;
+
+  constructor(private readonly opts: TurnWorkerOptions) {
+    this.watchdog = { idleMs: opts.watchdogMs ?? DEFAULT_WATCHDOG_MS, graceMs: opts.watchdogGraceMs ?? WATCHDOG_GRACE_MS };
+  }
 
   get activeTurns(): number {
     return this.turns.size;
@@ -301,7 +304,7 @@ export class TurnWorker {
           if (await this.withdrawn(entries)) {
             turn.controller.abort(new TurnAbort('stop'));
             log.info({ turnId: last.id }, 'message withdrawn by its sender before its turn ran; skipped');
-          } else result = await this.watched(turn, log, this.opts.runTurn({
+          } else result = await runWatched(turn, this.watchdog, log, this.opts.runTurn({
             sessionKey,
             entries,
             turnId: last.id,
@@ -387,40 +390,6 @@ export class TurnWorker {
     await this.opts.mailbox.release(sessionKey, lockToken);
     await job.moveToWait(jobToken);
     throw new WaitingError();
-  }
-
-  /**
-   * Runs a turn under the inactivity watchdog: no agent activity for `watchdogMs` aborts it; a turn that still
-   * does not end within a grace period (a tool ignoring its AbortSignal) is abandoned so the session moves on.
-   */
-  private async watched(turn: RunningTurn, log: Logger, run: Promise<TurnResult | void>, abandon: () => Promise<void>): Promise<TurnResult | void> {
-    const limit = this.opts.watchdogMs ?? DEFAULT_WATCHDOG_MS;
-    let timer: NodeJS.Timeout | undefined;
-    const abandoned = new Promise<'abandoned'>((resolve) => {
-      const check = (): void => {
-        const idle = Date.now() - turn.lastActivity;
-        if (idle < limit) {
-          timer = setTimeout(check, limit - idle);
-          return;
-        }
-        log.warn({ idleMs: idle }, 'turn watchdog: no agent activity; aborting the turn');
-        turn.controller.abort(new TurnAbort('watchdog'));
-        timer = setTimeout(() => {
-          log.error('turn did not end after the watchdog abort; abandoning it (it can no longer write or send)');
-          resolve('abandoned');
-        }, this.opts.watchdogGraceMs ?? WATCHDOG_GRACE_MS);
-      };
-      timer = setTimeout(check, limit);
-    });
-    run.catch(() => undefined); // an abandoned turn that fails later must not become an unhandled rejection
-    try {
-      const outcome = await Promise.race([run, abandoned]);
-      if (outcome !== 'abandoned') return outcome;
-      await abandon().catch((err: unknown) => log.warn({ err }, 'could not fence out the abandoned turn'));
-      return undefined;
-    } finally {
-      clearTimeout(timer);
-    }
   }
 }
 
