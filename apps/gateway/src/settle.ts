@@ -2,8 +2,9 @@
 
 /** `p`, or a rejection with the signal's reason as soon as it aborts (`p` goes on; its outcome is dropped). */
 export function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
+  // First: a step that fails after the abort (or already aborted) must not become an unhandled rejection.
   p.catch(() => undefined);
+  if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
     const onAbort = (): void => reject(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
