@@ -4,15 +4,18 @@
  * once per zone and kept.
  */
 
-/** Zones come from configuration and from models (current_time), a handful in practice; the caps only keep misuse from growing the maps. */
-const MAX_CACHED_ZONES = 1_000;
+/**
+ * Zones come from configuration and from models (current_time), a handful in practice; the dates asked for are
+ * mostly the current one. The cap only keeps misuse (or thousands of distinct instants) from growing a map.
+ */
+const MAX_CACHED = 1_000;
 
 const dateFormats = new Map<string, Intl.DateTimeFormat>();
 const zoneValidity = new Map<string, boolean>();
 let hostZone: string | undefined;
 
 function remember<V>(map: Map<string, V>, key: string, value: V): V {
-  if (map.size >= MAX_CACHED_ZONES) map.clear();
+  if (map.size >= MAX_CACHED) map.clear();
   map.set(key, value);
   return value;
 }
@@ -22,7 +25,6 @@ function remember<V>(map: Map<string, V>, key: string, value: V): V {
  * minutes), and every message asks for the same few (the reset policy, the budget periods), ≈ 5 µs each formatted.
  */
 const datesByMinute = new Map<string, string>();
-const MAX_CACHED_DATES = 4_096;
 
 /** `YYYY-MM-DD` of the instant in the zone (the host's zone when none is given); sortable as a string. */
 export function localDate(at: number | Date, timeZone?: string): string {
@@ -35,10 +37,7 @@ export function localDate(at: number | Date, timeZone?: string): string {
     dateFormats.get(key) ??
     // en-CA formats dates as YYYY-MM-DD.
     remember(dateFormats, key, new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }));
-  const date = format.format(ms);
-  if (datesByMinute.size >= MAX_CACHED_DATES) datesByMinute.clear();
-  datesByMinute.set(memo, date);
-  return date;
+  return remember(datesByMinute, memo, format.format(ms));
 }
 
 /** Whether Intl knows the zone (an IANA name such as Europe/Berlin, or UTC). */
