@@ -44,19 +44,16 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
     level: opts.level ?? 'info',
     base: { pid: process.pid },
     redact: { paths: redactPaths(), censor: '[redacted]' },
-    hooks: { streamWrite: ((scrub) => (line: string) => scrub(secretKeysRedacted(line)))(scrubber(opts.secrets ?? [])) },
+    hooks: { streamWrite: scrubber(opts.secrets ?? []) },
   };
   if (opts.destination) return pino(base, opts.destination);
   if (pretty) return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss' } } });
   return pino(base);
 }
 
-/**
- * Replaces every secret in a serialised line: as given, as a JSON string escapes it (a token with `"` or `\`
- * inside a logged value), and percent-encoded (a base64 token with `+/=` in a logged URL).
- */
-/** A secret key (SECRET_KEYS) anywhere in a JSON line, as a key. */
+/** A secret key (SECRET_KEYS) anywhere in a JSON line, as a key; with its string value (the fallback below). */
 const SECRET_KEY_IN_LINE = new RegExp(`"(?:${SECRET_KEYS.join('|')})":`);
+const SECRET_KEY_STRING_VALUE = new RegExp(`(${SECRET_KEY_IN_LINE.source})"(?:[^"\\\\]|\\\\.)*"`, 'g');
 const SECRET_KEY_NAMES: ReadonlySet<string> = new Set(SECRET_KEYS);
 
 /**
@@ -74,16 +71,21 @@ export function secretKeysRedacted(line: string): string {
     return `${JSON.stringify(censor(JSON.parse(line)))}${line.endsWith('\n') ? '\n' : ''}`;
   } catch {
     // Not one JSON object (never from pino): every string value of a secret key, at least.
-    return line.replace(new RegExp(`("(?:${SECRET_KEYS.join('|')})":)"(?:[^"\\\\]|\\\\.)*"`, 'g'), '$1"[redacted]"');
+    return line.replace(SECRET_KEY_STRING_VALUE, '$1"[redacted]"');
   }
 }
 
+/**
+ * Every written line: secret-named keys censored at any depth, then every configured secret replaced as given, as a
+ * JSON string escapes it (a token with `"` or `\` inside a logged value), and percent-encoded (a base64 token with
+ * `+/=` in a logged URL).
+ */
 function scrubber(secrets: string[]): (line: string) => string {
   const forms = secrets.filter((s) => s.length >= 6).flatMap((s) => [s, JSON.stringify(s).slice(1, -1), encodeURIComponent(s)]);
   const values = [...new Set(forms)].sort((a, b) => b.length - a.length);
-  if (values.length === 0) return (line) => line;
+  if (values.length === 0) return secretKeysRedacted;
   const re = new RegExp(values.map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
-  return (line) => line.replace(re, '[redacted]');
+  return (line) => secretKeysRedacted(line).replace(re, '[redacted]');
 }
 
 /** How long a repeated library warning stays quiet after it was logged once. */
