@@ -7,7 +7,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeLLM } from './fakes/llm/index.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram/index.js';
@@ -17,6 +16,7 @@ import { repliesIn, telegramEnv } from './helpers/env.js';
 import { startGateway, type GatewayProcess } from './helpers/gateway.js';
 import { lastUserText } from './helpers/llm-tags.js';
 import { waitFor } from './helpers/ports.js';
+import { readStoreFile } from './helpers/store-rows.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-backup-'));
 const prefix = uniquePrefix('backup');
@@ -35,12 +35,7 @@ interface Row {
 
 /** Every message of a store file, read on a connection of its own (as any other process would). */
 function messagesIn(file: string): Row[] {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    return db.prepare('SELECT id, role, content FROM messages ORDER BY id').all() as Row[];
-  } finally {
-    db.close();
-  }
+  return readStoreFile(file, (db) => db.prepare('SELECT id, role, content FROM messages ORDER BY id').all() as Row[]);
 }
 
 describe('backup during a running conversation, then restore', () => {

@@ -2,7 +2,6 @@
  * Bad input gets a clear answer and loses nothing (DESIGN.md): malformed webhook bodies, invalid UTF-16,
  * oversize messages — through the real gateway with Telegram (webhook) and Slack (Events over HTTP) at once.
  */
-import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeLLM } from './fakes/llm/index.js';
@@ -15,6 +14,7 @@ import { lastUserText } from './helpers/llm-tags.js';
 import { freePort, waitFor } from './helpers/ports.js';
 import { slackRepliesIn, waitForSlackIngress } from './helpers/slack.js';
 import { TELEGRAM_SECRET_HEADER, privateTextUpdate } from './helpers/telegram.js';
+import { readStoreFile } from './helpers/store-rows.js';
 
 const WEBHOOK_PATH = '/telegram/webhook';
 const SECRET = 'bad-input_secret-7';
@@ -109,13 +109,8 @@ describe('bad input through the gateway', () => {
     await waitFor(() => repliesIn(tg, 902).length >= 1, { what: 'the reply' });
     const sent = llm.requests.map(lastUserText).find((t) => t.startsWith('broken'));
     expect(sent).toBe('broken \ufffd text \ufffd end');
-    const db = new Database(cluster.dbPath, { readonly: true });
-    try {
-      const row = db.prepare("SELECT content FROM messages WHERE role = 'user' AND content LIKE 'broken%'").get() as { content: string };
-      expect(row.content).toBe('broken \ufffd text \ufffd end');
-    } finally {
-      db.close();
-    }
+    const row = readStoreFile(cluster.dbPath, (db) => db.prepare("SELECT content FROM messages WHERE role = 'user' AND content LIKE 'broken%'").get() as { content: string });
+    expect(row.content).toBe('broken \ufffd text \ufffd end');
   });
 
   it('an oversize message gets a clear answer instead of a turn', async () => {

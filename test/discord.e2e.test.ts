@@ -6,7 +6,6 @@
  * One gateway serves the whole file (each start costs seconds), but no test depends on another's state: each opens
  * its own thread or DM. The restart test runs last and swaps in a new process on the same database and Redis prefix.
  */
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDiscordFake, type DiscordFake } from './fakes/discord/index.js';
 import { startFakeOpenAI, type FakeLLM, type RecordedRequest, type Step } from './fakes/llm/index.js';
@@ -15,6 +14,7 @@ import { discordEnv, discordRepliesIn, mentionBot, replayWasDropped, waitForDisc
 import { startGateway, type GatewayProcess } from './helpers/gateway.js';
 import { lastUserText } from './helpers/llm-tags.js';
 import { waitFor } from './helpers/ports.js';
+import { readStoreFile } from './helpers/store-rows.js';
 
 const DISCORD_LIMIT = 2000;
 const LONG_ANSWER_LENGTH = 5000;
@@ -78,24 +78,11 @@ describe('discord through the real gateway (issue 6)', () => {
   });
 
   function sessionsWithKey(key: string): SessionRow[] {
-    const db = new Database(cluster.dbPath, { readonly: true, fileMustExist: true });
-    try {
-      return db.prepare('SELECT id, key, source, chat_id, user_id FROM sessions WHERE key = ? ORDER BY started_at').all(key) as SessionRow[];
-    } finally {
-      db.close();
-    }
+    return readStoreFile(cluster.dbPath, (db) => db.prepare('SELECT id, key, source, chat_id, user_id FROM sessions WHERE key = ? ORDER BY started_at').all(key) as SessionRow[]);
   }
 
   function transcript(sessionId: string): Array<{ role: string; content: string | null }> {
-    const db = new Database(cluster.dbPath, { readonly: true, fileMustExist: true });
-    try {
-      return db.prepare('SELECT role, content FROM messages WHERE session_id = ? ORDER BY id').all(sessionId) as Array<{
-        role: string;
-        content: string | null;
-      }>;
-    } finally {
-      db.close();
-    }
+    return readStoreFile(cluster.dbPath, (db) => db.prepare('SELECT role, content FROM messages WHERE session_id = ? ORDER BY id').all(sessionId) as Array<{ role: string; content: string | null }>);
   }
 
   const requestsMentioning = (text: string): RecordedRequest[] => llm.requests.filter((r) => r.rawBody.includes(text));

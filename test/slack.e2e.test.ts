@@ -4,7 +4,6 @@
  * over HTTP — and the OpenAI stand-in. Each transport gets one shared gateway; tests use their own users and
  * channels, so they do not see each other's messages.
  */
-import Database from 'better-sqlite3';
 import { Queue } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeLLM, type RecordedRequest, type Step } from './fakes/llm/index.js';
@@ -12,6 +11,7 @@ import { signSlackRequest, startSlackFake, type SlackFake } from './fakes/slack/
 import { startCluster, type Cluster } from './helpers/cluster.js';
 import { lastUserText } from './helpers/llm-tags.js';
 import { waitFor } from './helpers/ports.js';
+import { readStoreFile } from './helpers/store-rows.js';
 import {
   allSlackRepliesIn,
   reactionHistory,
@@ -55,22 +55,12 @@ function gatedResponder(): { respond: (req: RecordedRequest) => Promise<Step>; r
 }
 
 function sessions(dbPath: string, where: string, ...params: string[]): SessionRow[] {
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-  try {
-    return db.prepare(`SELECT id, key, source, user_id, chat_id FROM sessions WHERE ${where}`).all(...params) as SessionRow[];
-  } finally {
-    db.close();
-  }
+  return readStoreFile(dbPath, (db) => db.prepare(`SELECT id, key, source, user_id, chat_id FROM sessions WHERE ${where}`).all(...params) as SessionRow[]);
 }
 
 function userTexts(dbPath: string, sessionId: string): string[] {
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-  try {
-    const rows = db.prepare(`SELECT content FROM messages WHERE session_id = ? AND role = 'user' ORDER BY id`).all(sessionId) as Array<{ content: string }>;
-    return rows.map((r) => r.content);
-  } finally {
-    db.close();
-  }
+  const rows = readStoreFile(dbPath, (db) => db.prepare(`SELECT content FROM messages WHERE session_id = ? AND role = 'user' ORDER BY id`).all(sessionId) as Array<{ content: string }>);
+  return rows.map((r) => r.content);
 }
 
 /** Every job the turn queue ever held (completed ones are kept for an hour): a refused request must add none. */

@@ -8,13 +8,13 @@
  * everything before it was handled (ingress keeps per-conversation order, workers one turn at a time), so its
  * reply is the barrier after which a wrongly answered earlier message would already show.
  */
-import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { helpText, menuCommands } from '../apps/gateway/src/commands/registry.js';
 import { imagesOf, startFakeOpenAI, type FakeLLM, type Step } from './fakes/llm/index.js';
 import { startTelegramFake, telegramErrors, type TelegramFake } from './fakes/telegram/index.js';
 import { startCluster, type Cluster } from './helpers/cluster.js';
+import { readStoreFile } from './helpers/store-rows.js';
 import { lastUserText } from './helpers/llm-tags.js';
 import { freePort, waitFor } from './helpers/ports.js';
 import { clientSplitText, codeBlocksOf, messageIdOf, postUpdate, privateTextUpdate, repliesIn, sentIn, telegramEnv } from './helpers/telegram.js';
@@ -31,24 +31,14 @@ interface SessionRow {
   chat_id: string | null;
 }
 
-/** Reads the gateway's SQLite file read-only (WAL lets us read while it writes). */
-function withDb<T>(dbPath: string, fn: (db: Database.Database) => T): T {
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-  try {
-    return fn(db);
-  } finally {
-    db.close();
-  }
-}
-
 function sessionsWhere(dbPath: string, keyLike: string): SessionRow[] {
-  return withDb(dbPath, (db) =>
+  return readStoreFile(dbPath, (db) =>
     db.prepare('SELECT id, key, source, user_id, chat_id FROM sessions WHERE key LIKE ? ORDER BY key').all(keyLike) as SessionRow[],
   );
 }
 
 function transcript(dbPath: string, sessionId: string): Array<{ role: string; content: string | null }> {
-  return withDb(dbPath, (db) =>
+  return readStoreFile(dbPath, (db) =>
     db.prepare('SELECT role, content FROM messages WHERE session_id = ? ORDER BY id').all(sessionId) as Array<{ role: string; content: string | null }>,
   );
 }

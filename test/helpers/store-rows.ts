@@ -10,7 +10,8 @@ export interface SessionUsage {
   apiCalls: number;
 }
 
-function readOnly<T>(dbPath: string, read: (db: Database.Database) => T): T {
+/** `read` on the store file opened read-only, on a connection of its own (WAL lets it read while the gateway writes). */
+export function readStoreFile<T>(dbPath: string, read: (db: Database.Database) => T): T {
   const db = new Database(dbPath, { readonly: true, fileMustExist: true });
   try {
     return read(db);
@@ -21,7 +22,7 @@ function readOnly<T>(dbPath: string, read: (db: Database.Database) => T): T {
 
 /** User messages whose text contains `marker`. */
 export function storedUserMessages(dbPath: string, marker: string): Array<{ content: string; attachments: string | null }> {
-  return readOnly(dbPath, (db) =>
+  return readStoreFile(dbPath, (db) =>
     db.prepare("SELECT content, attachments FROM messages WHERE role = 'user' AND content LIKE ?").all(`%${marker}%`) as Array<{ content: string; attachments: string | null }>,
   );
 }
@@ -34,7 +35,7 @@ const USAGE_COLUMNS = `s.input_tokens AS inputTokens, s.output_tokens AS outputT
  * (`{ chat }`) the one of a platform chat — a session may hold no message (a files-only answer stores none).
  */
 export function sessionUsage(dbPath: string, of: { marker: string } | { source: string; chat: string }): SessionUsage | undefined {
-  return readOnly(dbPath, (db) =>
+  return readStoreFile(dbPath, (db) =>
     'marker' in of
       ? (db
           .prepare(`SELECT ${USAGE_COLUMNS} FROM sessions s JOIN messages m ON m.session_id = s.id LEFT JOIN session_counters c ON c.session_id = s.id WHERE m.role = 'user' AND m.content LIKE ?`)
