@@ -8,7 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { SessionStore } from '@herald/agent-core';
+import { providerLabel, type SessionStore } from '@herald/agent-core';
 import type { Platform } from '@herald/adapters';
 import { buildAdminServer } from './admin/server.js';
 import type { HeraldConfig } from './config/load.js';
@@ -179,7 +179,7 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
     providers,
     {
       wrap: (p) => instrumentProvider(p, metrics, llmLog),
-      onFallback: (e) => llmLog.warn({ from: `${e.from.name}:${e.from.model}`, to: `${e.to.name}:${e.to.model}`, error: e.error.message, status: e.error.status }, 'side task: model failed; the next model takes it'),
+      onFallback: (e) => llmLog.warn({ from: providerLabel(e.from), to: providerLabel(e.to), error: e.error.message, status: e.error.status }, 'side task: model failed; the next model takes it'),
     },
     (err) => llmLog.warn({ err }, 'learnt context windows: the store could not be read or written; this process keeps its own'),
     // One price table and spend report per process (the report keeps the cache-hit ratios): conversation.pricing,

@@ -5,7 +5,7 @@
  * reply was recorded but not delivered is delivered without asking the LLM again, and messages are persisted
  * under the turn id so persisting the same turn twice writes each message once.
  */
-import { buildSessionSystemPrompt, runConversation, type AgentEvent, type Session, type ConversationResult, type Provider, type SessionSource, type SessionStore, type TurnStatus } from '@herald/agent-core';
+import { buildSessionSystemPrompt, providerLabel, runConversation, type AgentEvent, type Session, type ConversationResult, type Provider, type SessionSource, type SessionStore, type TurnStatus } from '@herald/agent-core';
 import type { PlatformEgress } from '@herald/adapters';
 import type { MailboxEntry, TurnPayload } from '../queue/mailbox.js';
 import { TurnAbort, type TurnResult, type TurnRunner } from '../queue/worker.js';
@@ -96,7 +96,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       userId: first.userId,
       chatId: first.chatId,
       profile: profileColumn(first.profile ?? DEFAULT_PROFILE),
-      model: agent ? `${agent.primary.name}:${agent.primary.model}` : undefined,
+      model: agent ? providerLabel(agent.primary) : undefined,
       // Built once, stored, replayed byte-identical every call: the prompt cache depends on it. A getter: only a
       // session being created reads it (not every message of an open one).
       get systemPrompt() {
@@ -218,7 +218,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const payloads = ctx.entries.map((e) => e.payload);
     const media = await prepareTurnMedia(payloads, deps.media, {
       vision: providers.primary.vision !== false,
-      model: `${providers.primary.name}:${providers.primary.model}`,
+      model: providerLabel(providers.primary),
       signal: ctx.signal,
       log: ctx.log,
     });
