@@ -44,9 +44,7 @@ export class OriginPools extends Dispatcher {
   override close(): Promise<void>;
   override close(callback: () => void): void;
   override close(callback?: () => void): Promise<void> | void {
-    const done = Promise.all([...this.pools.values()].map((p) => p.close())).then(() => undefined);
-    if (!callback) return done;
-    void done.then(callback, callback);
+    return this.onEveryPool((p) => p.close(), callback);
   }
 
   override destroy(err: Error | null, callback: () => void): void;
@@ -55,10 +53,14 @@ export class OriginPools extends Dispatcher {
   override destroy(): Promise<void>;
   override destroy(err?: Error | null | (() => void), callback?: () => void): Promise<void> | void {
     const cause = typeof err === 'function' ? null : (err ?? null);
-    const cb = typeof err === 'function' ? err : callback;
-    const done = Promise.all([...this.pools.values()].map((p) => p.destroy(cause))).then(() => undefined);
-    if (!cb) return done;
-    void done.then(cb, cb);
+    return this.onEveryPool((p) => p.destroy(cause), typeof err === 'function' ? err : callback);
+  }
+
+  /** `step` on every pool; a promise of the lot, or (Dispatcher's callback form) `callback` once they are done. */
+  private onEveryPool(step: (pool: Pool) => Promise<void>, callback?: () => void): Promise<void> | void {
+    const done = Promise.all([...this.pools.values()].map(step)).then(() => undefined);
+    if (!callback) return done;
+    void done.then(callback, callback);
   }
 }
 
