@@ -155,7 +155,7 @@ export class ApiTurns {
       return input.system ? `${base}\n\n${input.system}` : base;
     };
     if (input.session !== null) await resetExpiredSession({ store, mailbox: this.deps.mailbox, conversation }, sessionKey, flushAfterReset(store, conversation));
-    const { session, created } = await store.getOrCreateSession(sessionKey, { source: API_PLATFORM, userId, chatId, model: profile.model, systemPrompt: promptFor(new Date()), profile: profileColumn(profile.name) });
+    const { session, created } = await store.getOrCreateSession(sessionKey, () => ({ source: API_PLATFORM, userId, chatId, model: profile.model, systemPrompt: promptFor(new Date()), profile: profileColumn(profile.name) }));
     if (!created && input.system !== null) {
       const wanted = promptFor(new Date(session.startedAt));
       if (session.systemPrompt !== wanted) await store.setSystemPrompt(session.id, wanted);

@@ -90,21 +90,19 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const tools = chosen ? chosen.tools : deps.tools;
     // A scheduled task with a session of its own keeps its transcript there; the lock is still the chat's.
     const sessionKey = first.scheduled?.session === 'own' ? scheduleSessionKey(ctx.sessionKey, first.scheduled.id) : ctx.sessionKey;
-    // The session (one indexed read when it exists), then the outbox row under this worker's fence.
-    let { session } = await store.getOrCreateSession(sessionKey, {
+    // The session (one indexed read when it exists; its fields are built only to create it), then the outbox row
+    // under this worker's fence.
+    let { session } = await store.getOrCreateSession(sessionKey, () => ({
       source: first.platform as SessionSource,
       userId: first.userId,
       chatId: first.chatId,
       profile: profileColumn(first.profile ?? DEFAULT_PROFILE),
       model: agent ? providerLabel(agent.primary) : undefined,
-      // Built once, stored, replayed byte-identical every call: the prompt cache depends on it. A getter: only a
-      // session being created reads it (not every message of an open one).
-      get systemPrompt() {
-        return agent
-          ? buildSessionSystemPrompt(agent.systemPrompt, { platform: first.platform, chatType: last.chatType, startedAt: new Date(), timeZone: deps.conversation?.config.timezone })
-          : undefined;
-      },
-    });
+      // Built once, stored, replayed byte-identical every call: the prompt cache depends on it.
+      systemPrompt: agent
+        ? buildSessionSystemPrompt(agent.systemPrompt, { platform: first.platform, chatType: last.chatType, startedAt: new Date(), timeZone: deps.conversation?.config.timezone })
+        : undefined,
+    }));
     const turn = await store.beginTurn(ctx.turnId, session.id, ctx.fence);
     if (turn.status === 'delivered' || turn.status === 'interrupted' || turn.status === 'failed') {
       ctx.log.info({ status: turn.status }, 'turn already finished; not running it again');

@@ -77,6 +77,19 @@ describe('session keys', () => {
     expect(await store.getHistory(first.session.id)).toEqual([{ role: 'user', content: 'old chat' }]);
   });
 
+  it('builds the fields of a session from a function only when it creates the session', async () => {
+    const store = await temp.open();
+    let built = 0;
+    const init = () => {
+      built++;
+      return { source: 'telegram' as const, systemPrompt: `prompt ${built}` };
+    };
+    const first = await store.getOrCreateSession('k:lazy', init);
+    expect(first.session.systemPrompt).toBe('prompt 1');
+    expect((await store.getOrCreateSession('k:lazy', init)).created).toBe(false);
+    expect(built).toBe(1);
+  });
+
   it('/new moves the key to a new session, optionally ending the old one in the same step', async () => {
     const store = await temp.open();
     const old = (await store.getOrCreateSession(KEY, { source: 'discord' })).session;

@@ -119,7 +119,8 @@ export class SessionStore {
 
   // --- sessions ---------------------------------------------------------------------------------------------
 
-  getOrCreateSession(key: string, init: sessions.SessionInit): Promise<{ session: Session; created: boolean }> {
+  /** The key's open session, or a new one; `init` may be a function, called only when the session is created. */
+  getOrCreateSession(key: string, init: sessions.SessionInit | (() => sessions.SessionInit)): Promise<{ session: Session; created: boolean }> {
     return sessions.getOrCreateSession(this.sql, key, init);
   }
 

@@ -161,11 +161,14 @@ function lockKey(sql: Sql, key: string): Promise<void> {
   return sql.lock(`session-key:${key}`);
 }
 
-/** The key's open session, or a new one the key now points at (atomic across processes). */
+/**
+ * The key's open session, or a new one the key now points at (atomic across processes). `init` may be a function:
+ * it is called only when the session is created (a system prompt need not be built for every message of an open one).
+ */
 export async function getOrCreateSession(
   sql: Sql,
   key: string,
-  init: SessionInit,
+  init: SessionInit | (() => SessionInit),
 ): Promise<{ session: Session; created: boolean }> {
   // The common case needs no write transaction: the key's session is open.
   const open = sql.inTransaction ? null : await currentSession(sql, key);
@@ -174,7 +177,8 @@ export async function getOrCreateSession(
     await lockKey(sql, key);
     const current = await currentSession(sql, key);
     if (current && current.endedAt === null) return { session: current, created: false };
-    return { session: await requireSession(sql, await insertSession(sql, key, init, null)), created: true };
+    const fields = typeof init === 'function' ? init() : init;
+    return { session: await requireSession(sql, await insertSession(sql, key, fields, null)), created: true };
   });
 }
 
