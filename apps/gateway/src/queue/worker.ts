@@ -20,7 +20,6 @@ export const TURN_QUEUE = 'turns';
 
 export type { TurnContext, TurnResult, TurnReport, TurnRunner, TurnEndHandler, AbandonHandler } from './turn-context.js';
 export { TurnAbort } from './turn-abort.js';
-export { DEFAULT_WATCHDOG_MS } from './watchdog.js';
 
 export interface TurnWorkerOptions {
   connection: { url: string };
