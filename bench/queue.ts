@@ -11,7 +11,8 @@
  *  3. raw BullMQ no-op jobs/s on the same Redis, and the ratio of (1) to it;
  *  4. 5,000 concurrent turns whose LLM call takes 2 s, on one worker process: time to finish and peak RSS.
  *
- * Run alone: npx tsx bench/queue.ts   (needs Redis on 127.0.0.1:6379; PostgreSQL for the second run, else skipped)
+ * Run alone: npm run build && node --conditions=@herald/dist --import tsx bench/queue.ts   (needs Redis on
+ *   127.0.0.1:6379; PostgreSQL for the second run, else skipped; bench/gateway.ts says why the compiled gateway)
  *   BENCH_STORE=sqlite|postgres   one backend only (default: both, SQLite first)
  *   BENCH_ONLY=throughput|concurrent   one part only
  */
@@ -23,13 +24,12 @@ import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { Queue, Worker } from 'bullmq';
 import type { InboundMessage } from '@herald/adapters';
-import { loadConfig } from '../apps/gateway/src/config/load.js';
-import { createLogger } from '../apps/gateway/src/logger.js';
-import { startHerald, type Herald } from '../apps/gateway/src/app.js';
+import type { Herald } from '../apps/gateway/src/app.js';
 import { deleteRedisPrefix } from '../test/helpers/cluster.js';
 import { installWorkCounters, perMessage, printDetail, resetDetail, snapshot } from './counters.js';
 import { profiled } from './profile.js';
 import { createBenchDatabase, postgresUnavailable } from './postgres.js';
+import { BENCH_NODE_ARGS, gateway } from './gateway.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** BENCH_SCALE=0.2 runs every part with a fifth of the messages: for iterating on a shared machine, not for figures. */
@@ -117,7 +117,7 @@ async function startBenchHerald(s: StandIns, concurrency: number, store: BenchSt
   const dir = mkdtempSync(join(tmpdir(), 'herald-bench-'));
   const prefix = `herald-bench-${process.pid}-${Date.now().toString(36)}`;
   const database = store === 'postgres' ? await createBenchDatabase() : null;
-  const config = loadConfig({
+  const config = gateway.config.loadConfig({
     file: null,
     env: {
       REDIS_URL,
@@ -143,7 +143,7 @@ async function startBenchHerald(s: StandIns, concurrency: number, store: BenchSt
     rmSync(dir, { recursive: true, force: true });
     await database?.drop();
   };
-  const herald = await startHerald(config, createLogger({ level: process.env.BENCH_LOG ?? 'silent' })).catch(async (err: unknown) => {
+  const herald = await gateway.app.startHerald(config, gateway.logger.createLogger({ level: process.env.BENCH_LOG ?? 'silent' })).catch(async (err: unknown) => {
     await removeState();
     throw err;
   });
@@ -409,7 +409,7 @@ export async function benchStores(): Promise<BenchStore[]> {
  */
 export async function benchQueueInChild(store: BenchStore): Promise<Record<string, number>> {
   const child = fork(import.meta.filename, [], {
-    execArgv: ['--import', 'tsx', '--expose-gc'],
+    execArgv: [...BENCH_NODE_ARGS, '--expose-gc'],
     env: { ...process.env, BENCH_STORE: store },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

@@ -6,13 +6,14 @@
  * towards 0 as the run gets longer.
  *
  *   BENCH_ONLY=soak npm run bench                                    the full soak (30 minutes)
- *   BENCH_SOAK_MINUTES=3 BENCH_SOAK_RATE=50 BENCH_SOAK_SESSIONS=5000 npx tsx --expose-gc bench/soak.ts
+ *   BENCH_SOAK_MINUTES=3 BENCH_SOAK_RATE=50 BENCH_SOAK_SESSIONS=5000 node --conditions=@herald/dist --import tsx --expose-gc bench/soak.ts
  *
  * Figures: soak.minutes, soak.messages, soak.answered, soak.rate_per_s, soak.sessions, soak.rss_start_mb,
  * soak.rss_end_mb, soak.rss_slope_mb_per_min, soak.heap_start_mb, soak.heap_end_mb, soak.heap_slope_mb_per_min.
  */
 import { fork } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
+import { BENCH_NODE_ARGS } from './gateway.js';
 import { message, range, withBenchHerald } from './queue.js';
 
 const SAMPLE_EVERY_MS = 5_000;
@@ -122,7 +123,7 @@ export function printSoak(results: Record<string, number>): void {
 
 /** The soak in a fresh process with --expose-gc (so heap samples are taken after a full collection). */
 export async function benchSoakInChild(): Promise<Record<string, number>> {
-  const child = fork(import.meta.filename, [], { execArgv: ['--import', 'tsx', '--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(import.meta.filename, [], { execArgv: [...BENCH_NODE_ARGS, '--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   let figures: Record<string, number> | undefined;
   child.on('message', (m) => (figures = m as Record<string, number>));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
