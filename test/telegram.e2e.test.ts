@@ -110,7 +110,8 @@ describe('telegram through the gateway (long polling)', () => {
     tg = await startTelegramFake();
     llm = await startFakeOpenAI();
     scriptedByText(llm, answers);
-    cluster = await startCluster({ workers: 0, env: telegramEnv(tg, llm) });
+    // The model here answers at once, within HERALD_TYPING_DELAY_MS: typing is shown at once so the tests can see it.
+    cluster = await startCluster({ workers: 0, env: telegramEnv(tg, llm, { HERALD_TYPING_DELAY_MS: '0' }) });
   });
   afterAll(async () => {
     await cluster?.stop();

@@ -12,6 +12,8 @@ export type StatusReactionSetting = 'on' | 'off' | StatusReactions;
 
 export interface ProgressSettings {
   streaming: boolean;
+  /** "typing…" shows once a turn has run this long: an answer that comes sooner needs none (HERALD_TYPING_DELAY_MS). */
+  typingDelayMs: number;
   /** Text the model writes before its tool calls ("Let me look that up.") is shown as a message of its own. */
   interimMessages: boolean;
   toolProgress: Record<Platform, ToolProgressMode>;
@@ -48,6 +50,7 @@ export function progressSettings(config: HeraldConfig): ProgressSettings {
       slack: reactions('slack', config.slack.statusReactions),
     },
     streaming: config.streaming,
+    typingDelayMs: config.typingDelayMs,
     interimMessages: config.interimMessages,
     toolProgress: {
       telegram: pick('telegram', config.telegram.toolProgress),

@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { waitFor } from '../../../../test/helpers/ports.js';
 import type { PlatformEgress, SendOptions, SentMessage } from '@herald/adapters';
 import type { AgentEvent } from '@herald/agent-core';
@@ -43,7 +43,7 @@ class ChatEgress implements PlatformEgress {
   }
 }
 
-function live(opts: { streaming?: boolean; tools?: ToolProgressMode; interim?: boolean; egress?: ChatEgress; controller?: AbortController } = {}) {
+function live(opts: { streaming?: boolean; tools?: ToolProgressMode; interim?: boolean; typingDelayMs?: number; egress?: ChatEgress; controller?: AbortController } = {}) {
   const egress = opts.egress ?? new ChatEgress();
   const controller = opts.controller ?? new AbortController();
   const turn = new LiveTurn({
@@ -51,7 +51,7 @@ function live(opts: { streaming?: boolean; tools?: ToolProgressMode; interim?: b
     conversationId: 'discord:1',
     platform: 'discord',
     chatType: 'dm',
-    settings: { streaming: opts.streaming ?? false, interimMessages: opts.interim ?? false, toolProgress: { telegram: 'off', discord: opts.tools ?? 'off', slack: 'off' }, reactions: { telegram: 'off', discord: 'off', slack: 'off' } },
+    settings: { streaming: opts.streaming ?? false, typingDelayMs: opts.typingDelayMs ?? 0, interimMessages: opts.interim ?? false, toolProgress: { telegram: 'off', discord: opts.tools ?? 'off', slack: 'off' }, reactions: { telegram: 'off', discord: 'off', slack: 'off' } },
     signal: controller.signal,
     canDeliver: async () => true,
     log,
@@ -198,6 +198,59 @@ describe('LiveTurn', () => {
     await sleep(120);
     expect(egress.typings).toBe(typings);
     expect(egress.texts()).toEqual([`partial${STOPPED_MARK}`]);
+  });
+
+  describe('typing', () => {
+    afterEach(() => vi.useRealTimers());
+
+    it('shows "typing…" once the turn has run the delay, then refreshes it until the turn stops it', () => {
+      vi.useFakeTimers();
+      const { turn, egress } = live({ typingDelayMs: 300 });
+      turn.startTyping();
+      vi.advanceTimersByTime(299);
+      expect(egress.typings).toBe(0);
+      vi.advanceTimersByTime(1);
+      expect(egress.typings).toBe(1);
+      // ChatEgress refreshes every 50 ms.
+      vi.advanceTimersByTime(100);
+      expect(egress.typings).toBe(3);
+      turn.stopTyping();
+      vi.advanceTimersByTime(1_000);
+      expect(egress.typings).toBe(3);
+    });
+
+    it('sends no "typing…" at all for a turn that ends within the delay', () => {
+      vi.useFakeTimers();
+      const { turn, egress } = live({ typingDelayMs: 300 });
+      turn.startTyping();
+      vi.advanceTimersByTime(200);
+      turn.stopTyping();
+      vi.advanceTimersByTime(10_000);
+      expect(egress.typings).toBe(0);
+    });
+
+    it('with no delay shows it at once; a stopped turn never starts it', () => {
+      vi.useFakeTimers();
+      const { turn, egress } = live({ typingDelayMs: 0 });
+      turn.startTyping();
+      expect(egress.typings).toBe(1);
+      const controller = new AbortController();
+      const stopped = live({ typingDelayMs: 300, controller });
+      controller.abort(new TurnAbort('stop'));
+      stopped.turn.startTyping();
+      vi.advanceTimersByTime(1_000);
+      expect(stopped.egress.typings).toBe(0);
+    });
+
+    it('a turn stopped during the delay sends none', () => {
+      vi.useFakeTimers();
+      const controller = new AbortController();
+      const { turn, egress } = live({ typingDelayMs: 300, controller });
+      turn.startTyping();
+      controller.abort(new TurnAbort('stop'));
+      vi.advanceTimersByTime(1_000);
+      expect(egress.typings).toBe(0);
+    });
   });
 
   it('knows the platforms\' edit spacing and shortens argument previews', () => {

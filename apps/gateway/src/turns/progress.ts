@@ -1,6 +1,6 @@
 /**
  * What the user sees while the agent works, rendered from the agent loop's event stream:
- *   - "typing…", kept alive until the turn ends;
+ *   - "typing…" once the turn has run HERALD_TYPING_DELAY_MS (a quicker answer needs none), kept alive until it ends;
  *   - tool progress (HERALD_TOOL_PROGRESS off | new | all), a "thinking…" line when a reasoning model thinks, and
  *     retry / fallback / compression notices, as short lines of one status message edited in place;
  *   - optionally (HERALD_STREAMING) the reply itself, streamed by editing one message. The final text is then an
@@ -31,6 +31,8 @@ const ARGS_PREVIEW_CHARS = 60;
 const STATUS_ICONS = { retry: '⏳', fallback: '🔀', compression: '🗜' } as const;
 /** The status line a reasoning model's thinking gets (its content is never shown here). */
 export const THINKING_LINE = '💭 thinking…';
+/** How long a turn runs before "typing…" shows when no settings say (HERALD_TYPING_DELAY_MS's default). */
+export const DEFAULT_TYPING_DELAY_MS = 300;
 
 export function editIntervalMs(platform: string, chatType: string): number {
   if (platform !== 'telegram') return EDIT_INTERVAL_MS;
@@ -118,15 +120,25 @@ export class LiveTurn {
     });
   }
 
-  /** Shows "typing…" now and refreshes it before it fades, until stopTyping (or the turn ends). */
+  /**
+   * Shows "typing…" once the turn has run the typing delay, and refreshes it before it fades, until stopTyping (or
+   * the turn ends). A reply that comes within the delay goes out without it: one request to the platform less, and
+   * nothing the user could have seen (Telegram clears the indicator the moment the reply arrives anyway).
+   */
   startTyping(): void {
     if (this.typingTimer || this.opts.signal.aborted) return;
     const tick = (): void => void this.opts.egress.typing(this.opts.conversationId).catch(() => undefined);
-    tick();
-    this.typingTimer = setInterval(tick, this.opts.egress.typingRefreshMs);
+    const refresh = (): void => {
+      tick();
+      this.typingTimer = setInterval(tick, this.opts.egress.typingRefreshMs);
+    };
+    const delayMs = this.opts.settings?.typingDelayMs ?? DEFAULT_TYPING_DELAY_MS;
+    if (delayMs === 0) refresh();
+    else this.typingTimer = setTimeout(refresh, delayMs);
   }
 
   stopTyping(): void {
+    // clearInterval clears a timeout as well: the timer is the delay's until the first tick, then the refresh's.
     if (this.typingTimer) clearInterval(this.typingTimer);
     this.typingTimer = null;
   }
