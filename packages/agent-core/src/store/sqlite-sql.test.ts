@@ -189,6 +189,60 @@ describe('SqliteSql writes', () => {
     expect(await later).toMatch(/not open/);
   });
 
+  it('commits the writes made outside a transaction in one turn of the event loop together, each caller getting its own result', async () => {
+    const db = await openDb();
+    await db.exec('CREATE TABLE t (v INTEGER)');
+    const before = db.stats().writes;
+    const inserted = Array.from({ length: 20 }, (_, i) => db.run('INSERT INTO t (v) VALUES (?)', [i]));
+    const returned = [100, 101].map((v) => db.get<{ v: number }>('INSERT INTO t (v) VALUES (?) RETURNING v', [v]));
+    const updated = db.all<{ v: number }>('UPDATE t SET v = v + 1000 WHERE v = 3 RETURNING v');
+    expect(await Promise.all(inserted)).toEqual(Array.from({ length: 20 }, () => ({ changes: 1 })));
+    expect(await Promise.all(returned)).toEqual([{ v: 100 }, { v: 101 }]);
+    // In the order they were made: the UPDATE saw the row inserted before it.
+    expect(await updated).toEqual([{ v: 1003 }]);
+    // One write transaction for all 23 statements.
+    expect(db.stats().writes - before).toBe(1);
+    expect((await values(db)).sort((a, b) => a - b)).toEqual([0, 1, 2, 4, ...Array.from({ length: 15 }, (_, i) => i + 5), 100, 101, 1003]);
+  });
+
+  it('a statement of a group that fails fails alone: the others commit', async () => {
+    const db = await openDb();
+    await db.exec('CREATE TABLE u (k TEXT PRIMARY KEY)');
+    await db.run("INSERT INTO u (k) VALUES ('taken')");
+    const results = await Promise.allSettled([
+      db.run("INSERT INTO u (k) VALUES ('a')"),
+      db.run("INSERT INTO u (k) VALUES ('taken')"),
+      db.run("INSERT INTO u (k) VALUES ('b')"),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(((results[1] as PromiseRejectedResult).reason as { code?: string }).code).toMatch(/^SQLITE_CONSTRAINT/);
+    expect(await db.all('SELECT k FROM u ORDER BY k')).toEqual([{ k: 'a' }, { k: 'b' }, { k: 'taken' }]);
+  });
+
+  it('a group waits for the open transaction, stays out of it, and its callers hear only once it is committed', async () => {
+    const file = path.join(temp.dir, 'group.db');
+    const db = await openDb(file);
+    const other = await openDb(file);
+    await db.exec('CREATE TABLE g (v INTEGER)');
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const tx = db.transaction(async () => {
+      await db.run('INSERT INTO g (v) VALUES (1)');
+      await held;
+      throw new Error('rolled back');
+    });
+    let committed = false;
+    const outside = db.run('INSERT INTO g (v) VALUES (2)').then(() => (committed = true));
+    await new Promise((r) => setImmediate(r));
+    expect(committed).toBe(false);
+    release();
+    await expect(tx).rejects.toThrow('rolled back');
+    await outside;
+    // Another connection sees the write by the time its caller hears of it; the transaction's row is gone.
+    expect(await other.all('SELECT v FROM g')).toEqual([{ v: 2 }]);
+    await other.close();
+  });
+
   it(`leaves checkpoints to SQLite's page threshold (${WAL_AUTOCHECKPOINT_PAGES} pages): the WAL stays bounded, small writes cost none`, async () => {
     const file = path.join(temp.dir, 'checkpoint.db');
     const db = await openDb(file);

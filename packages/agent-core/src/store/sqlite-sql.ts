@@ -9,6 +9,11 @@
  * The connection has one transaction at a time. While a transaction is open (its function may await), other
  * calls on this connection wait for it to end instead of slipping into it; calls made from inside it (the same
  * async context) join it.
+ *
+ * A write outside any transaction (an INSERT, UPDATE or DELETE on its own) is committed in a group: the ones made in
+ * the same turn of the event loop run together in one transaction at its end, and each caller learns its own
+ * result once that transaction has committed (a group commit: one COMMIT, and one WAL frame per page, instead of
+ * one each; a statement that fails fails alone, as on its own).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
@@ -57,6 +62,18 @@ interface TxFrame {
   active: boolean;
 }
 
+/** A write outside any transaction, waiting for the group it commits with. */
+interface QueuedWrite {
+  stmt: Statement;
+  /** Runs it: `run`'s change count, or the rows a RETURNING clause gives `get` and `all`. */
+  exec: (stmt: Statement) => unknown;
+  done: (result: unknown) => void;
+  fail: (err: unknown) => void;
+}
+
+/** Which writes outside a transaction are grouped: one statement that changes rows (RETURNING or not), nothing else (no DDL, PRAGMA, VACUUM). */
+const GROUPABLE = /^\s*(INSERT|UPDATE|DELETE|REPLACE)\b/i;
+
 /** A call waiting for the open transaction to end; `takes`: a transaction, which will hold the connection itself. */
 interface Waiter {
   takes: boolean;
@@ -72,6 +89,9 @@ export class SqliteSql implements Sql {
   /** In arrival order; a waiter woken too late (another call took the connection first) goes back to the front. */
   private readonly waiters: Waiter[] = [];
   private readonly counters: WriteStats = { writes: 0, busyRetries: 0 };
+  /** Writes outside a transaction made in this turn of the event loop; committed together (flushWrites). */
+  private queuedWrites: QueuedWrite[] = [];
+  private flushing: Promise<void> | null = null;
 
   /** The checkpoint thread (sqlite-checkpointer.ts), when the connection was opened with backgroundCheckpoints. */
   private checkpointer: Checkpointer | null = null;
@@ -175,7 +195,11 @@ export class SqliteSql implements Sql {
   }
 
   async close(): Promise<void> {
-    for (let waited = false; this.holder; waited = true) await this.waitForConnection(false, waited);
+    // After the open transaction and the writes queued for a group commit (the group may take the connection in turn).
+    for (let waited = false; this.holder || this.flushing; waited = true) {
+      if (this.holder) await this.waitForConnection(false, waited);
+      else await this.flushing;
+    }
     if (!this.raw.open) return;
     const checkpointer = this.checkpointer;
     this.checkpointer = null;
@@ -223,7 +247,77 @@ export class SqliteSql implements Sql {
   private async statement<T>(sql: string, fn: (stmt: Statement) => T): Promise<T> {
     // Inside a transaction a busy error goes up to transaction(), which retries the whole of it.
     if (this.inTransaction) return fn(this.prepare(sql));
+    if (GROUPABLE.test(sql)) return this.queueWrite(sql, fn);
     return this.outside(() => fn(this.prepare(sql)));
+  }
+
+  private queueWrite<T>(sql: string, exec: (stmt: Statement) => T): Promise<T> {
+    if (!this.raw.open) return Promise.reject(new TypeError('The database connection is not open'));
+    const stmt = this.prepare(sql);
+    return new Promise<T>((done, fail) => {
+      this.queuedWrites.push({ stmt, exec, done: done as (result: unknown) => void, fail });
+      this.scheduleFlush();
+    });
+  }
+
+  /** One group at a time, at the end of this turn of the event loop; writes queued as one ends start the next. */
+  private scheduleFlush(): void {
+    if (this.flushing) return;
+    this.flushing = new Promise<void>((r) => setImmediate(r))
+      .then(() => this.flushWrites())
+      .finally(() => {
+        this.flushing = null;
+        if (this.queuedWrites.length > 0) this.scheduleFlush();
+      });
+  }
+
+  /**
+   * Commits the queued writes in one transaction, taking the connection like a transaction would (after the open
+   * one, in turn with the waiting ones). Writes queued while the group waits (for the connection, or after a busy
+   * file) join it. Each statement's own error goes to its caller only (SQLite undoes just that statement); an error
+   * that ends the whole transaction, or a COMMIT that fails, goes to every caller of the group.
+   */
+  private async flushWrites(): Promise<void> {
+    for (let attempt = 1; this.queuedWrites.length > 0; attempt++) {
+      for (let waited = false; this.holder; waited = true) await this.waitForConnection(true, waited);
+      const frame: TxFrame = { active: true };
+      this.holder = frame;
+      const group = this.queuedWrites;
+      let retry = false;
+      try {
+        if (!this.raw.open) throw new TypeError('The database connection is not open');
+        this.prepare('BEGIN IMMEDIATE').run();
+        const outcomes = group.map((w) => {
+          try {
+            return { result: w.exec(w.stmt) };
+          } catch (err) {
+            return { err };
+          }
+        });
+        if (!this.raw.inTransaction) throw outcomes.find((o) => 'err' in o)?.err ?? new Error('the write group was rolled back');
+        this.prepare('COMMIT').run();
+        this.queuedWrites = [];
+        this.noteWrite();
+        group.forEach((w, i) => {
+          const o = outcomes[i];
+          if ('err' in o) w.fail(o.err);
+          else w.done(o.result);
+        });
+      } catch (err) {
+        if (this.raw.open && this.raw.inTransaction) this.raw.exec('ROLLBACK');
+        retry = isBusyError(err) && attempt < WRITE_MAX_ATTEMPTS;
+        if (retry) this.counters.busyRetries++;
+        else {
+          this.queuedWrites = [];
+          const reason = isBusyError(err) ? new StoreBusyError(WRITE_MAX_ATTEMPTS, { cause: err }) : err;
+          for (const w of group) w.fail(reason);
+        }
+      } finally {
+        frame.active = false;
+        this.release();
+      }
+      if (retry) await sleep(jitterMs());
+    }
   }
 
   /** A statement outside any transaction: waits for a running one to end, retries while another process writes. */
