@@ -19,7 +19,15 @@ const fromSource = process.env.BENCH_FROM_SOURCE === '1';
 /** How a benchmark's child process is started: tsx for the benchmark's files, and the dist condition unless from source. */
 export const BENCH_NODE_ARGS = ['--import', 'tsx', ...(fromSource ? [] : [DIST_CONDITION])];
 
-async function gatewayModules(): Promise<{ app: typeof AppModule; config: typeof ConfigModule; logger: typeof LoggerModule }> {
+type GatewayModules = { app: typeof AppModule; config: typeof ConfigModule; logger: typeof LoggerModule };
+let loaded: Promise<GatewayModules> | undefined;
+
+/** The gateway's modules, loaded on first use (the floor, importing bench/queue.ts for its stand-ins, never asks). */
+export function gateway(): Promise<GatewayModules> {
+  return (loaded ??= gatewayModules());
+}
+
+async function gatewayModules(): Promise<GatewayModules> {
   const root = join(import.meta.dirname, '..', 'apps', 'gateway', fromSource ? 'src' : 'dist');
   if (!fromSource) {
     if (!existsSync(join(root, 'app.js'))) throw new Error('the benchmarks run the compiled gateway: run `npm run build` first (or set BENCH_FROM_SOURCE=1)');
@@ -32,4 +40,3 @@ async function gatewayModules(): Promise<{ app: typeof AppModule; config: typeof
   return { app, config, logger };
 }
 
-export const gateway = await gatewayModules();

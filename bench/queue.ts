@@ -117,7 +117,8 @@ async function startBenchHerald(s: StandIns, concurrency: number, store: BenchSt
   const dir = mkdtempSync(join(tmpdir(), 'herald-bench-'));
   const prefix = `herald-bench-${process.pid}-${Date.now().toString(36)}`;
   const database = store === 'postgres' ? await createBenchDatabase() : null;
-  const config = gateway.config.loadConfig({
+  const { app, config: configModule, logger } = await gateway();
+  const config = configModule.loadConfig({
     file: null,
     env: {
       REDIS_URL,
@@ -143,7 +144,7 @@ async function startBenchHerald(s: StandIns, concurrency: number, store: BenchSt
     rmSync(dir, { recursive: true, force: true });
     await database?.drop();
   };
-  const herald = await gateway.app.startHerald(config, gateway.logger.createLogger({ level: process.env.BENCH_LOG ?? 'silent' })).catch(async (err: unknown) => {
+  const herald = await app.startHerald(config, logger.createLogger({ level: process.env.BENCH_LOG ?? 'silent' })).catch(async (err: unknown) => {
     await removeState();
     throw err;
   });
