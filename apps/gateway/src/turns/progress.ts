@@ -16,6 +16,7 @@ import { TurnAbort } from '../queue/worker.js';
 import { deliver } from './delivery.js';
 import { ChatOutlet, LiveMessage } from './live-message.js';
 import { canDraft, DraftPreview } from './draft-preview.js';
+import { sendTyping } from './typing.js';
 
 export const EDIT_INTERVAL_MS = 1_000;
 export const TELEGRAM_PRIVATE_EDIT_INTERVAL_MS = 1_100;
@@ -127,7 +128,7 @@ export class LiveTurn {
    */
   startTyping(): void {
     if (this.typingTimer || this.opts.signal.aborted) return;
-    const tick = (): void => void this.opts.egress.typing(this.opts.conversationId).catch(() => undefined);
+    const tick = (): void => sendTyping(this.opts.egress, this.opts.conversationId);
     const refresh = (): void => {
       tick();
       this.typingTimer = setInterval(tick, this.opts.egress.typingRefreshMs);
