@@ -66,8 +66,26 @@ export function estimateRequestTokens(
   tools: readonly ToolSchema[] = [],
   imageTokens = DEFAULT_IMAGE_TOKENS,
 ): number {
-  const toolChars = tools.length > 0 ? JSON.stringify(tools).length : 0;
-  let chars = systemPrompt.length + toolChars;
+  let chars = systemPrompt.length + toolsChars(tools);
   for (const m of messages) chars += messageChars(m, imageTokens);
   return Math.ceil(chars / CHARS_PER_TOKEN);
+}
+
+/** Each schema's JSON length, kept with the schema: the same few schemas go with every call of every turn. */
+const schemaChars = new WeakMap<ToolSchema, number>();
+
+/** `JSON.stringify(tools).length`, without serialising the schemas again on every call. */
+export function toolsChars(tools: readonly ToolSchema[]): number {
+  if (tools.length === 0) return 0;
+  // "[" + the schemas joined by "," + "]"
+  let chars = 1 + tools.length;
+  for (const t of tools) {
+    let n = schemaChars.get(t);
+    if (n === undefined) {
+      n = JSON.stringify(t).length;
+      schemaChars.set(t, n);
+    }
+    chars += n;
+  }
+  return chars;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CONTEXT_WINDOW, contextWindowFor, estimateCostUsd, modelInfo, overrideFor } from './models.js';
+import { DEFAULT_CONTEXT_WINDOW, MODELS, contextWindowFor, estimateCostUsd, modelInfo, overrideFor } from './models.js';
 
 describe('contextWindowFor', () => {
   it.each([
@@ -64,5 +64,15 @@ describe('overrideFor (per-model settings such as HERALD_MAX_TOKENS)', () => {
     expect(overrideFor('gpt-5', perModel)).toBe(16_000);
     expect(overrideFor('gpt-4o', perModel)).toBeUndefined();
     expect(modelInfo('claude-sonnet-4-6')?.maxOutput).toBe(128_000);
+  });
+});
+
+describe('modelInfo lookups', () => {
+  it('answers a name asked again as the first time, also after hundreds of other names', () => {
+    const first = modelInfo('openai/gpt-4.1-mini-2025-04-14');
+    expect(first).toBe(MODELS['gpt-4.1-mini']);
+    for (let i = 0; i < 300; i++) expect(modelInfo(`local-model-${i}`)).toBeUndefined();
+    expect(modelInfo('openai/gpt-4.1-mini-2025-04-14')).toBe(first);
+    expect(modelInfo('us.anthropic.claude-sonnet-4-5-20250929-v1:0')).toBe(MODELS['claude-sonnet-4-5']);
   });
 });

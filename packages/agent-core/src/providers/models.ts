@@ -80,6 +80,19 @@ const NAME_BOUNDARY = /^[-:@]/;
 
 /** The table entry for a model name, or undefined when we know nothing about it. */
 export function modelInfo(model: string): ModelInfo | undefined {
+  // Asked several times per call (window, price, vision) about the same few names: each name is looked up once.
+  if (known.has(model)) return known.get(model);
+  const info = lookUp(model);
+  if (known.size >= MAX_KNOWN_NAMES) known.delete(known.keys().next().value as string);
+  known.set(model, info);
+  return info;
+}
+
+/** Names looked up so far, and what the table said (undefined included); bounded, the oldest going first. */
+const known = new Map<string, ModelInfo | undefined>();
+const MAX_KNOWN_NAMES = 256;
+
+function lookUp(model: string): ModelInfo | undefined {
   const name = normalise(model);
   let best: string | undefined;
   for (const key of Object.keys(MODELS)) {
