@@ -10,12 +10,13 @@
  * calls on this connection wait for it to end instead of slipping into it; calls made from inside it (the same
  * async context) join it.
  *
- * A write outside any transaction (an INSERT, UPDATE or DELETE on its own) is committed in a group: the ones made in
- * the same turn of the event loop run together in one transaction at its end, and each caller learns its own
- * result once that transaction has committed (a group commit: one COMMIT, and one WAL frame per page, instead of
- * one each; a statement that fails fails alone, as on its own).
+ * Writes are committed in groups. A transaction, or a write outside any (an INSERT, UPDATE or DELETE on its own),
+ * joins the group of its turn of the event loop: at its end the group's members run one after the other in one
+ * SQLite transaction — each transaction in a savepoint of its own, so it is still all or nothing by itself — and
+ * each caller learns its result once that has committed (one BEGIN and one COMMIT, and one WAL frame per page, for
+ * the whole group instead of each member). A member that fails fails alone; the others commit.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -52,6 +53,8 @@ export function jitterMs(): number {
 }
 
 /** SQLITE_BUSY, SQLITE_LOCKED and their extended codes (SQLITE_BUSY_RECOVERY, SQLITE_LOCKED_SHAREDCACHE, ...). */
+const notOpen = (): TypeError => new TypeError('The database connection is not open');
+
 export function isBusyError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: unknown }).code;
@@ -62,13 +65,18 @@ interface TxFrame {
   active: boolean;
 }
 
-/** A write outside any transaction, waiting for the group it commits with. */
-interface QueuedWrite {
-  stmt: Statement;
-  /** Runs it: `run`'s change count, or the rows a RETURNING clause gives `get` and `all`. */
-  exec: (stmt: Statement) => unknown;
+/** A transaction, or a write outside any, waiting for the group it commits with. */
+interface Member {
+  /**
+   * A transaction's function (run in a frame of its own, in the caller's async context), or a statement: `run`'s
+   * change count, or the rows a RETURNING clause gives `get` and `all`.
+   */
+  run: (frame: TxFrame) => unknown;
+  tx: boolean;
   done: (result: unknown) => void;
   fail: (err: unknown) => void;
+  /** Groups it was in: a transaction that met a busy file goes into the next one, WRITE_MAX_ATTEMPTS in all. */
+  attempts: number;
 }
 
 /** Which writes outside a transaction are grouped: one statement that changes rows (RETURNING or not), nothing else (no DDL, PRAGMA, VACUUM). */
@@ -89,9 +97,11 @@ export class SqliteSql implements Sql {
   /** In arrival order; a waiter woken too late (another call took the connection first) goes back to the front. */
   private readonly waiters: Waiter[] = [];
   private readonly counters: WriteStats = { writes: 0, busyRetries: 0 };
-  /** Writes outside a transaction made in this turn of the event loop; committed together (flushWrites). */
-  private queuedWrites: QueuedWrite[] = [];
+  /** Transactions and writes made in this turn of the event loop, committed together (flushGroups). */
+  private queued: Member[] = [];
   private flushing: Promise<void> | null = null;
+  /** close() was called: new calls fail at once. */
+  private closing = false;
 
   /** The checkpoint thread (sqlite-checkpointer.ts), when the connection was opened with backgroundCheckpoints. */
   private checkpointer: Checkpointer | null = null;
@@ -154,27 +164,8 @@ export class SqliteSql implements Sql {
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     if (this.inTransaction) return fn();
-    for (let attempt = 1; ; attempt++) {
-      for (let waited = false; this.holder; waited = true) await this.waitForConnection(true, waited);
-      const frame: TxFrame = { active: true };
-      this.holder = frame;
-      try {
-        this.prepare('BEGIN IMMEDIATE').run();
-        const result = await this.context.run(frame, fn);
-        this.prepare('COMMIT').run();
-        this.noteWrite();
-        return result;
-      } catch (err) {
-        if (this.raw.inTransaction) this.raw.exec('ROLLBACK');
-        if (!isBusyError(err)) throw err;
-        if (attempt >= WRITE_MAX_ATTEMPTS) throw new StoreBusyError(WRITE_MAX_ATTEMPTS, { cause: err });
-        this.counters.busyRetries++;
-      } finally {
-        frame.active = false;
-        this.release();
-      }
-      await sleep(jitterMs());
-    }
+    // Bound now: the function runs later, in the group, but in its caller's async context (the frame set inside).
+    return this.enqueue<T>(true, AsyncResource.bind((frame: TxFrame) => this.context.run(frame, fn)));
   }
 
   /** Nothing to do: SQLite has one writer at a time, and every write transaction is immediate. */
@@ -195,6 +186,7 @@ export class SqliteSql implements Sql {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     // After the open transaction and the writes queued for a group commit (the group may take the connection in turn).
     for (let waited = false; this.holder || this.flushing; waited = true) {
       if (this.holder) await this.waitForConnection(false, waited);
@@ -247,77 +239,123 @@ export class SqliteSql implements Sql {
   private async statement<T>(sql: string, fn: (stmt: Statement) => T): Promise<T> {
     // Inside a transaction a busy error goes up to transaction(), which retries the whole of it.
     if (this.inTransaction) return fn(this.prepare(sql));
-    if (GROUPABLE.test(sql)) return this.queueWrite(sql, fn);
+    if (GROUPABLE.test(sql)) {
+      if (!this.raw.open) throw notOpen();
+      const stmt = this.prepare(sql);
+      return this.enqueue<T>(false, () => fn(stmt));
+    }
     return this.outside(() => fn(this.prepare(sql)));
   }
 
-  private queueWrite<T>(sql: string, exec: (stmt: Statement) => T): Promise<T> {
-    if (!this.raw.open) return Promise.reject(new TypeError('The database connection is not open'));
-    const stmt = this.prepare(sql);
+  private enqueue<T>(tx: boolean, run: (frame: TxFrame) => unknown): Promise<T> {
+    if (this.closing || !this.raw.open) return Promise.reject(notOpen());
     return new Promise<T>((done, fail) => {
-      this.queuedWrites.push({ stmt, exec, done: done as (result: unknown) => void, fail });
+      this.queued.push({ run, tx, done: done as (result: unknown) => void, fail, attempts: 1 });
       this.scheduleFlush();
     });
   }
 
-  /** One group at a time, at the end of this turn of the event loop; writes queued as one ends start the next. */
+  /** One group at a time, at the end of this turn of the event loop; members queued as one ends start the next. */
   private scheduleFlush(): void {
     if (this.flushing) return;
     this.flushing = new Promise<void>((r) => setImmediate(r))
-      .then(() => this.flushWrites())
+      .then(() => this.flushGroups())
       .finally(() => {
         this.flushing = null;
-        if (this.queuedWrites.length > 0) this.scheduleFlush();
+        if (this.queued.length > 0) this.scheduleFlush();
       });
   }
 
   /**
-   * Commits the queued writes in one transaction, taking the connection like a transaction would (after the open
-   * one, in turn with the waiting ones). Writes queued while the group waits (for the connection, or after a busy
-   * file) join it. Each statement's own error goes to its caller only (SQLite undoes just that statement); an error
-   * that ends the whole transaction, or a COMMIT that fails, goes to every caller of the group.
+   * Commits the queued members group by group, each group taking the connection like a transaction would (after the
+   * open one, in turn with the waiting calls); members queued meanwhile form the next group. A busy file (another
+   * process writing) sends the whole group back to wait and try again. A member's own error goes to its caller only
+   * (SQLite undoes just that statement, or that transaction's savepoint); an error that ends the whole transaction,
+   * or a COMMIT that fails, goes to every caller of the group.
    */
-  private async flushWrites(): Promise<void> {
-    for (let attempt = 1; this.queuedWrites.length > 0; attempt++) {
+  private async flushGroups(): Promise<void> {
+    for (let attempt = 1; this.queued.length > 0; ) {
+      let busy = false;
       for (let waited = false; this.holder; waited = true) await this.waitForConnection(true, waited);
       const frame: TxFrame = { active: true };
       this.holder = frame;
-      const group = this.queuedWrites;
-      let retry = false;
+      const group = this.queued;
+      this.queued = [];
+      let begun = false;
       try {
-        if (!this.raw.open) throw new TypeError('The database connection is not open');
+        if (!this.raw.open) throw notOpen();
         this.prepare('BEGIN IMMEDIATE').run();
-        const outcomes = group.map((w) => {
-          try {
-            return { result: w.exec(w.stmt) };
-          } catch (err) {
-            return { err };
-          }
-        });
-        if (!this.raw.inTransaction) throw outcomes.find((o) => 'err' in o)?.err ?? new Error('the write group was rolled back');
+        begun = true;
+        const committed: Array<() => void> = [];
+        for (const m of group) {
+          const outcome = await this.runMember(m, frame);
+          if (!this.raw.inTransaction) throw 'err' in outcome ? outcome.err : new Error('the write group was rolled back');
+          if (!('err' in outcome)) committed.push(() => m.done(outcome.result));
+          else if (m.tx && isBusyError(outcome.err) && m.attempts < WRITE_MAX_ATTEMPTS) this.again(m);
+          else m.fail(m.tx && isBusyError(outcome.err) ? new StoreBusyError(WRITE_MAX_ATTEMPTS, { cause: outcome.err }) : outcome.err);
+        }
         this.prepare('COMMIT').run();
-        this.queuedWrites = [];
         this.noteWrite();
-        group.forEach((w, i) => {
-          const o = outcomes[i];
-          if ('err' in o) w.fail(o.err);
-          else w.done(o.result);
-        });
+        for (const tell of committed) tell();
       } catch (err) {
-        if (this.raw.open && this.raw.inTransaction) this.raw.exec('ROLLBACK');
-        retry = isBusyError(err) && attempt < WRITE_MAX_ATTEMPTS;
-        if (retry) this.counters.busyRetries++;
-        else {
-          this.queuedWrites = [];
-          const reason = isBusyError(err) ? new StoreBusyError(WRITE_MAX_ATTEMPTS, { cause: err }) : err;
-          for (const w of group) w.fail(reason);
+        try {
+          if (this.raw.open && this.raw.inTransaction) this.raw.exec('ROLLBACK');
+        } catch {
+          // The connection itself failed: every member hears the first error below.
+        }
+        busy = !begun && isBusyError(err) && attempt < WRITE_MAX_ATTEMPTS;
+        if (busy) {
+          this.queued = group.concat(this.queued);
+          this.counters.busyRetries++;
+        } else {
+          const reason = !begun && isBusyError(err) ? new StoreBusyError(WRITE_MAX_ATTEMPTS, { cause: err }) : err;
+          for (const m of group) m.fail(reason);
         }
       } finally {
         frame.active = false;
         this.release();
       }
-      if (retry) await sleep(jitterMs());
+      // Another process has the file: wait a jittered moment. A group that began starts the count afresh.
+      if (busy) {
+        attempt++;
+        await sleep(jitterMs());
+      } else attempt = 1;
     }
+  }
+
+  /** A statement, or a transaction's function in a savepoint and a frame of its own (its calls join it). */
+  private async runMember(m: Member, group: TxFrame): Promise<{ result: unknown } | { err: unknown }> {
+    if (!m.tx) {
+      try {
+        return { result: m.run(group) };
+      } catch (err) {
+        return { err };
+      }
+    }
+    const own: TxFrame = { active: true };
+    this.holder = own;
+    this.prepare('SAVEPOINT member').run();
+    try {
+      const result = await m.run(own);
+      this.prepare('RELEASE member').run();
+      return { result };
+    } catch (err) {
+      if (this.raw.open && this.raw.inTransaction) {
+        this.prepare('ROLLBACK TO member').run();
+        this.prepare('RELEASE member').run();
+      }
+      return { err };
+    } finally {
+      own.active = false;
+      this.holder = group;
+    }
+  }
+
+  /** A transaction that met a busy file: into the next group. */
+  private again(m: Member): void {
+    m.attempts++;
+    this.counters.busyRetries++;
+    this.queued.push(m);
   }
 
   /** A statement outside any transaction: waits for a running one to end, retries while another process writes. */
