@@ -10,7 +10,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { StoreBusyError, StoreUnavailableError } from './errors.js';
-import { jitterMs, WRITE_MAX_ATTEMPTS } from './sqlite-sql.js';
+import { jitterMs, WRITE_MAX_ATTEMPTS } from './busy.js';
 import { numberPlaceholders, type RunResult, type Sql, type SqlValue, type WriteStats } from './sql.js';
 
 export const DEFAULT_POOL_SIZE = 10;

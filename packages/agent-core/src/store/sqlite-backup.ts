@@ -15,7 +15,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { isBusyError } from './sqlite-sql.js';
+import { isBusyError } from './busy.js';
 
 /** Pages per backup step: all of them, in one read transaction (see above). */
 const ALL_PAGES = 0x7fffffff;

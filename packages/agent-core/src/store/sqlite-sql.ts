@@ -21,6 +21,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
+import { BUSY_TIMEOUT_MS, isBusyError, jitterMs, WRITE_MAX_ATTEMPTS } from './busy.js';
 import { StoreBusyError } from './errors.js';
 import { startCheckpointer, WAL_BACKSTOP_PAGES, type Checkpointer } from './sqlite-checkpointer.js';
 import type { RunResult, Sql, SqlValue, WriteStats } from './sql.js';
@@ -32,12 +33,6 @@ export interface SqliteOptions {
   backgroundCheckpoints?: boolean;
 }
 
-/** SQLite's own wait for the lock; kept tiny so the jittered retry below decides. */
-export const BUSY_TIMEOUT_MS = 10;
-export const WRITE_RETRY_MIN_MS = 20;
-export const WRITE_RETRY_MAX_MS = 150;
-/** Attempts in total (the first try included) before a busy database is reported to the caller. */
-export const WRITE_MAX_ATTEMPTS = 15;
 /**
  * The WAL is copied back into the main file by SQLite itself once it holds this many pages (a passive checkpoint
  * in the committing connection): that bounds the file by size, at a cost paid once per ~4 MB of writes. (A manual
@@ -48,18 +43,7 @@ export const WAL_AUTOCHECKPOINT_PAGES = 1000;
 /** Compiled statements kept: the store's own SQL is a few dozen texts; generated SQL must not grow the cache. */
 export const MAX_STATEMENTS = 256;
 
-export function jitterMs(): number {
-  return WRITE_RETRY_MIN_MS + Math.floor(Math.random() * (WRITE_RETRY_MAX_MS - WRITE_RETRY_MIN_MS + 1));
-}
-
-/** SQLITE_BUSY, SQLITE_LOCKED and their extended codes (SQLITE_BUSY_RECOVERY, SQLITE_LOCKED_SHAREDCACHE, ...). */
 const notOpen = (): TypeError => new TypeError('The database connection is not open');
-
-export function isBusyError(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  const code = (err as { code?: unknown }).code;
-  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
-}
 
 interface TxFrame {
   active: boolean;
