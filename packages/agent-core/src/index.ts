@@ -4,6 +4,7 @@ export * from './providers/index.js';
 export * from './store/index.js';
 export * from './compression/index.js';
 export { hostTimeZone, localDate } from './time-zones.js';
+export { setBounded } from './bounded-map.js';
 
 export { runConversation } from './loop/run-conversation.js';
 export {

@@ -4,7 +4,7 @@
  * the MAX_CACHED_MODELS most recently built (any model of a configured provider can be chosen, so the cache must
  * not grow with every name users try).
  */
-import { createProvider, parseModelRef, providerLabel, type Provider } from '@herald/agent-core';
+import { createProvider, parseModelRef, providerLabel, setBounded, type Provider } from '@herald/agent-core';
 import type { HeraldConfig } from '../config/load.js';
 import { ProviderCatalog, providerConfig } from '../config/providers.js';
 
@@ -56,8 +56,7 @@ export class SessionModels {
       } catch (err) {
         throw new SessionModelError(`${ref}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       }
-      if (this.cache.size >= MAX_CACHED_MODELS) this.cache.delete(this.cache.keys().next().value as string);
-      this.cache.set(ref, made);
+      setBounded(this.cache, ref, made, MAX_CACHED_MODELS);
     }
     return made;
   }

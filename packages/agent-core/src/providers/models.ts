@@ -4,6 +4,7 @@
  * `claude-sonnet-4-5-20250929`), Ollama tags (`:latest`) and OpenRouter ids (`anthropic/claude-sonnet-4.5`)
  * find their family.
  */
+import { setBounded } from '../bounded-map.js';
 import type { Usage } from '../types.js';
 
 export const DEFAULT_CONTEXT_WINDOW = 128_000;
@@ -82,10 +83,7 @@ const NAME_BOUNDARY = /^[-:@]/;
 export function modelInfo(model: string): ModelInfo | undefined {
   // Asked several times per call (window, price, vision) about the same few names: each name is looked up once.
   if (known.has(model)) return known.get(model);
-  const info = lookUp(model);
-  if (known.size >= MAX_KNOWN_NAMES) known.delete(known.keys().next().value as string);
-  known.set(model, info);
-  return info;
+  return setBounded(known, model, lookUp(model), MAX_KNOWN_NAMES);
 }
 
 /** Names looked up so far, and what the table said (undefined included); bounded, the oldest going first. */

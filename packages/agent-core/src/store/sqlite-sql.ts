@@ -21,6 +21,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
+import { setBounded } from '../bounded-map.js';
 import { BUSY_TIMEOUT_MS, isBusyError, jitterMs, WRITE_MAX_ATTEMPTS } from './busy.js';
 import { StoreBusyError } from './errors.js';
 import { startCheckpointer, WAL_BACKSTOP_PAGES, type Checkpointer } from './sqlite-checkpointer.js';
@@ -213,15 +214,13 @@ export class SqliteSql implements Sql {
   private prepare(sql: string): Statement {
     let stmt = this.statements.get(sql);
     if (!stmt) {
-      stmt = this.raw.prepare(sql);
-      if (this.statements.size >= MAX_STATEMENTS) this.statements.delete(this.statements.keys().next().value as string);
-      this.statements.set(sql, stmt);
+      stmt = setBounded(this.statements, sql, this.raw.prepare(sql), MAX_STATEMENTS);
     }
     return stmt;
   }
 
   private async statement<T>(sql: string, fn: (stmt: Statement) => T): Promise<T> {
-    // Inside a transaction a busy error goes up to transaction(), which retries the whole of it.
+    // Inside a transaction a busy error goes up to its group (flushGroups), which runs the transaction again.
     if (this.inTransaction) return fn(this.prepare(sql));
     if (GROUPABLE.test(sql)) {
       if (!this.raw.open) throw notOpen();
