@@ -16,6 +16,9 @@ import { budgetsSchema, pricesSchema, profilesSchema, routesSchema } from '../pr
 import { botAccountsSchema } from '../profiles/accounts.js';
 import { PROFILE_NAME, PROFILE_NAME_RULE } from '../profiles/names.js';
 
+/** How long a turn runs before "typing…" shows (HERALD_TYPING_DELAY_MS's default; also a relay platform's, which has no settings). */
+export const DEFAULT_TYPING_DELAY_MS = 300;
+
 const SECTIONS = ['TELEGRAM', 'DISCORD', 'SLACK', 'OPENAI', 'ANTHROPIC', 'GATEWAY'] as const;
 
 export interface Setting<T extends z.ZodType = z.ZodType> {
@@ -136,7 +139,7 @@ export const SETTINGS = {
   statusReactions: setting('HERALD_STATUS_REACTIONS', statusReactions, 'Status reactions on the user\'s message on every platform: on, off, or queued,tools,done,error emoji (default: Slack on, others off)'),
   confirmReset: setting('HERALD_CONFIRM_RESET', bool, '/new (/reset) asks first, with buttons (or /new now); /new now always resets at once', 'false'),
   streaming: setting('HERALD_STREAMING', bool, 'Stream replies by editing one message as the text arrives', 'false'),
-  typingDelayMs: setting('HERALD_TYPING_DELAY_MS', int(0, 60_000), 'Milliseconds a turn runs before "typing…" shows: a reply that comes sooner is sent without it (0: at once)', '300'),
+  typingDelayMs: setting('HERALD_TYPING_DELAY_MS', int(0, 60_000), 'Milliseconds a turn runs before "typing…" shows: a reply that comes sooner is sent without it (0: at once)', String(DEFAULT_TYPING_DELAY_MS)),
   interimMessages: setting('HERALD_INTERIM_MESSAGES', bool, 'Show what the model writes before its tool calls ("Let me look that up.") as a message of its own, as Hermes does', 'true'),
   sessionReset: setting('HERALD_SESSION_RESET', z.enum(['idle', 'daily', 'both', 'none']), 'When a conversation starts afresh by itself: idle, daily, both or none', 'both'),
   sessionIdleMinutes: setting('HERALD_SESSION_IDLE_MINUTES', int(1, 525_600), 'Idle reset: minutes without activity after which the next message starts a new session', '1440'),

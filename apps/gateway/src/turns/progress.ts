@@ -11,6 +11,7 @@
 import { chunkMessage, type Platform, type PlatformEgress } from '@herald/adapters';
 import type { AgentEvent } from '@herald/agent-core';
 import type { ProgressSettings, ToolProgressMode } from '../config/progress.js';
+import { DEFAULT_TYPING_DELAY_MS } from '../config/settings.js';
 import type { Logger } from '../logger.js';
 import { TurnAbort } from '../queue/worker.js';
 import { deliver } from './delivery.js';
@@ -32,8 +33,6 @@ const ARGS_PREVIEW_CHARS = 60;
 const STATUS_ICONS = { retry: '⏳', fallback: '🔀', compression: '🗜' } as const;
 /** The status line a reasoning model's thinking gets (its content is never shown here). */
 export const THINKING_LINE = '💭 thinking…';
-/** How long a turn runs before "typing…" shows when no settings say (HERALD_TYPING_DELAY_MS's default). */
-export const DEFAULT_TYPING_DELAY_MS = 300;
 
 export function editIntervalMs(platform: string, chatType: string): number {
   if (platform !== 'telegram') return EDIT_INTERVAL_MS;
