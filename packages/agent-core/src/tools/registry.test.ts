@@ -21,6 +21,18 @@ describe('ToolRegistry', () => {
     ]);
   });
 
+  it('gives a tool the same schema object every time, and a new one when the tool is another or changed', () => {
+    const a = tool('a');
+    const [first] = toolSchemas([a]);
+    expect(toolSchemas([a])[0]).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    // A tool object whose description was replaced (tools are plain objects) is described as it is now.
+    const changed = a as { description: string };
+    changed.description = 'a tool, reworded';
+    expect(toolSchemas([a])[0]).toEqual({ name: 'a', description: 'a tool, reworded', parameters: { type: 'object', properties: {} } });
+    expect(toolSchemas([tool('a')])[0]).not.toBe(first);
+  });
+
   it('refuses a duplicate name and a name the provider APIs would reject', () => {
     const registry = new ToolRegistry([tool('a')]);
     expect(() => registry.register(tool('a'))).toThrow(/already registered/);

@@ -76,9 +76,21 @@ export function checkAvailability(tools: readonly Tool[]): Availability {
   return { tools: available, unavailable };
 }
 
+/**
+ * Each tool's schema, built once: the same object goes with every call of every turn, so what is worked out from a
+ * schema (its length in the token estimate, compression/tokens.ts) is worked out once. Frozen: it is shared.
+ */
+const schemaOf = new WeakMap<Tool, ToolSchema>();
+
 /** The part of a tool the model sees. */
 export function toolSchemas(tools: readonly Tool[]): ToolSchema[] {
-  return tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+  return tools.map((t) => {
+    const known = schemaOf.get(t);
+    if (known && known.name === t.name && known.description === t.description && known.parameters === t.parameters) return known;
+    const schema: ToolSchema = Object.freeze({ name: t.name, description: t.description, parameters: t.parameters });
+    schemaOf.set(t, schema);
+    return schema;
+  });
 }
 
 export class ToolRegistry {
