@@ -28,7 +28,7 @@ export function storedUserMessages(dbPath: string, marker: string): Array<{ cont
 }
 
 const USAGE_COLUMNS = `s.input_tokens AS inputTokens, s.output_tokens AS outputTokens, s.cache_read_tokens AS cacheReadTokens,
-  s.cache_write_tokens AS cacheWriteTokens, s.estimated_cost_usd AS costUsd, coalesce(c.api_calls, 0) AS apiCalls`;
+  s.cache_write_tokens AS cacheWriteTokens, s.estimated_cost_usd AS costUsd, s.api_calls + coalesce(c.api_calls, 0) AS apiCalls`;
 
 /**
  * The tokens, cost and model calls of a session: the one a stored user message containing `marker` belongs to, or

@@ -42,7 +42,7 @@ describe.each(STORE_BACKENDS)('a turn\'s spend on %s', (backend) => {
 
   it('settles an unrecorded turn once: session tokens, cost, API calls and budgets', async () => {
     const w = await world();
-    const spend = new TurnSpend({ store: w.store, counters: w.counters, budgets: w.budgets });
+    const spend = new TurnSpend({ store: w.store, budgets: w.budgets });
     const meter = spend.track(new SpendMeter(prices), spender, () => w.sessionId);
     await ask(meter.provider(model(M, 0)));
     await ask(meter.provider(model(0, M)));
@@ -57,7 +57,7 @@ describe.each(STORE_BACKENDS)('a turn\'s spend on %s', (backend) => {
 
   it('a turn that recorded its spend with its messages is not counted again', async () => {
     const w = await world();
-    const spend = new TurnSpend({ store: w.store, counters: w.counters, budgets: w.budgets });
+    const spend = new TurnSpend({ store: w.store, budgets: w.budgets });
     const meter = spend.track(new SpendMeter(prices), spender, () => w.sessionId);
     await ask(meter.provider(model(M, 0)));
     spend.recorded();
@@ -68,7 +68,7 @@ describe.each(STORE_BACKENDS)('a turn\'s spend on %s', (backend) => {
 
   it('a runner that throws after a priced call has it recorded, and its error goes on', async () => {
     const w = await world();
-    const run = settlingSpend({ store: w.store, counters: w.counters, budgets: w.budgets }, async (_ctx, spend) => {
+    const run = settlingSpend({ store: w.store, budgets: w.budgets }, async (_ctx, spend) => {
       const meter = spend.track(new SpendMeter(prices), spender, () => w.sessionId);
       // A compression before the turn wrote its summary's tokens (not its cost) into the session itself.
       await ask(meter.provider(model(1_000, 0)));
@@ -86,7 +86,7 @@ describe.each(STORE_BACKENDS)('a turn\'s spend on %s', (backend) => {
 
   it('a runner that returns without recording (a way out that writes no usage) is settled too; one that recorded is not', async () => {
     const w = await world();
-    const deps = { store: w.store, counters: w.counters, budgets: w.budgets };
+    const deps = { store: w.store, budgets: w.budgets };
     await settlingSpend(deps, async (_ctx, spend) => {
       await ask(spend.track(new SpendMeter(prices), spender, () => w.sessionId).provider(model(M, 0)));
     })({ log: silent } as TurnContext);
@@ -100,7 +100,7 @@ describe.each(STORE_BACKENDS)('a turn\'s spend on %s', (backend) => {
 
   it('a turn that failed before any call records nothing', async () => {
     const w = await world();
-    const run = settlingSpend({ store: w.store, counters: w.counters, budgets: w.budgets }, async () => {
+    const run = settlingSpend({ store: w.store, budgets: w.budgets }, async () => {
       throw new Error('no model');
     });
     await expect(run({ log: silent } as TurnContext)).rejects.toThrow('no model');

@@ -8,13 +8,11 @@
  */
 import { emptyUsage, usageMinus, type SessionStore, type Usage } from '@herald/agent-core';
 import type { TurnContext, TurnResult, TurnRunner } from '../queue/turn-context.js';
-import type { SessionCounters } from '../sessions/counters.js';
 import type { BudgetGuard, SpendSubject } from './guard.js';
 import type { SpendMeter } from './meter.js';
 
 export interface TurnSpendDeps {
   store: SessionStore;
-  counters?: SessionCounters;
   budgets?: BudgetGuard;
 }
 
@@ -68,9 +66,8 @@ export class TurnSpend {
     const calls = apiCalls ?? meter.calls;
     if (calls === 0 && meter.costUsd === 0 && meter.usage.input + meter.usage.output === 0) return;
     const sessionId = open.sessionId();
-    const { store, counters, budgets } = this.deps;
-    await store.addUsage(sessionId, { ...this.uncountedTokens(), costUsd: meter.costUsd });
-    await counters?.addApiCalls(sessionId, calls);
+    const { store, budgets } = this.deps;
+    await store.addUsage(sessionId, { ...this.uncountedTokens(), costUsd: meter.costUsd, apiCalls: calls });
     await budgets?.record(spender, meter.usage, meter.costUsd);
   }
 }

@@ -143,7 +143,9 @@ async function seedSqlite(): Promise<Seeded> {
     await new MemoryStore(store).add('telegram:42', 'memory', 'Bakes sourdough on weekends');
     await new MemoryStore(store).add('telegram:42', 'user', 'Prefers metric units');
     await createTodoTool(store).execute({ action: 'add', texts: ['Feed the starter', 'Bake'] }, { signal: new AbortController().signal, sessionId: second.id });
-    await new SessionCounters(store).addApiCalls(second.id, 3);
+    // API calls: one on the session row, two in the older session_counters table (both move; the count adds them).
+    await new SessionCounters(store).addApiCalls(second.id, 1);
+    await store.sql.run('INSERT INTO session_counters (session_id, api_calls, updated_at) VALUES (?, ?, ?)', [second.id, 2, Date.now()]);
     // Budget spend (money as a fraction, tokens, the 80 % notice given) moves with the store.
     const spend = new SpendStore(store.sql);
     await spend.add([{ scope: 'user:telegram:42', period: 'day:2026-11-26' }, { scope: 'global', period: 'month:2026-11' }], 1580, 0.00125);

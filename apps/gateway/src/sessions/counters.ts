@@ -1,6 +1,8 @@
 /**
- * Per-session numbers /usage shows that the sessions table does not keep: API calls (retries and fallbacks
- * included) counted by the worker after each turn, and compressions, read from the session's lineage.
+ * Per-session numbers /usage shows: API calls (retries and fallbacks included) and compressions, read from the
+ * session's lineage. A turn counts its calls in the sessions row's `api_calls`, with its usage (the store's
+ * addUsage); this table holds the counts written before that column existed, and those of a worker of an older
+ * version still running beside a newer one while hosts are upgraded one by one — the count is the sum of the two.
  */
 import { registerMigrations, type Session, type SessionStore, type Sql } from '@herald/agent-core';
 
@@ -14,7 +16,7 @@ CREATE TABLE IF NOT EXISTS session_counters (
 `;
 registerMigrations({ version: COUNTERS_MIGRATION_VERSION, name: 'session counters', sql: COUNTERS_SCHEMA });
 
-/** Kept on the store's own connection: the worker's count joins the turn's write transaction. */
+/** On the store's own connection: a count written inside a transaction commits with it. */
 export class SessionCounters {
   private readonly sql: Sql;
 
@@ -22,18 +24,18 @@ export class SessionCounters {
     this.sql = store.sql;
   }
 
+  /** Calls made outside a turn's usage (a turn passes its count to addUsage instead: one statement for both). */
   async addApiCalls(sessionId: string, calls: number): Promise<void> {
     if (calls <= 0) return;
-    await this.sql.run(
-      `INSERT INTO session_counters (session_id, api_calls, updated_at) VALUES (?, ?, ?)
-       ON CONFLICT (session_id) DO UPDATE SET api_calls = session_counters.api_calls + excluded.api_calls, updated_at = excluded.updated_at`,
-      [sessionId, calls, Date.now()],
-    );
+    await this.sql.run('UPDATE sessions SET api_calls = api_calls + ? WHERE id = ?', [calls, sessionId]);
   }
 
   async apiCalls(sessionId: string): Promise<number> {
-    const row = await this.sql.get<{ api_calls: number }>('SELECT api_calls FROM session_counters WHERE session_id = ?', [sessionId]);
-    return row?.api_calls ?? 0;
+    const row = await this.sql.get<{ api_calls: number }>(
+      'SELECT s.api_calls + coalesce((SELECT c.api_calls FROM session_counters c WHERE c.session_id = s.id), 0) AS api_calls FROM sessions s WHERE s.id = ?',
+      [sessionId],
+    );
+    return Number(row?.api_calls ?? 0);
   }
 }
 

@@ -17,7 +17,7 @@ export function spendOutsideTurn(
   sessionId: () => string = () => session.id,
 ): { spend: TurnSpend; meter: SpendMeter } {
   const profile = services.profiles.get(session.profile).name;
-  const spend = new TurnSpend({ store, counters: services.counters, budgets: session.userId ? services.budgets : undefined });
+  const spend = new TurnSpend({ store, budgets: session.userId ? services.budgets : undefined });
   const meter = spend.track(meterFor(services.pricing, profile), { profile, platform: session.source, userId: session.userId ?? '' }, sessionId);
   return { spend, meter };
 }

@@ -79,7 +79,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
   // A database outage is waited out (turns/store-patience.ts); any other exception still ends in one short reply
   // (turns/user-errors.ts).
   // A turn's spend is recorded once however it ends (budgets/turn-spend.ts).
-  const spendDeps = { store: deps.store, counters: deps.conversation?.counters, budgets: deps.controls?.budgets };
+  const spendDeps = { store: deps.store, budgets: deps.controls?.budgets };
   return retryThroughStoreOutage(replyOnFailure(deps, withTurnSlot(deps.controls, settlingSpend(spendDeps, async (ctx, spend) => {
     const first = ctx.entries[0].payload;
     const last = ctx.entries[ctx.entries.length - 1].payload;
@@ -293,11 +293,10 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       // Interrupted or stopped by the user: keep what the turn did (tool results), send nothing.
       const persisted = await store.transaction(async () => {
         // What the interrupted turn cost still counts: the session's usage and the budgets.
-        const usage = { ...spend.uncountedTokens(), costUsd: meter.costUsd, ...(result.lastPromptTokens ? { lastPromptTokens: result.lastPromptTokens } : {}) };
+        const usage = { ...spend.uncountedTokens(), costUsd: meter.costUsd, apiCalls: result.apiCalls + media.calls.length, ...(result.lastPromptTokens ? { lastPromptTokens: result.lastPromptTokens } : {}) };
         const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId, usage });
         await store.markTurn(ctx.turnId, 'interrupted', ctx.fence, abort instanceof Error ? abort.message : 'interrupted');
         await deps.controls?.budgets.record(spender, meter.usage, meter.costUsd);
-        await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls + media.calls.length);
         return persisted;
       });
       spend.recorded();
@@ -316,7 +315,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     session = await store.transaction(async () => {
       // Tokens: every call the turn made (its loop, subagents, side tasks, its files) but a compression's before it,
       // which are in the session's columns already; the cost: all of them (budgets/turn-spend.ts).
-      const usage = { ...spend.uncountedTokens(), costUsd: meter.costUsd, lastPromptTokens: result.lastPromptTokens };
+      // API calls: the loop's (answered or not), reading the files, the voice reply.
+      const usage = { ...spend.uncountedTokens(), costUsd: meter.costUsd, lastPromptTokens: result.lastPromptTokens, apiCalls: result.apiCalls + media.calls.length + (speech ? 1 : 0) };
       const persisted = await persistTurn(store, { sessionKey, session, result, turnId: ctx.turnId, platformMessageId: last.platformMessageId, usage });
       // Budgets: this turn's spend, and the 80 % notice when it crossed it (once, whichever worker is first).
       let notices: string[] = [];
@@ -326,8 +326,6 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       }
       text = notices.length > 0 ? `${reply}\n\n${notices.join('\n')}` : reply;
       await store.recordReply(ctx.turnId, text, ctx.fence, files);
-      // API calls: the loop's (answered or not), reading the files, the voice reply.
-      await deps.conversation?.counters.addApiCalls(persisted.id, result.apiCalls + media.calls.length + (speech ? 1 : 0));
       return persisted;
     });
     spend.recorded();

@@ -30,6 +30,9 @@ export const CORE_MIGRATIONS: readonly Migration[] = [
   { version: 3, name: 'message attachments', sql: MESSAGE_ATTACHMENTS },
   // SQLite's search index written in batches instead of by a trigger per message (fts.ts).
   { version: 5, name: 'search index in batches', sql: SEARCH_INDEX_IN_BATCHES },
+  // The model calls a session made, counted in the statement that adds the turn's usage (one write less per turn
+  // than the gateway's session_counters table, which keeps the counts from before: the gateway adds the two).
+  { version: 6, name: 'session api calls', sql: 'ALTER TABLE sessions ADD COLUMN api_calls INTEGER NOT NULL DEFAULT 0' },
   // Encrypted reasoning items (Responses API) replayed with later requests: JSON, never shown to users.
   { version: 15, name: 'message reasoning details', sql: 'ALTER TABLE messages ADD COLUMN reasoning_details TEXT' },
   // Context windows providers named in errors, shared by every worker (compression/windows.ts).

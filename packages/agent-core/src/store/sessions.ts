@@ -40,6 +40,8 @@ export interface UsageDelta {
   costUsd?: number;
   /** Size of the latest prompt; replaces the stored value (it drives auto-compression). */
   lastPromptTokens?: number;
+  /** Model calls the usage came from (retries, fallbacks, side tasks included). */
+  apiCalls?: number;
 }
 
 export interface ListSessionsOptions {
@@ -217,9 +219,10 @@ export async function addUsage(sql: Sql, sessionId: string, u: UsageDelta, count
   const result = await sql.run(
     `UPDATE sessions SET ${countSet}input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
        cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
-       estimated_cost_usd = estimated_cost_usd + ?, last_prompt_tokens = coalesce(?, last_prompt_tokens)
+       estimated_cost_usd = estimated_cost_usd + ?, last_prompt_tokens = coalesce(?, last_prompt_tokens),
+       api_calls = api_calls + ?
      WHERE id = ?`,
-    [...(counts ? [counts.messages, counts.toolCalls] : []), u.input, u.output, u.cacheRead, u.cacheWrite, u.costUsd ?? 0, u.lastPromptTokens ?? null, sessionId],
+    [...(counts ? [counts.messages, counts.toolCalls] : []), u.input, u.output, u.cacheRead, u.cacheWrite, u.costUsd ?? 0, u.lastPromptTokens ?? null, u.apiCalls ?? 0, sessionId],
   );
   if (result.changes === 0) throw new StoreNotFoundError('session', sessionId);
 }
