@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage, ToolCall } from '../types.js';
 import { StoreNotFoundError } from './errors.js';
+import { INSERT_CHUNK } from './messages.js';
 import { STORE_BACKENDS, useTempStores } from './test-support.js';
 
 describe.each(STORE_BACKENDS)('transcripts on %s', (backend) => {
@@ -36,6 +37,17 @@ describe('appendMessages', () => {
     const { store, sessionId } = await newSession();
     await store.appendMessages(sessionId, TURN);
     expect(await store.getHistory(sessionId)).toEqual(TURN);
+  });
+
+  it('reads a turn\'s history apart from what the turn itself saved, both in the internal format', async () => {
+    const { store, sessionId } = await newSession();
+    await store.appendMessages(sessionId, [{ role: 'user', content: 'no turn id' }]);
+    await store.appendMessages(sessionId, TURN, { turnId: 'T1' });
+    await store.appendMessages(sessionId, [{ role: 'user', content: 'later, another turn' }], { turnId: 'T2' });
+    const { history, saved } = await store.getTurnHistory(sessionId, 'T1');
+    expect(history).toEqual([{ role: 'user', content: 'no turn id' }, { role: 'user', content: 'later, another turn' }]);
+    expect(saved).toEqual(TURN);
+    expect((await store.getTurnHistory(sessionId, 'T9')).history).toEqual([{ role: 'user', content: 'no turn id' }, ...TURN, { role: 'user', content: 'later, another turn' }]);
   });
 
   it('keeps the references of files a user sent, and never the image bytes shown with them', async () => {
@@ -84,6 +96,28 @@ describe('appendMessages', () => {
     await store.appendMessages(sessionId, TURN, { turnId: 't' });
     expect(await store.getHistory(sessionId)).toEqual(TURN);
     expect((await store.getSession(sessionId))!.messageCount).toBe(5);
+  });
+
+  it('writes a long transcript in chunks, in order, and a re-run across a chunk boundary adds only what is missing', async () => {
+    const { store, sessionId } = await newSession();
+    const long = Array.from({ length: 2 * INSERT_CHUNK + 7 }, (_, i): ChatMessage => (i % 5 === 1 ? { ...TURN[1], content: `m${i}` } : { role: i % 2 === 0 ? 'user' : 'assistant', content: `m${i}` }));
+    // Without a turn id (a compressed history seeding a child session): every row, in input order.
+    const plain = await store.appendMessages(sessionId, long);
+    expect(plain.map((m) => m.content)).toEqual(long.map((m) => m.content));
+    expect(plain.map((m) => m.id)).toEqual([...plain.map((m) => m.id)].sort((a, b) => a - b));
+    // A turn saved up to just past the first chunk, then persisted whole: the stored rows come back in input order.
+    const { session: other } = await store.getOrCreateSession('agent:main:telegram:dm:2', { source: 'telegram' });
+    const early = await store.appendMessages(other.id, long.slice(0, INSERT_CHUNK + 3), { turnId: 'T' });
+    const whole = await store.appendMessages(other.id, long, { turnId: 'T' });
+    expect(whole.map((m) => m.content)).toEqual(long.map((m) => m.content));
+    expect(whole.slice(0, INSERT_CHUNK + 3).map((m) => m.id)).toEqual(early.map((m) => m.id));
+    expect(whole.map((m) => m.seq)).toEqual(long.map((_, i) => i));
+    const calls = long.filter((m) => m.tool_calls).length * 2;
+    for (const id of [sessionId, other.id]) {
+      const s = (await store.getSession(id))!;
+      expect([s.messageCount, s.toolCallCount]).toEqual([long.length, calls]);
+    }
+    expect(await store.getHistory(other.id)).toEqual(long);
   });
 
   it('keeps identical messages without a turn id, and different turns apart', async () => {

@@ -5,8 +5,8 @@
 import type { ChatMessage } from '../types.js';
 import { referencingSession } from './guards.js';
 import { addUsage, type UsageDelta } from './sessions.js';
-import { toChatMessage, toStoredMessage, type MessageRow, type StoredMessage } from './rows.js';
-import type { Sql } from './sql.js';
+import { CHAT_COLUMNS, toChatMessage, toStoredMessage, type ChatRow, type MessageRow, type StoredMessage } from './rows.js';
+import type { Sql, SqlValue } from './sql.js';
 
 export interface AppendOptions {
   /**
@@ -31,13 +31,16 @@ export interface GetMessagesOptions {
   limit?: number;
 }
 
-const INSERT_SQL = `
-  INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, tool_name, finish_reason, reasoning,
-                        attachments, reasoning_details, platform_message_id, turn_id, seq, created_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-  ON CONFLICT (session_id, turn_id, seq) DO NOTHING
-  RETURNING *`;
-const EXISTING_SQL = 'SELECT * FROM messages WHERE session_id = ? AND turn_id = ? AND seq = ?';
+const INSERT_COLUMNS = `session_id, role, content, tool_calls, tool_call_id, tool_name, finish_reason, reasoning,
+  attachments, reasoning_details, platform_message_id, turn_id, seq, created_at`;
+const ROW_PLACEHOLDERS = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
+/** Rows per INSERT: 14 parameters each, well inside SQLite's 32,766 and PostgreSQL's 65,535. */
+export const INSERT_CHUNK = 500;
+/** The insert of `n` messages, one statement (a turn's messages are one round, not one per message). */
+const insertSql = (n: number): string =>
+  `INSERT INTO messages (${INSERT_COLUMNS}) VALUES ${Array.from({ length: n }, () => ROW_PLACEHOLDERS).join(', ')}
+  ON CONFLICT (session_id, turn_id, seq) DO NOTHING RETURNING *`;
+const EXISTING_SQL = 'SELECT * FROM messages WHERE session_id = ? AND turn_id = ? AND seq >= ? AND seq <= ?';
 const COUNT_SQL = `
   UPDATE sessions SET message_count = message_count + ?, tool_call_count = tool_call_count + ? WHERE id = ?`;
 
@@ -45,7 +48,31 @@ function toolCallCount(m: ChatMessage): number {
   return m.role === 'assistant' ? (m.tool_calls?.length ?? 0) : 0;
 }
 
-/** Appends in one transaction and returns the stored rows, in input order (existing rows for repeats). */
+function rowValues(sessionId: string, m: ChatMessage, turnId: string | null, seq: number | null, platformMessageId: string | null, now: number): SqlValue[] {
+  return [
+    sessionId,
+    m.role,
+    m.content,
+    m.tool_calls && m.tool_calls.length > 0 ? JSON.stringify(m.tool_calls) : null,
+    m.tool_call_id ?? null,
+    m.tool_name ?? null,
+    m.finish_reason ?? null,
+    m.reasoning ?? null,
+    // References only: image bytes (m.images) are for the request that carried them and are never stored.
+    m.attachments && m.attachments.length > 0 ? JSON.stringify(m.attachments) : null,
+    m.reasoning_details && m.reasoning_details.length > 0 ? JSON.stringify(m.reasoning_details) : null,
+    platformMessageId,
+    turnId,
+    seq,
+    now,
+  ];
+}
+
+/**
+ * Appends in one transaction and returns the stored rows, in input order (existing rows for repeats). The messages
+ * go in with one INSERT per INSERT_CHUNK; a turn's repeats (a re-run after a crash) are skipped by the unique
+ * (session, turn, seq) index and read back in one SELECT.
+ */
 export async function appendMessages(
   sql: Sql,
   sessionId: string,
@@ -55,40 +82,34 @@ export async function appendMessages(
   if (messages.length === 0) return [];
   const turnId = opts.turnId ?? null;
   const firstSeq = opts.firstSeq ?? 0;
+  const platformMessageId = opts.platformMessageId ?? null;
   // A session that does not exist fails the first insert (its foreign key): no read to check it first.
   return referencingSession(sessionId, () => sql.transaction(async () => {
     const now = Date.now();
     const stored: StoredMessage[] = [];
     let added = 0;
     let toolCalls = 0;
-    for (const [index, m] of messages.entries()) {
-      const seq = turnId === null ? null : firstSeq + index;
-      const calls = m.tool_calls && m.tool_calls.length > 0 ? JSON.stringify(m.tool_calls) : null;
-      // References only: image bytes (m.images) are for the request that carried them and are never stored.
-      const files = m.attachments && m.attachments.length > 0 ? JSON.stringify(m.attachments) : null;
-      let row = await sql.get<MessageRow>(INSERT_SQL, [
-        sessionId,
-        m.role,
-        m.content,
-        calls,
-        m.tool_call_id ?? null,
-        m.tool_name ?? null,
-        m.finish_reason ?? null,
-        m.reasoning ?? null,
-        files,
-        m.reasoning_details && m.reasoning_details.length > 0 ? JSON.stringify(m.reasoning_details) : null,
-        opts.platformMessageId ?? null,
-        turnId,
-        seq,
-        now,
-      ]);
-      if (row) {
-        added++;
-        toolCalls += toolCallCount(m);
+    for (let from = 0; from < messages.length; from += INSERT_CHUNK) {
+      const chunk = messages.slice(from, from + INSERT_CHUNK);
+      const seqOf = (i: number): number | null => (turnId === null ? null : firstSeq + from + i);
+      const params = chunk.flatMap((m, i) => rowValues(sessionId, m, turnId, seqOf(i), platformMessageId, now));
+      const inserted = await sql.all<MessageRow>(insertSql(chunk.length), params);
+      added += inserted.length;
+      let rows: MessageRow[];
+      if (turnId === null) {
+        // No turn: nothing can repeat, every row went in; ids grow in the order of the VALUES.
+        rows = inserted.sort((a, b) => Number(a.id) - Number(b.id));
+        for (const m of chunk) toolCalls += toolCallCount(m);
       } else {
-        row = (await sql.get<MessageRow>(EXISTING_SQL, [sessionId, turnId, seq])) as MessageRow;
+        const bySeq = new Map(inserted.map((r) => [Number(r.seq), r]));
+        for (const [i, m] of chunk.entries()) if (bySeq.has(seqOf(i) as number)) toolCalls += toolCallCount(m);
+        if (bySeq.size < chunk.length) {
+          const existing = await sql.all<MessageRow>(EXISTING_SQL, [sessionId, turnId, seqOf(0), seqOf(chunk.length - 1)]);
+          for (const r of existing) if (!bySeq.has(Number(r.seq))) bySeq.set(Number(r.seq), r);
+        }
+        rows = chunk.map((_, i) => bySeq.get(seqOf(i) as number) as MessageRow);
       }
-      stored.push(toStoredMessage(row));
+      for (const r of rows) stored.push(toStoredMessage(r));
     }
     if (opts.usage) await addUsage(sql, sessionId, opts.usage, { messages: added, toolCalls });
     else if (added > 0) await sql.run(COUNT_SQL, [added, toolCalls, sessionId]);
@@ -107,17 +128,28 @@ export async function getMessages(sql: Sql, sessionId: string, opts: GetMessages
 
 /** The transcript in the internal message format, oldest first, ready to send to a provider. */
 export async function getHistory(sql: Sql, sessionId: string): Promise<ChatMessage[]> {
-  return (await getMessages(sql, sessionId)).map(toChatMessage);
+  const rows = await sql.all<ChatRow>(`SELECT ${CHAT_COLUMNS} FROM messages WHERE session_id = ? ORDER BY id`, [sessionId]);
+  return rows.map(toChatMessage);
 }
 
 /**
  * The transcript of a turn that runs again: what came before it, and what an earlier run of the same turn saved
- * (its progress checkpoints), in the order it was written.
+ * (its progress checkpoints), in the order it was written. One read on every turn's path: the turn's own rows are
+ * told apart in SQL (`mine`), so no turn id is read back.
  */
 export async function getTurnHistory(sql: Sql, sessionId: string, turnId: string): Promise<{ history: ChatMessage[]; saved: ChatMessage[] }> {
-  const rows = await getMessages(sql, sessionId);
-  const saved = rows.filter((r) => r.turnId === turnId).sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
-  return { history: rows.filter((r) => r.turnId !== turnId).map(toChatMessage), saved: saved.map(toChatMessage) };
+  const rows = await sql.all<ChatRow & { seq: number | null; mine: number }>(
+    `SELECT ${CHAT_COLUMNS}, seq, CASE WHEN turn_id = ? THEN 1 ELSE 0 END AS mine FROM messages WHERE session_id = ? ORDER BY id`,
+    [turnId, sessionId],
+  );
+  const history: ChatMessage[] = [];
+  const saved: Array<ChatRow & { seq: number | null }> = [];
+  for (const r of rows) {
+    if (Number(r.mine) === 1) saved.push(r);
+    else history.push(toChatMessage(r));
+  }
+  saved.sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
+  return { history, saved: saved.map(toChatMessage) };
 }
 
 /** When the session's newest message was written (ms), or null when it has none. One indexed row. */

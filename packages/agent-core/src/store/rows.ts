@@ -178,16 +178,28 @@ export function toStoredMessage(r: MessageRow): StoredMessage {
   };
 }
 
-/** Back to the internal message format, with absent optional fields left out (not set to undefined or null). */
-export function toChatMessage(m: StoredMessage): ChatMessage {
-  const msg: ChatMessage = { role: m.role, content: m.content };
-  if (m.toolCalls && m.toolCalls.length > 0) msg.tool_calls = m.toolCalls;
-  if (m.toolCallId !== null) msg.tool_call_id = m.toolCallId;
-  if (m.toolName !== null) msg.tool_name = m.toolName;
-  if (m.reasoning !== null) msg.reasoning = m.reasoning;
-  if (m.reasoningDetails && m.reasoningDetails.length > 0) msg.reasoning_details = m.reasoningDetails;
-  if (m.finishReason !== null) msg.finish_reason = m.finishReason;
-  if (m.attachments && m.attachments.length > 0) msg.attachments = m.attachments;
+/**
+ * The columns a message in a provider's request needs. A history read selects only these: every column of every
+ * row becomes a JavaScript value (the session id, turn id and timestamps of a 14-message history cost more to build
+ * than SQLite takes to find the rows), and the rows go straight to chat messages.
+ */
+export const CHAT_COLUMNS = 'role, content, tool_calls, tool_call_id, tool_name, finish_reason, reasoning, attachments, reasoning_details';
+
+export type ChatRow = Pick<MessageRow, 'role' | 'content' | 'tool_calls' | 'tool_call_id' | 'tool_name' | 'finish_reason' | 'reasoning' | 'attachments' | 'reasoning_details'>;
+
+/** A stored row in the internal message format, with absent optional fields left out (not set to undefined or null). */
+export function toChatMessage(r: ChatRow): ChatMessage {
+  const msg: ChatMessage = { role: r.role, content: r.content };
+  const calls = r.tool_calls === null ? null : (JSON.parse(r.tool_calls) as ToolCall[]);
+  if (calls && calls.length > 0) msg.tool_calls = calls;
+  if (r.tool_call_id !== null) msg.tool_call_id = r.tool_call_id;
+  if (r.tool_name !== null) msg.tool_name = r.tool_name;
+  if (r.reasoning !== null) msg.reasoning = r.reasoning;
+  const details = r.reasoning_details ? (JSON.parse(r.reasoning_details) as ReasoningDetail[]) : null;
+  if (details && details.length > 0) msg.reasoning_details = details;
+  if (r.finish_reason !== null) msg.finish_reason = r.finish_reason;
+  const attachments = r.attachments === null || r.attachments === undefined ? null : (JSON.parse(r.attachments) as AttachmentRef[]);
+  if (attachments && attachments.length > 0) msg.attachments = attachments;
   return msg;
 }
 
