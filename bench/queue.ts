@@ -14,13 +14,14 @@
  * Run alone: npm run build && node --conditions=@herald/dist --import tsx bench/queue.ts   (needs Redis on
  *   127.0.0.1:6379; PostgreSQL for the second run, else skipped; bench/gateway.ts says why the compiled gateway)
  *   BENCH_STORE=sqlite|postgres   one backend only (default: both, SQLite first)
- *   BENCH_ONLY=throughput|concurrent   one part only
+ *   BENCH_ONLY=throughput|concurrent|paced   one part only (paced: the two paced latency runs, bench/paced.ts)
+ *   BENCH_KEEP_DB=1   keep the SQLite file of each run (its folder is printed) to look at afterwards
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { Queue, Worker } from 'bullmq';
 import type { InboundMessage } from '@herald/adapters';
@@ -30,6 +31,7 @@ import { installWorkCounters, perMessage, printDetail, resetDetail, snapshot } f
 import { profiled } from './profile.js';
 import { createBenchDatabase, postgresUnavailable } from './postgres.js';
 import { BENCH_NODE_ARGS, gateway } from './gateway.js';
+import { now, pacedLatency, percentile, sleep, type PacedRun } from './paced.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** BENCH_SCALE=0.2 runs every part with a fifth of the messages: for iterating on a shared machine, not for figures. */
@@ -54,8 +56,6 @@ function benchScale(raw: string | undefined): number {
   return n;
 }
 
-const now = (): number => performance.timeOrigin + performance.now();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface StandIns {
   child: ChildProcess;
@@ -141,7 +141,8 @@ async function startBenchHerald(s: StandIns, concurrency: number, store: BenchSt
   });
   const removeState = async (): Promise<void> => {
     await deleteRedisPrefix(prefix, REDIS_URL);
-    rmSync(dir, { recursive: true, force: true });
+    if (process.env.BENCH_KEEP_DB === '1') console.log(`(BENCH_KEEP_DB: the store is kept in ${dir})`);
+    else rmSync(dir, { recursive: true, force: true });
     await database?.drop();
   };
   const herald = await app.startHerald(config, logger.createLogger({ level: process.env.BENCH_LOG ?? 'silent' })).catch(async (err: unknown) => {
@@ -202,51 +203,6 @@ export async function waitForSent(s: StandIns, tags: string[], timeoutMs: number
 
 export const range = (from: number, n: number): number[] => Array.from({ length: n }, (_, i) => from + i);
 
-/**
- * Added latency with messages handed in on a fixed schedule (message i at start + i × paceMs, whatever the event
- * loop's lag: a late tick sends what is due, so the rate holds): event in → LLM request and LLM reply → send.
- */
-async function pacedLatency(s: StandIns, router: Router, count: number, paceMs: number, msg: (i: number) => InboundMessage): Promise<Record<string, number>> {
-  const eventIn = new Map<string, number>();
-  const tags: string[] = [];
-  // What else delays a message: the event loop's own lag (timers due late) and garbage-collection pauses.
-  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
-  const gcPauses: number[] = [];
-  const gc = new PerformanceObserver((list) => void gcPauses.push(...list.getEntries().map((e) => e.duration)));
-  loopDelay.enable();
-  gc.observe({ entryTypes: ['gc'] });
-  const start = now();
-  for (let i = 0; i < count; i++) {
-    const due = start + i * paceMs;
-    const wait = due - now();
-    if (wait > 1) await sleep(wait);
-    const m = msg(i);
-    tags.push(m.text);
-    eventIn.set(m.text, now());
-    void router.handle(m);
-  }
-  const t = await waitForSent(s, tags, 60_000);
-  loopDelay.disable();
-  gc.disconnect();
-  const inToLlm = tags.map((tag) => (t.llmIn.get(tag) as number) - (eventIn.get(tag) as number));
-  const llmToSend = tags.map((tag) => (t.sentAt.get(tag) as number) - (t.llmOut.get(tag) as number));
-  return {
-    in_to_llm_p50_ms: percentile(inToLlm, 50),
-    in_to_llm_p99_ms: percentile(inToLlm, 99),
-    llm_to_send_p50_ms: percentile(llmToSend, 50),
-    llm_to_send_p99_ms: percentile(llmToSend, 99),
-    loop_delay_p99_ms: loopDelay.percentile(99) / 1e6,
-    loop_delay_max_ms: loopDelay.max / 1e6,
-    gc_pause_max_ms: gcPauses.length > 0 ? Math.max(...gcPauses) : 0,
-    gc_pause_total_ms: gcPauses.reduce((a, b) => a + b, 0),
-  };
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
 async function rawBullmqJobsPerSecond(): Promise<number> {
   const prefix = `herald-bench-raw-${process.pid}`;
   const connection = { url: REDIS_URL, maxRetriesPerRequest: null };
@@ -287,11 +243,13 @@ export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<s
 
     // Paced first: latency is measured on a quiet system, not behind the throughput run's leftovers. 50 messages/s
     // (figures without a suffix), then 200 messages/s (`_at_200`), each message in a conversation with no turn running.
-    const slow = await pacedLatency(s, router, PACED_MESSAGES, PACE_MS, (i) => message(1_000 + (i % 50), `p${i}`));
+    const paced: PacedRun = { handle: (m) => router.handle(m), answered: (tags) => waitForSent(s, tags, 60_000) };
+    const slow = await pacedLatency(paced, PACED_MESSAGES, PACE_MS, (i) => message(1_000 + (i % 50), `p${i}`));
     Object.assign(results, slow);
-    const fast = await pacedLatency(s, router, FAST_PACED_MESSAGES, FAST_PACE_MS, (i) => message(2_000 + (i % FAST_PACED_SESSIONS), `f${i}`));
+    const fast = await pacedLatency(paced, FAST_PACED_MESSAGES, FAST_PACE_MS, (i) => message(2_000 + (i % FAST_PACED_SESSIONS), `f${i}`));
     for (const [k, v] of Object.entries(fast)) results[`${k.replace(/_ms$/, '')}_at_200_ms`] = v;
 
+    if (process.env.BENCH_ONLY === 'paced') return;
     const tags = Array.from({ length: THROUGHPUT_MESSAGES }, (_, i) => `t${i}`);
     const before = snapshot();
     resetDetail();
@@ -310,7 +268,7 @@ export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<s
     if (store === 'sqlite') results.sql_statements_per_message = work.sqlStatements;
   });
 
-  if (process.env.BENCH_ONLY === 'throughput') return printed();
+  if (process.env.BENCH_ONLY === 'throughput' || process.env.BENCH_ONLY === 'paced') return printed();
   // 3: raw BullMQ (the same on either store: measured once, with SQLite).
   if (process.env.BENCH_ONLY !== 'concurrent' && store === 'sqlite') {
     results.raw_bullmq_jobs_per_s = await rawBullmqJobsPerSecond();
@@ -355,25 +313,29 @@ export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<s
     results.concurrent_last_llm_in_s = Math.max(...llmIn) / 1000;
     results.concurrent_llm_to_send_p50_s = percentile(llmToSend, 50) / 1000;
     results.concurrent_llm_to_send_p99_s = percentile(llmToSend, 99) / 1000;
-    // Back near the start once the turns are done? (after a full GC when --expose-gc, as benchQueueInChild runs)
+    // Back near the start once the turns are done? A second after the last reply, with no collection forced: Herald
+    // runs as in production, where nothing calls gc() (a forced full collection every second, as this benchmark did
+    // before, kept RSS at its peak: each one put off V8's own memory reducer).
     await sleep(1_000);
-    (globalThis as { gc?: () => void }).gc?.();
     const after = process.memoryUsage();
     results.concurrent_rss_after_mb = after.rss / 1024 / 1024;
     results.concurrent_js_heap_after_mb = after.heapUsed / 1024 / 1024;
     results.concurrent_js_heap_total_after_mb = after.heapTotal / 1024 / 1024;
     results.concurrent_external_after_mb = after.external / 1024 / 1024;
-    // ... and once idle keep-alive connections have closed and V8 has given back the pages it no longer needs: how
-    // long until RSS is at most 1.5 × the start level again (a leak never gets there), at most a minute.
+    // ... and once Herald, idle, has given the memory back by itself (ops/memory-trim.ts; no collection forced from
+    // here, which would also keep the process from looking idle): how long until RSS is at most 1.5 × the start level
+    // again (a leak never gets there), at most a minute.
     const after1s = now();
     let settled = after.rss;
     while (settled > baseRss * 1.5 && now() - after1s < 60_000) {
       await sleep(1_000);
-      (globalThis as { gc?: () => void }).gc?.();
       settled = process.memoryUsage().rss;
     }
     results.concurrent_rss_settled_mb = settled / 1024 / 1024;
     results.concurrent_rss_settled_s = (now() - after1s) / 1000 + 1;
+    // And where it is half a minute after the last reply (V8 may give back more after the first drop).
+    while (now() - after1s < 29_000) await sleep(1_000);
+    results.concurrent_rss_30s_mb = process.memoryUsage().rss / 1024 / 1024;
     results.concurrent_rss_start_mb = baseRss / 1024 / 1024;
     results.concurrent_js_heap_start_mb = baseHeap / 1024 / 1024;
     results.concurrent_turns = CONCURRENT_TURNS;
