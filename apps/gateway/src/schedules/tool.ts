@@ -3,7 +3,7 @@
  * lists the user's tasks, or cancels one. It is built per turn, for the chat and user the turn answers: a task
  * belongs to the person who asked and delivers to the chat it was set in.
  */
-import type { Tool } from '@herald/agent-core';
+import { setBounded, type Tool } from '@herald/agent-core';
 import { ownerSchedules, scheduleListText } from './format.js';
 import type { ScheduleService } from './service.js';
 import type { ScheduleOrigin } from './store.js';
@@ -31,11 +31,16 @@ const DESCRIPTION = [
   'otherwise. action "list" shows the user\'s tasks; action "cancel" with id cancels one. The user can also send /schedules.',
 ].join(' ');
 
-export function createScheduleTool(service: ScheduleService, origin: ScheduleOrigin, defaultTimeZone: string): Tool<ScheduleArgs> {
-  return {
-    name: SCHEDULE_TOOL,
-    description: DESCRIPTION,
-    parameters: {
+/**
+ * The parameters, one object per default time zone (a gateway has one): the tool is built per turn, its schema is
+ * the same each time, and what is worked out from a schema (its size in the token estimate) is kept with it.
+ */
+const parametersByZone = new Map<string, Tool['parameters']>();
+
+function parametersFor(defaultTimeZone: string): Tool['parameters'] {
+  let parameters = parametersByZone.get(defaultTimeZone);
+  if (!parameters) {
+    parameters = {
       type: 'object',
       properties: {
         action: { type: 'string', enum: ['create', 'list', 'cancel'], description: 'Default create' },
@@ -47,7 +52,17 @@ export function createScheduleTool(service: ScheduleService, origin: ScheduleOri
         session: { type: 'string', enum: ['own', 'origin'], description: 'Where the task runs; default own' },
         id: { type: 'string', description: 'cancel: the task id' },
       },
-    },
+    };
+    setBounded(parametersByZone, defaultTimeZone, parameters, 16);
+  }
+  return parameters;
+}
+
+export function createScheduleTool(service: ScheduleService, origin: ScheduleOrigin, defaultTimeZone: string): Tool<ScheduleArgs> {
+  return {
+    name: SCHEDULE_TOOL,
+    description: DESCRIPTION,
+    parameters: parametersFor(defaultTimeZone),
     readOnly: false,
     async execute(args) {
       const action = args.action ?? 'create';

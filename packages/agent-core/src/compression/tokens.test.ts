@@ -23,6 +23,18 @@ describe('toolsChars', () => {
     );
   });
 
+  it('is exact for a schema made anew around shared parameters (a tool built per turn), and for one with other keys', () => {
+    fc.assert(
+      fc.property(schema, fc.string({ maxLength: 50 }), (base, description) => {
+        const again: ToolSchema = { name: base.name, description, parameters: base.parameters };
+        toolsChars([base]);
+        expect(toolsChars([again])).toBe(JSON.stringify([again]).length);
+        const extra = { ...again, strict: true } as ToolSchema;
+        expect(toolsChars([extra])).toBe(JSON.stringify([extra]).length);
+      }),
+    );
+  });
+
   it('counts the schemas in a request estimate', () => {
     const tools: ToolSchema[] = [{ name: 'memory', description: 'x'.repeat(400), parameters: { type: 'object' } }];
     const without = estimateRequestTokens('system', [{ role: 'user', content: 'hi' }]);

@@ -73,19 +73,38 @@ export function estimateRequestTokens(
 
 /** Each schema's JSON length, kept with the schema: the same few schemas go with every call of every turn. */
 const schemaChars = new WeakMap<ToolSchema, number>();
+/**
+ * Each parameters object's JSON length: a tool built per turn (the schedule tool, for the chat it answers) is a new
+ * schema every turn but shares its parameters, the bulk of it.
+ */
+const parametersChars = new WeakMap<object, number>();
+/** `{"name":…,"description":…,"parameters":…}` without the three values. */
+const SCHEMA_FRAME_CHARS = '{"name":,"description":,"parameters":}'.length;
+
+function schemaLength(t: ToolSchema): number {
+  const known = schemaChars.get(t);
+  if (known !== undefined) return known;
+  const p: unknown = t.parameters;
+  let n: number;
+  if (typeof t.name === 'string' && typeof t.description === 'string' && typeof p === 'object' && p !== null && Object.keys(t).length === 3) {
+    let pn = parametersChars.get(p);
+    if (pn === undefined) {
+      pn = JSON.stringify(p).length;
+      parametersChars.set(p, pn);
+    }
+    n = SCHEMA_FRAME_CHARS + JSON.stringify(t.name).length + JSON.stringify(t.description).length + pn;
+  } else {
+    n = JSON.stringify(t).length;
+  }
+  schemaChars.set(t, n);
+  return n;
+}
 
 /** `JSON.stringify(tools).length`, without serialising the schemas again on every call. */
 export function toolsChars(tools: readonly ToolSchema[]): number {
   if (tools.length === 0) return 0;
   // "[" + the schemas joined by "," + "]"
   let chars = 1 + tools.length;
-  for (const t of tools) {
-    let n = schemaChars.get(t);
-    if (n === undefined) {
-      n = JSON.stringify(t).length;
-      schemaChars.set(t, n);
-    }
-    chars += n;
-  }
+  for (const t of tools) chars += schemaLength(t);
   return chars;
 }
