@@ -23,6 +23,7 @@ import { Telegram } from 'telegraf';
 import { installWorkCounters, perMessage, printDetail, resetDetail, snapshot } from './counters.js';
 import { profiled } from './profile.js';
 import { deleteRedisPrefix } from '../test/helpers/cluster.js';
+import { sendFigures } from './child.js';
 import { CONCURRENT_TURNS, range, SLOW_LLM_MS, startStandIns, THROUGHPUT_MESSAGES, THROUGHPUT_SESSIONS, waitForSent, type StandIns } from './queue.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -151,7 +152,10 @@ export async function benchFloor(): Promise<Record<string, number>> {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   benchFloor().then(
-    () => process.exit(0),
+    async (figures) => {
+      await sendFigures(figures);
+      process.exit(0);
+    },
     (err: unknown) => {
       console.error(err);
       process.exit(1);

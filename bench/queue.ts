@@ -18,6 +18,7 @@
  *   BENCH_KEEP_DB=1   keep the SQLite file of each run (its folder is printed) to look at afterwards
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { figuresFromChild, sendFigures } from './child.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -368,26 +369,17 @@ export async function benchStores(): Promise<BenchStore[]> {
 
 /**
  * The queue benchmark on `store` in a fresh process (this file run as a child), its figures sent back: every run
- * starts from the same heap, so the peak RSS of one backend's run does not carry into the other's.
+ * starts from the same heap, so the peak RSS of one backend's run does not carry into the other's. `env` adds to
+ * the environment (BENCH_ONLY for one part); `quiet` leaves the child's printing out.
  */
-export async function benchQueueInChild(store: BenchStore): Promise<Record<string, number>> {
-  const child = fork(import.meta.filename, [], {
-    execArgv: [...BENCH_NODE_ARGS, '--expose-gc'],
-    env: { ...process.env, BENCH_STORE: store },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  let figures: Record<string, number> | undefined;
-  child.on('message', (m) => (figures = m as Record<string, number>));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0 || !figures) throw new Error(`the ${store} queue benchmark exited with ${code}`);
-  return figures;
+export async function benchQueueInChild(store: BenchStore, env: NodeJS.ProcessEnv = {}, quiet = false): Promise<Record<string, number>> {
+  return figuresFromChild(import.meta.filename, { execArgv: [...BENCH_NODE_ARGS, '--expose-gc'], env: { ...process.env, ...env, BENCH_STORE: store }, what: `the ${store} queue benchmark`, quiet });
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   (async () => {
     for (const store of await benchStores()) {
-      const figures = await benchQueue(store);
-      if (process.send) await new Promise((resolve) => process.send!(figures, resolve));
+      await sendFigures(await benchQueue(store));
     }
   })().then(
     () => process.exit(0),

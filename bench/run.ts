@@ -3,11 +3,15 @@
  * shared and noisy, so numbers are for comparing runs on one machine, not pass/fail.
  *   BENCH_ONLY=throughput|concurrent   one part of the queue and floor runs;  BENCH_ONLY=soak   the soak alone
  *   BENCH_SCALE=0.2                    a fifth of the messages (iterating on a shared machine, not for figures)
+ *   BENCH_ROUNDS=3                     then 3 alternating rounds of the floor and Herald, and the median ratios (bench/rounds.ts)
  */
 import { benchAgentLoop } from './agent-loop.js';
 import { benchFloor } from './floor.js';
 import { benchQueueInChild, benchStores, FIGURE_PREFIX } from './queue.js';
+import { benchRounds, runRounds } from './rounds.js';
 import { benchSoakInChild } from './soak.js';
+
+const rounds = benchRounds(process.env.BENCH_ROUNDS);
 
 // BENCH_ONLY=soak: the long soak alone (bench/soak.ts), in a process of its own.
 if (process.env.BENCH_ONLY === 'soak') {
@@ -33,4 +37,8 @@ if (queue.concurrent_finish_s && floor.concurrent_finish_s) ratio('concurrent_fi
 if (queue.concurrent_peak_rss_mb && floor.concurrent_peak_rss_mb) ratio('concurrent_peak_rss_mb', queue.concurrent_peak_rss_mb / floor.concurrent_peak_rss_mb);
 // CPU per message barely moves with the machine's load, unlike the two timings above (measured minutes apart).
 if (queue.cpu_ms_per_message && floor.cpu_ms_per_message) ratio('cpu_ms_per_message', queue.cpu_ms_per_message / floor.cpu_ms_per_message);
+if (rounds > 1) {
+  console.log(`\n# ${rounds} alternating rounds of the floor and Herald (SQLite), each in a fresh process; Herald ÷ floor`);
+  await runRounds(rounds);
+}
 process.exit(0);

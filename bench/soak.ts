@@ -11,7 +11,7 @@
  * Figures: soak.minutes, soak.messages, soak.answered, soak.rate_per_s, soak.sessions, soak.rss_start_mb,
  * soak.rss_end_mb, soak.rss_slope_mb_per_min, soak.heap_start_mb, soak.heap_end_mb, soak.heap_slope_mb_per_min.
  */
-import { fork } from 'node:child_process';
+import { figuresFromChild, sendFigures } from './child.js';
 import { pathToFileURL } from 'node:url';
 import { BENCH_NODE_ARGS } from './gateway.js';
 import { message, range, withBenchHerald } from './queue.js';
@@ -123,19 +123,14 @@ export function printSoak(results: Record<string, number>): void {
 
 /** The soak in a fresh process with --expose-gc (so heap samples are taken after a full collection). */
 export async function benchSoakInChild(): Promise<Record<string, number>> {
-  const child = fork(import.meta.filename, [], { execArgv: [...BENCH_NODE_ARGS, '--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  let figures: Record<string, number> | undefined;
-  child.on('message', (m) => (figures = m as Record<string, number>));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0 || !figures) throw new Error(`the soak exited with ${code}`);
-  return figures;
+  return figuresFromChild(import.meta.filename, { execArgv: [...BENCH_NODE_ARGS, '--expose-gc'], env: process.env, what: 'the soak' });
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   benchSoak().then(
     async (figures) => {
       printSoak(figures);
-      if (process.send) await new Promise((resolve) => process.send!(figures, resolve));
+      await sendFigures(figures);
       process.exit(0);
     },
     (err: unknown) => {

@@ -1,0 +1,47 @@
+/**
+ * BENCH_ROUNDS=n (n ≥ 2) with `npm run bench`: after the full run, n alternating rounds of the floor and Herald on
+ * SQLite — the throughput part, then the 5,000 turns — each in a fresh process, and the median of the ratios. On a
+ * shared machine a single run's ratio moves with whatever else ran during each half (± 25 % here); runs of the two
+ * back to back, several times, tell the code's difference from the machine's.
+ */
+import { join } from 'node:path';
+import { figuresFromChild } from './child.js';
+import { benchQueueInChild } from './queue.js';
+
+const FLOOR_FILE = join(import.meta.dirname, 'floor.ts');
+
+/** The ratios of one part: Herald's figure ÷ the floor's, by name. */
+const PARTS = {
+  throughput: { herald: ['messages_per_s', 'cpu_ms_per_message'], floor: ['messages_per_s', 'cpu_ms_per_message'] },
+  concurrent: { herald: ['concurrent_finish_s', 'concurrent_cpu_ms_per_turn'], floor: ['concurrent_finish_s', 'concurrent_cpu_ms_per_turn'] },
+} as const;
+
+export function benchRounds(raw: string | undefined): number {
+  if (raw === undefined) return 1;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 20) throw new Error(`BENCH_ROUNDS: a whole number from 1 to 20 (got ${JSON.stringify(raw)})`);
+  return n;
+}
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+export async function runRounds(rounds: number): Promise<void> {
+  for (const [part, names] of Object.entries(PARTS)) {
+    const ratios = new Map<string, number[]>(names.herald.map((n) => [n, []]));
+    for (let round = 1; round <= rounds; round++) {
+      const floor = await figuresFromChild(FLOOR_FILE, { execArgv: ['--import', 'tsx'], env: { ...process.env, BENCH_ONLY: part }, what: 'the floor', quiet: true });
+      const herald = await benchQueueInChild('sqlite', { BENCH_ONLY: part }, true);
+      const line = names.herald.map((n) => {
+        const r = herald[n] / floor[n];
+        ratios.get(n)?.push(r);
+        return `${n} ${herald[n].toFixed(2)} ÷ ${floor[n].toFixed(2)} = ${r.toFixed(2)}`;
+      });
+      console.log(`round ${round} ${part}: ${line.join('; ')}`);
+    }
+    for (const [n, rs] of ratios) console.log(`herald_to_floor.${n}_median = ${median(rs).toFixed(2)}   (${rs.map((r) => r.toFixed(2)).join(', ')})`);
+  }
+}
