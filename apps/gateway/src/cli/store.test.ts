@@ -144,7 +144,7 @@ async function seedSqlite(): Promise<Seeded> {
     await new MemoryStore(store).add('telegram:42', 'user', 'Prefers metric units');
     await createTodoTool(store).execute({ action: 'add', texts: ['Feed the starter', 'Bake'] }, { signal: new AbortController().signal, sessionId: second.id });
     // API calls: one on the session row, two in the older session_counters table (both move; the count adds them).
-    await new SessionCounters(store).addApiCalls(second.id, 1);
+    await store.addUsage(second.id, { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, apiCalls: 1 });
     await store.sql.run('INSERT INTO session_counters (session_id, api_calls, updated_at) VALUES (?, ?, ?)', [second.id, 2, Date.now()]);
     // Budget spend (money as a fraction, tokens, the 80 % notice given) moves with the store.
     const spend = new SpendStore(store.sql);

@@ -224,8 +224,7 @@ describe('session commands', () => {
 
   it('/usage shows tokens, API calls, context used of the window, compressions', async () => {
     const id = await conversation('s1', [['q', 'a']]);
-    await store.addUsage(id, { input: 1200, output: 300, cacheRead: 100, cacheWrite: 0, lastPromptTokens: 4000 });
-    await services.counters.addApiCalls(id, 2);
+    await store.addUsage(id, { input: 1200, output: 300, cacheRead: 100, cacheWrite: 0, lastPromptTokens: 4000, apiCalls: 2 });
     const usage = await command('s1', '/usage');
     expect(usage).toContain('Tokens: in 1,200 · out 300 · cache read 100 · cache write 0');
     expect(usage).toContain('API calls: 2');

@@ -11,7 +11,7 @@ describe.each(STORE_BACKENDS)('session API calls on %s', (backend) => {
   const temp = useTempStores(backend);
   const tokens = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 };
 
-  it('adds the calls a turn counts with its usage, those counted on their own and the older table\'s', async () => {
+  it('adds the calls counted with each usage and the older table\'s', async () => {
     const store = await temp.open();
     const counters = new SessionCounters(store);
     const { session } = await store.getOrCreateSession('agent:main:telegram:dm:7', { source: 'telegram', userId: '7' });
@@ -21,8 +21,7 @@ describe.each(STORE_BACKENDS)('session API calls on %s', (backend) => {
     await store.appendMessages(session.id, [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }], { turnId: 't1', usage: { ...tokens, apiCalls: 2 } });
     await store.addUsage(session.id, { ...tokens, apiCalls: 1 });
     await store.addUsage(session.id, tokens); // no count: nothing added
-    await counters.addApiCalls(session.id, 4);
-    await counters.addApiCalls(session.id, 0);
+    await store.addUsage(session.id, { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, apiCalls: 4 });
     // A count an older worker wrote to session_counters.
     await store.sql.run('INSERT INTO session_counters (session_id, api_calls, updated_at) VALUES (?, ?, ?)', [session.id, 3, Date.now()]);
 

@@ -16,18 +16,12 @@ CREATE TABLE IF NOT EXISTS session_counters (
 `;
 registerMigrations({ version: COUNTERS_MIGRATION_VERSION, name: 'session counters', sql: COUNTERS_SCHEMA });
 
-/** On the store's own connection: a count written inside a transaction commits with it. */
+/** Reads on the store's own connection (the counts are written with the usage: the store's addUsage). */
 export class SessionCounters {
   private readonly sql: Sql;
 
   constructor(store: SessionStore) {
     this.sql = store.sql;
-  }
-
-  /** Calls made outside a turn's usage (a turn passes its count to addUsage instead: one statement for both). */
-  async addApiCalls(sessionId: string, calls: number): Promise<void> {
-    if (calls <= 0) return;
-    await this.sql.run('UPDATE sessions SET api_calls = api_calls + ? WHERE id = ?', [calls, sessionId]);
   }
 
   async apiCalls(sessionId: string): Promise<number> {

@@ -158,19 +158,24 @@ export function toSession(r: SessionRow): Session {
   };
 }
 
+/** A JSON list column (tool calls, file references, reasoning details): parsed, or null when the row has none. */
+function jsonList<T>(text: string | null | undefined): T[] | null {
+  return text ? (JSON.parse(text) as T[]) : null;
+}
+
 export function toStoredMessage(r: MessageRow): StoredMessage {
   return {
     id: r.id,
     sessionId: r.session_id,
     role: r.role,
     content: r.content,
-    toolCalls: r.tool_calls === null ? null : (JSON.parse(r.tool_calls) as ToolCall[]),
+    toolCalls: jsonList<ToolCall>(r.tool_calls),
     toolCallId: r.tool_call_id,
     toolName: r.tool_name,
     finishReason: r.finish_reason,
     reasoning: r.reasoning,
-    attachments: r.attachments === null || r.attachments === undefined ? null : (JSON.parse(r.attachments) as AttachmentRef[]),
-    reasoningDetails: r.reasoning_details ? (JSON.parse(r.reasoning_details) as ReasoningDetail[]) : null,
+    attachments: jsonList<AttachmentRef>(r.attachments),
+    reasoningDetails: jsonList<ReasoningDetail>(r.reasoning_details),
     platformMessageId: r.platform_message_id,
     turnId: r.turn_id,
     seq: r.seq,
@@ -190,15 +195,15 @@ export type ChatRow = Pick<MessageRow, 'role' | 'content' | 'tool_calls' | 'tool
 /** A stored row in the internal message format, with absent optional fields left out (not set to undefined or null). */
 export function toChatMessage(r: ChatRow): ChatMessage {
   const msg: ChatMessage = { role: r.role, content: r.content };
-  const calls = r.tool_calls === null ? null : (JSON.parse(r.tool_calls) as ToolCall[]);
+  const calls = jsonList<ToolCall>(r.tool_calls);
   if (calls && calls.length > 0) msg.tool_calls = calls;
   if (r.tool_call_id !== null) msg.tool_call_id = r.tool_call_id;
   if (r.tool_name !== null) msg.tool_name = r.tool_name;
   if (r.reasoning !== null) msg.reasoning = r.reasoning;
-  const details = r.reasoning_details ? (JSON.parse(r.reasoning_details) as ReasoningDetail[]) : null;
+  const details = jsonList<ReasoningDetail>(r.reasoning_details);
   if (details && details.length > 0) msg.reasoning_details = details;
   if (r.finish_reason !== null) msg.finish_reason = r.finish_reason;
-  const attachments = r.attachments === null || r.attachments === undefined ? null : (JSON.parse(r.attachments) as AttachmentRef[]);
+  const attachments = jsonList<AttachmentRef>(r.attachments);
   if (attachments && attachments.length > 0) msg.attachments = attachments;
   return msg;
 }
