@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import OpenAI from 'openai';
 import { createProvider, runConversation, type ChatMessage, type Provider, type Tool } from '@herald/agent-core';
 import { startFakeOpenAI, type RecordedRequest, type Step } from '../test/fakes/llm/index.js';
+import { median } from './timing.js';
 
 const DEFAULT_TURNS = 500;
 const WARMUP_TURNS = 50;
@@ -146,11 +147,6 @@ function toWire(messages: ChatMessage[]): OpenAI.Chat.Completions.ChatCompletion
     if (m.role === 'assistant') return { role: 'assistant', content: m.content, tool_calls: m.tool_calls };
     return { role: 'user', content: m.content ?? '' };
   });
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
 }
 
 function round(ms: number): number {

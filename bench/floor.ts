@@ -24,12 +24,12 @@ import { installWorkCounters, perMessage, printDetail, resetDetail, snapshot } f
 import { profiled } from './profile.js';
 import { deleteRedisPrefix } from '../test/helpers/cluster.js';
 import { sendFigures } from './child.js';
+import { now } from './timing.js';
 import { CONCURRENT_TURNS, range, SLOW_LLM_MS, startStandIns, THROUGHPUT_MESSAGES, THROUGHPUT_SESSIONS, waitForSent, type StandIns } from './queue.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const LOCK_MS = 30_000;
 const RETRY_LOCKED_MS = 20;
-const now = (): number => performance.timeOrigin + performance.now();
 
 interface FloorJob {
   chat: number;

@@ -9,14 +9,7 @@
  */
 import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks';
 import type { InboundMessage } from '@herald/adapters';
-
-export const now = (): number => performance.timeOrigin + performance.now();
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-export function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
+import { now, percentile, sleep } from './timing.js';
 
 export interface PacedRun {
   handle: (m: InboundMessage) => Promise<void>;

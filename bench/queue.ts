@@ -32,7 +32,8 @@ import { installWorkCounters, perMessage, printDetail, resetDetail, snapshot } f
 import { profiled } from './profile.js';
 import { createBenchDatabase, postgresUnavailable } from './postgres.js';
 import { BENCH_NODE_ARGS, gateway } from './gateway.js';
-import { now, pacedLatency, percentile, sleep, type PacedRun } from './paced.js';
+import { pacedLatency, type PacedRun } from './paced.js';
+import { now, percentile, sleep } from './timing.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** BENCH_SCALE=0.2 runs every part with a fifth of the messages: for iterating on a shared machine, not for figures. */

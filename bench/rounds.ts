@@ -7,13 +7,14 @@
 import { join } from 'node:path';
 import { figuresFromChild } from './child.js';
 import { benchQueueInChild } from './queue.js';
+import { median } from './timing.js';
 
 const FLOOR_FILE = join(import.meta.dirname, 'floor.ts');
 
-/** The ratios of one part: Herald's figure ÷ the floor's, by name. */
+/** The figures of each part compared, Herald's ÷ the floor's (both print them under the same names). */
 const PARTS = {
-  throughput: { herald: ['messages_per_s', 'cpu_ms_per_message'], floor: ['messages_per_s', 'cpu_ms_per_message'] },
-  concurrent: { herald: ['concurrent_finish_s', 'concurrent_cpu_ms_per_turn'], floor: ['concurrent_finish_s', 'concurrent_cpu_ms_per_turn'] },
+  throughput: ['messages_per_s', 'cpu_ms_per_message'],
+  concurrent: ['concurrent_finish_s', 'concurrent_cpu_ms_per_turn'],
 } as const;
 
 export function benchRounds(raw: string | undefined): number {
@@ -23,19 +24,13 @@ export function benchRounds(raw: string | undefined): number {
   return n;
 }
 
-export function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
 export async function runRounds(rounds: number): Promise<void> {
   for (const [part, names] of Object.entries(PARTS)) {
-    const ratios = new Map<string, number[]>(names.herald.map((n) => [n, []]));
+    const ratios = new Map<string, number[]>(names.map((n) => [n, []]));
     for (let round = 1; round <= rounds; round++) {
       const floor = await figuresFromChild(FLOOR_FILE, { execArgv: ['--import', 'tsx'], env: { ...process.env, BENCH_ONLY: part }, what: 'the floor', quiet: true });
       const herald = await benchQueueInChild('sqlite', { BENCH_ONLY: part }, true);
-      const line = names.herald.map((n) => {
+      const line = names.map((n) => {
         const r = herald[n] / floor[n];
         ratios.get(n)?.push(r);
         return `${n} ${herald[n].toFixed(2)} ÷ ${floor[n].toFixed(2)} = ${r.toFixed(2)}`;

@@ -8,8 +8,8 @@
 import { startFakeOpenAI } from '../test/fakes/llm/index.js';
 import { startTelegramFake } from '../test/fakes/telegram/index.js';
 import { lastUserText } from '../test/helpers/llm-tags.js';
+import { now } from './timing.js';
 
-const now = (): number => performance.timeOrigin + performance.now();
 const delayMs = Number(process.env.LLM_DELAY_MS ?? 0);
 
 const llmIn = new Map<string, number>();
