@@ -36,10 +36,12 @@ const INSERT_COLUMNS = `session_id, role, content, tool_calls, tool_call_id, too
 const ROW_PLACEHOLDERS = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
 /** Rows per INSERT: 14 parameters each, well inside SQLite's 32,766 and PostgreSQL's 65,535. */
 export const INSERT_CHUNK = 500;
+/** Each insert's text, by row count (at most INSERT_CHUNK): built once, not on every turn (then hashed again to find its statement). */
+const insertSqlByRows: string[] = [];
 /** The insert of `n` messages, one statement (a turn's messages are one round, not one per message). */
 const insertSql = (n: number): string =>
-  `INSERT INTO messages (${INSERT_COLUMNS}) VALUES ${Array.from({ length: n }, () => ROW_PLACEHOLDERS).join(', ')}
-  ON CONFLICT (session_id, turn_id, seq) DO NOTHING RETURNING *`;
+  (insertSqlByRows[n] ??= `INSERT INTO messages (${INSERT_COLUMNS}) VALUES ${Array.from({ length: n }, () => ROW_PLACEHOLDERS).join(', ')}
+  ON CONFLICT (session_id, turn_id, seq) DO NOTHING RETURNING *`);
 const EXISTING_SQL = 'SELECT * FROM messages WHERE session_id = ? AND turn_id = ? AND seq >= ? AND seq <= ?';
 const COUNT_SQL = `
   UPDATE sessions SET message_count = message_count + ?, tool_call_count = tool_call_count + ? WHERE id = ?`;
@@ -126,9 +128,12 @@ export async function getMessages(sql: Sql, sessionId: string, opts: GetMessages
   return rows.map(toStoredMessage);
 }
 
+const HISTORY_SQL = `SELECT ${CHAT_COLUMNS} FROM messages WHERE session_id = ? ORDER BY id`;
+const TURN_HISTORY_SQL = `SELECT ${CHAT_COLUMNS}, seq, CASE WHEN turn_id = ? THEN 1 ELSE 0 END AS mine FROM messages WHERE session_id = ? ORDER BY id`;
+
 /** The transcript in the internal message format, oldest first, ready to send to a provider. */
 export async function getHistory(sql: Sql, sessionId: string): Promise<ChatMessage[]> {
-  const rows = await sql.all<ChatRow>(`SELECT ${CHAT_COLUMNS} FROM messages WHERE session_id = ? ORDER BY id`, [sessionId]);
+  const rows = await sql.all<ChatRow>(HISTORY_SQL, [sessionId]);
   return rows.map(toChatMessage);
 }
 
@@ -138,10 +143,7 @@ export async function getHistory(sql: Sql, sessionId: string): Promise<ChatMessa
  * told apart in SQL (`mine`), so no turn id is read back.
  */
 export async function getTurnHistory(sql: Sql, sessionId: string, turnId: string): Promise<{ history: ChatMessage[]; saved: ChatMessage[] }> {
-  const rows = await sql.all<ChatRow & { seq: number | null; mine: number }>(
-    `SELECT ${CHAT_COLUMNS}, seq, CASE WHEN turn_id = ? THEN 1 ELSE 0 END AS mine FROM messages WHERE session_id = ? ORDER BY id`,
-    [turnId, sessionId],
-  );
+  const rows = await sql.all<ChatRow & { seq: number | null; mine: number }>(TURN_HISTORY_SQL, [turnId, sessionId]);
   const history: ChatMessage[] = [];
   const saved: Array<ChatRow & { seq: number | null }> = [];
   for (const r of rows) {

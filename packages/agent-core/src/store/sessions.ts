@@ -210,20 +210,30 @@ export async function endSession(sql: Sql, id: string, reason: string): Promise<
   return toSession(row);
 }
 
+const usageSql = (countSet: string): string => `UPDATE sessions SET ${countSet}input_tokens = input_tokens + ?,
+  output_tokens = output_tokens + ?, cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
+  estimated_cost_usd = estimated_cost_usd + ?, last_prompt_tokens = coalesce(?, last_prompt_tokens), api_calls = api_calls + ?
+  WHERE id = ?`;
+/** The two forms, built once (the per-message path runs the second). */
+const USAGE_SQL = usageSql('');
+const USAGE_WITH_COUNTS_SQL = usageSql('message_count = message_count + ?, tool_call_count = tool_call_count + ?, ');
+
 /**
  * Adds a turn's usage to the session; with `counts`, its new messages and tool calls too, in the same statement
  * (the per-message path writes the session row once).
  */
 export async function addUsage(sql: Sql, sessionId: string, u: UsageDelta, counts?: { messages: number; toolCalls: number }): Promise<void> {
-  const countSet = counts ? 'message_count = message_count + ?, tool_call_count = tool_call_count + ?, ' : '';
-  const result = await sql.run(
-    `UPDATE sessions SET ${countSet}input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
-       cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
-       estimated_cost_usd = estimated_cost_usd + ?, last_prompt_tokens = coalesce(?, last_prompt_tokens),
-       api_calls = api_calls + ?
-     WHERE id = ?`,
-    [...(counts ? [counts.messages, counts.toolCalls] : []), u.input, u.output, u.cacheRead, u.cacheWrite, u.costUsd ?? 0, u.lastPromptTokens ?? null, u.apiCalls ?? 0, sessionId],
-  );
+  const result = await sql.run(counts ? USAGE_WITH_COUNTS_SQL : USAGE_SQL, [
+    ...(counts ? [counts.messages, counts.toolCalls] : []),
+    u.input,
+    u.output,
+    u.cacheRead,
+    u.cacheWrite,
+    u.costUsd ?? 0,
+    u.lastPromptTokens ?? null,
+    u.apiCalls ?? 0,
+    sessionId,
+  ]);
   if (result.changes === 0) throw new StoreNotFoundError('session', sessionId);
 }
 
