@@ -61,7 +61,7 @@ export function createAnthropicProvider(cfg: ProviderConfig): Provider {
           ...(req.tools.length > 0 && req.toolChoice === 'none' ? { tool_choice: { type: 'none' as const } } : {}),
           stream: true,
         };
-        const stream = await client.messages.create(params, { signal: guard.signal });
+        const stream = await client.messages.create(params, guard.sdkOptions);
         const acc = new MessageStreamAccumulator(req);
         for await (const event of stream) {
           guard.touch();

@@ -4,6 +4,7 @@
  * response headers, so a stalled stream would otherwise hang a turn forever.
  */
 import { classifyError } from './errors.js';
+import { callerSignalOptions } from './http-fetch.js';
 import { ProviderError } from './types.js';
 
 /**
@@ -21,8 +22,13 @@ export function stallTimeoutOf(cfg: { stallTimeoutMs?: number; timeoutMs?: numbe
 }
 
 export interface RequestGuard {
-  /** Pass this to the SDK, not the caller's signal. */
+  /** Pass this to an SDK that takes a signal (Bedrock's), not the caller's signal. */
   readonly signal: AbortSignal;
+  /**
+   * The request options for an OpenAI or Anthropic SDK call: the same signal, handed to our transport's fetch
+   * past the SDK (request-fetch.ts says why).
+   */
+  readonly sdkOptions: ReturnType<typeof callerSignalOptions>;
   /** Call on every received chunk: the watchdog measures silence, not total duration. */
   touch(): void;
 }
@@ -55,7 +61,7 @@ export async function runGuarded<T>(
 
   touch();
   try {
-    const result = await run({ signal: controller.signal, touch });
+    const result = await run({ signal: controller.signal, sdkOptions: callerSignalOptions(controller.signal), touch });
     const stopped = stopReason();
     if (stopped) throw stopped;
     return result;

@@ -67,7 +67,7 @@ export function createOpenAIProvider(cfg: ProviderConfig): Provider {
           stream: true,
           stream_options: { include_usage: true },
         };
-        const stream = await client.chat.completions.create(params, { signal: guard.signal });
+        const stream = await client.chat.completions.create(params, guard.sdkOptions);
         const acc = new ChatStreamAccumulator(req);
         for await (const chunk of stream) {
           guard.touch();

@@ -43,7 +43,7 @@ export function createResponsesProvider(cfg: ProviderConfig): Provider {
           store: false,
           stream: true,
         };
-        const stream = await client.responses.create(params, { signal: guard.signal });
+        const stream = await client.responses.create(params, guard.sdkOptions);
         const acc = new ResponsesStreamAccumulator(req, cfg.model);
         for await (const event of stream) {
           guard.touch();

@@ -1,13 +1,13 @@
 /**
  * One SDK client per API key, each on its own HTTP connection pool, rebuilt after a transport failure (a stalled
  * stream, a reset connection, a timeout). Node's global fetch shares one pool across the process, so a retry
- * after a network hiccup could pick up a dead keep-alive socket again; a fresh undici Agent cannot.
+ * after a network hiccup could pick up a dead keep-alive socket again; fresh agents cannot.
  */
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import { Dispatcher, Pool, fetch as undiciFetch } from 'undici';
+import { httpFetch, type FetchFn } from './http-fetch.js';
 import type { PooledKey } from './types.js';
-
-/** What the SDKs accept as `fetch`: the WHATWG signature. */
-export type FetchFn = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 export interface Transport {
   fetch: FetchFn;
@@ -64,15 +64,26 @@ export class OriginPools extends Dispatcher {
   }
 }
 
-/** A fetch bound to a private connection pool. */
+/** Idle keep-alive connections close after this long (sooner when the server's Keep-Alive header says so). */
+const KEEP_ALIVE_MS = 30_000;
+
+/**
+ * A fetch on private connections: Node's HTTP client with its own keep-alive agents (http-fetch.ts says why not
+ * undici's fetch), and undici's fetch on its own pools for the rare request that client leaves to it.
+ */
 export function createTransport(): Transport {
-  const agent = new OriginPools({ keepAliveTimeout: 30_000 });
-  const bound = (input: string | URL | Request, init?: RequestInit): Promise<Response> =>
+  const agents = { http: new HttpAgent({ keepAlive: true, timeout: KEEP_ALIVE_MS }), https: new HttpsAgent({ keepAlive: true, timeout: KEEP_ALIVE_MS }) };
+  const pools = new OriginPools({ keepAliveTimeout: KEEP_ALIVE_MS });
+  const fallback: FetchFn = (input, init) =>
     // undici's own Request/Response types differ from the DOM lib's only nominally; this is the SDK boundary.
-    undiciFetch(input as Parameters<typeof undiciFetch>[0], { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher: agent }) as unknown as Promise<Response>;
+    undiciFetch(input as Parameters<typeof undiciFetch>[0], { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher: pools }) as unknown as Promise<Response>;
   return {
-    fetch: bound,
-    close: () => void agent.destroy().catch(() => undefined),
+    fetch: httpFetch(agents, fallback),
+    close: () => {
+      agents.http.destroy();
+      agents.https.destroy();
+      void pools.destroy().catch(() => undefined);
+    },
   };
 }
 
