@@ -10,13 +10,25 @@ import { addTurnFiles, type NewTurnFile } from './turn-files.js';
 
 const SELECT_SQL = 'SELECT * FROM turns WHERE id = ?';
 
+/** The fenced UPDATE for a SET clause and a number of allowed statuses (-1: any), written once (three per message). */
+const FENCED_SQL = new Map<string, string>();
+function fencedUpdateSql(set: string, statuses: number): string {
+  const key = `${statuses}|${set}`;
+  let text = FENCED_SQL.get(key);
+  if (text === undefined) {
+    const statusCond = statuses >= 0 ? ` AND status IN (${Array.from({ length: statuses }, () => '?').join(', ')})` : '';
+    text = `UPDATE turns SET ${set}, updated_at = ? WHERE id = ? AND fence = ?${statusCond} RETURNING *`;
+    FENCED_SQL.set(key, text);
+  }
+  return text;
+}
+
 /**
  * Every write after `beginTurn` names the fence it was given and lands only while that fence still owns the turn:
  * a worker that lost its lock (or a turn the watchdog abandoned) can neither write nor send any more.
  */
 async function fencedUpdate(sql: Sql, turnId: string, fence: number, set: string, params: SqlValue[], statuses?: readonly TurnStatus[]): Promise<Turn | null> {
-  const statusCond = statuses ? ` AND status IN (${statuses.map(() => '?').join(', ')})` : '';
-  const row = await sql.get<TurnRow>(`UPDATE turns SET ${set}, updated_at = ? WHERE id = ? AND fence = ?${statusCond} RETURNING *`, [
+  const row = await sql.get<TurnRow>(fencedUpdateSql(set, statuses?.length ?? -1), [
     ...params,
     Date.now(),
     turnId,
@@ -95,14 +107,17 @@ export async function recordChunk(sql: Sql, turnId: string, messageId: string, k
   return mergeDelivered(sql, turnId, [messageId], false, known);
 }
 
+const mergeSql = (status: string): string => `UPDATE turns SET delivered_ids = ?, status = ${status}, updated_at = ? WHERE id = ? AND delivered_ids = ? RETURNING *`;
+const MARK_DELIVERED_SQL = mergeSql(`'delivered'`);
+const ADD_CHUNK_SQL = mergeSql('status');
+
 /**
  * Adds delivered ids (and optionally marks the turn delivered) with a compare-and-set on the ids as they were,
  * retried when another writer got in between. `known` (the ids the caller last saw recorded) saves the read in the
  * common case: one statement, no transaction or lock on the per-message path.
  */
 async function mergeDelivered(sql: Sql, turnId: string, ids: readonly string[], delivered: boolean, known?: readonly string[]): Promise<Turn> {
-  const setSql = `UPDATE turns SET delivered_ids = ?, status = ${delivered ? `'delivered'` : 'status'}, updated_at = ?
-                  WHERE id = ? AND delivered_ids = ? RETURNING *`;
+  const setSql = delivered ? MARK_DELIVERED_SQL : ADD_CHUNK_SQL;
   let before = known === undefined ? undefined : JSON.stringify(known);
   for (;;) {
     if (before === undefined) {
