@@ -70,6 +70,36 @@ describe('the transport fetch (Node http client)', () => {
     await expect.poll(() => getEventListeners(caller.signal, 'abort').length).toBe(0);
   });
 
+  it('keeps the connection for the next request when the SDK stops reading after the last event', async () => {
+    const llm = await server((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(`${chunk('ok')}data: [DONE]\n\n`);
+    });
+    let connections = 0;
+    servers[servers.length - 1].on('connection', () => connections++);
+    const client = new OpenAI({ apiKey: 'k', baseURL: `${llm.url}/v1`, maxRetries: 0, fetch: transport().fetch });
+    for (let i = 0; i < 10; i++) {
+      const stream = await client.chat.completions.create({ model: 'm', messages: [], stream: true }, callerSignalOptions(new AbortController().signal));
+      for await (const c of stream) expect(c.choices[0]?.delta?.content).toBe('ok');
+    }
+    expect(llm.seen).toHaveLength(10);
+    // The next request may start while the last one's end marker is still on its way (then a second connection
+    // opens, and the two take turns); cut after every stream, there would be ten.
+    expect(connections).toBeLessThanOrEqual(3);
+  });
+
+  it('cuts the connection of a body that a reader gave up on and that does not end', async () => {
+    const endless = await server((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('more to come');
+    });
+    const res = await transport().fetch(`${endless.url}/x`);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('more to come');
+    await reader.cancel();
+    await expect.poll(() => endless.seen[0].closed, { timeout: 10_000 }).toBe(true);
+  });
+
   it('aborts a stream in progress on the caller signal passed past the SDK, and the server sees the connection go', async () => {
     // The server sends one chunk and holds the stream open: only the abort ends the reading (the SDK ends a stream
     // quietly on an abort; the provider's guard turns that into an "aborted" failure, guard.ts).

@@ -89,7 +89,7 @@ export function httpFetch(agents: { http: HttpAgent; https: HttpsAgent }, fallba
     }
     const noBody = NULL_BODY_STATUSES.has(status) || method === 'HEAD';
     if (noBody) res.resume();
-    const stream = noBody ? null : (bodyOf(decoded(res, res.headers['content-encoding'])) as unknown as ReadableStream);
+    const stream = noBody ? null : (bodyOf(res, decoded(res, res.headers['content-encoding'])) as unknown as ReadableStream);
     return new UndiciResponse(stream, { status, statusText: res.statusMessage ?? '', headers: pairsOf(res.rawHeaders) }) as unknown as Response;
   };
 }
@@ -98,10 +98,33 @@ export function httpFetch(agents: { http: HttpAgent; https: HttpsAgent }, fallba
  * A Response body that reads `stream` through one async iterator. Not `Readable.toWeb(...)` (see above), and not
  * the stream itself: the Response asks an async iterable for a new iterator on every read, and each of a Node
  * stream's iterators stays subscribed to it until the stream ends.
+ *
+ * A reader that stops early (the SDKs do once the stream's last event came, before the chunked body's end marker
+ * was read) leaves the rest to be read and dropped, so the connection goes back to the pool instead of being cut:
+ * a new one for every request cost more than the request itself. A stop that is an abort cuts it (`httpFetch`),
+ * and so does a body that has not ended `DRAIN_MS` later.
  */
-function bodyOf(stream: Readable): AsyncIterable<Uint8Array> {
-  const iterator = stream[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>;
+function bodyOf(res: IncomingMessage, stream: Readable): AsyncIterable<Uint8Array> {
+  const reading = stream.iterator({ destroyOnReturn: false }) as AsyncIterator<Uint8Array>;
+  const iterator: AsyncIterator<Uint8Array> = {
+    next: () => reading.next(),
+    return: async (value?: unknown) => {
+      await reading.return?.();
+      drain(res, stream);
+      return { done: true, value };
+    },
+  };
   return { [Symbol.asyncIterator]: () => iterator };
+}
+
+const DRAIN_MS = 1_000;
+
+function drain(res: IncomingMessage, stream: Readable): void {
+  if (res.destroyed || stream.readableEnded) return;
+  const cut = setTimeout(() => res.destroy(), DRAIN_MS);
+  cut.unref();
+  res.once('close', () => clearTimeout(cut));
+  stream.resume();
 }
 
 /** An abort as fetch reports one: an AbortError carrying the signal's reason. */
