@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
@@ -162,6 +162,17 @@ describe('the transport fetch (Node http client)', () => {
     expect(empty.status).toBe(204);
     expect(empty.statusText).toBe('Nothing Here');
     expect(empty.body).toBeNull();
+  });
+
+  it('answers a reason phrase that a Response cannot hold with an empty status text, not a failure', async () => {
+    const raw = createNetServer((socket) => socket.once('data', () => socket.end('HTTP/1.1 200 O\x01K\r\ncontent-length: 2\r\n\r\nhi')));
+    await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
+    try {
+      const res = await transport().fetch(`http://127.0.0.1:${(raw.address() as AddressInfo).port}/`);
+      expect([res.status, res.statusText, await res.text()]).toEqual([200, '', 'hi']);
+    } finally {
+      raw.close();
+    }
   });
 
   it('follows a redirect and leaves a body that is not a string or bytes to fetch', async () => {

@@ -39,6 +39,8 @@ const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const DECODERS: Record<string, () => Transform> = { gzip: createGunzip, 'x-gzip': createGunzip, deflate: createInflate, br: createBrotliDecompress };
 const ignore = (): void => undefined;
+// The characters a reason phrase may hold (RFC 9110: HTAB, SP, VCHAR, obs-text).
+const REASON_PHRASE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 export function httpFetch(agents: { http: HttpAgent; https: HttpsAgent }, fallback: FetchFn): FetchFn {
   return async (input, init) => {
@@ -90,7 +92,9 @@ export function httpFetch(agents: { http: HttpAgent; https: HttpsAgent }, fallba
     const noBody = NULL_BODY_STATUSES.has(status) || method === 'HEAD';
     if (noBody) res.resume();
     const stream = noBody ? null : (bodyOf(res, decoded(res, res.headers['content-encoding'])) as unknown as ReadableStream);
-    return new UndiciResponse(stream, { status, statusText: res.statusMessage ?? '', headers: pairsOf(res.rawHeaders) }) as unknown as Response;
+    // The Response refuses a reason phrase with control characters, which Node's parser lets through.
+    const statusText = REASON_PHRASE.test(res.statusMessage ?? '') ? (res.statusMessage ?? '') : '';
+    return new UndiciResponse(stream, { status, statusText, headers: pairsOf(res.rawHeaders) }) as unknown as Response;
   };
 }
 
