@@ -26,7 +26,7 @@ export interface RequestGuard {
   readonly signal: AbortSignal;
   /**
    * The request options for an OpenAI or Anthropic SDK call: the same signal, handed to our transport's fetch
-   * past the SDK (request-fetch.ts says why).
+   * past the SDK (http-fetch.ts says why).
    */
   readonly sdkOptions: ReturnType<typeof callerSignalOptions>;
   /** Call on every received chunk: the watchdog measures silence, not total duration. */

@@ -117,6 +117,7 @@ describe('the transport fetch (Node http client)', () => {
     }
     expect(got).toEqual(['first']);
     await expect.poll(() => llm.seen[0].closed).toBe(true);
+    expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
   });
 
   it('aborts before the answer starts, through either SDK', async () => {

@@ -51,22 +51,23 @@ export function httpFetch(agents: { http: HttpAgent; https: HttpsAgent }, fallba
     if (!plainBody || !url || (!https && url.protocol !== 'http:')) return fallback(input, init);
 
     const caller = (init as Record<symbol, AbortSignal | undefined> | undefined)?.[CALLER_SIGNAL];
+    // The SDK's own signal (its timeout) and the caller's, each with a plain listener (no `AbortSignal.any`, see above).
+    const signals = [init?.signal, caller].filter((s): s is AbortSignal => s != null);
     const method = (init?.method ?? 'GET').toUpperCase();
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
-      const stop = linkedAbort(init?.signal ?? undefined, caller);
       const send = https ? httpsRequest : httpRequest;
       const req = send(url, { method, headers: requestHeaders(init?.headers, https), agent: https ? agents.https : agents.http });
       let got: IncomingMessage | undefined;
-      const onAbort = (): void => {
-        const err = abortError(stop.signal?.reason);
+      const done = (): void => {
+        for (const s of signals) s.removeEventListener('abort', onAbort);
+      };
+      function onAbort(this: AbortSignal): void {
+        done();
+        const err = abortError(this.reason);
         req.destroy(err);
         got?.destroy(err);
         reject(err);
-      };
-      const done = (): void => {
-        stop.signal?.removeEventListener('abort', onAbort);
-        stop.release();
-      };
+      }
       // Every error after the first (the socket's, then the abort's) needs a listener too.
       req.on('error', (err) => {
         done();
@@ -79,15 +80,16 @@ export function httpFetch(agents: { http: HttpAgent; https: HttpsAgent }, fallba
         r.once('close', done);
         resolve(r);
       });
-      if (stop.signal?.aborted) return onAbort();
-      stop.signal?.addEventListener('abort', onAbort, { once: true });
+      const aborted = signals.find((s) => s.aborted);
+      if (aborted) return onAbort.call(aborted);
+      for (const s of signals) s.addEventListener('abort', onAbort, { once: true });
       req.end(body ?? undefined);
     });
     const status = res.statusCode ?? 0;
     if (REDIRECT_STATUSES.has(status) && res.headers.location !== undefined) {
       res.resume();
-      // Rare for an API: fetch follows it, under both signals again.
-      return fallback(input, { ...init, signal: linkedAbort(init?.signal ?? undefined, caller).signal ?? null });
+      // Rare for an API: fetch follows it, under both signals again (here `AbortSignal.any` costs nothing that matters).
+      return fallback(input, { ...init, signal: signals.length > 1 ? AbortSignal.any(signals) : (signals[0] ?? null) });
     }
     const noBody = NULL_BODY_STATUSES.has(status) || method === 'HEAD';
     if (noBody) res.resume();
@@ -144,31 +146,6 @@ function decoded(body: Readable, encoding: string | string[] | undefined): Reada
   out.on('error', ignore);
   body.on('error', (err) => out.destroy(err));
   return body.pipe(out);
-}
-
-/**
- * One signal that aborts when either source does, with that source's reason, through plain listeners (no
- * `AbortSignal.any`, see above); `release` drops the listeners once the response is over.
- */
-function linkedAbort(a: AbortSignal | undefined, b: AbortSignal | undefined): { signal: AbortSignal | undefined; release: () => void } {
-  if (!a || !b) return { signal: a ?? b, release: ignore };
-  const controller = new AbortController();
-  const already = a.aborted ? a : b.aborted ? b : undefined;
-  if (already) {
-    controller.abort(already.reason);
-    return { signal: controller.signal, release: ignore };
-  }
-  const release = (): void => {
-    a.removeEventListener('abort', onAbort);
-    b.removeEventListener('abort', onAbort);
-  };
-  function onAbort(this: AbortSignal): void {
-    release();
-    controller.abort(this.reason);
-  }
-  a.addEventListener('abort', onAbort);
-  b.addEventListener('abort', onAbort);
-  return { signal: controller.signal, release };
 }
 
 /** The SDK's request headers as Node's, asking for what fetch asks for when they do not say. */
