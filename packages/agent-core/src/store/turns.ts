@@ -10,31 +10,29 @@ import { addTurnFiles, type NewTurnFile } from './turn-files.js';
 
 const SELECT_SQL = 'SELECT * FROM turns WHERE id = ?';
 
-/** The fenced UPDATE for a SET clause and a number of allowed statuses (-1: any), written once (three per message). */
-const FENCED_SQL = new Map<string, string>();
-function fencedUpdateSql(set: string, statuses: number): string {
-  const key = `${statuses}|${set}`;
-  let text = FENCED_SQL.get(key);
-  if (text === undefined) {
-    const statusCond = statuses >= 0 ? ` AND status IN (${Array.from({ length: statuses }, () => '?').join(', ')})` : '';
-    text = `UPDATE turns SET ${set}, updated_at = ? WHERE id = ? AND fence = ?${statusCond} RETURNING *`;
-    FENCED_SQL.set(key, text);
-  }
-  return text;
+/** One fenced write: its SET clause and the statuses it applies to (any when absent), its SQL written once. */
+interface FencedWrite {
+  readonly sql: string;
+  readonly statuses: readonly TurnStatus[];
 }
+
+function fencedWrite(set: string, statuses: readonly TurnStatus[] = []): FencedWrite {
+  const statusCond = statuses.length > 0 ? ` AND status IN (${statuses.map(() => '?').join(', ')})` : '';
+  return { sql: `UPDATE turns SET ${set}, updated_at = ? WHERE id = ? AND fence = ?${statusCond} RETURNING *`, statuses };
+}
+
+const RECORD_REPLY = fencedWrite(`status = 'replied', reply = ?, file_count = ?`, ['running']);
+const ASSERT_RUNNING = fencedWrite('status = status', ['running']);
+const CLAIM_DELIVERY = fencedWrite('send_attempts = send_attempts + 1', ['replied']);
+const RECORD_STREAM_MESSAGE = fencedWrite('stream_message_id = ?');
+const MARK_TURN = fencedWrite('status = ?, error = ?');
 
 /**
  * Every write after `beginTurn` names the fence it was given and lands only while that fence still owns the turn:
  * a worker that lost its lock (or a turn the watchdog abandoned) can neither write nor send any more.
  */
-async function fencedUpdate(sql: Sql, turnId: string, fence: number, set: string, params: SqlValue[], statuses?: readonly TurnStatus[]): Promise<Turn | null> {
-  const row = await sql.get<TurnRow>(fencedUpdateSql(set, statuses?.length ?? -1), [
-    ...params,
-    Date.now(),
-    turnId,
-    fence,
-    ...(statuses ?? []),
-  ]);
+async function fencedUpdate(sql: Sql, turnId: string, fence: number, write: FencedWrite, params: SqlValue[]): Promise<Turn | null> {
+  const row = await sql.get<TurnRow>(write.sql, [...params, Date.now(), turnId, fence, ...write.statuses]);
   if (row) return toTurn(row);
   const current = await getTurn(sql, turnId);
   if (!current) throw new StoreNotFoundError('turn', turnId);
@@ -74,7 +72,7 @@ export async function getTurn(sql: Sql, turnId: string): Promise<Turn | null> {
  */
 export async function recordReply(sql: Sql, turnId: string, reply: string, fence: number, files: readonly NewTurnFile[] = []): Promise<Turn> {
   const record = async (): Promise<Turn> => {
-    const turn = await fencedUpdate(sql, turnId, fence, `status = 'replied', reply = ?, file_count = ?`, [reply, files.length], ['running']);
+    const turn = await fencedUpdate(sql, turnId, fence, RECORD_REPLY, [reply, files.length]);
     if (!turn) throw new FencedOutError(turnId, fence);
     if (files.length > 0) await addTurnFiles(sql, turnId, files);
     return turn;
@@ -85,7 +83,7 @@ export async function recordReply(sql: Sql, turnId: string, reply: string, fence
 
 /** Throws FencedOutError unless `fence` still owns the turn and it is running (the guard of a progress save). */
 export async function assertRunning(sql: Sql, turnId: string, fence: number): Promise<void> {
-  const turn = await fencedUpdate(sql, turnId, fence, 'status = status', [], ['running']);
+  const turn = await fencedUpdate(sql, turnId, fence, ASSERT_RUNNING, []);
   if (!turn) throw new FencedOutError(turnId, fence);
 }
 
@@ -95,7 +93,7 @@ export async function assertRunning(sql: Sql, turnId: string, fence: number): Pr
  * attempt may have sent (part of) the reply without recording it.
  */
 export async function claimDelivery(sql: Sql, turnId: string, fence: number): Promise<Turn | null> {
-  return fencedUpdate(sql, turnId, fence, 'send_attempts = send_attempts + 1', [], ['replied']);
+  return fencedUpdate(sql, turnId, fence, CLAIM_DELIVERY, []);
 }
 
 /**
@@ -136,7 +134,7 @@ async function mergeDelivered(sql: Sql, turnId: string, ids: readonly string[], 
 
 /** The streamed reply's message exists: a re-run writes into it instead of posting the reply again. */
 export async function recordStreamMessage(sql: Sql, turnId: string, fence: number, messageId: string): Promise<Turn> {
-  return (await fencedUpdate(sql, turnId, fence, 'stream_message_id = ?', [messageId])) as Turn;
+  return (await fencedUpdate(sql, turnId, fence, RECORD_STREAM_MESSAGE, [messageId])) as Turn;
 }
 
 /**
@@ -148,7 +146,7 @@ export async function markDelivered(sql: Sql, turnId: string, ids: readonly stri
 }
 
 export async function markTurn(sql: Sql, turnId: string, status: TurnStatus, fence: number, error?: string): Promise<Turn> {
-  return (await fencedUpdate(sql, turnId, fence, 'status = ?, error = ?', [status, error ?? null])) as Turn;
+  return (await fencedUpdate(sql, turnId, fence, MARK_TURN, [status, error ?? null])) as Turn;
 }
 
 /**
