@@ -25,7 +25,8 @@ import { profiled } from './profile.js';
 import { deleteRedisPrefix } from '../test/helpers/cluster.js';
 import { sendFigures } from './child.js';
 import { now } from './timing.js';
-import { CONCURRENT_TURNS, range, SLOW_LLM_MS, startStandIns, THROUGHPUT_MESSAGES, THROUGHPUT_SESSIONS, waitForSent, type StandIns } from './queue.js';
+import { PACED_CHAT_OFFSETS, pacedChats, pacedFigures, type PacedRun } from './paced.js';
+import { CONCURRENT_TURNS, PACED_COUNTS, range, SLOW_LLM_MS, startStandIns, THROUGHPUT_MESSAGES, THROUGHPUT_SESSIONS, waitForSent, type StandIns } from './queue.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const LOCK_MS = 30_000;
@@ -35,6 +36,9 @@ interface FloorJob {
   chat: number;
   text: string;
 }
+
+/** The paced runs' chats start here (bench/paced.ts adds each phase's offset). */
+const FLOOR_PACED_CHAT = 201_000;
 
 const UNLOCK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
 
@@ -92,6 +96,25 @@ async function startFloor(s: StandIns, concurrency: number): Promise<{ queue: Qu
 const submit = (queue: Queue<FloorJob>, chat: number, tag: string): Promise<unknown> =>
   queue.add('m', { chat, text: tag }, { jobId: `${chat}-${tag}` });
 
+/** The throughput part: every message submitted at once, over THROUGHPUT_SESSIONS chats. */
+async function floorThroughput(s: StandIns, queue: Queue<FloorJob>, results: Record<string, number>): Promise<void> {
+  const tags = Array.from({ length: THROUGHPUT_MESSAGES }, (_, i) => `ft${i}`);
+  const before = snapshot();
+  resetDetail();
+  const started = now();
+  const t = await profiled('floor-throughput', async () => {
+    await Promise.all(tags.map((tag, i) => submit(queue, 200_000 + (i % THROUGHPUT_SESSIONS), tag)));
+    return waitForSent(s, tags, 120_000);
+  });
+  const lastSent = Math.max(...tags.map((tag) => t.sentAt.get(tag) ?? 0));
+  results.messages_per_s = (THROUGHPUT_MESSAGES / (lastSent - started)) * 1000;
+  const work = perMessage(before, snapshot(), THROUGHPUT_MESSAGES);
+  printDetail('floor', THROUGHPUT_MESSAGES);
+  results.cpu_ms_per_message = work.cpuMs;
+  results.redis_commands_per_message = work.redisCommands;
+  results.sql_statements_per_message = work.sqlStatements;
+}
+
 export async function benchFloor(): Promise<Record<string, number>> {
   installWorkCounters();
   const results: Record<string, number> = {};
@@ -99,31 +122,22 @@ export async function benchFloor(): Promise<Record<string, number>> {
   if (process.env.BENCH_ONLY !== 'concurrent') {
     const s = await startStandIns(0);
     const { queue, stop } = await startFloor(s, 50);
-    s.child.send({ type: 'chats', ids: range(200_000, THROUGHPUT_SESSIONS) });
+    s.child.send({ type: 'chats', ids: [...range(200_000, THROUGHPUT_SESSIONS), ...pacedChats(FLOOR_PACED_CHAT)] });
     const warm = Array.from({ length: 50 }, (_, i) => `fw${i}`);
     await Promise.all(warm.map((tag, i) => submit(queue, 200_000 + i, tag)));
     await waitForSent(s, warm, 30_000);
 
-    const tags = Array.from({ length: THROUGHPUT_MESSAGES }, (_, i) => `ft${i}`);
-    const before = snapshot();
-    resetDetail();
-    const started = now();
-    const t = await profiled('floor-throughput', async () => {
-      await Promise.all(tags.map((tag, i) => submit(queue, 200_000 + (i % THROUGHPUT_SESSIONS), tag)));
-      return waitForSent(s, tags, 120_000);
-    });
-    const lastSent = Math.max(...tags.map((tag) => t.sentAt.get(tag) ?? 0));
-    results.messages_per_s = (THROUGHPUT_MESSAGES / (lastSent - started)) * 1000;
-    const work = perMessage(before, snapshot(), THROUGHPUT_MESSAGES);
-    printDetail('floor', THROUGHPUT_MESSAGES);
-    results.cpu_ms_per_message = work.cpuMs;
-    results.redis_commands_per_message = work.redisCommands;
-    results.sql_statements_per_message = work.sqlStatements;
+    // The same paced runs as Herald's (bench/paced.ts): what the machine and the libraries alone add, event in (the
+    // job added) → LLM request and LLM reply → send, at 50 and at 200 messages/s.
+    const paced: PacedRun<FloorJob> = { handle: (m) => submit(queue, m.chat, m.text), answered: (tags) => waitForSent(s, tags, 60_000) };
+    const msg = (phase: keyof typeof PACED_CHAT_OFFSETS, session: number, tag: string): FloorJob => ({ chat: FLOOR_PACED_CHAT + PACED_CHAT_OFFSETS[phase] + session, text: `f${tag}` });
+    if (process.env.BENCH_ONLY !== 'throughput') Object.assign(results, await pacedFigures(paced, PACED_COUNTS, msg, 'floor-paced-200'));
+    if (process.env.BENCH_ONLY !== 'paced') await floorThroughput(s, queue, results);
     await stop();
     await s.stop();
   }
 
-  if (process.env.BENCH_ONLY !== 'throughput') {
+  if (process.env.BENCH_ONLY !== 'throughput' && process.env.BENCH_ONLY !== 'paced') {
     const s = await startStandIns(SLOW_LLM_MS);
     const { queue, stop } = await startFloor(s, CONCURRENT_TURNS);
     s.child.send({ type: 'chats', ids: range(210_000, CONCURRENT_TURNS) });

@@ -14,7 +14,7 @@
  * Run alone: npm run build && node --conditions=@herald/dist --import tsx bench/queue.ts   (needs Redis on
  *   127.0.0.1:6379; PostgreSQL for the second run, else skipped; bench/gateway.ts says why the compiled gateway)
  *   BENCH_STORE=sqlite|postgres   one backend only (default: both, SQLite first)
- *   BENCH_ONLY=throughput|concurrent|paced   one part only (paced: the two paced latency runs, bench/paced.ts)
+ *   BENCH_ONLY=throughput|concurrent|paced   one part only (paced: the paced latency runs, bench/paced.ts)
  *   BENCH_KEEP_DB=1   keep the SQLite file of each run (its folder is printed) to look at afterwards
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -32,7 +32,7 @@ import { installWorkCounters, perMessage, printDetail, resetDetail, snapshot } f
 import { profiled } from './profile.js';
 import { createBenchDatabase, postgresUnavailable } from './postgres.js';
 import { BENCH_NODE_ARGS, gateway } from './gateway.js';
-import { pacedLatency, type PacedRun } from './paced.js';
+import { PACED_CHAT_OFFSETS, pacedChats, pacedFigures, type PacedPhase, type PacedRun } from './paced.js';
 import { now, percentile, sleep } from './timing.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -41,12 +41,10 @@ const SCALE = benchScale(process.env.BENCH_SCALE);
 const scaled = (n: number): number => Math.max(10, Math.round(n * SCALE));
 export const THROUGHPUT_MESSAGES = scaled(2_000);
 export const THROUGHPUT_SESSIONS = 200;
-const PACED_MESSAGES = scaled(300);
-const PACE_MS = 20;
-/** The faster paced run: 200 messages/s, over conversations enough that each gets one message a second. */
-const FAST_PACED_MESSAGES = scaled(1_000);
-const FAST_PACE_MS = 5;
-const FAST_PACED_SESSIONS = 200;
+/** The paced runs' conversations start here (message(): chat 100,000 + session). */
+const PACED_FIRST_SESSION = 1_000;
+/** How many messages each paced run hands in (bench/paced.ts: at 50/s, and at 200/s after a second's warm-up). */
+export const PACED_COUNTS = { slow: scaled(300), fast: scaled(1_000) };
 const RAW_JOBS = scaled(2_000);
 export const CONCURRENT_TURNS = scaled(5_000);
 export const SLOW_LLM_MS = 2_000;
@@ -237,19 +235,17 @@ export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<s
 
   // 1 + 2: zero-latency LLM.
   if (process.env.BENCH_ONLY !== 'concurrent') await withBenchHerald(0, 50, store, async (s, router) => {
-    s.child.send({ type: 'chats', ids: [...range(100_000, THROUGHPUT_SESSIONS), ...range(101_000, 50), ...range(102_000, FAST_PACED_SESSIONS)] });
+    s.child.send({ type: 'chats', ids: [...range(100_000, THROUGHPUT_SESSIONS), ...pacedChats(100_000 + PACED_FIRST_SESSION)] });
     // Warm up connections and JIT.
     const warm = Array.from({ length: 50 }, (_, i) => `w${i}`);
     await Promise.all(warm.map((tag, i) => router.handle(message(i, tag))));
     await waitForSent(s, warm, 30_000);
 
-    // Paced first: latency is measured on a quiet system, not behind the throughput run's leftovers. 50 messages/s
-    // (figures without a suffix), then 200 messages/s (`_at_200`), each message in a conversation with no turn running.
-    const paced: PacedRun = { handle: (m) => router.handle(m), answered: (tags) => waitForSent(s, tags, 60_000) };
-    const slow = await pacedLatency(paced, PACED_MESSAGES, PACE_MS, (i) => message(1_000 + (i % 50), `p${i}`));
-    Object.assign(results, slow);
-    const fast = await pacedLatency(paced, FAST_PACED_MESSAGES, FAST_PACE_MS, (i) => message(2_000 + (i % FAST_PACED_SESSIONS), `f${i}`));
-    for (const [k, v] of Object.entries(fast)) results[`${k.replace(/_ms$/, '')}_at_200_ms`] = v;
+    // Paced first: latency is measured on a quiet system, not behind the throughput run's leftovers (bench/paced.ts),
+    // each message in a conversation with no turn running.
+    const paced: PacedRun<InboundMessage> = { handle: (m) => router.handle(m), answered: (tags) => waitForSent(s, tags, 60_000) };
+    const msg = (phase: PacedPhase, session: number, tag: string): InboundMessage => message(PACED_FIRST_SESSION + PACED_CHAT_OFFSETS[phase] + session, tag);
+    if (process.env.BENCH_ONLY !== 'throughput') Object.assign(results, await pacedFigures(paced, PACED_COUNTS, msg, `${FIGURE_PREFIX[store]}-paced-200`));
 
     if (process.env.BENCH_ONLY === 'paced') return;
     const tags = Array.from({ length: THROUGHPUT_MESSAGES }, (_, i) => `t${i}`);

@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: every benchmark, figures and ratios printed. Never part of `npm test` — these machines are
  * shared and noisy, so numbers are for comparing runs on one machine, not pass/fail.
- *   BENCH_ONLY=throughput|concurrent   one part of the queue and floor runs;  BENCH_ONLY=soak   the soak alone
+ *   BENCH_ONLY=throughput|concurrent|paced   one part of the queue and floor runs;  BENCH_ONLY=soak   the soak alone
  *   BENCH_SCALE=0.2                    a fifth of the messages (iterating on a shared machine, not for figures)
  *   BENCH_ROUNDS=3                     then 3 alternating rounds of the floor and Herald, and the median ratios (bench/rounds.ts)
  */
@@ -37,6 +37,8 @@ if (queue.concurrent_finish_s && floor.concurrent_finish_s) ratio('concurrent_fi
 if (queue.concurrent_peak_rss_mb && floor.concurrent_peak_rss_mb) ratio('concurrent_peak_rss_mb', queue.concurrent_peak_rss_mb / floor.concurrent_peak_rss_mb);
 // CPU per message barely moves with the machine's load, unlike the two timings above (measured minutes apart).
 if (queue.cpu_ms_per_message && floor.cpu_ms_per_message) ratio('cpu_ms_per_message', queue.cpu_ms_per_message / floor.cpu_ms_per_message);
+// The paced runs' p99s: what Herald adds to a message's way over what the machine and the libraries alone add.
+for (const name of ['in_to_llm_p99_at_200_ms', 'llm_to_send_p99_at_200_ms']) if (queue[name] && floor[name]) ratio(name, queue[name] / floor[name]);
 if (rounds > 1) {
   console.log(`\n# ${rounds} alternating rounds of the floor and Herald (SQLite), each in a fresh process; Herald ÷ floor`);
   await runRounds(rounds);
