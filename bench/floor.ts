@@ -20,12 +20,13 @@ import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import { Telegram } from 'telegraf';
-import { installWorkCounters, perMessage, printDetail, resetDetail, snapshot } from './counters.js';
+import { installWorkCounters } from './counters.js';
 import { profiled } from './profile.js';
 import { deleteRedisPrefix } from '../test/helpers/cluster.js';
 import { sendFigures } from './child.js';
 import { now } from './timing.js';
-import { PACED_CHAT_OFFSETS, pacedChats, pacedFigures, type PacedRun } from './paced.js';
+import { pacedChats, pacedFigures, type PacedRun } from './paced.js';
+import { throughputFigures } from './throughput.js';
 import { CONCURRENT_TURNS, PACED_COUNTS, range, SLOW_LLM_MS, startStandIns, THROUGHPUT_MESSAGES, THROUGHPUT_SESSIONS, waitForSent, type StandIns } from './queue.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -37,7 +38,7 @@ interface FloorJob {
   text: string;
 }
 
-/** The paced runs' chats start here (bench/paced.ts adds each phase's offset). */
+/** The paced runs' chats start here (bench/paced.ts: `pacedChats`). */
 const FLOOR_PACED_CHAT = 201_000;
 
 const UNLOCK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
@@ -96,25 +97,6 @@ async function startFloor(s: StandIns, concurrency: number): Promise<{ queue: Qu
 const submit = (queue: Queue<FloorJob>, chat: number, tag: string): Promise<unknown> =>
   queue.add('m', { chat, text: tag }, { jobId: `${chat}-${tag}` });
 
-/** The throughput part: every message submitted at once, over THROUGHPUT_SESSIONS chats. */
-async function floorThroughput(s: StandIns, queue: Queue<FloorJob>, results: Record<string, number>): Promise<void> {
-  const tags = Array.from({ length: THROUGHPUT_MESSAGES }, (_, i) => `ft${i}`);
-  const before = snapshot();
-  resetDetail();
-  const started = now();
-  const t = await profiled('floor-throughput', async () => {
-    await Promise.all(tags.map((tag, i) => submit(queue, 200_000 + (i % THROUGHPUT_SESSIONS), tag)));
-    return waitForSent(s, tags, 120_000);
-  });
-  const lastSent = Math.max(...tags.map((tag) => t.sentAt.get(tag) ?? 0));
-  results.messages_per_s = (THROUGHPUT_MESSAGES / (lastSent - started)) * 1000;
-  const work = perMessage(before, snapshot(), THROUGHPUT_MESSAGES);
-  printDetail('floor', THROUGHPUT_MESSAGES);
-  results.cpu_ms_per_message = work.cpuMs;
-  results.redis_commands_per_message = work.redisCommands;
-  results.sql_statements_per_message = work.sqlStatements;
-}
-
 export async function benchFloor(): Promise<Record<string, number>> {
   installWorkCounters();
   const results: Record<string, number> = {};
@@ -130,9 +112,18 @@ export async function benchFloor(): Promise<Record<string, number>> {
     // The same paced runs as Herald's (bench/paced.ts): what the machine and the libraries alone add, event in (the
     // job added) → LLM request and LLM reply → send, at 50 and at 200 messages/s.
     const paced: PacedRun<FloorJob> = { handle: (m) => submit(queue, m.chat, m.text), answered: (tags) => waitForSent(s, tags, 60_000) };
-    const msg = (phase: keyof typeof PACED_CHAT_OFFSETS, session: number, tag: string): FloorJob => ({ chat: FLOOR_PACED_CHAT + PACED_CHAT_OFFSETS[phase] + session, text: `f${tag}` });
+    const msg = (n: number, tag: string): FloorJob => ({ chat: FLOOR_PACED_CHAT + n, text: tag });
     if (process.env.BENCH_ONLY !== 'throughput') Object.assign(results, await pacedFigures(paced, PACED_COUNTS, msg, 'floor-paced-200'));
-    if (process.env.BENCH_ONLY !== 'paced') await floorThroughput(s, queue, results);
+    if (process.env.BENCH_ONLY !== 'paced') {
+      Object.assign(results, await throughputFigures({
+        label: 'floor',
+        profileName: 'floor-throughput',
+        count: THROUGHPUT_MESSAGES,
+        tag: (i) => `ft${i}`,
+        submit: (tag, i) => submit(queue, 200_000 + (i % THROUGHPUT_SESSIONS), tag),
+        answered: (tags) => waitForSent(s, tags, 120_000),
+      }));
+    }
     await stop();
     await s.stop();
   }

@@ -11,18 +11,21 @@ import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks';
 import { profiled } from './profile.js';
 import { now, percentile, sleep } from './timing.js';
 
-/** The slower paced run: 50 messages/s over 50 conversations. */
-const PACE_MS = 20;
-const PACED_SESSIONS = 50;
-/** The faster: 200 messages/s, over conversations enough that each gets one message a second. */
-const FAST_PACE_MS = 5;
-export const FAST_PACED_SESSIONS = 200;
-/** The sessions each paced phase writes in, as offsets from the caller's first paced chat (each phase its own). */
-export const PACED_CHAT_OFFSETS = { slow: 0, warm: 1_000, fast: 2_000 } as const;
-export type PacedPhase = keyof typeof PACED_CHAT_OFFSETS;
-/** Every chat a paced sequence writes in, from `first`: what the Telegram stand-in must know. */
+/**
+ * The phases of a paced sequence: the pace, the conversations (each phase its own, `offset` from the caller's first
+ * one) and the tag prefix of each message. `slow` is 50 messages/s; `warm` and `fast` are 200 messages/s, over
+ * conversations enough that each gets one message a second.
+ */
+const PHASES = {
+  slow: { paceMs: 20, sessions: 50, offset: 0, tag: 'p' },
+  warm: { paceMs: 5, sessions: 200, offset: 1_000, tag: 'w200-' },
+  fast: { paceMs: 5, sessions: 200, offset: 2_000, tag: 'f' },
+} as const;
+type Phase = keyof typeof PHASES;
+
+/** Every conversation a paced sequence writes in, from `first`: what the Telegram stand-in must know. */
 export const pacedChats = (first: number): number[] =>
-  Object.entries(PACED_CHAT_OFFSETS).flatMap(([phase, off]) => Array.from({ length: phase === 'slow' ? PACED_SESSIONS : FAST_PACED_SESSIONS }, (_, i) => first + off + i));
+  Object.values(PHASES).flatMap((p) => Array.from({ length: p.sessions }, (_, i) => first + p.offset + i));
 
 /**
  * Both paced runs of a pipeline, as Herald's queue bench and the floor take them: 50 messages/s (figures without a
@@ -32,19 +35,24 @@ export const pacedChats = (first: number): number[] =>
  * a second run at that rate in the same process does not have, even on conversations new to it (not pinned down: no
  * Redis command took 3 ms, and a young generation fixed at 16 MB did not remove it). A process serving 200 messages/s
  * is past that second for the rest of its life. Its p99s are printed too (`_first_s_at_200`), so it is not hidden.
+ *
+ * `msg(n, tag)` is the caller's message for its n-th paced conversation (n from 0, as `pacedChats` counts them).
  */
 export async function pacedFigures<M extends { text: string }>(
   run: PacedRun<M>,
   counts: { slow: number; fast: number },
-  msg: (phase: PacedPhase, session: number, tag: string) => M,
+  msg: (conversation: number, tag: string) => M,
   profileName: string,
 ): Promise<Record<string, number>> {
-  const results: Record<string, number> = {};
-  Object.assign(results, await pacedLatency(run, counts.slow, PACE_MS, (i) => msg('slow', i % PACED_SESSIONS, `p${i}`)));
-  const warm = await pacedLatency(run, 1_000 / FAST_PACE_MS, FAST_PACE_MS, (i) => msg('warm', i % FAST_PACED_SESSIONS, `w200-${i}`));
+  const phase = (name: Phase, count: number): Promise<Record<string, number>> => {
+    const p = PHASES[name];
+    return pacedLatency(run, count, p.paceMs, (i) => msg(p.offset + (i % p.sessions), `${p.tag}${i}`));
+  };
+  const results = await phase('slow', counts.slow);
+  const warm = await phase('warm', 1_000 / PHASES.warm.paceMs);
   results.in_to_llm_p99_first_s_at_200_ms = warm.in_to_llm_p99_ms;
   results.llm_to_send_p99_first_s_at_200_ms = warm.llm_to_send_p99_ms;
-  const fast = await profiled(profileName, () => pacedLatency(run, counts.fast, FAST_PACE_MS, (i) => msg('fast', i % FAST_PACED_SESSIONS, `f${i}`)));
+  const fast = await profiled(profileName, () => phase('fast', counts.fast));
   for (const [k, v] of Object.entries(fast)) results[`${k.replace(/_ms$/, '')}_at_200_ms`] = v;
   return results;
 }

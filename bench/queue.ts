@@ -28,11 +28,12 @@ import { Queue, Worker } from 'bullmq';
 import type { InboundMessage } from '@herald/adapters';
 import type { Herald } from '../apps/gateway/src/app.js';
 import { deleteRedisPrefix } from '../test/helpers/cluster.js';
-import { installWorkCounters, perMessage, printDetail, resetDetail, snapshot } from './counters.js';
+import { installWorkCounters } from './counters.js';
 import { profiled } from './profile.js';
 import { createBenchDatabase, postgresUnavailable } from './postgres.js';
 import { BENCH_NODE_ARGS, gateway } from './gateway.js';
-import { PACED_CHAT_OFFSETS, pacedChats, pacedFigures, type PacedPhase, type PacedRun } from './paced.js';
+import { pacedChats, pacedFigures, type PacedRun } from './paced.js';
+import { throughputFigures } from './throughput.js';
 import { now, percentile, sleep } from './timing.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -244,26 +245,21 @@ export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<s
     // Paced first: latency is measured on a quiet system, not behind the throughput run's leftovers (bench/paced.ts),
     // each message in a conversation with no turn running.
     const paced: PacedRun<InboundMessage> = { handle: (m) => router.handle(m), answered: (tags) => waitForSent(s, tags, 60_000) };
-    const msg = (phase: PacedPhase, session: number, tag: string): InboundMessage => message(PACED_FIRST_SESSION + PACED_CHAT_OFFSETS[phase] + session, tag);
+    const msg = (n: number, tag: string): InboundMessage => message(PACED_FIRST_SESSION + n, tag);
     if (process.env.BENCH_ONLY !== 'throughput') Object.assign(results, await pacedFigures(paced, PACED_COUNTS, msg, `${FIGURE_PREFIX[store]}-paced-200`));
 
     if (process.env.BENCH_ONLY === 'paced') return;
-    const tags = Array.from({ length: THROUGHPUT_MESSAGES }, (_, i) => `t${i}`);
-    const before = snapshot();
-    resetDetail();
-    const started = now();
-    await profiled(`${FIGURE_PREFIX[store]}-throughput`, async () => {
-      await Promise.all(tags.map((tag, i) => router.handle(message(i % THROUGHPUT_SESSIONS, tag))));
-      await waitForSent(s, tags, 120_000);
+    const figures = await throughputFigures({
+      label: 'queue',
+      profileName: `${FIGURE_PREFIX[store]}-throughput`,
+      count: THROUGHPUT_MESSAGES,
+      tag: (i) => `t${i}`,
+      submit: (tag, i) => router.handle(message(i % THROUGHPUT_SESSIONS, tag)),
+      answered: (tags) => waitForSent(s, tags, 120_000),
     });
-    const t = await s.times();
-    const lastSent = Math.max(...tags.map((tag) => t.sentAt.get(tag) ?? 0));
-    results.messages_per_s = (THROUGHPUT_MESSAGES / (lastSent - started)) * 1000;
-    const work = perMessage(before, snapshot(), THROUGHPUT_MESSAGES);
-    printDetail('queue', THROUGHPUT_MESSAGES);
-    results.cpu_ms_per_message = work.cpuMs;
-    results.redis_commands_per_message = work.redisCommands;
-    if (store === 'sqlite') results.sql_statements_per_message = work.sqlStatements;
+    // The SQL count is of SQLite's statements (PostgreSQL's are not counted).
+    if (store !== 'sqlite') delete figures.sql_statements_per_message;
+    Object.assign(results, figures);
   });
 
   if (process.env.BENCH_ONLY === 'throughput' || process.env.BENCH_ONLY === 'paced') return printed();

@@ -1,0 +1,41 @@
+/**
+ * The throughput part of both pipelines (Herald's queue bench and the floor): `count` messages submitted at once,
+ * then messages/s from the first submission to the last reply, and the work per message in this process (CPU time,
+ * Redis commands, SQL statements, as counted since the caller's `installWorkCounters()`; `BENCH_DETAIL=1` lists
+ * them by statement and command under `label`).
+ */
+import { perMessage, printDetail, resetDetail, snapshot } from './counters.js';
+import { profiled } from './profile.js';
+import { now } from './timing.js';
+
+export interface ThroughputRun {
+  /** Figures' label for BENCH_DETAIL and the CPU profile's name (BENCH_PROFILE). */
+  label: string;
+  profileName: string;
+  count: number;
+  /** The i-th message's tag, unique in the run. */
+  tag: (i: number) => string;
+  submit: (tag: string, i: number) => Promise<unknown>;
+  /** Resolves with the stand-ins' send times once every tag was answered. */
+  answered: (tags: string[]) => Promise<{ sentAt: Map<string, number> }>;
+}
+
+export async function throughputFigures(run: ThroughputRun): Promise<Record<string, number>> {
+  const tags = Array.from({ length: run.count }, (_, i) => run.tag(i));
+  const before = snapshot();
+  resetDetail();
+  const started = now();
+  const t = await profiled(run.profileName, async () => {
+    await Promise.all(tags.map((tag, i) => run.submit(tag, i)));
+    return run.answered(tags);
+  });
+  const lastSent = Math.max(...tags.map((tag) => t.sentAt.get(tag) ?? 0));
+  const work = perMessage(before, snapshot(), run.count);
+  printDetail(run.label, run.count);
+  return {
+    messages_per_s: (run.count / (lastSent - started)) * 1000,
+    cpu_ms_per_message: work.cpuMs,
+    redis_commands_per_message: work.redisCommands,
+    sql_statements_per_message: work.sqlStatements,
+  };
+}
