@@ -94,9 +94,10 @@ describe('the transport fetch (Node http client)', () => {
       res.write('more to come');
     });
     const res = await transport().fetch(`${endless.url}/x`);
-    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-    expect(new TextDecoder().decode((await reader.read()).value)).toBe('more to come');
-    await reader.cancel();
+    // As the SDKs read a body: its async iterator, then `return()` when they are done with it.
+    const reader = (res.body as unknown as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+    expect(new TextDecoder().decode((await reader.next()).value)).toBe('more to come');
+    await reader.return?.();
     await expect.poll(() => endless.seen[0].closed, { timeout: 10_000 }).toBe(true);
   });
 

@@ -12,13 +12,14 @@
  * The caller's signal reaches this fetch past the SDK (`callerSignalOptions`): handed to the OpenAI SDK as
  * `signal`, it would become an `AbortSignal.any` composite. Like fetch, this asks for and decodes a compressed
  * answer; a redirect, a body other than a string or bytes (a form upload, a stream) and a scheme other than
- * http(s) go to `fallback` (undici's fetch), which covers the whole standard.
+ * http(s) go to `fallback` (undici's fetch), which covers the whole standard. The answer is a light Response
+ * (node-response.ts): what the SDKs read of one, without undici's.
  */
 import { request as httpRequest, type Agent as HttpAgent, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest, type Agent as HttpsAgent } from 'node:https';
 import type { Readable, Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import { Response as UndiciResponse } from 'undici';
+import { NodeResponse } from './node-response.js';
 
 /** What the SDKs accept as `fetch`: the WHATWG signature. */
 export type FetchFn = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -34,7 +35,7 @@ export function callerSignalOptions(signal: AbortSignal): { fetchOptions: Record
   return { fetchOptions: { [CALLER_SIGNAL]: signal } };
 }
 
-/** Statuses whose response has no body by definition (the Response constructor refuses one). */
+/** Statuses whose response has no body by definition (fetch gives them a null body). */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const DECODERS: Record<string, () => Transform> = { gzip: createGunzip, 'x-gzip': createGunzip, deflate: createInflate, br: createBrotliDecompress };
@@ -93,17 +94,17 @@ export function httpFetch(agents: { http: HttpAgent; https: HttpsAgent }, fallba
     }
     const noBody = NULL_BODY_STATUSES.has(status) || method === 'HEAD';
     if (noBody) res.resume();
-    const stream = noBody ? null : (bodyOf(res, decoded(res, res.headers['content-encoding'])) as unknown as ReadableStream);
-    // The Response refuses a reason phrase with control characters, which Node's parser lets through.
+    const stream = noBody ? null : bodyOf(res, decoded(res, res.headers['content-encoding']));
+    // A reason phrase with control characters, which Node's parser lets through and fetch's Response refuses, is dropped.
     const statusText = REASON_PHRASE.test(res.statusMessage ?? '') ? (res.statusMessage ?? '') : '';
-    return new UndiciResponse(stream, { status, statusText, headers: pairsOf(res.rawHeaders) }) as unknown as Response;
+    return new NodeResponse(stream, { status, statusText, url: url.href, headers: res.headers }) as unknown as Response;
   };
 }
 
 /**
- * A Response body that reads `stream` through one async iterator. Not `Readable.toWeb(...)` (see above), and not
- * the stream itself: the Response asks an async iterable for a new iterator on every read, and each of a Node
- * stream's iterators stays subscribed to it until the stream ends.
+ * A Response body that reads `stream` through one async iterator, whoever asks for one (the SDK's reader, then its
+ * cancel): not `Readable.toWeb(...)` (see above), and not the stream itself, each of whose iterators stays
+ * subscribed to it until it ends.
  *
  * A reader that stops early (the SDKs do once the stream's last event came, before the chunked body's end marker
  * was read) leaves the rest to be read and dropped, so the connection goes back to the pool instead of being cut:
@@ -154,11 +155,4 @@ function requestHeaders(headers: RequestInit['headers'], https: boolean): Outgoi
   if (headers) (headers instanceof Headers ? headers : new Headers(headers)).forEach((value, name) => (out[name] = value));
   out['accept-encoding'] ??= https ? 'br, gzip, deflate' : 'gzip, deflate';
   return out;
-}
-
-/** Node's raw [name, value, …] list as pairs (repeated headers such as set-cookie kept apart). */
-function pairsOf(raw: string[]): Array<[string, string]> {
-  const pairs: Array<[string, string]> = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) pairs.push([raw[i], raw[i + 1]]);
-  return pairs;
 }
