@@ -29,5 +29,5 @@ VOLUME ["/data"]
 EXPOSE 8080
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.HERALD_PORT||8080)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-ENTRYPOINT ["node", "apps/gateway/dist/main.js"]
+ENTRYPOINT ["node", "--expose-gc", "apps/gateway/dist/main.js"]
 CMD ["--role", "all"]

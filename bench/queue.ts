@@ -37,11 +37,15 @@ import { throughputFigures } from './throughput.js';
 import { now, percentile, sleep } from './timing.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-/** BENCH_SCALE=0.2 runs every part with a fifth of the messages: for iterating on a shared machine, not for figures. */
+/**
+ * BENCH_SCALE=0.2 runs every part with a fifth of the messages (iterating on a shared machine, not for figures);
+ * BENCH_SCALE=3 three times as many, up to 5 (steadier CPU profiles of the throughput run).
+ */
 const SCALE = benchScale(process.env.BENCH_SCALE);
 const scaled = (n: number): number => Math.max(10, Math.round(n * SCALE));
 export const THROUGHPUT_MESSAGES = scaled(2_000);
-export const THROUGHPUT_SESSIONS = 200;
+/** Ten messages a session, as at scale 1 (more would pass a session's queue limit, MAX_PENDING). */
+export const THROUGHPUT_SESSIONS = Math.round(200 * Math.max(1, SCALE));
 /** The paced runs' conversations start here (message(): chat 100,000 + session). */
 const PACED_FIRST_SESSION = 1_000;
 /** How many messages each paced run hands in (bench/paced.ts: at 50/s, and at 200/s after a second's warm-up). */
@@ -53,7 +57,7 @@ export const SLOW_LLM_MS = 2_000;
 function benchScale(raw: string | undefined): number {
   if (raw === undefined) return 1;
   const n = Number(raw);
-  if (!(n > 0 && n <= 1)) throw new Error(`BENCH_SCALE: a number in (0, 1] (got ${JSON.stringify(raw)})`);
+  if (!(n > 0 && n <= 5)) throw new Error(`BENCH_SCALE: a number in (0, 5] (got ${JSON.stringify(raw)})`);
   return n;
 }
 

@@ -2,7 +2,8 @@
  * `npm run bench`: every benchmark, figures and ratios printed. Never part of `npm test` — these machines are
  * shared and noisy, so numbers are for comparing runs on one machine, not pass/fail.
  *   BENCH_ONLY=throughput|concurrent|paced   one part of the queue and floor runs;  BENCH_ONLY=soak   the soak alone
- *   BENCH_SCALE=0.2                    a fifth of the messages (iterating on a shared machine, not for figures)
+ *   BENCH_SCALE=0.2                    a fifth of the messages (iterating on a shared machine, not for figures);
+ *                                      up to 5 for more (steadier profiles)
  *   BENCH_ROUNDS=3                     then 3 alternating rounds of the floor and Herald, and the median ratios (bench/rounds.ts)
  */
 import { benchAgentLoop } from './agent-loop.js';

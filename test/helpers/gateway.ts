@@ -1,7 +1,7 @@
 /**
  * Starts the real gateway process with the given environment and waits until its admin server answers: from the
  * TypeScript sources (`node --import tsx apps/gateway/src/main.ts`, so a test never runs a stale build), or, with
- * `compiled: true`, the way `npm start` and the Docker image run it (`node --conditions=@herald/dist
+ * `compiled: true`, the way `npm start` and the Docker image run it (`node --expose-gc --conditions=@herald/dist
  * apps/gateway/dist/main.js`, after `npm run build`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -83,7 +83,7 @@ async function startOnce(opts: StartOptions): Promise<GatewayProcess> {
     if (ownDir) rmSync(dir, { recursive: true, force: true });
     if (ownKeys) await deleteRedisPrefix(env.HERALD_REDIS_PREFIX).catch(() => undefined);
   };
-  const entryArgs = opts.compiled ? ['--conditions=@herald/dist', COMPILED_ENTRY] : ['--import', TSX, ENTRY];
+  const entryArgs = opts.compiled ? ['--expose-gc', '--conditions=@herald/dist', COMPILED_ENTRY] : ['--import', TSX, ENTRY];
   const proc = spawn(process.execPath, [...entryArgs, ...(opts.args ?? [])], {
     cwd: opts.cwd ?? ROOT,
     env,

@@ -50,6 +50,7 @@ import { instrumentAgent, instrumentProvider, instrumentTurns } from './ops/inst
 import { createInboundGuard } from './ops/inbound-guard.js';
 import { UserRateLimiter } from './ops/rate-limit.js';
 import { workersSeenCheck } from './ops/heartbeat.js';
+import { exposedFullCollection, startMemoryTrim } from './ops/memory-trim.js';
 import { BackgroundTasks } from './sessions/background-tasks.js';
 import { logConnectionErrors } from './redis-errors.js';
 import { mountOperations } from './admin/operations.js';
@@ -137,6 +138,9 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
       else log.info({ platform }, `${platform} disabled: ${status.reason}`);
     }
   }
+  // Memory a burst left behind goes back once this process is quiet again (ops/memory-trim.ts; needs --expose-gc).
+  const trim = startMemoryTrim({ gc: exposedFullCollection(), log: log.child({ component: 'memory' }) });
+  onStop('memory trim', async () => trim.stop());
   // A stop asked for during start-up ends it between steps (the step in progress finishes first).
   const stillStarting = (): void => signal?.throwIfAborted();
   // Steps that wait for Redis to answer end at once on a stop: Redis may be gone, and they would wait for it.
