@@ -4,9 +4,10 @@
  * V8 frees the garbage of a burst (and shrinks its heap) by itself only when its memory reducer starts, and that
  * starts after a collection that runs while allocation slows down. A burst that ends between two collections leaves
  * the heap at its peak for as long as the process stays quiet: measured, 870-900 MB of RSS still a minute after
- * 5,000 concurrent turns whose live data after a full collection was 104 MB. So every few seconds this looks at the event loop and the
- * heap: once the loop has been quiet for a while and the heap holds well more than after the last collection, one
- * full collection runs, at a moment nobody is waiting for this process.
+ * 5,000 concurrent turns whose live data after a full collection was 104 MB. So every few seconds this looks at the
+ * event loop and the heap: once the process has been quiet for a while (little work and no allocation, see
+ * `quietHeapChangeBytes`; one under light steady load is left to V8) and the heap holds well more than after the
+ * last collection, one full collection runs, at a moment nobody is waiting for this process.
  *
  * It needs `gc`, which Node only exposes when started with `--expose-gc` (`npm start` and the Dockerfile do). Without
  * it nothing runs and V8's own heuristics are all there is.
@@ -21,10 +22,16 @@ export interface MemoryTrimOptions {
   log: Logger;
   /** How often the loop and the heap are looked at. */
   intervalMs?: number;
-  /** Checks in a row with the loop busy less than `quietUtilization` before the process counts as quiet. */
+  /** Quiet checks in a row before the process counts as quiet. */
   quietChecks?: number;
-  /** The share of time the event loop may be busy (0-1) and still count as quiet. */
+  /** A quiet check: the event loop busy less than this share of the time (0-1) since the last check ... */
   quietUtilization?: number;
+  /**
+   * ... and the heap changed by less than this (bytes). A process under light but steady load allocates: its heap
+   * climbs and drops with V8's own collections, which then also start V8's memory reducer. Only one that stopped
+   * allocating can sit at a peak for good, and only there is a full collection's pause (0.1-0.25 s) nobody's wait.
+   */
+  quietHeapChangeBytes?: number;
   /** How much more the heap must hold than after the last collection (bytes) to be worth a collection. */
   growthBytes?: number;
   /** The heap in use (bytes); V8's figure unless a test gives its own. */
@@ -39,7 +46,7 @@ export interface MemoryTrim {
   stop(): void;
 }
 
-export const MEMORY_TRIM_DEFAULTS = { intervalMs: 2_000, quietChecks: 3, quietUtilization: 0.05, growthBytes: 64 * 1024 * 1024 };
+export const MEMORY_TRIM_DEFAULTS = { intervalMs: 2_000, quietChecks: 3, quietUtilization: 0.05, quietHeapChangeBytes: 2 * 1024 * 1024, growthBytes: 64 * 1024 * 1024 };
 
 const MB = 1024 * 1024;
 
@@ -67,7 +74,7 @@ export function exposedFullCollection(): (() => void) | undefined {
 /** Starts the checks (an unref'd timer: it never keeps the process alive); `check()` runs one look at once. */
 export function startMemoryTrim(opts: MemoryTrimOptions): MemoryTrim {
   const { gc, log } = opts;
-  const { intervalMs, quietChecks, quietUtilization, growthBytes } = { ...MEMORY_TRIM_DEFAULTS, ...definedOnly(opts) };
+  const { intervalMs, quietChecks, quietUtilization, quietHeapChangeBytes, growthBytes } = { ...MEMORY_TRIM_DEFAULTS, ...definedOnly(opts) };
   const heapUsed = opts.heapUsed ?? (() => getHeapStatistics().used_heap_size);
   const utilization = opts.utilization ?? loopUtilization();
   if (!gc) {
@@ -75,10 +82,13 @@ export function startMemoryTrim(opts: MemoryTrimOptions): MemoryTrim {
     return { check: () => false, stop: () => {} };
   }
   let baseline = heapUsed();
+  let previous = baseline;
   let quiet = 0;
   const check = (): boolean => {
-    quiet = utilization() < quietUtilization ? quiet + 1 : 0;
+    const busy = utilization();
     const used = heapUsed();
+    quiet = busy < quietUtilization && Math.abs(used - previous) < quietHeapChangeBytes ? quiet + 1 : 0;
+    previous = used;
     // A collection V8 ran by itself lowers the baseline too: growth counts from the smallest heap seen since.
     baseline = Math.min(baseline, used);
     if (quiet < quietChecks || used - baseline < growthBytes) return false;
@@ -87,6 +97,7 @@ export function startMemoryTrim(opts: MemoryTrimOptions): MemoryTrim {
     const after = heapUsed();
     log.info({ heapBeforeMb: Math.round(used / MB), heapAfterMb: Math.round(after / MB), pauseMs: Math.round(performance.now() - started) }, 'quiet after a burst: memory given back');
     baseline = after;
+    previous = after;
     quiet = 0;
     return true;
   };
