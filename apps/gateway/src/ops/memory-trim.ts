@@ -29,7 +29,7 @@ export interface MemoryTrimOptions {
   /**
    * ... and the heap changed by less than this (bytes). A process under light but steady load allocates: its heap
    * climbs and drops with V8's own collections, which then also start V8's memory reducer. Only one that stopped
-   * allocating can sit at a peak for good, and only there is a full collection's pause (0.1-0.25 s) nobody's wait.
+   * allocating can sit at a peak for good, and only there is a full collection's pause (≈ 0.25 s) nobody's wait.
    */
   quietHeapChangeBytes?: number;
   /** How much more the heap must hold than after the last collection (bytes) to be worth a collection. */
@@ -64,7 +64,7 @@ function loopUtilization(): () => number {
  * The collection to run, when Node exposes `gc`: the "last resort" flavour, which collects until nothing more goes
  * and hands the freed pages back to the system. A regular full collection (`gc()`) emptied the heap after the
  * 5,000-turn burst (599 -> 104 MB) but RSS stayed at 875 MB; this one brought it to 265 MB (the process started at
- * 293), in a pause of ~0.2 s once per burst.
+ * 293), in a pause of ≈ 0.25 s once per burst.
  */
 export function exposedFullCollection(): (() => void) | undefined {
   const gc = globalThis.gc;
