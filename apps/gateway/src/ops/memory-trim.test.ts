@@ -6,12 +6,12 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { createLogger } from '../logger.js';
 import { exposedFullCollection, startMemoryTrim } from './memory-trim.js';
 
 const MB = 1024 * 1024;
-const silent = pino({ level: 'silent' });
+const silent = createLogger({ level: 'silent' });
 
 /** A trim over a made-up heap and loop: `heap` and `busy` are what the next check sees. */
 function scripted(opts: { quietChecks?: number; growthMb?: number } = {}) {

@@ -14,25 +14,25 @@
  */
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
-import type { Logger } from 'pino';
+import type { Logger } from '../logger.js';
 
 export interface MemoryTrimOptions {
   /** A full collection: `globalThis.gc` under `--expose-gc`; absent, the trim is off. */
   gc: (() => void) | undefined;
   log: Logger;
-  /** How often the loop and the heap are looked at. */
+  /** How often the loop and the heap are looked at (default 2 s). */
   intervalMs?: number;
-  /** Quiet checks in a row before the process counts as quiet. */
+  /** Quiet checks in a row before the process counts as quiet (default 3). */
   quietChecks?: number;
-  /** A quiet check: the event loop busy less than this share of the time (0-1) since the last check ... */
+  /** A quiet check: the event loop busy less than this share of the time (0-1, default 0.05) since the last check ... */
   quietUtilization?: number;
   /**
-   * ... and the heap changed by less than this (bytes). A process under light but steady load allocates: its heap
+   * ... and the heap changed by less than this (bytes, default 2 MB). A process under light but steady load allocates: its heap
    * climbs and drops with V8's own collections, which then also start V8's memory reducer. Only one that stopped
    * allocating can sit at a peak for good, and only there is a full collection's pause (≈ 0.25 s) nobody's wait.
    */
   quietHeapChangeBytes?: number;
-  /** How much more the heap must hold than after the last collection (bytes) to be worth a collection. */
+  /** How much more the heap must hold than after the last collection (bytes, default 64 MB) to be worth a collection. */
   growthBytes?: number;
   /** The heap in use (bytes); V8's figure unless a test gives its own. */
   heapUsed?: () => number;
@@ -45,8 +45,6 @@ export interface MemoryTrim {
   check(): boolean;
   stop(): void;
 }
-
-export const MEMORY_TRIM_DEFAULTS = { intervalMs: 2_000, quietChecks: 3, quietUtilization: 0.05, quietHeapChangeBytes: 2 * 1024 * 1024, growthBytes: 64 * 1024 * 1024 };
 
 const MB = 1024 * 1024;
 
@@ -73,14 +71,13 @@ export function exposedFullCollection(): (() => void) | undefined {
 
 /** Starts the checks (an unref'd timer: it never keeps the process alive); `check()` runs one look at once. */
 export function startMemoryTrim(opts: MemoryTrimOptions): MemoryTrim {
-  const { gc, log } = opts;
-  const { intervalMs, quietChecks, quietUtilization, quietHeapChangeBytes, growthBytes } = { ...MEMORY_TRIM_DEFAULTS, ...definedOnly(opts) };
-  const heapUsed = opts.heapUsed ?? (() => getHeapStatistics().used_heap_size);
-  const utilization = opts.utilization ?? loopUtilization();
+  const { gc, log, intervalMs = 2_000, quietChecks = 3, quietUtilization = 0.05, quietHeapChangeBytes = 2 * MB, growthBytes = 64 * MB } = opts;
   if (!gc) {
     log.debug('memory trim off: node runs without --expose-gc');
     return { check: () => false, stop: () => {} };
   }
+  const heapUsed = opts.heapUsed ?? (() => getHeapStatistics().used_heap_size);
+  const utilization = opts.utilization ?? loopUtilization();
   let baseline = heapUsed();
   let previous = baseline;
   let quiet = 0;
@@ -104,8 +101,4 @@ export function startMemoryTrim(opts: MemoryTrimOptions): MemoryTrim {
   const timer = setInterval(check, intervalMs);
   timer.unref();
   return { check, stop: () => clearInterval(timer) };
-}
-
-function definedOnly(opts: MemoryTrimOptions): Partial<typeof MEMORY_TRIM_DEFAULTS> {
-  return Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined));
 }
