@@ -49,6 +49,19 @@ interface Row {
 
 const fromRow = (r: Row): SpendRow => ({ scope: r.scope, period: r.period, tokens: Number(r.tokens), costUsd: Number(r.cost_usd), warned: r.warned_at !== null });
 
+/** The upsert of `rows` rows, its text built once per row count (a turn counts in the same few every time). */
+const addSqlByRows = new Map<number, string>();
+function addSql(rows: number): string {
+  let text = addSqlByRows.get(rows);
+  if (text === undefined) {
+    text = `INSERT INTO spend (scope, period, tokens, cost_usd, updated_at) VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?)').join(', ')}
+       ON CONFLICT (scope, period) DO UPDATE SET tokens = spend.tokens + excluded.tokens,
+         cost_usd = spend.cost_usd + excluded.cost_usd, updated_at = excluded.updated_at`;
+    addSqlByRows.set(rows, text);
+  }
+  return text;
+}
+
 export class SpendStore {
   constructor(private readonly sql: Sql) {}
 
@@ -61,12 +74,7 @@ export class SpendStore {
     const unique = [...new Map(keys.map((k) => [`${k.scope}\u0000${k.period}`, k])).values()];
     if (unique.length === 0) return;
     const now = Date.now();
-    await this.sql.run(
-      `INSERT INTO spend (scope, period, tokens, cost_usd, updated_at) VALUES ${unique.map(() => '(?, ?, ?, ?, ?)').join(', ')}
-       ON CONFLICT (scope, period) DO UPDATE SET tokens = spend.tokens + excluded.tokens,
-         cost_usd = spend.cost_usd + excluded.cost_usd, updated_at = excluded.updated_at`,
-      unique.flatMap(({ scope, period }) => [scope, period, tokens, costUsd, now]),
-    );
+    await this.sql.run(addSql(unique.length), unique.flatMap(({ scope, period }) => [scope, period, tokens, costUsd, now]));
   }
 
   async get(scope: string, period: string): Promise<SpendRow> {

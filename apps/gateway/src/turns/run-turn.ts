@@ -20,7 +20,7 @@ import { showTurnProgress } from './turn-reactions.js';
 import { statusReactionsFor } from '../config/progress.js';
 import { withTurnTools, type TurnToolsFactory } from './tools.js';
 import { retryThroughStoreOutage, untilStored } from './store-patience.js';
-import { sendReply, type SendOutcome } from './send-reply.js';
+import { sendReply, type CheckedReply, type SendOutcome } from './send-reply.js';
 import { finishReply } from './finish-reply.js';
 import { hasReasoning } from './reasoning-view.js';
 import { ReplyFiles } from '../outbound/reply-files.js';
@@ -143,8 +143,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     // Compressed child sessions this turn moved to (before it, or inside the loop): reported for metrics.
     let compressions = 0;
     // The reply goes out; the reaction swap waits until the session is free again (TurnResult.afterAck).
-    const send = async (text: string, failed = false): Promise<TurnResult> => {
-      const outcome = await sendReply(target, text);
+    const send = async (text: string, failed = false, checked?: CheckedReply): Promise<TurnResult> => {
+      const outcome = await sendReply(target, text, checked);
       const report = { status: STATUS_AFTER_SEND[outcome], compressions };
       if (outcome !== 'delivered') {
         await live.close();
@@ -310,9 +310,12 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const showReasoning = hasReasoning(result.newMessages) && ((await deps.conversation?.reasoning.isOn(ctx.sessionKey)) ?? false);
     const { reply, files, speech } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log, showReasoning });
     if (speech) meter.add(speech);
+    // Checked before the reply is recorded, so that a reply that may go out is claimed for sending by the same
+    // write (turns/send-reply.ts); a stale one or one whose session was lost is recorded unclaimed, as before.
+    const check = await ctx.deliveryCheck();
     // Messages, usage, spend and the recorded reply (with its files) commit together: a crash leaves all or none.
     let text = reply;
-    session = await store.transaction(async () => {
+    const recorded = await store.transaction(async () => {
       // Tokens: every call the turn made (its loop, subagents, side tasks, its files) but a compression's before it,
       // which are in the session's columns already; the cost: all of them (budgets/turn-spend.ts).
       // API calls: the loop's (answered or not), reading the files, the voice reply.
@@ -325,14 +328,15 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
         notices = await deps.controls.budgets.notices(spender);
       }
       text = notices.length > 0 ? `${reply}\n\n${notices.join('\n')}` : reply;
-      await store.recordReply(ctx.turnId, text, ctx.fence, files);
-      return persisted;
+      const claim = await store.recordReply(ctx.turnId, text, ctx.fence, files, { claim: check === 'ok' });
+      return { persisted, claim };
     });
+    session = recorded.persisted;
     spend.recorded();
     if (session !== compressed) compressions++;
     // A compression (before or inside the turn) starts a new prefix: a cold cache there is expected.
     if (compressed === current && !result.compactedHistory) warnOnCacheCollapse(current, result, ctx.log);
-    const sent = await send(text, Boolean(result.error));
+    const sent = await send(text, Boolean(result.error), { check, claim: check === 'ok' ? recorded.claim : null });
     if (result.error) {
       await store.markTurn(ctx.turnId, 'failed', ctx.fence, `${result.error.kind}: ${result.error.message}`);
       return { ...sent, report: { status: 'failed', compressions } };

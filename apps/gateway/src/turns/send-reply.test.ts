@@ -77,6 +77,33 @@ describe('sending a recorded reply', () => {
     expect(duplicates).toEqual([]);
   });
 
+  it('a reply claimed with its record (the check made before it) is sent without a second check or claim', async () => {
+    const { store, egress, target, duplicates } = await setup();
+    let checks = 0;
+    target.ctx.deliveryCheck = async () => {
+      checks++;
+      return 'ok';
+    };
+    await store.sql.run(`UPDATE turns SET status = 'running'`);
+    const claim = await store.recordReply('t1', 'the answer', 7, [], { claim: true });
+    expect(await sendReply(target, 'the answer', { check: 'ok', claim })).toBe('delivered');
+    expect(checks).toBe(0);
+    expect(egress.sends.map((s) => s.opts)).toMatchObject([{ idempotencyKey: 't1', recover: false, skipChunks: 0 }]);
+    // One attempt counted: the claim was the record's.
+    expect(await store.getTurn('t1')).toMatchObject({ status: 'delivered', deliveredIds: ['m1'], sendAttempts: 1 });
+    expect(duplicates).toEqual([]);
+  });
+
+  it('a check made before the record that said stale or lock lost sends nothing, as a check made here would', async () => {
+    const stale = await setup();
+    expect(await sendReply(stale.target, 'the answer', { check: 'stale', claim: null })).toBe('stale');
+    expect(await stale.store.getTurn('t1')).toMatchObject({ status: 'interrupted', sendAttempts: 0 });
+    const lost = await setup();
+    expect(await sendReply(lost.target, 'the answer', { check: 'lock_lost', claim: null })).toBe('lock lost');
+    expect(await lost.store.getTurn('t1')).toMatchObject({ status: 'replied', sendAttempts: 0 });
+    expect([...stale.egress.sends, ...lost.egress.sends]).toEqual([]);
+  });
+
   it('an interrupted (stale) reply is marked interrupted and not sent', async () => {
     const { store, egress, target } = await setup({ check: 'stale' });
     expect(await sendReply(target, 'the answer')).toBe('stale');

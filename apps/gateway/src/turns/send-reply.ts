@@ -6,7 +6,8 @@
  * (Telegram), the possible duplicate is logged and counted instead: at most the one chunk in flight at the crash.
  */
 import type { PlatformEgress } from '@herald/adapters';
-import type { SessionStore } from '@herald/agent-core';
+import type { SessionStore, Turn } from '@herald/agent-core';
+import type { DeliveryCheck } from '../queue/mailbox.js';
 import type { TurnContext } from '../queue/worker.js';
 import { deliverFiles } from './deliver-files.js';
 import { deliver } from './delivery.js';
@@ -34,9 +35,18 @@ export interface ReplyTarget {
 
 export type SendOutcome = 'delivered' | 'stale' | 'lock lost' | 'nothing to send';
 
-export async function sendReply(t: ReplyTarget, text: string): Promise<SendOutcome> {
+/**
+ * The delivery check made before the reply was recorded, and the turn as that record left it: claimed for sending
+ * in the same write when the check said 'ok' (recordReply's `claim`), so the send needs neither again.
+ */
+export interface CheckedReply {
+  check: DeliveryCheck;
+  claim: Turn | null;
+}
+
+export async function sendReply(t: ReplyTarget, text: string, checked?: CheckedReply): Promise<SendOutcome> {
   const { store, ctx, egress } = t;
-  const check = await ctx.deliveryCheck();
+  const check = checked ? checked.check : await ctx.deliveryCheck();
   if (check === 'stale') {
     await store.markTurn(ctx.turnId, 'interrupted', ctx.fence, 'superseded before delivery');
     ctx.log.info('reply is stale (interrupted or session stopped); not sending it');
@@ -47,10 +57,7 @@ export async function sendReply(t: ReplyTarget, text: string): Promise<SendOutco
     ctx.log.info('session lock lost before delivery; the turn is left to the worker that holds it now');
     return 'lock lost';
   }
-  // An earlier owner that lost the session may still be sending: give it a moment to report what it sent.
-  if (t.sendAttemptsAtBegin > 0 && !(await earlierSenderSettled(store, ctx))) return 'nothing to send';
-  // The send intent: only the fence that owns the turn may send, and the attempt is counted.
-  const claim = await store.claimDelivery(ctx.turnId, ctx.fence);
+  const claim = checked ? checked.claim : await claimReply(t);
   if (!claim) return 'nothing to send';
   const earlier = claim.sendAttempts > 1;
   if (earlier) {
@@ -84,6 +91,15 @@ export async function sendReply(t: ReplyTarget, text: string): Promise<SendOutco
   // The platform has the reply: its record must not be lost to a database hiccup (a re-run would send it again).
   await untilStored(() => store.markDelivered(ctx.turnId, ids, recorded), ctx.log, 'record the delivered reply');
   return 'delivered';
+}
+
+/** The send intent of a reply recorded earlier: null when there is nothing (left) to send. */
+async function claimReply(t: ReplyTarget): Promise<Turn | null> {
+  const { store, ctx } = t;
+  // An earlier owner that lost the session may still be sending: give it a moment to report what it sent.
+  if (t.sendAttemptsAtBegin > 0 && !(await earlierSenderSettled(store, ctx))) return null;
+  // Only the fence that owns the turn may send, and the attempt is counted.
+  return store.claimDelivery(ctx.turnId, ctx.fence);
 }
 
 /** How long an earlier send attempt counts as possibly still in flight after its last recorded step. */

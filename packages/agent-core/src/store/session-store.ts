@@ -257,9 +257,9 @@ export class SessionStore {
     return turns.getTurn(this.sql, turnId);
   }
 
-  /** The reply and the files it carries (sent after its text), recorded together. */
-  recordReply(turnId: string, reply: string, fence: number, files?: readonly turnFiles.NewTurnFile[]): Promise<Turn> {
-    return turns.recordReply(this.sql, turnId, reply, fence, files);
+  /** The reply and the files it carries (sent after its text), recorded together; with `claim`, claimed for sending. */
+  recordReply(turnId: string, reply: string, fence: number, files?: readonly turnFiles.NewTurnFile[], options?: turns.RecordReplyOptions): Promise<Turn> {
+    return turns.recordReply(this.sql, turnId, reply, fence, files, options);
   }
 
   /** The turn's files in order: pending ones with their bytes, sent and given-up ones without. */

@@ -53,6 +53,21 @@ describe('turn outbox', () => {
     expect(await store.claimDelivery('slack:Ev1', 10)).toBeNull();
   });
 
+  it('records a reply and claims it for sending in one write; a re-run sees the attempt', async () => {
+    const { store, sessionId } = await withSession();
+    await store.beginTurn('t2', sessionId, 4);
+    expect(await store.recordReply('t2', 'sent at once', 4, [], { claim: true })).toMatchObject({ status: 'replied', reply: 'sent at once', sendAttempts: 1 });
+    // A crash before the delivery was recorded: the next owner's claim says an attempt began.
+    await store.beginTurn('t2', sessionId, 5);
+    expect(await store.claimDelivery('t2', 5)).toMatchObject({ sendAttempts: 2 });
+    // Only a running turn, under its own fence, records (and so claims).
+    await expect(store.recordReply('t2', 'again', 5, [], { claim: true })).rejects.toThrow(FencedOutError);
+    await store.beginTurn('t3', sessionId, 6);
+    await store.beginTurn('t3', sessionId, 7);
+    await expect(store.recordReply('t3', 'late', 6, [], { claim: true })).rejects.toThrow(FencedOutError);
+    expect(await store.getTurn('t3')).toMatchObject({ status: 'running', sendAttempts: 0 });
+  });
+
   it('tells a re-run after a crash what already happened instead of starting over', async () => {
     const { store, sessionId } = await withSession();
     await store.beginTurn('t1', sessionId, 1);

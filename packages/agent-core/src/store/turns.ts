@@ -22,6 +22,8 @@ function fencedWrite(set: string, statuses: readonly TurnStatus[] = []): FencedW
 }
 
 const RECORD_REPLY = fencedWrite(`status = 'replied', reply = ?, file_count = ?`, ['running']);
+/** The reply and the send intent in one write: what recordReply and claimDelivery write one after the other. */
+const RECORD_CLAIMED_REPLY = fencedWrite(`status = 'replied', reply = ?, file_count = ?, send_attempts = send_attempts + 1`, ['running']);
 const ASSERT_RUNNING = fencedWrite('status = status', ['running']);
 const CLAIM_DELIVERY = fencedWrite('send_attempts = send_attempts + 1', ['replied']);
 const RECORD_STREAM_MESSAGE = fencedWrite('stream_message_id = ?');
@@ -65,14 +67,29 @@ export async function getTurn(sql: Sql, turnId: string): Promise<Turn | null> {
   return row ? toTurn(row) : null;
 }
 
+export interface RecordReplyOptions {
+  /**
+   * Claim it for sending in the same write (the send intent of claimDelivery, counted in `sendAttempts`): for a
+   * caller that has made its delivery check already and sends right after the commit.
+   */
+  claim?: boolean;
+}
+
 /**
  * The reply is known but not yet delivered: a re-run delivers this text (and the files it carries) instead of
  * asking the model again. Only a running turn records a reply; run it in the transaction that writes the turn's
  * messages, so a fenced-out worker's transcript is rolled back with it.
  */
-export async function recordReply(sql: Sql, turnId: string, reply: string, fence: number, files: readonly NewTurnFile[] = []): Promise<Turn> {
+export async function recordReply(
+  sql: Sql,
+  turnId: string,
+  reply: string,
+  fence: number,
+  files: readonly NewTurnFile[] = [],
+  { claim = false }: RecordReplyOptions = {},
+): Promise<Turn> {
   const record = async (): Promise<Turn> => {
-    const turn = await fencedUpdate(sql, turnId, fence, RECORD_REPLY, [reply, files.length]);
+    const turn = await fencedUpdate(sql, turnId, fence, claim ? RECORD_CLAIMED_REPLY : RECORD_REPLY, [reply, files.length]);
     if (!turn) throw new FencedOutError(turnId, fence);
     if (files.length > 0) await addTurnFiles(sql, turnId, files);
     return turn;

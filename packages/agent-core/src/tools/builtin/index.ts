@@ -118,7 +118,6 @@ export {
   MEMORY_BLOCK_OPEN,
   MEMORY_TOOL,
   createMemoryTool,
-  hasMemoryBlock,
   renderMemoryBlock,
   stripMemoryBlock,
   stripMemoryMarker,

@@ -103,11 +103,6 @@ const MEMORY_BLOCK_HEAD = `${MEMORY_BLOCK_OPEN}\nNotes saved from earlier conver
 /** The marker at the start of a user's own text, in any case, after any blank space. */
 const LEADING_MARKER = /^(?:\s*<memory>)+\s*/i;
 
-/** True when the history already carries a memory block (then another one would only repeat it). */
-export function hasMemoryBlock(history: readonly ChatMessage[]): boolean {
-  return history.some((m) => m.role === 'user' && typeof m.content === 'string' && m.content.startsWith(MEMORY_BLOCK_HEAD));
-}
-
 /**
  * A user's own text without the memory marker in front. A message that began with `<memory>` would otherwise pass
  * for the notes block: the real notes would not be shown again, and the model would take the user's words for
@@ -118,12 +113,14 @@ export function stripMemoryMarker(userText: string): string {
 }
 
 /**
- * The user text a turn sends: the saved notes in front of it when the history does not show them yet (a new
- * session, or one whose history compression rewrote), else the text unchanged.
+ * The user text a turn sends: the saved notes in front of it on a session's first turn, else the text unchanged.
+ * Like Hermes' memory snapshot, the notes are taken once, when the session starts: what is saved later (in this
+ * conversation with the memory tool, or in another one) shows from the next session on. Compression keeps the
+ * session's first messages (compression/boundaries.ts), and the block with them. So a later turn makes no read.
  */
 export async function withMemoryBlock(store: SessionStore, userKey: string | null, history: readonly ChatMessage[], text: string): Promise<string> {
   const userText = stripMemoryMarker(text);
-  if (!userKey || hasMemoryBlock(history)) return userText;
+  if (!userKey || history.some((m) => m.role === 'user')) return userText;
   const block = renderMemoryBlock(await new MemoryStore(store).snapshot(userKey));
   return block ? `${block}\n\n${userText}` : userText;
 }
