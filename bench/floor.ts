@@ -122,6 +122,7 @@ export async function benchFloor(): Promise<Record<string, number>> {
         tag: (i) => `ft${i}`,
         submit: (tag, i) => submit(queue, 200_000 + (i % THROUGHPUT_SESSIONS), tag),
         answered: (tags) => waitForSent(s, tags, 120_000),
+        standInsCpuMs: () => s.cpuMs(),
       }));
     }
     await stop();

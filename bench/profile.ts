@@ -4,6 +4,8 @@
  * Read one with `npx tsx bench/profile-top.ts <file>`. `BENCH_HEAP_PROFILE=1` (with BENCH_PROFILE) samples what the
  * stretch allocates instead, garbage included (`<name>.heapprofile`: every allocation sampled, one per 32 KB on
  * average, whether or not it was collected before the end; Chrome DevTools' Memory panel opens it).
+ * `BENCH_HEAP_PROFILE=survivors` samples only what outlived a young-generation collection (promoted to the old
+ * generation, or still live at the end): what makes the old generation grow and the major collections run.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -27,20 +29,22 @@ const CPU: Profiler = {
   stop: async (session) => (await session.post('Profiler.stop')).profile,
 };
 
-const ALLOCATIONS: Profiler = {
-  what: 'allocation profile',
+/** Allocations sampled; `survivors`: only those a young-generation collection did not free (promoted, or still live). */
+const allocations = (survivors: boolean): Profiler => ({
+  what: survivors ? 'profile of allocations that outlived a young-generation GC' : 'allocation profile',
   ext: 'heapprofile',
   async start(session) {
     await session.post('HeapProfiler.enable');
-    await session.post('HeapProfiler.startSampling', { samplingInterval: 32 * 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    await session.post('HeapProfiler.startSampling', { samplingInterval: 32 * 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: !survivors });
   },
   stop: async (session) => (await session.post('HeapProfiler.stopSampling')).profile,
-};
+});
 
 export async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
   const dir = process.env.BENCH_PROFILE;
   if (!dir) return fn();
-  const profiler = process.env.BENCH_HEAP_PROFILE === '1' ? ALLOCATIONS : CPU;
+  const heap = process.env.BENCH_HEAP_PROFILE;
+  const profiler = heap === '1' || heap === 'survivors' ? allocations(heap === 'survivors') : CPU;
   const session = new Session();
   session.connect();
   await profiler.start(session);

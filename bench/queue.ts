@@ -70,6 +70,8 @@ export interface StandIns {
   times(): Promise<{ llmIn: Map<string, number>; llmOut: Map<string, number>; sentAt: Map<string, number> }>;
   /** How many replies the Telegram stand-in got so far (cheap: no timestamps cross the IPC channel). */
   sentCount(): Promise<number>;
+  /** The stand-ins' own CPU time so far (user + system, ms): what answering the pipeline costs the shared machine. */
+  cpuMs(): Promise<number>;
   /** Resolves once every tag was answered (the stand-ins watch; nothing crosses the IPC channel meanwhile), else how many were. */
   awaitSent(tags: string[], timeoutMs: number): Promise<{ done: boolean; answered: number }>;
   stop(): Promise<void>;
@@ -77,7 +79,8 @@ export interface StandIns {
 
 export async function startStandIns(llmDelayMs: number): Promise<StandIns> {
   const child = fork(join(import.meta.dirname, 'stand-ins.ts'), [], {
-    execArgv: ['--import', 'tsx'],
+    // BENCH_STANDINS_PROFILE=<dir>: a CPU profile of the stand-ins' whole process, written when it stops.
+    execArgv: ['--import', 'tsx', ...(process.env.BENCH_STANDINS_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_STANDINS_PROFILE}`] : [])],
     env: { ...process.env, LLM_DELAY_MS: String(llmDelayMs) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -100,6 +103,11 @@ export async function startStandIns(llmDelayMs: number): Promise<StandIns> {
       new Promise((resolve) => {
         child.once('message', (m) => resolve((m as { n: number }).n));
         child.send({ type: 'count' });
+      }),
+    cpuMs: () =>
+      new Promise((resolve) => {
+        child.once('message', (m) => resolve((m as { ms: number }).ms));
+        child.send({ type: 'cpu' });
       }),
     awaitSent: (tags, timeoutMs) =>
       new Promise((resolve) => {
@@ -260,6 +268,7 @@ export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<s
       tag: (i) => `t${i}`,
       submit: (tag, i) => router.handle(message(i % THROUGHPUT_SESSIONS, tag)),
       answered: (tags) => waitForSent(s, tags, 120_000),
+      standInsCpuMs: () => s.cpuMs(),
     });
     // The SQL count is of SQLite's statements (PostgreSQL's are not counted).
     if (store !== 'sqlite') delete figures.sql_statements_per_message;

@@ -13,7 +13,7 @@ const FLOOR_FILE = join(import.meta.dirname, 'floor.ts');
 
 /** The figures of each part compared, Herald's ÷ the floor's (both print them under the same names). */
 const PARTS = {
-  throughput: ['messages_per_s', 'cpu_ms_per_message'],
+  throughput: ['messages_per_s', 'cpu_ms_per_message', 'standins_cpu_ms_per_message'],
   concurrent: ['concurrent_finish_s', 'concurrent_cpu_ms_per_turn'],
   paced: ['in_to_llm_p99_at_200_ms', 'llm_to_send_p99_at_200_ms'],
 } as const;

@@ -1,7 +1,8 @@
 /**
  * The benchmark's stand-ins, in their own process so the measured process holds only Herald:
  * an OpenAI stand-in (answers at once, or after `LLM_DELAY_MS`) and a Telegram Bot API stand-in as the egress.
- * Talks to the parent over IPC: sends {ready, llmUrl, tgUrl, tgToken}; on {type:'times'} replies with the
+ * Talks to the parent over IPC: sends {ready, llmUrl, tgUrl, tgToken}; on {type:'cpu'} replies with its own CPU time
+ * (ms); on {type:'times'} replies with the
  * timestamps (ms, performance.timeOrigin-based) at which each tagged LLM request arrived and each reply was sent
  * (every tag is unique within a run, so nothing is cleared).
  */
@@ -62,6 +63,9 @@ process.on('message', (m: { type: string }) => {
       else setTimeout(look, 20);
     };
     look();
+  } else if (m.type === 'cpu') {
+    const { user, system } = process.cpuUsage();
+    process.send?.({ type: 'cpu', ms: (user + system) / 1000 });
   } else if (m.type === 'count') {
     process.send?.({ type: 'count', n: sentAt.size });
   } else if (m.type === 'times') {

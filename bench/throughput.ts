@@ -2,7 +2,7 @@
  * The throughput part of both pipelines (Herald's queue bench and the floor): `count` messages submitted at once,
  * then messages/s from the first submission to the last reply, and the work per message in this process (CPU time,
  * Redis commands, SQL statements, as counted since the caller's `installWorkCounters()`; `BENCH_DETAIL=1` lists
- * them by statement and command under `label`).
+ * them by statement and command under `label`), and the stand-ins' CPU time per message.
  */
 import { perMessage, printDetail, resetDetail, snapshot } from './counters.js';
 import { profiled } from './profile.js';
@@ -18,10 +18,16 @@ export interface ThroughputRun {
   submit: (tag: string, i: number) => Promise<unknown>;
   /** Resolves with the stand-ins' send times once every tag was answered. */
   answered: (tags: string[]) => Promise<{ sentAt: Map<string, number> }>;
+  /**
+   * The stand-ins' CPU time so far (ms). They share the machine's cores with the pipeline, so what a pipeline's
+   * requests cost them to answer (bigger requests, more calls) is part of its messages/s on a 2-core machine.
+   */
+  standInsCpuMs: () => Promise<number>;
 }
 
 export async function throughputFigures(run: ThroughputRun): Promise<Record<string, number>> {
   const tags = Array.from({ length: run.count }, (_, i) => run.tag(i));
+  const standInsBefore = await run.standInsCpuMs();
   const before = snapshot();
   resetDetail();
   const started = now();
@@ -31,11 +37,13 @@ export async function throughputFigures(run: ThroughputRun): Promise<Record<stri
   });
   const lastSent = Math.max(...tags.map((tag) => t.sentAt.get(tag) ?? 0));
   const work = perMessage(before, snapshot(), run.count);
+  const standInsMs = (await run.standInsCpuMs()) - standInsBefore;
   printDetail(run.label, run.count);
   return {
     messages_per_s: (run.count / (lastSent - started)) * 1000,
     cpu_ms_per_message: work.cpuMs,
     redis_commands_per_message: work.redisCommands,
     sql_statements_per_message: work.sqlStatements,
+    standins_cpu_ms_per_message: standInsMs / run.count,
   };
 }
