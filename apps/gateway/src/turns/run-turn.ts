@@ -20,7 +20,7 @@ import { showTurnProgress } from './turn-reactions.js';
 import { statusReactionsFor } from '../config/progress.js';
 import { withTurnTools, type TurnToolsFactory } from './tools.js';
 import { retryThroughStoreOutage, untilStored } from './store-patience.js';
-import { sendReply, type CheckedReply, type SendOutcome } from './send-reply.js';
+import { checkBeforeRecord, checkedReply, sendReply, type CheckedReply, type SendOutcome } from './send-reply.js';
 import { finishReply } from './finish-reply.js';
 import { hasReasoning } from './reasoning-view.js';
 import { ReplyFiles } from '../outbound/reply-files.js';
@@ -311,8 +311,8 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     const { reply, files, speech } = await finishReply(deps.outbound, { result, files: replyFiles, sessionKey: ctx.sessionKey, egress, signal: ctx.signal, log: ctx.log, showReasoning });
     if (speech) meter.add(speech);
     // Checked before the reply is recorded, so that a reply that may go out is claimed for sending by the same
-    // write (turns/send-reply.ts); a stale one or one whose session was lost is recorded unclaimed, as before.
-    const check = await ctx.deliveryCheck();
+    // write; a stale one, one whose session was lost, or one Redis could not check now is recorded unclaimed.
+    const check = await checkBeforeRecord(ctx);
     // Messages, usage, spend and the recorded reply (with its files) commit together: a crash leaves all or none.
     let text = reply;
     const recorded = await store.transaction(async () => {
@@ -336,7 +336,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     if (session !== compressed) compressions++;
     // A compression (before or inside the turn) starts a new prefix: a cold cache there is expected.
     if (compressed === current && !result.compactedHistory) warnOnCacheCollapse(current, result, ctx.log);
-    const sent = await send(text, Boolean(result.error), { check, claim: check === 'ok' ? recorded.claim : null });
+    const sent = await send(text, Boolean(result.error), checkedReply(check, recorded.claim));
     if (result.error) {
       await store.markTurn(ctx.turnId, 'failed', ctx.fence, `${result.error.kind}: ${result.error.message}`);
       return { ...sent, report: { status: 'failed', compressions } };

@@ -6,7 +6,7 @@ import { useTempStores } from '../../../../packages/agent-core/src/store/test-su
 import type { DeliveryCheck } from '../queue/mailbox.js';
 import type { TurnContext } from '../queue/worker.js';
 import { LiveTurn } from './progress.js';
-import { EARLIER_SEND_SETTLE_MS, sendReply } from './send-reply.js';
+import { checkBeforeRecord, checkedReply, EARLIER_SEND_SETTLE_MS, sendReply } from './send-reply.js';
 
 const temp = useTempStores('sqlite');
 const log = pino({ level: 'silent' });
@@ -92,6 +92,29 @@ describe('sending a recorded reply', () => {
     // One attempt counted: the claim was the record's.
     expect(await store.getTurn('t1')).toMatchObject({ status: 'delivered', deliveredIds: ['m1'], sendAttempts: 1 });
     expect(duplicates).toEqual([]);
+  });
+
+  it('a check Redis could not answer before the record leaves the reply unclaimed: the send checks and claims itself', async () => {
+    const { store, egress, target } = await setup();
+    let checks = 0;
+    const redisDown = { deliveryCheck: async (): Promise<DeliveryCheck> => Promise.reject(new Error('Connection is closed.')) };
+    expect(await checkBeforeRecord(redisDown)).toBeNull();
+    target.ctx.deliveryCheck = async () => {
+      checks++;
+      return 'ok';
+    };
+    await store.sql.run(`UPDATE turns SET status = 'running'`);
+    const recorded = await store.recordReply('t1', 'the answer', 7, [], { claim: false });
+    expect(recorded.sendAttempts).toBe(0);
+    expect(checkedReply(null, recorded)).toBeUndefined();
+    expect(await sendReply(target, 'the answer', checkedReply(null, recorded))).toBe('delivered');
+    expect(checks).toBe(1);
+    expect(egress.sends).toHaveLength(1);
+    expect(await store.getTurn('t1')).toMatchObject({ status: 'delivered', sendAttempts: 1 });
+    // An answered check travels with the record: claimed only when it said ok.
+    expect(await checkBeforeRecord({ deliveryCheck: async () => 'stale' })).toBe('stale');
+    expect(checkedReply('stale', recorded)).toEqual({ check: 'stale', claim: null });
+    expect(checkedReply('ok', recorded)).toEqual({ check: 'ok', claim: recorded });
   });
 
   it('a check made before the record that said stale or lock lost sends nothing, as a check made here would', async () => {

@@ -44,6 +44,19 @@ export interface CheckedReply {
   claim: Turn | null;
 }
 
+/**
+ * The delivery check made before a reply is recorded, so that the record can claim it (run-turn.ts): null when
+ * Redis could not answer just now — the reply is then recorded unclaimed, and the send checks again.
+ */
+export function checkBeforeRecord(ctx: Pick<TurnContext, 'deliveryCheck'>): Promise<DeliveryCheck | null> {
+  return ctx.deliveryCheck().catch(() => null);
+}
+
+/** What the send is told of that check and of the record (undefined: no check was made, so it checks and claims itself). */
+export function checkedReply(check: DeliveryCheck | null, recorded: Turn): CheckedReply | undefined {
+  return check === null ? undefined : { check, claim: check === 'ok' ? recorded : null };
+}
+
 export async function sendReply(t: ReplyTarget, text: string, checked?: CheckedReply): Promise<SendOutcome> {
   const { store, ctx, egress } = t;
   const check = checked ? checked.check : await ctx.deliveryCheck();
