@@ -40,11 +40,13 @@ const allocations = (survivors: boolean): Profiler => ({
   stop: async (session) => (await session.post('HeapProfiler.stopSampling')).profile,
 });
 
+/** BENCH_HEAP_PROFILE's values; any other (or none) takes a CPU profile. */
+const HEAP_PROFILERS: Record<string, Profiler | undefined> = { '1': allocations(false), survivors: allocations(true) };
+
 export async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
   const dir = process.env.BENCH_PROFILE;
   if (!dir) return fn();
-  const heap = process.env.BENCH_HEAP_PROFILE;
-  const profiler = heap === '1' || heap === 'survivors' ? allocations(heap === 'survivors') : CPU;
+  const profiler = HEAP_PROFILERS[process.env.BENCH_HEAP_PROFILE ?? ''] ?? CPU;
   const session = new Session();
   session.connect();
   await profiler.start(session);

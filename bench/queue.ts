@@ -88,32 +88,22 @@ export async function startStandIns(llmDelayMs: number): Promise<StandIns> {
     child.once('message', (m) => resolve(m as { llmUrl: string; tgUrl: string; tgToken: string }));
     child.once('exit', (code) => reject(new Error(`stand-ins exited with ${code}`)));
   });
+  // One question to the stand-ins over IPC and its answer (they answer one at a time, in order).
+  const ask = <T>(message: object): Promise<T> =>
+    new Promise((resolve) => {
+      child.once('message', (m) => resolve(m as T));
+      child.send(message);
+    });
   return {
     child,
     ...ready,
-    times: () =>
-      new Promise((resolve) => {
-        child.once('message', (m) => {
-          const t = m as { llmIn: [string, number][]; llmOut: [string, number][]; sentAt: [string, number][] };
-          resolve({ llmIn: new Map(t.llmIn), llmOut: new Map(t.llmOut), sentAt: new Map(t.sentAt) });
-        });
-        child.send({ type: 'times' });
-      }),
-    sentCount: () =>
-      new Promise((resolve) => {
-        child.once('message', (m) => resolve((m as { n: number }).n));
-        child.send({ type: 'count' });
-      }),
-    cpuMs: () =>
-      new Promise((resolve) => {
-        child.once('message', (m) => resolve((m as { ms: number }).ms));
-        child.send({ type: 'cpu' });
-      }),
-    awaitSent: (tags, timeoutMs) =>
-      new Promise((resolve) => {
-        child.once('message', (m) => resolve(m as { done: boolean; answered: number }));
-        child.send({ type: 'await', tags, timeoutMs });
-      }),
+    times: async () => {
+      const t = await ask<{ llmIn: [string, number][]; llmOut: [string, number][]; sentAt: [string, number][] }>({ type: 'times' });
+      return { llmIn: new Map(t.llmIn), llmOut: new Map(t.llmOut), sentAt: new Map(t.sentAt) };
+    },
+    sentCount: async () => (await ask<{ n: number }>({ type: 'count' })).n,
+    cpuMs: async () => (await ask<{ ms: number }>({ type: 'cpu' })).ms,
+    awaitSent: (tags, timeoutMs) => ask({ type: 'await', tags, timeoutMs }),
     stop: async () => {
       child.send({ type: 'stop' });
       await new Promise((r) => child.once('exit', r));

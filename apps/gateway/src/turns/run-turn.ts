@@ -20,7 +20,7 @@ import { showTurnProgress } from './turn-reactions.js';
 import { statusReactionsFor } from '../config/progress.js';
 import { withTurnTools, type TurnToolsFactory } from './tools.js';
 import { retryThroughStoreOutage, untilStored } from './store-patience.js';
-import { checkBeforeRecord, checkedReply, sendReply, type CheckedReply, type SendOutcome } from './send-reply.js';
+import { checkBeforeRecord, sendReply, type CheckedReply, type SendOutcome } from './send-reply.js';
 import { finishReply } from './finish-reply.js';
 import { hasReasoning } from './reasoning-view.js';
 import { ReplyFiles } from '../outbound/reply-files.js';
@@ -328,15 +328,15 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
         notices = await deps.controls.budgets.notices(spender);
       }
       text = notices.length > 0 ? `${reply}\n\n${notices.join('\n')}` : reply;
-      const claim = await store.recordReply(ctx.turnId, text, ctx.fence, files, { claim: check === 'ok' });
-      return { persisted, claim };
+      const turn = await store.recordReply(ctx.turnId, text, ctx.fence, files, { claim: check === 'ok' });
+      return { persisted, turn };
     });
     session = recorded.persisted;
     spend.recorded();
     if (session !== compressed) compressions++;
     // A compression (before or inside the turn) starts a new prefix: a cold cache there is expected.
     if (compressed === current && !result.compactedHistory) warnOnCacheCollapse(current, result, ctx.log);
-    const sent = await send(text, Boolean(result.error), checkedReply(check, recorded.claim));
+    const sent = await send(text, Boolean(result.error), { check, recorded: recorded.turn });
     if (result.error) {
       await store.markTurn(ctx.turnId, 'failed', ctx.fence, `${result.error.kind}: ${result.error.message}`);
       return { ...sent, report: { status: 'failed', compressions } };

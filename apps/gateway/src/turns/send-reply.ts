@@ -36,12 +36,13 @@ export interface ReplyTarget {
 export type SendOutcome = 'delivered' | 'stale' | 'lock lost' | 'nothing to send';
 
 /**
- * The delivery check made before the reply was recorded, and the turn as that record left it: claimed for sending
- * in the same write when the check said 'ok' (recordReply's `claim`), so the send needs neither again.
+ * The delivery check made before the reply was recorded (null: Redis could not answer it then), and the turn as that
+ * record left it. When the check said 'ok', the record claimed the reply for sending (recordReply's `claim`), so the
+ * send needs neither again; with null it makes both itself.
  */
 export interface CheckedReply {
-  check: DeliveryCheck;
-  claim: Turn | null;
+  check: DeliveryCheck | null;
+  recorded: Turn;
 }
 
 /**
@@ -52,14 +53,9 @@ export function checkBeforeRecord(ctx: Pick<TurnContext, 'deliveryCheck'>): Prom
   return ctx.deliveryCheck().catch(() => null);
 }
 
-/** What the send is told of that check and of the record (undefined: no check was made, so it checks and claims itself). */
-export function checkedReply(check: DeliveryCheck | null, recorded: Turn): CheckedReply | undefined {
-  return check === null ? undefined : { check, claim: check === 'ok' ? recorded : null };
-}
-
 export async function sendReply(t: ReplyTarget, text: string, checked?: CheckedReply): Promise<SendOutcome> {
   const { store, ctx, egress } = t;
-  const check = checked ? checked.check : await ctx.deliveryCheck();
+  const check = checked?.check ?? (await ctx.deliveryCheck());
   if (check === 'stale') {
     await store.markTurn(ctx.turnId, 'interrupted', ctx.fence, 'superseded before delivery');
     ctx.log.info('reply is stale (interrupted or session stopped); not sending it');
@@ -70,7 +66,7 @@ export async function sendReply(t: ReplyTarget, text: string, checked?: CheckedR
     ctx.log.info('session lock lost before delivery; the turn is left to the worker that holds it now');
     return 'lock lost';
   }
-  const claim = checked ? checked.claim : await claimReply(t);
+  const claim = checked?.check === 'ok' ? checked.recorded : await claimReply(t);
   if (!claim) return 'nothing to send';
   const earlier = claim.sendAttempts > 1;
   if (earlier) {

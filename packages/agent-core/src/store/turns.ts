@@ -21,11 +21,13 @@ function fencedWrite(set: string, statuses: readonly TurnStatus[] = []): FencedW
   return { sql: `UPDATE turns SET ${set}, updated_at = ? WHERE id = ? AND fence = ?${statusCond} RETURNING *`, statuses };
 }
 
-const RECORD_REPLY = fencedWrite(`status = 'replied', reply = ?, file_count = ?`, ['running']);
+const SET_REPLY = `status = 'replied', reply = ?, file_count = ?`;
+const COUNT_SEND_ATTEMPT = 'send_attempts = send_attempts + 1';
+const RECORD_REPLY = fencedWrite(SET_REPLY, ['running']);
 /** The reply and the send intent in one write: what recordReply and claimDelivery write one after the other. */
-const RECORD_CLAIMED_REPLY = fencedWrite(`status = 'replied', reply = ?, file_count = ?, send_attempts = send_attempts + 1`, ['running']);
+const RECORD_CLAIMED_REPLY = fencedWrite(`${SET_REPLY}, ${COUNT_SEND_ATTEMPT}`, ['running']);
 const ASSERT_RUNNING = fencedWrite('status = status', ['running']);
-const CLAIM_DELIVERY = fencedWrite('send_attempts = send_attempts + 1', ['replied']);
+const CLAIM_DELIVERY = fencedWrite(COUNT_SEND_ATTEMPT, ['replied']);
 const RECORD_STREAM_MESSAGE = fencedWrite('stream_message_id = ?');
 const MARK_TURN = fencedWrite('status = ?, error = ?');
 
