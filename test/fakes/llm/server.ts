@@ -160,7 +160,11 @@ export async function startFakeServer(wires: WireFormat | WireFormat[], opts: Fa
         return;
       }
       // Reset mode: the connection is cut mid-stream, as a proxy or a dying server does.
+      // What was written goes out first (Node corks a chunked response until the next tick), so the client has
+      // the answer's head and those events: without that it would see a connection closed before any answer.
       if (step.dropAfterEvents !== undefined && sent >= step.dropAfterEvents) {
+        res.flushHeaders();
+        await new Promise<void>((resolve) => setImmediate(resolve));
         res.socket?.destroy();
         return;
       }

@@ -82,4 +82,30 @@ describe('TelegramApi connections', () => {
       await new Promise((r) => server.close(r));
     }
   });
+
+  it("closes an idle connection itself before the server's announced keep-alive timeout, so no call goes out on one the server is closing", async () => {
+    const server = createServer((_req, res) => {
+      const body = JSON.stringify({ ok: true, result: true });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+    });
+    // Announced as `Keep-Alive: timeout=2`; the client lets a connection idle 1 s at most (Node keeps a second's margin).
+    server.keepAliveTimeout = 2_000;
+    let closedBy = '';
+    server.on('connection', (socket) => {
+      // The client's FIN arrives as 'end'; a socket the server's own timer closes just closes.
+      socket.once('end', () => (closedBy ||= 'client'));
+      socket.once('close', () => (closedBy ||= 'server'));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const api = new TelegramApi({ token: '3:c', apiRoot: `http://127.0.0.1:${port}`, logger: pino({ level: 'silent' }) });
+      expect(await api.call('deleteWebhook', {})).toBe(true);
+      await expect.poll(() => closedBy, { timeout: 10_000 }).not.toBe('');
+      expect(closedBy).toBe('client');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
 });

@@ -49,7 +49,13 @@ const UPLOAD_METHODS: ReadonlySet<string> = new Set(['sendPhoto', 'sendDocument'
  * waits a moment for a free connection loses nothing; a long poll holds one connection per bot.
  */
 export const TELEGRAM_MAX_SOCKETS = 100;
-const AGENT_OPTIONS = { keepAlive: true, keepAliveMsecs: 10_000, maxSockets: TELEGRAM_MAX_SOCKETS, maxFreeSockets: TELEGRAM_MAX_SOCKETS };
+/**
+ * An idle connection closes after this long. Node's agent follows a server's `Keep-Alive: timeout=N` (less a
+ * second) only when it has an idle timeout of its own: without one, a reply could go out on a connection the server
+ * was closing that moment, and fail (the benchmark saw dozens a run, against the stand-in's 5 s).
+ */
+const TELEGRAM_IDLE_MS = 30_000;
+const AGENT_OPTIONS = { keepAlive: true, keepAliveMsecs: 10_000, timeout: TELEGRAM_IDLE_MS, maxSockets: TELEGRAM_MAX_SOCKETS, maxFreeSockets: TELEGRAM_MAX_SOCKETS };
 const agents = { http: new http.Agent(AGENT_OPTIONS), https: new https.Agent(AGENT_OPTIONS) };
 
 /** The shared connection pool for an API root (Node's agents keep the bound per server). */

@@ -33,7 +33,7 @@ export function createAnthropicProvider(cfg: ProviderConfig): Provider {
       timeout: cfg.timeoutMs,
       fetch: transport.fetch,
     });
-    return { client, close: transport.close };
+    return { client, retire: transport.retire };
   });
   const keys = keySourceOf(cfg);
   const defaultMaxTokens = cfg.maxTokens ?? Math.min(ANTHROPIC_DEFAULT_MAX_TOKENS, modelInfo(cfg.model)?.maxOutput ?? Infinity);

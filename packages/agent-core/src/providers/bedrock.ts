@@ -12,7 +12,7 @@ import { supportsCachePoints, toConverseRequest, toConverseTool } from './bedroc
 import { ConverseStreamAccumulator } from './bedrock-stream.js';
 import { modelInfo, supportsVision } from './models.js';
 import { runProviderRequest } from './request.js';
-import { ClientPool } from './transport.js';
+import { ClientPool, retireAgent } from './transport.js';
 import type { KeySource, Provider, ProviderConfig } from './types.js';
 
 /** Converse needs no max tokens, but the model's own default can be tiny; ask for a generous answer. */
@@ -40,10 +40,10 @@ export function createBedrockProvider(cfg: ProviderConfig): Provider {
     });
     return {
       client,
-      close: () => {
-        client.destroy();
-        httpAgent.destroy();
-        httpsAgent.destroy();
+      // Not client.destroy(): that would cut the other turns' streams on these agents (transport.ts says more).
+      retire: () => {
+        retireAgent(httpAgent);
+        retireAgent(httpsAgent);
       },
     };
   });

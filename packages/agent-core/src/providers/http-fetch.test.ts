@@ -193,6 +193,27 @@ describe('the transport fetch (Node http client)', () => {
     expect(api.seen[3].body).toBe('file=hello');
   });
 
+  it('sends a request again on a new connection when the server had closed the kept-alive one, but not when a new one fails', async () => {
+    const connections = new Map<unknown, number>();
+    let resetFresh = false;
+    const api = await server((req, res) => {
+      const n = (connections.get(req.socket) ?? 0) + 1;
+      connections.set(req.socket, n);
+      // A kept-alive connection's next request meets a server that is closing it (or, if asked, every request does).
+      if (n > 1 || resetFresh) return void req.socket.destroy();
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(`answer ${connections.size}`);
+    });
+    const { fetch } = transport();
+    expect(await (await fetch(`${api.url}/a`, { method: 'POST', body: 'one' })).text()).toBe('answer 1');
+    expect(await (await fetch(`${api.url}/a`, { method: 'POST', body: 'two' })).text()).toBe('answer 2');
+    expect(api.seen.map((s) => s.body)).toEqual(['one', 'two', 'two']);
+    resetFresh = true;
+    // Now the kept-alive connection is cut (sent again), and so is the new one made for it: that fails the request.
+    await expect(fetch(`${api.url}/a`, { method: 'POST', body: 'three' })).rejects.toMatchObject({ code: 'ECONNRESET' });
+    expect(api.seen.map((s) => s.body)).toEqual(['one', 'two', 'two', 'three', 'three']);
+    expect(connections.size).toBe(3);
+  });
+
   it('reports a refused connection as a transport failure', async () => {
     const gone = await server(() => undefined);
     servers.pop()?.close();

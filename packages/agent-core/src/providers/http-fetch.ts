@@ -55,37 +55,8 @@ export function httpFetch(agents: { http: HttpAgent; https: HttpsAgent }, fallba
     // The SDK's own signal (its timeout) and the caller's, each with a plain listener (no `AbortSignal.any`, see above).
     const signals = [init?.signal, caller].filter((s): s is AbortSignal => s != null);
     const method = (init?.method ?? 'GET').toUpperCase();
-    const res = await new Promise<IncomingMessage>((resolve, reject) => {
-      const send = https ? httpsRequest : httpRequest;
-      const req = send(url, { method, headers: requestHeaders(init?.headers, https), agent: https ? agents.https : agents.http });
-      let got: IncomingMessage | undefined;
-      const done = (): void => {
-        for (const s of signals) s.removeEventListener('abort', onAbort);
-      };
-      function onAbort(this: AbortSignal): void {
-        done();
-        const err = abortError(this.reason);
-        req.destroy(err);
-        got?.destroy(err);
-        reject(err);
-      }
-      // Every error after the first (the socket's, then the abort's) needs a listener too.
-      req.on('error', (err) => {
-        done();
-        reject(err);
-      });
-      req.once('response', (r) => {
-        got = r;
-        // Errors reach the reader through the body stream; unread, they must not crash the process.
-        r.on('error', ignore);
-        r.once('close', done);
-        resolve(r);
-      });
-      const aborted = signals.find((s) => s.aborted);
-      if (aborted) return onAbort.call(aborted);
-      for (const s of signals) s.addEventListener('abort', onAbort, { once: true });
-      req.end(body ?? undefined);
-    });
+    const options = { method, headers: requestHeaders(init?.headers, https), agent: https ? agents.https : agents.http };
+    const res = await exchange(https ? httpsRequest : httpRequest, url, options, body ?? undefined, signals);
     const status = res.statusCode ?? 0;
     if (REDIRECT_STATUSES.has(status) && res.headers.location !== undefined) {
       res.resume();
@@ -99,6 +70,51 @@ export function httpFetch(agents: { http: HttpAgent; https: HttpsAgent }, fallba
     const statusText = REASON_PHRASE.test(res.statusMessage ?? '') ? (res.statusMessage ?? '') : '';
     return new NodeResponse(stream, { status, statusText, url: url.href, headers: res.headers }) as unknown as Response;
   };
+}
+
+type Send = typeof httpRequest;
+
+/**
+ * One request, answered by its response head; aborted on any of `signals`.
+ *
+ * A kept-alive connection the server closed while it sat idle (its FIN still on the way, or the agent's idle timer
+ * late on a busy event loop) fails the request before any answer came. As Node's documentation advises
+ * (`request.reusedSocket`), such a request is sent again at once on another connection instead of failing a model
+ * call and costing a retry's back-off; a connection made for it that fails is an error as before. Each retry spends
+ * one reused connection (it is closed), so they are bounded by the pool.
+ */
+function exchange(send: Send, url: URL, options: Parameters<Send>[1], body: string | Uint8Array | undefined, signals: AbortSignal[]): Promise<IncomingMessage> {
+  return new Promise<IncomingMessage>((resolve, reject) => {
+    const req = send(url, options);
+    let got: IncomingMessage | undefined;
+    const done = (): void => {
+      for (const s of signals) s.removeEventListener('abort', onAbort);
+    };
+    function onAbort(this: AbortSignal): void {
+      done();
+      const err = abortError(this.reason);
+      req.destroy(err);
+      got?.destroy(err);
+      reject(err);
+    }
+    // Every error after the first (the socket's, then the abort's) needs a listener too.
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      done();
+      if (!got && req.reusedSocket && err.code === 'ECONNRESET' && !signals.some((s) => s.aborted)) resolve(exchange(send, url, options, body, signals));
+      else reject(err);
+    });
+    req.once('response', (r) => {
+      got = r;
+      // Errors reach the reader through the body stream; unread, they must not crash the process.
+      r.on('error', ignore);
+      r.once('close', done);
+      resolve(r);
+    });
+    const aborted = signals.find((s) => s.aborted);
+    if (aborted) return onAbort.call(aborted);
+    for (const s of signals) s.addEventListener('abort', onAbort, { once: true });
+    req.end(body);
+  });
 }
 
 /**

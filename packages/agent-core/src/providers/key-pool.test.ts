@@ -7,6 +7,7 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startFakeOpenAI, type FakeLLM, type RecordedRequest } from '../../../../test/fakes/llm/index.js';
+import { lastUserText } from '../../../../test/helpers/llm-tags.js';
 import { runConversation } from '../loop/run-conversation.js';
 import { KeyPool, MemoryKeyPoolState, keyFingerprint, type KeyStrategy } from './key-pool.js';
 import { createProvider } from './resolve.js';
@@ -27,8 +28,8 @@ afterEach(async () => {
 function pooled(pool: KeyPool): Provider {
   return createProvider({ provider: 'openai', model: 'gpt-4.1-mini', keyPool: pool, baseUrl: fake.url });
 }
-function request(): CompletionRequest {
-  return { systemPrompt: 'S', messages: [{ role: 'user', content: 'hi' }], tools: [], signal: new AbortController().signal };
+function request(text = 'hi'): CompletionRequest {
+  return { systemPrompt: 'S', messages: [{ role: 'user', content: text }], tools: [], signal: new AbortController().signal };
 }
 const keyOf = (r: RecordedRequest): string => r.headers.authorization?.replace(/^Bearer /, '') ?? '';
 
@@ -158,7 +159,8 @@ describe('stream health', () => {
   it('a connection cut mid-stream is a transport failure: the client is rebuilt and the retry answers', async () => {
     const resets: TransportReset[] = [];
     const provider = createProvider({ provider: 'openai', model: 'gpt-4.1-mini', apiKey: KEYS[0], baseUrl: fake.url, onTransportReset: (e) => resets.push(e) });
-    fake.script({ text: 'cut off in the middle of it', dropAfterEvents: 2 }, { text: 'on a fresh connection' });
+    // Cut after the role chunk, before any text (a cut after text is continued from it: loop/call-model.ts).
+    fake.script({ text: 'cut off in the middle of it', dropAfterEvents: 1 }, { text: 'on a fresh connection' });
     const result = await runConversation({ userMessage: 'hi', history: [], systemPrompt: 'S', provider, retry: FAST_RETRY });
     expect(result.finalResponse).toBe('on a fresh connection');
     expect(fake.requests).toHaveLength(2);
@@ -176,6 +178,27 @@ describe('stream health', () => {
     await vi.waitFor(() => expect(fake.requests[0]!.aborted).toBe(true));
   });
 
+  it("one stream's transport failure rebuilds the client without cutting the other turns' streams on that key", async () => {
+    const resets: TransportReset[] = [];
+    const provider = createProvider({ provider: 'openai', model: 'gpt-4.1-mini', apiKey: KEYS[0], baseUrl: fake.url, onTransportReset: (e) => resets.push(e) });
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    fake.respondWith(async (req) => {
+      if (lastUserText(req) !== 'long') return { text: 'cut off in the middle of it', dropAfterEvents: 2 };
+      await held;
+      return { text: 'the long answer' };
+    });
+    const long = provider.complete(request('long'));
+    await vi.waitFor(() => expect(fake.requests).toHaveLength(1));
+    await expect(provider.complete(request('short'))).rejects.toMatchObject({ transport: true });
+    expect(resets).toHaveLength(1);
+    // The long call was in flight on the client the failure retired: it still gets its answer, on its connection.
+    release();
+    expect((await long).message.content).toBe('the long answer');
+    expect(fake.requests[0]!.aborted).toBe(false);
+    expect(resets).toHaveLength(1);
+  });
+
   it('an HTTP error is no transport failure: the client is kept', async () => {
     const resets: TransportReset[] = [];
     const provider = createProvider({ provider: 'openai', model: 'm', apiKey: 'k', baseUrl: fake.url, onTransportReset: (e) => resets.push(e) });
@@ -185,12 +208,12 @@ describe('stream health', () => {
     expect(resets).toEqual([]);
   });
 
-  it('a rebuild closes the old connection pool and the next call gets a new client', () => {
+  it('a rebuild retires the old connection pool and the next call gets a new client', () => {
     const closed: number[] = [];
     let built = 0;
     const pool = new ClientPool(() => {
       const id = ++built;
-      return { client: { id }, close: () => closed.push(id) };
+      return { client: { id }, retire: () => closed.push(id) };
     });
     const key = { key: 'k', fingerprint: 'fp' };
     expect(pool.get(key)).toBe(pool.get(key));

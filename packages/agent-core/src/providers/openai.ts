@@ -27,7 +27,7 @@ export function openAIClients(cfg: ProviderConfig, baseURL: string): ClientPool<
   return new ClientPool((key) => {
     const transport = createTransport();
     const client = new OpenAI({ apiKey: key.key, baseURL, maxRetries: 0, timeout: cfg.timeoutMs, fetch: transport.fetch });
-    return { client, close: transport.close };
+    return { client, retire: transport.retire };
   });
 }
 

@@ -37,7 +37,7 @@ export function createSpeechSynthesizer({ provider: cfg, voice }: SpeechConfig):
   const clients = new ClientPool((key) => {
     const transport = createTransport();
     const client = new OpenAI({ apiKey: key.key, baseURL, maxRetries: 1, timeout: cfg.timeoutMs ?? SPEECH_TIMEOUT_MS, fetch: transport.fetch });
-    return { client, close: transport.close };
+    return { client, retire: transport.retire };
   });
   return {
     model: cfg.model,

@@ -11,13 +11,21 @@ afterEach(async () => {
   }
 });
 
-/** A server answering its own name, counting the connections it was given and how many are open. */
-async function server(name: string): Promise<{ url: string; opened: () => number; open: () => number }> {
+/**
+ * A server answering its own name, counting the connections it was given and how many are open. On `/held` it
+ * sends the first half of its answer, and the rest once `hold` settles.
+ */
+async function server(name: string, hold?: Promise<void>): Promise<{ url: string; opened: () => number; open: () => number }> {
   let opened = 0;
   let open = 0;
   const s = createServer((req, res) => {
     req.resume();
-    req.on('end', () => res.writeHead(200, { 'content-type': 'text/plain' }).end(name));
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      if (req.url !== '/held' || !hold) return void res.end(name);
+      res.write(`${name}, first half; `);
+      void hold.then(() => res.end('second half'));
+    });
   });
   s.on('connection', (socket) => {
     opened++;
@@ -44,6 +52,27 @@ describe('createTransport', () => {
     expect(a.opened()).toBe(openedA);
     transport.close();
     await expect.poll(() => a.open() + b.open(), { timeout: 10_000 }).toBe(0);
+  });
+
+  it('retire closes the idle connections at once and a busy one after its whole answer; later calls keep none', async () => {
+    let release!: () => void;
+    const a = await server('a', new Promise<void>((r) => (release = r)));
+    const transport = createTransport();
+    // Two calls at once: two connections, both idle and kept alive afterwards.
+    expect(await Promise.all([1, 2].map(async () => (await transport.fetch(`${a.url}/x`)).text()))).toEqual(['a', 'a']);
+    expect(a.opened()).toBe(2);
+    const held = await transport.fetch(`${a.url}/held`, { method: 'POST', body: '{}' });
+    transport.retire();
+    // The idle one closes now; the busy one stays for its answer, which arrives whole, and then closes.
+    await expect.poll(() => a.open(), { timeout: 10_000 }).toBe(1);
+    release();
+    expect(await held.text()).toBe('a, first half; second half');
+    await expect.poll(() => a.open(), { timeout: 10_000 }).toBe(0);
+    // A call that still reaches the retired transport is answered on a connection of its own, not kept afterwards.
+    expect(await (await transport.fetch(`${a.url}/x`)).text()).toBe('a');
+    expect(a.opened()).toBe(3);
+    await expect.poll(() => a.open(), { timeout: 10_000 }).toBe(0);
+    transport.close();
   });
 
   it('OriginPools closes gracefully (promise or callback) and fails what is dispatched after a destroy', async () => {
