@@ -140,6 +140,8 @@ async function startBenchHerald(s: StandIns, concurrency: number, store: BenchSt
       HERALD_BUSY_INPUT_MODE: 'queue',
       HERALD_WORKER_CONCURRENCY: String(concurrency),
       HERALD_USER_RATE_LIMIT: '0',
+      // The default unless a run sets it, to see what another limit does.
+      ...(process.env.HERALD_TURN_PREP_LIMIT ? { HERALD_TURN_PREP_LIMIT: process.env.HERALD_TURN_PREP_LIMIT } : {}),
     },
   });
   const removeState = async (): Promise<void> => {
@@ -306,6 +308,8 @@ export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<s
     // Where the time goes: getting every turn to its LLM call, or from the replies to the sends.
     const llmIn = tags.map((tag) => (t.llmIn.get(tag) ?? 0) - started);
     const llmToSend = tags.map((tag) => (t.sentAt.get(tag) ?? 0) - (t.llmOut.get(tag) ?? 0));
+    results.concurrent_first_llm_in_s = Math.min(...llmIn) / 1000;
+    results.concurrent_llm_in_p10_s = percentile(llmIn, 10) / 1000;
     results.concurrent_llm_in_p50_s = percentile(llmIn, 50) / 1000;
     results.concurrent_last_llm_in_s = Math.max(...llmIn) / 1000;
     results.concurrent_llm_to_send_p50_s = percentile(llmToSend, 50) / 1000;

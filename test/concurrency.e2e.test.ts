@@ -79,4 +79,27 @@ describe('concurrency limits (real gateway)', () => {
     expect(servingAtArrival.get('first 8102')).toBe(1);
     expect(servingAtArrival.get('second 8101')).toBe(1);
   });
+
+  it('HERALD_TURN_PREP_LIMIT=1: a turn gives up its place when its model request goes out, so the next one prepares meanwhile', async () => {
+    // The first answer waits for the second request (at most 20 s): with the place held until a turn's end, the
+    // second would reach the model only after that wait, with nothing else in flight.
+    let secondArrived!: () => void;
+    const arrived = new Promise<void>((r) => (secondArrived = r));
+    llm.respondWith(async (req) => {
+      const text = lastUser(req);
+      servingAtArrival.set(text, llm.activeRequests());
+      if (text.startsWith('go')) secondArrived();
+      else await Promise.race([arrived, new Promise((r) => setTimeout(r, 20_000))]);
+      return { text: `ok: ${text}` };
+    });
+    await cluster?.stop();
+    // One worker process: the limit is per process.
+    cluster = await startCluster({ workers: 1, env: telegramEnv(tg, llm, { HERALD_TURN_PREP_LIMIT: '1' }) });
+    tg.injectMessage({ chatId: 8201, userId: 8201, text: 'held' });
+    await waitFor(() => servingAtArrival.has('held'), { what: 'the first request at the model' });
+    tg.injectMessage({ chatId: 8202, userId: 8202, text: 'go' });
+    await waitFor(() => (repliesIn(tg, 8201).length >= 1 && repliesIn(tg, 8202).length >= 1 ? true : null), { timeoutMs: 30_000, what: 'both replies' });
+    expect([repliesIn(tg, 8201), repliesIn(tg, 8202)]).toEqual([['ok: held'], ['ok: go']]);
+    expect(servingAtArrival.get('go')).toBe(2);
+  });
 });

@@ -37,6 +37,7 @@ import { createTeamControls } from './turns/team-controls.js';
 import { spendMetrics } from './ops/spend-metrics.js';
 import { DEFAULT_PROFILE } from './profiles/names.js';
 import { createMediaServices, mediaLimits } from './media/services.js';
+import { PrepGate } from './turns/prep-gate.js';
 import { createTurnRunner } from './turns/run-turn.js';
 import { abandonTurns } from './turns/abandon.js';
 import { buildAgentRuntime } from './turns/agent-runtime.js';
@@ -308,6 +309,7 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
           }),
           // Cost per call, budgets, the profiles' concurrent-turn limits and the global LLM cap.
           controls: createTeamControls({ config, budgets: conversation.budgets, pricing: conversation.pricing, redis, profiles: conversation.profiles }),
+          prepGate: new PrepGate(config.turnPrepLimit),
           onPossibleDuplicate: (platform) => metrics.possibleDuplicateReplies.inc({ platform }),
           outbound,
           media: createMediaServices(config, createFilesRegistry(config, log), conversation.sideTasks.describer()),

@@ -146,6 +146,7 @@ export const SETTINGS = {
   sessionDailyHour: setting('HERALD_SESSION_DAILY_HOUR', int(0, 23), 'Daily reset: local hour (0-23) after which the next message starts a new session', '4'),
   busyInputMode: setting('HERALD_BUSY_INPUT_MODE', z.enum(['interrupt', 'queue', 'steer']), 'What a message does while its session is busy', 'interrupt'),
   workerConcurrency: setting('HERALD_WORKER_CONCURRENCY', int(1, 10_000), 'Turns one worker process runs at once', '50'),
+  turnPrepLimit: setting('HERALD_TURN_PREP_LIMIT', int(1, 10_000), 'Turns of one worker preparing their first model request at once: a burst reaches the model in waves, the first soon, not all of it at the end', '64'),
   maxIterations: setting('HERALD_MAX_ITERATIONS', int(1, 10_000), 'Agent-loop iteration budget per turn', '90'),
   delegateMaxIterations: setting('HERALD_DELEGATE_MAX_ITERATIONS', int(1, 10_000), 'Iterations one delegate_task subagent may take (within the turn\'s own budget)', '50'),
   delegateMaxPerTurn: setting('HERALD_DELEGATE_MAX_PER_TURN', int(0, 100), 'Subagents (delegate_task) one turn may start', '3'),

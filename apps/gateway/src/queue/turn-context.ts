@@ -28,6 +28,8 @@ export interface TurnContext {
   takeSteerMessages(): string[];
   /** Marks agent activity (an LLM delta, a tool starting or ending); the watchdog aborts a turn without any. */
   touch(): void;
+  /** Called when the turn's first model request goes out: it gives up its place among the preparing turns. */
+  prepared?(): void;
   log: Logger;
 }
 

@@ -37,6 +37,8 @@ import { meterFor, SpendMeter } from '../budgets/meter.js';
 import { settlingSpend, TurnSpend } from '../budgets/turn-spend.js';
 import { PriceTable } from '../budgets/prices.js';
 import { DEFAULT_PROFILE, profileColumn } from '../profiles/names.js';
+import { withPrepGate, withTurnSlot } from './admission.js';
+import type { PrepGate } from './prep-gate.js';
 import { autoTitleEnabled, titleNewSession } from '../llm/auto-title.js';
 import { composeUserMessage } from './compose.js';
 
@@ -67,6 +69,8 @@ export interface TurnDeps {
   profiles?: ProfileRuntimes;
   /** Cost per call, budgets, concurrency limits (turns/team-controls.ts); absent: none of them. */
   controls?: TeamControls;
+  /** How many turns prepare their first model request at once (turns/prep-gate.ts); absent: no limit. */
+  prepGate?: PrepGate;
 }
 
 /** Without team controls: the built-in price table, for the session's estimated cost. */
@@ -80,7 +84,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
   // (turns/user-errors.ts).
   // A turn's spend is recorded once however it ends (budgets/turn-spend.ts).
   const spendDeps = { store: deps.store, budgets: deps.controls?.budgets };
-  return retryThroughStoreOutage(replyOnFailure(deps, withTurnSlot(deps.controls, settlingSpend(spendDeps, async (ctx, spend) => {
+  return retryThroughStoreOutage(replyOnFailure(deps, withTurnSlot(deps.controls, withPrepGate(deps.prepGate, settlingSpend(spendDeps, async (ctx, spend) => {
     const first = ctx.entries[0].payload;
     const last = ctx.entries[ctx.entries.length - 1].payload;
     const { store } = deps;
@@ -270,6 +274,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
         getSteerMessages: ctx.takeSteerMessages,
         onEvent: (event) => {
           ctx.touch(); // the worker's inactivity watchdog counts every agent event as activity
+          if (event.type === 'step') ctx.prepared?.(); // the model request is going out: the next turn may prepare
           live.onEvent(event);
           if (event.type === 'tool_start') progress.tools();
           relay?.(event);
@@ -359,21 +364,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
       }
     }
     return sent;
-  }))), deps.store);
-}
-
-/** The profile's concurrent-turn limit: the turn waits for a slot (its watchdog sees the wait as activity). */
-function withTurnSlot(controls: TeamControls | undefined, run: TurnRunner): TurnRunner {
-  return async (ctx) => {
-    const sem = controls?.turnSlots(ctx.entries[0].payload.profile ?? DEFAULT_PROFILE);
-    if (!sem) return run(ctx);
-    const slot = await sem.acquire(ctx.signal, ctx.touch);
-    try {
-      return await run(ctx);
-    } finally {
-      await slot.release();
-    }
-  };
+  })))), deps.store);
 }
 
 /** The user's messages a turn answers (a scheduled run has none to react to). */

@@ -1,0 +1,38 @@
+/**
+ * What a turn waits for before it runs: its profile's concurrent-turn slot (team controls), then a place among
+ * the turns preparing their first model request (prep-gate.ts).
+ */
+import type { TurnRunner } from '../queue/worker.js';
+import { DEFAULT_PROFILE } from '../profiles/names.js';
+import type { PrepGate } from './prep-gate.js';
+import type { TeamControls } from './team-controls.js';
+
+/** The profile's concurrent-turn limit: the turn waits for a slot (its watchdog sees the wait as activity). */
+export function withTurnSlot(controls: TeamControls | undefined, run: TurnRunner): TurnRunner {
+  return async (ctx) => {
+    const sem = controls?.turnSlots(ctx.entries[0].payload.profile ?? DEFAULT_PROFILE);
+    if (!sem) return run(ctx);
+    const slot = await sem.acquire(ctx.signal, ctx.touch);
+    try {
+      return await run(ctx);
+    } finally {
+      await slot.release();
+    }
+  };
+}
+
+/**
+ * A place among the preparing turns, given up when the turn's first model request goes out (`ctx.prepared`) or
+ * when the turn ends without one. Inside the turn slot, so a turn holding a place never waits for another turn.
+ */
+export function withPrepGate(gate: PrepGate | undefined, run: TurnRunner): TurnRunner {
+  if (!gate) return run;
+  return async (ctx) => {
+    const release = await gate.enter(ctx.signal);
+    try {
+      return await run({ ...ctx, prepared: release });
+    } finally {
+      release();
+    }
+  };
+}
