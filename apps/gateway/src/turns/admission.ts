@@ -24,11 +24,12 @@ export function withTurnSlot(controls: TeamControls | undefined, run: TurnRunner
 /**
  * A place among the preparing turns, given up when the turn's first model request goes out (`ctx.prepared`) or
  * when the turn ends without one. Inside the turn slot, so a turn holding a place never waits for another turn.
+ * Waiting in line counts as activity for the watchdog, as waiting for a turn slot does.
  */
 export function withPrepGate(gate: PrepGate | undefined, run: TurnRunner): TurnRunner {
   if (!gate) return run;
   return async (ctx) => {
-    const release = await gate.enter(ctx.signal);
+    const release = await gate.enter(ctx.signal, ctx.touch);
     try {
       return await run({ ...ctx, prepared: release });
     } finally {

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { PrepGate } from './prep-gate.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { PREP_WAIT_TICK_MS, PrepGate } from './prep-gate.js';
 
 const open = new AbortController().signal;
 
@@ -53,6 +53,33 @@ describe('PrepGate', () => {
     // An aborted turn gets no place, even a free one.
     await expect(gate.enter(stop.signal)).rejects.toThrow('turn stopped');
     expect(gate.load).toEqual({ inside: 0, waiting: 0 });
+  });
+
+  describe('with fake timers', () => {
+    afterEach(() => void vi.useRealTimers());
+
+    it('tells each waiting turn it is alive every tick (its watchdog), and keeps no timer once the line is empty', async () => {
+      vi.useFakeTimers();
+      const gate = new PrepGate(1);
+      const held = await gate.enter(open);
+      const heard = { a: 0, b: 0 };
+      const stop = new AbortController();
+      const a = gate.enter(open, () => heard.a++);
+      const b = gate.enter(stop.signal, () => heard.b++);
+      await vi.advanceTimersByTimeAsync(3 * PREP_WAIT_TICK_MS);
+      expect(heard).toEqual({ a: 3, b: 3 });
+      stop.abort(new Error('turn stopped'));
+      await expect(b).rejects.toThrow('turn stopped');
+      await vi.advanceTimersByTimeAsync(PREP_WAIT_TICK_MS);
+      expect(heard).toEqual({ a: 4, b: 3 });
+      held();
+      const releaseA = await a;
+      expect(vi.getTimerCount()).toBe(0);
+      await vi.advanceTimersByTimeAsync(5 * PREP_WAIT_TICK_MS);
+      expect(heard).toEqual({ a: 4, b: 3 });
+      releaseA();
+      expect(gate.load).toEqual({ inside: 0, waiting: 0 });
+    });
   });
 
   it('refuses a limit below one', () => {
