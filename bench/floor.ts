@@ -23,7 +23,7 @@ import { Telegram } from 'telegraf';
 import { installWorkCounters } from './counters.js';
 import { profiled } from './profile.js';
 import { deleteRedisPrefix } from '../test/helpers/cluster.js';
-import { sendFigures } from './child.js';
+import { figuresFromChild, sendFigures } from './child.js';
 import { now } from './timing.js';
 import { pacedChats, pacedFigures, type PacedRun } from './paced.js';
 import { throughputFigures } from './throughput.js';
@@ -154,6 +154,14 @@ export async function benchFloor(): Promise<Record<string, number>> {
 
   for (const [k, v] of Object.entries(results)) console.log(`floor.${k} = ${Number.isInteger(v) ? v : v.toFixed(2)}`);
   return results;
+}
+
+/**
+ * The floor in a fresh process, as Herald's queue benchmark runs in one (`benchQueueInChild`): neither side gets a
+ * process the agent-loop benchmark has already warmed (its JIT, its heap's size), and each peak RSS is its own.
+ */
+export function benchFloorInChild(env: NodeJS.ProcessEnv = {}, quiet = false): Promise<Record<string, number>> {
+  return figuresFromChild(import.meta.filename, { execArgv: ['--import', 'tsx'], env: { ...process.env, ...env }, what: 'the floor', quiet });
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

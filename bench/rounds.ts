@@ -4,12 +4,9 @@
  * shared machine a single run's ratio moves with whatever else ran during each half (± 25 % here); runs of the two
  * back to back, several times, tell the code's difference from the machine's.
  */
-import { join } from 'node:path';
-import { figuresFromChild } from './child.js';
+import { benchFloorInChild } from './floor.js';
 import { benchQueueInChild } from './queue.js';
 import { median } from './timing.js';
-
-const FLOOR_FILE = join(import.meta.dirname, 'floor.ts');
 
 /** The figures of each part compared, Herald's ÷ the floor's (both print them under the same names). */
 const PARTS = {
@@ -30,7 +27,7 @@ export async function runRounds(rounds: number): Promise<void> {
     const ratios = new Map<string, number[]>(names.map((n) => [n, []]));
     const heralds = new Map<string, number[]>(names.map((n) => [n, []]));
     for (let round = 1; round <= rounds; round++) {
-      const floor = await figuresFromChild(FLOOR_FILE, { execArgv: ['--import', 'tsx'], env: { ...process.env, BENCH_ONLY: part }, what: 'the floor', quiet: true });
+      const floor = await benchFloorInChild({ BENCH_ONLY: part }, true);
       const herald = await benchQueueInChild('sqlite', { BENCH_ONLY: part }, true);
       const line = names.map((n) => {
         const r = herald[n] / floor[n];

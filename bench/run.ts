@@ -7,7 +7,7 @@
  *   BENCH_ROUNDS=3                     then 3 alternating rounds of the floor and Herald, and the median ratios (bench/rounds.ts)
  */
 import { benchAgentLoop } from './agent-loop.js';
-import { benchFloor } from './floor.js';
+import { benchFloorInChild } from './floor.js';
 import { benchQueueInChild, benchStores, FIGURE_PREFIX } from './queue.js';
 import { benchRounds, runRounds } from './rounds.js';
 import { benchSoakInChild } from './soak.js';
@@ -30,7 +30,7 @@ for (const store of await benchStores()) {
   if (store === 'sqlite') Object.assign(queue, figures);
 }
 console.log('\n# floor: a plain pipeline with the same libraries and stand-ins, on SQLite (bench/floor.ts)');
-const floor = await benchFloor();
+const floor = await benchFloorInChild();
 console.log('\n# Herald (SQLite) ÷ floor');
 const ratio = (name: string, value: number): void => console.log(`herald_to_floor.${name} = ${value.toFixed(2)}`);
 if (queue.messages_per_s && floor.messages_per_s) ratio('messages_per_s', queue.messages_per_s / floor.messages_per_s);
