@@ -1,6 +1,7 @@
 /**
  * Work counters for the benchmarks: Redis commands sent (every ioredis client in this process: Herald's, BullMQ's)
- * and SQLite statements run (every better-sqlite3 connection in this process, BEGIN/COMMIT and pragmas included).
+ * and SQL statements run (every better-sqlite3 connection in this process, BEGIN/COMMIT and pragmas included; every
+ * `pg` client's queries, each one round trip to PostgreSQL, BEGIN/COMMIT included).
  * Unlike timings, these do not move with the load of a shared machine, so a change to the hot path shows as a
  * difference here even when messages/s is within noise. Bench-only: they patch the libraries' prototypes in this
  * process, never in the gateway.
@@ -8,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 
 export interface WorkCounts {
   redisCommands: number;
@@ -95,6 +97,30 @@ export function installWorkCounters(): void {
           return original.apply(this, arguments as unknown as unknown[]);
         };
   }
+  // PostgreSQL: every query a pooled client sends (pool.query goes through Client.query too). With BENCH_DETAIL the
+  // time noted is the round trip's (the server's work and the wait), not this process's CPU.
+  const pgProto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const pgQuery = pgProto.query;
+  pgProto.query = function pgStatement(this: unknown, ...args: unknown[]) {
+    counts.sqlStatements++;
+    if (!detail) return pgQuery.apply(this, args);
+    const config = args[0] as string | { text?: string };
+    const text = typeof config === 'string' ? config : (config.text ?? '');
+    const started = process.hrtime.bigint();
+    const noted = (): void => note(`pg ${text.replace(/\s+/g, ' ').slice(0, 110)}`, process.hrtime.bigint() - started);
+    // pool.query() passes a callback (and gets no promise back); a client's own query() returns one.
+    const last = args.length - 1;
+    const callback = args[last];
+    if (typeof callback === 'function') {
+      args[last] = function (this: unknown, ...cbArgs: unknown[]) {
+        noted();
+        return (callback as (...a: unknown[]) => unknown).apply(this, cbArgs);
+      };
+    }
+    const result = pgQuery.apply(this, args);
+    if (result instanceof Promise) result.then(noted, noted);
+    return result;
+  };
   // pragma() runs a statement, counted above; exec() does not.
   const dbProto = Database.prototype as unknown as Record<string, (...args: unknown[]) => unknown>;
   const exec = dbProto.exec;
@@ -121,9 +147,9 @@ export function perMessage(before: WorkCounts, after: WorkCounts, messages: numb
 /** With BENCH_DETAIL=1, what was counted since `resetDetail()`, per message, most frequent first. */
 export function printDetail(label: string, messages: number): void {
   if (!detail) return;
-  console.log(`# ${label}: work per message, by statement / command (SQL: per message, mean µs per run, longest run ms, runs over 5 ms)`);
+  console.log(`# ${label}: work per message, by statement / command (SQL: per message, mean µs per run — a PostgreSQL statement's round trip —, longest run ms, runs over 5 ms)`);
   for (const [what, { n, ns, maxNs, slow }] of [...detail].sort((a, b) => b[1].n - a[1].n)) {
-    const micros = what.startsWith('sql ') ? `${(Number(ns / BigInt(n)) / 1000).toFixed(0).padStart(6)} µs ${(Number(maxNs) / 1e6).toFixed(1).padStart(6)} ms ${String(slow).padStart(4)}  ` : ' '.repeat(25);
+    const micros = what.startsWith('sql ') || what.startsWith('pg ') ? `${(Number(ns / BigInt(n)) / 1000).toFixed(0).padStart(6)} µs ${(Number(maxNs) / 1e6).toFixed(1).padStart(6)} ms ${String(slow).padStart(4)}  ` : ' '.repeat(25);
     console.log(`${(n / messages).toFixed(2).padStart(7)}  ${micros}${what}`);
   }
 }

@@ -6,7 +6,9 @@ import { BudgetGuard } from './guard.js';
 import { SpendMeter } from './meter.js';
 import { createFallbackProvider, ProviderError, type Provider } from '@herald/agent-core';
 import { PriceTable } from './prices.js';
-import { SpendStore } from './spend-store.js';
+import { runMigrations, allMigrations } from '../../../../packages/agent-core/src/store/migrations.js';
+import { openSql } from '../../../../packages/agent-core/src/store/session-store.js';
+import { SPEND_SHARDS, SPEND_SHARDS_MIGRATION_VERSION, SpendStore } from './spend-store.js';
 
 const M = 1_000_000;
 const usage = (input: number, output = 0, cacheRead = 0, cacheWrite = 0) => ({ input, output, cacheRead, cacheWrite });
@@ -181,6 +183,53 @@ describe.each(STORE_BACKENDS)('budgets on %s', (backend) => {
     expect(await spend.get('global', 'm2026-11')).toMatchObject({ tokens: 100, costUsd: 0.5 });
     expect(await spend.get('user:telegram:1', 'd2026-11-26')).toMatchObject({ tokens: 100, costUsd: 0.5 });
     await spend.add([], 1, 1);
+  });
+
+  it('turns adding at once all count (spread over shards on PostgreSQL); one notice mark; a reset clears every shard', async () => {
+    const store = await temp.open();
+    const spend = new SpendStore(store.sql);
+    const day = 'day:2026-11-26';
+    const keys = [
+      { scope: 'global', period: day },
+      { scope: 'profile:support', period: day },
+    ];
+    await Promise.all(Array.from({ length: 40 }, (_, i) => store.transaction(() => spend.add(keys, 10, i % 2 ? 0.5 : 0.25))));
+    expect(await spend.get('global', day)).toEqual({ scope: 'global', period: day, tokens: 400, costUsd: 15, warned: false });
+    const rows = Number((await store.sql.get<{ n: number | string }>('SELECT COUNT(*) AS n FROM spend WHERE scope = ?', ['global']))?.n);
+    if (backend === 'sqlite') expect(rows).toBe(1);
+    // 40 adds each on one of 16 shards at random: all on one shard has odds of 16^-39.
+    else expect(rows).toBeGreaterThan(1);
+    expect(rows).toBeLessThanOrEqual(SPEND_SHARDS);
+
+    const marks = await Promise.all([spend.markWarned('global', day), spend.markWarned('global', day), spend.markWarned('global', day)]);
+    expect(marks.filter(Boolean)).toHaveLength(1);
+    expect(await spend.get('global', day)).toMatchObject({ tokens: 400, costUsd: 15, warned: true });
+    expect(await spend.list([day])).toEqual([
+      { scope: 'global', period: day, tokens: 400, costUsd: 15, warned: true },
+      { scope: 'profile:support', period: day, tokens: 400, costUsd: 15, warned: false },
+    ]);
+
+    expect(await spend.reset('global', [day, 'month:2026-11'])).toBe(1);
+    expect(await spend.get('global', day)).toEqual({ scope: 'global', period: day, tokens: 0, costUsd: 0, warned: false });
+    expect(await spend.markWarned('global', day)).toBe(true); // given again after a reset
+    expect(await spend.get('profile:support', day)).toMatchObject({ tokens: 400, costUsd: 15 });
+  });
+
+  it('spend recorded before the shards stays: its rows become shard 0 and go on counting', async () => {
+    const sql = await openSql(await temp.location());
+    try {
+      await runMigrations(sql, allMigrations().filter((m) => m.version < SPEND_SHARDS_MIGRATION_VERSION));
+      await sql.run('INSERT INTO spend (scope, period, tokens, cost_usd, warned_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)', ['global', 'month:2026-11', 500, 1.25, 7, 1]);
+      expect(await runMigrations(sql)).toContain(SPEND_SHARDS_MIGRATION_VERSION);
+      const spend = new SpendStore(sql);
+      expect(await spend.get('global', 'month:2026-11')).toEqual({ scope: 'global', period: 'month:2026-11', tokens: 500, costUsd: 1.25, warned: true });
+      expect(await spend.markWarned('global', 'month:2026-11')).toBe(false);
+      await spend.add([{ scope: 'global', period: 'month:2026-11' }], 10, 0.25);
+      await spend.add([{ scope: 'global', period: 'month:2026-11' }], 10, 0.25);
+      expect(await spend.get('global', 'month:2026-11')).toMatchObject({ tokens: 520, costUsd: 1.75, warned: true });
+    } finally {
+      await sql.close();
+    }
   });
 
   it('periods follow the configured time zone', async () => {

@@ -2,24 +2,35 @@
  * Spend per scope and period, in the session store (SQLite or PostgreSQL), so every worker counts into the same
  * rows and a restart keeps them. A scope is `global`, `profile:<name>`, `user:<platform>:<id>` (across profiles) or
  * `profile-user:<profile>:<platform>:<id>`; a period is `day:2026-11-26` or `month:2026-11`.
+ *
+ * On PostgreSQL a (scope, period) is spread over SPEND_SHARDS rows, a turn adding to one of them at random, and
+ * reads sum them. Every turn adds to the global and profile rows inside its own transaction; with one row each, the
+ * turns of all workers queued on that row's lock from their upsert to their COMMIT (a quarter of the queue bench's
+ * messages/s went there). SQLite has one writer at a time anyway and keeps one row (shard 0). The 80 % notice's mark
+ * lives on shard 0.
  */
 import { registerMigrations, type Sql } from '@herald/agent-core';
 
-export const SPEND_MIGRATION_VERSION = 501;
-registerMigrations({
-  version: SPEND_MIGRATION_VERSION,
-  name: 'budgets: spend per scope and period',
-  sql: {
-    sqlite: `CREATE TABLE IF NOT EXISTS spend (
+/** SQLite's spend table (`extraKey`: a last key column, the shard). */
+const sqliteSpendTable = (name: string, extraKey: string): string => `CREATE TABLE ${name} (
   scope      TEXT NOT NULL,
   period     TEXT NOT NULL,
   tokens     INTEGER NOT NULL DEFAULT 0,
   cost_usd   REAL NOT NULL DEFAULT 0,
   warned_at  INTEGER,
-  updated_at INTEGER NOT NULL,
-  PRIMARY KEY (scope, period)
-);`,
-    postgres: `CREATE TABLE IF NOT EXISTS spend (
+  updated_at INTEGER NOT NULL,${extraKey ? `\n  ${extraKey.padEnd(10)} INTEGER NOT NULL DEFAULT 0,` : ''}
+  PRIMARY KEY (scope, period${extraKey ? `, ${extraKey}` : ''})
+);`;
+
+export const SPEND_MIGRATION_VERSION = 501;
+export const SPEND_SHARDS_MIGRATION_VERSION = 502;
+registerMigrations(
+  {
+    version: SPEND_MIGRATION_VERSION,
+    name: 'budgets: spend per scope and period',
+    sql: {
+      sqlite: sqliteSpendTable('IF NOT EXISTS spend', ''),
+      postgres: `CREATE TABLE IF NOT EXISTS spend (
   scope      TEXT NOT NULL,
   period     TEXT NOT NULL,
   tokens     BIGINT NOT NULL DEFAULT 0,
@@ -28,8 +39,27 @@ registerMigrations({
   updated_at BIGINT NOT NULL,
   PRIMARY KEY (scope, period)
 );`,
+    },
   },
-});
+  {
+    version: SPEND_SHARDS_MIGRATION_VERSION,
+    name: 'budgets: spend rows in shards',
+    sql: {
+      // SQLite cannot change a primary key in place: the table is built anew and the rows move to shard 0.
+      sqlite: `${sqliteSpendTable('spend_sharded', 'shard')}
+INSERT INTO spend_sharded (scope, period, tokens, cost_usd, warned_at, updated_at)
+  SELECT scope, period, tokens, cost_usd, warned_at, updated_at FROM spend;
+DROP TABLE spend;
+ALTER TABLE spend_sharded RENAME TO spend;`,
+      postgres: `ALTER TABLE spend ADD COLUMN shard INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE spend DROP CONSTRAINT spend_pkey;
+ALTER TABLE spend ADD PRIMARY KEY (scope, period, shard);`,
+    },
+  },
+);
+
+/** Rows per (scope, period) on PostgreSQL: more than the pool's connections, so two turns seldom meet on one. */
+export const SPEND_SHARDS = 16;
 
 export interface SpendRow {
   scope: string;
@@ -42,20 +72,29 @@ export interface SpendRow {
 interface Row {
   scope: string;
   period: string;
-  tokens: number | string;
-  cost_usd: number | string;
+  tokens: number | string | null;
+  cost_usd: number | string | null;
   warned_at: number | string | null;
 }
 
-const fromRow = (r: Row): SpendRow => ({ scope: r.scope, period: r.period, tokens: Number(r.tokens), costUsd: Number(r.cost_usd), warned: r.warned_at !== null });
+const fromRow = (r: Row): SpendRow => ({
+  scope: r.scope,
+  period: r.period,
+  tokens: Number(r.tokens ?? 0),
+  costUsd: Number(r.cost_usd ?? 0),
+  warned: r.warned_at !== null,
+});
+
+/** A (scope, period)'s shards summed, under the single row's column names. */
+const SUMMED = 'scope, period, SUM(tokens) AS tokens, SUM(cost_usd) AS cost_usd, MAX(warned_at) AS warned_at';
 
 /** The upsert of `rows` rows, its text built once per row count (a turn counts in the same few every time). */
 const addSqlByRows = new Map<number, string>();
 function addSql(rows: number): string {
   let text = addSqlByRows.get(rows);
   if (text === undefined) {
-    text = `INSERT INTO spend (scope, period, tokens, cost_usd, updated_at) VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?)').join(', ')}
-       ON CONFLICT (scope, period) DO UPDATE SET tokens = spend.tokens + excluded.tokens,
+    text = `INSERT INTO spend (scope, period, shard, tokens, cost_usd, updated_at) VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?)').join(', ')}
+       ON CONFLICT (scope, period, shard) DO UPDATE SET tokens = spend.tokens + excluded.tokens,
          cost_usd = spend.cost_usd + excluded.cost_usd, updated_at = excluded.updated_at`;
     addSqlByRows.set(rows, text);
   }
@@ -63,28 +102,39 @@ function addSql(rows: number): string {
 }
 
 export class SpendStore {
-  constructor(private readonly sql: Sql) {}
+  private readonly shards: number;
+
+  constructor(private readonly sql: Sql) {
+    this.shards = sql.dialect === 'postgres' ? SPEND_SHARDS : 1;
+  }
 
   /**
    * Adds one turn's spend to every (scope, period) it counts in, in one statement (a turn counts in several: user,
-   * profile and global, by day and by month); joins the caller's transaction.
+   * profile and global, by day and by month), all into one shard; joins the caller's transaction. The rows go in
+   * the callers' one order of keys, so two turns that meet on a shard wait for each other rather than deadlock.
    */
   async add(keys: ReadonlyArray<{ scope: string; period: string }>, tokens: number, costUsd: number): Promise<void> {
     // One row each: PostgreSQL refuses an upsert that touches a row twice.
     const unique = [...new Map(keys.map((k) => [`${k.scope}\u0000${k.period}`, k])).values()];
     if (unique.length === 0) return;
     const now = Date.now();
-    await this.sql.run(addSql(unique.length), unique.flatMap(({ scope, period }) => [scope, period, tokens, costUsd, now]));
+    const shard = this.shards === 1 ? 0 : Math.floor(Math.random() * this.shards);
+    await this.sql.run(addSql(unique.length), unique.flatMap(({ scope, period }) => [scope, period, shard, tokens, costUsd, now]));
   }
 
   async get(scope: string, period: string): Promise<SpendRow> {
-    const row = await this.sql.get<Row>('SELECT scope, period, tokens, cost_usd, warned_at FROM spend WHERE scope = ? AND period = ?', [scope, period]);
+    const row = await this.sql.get<Row>(`SELECT ${SUMMED} FROM spend WHERE scope = ? AND period = ? GROUP BY scope, period`, [scope, period]);
     return row ? fromRow(row) : { scope, period, tokens: 0, costUsd: 0, warned: false };
   }
 
   /** Marks the 80 % notice given; true for the one caller that marked it (every other worker gets false). */
   async markWarned(scope: string, period: string): Promise<boolean> {
-    const res = await this.sql.run('UPDATE spend SET warned_at = ? WHERE scope = ? AND period = ? AND warned_at IS NULL', [Date.now(), scope, period]);
+    const now = Date.now();
+    const res = await this.sql.run(
+      `INSERT INTO spend (scope, period, shard, tokens, cost_usd, warned_at, updated_at) VALUES (?, ?, 0, 0, 0, ?, ?)
+       ON CONFLICT (scope, period, shard) DO UPDATE SET warned_at = excluded.warned_at WHERE spend.warned_at IS NULL`,
+      [scope, period, now, now],
+    );
     return res.changes === 1;
   }
 
@@ -93,18 +143,18 @@ export class SpendStore {
     if (periods.length === 0) return [];
     const marks = periods.map(() => '?').join(', ');
     const rows = await this.sql.all<Row>(
-      `SELECT scope, period, tokens, cost_usd, warned_at FROM spend WHERE period IN (${marks}) AND substr(scope, 1, ?) = ?
-       ORDER BY cost_usd DESC, tokens DESC, scope LIMIT ?`,
+      `SELECT ${SUMMED} FROM spend WHERE period IN (${marks}) AND substr(scope, 1, ?) = ?
+       GROUP BY scope, period ORDER BY SUM(cost_usd) DESC, SUM(tokens) DESC, scope LIMIT ?`,
       [...periods, scopePrefix.length, scopePrefix, limit],
     );
     return rows.map(fromRow);
   }
 
-  /** Forgets the spend of one scope in these periods (an admin's reset); returns how many rows went. */
+  /** Forgets the spend of one scope in these periods (an admin's reset); returns how many of the periods had any. */
   async reset(scope: string, periods: readonly string[]): Promise<number> {
     if (periods.length === 0) return 0;
     const marks = periods.map(() => '?').join(', ');
-    const res = await this.sql.run(`DELETE FROM spend WHERE scope = ? AND period IN (${marks})`, [scope, ...periods]);
-    return res.changes;
+    const gone = await this.sql.all<{ period: string }>(`DELETE FROM spend WHERE scope = ? AND period IN (${marks}) RETURNING period`, [scope, ...periods]);
+    return new Set(gone.map((r) => r.period)).size;
   }
 }
