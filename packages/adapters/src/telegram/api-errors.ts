@@ -1,6 +1,7 @@
 /**
- * Reading Bot API failures. telegraf throws `TelegramError` carrying Telegram's `{error_code, description,
- * parameters}` for API errors (and for HTTP 5xx), and node-fetch's `FetchError` for network failures.
+ * Reading Bot API failures. telegraf and json-call.ts throw `TelegramError` carrying Telegram's `{error_code,
+ * description, parameters}` for API errors (and for HTTP 5xx); network failures are node-fetch's `FetchError`
+ * (telegraf) or Node's own error with the method named (json-call.ts).
  * Everything that leaves this adapter is one of the shared typed errors.
  */
 import { TelegramError } from 'telegraf';

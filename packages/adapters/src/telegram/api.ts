@@ -1,6 +1,6 @@
 /**
- * One Bot API client for ingress and egress: telegraf's `Telegram` (REST only, never polling on its own),
- * plus the one retry Telegram asks for explicitly: a 429 with `retry_after` is waited out in place a couple of
+ * One Bot API client for ingress and egress: telegraf's `Telegram` (REST only, never polling on its own) — the
+ * calls every message makes go out as plain JSON on Node's HTTP client instead (json-call.ts) —, plus the one retry Telegram asks for explicitly: a 429 with `retry_after` is waited out in place a couple of
  * times. Other failures are thrown as telegraf raised them, so callers can pick their platform-specific fallback
  * before mapping them with `toPlatformError`.
  */
@@ -11,6 +11,7 @@ import pRetry from 'p-retry';
 import { Telegram } from 'telegraf';
 import type { Opts, Telegram as ApiMethods } from 'telegraf/types';
 import { apiFailure } from './api-errors.js';
+import { JSON_METHODS, JsonCaller } from './json-call.js';
 import {
   TELEGRAM_DEFAULT_API_ROOT,
   TELEGRAM_MAX_INLINE_RETRY_AFTER_MS,
@@ -75,6 +76,7 @@ export function normalizeApiRoot(root: string): string {
 
 export class TelegramApi {
   readonly telegram: Telegram;
+  private readonly json: JsonCaller;
   private readonly logger: Logger;
   private readonly sleep: Sleep;
   private readonly maxInlineRetryAfterMs: number;
@@ -86,6 +88,7 @@ export class TelegramApi {
     this.telegram = new Telegram(opts.token, { apiRoot, webhookReply: false });
     // Set after construction: telegraf drops any agent given for an http:// root (a local Bot API server).
     (this.telegram.options as { agent?: http.Agent }).agent = telegramAgent(apiRoot);
+    this.json = new JsonCaller(opts.token, apiRoot, telegramAgent(apiRoot));
     this.logger = opts.logger;
     this.sleep = opts.sleep ?? realSleep;
     this.maxInlineRetryAfterMs = opts.maxInlineRetryAfterMs ?? TELEGRAM_MAX_INLINE_RETRY_AFTER_MS;
@@ -145,6 +148,7 @@ export class TelegramApi {
     }, deadlineMs);
     timer.unref();
     try {
+      if (JSON_METHODS.has(method)) return await this.json.call<ReturnType<ApiMethods[M]>>(method, payload, call.signal);
       return await this.telegram.callApi(method, payload, { signal: call.signal } as unknown as CallApiOptions);
     } catch (err) {
       if (timedOut && !signal?.aborted) {
