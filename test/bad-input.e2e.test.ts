@@ -79,6 +79,18 @@ describe('bad input through the gateway', () => {
     expect(repliesIn(tg, 901)).toEqual(['ok: still here?']);
   });
 
+  it('a Telegram message whose message_id is 0 (Telegram numbers from 1) gets 400 and enqueues nothing, instead of a 500 from aiming a reply at it', async () => {
+    const before = await queueKeys();
+    const message = { message_id: 0, date: 1_700_000_000, chat: { id: 902, type: 'private' }, from: { id: 902, is_bot: false, first_name: 'Zero' }, text: 'hi' };
+    const res = await fetch(hookUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [TELEGRAM_SECRET_HEADER]: SECRET },
+      body: JSON.stringify({ update_id: 13, message }),
+    });
+    expect(res.status).toBe(400);
+    expect(await newQueueKeys(before)).toEqual([]);
+  });
+
   it('a correctly signed Slack event whose body is not JSON gets 400 and enqueues nothing', async () => {
     const before = await queueKeys();
     const body = '{"type":"event_callback","event":';

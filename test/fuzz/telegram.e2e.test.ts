@@ -143,7 +143,8 @@ const strangerMessage: fc.Arbitrary<Case> = fc
   )
   .map(([id, from, group, fields]) => {
     const chat = group ?? { id: from.id, type: 'private', first_name: 'Stranger' };
-    const message = { message_id: id % 100_000, date: 1_700_000_000, chat, from, ...fields };
+    // Telegram numbers a chat's messages from 1: 0 is not a message id (refused with a 400, wire.ts).
+    const message = { message_id: (id % 99_999) + 1, date: 1_700_000_000, chat, from, ...fields };
     return { kind: 'stranger message', raw: jsonBody({ update_id: id, message }), expected: [200] };
   });
 

@@ -30,6 +30,7 @@ import {
 } from './config.js';
 import { formatChunks, type OutgoingChunk } from './format.js';
 import { uploadFile } from './upload.js';
+import { isMessageId } from './wire.js';
 
 const PLATFORM = 'telegram';
 /** answerCallbackQuery shows at most 200 characters. */
@@ -246,7 +247,7 @@ function targetOf(conversationId: string): Target {
 /** Accepts the platform message id (`"42"`) or the InboundMessage id form (`"<chat_id>:42"`). */
 function parseMessageId(id: string): number {
   const n = Number(id.includes(':') ? id.slice(id.lastIndexOf(':') + 1) : id);
-  if (!Number.isSafeInteger(n) || n <= 0) throw new BadRequestError(`not a Telegram message id: "${id}"`, PLATFORM);
+  if (!isMessageId(n)) throw new BadRequestError(`not a Telegram message id: "${id}"`, PLATFORM);
   return n;
 }
 

@@ -69,6 +69,11 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** A Bot API message id: a positive integer (Telegram numbers a chat's messages from 1). */
+export function isMessageId(v: unknown): v is number {
+  return Number.isSafeInteger(v) && (v as number) > 0;
+}
+
 /** True when `u` has an integer update_id; the only thing dedupe and offset tracking need. */
 export function hasUpdateId(u: unknown): u is { update_id: number } {
   return isRecord(u) && Number.isSafeInteger(u.update_id);
@@ -129,7 +134,7 @@ const MESSAGE_FIELDS: Record<string, Check> = {
 
 /** Telegram never nests a reply inside a reply, so a replied-to message is checked one level deep only. */
 function isMessage(m: unknown, outer: boolean): boolean {
-  if (!isRecord(m) || !isInteger(m.message_id) || !isInteger(m.date) || !isChat(m.chat) || !fieldsOk(m, MESSAGE_FIELDS)) return false;
+  if (!isRecord(m) || !isMessageId(m.message_id) || !isInteger(m.date) || !isChat(m.chat) || !fieldsOk(m, MESSAGE_FIELDS)) return false;
   if (m.reply_to_message === undefined) return true;
   return outer && isMessage(m.reply_to_message, false);
 }
