@@ -107,6 +107,11 @@ export class PostgresSql implements Sql {
     if (this.inTransaction) return fn();
     for (let attempt = 1; ; attempt++) {
       const client = await transient(() => this.pool.connect());
+      // A connection lost while the transaction holds the client between statements is reported on the client
+      // itself, and the pool listens on idle clients only: unheard, it was an uncaught exception (the process
+      // exits on those). Heard here, the transaction's next statement fails as unavailable, like any outage.
+      const onLost = (): void => undefined;
+      client.on('error', onLost);
       const frame: TxFrame = { client, active: true };
       let broken: Error | undefined;
       try {
@@ -123,6 +128,8 @@ export class PostgresSql implements Sql {
         this.counters.busyRetries++;
       } finally {
         frame.active = false;
+        client.removeListener('error', onLost);
+        // A client whose connection was lost is not queryable: the pool drops it instead of reusing it.
         client.release(broken);
       }
       await sleep(jitterMs());
