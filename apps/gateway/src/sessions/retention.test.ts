@@ -40,10 +40,11 @@ describe.each(STORE_BACKENDS)('store retention on %s', (backend) => {
       { role: 'user', content: 'an old question about tides' },
       { role: 'assistant', content: 'an old answer about tides' },
     ]);
-    const turn = async (id: string, status: TurnStatus, ageDays: number): Promise<void> => {
+    // Created `createdDaysAgo` days ago (by default when it was last updated), last updated `ageDays` days ago.
+    const turn = async (id: string, status: TurnStatus, ageDays: number, createdDaysAgo = ageDays): Promise<void> => {
       await store.beginTurn(id, session.id, 1);
       if (status !== 'running') await store.markTurn(id, status, 1);
-      await store.sql.run('UPDATE turns SET updated_at = ? WHERE id = ?', [clock.t - ageDays * DAY, id]);
+      await store.sql.run('UPDATE turns SET created_at = ?, updated_at = ? WHERE id = ?', [clock.t - createdDaysAgo * DAY, clock.t - ageDays * DAY, id]);
     };
     await turn('old-delivered', 'delivered', 40);
     await turn('old-failed', 'failed', 31);
@@ -51,16 +52,36 @@ describe.each(STORE_BACKENDS)('store retention on %s', (backend) => {
     await turn('old-replied', 'replied', 40); // reply recorded, not yet delivered: a re-run needs it
     await turn('old-running', 'running', 40);
     await turn('recent-delivered', 'delivered', 29);
+    // Started long ago, finished within the retention (delivered after a long outage): kept by its last update.
+    await turn('recently-finished', 'delivered', 2, 45);
 
     expect(await retention(store, clock).sweep()).toEqual({ turns: 3, threads: 0 });
-    expect(await turnIds(store)).toEqual(['old-replied', 'old-running', 'recent-delivered']);
+    expect(await turnIds(store)).toEqual(['old-replied', 'old-running', 'recent-delivered', 'recently-finished']);
     expect((await store.getMessages(session.id)).map((m) => m.content)).toEqual(['an old question about tides', 'an old answer about tides']);
     expect((await store.search('tides')).length).toBeGreaterThan(0);
 
     // 0 keeps them.
     clock.t += 100 * DAY;
     expect(await retention(store, clock, { turns: 0 }).sweep()).toEqual({ turns: 0, threads: 0 });
-    expect(await turnIds(store)).toEqual(['old-replied', 'old-running', 'recent-delivered']);
+    expect(await turnIds(store)).toEqual(['old-replied', 'old-running', 'recent-delivered', 'recently-finished']);
+  });
+
+  it('finds old turns through the index on their creation; no index that every turn write would move or add to besides', async () => {
+    const store = await temp.open();
+    const indexes = store.sql.dialect === 'postgres'
+      ? await store.sql.all<{ name: string }>("SELECT indexname AS name FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'turns'")
+      : await store.sql.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'turns'");
+    const names = indexes.map((r) => r.name);
+    expect(names).toContain('turns_created');
+    expect(names).not.toContain('turns_updated');
+    expect(names).not.toContain('turns_session');
+    if (store.sql.dialect === 'sqlite') {
+      const plan = await store.sql.all<{ detail: string }>(
+        "EXPLAIN QUERY PLAN SELECT id FROM turns WHERE created_at < ? AND updated_at < ? AND status IN ('delivered', 'interrupted', 'failed') LIMIT ?",
+        [0, 0, 1],
+      );
+      expect(plan.map((p) => p.detail).join(' | ')).toMatch(/USING INDEX turns_created/);
+    }
   });
 
   it('forgets threads nobody wrote in for the retention period; a message in a thread counts as a use', async () => {

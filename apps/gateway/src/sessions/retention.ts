@@ -79,9 +79,10 @@ export class StoreRetention {
     for (;;) {
       const { changes } = await this.opts.store.sql.run(
         `DELETE FROM turns WHERE id IN (
-           SELECT id FROM turns WHERE status IN ('delivered', 'interrupted', 'failed') AND updated_at < ? LIMIT ?
+           SELECT id FROM turns WHERE created_at < ? AND updated_at < ? AND status IN ('delivered', 'interrupted', 'failed') LIMIT ?
          )`,
-        [cutoff, DELETE_BATCH],
+        // By the index on created_at (a turn is created before its last update); the rows are those not updated since.
+        [cutoff, cutoff, DELETE_BATCH],
       );
       deleted += changes;
       if (changes < DELETE_BATCH) return deleted;
