@@ -14,18 +14,20 @@ const MB = 1024 * 1024;
 const silent = createLogger({ level: 'silent' });
 
 /** A trim over a made-up heap and loop: `heap` and `busy` are what the next check sees. */
-function scripted(opts: { quietChecks?: number; growthMb?: number } = {}) {
-  const state = { heap: 100 * MB, busy: 0.9, collections: 0 };
+function scripted(opts: { quietChecks?: number; growthMb?: number; rssAfterCollection?: number } = {}) {
+  const state = { heap: 100 * MB, rss: 300 * MB, busy: 0.9, collections: 0 };
   const trim = startMemoryTrim({
     gc: () => {
       state.collections++;
       state.heap = 100 * MB;
+      state.rss = opts.rssAfterCollection ?? 300 * MB;
     },
     log: silent,
     intervalMs: 3_600_000,
     quietChecks: opts.quietChecks ?? 3,
     growthBytes: (opts.growthMb ?? 64) * MB,
     heapUsed: () => state.heap,
+    rss: () => state.rss,
     utilization: () => state.busy,
   });
   return { state, trim };
@@ -85,6 +87,30 @@ describe('memory trim', () => {
     expect(state.collections).toBe(0);
     // It stops allocating: the next look (one quiet look is enough here) collects the peak, once.
     expect([trim.check(), trim.check()]).toEqual([true, false]);
+    trim.stop();
+  });
+
+  it('collects when the heap in use is small again but the process kept the burst\'s memory (V8 collected and kept the pages)', () => {
+    const { state, trim } = scripted();
+    state.rss = 830 * MB;
+    state.busy = 0.01;
+    // The heap in use never moved from its floor: only the resident size says there is memory to give back.
+    expect([trim.check(), trim.check(), trim.check()]).toEqual([false, false, true]);
+    expect(state.collections).toBe(1);
+    for (let i = 0; i < 10; i++) expect(trim.check()).toBe(false);
+    trim.stop();
+  });
+
+  it('memory a collection cannot give back (outside the heap) is the new floor: no collection again until it grows', () => {
+    const { state, trim } = scripted({ quietChecks: 1, rssAfterCollection: 700 * MB });
+    state.rss = 700 * MB;
+    state.busy = 0;
+    expect(trim.check()).toBe(true);
+    for (let i = 0; i < 10; i++) expect(trim.check()).toBe(false);
+    // Another burst grows it past the floor again.
+    state.rss = 780 * MB;
+    expect(trim.check()).toBe(true);
+    expect(state.collections).toBe(2);
     trim.stop();
   });
 
