@@ -5,31 +5,16 @@
  */
 import { registerMigrations, type Sql } from '@herald/agent-core';
 
-/** 150: above the gateway's other migrations (140 pairing, 141 counters) with room between. */
+/**
+ * 150: above the gateway's other migrations (140 pairing, 141 counters) with room between. Its index on
+ * turns.updated_at is replaced by one on created_at in migration 151 (retention.ts).
+ */
 export const RETENTION_MIGRATION_VERSION = 150;
 export const RETENTION_SCHEMA = `
 ALTER TABLE known_threads ADD COLUMN last_seen_at INTEGER;
 CREATE INDEX IF NOT EXISTS turns_updated ON turns (updated_at);
 `;
 registerMigrations({ version: RETENTION_MIGRATION_VERSION, name: 'retention: thread last use, turns by age', sql: RETENTION_SCHEMA });
-
-/**
- * Retention finds old turns by when they were created, not by their last update (issue 18): `updated_at` changes
- * on every write a turn makes (running, replied, delivered), and each change moved the row's entry in an index on it
- * — index pages written again in every one of a turn's commits (on PostgreSQL, no HOT update of the row either).
- * `created_at` is written once. Retention still deletes only turns not updated since the cutoff (retention.ts), so
- * the rows it deletes are the same; `updated_at >= created_at` makes the created_at bound implied.
- * The index on `session_id` goes too: no query reads turns by session (they are read by id), and it served only a
- * session's deletion, which Herald never does (an operator deleting one by hand has its turns found by a scan of
- * a table retention keeps short); every new turn wrote a page of it.
- */
-export const TURNS_BY_CREATION_MIGRATION_VERSION = 151;
-export const TURNS_BY_CREATION_SCHEMA = `
-DROP INDEX IF EXISTS turns_updated;
-DROP INDEX IF EXISTS turns_session;
-CREATE INDEX IF NOT EXISTS turns_created ON turns (created_at);
-`;
-registerMigrations({ version: TURNS_BY_CREATION_MIGRATION_VERSION, name: 'retention: turns by creation', sql: TURNS_BY_CREATION_SCHEMA });
 
 /**
  * A thread is looked up on every message it gets; its last use is written at most this often, so a busy thread

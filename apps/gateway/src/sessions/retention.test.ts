@@ -4,7 +4,7 @@ import type { SessionStore, TurnStatus } from '@herald/agent-core';
 import { STORE_BACKENDS, useTempStores } from '../../../../packages/agent-core/src/store/test-support.js';
 import { useTestRedis } from '../../../../test/helpers/redis.js';
 import { KnownThreads } from './known-threads.js';
-import { StoreRetention } from './retention.js';
+import { OLD_FINISHED_TURNS_SQL, StoreRetention } from './retention.js';
 
 const log = pino({ level: 'silent' });
 const DAY = 24 * 3600_000;
@@ -76,10 +76,7 @@ describe.each(STORE_BACKENDS)('store retention on %s', (backend) => {
     expect(names).not.toContain('turns_updated');
     expect(names).not.toContain('turns_session');
     if (store.sql.dialect === 'sqlite') {
-      const plan = await store.sql.all<{ detail: string }>(
-        "EXPLAIN QUERY PLAN SELECT id FROM turns WHERE created_at < ? AND updated_at < ? AND status IN ('delivered', 'interrupted', 'failed') LIMIT ?",
-        [0, 0, 1],
-      );
+      const plan = await store.sql.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${OLD_FINISHED_TURNS_SQL}`, [0, 0, 1]);
       expect(plan.map((p) => p.detail).join(' | ')).toMatch(/USING INDEX turns_created/);
     }
   });

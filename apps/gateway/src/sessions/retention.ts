@@ -9,10 +9,33 @@
  *    only means the bot waits for a mention there again, as in a thread it never joined.
  * Messages are the transcript and are kept (sessions, /resume, search); the full-text index follows them.
  */
-import type { SessionStore } from '@herald/agent-core';
+import { registerMigrations, type SessionStore } from '@herald/agent-core';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
 import type { KnownThreads } from './known-threads.js';
+
+/**
+ * Retention finds old turns by when they were created, not by their last update (issue 18): `updated_at` changes
+ * on every write a turn makes (running, replied, delivered), and each change moved the row's entry in an index on it
+ * — index pages written again in every one of a turn's commits (on PostgreSQL, no HOT update of the row either).
+ * `created_at` is written once; the rows deleted are the same (OLD_FINISHED_TURNS_SQL). The index on `session_id` goes too: no query reads turns by session (they are read by id), and it served only a
+ * session's deletion, which Herald never does (an operator deleting one by hand has its turns found by a scan of
+ * a table retention keeps short); every new turn wrote a page of it.
+ */
+export const TURNS_BY_CREATION_MIGRATION_VERSION = 151;
+export const TURNS_BY_CREATION_SCHEMA = `
+DROP INDEX IF EXISTS turns_updated;
+DROP INDEX IF EXISTS turns_session;
+CREATE INDEX IF NOT EXISTS turns_created ON turns (created_at);
+`;
+registerMigrations({ version: TURNS_BY_CREATION_MIGRATION_VERSION, name: 'retention: turns by creation', sql: TURNS_BY_CREATION_SCHEMA });
+
+/**
+ * Finished turns not updated since the cutoff, a batch of them: found through the index on created_at (a turn is
+ * created before its last update, so `created_at < cutoff` holds for every row `updated_at < cutoff` picks).
+ * Parameters: cutoff, cutoff, batch size.
+ */
+export const OLD_FINISHED_TURNS_SQL = `SELECT id FROM turns WHERE created_at < ? AND updated_at < ? AND status IN ('delivered', 'interrupted', 'failed') LIMIT ?`;
 
 export const RETENTION_INTERVAL_MS = 3600_000;
 const DAY_MS = 24 * 3600_000;
@@ -78,10 +101,7 @@ export class StoreRetention {
     let deleted = 0;
     for (;;) {
       const { changes } = await this.opts.store.sql.run(
-        `DELETE FROM turns WHERE id IN (
-           SELECT id FROM turns WHERE created_at < ? AND updated_at < ? AND status IN ('delivered', 'interrupted', 'failed') LIMIT ?
-         )`,
-        // By the index on created_at (a turn is created before its last update); the rows are those not updated since.
+        `DELETE FROM turns WHERE id IN (${OLD_FINISHED_TURNS_SQL})`,
         [cutoff, cutoff, DELETE_BATCH],
       );
       deleted += changes;

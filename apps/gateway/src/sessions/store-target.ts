@@ -11,6 +11,7 @@ import type { HeraldConfig } from '../config/load.js';
 import '../pairing/schema.js';
 import './counters.js';
 import './known-threads.js';
+import './retention.js';
 import '../schedules/store.js';
 import './voice-replies.js';
 import './reasoning-display.js';

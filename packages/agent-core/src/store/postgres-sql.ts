@@ -107,11 +107,7 @@ export class PostgresSql implements Sql {
     if (this.inTransaction) return fn();
     for (let attempt = 1; ; attempt++) {
       const client = await transient(() => this.pool.connect());
-      // A connection lost while the transaction holds the client between statements is reported on the client
-      // itself, and the pool listens on idle clients only: unheard, it was an uncaught exception (the process
-      // exits on those). Heard here, the transaction's next statement fails as unavailable, like any outage.
-      const onLost = (): void => undefined;
-      client.on('error', onLost);
+      client.on('error', heardWhileHeld);
       const frame: TxFrame = { client, active: true };
       let broken: Error | undefined;
       try {
@@ -128,7 +124,7 @@ export class PostgresSql implements Sql {
         this.counters.busyRetries++;
       } finally {
         frame.active = false;
-        client.removeListener('error', onLost);
+        client.removeListener('error', heardWhileHeld);
         // A client whose connection was lost is not queryable: the pool drops it instead of reusing it.
         client.release(broken);
       }
@@ -177,6 +173,13 @@ export class PostgresSql implements Sql {
     return transient(() => (frame ? frame.client.query(config) : this.pool.query(config)));
   }
 }
+
+/**
+ * Listens on a client while a transaction holds it. A connection lost between two statements is reported on the
+ * client itself, and the pool listens on idle clients only: unheard, it was an uncaught exception (the process exits
+ * on those). Heard, it is dropped here, and the transaction's next statement fails as unavailable, like any outage.
+ */
+const heardWhileHeld = (): void => undefined;
 
 /** Node socket errors and PostgreSQL's "connection exception" / "operator intervention" classes. */
 export function isConnectionError(err: unknown): boolean {
