@@ -58,6 +58,18 @@ describe('TurnWorker', () => {
     expect(busyDuringAfter).toEqual([false]);
   });
 
+  it("a turn's logger names its session, job and turn", async () => {
+    const bindings: Array<Record<string, unknown>> = [];
+    const { producer } = await rig({
+      workers: 1,
+      mode: 'queue',
+      runTurn: async (ctx) => void bindings.push(ctx.log.bindings()),
+    });
+    await producer.submit(keyOf(41), payload(41, 0), 'queue');
+    await until(() => bindings.length === 1);
+    expect(bindings[0]).toMatchObject({ sessionKey: keyOf(41), jobId: expect.any(String), turnId: expect.any(String) });
+  });
+
   it('interrupt mode: a new message aborts the running turn with an interrupt, then runs', async () => {
     const seen: string[] = [];
     const aborted: string[] = [];

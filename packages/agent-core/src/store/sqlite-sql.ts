@@ -149,8 +149,12 @@ export class SqliteSql implements Sql {
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     if (this.inTransaction) return fn();
-    // Bound now: the function runs later, in the group, but in its caller's async context (the frame set inside).
-    return this.enqueue<T>(true, AsyncResource.bind((frame: TxFrame) => this.context.run(frame, fn)));
+    // The caller's async context is taken now: the function runs later, in the group, but in that context (with the
+    // frame set inside). Not `AsyncResource.bind`: Node's bound function gets two deprecated accessors made with
+    // `Object.setPrototypeOf`, which gives each a map of its own in the old generation pointing at the young
+    // function, so every transaction's closure (and what it holds) outlived the next young collection.
+    const caller = new AsyncResource('herald.sqlite.transaction');
+    return this.enqueue<T>(true, (frame: TxFrame) => caller.runInAsyncScope(() => this.context.run(frame, fn)));
   }
 
   /** Nothing to do: SQLite has one writer at a time, and every write transaction is immediate. */
