@@ -2,11 +2,12 @@
  * Which mailbox entries one turn answers, besides the head: in interrupt mode what piled up while the last turn ran
  * (nothing is dropped), and in every mode the other parts of a message the head is a part of (an album, a split
  * text: queue/parts.ts). A
- * scheduled task's run is always a turn of its own, and stays in the mailbox while messages are merged.
+ * scheduled task's run is always a turn of its own, and stays in the mailbox while messages are merged. Also which
+ * entry a job names, and which entries may steer a running turn.
  */
 import { PARTS_QUIET_MS, gatherParts } from './parts.js';
 import type { Mailbox, MailboxEntry } from './mailbox.js';
-import type { BusyInputMode } from './producer.js';
+import type { BusyInputMode, TurnJobData } from './producer.js';
 
 export type PendingEntry = { raw: string; entry: MailboxEntry };
 
@@ -42,4 +43,17 @@ function mergeable(head: MailboxEntry, pending: PendingEntry[]): PendingEntry[] 
     out.push(p);
   }
   return out;
+}
+
+/** Steering passes text only: a message with files stays in the mailbox and is a turn of its own next. */
+export function steerable(raw: string): PendingEntry | undefined {
+  const entry = JSON.parse(raw) as MailboxEntry;
+  return entry.payload.attachments?.length ? undefined : { raw, entry };
+}
+
+/** The entry a job was added for; jobs added before job data was trimmed carry the whole entry instead. */
+export function entryOf(data: TurnJobData | { sessionKey: string; entry: string }): { entryId: string; seq: number } {
+  if (!('entry' in data)) return data;
+  const entry = JSON.parse(data.entry) as MailboxEntry;
+  return { entryId: entry.id, seq: entry.seq };
 }

@@ -13,7 +13,7 @@ import type { ControlBus, ControlSignal } from './control.js';
 import type { Mailbox, MailboxEntry } from './mailbox.js';
 import { TurnAbort } from './turn-abort.js';
 import type { AbandonHandler, TurnEndHandler, TurnResult, TurnRunner } from './turn-context.js';
-import { entriesJoiningHead } from './turn-entries.js';
+import { entriesJoiningHead, entryOf, steerable, type PendingEntry } from './turn-entries.js';
 import { DEFAULT_WATCHDOG_MS, WATCHDOG_GRACE_MS, runWatched, type WatchdogLimits } from './watchdog.js';
 
 export const TURN_QUEUE = 'turns';
@@ -64,7 +64,7 @@ interface RunningTurn {
   scheduled: boolean;
   lastActivity: number;
   controller: AbortController;
-  steer: Array<{ raw: string; entry: MailboxEntry }>;
+  steer: PendingEntry[];
   absorbed: string[];
 }
 
@@ -198,7 +198,10 @@ export class TurnWorker {
     if (!turn) return;
     if (turn.scheduled) return; // the message waits in the mailbox and runs as the next turn
     else if (s.type === 'interrupt' && turn.seq < s.seq) turn.controller.abort(new TurnAbort('interrupt'));
-    else if (s.type === 'steer') steerInto(turn, s.entry);
+    else if (s.type === 'steer') {
+      const steered = steerable(s.entry);
+      if (steered) turn.steer.push(steered);
+    }
     else if (s.type === 'withdraw' && turn.entryIds.has(s.entryId)) turn.controller.abort(new TurnAbort('stop'));
   }
 
@@ -394,18 +397,4 @@ export class TurnWorker {
     await job.moveToWait(jobToken);
     throw new WaitingError();
   }
-}
-
-/** Steering passes text only: a message with files stays in the mailbox and is a turn of its own next. */
-function steerInto(turn: RunningTurn, raw: string): void {
-  const entry = JSON.parse(raw) as MailboxEntry;
-  if (entry.payload.attachments?.length) return;
-  turn.steer.push({ raw, entry });
-}
-
-/** The entry a job was added for; jobs added before job data was trimmed carry the whole entry instead. */
-function entryOf(data: TurnJobData | { sessionKey: string; entry: string }): { entryId: string; seq: number } {
-  if (!('entry' in data)) return data;
-  const entry = JSON.parse(data.entry) as MailboxEntry;
-  return { entryId: entry.id, seq: entry.seq };
 }
