@@ -1,9 +1,8 @@
 /**
  * Which mailbox entries one turn answers, besides the head: in interrupt mode what piled up while the last turn ran
  * (nothing is dropped), and in every mode the other parts of a message the head is a part of (an album, a split
- * text: queue/parts.ts). A
- * scheduled task's run is always a turn of its own, and stays in the mailbox while messages are merged. Also which
- * entry a job names, and which entries may steer a running turn.
+ * text: queue/parts.ts). A scheduled task's run is always a turn of its own, and stays in the mailbox while messages
+ * are merged. Also which entry a job names, and which entries may steer a running turn.
  */
 import { PARTS_QUIET_MS, gatherParts } from './parts.js';
 import type { Mailbox, MailboxEntry } from './mailbox.js';

@@ -201,8 +201,7 @@ export class TurnWorker {
     else if (s.type === 'steer') {
       const steered = steerable(s.entry);
       if (steered) turn.steer.push(steered);
-    }
-    else if (s.type === 'withdraw' && turn.entryIds.has(s.entryId)) turn.controller.abort(new TurnAbort('stop'));
+    } else if (s.type === 'withdraw' && turn.entryIds.has(s.entryId)) turn.controller.abort(new TurnAbort('stop'));
   }
 
   private async process(job: Job<TurnJobData>, token?: string): Promise<string> {
@@ -288,7 +287,7 @@ export class TurnWorker {
         // The turn's logger is a child of the worker's, not of this job's: a child of a short-lived logger makes it a
         // prototype (pino's children are Object.create(parent)), which costs a map in the old generation pointing at
         // it, and the job's objects then outlive the next young collection.
-        const turnLog = (): Logger => this.opts.log.child({ sessionKey, jobId: job.id, turnId: last.id });
+        const turnLog = this.opts.log.child({ sessionKey, jobId: job.id, turnId: last.id });
         // A scheduled run is never made stale by a later message (only /stop, which takes the lock, ends it).
         const seq = scheduled ? Number.MAX_SAFE_INTEGER : last.seq;
         const turn: RunningTurn = {
@@ -326,8 +325,8 @@ export class TurnWorker {
             touch: () => {
               turn.lastActivity = Date.now();
             },
-            log: turnLog(),
-          }), async () => this.opts.onAbandon({ sessionKey, turnId: last.id, entries, log: turnLog() }));
+            log: turnLog,
+          }), async () => this.opts.onAbandon({ sessionKey, turnId: last.id, entries, log: turnLog }));
         } catch (err) {
           // The database is busy or unreachable: keep the entry and let BullMQ run the job again later (with
           // backoff); the turn's outbox row makes the re-run safe. The finally below frees the session.

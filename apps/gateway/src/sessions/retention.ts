@@ -18,12 +18,13 @@ import type { KnownThreads } from './known-threads.js';
  * Retention finds old turns by when they were created, not by their last update (issue 18): `updated_at` changes
  * on every write a turn makes (running, replied, delivered), and each change moved the row's entry in an index on it
  * — index pages written again in every one of a turn's commits (on PostgreSQL, no HOT update of the row either).
- * `created_at` is written once; the rows deleted are the same (OLD_FINISHED_TURNS_SQL). The index on `session_id` goes too: no query reads turns by session (they are read by id), and it served only a
- * session's deletion, which Herald never does (an operator deleting one by hand has its turns found by a scan of
- * a table retention keeps short); every new turn wrote a page of it.
+ * `created_at` is written once; the rows deleted are the same (OLD_FINISHED_TURNS_SQL). The index on `session_id`
+ * goes too: no query reads turns by session (they are read by id), and it served only a session's deletion, which
+ * Herald never does (an operator deleting one by hand has its turns found by a scan of a table retention keeps
+ * short); every new turn wrote a page of it.
  */
-export const TURNS_BY_CREATION_MIGRATION_VERSION = 151;
-export const TURNS_BY_CREATION_SCHEMA = `
+const TURNS_BY_CREATION_MIGRATION_VERSION = 151;
+const TURNS_BY_CREATION_SCHEMA = `
 DROP INDEX IF EXISTS turns_updated;
 DROP INDEX IF EXISTS turns_session;
 CREATE INDEX IF NOT EXISTS turns_created ON turns (created_at);
