@@ -3,7 +3,7 @@
  * gateway process, with the Telegram and OpenAI stand-ins behind it. The operator logs in with the keyboard,
  * approves a pairing request with the code a stranger got in Telegram (who is then answered), searches the
  * transcripts and opens one with its tool call folded, reads usage, and uses it all at a phone's width.
- * Screenshots go to a temp directory, or to docs/console/ with HERALD_UPDATE_SCREENSHOTS=1 (the README shows those).
+ * Screenshots go to a temp directory, or to docs/console/ with HERALD_UPDATE_SCREENSHOTS=1 (docs/console.md shows those).
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -126,7 +126,7 @@ describe('queue and workers (real processes)', () => {
     await cluster.addWorker();
     await waitFor(() => answered() >= 50, { timeoutMs: 60_000, what: 'all 50 replies' });
     await Promise.all(Array.from({ length: 10 }, (_, s) => barrier(tg, 2000 + s, `k${s} last`, `re: k${s} last`)));
-    // Telegram cannot recognise a reply sent just before a crash and not yet recorded: the README allows one copy
+    // Telegram cannot recognise a reply sent just before a crash and not yet recorded: docs/guarantees.md allows one copy
     // of such a chunk, logged and counted. Anything else repeated, lost or reordered fails.
     const counted = [cluster.ingress, ...cluster.workers, killed]
       .flatMap((p) => p.logs())

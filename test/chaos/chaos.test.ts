@@ -27,7 +27,7 @@ describe(`chaos (${LONG ? 'long' : 'short'}, seed ${SEED})`, () => {
       // Readiness said what was wrong while Redis was away.
       expect(report.readinessDuringOutages, context).toEqual(Array(SCALE.redisOutages).fill({ down: 'redis', status: 503, failed: expect.arrayContaining(['redis']) }));
       expect(report.lost, context).toEqual([]);
-      // Only a Telegram reply caught between sending and recording may repeat, once, logged and counted (README).
+      // Only a Telegram reply caught between sending and recording may repeat, once, logged and counted (docs/guarantees.md).
       expect(report.duplicated.length, context).toBeLessThanOrEqual(report.possibleDuplicatesLogged);
       expect(report.outOfOrder, context).toEqual([]);
     },
@@ -43,7 +43,7 @@ describe(`chaos (${LONG ? 'long' : 'short'}, seed ${SEED})`, () => {
       expect(report.kills.length, context).toBe(PG_SCALE.processKills + PG_SCALE.redisRestarts + PG_SCALE.databaseOutages);
       expect(report.readinessDuringOutages, context).toEqual([{ down: 'postgres', status: 503, failed: expect.arrayContaining(['postgres']) }]);
       expect(report.lost, context).toEqual([]);
-      // Only a Telegram reply caught between sending and recording may repeat, once, logged and counted (README).
+      // Only a Telegram reply caught between sending and recording may repeat, once, logged and counted (docs/guarantees.md).
       expect(report.duplicated.length, context).toBeLessThanOrEqual(report.possibleDuplicatesLogged);
       expect(report.outOfOrder, context).toEqual([]);
     },

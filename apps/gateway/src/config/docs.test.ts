@@ -1,20 +1,21 @@
 /**
- * The settings table is the source of truth; the README and .env.example must not drift from it.
+ * The settings table is the source of truth; the configuration reference (docs/configuration.md) and .env.example
+ * must not drift from it.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { walkSettings } from './settings.js';
 
 const root = new URL('../../../../', import.meta.url);
-const readme = readFileSync(new URL('README.md', root), 'utf8');
+const reference = readFileSync(new URL('docs/configuration.md', root), 'utf8');
 const envExample = readFileSync(new URL('.env.example', root), 'utf8');
 const PLATFORM_PREFIX = /^(TELEGRAM|DISCORD|SLACK)_/;
 
 describe('configuration docs', () => {
   const envs = [...walkSettings()].map(([, s]) => s.env);
 
-  it('the README documents every setting (platform ones may use the <PLATFORM>_ form)', () => {
-    const missing = envs.filter((env) => !readme.includes(env) && !readme.includes(env.replace(PLATFORM_PREFIX, '<PLATFORM>_')));
+  it('docs/configuration.md documents every setting (platform ones may use the <PLATFORM>_ form)', () => {
+    const missing = envs.filter((env) => !reference.includes(env) && !reference.includes(env.replace(PLATFORM_PREFIX, '<PLATFORM>_')));
     expect(missing).toEqual([]);
   });
 
