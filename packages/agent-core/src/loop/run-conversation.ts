@@ -3,7 +3,7 @@
  * (tool_calls → run tools and loop; length → continue; stop → done), epilogue (turn_end). Retries, fallback,
  * tool execution and history repair are named functions in their own modules.
  */
-import type { ChatMessage, ToolCall } from '../types.js';
+import type { ChatMessage, ToolCall } from '../base/types.js';
 import type { CompletionResult, FinishReason, ToolSchema } from '../providers/types.js';
 import { checkAvailability, toolSchemas, type Tool } from '../tools/registry.js';
 import { LoopCompressor } from '../compression/loop-compressor.js';
@@ -12,8 +12,8 @@ import { DEFAULT_MAX_ITERATIONS, IterationBudget } from './budget.js';
 import { budgetNote, contextNote } from './pressure.js';
 import { ModelCaller } from './call-model.js';
 import { executeToolCalls, hasInvalidArguments, prepareToolCalls } from './execute-tools.js';
-import { FallbackState } from './fallback.js';
-import { DEFAULT_RETRY_POLICY, toProviderError } from './retry.js';
+import { FallbackState } from '../providers/fallback.js';
+import { DEFAULT_RETRY_POLICY, toProviderError } from '../providers/retry.js';
 import { sanitizeText } from './sanitize.js';
 import { Transcript } from './transcript.js';
 import type { AgentEvent, ConversationOptions, ConversationResult } from './types.js';
