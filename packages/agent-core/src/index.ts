@@ -1,10 +1,10 @@
 /** @herald/agent-core: the provider-neutral agent loop, providers, tools and the session store. */
-export * from './types.js';
+export * from './base/types.js';
 export * from './providers/index.js';
 export * from './store/index.js';
 export * from './compression/index.js';
-export { hostTimeZone, localDate } from './time-zones.js';
-export { setBounded } from './bounded-map.js';
+export { hostTimeZone, localDate } from './base/time-zones.js';
+export { setBounded } from './base/bounded-map.js';
 
 export { runConversation } from './loop/run-conversation.js';
 export {
@@ -35,8 +35,8 @@ export {
   RATE_LIMIT_COOLDOWN_MS,
   providerLabel,
   type FallbackStateOptions,
-} from './loop/fallback.js';
-export { DEFAULT_RETRY_POLICY, abortableSleep, backoffDelay, type RetryPolicy } from './loop/retry.js';
+} from './providers/fallback.js';
+export { DEFAULT_RETRY_POLICY, abortableSleep, backoffDelay, type RetryPolicy } from './providers/retry.js';
 export { MISSING_RESULT_TEXT, sanitizeHistory, sanitizeText } from './loop/sanitize.js';
 export { FUZZY_MATCH_THRESHOLD, normaliseToolName, repairToolName, similarity } from './loop/tool-names.js';
 export { CANCELLED_RESULT, MAX_PARALLEL_TOOLS, MAX_TOOL_RESULT_CHARS, truncateResult } from './loop/execute-tools.js';
@@ -64,6 +64,6 @@ export {
   type Toolset,
   type ToolsetDefinition,
 } from './tools/toolsets.js';
-export * from './tools/builtin/index.js';
+export * from './builtins/index.js';
 export { toToolParameters } from './tools/json-schema.js';
 export { isCompleted, toShareGpt, type ShareGptRecord, type ShareGptTurn, type TrajectorySession } from './trajectory/sharegpt.js';

@@ -35,6 +35,14 @@ interface SearchQuery {
 const sourceParam = { type: 'string', enum: [...SOURCES], description: 'Platform the session came from' } as const;
 
 export function sessionRoutes(app: FastifyInstance, store: SessionStore): void {
+  listSessions(app, store);
+  showSession(app, store);
+  searchTranscripts(app, store);
+  resetSessionKey(app, store);
+}
+
+/** GET /admin/sessions: a page of sessions, newest first. */
+function listSessions(app: FastifyInstance, store: SessionStore): void {
   app.get<{ Querystring: ListQuery }>(
     '/admin/sessions',
     {
@@ -73,7 +81,10 @@ export function sessionRoutes(app: FastifyInstance, store: SessionStore): void {
       }
     },
   );
+}
 
+/** GET /admin/sessions/:id: one session with its transcript. */
+function showSession(app: FastifyInstance, store: SessionStore): void {
   app.get<{ Params: { id: string }; Querystring: ShowQuery }>(
     '/admin/sessions/:id',
     {
@@ -102,7 +113,10 @@ export function sessionRoutes(app: FastifyInstance, store: SessionStore): void {
       return { session: sessionJson(session), messages: messages.map(messageJson) };
     },
   );
+}
 
+/** GET /admin/search: full-text search over every transcript. */
+function searchTranscripts(app: FastifyInstance, store: SessionStore): void {
   app.get<{ Querystring: SearchQuery }>(
     '/admin/search',
     {
@@ -128,7 +142,10 @@ export function sessionRoutes(app: FastifyInstance, store: SessionStore): void {
       return { hits: (await store.search(q, { source, userId: user, limit })).map(searchHitJson) };
     },
   );
+}
 
+/** POST /admin/sessions/reset: end a key's current session. */
+function resetSessionKey(app: FastifyInstance, store: SessionStore): void {
   app.post<{ Body: { key: string } }>(
     '/admin/sessions/reset',
     {

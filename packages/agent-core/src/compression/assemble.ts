@@ -4,7 +4,7 @@
  * on one role and the tail starts with the other, no standalone role fits, so the summary is merged into the
  * first tail message instead.
  */
-import type { ChatMessage, Role } from '../types.js';
+import type { ChatMessage, Role } from '../base/types.js';
 import { formatSummary, prependSummary } from './summary-text.js';
 
 export function assemble(head: readonly ChatMessage[], summaryBody: string, tail: readonly ChatMessage[]): ChatMessage[] {

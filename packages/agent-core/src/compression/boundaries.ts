@@ -3,7 +3,7 @@
  * recent context, by token budget but never fewer than a floor of messages), and the middle that gets summarised.
  * A cut never falls between an assistant's tool calls and their results: providers reject orphans on either side.
  */
-import type { ChatMessage } from '../types.js';
+import type { ChatMessage } from '../base/types.js';
 import { estimateMessageTokens } from './tokens.js';
 
 export const HEAD_MESSAGES = 3;

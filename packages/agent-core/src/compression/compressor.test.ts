@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../types.js';
+import type { ChatMessage } from '../base/types.js';
 import { ProviderError } from '../providers/types.js';
 import { ScriptedProvider } from '../loop/scripted-provider.js';
 import { compressHistory } from './compressor.js';

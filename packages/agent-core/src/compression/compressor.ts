@@ -7,7 +7,7 @@
  *   4. reassemble head + summary + tail so roles still alternate and no tool call loses its result.
  * Pure apart from the one summary call; the loop and the gateway decide when to call it and what to do after.
  */
-import { emptyUsage, type ChatMessage, type Usage } from '../types.js';
+import { emptyUsage, type ChatMessage, type Usage } from '../base/types.js';
 import type { Provider } from '../providers/types.js';
 import { assemble } from './assemble.js';
 import { splitForCompression } from './boundaries.js';

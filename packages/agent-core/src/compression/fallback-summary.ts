@@ -3,7 +3,7 @@
  * messages themselves, so compression still frees room and says plainly what it kept — nothing is dropped
  * without a trace.
  */
-import type { ChatMessage } from '../types.js';
+import type { ChatMessage } from '../base/types.js';
 import { withoutSummary } from './summary-text.js';
 
 const MAX_CHARS = 8_000;

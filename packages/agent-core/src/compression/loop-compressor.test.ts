@@ -1,6 +1,6 @@
 /** The loop's compression triggers, through runConversation with an in-process scripted provider. */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../types.js';
+import type { ChatMessage } from '../base/types.js';
 import { ProviderError } from '../providers/types.js';
 import type { Tool } from '../tools/registry.js';
 import { runConversation } from '../loop/run-conversation.js';

@@ -9,7 +9,7 @@
  * Each compression is announced as a `status` event of kind `compression`, and preceded by the options'
  * `beforeCompress` hook (the gateway's memory-only flush).
  */
-import { addUsageInto, type ChatMessage, type Usage } from '../types.js';
+import { addUsageInto, type ChatMessage, type Usage } from '../base/types.js';
 import type { Provider, ProviderError, ToolSchema } from '../providers/types.js';
 import type { Transcript } from '../loop/transcript.js';
 import type { AgentEvent } from '../loop/types.js';

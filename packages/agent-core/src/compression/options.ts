@@ -2,7 +2,7 @@
  * The `compression` option of runConversation: absent means the loop never compresses on its own. Its own module
  * so the loop's option types can name it without importing the loop compressor, which imports the loop's events.
  */
-import type { ChatMessage } from '../types.js';
+import type { ChatMessage } from '../base/types.js';
 import type { Provider } from '../providers/types.js';
 import type { ContextWindows } from './windows.js';
 

@@ -3,7 +3,7 @@
  * long history and rarely needed verbatim later. Outputs before the protected tail that are longer than a
  * placeholder are replaced by one.
  */
-import type { ChatMessage } from '../types.js';
+import type { ChatMessage } from '../base/types.js';
 
 export const PRUNED_TOOL_OUTPUT = '[Old tool output cleared to save context space]';
 export const PRUNE_MIN_CHARS = 200;

@@ -3,7 +3,7 @@
  * (goal, constraints, progress, decisions, files, next steps, critical context). On a later compression the
  * previous summary is handed over to be updated, so facts survive any number of compressions.
  */
-import type { ChatMessage, Usage } from '../types.js';
+import type { ChatMessage, Usage } from '../base/types.js';
 import type { Provider } from '../providers/types.js';
 import { CHARS_PER_TOKEN } from './tokens.js';
 import { withoutSummary } from './summary-text.js';

@@ -2,7 +2,7 @@
  * Generated histories for the compression tests: valid chat transcripts (roles alternate, every call has its
  * result) from a seeded PRNG, so a failing case can be replayed.
  */
-import type { ChatMessage } from '../types.js';
+import type { ChatMessage } from '../base/types.js';
 
 /** mulberry32: small, fast and deterministic. */
 export function prng(seed: number): () => number {

@@ -3,7 +3,7 @@
  * the first call (or for a history at rest) characters / 4 is the estimate Hermes uses, close enough to decide
  * "is it time to compress" without shipping a tokenizer per model.
  */
-import type { ChatMessage } from '../types.js';
+import type { ChatMessage } from '../base/types.js';
 import type { ApiMode, ToolSchema } from '../providers/types.js';
 
 export const CHARS_PER_TOKEN = 4;

@@ -2,8 +2,8 @@
  * A conversation that remembers itself: `chat(text)` runs a turn on the agent's own history and appends what the
  * turn produced. For the CLI, scripts and tests; the gateway keeps history in SQLite and calls runConversation.
  */
-import type { ChatMessage } from '../types.js';
-import { FallbackState } from './fallback.js';
+import type { ChatMessage } from '../base/types.js';
+import { FallbackState } from '../providers/fallback.js';
 import { runConversation } from './run-conversation.js';
 import type { ConversationOptions, ConversationResult } from './types.js';
 

@@ -2,7 +2,7 @@
  * One model call as the loop sees it: retries on the current provider, fallback along the provider chain, and
  * the context-overflow hook. Keeps the turn's usage and request count.
  */
-import { addUsageInto, emptyUsage, type ChatMessage, type Usage } from '../types.js';
+import { addUsageInto, emptyUsage, type ChatMessage, type Usage } from '../base/types.js';
 import {
   ProviderError,
   type CompletionResult,
@@ -11,8 +11,8 @@ import {
   type ToolSchema,
 } from '../providers/types.js';
 import { modelInfo } from '../providers/models.js';
-import { ProviderChain, providerLabel, type FallbackState } from './fallback.js';
-import { isTransient, toProviderError, withRetries, type RetryPolicy } from './retry.js';
+import { ProviderChain, providerLabel, type FallbackState } from '../providers/fallback.js';
+import { isTransient, toProviderError, withRetries, type RetryPolicy } from '../providers/retry.js';
 import type { Transcript } from './transcript.js';
 import type { AgentEvent, ContextOverflowHandler } from './types.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ToolCall } from '../types.js';
+import type { ToolCall } from '../base/types.js';
 import type { Tool, ToolContext } from '../tools/registry.js';
 import {
   CANCELLED_RESULT,

@@ -3,7 +3,7 @@
  * call once (read-only batches in parallel, anything else one at a time), and give every call exactly one
  * result, in call order.
  */
-import type { ChatMessage, ImageInput, ToolCall } from '../types.js';
+import type { ChatMessage, ImageInput, ToolCall } from '../base/types.js';
 import { toToolOutput, type Tool } from '../tools/registry.js';
 import { sanitizeText } from './sanitize.js';
 import { repairToolName } from './tool-names.js';

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../types.js';
+import type { ChatMessage } from '../base/types.js';
 import { ProviderError } from '../providers/types.js';
 import type { Tool } from '../tools/registry.js';
 import { createAgent } from './agent.js';
 import { IterationBudget } from './budget.js';
 import { CANCELLED_RESULT } from './execute-tools.js';
-import { FallbackState } from './fallback.js';
+import { FallbackState } from '../providers/fallback.js';
 import {
   BUDGET_SUMMARY_PROMPT,
   CONTINUE_PROMPT,

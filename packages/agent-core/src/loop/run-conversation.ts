@@ -3,7 +3,7 @@
  * (tool_calls → run tools and loop; length → continue; stop → done), epilogue (turn_end). Retries, fallback,
  * tool execution and history repair are named functions in their own modules.
  */
-import type { ChatMessage, ToolCall } from '../types.js';
+import type { ChatMessage, ToolCall } from '../base/types.js';
 import type { CompletionResult, FinishReason, ToolSchema } from '../providers/types.js';
 import { checkAvailability, toolSchemas, type Tool } from '../tools/registry.js';
 import { LoopCompressor } from '../compression/loop-compressor.js';
@@ -12,8 +12,8 @@ import { DEFAULT_MAX_ITERATIONS, IterationBudget } from './budget.js';
 import { budgetNote, contextNote } from './pressure.js';
 import { ModelCaller } from './call-model.js';
 import { executeToolCalls, hasInvalidArguments, prepareToolCalls } from './execute-tools.js';
-import { FallbackState } from './fallback.js';
-import { DEFAULT_RETRY_POLICY, toProviderError } from './retry.js';
+import { FallbackState } from '../providers/fallback.js';
+import { DEFAULT_RETRY_POLICY, toProviderError } from '../providers/retry.js';
 import { sanitizeText } from './sanitize.js';
 import { Transcript } from './transcript.js';
 import type { AgentEvent, ConversationOptions, ConversationResult } from './types.js';
@@ -55,161 +55,208 @@ interface Outcome {
   error?: ConversationResult['error'];
 }
 
+/** What one model reply leads to: another request (`next`), or the end of the loop. */
+type StepResult = Outcome | 'next';
+
+const INTERRUPTED: Outcome = { finalResponse: '', completed: false, interrupted: true };
+
 export async function runConversation(opts: ConversationOptions): Promise<ConversationResult> {
-  // Prologue.
-  const signal = opts.signal ?? new AbortController().signal;
-  const emit = safeEmitter(opts.onEvent);
-  const budget = opts.budget ?? new IterationBudget(opts.maxIterations ?? DEFAULT_MAX_ITERATIONS);
-  const { tools, unavailable } = checkAvailability(opts.tools ?? []);
-  const toolsByName = new Map<string, Tool>(tools.map((t) => [t.name, t]));
-  const schemas = toolSchemas(tools);
-  // Opt-in; built before the caller, whose context-overflow hook it provides (it reads the caller lazily).
-  const compressor = opts.compression
-    ? new LoopCompressor({ options: opts.compression, caller: () => caller, systemPrompt: opts.systemPrompt, signal, emit })
-    : undefined;
-  const caller = new ModelCaller({
-    providers: [opts.provider, ...(opts.fallbacks ?? [])],
-    fallbackState: opts.fallbackState ?? new FallbackState(),
-    policy: { ...DEFAULT_RETRY_POLICY, ...opts.retry },
-    signal,
-    systemPrompt: opts.systemPrompt,
-    maxTokens: opts.maxTokens,
-    cacheKey: opts.cacheKey,
-    onContextOverflow: opts.onContextOverflow ?? compressor?.onContextOverflow,
-    emit,
-  });
-  // A re-run after a crash continues from what the first run saved (its user message first).
-  const [saved, ...savedRest] = opts.resume ?? [];
-  const userMessage = saved?.content ?? sanitizeText(opts.userMessage);
-  const transcript = new Transcript(opts.history, saved ?? { role: 'user', content: userMessage, ...userMediaOf(opts) });
-  transcript.append(...savedRest);
-  emit({ type: 'turn_start', model: caller.model, userMessage });
-  for (const { name, reason } of unavailable) {
-    emit({ type: 'status', kind: 'info', message: `tool ${name} unavailable: ${reason}` });
+  const run = new ConversationRun(opts);
+  run.start();
+  const outcome = await run.loop().catch((err: unknown) => run.failed(err));
+  return run.finish(outcome);
+}
+
+/** One run of the loop: what the prologue set up, the counters the finish reasons keep, and a method per reason. */
+class ConversationRun {
+  private readonly signal: AbortSignal;
+  private readonly emit: (event: AgentEvent) => void;
+  private readonly budget: IterationBudget;
+  private readonly unavailable: { name: string; reason: string }[];
+  private readonly toolsByName: Map<string, Tool>;
+  private readonly schemas: ToolSchema[];
+  private readonly compressor: LoopCompressor | undefined;
+  private readonly caller: ModelCaller;
+  private readonly transcript: Transcript;
+  private readonly userMessage: string;
+  /** Text of a reply cut by the length limit, collected across continuations. */
+  private readonly parts: string[] = [];
+  private invalidJsonRetries = 0;
+  private unknownToolResponses = 0;
+  private truncatedToolCalls = 0;
+  private raisedForThinking = false;
+  private emptyNudges = 0;
+  private iteration = 0;
+
+  constructor(private readonly opts: ConversationOptions) {
+    this.signal = opts.signal ?? new AbortController().signal;
+    this.emit = safeEmitter(opts.onEvent);
+    this.budget = opts.budget ?? new IterationBudget(opts.maxIterations ?? DEFAULT_MAX_ITERATIONS);
+    const { tools, unavailable } = checkAvailability(opts.tools ?? []);
+    this.unavailable = unavailable;
+    this.toolsByName = new Map<string, Tool>(tools.map((t) => [t.name, t]));
+    this.schemas = toolSchemas(tools);
+    // Opt-in; built before the caller, whose context-overflow hook it provides (it reads the caller lazily).
+    this.compressor = opts.compression
+      ? new LoopCompressor({ options: opts.compression, caller: () => this.caller, systemPrompt: opts.systemPrompt, signal: this.signal, emit: this.emit })
+      : undefined;
+    this.caller = new ModelCaller({
+      providers: [opts.provider, ...(opts.fallbacks ?? [])],
+      fallbackState: opts.fallbackState ?? new FallbackState(),
+      policy: { ...DEFAULT_RETRY_POLICY, ...opts.retry },
+      signal: this.signal,
+      systemPrompt: opts.systemPrompt,
+      maxTokens: opts.maxTokens,
+      cacheKey: opts.cacheKey,
+      onContextOverflow: opts.onContextOverflow ?? this.compressor?.onContextOverflow,
+      emit: this.emit,
+    });
+    // A re-run after a crash continues from what the first run saved (its user message first).
+    const [saved, ...savedRest] = opts.resume ?? [];
+    this.userMessage = saved?.content ?? sanitizeText(opts.userMessage);
+    this.transcript = new Transcript(opts.history, saved ?? { role: 'user', content: this.userMessage, ...userMediaOf(opts) });
+    this.transcript.append(...savedRest);
   }
 
-  const interrupted: Outcome = { finalResponse: '', completed: false, interrupted: true };
-  /** Text of a reply cut by the length limit, collected across continuations. */
-  const parts: string[] = [];
-  let invalidJsonRetries = 0;
-  let unknownToolResponses = 0;
-  let truncatedToolCalls = 0;
-  let raisedForThinking = false;
-  let emptyNudges = 0;
-  let iteration = 0;
+  /** Prologue: the turn starts, and the tools that cannot be offered are named. */
+  start(): void {
+    this.emit({ type: 'turn_start', model: this.caller.model, userMessage: this.userMessage });
+    for (const { name, reason } of this.unavailable) {
+      this.emit({ type: 'status', kind: 'info', message: `tool ${name} unavailable: ${reason}` });
+    }
+  }
 
-  const loop = async (): Promise<Outcome> => {
-    await compressor?.preflight(transcript, schemas);
+  /** The while loop: a model request per iteration, branching on its finish reason. */
+  async loop(): Promise<Outcome> {
+    const { transcript, caller, budget, signal } = this;
+    await this.compressor?.preflight(transcript, this.schemas);
     while (!signal.aborted) {
-      if (!budget.consume()) return summariseAfterBudget(caller, transcript, schemas);
-      emit({ type: 'step', iteration: ++iteration, remaining: budget.remaining });
-      transcript.setNotes(pressureNotes(budget, caller.lastPromptTokens, compressor?.window ?? effectiveContextWindow(caller.provider.model, opts.compression?.contextWindow)));
-      const reply = await caller.complete(transcript, schemas);
+      if (!budget.consume()) return summariseAfterBudget(caller, transcript, this.schemas);
+      this.emit({ type: 'step', iteration: ++this.iteration, remaining: budget.remaining });
+      const window = this.compressor?.window ?? effectiveContextWindow(caller.provider.model, this.opts.compression?.contextWindow);
+      transcript.setNotes(pressureNotes(budget, caller.lastPromptTokens, window));
+      const reply = await caller.complete(transcript, this.schemas);
       // A provider that finished despite the abort: the user has moved on, so its reply is dropped.
       if (signal.aborted) break;
-      const finish = finishReasonOf(reply);
-
-      if (finish === 'tool_calls') {
-        const calls = reply.message.tool_calls ?? [];
-        if (hasInvalidArguments(calls) && invalidJsonRetries < MAX_INVALID_JSON_RETRIES) {
-          invalidJsonRetries += 1; // ask again without keeping the malformed response
-          continue;
-        }
-        invalidJsonRetries = 0;
-        const batch = prepareToolCalls(calls, toolsByName);
-        const assistant = assistantMessage(reply, takeParts(parts, transcript), batch.calls);
-        transcript.append(assistant);
-        if (assistant.content?.trim()) emit({ type: 'interim_text', text: assistant.content });
-        const results = await executeToolCalls(batch, { signal, toolContext: opts.toolContext, emit });
-        transcript.append(...results);
-        if (signal.aborted) break;
-        if (batch.unknownNames.length > 0 && ++unknownToolResponses >= MAX_UNKNOWN_TOOL_RESPONSES) {
-          return { finalResponse: reply.message.content ?? '', completed: false, partial: PARTIAL_UNKNOWN_TOOLS };
-        }
-        appendSteering(transcript, opts.getSteerMessages);
-        await checkpoint(transcript, opts.onCheckpoint, emit);
-        await compressor?.afterToolBatch(transcript, schemas, caller.lastPromptTokens, [assistant, ...results]);
-        continue;
-      }
-
-      if (finish === 'length' && (reply.message.tool_calls?.length ?? 0) > 0) {
-        // Cut off inside a tool call: its arguments are incomplete, so the call cannot run. More room first, then
-        // tell the model; the cut-off reply is never stored.
-        truncatedToolCalls += 1;
-        if (truncatedToolCalls === 1 && caller.raiseOutputLimit()) continue;
-        if (truncatedToolCalls < MAX_TRUNCATED_TOOL_CALLS) {
-          emit({ type: 'status', kind: 'retry', message: 'reply cut off inside a tool call; asking the model to make it again' });
-          const before = reply.message.content?.trim() ? reply.message.content : CUT_OFF_REPLY;
-          transcript.appendScaffold({ role: 'assistant', content: before }, { role: 'user', content: TRUNCATED_TOOL_CALL_PROMPT });
-          continue;
-        }
-        const finalResponse = takeParts(parts, transcript) + (reply.message.content ?? '');
-        if (finalResponse.trim()) transcript.append({ role: 'assistant', content: finalResponse, finish_reason: 'length' });
-        return { finalResponse, completed: false, partial: PARTIAL_TRUNCATED_TOOL_CALL };
-      }
-
-      if (finish === 'length') {
-        const text = reply.message.content ?? '';
-        const thinkingOnly = text.trim() === '';
-        // Only reasoning before the limit: once, the same request with more room for the answer.
-        if (thinkingOnly && parts.length === 0 && !raisedForThinking) {
-          raisedForThinking = true;
-          if (caller.raiseOutputLimit()) continue;
-        }
-        if (!thinkingOnly && parts.push(text) <= MAX_CONTINUATIONS) {
-          transcript.appendScaffold({ role: 'assistant', content: text }, { role: 'user', content: CONTINUE_PROMPT });
-          continue;
-        }
-        // Only reasoning (or nothing) before the limit, or still cut after every continuation: keep what came.
-        const finalResponse = takeParts(parts, transcript);
-        if (finalResponse) transcript.append({ role: 'assistant', content: finalResponse, finish_reason: 'length' });
-        const partial = thinkingOnly ? PARTIAL_THINKING_EXHAUSTED : PARTIAL_OUTPUT_LIMIT;
-        return { finalResponse, completed: false, partial };
-      }
-
-      // An empty reply (nothing after tool results, or only thinking): ask for the answer rather than end mute.
-      if (finish === 'stop' && !reply.message.content?.trim() && parts.length === 0 && emptyNudges < MAX_EMPTY_REPLY_NUDGES) {
-        emptyNudges += 1;
-        const nudge = reply.message.reasoning?.trim() ? THINKING_ONLY_PROMPT : EMPTY_REPLY_PROMPT;
-        transcript.appendScaffold({ role: 'user', content: nudge });
-        continue;
-      }
-
-      // stop (or content_filter): the reply is final.
-      const message = assistantMessage(reply, takeParts(parts, transcript));
-      transcript.append(message);
-      const filtered = finish === 'content_filter' ? { partial: PARTIAL_CONTENT_FILTER } : {};
-      return { finalResponse: message.content ?? '', completed: finish === 'stop', ...filtered };
+      const step = await this.step(reply);
+      if (step !== 'next') return step;
     }
-    return interrupted;
-  };
+    return INTERRUPTED;
+  }
 
-  const outcome = await loop().catch((err: unknown): Outcome => {
-    if (signal.aborted) return interrupted;
-    const error = toProviderError(err);
-    const { kind, message } = error;
+  private step(reply: CompletionResult): StepResult | Promise<StepResult> {
+    const finish = finishReasonOf(reply);
+    if (finish === 'tool_calls') return this.toolCalls(reply);
+    if (finish === 'length' && (reply.message.tool_calls?.length ?? 0) > 0) return this.cutInsideToolCall(reply);
+    if (finish === 'length') return this.cutByLength(reply);
+    // An empty reply (nothing after tool results, or only thinking): ask for the answer rather than end mute.
+    if (finish === 'stop' && !reply.message.content?.trim() && this.parts.length === 0 && this.emptyNudges < MAX_EMPTY_REPLY_NUDGES) {
+      this.emptyNudges += 1;
+      const nudge = reply.message.reasoning?.trim() ? THINKING_ONLY_PROMPT : EMPTY_REPLY_PROMPT;
+      this.transcript.appendScaffold({ role: 'user', content: nudge });
+      return 'next';
+    }
+    // stop (or content_filter): the reply is final.
+    const message = assistantMessage(reply, takeParts(this.parts, this.transcript));
+    this.transcript.append(message);
+    const filtered = finish === 'content_filter' ? { partial: PARTIAL_CONTENT_FILTER } : {};
+    return { finalResponse: message.content ?? '', completed: finish === 'stop', ...filtered };
+  }
+
+  /** tool_calls: run them, keep their results, and ask again. */
+  private async toolCalls(reply: CompletionResult): Promise<StepResult> {
+    const { transcript, signal, emit, opts } = this;
+    const calls = reply.message.tool_calls ?? [];
+    if (hasInvalidArguments(calls) && this.invalidJsonRetries < MAX_INVALID_JSON_RETRIES) {
+      this.invalidJsonRetries += 1; // ask again without keeping the malformed response
+      return 'next';
+    }
+    this.invalidJsonRetries = 0;
+    const batch = prepareToolCalls(calls, this.toolsByName);
+    const assistant = assistantMessage(reply, takeParts(this.parts, transcript), batch.calls);
+    transcript.append(assistant);
+    if (assistant.content?.trim()) emit({ type: 'interim_text', text: assistant.content });
+    const results = await executeToolCalls(batch, { signal, toolContext: opts.toolContext, emit });
+    transcript.append(...results);
+    if (signal.aborted) return INTERRUPTED;
+    if (batch.unknownNames.length > 0 && ++this.unknownToolResponses >= MAX_UNKNOWN_TOOL_RESPONSES) {
+      return { finalResponse: reply.message.content ?? '', completed: false, partial: PARTIAL_UNKNOWN_TOOLS };
+    }
+    appendSteering(transcript, opts.getSteerMessages);
+    await checkpoint(transcript, opts.onCheckpoint, emit);
+    await this.compressor?.afterToolBatch(transcript, this.schemas, this.caller.lastPromptTokens, [assistant, ...results]);
+    return 'next';
+  }
+
+  /**
+   * length inside a tool call: its arguments are incomplete, so the call cannot run. More room first, then tell the
+   * model; the cut-off reply is never stored.
+   */
+  private cutInsideToolCall(reply: CompletionResult): StepResult {
+    const { transcript } = this;
+    this.truncatedToolCalls += 1;
+    if (this.truncatedToolCalls === 1 && this.caller.raiseOutputLimit()) return 'next';
+    if (this.truncatedToolCalls < MAX_TRUNCATED_TOOL_CALLS) {
+      this.emit({ type: 'status', kind: 'retry', message: 'reply cut off inside a tool call; asking the model to make it again' });
+      const before = reply.message.content?.trim() ? reply.message.content : CUT_OFF_REPLY;
+      transcript.appendScaffold({ role: 'assistant', content: before }, { role: 'user', content: TRUNCATED_TOOL_CALL_PROMPT });
+      return 'next';
+    }
+    const finalResponse = takeParts(this.parts, transcript) + (reply.message.content ?? '');
+    if (finalResponse.trim()) transcript.append({ role: 'assistant', content: finalResponse, finish_reason: 'length' });
+    return { finalResponse, completed: false, partial: PARTIAL_TRUNCATED_TOOL_CALL };
+  }
+
+  /** length: continue the reply (up to MAX_CONTINUATIONS times), or keep what came. */
+  private cutByLength(reply: CompletionResult): StepResult {
+    const { transcript, parts } = this;
+    const text = reply.message.content ?? '';
+    const thinkingOnly = text.trim() === '';
+    // Only reasoning before the limit: once, the same request with more room for the answer.
+    if (thinkingOnly && parts.length === 0 && !this.raisedForThinking) {
+      this.raisedForThinking = true;
+      if (this.caller.raiseOutputLimit()) return 'next';
+    }
+    if (!thinkingOnly && parts.push(text) <= MAX_CONTINUATIONS) {
+      transcript.appendScaffold({ role: 'assistant', content: text }, { role: 'user', content: CONTINUE_PROMPT });
+      return 'next';
+    }
+    // Only reasoning (or nothing) before the limit, or still cut after every continuation: keep what came.
+    const finalResponse = takeParts(parts, transcript);
+    if (finalResponse) transcript.append({ role: 'assistant', content: finalResponse, finish_reason: 'length' });
+    const partial = thinkingOnly ? PARTIAL_THINKING_EXHAUSTED : PARTIAL_OUTPUT_LIMIT;
+    return { finalResponse, completed: false, partial };
+  }
+
+  /** The loop threw: an interrupted turn ends quietly, a failed one with what it said so far and the error. */
+  failed(err: unknown): Outcome {
+    if (this.signal.aborted) return INTERRUPTED;
+    const { kind, message } = toProviderError(err);
     // A continuation that failed: the history rolls back to the last complete message (the parts were never
     // stored), but the user still gets the text that came before the failure.
-    const finalResponse = takeParts(parts, transcript);
+    const finalResponse = takeParts(this.parts, this.transcript);
     return { finalResponse, completed: false, partial: kind, error: { kind, message } };
-  });
+  }
 
-  // Epilogue. A turn that wrote no final text still answers with the last thing it said before its tools ran.
-  const result: ConversationResult = {
-    finalResponse: outcome.finalResponse.trim() !== '' || outcome.interrupted ? outcome.finalResponse : lastInterimText(transcript.newMessages),
-    newMessages: transcript.newMessages,
-    usage: { ...caller.usage },
-    apiCalls: caller.apiCalls,
-    completed: outcome.completed,
-    interrupted: outcome.interrupted ?? false,
-    model: caller.model,
-  };
-  if (outcome.partial !== undefined) result.partial = outcome.partial;
-  if (outcome.error !== undefined) result.error = outcome.error;
-  if (caller.lastPromptTokens !== undefined) result.lastPromptTokens = caller.lastPromptTokens;
-  if (transcript.compactedHistory !== undefined) result.compactedHistory = transcript.compactedHistory;
-  emit({ type: 'turn_end', result });
-  return result;
+  /** Epilogue. A turn that wrote no final text still answers with the last thing it said before its tools ran. */
+  finish(outcome: Outcome): ConversationResult {
+    const { caller, transcript } = this;
+    const result: ConversationResult = {
+      finalResponse: outcome.finalResponse.trim() !== '' || outcome.interrupted ? outcome.finalResponse : lastInterimText(transcript.newMessages),
+      newMessages: transcript.newMessages,
+      usage: { ...caller.usage },
+      apiCalls: caller.apiCalls,
+      completed: outcome.completed,
+      interrupted: outcome.interrupted ?? false,
+      model: caller.model,
+    };
+    if (outcome.partial !== undefined) result.partial = outcome.partial;
+    if (outcome.error !== undefined) result.error = outcome.error;
+    if (caller.lastPromptTokens !== undefined) result.lastPromptTokens = caller.lastPromptTokens;
+    if (transcript.compactedHistory !== undefined) result.compactedHistory = transcript.compactedHistory;
+    this.emit({ type: 'turn_end', result });
+    return result;
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../types.js';
+import type { ChatMessage } from '../base/types.js';
 import { MISSING_RESULT_TEXT, sanitizeHistory, sanitizeText } from './sanitize.js';
 
 const call = (id: string, name = 'lookup') => ({ id, type: 'function' as const, function: { name, arguments: '{}' } });

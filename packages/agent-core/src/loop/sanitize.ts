@@ -3,7 +3,7 @@
  * retry fixes, so the loop repairs them instead: DESIGN.md's alternation rule (never two user or two assistant
  * messages in a row; only tool repeats; every tool call has exactly one result).
  */
-import type { ChatMessage, ToolCall } from '../types.js';
+import type { ChatMessage, ToolCall } from '../base/types.js';
 
 /** The result given to a tool call that has none (e.g. the process died between the call and its result). */
 export const MISSING_RESULT_TEXT = 'Error: this tool call has no result (it was interrupted before it finished).';

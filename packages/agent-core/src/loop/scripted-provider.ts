@@ -2,7 +2,7 @@
  * An in-process Provider that answers from a script, for unit tests of the loop. It implements our own Provider
  * contract (no SDK involved); end-to-end tests use the real providers against the HTTP stand-ins instead.
  */
-import { emptyUsage, type ChatMessage, type Usage } from '../types.js';
+import { emptyUsage, type ChatMessage, type Usage } from '../base/types.js';
 import {
   ProviderError,
   type CompletionRequest,

@@ -6,7 +6,7 @@
  *   the final summary request), so the stored history reads as one clean reply;
  * - notes: budget and context-pressure lines added to the last tool result of the next request only.
  */
-import type { ChatMessage } from '../types.js';
+import type { ChatMessage } from '../base/types.js';
 import { sanitizeHistory } from './sanitize.js';
 
 export class Transcript {

@@ -2,13 +2,13 @@
  * The agent loop's public shapes: what `runConversation` takes, what it returns, and the one event stream the
  * gateway renders from.
  */
-import type { AttachmentRef, ChatMessage, ImageInput, Usage } from '../types.js';
+import type { AttachmentRef, ChatMessage, ImageInput, Usage } from '../base/types.js';
 import type { Provider, ProviderError, ProviderErrorKind } from '../providers/types.js';
 import type { Tool } from '../tools/registry.js';
 import type { CompressionOptions } from '../compression/options.js';
 import type { IterationBudget } from './budget.js';
-import type { FallbackState } from './fallback.js';
-import type { RetryPolicy } from './retry.js';
+import type { FallbackState } from '../providers/fallback.js';
+import type { RetryPolicy } from '../providers/retry.js';
 
 export type StatusKind = 'retry' | 'fallback' | 'compression' | 'info';
 

@@ -13,7 +13,7 @@ import type {
   ToolResultBlockParam,
   ToolUseBlockParam,
 } from '@anthropic-ai/sdk/resources/messages';
-import type { ChatMessage, ImageInput, ToolCall } from '../types.js';
+import type { ChatMessage, ImageInput, ToolCall } from '../base/types.js';
 import { ANTHROPIC_REASONING_FORMAT } from './anthropic-stream.js';
 import { planCacheBreakpoints } from './cache-breakpoints.js';
 import { toolImages, toolResultText } from './tool-images.js';

@@ -8,7 +8,7 @@
 /** `reasoning_details` format of Anthropic thinking blocks. */
 export const ANTHROPIC_REASONING_FORMAT = 'anthropic';
 import type { MessageDeltaUsage, RawMessageStreamEvent, Usage as WireUsage } from '@anthropic-ai/sdk/resources/messages';
-import { emptyUsage, type ChatMessage, type ReasoningDetail, type ToolCall, type Usage } from '../types.js';
+import { emptyUsage, type ChatMessage, type ReasoningDetail, type ToolCall, type Usage } from '../base/types.js';
 import { ProviderError, type CompletionRequest, type CompletionResult, type FinishReason } from './types.js';
 
 type Callbacks = Pick<CompletionRequest, 'onTextDelta' | 'onReasoningDelta' | 'onToolCallDelta'>;

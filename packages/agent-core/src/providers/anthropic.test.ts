@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FAKE_ANTHROPIC_CONTEXT_LIMIT, startFakeAnthropic, type FakeLLM } from '../../../../test/fakes/llm/index.js';
-import type { ChatMessage } from '../types.js';
+import type { ChatMessage } from '../base/types.js';
 import { createAnthropicProvider } from './anthropic.js';
 import { ProviderError, type CompletionRequest, type Provider, type ProviderErrorKind } from './types.js';
 

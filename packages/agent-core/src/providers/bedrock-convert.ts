@@ -5,7 +5,7 @@
  * cached content, placed by the shared plan (cache-breakpoints.ts) for models that support it.
  */
 import type { ContentBlock, ImageBlock, Message, SystemContentBlock, Tool, ToolResultContentBlock } from '@aws-sdk/client-bedrock-runtime';
-import type { ChatMessage, ImageInput, ToolCall } from '../types.js';
+import type { ChatMessage, ImageInput, ToolCall } from '../base/types.js';
 import { parseToolArguments } from './anthropic-convert.js';
 import { planCacheBreakpoints } from './cache-breakpoints.js';
 import { splitSystemPrompt } from './system-prompt.js';

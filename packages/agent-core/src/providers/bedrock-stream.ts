@@ -5,7 +5,7 @@
  * of those names, which errors.ts classifies.
  */
 import type { ConverseStreamOutput, TokenUsage } from '@aws-sdk/client-bedrock-runtime';
-import { emptyUsage, type ChatMessage, type ToolCall, type Usage } from '../types.js';
+import { emptyUsage, type ChatMessage, type ToolCall, type Usage } from '../base/types.js';
 import { ProviderError, type CompletionRequest, type CompletionResult, type FinishReason } from './types.js';
 
 type Callbacks = Pick<CompletionRequest, 'onTextDelta' | 'onReasoningDelta' | 'onToolCallDelta'>;

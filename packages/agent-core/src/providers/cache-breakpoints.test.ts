@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../types.js';
+import type { ChatMessage } from '../base/types.js';
 import { toAnthropicRequest } from './anthropic-convert.js';
 import { toConverseRequest } from './bedrock-convert.js';
 import { MAX_CACHE_BREAKPOINTS, breakpointCount, planCacheBreakpoints } from './cache-breakpoints.js';

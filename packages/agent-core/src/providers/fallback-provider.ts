@@ -7,7 +7,7 @@
  * There is no retry with backoff here: a side task is best effort and each caller has its own way out (an excerpt
  * summary, a skipped flush, a declined image), so a chain that has tried every model once has done its part.
  */
-import { providerLabel } from '../loop/fallback.js';
+import { providerLabel } from './fallback.js';
 import { classifyError } from './errors.js';
 import type { CompletionRequest, CompletionResult, Provider } from './types.js';
 import { ProviderError } from './types.js';

@@ -3,7 +3,7 @@
  * without vision gets the text (with its image notes) only.
  */
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../types.js';
+import type { ChatMessage } from '../base/types.js';
 import { toConverseRequest } from './bedrock-convert.js';
 import { supportsVision } from './models.js';
 import { toResponsesInput } from './responses-convert.js';

@@ -4,8 +4,8 @@
  * `claude-sonnet-4-5-20250929`), Ollama tags (`:latest`) and OpenRouter ids (`anthropic/claude-sonnet-4.5`)
  * find their family.
  */
-import { setBounded } from '../bounded-map.js';
-import type { Usage } from '../types.js';
+import { setBounded } from '../base/bounded-map.js';
+import type { Usage } from '../base/types.js';
 
 export const DEFAULT_CONTEXT_WINDOW = 128_000;
 const TOKENS_PER_PRICE_UNIT = 1_000_000;

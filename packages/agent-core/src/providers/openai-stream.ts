@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
-import { emptyUsage, type ChatMessage, type ToolCall, type Usage } from '../types.js';
+import { emptyUsage, type ChatMessage, type ToolCall, type Usage } from '../base/types.js';
 import { ThinkTagSplitter, splitThinkTags, type SplitPiece } from './think-tags.js';
 import { ProviderError, type CompletionRequest, type CompletionResult, type FinishReason } from './types.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FAKE_OPENAI_CONTEXT_LIMIT, startFakeOpenAI, type FakeLLM } from '../../../../test/fakes/llm/index.js';
-import type { ChatMessage } from '../types.js';
+import type { ChatMessage } from '../base/types.js';
 import { createOpenAIProvider } from './openai.js';
 import { ProviderError, type CompletionRequest, type Provider, type ProviderErrorKind } from './types.js';
 

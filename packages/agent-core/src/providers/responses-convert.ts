@@ -4,7 +4,7 @@
  * message, and one `function_call` item per tool call; each tool result a `function_call_output`.
  */
 import type { FunctionTool, ResponseFunctionCallOutputItemList, ResponseInputItem } from 'openai/resources/responses/responses';
-import type { ChatMessage, ReasoningDetail } from '../types.js';
+import type { ChatMessage, ReasoningDetail } from '../base/types.js';
 import { dataUrl, toolImages, toolResultText } from './tool-images.js';
 import type { ToolSchema } from './types.js';
 

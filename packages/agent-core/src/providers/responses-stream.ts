@@ -4,7 +4,7 @@
  * the final response.completed / response.incomplete.
  */
 import type { ResponseStreamEvent, ResponseUsage } from 'openai/resources/responses/responses';
-import { emptyUsage, type ChatMessage, type ReasoningDetail, type ToolCall, type Usage } from '../types.js';
+import { emptyUsage, type ChatMessage, type ReasoningDetail, type ToolCall, type Usage } from '../base/types.js';
 import { RESPONSES_REASONING_FORMAT } from './responses-convert.js';
 import { ProviderError, type CompletionRequest, type CompletionResult, type FinishReason, type ProviderErrorKind } from './types.js';
 

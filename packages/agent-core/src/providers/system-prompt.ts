@@ -8,7 +8,7 @@
  * part (cached within the session), each ending in its own cache breakpoint (cache-breakpoints.ts).
  */
 
-import { localDate } from '../time-zones.js';
+import { localDate } from '../base/time-zones.js';
 
 export const SESSION_HEADING = '\n\n# This conversation\n';
 

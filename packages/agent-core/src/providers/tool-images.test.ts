@@ -4,7 +4,7 @@
  * instead for a model without vision. Later turns (no images on the message) send the text alone.
  */
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../types.js';
+import type { ChatMessage } from '../base/types.js';
 import { estimateMessagesTokens, IMAGE_TOKENS } from '../compression/tokens.js';
 import { pruneOldToolOutputs, PRUNED_TOOL_OUTPUT } from '../compression/prune.js';
 import { toAnthropicMessages } from './anthropic-convert.js';

@@ -5,7 +5,7 @@
  * vision gets a note in the tool result's text instead. The images are on the tool message only during the turn
  * that ran the tool (never stored): later turns read the content's own description of them.
  */
-import type { ChatMessage, ImageInput } from '../types.js';
+import type { ChatMessage, ImageInput } from '../base/types.js';
 
 /** The images of a tool result this model is shown: none without vision. */
 export function toolImages(m: ChatMessage, vision: boolean): ImageInput[] {

@@ -2,7 +2,7 @@
  * The provider contract: one adapter per wire API, converting between the internal OpenAI-style messages
  * and the provider's format at the edge. The agent loop only ever sees these types.
  */
-import type { ChatMessage, Usage } from '../types.js';
+import type { ChatMessage, Usage } from '../base/types.js';
 
 /** JSON Schema object describing a tool's arguments. */
 export type JsonSchema = Record<string, unknown>;

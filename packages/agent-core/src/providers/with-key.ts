@@ -4,7 +4,7 @@
  * All of this happens inside one `provider.complete`, so rotation never spends the agent loop's retry budget;
  * only when no key is left does the loop see the error (and retry or fall back as usual).
  */
-import { abortableSleep } from '../loop/retry.js';
+import { abortableSleep } from './retry.js';
 import { classifyError } from './errors.js';
 import { ProviderError, type KeySource, type PooledKey } from './types.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import '../tools/builtin/tables.js';
+import '../builtins/tables.js';
 import { copyStore, StoreCopyError, TargetNotEmptyError } from './copy.js';
 import { sourceTableNames } from './copy-plan.js';
 import type { SessionStore } from './session-store.js';

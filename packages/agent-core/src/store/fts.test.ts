@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../types.js';
+import type { ChatMessage } from '../base/types.js';
 import { sanitizeFtsQuery, tsQueryOf } from './fts-query.js';
 import { STORE_BACKENDS, useTempStores } from './test-support.js';
 

@@ -4,7 +4,7 @@
  * hits marked `>>>` and `<<<`, best first.
  */
 import { profileFilter } from './sessions.js';
-import type { SessionSource, Role } from '../types.js';
+import type { SessionSource, Role } from '../base/types.js';
 import { sanitizeFtsQuery, tsQueryOf } from './fts-query.js';
 import { clampLimit } from './limit.js';
 import { PG_TSVECTOR } from './schema.js';

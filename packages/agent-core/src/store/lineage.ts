@@ -2,7 +2,7 @@
  * Titles in the database: uniqueness (sessions of one compression lineage may share a title, others may not),
  * the next `name #N` of a lineage, and resolving a title to the latest session of its lineage for /resume.
  */
-import type { SessionSource } from '../types.js';
+import type { SessionSource } from '../base/types.js';
 import { TitleInUseError } from './errors.js';
 import { assertSessionExists } from './guards.js';
 import { clampLimit } from './limit.js';

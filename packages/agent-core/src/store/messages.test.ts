@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage, ToolCall } from '../types.js';
+import type { ChatMessage, ToolCall } from '../base/types.js';
 import { StoreNotFoundError } from './errors.js';
 import { INSERT_CHUNK } from './messages.js';
 import { STORE_BACKENDS, useTempStores } from './test-support.js';

@@ -2,7 +2,7 @@
  * A session's transcript: appending (idempotent per turn), reading back, and truncating for /retry and /undo.
  * The session's message_count and tool_call_count move in the same transaction as the rows they count.
  */
-import type { ChatMessage } from '../types.js';
+import type { ChatMessage } from '../base/types.js';
 import { referencingSession } from './guards.js';
 import { addUsage, type UsageDelta } from './sessions.js';
 import { CHAT_COLUMNS, toChatMessage, toStoredMessage, type ChatRow, type MessageRow, type StoredMessage } from './rows.js';

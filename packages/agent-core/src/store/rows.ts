@@ -1,7 +1,7 @@
 /**
  * The store's public row types (camelCase) and their mapping from the snake_case SQLite rows.
  */
-import type { AttachmentRef, ChatMessage, ReasoningDetail, Role, SessionSource, ToolCall } from '../types.js';
+import type { AttachmentRef, ChatMessage, ReasoningDetail, Role, SessionSource, ToolCall } from '../base/types.js';
 
 export interface Session {
   id: string;

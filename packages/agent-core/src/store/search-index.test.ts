@@ -4,7 +4,7 @@
  * the index consistent, and a database indexed by the old per-insert trigger carries on where it was.
  */
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../types.js';
+import type { ChatMessage } from '../base/types.js';
 import { catchUpSearchIndex, indexNewMessages } from './fts.js';
 import { CORE_MIGRATIONS, runMigrations } from './migrations.js';
 import { SessionStore } from './session-store.js';

@@ -7,7 +7,7 @@
  * contention: they wait and retry, and only a database locked for seconds yields StoreBusyError; a database
  * that cannot be reached yields StoreUnavailableError (both worth retrying the job later).
  */
-import type { ChatMessage, SessionSource } from '../types.js';
+import type { ChatMessage, SessionSource } from '../base/types.js';
 import { catchUpSearchIndex, searchMessages, type SearchHit, type SearchOptions } from './fts.js';
 import * as lineage from './lineage.js';
 import * as messages from './messages.js';

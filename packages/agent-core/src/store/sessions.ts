@@ -3,7 +3,7 @@
  * /new, resets and compression point it at a fresh session and the old row keeps its transcript.
  */
 import crypto from 'node:crypto';
-import type { SessionSource } from '../types.js';
+import type { SessionSource } from '../base/types.js';
 import { InvalidCursorError, StoreNotFoundError } from './errors.js';
 import { assertSessionExists } from './guards.js';
 import { setTitleInTx } from './lineage.js';

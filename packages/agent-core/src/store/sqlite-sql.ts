@@ -21,7 +21,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import { setBounded } from '../bounded-map.js';
+import { setBounded } from '../base/bounded-map.js';
 import { BUSY_TIMEOUT_MS, isBusyError, jitterMs, WRITE_MAX_ATTEMPTS } from './busy.js';
 import { StoreBusyError } from './errors.js';
 import { startCheckpointer, WAL_BACKSTOP_PAGES, type Checkpointer } from './sqlite-checkpointer.js';

@@ -4,7 +4,7 @@
  * are available right now; it never runs them (the loop does).
  */
 import type { JsonSchema, ToolSchema } from '../providers/types.js';
-import type { ImageInput } from '../types.js';
+import type { ImageInput } from '../base/types.js';
 
 /** OpenAI and Anthropic both reject tool names outside this pattern. */
 const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;

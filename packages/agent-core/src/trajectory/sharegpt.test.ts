@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../types.js';
+import type { ChatMessage } from '../base/types.js';
 import { isCompleted, toShareGpt } from './sharegpt.js';
 
 const SESSION = { id: 's1', systemPrompt: 'You are Herald.', startedAt: Date.UTC(2025, 2, 4), model: 'openai:gpt-4.1-mini', source: 'telegram' };

@@ -4,7 +4,7 @@
  * `<tool_call>{"name","arguments"}</tool_call>` block per call) and `tool` (each result in a
  * `<tool_response>{"tool_call_id","name","content"}</tool_response>` block, consecutive results in one turn).
  */
-import type { ChatMessage } from '../types.js';
+import type { ChatMessage } from '../base/types.js';
 
 export interface ShareGptTurn {
   from: 'system' | 'human' | 'gpt' | 'tool';

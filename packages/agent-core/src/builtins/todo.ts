@@ -4,9 +4,9 @@
  */
 // Registers the tool tables' migrations: a store opened after this import has them.
 import './tables.js';
-import type { SessionStore } from '../../store/session-store.js';
-import type { Sql } from '../../store/sql.js';
-import type { Tool } from '../registry.js';
+import type { SessionStore } from '../store/session-store.js';
+import type { Sql } from '../store/sql.js';
+import type { Tool } from '../tools/registry.js';
 import { ToolInputError, optionalIntArg, optionalStringArg, sessionIdOf } from './context.js';
 
 export const TODO_TOOL = 'todo';

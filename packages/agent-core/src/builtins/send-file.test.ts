@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { png } from '../../../../../test/fakes/media/images.js';
-import type { NewTurnFile } from '../../store/turn-files.js';
+import { png } from '../../../../test/fakes/media/images.js';
+import type { NewTurnFile } from '../store/turn-files.js';
 import { BlockedAddressError } from './address-guard.js';
 import type { FileSink } from './context.js';
 import type { OutboundFileLimits } from './outbound-file.js';

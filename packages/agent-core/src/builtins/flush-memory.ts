@@ -3,12 +3,12 @@
  * gets one call that can only use the memory tool, to save what should outlive the conversation. Best effort:
  * a failure is reported in the result and never blocks the reset or the compression.
  */
-import type { ChatMessage, ToolCall } from '../../types.js';
-import type { Provider } from '../../providers/types.js';
-import type { SessionStore } from '../../store/session-store.js';
-import { parseToolArguments } from '../../loop/execute-tools.js';
-import { sanitizeHistory } from '../../loop/sanitize.js';
-import { toToolOutput, toolSchemas } from '../registry.js';
+import type { ChatMessage, ToolCall } from '../base/types.js';
+import type { Provider } from '../providers/types.js';
+import type { SessionStore } from '../store/session-store.js';
+import { parseToolArguments } from '../loop/execute-tools.js';
+import { sanitizeHistory } from '../loop/sanitize.js';
+import { toToolOutput, toolSchemas } from '../tools/registry.js';
 import { MemoryStore } from './memory-store.js';
 import { MEMORY_TOOL, createMemoryTool, renderMemoryBlock } from './memory.js';
 

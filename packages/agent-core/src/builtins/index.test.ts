@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ScriptedProvider } from '../../loop/scripted-provider.js';
-import { useTempStores } from '../../store/test-support.js';
-import { ToolsetRegistry, UnknownToolsetError } from '../toolsets.js';
+import { ScriptedProvider } from '../loop/scripted-provider.js';
+import { useTempStores } from '../store/test-support.js';
+import { ToolsetRegistry, UnknownToolsetError } from '../tools/toolsets.js';
 import { createBuiltinTools } from './index.js';
 
 const temp = useTempStores();

@@ -4,10 +4,10 @@
  * cannot change). Results are snippets grouped by conversation, with titles and dates; `summarize: true` asks
  * the provider to condense them into a short answer instead.
  */
-import type { Provider } from '../../providers/types.js';
-import type { SearchHit } from '../../store/fts.js';
-import type { SessionStore } from '../../store/session-store.js';
-import type { Tool } from '../registry.js';
+import type { Provider } from '../providers/types.js';
+import type { SearchHit } from '../store/fts.js';
+import type { SessionStore } from '../store/session-store.js';
+import type { Tool } from '../tools/registry.js';
 import { optionalIntArg, searchProfileOf, sessionIdOf, sideProviderOf, sourceOf, stringArg, userIdOf } from './context.js';
 import { MEMORY_BLOCK_OPEN, stripMemoryBlock } from './memory.js';
 

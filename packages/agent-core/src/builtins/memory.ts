@@ -6,9 +6,9 @@
  * byte-identical from call to call, which is what provider prompt caching needs. Like Hermes' frozen snapshot,
  * edits made during a session show up in the tool results, and in the block of the next session.
  */
-import type { ChatMessage } from '../../types.js';
-import type { SessionStore } from '../../store/session-store.js';
-import type { Tool } from '../registry.js';
+import type { ChatMessage } from '../base/types.js';
+import type { SessionStore } from '../store/session-store.js';
+import type { Tool } from '../tools/registry.js';
 import { ToolInputError, optionalStringArg, stringArg, userKeyOf } from './context.js';
 import {
   ENTRY_SEPARATOR,

@@ -7,8 +7,8 @@
  */
 // Registers the tool tables' migrations: a store opened after this import has them.
 import './tables.js';
-import type { SessionStore } from '../../store/session-store.js';
-import type { Sql } from '../../store/sql.js';
+import type { SessionStore } from '../store/session-store.js';
+import type { Sql } from '../store/sql.js';
 
 export type MemoryTarget = 'memory' | 'user';
 export const MEMORY_TARGETS: readonly MemoryTarget[] = ['memory', 'user'];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ProviderError } from '../providers/types.js';
+import { ProviderError } from './types.js';
 import { abortableSleep, backoffDelay, DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './retry.js';
 
 const fast: RetryPolicy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 1, maxDelayMs: 4 };

@@ -3,7 +3,7 @@
  * session. They are added through the store's migration hook (importing this module registers them), so every
  * process opening the file gets them, numbered in the range the tools own (1100–1199).
  */
-import { registerMigrations } from '../../store/migrations.js';
+import { registerMigrations } from '../store/migrations.js';
 
 export const MEMORY_MIGRATION_VERSION = 1100;
 export const TODO_MIGRATION_VERSION = 1101;

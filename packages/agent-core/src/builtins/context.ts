@@ -2,11 +2,11 @@
  * What the built-in tools read from `toolContext` (the loop hands it to every tool next to the signal), with
  * type guards: the context is an open record, so each field is checked where it is used instead of trusted.
  */
-import type { SessionSource } from '../../types.js';
-import type { Provider } from '../../providers/types.js';
-import type { NewTurnFile } from '../../store/turn-files.js';
-import type { ToolContext } from '../registry.js';
-import { IterationBudget } from '../../loop/budget.js';
+import type { SessionSource } from '../base/types.js';
+import type { Provider } from '../providers/types.js';
+import type { NewTurnFile } from '../store/turn-files.js';
+import type { ToolContext } from '../tools/registry.js';
+import { IterationBudget } from '../loop/budget.js';
 
 /** How clarify reaches the user: the platform side sends the question and resolves with the user's answer. */
 export interface ClarifyChannel {

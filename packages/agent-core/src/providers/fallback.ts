@@ -3,7 +3,7 @@
  * primary is cooling down after a 429. The cooldown state outlives turns, so the caller keeps one FallbackState
  * (the gateway keeps one per process) and passes it to every turn.
  */
-import type { Provider } from '../providers/types.js';
+import type { Provider } from './types.js';
 
 export const RATE_LIMIT_COOLDOWN_MS = 60_000;
 export const MAX_RATE_LIMIT_COOLDOWN_MS = 4 * 60 * 60 * 1000;

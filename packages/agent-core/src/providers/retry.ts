@@ -2,7 +2,7 @@
  * Retries of one provider call: jittered exponential backoff, the server's Retry-After when it sends one, and
  * every wait abortable so an interrupt never sits out a backoff.
  */
-import { ProviderError, type ProviderErrorKind } from '../providers/types.js';
+import { ProviderError, type ProviderErrorKind } from './types.js';
 
 export interface RetryPolicy {
   /** Retries after the first attempt. */

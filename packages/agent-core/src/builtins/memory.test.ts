@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ScriptedProvider } from '../../loop/scripted-provider.js';
-import { ProviderError } from '../../providers/types.js';
-import { STORE_BACKENDS, useTempStores } from '../../store/test-support.js';
-import type { ChatMessage } from '../../types.js';
-import type { SessionStore } from '../../store/session-store.js';
+import { ScriptedProvider } from '../loop/scripted-provider.js';
+import { ProviderError } from '../providers/types.js';
+import { STORE_BACKENDS, useTempStores } from '../store/test-support.js';
+import type { ChatMessage } from '../base/types.js';
+import type { SessionStore } from '../store/session-store.js';
 import { flushMemory } from './flush-memory.js';
 import { MEMORY_CHAR_LIMITS, MemoryStore } from './memory-store.js';
 import { createMemoryTool, stripMemoryBlock, stripMemoryMarker, withMemoryBlock } from './memory.js';

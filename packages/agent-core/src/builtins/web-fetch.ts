@@ -8,7 +8,7 @@ import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { TextDecoder } from 'node:util';
-import type { Tool } from '../registry.js';
+import type { Tool } from '../tools/registry.js';
 import { ToolInputError, optionalIntArg, stringArg } from './context.js';
 import { assertAllowedLiteral, guardedLookup, isPublicAddress, type AddressPolicy, type Resolver } from './address-guard.js';
 import { htmlTitle, htmlToText } from './html-to-text.js';

@@ -6,7 +6,7 @@
  * by the gateway for pictures in a reply.
  */
 import { filetypeinfo } from 'magic-bytes.js';
-import type { NewTurnFile, TurnFileKind } from '../../store/turn-files.js';
+import type { NewTurnFile, TurnFileKind } from '../store/turn-files.js';
 import { ToolInputError } from './context.js';
 import { fetchUrl, type WebFetchOptions } from './web-fetch.js';
 

@@ -4,7 +4,7 @@
  * Interactive, so the loop never runs it in parallel with anything. Unanswered questions time out and the
  * model is told to carry on with a stated assumption.
  */
-import type { Tool } from '../registry.js';
+import type { Tool } from '../tools/registry.js';
 import { ToolInputError, clarifyOf, stringArg } from './context.js';
 
 export const CLARIFY_TOOL = 'clarify';

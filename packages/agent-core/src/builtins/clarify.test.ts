@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { CANCELLED_RESULT } from '../../loop/execute-tools.js';
-import { runConversation } from '../../loop/run-conversation.js';
-import { ScriptedProvider } from '../../loop/scripted-provider.js';
-import type { Tool } from '../registry.js';
+import { CANCELLED_RESULT } from '../loop/execute-tools.js';
+import { runConversation } from '../loop/run-conversation.js';
+import { ScriptedProvider } from '../loop/scripted-provider.js';
+import type { Tool } from '../tools/registry.js';
 import type { ClarifyChannel } from './context.js';
 import { createClarifyTool } from './clarify.js';
 

@@ -5,10 +5,10 @@
  * `IterationBudget` in toolContext is passed down, so delegating never multiplies what one turn may cost, and each
  * child also has a cap of its own (50 iterations by default).
  */
-import { runConversation } from '../../loop/run-conversation.js';
-import type { FallbackState } from '../../loop/fallback.js';
-import type { Provider } from '../../providers/types.js';
-import type { Tool, ToolContext } from '../registry.js';
+import { runConversation } from '../loop/run-conversation.js';
+import type { FallbackState } from '../providers/fallback.js';
+import type { Provider } from '../providers/types.js';
+import type { Tool, ToolContext } from '../tools/registry.js';
 import { budgetOf, optionalStringArg, stringArg, turnProvidersOf } from './context.js';
 
 export const DELEGATE_TOOL = 'delegate_task';

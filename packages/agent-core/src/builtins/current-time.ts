@@ -2,8 +2,8 @@
  * The `current_time` tool: the date and time now, in the configured zone (HERALD_TIMEZONE) or an IANA zone the
  * model names. Models do not know today's date; this is how they find out.
  */
-import type { Tool } from '../registry.js';
-import { hostTimeZone, isValidTimeZone } from '../../time-zones.js';
+import type { Tool } from '../tools/registry.js';
+import { hostTimeZone, isValidTimeZone } from '../base/time-zones.js';
 import { ToolInputError, optionalStringArg } from './context.js';
 
 export const CURRENT_TIME_TOOL = 'current_time';

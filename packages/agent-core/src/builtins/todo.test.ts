@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { STORE_BACKENDS, useTempStores } from '../../store/test-support.js';
+import { STORE_BACKENDS, useTempStores } from '../store/test-support.js';
 import { createTodoTool, getTodos } from './todo.js';
 
 describe.each(STORE_BACKENDS)('todo on %s', (backend) => {

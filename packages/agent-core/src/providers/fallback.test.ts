@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FallbackState, ProviderChain } from './fallback.js';
-import { ScriptedProvider } from './scripted-provider.js';
+import { ScriptedProvider } from '../loop/scripted-provider.js';
 
 const MINUTE = 60_000;
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ScriptedProvider } from '../../loop/scripted-provider.js';
-import { STORE_BACKENDS, useTempStores } from '../../store/test-support.js';
-import type { SessionStore } from '../../store/session-store.js';
+import { ScriptedProvider } from '../loop/scripted-provider.js';
+import { STORE_BACKENDS, useTempStores } from '../store/test-support.js';
+import type { SessionStore } from '../store/session-store.js';
 import { createSessionSearchTool, SESSION_SEARCH_TOOL } from './session-search.js';
 import { createBuiltinTools } from './index.js';
 

@@ -6,11 +6,11 @@
  * `createBuiltinTools(deps, toolsets)` builds them from what the caller has (a store, a provider, a way to ask
  * the user) and returns the ones that can run plus, for the log, the ones left out and why.
  */
-import type { FallbackState } from '../../loop/fallback.js';
-import type { Provider } from '../../providers/types.js';
-import type { SessionStore } from '../../store/session-store.js';
-import { ToolRegistry, type Availability, type Tool } from '../registry.js';
-import { defaultToolsets, type ToolsetDefinition, type ToolsetRegistry } from '../toolsets.js';
+import type { FallbackState } from '../providers/fallback.js';
+import type { Provider } from '../providers/types.js';
+import type { SessionStore } from '../store/session-store.js';
+import { ToolRegistry, type Availability, type Tool } from '../tools/registry.js';
+import { defaultToolsets, type ToolsetDefinition, type ToolsetRegistry } from '../tools/toolsets.js';
 import { CLARIFY_TOOL, createClarifyTool } from './clarify.js';
 import { CURRENT_TIME_TOOL, createCurrentTimeTool } from './current-time.js';
 import { DELEGATE_TOOL, createDelegateTool } from './delegate-task.js';
@@ -110,7 +110,7 @@ export function createBuiltinTools(
 export type { ClarifyChannel, BuiltinToolContext, FileSink } from './context.js';
 export { CLARIFY_TOOL, DEFAULT_CLARIFY_TIMEOUT_MS, MAX_CLARIFY_CHOICES, createClarifyTool } from './clarify.js';
 export { CURRENT_TIME_TOOL, createCurrentTimeTool, describeTime } from './current-time.js';
-export { isValidTimeZone } from '../../time-zones.js';
+export { isValidTimeZone } from '../base/time-zones.js';
 export { CHILD_SYSTEM_PROMPT, DEFAULT_CHILD_MAX_ITERATIONS, DELEGATE_TOOL, MAX_CHILDREN_PER_TURN, childToolsOf, createDelegateTool } from './delegate-task.js';
 export { flushMemory, flushPrompt, type FlushMemoryOptions, type FlushMemoryResult, type FlushReason } from './flush-memory.js';
 export {

@@ -4,7 +4,7 @@
  * allowed types, its real type read from its bytes) and handed to the `FileSink` in toolContext; the gateway
  * records it with the turn's reply and uploads it through the platform after the reply's text.
  */
-import type { Tool } from '../registry.js';
+import type { Tool } from '../tools/registry.js';
 import { ToolInputError, filesOf, optionalStringArg } from './context.js';
 import { DEFAULT_OUTBOUND_FILE_LIMITS, formatBytes, outboundFile, outboundFileFromUrl, type FileHints, type OutboundFileLimits } from './outbound-file.js';
 import type { WebFetchOptions } from './web-fetch.js';

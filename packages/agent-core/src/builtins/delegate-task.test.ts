@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { IterationBudget } from '../../loop/budget.js';
-import { BUDGET_SUMMARY_PROMPT, runConversation } from '../../loop/run-conversation.js';
-import { ScriptedProvider, type RecordedCall } from '../../loop/scripted-provider.js';
-import type { Tool } from '../registry.js';
+import { IterationBudget } from '../loop/budget.js';
+import { BUDGET_SUMMARY_PROMPT, runConversation } from '../loop/run-conversation.js';
+import { ScriptedProvider, type RecordedCall } from '../loop/scripted-provider.js';
+import type { Tool } from '../tools/registry.js';
 import { CHILD_SYSTEM_PROMPT, createDelegateTool } from './delegate-task.js';
 
 function tool(name: string, readOnly: boolean, extra: Partial<Tool> = {}): Tool {
