@@ -1,9 +1,9 @@
 /**
  * The Telegram connection: long polling by default, a webhook on the gateway's fastify when a URL is set.
- * Updates are read and routed by Herald's own dispatcher (updates.ts) to `normalizeMessage`, are tagged when they are parts of one
- * message (an album, a split long text: parts.ts), and are handed to the gateway at once, in arrival order; the
- * gateway's hand-over keeps each conversation in that order and owns the retries, while the update stays
- * unconfirmed. Nothing waits here for a later part: the gateway's worker does.
+ * Updates are read and routed by Herald's own dispatcher (updates.ts) to `normalizeMessage`, are tagged when they
+ * are parts of one message (an album, a split long text: parts.ts), and are handed to the gateway at once, in
+ * arrival order; the gateway's hand-over keeps each conversation in that order and owns the retries, while the
+ * update stays unconfirmed. Nothing waits here for a later part: the gateway's worker does.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
