@@ -1,7 +1,8 @@
 /**
- * Reading Bot API failures. telegraf and json-call.ts throw `TelegramError` carrying Telegram's `{error_code,
- * description, parameters}` for API errors (and for HTTP 5xx); network failures are node-fetch's `FetchError`
- * (telegraf) or Node's own error with the method named (json-call.ts).
+ * Reading Bot API failures, as the client (api.ts) throws them: `TelegramError` carrying Telegram's `{error_code,
+ * description, parameters}` for API errors (and for HTTP 5xx), from either of its transports; a network failure is
+ * Node's own error naming the method and the redacted endpoint (JSON calls) or node-fetch's `FetchError` (uploads,
+ * through telegraf).
  * Everything that leaves this adapter is one of the shared typed errors.
  */
 import { TelegramError } from 'telegraf';

@@ -23,7 +23,7 @@ describe('TelegramApi calls on a long-lived signal', () => {
   it('leave nothing behind on it, call after call (no listeners, no memory growing with the number of calls)', async () => {
     const api = new TelegramApi({ token: '1:test', logger: pino({ level: 'silent' }) });
     // No network: the point is what each call ties to the signal, not the request.
-    (api.telegram as unknown as { callApi: () => Promise<unknown> }).callApi = async () => ({ id: 1 });
+    (api as unknown as { json: { call: () => Promise<unknown> } }).json.call = async () => ({ id: 1 });
     const lifetime = new AbortController(); // the poller's: lives as long as the ingress
     const calls = async (n: number): Promise<void> => {
       for (let i = 0; i < n; i++) await api.call('getMe', {}, lifetime.signal);

@@ -1,8 +1,16 @@
 /**
- * One Bot API client for ingress and egress: telegraf's `Telegram` (REST only, never polling on its own) — the
- * calls every message makes go out as plain JSON on Node's HTTP client instead (json-call.ts) —, plus the one retry Telegram asks for explicitly: a 429 with `retry_after` is waited out in place a couple of
- * times. Other failures are thrown as telegraf raised them, so callers can pick their platform-specific fallback
- * before mapping them with `toPlatformError`.
+ * The one Bot API client: every call Herald makes to Telegram — ingress (getMe, getUpdates, setWebhook, …),
+ * egress (sendMessage, edits, typing, reactions, uploads) and files (getFile, the download URL) — goes through a
+ * `TelegramApi`. It is the one place that knows the API root, the token and the shared connection pool, and the one
+ * that words a failure: an API error is Telegram's `{error_code, description, parameters}` (telegraf's
+ * `TelegramError`, read by api-errors.ts), a network failure names the method and the endpoint with the token
+ * redacted.
+ *
+ * Every call is a plain JSON POST on Node's HTTP client (json-call.ts), except the four upload methods: those go
+ * as multipart through telegraf's `Telegram.callApi`, the one thing telegraf still does on the wire (besides its
+ * Bot API types). The one retry here is the one Telegram asks for explicitly: a 429 with a short `retry_after`
+ * is waited out in place a couple of times. Other failures are thrown as they came, so callers can pick their
+ * platform-specific fallback before mapping them with `toPlatformError`.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -10,8 +18,8 @@ import type { Logger } from 'pino';
 import pRetry from 'p-retry';
 import { Telegram } from 'telegraf';
 import type { Opts, Telegram as ApiMethods } from 'telegraf/types';
-import { apiFailure } from './api-errors.js';
-import { JSON_METHODS, JsonCaller } from './json-call.js';
+import { apiFailure, isAbortError } from './api-errors.js';
+import { JsonCaller } from './json-call.js';
 import {
   TELEGRAM_DEFAULT_API_ROOT,
   TELEGRAM_MAX_INLINE_RETRY_AFTER_MS,
@@ -40,7 +48,12 @@ export interface TelegramApiOptions {
 export const TELEGRAM_CALL_TIMEOUT_MS = 30_000;
 /** An upload (up to 50 MB, or more through a local Bot API server) is given this long on top. */
 export const TELEGRAM_UPLOAD_EXTRA_MS = 300_000;
-const UPLOAD_METHODS: ReadonlySet<string> = new Set(['sendPhoto', 'sendDocument', 'sendVoice', 'sendAudio']);
+/** The methods Herald sends a file with: multipart, through telegraf; every other call is JSON. */
+const UPLOAD_METHODS = ['sendPhoto', 'sendDocument', 'sendVoice', 'sendAudio'] as const;
+export type UploadMethod = (typeof UPLOAD_METHODS)[number];
+const isUpload = (method: string): method is UploadMethod => (UPLOAD_METHODS as readonly string[]).includes(method);
+/** What stands for the token's secret half in an error (telegraf's own wording, kept for its errors and ours alike). */
+const REDACTED = '[REDACTED]';
 
 /**
  * Connections to one Bot API server, at most, shared by every bot of the process. telegraf's own agent has no
@@ -75,8 +88,12 @@ export function normalizeApiRoot(root: string): string {
 }
 
 export class TelegramApi {
+  /** telegraf's client, for the multipart uploads only (UPLOAD_METHODS). */
   readonly telegram: Telegram;
+  /** Every other call. */
   private readonly json: JsonCaller;
+  private readonly token: string;
+  private readonly apiRoot: string;
   private readonly logger: Logger;
   private readonly sleep: Sleep;
   private readonly maxInlineRetryAfterMs: number;
@@ -89,10 +106,27 @@ export class TelegramApi {
     // Set after construction: telegraf drops any agent given for an http:// root (a local Bot API server).
     (this.telegram.options as { agent?: http.Agent }).agent = telegramAgent(apiRoot);
     this.json = new JsonCaller(opts.token, apiRoot, telegramAgent(apiRoot));
+    this.token = opts.token;
+    this.apiRoot = apiRoot;
     this.logger = opts.logger;
     this.sleep = opts.sleep ?? realSleep;
     this.maxInlineRetryAfterMs = opts.maxInlineRetryAfterMs ?? TELEGRAM_MAX_INLINE_RETRY_AFTER_MS;
     this.callTimeoutMs = opts.callTimeoutMs ?? TELEGRAM_CALL_TIMEOUT_MS;
+  }
+
+  /**
+   * Where a file getFile named is served: `<root>/file/bot<token>/<path>`. The URL holds the token: use it for the
+   * request only, never log, store or quote it.
+   */
+  fileUrl(filePath: string): string {
+    return `${this.apiRoot.replace(/\/+$/, '')}/file/bot${this.token}/${filePath}`;
+  }
+
+  /** A file upload: the payload holds the file as `{ source, filename }` in the method's field (upload.ts). */
+  upload(method: UploadMethod, payload: Record<string, unknown>, signal?: AbortSignal): Promise<{ message_id: number }> {
+    // telegraf types each method's payload on its own; the four upload methods share one shape here.
+    const call = this.call.bind(this) as (m: UploadMethod, p: Record<string, unknown>, s?: AbortSignal) => Promise<{ message_id: number }>;
+    return call(method, payload, signal);
   }
 
   async call<M extends keyof ApiMethods>(
@@ -102,7 +136,7 @@ export class TelegramApi {
   ): Promise<ReturnType<ApiMethods[M]>> {
     // A long poll is allowed its own timeout on top of the deadline.
     const pollSec = method === 'getUpdates' ? Number((payload as { timeout?: number }).timeout ?? 0) : 0;
-    const deadlineMs = pollSec * 1000 + this.callTimeoutMs + (UPLOAD_METHODS.has(method) ? TELEGRAM_UPLOAD_EXTRA_MS : 0);
+    const deadlineMs = pollSec * 1000 + this.callTimeoutMs + (isUpload(method) ? TELEGRAM_UPLOAD_EXTRA_MS : 0);
     return pRetry(() => this.callOnce(method, payload, deadlineMs, signal), {
       retries: TELEGRAM_RATE_LIMIT_RETRIES,
       // The only wait is the one Telegram names (retry_after), slept below; no backoff of our own on top.
@@ -148,16 +182,36 @@ export class TelegramApi {
     }, deadlineMs);
     timer.unref();
     try {
-      if (JSON_METHODS.has(method)) return await this.json.call<ReturnType<ApiMethods[M]>>(method, payload, call.signal);
-      return await this.telegram.callApi(method, payload, { signal: call.signal } as unknown as CallApiOptions);
+      if (isUpload(method)) return await this.telegram.callApi(method, payload, { signal: call.signal } as unknown as CallApiOptions);
+      return await this.json.call<ReturnType<ApiMethods[M]>>(method, payload, call.signal);
     } catch (err) {
       if (timedOut && !signal?.aborted) {
         throw new Error(`no answer to ${method} within ${Math.round(deadlineMs / 1000)} s`, { cause: err });
       }
-      throw err;
+      throw this.worded(err, method);
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
     }
+  }
+
+  /**
+   * A failure as callers see it. An API error or an abort as it came. A network failure names the endpoint, token
+   * redacted (`…/bot123:[REDACTED]/getMe`), so an operator can tell which server and which bot; telegraf's own
+   * errors name it already. Whatever the wording, the token's secret half never leaves this client.
+   */
+  private worded(err: unknown, method: string): unknown {
+    if (!(err instanceof Error) || apiFailure(err) !== undefined || isAbortError(err)) return err;
+    const secret = this.token.slice(this.token.indexOf(':') + 1);
+    if (secret.length > 0 && err.message.includes(secret)) err.message = err.message.replaceAll(secret, REDACTED);
+    if (!isUpload(method)) err.message += ` (${this.endpoint(method)})`;
+    return err;
+  }
+
+  /** The URL a method is called at, the token's secret half redacted. */
+  private endpoint(method: string): string {
+    const colon = this.token.indexOf(':');
+    const bot = colon > 0 ? `${this.token.slice(0, colon)}:${REDACTED}` : REDACTED;
+    return `${this.apiRoot.endsWith('/') ? this.apiRoot : `${this.apiRoot}/`}bot${bot}/${method}`;
   }
 }

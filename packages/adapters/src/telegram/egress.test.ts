@@ -1,4 +1,4 @@
-/** Egress: telegraf's Telegram client against the stand-in, from send()/edit()/typing()/react() to what it recorded. */
+/** Egress: the Bot API client against the stand-in, from send()/edit()/typing()/react() to what it recorded. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTelegramFake, telegramErrors, type TelegramFake } from '../../../../test/fakes/telegram/index.js';
 import { AuthError, BadRequestError, NetworkError, NotFoundError, RateLimitedError } from '../errors.js';

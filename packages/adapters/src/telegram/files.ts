@@ -1,14 +1,15 @@
 /**
- * Telegram file downloads: getFile names the file's path, then `<apiRoot>/file/bot<token>/<path>` serves it. That
- * URL holds the bot token, so it lives only inside `download` (never logged, stored or put in an error).
+ * Telegram file downloads: getFile names the file's path, then the client's file URL (`<apiRoot>/file/bot<token>/
+ * <path>`) serves it. That URL holds the bot token, so it lives only inside `download` (never logged, stored or put
+ * in an error).
  */
 import type { Logger } from 'pino';
 import { FileTooLargeError, NotFoundError } from '../errors.js';
 import { downloadCapped } from '../shared/download.js';
 import type { Attachment, DownloadOptions, FileDownload, PlatformFiles } from '../types.js';
 import { apiFailure, toPlatformError } from './api-errors.js';
-import { TelegramApi, normalizeApiRoot } from './api.js';
-import { TELEGRAM_DEFAULT_API_ROOT, TELEGRAM_FILE_REF_PREFIX, TELEGRAM_MAX_DOWNLOAD_BYTES } from './config.js';
+import { TelegramApi } from './api.js';
+import { TELEGRAM_FILE_REF_PREFIX, TELEGRAM_MAX_DOWNLOAD_BYTES } from './config.js';
 
 const PLATFORM = 'telegram';
 
@@ -21,11 +22,9 @@ export interface TelegramFilesOptions {
 export class TelegramFiles implements PlatformFiles {
   readonly platform = PLATFORM;
   private readonly api: TelegramApi;
-  private readonly fileRoot: string;
 
-  constructor(private readonly opts: TelegramFilesOptions) {
+  constructor(opts: TelegramFilesOptions) {
     this.api = new TelegramApi({ token: opts.token, apiRoot: opts.apiRoot, logger: opts.logger });
-    this.fileRoot = normalizeApiRoot(opts.apiRoot ?? TELEGRAM_DEFAULT_API_ROOT).replace(/\/+$/, '');
   }
 
   async download(attachment: Attachment, opts: DownloadOptions): Promise<FileDownload> {
@@ -48,7 +47,6 @@ export class TelegramFiles implements PlatformFiles {
       throw toPlatformError(err, 'getFile');
     }
     if (!path) throw new NotFoundError('getFile returned no file_path', PLATFORM);
-    const url = `${this.fileRoot}/file/bot${this.opts.token}/${path}`;
-    return downloadCapped({ platform: PLATFORM, url, maxBytes: opts.maxBytes, signal: opts.signal });
+    return downloadCapped({ platform: PLATFORM, url: this.api.fileUrl(path), maxBytes: opts.maxBytes, signal: opts.signal });
   }
 }

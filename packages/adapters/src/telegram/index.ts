@@ -1,5 +1,6 @@
 /**
- * Telegram adapter (telegraf 4): long polling or webhook ingress, Bot API egress, `telegram:<chat>[:<topic>]`
+ * Telegram adapter: long polling or webhook ingress with Herald's own update dispatcher, Bot API egress, all through
+ * one Bot API client (api.ts; telegraf 4 for its types and multipart uploads), `telegram:<chat>[:<topic>]`
  * conversation ids.
  */
 import type { TelegramEgressOptions, TelegramIngressOptions } from './config.js';

@@ -1,4 +1,4 @@
-/** Polling ingress: real telegraf client against the Bot API stand-in, from injected user message to InboundMessage. */
+/** Polling ingress: the Bot API client against the Bot API stand-in, from injected user message to InboundMessage. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTelegramFake, telegramErrors, type TelegramFake } from '../../../../test/fakes/telegram/index.js';
 import { AuthError } from '../errors.js';

@@ -1,16 +1,14 @@
 /**
  * The Telegram connection: long polling by default, a webhook on the gateway's fastify when a URL is set.
- * Updates go through telegraf (`bot.handleUpdate`) to `normalizeMessage`, are tagged when they are parts of one
- * message (an album, a split long text: parts.ts), and are handed to the gateway at once, in arrival order; the
- * gateway's hand-over keeps each conversation in that order and owns the retries, while the update stays
- * unconfirmed. Nothing waits here for a later part: the gateway's worker does.
+ * Updates are read and routed by Herald's own dispatcher (updates.ts) to `normalizeMessage`, are tagged when they
+ * are parts of one message (an album, a split long text: parts.ts), and are handed to the gateway at once, in
+ * arrival order; the gateway's hand-over keeps each conversation in that order and owns the retries, while the
+ * update stays unconfirmed. Nothing waits here for a later part: the gateway's worker does.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import pRetry from 'p-retry';
-import { Telegraf } from 'telegraf';
-import type { Update } from 'telegraf/types';
 import { AuthError, BadRequestError, type PlatformError } from '../errors.js';
 import type { AdapterHealth, InboundHandler, InboundMessage, PlatformIngress } from '../types.js';
 import { toPlatformError } from './api-errors.js';
@@ -18,7 +16,6 @@ import { TelegramApi } from './api.js';
 import {
   TELEGRAM_ALLOWED_UPDATES,
   TELEGRAM_DEDUPE_SIZE,
-  TELEGRAM_DEFAULT_API_ROOT,
   TELEGRAM_DEFAULT_WAITS,
   TELEGRAM_POLL_TIMEOUT_SEC,
   TELEGRAM_SPLIT_MIN_PART,
@@ -29,11 +26,12 @@ import {
 import { HealthTracker } from './health.js';
 import { IncomingParts } from './parts.js';
 import type { BotIdentity } from './mention.js';
-import { normalizeCallbackQuery, normalizeMessage, type TgCallbackQuery } from './normalize.js';
+import { normalizeMessage } from './normalize.js';
 import { Poller } from './poller.js';
 import { RecentIds } from '../shared/recent-ids.js';
 import { sleep as realSleep } from './sleep.js';
-import { hasUpdateId, isMessageUpdate } from './wire.js';
+import { isRead, readUpdate, routeUpdate, type ReadUpdate, type UpdateHandlers } from './updates.js';
+import type { TgMessage } from './wire.js';
 
 const PLATFORM = 'telegram';
 const SECRET_HEADER = 'x-telegram-bot-api-secret-token';
@@ -46,7 +44,12 @@ export class TelegramIngress implements PlatformIngress {
   readonly platform = PLATFORM;
   private readonly logger: Logger;
   private readonly api: TelegramApi;
-  private readonly bot: Telegraf;
+  /** Where each type of update goes. */
+  private readonly handlers: UpdateHandlers = {
+    message: (message) => this.takeMessage(message),
+    // A button press goes straight to the gateway, which answers the callback query (with a note, or none).
+    callback_query: (press) => this.handOver(press),
+  };
   private readonly tracker = new HealthTracker();
   private readonly recent: RecentIds<number>;
   private readonly parts: IncomingParts;
@@ -72,15 +75,6 @@ export class TelegramIngress implements PlatformIngress {
     this.waits = { ...TELEGRAM_DEFAULT_WAITS, ...opts.waits };
     this.requireMention = opts.requireMention ?? true;
     this.api = new TelegramApi({ token: opts.token, apiRoot: opts.apiRoot, logger: this.logger, sleep: this.sleep, callTimeoutMs: opts.callTimeoutMs });
-    this.bot = new Telegraf(opts.token, {
-      telegram: { apiRoot: opts.apiRoot ?? TELEGRAM_DEFAULT_API_ROOT, webhookReply: false },
-    });
-    this.bot.on('message', (ctx) => this.takeMessage(ctx.update));
-    this.bot.on('callback_query', (ctx) => this.takePress(ctx.update.callback_query as TgCallbackQuery));
-    // Let a failed hand-over reject handleUpdate, so dispatch can tell (webhook answers 500, Telegram resends).
-    this.bot.catch((err) => {
-      throw err;
-    });
     this.recent = new RecentIds(opts.dedupeSize ?? TELEGRAM_DEDUPE_SIZE);
     this.parts = new IncomingParts(opts.splitMinPartLength ?? TELEGRAM_SPLIT_MIN_PART);
     if (opts.webhook) {
@@ -179,7 +173,6 @@ export class TelegramIngress implements PlatformIngress {
   private async prepare(signal: AbortSignal): Promise<void> {
     if (this.identity === null) {
       const me = await this.api.call('getMe', {}, signal);
-      this.bot.botInfo = me;
       this.identity = { id: me.id, username: me.username };
       this.tracker.set('connected');
       this.logger.info({ username: me.username, mode: this.opts.webhook ? 'webhook' : 'polling' }, 'telegram bot connected');
@@ -266,46 +259,41 @@ export class TelegramIngress implements PlatformIngress {
    * One update from either transport. Never rejects. A webhook resend of an update whose hand-over is still
    * running (the gateway retrying it) gets that hand-over's outcome, not an early 200 that would let it be lost.
    */
-  private dispatch(update: unknown): Promise<DispatchResult> {
-    if (!hasUpdateId(update)) return Promise.resolve('invalid');
-    const id = update.update_id;
-    // A message Herald cannot read is refused whole: half-read, it could be taken for another message.
-    if ('message' in update && !isMessageUpdate(update)) {
-      this.logger.warn({ updateId: id }, 'telegram update with a malformed message refused');
-      return Promise.resolve('invalid');
+  private dispatch(raw: unknown): Promise<DispatchResult> {
+    const update = readUpdate(raw);
+    if (!isRead(update)) {
+      if (update.refused === 'dropped') this.logger.debug({ updateId: update.id }, 'telegram callback query unreadable; dropped');
+      else if (update.id !== undefined) this.logger.warn({ updateId: update.id }, 'telegram update with a malformed message refused');
+      return Promise.resolve(update.refused);
     }
-    // A press Herald cannot read is dropped (200): failing it would only make Telegram deliver it again.
-    if ('callback_query' in update && normalizeCallbackQuery(update.callback_query as TgCallbackQuery) === null) {
-      this.logger.debug({ updateId: id }, 'telegram callback query unreadable; dropped');
-      return Promise.resolve('dropped');
-    }
+    const id = update.id;
     const running = this.handing.get(id);
     if (running) {
       this.logger.debug({ updateId: id }, 'telegram update sent again while being handed over; answering with that hand-over');
       return running;
     }
     if (!this.recent.add(id)) return Promise.resolve('duplicate');
-    const result = this.handUpdateOver(update, id);
+    const result = this.handUpdateOver(update);
     this.handing.set(id, result);
     void result.then(() => this.handing.delete(id));
     return result;
   }
 
-  private async handUpdateOver(update: unknown, id: number): Promise<DispatchResult> {
+  /** A failed hand-over is 'failed', so the webhook answers 500 and Telegram sends the update again. */
+  private async handUpdateOver(update: ReadUpdate): Promise<DispatchResult> {
     this.tracker.event();
     try {
-      await this.bot.handleUpdate(update as Update);
+      await routeUpdate(update, this.handlers);
       return 'taken';
     } catch (err) {
-      this.recent.delete(id);
-      this.logger.error({ err: String(err), updateId: id }, 'telegram update was not handed over');
+      this.recent.delete(update.id);
+      this.logger.error({ err: String(err), updateId: update.id }, 'telegram update was not handed over');
       return 'failed';
     }
   }
 
-  private async takeMessage(update: unknown): Promise<void> {
-    if (!isMessageUpdate(update) || this.identity === null) return;
-    const raw = update.message;
+  private async takeMessage(raw: TgMessage): Promise<void> {
+    if (this.identity === null) return;
     let result = normalizeMessage(raw, { bot: this.identity, requireMention: this.requireMention });
     // In a group only one part of an album (its caption) or of a split text (the first) mentions the bot; the rest
     // belong with it.
@@ -321,16 +309,6 @@ export class TelegramIngress implements PlatformIngress {
     // would hold the webhook's answer, and Telegram sends a chat's next update only after that answer: the next
     // part could never join.
     await this.handOver(this.parts.take(result.message, raw, result.joinable));
-  }
-
-  /** A button press goes straight to the gateway, which answers the callback query (with a note, or none). */
-  private async takePress(query: TgCallbackQuery): Promise<void> {
-    const message = normalizeCallbackQuery(query);
-    if (message === null) {
-      this.logger.debug({ callbackQueryId: query.id }, 'telegram callback query without data or message ignored');
-      return;
-    }
-    await this.handOver(message);
   }
 
   private handOver(msg: InboundMessage): Promise<void> {

@@ -5,7 +5,7 @@ import { Telegram, TelegramError } from 'telegraf';
 import { afterEach, describe, expect, it } from 'vitest';
 import { apiFailure, isAbortError, toPlatformError } from './api-errors.js';
 import { normalizeApiRoot, TelegramApi, telegramAgent } from './api.js';
-import { JSON_METHODS, JsonCaller } from './json-call.js';
+import { JsonCaller } from './json-call.js';
 
 const TOKEN = '123456:SECRET-token';
 
@@ -24,7 +24,10 @@ async function botApi(answer: (seen: Seen, res: ServerResponse) => void): Promis
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8');
-      const s = { method: req.method ?? '', path: req.url ?? '', contentType: req.headers['content-type'], body: text ? JSON.parse(text) : undefined };
+      const contentType = req.headers['content-type'];
+      // An upload's multipart body is kept as text.
+      const body = text && contentType === 'application/json' ? JSON.parse(text) : text || undefined;
+      const s = { method: req.method ?? '', path: req.url ?? '', contentType, body };
       seen.push(s);
       answer(s, res);
     });
@@ -56,6 +59,9 @@ async function serve(answer: (seen: Seen, res: ServerResponse) => void): Promise
   servers.push(s.close);
   return s;
 }
+
+/** The calls every message makes (sendMessage, edits, typing, reactions, deletes, callback answers, drafts). */
+const HOT_METHODS = ['sendMessage', 'editMessageText', 'editMessageReplyMarkup', 'sendChatAction', 'setMessageReaction', 'deleteMessage', 'answerCallbackQuery', 'sendMessageDraft'];
 
 const caller = (root: string): JsonCaller => new JsonCaller(TOKEN, normalizeApiRoot(root), telegramAgent(root));
 const never = new AbortController().signal;
@@ -121,7 +127,7 @@ describe('Bot API calls as plain JSON', () => {
     expect(String((aborted as Error).message)).not.toContain('SECRET');
   });
 
-  it('TelegramApi sends these methods this way (telegraf never sees them), waits out a short 429 in place, and leaves the rest to telegraf', async () => {
+  it('TelegramApi sends every call but the uploads this way (telegraf never sees them), waits out a short 429 in place, and leaves the uploads to telegraf', async () => {
     let limited = 1;
     const { root, seen } = await serve((s, res) => {
       if (s.path.endsWith('/sendMessage') && limited-- > 0) json(res, 429, { ok: false, error_code: 429, description: 'Too Many Requests: retry after 1', parameters: { retry_after: 1 } });
@@ -137,9 +143,24 @@ describe('Bot API calls as plain JSON', () => {
     }) as typeof callApi;
     expect(await api.call('sendMessage', { chat_id: 1, text: 'hello' })).toBe(true);
     expect(slept).toEqual([1000]);
-    for (const method of JSON_METHODS) await api.call(method as 'deleteMessage', { chat_id: 1, message_id: 1 });
+    for (const method of HOT_METHODS) await api.call(method as 'deleteMessage', { chat_id: 1, message_id: 1 });
     expect(await api.call('getMe', {})).toBe(true);
-    expect(viaTelegraf).toEqual(['getMe']);
-    expect(seen.map((s) => s.path.split('/').pop())).toEqual(['sendMessage', 'sendMessage', ...JSON_METHODS, 'getMe']);
+    expect(await api.call('getUpdates', { offset: 3, timeout: 0 })).toBe(true);
+    expect(await api.call('sendDocument', { chat_id: 1, document: { source: Buffer.from('a file'), filename: 'a.txt' } })).toBe(true);
+    expect(viaTelegraf).toEqual(['sendDocument']);
+    expect(seen.map((s) => s.path.split('/').pop())).toEqual(['sendMessage', 'sendMessage', ...HOT_METHODS, 'getMe', 'getUpdates', 'sendDocument']);
+    expect(seen.at(-2)?.body).toEqual({ offset: 3, timeout: 0 });
+    expect(seen.at(-1)?.contentType).toMatch(/^multipart\/form-data; boundary=/);
+  });
+
+  it("TelegramApi: a network failure names the method and the endpoint with the token's secret half redacted", async () => {
+    const { root } = await serve((_s, res) => res.socket?.destroy());
+    const api = new TelegramApi({ token: TOKEN, apiRoot: `${root}/telegram`, logger: pino({ level: 'silent' }) });
+    const cut = await api.call('getMe', {}).catch((e: unknown) => e);
+    expect((cut as Error).message).toBe(`getMe request failed: socket hang up (${root}/telegram/bot123456:[REDACTED]/getMe)`);
+    expect(toPlatformError(cut, 'start-up').name).toBe('NetworkError');
+    const upload = await api.call('sendDocument', { chat_id: 1, document: { source: Buffer.from('x'), filename: 'x.txt' } }).catch((e: unknown) => e);
+    expect((upload as Error).message).toContain('/telegram/bot123456:[REDACTED]/sendDocument');
+    for (const e of [cut, upload]) expect(String((e as Error).message)).not.toContain('SECRET');
   });
 });

@@ -1,31 +1,19 @@
 /**
- * The Bot API methods every message calls (sendMessage, typing, reactions, edits), as a plain JSON POST on Node's
- * HTTP client, beside telegraf's `callApi` for everything else (uploads, long polls, the rest).
+ * The JSON transport of the Bot API client (api.ts): a call as one plain JSON POST on Node's HTTP client, over the
+ * shared pool. Every method Herald calls goes this way except the uploads, which need multipart (telegraf's).
  *
- * Why: telegraf sends each call through node-fetch (its Headers, Request, Response and body stream classes, a URL
- * parsed per call, and a scan of the payload for files), ≈ 50 µs of CPU a call more than this (measured against
- * the Telegram stand-in, 5,000 sendMessage calls, 50 at once: ≈ 110 against ≈ 60 µs for both sides together) —
- * about 5 % of what a whole message costs a worker. Only methods whose parameters can never hold a file come here,
- * so no payload needs scanning. The request, the answer and the errors are telegraf's: the same JSON body (null
- * and undefined fields left out), the same `TelegramError` for an API error or an HTTP 5xx; a network failure
- * is Node's own error with the method in front (`sendMessage request failed: connect ECONNREFUSED …`, its `code`
- * kept), an abort Node's `AbortError`. No message names the URL, which holds the token.
+ * Why not telegraf's `callApi` for these too: it sends each call through node-fetch (its Headers, Request, Response
+ * and body stream classes, a URL parsed per call, and a scan of the payload for files), ≈ 50 µs of CPU a call more
+ * than this (measured against the Telegram stand-in, 5,000 sendMessage calls, 50 at once: ≈ 110 against ≈ 60 µs for
+ * both sides together) — about 5 % of what a whole message costs a worker. The request, the answer and the errors are
+ * telegraf's: the same JSON body (null and undefined fields left out), the same `TelegramError` for an API error or
+ * an HTTP 5xx; a network failure is Node's own error with the method in front (`sendMessage request failed: connect
+ * ECONNREFUSED …`, its `code` kept), an abort Node's `AbortError`. No message here names the URL, which holds the
+ * token (the client adds the endpoint, redacted).
  */
 import http from 'node:http';
 import https from 'node:https';
 import { TelegramError } from 'telegraf';
-
-/** Methods with no InputFile parameter in the Bot API, called once or more for every message answered. */
-export const JSON_METHODS: ReadonlySet<string> = new Set([
-  'sendMessage',
-  'editMessageText',
-  'editMessageReplyMarkup',
-  'sendChatAction',
-  'setMessageReaction',
-  'deleteMessage',
-  'answerCallbackQuery',
-  'sendMessageDraft',
-]);
 
 /** telegraf's JSON replacer: fields set to null or undefined are not sent. */
 const replacer = (_key: string, value: unknown): unknown => (value == null ? undefined : value);

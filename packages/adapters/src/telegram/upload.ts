@@ -1,17 +1,15 @@
 /**
- * Files through the Bot API's upload methods (multipart, via telegraf's client): pictures with sendPhoto, voice
- * replies with sendVoice (OGG/Opus only: that is what Telegram plays as a voice note), MP3/M4A with sendAudio,
- * everything else with sendDocument. As with text, each refusal Telegram explains gets one step down: a picture
- * sendPhoto cannot take goes as a document, a deleted topic falls back to the chat, a deleted reply target is
- * dropped. A 429 is waited out in `TelegramApi`; a 413 (over the upload limit) becomes FileTooLargeError.
+ * Files through the Bot API's upload methods (multipart: the client sends them through telegraf's): pictures with
+ * sendPhoto, voice replies with sendVoice (OGG/Opus only: that is what Telegram plays as a voice note), MP3/M4A with
+ * sendAudio, everything else with sendDocument. As with text, each refusal Telegram explains gets one step down: a
+ * picture sendPhoto cannot take goes as a document, a deleted topic falls back to the chat, a deleted reply target
+ * is dropped. A 429 is waited out in `TelegramApi`; a 413 (over the upload limit) becomes FileTooLargeError.
  */
 import type { Logger } from 'pino';
 import type { OutboundFile } from '../types.js';
 import { isPhotoRefused, isReplyNotFound, isThreadNotFound, toPlatformError } from './api-errors.js';
-import type { TelegramApi } from './api.js';
+import type { TelegramApi, UploadMethod } from './api.js';
 import { TELEGRAM_MAX_CAPTION_LENGTH, TELEGRAM_MAX_PHOTO_BYTES } from './config.js';
-
-export type UploadMethod = 'sendPhoto' | 'sendDocument' | 'sendVoice' | 'sendAudio';
 
 /** The multipart field each method takes the file in. */
 const FILE_FIELD: Record<UploadMethod, string> = { sendPhoto: 'photo', sendDocument: 'document', sendVoice: 'voice', sendAudio: 'audio' };
@@ -61,7 +59,7 @@ export async function uploadFile(
       ...((method === 'sendVoice' || method === 'sendAudio') && file.durationSec !== undefined && { duration: Math.round(file.durationSec) }),
     };
     try {
-      const sent = await callUpload(api, method, payload);
+      const sent = await api.upload(method, payload);
       return sent.message_id;
     } catch (err) {
       if (method === 'sendPhoto' && isPhotoRefused(err)) {
@@ -77,10 +75,4 @@ export async function uploadFile(
       }
     }
   }
-}
-
-/** telegraf types each method's payload on its own; the four upload methods share one shape here. */
-function callUpload(api: TelegramApi, method: UploadMethod, payload: Record<string, unknown>): Promise<{ message_id: number }> {
-  const call = api.call.bind(api) as (m: UploadMethod, p: Record<string, unknown>) => Promise<{ message_id: number }>;
-  return call(method, payload);
 }
