@@ -7,7 +7,8 @@ import type { DailyUsage, ModelUsage, ProfileUsage, SessionStore } from '@herald
 import type { Logger } from '../logger.js';
 import type { PairingService } from '../pairing/index.js';
 import { settle, type DetailedHealth } from '../admin/health-detailed.js';
-import type { Dependency } from './overview.js';
+import type { PriceTable } from '../budgets/prices.js';
+import type { Dependency, WeekSpend } from './overview.js';
 
 const WEEK_MS = 7 * 86_400_000;
 
@@ -22,9 +23,11 @@ export interface ConsoleDeps {
   health: () => Promise<DetailedHealth>;
   /** Redis and the store (named `sqlite` or `postgres`), as readiness checks them. */
   dependencies: Array<{ name: string; check: () => Promise<void> }>;
+  /** HERALD_PRICES over the built-in table: which models' spend is known ("price unknown" for the others). */
+  prices: PriceTable;
 }
 
-export async function overviewData(deps: ConsoleDeps): Promise<{ health: DetailedHealth; dependencies: Dependency[]; weekCostUsd: number; weekSessions: number }> {
+export async function overviewData(deps: ConsoleDeps): Promise<{ health: DetailedHealth; dependencies: Dependency[]; week: WeekSpend }> {
   const [health, dependencies, week] = await Promise.all([
     deps.health(),
     Promise.all(deps.dependencies.map(async (d) => ({ name: d.name, error: (await settle(d.check())).error }))),
@@ -34,8 +37,11 @@ export async function overviewData(deps: ConsoleDeps): Promise<{ health: Detaile
   return {
     health,
     dependencies,
-    weekCostUsd: models.reduce((n, m) => n + m.costUsd, 0),
-    weekSessions: models.reduce((n, m) => n + m.sessions, 0),
+    week: {
+      costUsd: models.reduce((n, m) => n + m.costUsd, 0),
+      sessions: models.reduce((n, m) => n + m.sessions, 0),
+      models: models.map((m) => m.model),
+    },
   };
 }
 

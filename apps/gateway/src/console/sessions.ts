@@ -2,19 +2,25 @@
  * Sessions: the newest first (filter by source, page with a cursor), or full-text search over every transcript
  * (the store's FTS search, the same as /admin/search and `herald sessions search`).
  */
-import type { SearchHit, Session } from '@herald/agent-core';
+import type { SearchHit, SessionOverview } from '@herald/agent-core';
 import { SOURCES } from '../admin/schemas.js';
 import { escapeHtml, html, trusted, type Html } from './html.js';
 import { CONSOLE_PATH } from './auth.js';
-import { count, tableWrap, usd, when } from './layout.js';
+import { costHtml, priceHint, type Priced } from './costs.js';
+import { count, tableWrap, when } from './layout.js';
+import { ago, sessionLabel, shortId, userHtml } from './session-label.js';
 
 export interface SessionsView {
   q: string;
   source: string;
-  sessions: Session[];
+  sessions: SessionOverview[];
   hits: SearchHit[] | null;
   nextCursor: string | null;
   searchError: string | null;
+  /** Which models have a price (costs.ts). */
+  priced: Priced;
+  /** When the page is rendered (for "5 min ago"). */
+  now: number;
 }
 
 export function sessionLink(s: { id: string }, text: string): Html {
@@ -41,7 +47,7 @@ export function sessionsBody(v: SessionsView): Html {
       `${v.hits.length} matches for “${v.q}”, best first`,
       ['Session', 'Source', 'Role', 'Match', 'When'],
       v.hits.map(
-        (h) => html`<tr><th scope="row">${sessionLink({ id: h.sessionId }, h.title ?? h.sessionId.slice(0, 8))}</th><td>${h.source}</td><td>${h.role}</td><td>${snippetHtml(h.snippet)}</td><td>${when(h.createdAt)}</td></tr>`,
+        (h) => html`<tr><th scope="row">${sessionLink({ id: h.sessionId }, h.title ?? `Session ${shortId(h.sessionId)}`)}</th><td>${h.source}</td><td>${h.role}</td><td>${snippetHtml(h.snippet)}</td><td>${when(h.createdAt)}</td></tr>`,
       ),
       `Nothing matches “${v.q}”.`,
     )}`;
@@ -51,13 +57,17 @@ export function sessionsBody(v: SessionsView): Html {
     : '';
   return html`${form}${tableWrap(
     'Sessions, newest first',
-    ['Session', 'Source', 'User', 'Started', 'Messages', 'Tokens', 'Cost', 'State'],
-    v.sessions.map(
-      (s) => html`<tr>
-<th scope="row">${sessionLink(s, s.title ?? s.id.slice(0, 8))}</th><td>${s.source}</td><td>${s.userId ?? '—'}</td><td>${when(s.startedAt)}</td>
-<td class="num">${count(s.messageCount)}</td><td class="num">${count(s.inputTokens + s.outputTokens)}</td><td class="num">${usd(s.estimatedCostUsd)}</td>
-<td>${s.endedAt === null ? 'open' : `ended (${s.endReason ?? '—'})`}</td></tr>`,
-    ),
+    ['Session', 'Source', 'User', 'Last activity', 'Started', 'Messages', 'Tokens', 'Cost', 'State'],
+    v.sessions.map((s) => sessionRow(s, v.priced, v.now)),
     'No sessions yet.',
-  )}${next}`;
+  )}${priceHint(v.sessions.map((s) => s.model), v.priced)}${next}`;
+}
+
+/** One session: its name (title, API name or first message) over its short id, who, when, how much. */
+function sessionRow(s: SessionOverview, priced: Priced, now: number): Html {
+  return html`<tr>
+<th scope="row">${sessionLink(s, sessionLabel(s))}<br><span class="muted">${shortId(s.id)}</span></th><td>${s.source}</td><td>${userHtml(s)}</td>
+<td>${ago(s.lastActivityAt, now)}</td><td>${when(s.startedAt)}</td>
+<td class="num">${count(s.messageCount)}</td><td class="num">${count(s.inputTokens + s.outputTokens)}</td><td class="num">${costHtml(s.estimatedCostUsd, s.model, priced)}</td>
+<td>${s.endedAt === null ? 'open' : `ended (${s.endReason ?? '—'})`}</td></tr>`;
 }
