@@ -65,8 +65,10 @@ export function sessionsBody(v: SessionsView): Html {
 
 /** One session: its name (title, API name or first message) over its short id, who, when, how much. */
 function sessionRow(s: SessionOverview, priced: Priced, now: number): Html {
+  const label = sessionLabel(s);
+  const id = label.includes(shortId(s.id)) ? '' : html`<br><span class="muted">${shortId(s.id)}</span>`;
   return html`<tr>
-<th scope="row">${sessionLink(s, sessionLabel(s))}<br><span class="muted">${shortId(s.id)}</span></th><td>${s.source}</td><td>${userHtml(s)}</td>
+<th scope="row">${sessionLink(s, label)}${id}</th><td>${s.source}</td><td>${userHtml(s)}</td>
 <td>${ago(s.lastActivityAt, now)}</td><td>${when(s.startedAt)}</td>
 <td class="num">${count(s.messageCount)}</td><td class="num">${count(s.inputTokens + s.outputTokens)}</td><td class="num">${costHtml(s.estimatedCostUsd, s.model, priced)}</td>
 <td>${s.endedAt === null ? 'open' : `ended (${s.endReason ?? '—'})`}</td></tr>`;
