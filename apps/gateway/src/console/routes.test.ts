@@ -70,6 +70,9 @@ describe('console pages', () => {
 
     const page = await app.inject({ url: `/console/sessions/${bob.id}`, headers: COOKIE });
     expect(page.body).toContain('<h1>“Plan my trip to Oslo”</h1>');
+    // Search hits carry the same names.
+    const hits = (await app.inject({ url: '/console/sessions?q=rhymes', headers: COOKIE })).body;
+    expect(rowOf(hits, ann.id)).toContain('>“What rhymes with &lt;orange&gt;?”</a></th><td>telegram</td><td>Ann <span class="muted">1</span></td>');
   });
 
   it('names API sessions by the name the client gave, not the key label', async () => {

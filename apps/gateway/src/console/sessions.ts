@@ -15,6 +15,8 @@ export interface SessionsView {
   source: string;
   sessions: SessionOverview[];
   hits: SearchHit[] | null;
+  /** The sessions of the search hits, by id (read in one query). */
+  hitSessions: ReadonlyMap<string, SessionOverview>;
   nextCursor: string | null;
   searchError: string | null;
   /** Which models have a price (costs.ts). */
@@ -45,10 +47,8 @@ export function sessionsBody(v: SessionsView): Html {
   if (v.hits) {
     return html`${form}${tableWrap(
       `${v.hits.length} matches for “${v.q}”, best first`,
-      ['Session', 'Source', 'Role', 'Match', 'When'],
-      v.hits.map(
-        (h) => html`<tr><th scope="row">${sessionLink({ id: h.sessionId }, h.title ?? `Session ${shortId(h.sessionId)}`)}</th><td>${h.source}</td><td>${h.role}</td><td>${snippetHtml(h.snippet)}</td><td>${when(h.createdAt)}</td></tr>`,
-      ),
+      ['Session', 'Source', 'User', 'Role', 'Match', 'When'],
+      v.hits.map((h) => hitRow(h, v.hitSessions.get(h.sessionId))),
       `Nothing matches “${v.q}”.`,
     )}`;
   }
@@ -61,6 +61,12 @@ export function sessionsBody(v: SessionsView): Html {
     v.sessions.map((s) => sessionRow(s, v.priced, v.now)),
     'No sessions yet.',
   )}${priceHint(v.sessions.map((s) => s.model), v.priced)}${next}`;
+}
+
+/** One search hit, under the name of its session (and who it is with) as the list shows them. */
+function hitRow(h: SearchHit, s: SessionOverview | undefined): Html {
+  const label = s ? sessionLabel(s) : (h.title ?? `Session ${shortId(h.sessionId)}`);
+  return html`<tr><th scope="row">${sessionLink({ id: h.sessionId }, label)}</th><td>${h.source}</td><td>${s ? userHtml(s) : '—'}</td><td>${h.role}</td><td>${snippetHtml(h.snippet)}</td><td>${when(h.createdAt)}</td></tr>`;
 }
 
 /** One session: its name (title, API name or first message) over its short id, who, when, how much. */

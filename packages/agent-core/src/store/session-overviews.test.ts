@@ -30,6 +30,10 @@ describe.each(STORE_BACKENDS)('session overviews on %s', (backend) => {
     expect((await store.listSessionOverviews({ source: 'slack' })).sessions.map((s) => s.id)).toEqual([bob.id]);
     expect(await store.getSessionOverview(ann.id)).toEqual(second.sessions[0]);
     expect(await store.getSessionOverview('ghost')).toBeNull();
+    const some = await store.sessionOverviewsByIds([bob.id, ann.id, 'ghost', ann.id]);
+    expect(some.map((s) => s.id).sort()).toEqual([ann.id, bob.id].sort());
+    expect(some.find((s) => s.id === ann.id)).toEqual(second.sessions[0]);
+    expect(await store.sessionOverviewsByIds([])).toEqual([]);
   });
 
   it('keeps the user name across compression (the child continues the parent) unless given another', async () => {

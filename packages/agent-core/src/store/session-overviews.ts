@@ -55,6 +55,14 @@ export async function listSessionOverviews(sql: Sql, opts: ListSessionsOptions =
   return { sessions, nextCursor: rows.length > limit ? encodeCursor(sessions[sessions.length - 1]) : null };
 }
 
+/** These sessions (search hits' sessions, say) in one query; ids that are not there are left out. */
+export async function sessionOverviewsByIds(sql: Sql, ids: readonly string[]): Promise<SessionOverview[]> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return [];
+  const rows = await sql.all<OverviewRow>(`SELECT ${OVERVIEW_COLUMNS} FROM sessions s WHERE s.id IN (${unique.map(() => '?').join(', ')})`, unique);
+  return rows.map(toOverview);
+}
+
 export async function getSessionOverview(sql: Sql, id: string): Promise<SessionOverview | null> {
   const row = await sql.get<OverviewRow>(`SELECT ${OVERVIEW_COLUMNS} FROM sessions s WHERE s.id = ?`, [id]);
   return row ? toOverview(row) : null;

@@ -15,7 +15,7 @@ import { runMigrations } from './migrations.js';
 import { PostgresSql, type PostgresOptions } from './postgres-sql.js';
 import type { Session, StoredMessage, Turn, TurnStatus } from './rows.js';
 import * as sessions from './sessions.js';
-import { getSessionOverview, listSessionOverviews, type SessionOverview, type SessionOverviewPage } from './session-overviews.js';
+import { getSessionOverview, listSessionOverviews, sessionOverviewsByIds, type SessionOverview, type SessionOverviewPage } from './session-overviews.js';
 import type { Sql, WriteStats } from './sql.js';
 import { SqliteSql, type SqliteOptions } from './sqlite-sql.js';
 import * as turnFiles from './turn-files.js';
@@ -172,6 +172,11 @@ export class SessionStore {
 
   getSessionOverview(id: string): Promise<SessionOverview | null> {
     return getSessionOverview(this.sql, id);
+  }
+
+  /** Overviews of these sessions (in no particular order), in one query. */
+  sessionOverviewsByIds(ids: readonly string[]): Promise<SessionOverview[]> {
+    return sessionOverviewsByIds(this.sql, ids);
   }
 
   /** Tokens and estimated spend per model (sessions counted by the model they record). */
