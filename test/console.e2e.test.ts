@@ -2,12 +2,15 @@
  * The operator console in a real browser: Playwright (playwright-core) driving Debian's Chromium against the real
  * gateway process, with the Telegram and OpenAI stand-ins behind it. The operator logs in with the keyboard,
  * approves a pairing request with the code a stranger got in Telegram (who is then answered), searches the
- * transcripts and opens one with its tool call folded, reads usage, and uses it all at a phone's width.
+ * transcripts and opens one with its tool call folded, reads usage, and uses it all at a phone's width. Sessions of
+ * the same minute read differently (first message, user name; an API session by its name), a model without a price
+ * reads "price unknown", the overview says the API is on, and an unknown console URL is an HTML 404.
  * Screenshots go to a temp directory, or to docs/console/ with HERALD_UPDATE_SCREENSHOTS=1 (docs/console.md shows those).
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import OpenAI from 'openai';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionStore } from '../packages/agent-core/src/store/index.js';
@@ -18,6 +21,7 @@ import { startGateway, type GatewayProcess } from './helpers/gateway.js';
 import { waitFor } from './helpers/ports.js';
 
 const TOKEN = 'console-admin-token-0123456789';
+const API_KEY = 'console-api-key-0123456789';
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_FLAGS = [
   '--headless',
@@ -48,12 +52,15 @@ describe('operator console in Chromium', () => {
     tg = await startTelegramFake();
     llm = await startFakeOpenAI();
     gw = await startGateway({
-      env: telegramEnv(tg, llm, { HERALD_ADMIN_TOKEN: TOKEN, GATEWAY_ALLOW_ALL_USERS: 'false', TELEGRAM_ALLOWED_USERS: String(OWNER) }),
+      env: telegramEnv(tg, llm, { HERALD_ADMIN_TOKEN: TOKEN, HERALD_API_KEYS: API_KEY, GATEWAY_ALLOW_ALL_USERS: 'false', TELEGRAM_ALLOWED_USERS: String(OWNER) }),
     });
     // A conversation with a tool call in it, for the transcript.
     llm.script({ text: 'Checking the clock.', toolCalls: [{ name: 'current_time', arguments: '{"timezone":"UTC"}' }] }, { text: 'It is tea time for the pumpernickel.' });
     tg.injectMessage({ chatId: OWNER, userId: OWNER, text: 'what time is it? ask about pumpernickel', firstName: 'Owner' });
     await waitFor(() => repliesIn(tg, OWNER).includes('It is tea time for the pumpernickel.'), { what: 'the owner answered' });
+    // An API client's conversation, named by the X-Herald-Session header.
+    const api = new OpenAI({ apiKey: API_KEY, baseURL: `${gw.url}/v1`, maxRetries: 0, defaultHeaders: { 'x-herald-session': 'support-bot' } });
+    await api.chat.completions.create({ model: 'herald', messages: [{ role: 'user', content: 'hello from the help widget' }] });
     await seedSpend(gw.dbPath);
     context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
@@ -137,6 +144,46 @@ describe('operator console in Chromium', () => {
     expect(await page.getByRole('table', { name: 'Paired people' }).textContent()).toContain(String(STRANGER));
   });
 
+  it('tells sessions of the same minute apart: first message and user name, an API session by its name; an unpriced model reads "price unknown"', async () => {
+    await page.getByRole('link', { name: 'Sessions' }).click();
+    await page.waitForURL(`${gw.url}/console/sessions`);
+    const table = page.getByRole('table', { name: 'Sessions, newest first' });
+    // Owner and stranger started talking within the same minute or so: their ids begin alike, their rows do not.
+    const owner = table.getByRole('row', { name: /what time is it\? ask about pumpernickel/ });
+    const stranger = table.getByRole('row', { name: /thanks for letting me in/ });
+    expect(await owner.textContent()).toContain(`Owner ${OWNER}`);
+    expect(await stranger.textContent()).toContain(`Stranger ${STRANGER}`);
+    expect(await owner.locator('time').first().textContent()).toMatch(/just now|min ago/);
+    const ownerName = await owner.getByRole('link').textContent();
+    expect(ownerName).not.toBe(await stranger.getByRole('link').textContent());
+    expect(ownerName).not.toMatch(/^[0-9a-f]{8}$/);
+
+    const api = table.getByRole('row', { name: /support-bot/ });
+    expect(await api.getByRole('link').textContent()).toBe('support-bot');
+    expect(await api.textContent()).toMatch(/api.*via API key key-[0-9a-f]{10}/s);
+
+    const unpriced = table.getByRole('row', { name: /seed-5/ });
+    expect(await unpriced.getByRole('cell').nth(6).textContent()).toBe('price unknown');
+    await unpriced.getByRole('link', { name: 'price unknown' }).click();
+    expect(await page.locator('#price-hint').textContent()).toMatch(/Price unknown for openai:my-local-llama: .*HERALD_PRICES='\{"openai:my-local-llama"/s);
+    await shot(page, 'sessions');
+  });
+
+  it('says the OpenAI-compatible API is on, and answers an unknown console URL with an HTML page', async () => {
+    await page.goto(`${gw.url}/console`);
+    const api = page.getByRole('region', { name: 'OpenAI-compatible API' });
+    expect(await api.locator('.state').textContent()).toBe('On');
+    expect(await api.textContent()).toContain('this process answers the OpenAI-compatible API at /v1');
+
+    const res = await page.goto(`${gw.url}/console/no-such-page`);
+    expect(res?.status()).toBe(404);
+    expect(res?.headers()['content-type']).toBe('text/html; charset=utf-8');
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Page not found');
+    expect(await page.getByRole('main').textContent()).toContain('The console has no page at /console/no-such-page.');
+    await page.getByRole('main').getByRole('link', { name: 'Overview' }).click();
+    await page.waitForURL(`${gw.url}/console`);
+  });
+
   it('searches the transcripts and opens one; the tool call is folded and opens from the keyboard', async () => {
     await page.getByRole('link', { name: 'Sessions' }).click();
     await page.getByLabel('Search transcripts').fill('pumpernickel');
@@ -176,7 +223,7 @@ describe('operator console in Chromium', () => {
 
   it('is usable on a phone: nothing wider than the screen, every control labelled, landmarks in place', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const path of ['/console', '/console/sessions', '/console/pairing', '/console/usage']) {
+    for (const path of ['/console', '/console/sessions', '/console/pairing', '/console/usage', '/console/no-such-page']) {
       await page.goto(`${gw.url}${path}`);
       const fits = await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth');
       expect(fits, `${path} fits a 390 px screen`).toBe(true);
@@ -220,13 +267,15 @@ async function seedSpend(dbPath: string): Promise<void> {
       [2, 'openai:gpt-4.1-mini', 90_000, 0.3],
       [1, 'anthropic:claude-sonnet-4-5', 80_000, 1.9],
       [0, 'openai:gpt-4.1-mini', 40_000, 0.15],
+      // A model with no known price (a local one): its cost stays 0, which the console shows as "price unknown".
+      [0, 'openai:my-local-llama', 10_000, 0],
     ];
     for (const [i, [daysAgo, model, tokens, cost]] of rows.entries()) {
       await store.sql.run(
         `INSERT INTO sessions (id, key, source, user_id, model, started_at, ended_at, end_reason, message_count, input_tokens, output_tokens, estimated_cost_usd, profile)
          VALUES (?, ?, 'slack', 'U-seed', ?, ?, ?, 'idle', 4, ?, ?, ?, ?)`,
-        // The Claude sessions belong to a `research` profile; the others to the default one (no profile recorded).
-        [`seed-${i}`, `agent:main:slack:dm:seed${i}`, model, Date.now() - daysAgo * DAY - 3_600_000, Date.now() - daysAgo * DAY, tokens * 0.8, tokens * 0.2, cost, model.startsWith('anthropic') ? 'research' : null],
+        // The Claude sessions belong to a `research` profile, the local model's to `local`; the others to the default one.
+        [`seed-${i}`, `agent:main:slack:dm:seed${i}`, model, Date.now() - daysAgo * DAY - 3_600_000, Date.now() - daysAgo * DAY, tokens * 0.8, tokens * 0.2, cost, model.startsWith('anthropic') ? 'research' : model.includes('local') ? 'local' : null],
       );
     }
   } finally {

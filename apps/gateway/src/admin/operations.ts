@@ -22,6 +22,7 @@ import { ProfileTable } from '../profiles/table.js';
 import { budgetGuardFor } from '../budgets/guard.js';
 import { detailedHealth, detailedHealthRoute } from './health-detailed.js';
 import { mountConsole } from '../console/index.js';
+import { PriceTable } from '../budgets/prices.js';
 import { storeKind } from '../sessions/store-target.js';
 import type { McpHub } from '../mcp/hub.js';
 import type { ScheduleService } from '../schedules/service.js';
@@ -85,6 +86,7 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
         { name: 'Redis', check: async () => void (await deps.redis.ping()) },
         { name: storeKind(config) === 'postgres' ? 'PostgreSQL' : 'SQLite', check: () => deps.store.ping() },
       ],
+      prices: new PriceTable(config.prices),
     });
   } else {
     deps.log.info('admin API and console off: set HERALD_ADMIN_TOKEN to enable /admin and /console');

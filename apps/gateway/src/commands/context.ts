@@ -49,6 +49,7 @@ export function sessionInit(msg: InboundMessage, profile: Profile): SessionInit 
   return {
     source: msg.platform as SessionSource,
     userId: msg.userId,
+    userName: msg.userName,
     chatId: msg.chatId,
     model: profile.model,
     systemPrompt: profile.model ? profile.systemPrompt : undefined,

@@ -42,7 +42,7 @@ table { border-collapse: collapse; width: 100%; font-size: .95rem; }
 caption { text-align: left; padding: .5rem .75rem; font-weight: 600; }
 th, td { text-align: left; padding: .45rem .75rem; border-top: 1px solid var(--line); vertical-align: top; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-.notice { padding: .6rem .9rem; border-radius: 6px; border: 1px solid var(--line); }
+.notice { padding: .6rem .9rem; border-radius: 6px; border: 1px solid var(--line); overflow-wrap: anywhere; }
 .notice.ok { border-color: var(--ok); } .notice.error { border-color: var(--bad); }
 mark { background: #fff8c5; color: #1b1f24; }
 .transcript { display: flex; flex-direction: column; gap: .75rem; }

@@ -5,11 +5,19 @@
 import type { DetailedHealth } from '../admin/health-detailed.js';
 import { html, type Html } from './html.js';
 import { CONSOLE_PATH } from './auth.js';
+import { priceHint, type Priced } from './costs.js';
 import { count, tableWrap, usd, when } from './layout.js';
 
 export interface Dependency {
   name: string;
   error: string | null;
+}
+
+/** The last week's spend and the models it was spent on (those without a price count $0). */
+export interface WeekSpend {
+  costUsd: number;
+  sessions: number;
+  models: Array<string | null>;
 }
 
 export const LIVE_QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
@@ -18,7 +26,21 @@ function stateClass(state: string): string {
   return state === 'connected' ? 'ok' : state === 'disabled' ? 'off' : 'bad';
 }
 
-export function overviewBody(health: DetailedHealth, deps: Dependency[], weekCostUsd: number, weekSessions: number): Html {
+/**
+ * Whether this process answers /v1 right now, and how to turn it on when it does not: a worker never serves it (the
+ * ingress processes do), any other process does once HERALD_API_KEYS holds a key.
+ */
+export function apiStateHtml(served: boolean, role: string): Html {
+  if (served) {
+    return html`<p><span class="state ok">On</span> — this process answers the OpenAI-compatible API at <code>/v1</code> (keys from HERALD_API_KEYS). Its sessions are listed with source <code>api</code>, by the name each client gives (the X-Herald-Session header, else <code>user</code>).</p>`;
+  }
+  if (role === 'worker') {
+    return html`<p><span class="state off">Off in this process</span> — a worker (<code>--role worker</code>) runs turns only; <code>/v1</code> is answered by the ingress processes (<code>--role all</code> or <code>ingress</code>) when HERALD_API_KEYS is set there.</p>`;
+  }
+  return html`<p><span class="state off">Off</span> — to turn it on, set HERALD_API_KEYS to a comma list of keys (16 characters or more each) and restart Herald; clients then call <code>/v1</code> with <code>Authorization: Bearer &lt;key&gt;</code>.</p>`;
+}
+
+export function overviewBody(health: DetailedHealth, deps: Dependency[], week: WeekSpend, api: Html, priced: Priced): Html {
   const queue = health.queue ?? {};
   const depth = LIVE_QUEUE_STATES.map(
     (s) => html`<div class="card"><h3 id="q-${s}">${s}</h3><p class="big" aria-labelledby="q-${s}" data-state="${s}">${queue[s] ?? '—'}</p></div>`,
@@ -48,7 +70,10 @@ export function overviewBody(health: DetailedHealth, deps: Dependency[], weekCos
     ),
     'No platform.',
   )}
-  <p class="muted">The OpenAI-compatible API at <code>/v1</code> is on when HERALD_API_KEYS is set; its sessions are listed with source <code>api</code>.</p>
+</section>
+<section aria-labelledby="h-api">
+  <h2 id="h-api">OpenAI-compatible API</h2>
+  ${api}
 </section>
 <section aria-labelledby="h-workers">
   <h2 id="h-workers">Workers</h2>
@@ -63,7 +88,8 @@ export function overviewBody(health: DetailedHealth, deps: Dependency[], weekCos
 </section>
 <section aria-labelledby="h-spend">
   <h2 id="h-spend">Last 7 days</h2>
-  <p><span class="big">${usd(weekCostUsd)}</span> estimated spend over ${count(weekSessions)} sessions. <a href="${CONSOLE_PATH}/usage">Usage by model and day</a></p>
+  <p><span class="big">${usd(week.costUsd)}</span> estimated spend over ${count(week.sessions)} sessions. <a href="${CONSOLE_PATH}/usage">Usage by model and day</a></p>
+  ${priceHint(week.models, priced)}
 </section>
 <p class="muted">Herald ${health.version} · this process: ${health.role}, pid ${health.pid}, up ${health.uptime_s} s.</p>`;
 }

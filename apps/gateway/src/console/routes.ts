@@ -5,7 +5,6 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SessionSource } from '@herald/agent-core';
-import { InvalidCursorError } from '@herald/agent-core';
 import type { Platform } from '@herald/adapters';
 import { sameToken } from '../admin/auth.js';
 import { SOURCES } from '../admin/schemas.js';
@@ -13,18 +12,22 @@ import { PLATFORMS } from '../pairing/index.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { CONSOLE_PATH, LOGIN_PATH, SECURITY_HEADERS, crossSite, csrfTokenFor, safeNext, sessionCookieValue, setSessionCookie, validSession } from './auth.js';
 import type { ConsoleDeps } from './data.js';
-import { overviewData, usageData } from './data.js';
+import { overviewData, sessionsData, usageData } from './data.js';
 import { ASSET_PATH, page, type PageOptions } from './layout.js';
 import { loginBody } from './login.js';
-import { LIVE_QUEUE_STATES, overviewBody } from './overview.js';
+import { pricedBy } from './costs.js';
+import { notFoundBody } from './not-found.js';
+import { LIVE_QUEUE_STATES, apiStateHtml, overviewBody } from './overview.js';
 import { pairingBody } from './pairing-page.js';
+import { sessionLabel } from './session-label.js';
 import { sessionsBody } from './sessions.js';
 import { transcriptBody } from './transcript.js';
 import { USAGE_WINDOWS, usageBody } from './usage-page.js';
 
-const PAGE_SIZE = 50;
 const TRANSCRIPT_PAGE = 500;
 const FORM_LIMIT = 64 * 1024;
+/** A route of the OpenAI-compatible API: present when this process serves /v1 (api/routes.ts). */
+const API_ROUTE = { method: 'POST', url: '/v1/chat/completions' } as const;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -44,6 +47,7 @@ const NOTICES: Record<string, { kind: 'ok' | 'error'; text: string }> = {
 };
 
 export async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps): Promise<void> {
+  const priced = pricedBy(deps.prices);
   await app.register(
     async (c) => {
       c.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_req, body, done) => {
@@ -98,7 +102,9 @@ export async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps): Pr
 
       c.get('/', async (req, reply) => {
         const d = await overviewData(deps);
-        return html(reply, { title: 'Overview', section: 'overview', csrf: csrf(req), body: overviewBody(d.health, d.dependencies, d.weekCostUsd, d.weekSessions) });
+        // Asked of the router each time: whether /v1 is mounted is the truth, whatever the configuration says.
+        const api = apiStateHtml(app.hasRoute(API_ROUTE), d.health.role);
+        return html(reply, { title: 'Overview', section: 'overview', csrf: csrf(req), body: overviewBody(d.health, d.dependencies, d.week, api, priced) });
       });
       c.get('/queue.json', async () => {
         const counts = await deps.queue.getJobCounts(...LIVE_QUEUE_STATES);
@@ -108,30 +114,16 @@ export async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps): Pr
       c.get<{ Querystring: { q?: string; source?: string; cursor?: string } }>('/sessions', async (req, reply) => {
         const q = (req.query.q ?? '').trim();
         const source = (SOURCES as readonly string[]).includes(req.query.source ?? '') ? (req.query.source as SessionSource) : undefined;
-        const view = { q, source: source ?? '', sessions: [] as Awaited<ReturnType<typeof deps.store.listSessions>>['sessions'], hits: null as Awaited<ReturnType<typeof deps.store.search>> | null, nextCursor: null as string | null, searchError: null as string | null };
-        if (q) view.hits = await deps.store.search(q, { source, limit: PAGE_SIZE });
-        else {
-          try {
-            const res = await deps.store.listSessions({ source, cursor: req.query.cursor || undefined, limit: PAGE_SIZE });
-            view.sessions = res.sessions;
-            view.nextCursor = res.nextCursor;
-          } catch (err) {
-            if (!(err instanceof InvalidCursorError)) throw err;
-            view.searchError = 'That page link is not valid any more; start from the newest sessions.';
-          }
-        }
+        const view = await sessionsData(deps, { q, source, cursor: req.query.cursor || undefined }, priced);
         return html(reply, { title: q ? 'Search' : 'Sessions', section: 'sessions', csrf: csrf(req), body: sessionsBody(view) });
       });
       c.get<{ Params: { id: string }; Querystring: { after?: string } }>('/sessions/:id', async (req, reply) => {
-        const s = await deps.store.getSession(req.params.id);
-        if (!s) {
-          reply.code(404);
-          return html(reply, { title: 'Session not found', section: 'sessions', csrf: csrf(req), body: sessionsBody({ q: '', source: '', sessions: [], hits: null, nextCursor: null, searchError: `There is no session ${req.params.id}.` }) });
-        }
+        const s = await deps.store.getSessionOverview(req.params.id);
+        if (!s) return notFound(req, reply, 'Session not found', `There is no session ${req.params.id}.`);
         const after = /^\d{1,15}$/.test(req.query.after ?? '') ? Number(req.query.after) : 0;
         const messages = await deps.store.getMessages(s.id, { afterId: after, limit: TRANSCRIPT_PAGE + 1 });
         const later = messages.length > TRANSCRIPT_PAGE ? messages[TRANSCRIPT_PAGE - 1].id : null;
-        return html(reply, { title: s.title ?? `Session ${s.id.slice(0, 8)}`, section: 'sessions', csrf: csrf(req), body: transcriptBody(s, messages.slice(0, TRANSCRIPT_PAGE), later) });
+        return html(reply, { title: sessionLabel(s), section: 'sessions', csrf: csrf(req), body: transcriptBody(s, messages.slice(0, TRANSCRIPT_PAGE), later, priced, Date.now()) });
       });
 
       c.get<{ Querystring: { done?: string; left?: string } }>('/pairing', async (req, reply) => {
@@ -159,7 +151,7 @@ export async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps): Pr
           case 'revoke':
             return back((await deps.pairing.revoke(platform, form.user_id)) ? 'revoked' : 'gone');
           default:
-            return reply.code(404).type('text/plain').send('Unknown action.');
+            return notFound(req, reply, 'Page not found', `The console has no pairing action “${action}”.`);
         }
       });
 
@@ -167,14 +159,23 @@ export async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps): Pr
         const days = USAGE_WINDOWS.find((d) => String(d) === req.query.days) ?? 30;
         const now = new Date();
         const u = await usageData(deps, days, now);
-        return html(reply, { title: 'Usage and spend', section: 'usage', csrf: csrf(req), body: usageBody(days, u, now) });
+        return html(reply, { title: 'Usage and spend', section: 'usage', csrf: csrf(req), body: usageBody(days, u, now, priced) });
       });
+
+      // Behind the login like every page (the onRequest hook above runs first): an unknown URL is an HTML page.
+      c.setNotFoundHandler(async (req, reply) => notFound(req, reply, 'Page not found', `The console has no page at ${req.url.split('?')[0]}.`));
     },
     { prefix: CONSOLE_PATH },
   );
 
   function csrf(req: FastifyRequest): string {
     return csrfTokenFor(deps.token, req.consoleSession!);
+  }
+
+  /** A 404 as a console page (the logged-in shell when there is a session: unknown asset URLs have none). */
+  function notFound(req: FastifyRequest, reply: FastifyReply, title: string, text: string): Promise<FastifyReply> {
+    reply.code(404);
+    return html(reply, { title, section: 'not-found', csrf: req.consoleSession ? csrf(req) : undefined, body: notFoundBody(text) });
   }
 }
 

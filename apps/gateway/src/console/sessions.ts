@@ -2,19 +2,27 @@
  * Sessions: the newest first (filter by source, page with a cursor), or full-text search over every transcript
  * (the store's FTS search, the same as /admin/search and `herald sessions search`).
  */
-import type { SearchHit, Session } from '@herald/agent-core';
+import type { SearchHit, SessionOverview } from '@herald/agent-core';
 import { SOURCES } from '../admin/schemas.js';
 import { escapeHtml, html, trusted, type Html } from './html.js';
 import { CONSOLE_PATH } from './auth.js';
-import { count, tableWrap, usd, when } from './layout.js';
+import { costHtml, priceHint, type Priced } from './costs.js';
+import { count, tableWrap, when } from './layout.js';
+import { ago, sessionLabel, shortId, userHtml } from './session-label.js';
 
 export interface SessionsView {
   q: string;
   source: string;
-  sessions: Session[];
+  sessions: SessionOverview[];
   hits: SearchHit[] | null;
+  /** The sessions of the search hits, by id (read in one query). */
+  hitSessions: ReadonlyMap<string, SessionOverview>;
   nextCursor: string | null;
   searchError: string | null;
+  /** Which models have a price (costs.ts). */
+  priced: Priced;
+  /** When the page is rendered (for "5 min ago"). */
+  now: number;
 }
 
 export function sessionLink(s: { id: string }, text: string): Html {
@@ -39,10 +47,8 @@ export function sessionsBody(v: SessionsView): Html {
   if (v.hits) {
     return html`${form}${tableWrap(
       `${v.hits.length} matches for “${v.q}”, best first`,
-      ['Session', 'Source', 'Role', 'Match', 'When'],
-      v.hits.map(
-        (h) => html`<tr><th scope="row">${sessionLink({ id: h.sessionId }, h.title ?? h.sessionId.slice(0, 8))}</th><td>${h.source}</td><td>${h.role}</td><td>${snippetHtml(h.snippet)}</td><td>${when(h.createdAt)}</td></tr>`,
-      ),
+      ['Session', 'Source', 'User', 'Role', 'Match', 'When'],
+      v.hits.map((h) => hitRow(h, v.hitSessions.get(h.sessionId))),
       `Nothing matches “${v.q}”.`,
     )}`;
   }
@@ -51,13 +57,25 @@ export function sessionsBody(v: SessionsView): Html {
     : '';
   return html`${form}${tableWrap(
     'Sessions, newest first',
-    ['Session', 'Source', 'User', 'Started', 'Messages', 'Tokens', 'Cost', 'State'],
-    v.sessions.map(
-      (s) => html`<tr>
-<th scope="row">${sessionLink(s, s.title ?? s.id.slice(0, 8))}</th><td>${s.source}</td><td>${s.userId ?? '—'}</td><td>${when(s.startedAt)}</td>
-<td class="num">${count(s.messageCount)}</td><td class="num">${count(s.inputTokens + s.outputTokens)}</td><td class="num">${usd(s.estimatedCostUsd)}</td>
-<td>${s.endedAt === null ? 'open' : `ended (${s.endReason ?? '—'})`}</td></tr>`,
-    ),
+    ['Session', 'Source', 'User', 'Last activity', 'Started', 'Messages', 'Tokens', 'Cost', 'State'],
+    v.sessions.map((s) => sessionRow(s, v.priced, v.now)),
     'No sessions yet.',
-  )}${next}`;
+  )}${priceHint(v.sessions.map((s) => s.model), v.priced)}${next}`;
+}
+
+/** One search hit, under the name of its session (and who it is with) as the list shows them. */
+function hitRow(h: SearchHit, s: SessionOverview | undefined): Html {
+  const label = s ? sessionLabel(s) : (h.title ?? `Session ${shortId(h.sessionId)}`);
+  return html`<tr><th scope="row">${sessionLink({ id: h.sessionId }, label)}</th><td>${h.source}</td><td>${s ? userHtml(s) : '—'}</td><td>${h.role}</td><td>${snippetHtml(h.snippet)}</td><td>${when(h.createdAt)}</td></tr>`;
+}
+
+/** One session: its name (title, API name or first message) over its short id, who, when, how much. */
+function sessionRow(s: SessionOverview, priced: Priced, now: number): Html {
+  const label = sessionLabel(s);
+  const id = label.includes(shortId(s.id)) ? '' : html`<br><span class="muted">${shortId(s.id)}</span>`;
+  return html`<tr>
+<th scope="row">${sessionLink(s, label)}${id}</th><td>${s.source}</td><td>${userHtml(s)}</td>
+<td>${ago(s.lastActivityAt, now)}</td><td>${when(s.startedAt)}</td>
+<td class="num">${count(s.messageCount)}</td><td class="num">${count(s.inputTokens + s.outputTokens)}</td><td class="num">${costHtml(s.estimatedCostUsd, s.model, priced)}</td>
+<td>${s.endedAt === null ? 'open' : `ended (${s.endReason ?? '—'})`}</td></tr>`;
 }

@@ -99,6 +99,7 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
     let { session } = await store.getOrCreateSession(sessionKey, () => ({
       source: first.platform as SessionSource,
       userId: first.userId,
+      userName: first.userName,
       chatId: first.chatId,
       profile: profileColumn(first.profile ?? DEFAULT_PROFILE),
       model: agent ? providerLabel(agent.primary) : undefined,

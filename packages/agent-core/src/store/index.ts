@@ -4,6 +4,7 @@ export type { Session, StoredMessage, Turn, TurnStatus } from './rows.js';
 export { TURN_STATUSES } from './rows.js';
 export { TURN_FILES_MIGRATION_VERSION, type NewTurnFile, type TurnFile, type TurnFileKind } from './turn-files.js';
 export type { SessionInit, NewSessionInit, UsageDelta, ListSessionsOptions, SessionPage } from './sessions.js';
+export { PREVIEW_CHARS, type SessionOverview, type SessionOverviewPage } from './session-overviews.js';
 export type { AppendOptions, GetMessagesOptions } from './messages.js';
 export type { SearchHit, SearchOptions } from './fts.js';
 export type { DailyUsage, ModelUsage, ProfileUsage, UsageFilter } from './usage.js';

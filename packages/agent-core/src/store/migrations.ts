@@ -39,6 +39,9 @@ export const CORE_MIGRATIONS: readonly Migration[] = [
   { version: 16, name: 'learnt context windows', sql: CONTEXT_WINDOWS_TABLE },
   // The agent profile a session belongs to (gateway profiles); NULL: the default profile (sessions from before).
   { version: 25, name: 'session profile', sql: 'ALTER TABLE sessions ADD COLUMN profile TEXT' },
+  // The user's display name on the platform, as its first message gave it (issue 47: the console tells sessions
+  // apart by who they are with); NULL when the platform sent none, and for sessions from before.
+  { version: 47, name: 'session user name', sql: 'ALTER TABLE sessions ADD COLUMN user_name TEXT' },
 ];
 
 const registered: Migration[] = [];

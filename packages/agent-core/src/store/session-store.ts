@@ -15,6 +15,7 @@ import { runMigrations } from './migrations.js';
 import { PostgresSql, type PostgresOptions } from './postgres-sql.js';
 import type { Session, StoredMessage, Turn, TurnStatus } from './rows.js';
 import * as sessions from './sessions.js';
+import { getSessionOverview, listSessionOverviews, sessionOverviewsByIds, type SessionOverview, type SessionOverviewPage } from './session-overviews.js';
 import type { Sql, WriteStats } from './sql.js';
 import { SqliteSql, type SqliteOptions } from './sqlite-sql.js';
 import * as turnFiles from './turn-files.js';
@@ -162,6 +163,20 @@ export class SessionStore {
 
   listSessions(opts?: sessions.ListSessionsOptions): Promise<sessions.SessionPage> {
     return sessions.listSessions(this.sql, opts);
+  }
+
+  /** listSessions with each session's first user message, user name and last activity (the console's list). */
+  listSessionOverviews(opts?: sessions.ListSessionsOptions): Promise<SessionOverviewPage> {
+    return listSessionOverviews(this.sql, opts);
+  }
+
+  getSessionOverview(id: string): Promise<SessionOverview | null> {
+    return getSessionOverview(this.sql, id);
+  }
+
+  /** Overviews of these sessions (in no particular order), in one query. */
+  sessionOverviewsByIds(ids: readonly string[]): Promise<SessionOverview[]> {
+    return sessionOverviewsByIds(this.sql, ids);
   }
 
   /** Tokens and estimated spend per model (sessions counted by the model they record). */

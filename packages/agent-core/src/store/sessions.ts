@@ -22,6 +22,8 @@ export interface SessionInit {
   systemPrompt?: string;
   /** The agent profile (gateway); absent or null: the default profile. */
   profile?: string | null;
+  /** The user's display name on the platform when it sent one (shown by the console; the id stays the identity). */
+  userName?: string | null;
 }
 
 export interface NewSessionInit extends SessionInit {
@@ -135,8 +137,8 @@ async function insertSession(sql: Sql, key: string, init: SessionInit, parentSes
   const now = Date.now();
   const id = newSessionId(now);
   await sql.run(
-    `INSERT INTO sessions (id, key, source, user_id, chat_id, model, system_prompt, parent_session_id, started_at, profile)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO sessions (id, key, source, user_id, chat_id, model, system_prompt, parent_session_id, started_at, profile, user_name)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, (SELECT p.user_name FROM sessions p WHERE p.id = ?)))`,
     [
       id,
       key,
@@ -148,6 +150,9 @@ async function insertSession(sql: Sql, key: string, init: SessionInit, parentSes
       parentSessionId,
       now,
       init.profile ?? null,
+      // A continuation (compression) keeps its parent's user name unless told another.
+      init.userName ?? null,
+      parentSessionId,
     ],
   );
   await sql.run(
@@ -248,7 +253,7 @@ export async function setSessionField(
   if (result.changes === 0) throw new StoreNotFoundError('session', id);
 }
 
-function encodeCursor(s: Session): string {
+export function encodeCursor(s: Pick<Session, 'startedAt' | 'id'>): string {
   return Buffer.from(JSON.stringify([s.startedAt, s.id])).toString('base64url');
 }
 
@@ -264,29 +269,35 @@ function decodeCursor(cursor: string): [number, string] {
   throw new InvalidCursorError(cursor);
 }
 
-/** Newest first, paged on (started_at, id) so sessions created while paging neither repeat nor go missing. */
-export async function listSessions(sql: Sql, opts: ListSessionsOptions = {}): Promise<SessionPage> {
-  const limit = clampLimit(opts.limit, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT);
+/** The WHERE clause (empty, or starting with WHERE) and its parameters for a page of sessions; `alias` as in profileFilter. */
+export function sessionsWhere(opts: ListSessionsOptions, alias = ''): { where: string; params: SqlValue[] } {
   const where: string[] = [];
   const params: SqlValue[] = [];
   if (opts.source !== undefined) {
-    where.push('source = ?');
+    where.push(`${alias}source = ?`);
     params.push(opts.source);
   }
   if (opts.userId !== undefined) {
-    where.push('user_id = ?');
+    where.push(`${alias}user_id = ?`);
     params.push(opts.userId);
   }
   if (opts.profile !== undefined) {
-    where.push(profileFilter(''));
+    where.push(profileFilter(alias));
     params.push(opts.profile, opts.profile);
   }
-  if (opts.active !== undefined) where.push(opts.active ? 'ended_at IS NULL' : 'ended_at IS NOT NULL');
+  if (opts.active !== undefined) where.push(opts.active ? `${alias}ended_at IS NULL` : `${alias}ended_at IS NOT NULL`);
   if (opts.cursor !== undefined) {
-    where.push('(started_at, id) < (?, ?)');
+    where.push(`(${alias}started_at, ${alias}id) < (?, ?)`);
     params.push(...decodeCursor(opts.cursor));
   }
-  const query = `SELECT * FROM sessions ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+  return { where: where.length ? `WHERE ${where.join(' AND ')}` : '', params };
+}
+
+/** Newest first, paged on (started_at, id) so sessions created while paging neither repeat nor go missing. */
+export async function listSessions(sql: Sql, opts: ListSessionsOptions = {}): Promise<SessionPage> {
+  const limit = clampLimit(opts.limit, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT);
+  const { where, params } = sessionsWhere(opts);
+  const query = `SELECT * FROM sessions ${where}
                  ORDER BY started_at DESC, id DESC LIMIT ?`;
   const rows = await sql.all<SessionRow>(query, [...params, limit + 1]);
   const sessions = rows.slice(0, limit).map(toSession);
