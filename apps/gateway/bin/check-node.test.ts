@@ -5,9 +5,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { NODE_RANGE, supportedNode, unsupportedNodeMessage } from '../../bin/check-node.js';
+import { NODE_RANGE, supportedNode, unsupportedNodeMessage } from './check-node.js';
 
-const root = new URL('../../../../', import.meta.url);
+const root = new URL('../../../', import.meta.url);
 const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { engines: { node: string } };
 
 describe('the Node version check', () => {
