@@ -8,6 +8,8 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     reporters: ['default'],
+    // The run's own temp directory and Redis key prefix, and a failed run when a test leaves either behind.
+    globalSetup: ['test/global-setup.ts'],
     projects: [
       {
         // Units: in-process, many files at once.
