@@ -1,8 +1,8 @@
 /**
  * Starts the real gateway process with the given environment and waits until its admin server answers: from the
  * TypeScript sources (`node --import tsx apps/gateway/src/main.ts`, so a test never runs a stale build), or, with
- * `compiled: true`, the way `npm start` and the Docker image run it (`node --expose-gc --conditions=@herald/dist
- * apps/gateway/dist/main.js`, after `npm run build`).
+ * `compiled: true`, the compiled build the way the Docker image runs it (`node --expose-gc --conditions=@herald/dist
+ * apps/gateway/dist/main.js`, after `npm run build`; `npm start` itself: npm-start.e2e.test.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
