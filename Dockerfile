@@ -4,15 +4,16 @@
 
 FROM node:24-bookworm AS build
 WORKDIR /app
-COPY package.json package-lock.json ./
+COPY package.json package-lock.json .npmrc ./
 COPY apps/gateway/package.json apps/gateway/
 COPY packages/agent-core/package.json packages/agent-core/
 COPY packages/adapters/package.json packages/adapters/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.base.json tsconfig.build.json ./
+COPY scripts/build.js scripts/
 COPY apps apps
 COPY packages packages
-# Compile to dist/ (tsc -b), then drop build- and test-only dependencies (typescript, tsx, vitest).
+# Compile to dist/ (scripts/build.js: tsc -b), then drop build- and test-only dependencies (typescript, tsx, vitest).
 RUN npm run build && npm prune --omit=dev
 
 FROM node:24-bookworm-slim AS runtime

@@ -8,13 +8,15 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     reporters: ['default'],
+    // The run's own temp directory and Redis key prefix, and a failed run when a test leaves either behind.
+    globalSetup: ['test/global-setup.ts'],
     projects: [
       {
         // Units: in-process, many files at once.
         extends: true,
         test: {
           name: 'unit',
-          include: ['packages/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts', 'test/fakes/**/*.test.ts'],
+          include: ['packages/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts', 'apps/*/bin/**/*.test.ts', 'test/fakes/**/*.test.ts'],
         },
       },
       {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Puts a supported Node.js (the project's engines range, >=22.12) first on PATH.
+# Puts a supported Node.js (the project's engines range: ^22.19.0 || ^24.0.0 || >=26.0.0) first on PATH.
 #
 #   source scripts/node-env.sh      # in your shell, then npm ci / npm test / npm start as usual
 #
@@ -11,9 +11,10 @@
 HERALD_NODE_VERSION="${HERALD_NODE_VERSION:-24.21.0}"
 HERALD_NODE_CACHE="${HERALD_NODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/herald-node}"
 
+# The same check `npm start` and `herald` make (apps/gateway/bin/check-node.js): exit 0 when this node is supported.
 herald_node_ok() {
   command -v node >/dev/null 2>&1 || return 1
-  node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>22||(a===22&&b>=12)?0:1)'
+  node "$(dirname "${BASH_SOURCE[0]}")/../apps/gateway/bin/check-node.js" 2>/dev/null
 }
 
 if ! herald_node_ok; then

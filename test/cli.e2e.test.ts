@@ -262,13 +262,13 @@ describe('herald sessions and pairing', () => {
   it('an unknown command or option exits 2 with a hint; help lists every command', async () => {
     const bogus = await herald(['bogus']);
     expect(bogus.code).toBe(2);
-    expect(bogus.stderr.trim()).toBe('unknown command "bogus"; run `herald help`');
+    expect(bogus.stderr.trim()).toBe('unknown command "bogus"; run `npx herald help`');
     const badOption = await herald(['sessions', 'list', '--colour']);
     expect(badOption.code).toBe(2);
     expect(badOption.stderr).toContain("Unknown option '--colour'");
     const help = await herald(['help']);
     expect(help.code).toBe(0);
-    for (const c of ['herald start', 'herald doctor', 'herald pairing approve', 'herald sessions search', 'herald store migrate']) expect(help.stdout).toContain(c);
+    for (const c of ['npx herald start', 'npx herald doctor', 'npx herald pairing approve', 'npx herald sessions search', 'npx herald store migrate']) expect(help.stdout).toContain(c);
   });
 });
 

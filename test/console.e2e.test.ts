@@ -36,7 +36,8 @@ const CHROMIUM_FLAGS = [
 const OWNER = 500;
 const STRANGER = 501;
 const DAY = 86_400_000;
-const SHOTS = process.env.HERALD_UPDATE_SCREENSHOTS === '1' ? resolve(import.meta.dirname, '../docs/console') : mkdtempSync(join(tmpdir(), 'herald-shots-'));
+const UPDATE_SHOTS = process.env.HERALD_UPDATE_SCREENSHOTS === '1';
+const SHOTS = UPDATE_SHOTS ? resolve(import.meta.dirname, '../docs/console') : mkdtempSync(join(tmpdir(), 'herald-shots-'));
 
 describe('operator console in Chromium', () => {
   let tg: TelegramFake;
@@ -76,6 +77,8 @@ describe('operator console in Chromium', () => {
     await tg?.close();
     await llm?.close();
     rmSync(profile, { recursive: true, force: true });
+    // Screenshots are kept only where the README shows them.
+    if (!UPDATE_SHOTS) rmSync(SHOTS, { recursive: true, force: true });
   });
 
   it('logs in with the keyboard; the cookie is HttpOnly and SameSite=Strict; the overview shows health and a live queue depth', async () => {

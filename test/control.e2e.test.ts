@@ -203,7 +203,7 @@ describe('conversation control (queue mode, allowlist + pairing)', () => {
     const reply = await ask(tg, 901, 'hello, who are you?');
     const code = /^([ABCDEFGHJKLMNPQRSTUVWXYZ23456789]{8})$/m.exec(reply)?.[1];
     expect(code, reply).toBeDefined();
-    expect(reply).toContain(`herald pairing approve telegram ${code}`);
+    expect(reply).toContain(`npx herald pairing approve telegram ${code}`);
     expect(requestsFor(llm, 'hello, who are you?')).toHaveLength(0);
 
     // A stranger in a group, addressing the bot: nothing at all, not even a code.

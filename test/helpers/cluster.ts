@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGateway, type GatewayProcess } from './gateway.js';
 import { deleteRedisPrefix } from './redis-keys.js';
+import { testPrefix } from './test-run.js';
 
 export { deleteRedisPrefix };
 
@@ -26,14 +27,12 @@ export interface ClusterOptions {
   workers: number;
 }
 
-export function uniquePrefix(label: string): string {
-  return `htest-${label}-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
-}
+export { testPrefix as uniquePrefix };
 
 export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   const dir = mkdtempSync(join(tmpdir(), 'herald-cluster-'));
   const dbPath = join(dir, 'herald.db');
-  const prefix = opts.env.HERALD_REDIS_PREFIX ?? uniquePrefix('cluster');
+  const prefix = opts.env.HERALD_REDIS_PREFIX ?? testPrefix('cluster');
   const env = { ...opts.env, HERALD_DB: dbPath, HERALD_REDIS_PREFIX: prefix };
   const started: GatewayProcess[] = [];
   const start = async (role: string): Promise<GatewayProcess> => {

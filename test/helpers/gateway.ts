@@ -1,8 +1,8 @@
 /**
  * Starts the real gateway process with the given environment and waits until its admin server answers: from the
  * TypeScript sources (`node --import tsx apps/gateway/src/main.ts`, so a test never runs a stale build), or, with
- * `compiled: true`, the way `npm start` and the Docker image run it (`node --expose-gc --conditions=@herald/dist
- * apps/gateway/dist/main.js`, after `npm run build`).
+ * `compiled: true`, the compiled build the way the Docker image runs it (`node --expose-gc --conditions=@herald/dist
+ * apps/gateway/dist/main.js`, after `npm run build`; `npm start` itself: npm-start.e2e.test.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { freePort, waitFor } from './ports.js';
 import { deleteRedisPrefix } from './redis-keys.js';
+import { testPrefix } from './test-run.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const ENTRY = join(ROOT, 'apps/gateway/src/main.ts');
@@ -51,7 +52,7 @@ export function isolatedEnv(extra: Record<string, string> = {}): Record<string, 
   const keep = ['PATH', 'HOME', 'NODE_OPTIONS', 'TMPDIR', 'LANG'];
   const env: Record<string, string> = {};
   for (const k of keep) if (process.env[k]) env[k] = process.env[k] as string;
-  return { ...env, HERALD_LOG_LEVEL: 'info', HERALD_REDIS_PREFIX: `herald-test-${process.pid}-${Date.now().toString(36)}`, ...extra };
+  return { ...env, HERALD_LOG_LEVEL: 'info', HERALD_REDIS_PREFIX: testPrefix('gw'), ...extra };
 }
 
 /** Tries to take a port that another process grabbed between freePort() and the gateway's listen(). */
@@ -72,15 +73,15 @@ export async function startGateway(opts: StartOptions = {}): Promise<GatewayProc
 
 async function startOnce(opts: StartOptions): Promise<GatewayProcess> {
   const port = opts.env?.HERALD_PORT ? Number(opts.env.HERALD_PORT) : await freePort();
-  const dir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'herald-gw-'));
-  const dbPath = opts.env?.HERALD_DB ?? join(dir, 'herald.db');
+  // What this helper made up it also cleans up: the temp directory (made only when the test names neither a data
+  // directory nor a HERALD_DB), and the Redis prefix on the shared Redis (a test that chose its prefix, or a Redis
+  // of its own, cleans those itself).
+  const ownDir = opts.dataDir || opts.env?.HERALD_DB ? null : mkdtempSync(join(tmpdir(), 'herald-gw-'));
+  const dbPath = opts.env?.HERALD_DB ?? join(opts.dataDir ?? ownDir ?? '', 'herald.db');
   const env = isolatedEnv({ HERALD_PORT: String(port), HERALD_DB: dbPath, ...opts.env });
-  // What this helper made up it also cleans up: the temp directory, and the Redis prefix on the shared Redis (a
-  // test that chose its prefix, or a Redis of its own, cleans those itself).
-  const ownDir = !opts.dataDir && !opts.env?.HERALD_DB;
   const ownKeys = !opts.env?.HERALD_REDIS_PREFIX && !opts.env?.REDIS_URL;
   const cleanUp = async (): Promise<void> => {
-    if (ownDir) rmSync(dir, { recursive: true, force: true });
+    if (ownDir) rmSync(ownDir, { recursive: true, force: true });
     if (ownKeys) await deleteRedisPrefix(env.HERALD_REDIS_PREFIX).catch(() => undefined);
   };
   const entryArgs = opts.compiled ? ['--expose-gc', '--conditions=@herald/dist', COMPILED_ENTRY] : ['--import', TSX, ENTRY];

@@ -5,11 +5,12 @@
 import { Redis } from 'ioredis';
 import { afterAll } from 'vitest';
 import { deleteRedisPrefix } from './cluster.js';
+import { testPrefix } from './test-run.js';
 
 export const TEST_REDIS_URL = 'redis://127.0.0.1:6379';
 
 export function useTestRedis(label: string): { redis: Redis; prefix: string } {
-  const prefix = `htest-${label}-${process.pid}-${Date.now().toString(36)}`;
+  const prefix = testPrefix(label);
   const redis = new Redis(TEST_REDIS_URL);
   afterAll(async () => {
     await deleteRedisPrefix(prefix, TEST_REDIS_URL);

@@ -2,7 +2,8 @@
 // The `herald` command. In production (NODE_ENV=production, as in the Docker image, or wherever tsx is not
 // installed) it runs the compiled JavaScript from dist/ (`npm run build`); in a development checkout it compiles
 // the TypeScript sources as they load (tsx), so an edit never runs against a stale build. `herald help` lists the
-// commands.
+// commands. An unsupported Node is refused in one line first (check-node.js), before anything else loads.
+import './check-node.js';
 import { register } from 'node:module';
 
 async function loadRun() {

@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ReplyListener, ReplyPublisher, replyStreamKey, type ReplyEvent } from './reply-channel.js';
+import { testPrefix } from '../../../../test/helpers/test-run.js';
 
 const URL = 'redis://127.0.0.1:6379';
 const cleanups: Array<() => Promise<void>> = [];
@@ -14,7 +15,7 @@ afterEach(async () => {
 });
 
 async function rig(pollMs = 5_000) {
-  const prefix = `htest-replies-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  const prefix = testPrefix('replies');
   const redis = new Redis(URL);
   const sub = new Redis(URL);
   const listener = new ReplyListener(redis, sub, prefix, pino({ level: 'silent' }), pollMs);

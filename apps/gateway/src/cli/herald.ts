@@ -9,6 +9,7 @@
  * `--config <herald.yaml>` works with every command. Exit codes: 0 ok, 1 a check or action failed, 2 usage.
  */
 import { ConfigError, loadConfig } from '../config/load.js';
+import { HERALD_COMMAND } from '../herald-command.js';
 import { VERSION } from '../version.js';
 import { doctor } from './doctor.js';
 import { CliError, processIo, type CliIo } from './io.js';
@@ -18,8 +19,8 @@ import { STORE_USAGE, storeCommand } from './store.js';
 
 export const USAGE = `Herald ${VERSION}: chat with one LLM agent from Telegram, Discord and Slack.
 
-herald start [--role all|ingress|worker] [--config herald.yaml]
-herald doctor [--config herald.yaml]
+${HERALD_COMMAND} start [--role all|ingress|worker] [--config herald.yaml]
+${HERALD_COMMAND} doctor [--config herald.yaml]
 ${PAIRING_USAGE}
 ${SESSIONS_USAGE}
 ${STORE_USAGE}`;
@@ -58,7 +59,7 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
         io.err(USAGE);
         return 2;
       default:
-        throw new CliError(`unknown command "${command}"; run \`herald help\``);
+        throw new CliError(`unknown command "${command}"; run \`${HERALD_COMMAND} help\``);
     }
   } catch (err) {
     if (err instanceof CliError) io.err(err.message);

@@ -3,13 +3,14 @@
  * so an approval takes effect on the user's next message without a restart.
  */
 import { parseArgs } from 'node:util';
+import { HERALD_COMMAND } from '../herald-command.js';
 import { PairingService, UnknownPlatformNameError, parsePlatform } from '../pairing/index.js';
 import { openConfiguredStore, type StoreConfig } from '../sessions/store-target.js';
 import { CliError, type CliIo } from './io.js';
 
-export const PAIRING_USAGE = `herald pairing list [--platform telegram|discord|slack] [--json]
-herald pairing approve <platform> <code>
-herald pairing revoke <platform> <user id>`;
+export const PAIRING_USAGE = `${HERALD_COMMAND} pairing list [--platform telegram|discord|slack] [--json]
+${HERALD_COMMAND} pairing approve <platform> <code>
+${HERALD_COMMAND} pairing revoke <platform> <user id>`;
 
 export async function pairingCommand(args: string[], config: StoreConfig, io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
@@ -42,7 +43,7 @@ export async function pairingCommand(args: string[], config: StoreConfig, io: Cl
       }
       case 'approve': {
         const [name, code] = positionals;
-        if (!code) throw new CliError(`usage: herald pairing approve <platform> <code>`);
+        if (!code) throw new CliError(`usage: ${HERALD_COMMAND} pairing approve <platform> <code>`);
         const res = await pairing.approve(platformOf(name), code);
         if (res.status === 'approved') {
           io.out(`approved ${res.platform} user ${res.userId}${res.userName ? ` (${res.userName})` : ''}`);
@@ -57,7 +58,7 @@ export async function pairingCommand(args: string[], config: StoreConfig, io: Cl
       }
       case 'revoke': {
         const [name, userId] = positionals;
-        if (!userId) throw new CliError(`usage: herald pairing revoke <platform> <user id>`);
+        if (!userId) throw new CliError(`usage: ${HERALD_COMMAND} pairing revoke <platform> <user id>`);
         if (await pairing.revoke(platformOf(name), userId)) {
           io.out(`revoked ${name} user ${userId}`);
           return 0;

@@ -2,8 +2,7 @@
  * `herald sessions export`: ShareGPT lines from a real store on both backends, the filters, the file written
  * whole, and bad options refused with a message naming them.
  */
-import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { STORE_BACKENDS, useTempStores } from '../../../../packages/agent-core/src/store/test-support.js';
@@ -57,11 +56,11 @@ describe.each(STORE_BACKENDS)('herald sessions export on %s', (backend) => {
 
   it('writes --out whole, and refuses bad options without writing anything', async () => {
     const store = await seeded();
-    const out = join(mkdtempSync(join(tmpdir(), 'herald-export-')), 'trajectories.jsonl');
+    const out = join(temp.dir, 'trajectories.jsonl');
     await exportSessions(store, { format: 'sharegpt', out }, capture());
     expect(readFileSync(out, 'utf8').trim().split('\n')).toHaveLength(2);
 
-    const other = join(mkdtempSync(join(tmpdir(), 'herald-export-')), 'x.jsonl');
+    const other = join(temp.dir, 'x.jsonl');
     await expect(exportSessions(store, { format: 'csv', out: other }, capture())).rejects.toThrow(CliError);
     await expect(exportSessions(store, { format: 'sharegpt', status: 'done', out: other }, capture())).rejects.toThrow(/--status: must be one of completed, failed, all/);
     await expect(exportSessions(store, { format: 'sharegpt', since: 'last week', out: other }, capture())).rejects.toThrow(/--since: must be a date/);

@@ -3,6 +3,7 @@
  * whether or not the gateway runs. `--json` prints what the admin API would return, for scripts.
  */
 import { parseArgs } from 'node:util';
+import { HERALD_COMMAND } from '../herald-command.js';
 import type { Session, SessionSource } from '@herald/agent-core';
 import { openConfiguredStore, type StoreConfig } from '../sessions/store-target.js';
 import { SOURCES, messageJson, searchHitJson, sessionJson } from '../admin/schemas.js';
@@ -11,10 +12,10 @@ import { exportSessions } from './sessions-export.js';
 
 const PREVIEW_CHARS = 200;
 
-export const SESSIONS_USAGE = `herald sessions list [--source telegram|discord|slack|cli|api] [--user <id>] [--active | --ended] [--limit <n>] [--cursor <c>] [--json]
-herald sessions show <session id> [--json]
-herald sessions search <words…> [--source <s>] [--user <id>] [--limit <n>] [--json]
-herald sessions export --format sharegpt [--source <s>] [--since <date>] [--until <date>] [--status completed|failed|all] [--out <file>]`;
+export const SESSIONS_USAGE = `${HERALD_COMMAND} sessions list [--source telegram|discord|slack|cli|api] [--user <id>] [--active | --ended] [--limit <n>] [--cursor <c>] [--json]
+${HERALD_COMMAND} sessions show <session id> [--json]
+${HERALD_COMMAND} sessions search <words…> [--source <s>] [--user <id>] [--limit <n>] [--json]
+${HERALD_COMMAND} sessions export --format sharegpt [--source <s>] [--since <date>] [--until <date>] [--status completed|failed|all] [--out <file>]`;
 
 export async function sessionsCommand(args: string[], config: StoreConfig, io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
@@ -47,12 +48,12 @@ export async function sessionsCommand(args: string[], config: StoreConfig, io: C
         if (values.json) return io.json({ sessions: page.sessions.map(sessionJson), next_cursor: page.nextCursor });
         if (page.sessions.length === 0) io.out('no sessions');
         for (const s of page.sessions) io.out(sessionLine(s));
-        if (page.nextCursor) io.out(`more: herald sessions list --cursor ${page.nextCursor}`);
+        if (page.nextCursor) io.out(`more: ${HERALD_COMMAND} sessions list --cursor ${page.nextCursor}`);
         return 0;
       }
       case 'show': {
         const id = positionals[0];
-        if (!id) throw new CliError('usage: herald sessions show <session id>');
+        if (!id) throw new CliError(`usage: ${HERALD_COMMAND} sessions show <session id>`);
         const session = await store.getSession(id);
         if (!session) throw new CliError(`no session ${id}`);
         const messages = await store.getMessages(session.id);
@@ -67,7 +68,7 @@ export async function sessionsCommand(args: string[], config: StoreConfig, io: C
       }
       case 'search': {
         const query = positionals.join(' ').trim();
-        if (!query) throw new CliError('usage: herald sessions search <words…>');
+        if (!query) throw new CliError(`usage: ${HERALD_COMMAND} sessions search <words…>`);
         const hits = await store.search(query, { source, userId: values.user, limit });
         if (values.json) return io.json({ hits: hits.map(searchHitJson) });
         if (hits.length === 0) io.out('no matches');

@@ -53,8 +53,8 @@ describe('herald store backup and restore', () => {
   it('usage mistakes are CliErrors naming what is wrong', async () => {
     const db = path.join(temp.dir, 'usage.db');
     await storeWith(db, 'hello');
-    await expect(storeCommand(['backup'], { db }, capture())).rejects.toThrow(new CliError('usage: herald store backup <file> [--force]'));
-    await expect(storeCommand(['restore', 'a.db', 'b.db'], { db }, capture())).rejects.toThrow(new CliError('usage: herald store restore <file> [--yes]'));
+    await expect(storeCommand(['backup'], { db }, capture())).rejects.toThrow(new CliError('usage: npx herald store backup <file> [--force]'));
+    await expect(storeCommand(['restore', 'a.db', 'b.db'], { db }, capture())).rejects.toThrow(new CliError('usage: npx herald store restore <file> [--yes]'));
     await expect(storeCommand(['backup', db], { db }, capture())).rejects.toThrow('the backup must go to another file than the store itself');
     await expect(storeCommand(['backup', path.join(temp.dir, 'no-dir', 'x.db')], { db }, capture())).rejects.toThrow(/no such directory$/);
     await expect(storeCommand(['backup', path.join(temp.dir, 'x.db')], { db: path.join(temp.dir, 'missing.db') }, capture())).rejects.toThrow(/^no SQLite store at .*missing\.db/);

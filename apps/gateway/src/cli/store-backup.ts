@@ -18,12 +18,13 @@ import {
 import { describeStoreTarget, openStoreAt, type StoreConfig } from '../sessions/store-target.js';
 import { formatBytes } from '../ops/safety/findings.js';
 import { CliError, type CliIo } from './io.js';
+import { HERALD_COMMAND } from '../herald-command.js';
 
 /** The SQLite file, and the PostgreSQL URL that replaces it when set. */
 export type StoreFiles = Pick<StoreConfig, 'db'> & { databaseUrl?: string };
 
-export const BACKUP_USAGE = 'herald store backup <file> [--force]';
-export const RESTORE_USAGE = 'herald store restore <file> [--yes]';
+export const BACKUP_USAGE = `${HERALD_COMMAND} store backup <file> [--force]`;
+export const RESTORE_USAGE = `${HERALD_COMMAND} store restore <file> [--yes]`;
 /** What to type to confirm a restore (unless --yes). */
 export const RESTORE_CONFIRMATION = 'restore';
 
@@ -65,7 +66,7 @@ export async function restoreCommand(args: string[], config: StoreFiles, io: Cli
     const where = describeStoreTarget(config.databaseUrl);
     io.err(
       `the store is PostgreSQL (${where}): restore a pg_dump file with pg_restore --clean --if-exists --dbname '${where}' ${file} ` +
-        `(gateway stopped); a SQLite backup goes into an empty PostgreSQL database with herald store migrate --from ${file} --to '${where}'`,
+        `(gateway stopped); a SQLite backup goes into an empty PostgreSQL database with ${HERALD_COMMAND} store migrate --from ${file} --to '${where}'`,
     );
     return 1;
   }

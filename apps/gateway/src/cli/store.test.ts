@@ -241,7 +241,7 @@ describe('herald store migrate', () => {
     await expect(migrate(seeded.file, 'mysql://root:hunter22@db/herald')).rejects.toThrow(new CliError('--to: must be a postgres:// (or postgresql://) URL'));
     await expect(storeCommand(['migrate'], configFor(seeded.file), capture())).rejects.toThrow(/--to: the PostgreSQL database to copy into is required/);
     await expect(migrate(`${sqlite.dir}/missing.db`, to)).rejects.toThrow(/^no SQLite store at .*missing\.db \(name it with --from, or set HERALD_DB\)$/);
-    await expect(storeCommand(['copy'], configFor(seeded.file), capture())).rejects.toThrow(/^usage: herald store migrate/);
+    await expect(storeCommand(['copy'], configFor(seeded.file), capture())).rejects.toThrow(/^usage: npx herald store migrate/);
 
     const foreign = await sqlite.location('foreign.db');
     const other = await SqliteSql.open(foreign);

@@ -21,11 +21,12 @@ import {
   type TableCopyResult,
 } from '@herald/agent-core';
 import { urlPassword } from '../config/load.js';
+import { HERALD_COMMAND } from '../herald-command.js';
 import { describeStoreTarget, openStoreAt } from '../sessions/store-target.js';
 import { CliError, type CliIo } from './io.js';
 import { BACKUP_USAGE, backupCommand, RESTORE_USAGE, restoreCommand, type StoreFiles } from './store-backup.js';
 
-export const STORE_USAGE = `herald store migrate --to postgres://user:password@host:5432/db [--from <sqlite file>] [--force]
+export const STORE_USAGE = `${HERALD_COMMAND} store migrate --to postgres://user:password@host:5432/db [--from <sqlite file>] [--force]
 ${BACKUP_USAGE}
 ${RESTORE_USAGE}`;
 

@@ -28,10 +28,11 @@ import { runCommand } from './handlers.js';
 import { BUSY_REPLY, parseCommand } from './registry.js';
 import { NO_TTS_REPLY, VOICE_USAGE } from './voice.js';
 import { REASONING_USAGE } from './reasoning.js';
+import { testPrefix } from '../../../../test/helpers/test-run.js';
 
 const URL = 'redis://127.0.0.1:6379';
 const log = pino({ level: 'silent' });
-const prefix = `htest-commands-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+const prefix = testPrefix('commands');
 const dir = mkdtempSync(join(tmpdir(), 'herald-commands-'));
 let redis: Redis;
 let queue: Queue<TurnJobData>;

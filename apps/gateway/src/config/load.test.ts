@@ -1,11 +1,12 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, configSecrets, loadConfig } from './load.js';
 import { yamlPath } from './settings.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'herald-config-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const yamlFile = (text: string): string => {
   const f = join(dir, `herald-${Math.random().toString(36).slice(2)}.yaml`);
   writeFileSync(f, text);

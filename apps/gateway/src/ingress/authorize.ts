@@ -7,6 +7,7 @@
  */
 import type { InboundMessage, Platform } from '@herald/adapters';
 import type { HeraldConfig } from '../config/load.js';
+import { HERALD_COMMAND } from '../herald-command.js';
 import type { Logger } from '../logger.js';
 import type { PairingRequestResult, PairingService } from '../pairing/index.js';
 
@@ -68,7 +69,7 @@ export function pairingReply(platform: Platform, res: Exclude<PairingRequestResu
         '',
         res.code,
         '',
-        `Ask the owner of this bot to approve it within an hour: herald pairing approve ${platform} ${res.code}`,
+        `Ask the owner of this bot to approve it within an hour: ${HERALD_COMMAND} pairing approve ${platform} ${res.code}`,
       ].join('\n');
     case 'rate_limited':
       return `I sent you a pairing code a few minutes ago; ask the bot's owner to approve it. You can ask for a new one in ${Math.ceil(res.retryAfterMs / 60_000)} min.`;

@@ -2,9 +2,10 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RedisSemaphore } from './semaphore.js';
+import { testPrefix } from '../../../../test/helpers/test-run.js';
 
 const redis = new Redis('redis://127.0.0.1:6379');
-const key = `htest-sem-${process.pid}-${Date.now().toString(36)}`;
+const key = testPrefix('sem');
 
 afterAll(async () => {
   await redis.del(`${key}:a`, `${key}:b`, `${key}:c`);

@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { ConfigError, loadConfig } from '../config/load.js';
 import { ProfileTable, memoryKeyOf, searchProfileOf } from './table.js';
 
@@ -60,7 +60,9 @@ describe('agent profiles and routes', () => {
   });
 
   it('reads profiles, routes, accounts, prices and budgets from herald.yaml as mappings and lists', () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'herald-team-')), 'herald.yaml');
+    const dir = mkdtempSync(join(tmpdir(), 'herald-team-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'herald.yaml');
     writeFileSync(
       file,
       [

@@ -10,6 +10,7 @@ import { ControlBus } from './control.js';
 import { Mailbox, type TurnPayload } from './mailbox.js';
 import { TurnProducer, type BusyInputMode, type TurnJobData } from './producer.js';
 import { TURN_QUEUE, TurnWorker, type TurnEndHandler, type TurnRunner } from './worker.js';
+import { testPrefix } from '../../../../test/helpers/test-run.js';
 
 export const URL = 'redis://127.0.0.1:6379';
 export const log = pino({ level: process.env.RIG_LOG ?? 'silent' });
@@ -30,7 +31,7 @@ export async function rig(opts: {
   onTurnEnd?: TurnEndHandler;
   partsQuietMs?: number;
 }) {
-  const prefix = `htest-worker-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  const prefix = testPrefix('worker');
   const redis = new Redis(URL);
   const mailbox = new Mailbox(redis, prefix, 2_000);
   const queue = new Queue<TurnJobData>(TURN_QUEUE, { connection: { url: URL, maxRetriesPerRequest: null }, prefix });

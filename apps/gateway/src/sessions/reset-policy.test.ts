@@ -3,6 +3,7 @@ import { SessionStore } from '@herald/agent-core';
 import { Redis } from 'ioredis';
 import { Mailbox } from '../queue/mailbox.js';
 import { RESET_NOTICES, applyResetPolicy, crossedDailyBoundary, expiryReason, resetExpiredSession, type ResetPolicy } from './reset-policy.js';
+import { testPrefix } from '../../../../test/helpers/test-run.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -68,7 +69,7 @@ describe('session reset policy', () => {
     const store = await SessionStore.open(':memory:');
     stores.push(store);
     const redis = new Redis('redis://127.0.0.1:6379');
-    const prefix = `htest-reset-${process.pid}-${Date.now().toString(36)}`;
+    const prefix = testPrefix('reset');
     try {
       const mailbox = new Mailbox(redis, prefix, 2_000);
       const key = 'agent:main:telegram:dm:2';

@@ -6,10 +6,11 @@ import { FencedOutError } from '@herald/agent-core';
 import { useTempStores } from '../../../../packages/agent-core/src/store/test-support.js';
 import { Mailbox, type MailboxEntry } from '../queue/mailbox.js';
 import { ABANDONED_NOTICE, abandonTurns } from './abandon.js';
+import { testPrefix } from '../../../../test/helpers/test-run.js';
 
 const temp = useTempStores('sqlite');
 const redis = new Redis('redis://127.0.0.1:6379');
-const prefix = `htest-abandon-${process.pid}-${Date.now().toString(36)}`;
+const prefix = testPrefix('abandon');
 afterAll(async () => {
   const keys = await redis.keys(`${prefix}:*`);
   if (keys.length) await redis.del(...keys);
