@@ -6,7 +6,7 @@
  * does an abort listener on a signal made by `AbortSignal.any` (how the OpenAI SDK joins a caller's signal to its
  * own) and `Readable.toWeb`. So each model request's object graph (body, headers, streams, buffers, and what
  * their listeners reach) was copied into the old generation to wait for a full collection. Measured with two
- * forced young collections after 1,000 requests (`tmp` script, README "Sixth pass"): undici's fetch ≈ 25 KB per
+ * forced young collections after 1,000 requests (`tmp` script, commit 5f06c21; CHANGELOG, wave 2): undici's fetch ≈ 25 KB per
  * request left in the old generation, this fetch ≈ 0.6 KB.
  *
  * The caller's signal reaches this fetch past the SDK (`callerSignalOptions`): handed to the OpenAI SDK as
