@@ -18,7 +18,7 @@ import { DEFAULT_WATCHDOG_MS, WATCHDOG_GRACE_MS, runWatched, type WatchdogLimits
 
 export const TURN_QUEUE = 'turns';
 
-export type { TurnContext, TurnResult, TurnReport, TurnRunner, TurnEndHandler, AbandonHandler } from './turn-context.js';
+export type { AroundTurn, TurnContext, TurnResult, TurnOutcome, TurnOutcomeKind, TurnRunner, TurnEndHandler, AbandonHandler } from './turn-context.js';
 export { TurnAbort } from './turn-abort.js';
 
 export interface TurnWorkerOptions {
@@ -48,6 +48,8 @@ export interface TurnWorkerOptions {
   partsQuietMs?: number;
 }
 
+/** A turn that outlasted its store-outage patience is woken up again after this long (the entry stays at the head). */
+const STORE_REWAKE_MS = 5_000;
 /** After the drain, how long aborted turns may take to hand their jobs back (Redis answering). */
 const HANDOVER_GRACE_MS = 1_000;
 /** While closing, how often the worker looks whether it still has anything to wait for. */
@@ -328,11 +330,12 @@ export class TurnWorker {
             log: turnLog,
           }), async () => this.opts.onAbandon({ sessionKey, turnId: last.id, entries, log: turnLog }));
         } catch (err) {
-          // The database is busy or unreachable: keep the entry and let BullMQ run the job again later (with
-          // backoff); the turn's outbox row makes the re-run safe. The finally below frees the session.
+          // The database stayed down past the turn's own patience (turns/store-patience.ts): keep the entry and put the
+          // wake-up off, without spending one of BullMQ's attempts (those are for the job: docs/architecture.md).
           if (isTransientStoreError(err)) {
             log.warn({ err: err instanceof Error ? err.message : String(err) }, 'store unavailable; the turn will run again');
-            throw err;
+            await job.moveToDelayed(Date.now() + STORE_REWAKE_MS + Math.floor(Math.random() * 1_000), token);
+            throw new DelayedError();
           }
           // The runner reports its own failures to the user; anything else reaching here is a bug.
           if (!(err instanceof TurnAbort)) log.error({ err }, 'turn runner threw; dropping the entry so the session is not stuck');
@@ -341,7 +344,7 @@ export class TurnWorker {
           this.turns.delete(turn);
         }
         const reason: unknown = turn.controller.signal.reason;
-        log.debug({ turnId: last.id, abort: reason instanceof TurnAbort ? reason.kind : undefined }, 'turn ended');
+        log.debug({ turnId: last.id, outcome: result?.outcome?.kind, abort: reason instanceof TurnAbort ? reason.kind : undefined }, 'turn ended');
         if (reason instanceof TurnAbort && reason.kind === 'shutdown') await this.handOver(job, sessionKey, got.token, token);
         turns++;
         // One round trip: the entries leave, their redelivery memory shortens, and the lock goes if nothing is left
