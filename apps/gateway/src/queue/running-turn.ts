@@ -4,7 +4,7 @@
  */
 import type { Logger } from '../logger.js';
 import type { Mailbox, MailboxEntry } from './mailbox.js';
-import type { TurnContext } from './turn-context.js';
+import type { TurnContext, TurnResult } from './turn-context.js';
 import type { PendingEntry } from './turn-entries.js';
 
 export interface RunningTurn {
@@ -29,6 +29,13 @@ export interface Hold {
   fence: number;
   lost: boolean;
   current: RunningTurn | null;
+}
+
+/** A turn the worker ran: its entries, its running state (what it absorbed) and what it returned. */
+export interface RanTurn {
+  entries: MailboxEntry[];
+  turn: RunningTurn;
+  result: TurnResult | void;
 }
 
 /** What the turn runner is given: the session, the entries, the fence and this worker's view of the turn. */

@@ -14,7 +14,7 @@ import type { Mailbox, MailboxEntry } from './mailbox.js';
 import { TurnAbort } from './turn-abort.js';
 import type { AbandonHandler, TurnEndHandler, TurnResult, TurnRunner } from './turn-context.js';
 import { entriesJoiningHead, entryOf, steerable, type PendingEntry } from './turn-entries.js';
-import { turnContextOf, type Hold, type RunningTurn } from './running-turn.js';
+import { turnContextOf, type Hold, type RanTurn, type RunningTurn } from './running-turn.js';
 import { DEFAULT_WATCHDOG_MS, WATCHDOG_GRACE_MS, runWatched, type WatchdogLimits } from './watchdog.js';
 
 export const TURN_QUEUE = 'turns';
@@ -255,17 +255,10 @@ export class TurnWorker {
           hold.lost = !(await mailbox.renew(sessionKey, got.token));
           continue;
         }
-        const { entries, turn, result } = await this.runOne(job, token, hold, head, merged, log);
+        const ran = await this.runOne(job, token, hold, head, merged, log);
         turns++;
-        // One round trip: the entries leave, their redelivery memory shortens, and the lock goes if nothing is left
-        // (else the next entry comes back with it).
-        const acked = await mailbox.ackAndNext(sessionKey, got.token, head.raw, turn.absorbed);
-        const left = acked.left;
-        next = acked.next;
-        if (next) this.between.set(sessionKey, { stopped: false });
-        // Only now the reaction swap and the like: a quick follow-up finds the session free, not "queued".
-        if (result?.afterAck) await result.afterAck().catch((err: unknown) => log.warn({ err }, 'after-turn step failed'));
-        if (left !== -1 && this.opts.onTurnEnd) await this.opts.onTurnEnd(entries).catch((err: unknown) => log.warn({ err }, 'turn-end step failed'));
+        const { left, next: following } = await this.acknowledge(hold, head.raw, ran, log);
+        next = following;
         if (left === -1) {
           hold.lost = true;
           break;
@@ -283,6 +276,19 @@ export class TurnWorker {
       if (!released) await mailbox.release(sessionKey, got.token).catch(() => undefined);
     }
     return `${turns} turn(s)`;
+  }
+
+  /**
+   * The turn's entries leave the mailbox in one round trip (their redelivery memory shortens, and the lock goes if
+   * nothing is left, else the next entry comes back with it); then the turn's after-ack steps run.
+   */
+  private async acknowledge(hold: Hold, headRaw: string, ran: RanTurn, log: Logger): Promise<{ left: number; next: PendingEntry | null }> {
+    const acked = await this.opts.mailbox.ackAndNext(hold.sessionKey, hold.lockToken, headRaw, ran.turn.absorbed);
+    if (acked.next) this.between.set(hold.sessionKey, { stopped: false });
+    // Only now the reaction swap and the like: a quick follow-up finds the session free, not "queued".
+    if (ran.result?.afterAck) await ran.result.afterAck().catch((err: unknown) => log.warn({ err }, 'after-turn step failed'));
+    if (acked.left !== -1 && this.opts.onTurnEnd) await this.opts.onTurnEnd(ran.entries).catch((err: unknown) => log.warn({ err }, 'turn-end step failed'));
+    return acked;
   }
 
   /** Renews the session's lock while the job holds it; a failed renewal aborts the turn in hand (`hold.current`). */
@@ -310,7 +316,7 @@ export class TurnWorker {
     head: { raw: string; entry: MailboxEntry },
     merged: PendingEntry[],
     log: Logger,
-  ): Promise<{ entries: MailboxEntry[]; turn: RunningTurn; result: TurnResult | void }> {
+  ): Promise<RanTurn> {
     const { sessionKey } = hold;
     const entries = [head.entry, ...merged.map((m) => m.entry)];
     const last = entries[entries.length - 1];
