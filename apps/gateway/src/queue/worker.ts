@@ -364,7 +364,7 @@ export class TurnWorker {
       this.turns.delete(turn);
     }
     const reason: unknown = turn.controller.signal.reason;
-    log.debug({ turnId: last.id, outcome: result?.outcome?.kind, abort: reason instanceof TurnAbort ? reason.kind : undefined }, 'turn ended');
+    log.debug({ turnId: last.id, outcome: result?.outcome?.kind, spend: result?.outcome?.spend, abort: reason instanceof TurnAbort ? reason.kind : undefined }, 'turn ended');
     if (reason instanceof TurnAbort && reason.kind === 'shutdown') await this.handOver(job, sessionKey, hold.lockToken, token);
     return { entries, turn, result };
   }

@@ -11,7 +11,7 @@ import { StoreUnavailableError } from '@herald/agent-core';
 import { useTempStores } from '../../../../packages/agent-core/src/store/test-support.js';
 import type { TurnContext } from '../queue/turn-context.js';
 import type { TurnSpend } from '../budgets/turn-spend.js';
-import { composePolicies, turnPolicies, type TurnPolicy } from './pipeline.js';
+import { WATCHDOG, composePolicies, turnPolicies, type TurnPolicy } from './pipeline.js';
 import type { TurnDeps } from './stages/deps.js';
 
 const temp = useTempStores('sqlite');
@@ -71,7 +71,7 @@ async function setUp(turnId: string): Promise<{ deps: TurnDeps; ctx: TurnContext
 describe('the turn pipeline', () => {
   it('declares its policies in one list, outermost first, and runs them in that order', async () => {
     const { deps } = await setUp('p0');
-    expect(turnPolicies(deps).map((p) => p.name)).toEqual(['metrics', 'store outage', 'user-facing errors', 'turn slot', 'prep gate', 'spend']);
+    expect([WATCHDOG, ...turnPolicies(deps)].map((p) => p.name)).toEqual(['watchdog', 'metrics', 'store outage', 'user-facing errors', 'turn slot', 'prep gate', 'spend']);
     const seen: string[] = [];
     const traced = (name: string): TurnPolicy => ({
       name,

@@ -10,7 +10,8 @@ import { settlingAfter, TurnSpend } from '../budgets/turn-spend.js';
 import { rideOutStoreOutage } from './store-patience.js';
 import { answerFailure } from './user-errors.js';
 import { inPrepGate, inTurnSlot } from './admission.js';
-import { runTurnStages, type TurnDeps } from './run-turn.js';
+import { runTurnStages } from './run-turn.js';
+import type { TurnDeps } from './stages/deps.js';
 
 /** What a policy sees and passes on: the worker's context, and the turn's spend once the spend policy made it. */
 export interface TurnScope {

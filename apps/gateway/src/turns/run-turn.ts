@@ -23,9 +23,6 @@ import { recordTurn } from './stages/record.js';
 import { deliverReply } from './stages/deliver.js';
 import { settleAborted, settleTurn } from './stages/settle.js';
 
-export type { TurnDeps } from './stages/deps.js';
-export { NO_MODEL_REPLY } from './stages/early-answer.js';
-
 export async function runTurnStages(deps: TurnDeps, ctx: TurnContext, spend: TurnSpend): Promise<TurnResult> {
   // Prepare: the session and the outbox row, then what can be answered without the model, then what the model needs.
   const open = await openTurn(deps, ctx);
