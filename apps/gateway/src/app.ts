@@ -38,7 +38,7 @@ import { spendMetrics } from './ops/spend-metrics.js';
 import { DEFAULT_PROFILE } from './profiles/names.js';
 import { createMediaServices, mediaLimits } from './media/services.js';
 import { PrepGate } from './turns/prep-gate.js';
-import { createTurnRunner } from './turns/run-turn.js';
+import { createTurnRunner } from './turns/pipeline.js';
 import { abandonTurns } from './turns/abandon.js';
 import { buildAgentRuntime } from './turns/agent-runtime.js';
 import { ProviderCatalog } from './config/providers.js';
@@ -47,7 +47,7 @@ import { createTurnTools } from './turns/tools.js';
 import { openOutboundServices } from './outbound/services.js';
 import { clarifyMarkerKey } from './turns/clarify.js';
 import { createHeraldMetrics } from './ops/metrics.js';
-import { instrumentAgent, instrumentProvider, instrumentTurns } from './ops/instrument.js';
+import { instrumentAgent, instrumentProvider, turnMetrics } from './ops/instrument.js';
 import { createInboundGuard } from './ops/inbound-guard.js';
 import { UserRateLimiter } from './ops/rate-limit.js';
 import { workersSeenCheck } from './ops/heartbeat.js';
@@ -292,31 +292,30 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
       prefix: config.redisPrefix,
       mailbox,
       control: new ControlBus(redis, subscriber, config.redisPrefix),
-      runTurn: instrumentTurns(
-        createTurnRunner({
-          store,
-          agent,
-          egress,
-          conversation,
-          // Each profile's agent (model, prompt, budget) and tools (toolsets, MCP servers, notes), built now: a
-          // profile whose model cannot be used stops the start, as HERALD_MODEL does.
-          profiles: new ProfileRuntimes(conversation.profiles, (profile) => {
-            const own = profile.name === DEFAULT_PROFILE ? agent : instrumentAgent(buildAgentRuntime(config, providers, profile), metrics, llmLog);
-            const files = { limits: outbound.limits.file, perTurn: outbound.limits.perTurn };
-            const sideProvider = conversation.sideTasks.forSession(profile.name === DEFAULT_PROFILE ? null : (profile.model ?? null));
-            const tools = createTurnTools({ config: { ...config, toolsets: profile.toolsets }, store, agent: own, sideProvider, redis, mcp, schedules: schedules.service, log: toolsLog, files, profile });
-            return { profile, agent: own, tools };
-          }),
-          // Cost per call, budgets, the profiles' concurrent-turn limits and the global LLM cap.
-          controls: createTeamControls({ config, budgets: conversation.budgets, pricing: conversation.pricing, redis, profiles: conversation.profiles }),
-          prepGate: new PrepGate(config.turnPrepLimit),
-          onPossibleDuplicate: (platform) => metrics.possibleDuplicateReplies.inc({ platform }),
-          outbound,
-          media: createMediaServices(config, createFilesRegistry(config, log), conversation.sideTasks.describer()),
-          relay: apiRelayFor(replies, (err) => log.warn({ err }, 'streaming to an API request failed')),
+      // The turn's policies (metrics first) and stages: turns/pipeline.ts.
+      runTurn: createTurnRunner({
+        store,
+        countTurn: turnMetrics({ metrics, store }),
+        agent,
+        egress,
+        conversation,
+        // Each profile's agent (model, prompt, budget) and tools (toolsets, MCP servers, notes), built now: a
+        // profile whose model cannot be used stops the start, as HERALD_MODEL does.
+        profiles: new ProfileRuntimes(conversation.profiles, (profile) => {
+          const own = profile.name === DEFAULT_PROFILE ? agent : instrumentAgent(buildAgentRuntime(config, providers, profile), metrics, llmLog);
+          const files = { limits: outbound.limits.file, perTurn: outbound.limits.perTurn };
+          const sideProvider = conversation.sideTasks.forSession(profile.name === DEFAULT_PROFILE ? null : (profile.model ?? null));
+          const tools = createTurnTools({ config: { ...config, toolsets: profile.toolsets }, store, agent: own, sideProvider, redis, mcp, schedules: schedules.service, log: toolsLog, files, profile });
+          return { profile, agent: own, tools };
         }),
-        { metrics, store },
-      ),
+        // Cost per call, budgets, the profiles' concurrent-turn limits and the global LLM cap.
+        controls: createTeamControls({ config, budgets: conversation.budgets, pricing: conversation.pricing, redis, profiles: conversation.profiles }),
+        prepGate: new PrepGate(config.turnPrepLimit),
+        onPossibleDuplicate: (platform) => metrics.possibleDuplicateReplies.inc({ platform }),
+        outbound,
+        media: createMediaServices(config, createFilesRegistry(config, log), conversation.sideTasks.describer()),
+        relay: apiRelayFor(replies, (err) => log.warn({ err }, 'streaming to an API request failed')),
+      }),
       onAbandon: abandonTurns({ store, mailbox, egress }),
       onTurnEnd: apiTurnEnd(replies),
       concurrency: config.workerConcurrency,

@@ -10,6 +10,7 @@ import { emptyUsage, usageMinus, type SessionStore, type Usage } from '@herald/a
 import type { TurnContext, TurnResult, TurnRunner } from '../queue/turn-context.js';
 import type { BudgetGuard, SpendSubject } from './guard.js';
 import type { SpendMeter } from './meter.js';
+import type { Logger } from '../logger.js';
 
 export interface TurnSpendDeps {
   store: SessionStore;
@@ -73,17 +74,22 @@ export class TurnSpend {
 }
 
 /**
- * Gives the runner a TurnSpend and settles it when the runner ends without recording it — it threw, or took a way
- * out that writes no usage (files nobody could read after a compression) — the error, if any, going on. A store that
- * cannot take the record is logged: the turn's own outcome is what the caller must see.
+ * The spend policy (turns/pipeline.ts, innermost): settles `spend` when `run` ends without recording it — it threw,
+ * or took a way out that writes no usage (files nobody could read after a compression) — the error, if any, going
+ * on. A store that cannot take the record is logged: the turn's own outcome is what the caller must see.
  */
+export async function settlingAfter<T>(spend: TurnSpend, log: Logger, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } finally {
+    await spend.settle().catch((e: unknown) => log.warn({ err: e }, 'the spend of an unfinished turn could not be recorded'));
+  }
+}
+
+/** Gives the runner a TurnSpend of its own, settled by settlingAfter. */
 export function settlingSpend(deps: TurnSpendDeps, run: (ctx: TurnContext, spend: TurnSpend) => Promise<TurnResult | void>): TurnRunner {
-  return async (ctx) => {
+  return (ctx) => {
     const spend = new TurnSpend(deps);
-    try {
-      return await run(ctx, spend);
-    } finally {
-      await spend.settle().catch((e: unknown) => ctx.log.warn({ err: e }, 'the spend of an unfinished turn could not be recorded'));
-    }
+    return settlingAfter(spend, ctx.log, () => run(ctx, spend));
   };
 }

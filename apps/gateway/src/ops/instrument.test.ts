@@ -94,9 +94,9 @@ describe('instrumentTurns', () => {
       await instrumentTurns(async () => undefined, { metrics, store })(await ctxFor(store, 't3', shutdown.signal));
 
       // A recovered job whose turn was already delivered is not a second turn (the runner finds that in the outbox).
-      await instrumentTurns(async () => ({ report: { finishedBefore: true } }), { metrics, store })(await ctxFor(store, 't1'));
+      await instrumentTurns(async () => ({ outcome: { kind: 'finished-before', compressions: 0 } }), { metrics, store })(await ctxFor(store, 't1'));
       // A runner that reports its outcome is believed without a read of the outbox (t4's row still says running).
-      await instrumentTurns(async () => ({ report: { status: 'interrupted' } }), { metrics, store })(await ctxFor(store, 't4'));
+      await instrumentTurns(async () => ({ outcome: { kind: 'interrupted', compressions: 0 } }), { metrics, store })(await ctxFor(store, 't4'));
 
       expect(await sample(metrics, 'herald_turns_total', { outcome: 'delivered' })).toBe(1);
       expect(await sample(metrics, 'herald_turns_total', { outcome: 'failed' })).toBe(1);
@@ -124,7 +124,7 @@ describe('instrumentTurns: compressions', () => {
           const parent = (await store.currentSession(ctx.sessionKey))!;
           await store.startNewSession(ctx.sessionKey, { source: 'telegram', userId: '1', parentSessionId: parent.id, endPreviousReason: 'compression' });
           await store.markDelivered(ctx.turnId, ['2']);
-          return { report: { status: 'delivered', compressions: 1 } };
+          return { outcome: { kind: 'delivered', compressions: 1 } };
         },
         { metrics, store },
       );

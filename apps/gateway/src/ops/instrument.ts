@@ -1,52 +1,70 @@
 /**
  * Metrics around the two things a worker does — run turns and call LLMs — by wrapping them, so neither the turn
- * runner nor the agent loop needs to know metrics exist. The turn's outcome is what the runner reports
- * (TurnResult.report, from the outbox rows its own writes returned); only a run that cannot tell is read back.
+ * runner nor the agent loop needs to know metrics exist. The turn's outcome is what the runner returns
+ * (TurnResult.outcome, from the outbox rows its own writes returned); only a run that cannot tell is read back.
  */
 import { performance } from 'node:perf_hooks';
 import { ProviderError, type Provider, type SessionStore, type TurnStatus } from '@herald/agent-core';
-import { TurnAbort, type TurnRunner } from '../queue/worker.js';
+import { TurnAbort, type AroundTurn, type TurnContext, type TurnOutcomeKind, type TurnResult, type TurnRunner } from '../queue/worker.js';
 import { DeliveryError } from '../turns/delivery.js';
 import type { AgentRuntime } from '../turns/agent-runtime.js';
 import type { Logger } from '../logger.js';
-import type { HeraldMetrics, TurnOutcome } from './metrics.js';
+import type { HeraldMetrics, TurnOutcome as OutcomeLabel } from './metrics.js';
 
-export function instrumentTurns(run: TurnRunner, deps: { metrics: HeraldMetrics; store: SessionStore }): TurnRunner {
-  const { metrics, store } = deps;
-  return async (ctx) => {
-    const started = performance.now();
-    let outcome: TurnOutcome = 'error';
-    let counted = true;
-    let compressions = 0;
-    try {
-      const result = await run(ctx);
-      const report = result?.report;
-      // A recovered job whose turn had already finished is not a new turn.
-      if (report?.finishedBefore) counted = false;
-      compressions = report?.compressions ?? 0;
-      // The turn says how it went; only when it cannot tell (a failure path) is the outbox read.
-      const status = report?.status ?? (await store.getTurn(ctx.turnId))?.status;
-      outcome = outcomeOf(status, ctx.signal);
-      return result;
-    } catch (err) {
-      if (err instanceof DeliveryError) {
-        metrics.deliveryFailures.inc({ platform: ctx.entries[0]?.payload.platform ?? 'unknown' });
-        outcome = 'failed';
-      } else if (ctx.signal.aborted) {
-        outcome = outcomeOf(undefined, ctx.signal);
-      }
-      throw err;
-    } finally {
-      if (counted) {
-        metrics.turns.inc({ outcome });
-        metrics.turnDuration.observe({ outcome }, (performance.now() - started) / 1000);
-      }
-      if (compressions > 0) metrics.compressions.inc({ reason: 'turn' }, compressions);
-    }
-  };
+export interface TurnMetricsDeps {
+  metrics: HeraldMetrics;
+  store: Pick<SessionStore, 'getTurn'>;
 }
 
-function outcomeOf(status: TurnStatus | undefined, signal: AbortSignal): TurnOutcome {
+/** The turn metrics policy (turns/pipeline.ts): counts and times one run of `run` by the outcome it returns. */
+export async function countTurn(deps: TurnMetricsDeps, ctx: TurnContext, run: () => Promise<TurnResult | void>): Promise<TurnResult | void> {
+  const { metrics, store } = deps;
+  const started = performance.now();
+  let label: OutcomeLabel = 'error';
+  let counted = true;
+  let compressions = 0;
+  try {
+    const result = await run();
+    const outcome = result?.outcome;
+    // A recovered job whose turn had already finished is not a new turn.
+    if (outcome?.kind === 'finished-before') counted = false;
+    compressions = outcome?.compressions ?? 0;
+    // The turn says how it went; only when it cannot tell (a failure path) is the outbox read.
+    const known = outcome ? labelOfKind(outcome.kind) : undefined;
+    label = known ?? (counted ? outcomeOf((await store.getTurn(ctx.turnId))?.status, ctx.signal) : 'error');
+    return result;
+  } catch (err) {
+    if (err instanceof DeliveryError) {
+      metrics.deliveryFailures.inc({ platform: ctx.entries[0]?.payload.platform ?? 'unknown' });
+      label = 'failed';
+    } else if (ctx.signal.aborted) {
+      label = outcomeOf(undefined, ctx.signal);
+    }
+    throw err;
+  } finally {
+    if (counted) {
+      metrics.turns.inc({ outcome: label });
+      metrics.turnDuration.observe({ outcome: label }, (performance.now() - started) / 1000);
+    }
+    if (compressions > 0) metrics.compressions.inc({ reason: 'turn' }, compressions);
+  }
+}
+
+/** The metrics policy's body, for the pipeline (turns/pipeline.ts): countTurn with its deps. */
+export function turnMetrics(deps: TurnMetricsDeps): AroundTurn {
+  return (ctx, run) => countTurn(deps, ctx, run);
+}
+
+/** `run` with its turns counted (countTurn). */
+export function instrumentTurns(run: TurnRunner, deps: TurnMetricsDeps): TurnRunner {
+  return (ctx) => countTurn(deps, ctx, () => run(ctx));
+}
+
+function labelOfKind(kind: TurnOutcomeKind): OutcomeLabel | undefined {
+  return kind === 'finished-before' || kind === 'unknown' ? undefined : kind;
+}
+
+function outcomeOf(status: TurnStatus | undefined, signal: AbortSignal): OutcomeLabel {
   if (status === 'delivered') return 'delivered';
   if (status === 'failed') return 'failed';
   if (status === 'interrupted') return 'interrupted';

@@ -1,8 +1,7 @@
 /**
  * What the worker and the turn runner agree on: what a turn is given (TurnContext), what it hands back
- * (TurnResult, TurnReport), and the worker's callbacks around it. The worker itself is worker.ts.
+ * (TurnResult, TurnOutcome), and the worker's callbacks around it. The worker itself is worker.ts.
  */
-import type { TurnStatus } from '@herald/agent-core';
 import type { Logger } from '../logger.js';
 import type { DeliveryCheck, MailboxEntry } from './mailbox.js';
 
@@ -37,21 +36,32 @@ export interface TurnContext {
 export interface TurnResult {
   /** Cosmetics that must not hold the session: the reaction swap on the user's message, say. */
   afterAck?: () => Promise<void>;
-  /** What the turn came to, for metrics (ops/instrument.ts): nothing has to read it back from the store. */
-  report?: TurnReport;
+  /** What the turn came to, for metrics (ops/instrument.ts) and the worker's log: nothing has to read the store. */
+  outcome?: TurnOutcome;
 }
 
-/** A turn's own account of how it went (the runner knows it from its writes, which return the outbox row). */
-export interface TurnReport {
-  /** The outbox said the turn had finished before this run (a recovered job): not a new turn. */
-  finishedBefore?: boolean;
-  /** The turn's outbox status after this run; absent when the runner cannot tell (then it is read from the store). */
-  status?: TurnStatus;
+/**
+ * How a run of a turn ended, as the runner knows it from its own writes (each returns the outbox row):
+ * - `delivered`: the reply went out; `failed`: the turn answered with an error text (or could not be run);
+ * - `interrupted`: stopped or superseded by the user (nothing sent); `abandoned`: handed to another worker
+ *   (shutdown, a lost lock), which runs it again;
+ * - `finished-before`: a recovered job whose turn had finished already (not a new turn);
+ * - `unknown`: the runner cannot tell (nothing was left to send, an exception path): the outbox is read back.
+ */
+export type TurnOutcomeKind = 'delivered' | 'interrupted' | 'failed' | 'abandoned' | 'finished-before' | 'unknown';
+
+export interface TurnOutcome {
+  kind: TurnOutcomeKind;
   /** Compressed child sessions the conversation moved to during the turn (before it or inside the loop). */
-  compressions?: number;
+  compressions: number;
+  /** What the turn's calls cost, as recorded with it (absent when it made none it knows of). */
+  spend?: { costUsd: number; apiCalls: number };
 }
 
 export type TurnRunner = (ctx: TurnContext) => Promise<TurnResult | void>;
+
+/** Something done around one run of a turn (a policy's body, e.g. the metrics of ops/instrument.ts). */
+export type AroundTurn = (ctx: TurnContext, run: () => Promise<TurnResult | void>) => Promise<TurnResult | void>;
 
 /**
  * Told once a turn's entries have left the mailbox: answered, failed, stopped or withdrawn (not when the turn was

@@ -14,11 +14,12 @@ import type { Mailbox, MailboxEntry } from './mailbox.js';
 import { TurnAbort } from './turn-abort.js';
 import type { AbandonHandler, TurnEndHandler, TurnResult, TurnRunner } from './turn-context.js';
 import { entriesJoiningHead, entryOf, steerable, type PendingEntry } from './turn-entries.js';
+import { turnContextOf, type Hold, type RanTurn, type RunningTurn } from './running-turn.js';
 import { DEFAULT_WATCHDOG_MS, WATCHDOG_GRACE_MS, runWatched, type WatchdogLimits } from './watchdog.js';
 
 export const TURN_QUEUE = 'turns';
 
-export type { TurnContext, TurnResult, TurnReport, TurnRunner, TurnEndHandler, AbandonHandler } from './turn-context.js';
+export type { AroundTurn, TurnContext, TurnResult, TurnOutcome, TurnOutcomeKind, TurnRunner, TurnEndHandler, AbandonHandler } from './turn-context.js';
 export { TurnAbort } from './turn-abort.js';
 
 export interface TurnWorkerOptions {
@@ -48,25 +49,12 @@ export interface TurnWorkerOptions {
   partsQuietMs?: number;
 }
 
+/** A turn that outlasted its store-outage patience is woken up again after this long (the entry stays at the head). */
+const STORE_REWAKE_MS = 5_000;
 /** After the drain, how long aborted turns may take to hand their jobs back (Redis answering). */
 const HANDOVER_GRACE_MS = 1_000;
 /** While closing, how often the worker looks whether it still has anything to wait for. */
 const CLOSE_POLL_MS = 50;
-
-interface RunningTurn {
-  sessionKey: string;
-  seq: number;
-  /** The fencing token the turn's job holds the session with (a /stop names the fence it stops below). */
-  fence: number;
-  /** Ids of the entries the turn answers (a withdrawal names one). */
-  entryIds: Set<string>;
-  /** A scheduled task's run: a user's message neither interrupts nor steers it (it queues behind it). */
-  scheduled: boolean;
-  lastActivity: number;
-  controller: AbortController;
-  steer: PendingEntry[];
-  absorbed: string[];
-}
 
 export class TurnWorker {
   readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -229,28 +217,14 @@ export class TurnWorker {
     }
 
     const log = this.opts.log.child({ sessionKey, jobId: job.id });
-    let lost = false;
-    // This job's turn in hand: a failed renewal aborts it (not whichever turn of the session registered last).
-    let current: RunningTurn | null = null;
-    const heartbeat = setInterval(() => {
-      mailbox.renew(sessionKey, got.token).then(
-        (ok) => {
-          if (!ok && !lost) {
-            lost = true;
-            log.warn('session lock lost (stopped or expired); abandoning the turn');
-            current?.controller.abort(new TurnAbort('lock_lost'));
-          }
-        },
-        (err: unknown) => log.warn({ err }, 'lock renewal failed'),
-      );
-    }, Math.max(Math.floor(mailbox.lockTtlMs / 3), 100));
-
+    const hold: Hold = { sessionKey, lockToken: got.token, fence: got.fence, lost: false, current: null };
+    const heartbeat = this.keepLock(hold, log);
     let turns = 0;
     let released = false;
     // The entry to run next, when the last step told (take, then each ack); else it is read.
     let next: { raw: string; entry: MailboxEntry } | null = got.head;
     try {
-      while (!lost) {
+      while (!hold.lost) {
         // Shutting down: finish the turn in hand, leave the rest of the mailbox to another worker.
         if (this.closing) await this.handOver(job, sessionKey, got.token, token);
         if (this.between.get(sessionKey)?.stopped) next = null;
@@ -265,7 +239,6 @@ export class TurnWorker {
           }
           continue;
         }
-        const scheduled = head.entry.payload.scheduled !== undefined;
         // What the turn answers besides the head: merged messages (interrupt mode), the other parts of its message.
         const merged = await entriesJoiningHead({
           mailbox,
@@ -273,88 +246,21 @@ export class TurnWorker {
           head: head.entry,
           mode: this.busyModeOf(head.entry),
           partsQuietMs: this.opts.partsQuietMs,
-          stop: () => lost || this.closing,
+          stop: () => hold.lost || this.closing,
         });
-        if (lost) break;
+        if (hold.lost) break;
         if (this.closing) continue; // handed over at the top of the loop
         // A /stop while parts were being waited for took the entries (and the session) away: nothing to answer.
         if (head.entry.payload.partOf !== undefined && !(await mailbox.holds(sessionKey, head.entry.id, head.entry.seq))) {
-          lost = !(await mailbox.renew(sessionKey, got.token));
+          hold.lost = !(await mailbox.renew(sessionKey, got.token));
           continue;
         }
-        const entries = [head.entry, ...merged.map((m) => m.entry)];
-        const last = entries[entries.length - 1];
-        // The turn's logger is a child of the worker's, not of this job's: a child of a short-lived logger makes it a
-        // prototype (pino's children are Object.create(parent)), which costs a map in the old generation pointing at
-        // it, and the job's objects then outlive the next young collection.
-        const turnLog = this.opts.log.child({ sessionKey, jobId: job.id, turnId: last.id });
-        // A scheduled run is never made stale by a later message (only /stop, which takes the lock, ends it).
-        const seq = scheduled ? Number.MAX_SAFE_INTEGER : last.seq;
-        const turn: RunningTurn = {
-          sessionKey,
-          seq,
-          fence: got.fence,
-          scheduled,
-          entryIds: new Set(entries.map((e) => e.id)),
-          lastActivity: Date.now(),
-          controller: new AbortController(),
-          steer: [],
-          absorbed: merged.map((m) => m.raw),
-        };
-        this.turns.add(turn);
-        current = turn;
-        let result: TurnResult | void = undefined;
-        try {
-          // Registered as running first, then checked: a withdrawal either shows here or finds the turn running.
-          if (await this.withdrawn(entries)) {
-            turn.controller.abort(new TurnAbort('stop'));
-            log.info({ turnId: last.id }, 'message withdrawn by its sender before its turn ran; skipped');
-          } else result = await runWatched(turn, this.watchdog, log, this.opts.runTurn({
-            sessionKey,
-            entries,
-            turnId: last.id,
-            fence: got.fence,
-            signal: turn.controller.signal,
-            canDeliver: () => mailbox.canDeliver(sessionKey, got.token, turn.seq),
-            deliveryCheck: () => mailbox.deliveryCheck(sessionKey, got.token, turn.seq, head.entry.seq),
-            takeSteerMessages: () => {
-              const taken = turn.steer.splice(0);
-              turn.absorbed.push(...taken.map((t) => t.raw));
-              return taken.map((t) => t.entry.payload.text);
-            },
-            touch: () => {
-              turn.lastActivity = Date.now();
-            },
-            log: turnLog,
-          }), async () => this.opts.onAbandon({ sessionKey, turnId: last.id, entries, log: turnLog }));
-        } catch (err) {
-          // The database is busy or unreachable: keep the entry and let BullMQ run the job again later (with
-          // backoff); the turn's outbox row makes the re-run safe. The finally below frees the session.
-          if (isTransientStoreError(err)) {
-            log.warn({ err: err instanceof Error ? err.message : String(err) }, 'store unavailable; the turn will run again');
-            throw err;
-          }
-          // The runner reports its own failures to the user; anything else reaching here is a bug.
-          if (!(err instanceof TurnAbort)) log.error({ err }, 'turn runner threw; dropping the entry so the session is not stuck');
-        } finally {
-          current = null;
-          this.turns.delete(turn);
-        }
-        const reason: unknown = turn.controller.signal.reason;
-        log.debug({ turnId: last.id, abort: reason instanceof TurnAbort ? reason.kind : undefined }, 'turn ended');
-        if (reason instanceof TurnAbort && reason.kind === 'shutdown') await this.handOver(job, sessionKey, got.token, token);
+        const ran = await this.runOne(job, token, hold, head, merged, log);
         turns++;
-        // One round trip: the entries leave, their redelivery memory shortens, and the lock goes if nothing is left
-        // (else the next entry comes back with it).
-        const acked = await mailbox.ackAndNext(sessionKey, got.token, head.raw, turn.absorbed);
-        const left = acked.left;
-        next = acked.next;
-        if (next) this.between.set(sessionKey, { stopped: false });
-        // Only now the reaction swap and the like: a quick follow-up finds the session free, not "queued".
-        if (result?.afterAck) await result.afterAck().catch((err: unknown) => log.warn({ err }, 'after-turn step failed'));
-        if (left !== -1 && this.opts.onTurnEnd) await this.opts.onTurnEnd(entries).catch((err: unknown) => log.warn({ err }, 'turn-end step failed'));
+        const { left, next: following } = await this.acknowledge(hold, head.raw, ran, log);
+        next = following;
         if (left === -1) {
-          lost = true;
+          hold.lost = true;
           break;
         }
         if (left === 0) {
@@ -370,6 +276,97 @@ export class TurnWorker {
       if (!released) await mailbox.release(sessionKey, got.token).catch(() => undefined);
     }
     return `${turns} turn(s)`;
+  }
+
+  /**
+   * The turn's entries leave the mailbox in one round trip (their redelivery memory shortens, and the lock goes if
+   * nothing is left, else the next entry comes back with it); then the turn's after-ack steps run.
+   */
+  private async acknowledge(hold: Hold, headRaw: string, ran: RanTurn, log: Logger): Promise<{ left: number; next: PendingEntry | null }> {
+    const acked = await this.opts.mailbox.ackAndNext(hold.sessionKey, hold.lockToken, headRaw, ran.turn.absorbed);
+    if (acked.next) this.between.set(hold.sessionKey, { stopped: false });
+    // Only now the reaction swap and the like: a quick follow-up finds the session free, not "queued".
+    if (ran.result?.afterAck) await ran.result.afterAck().catch((err: unknown) => log.warn({ err }, 'after-turn step failed'));
+    if (acked.left !== -1 && this.opts.onTurnEnd) await this.opts.onTurnEnd(ran.entries).catch((err: unknown) => log.warn({ err }, 'turn-end step failed'));
+    return acked;
+  }
+
+  /** Renews the session's lock while the job holds it; a failed renewal aborts the turn in hand (`hold.current`). */
+  private keepLock(hold: Hold, log: Logger): NodeJS.Timeout {
+    const { mailbox } = this.opts;
+    return setInterval(() => {
+      mailbox.renew(hold.sessionKey, hold.lockToken).then(
+        (ok) => {
+          if (!ok && !hold.lost) {
+            hold.lost = true;
+            log.warn('session lock lost (stopped or expired); abandoning the turn');
+            hold.current?.controller.abort(new TurnAbort('lock_lost'));
+          }
+        },
+        (err: unknown) => log.warn({ err }, 'lock renewal failed'),
+      );
+    }, Math.max(Math.floor(mailbox.lockTtlMs / 3), 100));
+  }
+
+  /** Runs the turn of `head` (and what joined it) inside the watchdog; a shutdown abort hands the job over. */
+  private async runOne(
+    job: Job<TurnJobData>,
+    token: string | undefined,
+    hold: Hold,
+    head: { raw: string; entry: MailboxEntry },
+    merged: PendingEntry[],
+    log: Logger,
+  ): Promise<RanTurn> {
+    const { sessionKey } = hold;
+    const entries = [head.entry, ...merged.map((m) => m.entry)];
+    const last = entries[entries.length - 1];
+    // The turn's logger is a child of the worker's, not of this job's: a child of a short-lived logger makes it a
+    // prototype (pino's children are Object.create(parent)), which costs a map in the old generation pointing at
+    // it, and the job's objects then outlive the next young collection.
+    const turnLog = this.opts.log.child({ sessionKey, jobId: job.id, turnId: last.id });
+    const scheduled = head.entry.payload.scheduled !== undefined;
+    const turn: RunningTurn = {
+      sessionKey,
+      // A scheduled run is never made stale by a later message (only /stop, which takes the lock, ends it).
+      seq: scheduled ? Number.MAX_SAFE_INTEGER : last.seq,
+      fence: hold.fence,
+      scheduled,
+      entryIds: new Set(entries.map((e) => e.id)),
+      lastActivity: Date.now(),
+      controller: new AbortController(),
+      steer: [],
+      absorbed: merged.map((m) => m.raw),
+    };
+    this.turns.add(turn);
+    hold.current = turn;
+    let result: TurnResult | void = undefined;
+    try {
+      // Registered as running first, then checked: a withdrawal either shows here or finds the turn running.
+      if (await this.withdrawn(entries)) {
+        turn.controller.abort(new TurnAbort('stop'));
+        log.info({ turnId: last.id }, 'message withdrawn by its sender before its turn ran; skipped');
+      } else {
+        const run = this.opts.runTurn(turnContextOf(this.opts.mailbox, hold, turn, entries, head.entry.seq, turnLog));
+        result = await runWatched(turn, this.watchdog, log, run, async () => this.opts.onAbandon({ sessionKey, turnId: last.id, entries, log: turnLog }));
+      }
+    } catch (err) {
+      // The database stayed down past the turn's own patience (turns/store-patience.ts): keep the entry and put the
+      // wake-up off, without spending one of BullMQ's attempts (those are for the job: docs/architecture.md).
+      if (isTransientStoreError(err)) {
+        log.warn({ err: err instanceof Error ? err.message : String(err) }, 'store unavailable; the turn will run again');
+        await job.moveToDelayed(Date.now() + STORE_REWAKE_MS + Math.floor(Math.random() * 1_000), token);
+        throw new DelayedError();
+      }
+      // The runner reports its own failures to the user; anything else reaching here is a bug.
+      if (!(err instanceof TurnAbort)) log.error({ err }, 'turn runner threw; dropping the entry so the session is not stuck');
+    } finally {
+      hold.current = null;
+      this.turns.delete(turn);
+    }
+    const reason: unknown = turn.controller.signal.reason;
+    log.debug({ turnId: last.id, outcome: result?.outcome?.kind, spend: result?.outcome?.spend, abort: reason instanceof TurnAbort ? reason.kind : undefined }, 'turn ended');
+    if (reason instanceof TurnAbort && reason.kind === 'shutdown') await this.handOver(job, sessionKey, hold.lockToken, token);
+    return { entries, turn, result };
   }
 
   private busyModeOf(entry: MailboxEntry): BusyInputMode {

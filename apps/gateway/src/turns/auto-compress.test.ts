@@ -17,8 +17,8 @@ import {
   TOO_SHORT_NOTICE,
   autoCompressIfNeeded,
   needsCompression,
-  persistTurn,
 } from './auto-compress.js';
+import { persistTurn } from './stages/record.js';
 
 const KEY = 'agent:main:telegram:dm:42';
 const log = pino({ level: 'silent' });

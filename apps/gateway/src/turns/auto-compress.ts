@@ -14,12 +14,10 @@ import {
   gatewayThreshold,
   gatewayWarningThreshold,
   type ChatMessage,
-  type ConversationResult,
   type NewSessionInit,
   type Provider,
   type Session,
   type SessionStore,
-  type UsageDelta,
 } from '@herald/agent-core';
 import type { Logger } from '../logger.js';
 
@@ -159,34 +157,6 @@ export async function compressBeforeTurn(p: {
     const current = await p.store.currentSession(p.sessionKey).catch(() => null);
     return current && current.endedAt === null ? current : p.session;
   }
-}
-
-/**
- * Persists a finished turn: its messages are appended, or — when the loop compressed inside the turn — the
- * compressed history (which ends with the turn's messages) goes into a child session the key moves to.
- * Returns the session the turn's messages are in.
- */
-export async function persistTurn(
-  store: SessionStore,
-  p: {
-    sessionKey: string;
-    session: Session;
-    result: Pick<ConversationResult, 'newMessages' | 'compactedHistory'>;
-    turnId: string;
-    platformMessageId?: string;
-    /** The turn's usage, added to the session its messages land in. */
-    usage?: UsageDelta;
-  },
-): Promise<Session> {
-  if (p.result.compactedHistory) {
-    const child = await continueInChildSession(store, p.sessionKey, p.session, p.result.compactedHistory);
-    if (child) {
-      if (p.usage) await store.addUsage(child.id, p.usage);
-      return child;
-    }
-  }
-  await store.appendMessages(p.session.id, p.result.newMessages, { turnId: p.turnId, platformMessageId: p.platformMessageId, usage: p.usage });
-  return p.session;
 }
 
 /**

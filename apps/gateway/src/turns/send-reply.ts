@@ -46,7 +46,7 @@ export interface CheckedReply {
 }
 
 /**
- * The delivery check made before a reply is recorded, so that the record can claim it (run-turn.ts): null when
+ * The delivery check made before a reply is recorded, so that the record can claim it (stages/finish.ts): null when
  * Redis could not answer just now — the reply is then recorded unclaimed, and the send checks again.
  */
 export function checkBeforeRecord(ctx: Pick<TurnContext, 'deliveryCheck'>): Promise<DeliveryCheck | null> {

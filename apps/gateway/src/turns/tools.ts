@@ -1,6 +1,6 @@
 /**
  * Gateway glue for the agent's built-in tools: which tools a worker offers (HERALD_TOOLSETS, built once per
- * process with a log line for each tool left out), and what each turn adds to the loop's options: the tools, an
+ * process with a log line for each tool left out), and each turn's part of the loop plan: the tools, an
  * iteration budget shared with subagents, the saved-notes block in front of the first message of a session, and
  * a clarify broker that asks questions in the chat (see clarify.ts).
  */
@@ -15,7 +15,7 @@ import {
   flushMemory,
   withMemoryBlock,
   stripMemoryMarker,
-  type ConversationOptions,
+  type ChatMessage,
   type FlushMemoryResult,
   type FlushReason,
   type FileSink,
@@ -78,9 +78,34 @@ export interface TurnToolsInput {
   files: FileSink;
 }
 
+/** What the tools stage is told about the loop it plans for (turns/stages/plan.ts). */
+export interface ToolPlanInput {
+  /** The user's message as composed from the turn's entries (files read included). */
+  userMessage: string;
+  history: readonly ChatMessage[];
+  /** The turn's own providers (the session's model, metered and capped): subagents run on them. */
+  provider: Provider;
+  fallbacks: Provider[];
+  maxIterations?: number;
+  /** What every tool call is told regardless of tools (session, user, platform, side provider). */
+  toolContext: Record<string, unknown>;
+}
+
+/** The tools' part of the loop plan: the plan stage takes these fields from here, each once. */
+export interface ToolPlan {
+  /** The user's message with the saved-notes block in front (a session's first message), or its marker removed. */
+  userMessage: string;
+  tools: Tool[];
+  /** One iteration budget shared with subagents. */
+  budget: IterationBudget;
+  /** Steer messages, read through the clarify broker (an answer to its question is not a steer). */
+  getSteerMessages: () => string[];
+  toolContext: Record<string, unknown>;
+}
+
 export interface TurnTools {
-  /** The loop's options with this turn's tools, budget, steer intake, notes block and clarify channel. */
-  apply(opts: ConversationOptions): Promise<ConversationOptions>;
+  /** This turn's tools, budget, steer intake, notes block and clarify channel. */
+  plan(input: ToolPlanInput): Promise<ToolPlan>;
 }
 
 export interface TurnToolsFactory {
@@ -135,22 +160,20 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
         takeSteerMessages: ctx.takeSteerMessages,
       });
       return {
-        async apply(opts) {
-          const budget = opts.budget ?? new IterationBudget(opts.maxIterations ?? DEFAULT_MAX_ITERATIONS);
-          const toolContext = { platform: payload.platform, userId: payload.userId, ...opts.toolContext, budget, clarify, files };
+        async plan(input) {
+          const budget = new IterationBudget(input.maxIterations ?? DEFAULT_MAX_ITERATIONS);
+          const toolContext = { platform: payload.platform, userId: payload.userId, ...input.toolContext, budget, clarify, files };
           // The notes shown are those of the person the memory tool writes for: the same platform + user id, in
           // this profile unless it shares the default profile's memory (profiles/table.ts).
           const { platform, userId } = toolContext;
           const userKey = typeof platform === 'string' && typeof userId === 'string' ? (profile ? memoryKeyOf(profile, platform, userId) : `${platform}:${userId}`) : null;
           const withNotes = hasMemory && userKey !== null;
-          // Subagents run on the turn's own providers (the session's model; priced and capped by run-turn.ts).
-          const turnProviders = opts.provider ? { primary: opts.provider, fallbacks: opts.fallbacks ?? [] } : undefined;
-          const scoped = { ...toolContext, ...(turnProviders && { turnProviders }), ...(userKey !== null && { userKey }), ...(profile && searchProfileOf(profile) !== undefined && { searchProfile: searchProfileOf(profile) }) };
+          // Subagents run on the turn's own providers (the session's model; priced and capped by the prepare stage).
+          const turnProviders = { primary: input.provider, fallbacks: input.fallbacks };
+          const scoped = { ...toolContext, turnProviders, ...(userKey !== null && { userKey }), ...(profile && searchProfileOf(profile) !== undefined && { searchProfile: searchProfileOf(profile) }) };
           return {
-            ...opts,
-            userMessage: withNotes ? await withMemoryBlock(store, userKey, opts.history, opts.userMessage) : stripMemoryMarker(opts.userMessage),
+            userMessage: withNotes ? await withMemoryBlock(store, userKey, input.history, input.userMessage) : stripMemoryMarker(input.userMessage),
             tools: [
-              ...(opts.tools ?? []),
               // No clarify where nobody can answer: a scheduled run, or a client waiting on one HTTP request (the API).
               ...(payload.scheduled || egress.platform === 'api' ? scheduledTools : tools),
               // A task set in this turn belongs to its user and delivers to this chat.
@@ -165,11 +188,6 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
       };
     },
   };
-}
-
-/** For run-turn: the options unchanged when no tools are configured. */
-export async function withTurnTools(turnTools: TurnTools | undefined, opts: ConversationOptions): Promise<ConversationOptions> {
-  return turnTools ? turnTools.apply(opts) : opts;
 }
 
 export interface FlushSessionMemoryDeps {

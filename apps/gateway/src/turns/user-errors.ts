@@ -4,7 +4,7 @@
  */
 import { FencedOutError, ProviderError, StoreBusyError, isTransientStoreError, type ProviderErrorKind, type SessionStore } from '@herald/agent-core';
 import type { PlatformEgress } from '@herald/adapters';
-import { TurnAbort, type TurnRunner } from '../queue/worker.js';
+import { TurnAbort, type TurnContext, type TurnResult } from '../queue/worker.js';
 import { SessionModelError } from '../sessions/models.js';
 import { ModelNotConfiguredError } from '../config/providers.js';
 import { DeliveryError, deliver } from './delivery.js';
@@ -47,37 +47,42 @@ export interface FailureReplyDeps {
 }
 
 /**
- * Wraps a turn runner so that an exception (a bug, a store outage, a model that cannot be built) still ends in
- * one short reply instead of silence — unless the turn was stopped, interrupted or handed over (nothing may be
- * sent then), or delivery itself failed (delivery already told the user).
+ * The user-facing errors policy (turns/pipeline.ts): an exception (a bug, a model that cannot be built) still ends
+ * in one short reply instead of silence — unless the turn was stopped, interrupted or handed over (nothing may be
+ * sent then), delivery itself failed (delivery already told the user), or the store is down: that error goes on to
+ * the store-outage policy outside this one, which runs the turn again once the database answers.
  */
-export function replyOnFailure(deps: FailureReplyDeps, run: TurnRunner): TurnRunner {
-  return async (ctx) => {
-    try {
-      return await run(ctx);
-    } catch (err) {
-      // A newer worker owns the turn now (this one lost the session, or the watchdog gave up on it): say nothing.
-      if (err instanceof FencedOutError) {
-        ctx.log.info('turn taken over by a newer worker; stopping without writing or sending');
-        return;
-      }
-      // A store outage is not the turn's failure: the worker runs it again once the database answers.
-      if (ctx.signal.aborted || err instanceof TurnAbort || err instanceof DeliveryError || isTransientStoreError(err)) throw err;
-      ctx.log.error({ err }, 'turn failed; telling the user');
-      const last = ctx.entries[ctx.entries.length - 1].payload;
-      try {
-        if (!(await ctx.canDeliver())) return;
-        const ids = await deliver(deps.egress(last.platform, last.account), last.conversationId, turnFailureReply(err), {
-          replyTo: last.platformMessageId,
-          baseDelayMs: deps.deliveryBaseDelayMs,
-        });
-        if (await deps.store.getTurn(ctx.turnId)) {
-          await deps.store.markDelivered(ctx.turnId, ids);
-          await deps.store.markTurn(ctx.turnId, 'failed', ctx.fence, err instanceof Error ? `${err.name}: ${err.message}` : String(err));
-        }
-      } catch (notice) {
-        ctx.log.warn({ err: notice }, 'could not tell the user the turn failed');
-      }
+export async function answerFailure(deps: FailureReplyDeps, ctx: TurnContext, run: () => Promise<TurnResult | void>): Promise<TurnResult | void> {
+  try {
+    return await run();
+  } catch (err) {
+    // A newer worker owns the turn now (this one lost the session, or the watchdog gave up on it): say nothing.
+    if (err instanceof FencedOutError) {
+      ctx.log.info('turn taken over by a newer worker; stopping without writing or sending');
+      return;
     }
-  };
+    // A store outage is not the turn's failure: the worker runs it again once the database answers.
+    if (ctx.signal.aborted || err instanceof TurnAbort || err instanceof DeliveryError || isTransientStoreError(err)) throw err;
+    ctx.log.error({ err }, 'turn failed; telling the user');
+    return tellUser(deps, ctx, err);
+  }
+}
+
+/** The short failure reply, delivered and recorded (the turn ends failed); never throws. */
+async function tellUser(deps: FailureReplyDeps, ctx: TurnContext, err: unknown): Promise<TurnResult | void> {
+  const last = ctx.entries[ctx.entries.length - 1].payload;
+  try {
+    if (!(await ctx.canDeliver())) return;
+    const ids = await deliver(deps.egress(last.platform, last.account), last.conversationId, turnFailureReply(err), {
+      replyTo: last.platformMessageId,
+      baseDelayMs: deps.deliveryBaseDelayMs,
+    });
+    if (await deps.store.getTurn(ctx.turnId)) {
+      await deps.store.markDelivered(ctx.turnId, ids);
+      await deps.store.markTurn(ctx.turnId, 'failed', ctx.fence, err instanceof Error ? `${err.name}: ${err.message}` : String(err));
+      return { outcome: { kind: 'failed', compressions: 0 } };
+    }
+  } catch (notice) {
+    ctx.log.warn({ err: notice }, 'could not tell the user the turn failed');
+  }
 }
