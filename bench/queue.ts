@@ -26,7 +26,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { Queue, Worker } from 'bullmq';
 import type { InboundMessage } from '@herald/adapters';
-import type { Herald } from '../apps/gateway/src/app.js';
+import type { Herald } from '../apps/gateway/src/roles/app.js';
 import { deleteRedisPrefix } from '../test/helpers/cluster.js';
 import { installWorkCounters } from './counters.js';
 import { profiled } from './profile.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionStore } from '../packages/agent-core/src/store/index.js';
 import { freshPostgresSchema } from '../packages/agent-core/src/store/test-support.js';
-import { PairingService } from '../apps/gateway/src/pairing/index.js';
+import { PairingService } from '../apps/gateway/src/features/pairing/index.js';
 import { startDiscordFake, type DiscordFake } from './fakes/discord/index.js';
 import { startFakeOpenAI, type FakeLLM } from './fakes/llm/index.js';
 import { startSlackFake, type SlackFake } from './fakes/slack/index.js';

@@ -13,7 +13,7 @@ import { repliesIn, telegramEnv } from './helpers/env.js';
 import { startGateway, type GatewayProcess } from './helpers/gateway.js';
 import { lastUserText, offersOnlyMemory } from './helpers/llm-tags.js';
 import { waitFor } from './helpers/ports.js';
-import { TITLE_SYSTEM_PROMPT } from '../apps/gateway/src/llm/auto-title.js';
+import { TITLE_SYSTEM_PROMPT } from '../apps/gateway/src/features/llm/auto-title.js';
 
 const SUMMARY = 'SUMMARY-AUX-41: the user counted.';
 const TURNS = ['first', 'second', 'third', 'fourth'];

@@ -25,7 +25,7 @@ describe('telegram native interactions (issue 21)', () => {
     llm = await startFakeOpenAI();
     llm.respondWith(async (req) => clarifyScript(req));
     // Interim messages off: the text streamed before the clarify question stays in the preview (with them on, it
-    // becomes a message of its own: turns/progress.ts showInterim, tested in draft-preview.test.ts and progress.test.ts).
+    // becomes a message of its own: out/progress.ts showInterim, tested in draft-preview.test.ts and progress.test.ts).
     cluster = await startCluster({
       workers: 0,
       env: telegramEnv(tg, llm, { HERALD_TOOLSETS: 'full', HERALD_CONFIRM_RESET: 'true', TELEGRAM_STATUS_REACTIONS: 'on', HERALD_STREAMING: 'true', HERALD_INTERIM_MESSAGES: 'false' }),

@@ -10,7 +10,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { helpText, menuCommands } from '../apps/gateway/src/commands/registry.js';
+import { helpText, menuCommands } from '../apps/gateway/src/edges/commands/registry.js';
 import { imagesOf, startFakeOpenAI, type FakeLLM, type Step } from './fakes/llm/index.js';
 import { startTelegramFake, telegramErrors, type TelegramFake } from './fakes/telegram/index.js';
 import { startCluster, type Cluster } from './helpers/cluster.js';

@@ -10,7 +10,7 @@ import { request } from 'node:http';
 import { resolve } from 'node:path';
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import { UNCAUGHT_EXCEPTION_LOG, UNHANDLED_REJECTION_LOG } from '../../apps/gateway/src/ops/process-failures.js';
+import { UNCAUGHT_EXCEPTION_LOG, UNHANDLED_REJECTION_LOG } from '../../apps/gateway/src/support/ops/process-failures.js';
 import type { GatewayProcess } from '../helpers/gateway.js';
 import { metric } from '../helpers/metrics.js';
 import type { RawBody } from './arbitraries.js';

@@ -35,7 +35,7 @@ const SECRET = 'fuzz_webhook-secret';
 const PROBE = 4242;
 /** Strangers DM the bot from these chats; the stand-in knows them, so the pairing answer can be delivered. */
 const STRANGERS = Array.from({ length: 40 }, (_, i) => 700_001 + i);
-/** The gateway's body limit (apps/gateway/src/admin/server.ts). */
+/** The gateway's body limit (apps/gateway/src/edges/admin/server.ts). */
 const BODY_LIMIT = 1024 * 1024;
 
 type Case = HttpCase;

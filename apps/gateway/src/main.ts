@@ -3,14 +3,14 @@
  */
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ConfigError, configSecrets, loadConfig, type Role } from './config/load.js';
-import { createLogger, routeConsoleToLogger } from './logger.js';
-import { RedisUnavailableError } from './redis.js';
-import { ModelNotConfiguredError } from './config/providers.js';
-import { UnsafeSetupError } from './ops/safety/checks.js';
-import { watchProcessFailures } from './ops/process-failures.js';
-import { startHerald, type Herald } from './app.js';
-import { describeStoreTarget, isPermanentStoreError, storeTarget } from './sessions/store-target.js';
+import { ConfigError, configSecrets, loadConfig, type Role } from './support/config/load.js';
+import { createLogger, routeConsoleToLogger } from './support/logger.js';
+import { RedisUnavailableError } from './support/redis.js';
+import { ModelNotConfiguredError } from './support/config/providers.js';
+import { UnsafeSetupError } from './support/ops/safety/checks.js';
+import { watchProcessFailures } from './support/ops/process-failures.js';
+import { startHerald, type Herald } from './roles/app.js';
+import { describeStoreTarget, isPermanentStoreError, storeTarget } from './features/sessions/store-target.js';
 
 /** Default drain (7 s) + closing connections stays within 10 s; a longer drain setting extends it. */
 const SHUTDOWN_MARGIN_MS = 3_000;

@@ -7,13 +7,13 @@
  * persistence) do not fail; risks named in HERALD_ACCEPT_RISKS pass and say they were accepted.
  */
 import { createProvider } from '@herald/agent-core';
-import { ConfigError, loadConfig, type HeraldConfig } from '../config/load.js';
-import { connectRedis, describeRedisUrl } from '../redis.js';
-import { ProviderCatalog, providerConfig } from '../config/providers.js';
-import { RedisKeyPoolState } from '../llm/redis-key-state.js';
-import { describeStoreTarget, openConfiguredStore, storeKind, storeTarget } from '../sessions/store-target.js';
-import { redisFindings, storeFindings } from '../ops/safety/checks.js';
-import { describeFinding, type SafetyFinding } from '../ops/safety/findings.js';
+import { ConfigError, loadConfig, type HeraldConfig } from '../support/config/load.js';
+import { connectRedis, describeRedisUrl } from '../support/redis.js';
+import { ProviderCatalog, providerConfig } from '../support/config/providers.js';
+import { RedisKeyPoolState } from '../features/llm/redis-key-state.js';
+import { describeStoreTarget, openConfiguredStore, storeKind, storeTarget } from '../features/sessions/store-target.js';
+import { redisFindings, storeFindings } from '../support/ops/safety/checks.js';
+import { describeFinding, type SafetyFinding } from '../support/config/risks.js';
 
 /** Per check: a hung endpoint must not hang the doctor. */
 const CHECK_TIMEOUT_MS = 15_000;

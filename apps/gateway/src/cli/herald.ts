@@ -8,9 +8,9 @@
  *   herald store backup|restore <file>          a consistent copy of the SQLite store, and putting one back
  * `--config <herald.yaml>` works with every command. Exit codes: 0 ok, 1 a check or action failed, 2 usage.
  */
-import { ConfigError, loadConfig } from '../config/load.js';
-import { HERALD_COMMAND } from '../herald-command.js';
-import { VERSION } from '../version.js';
+import { ConfigError, loadConfig } from '../support/config/load.js';
+import { HERALD_COMMAND } from '../support/herald-command.js';
+import { VERSION } from '../support/version.js';
 import { doctor } from './doctor.js';
 import { CliError, processIo, type CliIo } from './io.js';
 import { PAIRING_USAGE, pairingCommand } from './pairing.js';

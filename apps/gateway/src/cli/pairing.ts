@@ -3,9 +3,9 @@
  * so an approval takes effect on the user's next message without a restart.
  */
 import { parseArgs } from 'node:util';
-import { HERALD_COMMAND } from '../herald-command.js';
-import { PairingService, UnknownPlatformNameError, parsePlatform } from '../pairing/index.js';
-import { openConfiguredStore, type StoreConfig } from '../sessions/store-target.js';
+import { HERALD_COMMAND } from '../support/herald-command.js';
+import { PairingService, UnknownPlatformNameError, parsePlatform } from '../features/pairing/index.js';
+import { openConfiguredStore, type StoreConfig } from '../features/sessions/store-target.js';
 import { CliError, type CliIo } from './io.js';
 
 export const PAIRING_USAGE = `${HERALD_COMMAND} pairing list [--platform telegram|discord|slack] [--json]

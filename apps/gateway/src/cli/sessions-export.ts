@@ -6,7 +6,7 @@ import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { finished } from 'node:stream/promises';
 import type { SessionSource, SessionStore } from '@herald/agent-core';
-import { EXPORT_FORMATS, EXPORT_STATUSES, exportShareGpt, parseExportDate, type ExportStatus } from '../sessions/export.js';
+import { EXPORT_FORMATS, EXPORT_STATUSES, exportShareGpt, parseExportDate, type ExportStatus } from '../features/sessions/export.js';
 import { CliError, type CliIo } from './io.js';
 
 export interface ExportOptions {

@@ -3,10 +3,10 @@
  * whether or not the gateway runs. `--json` prints what the admin API would return, for scripts.
  */
 import { parseArgs } from 'node:util';
-import { HERALD_COMMAND } from '../herald-command.js';
+import { HERALD_COMMAND } from '../support/herald-command.js';
 import type { Session, SessionSource } from '@herald/agent-core';
-import { openConfiguredStore, type StoreConfig } from '../sessions/store-target.js';
-import { SOURCES, messageJson, searchHitJson, sessionJson } from '../admin/schemas.js';
+import { openConfiguredStore, type StoreConfig } from '../features/sessions/store-target.js';
+import { SOURCES, messageJson, searchHitJson, sessionJson } from '../edges/admin/schemas.js';
 import { CliError, type CliIo } from './io.js';
 import { exportSessions } from './sessions-export.js';
 

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SessionStore } from '@herald/agent-core';
 import { useTempStores } from '../../../../packages/agent-core/src/store/test-support.js';
-import '../sessions/store-target.js';
+import '../features/sessions/store-target.js';
 import { CliError, type CliIo } from './io.js';
 import { storeCommand } from './store.js';
 

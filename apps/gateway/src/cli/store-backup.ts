@@ -15,10 +15,10 @@ import {
   type RestorePlan,
   type SqliteStoreSummary,
 } from '@herald/agent-core';
-import { describeStoreTarget, openStoreAt, type StoreConfig } from '../sessions/store-target.js';
-import { formatBytes } from '../ops/safety/findings.js';
+import { describeStoreTarget, openStoreAt, type StoreConfig } from '../features/sessions/store-target.js';
+import { formatBytes } from '../support/config/risks.js';
 import { CliError, type CliIo } from './io.js';
-import { HERALD_COMMAND } from '../herald-command.js';
+import { HERALD_COMMAND } from '../support/herald-command.js';
 
 /** The SQLite file, and the PostgreSQL URL that replaces it when set. */
 export type StoreFiles = Pick<StoreConfig, 'db'> & { databaseUrl?: string };

@@ -1,13 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LEARNT_WINDOW_TTL_MS, MemoryStore, SessionStore, SqliteSql, StoredWindowBook, createTodoTool, getTodos, type Sql } from '@herald/agent-core';
 import { freshPostgresSchema, useTempStores } from '../../../../packages/agent-core/src/store/test-support.js';
-import { PairingService } from '../pairing/index.js';
-import { SessionCounters } from '../sessions/counters.js';
-import { VoiceReplies } from '../sessions/voice-replies.js';
-import { SpendStore } from '../budgets/spend-store.js';
-import { ReasoningDisplay } from '../sessions/reasoning-display.js';
-import { ScheduleStore } from '../schedules/store.js';
-import type { StoreConfig } from '../sessions/store-target.js';
+import { PairingService } from '../features/pairing/index.js';
+import { SessionCounters } from '../features/sessions/counters.js';
+import { VoiceReplies } from '../features/sessions/voice-replies.js';
+import { SpendStore } from '../features/budgets/spend-store.js';
+import { ReasoningDisplay } from '../features/sessions/reasoning-display.js';
+import { ScheduleStore } from '../features/schedules/store.js';
+import type { StoreConfig } from '../features/sessions/store-target.js';
 import { CliError, type CliIo } from './io.js';
 import { storeCommand } from './store.js';
 

@@ -20,9 +20,9 @@ import {
   type CopyReport,
   type TableCopyResult,
 } from '@herald/agent-core';
-import { urlPassword } from '../config/load.js';
-import { HERALD_COMMAND } from '../herald-command.js';
-import { describeStoreTarget, openStoreAt } from '../sessions/store-target.js';
+import { urlPassword } from '../support/config/load.js';
+import { HERALD_COMMAND } from '../support/herald-command.js';
+import { describeStoreTarget, openStoreAt } from '../features/sessions/store-target.js';
 import { CliError, type CliIo } from './io.js';
 import { BACKUP_USAGE, backupCommand, RESTORE_USAGE, restoreCommand, type StoreFiles } from './store-backup.js';
 

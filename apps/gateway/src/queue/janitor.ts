@@ -11,7 +11,7 @@
  */
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../support/logger.js';
 import type { Mailbox } from './mailbox.js';
 import { JOB_ATTEMPTS, JOB_BACKOFF, JOB_RETENTION, type TurnJobData } from './producer.js';
 

@@ -62,9 +62,9 @@ export interface TurnPayload {
    * looks for a withdrawal (Mailbox.withdraw), and a withdrawal while it runs aborts it like /stop.
    */
   withdrawable?: boolean;
-  /** Set on a scheduled task's turn (schedules/runner.ts); `userId` is then the task's owner. */
+  /** Set on a scheduled task's turn (features/schedules/runner.ts); `userId` is then the task's owner. */
   scheduled?: ScheduledRun;
-  /** The agent profile that answers (profiles/table.ts); absent: the default profile. */
+  /** The agent profile that answers (features/profiles/table.ts); absent: the default profile. */
   profile?: string;
   /** The bot account that received the message and sends the reply; absent: the platform's default one. */
   account?: string;

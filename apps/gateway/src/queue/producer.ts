@@ -3,7 +3,7 @@
  * busy-input mode when the session is already running a turn.
  */
 import type { Queue } from 'bullmq';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../support/logger.js';
 import { isPartOf } from './parts.js';
 import type { ControlBus } from './control.js';
 import type { EnqueueResult, Mailbox, TurnPayload } from './mailbox.js';
@@ -114,7 +114,7 @@ export class TurnProducer {
   }
 
   /**
-   * A scheduled task's due run (schedules/runner.ts): into the chat session's mailbox behind whatever waits there,
+   * A scheduled task's due run (features/schedules/runner.ts): into the chat session's mailbox behind whatever waits there,
    * never capped (a due task is not dropped because the user queued a lot) and never interrupting or steering a
    * running turn (the worker treats its entry as a turn of its own). Its entry id names the run, so handling the
    * same run twice queues one turn.

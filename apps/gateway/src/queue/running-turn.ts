@@ -2,7 +2,7 @@
  * A turn as the worker holds it (RunningTurn: what /stop, interrupts, steers, withdrawals and the watchdog reach), a
  * job's hold on its session (Hold), and the TurnContext the runner is given from them. The worker is worker.ts.
  */
-import type { Logger } from '../logger.js';
+import type { Logger } from '../support/logger.js';
 import type { Mailbox, MailboxEntry } from './mailbox.js';
 import type { TurnContext, TurnResult } from './turn-context.js';
 import type { PendingEntry } from './turn-entries.js';

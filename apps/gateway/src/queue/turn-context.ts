@@ -2,7 +2,7 @@
  * What the worker and the turn runner agree on: what a turn is given (TurnContext), what it hands back
  * (TurnResult, TurnOutcome), and the worker's callbacks around it. The worker itself is worker.ts.
  */
-import type { Logger } from '../logger.js';
+import type { Logger } from '../support/logger.js';
 import type { DeliveryCheck, MailboxEntry } from './mailbox.js';
 
 /** What the worker hands the turn runner. */
@@ -36,7 +36,7 @@ export interface TurnContext {
 export interface TurnResult {
   /** Cosmetics that must not hold the session: the reaction swap on the user's message, say. */
   afterAck?: () => Promise<void>;
-  /** What the turn came to, for metrics (ops/instrument.ts) and the worker's log: nothing has to read the store. */
+  /** What the turn came to, for metrics (turn/instrument.ts) and the worker's log: nothing has to read the store. */
   outcome?: TurnOutcome;
 }
 
@@ -60,7 +60,7 @@ export interface TurnOutcome {
 
 export type TurnRunner = (ctx: TurnContext) => Promise<TurnResult | void>;
 
-/** Something done around one run of a turn (a policy's body, e.g. the metrics of ops/instrument.ts). */
+/** Something done around one run of a turn (a policy's body, e.g. the metrics of turn/instrument.ts). */
 export type AroundTurn = (ctx: TurnContext, run: () => Promise<TurnResult | void>) => Promise<TurnResult | void>;
 
 /**

@@ -2,7 +2,7 @@
  * The inactivity watchdog of a running turn: no agent activity for `idleMs` aborts it; a turn that still does not
  * end within `graceMs` (a tool ignoring its AbortSignal) is abandoned so the session moves on.
  */
-import type { Logger } from '../logger.js';
+import type { Logger } from '../support/logger.js';
 import { TurnAbort } from './turn-abort.js';
 import type { TurnResult } from './turn-context.js';
 

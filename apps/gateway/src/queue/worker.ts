@@ -6,8 +6,8 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { DelayedError, WaitingError, Worker, type Job } from 'bullmq';
 import { isTransientStoreError } from '@herald/agent-core';
-import type { Logger } from '../logger.js';
-import { logConnectionErrors } from '../redis-errors.js';
+import type { Logger } from '../support/logger.js';
+import { logConnectionErrors } from '../support/redis-errors.js';
 import { JOB_RETENTION, type BusyInputMode, type TurnJobData } from './producer.js';
 import type { ControlBus, ControlSignal } from './control.js';
 import type { Mailbox, MailboxEntry } from './mailbox.js';
@@ -28,12 +28,12 @@ export interface TurnWorkerOptions {
   mailbox: Mailbox;
   control: ControlBus;
   runTurn: TurnRunner;
-  /** Takes an abandoned turn's write and send access away and tells the user (app.ts: store + egress). */
+  /** Takes an abandoned turn's write and send access away and tells the user (roles/app.ts: store + egress). */
   onAbandon: AbandonHandler;
   /** Called after a turn's entries were acknowledged (see TurnEndHandler). */
   onTurnEnd?: TurnEndHandler;
   concurrency: number;
-  /** The busy-input mode of a session's messages (their agent profile's, profiles/table.ts). */
+  /** The busy-input mode of a session's messages (their agent profile's, features/profiles/table.ts). */
   busyInputMode: BusyInputMode | ((entry: MailboxEntry) => BusyInputMode);
   log: Logger;
   /** BullMQ job lock; a killed worker's job is recovered after about this long. */
@@ -350,7 +350,7 @@ export class TurnWorker {
         result = await runWatched(turn, this.watchdog, log, run, async () => this.opts.onAbandon({ sessionKey, turnId: last.id, entries, log: turnLog }));
       }
     } catch (err) {
-      // The database stayed down past the turn's own patience (turns/store-patience.ts): keep the entry and put the
+      // The database stayed down past the turn's own patience (turn/store-patience.ts): keep the entry and put the
       // wake-up off, without spending one of BullMQ's attempts (those are for the job: docs/architecture.md).
       if (isTransientStoreError(err)) {
         log.warn({ err: err instanceof Error ? err.message : String(err) }, 'store unavailable; the turn will run again');

@@ -320,7 +320,7 @@ describe('telegram polling ingress', () => {
   });
 
   it('leaves retrying a hand-over to the gateway: an update whose hand-over failed is tried once, then confirmed', async () => {
-    // The gateway's hand-over already retried (ingress/handover.ts); retrying here as well multiplied the attempts.
+    // The gateway's hand-over already retried (edges/ingress/handover.ts); retrying here as well multiplied the attempts.
     const calls = new Map<string, number>();
     const received: string[] = [];
     const ingress = new TelegramIngress({ token: fake.token, apiRoot: fake.apiRoot, logger: silentLogger, waits: FAST_WAITS, pollTimeoutSec: 1 });

@@ -2,7 +2,7 @@
  * A PostgreSQL connection lost while a transaction holds it between two statements (its JavaScript running, no
  * query in flight). node-postgres then emits `error` on the client; the pool listens only on idle clients, so a
  * checked-out one without a listener of its own threw it as an uncaught exception — and the gateway exits on those
- * (ops/process-failures.ts): one database blip took down every worker that was inside a transaction at that moment
+ * (support/ops/process-failures.ts): one database blip took down every worker that was inside a transaction at that moment
  * (the fault suite's PostgreSQL run, seed 87386, on a loaded machine). The transaction must fail as unavailable
  * instead — to be waited out like any outage — and the store must work again once the database answers.
  */

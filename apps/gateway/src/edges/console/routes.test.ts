@@ -1,0 +1,138 @@
+/**
+ * The console's pages through fastify's inject: sessions told apart, "price unknown", the API's real state and the
+ * HTML 404, on a real SQLite store.
+ */
+import { Queue } from 'bullmq';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { SessionStore } from '@herald/agent-core';
+import { useTempStores } from '../../../../../packages/agent-core/src/store/test-support.js';
+import type { DetailedHealth } from '../admin/health-detailed.js';
+import { PriceTable } from '../../features/budgets/prices.js';
+import { createLogger } from '../../support/logger.js';
+import { PairingService } from '../../features/pairing/index.js';
+import { CONSOLE_COOKIE, sessionCookieValue } from './auth.js';
+import { consoleRoutes } from './routes.js';
+
+const TOKEN = 'console-admin-token-0123456789';
+const COOKIE = { cookie: `${CONSOLE_COOKIE}=${sessionCookieValue(TOKEN)}` };
+const temp = useTempStores('sqlite');
+const queues: Queue[] = [];
+afterAll(async () => {
+  for (const q of queues) await q.close();
+});
+
+function health(role: string): DetailedHealth {
+  return {
+    status: 'ok', version: 'test', pid: 1, role, uptime_s: 1, platforms: {}, workers: [], workers_error: null, queue: null, queue_error: null,
+    active_turns: 0, mcp_servers: [], key_pools: null, key_pools_error: null, context_windows: null, context_windows_error: null, safety: [],
+  };
+}
+
+async function consoleApp(store: SessionStore, opts: { role?: string; api?: boolean } = {}): Promise<FastifyInstance> {
+  const app = Fastify();
+  const queue = new Queue('console-test', { connection: { url: 'redis://127.0.0.1:6379', maxRetriesPerRequest: null }, prefix: `herald-console-test-${process.pid}` });
+  queues.push(queue);
+  // What edges/api/routes.ts mounts when HERALD_API_KEYS is set.
+  if (opts.api) app.post('/v1/chat/completions', async () => ({}));
+  await consoleRoutes(app, {
+    token: TOKEN,
+    store,
+    queue,
+    pairing: new PairingService(store.sql),
+    log: createLogger({ level: 'silent' }),
+    health: async () => health(opts.role ?? 'all'),
+    dependencies: [],
+    prices: new PriceTable({}),
+  });
+  return app;
+}
+
+describe('console pages', () => {
+  it('tells two sessions of the same minute apart: first message, user name, last activity; the id is secondary', async () => {
+    const store = await temp.open();
+    const ann = (await store.getOrCreateSession('agent:main:telegram:dm:1', { source: 'telegram', userId: '1', userName: 'Ann', model: 'openai:gpt-4.1-mini' })).session;
+    await store.appendMessages(ann.id, [{ role: 'user', content: 'What rhymes with <orange>?' }]);
+    const bob = (await store.getOrCreateSession('agent:main:telegram:dm:2', { source: 'telegram', userId: '2', model: 'openai:gpt-4.1-mini' })).session;
+    await store.appendMessages(bob.id, [{ role: 'user', content: 'Plan my trip to Oslo' }]);
+    const app = await consoleApp(store);
+
+    const res = await app.inject({ url: '/console/sessions', headers: COOKIE });
+    expect(res.statusCode).toBe(200);
+    const annRow = rowOf(res.body, ann.id);
+    const bobRow = rowOf(res.body, bob.id);
+    expect(annRow).toContain('“What rhymes with &lt;orange&gt;?”');
+    expect(annRow).toMatch(/Ann <span class="muted">1<\/span>/);
+    expect(bobRow).toContain('“Plan my trip to Oslo”');
+    expect(bobRow).toContain('<td>2</td>');
+    expect(annRow).toMatch(/<time datetime="[^"]+" title="[^"]+ UTC">just now<\/time>/);
+    expect(annRow).toContain(`<span class="muted">${ann.id.slice(0, 8)}…${ann.id.slice(-4)}</span>`);
+
+    const page = await app.inject({ url: `/console/sessions/${bob.id}`, headers: COOKIE });
+    expect(page.body).toContain('<h1>“Plan my trip to Oslo”</h1>');
+    // Search hits carry the same names.
+    const hits = (await app.inject({ url: '/console/sessions?q=rhymes', headers: COOKIE })).body;
+    expect(rowOf(hits, ann.id)).toContain('>“What rhymes with &lt;orange&gt;?”</a></th><td>telegram</td><td>Ann <span class="muted">1</span></td>');
+  });
+
+  it('names API sessions by the name the client gave, not the key label', async () => {
+    const store = await temp.open();
+    const named = (await store.getOrCreateSession('agent:main:api:dm:key-0123456789:support-bot', { source: 'api', userId: 'key-0123456789', chatId: 'support-bot' })).session;
+    await store.appendMessages(named.id, [{ role: 'user', content: 'hello from the widget' }]);
+    const app = await consoleApp(store);
+    const row = rowOf((await app.inject({ url: '/console/sessions', headers: COOKIE })).body, named.id);
+    expect(row).toContain(`>support-bot</a>`);
+    expect(row).toContain('no user given</span> <span class="muted">via API key key-0123456789</span>');
+  });
+
+  it('says "price unknown", with how to set a price, for a model without one instead of $0.0000', async () => {
+    const store = await temp.open();
+    const local = (await store.getOrCreateSession('agent:main:telegram:dm:5', { source: 'telegram', userId: '5', model: 'openai:my-local-llama' })).session;
+    await store.addUsage(local.id, { input: 1000, output: 200, cacheRead: 0, cacheWrite: 0, costUsd: 0 });
+    const priced = (await store.getOrCreateSession('agent:main:telegram:dm:6', { source: 'telegram', userId: '6', model: 'openai:gpt-4.1-mini' })).session;
+    const app = await consoleApp(store);
+    const body = (await app.inject({ url: '/console/sessions', headers: COOKIE })).body;
+    expect(rowOf(body, local.id)).toContain('<a href="#price-hint">price unknown</a>');
+    expect(rowOf(body, local.id)).not.toContain('$0.0000');
+    expect(rowOf(body, priced.id)).toContain('$0.0000');
+    expect(body).toMatch(/id="price-hint">Price unknown for openai:my-local-llama:[^]*HERALD_PRICES='\{&quot;openai:my-local-llama&quot;/);
+    const usage = (await app.inject({ url: '/console/usage', headers: COOKIE })).body;
+    expect(usage).toContain('<a href="#price-hint">price unknown</a>');
+  });
+
+  it('says whether the OpenAI-compatible API is on in this process, and how to turn it on', async () => {
+    const store = await temp.open();
+    const on = (await (await consoleApp(store, { api: true })).inject({ url: '/console', headers: COOKIE })).body;
+    expect(on).toMatch(/<span class="state ok">On<\/span> — this process answers the OpenAI-compatible API/);
+    const off = (await (await consoleApp(store)).inject({ url: '/console', headers: COOKIE })).body;
+    expect(off).toMatch(/<span class="state off">Off<\/span> — to turn it on, set HERALD_API_KEYS/);
+    expect(off).not.toContain('is on when HERALD_API_KEYS is set');
+    const worker = (await (await consoleApp(store, { role: 'worker' })).inject({ url: '/console', headers: COOKIE })).body;
+    expect(worker).toContain('Off in this process');
+  });
+
+  it('answers an unknown console URL with an HTML 404 page, after the login like every page', async () => {
+    const store = await temp.open();
+    const app = await consoleApp(store);
+    const anonymous = await app.inject({ url: '/console/nowhere' });
+    expect(anonymous.statusCode).toBe(303);
+    expect(anonymous.headers.location).toBe('/console/login?next=%2Fconsole%2Fnowhere');
+    const res = await app.inject({ url: '/console/nowhere/else?x=1', headers: COOKIE });
+    expect(res.statusCode).toBe(404);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(res.headers['content-security-policy']).toContain("default-src 'none'");
+    expect(res.body).toContain('<h1>Page not found</h1>');
+    expect(res.body).toContain('The console has no page at /console/nowhere/else.');
+    expect(res.body).toContain('Log out'); // the page shell of a logged-in operator
+    const session = await app.inject({ url: '/console/sessions/0000-ghost', headers: COOKIE });
+    expect(session.statusCode).toBe(404);
+    expect(session.body).toContain('There is no session 0000-ghost.');
+  });
+});
+
+/** The table row whose link opens this session. */
+function rowOf(body: string, id: string): string {
+  const at = body.indexOf(`/console/sessions/${id}"`);
+  expect(at, `a row for ${id}`).toBeGreaterThan(0);
+  return body.slice(body.lastIndexOf('<tr>', at), body.indexOf('</tr>', at));
+}

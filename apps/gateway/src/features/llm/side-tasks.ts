@@ -1,0 +1,85 @@
+/**
+ * The models side tasks run on — compression summaries (before a turn, inside the loop, /compress), the memory
+ * flush, session_search summaries and image descriptions — with one fallback chain for all of them:
+ *
+ *   HERALD_AUXILIARY_MODEL, HERALD_AUXILIARY_FALLBACK_MODELS…, then the conversation's own chain (the session's
+ *   /model choice, HERALD_MODEL, HERALD_FALLBACK_MODELS)
+ *
+ * so a cheap side model that runs out of credit (402) or goes down hands its request to the next model instead of
+ * costing the conversation its summary. Unset, side tasks run on the conversation's chain, as turns do.
+ * Image descriptions take the vision-capable models of HERALD_VISION_MODEL and the auxiliary ones.
+ */
+import { createFallbackProvider, createProvider, type Provider, type SideFallback } from '@herald/agent-core';
+import type { HeraldConfig } from '../../support/config/load.js';
+import type { ProviderCatalog } from '../../support/config/providers.js';
+import type { SessionModels } from '../sessions/models.js';
+
+export type SideTaskConfig = Pick<HeraldConfig, 'model' | 'fallbackModels' | 'auxiliaryModel' | 'auxiliaryFallbackModels' | 'visionModel'>;
+
+export interface SideTaskOptions {
+  /** Told when a side model failed and the next took over (the gateway logs it). */
+  onFallback?: (event: SideFallback) => void;
+  /** Wraps each model before it joins a chain (the gateway counts its requests in /metrics). */
+  wrap?: (provider: Provider) => Provider;
+}
+
+export class SideTaskModels {
+  private readonly auxiliary: Provider[];
+  private readonly describerChain: Provider | null;
+  private readonly wrap: (provider: Provider) => Provider;
+  /** Each model built and wrapped once: a chain is made per call, its models are not. */
+  private readonly built = new Map<string, Provider>();
+
+  /** Builds the auxiliary models now, so a model without its provider's settings stops start-up, naming it. */
+  constructor(
+    private readonly config: SideTaskConfig,
+    private readonly models: SessionModels,
+    catalog: ProviderCatalog,
+    private readonly opts: SideTaskOptions = {},
+  ) {
+    this.wrap = opts.wrap ?? ((p: Provider) => p);
+    this.auxiliary = auxiliaryRefs(config).map((ref) => this.provider(ref));
+    // The vision model is told it sees whatever the table says; auxiliary models describe only if they do.
+    const vision = config.visionModel ? [this.wrap(createProvider({ ...catalog.configFor(config.visionModel), vision: true }))] : [];
+    const describers = [...vision, ...this.auxiliary.filter((p) => p.vision === true)];
+    this.describerChain = describers.length > 0 ? createFallbackProvider(describers, opts) : null;
+  }
+
+  /** The chain for a session's side tasks; null when no model is configured at all. */
+  forSession(sessionModel: string | null): Provider | null {
+    // A session's /model may name a model this process cannot build (settings changed since): it is skipped.
+    const conversation = conversationRefs(this.config, sessionModel).flatMap((ref) => {
+      try {
+        return [this.provider(ref)];
+      } catch {
+        return [];
+      }
+    });
+    const chain = [...this.auxiliary, ...conversation];
+    return chain.length > 0 ? createFallbackProvider(chain, this.opts) : null;
+  }
+
+  /** Writes image descriptions for a main model that cannot see; null when no vision-capable side model is set. */
+  describer(): Provider | null {
+    return this.describerChain;
+  }
+
+  /** Throws SessionModelError naming the missing setting. */
+  private provider(ref: string): Provider {
+    let made = this.built.get(ref);
+    if (!made) {
+      made = this.wrap(this.models.provider(ref));
+      this.built.set(ref, made);
+    }
+    return made;
+  }
+}
+
+/** The configuration refuses auxiliary fallbacks without an auxiliary model (load.ts). */
+function auxiliaryRefs(config: SideTaskConfig): string[] {
+  return config.auxiliaryModel ? [config.auxiliaryModel, ...config.auxiliaryFallbackModels] : [];
+}
+
+function conversationRefs(config: SideTaskConfig, sessionModel: string | null): string[] {
+  return [sessionModel, config.model, ...config.fallbackModels].filter((r): r is string => typeof r === 'string' && r !== '');
+}

@@ -1,0 +1,98 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { SessionStore } from '@herald/agent-core';
+import { Redis } from 'ioredis';
+import { Mailbox } from '../../queue/mailbox.js';
+import { RESET_NOTICES, applyResetPolicy, crossedDailyBoundary, expiryReason, resetExpiredSession, type ResetPolicy } from './reset-policy.js';
+import { testPrefix } from '../../../../../test/helpers/test-run.js';
+
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+const UTC = (h: number, m = 0, day = 10) => Date.UTC(2025, 5, day, h, m);
+const policy = (mode: ResetPolicy['mode'], extra: Partial<ResetPolicy> = {}): ResetPolicy => ({
+  mode,
+  idleMinutes: 1440,
+  dailyHour: 4,
+  timeZone: 'UTC',
+  ...extra,
+});
+
+const stores: SessionStore[] = [];
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.close();
+});
+
+describe('session reset policy', () => {
+  it('idle: expires after the idle minutes without activity', async () => {
+    const p = policy('idle', { idleMinutes: 30 });
+    expect(expiryReason(p, UTC(10), UTC(10, 29))).toBeNull();
+    expect(expiryReason(p, UTC(10), UTC(10, 30))).toBe('idle');
+  });
+
+  it('daily: expires once the daily hour has passed since the last activity, in local time', async () => {
+    const p = policy('daily');
+    expect(expiryReason(p, UTC(3, 59), UTC(4, 0))).toBe('daily');
+    expect(expiryReason(p, UTC(4, 0), UTC(23, 59))).toBeNull();
+    expect(expiryReason(p, UTC(23), UTC(3, 59, 11))).toBeNull(); // past midnight, before 04:00
+    expect(expiryReason(p, UTC(23), UTC(4, 1, 11))).toBe('daily');
+    // 04:00 in Berlin (summer) is 02:00 UTC.
+    expect(crossedDailyBoundary({ dailyHour: 4, timeZone: 'Europe/Berlin' }, UTC(1, 59), UTC(2, 1))).toBe(true);
+    expect(crossedDailyBoundary({ dailyHour: 4, timeZone: 'Europe/Berlin' }, UTC(2, 1), UTC(3, 59))).toBe(false);
+  });
+
+  it('both: whichever comes first; none: never', async () => {
+    expect(expiryReason(policy('both', { idleMinutes: 60 }), UTC(10), UTC(11))).toBe('idle');
+    expect(expiryReason(policy('both'), UTC(3), UTC(5))).toBe('daily');
+    expect(expiryReason(policy('none'), UTC(3), UTC(5, 0, 20))).toBeNull();
+  });
+
+  it('ends an expired session with the reason, and has a notice only when it had activity', async () => {
+    const store = await SessionStore.open(':memory:');
+    stores.push(store);
+    const key = 'agent:main:telegram:dm:1';
+    const { session } = await store.getOrCreateSession(key, { source: 'telegram' });
+    const p = policy('idle', { idleMinutes: 10 });
+    expect(await applyResetPolicy(store, key, p, Date.now() + 5 * MIN)).toBeNull();
+
+    const empty = await applyResetPolicy(store, key, p, Date.now() + 11 * MIN);
+    expect(empty).toMatchObject({ reason: 'idle', notice: null, ended: { id: session.id, endReason: 'idle' } });
+
+    const { session: next } = await store.getOrCreateSession(key, { source: 'telegram' });
+    expect(next.id).not.toBe(session.id);
+    await store.appendMessages(next.id, [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }]);
+    const daily = await applyResetPolicy(store, key, policy('daily', { timeZone: undefined }), Date.now() + 25 * HOUR);
+    expect(daily).toMatchObject({ reason: 'daily', notice: RESET_NOTICES.daily, ended: { id: next.id, endReason: 'daily' } });
+    // Already ended: nothing more to do.
+    expect(await applyResetPolicy(store, key, p, Date.now() + 50 * HOUR)).toBeNull();
+  });
+
+  it('the router ends an expired session only while it holds the session: never under a running turn', async () => {
+    const store = await SessionStore.open(':memory:');
+    stores.push(store);
+    const redis = new Redis('redis://127.0.0.1:6379');
+    const prefix = testPrefix('reset');
+    try {
+      const mailbox = new Mailbox(redis, prefix, 2_000);
+      const key = 'agent:main:telegram:dm:2';
+      const { session } = await store.getOrCreateSession(key, { source: 'telegram' });
+      await store.appendMessages(session.id, [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }]);
+      const deps = { store, mailbox, conversation: { resetPolicy: policy('idle', { idleMinutes: 0 }) } };
+      // A turn holds the session: that is activity, nothing is reset under it.
+      const turn = await mailbox.acquire(key, 'a-worker');
+      if (!('token' in turn)) throw new Error('lock unexpectedly held');
+      const flushed: string[] = [];
+      expect(await resetExpiredSession(deps, key, (ended) => flushed.push(ended.id))).toBeNull();
+      expect((await store.getSession(session.id))?.endedAt).toBeNull();
+      await mailbox.release(key, turn.token);
+      // Free again: the expired session ends, and the lock the reset took is given back.
+      expect(await resetExpiredSession(deps, key, (ended) => flushed.push(ended.id))).toBe(RESET_NOTICES.idle);
+      // The ended session is handed on for the memory flush, once.
+      expect(flushed).toEqual([session.id]);
+      expect((await store.getSession(session.id))?.endReason).toBe('idle');
+      expect(await mailbox.isBusy(key)).toBe(false);
+    } finally {
+      const keys = await redis.keys(`${prefix}:*`);
+      if (keys.length) await redis.del(...keys);
+      redis.disconnect();
+    }
+  });
+});

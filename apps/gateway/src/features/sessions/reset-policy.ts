@@ -1,0 +1,111 @@
+/**
+ * When a conversation starts afresh by itself (Hermes' session reset policy):
+ *   idle   — after HERALD_SESSION_IDLE_MINUTES without activity (default 1,440 = a day);
+ *   daily  — once a day at HERALD_SESSION_DAILY_HOUR local time (default 04:00);
+ *   both   — whichever comes first (default);   none — never.
+ * Checked when a message arrives, before its turn: the expired session is ended (end_reason idle / daily) and the
+ * message starts a new one. The user is told only when the old session had something in it.
+ */
+import type { Mailbox } from '../../queue/mailbox.js';
+import { withSessionHeld } from './session-hold.js';
+import { localDate, type Session, type SessionStore } from '@herald/agent-core';
+import type { HeraldConfig } from '../../support/config/load.js';
+
+export type ResetMode = 'idle' | 'daily' | 'both' | 'none';
+export type ResetReason = 'idle' | 'daily';
+
+export interface ResetPolicy {
+  mode: ResetMode;
+  idleMinutes: number;
+  /** 0-23, local time of `timeZone`. */
+  dailyHour: number;
+  /** IANA zone for "local"; the host's zone when absent. */
+  timeZone?: string;
+}
+
+const MS_PER_MINUTE = 60_000;
+const MS_PER_HOUR = 3_600_000;
+
+export const RESET_NOTICES: Record<ResetReason, string> = {
+  idle: '🌅 It has been a while, so this is a fresh conversation. (Send /resume to list titled ones.)',
+  daily: '🌅 A new day, a fresh conversation. (Send /resume to list titled ones.)',
+};
+
+export function resetPolicyFrom(config: Pick<HeraldConfig, 'sessionReset' | 'sessionIdleMinutes' | 'sessionDailyHour'> & { timezone?: string }): ResetPolicy {
+  return { mode: config.sessionReset, idleMinutes: config.sessionIdleMinutes, dailyHour: config.sessionDailyHour, timeZone: config.timezone };
+}
+
+/** Why a session last active at `lastActivity` has expired by `now`, or null while it is current. */
+export function expiryReason(policy: ResetPolicy, lastActivity: number, now: number): ResetReason | null {
+  if (policy.mode === 'none') return null;
+  if ((policy.mode === 'daily' || policy.mode === 'both') && crossedDailyBoundary(policy, lastActivity, now)) return 'daily';
+  if ((policy.mode === 'idle' || policy.mode === 'both') && now - lastActivity >= policy.idleMinutes * MS_PER_MINUTE) return 'idle';
+  return null;
+}
+
+/**
+ * True when a `dailyHour:00` local time lies in (lastActivity, now]. Shifting both instants back by the hour
+ * turns "the day that starts at 04:00" into a calendar day, so comparing local dates is enough.
+ */
+export function crossedDailyBoundary(policy: Pick<ResetPolicy, 'dailyHour' | 'timeZone'>, lastActivity: number, now: number): boolean {
+  const shift = policy.dailyHour * MS_PER_HOUR;
+  return localDate(lastActivity - shift, policy.timeZone) < localDate(now - shift, policy.timeZone);
+}
+
+export interface ResetOutcome {
+  ended: Session;
+  reason: ResetReason;
+  /** What to tell the user; null when the old session was empty (nothing to lose, nothing to say). */
+  notice: string | null;
+}
+
+/** The key's open session and why it expired, or null while it is still current (reads only). */
+async function expiredSession(
+  store: SessionStore,
+  sessionKey: string,
+  policy: ResetPolicy,
+  now: number,
+): Promise<{ current: Session; reason: ResetReason } | null> {
+  if (policy.mode === 'none') return null;
+  // One read: this runs for every incoming message.
+  const found = await store.currentSessionActivity(sessionKey);
+  if (!found || found.session.endedAt !== null) return null;
+  const reason = expiryReason(policy, found.lastActivity, now);
+  return reason ? { current: found.session, reason } : null;
+}
+
+/**
+ * Ends the key's session if the policy says it expired. The caller runs this for a message that is about to
+ * start a turn, and only while no turn holds the session (a running turn is activity).
+ */
+export async function applyResetPolicy(
+  store: SessionStore,
+  sessionKey: string,
+  policy: ResetPolicy,
+  now = Date.now(),
+): Promise<ResetOutcome | null> {
+  const expired = await expiredSession(store, sessionKey, policy, now);
+  if (!expired) return null;
+  const { current, reason } = expired;
+  const ended = await store.endSession(current.id, reason);
+  return { ended, reason, notice: current.messageCount > 0 ? RESET_NOTICES[reason] : null };
+}
+
+/**
+ * The router's check for a message about to start a turn. Most messages find their session current, which two
+ * reads tell; only an expired one is ended, while holding the session (a running turn is activity, and no turn
+ * may start on a session being ended). Returns the notice to send first, if any.
+ */
+export async function resetExpiredSession(
+  deps: { store: SessionStore; mailbox: Mailbox; conversation?: { resetPolicy: ResetPolicy } },
+  sessionKey: string,
+  /** Told the session that was ended (the memory flush runs on it, as for /new). */
+  onReset?: (ended: Session) => void,
+): Promise<string | null> {
+  const policy = deps.conversation?.resetPolicy;
+  if (!policy || !(await expiredSession(deps.store, sessionKey, policy, Date.now()))) return null;
+  const held = await withSessionHeld(deps.mailbox, sessionKey, 'reset-policy', () => applyResetPolicy(deps.store, sessionKey, policy));
+  if (!held.held) return null;
+  if (held.value) onReset?.(held.value.ended);
+  return held.value?.notice ?? null;
+}

@@ -1,0 +1,194 @@
+/**
+ * Builds each enabled platform's halves from the config: ingress (connections; ingress role only) and egress
+ * (REST; any role, created on first use so a worker opens nothing it does not need).
+ *
+ * A platform may have several bot accounts (HERALD_BOT_ACCOUNTS, support/config/profile-accounts.ts): the registries are keyed by
+ * platform and account, so a reply goes out through the bot that received the message. `default` is the account
+ * of the <PLATFORM>_BOT_TOKEN settings.
+ */
+import type { Logger } from '../support/logger.js';
+import type { InboundHandler, Platform, PlatformEgress, PlatformFiles, PlatformIngress } from '@herald/adapters';
+import { createTelegramEgress, createTelegramFiles, createTelegramIngress } from '@herald/adapters/telegram';
+import { createDiscordEgress, createDiscordIngress, DiscordFiles } from '@herald/adapters/discord';
+import { createSlackEgress, createSlackIngress, SlackFiles, SLACK_EVENTS_PATH } from '@herald/adapters/slack';
+import type { FastifyInstance } from 'fastify';
+import type { HeraldConfig } from '../support/config/load.js';
+import { menuCommands } from '../edges/commands/registry.js';
+import type { KnownThreads } from '../features/sessions/known-threads.js';
+import { DEFAULT_ACCOUNT } from '../support/config/profile-accounts.js';
+
+export type IngressWithRoutes = PlatformIngress & { registerRoutes?: (app: FastifyInstance) => void };
+
+export class UnknownPlatformError extends Error {
+  override name = 'UnknownPlatformError';
+}
+
+/** One bot: its platform, account name and credentials (the default account's come from the platform settings). */
+interface Bot {
+  platform: string;
+  account: string;
+  token: string | undefined;
+  appToken?: string;
+  /** An extra Slack app's signing secret (Events over HTTP at its own path). */
+  signingSecret?: string;
+  webhook?: { url: string; secret?: string };
+  /** The account's own API base, when it has one (else the platform setting's). */
+  apiBase?: string;
+}
+
+/** The bot of a platform + account, or why there is none. */
+function botOf(config: HeraldConfig, platform: string, account: string = DEFAULT_ACCOUNT): Bot {
+  if (account !== DEFAULT_ACCOUNT) {
+    const a = config.botAccounts.find((b) => b.platform === platform && b.name === account);
+    if (!a) throw new UnknownPlatformError(`${platform} has no bot account "${account}" (HERALD_BOT_ACCOUNTS)`);
+    return {
+      platform,
+      account,
+      token: a.bot_token,
+      appToken: a.platform === 'slack' ? a.app_token : undefined,
+      signingSecret: a.platform === 'slack' ? a.signing_secret : undefined,
+      webhook: a.platform === 'telegram' && a.webhook_url ? { url: a.webhook_url, secret: a.webhook_secret } : undefined,
+      apiBase: a.platform === 'telegram' ? a.api_root : a.api_url,
+    };
+  }
+  switch (platform) {
+    case 'telegram':
+      return { platform, account, token: config.telegram.botToken };
+    case 'discord':
+      return { platform, account, token: config.discord.botToken };
+    case 'slack':
+      return { platform, account, token: config.slack.botToken };
+    default:
+      throw new UnknownPlatformError(`no platform ${platform}`);
+  }
+}
+
+function tokenOf(bot: Bot): string {
+  if (!bot.token) throw new UnknownPlatformError(`${bot.platform} is not configured (${bot.platform.toUpperCase()}_BOT_TOKEN)`);
+  return bot.token;
+}
+
+const keyOf = (platform: string, account: string | undefined): string => (account && account !== DEFAULT_ACCOUNT ? `${platform}:${account}` : platform);
+
+/** `extra`: egresses built elsewhere (the HTTP API's, which answers through Redis), by platform name. */
+export function createEgressRegistry(
+  config: HeraldConfig,
+  log: Logger,
+  extra: Record<string, PlatformEgress> = {},
+): (platform: string, account?: string) => PlatformEgress {
+  const cache = new Map<string, PlatformEgress>(Object.entries(extra));
+  return (platform, account) => {
+    const key = keyOf(platform, account);
+    let egress = cache.get(key);
+    if (egress) return egress;
+    if (!['telegram', 'discord', 'slack'].includes(platform)) throw new UnknownPlatformError(`no egress for platform ${platform}`);
+    const bot = botOf(config, platform, account);
+    const logger = log.child({ platform, ...(account && account !== DEFAULT_ACCOUNT && { account }) });
+    if (platform === 'telegram') egress = createTelegramEgress({ token: tokenOf(bot), apiRoot: bot.apiBase ?? config.telegram.apiRoot, logger });
+    else if (platform === 'discord') egress = createDiscordEgress({ botToken: tokenOf(bot), apiUrl: bot.apiBase ?? config.discord.apiUrl, logger });
+    else egress = createSlackEgress({ botToken: tokenOf(bot), apiUrl: bot.apiBase ?? config.slack.apiUrl, logger });
+    cache.set(key, egress);
+    return egress;
+  };
+}
+
+/** Each platform's file downloads (REST only, like egress), created on first use. */
+export function createFilesRegistry(config: HeraldConfig, log: Logger): (platform: string, account?: string) => PlatformFiles {
+  const cache = new Map<string, PlatformFiles>();
+  return (platform, account) => {
+    const key = keyOf(platform, account);
+    let files = cache.get(key);
+    if (files) return files;
+    if (platform === 'discord') {
+      const bot = botOf(config, platform, account);
+      files = new DiscordFiles({ botToken: tokenOf(bot), apiUrl: bot.apiBase ?? config.discord.apiUrl });
+    } else if (platform === 'telegram') {
+      const bot = botOf(config, platform, account);
+      files = createTelegramFiles({ token: tokenOf(bot), apiRoot: bot.apiBase ?? config.telegram.apiRoot, logger: log.child({ platform }) });
+    } else if (platform === 'slack') {
+      const bot = botOf(config, platform, account);
+      files = new SlackFiles({ botToken: tokenOf(bot), apiUrl: bot.apiBase ?? config.slack.apiUrl, logger: log.child({ platform }) });
+    } else throw new UnknownPlatformError(`no file downloads for platform ${platform}`);
+    cache.set(key, files);
+    return files;
+  };
+}
+
+/** An ingress and the account it connects as. */
+export interface AccountIngress {
+  platform: Platform;
+  account: string;
+  ingress: IngressWithRoutes;
+}
+
+/**
+ * The ingresses, keyed `telegram`, `discord`, `slack` for the default accounts and `<platform>:<account>` for the
+ * others.
+ */
+export function createIngresses(config: HeraldConfig, threads: KnownThreads, log: Logger): Map<string, IngressWithRoutes> {
+  return new Map(accountIngresses(config, threads, log).map((a) => [keyOf(a.platform, a.account), a.ingress]));
+}
+
+export function accountIngresses(config: HeraldConfig, threads: KnownThreads, log: Logger): AccountIngress[] {
+  const bots: Bot[] = [];
+  if (config.platforms.telegram.enabled) bots.push({ ...botOf(config, 'telegram'), webhook: config.telegram.webhookUrl ? { url: config.telegram.webhookUrl, secret: config.telegram.webhookSecret } : undefined });
+  if (config.platforms.discord.enabled) bots.push(botOf(config, 'discord'));
+  if (config.platforms.slack.enabled) bots.push(botOf(config, 'slack'));
+  for (const a of config.botAccounts) if (config.platforms[a.platform].enabled) bots.push(botOf(config, a.platform, a.name));
+  return bots.map((bot) => ({ platform: bot.platform as Platform, account: bot.account, ingress: ingressOf(config, bot, threads, log) }));
+}
+
+function ingressOf(config: HeraldConfig, bot: Bot, threads: KnownThreads, log: Logger): IngressWithRoutes {
+  const commands = menuCommands();
+  const platform = bot.platform as Platform;
+  const logger = log.child({ platform, ...(bot.account !== DEFAULT_ACCOUNT && { account: bot.account }) });
+  const token = tokenOf(bot);
+  if (platform === 'telegram') {
+    const t = config.telegram;
+    return createTelegramIngress({ token, apiRoot: bot.apiBase ?? t.apiRoot, webhook: bot.webhook, requireMention: t.requireMention, commands, logger });
+  }
+  if (platform === 'discord') {
+    const d = config.discord;
+    return createDiscordIngress({
+      botToken: token,
+      apiUrl: bot.apiBase ?? d.apiUrl,
+      requireMention: d.requireMention,
+      autoThread: d.autoThread,
+      freeResponseChannels: d.freeResponseChannels,
+      allowBots: d.allowBots,
+      threads: threads.of('discord'),
+      commands,
+      slashCommands: { enabled: d.slashCommands, guildIds: d.commandGuilds },
+      logger,
+    });
+  }
+  const s = config.slack;
+  const own = bot.account === DEFAULT_ACCOUNT ? s : bot;
+  const appToken = own.appToken;
+  return createSlackIngress({
+    botToken: token,
+    appToken,
+    // Each Slack app has its own Request URL: an extra app's events come to a path of its own.
+    signingSecret: appToken ? undefined : own.signingSecret,
+    eventsPath: slackEventsPath(bot.account),
+    apiUrl: bot.apiBase ?? s.apiUrl,
+    threads: threads.of('slack'),
+    commands,
+    slashCommands: s.slashCommands,
+    logger,
+  });
+}
+
+/** Where a Slack app's Events over HTTP arrive: `/slack/events`, or `/slack/events/<account>` for an extra app. */
+export function slackEventsPath(account: string): string {
+  return account === DEFAULT_ACCOUNT ? SLACK_EVENTS_PATH : `${SLACK_EVENTS_PATH}/${account}`;
+}
+
+/**
+ * What an extra account's ingress hands over: the message stamped with its account, and its id made unique to it
+ * (two bots in one group both see a message; each answers it once).
+ */
+export function stampAccount(account: string, handle: InboundHandler): InboundHandler {
+  if (account === DEFAULT_ACCOUNT) return handle;
+  return (msg) => handle({ ...msg, account, messageId: `${account}/${msg.messageId}` });
+}

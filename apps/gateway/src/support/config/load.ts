@@ -1,0 +1,231 @@
+/**
+ * Reads the environment and an optional herald.yaml, validates every value with its zod schema, and returns
+ * a typed config. A bad value throws a ConfigError whose message is one line naming the variable.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
+import { interpolateServers, serverSecrets } from './mcp.js';
+import { envPrefix, gatherKeys } from './endpoints.js';
+import { teamConfigProblem } from './team-check.js';
+import { accountSecrets } from './profile-accounts.js';
+import { SETTINGS, walkSettings, yamlPath, type Setting, type SettingsValues } from './settings.js';
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export type Role = 'all' | 'ingress' | 'worker';
+
+export interface PlatformStatus {
+  enabled: boolean;
+  /** Why it is disabled, or which transport it uses. */
+  reason: string;
+}
+
+export interface HeraldConfig extends SettingsValues {
+  role: Role;
+  /** Where the YAML came from, if any. */
+  configFile: string | null;
+  platforms: { telegram: PlatformStatus; discord: PlatformStatus; slack: PlatformStatus };
+  /** Keys per pool (`openai`, `anthropic`, each endpoint), gathered from every variable that holds one. */
+  keyPools: Record<string, string[]>;
+}
+
+export interface LoadOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Path of herald.yaml; default `HERALD_CONFIG` or ./herald.yaml when it exists; null: no file. */
+  file?: string | null;
+  role?: Role;
+}
+
+export function loadConfig(opts: LoadOptions = {}): HeraldConfig {
+  const env = opts.env ?? process.env;
+  const file = opts.file === null ? undefined : (opts.file ?? env.HERALD_CONFIG ?? (existsSync('herald.yaml') ? 'herald.yaml' : undefined));
+  const yaml = file ? readYaml(file) : {};
+  const knownYamlKeys = new Set<string>();
+
+  const out: Record<string, unknown> = {};
+  for (const [path, s] of walkSettings()) {
+    const yp = yamlPath(s.env);
+    knownYamlKeys.add(yp.join('.'));
+    const fromEnv = env[s.env];
+    const fromYaml = getPath(yaml, yp);
+    let raw: unknown;
+    let source: string;
+    if (fromEnv !== undefined && fromEnv !== '') {
+      raw = fromEnv;
+      source = s.env;
+    } else if (fromYaml !== undefined && fromYaml !== null) {
+      raw = fromYaml;
+      source = `${file}: ${yp.join('.')}`;
+    } else {
+      raw = s.fallback;
+      source = `${s.env} (default)`;
+    }
+    setPath(out, path, raw === undefined ? undefined : validate(s, raw, source));
+  }
+  rejectUnknownYamlKeys(yaml, knownYamlKeys, file);
+
+  const values = out as unknown as SettingsValues;
+  if (values.mcpServers) {
+    // `${NAME}` placeholders are filled from the environment now, so a missing one stops start-up too.
+    const filled = interpolateServers(values.mcpServers, env);
+    if (typeof filled === 'string') throw new ConfigError(`HERALD_MCP_SERVERS: ${filled}`);
+    out.mcpServers = filled;
+  }
+  if (values.auxiliaryFallbackModels.length > 0 && !values.auxiliaryModel) {
+    throw new ConfigError('HERALD_AUXILIARY_FALLBACK_MODELS: set HERALD_AUXILIARY_MODEL too (the fallbacks are tried after it)');
+  }
+  // Routes, budgets and MCP servers name profiles and accounts: each must exist (support/config/team-check.ts).
+  const team = teamConfigProblem(out as unknown as SettingsValues);
+  if (team) throw new ConfigError(team);
+  const role = opts.role ?? 'all';
+  return { ...values, role, configFile: file ?? null, platforms: platformStatus(values), keyPools: keyPoolsOf(values, env) };
+}
+
+function keyPoolsOf(c: SettingsValues, env: NodeJS.ProcessEnv): Record<string, string[]> {
+  const pools: Record<string, string[]> = {
+    openai: gatherKeys(env, 'OPENAI', c.openai.apiKey, c.openai.apiKeys),
+    anthropic: gatherKeys(env, 'ANTHROPIC', c.anthropic.apiKey, c.anthropic.apiKeys),
+  };
+  for (const e of c.endpoints) {
+    const prefix = envPrefix(e.name);
+    pools[e.name] = gatherKeys(env, prefix, env[`${prefix}_API_KEY`], e.api_keys);
+  }
+  return pools;
+}
+
+function validate(s: Setting, raw: unknown, source: string): unknown {
+  const result = (s.schema as z.ZodType).safeParse(raw);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  // A mapping setting (mcp_servers) names the part that is wrong: `files.timeout_ms: must be at least 100`. (Lists
+  // keep their messages as they are: an item's position says less than the message and the value shown.)
+  const where = issue && typeof issue.path[0] === 'string' ? `${issue.path.map(String).join('.')}: ` : '';
+  const shown = s.secret ? '(hidden)' : JSON.stringify(raw);
+  throw new ConfigError(`${source}: ${where}${issue?.message ?? 'invalid value'} (got ${shown})`);
+}
+
+function platformStatus(c: SettingsValues): HeraldConfig['platforms'] {
+  const telegram: PlatformStatus = c.telegram.botToken
+    ? { enabled: true, reason: c.telegram.webhookUrl ? 'webhook' : 'long polling' }
+    : { enabled: false, reason: 'TELEGRAM_BOT_TOKEN is not set' };
+  const discord: PlatformStatus = c.discord.botToken
+    ? { enabled: true, reason: 'gateway WebSocket' }
+    : { enabled: false, reason: 'DISCORD_BOT_TOKEN is not set' };
+  let slack: PlatformStatus;
+  if (!c.slack.botToken) slack = { enabled: false, reason: 'SLACK_BOT_TOKEN is not set' };
+  else if (c.slack.appToken) slack = { enabled: true, reason: 'Socket Mode' };
+  else if (c.slack.signingSecret) slack = { enabled: true, reason: 'Events over HTTP at POST /slack/events' };
+  else slack = { enabled: false, reason: 'SLACK_BOT_TOKEN is set but neither SLACK_APP_TOKEN (Socket Mode) nor SLACK_SIGNING_SECRET (Events over HTTP) is' };
+
+  if (c.telegram.webhookUrl && !c.telegram.webhookSecret && telegram.enabled) {
+    throw new ConfigError('TELEGRAM_WEBHOOK_SECRET: must be set when TELEGRAM_WEBHOOK_URL is (anyone could post updates otherwise)');
+  }
+  return { telegram, discord, slack };
+}
+
+function readYaml(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${file}: cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    throw new ConfigError(`${file}: not valid YAML (${(err as Error).message.split('\n')[0]})`);
+  }
+  if (doc === null || doc === undefined) return {};
+  if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(`${file}: must be a mapping of settings`);
+  return doc as Record<string, unknown>;
+}
+
+function rejectUnknownYamlKeys(yaml: Record<string, unknown>, known: Set<string>, file: string | undefined): void {
+  const sections = new Set([...known].filter((k) => k.includes('.')).map((k) => k.split('.')[0]));
+  for (const [key, value] of Object.entries(yaml)) {
+    if (sections.has(key) && value && typeof value === 'object' && !Array.isArray(value)) {
+      for (const sub of Object.keys(value)) {
+        if (!known.has(`${key}.${sub}`)) throw new ConfigError(`${file}: unknown setting ${key}.${sub}`);
+      }
+    } else if (!known.has(key)) {
+      throw new ConfigError(`${file}: unknown setting ${key}`);
+    }
+  }
+}
+
+function getPath(obj: Record<string, unknown>, path: string[]): unknown {
+  let cur: unknown = obj;
+  for (const p of path) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[p];
+  }
+  return cur;
+}
+
+function setPath(obj: Record<string, unknown>, path: string[], value: unknown): void {
+  let cur = obj;
+  for (const p of path.slice(0, -1)) cur = (cur[p] ??= {}) as Record<string, unknown>;
+  cur[path[path.length - 1]] = value;
+}
+
+/** Paths of secret settings, for pino's redact option. */
+export function secretPaths(): string[] {
+  return [...walkSettings()].filter(([, s]) => s.secret).map(([p]) => p.join('.'));
+}
+
+export { SETTINGS };
+
+/** Every secret value present in a loaded config, for the logger's scrubber. */
+export function configSecrets(config: HeraldConfig): string[] {
+  const out: string[] = [];
+  for (const [path, s] of walkSettings()) {
+    if (!s.secret) continue;
+    const v = getPath(config as unknown as Record<string, unknown>, path);
+    // A list of secrets (HERALD_API_KEYS): each one is scrubbed.
+    if (Array.isArray(v)) {
+      out.push(...v.filter((k): k is string => typeof k === 'string' && k.length > 0));
+      continue;
+    }
+    if (typeof v !== 'string' || !v) continue;
+    // A URL's secret is its password: the rest (host, database) stays readable in logs and error lines.
+    // (A password too short to scrub on its own hides the whole URL instead.)
+    const password = urlPassword(v);
+    out.push(...(!isUrl(v) ? [v] : password.length > 0 || !hasPassword(v) ? password : [v]));
+  }
+  // Not a secret setting, but its password is one.
+  out.push(...urlPassword(config.redisUrl));
+  // MCP servers' headers and environment values (tokens, API keys).
+  out.push(...serverSecrets(config.mcpServers));
+  // Extra bot accounts' tokens (HERALD_BOT_ACCOUNTS is one secret setting, but a list of objects).
+  out.push(...accountSecrets(config.botAccounts ?? []));
+  // Pool keys from lists, numbered variables and endpoint entries.
+  out.push(...Object.values(config.keyPools ?? {}).flat());
+  return [...new Set(out)];
+}
+
+function hasPassword(url: string): boolean {
+  try {
+    return new URL(url).password !== '';
+  } catch {
+    return true;
+  }
+}
+
+function isUrl(value: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(value);
+}
+
+/** The password inside a URL secret (`postgres://user:pw@host/db`), which errors may quote on its own. */
+export function urlPassword(value: string): string[] {
+  if (!isUrl(value)) return [];
+  try {
+    const password = decodeURIComponent(new URL(value).password);
+    return password.length >= 4 ? [password] : [];
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * How progress is shown, per platform, as the config says: read once per process (features/sessions/services.ts) and
+ * rendered by out/progress.ts.
+ */
+import type { Platform, StatusReactions } from '@herald/adapters';
+import type { HeraldConfig } from './load.js';
+
+export type ToolProgressMode = 'off' | 'new' | 'all';
+
+/** 'on': the platform's own emoji (egress `statusReactions`); 'off'; or the operator's. */
+export type StatusReactionSetting = 'on' | 'off' | StatusReactions;
+
+export interface ProgressSettings {
+  streaming: boolean;
+  /** "typing…" shows once a turn has run this long: an answer that comes sooner needs none (HERALD_TYPING_DELAY_MS). */
+  typingDelayMs: number;
+  /** Text the model writes before its tool calls ("Let me look that up.") is shown as a message of its own. */
+  interimMessages: boolean;
+  toolProgress: Record<Platform, ToolProgressMode>;
+  reactions: Record<Platform, StatusReactionSetting>;
+}
+
+const DEFAULT_TOOL_PROGRESS: Record<Platform, ToolProgressMode> = { telegram: 'off', discord: 'new', slack: 'off' };
+/** Slack's convention is reactions on the message a bot works on; elsewhere they are opt-in. */
+const DEFAULT_REACTIONS: Record<Platform, 'on' | 'off'> = { telegram: 'off', discord: 'off', slack: 'on' };
+
+function reactionSetting(raw: string | undefined, platform: Platform): StatusReactionSetting {
+  if (raw === undefined) return DEFAULT_REACTIONS[platform];
+  if (raw === 'on' || raw === 'off') return raw;
+  const [queued, tools, done, error] = raw.split(',').map((e) => e.trim());
+  return { queued, tools, done, error };
+}
+
+/** The emoji to use on this egress, or undefined for none. */
+export function statusReactionsFor(settings: ProgressSettings | undefined, platform: string, egress: { statusReactions?: StatusReactions }): StatusReactions | undefined {
+  const setting = settings?.reactions[platform as Platform] ?? (platform === 'slack' ? 'on' : 'off');
+  if (setting === 'off') return undefined;
+  return setting === 'on' ? egress.statusReactions : setting;
+}
+
+/** `<PLATFORM>_TOOL_PROGRESS` / `_STATUS_REACTIONS`, else the HERALD_ setting, else the platform's default. */
+export function progressSettings(config: HeraldConfig): ProgressSettings {
+  const pick = (platform: Platform, own: ToolProgressMode | undefined): ToolProgressMode =>
+    own ?? config.toolProgress ?? DEFAULT_TOOL_PROGRESS[platform];
+  const reactions = (platform: Platform, own: string | undefined): StatusReactionSetting => reactionSetting(own ?? config.statusReactions, platform);
+  return {
+    reactions: {
+      telegram: reactions('telegram', config.telegram.statusReactions),
+      discord: reactions('discord', config.discord.statusReactions),
+      slack: reactions('slack', config.slack.statusReactions),
+    },
+    streaming: config.streaming,
+    typingDelayMs: config.typingDelayMs,
+    interimMessages: config.interimMessages,
+    toolProgress: {
+      telegram: pick('telegram', config.telegram.toolProgress),
+      discord: pick('discord', config.discord.toolProgress),
+      slack: pick('slack', config.slack.toolProgress),
+    },
+  };
+}

@@ -1,0 +1,169 @@
+/**
+ * Prometheus metrics, one registry per process (never prom-client's global one, so tests and several gateways in
+ * one process never share counters). Every process serves its own `/metrics`; Prometheus sums across processes.
+ *
+ * Counting happens where the thing happens: the router counts messages (edges/ingress/inbound-guard.ts), the turn wrapper
+ * counts turns and deliveries (turn/instrument.ts), the provider wrapper counts LLM requests and tokens. Gauges
+ * that describe state (queue depth, active turns) are read at scrape time through `setSources`.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Turn durations run from a cached reply (well under a second) to long tool loops (minutes). */
+const TURN_BUCKETS_S = [0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600];
+/** One LLM request: first token to last, streaming included. */
+const LLM_BUCKETS_S = [0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120];
+export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'failed'] as const;
+
+export type TurnOutcome = 'delivered' | 'failed' | 'interrupted' | 'abandoned' | 'error';
+export type TokenKind = 'input' | 'output' | 'cache_read' | 'cache_write';
+
+/** What the gauges read at scrape time; each is optional because not every role has every part. */
+export interface MetricSources {
+  queueCounts?: () => Promise<Partial<Record<string, number>>>;
+  activeTurns?: () => number;
+}
+
+export interface HeraldMetrics {
+  readonly registry: Registry;
+  readonly messagesReceived: Counter<'platform'>;
+  readonly rateLimited: Counter<'platform'>;
+  readonly turns: Counter<'outcome'>;
+  readonly turnDuration: Histogram<'outcome'>;
+  readonly llmRequests: Counter<'provider' | 'model' | 'status'>;
+  readonly llmLatency: Histogram<'provider' | 'model'>;
+  readonly tokens: Counter<'provider' | 'kind'>;
+  readonly deliveryFailures: Counter<'platform'>;
+  readonly possibleDuplicateReplies: Counter<'platform'>;
+  readonly compressions: Counter<'reason'>;
+  /** Estimated spend (the price table) and tokens per agent profile and model; the prompt-cache hit ratio. */
+  readonly spendUsd: Counter<'profile' | 'model'>;
+  readonly profileTokens: Counter<'profile' | 'model' | 'kind'>;
+  readonly cacheHitRatio: Gauge<'profile' | 'model'>;
+  readonly queueDepth: Gauge<'state'>;
+  readonly activeTurns: Gauge;
+  /** Wires the scrape-time sources once the queue and worker exist. */
+  setSources(sources: MetricSources): void;
+  /** The text exposition and its content type, for GET /metrics. */
+  render(): Promise<{ contentType: string; body: string }>;
+}
+
+export function createHeraldMetrics(opts: { defaultMetrics?: boolean } = {}): HeraldMetrics {
+  const registry = new Registry();
+  if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  let sources: MetricSources = {};
+
+  const queueDepth = new Gauge({
+    name: 'herald_queue_jobs',
+    help: 'Turn jobs in the BullMQ queue, by state',
+    labelNames: ['state'] as const,
+    registers,
+    async collect() {
+      if (!sources.queueCounts) return;
+      // A scrape during a Redis outage still answers: the gauge keeps its last value, the rest is served.
+      const counts = await sources.queueCounts().catch(() => null);
+      if (!counts) return;
+      for (const state of QUEUE_STATES) this.set({ state }, counts[state] ?? 0);
+    },
+  });
+  const activeTurns = new Gauge({
+    name: 'herald_active_turns',
+    help: 'Turns running in this process right now',
+    registers,
+    collect() {
+      if (sources.activeTurns) this.set(sources.activeTurns());
+    },
+  });
+
+  return {
+    registry,
+    messagesReceived: new Counter({
+      name: 'herald_messages_received_total',
+      help: 'Messages from allowed users handed over by a platform ingress (rate-limited ones included)',
+      labelNames: ['platform'] as const,
+      registers,
+    }),
+    rateLimited: new Counter({
+      name: 'herald_messages_rate_limited_total',
+      help: 'Messages dropped because their sender was over HERALD_USER_RATE_LIMIT',
+      labelNames: ['platform'] as const,
+      registers,
+    }),
+    turns: new Counter({
+      name: 'herald_turns_total',
+      help: 'Turns run by this process, by outcome (delivered, failed, interrupted, abandoned, error)',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
+    turnDuration: new Histogram({
+      name: 'herald_turn_duration_seconds',
+      help: 'Wall time of one turn, from taking it off the mailbox to the reply being delivered',
+      labelNames: ['outcome'] as const,
+      buckets: TURN_BUCKETS_S,
+      registers,
+    }),
+    llmRequests: new Counter({
+      name: 'herald_llm_requests_total',
+      help: 'Requests sent to LLM providers, by provider, model and status (ok or the error kind)',
+      labelNames: ['provider', 'model', 'status'] as const,
+      registers,
+    }),
+    llmLatency: new Histogram({
+      name: 'herald_llm_request_duration_seconds',
+      help: 'Duration of successful LLM requests, streaming included',
+      labelNames: ['provider', 'model'] as const,
+      buckets: LLM_BUCKETS_S,
+      registers,
+    }),
+    tokens: new Counter({
+      name: 'herald_llm_tokens_total',
+      help: 'Tokens reported by LLM providers, by kind',
+      labelNames: ['provider', 'kind'] as const,
+      registers,
+    }),
+    deliveryFailures: new Counter({
+      name: 'herald_delivery_failures_total',
+      help: 'Replies that could not be delivered to the platform after retries',
+      labelNames: ['platform'] as const,
+      registers,
+    }),
+    possibleDuplicateReplies: new Counter({
+      name: 'herald_possible_duplicate_replies_total',
+      help: 'Replies sent again after a crash between sending and recording, on platforms that cannot tell (Telegram)',
+      labelNames: ['platform'] as const,
+      registers,
+    }),
+    compressions: new Counter({
+      name: 'herald_compressions_total',
+      help: 'Context compressions: made by a turn (before it at 85 %, or inside the loop) or by /compress',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
+    spendUsd: new Counter({
+      name: 'herald_llm_cost_usd_total',
+      help: 'Estimated LLM spend in USD (HERALD_PRICES over the built-in table), by agent profile and model',
+      labelNames: ['profile', 'model'] as const,
+      registers,
+    }),
+    profileTokens: new Counter({
+      name: 'herald_llm_profile_tokens_total',
+      help: 'LLM tokens by agent profile, model and kind (input, output, cache_read, cache_write)',
+      labelNames: ['profile', 'model', 'kind'] as const,
+      registers,
+    }),
+    cacheHitRatio: new Gauge({
+      name: 'herald_llm_cache_hit_ratio',
+      help: 'Share of prompt tokens read from the provider cache since this process started, by agent profile and model',
+      labelNames: ['profile', 'model'] as const,
+      registers,
+    }),
+    queueDepth,
+    activeTurns,
+    setSources(next) {
+      sources = { ...sources, ...next };
+    },
+    async render() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}

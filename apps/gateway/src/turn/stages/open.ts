@@ -1,0 +1,123 @@
+/**
+ * Stage 1a — open the turn: the session its transcript goes to, its outbox row under this worker's fence, and what
+ * the user sees while it runs (reactions, typing, progress, streaming). Null when the outbox says the turn finished
+ * before (a recovered job): nothing is run again.
+ */
+import { buildSessionSystemPrompt, providerLabel, type AgentEvent, type Session, type SessionSource, type Turn } from '@herald/agent-core';
+import type { PlatformEgress } from '@herald/adapters';
+import type { MailboxEntry, TurnPayload } from '../../queue/mailbox.js';
+import type { TurnContext } from '../../queue/turn-context.js';
+import type { AgentRuntime } from '../agent-runtime.js';
+import type { TurnToolsFactory } from '../tools.js';
+import { LiveTurn } from '../../out/progress.js';
+import { showTurnProgress, type ReactionTarget, type TurnProgress } from '../../out/turn-reactions.js';
+import { statusReactionsFor } from '../../support/config/progress.js';
+import { untilStored } from '../../out/until-stored.js';
+import type { ReplyTarget } from '../../out/send-reply.js';
+import { scheduleSessionKey } from '../../features/schedules/store.js';
+import { DEFAULT_PROFILE, profileColumn } from '../../support/config/profile-names.js';
+import type { SpendSubject } from '../../features/budgets/guard.js';
+import type { TurnDeps } from './deps.js';
+
+/** A turn whose outbox row is this worker's: everything the later stages address it by. */
+export interface OpenTurn {
+  ctx: TurnContext;
+  /** The first and the last message the turn answers (the last one is replied to). */
+  first: TurnPayload;
+  last: TurnPayload;
+  /** The key the transcript lives under (a scheduled task with a session of its own has its own; the lock is the chat's). */
+  sessionKey: string;
+  /** The profile's agent (null: no model configured) and tools. */
+  agent: AgentRuntime | null;
+  tools: TurnToolsFactory | undefined;
+  /** The session as the turn found it. */
+  session: Session;
+  /** The outbox row as beginTurn left it (a re-run finds the reply or the streamed message of an earlier run). */
+  row: Turn;
+  egress: PlatformEgress;
+  progress: TurnProgress;
+  /** The HTTP API's live relay of agent events, or null. */
+  relay: ((event: AgentEvent) => void) | null;
+  live: LiveTurn;
+  /** Where and how the reply is sent (out/send-reply.ts). */
+  target: ReplyTarget;
+  /** Whose spend the turn is (budgets). */
+  spender: SpendSubject;
+}
+
+export async function openTurn(deps: TurnDeps, ctx: TurnContext): Promise<OpenTurn | null> {
+  const first = ctx.entries[0].payload;
+  const last = ctx.entries[ctx.entries.length - 1].payload;
+  const { store } = deps;
+  // The profile the message was routed to: its model, prompt, tools and notes.
+  const chosen = deps.profiles?.of(first.profile);
+  const agent = chosen ? chosen.agent : deps.agent;
+  const tools = chosen ? chosen.tools : deps.tools;
+  // A scheduled task with a session of its own keeps its transcript there; the lock is still the chat's.
+  const sessionKey = first.scheduled?.session === 'own' ? scheduleSessionKey(ctx.sessionKey, first.scheduled.id) : ctx.sessionKey;
+  // The session (one indexed read when it exists; its fields are built only to create it), then the outbox row
+  // under this worker's fence.
+  const { session } = await store.getOrCreateSession(sessionKey, () => ({
+    source: first.platform as SessionSource,
+    userId: first.userId,
+    userName: first.userName,
+    chatId: first.chatId,
+    profile: profileColumn(first.profile ?? DEFAULT_PROFILE),
+    model: agent ? providerLabel(agent.primary) : undefined,
+    // Built once, stored, replayed byte-identical every call: the prompt cache depends on it.
+    systemPrompt: agent
+      ? buildSessionSystemPrompt(agent.systemPrompt, { platform: first.platform, chatType: last.chatType, startedAt: new Date(), timeZone: deps.conversation?.config.timezone })
+      : undefined,
+  }));
+  const row = await store.beginTurn(ctx.turnId, session.id, ctx.fence);
+  if (row.status === 'delivered' || row.status === 'interrupted' || row.status === 'failed') {
+    ctx.log.info({ status: row.status }, 'turn already finished; not running it again');
+    return null;
+  }
+  const egress = deps.egress(first.platform, first.account);
+  // 👀 on the user's messages while this turn runs, ⚙️ with tools, ✅/⚠️ once answered (out/turn-reactions.ts).
+  const emoji = statusReactionsFor(deps.conversation?.progress, first.platform, egress);
+  const progress = showTurnProgress(egress, emoji, reactionTargets(ctx.entries), ctx.log);
+  const relay = deps.relay?.(last) ?? null;
+  const live = liveDisplay(deps, ctx, egress, row, relay !== null);
+  const target: ReplyTarget = {
+    store,
+    egress,
+    ctx,
+    live,
+    conversationId: last.conversationId,
+    replyTo: last.platformMessageId,
+    deliveryBaseDelayMs: deps.deliveryBaseDelayMs,
+    onPossibleDuplicate: deps.onPossibleDuplicate,
+    sendAttemptsAtBegin: row.sendAttempts,
+  };
+  const spender = { profile: first.profile ?? DEFAULT_PROFILE, platform: first.platform, userId: first.userId };
+  return { ctx, first, last, sessionKey, agent, tools, session, row, egress, progress, relay, live, target, spender };
+}
+
+/** Typing, tool progress, status lines and streaming (out/progress.ts); none of its own for a relayed platform. */
+function liveDisplay(deps: TurnDeps, ctx: TurnContext, egress: PlatformEgress, row: Turn, relayed: boolean): LiveTurn {
+  const first = ctx.entries[0].payload;
+  const last = ctx.entries[ctx.entries.length - 1].payload;
+  return new LiveTurn({
+    egress,
+    conversationId: last.conversationId,
+    platform: first.platform,
+    chatType: last.chatType,
+    replyTo: last.platformMessageId,
+    settings: relayed ? undefined : deps.conversation?.progress,
+    signal: ctx.signal,
+    canDeliver: ctx.canDeliver,
+    log: ctx.log,
+    deliveryBaseDelayMs: deps.deliveryBaseDelayMs,
+    // A re-run writes into the message an earlier run streamed into, rather than posting a second one.
+    streamMessageId: row.streamMessageId,
+    // The message exists on the platform now: its id must land (one per-write retry owner, store-patience.ts).
+    onStreamCreated: (id) => untilStored(() => deps.store.recordStreamMessage(ctx.turnId, ctx.fence, id), ctx.log, 'record the streamed message').then(() => undefined),
+  });
+}
+
+/** The user's messages a turn answers (a scheduled run has none to react to). */
+function reactionTargets(entries: MailboxEntry[]): ReactionTarget[] {
+  return entries.flatMap(({ payload: p }) => (p.platformMessageId ? [{ conversationId: p.conversationId, platformMessageId: p.platformMessageId }] : []));
+}

@@ -1,0 +1,72 @@
+/**
+ * Stage 2a — plan the loop: one explicit plan (the agent loop's options) assembled here from its parts — the
+ * prepared history and providers, the tools stage's part (tools, budget, notes block, clarify; turn/tools.ts), the
+ * compression settings and the event wiring. Each field is chosen once; nothing rewrites the plan afterwards.
+ */
+import type { ConversationOptions } from '@herald/agent-core';
+import { ReplyFiles } from '../../out/reply-files.js';
+import { composeUserMessage } from '../compose.js';
+import { flushBeforeLoopCompression } from '../memory-flush.js';
+import type { ToolPlan } from '../tools.js';
+import type { TurnDeps } from './deps.js';
+import type { OpenTurn } from './open.js';
+import type { PreparedTurn } from './prepare.js';
+
+export interface LoopPlan {
+  options: ConversationOptions;
+  /** What send_file queues during the turn; recorded with the reply, sent after its text. */
+  replyFiles: ReplyFiles;
+  /** The user's message as composed from the entries (before any notes block): what the auto-title reads. */
+  userMessage: string;
+}
+
+export async function planLoop(deps: TurnDeps, open: OpenTurn, prepared: PreparedTurn): Promise<LoopPlan> {
+  const { ctx, first, last } = open;
+  const { agent, session, providers, summarizer, meter, history, media } = prepared;
+  const services = deps.conversation;
+  const replyFiles = new ReplyFiles(deps.outbound.limits);
+  const userMessage = composeUserMessage(ctx.entries, history, media.blocks);
+  // session_search summarises with the turn's metered side-task chain (its cost is the turn's).
+  const toolContext = { sessionId: session.id, sessionKey: open.sessionKey, userId: first.userId, platform: first.platform, ...(summarizer && { sideProvider: summarizer }) };
+  // Tools, a budget shared with subagents, saved notes in front of a session's first message, clarify questions.
+  const turnTools = open.tools?.forTurn({ ctx, egress: open.egress, payload: last, files: replyFiles });
+  const toolPlan: ToolPlan | null = turnTools
+    ? await turnTools.plan({ userMessage, history, provider: providers.primary, fallbacks: providers.fallbacks, maxIterations: agent.maxIterations, toolContext })
+    : null;
+  const options: ConversationOptions = {
+    userMessage: toolPlan?.userMessage ?? userMessage,
+    userAttachments: media.attachments,
+    userImages: media.images,
+    history,
+    systemPrompt: session.systemPrompt ?? agent.systemPrompt,
+    signal: ctx.signal,
+    provider: providers.primary,
+    fallbacks: providers.fallbacks,
+    fallbackState: agent.fallbackState,
+    maxIterations: agent.maxIterations,
+    cacheKey: session.id,
+    compression: {
+      contextWindow: agent.contextWindow,
+      thresholdRatio: services?.config.compressionThreshold,
+      ...(services ? { windows: services.windows } : {}),
+      // Without an auxiliary model the loop summarises with the model it is using at the time (it may have
+      // fallen back from one that is down), not with the chain that starts at the primary again.
+      ...(summarizer && services?.config.auxiliaryModel ? { summaryProvider: summarizer } : {}),
+      // The memory-only flush runs before each compression inside the turn too (memory-flush.ts).
+      beforeCompress: flushBeforeLoopCompression(deps.store, services, session, providers.primary, ctx.signal, ctx.log, (p) => meter.provider(p)),
+    },
+    ...(toolPlan ? { tools: toolPlan.tools, budget: toolPlan.budget } : {}),
+    getSteerMessages: toolPlan?.getSteerMessages ?? ctx.takeSteerMessages,
+    onEvent: (event) => {
+      ctx.touch(); // the worker's inactivity watchdog counts every agent event as activity
+      if (event.type === 'step') ctx.prepared?.(); // the model request is going out: the next turn may prepare
+      open.live.onEvent(event);
+      if (event.type === 'tool_start') open.progress.tools();
+      open.relay?.(event);
+    },
+    toolContext: toolPlan?.toolContext ?? toolContext,
+    ...(prepared.saved.length > 0 ? { resume: prepared.saved } : {}),
+    onCheckpoint: (messages) => deps.store.checkpointTurn(ctx.turnId, ctx.fence, session.id, messages, { platformMessageId: last.platformMessageId }),
+  };
+  return { options, replyFiles, userMessage };
+}

@@ -1,0 +1,122 @@
+/**
+ * Stage 1c — prepare what the model is asked with: the turn's meter (every call priced, under the global cap), the
+ * 85 % compression before the turn, the history (with tool work an earlier run saved), the providers and the
+ * user's files read. A turn of files only, none of them usable, is answered here with the notices alone.
+ */
+import { providerLabel, type ChatMessage, type Provider, type Session } from '@herald/agent-core';
+import type { TurnPayload } from '../../queue/mailbox.js';
+import type { AgentRuntime } from '../agent-runtime.js';
+import { compressBeforeTurn } from '../auto-compress.js';
+import { deliver } from '../../out/delivery.js';
+import { flushBeforeLosingDetails } from '../memory-flush.js';
+import { prepareTurnMedia, type TurnMedia } from '../../features/media/prepare.js';
+import { meterFor, SpendMeter } from '../../features/budgets/meter.js';
+import { PriceTable } from '../../features/budgets/prices.js';
+import type { TurnSpend } from '../../features/budgets/turn-spend.js';
+import type { TurnDeps } from './deps.js';
+import type { OpenTurn } from './open.js';
+
+/** Without team controls: the built-in price table, for the session's estimated cost. */
+const BUILT_IN_PRICES = new PriceTable({});
+
+export interface Providers {
+  primary: Provider;
+  fallbacks: Provider[];
+}
+
+export interface PreparedTurn {
+  agent: AgentRuntime;
+  /** The turn's meter (tracked by its TurnSpend), and how to make another one like it (the title's). */
+  meter: SpendMeter;
+  newMeter: () => SpendMeter;
+  /** Summaries run on the side-task chain (the auxiliary model first), metered; null when there is none. */
+  summarizer: Provider | null;
+  /** The session before the turn's compression, and the one it runs in (the compressed child when that ran). */
+  before: Session;
+  session: Session;
+  /** 1 when the compression before the turn moved the conversation to a child session. */
+  compressions: number;
+  history: ChatMessage[];
+  /** Tool work an earlier run of this turn saved (incremental persistence): the loop resumes after it. */
+  saved: ChatMessage[];
+  /** The session's chain of models, metered and capped. */
+  providers: Providers;
+  payloads: TurnPayload[];
+  media: TurnMedia;
+  /** Says one short line in the chat (best effort). */
+  notify: (text: string) => Promise<void>;
+}
+
+export async function prepareTurn(deps: TurnDeps, open: OpenTurn, agent: AgentRuntime, spend: TurnSpend): Promise<PreparedTurn> {
+  const { store, conversation: services } = deps;
+  const { ctx } = open;
+  let session = open.session;
+  // Each call priced with the model that answered (features/budgets/meter.ts), under the global LLM cap when one is set;
+  // the compression summary below included.
+  const newMeter = (): SpendMeter => (deps.controls ? meterFor(deps.controls, open.spender.profile) : new SpendMeter(BUILT_IN_PRICES));
+  const meter = spend.track(newMeter(), open.spender, () => session.id);
+  const governed = <T extends Providers>(p: T): T => meter.wrap(deps.controls ? deps.controls.capped(p) : p);
+  const notify = async (text: string): Promise<void> => void (await deliver(open.egress, open.last.conversationId, text, { baseDelayMs: deps.deliveryBaseDelayMs }));
+  const before = session;
+  // Summaries run on the side-task chain (the auxiliary model first, when one is set).
+  const sideSummarizer = services?.sideTasks.forSession(session.model) ?? null;
+  const summarizer = sideSummarizer ? meter.provider(sideSummarizer) : null;
+  // What other workers learnt about context windows since this one last looked.
+  await services?.windows.refresh();
+  // Hermes' 85 % safety net: a session that outgrew the window moves to a compressed child session first.
+  session = await compressBeforeTurn({
+    store,
+    sessionKey: open.sessionKey,
+    session,
+    agent: governed(agent),
+    summarizer,
+    windows: services?.windows,
+    log: ctx.log,
+    signal: ctx.signal,
+    notify,
+    // Saved notes survive what the summary leaves out (memory-flush.ts).
+    beforeCompress: services ? () => flushBeforeLosingDetails(store, services, before, 'compression', ctx.log, (p) => meter.provider(p)) : undefined,
+  });
+  spend.tokensCounted();
+  // A re-run after a crash continues after the tool work its first run saved (incremental persistence).
+  const { history, saved } = await store.getTurnHistory(session.id, ctx.turnId);
+  open.live.startTyping();
+  // The session's own model when /model chose one (features/sessions/models.ts), then the configured fallbacks.
+  const providers = governed(services?.models.providersFor(agent, session.model) ?? agent);
+  // Files are fetched and read now, on the worker (features/media/prepare.ts); what could not be used is said in one line each.
+  const payloads = ctx.entries.map((e) => e.payload);
+  const media = await prepareTurnMedia(payloads, deps.media, { vision: providers.primary.vision !== false, model: providerLabel(providers.primary), signal: ctx.signal, log: ctx.log });
+  // Reading them is priced with the turn's calls: each description and transcription with its own model.
+  for (const call of media.calls) meter.add(call);
+  const compressions = session !== before ? 1 : 0;
+  return { agent, meter, newMeter, summarizer, before, session, compressions, history, saved, providers, payloads, media, notify };
+}
+
+/**
+ * Only files, and none of them usable: the notices are the whole answer and the model is not asked (recorded with
+ * the spend so far: a transcription that heard nothing still cost its call). Else the notices are said up front.
+ * An interrupted turn says nothing about its files: the loop sees the abort and ends it quietly.
+ */
+export async function answerFromFiles(deps: TurnDeps, open: OpenTurn, prepared: PreparedTurn, spend: TurnSpend): Promise<string | null> {
+  const { ctx } = open;
+  const { media } = prepared;
+  if (!ctx.signal.aborted && nothingToAsk(prepared.payloads, media)) {
+    open.live.stopTyping();
+    const reply = media.notices.join('\n');
+    await deps.store.transaction(async () => {
+      await spend.write(media.calls.length);
+      await deps.store.recordReply(ctx.turnId, reply, ctx.fence);
+    });
+    spend.recorded();
+    return reply;
+  }
+  if (media.notices.length > 0 && !ctx.signal.aborted) {
+    await prepared.notify(media.notices.join('\n')).catch((err: unknown) => ctx.log.warn({ err: String(err) }, 'file notices not delivered'));
+  }
+  return null;
+}
+
+/** Files only (no words), and not one of them gave the model anything: there is no question to put to it. */
+function nothingToAsk(payloads: readonly TurnPayload[], media: TurnMedia): boolean {
+  return media.attachments.length > 0 && !media.usable && payloads.every((p) => p.text.trim() === '');
+}
