@@ -5,7 +5,7 @@
  *  - pipe tables → an aligned monospace block (Discord shows raw pipes otherwise);
  *  - `####`–`######` headings → bold lines (Discord prints the hashes);
  *  - thematic breaks (`---`, `***`, `___`) and setext underlines → a drawn line (Discord prints them literally);
- *  - images `![alt](url)` → links (Discord would show the `!`; it unfurls the link itself).
+ *  - images `![alt](url)` → links `[alt](url)` (Discord would show the `!`; it unfurls the link itself).
  * Code (fenced or inline) is a leaf of the tree, so it is never touched.
  */
 import type { Heading, Nodes, Table } from 'mdast';
@@ -15,6 +15,7 @@ import { layoutTable, tableParts } from '../shared/markdown/table.js';
 
 /** Discord draws `#`, `##` and `###`; deeper headings show their hashes. */
 const DISCORD_DEEPEST_HEADING = 3;
+const WEB_URL_RE = /^https?:\/\/\S+$/i;
 
 interface Edit {
   start: number;
@@ -26,10 +27,10 @@ export function formatForDiscord(markdown: string): string {
   const md = parseMarkdown(markdown);
   const edits: Edit[] = [];
   const visit = (node: Nodes): void => {
-    const edit = editFor(md, node);
-    if (edit) edits.push(edit);
-    // A setext heading's edit is only its underline: its text may still hold images.
-    if ((!edit || edit.start > span(node)[0]) && 'children' in node) node.children.forEach(visit);
+    const found = editsFor(md, node);
+    edits.push(...found);
+    // A heading's edits are its marks (hashes, underline): its text may still hold images. Other edits replace.
+    if ((found.length === 0 || node.type === 'heading') && 'children' in node) node.children.forEach(visit);
   };
   visit(md.root);
   let out = markdown;
@@ -37,43 +38,56 @@ export function formatForDiscord(markdown: string): string {
   return out;
 }
 
-function editFor(md: ParsedMarkdown, node: Nodes): Edit | null {
+function editsFor(md: ParsedMarkdown, node: Nodes): Edit[] {
   const [start, end] = span(node);
   switch (node.type) {
     case 'thematicBreak':
-      return { start, end, text: DRAWN_RULE };
+      return [{ start, end, text: DRAWN_RULE }];
     case 'heading':
-      return headingEdit(md, node);
-    case 'image': {
-      const alt = node.alt?.trim() ?? '';
-      return { start, end, text: alt ? `[${alt}](${node.url})` : node.url };
-    }
+      return headingEdits(md, node);
+    case 'image':
+      // Without alt text a web address stands alone (Discord links it); otherwise the `!` goes and the link stays.
+      if (WEB_URL_RE.test(node.url) && !node.alt?.trim()) return [{ start, end, text: node.url }];
+      return [{ start, end: start + 1, text: '' }];
     case 'table':
-      return tableEdit(md, node);
+      return [tableEdit(md, node)];
     default:
-      return null;
+      return [];
   }
 }
 
-function headingEdit(md: ParsedMarkdown, heading: Heading): Edit | null {
+function headingEdits(md: ParsedMarkdown, heading: Heading): Edit[] {
   const [start, end] = span(heading);
   const first = heading.children[0];
   const last = heading.children[heading.children.length - 1];
-  if (!first || !last) return null;
-  const text = md.source.slice(span(first)[0], span(last)[1]);
+  if (!first || !last) return [];
+  const [textStart, textEnd] = [span(first)[0], span(last)[1]];
   // Setext (`Title` over `---` or `===`): Discord shows the text line and prints the underline.
-  if (!md.source.startsWith('#', start)) return { start: span(last)[1], end, text: `\n${DRAWN_RULE}` };
-  return heading.depth > DISCORD_DEEPEST_HEADING ? { start, end, text: `**${text}**` } : null;
+  if (!md.source.startsWith('#', start)) return [{ start: textEnd, end, text: `\n${DRAWN_RULE}` }];
+  if (heading.depth <= DISCORD_DEEPEST_HEADING) return [];
+  // Stars around nothing but stars would draw a rule, not bold text.
+  if (!/[^*\s]/.test(md.source.slice(textStart, textEnd))) return [{ start, end, text: md.source.slice(textStart, textEnd) }];
+  return [
+    { start, end: textStart, text: '**' },
+    { start: textEnd, end, text: '**' },
+  ];
 }
 
 /** The table proper becomes a code block; lines the model meant as text after it stay as written. */
 function tableEdit(md: ParsedMarkdown, table: Table): Edit {
-  const { rows } = tableParts(md, table);
+  const { rows, end } = tableParts(md, table);
   const start = span(table)[0];
-  const end = span(rows[rows.length - 1])[1];
   // Inside a quote or a list item, every line of the block needs the prefix the first one has.
   const lineStart = md.source.lastIndexOf('\n', start - 1) + 1;
   const prefix = md.source.slice(lineStart, start).replace(/[^>\s]/g, ' ');
-  const lines = ['```', ...layoutTable(rows), '```'];
+  const laidOut = layoutTable(rows);
+  const fence = fenceFor(laidOut);
+  const lines = [fence, ...laidOut, fence];
   return { start, end, text: lines.join(`\n${prefix}`) };
+}
+
+/** A fence longer than any run of backticks in the lines, so no cell can close it. */
+function fenceFor(lines: readonly string[]): string {
+  const longest = Math.max(0, ...lines.flatMap((l) => (l.match(/`+/g) ?? []).map((run) => run.length)));
+  return '`'.repeat(Math.max(3, longest + 1));
 }

@@ -22,8 +22,11 @@ export interface PlatformMarkup {
   inline(nodes: readonly PhrasingContent[], r: Rendering, bold: boolean): string;
   heading(inner: string): string;
   codeBlock(node: Code): string;
-  /** A quote around rendered blocks; quotes inside quotes are flattened (no platform nests them). */
-  quote(inner: string): string;
+  /**
+   * A quote around rendered blocks; quotes inside quotes are flattened (no platform nests them). `inList`: the quote
+   * starts after a list marker, not at the start of a line.
+   */
+  quote(inner: string, inList: boolean): string;
   /** Preformatted text (a laid-out table). */
   monospace(text: string): string;
   /** Text shown exactly as written. */
@@ -73,7 +76,7 @@ function renderBlock(node: RootContent, r: Rendering, markup: PlatformMarkup, pl
       return markup.codeBlock(node);
     case 'blockquote': {
       const inner = renderBlocks(node.children, r, markup, { ...place, inQuote: true });
-      return place.inQuote ? inner : markup.quote(inner);
+      return place.inQuote ? inner : markup.quote(inner, place.listDepth > 0);
     }
     case 'list':
       return renderList(node, r, markup, place);

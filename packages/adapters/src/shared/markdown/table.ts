@@ -3,11 +3,13 @@
  * to read. Every platform lays a table out the same way; only the code-block wrapping differs.
  */
 import type { Nodes, PhrasingContent, Table, TableRow } from 'mdast';
-import { sourceOf, type ParsedMarkdown } from './parse.js';
+import { sourceOf, span, type ParsedMarkdown } from './parse.js';
 
 export interface TableParts {
   /** Rows drawn as the table: the header first. */
   rows: TableRow[];
+  /** Where the table proper ends in the source (its delimiter row included). */
+  end: number;
   /** Rows after the table proper: GFM keeps a line without a pipe in the table, Herald ends the table there. */
   rest: TableRow[];
 }
@@ -15,8 +17,9 @@ export interface TableParts {
 /** Splits off, from the first line without a `|`, what the model meant as text after the table. */
 export function tableParts(md: ParsedMarkdown, table: Table): TableParts {
   const end = table.children.findIndex((row, i) => i > 0 && !sourceOf(md, row).includes('|'));
-  if (end === -1) return { rows: table.children, rest: [] };
-  return { rows: table.children.slice(0, end), rest: table.children.slice(end) };
+  if (end === -1) return { rows: table.children, end: span(table)[1], rest: [] };
+  const rest = table.children.slice(end);
+  return { rows: table.children.slice(0, end), end: md.source.lastIndexOf('\n', span(rest[0])[0]), rest };
 }
 
 /** The table's lines: cells padded to their column's width, a ruled line under the header. */
@@ -29,7 +32,7 @@ export function layoutTable(rows: readonly TableRow[]): string[] {
   return [render(cells[0]), rule, ...cells.slice(1).map(render)];
 }
 
-/** What a reader sees of inline Markdown with every mark dropped; a link keeps its address after its text. */
+/** What a reader sees of inline Markdown with every mark dropped; a link or image keeps its address after its text. */
 export function plainText(nodes: readonly PhrasingContent[]): string {
   return nodes.map(plainTextOf).join('');
 }
@@ -42,12 +45,14 @@ function plainTextOf(node: Nodes): string {
     case 'break':
       return ' ';
     case 'image':
-      return node.alt || node.url;
-    case 'link': {
-      const text = plainText(node.children);
-      return text === '' || text === node.url ? node.url : `${text} (${node.url})`;
-    }
+      return withAddress(node.alt ?? '', node.url);
+    case 'link':
+      return withAddress(plainText(node.children), node.url);
     default:
       return 'children' in node ? node.children.map(plainTextOf).join('') : '';
   }
+}
+
+function withAddress(text: string, url: string): string {
+  return text === '' || text === url ? url : `${text} (${url})`;
 }
