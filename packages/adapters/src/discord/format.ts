@@ -62,8 +62,11 @@ function headingEdits(md: ParsedMarkdown, heading: Heading): Edit[] {
   const last = heading.children[heading.children.length - 1];
   if (!first || !last) return [];
   const [textStart, textEnd] = [span(first)[0], span(last)[1]];
-  // Setext (`Title` over `---` or `===`): Discord shows the text line and prints the underline.
-  if (!md.source.startsWith('#', start)) return [{ start: textEnd, end, text: `\n${DRAWN_RULE}` }];
+  // Setext (`Title` over `---` or `===`): Discord shows the text line and prints the underline (after any `> `).
+  if (!md.source.startsWith('#', start)) {
+    const underline = /[=-]+[ \t]*$/.exec(md.source.slice(textEnd, end));
+    return underline ? [{ start: textEnd + underline.index, end, text: DRAWN_RULE }] : [];
+  }
   if (heading.depth <= DISCORD_DEEPEST_HEADING) return [];
   // Stars around nothing but stars would draw a rule, not bold text.
   if (!/[^*\s]/.test(md.source.slice(textStart, textEnd))) return [{ start, end, text: md.source.slice(textStart, textEnd) }];

@@ -45,8 +45,8 @@ describe('Discord Markdown from the Markdown tree', () => {
   });
 
   it('converts images inside a deep heading and keeps a setext title on its line', () => {
-    expect(formatForDiscord('##### See ![map](https://m.example/a.png)\nTitle\n===')).toBe(
-      '**See [map](https://m.example/a.png)**\nTitle\n──────────',
+    expect(formatForDiscord('##### See ![map](https://m.example/a.png)\nTitle\n===\n\n> Quoted\n> ---')).toBe(
+      '**See [map](https://m.example/a.png)**\nTitle\n──────────\n\n> Quoted\n> ──────────',
     );
   });
 });

@@ -7,12 +7,14 @@
  * language tag, which Slack would otherwise print as the first line of the block.
  */
 import type { Link, PhrasingContent } from 'mdast';
-import { parseMarkdown, sourceOf } from '../shared/markdown/parse.js';
+import { parseMarkdown, sourceOf, span } from '../shared/markdown/parse.js';
 import { renderMarkdown, type PlatformMarkup, type Rendering } from '../shared/markdown/render.js';
 import { plainText } from '../shared/markdown/table.js';
 
 /** Slack's own tokens, which the model may copy from the conversation: <@U…>, <#C…|name>, <!here>, <https://…|label>. */
 const SLACK_TOKEN_RE = /<(?:[@#!][^<>\s|]+|(?:https?|mailto|tel):[^<>\s|]+)(?:\|[^<>\n]*)?>/g;
+
+const WORD_CHAR_RE = /[\p{L}\p{N}]/u;
 
 export function escapeMrkdwn(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -42,6 +44,10 @@ function inlineMrkdwn(nodes: readonly PhrasingContent[], r: Rendering, bold: boo
 
 function inlineNode(node: PhrasingContent, r: Rendering, bold: boolean): string {
   const inner = (): string => ('children' in node ? inlineMrkdwn(node.children, r, bold) : '');
+  // Slack draws no emphasis inside a word (`2*3*4`, `snake_case`): show it as written.
+  if ((node.type === 'emphasis' || node.type === 'strong' || node.type === 'delete') && insideWord(r, node)) {
+    return escapeText(sourceOf(r.md, node));
+  }
   switch (node.type) {
     case 'text':
       return escapeText(node.value);
@@ -70,6 +76,11 @@ function inlineNode(node: PhrasingContent, r: Rendering, bold: boolean): string 
     default:
       return escapeMrkdwn(sourceOf(r.md, node));
   }
+}
+
+function insideWord(r: Rendering, node: PhrasingContent): boolean {
+  const [start, end] = span(node);
+  return WORD_CHAR_RE.test(r.md.source.charAt(start - 1)) || WORD_CHAR_RE.test(r.md.source.charAt(end));
 }
 
 /** Text with & < > escaped, Slack tokens kept as they are. */

@@ -76,6 +76,10 @@ describe('Slack mrkdwn from the Markdown tree', () => {
     expect(markdownToMrkdwn('1. one\n2. two\n   * nested __b__\n\n> a\n> > b')).toBe('1. one\n2. two\n  • nested *b*\n\n> a\n> b');
   });
 
+  it('shows emphasis inside a word as written (Slack draws none there) and a line over --- as text and a rule', () => {
+    expect(markdownToMrkdwn('2*3*4 and un**real**ly\nSome text\n---')).toBe('2*3*4 and un**real**ly\nSome text\n──────────');
+  });
+
   it('nests emphasis and resolves reference links', () => {
     expect(markdownToMrkdwn('*a **b** ~~c~~* **_d_**\n\n[e][r]\n\n[r]: https://r.example/?x=1&y=2')).toBe(
       '_a *b* ~c~_ *_d_*\n\n<https://r.example/?x=1&amp;y=2|e>',

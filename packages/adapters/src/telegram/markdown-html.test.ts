@@ -122,6 +122,10 @@ describe('Telegram HTML from the Markdown tree', () => {
     );
   });
 
+  it('shows a line over --- as text and a drawn rule, as models mean it', () => {
+    expect(markdownToTelegramHtml('Some **text**\n---\nmore')).toBe('Some <b>text</b>\n──────────\nmore');
+  });
+
   it('pairs spoilers across emphasis, but not inside code or across a space', () => {
     expect(markdownToTelegramHtml('||a _b_|| `||c||` || d ||')).toBe('<tg-spoiler>a <i>b</i></tg-spoiler> <code>||c||</code> || d ||');
   });

@@ -69,6 +69,8 @@ function renderBlock(node: RootContent, r: Rendering, markup: PlatformMarkup, pl
     case 'paragraph':
       return markup.inline(node.children, r, false);
     case 'heading':
+      // `Text` over `---` is a setext heading to CommonMark, but models mean a line of text and a rule (as before).
+      if (!r.md.source.startsWith('#', span(node)[0])) return `${markup.inline(node.children, r, false)}\n${DRAWN_RULE}`;
       return markup.heading(markup.inline(node.children, r, true));
     case 'thematicBreak':
       return DRAWN_RULE;
