@@ -49,8 +49,11 @@ function inlineNode(node: PhrasingContent, r: Rendering, bold: boolean): string 
     return escapeText(sourceOf(r.md, node));
   }
   switch (node.type) {
-    case 'text':
-      return escapeText(node.value);
+    case 'text': {
+      // Slack has no escapes: `\*` shown as `*` could pair with another star, so escaped text stays as written.
+      const written = sourceOf(r.md, node);
+      return escapeText(written.includes('\\') ? written : node.value);
+    }
     case 'strong':
       return bold ? inner() : `*${inlineMrkdwn(node.children, r, true)}*`;
     case 'emphasis': {

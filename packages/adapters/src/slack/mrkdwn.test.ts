@@ -78,6 +78,7 @@ describe('Slack mrkdwn from the Markdown tree', () => {
 
   it('shows emphasis inside a word as written (Slack draws none there) and a line over --- as text and a rule', () => {
     expect(markdownToMrkdwn('2*3*4 and un**real**ly\nSome text\n---')).toBe('2*3*4 and un**real**ly\nSome text\n──────────');
+    expect(markdownToMrkdwn('\\*not bold\\* but **bold**')).toBe('\\*not bold\\* but *bold*');
   });
 
   it('nests emphasis and resolves reference links', () => {

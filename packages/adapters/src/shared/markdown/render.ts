@@ -98,7 +98,8 @@ function renderList(list: List, r: Rendering, markup: PlatformMarkup, place: Pla
       const gap = i > 0 ? gapBetween(r.md, list.children[i - 1], item) : '';
       const first = item.children[0];
       const marker = list.ordered ? r.md.source.slice(span(item)[0], first ? span(first)[0] : span(item)[1]).trim() : BULLET;
-      const body = renderBlocks(item.children, r, markup, inner);
+      // An item that opens with a list (`1. 1. x`) starts on the marker's line, not indented a second time.
+      const body = renderBlocks(item.children, r, markup, inner).replace(/^ +/, '');
       return `${gap}${indent}${marker}${body === '' ? '' : ` ${body}`}`;
     })
     .join('');
