@@ -9,7 +9,7 @@
  * Code (fenced or inline) is a leaf of the tree, so it is never touched.
  */
 import type { Heading, Nodes, Table } from 'mdast';
-import { parseMarkdown, span, type ParsedMarkdown } from '../shared/markdown/parse.js';
+import { isPlainText, parseMarkdown, span, type ParsedMarkdown } from '../shared/markdown/parse.js';
 import { DRAWN_RULE } from '../shared/markdown/render.js';
 import { layoutTable, tableParts } from '../shared/markdown/table.js';
 
@@ -24,6 +24,7 @@ interface Edit {
 }
 
 export function formatForDiscord(markdown: string): string {
+  if (isPlainText(markdown)) return markdown;
   const md = parseMarkdown(markdown);
   const edits: Edit[] = [];
   const visit = (node: Nodes): void => {

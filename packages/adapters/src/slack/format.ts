@@ -7,7 +7,7 @@
  * language tag, which Slack would otherwise print as the first line of the block.
  */
 import type { Link, PhrasingContent } from 'mdast';
-import { parseMarkdown, sourceOf, span } from '../shared/markdown/parse.js';
+import { isPlainText, parseMarkdown, sourceOf, span } from '../shared/markdown/parse.js';
 import { renderMarkdown, type PlatformMarkup, type Rendering } from '../shared/markdown/render.js';
 import { plainText } from '../shared/markdown/table.js';
 
@@ -21,6 +21,7 @@ export function escapeMrkdwn(text: string): string {
 }
 
 export function markdownToMrkdwn(markdown: string): string {
+  if (isPlainText(markdown)) return escapeMrkdwn(markdown);
   return renderMarkdown(parseMarkdown(markdown), SLACK_MRKDWN);
 }
 

@@ -6,7 +6,7 @@
  * `*`, an unclosed `**`, a link to a scheme Telegram refuses) stays literal text.
  */
 import type { Nodes, PhrasingContent } from 'mdast';
-import { parseMarkdown, sourceOf } from '../shared/markdown/parse.js';
+import { isPlainText, parseMarkdown, sourceOf } from '../shared/markdown/parse.js';
 import { renderMarkdown, type PlatformMarkup, type Rendering } from '../shared/markdown/render.js';
 import { markSpoilers } from './spoilers.js';
 
@@ -29,6 +29,7 @@ function escapeAttr(s: string): string {
 }
 
 export function markdownToTelegramHtml(markdown: string): string {
+  if (isPlainText(markdown)) return escapeHtml(markdown);
   const md = parseMarkdown(markdown);
   markSpoilers(md);
   return renderMarkdown(md, TELEGRAM_HTML);
