@@ -45,7 +45,7 @@ function inlineMrkdwn(nodes: readonly PhrasingContent[], r: Rendering, bold: boo
 
 function inlineNode(node: PhrasingContent, r: Rendering, bold: boolean): string {
   const inner = (): string => ('children' in node ? inlineMrkdwn(node.children, r, bold) : '');
-  // Slack draws no emphasis inside a word (`2*3*4`, `snake_case`): show it as written.
+  // Slack draws no emphasis inside a word (`2*3*4`, `un**real**ly`): show it as written.
   if ((node.type === 'emphasis' || node.type === 'strong' || node.type === 'delete') && insideWord(r, node)) {
     return escapeText(sourceOf(r.md, node));
   }
