@@ -1,101 +1,97 @@
 /**
  * Markdown → Discord. Discord renders most Markdown natively (bold, italics, strikethrough, code, fences, quotes,
- * lists, `#`–`###` headings, masked links), so this only adapts what it lacks:
+ * lists, `#`–`###` headings, masked links), so the text goes out as written and only the nodes Discord lacks are
+ * replaced, at their place in the source:
  *  - pipe tables → an aligned monospace block (Discord shows raw pipes otherwise);
  *  - `####`–`######` headings → bold lines (Discord prints the hashes);
- *  - thematic breaks (`---`, `***`, `___`) → a drawn line (Discord prints them literally);
- *  - images `![alt](url)` → links (Discord would show the `!`; it unfurls the link itself).
- * Fenced code is left untouched.
+ *  - thematic breaks (`---`, `***`, `___`) and setext underlines → a drawn line (Discord prints them literally);
+ *  - images `![alt](url)` → links `[alt](url)` (Discord would show the `!`; it unfurls the link itself).
+ * Code (fenced or inline) is a leaf of the tree, so it is never touched.
  */
+import type { Heading, Nodes, Table } from 'mdast';
+import { isPlainText, parseMarkdown, span, type ParsedMarkdown } from '../shared/markdown/parse.js';
+import { DRAWN_RULE } from '../shared/markdown/render.js';
+import { layoutTable, tableParts } from '../shared/markdown/table.js';
 
-const FENCE_RE = /^\s*(```+|~~~+)/;
-const FENCE_CLOSE_RE = /^\s*(```+|~~~+)\s*$/;
-const DEEP_HEADING_RE = /^\s{0,3}#{4,6}\s+(.+?)\s*#*\s*$/;
-const THEMATIC_BREAK_RE = /^\s{0,3}([-*_])(\s*\1){2,}\s*$/;
-const TABLE_SEPARATOR_RE = /^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?\s*$/;
-const IMAGE_RE = /!\[([^\]]*)\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g;
-const INLINE_CODE_RE = /(`+)[\s\S]*?\1/g;
-const DRAWN_RULE = '──────────';
+/** Discord draws `#`, `##` and `###`; deeper headings show their hashes. */
+const DISCORD_DEEPEST_HEADING = 3;
+const WEB_URL_RE = /^https?:\/\/\S+$/i;
+
+interface Edit {
+  start: number;
+  end: number;
+  text: string;
+}
 
 export function formatForDiscord(markdown: string): string {
-  const lines = markdown.split('\n');
-  const out: string[] = [];
-  let fence: string | null = null;
+  if (isPlainText(markdown)) return markdown;
+  const md = parseMarkdown(markdown);
+  const edits: Edit[] = [];
+  const visit = (node: Nodes): void => {
+    const found = editsFor(md, node);
+    edits.push(...found);
+    // A heading's edits are its marks (hashes, underline): its text may still hold images. Other edits replace.
+    if ((found.length === 0 || node.type === 'heading') && 'children' in node) node.children.forEach(visit);
+  };
+  visit(md.root);
+  let out = markdown;
+  for (const e of edits.sort((a, b) => b.start - a.start)) out = out.slice(0, e.start) + e.text + out.slice(e.end);
+  return out;
+}
 
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    if (fence !== null) {
-      out.push(line);
-      const close = FENCE_CLOSE_RE.exec(line);
-      if (close && close[1][0] === fence[0] && close[1].length >= fence.length) fence = null;
-      continue;
-    }
-    const opening = FENCE_RE.exec(line);
-    if (opening) {
-      fence = opening[1];
-      out.push(line);
-      continue;
-    }
-    if (startsTable(line, lines[i + 1])) {
-      const rows = [splitRow(line)];
-      i += 2;
-      while (i < lines.length && isTableRow(lines[i])) rows.push(splitRow(lines[i++]));
-      i -= 1;
-      out.push(...renderTable(rows));
-      continue;
-    }
-    const heading = DEEP_HEADING_RE.exec(line);
-    if (heading) {
-      out.push(`**${heading[1]}**`);
-      continue;
-    }
-    if (THEMATIC_BREAK_RE.test(line)) {
-      out.push(DRAWN_RULE);
-      continue;
-    }
-    out.push(outsideInlineCode(line, imagesToLinks));
+function editsFor(md: ParsedMarkdown, node: Nodes): Edit[] {
+  const [start, end] = span(node);
+  switch (node.type) {
+    case 'thematicBreak':
+      return [{ start, end, text: DRAWN_RULE }];
+    case 'heading':
+      return headingEdits(md, node);
+    case 'image':
+      // Without alt text a web address stands alone (Discord links it); otherwise the `!` goes and the link stays.
+      if (WEB_URL_RE.test(node.url) && !node.alt?.trim()) return [{ start, end, text: node.url }];
+      return [{ start, end: start + 1, text: '' }];
+    case 'table':
+      return [tableEdit(md, node)];
+    default:
+      return [];
   }
-  return out.join('\n');
 }
 
-function imagesToLinks(text: string): string {
-  return text.replace(IMAGE_RE, (_m, alt: string, url: string) => (alt.trim() ? `[${alt.trim()}](${url})` : url));
-}
-
-/** Applies `fn` to the parts of a line that are not inline code spans. */
-function outsideInlineCode(line: string, fn: (text: string) => string): string {
-  let result = '';
-  let last = 0;
-  for (const m of line.matchAll(INLINE_CODE_RE)) {
-    result += fn(line.slice(last, m.index)) + m[0];
-    last = m.index + m[0].length;
+function headingEdits(md: ParsedMarkdown, heading: Heading): Edit[] {
+  const [start, end] = span(heading);
+  const first = heading.children[0];
+  const last = heading.children[heading.children.length - 1];
+  if (!first || !last) return [];
+  const [textStart, textEnd] = [span(first)[0], span(last)[1]];
+  // Setext (`Title` over `---` or `===`): Discord shows the text line and prints the underline (after any `> `).
+  if (!md.source.startsWith('#', start)) {
+    const underline = /[=-]+[ \t]*$/.exec(md.source.slice(textEnd, end));
+    return underline ? [{ start: textEnd + underline.index, end, text: DRAWN_RULE }] : [];
   }
-  return result + fn(line.slice(last));
+  if (heading.depth <= DISCORD_DEEPEST_HEADING) return [];
+  // Stars around nothing but stars would draw a rule, not bold text.
+  if (!/[^*\s]/.test(md.source.slice(textStart, textEnd))) return [{ start, end, text: md.source.slice(textStart, textEnd) }];
+  return [
+    { start, end: textStart, text: '**' },
+    { start: textEnd, end, text: '**' },
+  ];
 }
 
-/** GFM: a header row followed by a delimiter row with the same number of cells. */
-function startsTable(header: string, next: string | undefined): boolean {
-  if (next === undefined || !isTableRow(header) || !TABLE_SEPARATOR_RE.test(next) || !next.includes('|')) return false;
-  return splitRow(header).length === splitRow(next).length;
+/** The table proper becomes a code block; lines the model meant as text after it stay as written. */
+function tableEdit(md: ParsedMarkdown, table: Table): Edit {
+  const { rows, end } = tableParts(md, table);
+  const start = span(table)[0];
+  // Inside a quote or a list item, every line of the block needs the prefix the first one has.
+  const lineStart = md.source.lastIndexOf('\n', start - 1) + 1;
+  const prefix = md.source.slice(lineStart, start).replace(/[^>\s]/g, ' ');
+  const laidOut = layoutTable(rows);
+  const fence = fenceFor(laidOut);
+  const lines = [fence, ...laidOut, fence];
+  return { start, end, text: lines.join(`\n${prefix}`) };
 }
 
-function isTableRow(line: string): boolean {
-  const t = line.trim();
-  return t.includes('|') && t.length > 1;
-}
-
-function splitRow(line: string): string[] {
-  let t = line.trim();
-  if (t.startsWith('|')) t = t.slice(1);
-  if (t.endsWith('|') && !t.endsWith('\\|')) t = t.slice(0, -1);
-  // Split on pipes that are not escaped; drop emphasis markers that would show literally in a code block.
-  return t.split(/(?<!\\)\|/).map((cell) => cell.trim().replace(/\\\|/g, '|').replace(/\*\*|__|`/g, ''));
-}
-
-function renderTable(rows: string[][]): string[] {
-  const columns = Math.max(...rows.map((r) => r.length));
-  const widths = Array.from({ length: columns }, (_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  const render = (r: string[]): string => widths.map((w, c) => (r[c] ?? '').padEnd(w)).join(' | ').trimEnd();
-  const rule = widths.map((w) => '-'.repeat(Math.max(w, 1))).join('-+-');
-  return ['```', render(rows[0]), rule, ...rows.slice(1).map(render), '```'];
+/** A fence longer than any run of backticks in the lines, so no cell can close it. */
+function fenceFor(lines: readonly string[]): string {
+  const longest = Math.max(0, ...lines.flatMap((l) => (l.match(/`+/g) ?? []).map((run) => run.length)));
+  return '`'.repeat(Math.max(3, longest + 1));
 }

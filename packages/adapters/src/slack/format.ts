@@ -1,107 +1,116 @@
 /**
- * Markdown (what the model writes) → Slack mrkdwn.
+ * Markdown (what the model writes) → Slack mrkdwn, rendered from the parsed tree.
  *
  * **bold** → *bold*, *italic* / _italic_ → _italic_, ~~strike~~ → ~strike~, [t](u) → <u|t>, headings → bold lines,
  * list markers → •, & < > escaped everywhere except inside Slack's own <…> tokens (mentions, links). Code spans
  * and fenced blocks keep their content (escaped, since Slack decodes entities there too) and lose the fence's
  * language tag, which Slack would otherwise print as the first line of the block.
  */
+import type { Link, PhrasingContent } from 'mdast';
+import { isPlainText, parseMarkdown, sourceOf, span } from '../shared/markdown/parse.js';
+import { renderMarkdown, type PlatformMarkup, type Rendering } from '../shared/markdown/render.js';
+import { plainText } from '../shared/markdown/table.js';
 
-const FENCE_RE = /^(\s*)(```+|~~~+)\s*([\w+#.-]*)\s*$/;
-/** Private-use markers: never produced by a model, never escaped, swapped back at the end. */
-const HOLE = '\u{F0000}';
-const BOLD = '\u{F0001}';
-const HOLE_RE = new RegExp(`${HOLE}(\\d+)${HOLE}`, 'gu');
-
-const CODE_SPAN_RE = /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g;
-const LINK_RE = /!?\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"\n]*")?\s*\)/g;
-/** Slack's own tokens: <@U…>, <#C…>, <!here>, <https://…|label>, <mailto:…> — and Markdown autolinks. */
+/** Slack's own tokens, which the model may copy from the conversation: <@U…>, <#C…|name>, <!here>, <https://…|label>. */
 const SLACK_TOKEN_RE = /<(?:[@#!][^<>\s|]+|(?:https?|mailto|tel):[^<>\s|]+)(?:\|[^<>\n]*)?>/g;
-const HEADING_RE = /^\s{0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$/;
-const LIST_RE = /^(\s*)[-*+]\s+(?=\S)/;
-const QUOTE_RE = /^(\s*)(?:>\s?)+/; // Slack has one quote level
-const RULE_RE = /^\s{0,3}([-*_])(?:\s*\1){2,}\s*$/;
 
-const BOLD_ITALIC_RE = /(\*\*\*|___)(?=\S)([^\n]*?\S)\1/g;
-const BOLD_RE = /(\*\*|__)(?=\S)([^\n]*?\S)\1/g;
-const ITALIC_STAR_RE = /(^|[^\w*])\*(?=[^\s*])([^*\n]*?[^\s*])\*(?![\w*])/g;
-const STRIKE_RE = /~~(?=\S)([^\n]*?\S)~~/g;
+const WORD_CHAR_RE = /[\p{L}\p{N}]/u;
 
 export function escapeMrkdwn(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
 export function markdownToMrkdwn(markdown: string): string {
-  const out: string[] = [];
-  let prose: string[] = [];
-  let fence: string | null = null;
-  const flushProse = (): void => {
-    if (prose.length > 0) out.push(convertProse(prose.join('\n')));
-    prose = [];
-  };
-  for (const line of markdown.split('\n')) {
-    const m = FENCE_RE.exec(line);
-    if (fence === null) {
-      if (m) {
-        flushProse();
-        fence = m[2];
-        out.push('```');
-      } else {
-        prose.push(line);
-      }
-      continue;
-    }
-    if (m && m[3] === '' && m[2][0] === fence[0] && m[2].length >= fence.length) {
-      fence = null;
-      out.push('```');
-    } else {
-      out.push(escapeMrkdwn(line));
-    }
+  if (isPlainText(markdown)) return escapeMrkdwn(markdown);
+  return renderMarkdown(parseMarkdown(markdown), SLACK_MRKDWN);
+}
+
+const SLACK_MRKDWN: PlatformMarkup = {
+  inline: inlineMrkdwn,
+  heading: (inner) => `*${inner}*`,
+  codeBlock: (node) => fenced(escapeMrkdwn(node.value)),
+  // Slack has one quote level, marked at the start of every line (so not in a list item, where it is text).
+  quote: (inner, inList) => (inList ? inner : inner.split('\n').map((line) => `> ${line}`).join('\n')),
+  monospace: (text) => fenced(escapeMrkdwn(text)),
+  literal: escapeMrkdwn,
+};
+
+function fenced(code: string): string {
+  return code === '' ? '```\n```' : `\`\`\`\n${code}\n\`\`\``;
+}
+
+function inlineMrkdwn(nodes: readonly PhrasingContent[], r: Rendering, bold: boolean): string {
+  return nodes.map((node) => inlineNode(node, r, bold)).join('');
+}
+
+function inlineNode(node: PhrasingContent, r: Rendering, bold: boolean): string {
+  const inner = (): string => ('children' in node ? inlineMrkdwn(node.children, r, bold) : '');
+  // Slack draws no emphasis inside a word (`2*3*4`, `un**real**ly`): show it as written.
+  if ((node.type === 'emphasis' || node.type === 'strong' || node.type === 'delete') && insideWord(r, node)) {
+    return escapeText(sourceOf(r.md, node));
   }
-  flushProse();
-  if (fence !== null) out.push('```'); // an unclosed fence would swallow the rest of the message in Slack
-  return out.join('\n');
+  switch (node.type) {
+    case 'text': {
+      // Slack has no escapes: `\*` shown as `*` could pair with another star, so escaped text stays as written.
+      const written = sourceOf(r.md, node);
+      return escapeText(written.includes('\\') ? written : node.value);
+    }
+    case 'strong':
+      return bold ? inner() : `*${inlineMrkdwn(node.children, r, true)}*`;
+    case 'emphasis': {
+      // `***x***` parses as emphasis around strong; Slack reads `*_x_*`, not `_*x*_`.
+      const [only] = node.children;
+      if (!bold && node.children.length === 1 && only.type === 'strong') return `*_${inlineMrkdwn(only.children, r, true)}_*`;
+      return `_${inner()}_`;
+    }
+    case 'delete':
+      return `~${inner()}~`;
+    case 'inlineCode':
+      return `\`${escapeMrkdwn(node.value)}\``;
+    case 'break':
+      return '\n';
+    case 'link':
+      return sourceOf(r.md, node).startsWith('<') ? autolink(node) : slackLink(node.url, plainText(node.children));
+    case 'linkReference':
+      return slackLink(r.definitions.get(node.identifier)?.url ?? '', plainText(node.children));
+    case 'image':
+      return slackLink(node.url, node.alt ?? '');
+    case 'imageReference':
+      return slackLink(r.definitions.get(node.identifier)?.url ?? '', node.alt ?? '');
+    default:
+      return escapeMrkdwn(sourceOf(r.md, node));
+  }
 }
 
-/** Text outside fenced blocks. */
-function convertProse(text: string): string {
-  const holes: string[] = [];
-  const hole = (value: string): string => `${HOLE}${holes.push(value) - 1}${HOLE}`;
-
-  let s = text.replace(CODE_SPAN_RE, (_all, ticks: string, body: string) => hole(`\`${escapeMrkdwn(ticks.length > 1 ? body.trim() : body)}\``));
-  s = s.replace(LINK_RE, (_all, label: string, url: string) => hole(slackLink(url, label)));
-  s = s.replace(SLACK_TOKEN_RE, (token) => hole(token));
-
-  s = s
-    .split('\n')
-    .map((line) => {
-      if (RULE_RE.test(line)) return '──────────';
-      const heading = HEADING_RE.exec(line);
-      if (heading) return `${BOLD}${heading[1].replace(/\*\*|__/g, '')}${BOLD}`;
-      const quote = QUOTE_RE.exec(line);
-      if (quote) return `${quote[1]}${hole('>')} ${convertListMarker(line.slice(quote[0].length))}`;
-      return convertListMarker(line);
-    })
-    .join('\n');
-
-  s = escapeMrkdwn(s);
-  s = s.replace(BOLD_ITALIC_RE, (_all, _marker: string, body: string) => `${BOLD}_${body}_${BOLD}`);
-  s = s.replace(BOLD_RE, (_all, _marker: string, body: string) => `${BOLD}${body}${BOLD}`);
-  s = s.replace(ITALIC_STAR_RE, (_all, before: string, body: string) => `${before}_${body}_`);
-  s = s.replace(STRIKE_RE, (_all, body: string) => `~${body}~`);
-  s = s.replaceAll(BOLD, '*');
-  // Holes can nest (a code span inside a link label); restore until none are left.
-  while (s.includes(HOLE)) s = s.replace(HOLE_RE, (_all, i: string) => holes[Number(i)]);
-  return s;
+function insideWord(r: Rendering, node: PhrasingContent): boolean {
+  const [start, end] = span(node);
+  return WORD_CHAR_RE.test(r.md.source.charAt(start - 1)) || WORD_CHAR_RE.test(r.md.source.charAt(end));
 }
 
-function convertListMarker(line: string): string {
-  return line.replace(LIST_RE, '$1• ');
+/** Text with & < > escaped, Slack tokens kept as they are. */
+function escapeText(text: string): string {
+  let out = '';
+  let last = 0;
+  for (const m of text.matchAll(SLACK_TOKEN_RE)) {
+    out += escapeMrkdwn(text.slice(last, m.index)) + m[0];
+    last = m.index + m[0].length;
+  }
+  return out + escapeMrkdwn(text.slice(last));
+}
+
+/** `<https://x|label>` is already Slack's syntax (and an autolink to CommonMark); `<a@b.c>` is an e-mail link. */
+function autolink(node: Link): string {
+  const bar = node.url.indexOf('|');
+  if (bar === -1) return slackLink(node.url, plainText(node.children).replace(/^mailto:/, ''));
+  return `<${safeUrl(node.url.slice(0, bar))}|${escapeMrkdwn(node.url.slice(bar + 1))}>`;
 }
 
 function slackLink(url: string, label: string): string {
-  const safeUrl = url.replace(/&/g, '&amp;').replace(/</g, '%3C').replace(/>/g, '%3E').replace(/\|/g, '%7C');
   const text = label.trim();
-  if (text === '' || text === url) return `<${safeUrl}>`;
-  return `<${safeUrl}|${escapeMrkdwn(text).replace(/\|/g, '¦')}>`;
+  if (text === '' || text === url) return `<${safeUrl(url)}>`;
+  return `<${safeUrl(url)}|${escapeMrkdwn(text).replace(/\|/g, '¦')}>`;
+}
+
+function safeUrl(url: string): string {
+  return url.replace(/&/g, '&amp;').replace(/</g, '%3C').replace(/>/g, '%3E').replace(/\|/g, '%7C');
 }
