@@ -149,7 +149,7 @@ export const SETTINGS = {
   turnPrepLimit: setting('HERALD_TURN_PREP_LIMIT', int(1, 10_000), 'Turns of one worker preparing their first model request at once: a burst reaches the model in waves, the first soon, not all of it at the end', '64'),
   maxIterations: setting('HERALD_MAX_ITERATIONS', int(1, 10_000), 'Agent-loop iteration budget per turn', '90'),
   delegateMaxIterations: setting('HERALD_DELEGATE_MAX_ITERATIONS', int(1, 10_000), 'Iterations one delegate_task subagent may take (within the turn\'s own budget)', '50'),
-  delegateMaxPerTurn: setting('HERALD_DELEGATE_MAX_PER_TURN', int(0, 100), 'Subagents (delegate_task) one turn may start', '3'),
+  delegateMaxPerTurn: setting('HERALD_DELEGATE_MAX_PER_TURN', int(0, 100), 'Subagents (delegate_task) one turn may start', '1'),
   // Media the users send (apps/gateway/src/media): images, voice notes, documents.
   sttModel: setting('HERALD_STT_MODEL', modelRef.refine((v) => v.startsWith('openai:'), 'speech-to-text runs on the OpenAI audio API: use openai:<model>, e.g. openai:gpt-4o-mini-transcribe'), 'Speech-to-text for voice notes and audio, openai:<model> (e.g. openai:gpt-4o-mini-transcribe); unset: voice notes are declined with a reply'),
   visionModel: setting('HERALD_VISION_MODEL', modelRef, 'provider:model that describes images for a main model without vision (Hermes\' "auto" image input); unset: such models decline images with a reply'),
