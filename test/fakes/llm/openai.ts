@@ -218,7 +218,7 @@ function streamEvents(step: Step, body: Body, reasoningField: string): SseEvent[
   for (const piece of splitDeltas(step.reasoning ?? '')) events.push({ data: chunk({ [reasoningField]: piece }), delta: true });
   for (const piece of splitDeltas(step.text ?? '')) events.push({ data: chunk({ content: piece }), delta: true });
   toolCalls.forEach((tc, index) => {
-    const head = { index, id: tc.id, type: 'function', function: { name: tc.name, arguments: '' } };
+    const head = { index, ...(tc.omitId ? {} : { id: tc.id }), type: 'function', function: { name: tc.name, arguments: '' } };
     events.push({ data: chunk({ tool_calls: [head] }), delta: true });
     for (const frag of splitFragments(tc.arguments)) {
       events.push({ data: chunk({ tool_calls: [{ index, function: { arguments: frag } }] }), delta: true });
@@ -236,7 +236,7 @@ function streamEvents(step: Step, body: Body, reasoningField: string): SseEvent[
 
 function jsonBody(step: Step, body: Body, reasoningField: string): unknown {
   const toolCalls = (step.toolCalls ?? []).map((tc) => ({
-    id: tc.id ?? randomId('call_'),
+    ...(tc.omitId ? {} : { id: tc.id ?? randomId('call_') }),
     type: 'function',
     function: { name: tc.name, arguments: tc.arguments },
   }));

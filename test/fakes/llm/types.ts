@@ -43,6 +43,8 @@ export interface StepError {
 
 export interface StepToolCall {
   id?: string;
+  /** Send the call without an id (some OpenAI-compatible servers do); `id` is then ignored. */
+  omitId?: boolean;
   name: string;
   /** JSON text, streamed in fragments exactly as given. */
   arguments: string;

@@ -4,6 +4,7 @@
  * result, in call order.
  */
 import type { ChatMessage, ImageInput, ToolCall } from '../base/types.js';
+import { deterministicCallId } from '../providers/tool-call-ids.js';
 import { toToolOutput, type Tool } from '../tools/registry.js';
 import { sanitizeText } from './sanitize.js';
 import { repairToolName } from './tool-names.js';
@@ -74,8 +75,9 @@ export function prepareToolCalls(raw: readonly ToolCall[], tools: ReadonlyMap<st
   const usedIds = new Set<string>();
 
   raw.forEach((call, index) => {
-    // Pairing results to calls needs unique ids; some OpenAI-compatible servers send none or repeat them.
-    let id = call.id || `call_${index}`;
+    // Pairing results to calls needs unique ids; some OpenAI-compatible servers send none or repeat them. A missing
+    // one is derived from the call, so the same reply always gets the same ids (tool-call-ids.ts).
+    let id = call.id || deterministicCallId(call.function.name, call.function.arguments, index);
     while (usedIds.has(id)) id = `${id}_${index}`;
     usedIds.add(id);
 

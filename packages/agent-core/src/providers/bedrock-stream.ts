@@ -6,6 +6,7 @@
  */
 import type { ConverseStreamOutput, TokenUsage } from '@aws-sdk/client-bedrock-runtime';
 import { emptyUsage, type ChatMessage, type ToolCall, type Usage } from '../base/types.js';
+import { deterministicCallId } from './tool-call-ids.js';
 import { ProviderError, type CompletionRequest, type CompletionResult, type FinishReason } from './types.js';
 
 type Callbacks = Pick<CompletionRequest, 'onTextDelta' | 'onReasoningDelta' | 'onToolCallDelta'>;
@@ -65,7 +66,7 @@ export class ConverseStreamAccumulator {
     }
     const toolCalls: ToolCall[] = [...this.tools.entries()]
       .sort(([a], [b]) => a - b)
-      .map(([, t]) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.json || '{}' } }));
+      .map(([, t], i) => ({ id: t.id || deterministicCallId(t.name, t.json, i), type: 'function', function: { name: t.name, arguments: t.json || '{}' } }));
     const mapped = FINISH_REASONS[this.stopReason] ?? 'stop';
     const finishReason: FinishReason = mapped === 'stop' && toolCalls.length > 0 ? 'tool_calls' : mapped;
     const message: ChatMessage = {

@@ -4,10 +4,10 @@
  * (OpenRouter) or inside the content as `<think>…</think>` (think-tags.ts), tool-call ids may be missing, and
  * some servers say `stop` while calling tools.
  */
-import { randomUUID } from 'node:crypto';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { emptyUsage, type ChatMessage, type ToolCall, type Usage } from '../base/types.js';
 import { ThinkTagSplitter, splitThinkTags, type SplitPiece } from './think-tags.js';
+import { deterministicCallId } from './tool-call-ids.js';
 import { ProviderError, type CompletionRequest, type CompletionResult, type FinishReason } from './types.js';
 
 type Callbacks = Pick<CompletionRequest, 'onTextDelta' | 'onReasoningDelta' | 'onToolCallDelta'>;
@@ -93,8 +93,8 @@ export class ChatStreamAccumulator {
     }
     const toolCalls: ToolCall[] = [...this.calls.entries()]
       .sort(([a], [b]) => a - b)
-      .map(([, c]) => ({
-        id: c.id || `call_${randomUUID().replaceAll('-', '')}`,
+      .map(([, c], i) => ({
+        id: c.id || deterministicCallId(c.name, c.args, i),
         type: 'function',
         function: { name: c.name, arguments: c.args || '{}' },
       }));
