@@ -149,12 +149,16 @@ class ConversationRun {
     if (finish === 'tool_calls') return this.toolCalls(reply);
     if (finish === 'length' && (reply.message.tool_calls?.length ?? 0) > 0) return this.cutInsideToolCall(reply);
     if (finish === 'length') return this.cutByLength(reply);
-    // An empty reply (nothing after tool results, or only thinking): ask for the answer rather than end mute.
-    if (finish === 'stop' && !reply.message.content?.trim() && this.parts.length === 0 && this.emptyNudges < MAX_EMPTY_REPLY_NUDGES) {
-      this.emptyNudges += 1;
-      const nudge = reply.message.reasoning?.trim() ? THINKING_ONLY_PROMPT : EMPTY_REPLY_PROMPT;
-      this.transcript.appendScaffold({ role: 'user', content: nudge });
-      return 'next';
+    // An empty reply (nothing after tool results, or only thinking): the next model of the chain gets the same
+    // request at once; on the last one, ask for the answer rather than end mute.
+    if (finish === 'stop' && !reply.message.content?.trim() && this.parts.length === 0) {
+      if (this.caller.fallBackAfterEmptyReply()) return 'next';
+      if (this.emptyNudges < MAX_EMPTY_REPLY_NUDGES) {
+        this.emptyNudges += 1;
+        const nudge = reply.message.reasoning?.trim() ? THINKING_ONLY_PROMPT : EMPTY_REPLY_PROMPT;
+        this.transcript.appendScaffold({ role: 'user', content: nudge });
+        return 'next';
+      }
     }
     // stop (or content_filter): the reply is final.
     const message = assistantMessage(reply, takeParts(this.parts, this.transcript));
