@@ -41,8 +41,8 @@ export function childToolsOf(tools: readonly Tool[]): Tool[] {
   return tools.filter((t) => t.readOnly && !t.interactive && t.name !== DELEGATE_TOOL);
 }
 
-/** Context fields the child must not inherit: its own signal and budget are passed explicitly. */
-const NOT_INHERITED = new Set(['signal', 'budget', 'clarify']);
+/** Context fields the child must not inherit: its own signal and budget are passed explicitly, its task id is its own. */
+const NOT_INHERITED = new Set(['signal', 'budget', 'clarify', 'taskId']);
 
 export function createDelegateTool(deps: DelegateDeps): Tool {
   // Children started per turn, keyed by the turn's budget object (one per turn, shared with its children).

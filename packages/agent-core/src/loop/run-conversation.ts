@@ -3,6 +3,7 @@
  * (tool_calls → run tools and loop; length → continue; stop → done), epilogue (turn_end). Retries, fallback,
  * tool execution and history repair are named functions in their own modules.
  */
+import { randomUUID } from 'node:crypto';
 import type { ChatMessage, ToolCall } from '../base/types.js';
 import type { CompletionResult, FinishReason, ToolSchema } from '../providers/types.js';
 import { checkAvailability, toolSchemas, type Tool } from '../tools/registry.js';
@@ -79,6 +80,9 @@ class ConversationRun {
   private readonly caller: ModelCaller;
   private readonly transcript: Transcript;
   private readonly userMessage: string;
+  /** Given to every tool call of the run, so tools keep per-task state apart (the seeds' task_id). */
+  private readonly toolContext: Record<string, unknown>;
+  private readonly taskId: string;
   /** Text of a reply cut by the length limit, collected across continuations. */
   private readonly parts: string[] = [];
   private invalidJsonRetries = 0;
@@ -90,6 +94,8 @@ class ConversationRun {
 
   constructor(private readonly opts: ConversationOptions) {
     this.signal = opts.signal ?? new AbortController().signal;
+    this.taskId = opts.taskId ?? randomUUID();
+    this.toolContext = { ...opts.toolContext, taskId: this.taskId };
     this.emit = safeEmitter(opts.onEvent);
     this.budget = opts.budget ?? new IterationBudget(opts.maxIterations ?? DEFAULT_MAX_ITERATIONS);
     const { tools, unavailable } = checkAvailability(opts.tools ?? []);
@@ -180,7 +186,7 @@ class ConversationRun {
     const assistant = assistantMessage(reply, takeParts(this.parts, transcript), batch.calls);
     transcript.append(assistant);
     if (assistant.content?.trim()) emit({ type: 'interim_text', text: assistant.content });
-    const results = await executeToolCalls(batch, { signal, toolContext: opts.toolContext, emit });
+    const results = await executeToolCalls(batch, { signal, toolContext: this.toolContext, emit });
     transcript.append(...results);
     if (signal.aborted) return INTERRUPTED;
     if (batch.unknownNames.length > 0 && ++this.unknownToolResponses >= MAX_UNKNOWN_TOOL_RESPONSES) {
@@ -253,6 +259,7 @@ class ConversationRun {
       completed: outcome.completed,
       interrupted: outcome.interrupted ?? false,
       model: caller.model,
+      taskId: this.taskId,
     };
     if (outcome.partial !== undefined) result.partial = outcome.partial;
     if (outcome.error !== undefined) result.error = outcome.error;

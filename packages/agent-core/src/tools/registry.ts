@@ -12,6 +12,12 @@ const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 /** What a tool receives besides its arguments: the turn's AbortSignal plus the caller's `toolContext`. */
 export interface ToolContext {
   signal: AbortSignal;
+  /**
+   * The task this call belongs to: one per run of the loop (a turn; a subagent is a task of its own), the same for
+   * every call of the run. Tools that keep state between calls (a shell, a browser, a scratch area) keep it per task,
+   * so two turns running at once, or a subagent and its parent, never share it.
+   */
+  taskId?: string;
   [key: string]: unknown;
 }
 
