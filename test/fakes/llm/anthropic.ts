@@ -50,10 +50,23 @@ function apiError(status: number, type: string, message: string): HttpReply {
   return { status, body: { type: 'error', error: { type, message } } };
 }
 
+/**
+ * OAuth access tokens (`sk-ant-oat…`) work only as a bearer token with the `oauth-2025-04-20` beta; as an x-api-key,
+ * or without the beta, the real API refuses them with these messages.
+ */
+function oauthProblem(headers: Record<string, string>, bearer: string | undefined): HttpReply | undefined {
+  if (headers['x-api-key']?.startsWith('sk-ant-oat')) return apiError(401, 'authentication_error', 'invalid x-api-key');
+  if (!bearer?.startsWith('sk-ant-oat')) return undefined;
+  const betas = (headers['anthropic-beta'] ?? '').split(',').map((b) => b.trim());
+  return betas.includes('oauth-2025-04-20') ? undefined : apiError(401, 'authentication_error', 'OAuth authentication is currently not supported.');
+}
+
 function checkAuth(headers: Record<string, string>, apiKey: string | undefined): HttpReply | undefined {
   const bearer = /^Bearer (.*)$/i.exec(headers.authorization ?? '')?.[1]?.trim();
   const key = headers['x-api-key'] ?? bearer ?? '';
   if (key === '') return apiError(401, 'authentication_error', 'x-api-key header is required');
+  const oauth = oauthProblem(headers, bearer);
+  if (oauth) return oauth;
   if (apiKey !== undefined && key !== apiKey) return apiError(401, 'authentication_error', 'invalid x-api-key');
   return undefined;
 }

@@ -4,6 +4,7 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsStreaming } from '@anthropic-ai/sdk/resources/messages';
+import { anthropicCredentials } from './anthropic-auth.js';
 import { toAnthropicRequest, toAnthropicTool } from './anthropic-convert.js';
 import { MessageStreamAccumulator } from './anthropic-stream.js';
 import { modelInfo, supportsVision } from './models.js';
@@ -23,11 +24,12 @@ const MIN_ANSWER_TOKENS = 1024;
 export const ANTHROPIC_MIN_THINKING_BUDGET = 1024;
 
 export function createAnthropicProvider(cfg: ProviderConfig): Provider {
+  const thinking = cfg.thinkingBudget === undefined ? undefined : { type: 'enabled' as const, budget_tokens: Math.max(ANTHROPIC_MIN_THINKING_BUDGET, cfg.thinkingBudget) };
   // Retries are the agent loop's job (it also knows about fallbacks); the SDK must not retry behind its back.
   const clients = new ClientPool((key) => {
     const transport = createTransport();
     const client = new Anthropic({
-      apiKey: key.key,
+      ...anthropicCredentials(key.key, thinking !== undefined),
       baseURL: cfg.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL,
       maxRetries: 0,
       timeout: cfg.timeoutMs,
@@ -38,7 +40,6 @@ export function createAnthropicProvider(cfg: ProviderConfig): Provider {
   const keys = keySourceOf(cfg);
   const defaultMaxTokens = cfg.maxTokens ?? Math.min(ANTHROPIC_DEFAULT_MAX_TOKENS, modelInfo(cfg.model)?.maxOutput ?? Infinity);
   const vision = cfg.vision ?? supportsVision(cfg.model);
-  const thinking = cfg.thinkingBudget === undefined ? undefined : { type: 'enabled' as const, budget_tokens: Math.max(ANTHROPIC_MIN_THINKING_BUDGET, cfg.thinkingBudget) };
 
   return {
     name: cfg.provider,
