@@ -47,3 +47,35 @@ describe('Anthropic OAuth tokens (A13)', () => {
     expect(fake.requests[0]!.headers['anthropic-beta']).toBeUndefined();
   });
 });
+
+describe('reasoning effort as an extended-thinking budget (C5)', () => {
+  it('maps the effort to budget_tokens, with max_tokens above it, and keeps the thinking across a tool turn', async () => {
+    const fake = await fakeAnthropic();
+    const p = provider(fake, { reasoningEffort: 'high' });
+    fake.script({ reasoning: 'I should look it up.', toolCalls: [{ id: 'toolu_1', name: 'lookup', arguments: '{}' }] }, { text: 'Found it.' });
+    const first = await p.complete(request());
+    const history: ChatMessage[] = [{ role: 'user', content: 'hello' }, first.message, { role: 'tool', tool_call_id: 'toolu_1', content: 'result' }];
+    const second = await p.complete(request(history));
+
+    expect(second.message.content).toBe('Found it.');
+    const body = fake.requests[0]!.body;
+    expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 16_000 });
+    expect(body.max_tokens).toBeGreaterThan(16_000);
+    expect(fake.requests[0]!.headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14');
+  });
+
+  it('each effort has its budget; none, or a model without extended thinking, leaves it off; an explicit budget wins', async () => {
+    const fake = await fakeAnthropic();
+    const budgetFor = async (extra: Partial<ProviderConfig>): Promise<unknown> => {
+      await provider(fake, extra).complete(request());
+      return fake.requests.at(-1)!.body.thinking;
+    };
+    expect(await budgetFor({ reasoningEffort: 'minimal' })).toEqual({ type: 'enabled', budget_tokens: 1024 });
+    expect(await budgetFor({ reasoningEffort: 'low' })).toEqual({ type: 'enabled', budget_tokens: 4_000 });
+    expect(await budgetFor({ reasoningEffort: 'medium' })).toEqual({ type: 'enabled', budget_tokens: 8_000 });
+    expect(await budgetFor({ reasoningEffort: 'xhigh' })).toEqual({ type: 'enabled', budget_tokens: 32_000 });
+    expect(await budgetFor({ reasoningEffort: 'none' })).toBeUndefined();
+    expect(await budgetFor({ reasoningEffort: 'high', model: 'claude-3-5-haiku-20241022' })).toBeUndefined();
+    expect(await budgetFor({ reasoningEffort: 'high', thinkingBudget: 2048 })).toEqual({ type: 'enabled', budget_tokens: 2048 });
+  });
+});

@@ -9,6 +9,7 @@ import { toAnthropicRequest, toAnthropicTool } from './anthropic-convert.js';
 import { MessageStreamAccumulator } from './anthropic-stream.js';
 import { modelInfo, supportsVision } from './models.js';
 import { keySourceOf, runProviderRequest } from './request.js';
+import { MIN_THINKING_BUDGET, maxTokensWithThinking, thinkingBudgetOf } from './thinking.js';
 import { ClientPool, createTransport } from './transport.js';
 import type { Provider, ProviderConfig } from './types.js';
 
@@ -18,13 +19,13 @@ export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
  * window sooner, so the default is a generous answer size, lowered for models whose cap is smaller.
  */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 16_384;
-/** Room for the answer above an extended-thinking budget. */
-const MIN_ANSWER_TOKENS = 1024;
 /** The smallest thinking budget the API takes. */
-export const ANTHROPIC_MIN_THINKING_BUDGET = 1024;
+export const ANTHROPIC_MIN_THINKING_BUDGET = MIN_THINKING_BUDGET;
 
 export function createAnthropicProvider(cfg: ProviderConfig): Provider {
-  const thinking = cfg.thinkingBudget === undefined ? undefined : { type: 'enabled' as const, budget_tokens: Math.max(ANTHROPIC_MIN_THINKING_BUDGET, cfg.thinkingBudget) };
+  // HERALD_THINKING_BUDGET, or the reasoning effort mapped to a budget (thinking.ts).
+  const budget = thinkingBudgetOf(cfg);
+  const thinking = budget === undefined ? undefined : { type: 'enabled' as const, budget_tokens: budget };
   // Retries are the agent loop's job (it also knows about fallbacks); the SDK must not retry behind its back.
   const clients = new ClientPool((key) => {
     const transport = createTransport();
@@ -54,7 +55,7 @@ export function createAnthropicProvider(cfg: ProviderConfig): Provider {
         const params: MessageCreateParamsStreaming = {
           model: cfg.model,
           // The thinking budget counts against max_tokens, which must stay above it with room for the answer.
-          max_tokens: thinking ? Math.max(maxTokens, thinking.budget_tokens + MIN_ANSWER_TOKENS) : maxTokens,
+          max_tokens: maxTokensWithThinking(maxTokens, budget),
           ...(thinking ? { thinking } : {}),
           messages,
           ...(system.length > 0 ? { system } : {}),
