@@ -113,4 +113,10 @@ export interface FakeOpenAIOptions extends FakeOptions {
   reasoningField?: 'reasoning_content' | 'reasoning';
 }
 
-export type FakeAnthropicOptions = FakeOptions;
+export interface FakeAnthropicOptions extends FakeOptions {
+  /**
+   * Refuse thinking blocks this stand-in did not sign (as the API refuses a signature from another key, model or
+   * proxy) with the API's 400 `Invalid \`signature\` in \`thinking\` block`.
+   */
+  checkSignatures?: boolean;
+}

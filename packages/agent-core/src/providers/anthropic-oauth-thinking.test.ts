@@ -79,3 +79,46 @@ describe('reasoning effort as an extended-thinking budget (C5)', () => {
     expect(await budgetFor({ reasoningEffort: 'high', thinkingBudget: 2048 })).toEqual({ type: 'enabled', budget_tokens: 2048 });
   });
 });
+
+describe('a thinking signature the API refuses (I8)', () => {
+  const foreign = (text: string | null, extra: Partial<ChatMessage> = {}): ChatMessage => ({
+    role: 'assistant',
+    content: text,
+    reasoning: 'earlier thoughts',
+    // Signed under another key or model (a fallback, a key rotation): this API cannot verify it.
+    reasoning_details: [{ format: 'anthropic', model: MODEL, data: { type: 'thinking', thinking: 'earlier thoughts', signature: 'sig_from_elsewhere' } }],
+    ...extra,
+  });
+
+  it('strips the thinking blocks and sends the request once more, thinking still on', async () => {
+    const fake = await fakeAnthropic({ checkSignatures: true });
+    const history: ChatMessage[] = [{ role: 'user', content: 'hi' }, foreign('Hello!'), { role: 'user', content: 'and now?' }];
+    const result = await provider(fake, { thinkingBudget: 2048 }).complete(request(history));
+
+    expect(result.message.content).toBe('ok: and now?');
+    expect(fake.requests).toHaveLength(2);
+    expect(JSON.stringify(fake.requests[0]!.body.messages)).toContain('sig_from_elsewhere');
+    expect(JSON.stringify(fake.requests[1]!.body.messages)).not.toContain('"thinking"');
+    expect(fake.requests[1]!.body.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+  });
+
+  it('in a tool loop, the one retry goes without extended thinking (its last tool call has no thinking left)', async () => {
+    const fake = await fakeAnthropic({ checkSignatures: true });
+    const call = { id: 'toolu_9', type: 'function' as const, function: { name: 'lookup', arguments: '{}' } };
+    const history: ChatMessage[] = [{ role: 'user', content: 'look it up' }, foreign(null, { tool_calls: [call] }), { role: 'tool', tool_call_id: 'toolu_9', content: 'found' }];
+    fake.script({ text: 'It is found.' });
+    const result = await provider(fake, { thinkingBudget: 2048 }).complete(request(history));
+
+    expect(result.message.content).toBe('It is found.');
+    expect(fake.requests).toHaveLength(2);
+    expect(fake.requests[1]!.body.thinking).toBeUndefined();
+  });
+
+  it('is tried once: a second refusal is the error the loop sees', async () => {
+    const fake = await fakeAnthropic({ checkSignatures: true });
+    fake.respondWith(() => ({ error: { status: 400, message: 'messages.1.content.0: Invalid `signature` in `thinking` block' } }));
+    const history: ChatMessage[] = [{ role: 'user', content: 'hi' }, foreign('Hello!'), { role: 'user', content: 'again' }];
+    await expect(provider(fake, { thinkingBudget: 2048 }).complete(request(history))).rejects.toMatchObject({ kind: 'format_error', status: 400 });
+    expect(fake.requests).toHaveLength(2);
+  });
+});

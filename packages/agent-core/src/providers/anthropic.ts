@@ -6,6 +6,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsStreaming } from '@anthropic-ai/sdk/resources/messages';
 import { anthropicCredentials } from './anthropic-auth.js';
 import { toAnthropicRequest, toAnthropicTool } from './anthropic-convert.js';
+import { withSignatureRecovery } from './anthropic-signature.js';
 import { MessageStreamAccumulator } from './anthropic-stream.js';
 import { modelInfo, supportsVision } from './models.js';
 import { keySourceOf, runProviderRequest } from './request.js';
@@ -49,27 +50,29 @@ export function createAnthropicProvider(cfg: ProviderConfig): Provider {
     vision,
     maxTokens: defaultMaxTokens,
     complete: (req) =>
-      runProviderRequest(cfg, keys, clients, req.signal, async (client, guard) => {
-        const { system, messages } = toAnthropicRequest(req.systemPrompt, req.messages, vision, thinking !== undefined);
-        const maxTokens = req.maxTokens ?? defaultMaxTokens;
-        const params: MessageCreateParamsStreaming = {
-          model: cfg.model,
-          // The thinking budget counts against max_tokens, which must stay above it with room for the answer.
-          max_tokens: maxTokensWithThinking(maxTokens, budget),
-          ...(thinking ? { thinking } : {}),
-          messages,
-          ...(system.length > 0 ? { system } : {}),
-          ...(req.tools.length > 0 ? { tools: req.tools.map(toAnthropicTool) } : {}),
-          ...(req.tools.length > 0 && req.toolChoice === 'none' ? { tool_choice: { type: 'none' as const } } : {}),
-          stream: true,
-        };
-        const stream = await client.messages.create(params, guard.sdkOptions);
-        const acc = new MessageStreamAccumulator(req);
-        for await (const event of stream) {
-          guard.touch();
-          acc.add(event);
-        }
-        return acc.result(cfg.model);
-      }),
+      withSignatureRecovery(req, thinking !== undefined, (replay) =>
+        runProviderRequest(cfg, keys, clients, req.signal, async (client, guard) => {
+          const { system, messages } = toAnthropicRequest(req.systemPrompt, req.messages, vision, replay.thinkingBlocks);
+          const maxTokens = req.maxTokens ?? defaultMaxTokens;
+          const params: MessageCreateParamsStreaming = {
+            model: cfg.model,
+            // The thinking budget counts against max_tokens, which must stay above it with room for the answer.
+            max_tokens: maxTokensWithThinking(maxTokens, budget),
+            ...(thinking && replay.thinking ? { thinking } : {}),
+            messages,
+            ...(system.length > 0 ? { system } : {}),
+            ...(req.tools.length > 0 ? { tools: req.tools.map(toAnthropicTool) } : {}),
+            ...(req.tools.length > 0 && req.toolChoice === 'none' ? { tool_choice: { type: 'none' as const } } : {}),
+            stream: true,
+          };
+          const stream = await client.messages.create(params, guard.sdkOptions);
+          const acc = new MessageStreamAccumulator(req);
+          for await (const event of stream) {
+            guard.touch();
+            acc.add(event);
+          }
+          return acc.result(cfg.model);
+        }),
+      ),
   };
 }
