@@ -1,11 +1,12 @@
 /**
  * One batch of tool calls from one model response: repair what the model got slightly wrong, run each distinct
- * call once (read-only batches in parallel, anything else one at a time), and give every call exactly one
- * result, in call order.
+ * call once (in parallel when parallel-plan.ts allows: read-only calls, writers whose paths do not overlap; else one
+ * at a time), and give every call exactly one result, in call order.
  */
 import type { ChatMessage, ImageInput, ToolCall } from '../base/types.js';
 import { deterministicCallId } from '../providers/tool-call-ids.js';
 import { toToolOutput, type Tool } from '../tools/registry.js';
+import { canRunInParallel } from './parallel-plan.js';
 import { sanitizeText } from './sanitize.js';
 import { repairToolName } from './tool-names.js';
 import type { AgentEvent } from './types.js';
@@ -116,8 +117,7 @@ export interface RunBatchOptions {
 
 /** Runs a prepared batch and returns one tool message per call, in call order. */
 export async function executeToolCalls(batch: PreparedBatch, opts: RunBatchOptions): Promise<ChatMessage[]> {
-  const runnable = batch.executions.filter((e) => e.tool !== undefined);
-  const parallel = runnable.length > 1 && runnable.every((e) => e.tool?.readOnly === true && !e.tool.interactive);
+  const parallel = canRunInParallel(batch.executions);
   await runPool(batch.executions, parallel ? MAX_PARALLEL_TOOLS : 1, (e) => runOne(e, opts));
 
   return batch.calls.map((call, i) => {
