@@ -8,6 +8,7 @@ import type { ChatMessage, ToolCall } from '../base/types.js';
 import type { CompletionResult, FinishReason, ToolSchema } from '../providers/types.js';
 import { checkAvailability, toolSchemas, type Tool } from '../tools/registry.js';
 import { LoopCompressor } from '../compression/loop-compressor.js';
+import { estimateTextTokens } from '../compression/tokens.js';
 import { effectiveContextWindow } from '../compression/windows.js';
 import { DEFAULT_MAX_ITERATIONS, IterationBudget } from './budget.js';
 import { budgetNote, contextNote } from './pressure.js';
@@ -217,8 +218,11 @@ class ConversationRun {
     return { finalResponse, completed: false, partial: PARTIAL_TRUNCATED_TOOL_CALL };
   }
 
-  /** length: continue the reply (up to MAX_CONTINUATIONS times), or keep what came. */
-  private cutByLength(reply: CompletionResult): StepResult {
+  /**
+   * length: continue the reply (up to MAX_CONTINUATIONS times), compressing first when the request is near the
+   * window; or keep what came.
+   */
+  private async cutByLength(reply: CompletionResult): Promise<StepResult> {
     const { transcript, parts } = this;
     const text = reply.message.content ?? '';
     const thinkingOnly = text.trim() === '';
@@ -228,7 +232,10 @@ class ConversationRun {
       if (this.caller.raiseOutputLimit()) return 'next';
     }
     if (!thinkingOnly && parts.push(text) <= MAX_CONTINUATIONS) {
-      transcript.appendScaffold({ role: 'assistant', content: text }, { role: 'user', content: CONTINUE_PROMPT });
+      // Compression drops the scaffold: the parts so far go back as one reply to continue.
+      const output = Math.max(reply.usage.output, estimateTextTokens(text));
+      const compressed = await this.compressor?.beforeContinuation(transcript, this.schemas, this.caller.lastPromptTokens, output);
+      transcript.appendScaffold({ role: 'assistant', content: compressed ? parts.join('') : text }, { role: 'user', content: CONTINUE_PROMPT });
       return 'next';
     }
     // Only reasoning (or nothing) before the limit, or still cut after every continuation: keep what came.
