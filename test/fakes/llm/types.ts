@@ -111,6 +111,10 @@ export interface FakeOptions {
 export interface FakeOpenAIOptions extends FakeOptions {
   /** Field carrying reasoning deltas: DeepSeek/vLLM send `reasoning_content`, OpenRouter `reasoning`. */
   reasoningField?: 'reasoning_content' | 'reasoning';
+  /** Gemini's OpenAI endpoint: tool calls carry `extra_content.google.thought_signature`, required back (openai-compat.ts). */
+  thoughtSignatures?: boolean;
+  /** OpenRouter: reasoning also as signed `reasoning_details`, required back on tool-call turns (openai-compat.ts). */
+  reasoningDetails?: boolean;
 }
 
 export interface FakeAnthropicOptions extends FakeOptions {

@@ -5,6 +5,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeLLM, type FakeOpenAIOptions } from '../../../../test/fakes/llm/index.js';
 import type { ChatMessage } from '../base/types.js';
+import { runConversation } from '../loop/run-conversation.js';
+import type { Tool } from '../tools/registry.js';
 import { createOpenAIProvider } from './openai.js';
 import type { CompletionRequest, Provider } from './types.js';
 
@@ -38,5 +40,57 @@ describe('tool calls without an id (C6)', () => {
     expect(second.message.tool_calls!.map((c) => c.id)).toEqual(ids);
     // The server really sent none.
     expect(JSON.stringify(first.message)).not.toContain('"call_fake');
+  });
+});
+
+const lookup: Tool = {
+  name: 'lookup',
+  description: 'look up',
+  parameters: { type: 'object', properties: { q: { type: 'string' } } },
+  readOnly: true,
+  execute: async (args) => `found ${String(args.q)}`,
+};
+
+describe('reasoning state the server wants back with the tool history (C4)', () => {
+  it("Gemini: each tool call's thought_signature is kept and sent back, so Gemini 3 takes the tool loop", async () => {
+    const { fake, provider } = await setUp('gemini-3-pro-preview', { thoughtSignatures: true });
+    fake.script({ toolCalls: [{ name: 'lookup', arguments: '{"q":"a"}' }, { name: 'lookup', arguments: '{"q":"b"}' }] }, { text: 'Both found.' });
+    const result = await runConversation({ userMessage: 'look up a and b', history: [], systemPrompt: 's', provider, tools: [lookup] });
+
+    expect(result.error).toBeUndefined();
+    expect(result.finalResponse).toBe('Both found.');
+    const sentBack = (fake.requests[1]!.body.messages as { tool_calls?: Record<string, unknown>[] }[]).find((m) => m.tool_calls)!;
+    expect(sentBack.tool_calls![0]!.extra_content).toEqual({ google: { thought_signature: expect.stringMatching(/^gsig_/) } });
+    // Stored with the call, for the later requests of the turn and a re-run.
+    expect(result.newMessages[1]!.tool_calls![0]!.extra_content).toEqual(sentBack.tool_calls![0]!.extra_content);
+  });
+
+  it("OpenRouter: the reasoning_details (signed thinking) are kept whole and sent back on the assistant's tool-call turn", async () => {
+    const { fake, provider } = await setUp('anthropic/claude-sonnet-4.5', { reasoningField: 'reasoning', reasoningDetails: true });
+    fake.script({ reasoning: 'I will look it up.', toolCalls: [{ name: 'lookup', arguments: '{"q":"a"}' }] }, { text: 'Found.' });
+    const result = await runConversation({ userMessage: 'look up a', history: [], systemPrompt: 's', provider, tools: [lookup] });
+
+    expect(result.error).toBeUndefined();
+    expect(result.finalResponse).toBe('Found.');
+    const sentBack = (fake.requests[1]!.body.messages as Record<string, unknown>[]).find((m) => m.tool_calls)!;
+    expect(sentBack.reasoning_details).toEqual([
+      { type: 'reasoning.text', format: 'anthropic-claude-v1', index: 0, text: 'I will look it up.', signature: expect.stringMatching(/^orsig_/) },
+    ]);
+  });
+
+  it('another model never gets them (they are only valid for the model that wrote them)', async () => {
+    const { fake, provider } = await setUp('other-model');
+    const history: ChatMessage[] = [
+      { role: 'user', content: 'q' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'lookup', arguments: '{}' } }],
+        reasoning_details: [{ format: 'openrouter', model: 'anthropic/claude-sonnet-4.5', data: { type: 'reasoning.text', text: 't', signature: 's' } }],
+      },
+      { role: 'tool', tool_call_id: 'c1', content: 'r' },
+    ];
+    await provider.complete(request(history));
+    expect(JSON.stringify(fake.requests[0]!.body.messages)).not.toContain('reasoning_details');
   });
 });
