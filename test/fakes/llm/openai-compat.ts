@@ -5,7 +5,8 @@
  *   the signature it was given (400, "Function call is missing a thought_signature in functionCall parts").
  * - OpenRouter (`reasoningDetails`): reasoning also streams as `reasoning_details` (`reasoning.text` with a `signature`
  *   at the end); a Claude behind it refuses a tool loop whose assistant turn comes back without them.
- * Only the current turn (after the last user message) is checked, as Gemini documents.
+ * Only the current turn (after the last user message) is checked, as Gemini documents. With `reasoningDetails`, a
+ * detail signed by someone else anywhere in the history is refused as Claude refuses it (400, "Invalid `signature`").
  */
 import { isRecord, randomId, splitDeltas } from './server.js';
 import type { FakeOpenAIOptions, Step } from './types.js';
@@ -39,10 +40,13 @@ export function reasoningDetailDeltas(state: CompatState, step: Step, toolCallId
   return [...splitDeltas(step.reasoning).map((text) => detail({ text })), detail({ text: '', signature })];
 }
 
+export const OPENROUTER_INVALID_SIGNATURE = 'Provider returned error: messages.1.content.0: Invalid `signature` in `thinking` block';
+
 /** The 400 message for a current turn that lost what the server asked to get back, else undefined. */
 export function compatProblem(state: CompatState, body: Record<string, unknown>): string | undefined {
   if (!state.opts.thoughtSignatures && !state.opts.reasoningDetails) return undefined;
   const messages = Array.isArray(body.messages) ? body.messages.filter(isRecord) : [];
+  if (state.opts.reasoningDetails && messages.some((m) => hasForeignSignature(m.reasoning_details, state))) return OPENROUTER_INVALID_SIGNATURE;
   const lastUser = messages.findLastIndex((m) => m.role === 'user');
   for (const m of messages.slice(lastUser + 1)) {
     if (m.role !== 'assistant' || !Array.isArray(m.tool_calls)) continue;
@@ -60,6 +64,11 @@ function thoughtSignatureOf(tc: Record<string, unknown>): unknown {
   const extra = tc.extra_content;
   const google = isRecord(extra) ? extra.google : undefined;
   return isRecord(google) ? google.thought_signature : undefined;
+}
+
+function hasForeignSignature(details: unknown, state: CompatState): boolean {
+  const ours = new Set(state.issued.values());
+  return Array.isArray(details) && details.some((d: unknown) => isRecord(d) && typeof d.signature === 'string' && d.signature !== '' && !ours.has(d.signature));
 }
 
 function hasSignedDetail(details: unknown, signature: string): boolean {

@@ -6,7 +6,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsStreaming } from '@anthropic-ai/sdk/resources/messages';
 import { anthropicCredentials } from './anthropic-auth.js';
 import { toAnthropicRequest, toAnthropicTool } from './anthropic-convert.js';
-import { withSignatureRecovery } from './anthropic-signature.js';
+import { withSignatureRecovery } from './signature-recovery.js';
 import { MessageStreamAccumulator } from './anthropic-stream.js';
 import { modelInfo, supportsVision } from './models.js';
 import { keySourceOf, runProviderRequest } from './request.js';

@@ -94,3 +94,24 @@ describe('reasoning state the server wants back with the tool history (C4)', () 
     expect(JSON.stringify(fake.requests[0]!.body.messages)).not.toContain('reasoning_details');
   });
 });
+
+describe('an OpenRouter signature the model behind it refuses (I8)', () => {
+  it('the request goes once more without the reasoning_details', async () => {
+    const { fake, provider } = await setUp('anthropic/claude-sonnet-4.5', { reasoningField: 'reasoning', reasoningDetails: true });
+    const history: ChatMessage[] = [
+      { role: 'user', content: 'hi' },
+      {
+        role: 'assistant',
+        content: 'Hello!',
+        reasoning_details: [{ format: 'openrouter', model: 'anthropic/claude-sonnet-4.5', data: { type: 'reasoning.text', text: 't', signature: 'signed-elsewhere' } }],
+      },
+      { role: 'user', content: 'and now?' },
+    ];
+    const result = await provider.complete(request(history));
+
+    expect(result.message.content).toBe('ok: and now?');
+    expect(fake.requests).toHaveLength(2);
+    expect(JSON.stringify(fake.requests[0]!.body.messages)).toContain('signed-elsewhere');
+    expect(JSON.stringify(fake.requests[1]!.body.messages)).not.toContain('reasoning_details');
+  });
+});

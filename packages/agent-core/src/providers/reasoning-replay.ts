@@ -8,12 +8,23 @@ import type { ChatMessage } from '../base/types.js';
 import { REASONING_CONTENT_FORMAT } from './openai-stream.js';
 import { replayedDetails } from './reasoning-details.js';
 
-/** `message` (the wire form of `m`) with what the server gave `m` for `model` to send back. */
-export function withReplayedReasoning(message: ChatCompletionMessageParam, m: ChatMessage, model: string): ChatCompletionMessageParam {
+/** Who the request goes to, and whether OpenRouter's details go too (not on the retry after a refused signature). */
+export interface ReplayTarget {
+  model: string;
+  details: boolean;
+}
+
+/** Some message of the history carries details `model` would get back. */
+export function hasReplayedDetails(messages: readonly ChatMessage[], model: string): boolean {
+  return messages.some((m) => m.role === 'assistant' && replayedDetails(m.reasoning_details, model).length > 0);
+}
+
+/** `message` (the wire form of `m`) with what the server gave `m` for the target's model to send back. */
+export function withReplayedReasoning(message: ChatCompletionMessageParam, m: ChatMessage, target: ReplayTarget): ChatCompletionMessageParam {
   if (m.role !== 'assistant') return message;
   const extra: Record<string, unknown> = {};
   if (m.reasoning && m.reasoning_details?.some((d) => d.format === REASONING_CONTENT_FORMAT)) extra.reasoning_content = m.reasoning;
-  const details = replayedDetails(m.reasoning_details, model);
+  const details = target.details ? replayedDetails(m.reasoning_details, target.model) : [];
   if (details.length > 0) extra.reasoning_details = details;
   if ('tool_calls' in message && message.tool_calls && m.tool_calls?.some((tc) => tc.extra_content)) {
     extra.tool_calls = message.tool_calls.map((tc, i) => {
