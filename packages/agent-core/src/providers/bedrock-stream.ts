@@ -100,12 +100,13 @@ export class ConverseStreamAccumulator {
       .map(([, t], i) => ({ id: t.id || deterministicCallId(t.name, t.json, i), type: 'function', function: { name: t.name, arguments: t.json || '{}' } }));
     const mapped = FINISH_REASONS[this.stopReason] ?? 'stop';
     const finishReason: FinishReason = mapped === 'stop' && toolCalls.length > 0 ? 'tool_calls' : mapped;
+    const details = this.thinkingDetails(model);
     const message: ChatMessage = {
       role: 'assistant',
       content: this.text === '' && toolCalls.length > 0 ? null : this.text,
       ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
       ...(this.reasoning ? { reasoning: this.reasoning } : {}),
-      ...(this.thinkingDetails(model).length > 0 ? { reasoning_details: this.thinkingDetails(model) } : {}),
+      ...(details.length > 0 ? { reasoning_details: details } : {}),
       finish_reason: finishReason,
     };
     return { message, finishReason, usage: this.usage, model };
