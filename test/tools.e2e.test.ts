@@ -69,7 +69,7 @@ beforeAll(async () => {
   llm.respondWith(respond);
   cluster = await startCluster({
     workers: 0,
-    env: telegramEnv(tg, llm, { HERALD_TOOLSETS: 'full', HERALD_MAX_ITERATIONS: String(MAX_ITERATIONS) }),
+    env: telegramEnv(tg, llm, { HERALD_TOOLSETS: 'full', HERALD_MAX_ITERATIONS: String(MAX_ITERATIONS), HERALD_DELEGATE_MAX_PER_TURN: '3' }),
   });
 });
 

@@ -31,17 +31,19 @@ type Body = Record<string, unknown>;
 const STOP_REASONS: Record<StepFinish, string> = { stop: 'end_turn', tool_calls: 'tool_use', length: 'max_tokens' };
 
 export function startFakeAnthropic(opts: FakeAnthropicOptions = {}): Promise<FakeLLM> {
+  // The thinking signatures this stand-in handed out.
+  const signed = new Set<string>();
   const wire: WireFormat = {
     basePath: '',
     completionPath: '/v1/messages',
     requestIdHeader: 'request-id',
     checkAuth,
-    validate,
+    validate: (body, headers) => validate(body, headers) ?? (opts.checkSignatures ? signatureProblem(body, signed) : undefined),
     lastUserText: (body) => lastTextOf(body.messages, textOf),
     errorReply,
     notFoundReply: () => apiError(404, 'not_found_error', 'Not Found'),
-    streamEvents,
-    jsonBody,
+    streamEvents: (step, body) => streamEvents(step, body, signed),
+    jsonBody: (step, body) => jsonBody(step, body, signed),
   };
   return startFakeServer(wire, opts);
 }
@@ -50,10 +52,23 @@ function apiError(status: number, type: string, message: string): HttpReply {
   return { status, body: { type: 'error', error: { type, message } } };
 }
 
+/**
+ * OAuth access tokens (`sk-ant-oat…`) work only as a bearer token with the `oauth-2025-04-20` beta; as an x-api-key,
+ * or without the beta, the real API refuses them with these messages.
+ */
+function oauthProblem(headers: Record<string, string>, bearer: string | undefined): HttpReply | undefined {
+  if (headers['x-api-key']?.startsWith('sk-ant-oat')) return apiError(401, 'authentication_error', 'invalid x-api-key');
+  if (!bearer?.startsWith('sk-ant-oat')) return undefined;
+  const betas = (headers['anthropic-beta'] ?? '').split(',').map((b) => b.trim());
+  return betas.includes('oauth-2025-04-20') ? undefined : apiError(401, 'authentication_error', 'OAuth authentication is currently not supported.');
+}
+
 function checkAuth(headers: Record<string, string>, apiKey: string | undefined): HttpReply | undefined {
   const bearer = /^Bearer (.*)$/i.exec(headers.authorization ?? '')?.[1]?.trim();
   const key = headers['x-api-key'] ?? bearer ?? '';
   if (key === '') return apiError(401, 'authentication_error', 'x-api-key header is required');
+  const oauth = oauthProblem(headers, bearer);
+  if (oauth) return oauth;
   if (apiKey !== undefined && key !== apiKey) return apiError(401, 'authentication_error', 'invalid x-api-key');
   return undefined;
 }
@@ -186,6 +201,18 @@ function validate(body: Body, headers: Record<string, string>): HttpReply | unde
   return undefined;
 }
 
+/** A thinking block signed by someone else: the API's 400 for a signature it cannot verify. */
+function signatureProblem(body: Body, signed: ReadonlySet<string>): HttpReply | undefined {
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  for (let i = 0; i < messages.length; i++) {
+    const m: unknown = messages[i];
+    if (!isRecord(m) || !Array.isArray(m.content)) continue;
+    const j = m.content.findIndex((b: unknown) => isRecord(b) && b.type === 'thinking' && !signed.has(String(b.signature)));
+    if (j !== -1) return apiError(400, 'invalid_request_error', `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`);
+  }
+  return undefined;
+}
+
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
@@ -240,10 +267,11 @@ interface Block {
 }
 
 /** The response's content blocks, in the order the model produces them: thinking, text, tool uses. */
-function blocksOf(step: Step): Block[] {
+function blocksOf(step: Step, signed: Set<string>): Block[] {
   const blocks: Block[] = [];
   if (step.reasoning !== undefined) {
     const signature = randomId('sig_', 24);
+    signed.add(signature);
     blocks.push({
       start: { type: 'thinking', thinking: '', signature: '' },
       deltas: [
@@ -277,7 +305,7 @@ function blocksOf(step: Step): Block[] {
   return blocks;
 }
 
-function streamEvents(step: Step, body: Body): SseEvent[] {
+function streamEvents(step: Step, body: Body, signed: Set<string>): SseEvent[] {
   const usage = usageOf(step, body);
   const ev = (type: string, data: Record<string, unknown>, delta = false): SseEvent => ({ event: type, data: { type, ...data }, delta });
   const events: SseEvent[] = [
@@ -295,7 +323,7 @@ function streamEvents(step: Step, body: Body): SseEvent[] {
     }),
     ev('ping', {}),
   ];
-  blocksOf(step).forEach((block, index) => {
+  blocksOf(step, signed).forEach((block, index) => {
     events.push(ev('content_block_start', { index, content_block: block.start }));
     for (const delta of block.deltas) events.push(ev('content_block_delta', { index, delta }, true));
     events.push(ev('content_block_stop', { index }));
@@ -307,14 +335,14 @@ function streamEvents(step: Step, body: Body): SseEvent[] {
   return events;
 }
 
-function jsonBody(step: Step, body: Body): unknown {
+function jsonBody(step: Step, body: Body, signed: Set<string>): unknown {
   const usage = usageOf(step, body);
   return {
     id: randomId('msg_'),
     type: 'message',
     role: 'assistant',
     model: String(body.model),
-    content: blocksOf(step).map((b) => b.final),
+    content: blocksOf(step, signed).map((b) => b.final),
     stop_reason: STOP_REASONS[finishOf(step)],
     stop_sequence: null,
     usage: usageBody(usage, usage.output),

@@ -181,6 +181,10 @@ function streamEvents(step: Step, body: Record<string, unknown>): BedrockEvent[]
   let index = 0;
   if (step.reasoning) {
     for (const piece of splitDeltas(step.reasoning)) events.push({ type: 'contentBlockDelta', payload: { contentBlockIndex: index, delta: { reasoningContent: { text: piece } } }, delta: true });
+    // Claude's extended thinking (on through additionalModelRequestFields) signs its reasoning, as on the Anthropic API.
+    if (thinkingBudgetOf(body) !== undefined) {
+      events.push({ type: 'contentBlockDelta', payload: { contentBlockIndex: index, delta: { reasoningContent: { signature: randomId('sig_', 24) } } }, delta: true });
+    }
     events.push({ type: 'contentBlockStop', payload: { contentBlockIndex: index++ } });
   }
   if (step.text) {
@@ -204,10 +208,38 @@ function streamEvents(step: Step, body: Record<string, unknown>): BedrockEvent[]
   return events;
 }
 
+/** `additionalModelRequestFields.thinking.budget_tokens` when extended thinking is on. */
+function thinkingBudgetOf(body: Record<string, unknown>): unknown {
+  const extra = body.additionalModelRequestFields;
+  const thinking = isRecord(extra) ? extra.thinking : undefined;
+  return isRecord(thinking) && thinking.type === 'enabled' ? (thinking.budget_tokens ?? null) : undefined;
+}
+
+/** Claude's extended-thinking rules as Bedrock passes them on: the budget, and signed thinking first in a tool loop. */
+function thinkingProblem(body: Record<string, unknown>, messages: unknown[]): string | undefined {
+  const budget = thinkingBudgetOf(body);
+  if (budget === undefined) return undefined;
+  if (typeof budget !== 'number' || budget < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
+  const inference = body.inferenceConfig;
+  const maxTokens = isRecord(inference) ? inference.maxTokens : undefined;
+  if (typeof maxTokens === 'number' && budget >= maxTokens) return '`max_tokens` must be greater than `thinking.budget_tokens`.';
+  const last = messages.at(-1);
+  const assistant = messages.at(-2);
+  const toolLoop = isRecord(last) && Array.isArray(last.content) && last.content.some((b: unknown) => isRecord(b) && isRecord(b.toolResult));
+  if (!toolLoop || !isRecord(assistant) || !Array.isArray(assistant.content)) return undefined;
+  const first: unknown = assistant.content[0];
+  const reasoning = isRecord(first) && isRecord(first.reasoningContent) ? first.reasoningContent : undefined;
+  const signed = reasoning && (isRecord(reasoning.reasoningText) ? typeof reasoning.reasoningText.signature === 'string' && reasoning.reasoningText.signature !== '' : reasoning.redactedContent !== undefined);
+  if (signed) return undefined;
+  return `messages.${messages.length - 2}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${reasoning ? 'thinking without a signature' : 'text'}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks).`;
+}
+
 /** The Converse rules a broken conversion would trip over; the message is Bedrock's wording. */
 function validate(body: Record<string, unknown>): string | undefined {
   const messages = body.messages;
   if (!Array.isArray(messages) || messages.length === 0) return 'A conversation must start with a user message. Try again with a conversation that starts with a user message.';
+  const thinking = thinkingProblem(body, messages);
+  if (thinking) return thinking;
   let pendingToolUse: string[] = [];
   let usesTools = false;
   let cachePoints = Array.isArray(body.system) ? body.system.filter((b: unknown) => isRecord(b) && 'cachePoint' in b).length : 0;

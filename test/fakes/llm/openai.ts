@@ -24,6 +24,7 @@ import { TRANSCRIPTION_PATH, transcriptionRoute, type TranscriptionFake } from '
 import { responsesWire } from './openai-responses.js';
 import type { FakeLLM, FakeOpenAIOptions, Step, StepError } from './types.js';
 import { openAIParametersError } from './tool-schemas.js';
+import { compatProblem, reasoningDetailDeltas, toolCallExtra, type CompatState } from './openai-compat.js';
 import { createSpeech, SPEECH_PATH } from './speech.js';
 
 /** The limit named in context-length errors. */
@@ -37,6 +38,7 @@ export type FakeOpenAI = FakeLLM & TranscriptionFake;
 
 export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
   const reasoningField = opts.reasoningField ?? 'reasoning_content';
+  const compat: CompatState = { opts, issued: new Map() };
   const speech = createSpeech();
   const audio = transcriptionRoute();
   const wire: WireFormat = {
@@ -44,12 +46,15 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     completionPath: '/v1/chat/completions',
     requestIdHeader: 'x-request-id',
     checkAuth,
-    validate,
+    validate: (body) => {
+      const problem = validate(body) ?? compatProblem(compat, body);
+      return typeof problem === 'string' ? apiError(400, problem, 'invalid_request_error', null, null) : problem;
+    },
     lastUserText: (body) => lastTextOf(body.messages, textOf),
     errorReply,
     notFoundReply: (method, path) =>
       apiError(404, `Invalid URL (${method} ${path})`, 'invalid_request_error', null, null),
-    streamEvents: (step, body) => streamEvents(step, body, reasoningField),
+    streamEvents: (step, body) => streamEvents(step, body, reasoningField, compat),
     jsonBody: (step, body) => jsonBody(step, body, reasoningField),
     routes: { [SPEECH_PATH]: speech.route, [TRANSCRIPTION_PATH]: audio.route },
   };
@@ -195,7 +200,7 @@ function usageBody(u: ResolvedUsage): Record<string, unknown> {
   };
 }
 
-function streamEvents(step: Step, body: Body, reasoningField: string): SseEvent[] {
+function streamEvents(step: Step, body: Body, reasoningField: string, compat: CompatState): SseEvent[] {
   const id = randomId('chatcmpl-');
   const created = Math.floor(Date.now() / 1000);
   const model = String(body.model);
@@ -216,9 +221,10 @@ function streamEvents(step: Step, body: Body, reasoningField: string): SseEvent[
   const textFirst = step.text !== undefined || step.reasoning !== undefined || toolCalls.length === 0;
   events.push({ data: chunk({ role: 'assistant', content: textFirst ? '' : null, refusal: null }) });
   for (const piece of splitDeltas(step.reasoning ?? '')) events.push({ data: chunk({ [reasoningField]: piece }), delta: true });
+  for (const detail of reasoningDetailDeltas(compat, step, toolCalls.map((tc) => tc.id))) events.push({ data: chunk(detail), delta: true });
   for (const piece of splitDeltas(step.text ?? '')) events.push({ data: chunk({ content: piece }), delta: true });
   toolCalls.forEach((tc, index) => {
-    const head = { index, id: tc.id, type: 'function', function: { name: tc.name, arguments: '' } };
+    const head = { index, ...(tc.omitId ? {} : { id: tc.id }), type: 'function', function: { name: tc.name, arguments: '' }, ...toolCallExtra(compat, tc.id, index) };
     events.push({ data: chunk({ tool_calls: [head] }), delta: true });
     for (const frag of splitFragments(tc.arguments)) {
       events.push({ data: chunk({ tool_calls: [{ index, function: { arguments: frag } }] }), delta: true });
@@ -236,7 +242,7 @@ function streamEvents(step: Step, body: Body, reasoningField: string): SseEvent[
 
 function jsonBody(step: Step, body: Body, reasoningField: string): unknown {
   const toolCalls = (step.toolCalls ?? []).map((tc) => ({
-    id: tc.id ?? randomId('call_'),
+    ...(tc.omitId ? {} : { id: tc.id ?? randomId('call_') }),
     type: 'function',
     function: { name: tc.name, arguments: tc.arguments },
   }));

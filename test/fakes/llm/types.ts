@@ -43,6 +43,8 @@ export interface StepError {
 
 export interface StepToolCall {
   id?: string;
+  /** Send the call without an id (some OpenAI-compatible servers do); `id` is then ignored. */
+  omitId?: boolean;
   name: string;
   /** JSON text, streamed in fragments exactly as given. */
   arguments: string;
@@ -109,6 +111,16 @@ export interface FakeOptions {
 export interface FakeOpenAIOptions extends FakeOptions {
   /** Field carrying reasoning deltas: DeepSeek/vLLM send `reasoning_content`, OpenRouter `reasoning`. */
   reasoningField?: 'reasoning_content' | 'reasoning';
+  /** Gemini's OpenAI endpoint: tool calls carry `extra_content.google.thought_signature`, required back (openai-compat.ts). */
+  thoughtSignatures?: boolean;
+  /** OpenRouter: reasoning also as signed `reasoning_details`, required back on tool-call turns (openai-compat.ts). */
+  reasoningDetails?: boolean;
 }
 
-export type FakeAnthropicOptions = FakeOptions;
+export interface FakeAnthropicOptions extends FakeOptions {
+  /**
+   * Refuse thinking blocks this stand-in did not sign (as the API refuses a signature from another key, model or
+   * proxy) with the API's 400 `Invalid \`signature\` in \`thinking\` block`.
+   */
+  checkSignatures?: boolean;
+}

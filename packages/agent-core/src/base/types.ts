@@ -9,6 +9,11 @@ export interface ToolCall {
   id: string;
   type: 'function';
   function: { name: string; arguments: string };
+  /**
+   * What a server attached to the call for itself and wants back with it (Gemini's
+   * `{ google: { thought_signature } }`, which Gemini 3 requires on the tool history).
+   */
+  extra_content?: Record<string, unknown>;
 }
 
 /**

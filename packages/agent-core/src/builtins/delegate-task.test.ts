@@ -29,7 +29,7 @@ describe('delegate_task tool', () => {
       return { text: 'all done' };
     });
     const parentTools: Tool[] = [tool('lookup', true), tool('write_file', false), tool('ask', true, { interactive: true })];
-    const delegate = createDelegateTool({ provider, parentTools: () => [...parentTools, delegate] });
+    const delegate = createDelegateTool({ provider, parentTools: () => [...parentTools, delegate], maxPerTurn: 3 });
     parentTools.push(delegate);
     const budget = new IterationBudget(20);
     const result = await runConversation({
@@ -95,6 +95,27 @@ describe('delegate_task tool', () => {
     // Two tool rounds of the child (its cap), counted in the turn's budget too.
     expect(budget.consumed).toBe(2);
     await expect(delegate.execute({ task: 'another' }, { signal, budget })).rejects.toThrow(/at most 1 subagents per request/);
+  });
+});
+
+describe('delegate_task default (E14)', () => {
+  it('starts one subagent per turn: a second call in the same reply is answered with an error, not run', async () => {
+    const provider = new ScriptedProvider().otherwise((call) => {
+      if (isChild(call)) return { text: `done: ${String(call.messages[0].content)}` };
+      const parentCalls = provider.calls.filter((c) => !isChild(c)).length;
+      return parentCalls === 1
+        ? { toolCalls: [{ name: 'delegate_task', arguments: '{"task":"first"}' }, { name: 'delegate_task', arguments: '{"task":"second"}' }] }
+        : { text: 'reported' };
+    });
+    const delegate = createDelegateTool({ provider, parentTools: () => [tool('lookup', true)] });
+    const budget = new IterationBudget(10);
+    const result = await runConversation({ userMessage: 'two things', history: [], systemPrompt: 'parent', provider, tools: [delegate], budget, toolContext: { budget } });
+
+    expect(provider.calls.filter(isChild)).toHaveLength(1);
+    const results = result.newMessages.filter((m) => m.role === 'tool').map((m) => m.content);
+    expect(results[0]).toBe('done: first');
+    expect(results[1]).toMatch(/at most 1 subagents per request, and this would be number 2/);
+    expect(result.finalResponse).toBe('reported');
   });
 });
 

@@ -12,8 +12,11 @@ import type { Tool, ToolContext } from '../tools/registry.js';
 import { budgetOf, optionalStringArg, stringArg, turnProvidersOf } from './context.js';
 
 export const DELEGATE_TOOL = 'delegate_task';
-/** Subagents one turn may start by default (HERALD_DELEGATE_MAX_PER_TURN); the next one gets an error result. */
-export const MAX_CHILDREN_PER_TURN = 3;
+/**
+ * Subagents one turn may start by default (HERALD_DELEGATE_MAX_PER_TURN); the next one gets an error result. One,
+ * as in Hermes: several independent questions go into one task, and fan-out stays an explicit choice.
+ */
+export const MAX_CHILDREN_PER_TURN = 1;
 /** Iterations one subagent may take by default (HERALD_DELEGATE_MAX_ITERATIONS), within the turn's own budget. */
 export const DEFAULT_CHILD_MAX_ITERATIONS = 50;
 export const CHILD_SYSTEM_PROMPT =
@@ -38,8 +41,8 @@ export function childToolsOf(tools: readonly Tool[]): Tool[] {
   return tools.filter((t) => t.readOnly && !t.interactive && t.name !== DELEGATE_TOOL);
 }
 
-/** Context fields the child must not inherit: its own signal and budget are passed explicitly. */
-const NOT_INHERITED = new Set(['signal', 'budget', 'clarify']);
+/** Context fields the child must not inherit: its own signal and budget are passed explicitly, its task id is its own. */
+const NOT_INHERITED = new Set(['signal', 'budget', 'clarify', 'taskId']);
 
 export function createDelegateTool(deps: DelegateDeps): Tool {
   // Children started per turn, keyed by the turn's budget object (one per turn, shared with its children).
@@ -51,8 +54,8 @@ export function createDelegateTool(deps: DelegateDeps): Tool {
     description:
       'Hand a self-contained task to a subagent and get its answer back (for research or lookups you can ' +
       'describe completely, e.g. several independent questions at once). The subagent sees none of this ' +
-      'conversation: put everything it needs in "task" and "context". It can only use read-only tools. At most ' +
-      `${maxPerTurn} subagents per request; their steps count against your own step budget.`,
+      'conversation: put everything it needs in "task" and "context". It can only use read-only tools. ' +
+      `${maxPerTurn === 1 ? 'One subagent' : `At most ${maxPerTurn} subagents`} per request; their steps count against your own step budget.`,
     parameters: {
       type: 'object',
       properties: {
@@ -68,13 +71,13 @@ export function createDelegateTool(deps: DelegateDeps): Tool {
       if (!budget) throw new Error("the turn's iteration budget is missing, so no subagent can be started");
       const task = stringArg(args, 'task');
       const context = optionalStringArg(args, 'context');
+      if (budget.remaining === 0) throw new Error('no steps are left in this request\'s budget for a subagent');
       // Counted before the first await, so parallel calls in one batch see each other.
       const count = (started.get(budget) ?? 0) + 1;
       started.set(budget, count);
       if (count > maxPerTurn) {
         throw new Error(`at most ${maxPerTurn} subagents per request, and this would be number ${count}; do this part yourself`);
       }
-      if (budget.remaining === 0) throw new Error('no steps are left in this request\'s budget for a subagent');
 
       const turn = turnProvidersOf(ctx);
       const result = await runConversation({

@@ -102,14 +102,24 @@ export function renderMemoryBlock(snapshot: MemorySnapshot): string | null {
 const MEMORY_BLOCK_HEAD = `${MEMORY_BLOCK_OPEN}\nNotes saved from earlier conversations (edit them with the memory tool):`;
 /** The marker at the start of a user's own text, in any case, after any blank space. */
 const LEADING_MARKER = /^(?:\s*<memory>)+\s*/i;
+/** A whole block in the notes' form (or Hermes' `<memory-context>`), anywhere in the text, in any case. */
+const SPOOFED_BLOCK = /<(memory|memory-context)>(?:(?!<\1>)[\s\S])*?<\/\1>/gi;
 
 /**
- * A user's own text without the memory marker in front. A message that began with `<memory>` would otherwise pass
- * for the notes block: the real notes would not be shown again, and the model would take the user's words for
- * saved notes.
+ * A user's own text without anything posing as the notes block: whole `<memory>…</memory>` (and
+ * `<memory-context>…</memory-context>`) blocks are removed with what they hold, wherever they are, and a marker left
+ * in front without its end. Otherwise a message that began with `<memory>` would pass for the notes block (the real
+ * notes would not be shown again), and the model would take the user's words inside for saved notes.
  */
 export function stripMemoryMarker(userText: string): string {
-  return LEADING_MARKER.test(userText) ? userText.replace(LEADING_MARKER, '') : userText;
+  let text = userText;
+  // Innermost first, until none is left: a block nested in another goes with it.
+  for (let previous = ''; previous !== text; ) {
+    previous = text;
+    text = text.replace(SPOOFED_BLOCK, '');
+  }
+  if (text !== userText) text = text.replace(/^\s+/, '');
+  return LEADING_MARKER.test(text) ? text.replace(LEADING_MARKER, '') : text;
 }
 
 /**

@@ -92,6 +92,23 @@ export class LoopCompressor {
     if (madeProgress(result)) transcript.replaceContext(result.messages);
   }
 
+  /**
+   * A reply cut by the output limit whose request was already near the window: asking for the rest would push past
+   * it, so the history is compressed first (the cut-off parts are scaffold and stay out of it). The size is the cut
+   * call's reported prompt plus its output (the request estimated when no usage came). True when the context was replaced.
+   */
+  async beforeContinuation(transcript: Transcript, tools: readonly ToolSchema[], lastPromptTokens: number | undefined, outputTokens: number): Promise<boolean> {
+    const prompt =
+      lastPromptTokens !== undefined && lastPromptTokens > 0
+        ? lastPromptTokens
+        : estimateRequestTokens(this.deps.systemPrompt, transcript.forRequest(), tools, this.imageTokens);
+    if (prompt + outputTokens < this.threshold) return false;
+    const result = await this.compress(transcript.forCompression(), 'reply cut off near the context window', true);
+    if (!madeProgress(result)) return false;
+    transcript.replaceContext(result.messages);
+    return true;
+  }
+
   /** The loop's onContextOverflow hook: learn or assume a smaller window, compress, or give up (null). */
   readonly onContextOverflow = async (messages: ChatMessage[], err: ProviderError): Promise<ChatMessage[] | null> => {
     if (err.contextLimit !== undefined) await this.windows.learn(this.deps.caller().provider, err.contextLimit);

@@ -84,6 +84,18 @@ export class ModelCaller {
     }
   }
 
+  /**
+   * The model on the turn answered with nothing: the rest of the turn goes to the next model of the chain at once
+   * (the seeds' eager fallback), rather than asking the same model again. False when there is no next model.
+   */
+  fallBackAfterEmptyReply(): boolean {
+    const from = this.chain.current;
+    const next = this.chain.advance();
+    if (!next) return false;
+    this.status('fallback', `${providerLabel(from)} gave an empty reply; using ${providerLabel(next)}`);
+    return true;
+  }
+
   /** The max_tokens the next call sends (undefined: none, the API's default). */
   get maxTokens(): number | undefined {
     return this.outputLimit ?? this.opts.maxTokens ?? this.chain.current.maxTokens;

@@ -1,10 +1,12 @@
 /**
  * One batch of tool calls from one model response: repair what the model got slightly wrong, run each distinct
- * call once (read-only batches in parallel, anything else one at a time), and give every call exactly one
- * result, in call order.
+ * call once (in parallel when parallel-plan.ts allows: read-only calls, writers whose paths do not overlap; else one
+ * at a time), and give every call exactly one result, in call order.
  */
 import type { ChatMessage, ImageInput, ToolCall } from '../base/types.js';
+import { deterministicCallId } from '../providers/tool-call-ids.js';
 import { toToolOutput, type Tool } from '../tools/registry.js';
+import { canRunInParallel } from './parallel-plan.js';
 import { sanitizeText } from './sanitize.js';
 import { repairToolName } from './tool-names.js';
 import type { AgentEvent } from './types.js';
@@ -74,8 +76,9 @@ export function prepareToolCalls(raw: readonly ToolCall[], tools: ReadonlyMap<st
   const usedIds = new Set<string>();
 
   raw.forEach((call, index) => {
-    // Pairing results to calls needs unique ids; some OpenAI-compatible servers send none or repeat them.
-    let id = call.id || `call_${index}`;
+    // Pairing results to calls needs unique ids; some OpenAI-compatible servers send none or repeat them. A missing
+    // one is derived from the call, so the same reply always gets the same ids (tool-call-ids.ts).
+    let id = call.id || deterministicCallId(call.function.name, call.function.arguments, index);
     while (usedIds.has(id)) id = `${id}_${index}`;
     usedIds.add(id);
 
@@ -84,7 +87,8 @@ export function prepareToolCalls(raw: readonly ToolCall[], tools: ReadonlyMap<st
     const name = repaired ?? call.function.name;
     const args = parsed.ok ? parsed.args : {};
     // Invalid arguments are replaced in history: a provider adapter that parses them must not choke later.
-    calls.push({ id, type: 'function', function: { name, arguments: JSON.stringify(args) } });
+    // What the server attached to the call (Gemini's thought signature) stays with it: it must go back.
+    calls.push({ id, type: 'function', function: { name, arguments: JSON.stringify(args) }, ...(call.extra_content ? { extra_content: call.extra_content } : {}) });
 
     let problem: string | undefined;
     if (repaired === null) {
@@ -114,8 +118,7 @@ export interface RunBatchOptions {
 
 /** Runs a prepared batch and returns one tool message per call, in call order. */
 export async function executeToolCalls(batch: PreparedBatch, opts: RunBatchOptions): Promise<ChatMessage[]> {
-  const runnable = batch.executions.filter((e) => e.tool !== undefined);
-  const parallel = runnable.length > 1 && runnable.every((e) => e.tool?.readOnly === true && !e.tool.interactive);
+  const parallel = canRunInParallel(batch.executions);
   await runPool(batch.executions, parallel ? MAX_PARALLEL_TOOLS : 1, (e) => runOne(e, opts));
 
   return batch.calls.map((call, i) => {

@@ -88,6 +88,30 @@ describe('an empty reply', () => {
   });
 });
 
+describe('an empty reply with fallback models configured (I18)', () => {
+  it('goes to the next model at once with the same request, not to the same model again', async () => {
+    const primary = new ScriptedProvider('primary-model').script({ toolCalls: [{ name: 'lookup', arguments: '{"q":"a"}' }] }, {}).otherwise(() => ({ text: 'primary again' }));
+    const backup = new ScriptedProvider('backup-model').script({ text: 'Found a.' });
+    const { result, events } = turn(primary, { fallbacks: [backup] });
+    const r = await result;
+
+    expect(primary.calls).toHaveLength(2);
+    expect(backup.calls).toHaveLength(1);
+    // The request the empty reply answered, unchanged: no nudge in it.
+    expect(backup.calls[0].messages).toEqual(primary.calls[1].messages);
+    expect(r).toMatchObject({ finalResponse: 'Found a.', completed: true, model: 'backup-model' });
+    expect(events).toContainEqual({ type: 'status', kind: 'fallback', message: 'openai:primary-model gave an empty reply; using openai:backup-model' });
+  });
+
+  it('on the last model of the chain, the nudge follows as before', async () => {
+    const primary = new ScriptedProvider('primary-model').script({});
+    const backup = new ScriptedProvider('backup-model').script({}, { text: 'Now an answer.' });
+    const r = await turn(primary, { fallbacks: [backup] }).result;
+    expect(backup.calls[1].messages.at(-1)).toEqual({ role: 'user', content: `hello\n\n${EMPTY_REPLY_PROMPT}` });
+    expect(r.finalResponse).toBe('Now an answer.');
+  });
+});
+
 describe('progress events', () => {
   it('a step per iteration, and the text written before tool calls as interim text', async () => {
     const provider = new ScriptedProvider().script(

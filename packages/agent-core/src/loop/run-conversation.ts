@@ -3,10 +3,12 @@
  * (tool_calls → run tools and loop; length → continue; stop → done), epilogue (turn_end). Retries, fallback,
  * tool execution and history repair are named functions in their own modules.
  */
+import { randomUUID } from 'node:crypto';
 import type { ChatMessage, ToolCall } from '../base/types.js';
 import type { CompletionResult, FinishReason, ToolSchema } from '../providers/types.js';
 import { checkAvailability, toolSchemas, type Tool } from '../tools/registry.js';
 import { LoopCompressor } from '../compression/loop-compressor.js';
+import { estimateTextTokens } from '../compression/tokens.js';
 import { effectiveContextWindow } from '../compression/windows.js';
 import { DEFAULT_MAX_ITERATIONS, IterationBudget } from './budget.js';
 import { budgetNote, contextNote } from './pressure.js';
@@ -79,6 +81,9 @@ class ConversationRun {
   private readonly caller: ModelCaller;
   private readonly transcript: Transcript;
   private readonly userMessage: string;
+  /** Given to every tool call of the run, so tools keep per-task state apart (the seeds' task_id). */
+  private readonly toolContext: Record<string, unknown>;
+  private readonly taskId: string;
   /** Text of a reply cut by the length limit, collected across continuations. */
   private readonly parts: string[] = [];
   private invalidJsonRetries = 0;
@@ -90,6 +95,8 @@ class ConversationRun {
 
   constructor(private readonly opts: ConversationOptions) {
     this.signal = opts.signal ?? new AbortController().signal;
+    this.taskId = opts.taskId ?? randomUUID();
+    this.toolContext = { ...opts.toolContext, taskId: this.taskId };
     this.emit = safeEmitter(opts.onEvent);
     this.budget = opts.budget ?? new IterationBudget(opts.maxIterations ?? DEFAULT_MAX_ITERATIONS);
     const { tools, unavailable } = checkAvailability(opts.tools ?? []);
@@ -149,12 +156,16 @@ class ConversationRun {
     if (finish === 'tool_calls') return this.toolCalls(reply);
     if (finish === 'length' && (reply.message.tool_calls?.length ?? 0) > 0) return this.cutInsideToolCall(reply);
     if (finish === 'length') return this.cutByLength(reply);
-    // An empty reply (nothing after tool results, or only thinking): ask for the answer rather than end mute.
-    if (finish === 'stop' && !reply.message.content?.trim() && this.parts.length === 0 && this.emptyNudges < MAX_EMPTY_REPLY_NUDGES) {
-      this.emptyNudges += 1;
-      const nudge = reply.message.reasoning?.trim() ? THINKING_ONLY_PROMPT : EMPTY_REPLY_PROMPT;
-      this.transcript.appendScaffold({ role: 'user', content: nudge });
-      return 'next';
+    // An empty reply (nothing after tool results, or only thinking): the next model of the chain gets the same
+    // request at once; on the last one, ask for the answer rather than end mute.
+    if (finish === 'stop' && !reply.message.content?.trim() && this.parts.length === 0) {
+      if (this.caller.fallBackAfterEmptyReply()) return 'next';
+      if (this.emptyNudges < MAX_EMPTY_REPLY_NUDGES) {
+        this.emptyNudges += 1;
+        const nudge = reply.message.reasoning?.trim() ? THINKING_ONLY_PROMPT : EMPTY_REPLY_PROMPT;
+        this.transcript.appendScaffold({ role: 'user', content: nudge });
+        return 'next';
+      }
     }
     // stop (or content_filter): the reply is final.
     const message = assistantMessage(reply, takeParts(this.parts, this.transcript));
@@ -176,7 +187,7 @@ class ConversationRun {
     const assistant = assistantMessage(reply, takeParts(this.parts, transcript), batch.calls);
     transcript.append(assistant);
     if (assistant.content?.trim()) emit({ type: 'interim_text', text: assistant.content });
-    const results = await executeToolCalls(batch, { signal, toolContext: opts.toolContext, emit });
+    const results = await executeToolCalls(batch, { signal, toolContext: this.toolContext, emit });
     transcript.append(...results);
     if (signal.aborted) return INTERRUPTED;
     if (batch.unknownNames.length > 0 && ++this.unknownToolResponses >= MAX_UNKNOWN_TOOL_RESPONSES) {
@@ -207,8 +218,11 @@ class ConversationRun {
     return { finalResponse, completed: false, partial: PARTIAL_TRUNCATED_TOOL_CALL };
   }
 
-  /** length: continue the reply (up to MAX_CONTINUATIONS times), or keep what came. */
-  private cutByLength(reply: CompletionResult): StepResult {
+  /**
+   * length: continue the reply (up to MAX_CONTINUATIONS times), compressing first when the request is near the
+   * window; or keep what came.
+   */
+  private async cutByLength(reply: CompletionResult): Promise<StepResult> {
     const { transcript, parts } = this;
     const text = reply.message.content ?? '';
     const thinkingOnly = text.trim() === '';
@@ -218,7 +232,10 @@ class ConversationRun {
       if (this.caller.raiseOutputLimit()) return 'next';
     }
     if (!thinkingOnly && parts.push(text) <= MAX_CONTINUATIONS) {
-      transcript.appendScaffold({ role: 'assistant', content: text }, { role: 'user', content: CONTINUE_PROMPT });
+      // Compression drops the scaffold: the parts so far go back as one reply to continue.
+      const output = Math.max(reply.usage.output, estimateTextTokens(text));
+      const compressed = await this.compressor?.beforeContinuation(transcript, this.schemas, this.caller.lastPromptTokens, output);
+      transcript.appendScaffold({ role: 'assistant', content: compressed ? parts.join('') : text }, { role: 'user', content: CONTINUE_PROMPT });
       return 'next';
     }
     // Only reasoning (or nothing) before the limit, or still cut after every continuation: keep what came.
@@ -249,6 +266,7 @@ class ConversationRun {
       completed: outcome.completed,
       interrupted: outcome.interrupted ?? false,
       model: caller.model,
+      taskId: this.taskId,
     };
     if (outcome.partial !== undefined) result.partial = outcome.partial;
     if (outcome.error !== undefined) result.error = outcome.error;

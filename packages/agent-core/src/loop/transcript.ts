@@ -52,6 +52,11 @@ export class Transcript {
     return messages;
   }
 
+  /** What the session holds so far (context and this turn), without scaffold or notes: what compression may summarise. */
+  forCompression(): ChatMessage[] {
+    return sanitizeHistory([...this.context, ...this.turn.slice(this.unsentFrom)]);
+  }
+
   /** Compression replaced everything sent so far with `messages`; later requests build on them. */
   replaceContext(messages: readonly ChatMessage[]): void {
     this.context = [...messages];

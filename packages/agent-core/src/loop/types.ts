@@ -63,6 +63,8 @@ export interface ConversationOptions {
   getSteerMessages?: () => string[];
   /** Extra fields passed to every tool next to the signal (session id, store, ...). */
   toolContext?: Record<string, unknown>;
+  /** The run's task id, given to every tool as `taskId` (over any in `toolContext`); a new one when absent. */
+  taskId?: string;
   onContextOverflow?: ContextOverflowHandler;
   /** Retry timing; tests shrink the base delay. */
   retry?: Partial<RetryPolicy>;
@@ -105,6 +107,8 @@ export interface ConversationResult {
   error?: { kind: ProviderErrorKind; message: string };
   /** The model of the last provider that answered (or was tried). */
   model: string;
+  /** The task id the run's tools were given (always set by runConversation). */
+  taskId?: string;
   /** Prompt size of the last successful call (input + cache read + cache write), for compression decisions. */
   lastPromptTokens?: number;
   /**

@@ -4,10 +4,13 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsStreaming } from '@anthropic-ai/sdk/resources/messages';
+import { anthropicCredentials } from './anthropic-auth.js';
 import { toAnthropicRequest, toAnthropicTool } from './anthropic-convert.js';
+import { withSignatureRecovery } from './signature-recovery.js';
 import { MessageStreamAccumulator } from './anthropic-stream.js';
 import { modelInfo, supportsVision } from './models.js';
 import { keySourceOf, runProviderRequest } from './request.js';
+import { MIN_THINKING_BUDGET, maxTokensWithThinking, thinkingBudgetOf } from './thinking.js';
 import { ClientPool, createTransport } from './transport.js';
 import type { Provider, ProviderConfig } from './types.js';
 
@@ -17,17 +20,18 @@ export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
  * window sooner, so the default is a generous answer size, lowered for models whose cap is smaller.
  */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 16_384;
-/** Room for the answer above an extended-thinking budget. */
-const MIN_ANSWER_TOKENS = 1024;
 /** The smallest thinking budget the API takes. */
-export const ANTHROPIC_MIN_THINKING_BUDGET = 1024;
+export const ANTHROPIC_MIN_THINKING_BUDGET = MIN_THINKING_BUDGET;
 
 export function createAnthropicProvider(cfg: ProviderConfig): Provider {
+  // HERALD_THINKING_BUDGET, or the reasoning effort mapped to a budget (thinking.ts).
+  const budget = thinkingBudgetOf(cfg);
+  const thinking = budget === undefined ? undefined : { type: 'enabled' as const, budget_tokens: budget };
   // Retries are the agent loop's job (it also knows about fallbacks); the SDK must not retry behind its back.
   const clients = new ClientPool((key) => {
     const transport = createTransport();
     const client = new Anthropic({
-      apiKey: key.key,
+      ...anthropicCredentials(key.key, thinking !== undefined),
       baseURL: cfg.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL,
       maxRetries: 0,
       timeout: cfg.timeoutMs,
@@ -38,7 +42,6 @@ export function createAnthropicProvider(cfg: ProviderConfig): Provider {
   const keys = keySourceOf(cfg);
   const defaultMaxTokens = cfg.maxTokens ?? Math.min(ANTHROPIC_DEFAULT_MAX_TOKENS, modelInfo(cfg.model)?.maxOutput ?? Infinity);
   const vision = cfg.vision ?? supportsVision(cfg.model);
-  const thinking = cfg.thinkingBudget === undefined ? undefined : { type: 'enabled' as const, budget_tokens: Math.max(ANTHROPIC_MIN_THINKING_BUDGET, cfg.thinkingBudget) };
 
   return {
     name: cfg.provider,
@@ -47,27 +50,29 @@ export function createAnthropicProvider(cfg: ProviderConfig): Provider {
     vision,
     maxTokens: defaultMaxTokens,
     complete: (req) =>
-      runProviderRequest(cfg, keys, clients, req.signal, async (client, guard) => {
-        const { system, messages } = toAnthropicRequest(req.systemPrompt, req.messages, vision, thinking !== undefined);
-        const maxTokens = req.maxTokens ?? defaultMaxTokens;
-        const params: MessageCreateParamsStreaming = {
-          model: cfg.model,
-          // The thinking budget counts against max_tokens, which must stay above it with room for the answer.
-          max_tokens: thinking ? Math.max(maxTokens, thinking.budget_tokens + MIN_ANSWER_TOKENS) : maxTokens,
-          ...(thinking ? { thinking } : {}),
-          messages,
-          ...(system.length > 0 ? { system } : {}),
-          ...(req.tools.length > 0 ? { tools: req.tools.map(toAnthropicTool) } : {}),
-          ...(req.tools.length > 0 && req.toolChoice === 'none' ? { tool_choice: { type: 'none' as const } } : {}),
-          stream: true,
-        };
-        const stream = await client.messages.create(params, guard.sdkOptions);
-        const acc = new MessageStreamAccumulator(req);
-        for await (const event of stream) {
-          guard.touch();
-          acc.add(event);
-        }
-        return acc.result(cfg.model);
-      }),
+      withSignatureRecovery(req, thinking !== undefined, (replay) =>
+        runProviderRequest(cfg, keys, clients, req.signal, async (client, guard) => {
+          const { system, messages } = toAnthropicRequest(req.systemPrompt, req.messages, vision, replay.thinkingBlocks);
+          const maxTokens = req.maxTokens ?? defaultMaxTokens;
+          const params: MessageCreateParamsStreaming = {
+            model: cfg.model,
+            // The thinking budget counts against max_tokens, which must stay above it with room for the answer.
+            max_tokens: maxTokensWithThinking(maxTokens, budget),
+            ...(thinking && replay.thinking ? { thinking } : {}),
+            messages,
+            ...(system.length > 0 ? { system } : {}),
+            ...(req.tools.length > 0 ? { tools: req.tools.map(toAnthropicTool) } : {}),
+            ...(req.tools.length > 0 && req.toolChoice === 'none' ? { tool_choice: { type: 'none' as const } } : {}),
+            stream: true,
+          };
+          const stream = await client.messages.create(params, guard.sdkOptions);
+          const acc = new MessageStreamAccumulator(req);
+          for await (const event of stream) {
+            guard.touch();
+            acc.add(event);
+          }
+          return acc.result(cfg.model);
+        }),
+      ),
   };
 }

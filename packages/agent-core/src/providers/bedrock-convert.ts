@@ -7,6 +7,7 @@
 import type { ContentBlock, ImageBlock, Message, SystemContentBlock, Tool, ToolResultContentBlock } from '@aws-sdk/client-bedrock-runtime';
 import type { ChatMessage, ImageInput, ToolCall } from '../base/types.js';
 import { parseToolArguments } from './anthropic-convert.js';
+import { BEDROCK_REASONING_FORMAT } from './bedrock-stream.js';
 import { planCacheBreakpoints } from './cache-breakpoints.js';
 import { splitSystemPrompt } from './system-prompt.js';
 import { toolImages, toolResultText } from './tool-images.js';
@@ -24,10 +25,13 @@ export function supportsCachePoints(modelId: string): boolean {
   return /anthropic|claude|amazon\.nova/i.test(modelId);
 }
 
-/** `vision` false leaves a user message's images out (their text notes in the content stay). */
-export function toConverseRequest(systemPrompt: string, history: ChatMessage[], cache: boolean, vision = true): ConverseParts {
+/**
+ * `vision` false leaves a user message's images out (their text notes in the content stay). `thinking` (extended
+ * thinking is on) puts each assistant message's signed reasoning back in front of it, as Claude requires in a tool loop.
+ */
+export function toConverseRequest(systemPrompt: string, history: ChatMessage[], cache: boolean, vision = true, thinking = false): ConverseParts {
   const parts = splitSystemPrompt(systemPrompt);
-  const messages = toConverseMessages(history, vision);
+  const messages = toConverseMessages(history, vision, thinking);
   const plan = cache ? planCacheBreakpoints({ systemBlocks: parts.length, messages: messages.length }) : { system: [], messages: [] };
   const system: SystemContentBlock[] = [];
   parts.forEach((text, i) => {
@@ -39,7 +43,7 @@ export function toConverseRequest(systemPrompt: string, history: ChatMessage[], 
   return { system, messages };
 }
 
-function toConverseMessages(history: ChatMessage[], vision: boolean): Message[] {
+function toConverseMessages(history: ChatMessage[], vision: boolean, thinking: boolean): Message[] {
   const out: Message[] = [];
   const push = (role: 'user' | 'assistant', blocks: ContentBlock[]): void => {
     if (blocks.length === 0) return;
@@ -57,12 +61,24 @@ function toConverseMessages(history: ChatMessage[], vision: boolean): Message[] 
       case 'tool':
         push('user', [{ toolResult: { toolUseId: m.tool_call_id ?? '', content: toolResultContent(m, vision) } }]);
         break;
-      case 'assistant':
-        push('assistant', [...textBlocks(m.content), ...(m.tool_calls ?? []).map(toToolUse)]);
+      case 'assistant': {
+        const body = [...textBlocks(m.content), ...(m.tool_calls ?? []).map(toToolUse)];
+        if (body.length > 0) push('assistant', [...(thinking ? reasoningBlocks(m) : []), ...body]);
         break;
+      }
     }
   }
   return out;
+}
+
+function reasoningBlocks(m: ChatMessage): ContentBlock[] {
+  return (m.reasoning_details ?? []).flatMap((d): ContentBlock[] => {
+    if (d.format !== BEDROCK_REASONING_FORMAT) return [];
+    const { text, signature, redacted } = d.data;
+    if (typeof redacted === 'string') return [{ reasoningContent: { redactedContent: new Uint8Array(Buffer.from(redacted, 'base64')) } }];
+    if (typeof text === 'string' && typeof signature === 'string' && signature !== '') return [{ reasoningContent: { reasoningText: { text, signature } } }];
+    return [];
+  });
 }
 
 export function toConverseTool(t: ToolSchema): Tool {

@@ -124,3 +124,25 @@ describe('Bedrock Converse provider', () => {
     }
   });
 });
+
+describe('Bedrock: reasoning effort as Claude thinking fields (C5)', () => {
+  it('sends the thinking budget in additionalModelRequestFields and the signed reasoning back in the tool loop', async () => {
+    const thinker = createProvider({ provider: 'bedrock', model: 'anthropic.claude-sonnet-4-5-20250929-v1:0', baseUrl: fake.url, reasoningEffort: 'medium' });
+    fake.script({ reasoning: 'Look the word up first.', toolCalls: [{ id: 'tu_1', name: 'lookup', arguments: '{"q":"herald"}' }] }, { text: 'A messenger.' });
+    const result = await runConversation({ userMessage: 'what is a herald?', history: [], systemPrompt: 's', provider: thinker, tools: [lookup], retry: FAST_RETRY });
+
+    expect(result.error).toBeUndefined();
+    expect(result.finalResponse).toBe('A messenger.');
+    const [first, second] = fake.requests;
+    expect(first!.body.additionalModelRequestFields).toEqual({ thinking: { type: 'enabled', budget_tokens: 8_000 } });
+    expect((first!.body.inferenceConfig as { maxTokens: number }).maxTokens).toBeGreaterThan(8_000);
+    const assistant = (second!.body.messages as { content: Record<string, unknown>[] }[])[1]!;
+    expect(assistant.content[0]).toMatchObject({ reasoningContent: { reasoningText: { text: 'Look the word up first.' } } });
+  });
+
+  it('a model other than Claude gets no thinking fields', async () => {
+    const nova = createProvider({ provider: 'bedrock', model: 'amazon.nova-lite-v1:0', baseUrl: fake.url, reasoningEffort: 'high', thinkingBudget: 4096 });
+    await nova.complete(request());
+    expect(fake.requests[0]!.body.additionalModelRequestFields).toBeUndefined();
+  });
+});

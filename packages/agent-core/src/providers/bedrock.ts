@@ -12,6 +12,7 @@ import { supportsCachePoints, toConverseRequest, toConverseTool } from './bedroc
 import { ConverseStreamAccumulator } from './bedrock-stream.js';
 import { modelInfo, supportsVision } from './models.js';
 import { runProviderRequest } from './request.js';
+import { maxTokensWithThinking, thinkingBudgetOf } from './thinking.js';
 import { ClientPool, retireAgent } from './transport.js';
 import type { KeySource, Provider, ProviderConfig } from './types.js';
 
@@ -50,6 +51,9 @@ export function createBedrockProvider(cfg: ProviderConfig): Provider {
   const cache = supportsCachePoints(cfg.model);
   const vision = cfg.vision ?? supportsVision(cfg.model);
   const maxTokens = cfg.maxTokens ?? Math.min(BEDROCK_DEFAULT_MAX_TOKENS, modelInfo(cfg.model)?.maxOutput ?? Infinity);
+  // Claude on Bedrock thinks through the Anthropic field, passed as an additional model request field.
+  const thinkingBudget = /claude/i.test(cfg.model) ? thinkingBudgetOf(cfg) : undefined;
+  const thinking = thinkingBudget === undefined ? {} : { additionalModelRequestFields: { thinking: { type: 'enabled', budget_tokens: thinkingBudget } } };
 
   return {
     name: cfg.provider,
@@ -59,12 +63,13 @@ export function createBedrockProvider(cfg: ProviderConfig): Provider {
     maxTokens,
     complete: (req) =>
       runProviderRequest(cfg, AWS_CHAIN, clients, req.signal, async (client, guard) => {
-        const { system, messages } = toConverseRequest(req.systemPrompt, req.messages, cache, vision);
+        const { system, messages } = toConverseRequest(req.systemPrompt, req.messages, cache, vision, thinkingBudget !== undefined);
         const input: ConverseStreamCommandInput = {
           modelId: cfg.model,
           messages,
           ...(system.length > 0 ? { system } : {}),
-          inferenceConfig: { maxTokens: req.maxTokens ?? maxTokens },
+          inferenceConfig: { maxTokens: maxTokensWithThinking(req.maxTokens ?? maxTokens, thinkingBudget) },
+          ...thinking,
           // Converse refuses toolUse/toolResult history without a toolConfig, so the tools stay described;
           // Converse has no "none" tool choice, so a text-only answer relies on the prompt that asks for one.
           ...(req.tools.length > 0 ? { toolConfig: { tools: req.tools.map(toConverseTool) } } : {}),

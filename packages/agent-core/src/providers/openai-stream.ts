@@ -4,10 +4,11 @@
  * (OpenRouter) or inside the content as `<think>…</think>` (think-tags.ts), tool-call ids may be missing, and
  * some servers say `stop` while calling tools.
  */
-import { randomUUID } from 'node:crypto';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
-import { emptyUsage, type ChatMessage, type ToolCall, type Usage } from '../base/types.js';
+import { emptyUsage, type ChatMessage, type ReasoningDetail, type ToolCall, type Usage } from '../base/types.js';
+import { ReasoningDetailsAccumulator } from './reasoning-details.js';
 import { ThinkTagSplitter, splitThinkTags, type SplitPiece } from './think-tags.js';
+import { deterministicCallId } from './tool-call-ids.js';
 import { ProviderError, type CompletionRequest, type CompletionResult, type FinishReason } from './types.js';
 
 type Callbacks = Pick<CompletionRequest, 'onTextDelta' | 'onReasoningDelta' | 'onToolCallDelta'>;
@@ -17,6 +18,8 @@ interface PartialCall {
   id: string;
   name: string;
   args: string;
+  /** Gemini's `extra_content` (the thought signature). */
+  extra?: Record<string, unknown>;
 }
 
 export class ChatStreamAccumulator {
@@ -29,6 +32,8 @@ export class ChatStreamAccumulator {
   private readonly thinkTags = new ThinkTagSplitter();
   /** Reasoning arrived in `reasoning_content` (DeepSeek, vLLM), not `reasoning` or think tags. */
   private reasoningContent = false;
+  /** OpenRouter's structured reasoning, to send back (reasoning-details.ts). */
+  private readonly details = new ReasoningDetailsAccumulator();
 
   constructor(private readonly callbacks: Callbacks) {}
 
@@ -44,6 +49,7 @@ export class ChatStreamAccumulator {
         if (typeof (delta as Record<string, unknown>).reasoning_content === 'string') this.reasoningContent = true;
         this.addReasoning(reasoning);
       }
+      this.details.add((delta as Record<string, unknown>).reasoning_details);
       if (typeof delta.content === 'string' && delta.content !== '') this.addPiece(this.thinkTags.push(delta.content));
       for (const tc of delta.tool_calls ?? []) this.addToolCallDelta(tc);
       if (choice.finish_reason) this.finish = choice.finish_reason;
@@ -75,8 +81,16 @@ export class ChatStreamAccumulator {
     if (tc.id && !call.id) call.id = tc.id;
     if (tc.function?.name && !call.name) call.name = tc.function.name;
     if (tc.function?.arguments) call.args += tc.function.arguments;
+    // Not in the SDK's types: Gemini's field, kept whole to be sent back.
+    const extra = (tc as unknown as Record<string, unknown>).extra_content;
+    if (typeof extra === 'object' && extra !== null) call.extra = { ...call.extra, ...(extra as Record<string, unknown>) };
     this.calls.set(index, call);
     this.callbacks.onToolCallDelta?.(call.name);
+  }
+
+  private reasoningDetails(requestedModel: string, hasToolCalls: boolean): Pick<ChatMessage, 'reasoning_details'> {
+    const marker = this.reasoningContent && hasToolCalls ? { format: REASONING_CONTENT_FORMAT, model: this.model ?? requestedModel, data: {} } : undefined;
+    return detailsOf(marker, this.details.result(requestedModel));
   }
 
   /** The finished message; throws when the stream ended before the model said it was done. */
@@ -93,10 +107,11 @@ export class ChatStreamAccumulator {
     }
     const toolCalls: ToolCall[] = [...this.calls.entries()]
       .sort(([a], [b]) => a - b)
-      .map(([, c]) => ({
-        id: c.id || `call_${randomUUID().replaceAll('-', '')}`,
+      .map(([, c], i) => ({
+        id: c.id || deterministicCallId(c.name, c.args, i),
         type: 'function',
         function: { name: c.name, arguments: c.args || '{}' },
+        ...(c.extra ? { extra_content: c.extra } : {}),
       }));
     const finishReason = normaliseFinish(this.finish, toolCalls.length > 0);
     const message: ChatMessage = {
@@ -104,13 +119,17 @@ export class ChatStreamAccumulator {
       content: this.text === '' && toolCalls.length > 0 ? null : this.text,
       ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
       ...(this.reasoning ? { reasoning: this.reasoning } : {}),
-      ...(this.reasoningContent && toolCalls.length > 0
-        ? { reasoning_details: [{ format: REASONING_CONTENT_FORMAT, model: this.model ?? requestedModel, data: {} }] }
-        : {}),
+      ...this.reasoningDetails(requestedModel, toolCalls.length > 0),
       finish_reason: finishReason,
     };
     return { message, finishReason, usage: this.usage, model: this.model ?? requestedModel };
   }
+}
+
+/** DeepSeek's marker (on tool-call turns) and OpenRouter's details, when there are any. */
+function detailsOf(marker: ReasoningDetail | undefined, details: ReasoningDetail[]): Pick<ChatMessage, 'reasoning_details'> {
+  const all = marker ? [marker, ...details] : details;
+  return all.length > 0 ? { reasoning_details: all } : {};
 }
 
 /**

@@ -13,7 +13,9 @@ import type {
 import type { ChatMessage } from '../base/types.js';
 import { supportsVision } from './models.js';
 import { isOpenAIHost, withChatCacheMarkers, wantsCacheMarkers } from './openai-cache.js';
-import { ChatStreamAccumulator, REASONING_CONTENT_FORMAT } from './openai-stream.js';
+import { ChatStreamAccumulator } from './openai-stream.js';
+import { hasReplayedDetails, withReplayedReasoning, type ReplayTarget } from './reasoning-replay.js';
+import { withSignatureRecovery } from './signature-recovery.js';
 import { isReasoningModel } from './responses-convert.js';
 import { keySourceOf, runProviderRequest } from './request.js';
 import { dataUrl, toolImages, toolImagesCaption, toolResultText } from './tool-images.js';
@@ -53,28 +55,32 @@ export function createOpenAIProvider(cfg: ProviderConfig): Provider {
     apiMode: 'chat_completions',
     vision,
     ...(cfg.maxTokens === undefined ? {} : { maxTokens: cfg.maxTokens }),
+    // A signature the server refuses (OpenRouter's details after a key or route change): once more without the details.
     complete: (req) =>
-      runProviderRequest(cfg, keys, clients, req.signal, async (client, guard) => {
-        const messages = toChatMessages(req.systemPrompt, req.messages, vision, replaysReasoning);
-        const params: ChatCompletionCreateParamsStreaming = {
-          model: cfg.model,
-          messages: cacheMarkers ? withChatCacheMarkers(req.systemPrompt, messages) : messages,
-          ...(req.tools.length > 0 ? { tools: req.tools.map(toChatTool) } : {}),
-          ...(req.tools.length > 0 && req.toolChoice === 'none' ? { tool_choice: 'none' as const } : {}),
-          ...(maxTokens(req.maxTokens) === undefined ? {} : { [maxTokensField]: maxTokens(req.maxTokens) }),
-          ...(sendsCacheKey && req.cacheKey ? { prompt_cache_key: req.cacheKey } : {}),
-          ...(sendsEffort ? { reasoning_effort: cfg.reasoningEffort } : {}),
-          stream: true,
-          stream_options: { include_usage: true },
-        };
-        const stream = await client.chat.completions.create(params, guard.sdkOptions);
-        const acc = new ChatStreamAccumulator(req);
-        for await (const chunk of stream) {
-          guard.touch();
-          acc.add(chunk);
-        }
-        return acc.result(cfg.model);
-      }),
+      withSignatureRecovery(req, replaysReasoning && hasReplayedDetails(req.messages, cfg.model), (replay) =>
+        runProviderRequest(cfg, keys, clients, req.signal, async (client, guard) => {
+          const replayTo = replaysReasoning ? { model: cfg.model, details: replay.thinkingBlocks } : undefined;
+          const messages = toChatMessages(req.systemPrompt, req.messages, vision, replayTo);
+          const params: ChatCompletionCreateParamsStreaming = {
+            model: cfg.model,
+            messages: cacheMarkers ? withChatCacheMarkers(req.systemPrompt, messages) : messages,
+            ...(req.tools.length > 0 ? { tools: req.tools.map(toChatTool) } : {}),
+            ...(req.tools.length > 0 && req.toolChoice === 'none' ? { tool_choice: 'none' as const } : {}),
+            ...(maxTokens(req.maxTokens) === undefined ? {} : { [maxTokensField]: maxTokens(req.maxTokens) }),
+            ...(sendsCacheKey && req.cacheKey ? { prompt_cache_key: req.cacheKey } : {}),
+            ...(sendsEffort ? { reasoning_effort: cfg.reasoningEffort } : {}),
+            stream: true,
+            stream_options: { include_usage: true },
+          };
+          const stream = await client.chat.completions.create(params, guard.sdkOptions);
+          const acc = new ChatStreamAccumulator(req);
+          for await (const chunk of stream) {
+            guard.touch();
+            acc.add(chunk);
+          }
+          return acc.result(cfg.model);
+        }),
+      ),
   };
 }
 
@@ -83,17 +89,16 @@ export function createOpenAIProvider(cfg: ProviderConfig): Provider {
  * `image_url` parts with a data URL after its text; `vision` false leaves them out (their text notes stay). Tool
  * messages are text only, so the images tools returned follow the last of a run of tool results, in one user
  * message that names the call each came from (tool-images.ts).
- * `replayReasoning`: a tool-call turn whose reasoning came as `reasoning_content` carries it back (DeepSeek).
+ * `replayTo` (a compatible server's model, not OpenAI's): the reasoning state that server asked to get back goes with
+ * each assistant message (reasoning-replay.ts).
  */
-export function toChatMessages(systemPrompt: string, messages: ChatMessage[], vision = true, replayReasoning = false): ChatCompletionMessageParam[] {
+export function toChatMessages(systemPrompt: string, messages: ChatMessage[], vision = true, replayTo?: ReplayTarget): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = [];
   if (systemPrompt !== '') out.push({ role: 'system', content: systemPrompt });
   let shown: ChatCompletionContentPart[] = [];
   messages.forEach((m, i) => {
     const message = toChatMessage(m, vision);
-    const replay = replayReasoning && m.reasoning && m.reasoning_details?.some((d) => d.format === REASONING_CONTENT_FORMAT);
-    // Not in the SDK's types: a compatible server's own field.
-    out.push(replay ? Object.assign(message, { reasoning_content: m.reasoning }) : message);
+    out.push(replayTo === undefined ? message : withReplayedReasoning(message, m, replayTo));
     if (m.role !== 'tool') return;
     const images = toolImages(m, vision);
     if (images.length > 0) {

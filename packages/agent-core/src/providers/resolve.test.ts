@@ -30,6 +30,16 @@ describe('resolveApiMode', () => {
     expect(resolveApiMode({ provider: 'bedrock' })).toBe('bedrock_converse');
     expect(resolveApiMode({ provider: 'openrouter', baseUrl: 'https://openrouter.ai/api/v1' })).toBe('chat_completions');
   });
+
+  it('takes a bedrock-runtime base URL for Bedrock, whatever the endpoint is called (A7)', () => {
+    expect(resolveApiMode({ provider: 'aws', baseUrl: 'https://bedrock-runtime.us-east-1.amazonaws.com' })).toBe('bedrock_converse');
+    // A VPC interface endpoint keeps the service name in its host.
+    expect(resolveApiMode({ provider: 'corp', baseUrl: 'https://vpce-0a1b.bedrock-runtime.eu-west-1.vpce.amazonaws.com' })).toBe('bedrock_converse');
+    // Claude through Bedrock: the URL names both; the Converse API is what the endpoint speaks.
+    const claude = createProvider({ provider: 'claude-aws', model: 'anthropic.claude-3-haiku-20240307-v1:0', baseUrl: 'https://bedrock-runtime.us-west-2.amazonaws.com/anthropic', region: 'us-west-2' });
+    expect(claude.apiMode).toBe('bedrock_converse');
+    expect(resolveApiMode({ provider: 'aws', baseUrl: 'https://bedrock-runtime.us-east-1.amazonaws.com', apiMode: 'chat_completions' })).toBe('chat_completions');
+  });
 });
 
 describe('createProvider', () => {

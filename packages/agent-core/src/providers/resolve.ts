@@ -32,13 +32,15 @@ export function parseModelRef(ref: string): ModelRef {
 
 /**
  * Explicit mode first; then the provider prefix; then the base URL, because Anthropic-compatible endpoints
- * (`…/anthropic`) exist behind OpenAI-style provider entries; else Chat Completions.
+ * (`…/anthropic`) and Bedrock endpoints (`bedrock-runtime.<region>.amazonaws.com`, a VPC endpoint) exist behind
+ * named provider entries; else Chat Completions.
  */
 export function resolveApiMode(cfg: Pick<ProviderConfig, 'provider' | 'baseUrl' | 'apiMode'>): ApiMode {
   if (cfg.apiMode) return cfg.apiMode;
   if (cfg.provider === 'anthropic') return 'anthropic_messages';
   if (cfg.provider === 'openai-responses') return 'responses';
   if (cfg.provider === 'bedrock') return 'bedrock_converse';
+  if (cfg.baseUrl && /bedrock-runtime/i.test(cfg.baseUrl)) return 'bedrock_converse';
   if (cfg.baseUrl && /anthropic/i.test(cfg.baseUrl)) return 'anthropic_messages';
   return 'chat_completions';
 }

@@ -12,6 +12,12 @@ const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 /** What a tool receives besides its arguments: the turn's AbortSignal plus the caller's `toolContext`. */
 export interface ToolContext {
   signal: AbortSignal;
+  /**
+   * The task this call belongs to: one per run of the loop (a turn; a subagent is a task of its own), the same for
+   * every call of the run. Tools that keep state between calls (a shell, a browser, a scratch area) keep it per task,
+   * so two turns running at once, or a subagent and its parent, never share it.
+   */
+  taskId?: string;
   [key: string]: unknown;
 }
 
@@ -38,6 +44,12 @@ export interface Tool<Args extends Record<string, unknown> = Record<string, unkn
   readOnly: boolean;
   /** Tools that talk to the user (clarify, approval) always run one at a time. */
   interactive?: boolean;
+  /**
+   * The files or directories a call works on, from its arguments. A tool that writes and names them runs side by
+   * side with the other calls of its batch when none of them touches those paths (loop/parallel-plan.ts); one that
+   * writes without naming them runs alone. For read-only tools, the paths keep them apart from writers of the same files.
+   */
+  paths?: (args: Record<string, unknown>) => string[];
   /** null when the tool can run; otherwise why not (missing API key, binary, ...). */
   requires?: () => string | null;
   // Method syntax on purpose: a Tool<{ query: string }> must be usable where a Tool is expected.
