@@ -1,0 +1,36 @@
+/** The sandbox's settings (HERALD_SANDBOX_*) as the backends take them. */
+import type { HeraldConfig } from '../config/load.js';
+import type { SandboxSettings } from './detect.js';
+
+const MB = 1024 * 1024;
+
+export type SandboxConfig = Pick<
+  HeraldConfig,
+  | 'sandboxBackend'
+  | 'sandboxDir'
+  | 'sandboxImage'
+  | 'sandboxTimeoutS'
+  | 'sandboxCpuS'
+  | 'sandboxMemoryMb'
+  | 'sandboxProcesses'
+  | 'sandboxDiskMb'
+  | 'sandboxOutputKb'
+  | 'sandboxNetwork'
+>;
+
+export function sandboxSettingsOf(config: SandboxConfig): SandboxSettings {
+  return {
+    backend: config.sandboxBackend,
+    dir: config.sandboxDir,
+    image: config.sandboxImage,
+    limits: {
+      wallMs: config.sandboxTimeoutS * 1000,
+      cpuSeconds: config.sandboxCpuS,
+      memoryBytes: config.sandboxMemoryMb * MB,
+      processes: config.sandboxProcesses,
+      diskBytes: config.sandboxDiskMb * MB,
+      outputBytes: config.sandboxOutputKb * 1024,
+      network: config.sandboxNetwork,
+    },
+  };
+}
