@@ -70,3 +70,12 @@ export async function hostProcessesWith(marker: string): Promise<string[]> {
   }
   return found;
 }
+
+/** Waits (polling the process table) until `count` host processes carry `marker`; returns them. */
+export async function waitForHostProcesses(marker: string, count: number): Promise<string[]> {
+  for (;;) {
+    const found = await hostProcessesWith(marker);
+    if (found.length >= count) return found;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
