@@ -64,6 +64,12 @@ describe('execute_code on bubblewrap', () => {
     expect(sent[0].data.subarray(1, 4).toString()).toBe('PNG');
   });
 
+  it('with the network allowed, shares the host network, Redis on the loopback included (docs/sandbox.md warns)', async () => {
+    const code = "import socket\nsocket.create_connection(('127.0.0.1', 6379), timeout=3).close()\nprint('reached redis')";
+    expect((await run('python', code, { limits: { network: true } })).stdout).toBe('reached redis\n');
+    expect((await run('python', code)).stderr).toMatch(/ConnectionRefusedError/);
+  });
+
   it('tells the model what was not sent, and refuses a language it does not know', async () => {
     const tool = createExecuteCodeTool({ backend, workDir: sessionWorkDir(root.path, 'refused'), limits: TEST_LIMITS, fileLimits: { maxBytes: 1024, types: ['image/*'] } });
     const ctx = { signal: new AbortController().signal, files: { add: () => undefined } };
