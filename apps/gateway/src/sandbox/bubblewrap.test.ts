@@ -4,6 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_OUTBOUND_FILE_LIMITS, type NewTurnFile } from '@herald/agent-core';
+import type { Attachment, PlatformFiles } from '@herald/adapters';
+import { turnInputFiles } from './inputs.js';
 import { createExecuteCodeTool } from './tool.js';
 import { sessionWorkDir } from './work-dir.js';
 import { TEST_LIMITS, bubblewrap, runner, sandboxRoot } from './test-support.js';
@@ -40,6 +42,35 @@ describe('execute_code on bubblewrap', () => {
     });
     expect(r.stdout).toBe('a,b\n1,2\n');
     expect(r.stderr).toMatch(/Read-only file system/);
+  });
+
+  it("fetches the turn's files through the platform, once, when the agent first runs code", async () => {
+    let downloads = 0;
+    const files: PlatformFiles = {
+      platform: 'telegram',
+      async download(att) {
+        downloads += 1;
+        if (att.url === 'tg-file:gone') throw new Error('file is gone');
+        return { bytes: Buffer.from(`bytes of ${att.url}`) };
+      },
+    };
+    const attachments: Attachment[] = [
+      { kind: 'image', url: 'tg-file:photo', mimeType: 'image/jpeg' },
+      { kind: 'file', url: 'tg-file:gone', name: 'lost.pdf' },
+      { kind: 'file', url: 'tg-file:doc', name: 'report.csv' },
+    ];
+    const tool = createExecuteCodeTool({
+      backend,
+      workDir: sessionWorkDir(root.path, 'turn-files'),
+      limits: TEST_LIMITS,
+      fileLimits: DEFAULT_OUTBOUND_FILE_LIMITS,
+      inputFiles: () => turnInputFiles(attachments, files, { maxFileBytes: 1024, maxTotalBytes: 4096 }, new AbortController().signal),
+    });
+    const ctx = { signal: new AbortController().signal };
+    const listed = await tool.execute({ language: 'shell', code: 'cd inputs && for f in *; do echo "$f: $(cat "$f")"; done' }, ctx);
+    expect(listed).toContain('image-1.jpg: bytes of tg-file:photo\nreport.csv: bytes of tg-file:doc\n');
+    await tool.execute({ language: 'shell', code: 'ls inputs' }, ctx);
+    expect(downloads).toBe(3);
   });
 
   it('returns the files a run writes and keeps them for the next run of the same conversation only', async () => {

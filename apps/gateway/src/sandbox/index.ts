@@ -7,3 +7,4 @@ export { describeDetection, detectSandbox, sandboxHealth, type SandboxChoice, ty
 export { sandboxSettingsOf, type SandboxConfig } from './config.js';
 export { ensureSandboxRoot, sessionWorkDir } from './work-dir.js';
 export { EXECUTE_CODE_TOOL, createExecuteCodeTool, type ExecuteCodeToolOptions } from './tool.js';
+export { inputFileName, turnInputFiles, type InputLimits } from './inputs.js';

@@ -44,7 +44,13 @@ export async function stageRun(workDir: string, language: SandboxLanguage, code:
   await mkdir(dirs.files, { recursive: true, mode: 0o755 });
   await rm(dirs.inputs, { recursive: true, force: true });
   await mkdir(dirs.inputs, { mode: 0o755 });
-  for (const [i, f] of inputs.entries()) await writeFile(join(dirs.inputs, inputName(f.name, i)), f.data, { mode: 0o644 });
+  const used = new Set<string>();
+  for (const [i, f] of inputs.entries()) {
+    let name = inputName(f.name, i);
+    if (used.has(name)) name = `${i + 1}-${name}`;
+    used.add(name);
+    await writeFile(join(dirs.inputs, name), f.data, { mode: 0o644 });
+  }
   await mkdir(dirs.run, { mode: 0o755 });
   await writeFile(join(dirs.run, 'run.sh'), wrapperScript(collectOnFd3), { mode: 0o644 });
   await writeFile(join(dirs.run, programFile(language)), code, { mode: 0o644 });
