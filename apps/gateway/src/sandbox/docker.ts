@@ -74,8 +74,9 @@ async function execIn(docker: Docker, container: Docker.Container, cmd: string[]
     stream.on('close', resolve);
     stream.on('error', () => resolve());
   });
-  const info = await exec.inspect();
-  return typeof info.ExitCode === 'number' ? info.ExitCode : null;
+  // A container killed at the time limit may take its exec records with it.
+  const info = await exec.inspect().catch(() => null);
+  return typeof info?.ExitCode === 'number' ? info.ExitCode : null;
 }
 
 export class DockerBackend implements SandboxBackend {
