@@ -21,7 +21,7 @@ const USER = '65534:65534';
 const KEEPALIVE_SLACK_S = 30;
 const TAR_SLACK_BYTES = 4 * 1024 * 1024;
 
-function containerSpec(image: string, dirs: RunDirs, limits: SandboxLimits): Docker.ContainerCreateOptions {
+export function containerSpec(image: string, dirs: RunDirs, limits: SandboxLimits): Docker.ContainerCreateOptions {
   const size = limits.diskBytes;
   return {
     Image: image,
