@@ -35,6 +35,11 @@ describe('execute_code on bubblewrap', () => {
     expect(sh).toMatchObject({ exitCode: 0, stdout: '42\n/work\n' });
   });
 
+  it('keeps what a program printed before it was killed at the time limit', async () => {
+    const r = await run('python', "import time\nprint('working on it')\ntime.sleep(1000)", { limits: { wallMs: 1_500 } });
+    expect(r).toMatchObject({ timedOut: true, exitCode: null, stdout: 'working on it\n' });
+  });
+
   it("lets the code read the user's files from inputs/ but not change them", async () => {
     const r = await run('python', "print(open('inputs/data.csv').read().strip())\nopen('inputs/data.csv', 'w')", {
       session: 'inputs',

@@ -12,8 +12,9 @@ export const RUN_DIR = '/.run';
 export const INPUTS = 'inputs';
 
 const PROGRAMS: Record<SandboxLanguage, { file: string; command: string[] }> = {
-  // -I: isolated mode (no user site-packages, no PYTHON* variables); -B: no __pycache__ in the work dir.
-  python: { file: 'main.py', command: ['python3', '-I', '-B'] },
+  // -I: isolated mode (no user site-packages, no PYTHON* variables); -B: no __pycache__ in the work dir; -u: what
+  // was printed before a kill at the time limit still reaches the model.
+  python: { file: 'main.py', command: ['python3', '-I', '-B', '-u'] },
   javascript: { file: 'main.js', command: ['node'] },
   shell: { file: 'main.sh', command: ['bash'] },
 };
@@ -59,5 +60,4 @@ export const SANDBOX_ENV: Readonly<Record<string, string>> = {
   // Caches go to /tmp, not the work dir (whose new files are sent to the chat).
   MPLCONFIGDIR: '/tmp',
   XDG_CACHE_HOME: '/tmp/.cache',
-  PYTHONDONTWRITEBYTECODE: '1',
 };
