@@ -1,4 +1,5 @@
 /** The sandbox's settings (HERALD_SANDBOX_*) as the backends take them. */
+import { resolve } from 'node:path';
 import type { HeraldConfig } from '../config/load.js';
 import type { SandboxSettings } from './detect.js';
 
@@ -21,7 +22,8 @@ export type SandboxConfig = Pick<
 export function sandboxSettingsOf(config: SandboxConfig): SandboxSettings {
   return {
     backend: config.sandboxBackend,
-    dir: config.sandboxDir,
+    // Absolute: bwrap and the Docker daemon bind it by path.
+    dir: resolve(config.sandboxDir),
     image: config.sandboxImage,
     limits: {
       wallMs: config.sandboxTimeoutS * 1000,
