@@ -71,11 +71,19 @@ export async function hostProcessesWith(marker: string): Promise<string[]> {
   return found;
 }
 
-/** Waits (polling the process table) until `count` host processes carry `marker`; returns them. */
-export async function waitForHostProcesses(marker: string, count: number): Promise<string[]> {
+/**
+ * Waits (polling the process table) until `count` host processes carry `marker`, and returns them; gives up with
+ * what it saw once `run` has ended, so a run that never got that far fails the test at once instead of hanging it.
+ */
+export async function waitForHostProcesses(marker: string, count: number, run: Promise<unknown>): Promise<string[]> {
+  let ended = false;
+  void run.then(
+    () => (ended = true),
+    () => (ended = true),
+  );
   for (;;) {
     const found = await hostProcessesWith(marker);
-    if (found.length >= count) return found;
+    if (found.length >= count || ended) return found;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
