@@ -201,6 +201,17 @@ export const SETTINGS = {
   replyImages: setting('HERALD_REPLY_IMAGES', bool, 'Pictures a reply shows as Markdown images (![alt](https://…)) are fetched and sent as pictures', 'true'),
   ttsModel: setting('HERALD_TTS_MODEL', ttsModelRef, 'Text-to-speech model for voice replies (/voice on), e.g. openai:gpt-4o-mini-tts; unset: no voice replies'),
   ttsVoice: setting('HERALD_TTS_VOICE', z.string().trim().regex(/^[\w-]{1,64}$/, 'must be a voice name such as alloy or coral'), 'Voice of the voice replies', 'alloy'),
+  // Code execution (features/sandbox/, docs/sandbox.md): the execute_code tool's backend and limits.
+  sandboxBackend: setting('HERALD_SANDBOX_BACKEND', z.enum(['auto', 'bubblewrap', 'docker', 'off']), 'Where execute_code runs code: auto (bubblewrap, else Docker), bubblewrap, docker or off; with none usable the tool is not offered', 'auto'),
+  sandboxDir: setting('HERALD_SANDBOX_DIR', str, 'Folder of the per-conversation work dirs of execute_code', './data/sandbox'),
+  sandboxImage: setting('HERALD_SANDBOX_IMAGE', str, 'Image of the Docker backend (JavaScript needs one with node)', 'python:3.12-slim'),
+  sandboxTimeoutS: setting('HERALD_SANDBOX_TIMEOUT_S', int(1, 3600), 'Wall time of one execute_code run in seconds; past it every process of the run is killed', '60'),
+  sandboxCpuS: setting('HERALD_SANDBOX_CPU_S', int(1, 3600), 'CPU seconds of each process of a run', '30'),
+  sandboxMemoryMb: setting('HERALD_SANDBOX_MEMORY_MB', int(64, 1_048_576), 'Memory of a run in MB (bubblewrap: address space of each process; Docker: the whole container); Node.js needs about 1024', '1024'),
+  sandboxProcesses: setting('HERALD_SANDBOX_PROCESSES', int(1, 100_000), 'Processes and threads a run may have at once', '64'),
+  sandboxDiskMb: setting('HERALD_SANDBOX_DISK_MB', int(1, 1_048_576), 'Size of the work dir of a run in MB (a tmpfs, in memory; /tmp and /dev/shm get the same)', '100'),
+  sandboxOutputKb: setting('HERALD_SANDBOX_OUTPUT_KB', int(1, 102_400), 'stdout and stderr a run may write, in KB each; past it the run is stopped and the output cut', '64'),
+  sandboxNetwork: setting('HERALD_SANDBOX_NETWORK', bool, "Give execute_code the host's network (it can then reach Redis, the database and anything the gateway can: read docs/sandbox.md first)", 'false'),
   // Retention (features/sessions/retention.ts): what the store forgets. Messages (the transcripts) are kept.
   turnRetentionDays: setting('HERALD_TURN_RETENTION_DAYS', int(0, 36_500), 'Days a finished turn\'s delivery record is kept (0 = forever); messages are kept', '30'),
   threadRetentionDays: setting('HERALD_THREAD_RETENTION_DAYS', int(0, 36_500), 'Days a thread the bot took part in is remembered after its last message (0 = forever); afterwards it needs a mention there again', '90'),
