@@ -128,7 +128,7 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
     tg = await startTelegramFake();
     llm = await startFakeOpenAI();
     gw = await startGateway({ env: telegramEnv(tg, llm, { HERALD_ADMIN_TOKEN: TOKEN, HERALD_REDIS_PREFIX: prefix }) });
-    await waitFor(async () => (await json<DetailedJson>(gw, '/health/detailed', { token: null })).platforms.telegram.state === 'connected', {
+    await waitFor(async () => (await json<DetailedJson>(gw, '/health/detailed')).platforms.telegram.state === 'connected', {
       what: 'telegram connected',
     });
   });
@@ -216,8 +216,34 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
         expect(res.status, `${method} ${path} with ${what}`).toBe(401);
       }
     }
-    // An unknown /admin path is a plain 404: each 401 above came from a route's token check, not a catch-all.
-    expect((await call(gw, '/admin/no-such-route', { token: null })).status).toBe(404);
+    // With the token, an unknown /admin path is a plain 404: the token is checked before routing, not instead of it.
+    expect((await call(gw, '/admin/no-such-route')).status).toBe(404);
+  });
+
+  it('authenticates before routing: an unknown /admin or /console path answers like a known one; /health/detailed wants the token, the probes do not', async () => {
+    for (const path of ['/admin/no-such-route', '/admin', '/admin/sessions/x/y/z', '/%61dmin/sessions']) {
+      const res = await call(gw, path, { token: null });
+      expect(res.status, path).toBe(401);
+      expect(res.headers.get('www-authenticate'), path).toBe('Bearer realm="herald-admin"');
+    }
+    // The console: a tool or a script gets 401 for any page; a browser is sent to the login, which stays open.
+    for (const path of ['/console', '/console/no-such-page', '/console/queue.json']) {
+      expect((await call(gw, path, { token: null, headers: { accept: 'application/json' } })).status, path).toBe(401);
+    }
+    expect((await call(gw, '/console/no-such-form', { token: null, method: 'POST' })).status).toBe(401);
+    const browser = await call(gw, '/console/no-such-page', { token: null, headers: { accept: 'text/html', 'sec-fetch-mode': 'navigate' } });
+    expect(browser.status).toBe(303);
+    expect(browser.headers.get('location')).toBe('/console/login?next=%2Fconsole%2Fno-such-page');
+    expect((await call(gw, '/console/login', { token: null })).status).toBe(200);
+    expect((await call(gw, '/console/assets/console.css', { token: null })).status).toBe(200);
+
+    const detailed = await call(gw, '/health/detailed', { token: null });
+    expect(detailed.status).toBe(401);
+    expect(await detailed.text()).not.toContain('"workers"');
+    expect((await call(gw, '/health/detailed', { token: 'wrong-token-0123456789' })).status).toBe(401);
+    expect((await call(gw, '/health/detailed')).status).toBe(200);
+    expect((await call(gw, '/health', { token: null })).status).toBe(200);
+    expect((await call(gw, '/health/ready', { token: null })).status).toBe(200);
   });
 
   it('/admin/openapi.json documents every admin route with its parameters', async () => {
@@ -359,7 +385,7 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
     // Earlier tests in this file leave turns finishing (the rate-limit test's admitted messages): wait until idle.
     const d = await waitFor(
       async () => {
-        const now = await json<DetailedJson>(gw, '/health/detailed', { token: null });
+        const now = await json<DetailedJson>(gw, '/health/detailed');
         return now.active_turns === 0 && now.queue?.waiting === 0 && now.queue.active === 0 ? now : null;
       },
       { timeoutMs: 60_000, what: 'no turn running' },
@@ -378,7 +404,7 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
     await tg.stop();
     const down = await waitFor(
       async () => {
-        const h = await json<DetailedJson>(gw, '/health/detailed', { token: null });
+        const h = await json<DetailedJson>(gw, '/health/detailed');
         return h.platforms.telegram.state === 'disconnected' ? h : null;
       },
       { timeoutMs: 20_000, what: 'telegram to show disconnected' },
@@ -449,7 +475,7 @@ describe('an ingress without workers', () => {
     const worker = await startGateway({ env, args: ['--role', 'worker'] });
     started.push(worker);
     await waitFor(async () => (await fetch(`${ingress.url}/health/ready`)).status === 200, { timeoutMs: 15_000, what: 'ready with a worker' });
-    const d = await json<DetailedJson>(ingress, '/health/detailed', { token: null });
+    const d = await json<DetailedJson>(ingress, '/health/detailed');
     expect(d.workers.map((w) => w.pid)).toEqual([worker.proc.pid]);
     expect(d.platforms.telegram).toMatchObject({ state: 'disabled' });
     await waitFor(async () => (await json<QueueJson>(ingress, '/admin/queue')).counts.waiting === 0, { what: 'the retried job to run' });

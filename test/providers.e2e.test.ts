@@ -77,7 +77,7 @@ describe('named endpoints, key pools and caching in the gateway', () => {
     await ask(tg, 501, 'hello', 'answered with the second key');
     expect(openai.requests.map(keyOf)).toEqual(KEYS);
 
-    const res = await fetch(`${gw.url}/health/detailed`);
+    const res = await fetch(`${gw.url}/health/detailed`, { headers: { authorization: `Bearer ${TOKEN}` } });
     const body = (await res.json()) as { key_pools: PoolJson[] };
     const pool = body.key_pools.find((p) => p.pool === 'openai')!;
     expect(pool.keys.map((k) => [k.fingerprint, k.state])).toEqual([

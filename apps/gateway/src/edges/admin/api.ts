@@ -1,14 +1,15 @@
 /**
- * The admin API under /admin: one encapsulated fastify context whose onRequest hook checks the bearer token,
- * so no route in it — the queue dashboard included — can be reached without it. Only mounted when
- * HERALD_ADMIN_TOKEN is set; otherwise every /admin route is a plain 404.
+ * The admin API under /admin: one encapsulated fastify context, behind an onRequest hook on the root instance
+ * that checks the bearer token for every path under /admin before routing (auth.ts), so no route — the queue
+ * dashboard included — can be reached, nor an unknown one told apart from a known one, without it. Only mounted
+ * when HERALD_ADMIN_TOKEN is set; otherwise every /admin route is a plain 404.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Queue } from 'bullmq';
 import type { SessionStore } from '@herald/agent-core';
 import type { PairingService } from '../../features/pairing/index.js';
 import { VERSION } from '../../support/version.js';
-import { adminAuth } from './auth.js';
+import { adminGate } from './auth.js';
 import { openApiCollector } from './openapi.js';
 import { mountQueueBoard } from './queue-board.js';
 import { pairingRoutes } from './routes-pairing.js';
@@ -37,10 +38,12 @@ export interface AdminApiDeps {
 }
 
 export async function mountAdminApi(app: FastifyInstance, deps: AdminApiDeps): Promise<void> {
+  // On the instance given (the root), not in the context below: fastify's 404 for an unknown path runs the root's
+  // hooks only.
+  app.addHook('onRequest', adminGate(deps.token));
   await app.register(async (admin) => {
     const openapi = openApiCollector();
     openapi.attach(admin);
-    admin.addHook('onRequest', adminAuth(deps.token));
     sessionRoutes(admin, deps.store);
     exportRoutes(admin, deps.store);
     queueRoutes(admin, deps.queue);

@@ -4,11 +4,15 @@
  * A browser cannot send that header to the queue dashboard, so /admin/queues also accepts the token once as
  * `?token=`: the answer sets an HttpOnly, SameSite=Strict cookie scoped to /admin/queues and redirects to the
  * same page without the token in the address bar. The cookie holds a digest of the token, never the token.
+ *
+ * The check runs on the root instance for every path under /admin (`adminGate`), before routing: an unknown
+ * /admin path answers 401 like a known one, so a client without the token cannot map the routes.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 
 export const DASHBOARD_PATH = '/admin/queues';
+export const ADMIN_PATH = '/admin';
 export const DASHBOARD_COOKIE = 'herald_admin';
 /** A dashboard login lasts a working day. */
 const COOKIE_MAX_AGE_S = 12 * 3600;
@@ -62,5 +66,34 @@ export function adminAuth(token: string) {
     }
     reply.header('www-authenticate', 'Bearer realm="herald-admin"');
     await reply.code(401).send({ error: 'unauthorized', message: 'missing or wrong bearer token (HERALD_ADMIN_TOKEN)' });
+  };
+}
+
+/** Whether `path` is `prefix` itself or below it. */
+function pathUnder(path: string, prefix: string): boolean {
+  return path === prefix || path.startsWith(`${prefix}/`);
+}
+
+/**
+ * Whether the request is for `prefix` or below it: as sent, as percent-decoded (the router decodes before it
+ * matches, so `/%61dmin/…` reaches an /admin route), or by the route it matched.
+ */
+export function requestUnder(req: FastifyRequest, prefix: string): boolean {
+  const raw = req.url.split('?')[0];
+  let decoded = raw;
+  try {
+    decoded = decodeURIComponent(raw);
+  } catch {
+    // Not valid percent-encoding: the router will not match it either; the raw path decides.
+  }
+  const route = req.routeOptions.url;
+  return pathUnder(raw, prefix) || pathUnder(decoded, prefix) || (route !== undefined && pathUnder(route, prefix));
+}
+
+/** The root instance's onRequest hook: every request under /admin, routed or not, passes `adminAuth` first. */
+export function adminGate(token: string): onRequestAsyncHookHandler {
+  const auth = adminAuth(token);
+  return async (req, reply) => {
+    if (requestUnder(req, ADMIN_PATH)) await auth(req, reply);
   };
 }

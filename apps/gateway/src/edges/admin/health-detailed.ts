@@ -6,6 +6,8 @@
  * store settings risk losing, checked on each request, and the context windows providers named (shared by all
  * workers through the store).
  * Parts that depend on Redis report their error instead of failing the whole answer.
+ * It names hosts, pids, queues and key fingerprints, so with HERALD_ADMIN_TOKEN set it asks for the token like
+ * /admin does; without one (no admin API at all) it stays open, like /health and /health/ready.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Queue } from 'bullmq';
@@ -15,6 +17,7 @@ import { LEARNT_WINDOW_TTL_MS, StoredWindowBook, type SessionStore } from '@hera
 import type { HeraldConfig } from '../../support/config/load.js';
 import type { ProviderCatalog } from '../../support/config/providers.js';
 import { VERSION } from '../../support/version.js';
+import { adminAuth } from './auth.js';
 import { listWorkers, type WorkerBeat } from '../../support/ops/heartbeat.js';
 import { QUEUE_STATES } from '../../support/ops/metrics.js';
 import { redisFindings, storeFindings } from '../../support/ops/safety/checks.js';
@@ -137,7 +140,8 @@ const schema = {
 
 export function detailedHealthRoute(app: FastifyInstance, deps: DetailedHealthDeps): void {
   const started = Date.now();
-  app.get('/health/detailed', { schema }, async () => detailedHealth(deps, started));
+  const token = deps.config.adminToken;
+  app.get('/health/detailed', { schema, onRequest: token ? adminAuth(token) : [] }, async () => detailedHealth(deps, started));
 }
 
 /** What /health/detailed answers (also shown by the operator console). */

@@ -128,6 +128,28 @@ describe('console pages', () => {
     expect(session.statusCode).toBe(404);
     expect(session.body).toContain('There is no session 0000-ghost.');
   });
+
+  it('asks for the login before routing: 401 for a script or a form post, known URL or not; a browser goes to the login page', async () => {
+    const store = await temp.open();
+    const app = await consoleApp(store);
+    const json = { accept: 'application/json' };
+    for (const url of ['/console/queue.json', '/console/no-such-page', '/console/sessions/x', '/console']) {
+      const res = await app.inject({ url, headers: json });
+      expect(res.statusCode, url).toBe(401);
+      expect(res.body, url).toContain('Log in to the console first');
+    }
+    for (const url of ['/console/pairing/approve', '/console/no-such-form', '/console/logout']) {
+      const res = await app.inject({ method: 'POST', url, payload: 'platform=telegram&user_id=1' });
+      expect(res.statusCode, url).toBe(401);
+    }
+    const browser = await app.inject({ url: '/console/no-such-page', headers: { accept: 'text/html,application/xhtml+xml', 'sec-fetch-mode': 'navigate' } });
+    expect(browser.statusCode).toBe(303);
+    expect(browser.headers.location).toBe('/console/login?next=%2Fconsole%2Fno-such-page');
+    // The way in stays open.
+    expect((await app.inject({ url: '/console/login', headers: json })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/console/assets/console.css', headers: json })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/console/queue.json', headers: { ...json, ...COOKIE } })).statusCode).toBe(200);
+  });
 });
 
 /** The table row whose link opens this session. */

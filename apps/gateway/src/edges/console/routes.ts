@@ -11,6 +11,7 @@ import { SOURCES } from '../admin/schemas.js';
 import { PLATFORMS } from '../../features/pairing/index.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { CONSOLE_PATH, LOGIN_PATH, SECURITY_HEADERS, crossSite, csrfTokenFor, safeNext, sessionCookieValue, setSessionCookie, validSession } from './auth.js';
+import { consoleGate } from './auth-gate.js';
 import type { ConsoleDeps } from './data.js';
 import { overviewData, sessionsData, usageData } from './data.js';
 import { ASSET_PATH, page, type PageOptions } from './layout.js';
@@ -48,6 +49,7 @@ const NOTICES: Record<string, { kind: 'ok' | 'error'; text: string }> = {
 
 export async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps): Promise<void> {
   const priced = pricedBy(deps.prices);
+  app.addHook('onRequest', consoleGate(deps.token)); // on the root: before routing, unknown URLs included
   await app.register(
     async (c) => {
       c.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_req, body, done) => {
