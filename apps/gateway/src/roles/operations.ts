@@ -59,15 +59,16 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
   const queue = new Queue<TurnJobData>(TURN_QUEUE, { connection: { url: config.redisUrl, maxRetriesPerRequest: null }, prefix: config.redisPrefix });
   logConnectionErrors(deps.log, 'admin queue', queue, queue.getBackend());
 
+  const mcpServers = (): McpServerStatus[] => deps.mcp?.status() ?? [];
   metrics.setSources({
     queueCounts: () => queue.getJobCounts(...QUEUE_STATES),
     activeTurns: () => worker?.activeTurns ?? 0,
+    mcpServers,
   });
   http.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
     const { contentType, body } = await metrics.render();
     return reply.type(contentType).send(body);
   });
-  const mcpServers = (): McpServerStatus[] => deps.mcp?.status() ?? [];
   const healthDeps = { config, redis: deps.redis, queue, store: deps.store, ingresses: deps.ingresses, providers: deps.providers, mcpServers };
   detailedHealthRoute(http, healthDeps);
 

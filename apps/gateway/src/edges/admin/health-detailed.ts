@@ -63,6 +63,10 @@ const mcpServerSchema = {
     error: { type: ['string', 'null'] },
     since: { type: 'string', format: 'date-time' },
     failures: { type: 'integer' },
+    crashes: { type: 'integer' },
+    restarts: { type: 'integer' },
+    last_error: { type: ['string', 'null'] },
+    last_error_at: { type: ['string', 'null'], format: 'date-time' },
     next_attempt_at: { type: ['string', 'null'], format: 'date-time' },
   },
 } as const;
@@ -209,12 +213,12 @@ export interface DetailedHealth {
   role: string;
   uptime_s: number;
   platforms: Record<string, PlatformHealthJson>;
-  workers: Array<{ id: string; host: string; pid: number; version: string; last_heartbeat_at: string; running_turns: number; mcp_servers: Array<Record<string, unknown>> }>;
+  workers: Array<{ id: string; host: string; pid: number; version: string; last_heartbeat_at: string; running_turns: number; mcp_servers: McpServerJson[] }>;
   workers_error: string | null;
   queue: Record<string, number> | null;
   queue_error: string | null;
   active_turns: number;
-  mcp_servers: Array<Record<string, unknown>>;
+  mcp_servers: McpServerJson[];
   key_pools: Array<{
     pool: string;
     strategy: string;
@@ -245,7 +249,28 @@ function findingJson(f: SafetyFinding): Record<string, unknown> {
   return { check: f.check, id: f.id, status: f.status, detail: f.detail, risk: f.risk ?? null, fix: f.fix ?? null, accepted: f.accepted === true };
 }
 
-function mcpServerJson(s: McpServerStatus): Record<string, unknown> {
+/** One MCP server as /health/detailed shows it: its state now, and the faults since its process started. */
+export interface McpServerJson {
+  name: string;
+  transport: string;
+  state: string;
+  tools: number;
+  error: string | null;
+  since: string;
+  failures: number;
+  crashes: number;
+  restarts: number;
+  last_error: string | null;
+  last_error_at: string | null;
+  next_attempt_at: string | null;
+}
+
+function isoOrNull(ms: number | null | undefined): string | null {
+  return ms === null || ms === undefined ? null : new Date(ms).toISOString();
+}
+
+function mcpServerJson(s: McpServerStatus): McpServerJson {
+  // `?? 0` / `?? null`: a heartbeat from a worker of an older version lacks the fault counts.
   return {
     name: s.name,
     transport: s.transport,
@@ -254,7 +279,11 @@ function mcpServerJson(s: McpServerStatus): Record<string, unknown> {
     error: s.error,
     since: new Date(s.since).toISOString(),
     failures: s.failures,
-    next_attempt_at: s.nextAttemptAt === null ? null : new Date(s.nextAttemptAt).toISOString(),
+    crashes: s.crashes ?? 0,
+    restarts: s.restarts ?? 0,
+    last_error: s.lastError ?? null,
+    last_error_at: isoOrNull(s.lastErrorAt),
+    next_attempt_at: isoOrNull(s.nextAttemptAt),
   };
 }
 

@@ -1,5 +1,5 @@
 /**
- * The overview: is everything up (platforms, workers, Redis, the database), how deep is the queue right now (kept
+ * The overview: is everything up (platforms, workers, MCP servers, Redis, the database), how deep is the queue right now (kept
  * live by the page's script), and what the last week cost.
  */
 import type { DetailedHealth } from '../admin/health-detailed.js';
@@ -7,6 +7,7 @@ import { html, type Html } from './html.js';
 import { CONSOLE_PATH } from './auth.js';
 import { priceHint, type Priced } from './costs.js';
 import { count, tableWrap, usd, when } from './layout.js';
+import { mcpSection } from './mcp-servers.js';
 
 export interface Dependency {
   name: string;
@@ -86,6 +87,7 @@ export function overviewBody(health: DetailedHealth, deps: Dependency[], week: W
     health.workers_error ? `Workers could not be listed: ${health.workers_error}` : 'No worker has sent a heartbeat: messages wait in the queue until one runs.',
   )}
 </section>
+${mcpSection(health)}
 <section aria-labelledby="h-spend">
   <h2 id="h-spend">Last 7 days</h2>
   <p><span class="big">${usd(week.costUsd)}</span> estimated spend over ${count(week.sessions)} sessions. <a href="${CONSOLE_PATH}/usage">Usage by model and day</a></p>

@@ -7,7 +7,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SessionStore } from '@herald/agent-core';
 import { useTempStores } from '../../../../../packages/agent-core/src/store/test-support.js';
-import type { DetailedHealth } from '../admin/health-detailed.js';
+import type { DetailedHealth, McpServerJson } from '../admin/health-detailed.js';
 import { PriceTable } from '../../features/budgets/prices.js';
 import { createLogger } from '../../support/logger.js';
 import { PairingService } from '../../features/pairing/index.js';
@@ -22,14 +22,14 @@ afterAll(async () => {
   for (const q of queues) await q.close();
 });
 
-function health(role: string): DetailedHealth {
+function health(role: string, mcp: McpServerJson[] = []): DetailedHealth {
   return {
     status: 'ok', version: 'test', pid: 1, role, uptime_s: 1, platforms: {}, workers: [], workers_error: null, queue: null, queue_error: null,
-    active_turns: 0, mcp_servers: [], key_pools: null, key_pools_error: null, context_windows: null, context_windows_error: null, safety: [],
+    active_turns: 0, mcp_servers: mcp, key_pools: null, key_pools_error: null, context_windows: null, context_windows_error: null, safety: [],
   };
 }
 
-async function consoleApp(store: SessionStore, opts: { role?: string; api?: boolean } = {}): Promise<FastifyInstance> {
+async function consoleApp(store: SessionStore, opts: { role?: string; api?: boolean; mcp?: McpServerJson[] } = {}): Promise<FastifyInstance> {
   const app = Fastify();
   const queue = new Queue('console-test', { connection: { url: 'redis://127.0.0.1:6379', maxRetriesPerRequest: null }, prefix: `herald-console-test-${process.pid}` });
   queues.push(queue);
@@ -41,7 +41,7 @@ async function consoleApp(store: SessionStore, opts: { role?: string; api?: bool
     queue,
     pairing: new PairingService(store.sql),
     log: createLogger({ level: 'silent' }),
-    health: async () => health(opts.role ?? 'all'),
+    health: async () => health(opts.role ?? 'all', opts.mcp),
     dependencies: [],
     prices: new PriceTable({}),
   });
@@ -109,6 +109,21 @@ describe('console pages', () => {
     expect(off).not.toContain('is on when HERALD_API_KEYS is set');
     const worker = (await (await consoleApp(store, { role: 'worker' })).inject({ url: '/console', headers: COOKIE })).body;
     expect(worker).toContain('Off in this process');
+  });
+
+  it('shows each MCP server\'s crashes, restarts and last error on the overview, also once it is back up', async () => {
+    const store = await temp.open();
+    const local: McpServerJson = {
+      name: 'local', transport: 'stdio', state: 'ready', tools: 4, error: null, since: '2026-12-06T08:00:05.000Z', failures: 0,
+      crashes: 2, restarts: 3, last_error: 'the connection closed (stderr: out of <memory>)', last_error_at: '2026-12-06T08:00:00.000Z', next_attempt_at: null,
+    };
+    const body = (await (await consoleApp(store, { mcp: [local] })).inject({ url: '/console', headers: COOKIE })).body;
+    expect(body).toContain('<h2 id="h-mcp">MCP servers</h2>');
+    expect(body).toContain(
+      '<tr><th scope="row">local</th><td>this process (pid 1)</td><td class="state ok">ready</td><td class="num">2</td><td class="num">3</td><td>the connection closed (stderr: out of &lt;memory&gt;) <span class="muted">(<time datetime="2026-12-06T08:00:00.000Z">2026-12-06 08:00 UTC</time>)</span></td></tr>',
+    );
+    const none = (await (await consoleApp(store)).inject({ url: '/console', headers: COOKIE })).body;
+    expect(none).toContain('No MCP server: none is configured');
   });
 
   it('answers an unknown console URL with an HTML 404 page, after the login like every page', async () => {

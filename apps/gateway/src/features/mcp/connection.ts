@@ -30,6 +30,13 @@ export interface McpServerStatus {
   since: number;
   /** Failed attempts since it was last ready; restarts after a crash count too. */
   failures: number;
+  /** Times the server went down after it had been ready (exited, closed the connection, stopped answering). */
+  crashes: number;
+  /** Times Herald started it again after it went down or failed to start. */
+  restarts: number;
+  /** The latest failure, kept once the server is back (unlike `error`), and when it happened (ms); null if none. */
+  lastError: string | null;
+  lastErrorAt: number | null;
   /** When the next connection attempt is due (backoff), else null. */
   nextAttemptAt: number | null;
 }
@@ -78,6 +85,10 @@ export class McpConnection {
   private since: number;
   private error: string | null = null;
   private failures = 0;
+  private crashes = 0;
+  private restarts = 0;
+  private lastError: string | null = null;
+  private lastErrorAt: number | null = null;
   private nextAttemptAt: number | null = null;
   private client: Client | null = null;
   private opened: OpenedTransport | null = null;
@@ -118,6 +129,10 @@ export class McpConnection {
       error: this.error,
       since: this.since,
       failures: this.failures,
+      crashes: this.crashes,
+      restarts: this.restarts,
+      lastError: this.lastError,
+      lastErrorAt: this.lastErrorAt,
       nextAttemptAt: this.nextAttemptAt,
     };
   }
@@ -231,14 +246,20 @@ export class McpConnection {
   /** The server stopped working: close what is left and try again after the backoff. */
   private fail(reason: string): void {
     if (this.state === 'stopped') return;
+    if (this.state === 'ready') this.crashes++;
     this.failures++;
+    this.lastError = reason;
+    this.lastErrorAt = this.now();
     const delay = Math.min(this.backoff.initialMs * 2 ** (this.failures - 1), this.backoff.maxMs);
     this.clearTimers();
     this.nextAttemptAt = this.now() + delay;
     this.setState('backoff', reason);
-    this.log.warn({ reason, failures: this.failures, retryInMs: delay }, `mcp server ${this.config.name} down: ${reason}; restarting in ${delay} ms`);
+    this.log.warn({ reason, failures: this.failures, crashes: this.crashes, retryInMs: delay }, `mcp server ${this.config.name} down: ${reason}; restarting in ${delay} ms`);
     void this.dropClient();
-    this.retryTimer = setTimeout(() => void this.connect(), delay);
+    this.retryTimer = setTimeout(() => {
+      this.restarts++;
+      void this.connect();
+    }, delay);
     this.retryTimer.unref();
   }
 

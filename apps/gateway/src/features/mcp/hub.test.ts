@@ -140,6 +140,11 @@ describe('MCP over stdio', () => {
     await waitFor(() => stateOf(h, 'flaky')?.state === 'ready', { what: 'the restarted server' });
     expect(await run(h, 'flaky__echo', { text: 'again' })).toBe('flaky echo: again');
     expect(stateOf(h, 'flaky')).toMatchObject({ state: 'ready', error: null, failures: 0 });
+    // Back and well, yet the crash is still on record: counted, restarted once, the reason kept with its time.
+    const after = stateOf(h, 'flaky')!;
+    expect(after).toMatchObject({ crashes: 1, restarts: 1 });
+    expect(after.lastError).toMatch(/^the connection closed \(stderr: crash tool: exiting in the middle of a call\)$/);
+    expect(after.lastErrorAt).toBeGreaterThan(Date.now() - 60_000);
   });
 
   it('a server that stops answering: the call times out, a ping does too, and the server is restarted', async () => {
@@ -176,6 +181,10 @@ describe('MCP over stdio', () => {
     expect(stateOf(h, 'broken')).toMatchObject({ state: expect.stringMatching(/^(backoff|connecting)$/), tools: 0 });
     expect(stateOf(h, 'broken')?.error).toMatch(/^could not start: .*ENOENT/);
     await waitFor(() => (stateOf(h, 'broken')?.failures ?? 0) >= 3, { what: 'more attempts' });
+    // Never up, so never crashed; each new attempt is a restart.
+    expect(stateOf(h, 'broken')).toMatchObject({ crashes: 0, restarts: expect.any(Number) });
+    expect(stateOf(h, 'broken')!.restarts).toBeGreaterThanOrEqual(2);
+    expect(stateOf(h, 'broken')!.lastError).toMatch(/^could not start: .*ENOENT/);
     expect(await run(h, 'good__echo', { text: 'fine' })).toBe('good echo: fine');
   });
 

@@ -4,7 +4,8 @@
  *
  * Counting happens where the thing happens: the router counts messages (edges/ingress/inbound-guard.ts), the turn wrapper
  * counts turns and deliveries (turn/instrument.ts), the provider wrapper counts LLM requests and tokens. Gauges
- * that describe state (queue depth, active turns) are read at scrape time through `setSources`.
+ * that describe state (queue depth, active turns, MCP servers) are read at scrape time through `setSources`; so are
+ * the MCP servers' crash and restart counts, which their connections keep (features/mcp/connection.ts).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
@@ -17,10 +18,20 @@ export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'wai
 export type TurnOutcome = 'delivered' | 'failed' | 'interrupted' | 'abandoned' | 'error';
 export type TokenKind = 'input' | 'output' | 'cache_read' | 'cache_write';
 
+/** What the metrics need of one MCP server's status (features/mcp/connection.ts: McpServerStatus). */
+export interface McpServerFaults {
+  name: string;
+  state: string;
+  crashes: number;
+  restarts: number;
+}
+
 /** What the gauges read at scrape time; each is optional because not every role has every part. */
 export interface MetricSources {
   queueCounts?: () => Promise<Partial<Record<string, number>>>;
   activeTurns?: () => number;
+  /** This process's MCP servers (processes that run turns). */
+  mcpServers?: () => readonly McpServerFaults[];
 }
 
 export interface HeraldMetrics {
@@ -41,6 +52,9 @@ export interface HeraldMetrics {
   readonly cacheHitRatio: Gauge<'profile' | 'model'>;
   readonly queueDepth: Gauge<'state'>;
   readonly activeTurns: Gauge;
+  readonly mcpServerUp: Gauge<'server'>;
+  readonly mcpServerCrashes: Counter<'server'>;
+  readonly mcpServerRestarts: Counter<'server'>;
   /** Wires the scrape-time sources once the queue and worker exist. */
   setSources(sources: MetricSources): void;
   /** The text exposition and its content type, for GET /metrics. */
@@ -74,6 +88,8 @@ export function createHeraldMetrics(opts: { defaultMetrics?: boolean } = {}): He
       if (sources.activeTurns) this.set(sources.activeTurns());
     },
   });
+
+  const mcp = mcpServerMetrics(registers, () => sources.mcpServers?.() ?? []);
 
   return {
     registry,
@@ -159,6 +175,7 @@ export function createHeraldMetrics(opts: { defaultMetrics?: boolean } = {}): He
     }),
     queueDepth,
     activeTurns,
+    ...mcp,
     setSources(next) {
       sources = { ...sources, ...next };
     },
@@ -166,4 +183,45 @@ export function createHeraldMetrics(opts: { defaultMetrics?: boolean } = {}): He
       return { contentType: registry.contentType, body: await registry.metrics() };
     },
   };
+}
+
+/**
+ * Per MCP server of this process: up or not, and its crashes and restarts since the process started. The
+ * connections count; a scrape copies their counts (a counter set to a count that only grows stays a counter).
+ */
+function mcpServerMetrics(registers: Registry[], servers: () => readonly McpServerFaults[]) {
+  return {
+    mcpServerUp: new Gauge({
+      name: 'herald_mcp_server_up',
+      help: 'Whether this process\'s MCP server is ready to take calls (1) or not (0: starting, down, backing off)',
+      labelNames: ['server'] as const,
+      registers,
+      collect() {
+        for (const s of servers()) this.set({ server: s.name }, s.state === 'ready' ? 1 : 0);
+      },
+    }),
+    mcpServerCrashes: new Counter({
+      name: 'herald_mcp_server_crashes_total',
+      help: 'Times an MCP server of this process went down after it had been ready (exited, closed, stopped answering)',
+      labelNames: ['server'] as const,
+      registers,
+      collect() {
+        copyCounts(this, servers(), (s) => s.crashes);
+      },
+    }),
+    mcpServerRestarts: new Counter({
+      name: 'herald_mcp_server_restarts_total',
+      help: 'Times this process started an MCP server again after it went down or failed to start',
+      labelNames: ['server'] as const,
+      registers,
+      collect() {
+        copyCounts(this, servers(), (s) => s.restarts);
+      },
+    }),
+  };
+}
+
+function copyCounts(counter: Counter<'server'>, servers: readonly McpServerFaults[], count: (s: McpServerFaults) => number): void {
+  counter.reset();
+  for (const s of servers) counter.inc({ server: s.name }, count(s));
 }
