@@ -5,6 +5,9 @@
  * schemas (and images) the real APIs refuse, so a turn that completes proves they were passed on in a shape each
  * accepts.
  */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { imagesOf, startFakeAnthropic, startFakeOpenAI, type FakeLLM, type RecordedRequest, type Step } from './fakes/llm/index.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram/index.js';
@@ -12,9 +15,12 @@ import { PIXEL_PNG_BASE64, startHttpMcpServer, stdioServer, type HttpMcpServer }
 import { startCluster, type Cluster } from './helpers/cluster.js';
 import { repliesIn, telegramEnv } from './helpers/env.js';
 import { startGateway, type GatewayProcess } from './helpers/gateway.js';
+import { metric } from './helpers/metrics.js';
 import { waitFor } from './helpers/ports.js';
+import { CONSOLE_COOKIE, sessionCookieValue } from '../apps/gateway/src/edges/console/auth.js';
 
 const WEB_TOKEN = 'mcp-web-token-7f3a9c';
+const ADMIN_TOKEN = 'mcp-admin-token-0123456789';
 
 interface WireMessage {
   role: string;
@@ -27,6 +33,10 @@ interface McpHealth {
   tools: number;
   error: string | null;
   failures: number;
+  crashes: number;
+  restarts: number;
+  last_error: string | null;
+  last_error_at: string | null;
 }
 interface DetailedHealth {
   mcp_servers: McpHealth[];
@@ -171,6 +181,59 @@ describe('MCP tools through the real gateway (ingress + 2 workers, OpenAI)', () 
     const own = await health(cluster.workers[0]);
     expect(own.mcp_servers.map((s) => s.name).sort()).toEqual(['broken', 'local', 'web']);
     for (const gw of [cluster.ingress, ...cluster.workers]) expect(gw.output.join('\n')).not.toContain(WEB_TOKEN);
+  });
+});
+
+describe('an MCP server killed from outside', () => {
+  it('is restarted, and /health/detailed, /metrics and the console still show the crash once it is back', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'herald-mcp-kill-'));
+    const pidFile = join(dir, 'pid');
+    const { telegram, gw } = await singleGateway({
+      HERALD_MODEL: 'openai:gpt-4.1-mini',
+      OPENAI_API_KEY: 'sk-test',
+      OPENAI_BASE_URL: llm.url,
+      HERALD_ADMIN_TOKEN: ADMIN_TOKEN,
+      HERALD_MCP_SERVERS: JSON.stringify({ local: { ...stdioServer('victim'), env: { TEST_MCP_PID_FILE: pidFile } } }),
+    });
+    const detailed = async (): Promise<DetailedHealth> => {
+      const res = await fetch(`${gw.url}/health/detailed`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      expect(res.status).toBe(200);
+      return (await res.json()) as DetailedHealth;
+    };
+    try {
+      expect((await detailed()).mcp_servers).toEqual([expect.objectContaining({ name: 'local', state: 'ready', crashes: 0, restarts: 0, last_error: null, last_error_at: null })]);
+      const first = Number(readFileSync(pidFile, 'utf8'));
+      const killedAt = Date.now();
+      process.kill(first, 'SIGKILL');
+
+      // Back up (a new process), with the crash on record: what a `failures: 0, error: null` alone would hide.
+      const local = await waitFor(
+        async () => {
+          const s = (await detailed()).mcp_servers.find((m) => m.name === 'local');
+          return s && s.state === 'ready' && s.crashes > 0 ? s : null;
+        },
+        { timeoutMs: 30_000, what: 'the killed server restarted' },
+      );
+      expect(Number(readFileSync(pidFile, 'utf8'))).not.toBe(first);
+      expect(local).toMatchObject({ state: 'ready', error: null, failures: 0, crashes: 1 });
+      expect(local.restarts).toBeGreaterThanOrEqual(1);
+      expect(local.last_error).toMatch(/^the connection closed/);
+      expect(Date.parse(local.last_error_at ?? '')).toBeGreaterThanOrEqual(killedAt - 1_000);
+
+      expect(await metric(gw, 'herald_mcp_server_crashes_total', { server: 'local' })).toBe(1);
+      expect(await metric(gw, 'herald_mcp_server_restarts_total', { server: 'local' })).toBe(local.restarts);
+      expect(await metric(gw, 'herald_mcp_server_up', { server: 'local' })).toBe(1);
+
+      const overview = await fetch(`${gw.url}/console`, { headers: { cookie: `${CONSOLE_COOKIE}=${sessionCookieValue(ADMIN_TOKEN)}` } });
+      expect(overview.status).toBe(200);
+      expect(await overview.text()).toMatch(
+        new RegExp(`<th scope="row">local</th><td>this process \\(pid ${gw.proc.pid}\\)</td><td class="state ok">ready</td><td class="num">1</td><td class="num">${local.restarts}</td><td>the connection closed`),
+      );
+    } finally {
+      await gw.stop();
+      await telegram.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
