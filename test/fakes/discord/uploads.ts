@@ -22,7 +22,7 @@ export interface MessageUpload {
 
 /** Reads a multipart Create Message; throws DiscordHttpError as Discord would answer. */
 export async function readMessageUpload(raw: Buffer, contentType: string, limitBytes: number): Promise<MessageUpload> {
-  let parsed;
+  let parsed: Awaited<ReturnType<typeof parseMultipart>>;
   try {
     parsed = await parseMultipart(raw, contentType);
   } catch {

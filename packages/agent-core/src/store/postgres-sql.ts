@@ -81,7 +81,7 @@ export class PostgresSql implements Sql {
 
   get inTransaction(): boolean {
     const frame = this.context.getStore();
-    return frame !== undefined && frame.active;
+    return frame?.active === true;
   }
 
   async all<T>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {

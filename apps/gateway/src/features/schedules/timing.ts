@@ -33,7 +33,7 @@ export function nextCronRuns(cron: string, timeZone: string, from: number, count
   if (fields.length !== 5) {
     throw new ScheduleInputError(`cron must have 5 fields (minute hour day-of-month month day-of-week), e.g. "0 9 * * 1" for Mondays at 09:00; got "${cron}"`);
   }
-  let expression;
+  let expression: ReturnType<typeof CronExpressionParser.parse>;
   try {
     expression = CronExpressionParser.parse(fields.join(' '), { currentDate: from, tz: timeZone });
   } catch (err) {

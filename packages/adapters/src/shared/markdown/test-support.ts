@@ -70,7 +70,7 @@ export function toMarkdown(doc: readonly Block[]): string {
           return `${'#'.repeat(b.level)} ${inlineMarkdown(b.inlines)}`;
         case 'bullets':
           return b.items.map((item) => `- ${inlineMarkdown(item)}`).join('\n');
-        case 'code':
+        default: // 'code', the last kind: TypeScript narrows b to it
           return `\`\`\`${b.lang}\n${b.code}\n\`\`\``;
       }
     })
