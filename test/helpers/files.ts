@@ -34,7 +34,7 @@ export const PNG_1X1 = Buffer.from(
 );
 
 /** A ZIP archive of the given files, stored without compression (what .docx files are, compressed or not). */
-export function makeZip(files: Readonly<Record<string, string>>): Buffer {
+function makeZip(files: Readonly<Record<string, string>>): Buffer {
   const locals: Buffer[] = [];
   const centrals: Buffer[] = [];
   let offset = 0;

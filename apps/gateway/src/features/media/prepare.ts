@@ -196,7 +196,7 @@ async function resolveFile(att: Attachment, platform: string, services: MediaSer
 }
 
 /** The file's own name, else what it is ("photo", "voice message"), numbered when a message has several. */
-export function displayName(att: Attachment, all: readonly Attachment[], resolvedName?: string): string {
+function displayName(att: Attachment, all: readonly Attachment[], resolvedName?: string): string {
   if (resolvedName) return resolvedName;
   if (att.name) return att.name;
   const generic = (a: Attachment): string => (a.voice ? 'voice message' : a.kind === 'image' ? 'photo' : a.kind === 'audio' ? 'audio' : a.kind === 'video' ? 'video' : 'file');
@@ -206,7 +206,7 @@ export function displayName(att: Attachment, all: readonly Attachment[], resolve
 }
 
 /** The stored reference: where the file lives and what it is; never a URL with a token (Telegram's is `tg-file:`). */
-export function refOf(platform: string, att: Attachment): AttachmentRef {
+function refOf(platform: string, att: Attachment): AttachmentRef {
   const ref: AttachmentRef = { platform, fileId: att.fileId ?? att.url, url: att.url, kind: att.kind };
   if (att.mimeType !== undefined) ref.mimeType = att.mimeType;
   if (att.size !== undefined) ref.size = att.size;

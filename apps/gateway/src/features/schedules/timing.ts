@@ -16,7 +16,7 @@ export class ScheduleInputError extends Error {
 export type ScheduleWhen = { kind: 'cron'; cron: string } | { kind: 'once'; runAt: number };
 
 /** How far ahead a one-off may be set. */
-export const MAX_AHEAD_MS = 5 * 366 * 24 * 3600_000;
+const MAX_AHEAD_MS = 5 * 366 * 24 * 3600_000;
 
 export function isTimeZone(zone: string): boolean {
   return DateTime.now().setZone(zone).isValid;
@@ -59,7 +59,7 @@ export function parseAt(at: string, timeZone: string, now: number): number {
   return inFuture(parsed.toMillis(), now, `${at} (${timeZone})`);
 }
 
-export function afterMinutes(minutes: number, now: number): number {
+function afterMinutes(minutes: number, now: number): number {
   if (!Number.isFinite(minutes) || minutes <= 0) throw new ScheduleInputError('in_minutes must be a number above 0');
   return inFuture(now + Math.round(minutes * 60_000), now, `in ${minutes} minutes`);
 }

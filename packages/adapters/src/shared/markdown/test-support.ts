@@ -54,7 +54,7 @@ const MARKS: Record<InlineKind, (text: string) => string> = {
   link: (t) => t,
 };
 
-export function inlineMarkdown(line: readonly Inline[]): string {
+function inlineMarkdown(line: readonly Inline[]): string {
   return line.map((i) => (i.kind === 'link' ? `[${i.text}](${i.url})` : MARKS[i.kind](i.text))).join(' ');
 }
 
