@@ -63,13 +63,13 @@ const LAYERS = {
   },
 };
 
-const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegex = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** The path pattern of a folder of a package (its loose files for `(root)`). */
 const folderPath = (pkg, folder) => {
-  if (folder === '(root)') return `^${escape(pkg)}/[^/]+$`;
+  if (folder === '(root)') return `^${escapeRegex(pkg)}/[^/]+$`;
   // 'support/': the loose files of support/ (its subfolders are folders of their own).
-  if (folder.endsWith('/')) return `^${escape(pkg)}/${escape(folder)}[^/]+$`;
-  return `^${escape(pkg)}/${escape(folder)}/`;
+  if (folder.endsWith('/')) return `^${escapeRegex(pkg)}/${escapeRegex(folder)}[^/]+$`;
+  return `^${escapeRegex(pkg)}/${escapeRegex(folder)}/`;
 };
 
 function layerRules() {
@@ -80,7 +80,7 @@ function layerRules() {
       name: 'unlisted-folder',
       severity: 'error',
       comment: `A folder of ${pkg} that LAYERS in .dependency-cruiser.js does not list: give it its place.`,
-      from: { path: `^${escape(pkg)}/`, pathNot: names.map((n) => folderPath(pkg, n)) },
+      from: { path: `^${escapeRegex(pkg)}/`, pathNot: names.map((n) => folderPath(pkg, n)) },
       to: {},
     });
     for (const [folder, allowed] of Object.entries(folders)) {

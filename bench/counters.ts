@@ -30,7 +30,7 @@ const sha1 = (text: string): string => createHash('sha1').update(text).digest('h
 const callers = (): string => {
   if (process.env.BENCH_DETAIL_STACK !== '1') return '';
   const frames = (new Error().stack ?? '').split('\n').filter((l) => /\/(apps|packages)\//.test(l) && !l.includes('sqlite-sql'));
-  return ' <- ' + frames.slice(0, 3).map((l) => l.trim().replace(/^at /, '').replace(/\(.*\/(apps|packages)\//, '(')).join(' < ');
+  return ` <- ${frames.slice(0, 3).map((l) => l.trim().replace(/^at /, '').replace(/\(.*\/(apps|packages)\//, '(')).join(' < ')}`;
 };
 const note = (what: string, ns = 0n): void => {
   if (!detail) return;
@@ -92,9 +92,9 @@ export function installWorkCounters(): void {
           counts.sqlStatements++;
           return timed(() => `sql ${this.source.replace(/\s+/g, ' ').slice(0, 110)}${callers()}`, () => original.apply(this, args));
         }
-      : function sqliteStatement(this: unknown) {
+      : function sqliteStatement(this: unknown, ...args: unknown[]) {
           counts.sqlStatements++;
-          return original.apply(this, arguments as unknown as unknown[]);
+          return original.apply(this, args);
         };
   }
   // PostgreSQL: every query a pooled client sends (pool.query goes through Client.query too). With BENCH_DETAIL the

@@ -228,7 +228,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const keep = process.env.HERALD_CHAOS_LOGS;
     if (keep) {
       mkdirSync(keep, { recursive: true });
-      everyProcess.forEach((p, i) => writeFileSync(join(keep, `${i}-${p.proc.pid}.log`), p.output.join('\n')));
+      for (const [i, p] of everyProcess.entries()) writeFileSync(join(keep, `${i}-${p.proc.pid}.log`), p.output.join('\n'));
     }
     for (const close of closers.reverse()) await close().catch(() => undefined);
     await Promise.all(everyProcess.map((p) => p.stop('SIGKILL').catch(() => undefined)));

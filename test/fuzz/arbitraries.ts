@@ -38,13 +38,13 @@ export const oddOrHugeString: fc.Arbitrary<string> = fc.oneof(
 export const anyJson: fc.Arbitrary<Json> = fc.jsonValue({ maxDepth: 4 }) as fc.Arbitrary<Json>;
 
 /** Numbers JSON can carry that are not the small safe integers ids and offsets are. */
-export const oddNumber: fc.Arbitrary<number> = fc.oneof(
+const oddNumber: fc.Arbitrary<number> = fc.oneof(
   fc.constantFrom(-1, 0.5, -0, 2 ** 53, -(2 ** 63), 1e300, Number.MAX_VALUE, Number.MIN_VALUE),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
 );
 
 /** A value whose JSON type differs from `like`'s (a string for a number, an object for an array, …). */
-export function wrongTypeFor(like: unknown): fc.Arbitrary<Json> {
+function wrongTypeFor(like: unknown): fc.Arbitrary<Json> {
   const kinds: Array<fc.Arbitrary<Json>> = [];
   if (typeof like !== 'string') kinds.push(oddString);
   if (typeof like !== 'number') kinds.push(oddNumber);
@@ -59,7 +59,7 @@ export function wrongTypeFor(like: unknown): fc.Arbitrary<Json> {
 /** A path into a JSON value: object keys and array indexes. */
 export type JsonPath = ReadonlyArray<string | number>;
 
-export function getPath(value: Json, path: JsonPath): Json | undefined {
+function getPath(value: Json, path: JsonPath): Json | undefined {
   let v: Json | undefined = value;
   for (const key of path) {
     if (v === null || typeof v !== 'object') return undefined;
@@ -69,7 +69,7 @@ export function getPath(value: Json, path: JsonPath): Json | undefined {
 }
 
 /** A deep copy of `value` with the value at `path` replaced. */
-export function setPath(value: Json, path: JsonPath, replacement: Json): Json {
+function setPath(value: Json, path: JsonPath, replacement: Json): Json {
   if (path.length === 0) return replacement;
   const copy = structuredClone(value) as Record<string | number, Json>;
   let parent = copy;

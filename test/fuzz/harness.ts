@@ -35,10 +35,10 @@ const GC_DONE_LOG = 'fuzz: garbage collected';
  * even when nothing is kept. A leak of a few hundred bytes per payload would not show, and is not what
  * this guards against.
  */
-export const MAX_KEPT_GROWTH_BYTES = 64 * 1024 * 1024;
-export const MAX_RSS_GROWTH_BYTES = 128 * 1024 * 1024;
+const MAX_KEPT_GROWTH_BYTES = 64 * 1024 * 1024;
+const MAX_RSS_GROWTH_BYTES = 128 * 1024 * 1024;
 
-export interface MemorySample {
+interface MemorySample {
   rssBytes: number;
   heapUsedBytes: number;
   externalBytes: number;
@@ -57,7 +57,7 @@ export function fuzzedGatewayEnv(): Record<string, string> {
 }
 
 /** RSS, V8 heap used and external memory, right after a full garbage collection in the gateway. */
-export async function memoryOf(gw: GatewayProcess): Promise<MemorySample> {
+async function memoryOf(gw: GatewayProcess): Promise<MemorySample> {
   const collections = gw.logs().filter((l) => l.msg === GC_DONE_LOG).length + 1;
   gw.proc.kill('SIGUSR2');
   await gw.waitForLog((l) => l.msg === GC_DONE_LOG && l.collections === collections, 'a full garbage collection');

@@ -34,7 +34,7 @@ export const PNG_1X1 = Buffer.from(
 );
 
 /** A ZIP archive of the given files, stored without compression (what .docx files are, compressed or not). */
-export function makeZip(files: Readonly<Record<string, string>>): Buffer {
+function makeZip(files: Readonly<Record<string, string>>): Buffer {
   const locals: Buffer[] = [];
   const centrals: Buffer[] = [];
   let offset = 0;
@@ -83,8 +83,8 @@ function crc32(data: Buffer): number {
 
 /** A minimal Word document with one paragraph per entry. */
 export function makeDocx(paragraphs: readonly string[]): Buffer {
-  const escape = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-  const body = paragraphs.map((p) => `<w:p><w:r><w:t>${escape(p)}</w:t></w:r></w:p>`).join('');
+  const escapeXml = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const body = paragraphs.map((p) => `<w:p><w:r><w:t>${escapeXml(p)}</w:t></w:r></w:p>`).join('');
   return makeZip({
     '[Content_Types].xml':
       '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +

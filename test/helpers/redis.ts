@@ -7,7 +7,7 @@ import { afterAll } from 'vitest';
 import { deleteRedisPrefix } from './cluster.js';
 import { testPrefix } from './test-run.js';
 
-export const TEST_REDIS_URL = 'redis://127.0.0.1:6379';
+const TEST_REDIS_URL = 'redis://127.0.0.1:6379';
 
 export function useTestRedis(label: string): { redis: Redis; prefix: string } {
   const prefix = testPrefix(label);

@@ -28,7 +28,7 @@ export function sentIn(tg: TelegramFake, chatId: number, filter: SentFilter = {}
 }
 
 /** The entities (bold, pre, links…) Telegram stored on a message the bot sent, as a client would render them. */
-export function entitiesOf(tg: TelegramFake, sent: SentRecord): Entity[] {
+function entitiesOf(tg: TelegramFake, sent: SentRecord): Entity[] {
   const msg = tg.world.chats.get(Number(sent.chat_id))?.messages.get(sent.message_id ?? -1);
   return (msg?.entities ?? []) as unknown as Entity[];
 }

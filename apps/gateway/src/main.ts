@@ -25,7 +25,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
   const role = (values.role ?? process.env.HERALD_ROLE ?? 'all') as Role;
   if (!ROLES.includes(role)) fail(`--role: must be one of ${ROLES.join(', ')} (got ${JSON.stringify(values.role)})`, 2);
 
-  let config;
+  let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig({ role, file: values.config });
   } catch (err) {

@@ -11,7 +11,7 @@ import { userJson, type JsonObject } from './model.js';
 import { Intents, type Audience } from './rules.js';
 import type { World } from './world.js';
 
-export const Op = {
+const Op = {
   Dispatch: 0,
   Heartbeat: 1,
   Identify: 2,

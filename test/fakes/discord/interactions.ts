@@ -12,9 +12,9 @@ import { DiscordHttpError, fieldError } from './rules.js';
 import type { World } from './world.js';
 
 /** Discord: the initial response must come within 3 s. */
-export const INTERACTION_ACK_WINDOW_MS = 3_000;
+const INTERACTION_ACK_WINDOW_MS = 3_000;
 /** Discord: the token works for follow-ups for 15 minutes. */
-export const INTERACTION_TOKEN_TTL_MS = 15 * 60_000;
+const INTERACTION_TOKEN_TTL_MS = 15 * 60_000;
 const NAME_RE = /^[-_\p{Ll}\p{N}]{1,32}$/u;
 const EPHEMERAL = 1 << 6;
 const CallbackType = { ChannelMessage: 4, DeferredChannelMessage: 5, DeferredUpdate: 6, UpdateMessage: 7 } as const;

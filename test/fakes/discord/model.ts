@@ -4,7 +4,7 @@
  * speak the wire protocol, not mirror the client under test.
  */
 
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json | undefined };
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json | undefined };
 export type JsonObject = { [key: string]: Json | undefined };
 
 /** Discord's epoch (2015-01-01T00:00:00Z) for snowflakes. */

@@ -6,7 +6,7 @@ import type { JsonObject } from './model.js';
 
 export const MAX_CONTENT_LENGTH = 2000;
 /** Create Message: `nonce` is a string or integer of at most 25 characters. */
-export const MAX_NONCE_LENGTH = 25;
+const MAX_NONCE_LENGTH = 25;
 /**
  * How long `enforce_nonce` finds an earlier message with the same nonce. Discord says "the past few minutes" and
  * gives no number; tests that need the window to pass use `World.advanceClock` or a shorter `nonceWindowMs`.

@@ -12,7 +12,7 @@ import type { World } from './world.js';
 
 /** Discord's default upload limit per message (servers without boosts, DMs). */
 export const DISCORD_DEFAULT_UPLOAD_LIMIT_BYTES = 10 * 1024 * 1024;
-export const DISCORD_MAX_FILES_PER_MESSAGE = 10;
+const DISCORD_MAX_FILES_PER_MESSAGE = 10;
 
 export interface MessageUpload {
   /** The JSON body (`payload_json`). */
@@ -22,7 +22,7 @@ export interface MessageUpload {
 
 /** Reads a multipart Create Message; throws DiscordHttpError as Discord would answer. */
 export async function readMessageUpload(raw: Buffer, contentType: string, limitBytes: number): Promise<MessageUpload> {
-  let parsed;
+  let parsed: Awaited<ReturnType<typeof parseMultipart>>;
   try {
     parsed = await parseMultipart(raw, contentType);
   } catch {

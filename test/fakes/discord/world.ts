@@ -5,7 +5,7 @@
 import {
   ChannelTypes,
   MessageTypes,
-  Snowflakes,
+  type Snowflakes,
   channelJson,
   memberJson,
   roleJson,

@@ -7,11 +7,11 @@
 import { isRecord } from './server.js';
 import type { RecordedRequest } from './types.js';
 
-export const SUPPORTED_IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;
+const SUPPORTED_IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;
 /** Anthropic: "image exceeds 5 MB maximum". */
-export const ANTHROPIC_MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+const ANTHROPIC_MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 /** OpenAI: 20 MB per image. */
-export const OPENAI_MAX_IMAGE_BYTES = 20 * 1024 * 1024;
+const OPENAI_MAX_IMAGE_BYTES = 20 * 1024 * 1024;
 
 export interface SeenImage {
   /** The message index in the request body and the role it was in. */

@@ -17,9 +17,9 @@ export interface CompatState {
   issued: Map<string, string>;
 }
 
-export const GEMINI_MISSING_SIGNATURE =
+const GEMINI_MISSING_SIGNATURE =
   'Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.';
-export const OPENROUTER_MISSING_THINKING =
+const OPENROUTER_MISSING_THINKING =
   'Provider returned error: messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a final `assistant` message must start with a thinking block.';
 const REASONING_FORMAT = 'anthropic-claude-v1';
 
@@ -40,7 +40,7 @@ export function reasoningDetailDeltas(state: CompatState, step: Step, toolCallId
   return [...splitDeltas(step.reasoning).map((text) => detail({ text })), detail({ text: '', signature })];
 }
 
-export const OPENROUTER_INVALID_SIGNATURE = 'Provider returned error: messages.1.content.0: Invalid `signature` in `thinking` block';
+const OPENROUTER_INVALID_SIGNATURE = 'Provider returned error: messages.1.content.0: Invalid `signature` in `thinking` block';
 
 /** The 400 message for a current turn that lost what the server asked to get back, else undefined. */
 export function compatProblem(state: CompatState, body: Record<string, unknown>): string | undefined {

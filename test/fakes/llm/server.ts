@@ -20,7 +20,7 @@ export interface HttpReply {
 }
 
 /** A reply whose body is bytes (audio), not JSON. */
-export interface RawReply {
+interface RawReply {
   status: number;
   headers: Record<string, string>;
   raw: Buffer;

@@ -10,7 +10,7 @@ import type { ExtraRoute, HttpReply } from './server.js';
 
 export const TRANSCRIPTION_PATH = '/v1/audio/transcriptions';
 /** "Maximum content size limit (26214400) exceeded". */
-export const MAX_TRANSCRIPTION_BYTES = 26_214_400;
+const MAX_TRANSCRIPTION_BYTES = 26_214_400;
 const FORMATS = ['flac', 'm4a', 'mp3', 'mp4', 'mpeg', 'mpga', 'oga', 'ogg', 'wav', 'webm'];
 
 export interface TranscriptionRecord {

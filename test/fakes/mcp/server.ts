@@ -101,10 +101,10 @@ export function buildTestServer(label: string, list = new ToolList()): Server {
         return { isError: true, content: [{ type: 'text', text: 'the disk is full' }, { type: 'image', data: PIXEL_PNG_BASE64, mimeType: 'image/png' }] };
       case 'big':
         return text('x'.repeat(BIG_RESULT_CHARS));
+      // biome-ignore lint/suspicious/noFallthroughSwitchClause: process.exit never returns
       case 'crash':
         process.stderr.write('crash tool: exiting in the middle of a call\n');
         process.exit(3);
-      // eslint-disable-next-line no-fallthrough -- process.exit never returns
       case 'freeze':
         // Blocks the event loop: not even a ping is answered.
         for (;;) {

@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 
-export const LINK_PATH = '/link/';
+const LINK_PATH = '/link/';
 
 export interface Envelope {
   envelope_id: string;

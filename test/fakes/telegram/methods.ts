@@ -9,7 +9,7 @@ import type { FakeChat, Json, JsonObject } from './state.js';
 import type { FakeContext } from './types.js';
 import type { UploadedPart } from '../media/multipart.js';
 
-export const TELEGRAM_MAX_MESSAGE_LENGTH = 4096;
+const TELEGRAM_MAX_MESSAGE_LENGTH = 4096;
 
 /** A result Telegram sends with a `description` next to it (setWebhook, deleteWebhook). */
 export class Described {

@@ -21,9 +21,9 @@ const CHECK_TIMEOUT_MS = 15_000;
 const MODEL_PROBE_MAX_TOKENS = 16;
 const NAME_WIDTH = 17;
 
-export type CheckStatus = 'ok' | 'warn' | 'fail';
+type CheckStatus = 'ok' | 'warn' | 'fail';
 
-export interface CheckResult {
+interface CheckResult {
   name: string;
   status: CheckStatus;
   detail: string;

@@ -84,5 +84,6 @@ function takeConfigOption(argv: string[]): { configFile?: string; rest: string[]
 
 /** node:util parseArgs rejects unknown options with a TypeError carrying an ERR_PARSE_ARGS_* code. */
 function isParseArgsError(err: unknown): err is Error {
-  return err instanceof TypeError && typeof (err as NodeJS.ErrnoException).code === 'string' && (err as NodeJS.ErrnoException).code!.startsWith('ERR_PARSE_ARGS');
+  const code = err instanceof TypeError ? (err as NodeJS.ErrnoException).code : undefined;
+  return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS');
 }

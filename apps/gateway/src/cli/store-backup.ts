@@ -26,7 +26,7 @@ export type StoreFiles = Pick<StoreConfig, 'db'> & { databaseUrl?: string };
 export const BACKUP_USAGE = `${HERALD_COMMAND} store backup <file> [--force]`;
 export const RESTORE_USAGE = `${HERALD_COMMAND} store restore <file> [--yes]`;
 /** What to type to confirm a restore (unless --yes). */
-export const RESTORE_CONFIRMATION = 'restore';
+const RESTORE_CONFIRMATION = 'restore';
 
 export async function backupCommand(args: string[], config: StoreFiles, io: CliIo): Promise<number> {
   const { file, flag: force } = oneFileAnd(args, 'force', BACKUP_USAGE);

@@ -31,7 +31,7 @@ ${BACKUP_USAGE}
 ${RESTORE_USAGE}`;
 
 /** A progress line for a large table every so many rows, besides the one when it is done. */
-export const PROGRESS_EVERY_ROWS = 50_000;
+const PROGRESS_EVERY_ROWS = 50_000;
 
 /** `config.db` is the default source: the SQLite file the gateway used before it moves. */
 export async function storeCommand(args: string[], config: StoreFiles, io: CliIo): Promise<number> {

@@ -16,7 +16,7 @@ import { DELIVERY_BASE_DELAY_MS, DELIVERY_RETRIES } from './delivery.js';
 import { untilStored } from './until-stored.js';
 
 /** A rate limit longer than this is not waited for: the file is given up with a notice saying when to ask again. */
-export const UPLOAD_MAX_RATE_LIMIT_WAIT_MS = 60_000;
+const UPLOAD_MAX_RATE_LIMIT_WAIT_MS = 60_000;
 
 export interface FileDeliveryTarget {
   store: SessionStore;

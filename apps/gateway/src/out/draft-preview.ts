@@ -7,7 +7,7 @@
  */
 import { NotFoundError, type PlatformEgress } from '@herald/adapters';
 import type { Logger } from '../support/logger.js';
-import { ChatOutlet, LiveMessage } from './live-message.js';
+import type { ChatOutlet, LiveMessage } from './live-message.js';
 
 /** Set once the platform said it has no draft method: later turns of this process edit in place straight away. */
 let draftsUnavailable = false;

@@ -7,7 +7,7 @@ import type { OutboundFileLimits } from '@herald/agent-core';
 import type { HeraldConfig } from '../support/config/load.js';
 
 /** Bytes one reply's files may add up to (or one file of the largest allowed size, when that is more). */
-export const REPLY_FILES_MAX_BYTES = 50 * 1024 * 1024;
+const REPLY_FILES_MAX_BYTES = 50 * 1024 * 1024;
 
 export interface OutboundLimits {
   file: OutboundFileLimits;

@@ -19,9 +19,9 @@ import { ChatOutlet, LiveMessage } from './live-message.js';
 import { canDraft, DraftPreview } from './draft-preview.js';
 import { sendTyping } from './typing.js';
 
-export const EDIT_INTERVAL_MS = 1_000;
-export const TELEGRAM_PRIVATE_EDIT_INTERVAL_MS = 1_100;
-export const TELEGRAM_GROUP_EDIT_INTERVAL_MS = 3_000;
+const EDIT_INTERVAL_MS = 1_000;
+const TELEGRAM_PRIVATE_EDIT_INTERVAL_MS = 1_100;
+const TELEGRAM_GROUP_EDIT_INTERVAL_MS = 3_000;
 /** Shown at the end of a streamed text while more is coming. */
 export const STREAM_CURSOR = ' ▌';
 export const STOPPED_MARK = '\n\n⏹ stopped';

@@ -124,7 +124,7 @@ const SETTLE_POLL_MS = 200;
 async function earlierSenderSettled(store: SessionStore, ctx: TurnContext): Promise<boolean> {
   for (;;) {
     const turn = await store.getTurn(ctx.turnId);
-    if (!turn || turn.status !== 'replied') return turn?.status !== 'delivered';
+    if (turn?.status !== 'replied') return turn?.status !== 'delivered';
     if (turn.sendAttempts === 0 || Date.now() - turn.updatedAt >= EARLIER_SEND_SETTLE_MS || ctx.signal.aborted) return true;
     ctx.touch();
     await sleep(SETTLE_POLL_MS);

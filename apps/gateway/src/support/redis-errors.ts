@@ -8,7 +8,7 @@
 import type { EventEmitter } from 'node:events';
 import type { Logger } from './logger.js';
 
-export const REMIND_EVERY_MS = 5 * 60_000;
+const REMIND_EVERY_MS = 5 * 60_000;
 /** Distinct messages remembered per outage; past this, new ones are only counted. */
 const MAX_DISTINCT = 20;
 

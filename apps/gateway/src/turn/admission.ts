@@ -36,11 +36,6 @@ export async function inPrepGate(gate: PrepGate | undefined, ctx: TurnContext, r
   }
 }
 
-/** `run` inside inTurnSlot (the pipeline calls inTurnSlot itself). */
-export function withTurnSlot(controls: TeamControls | undefined, run: TurnRunner): TurnRunner {
-  return (ctx) => inTurnSlot(controls, ctx, run);
-}
-
 /** `run` inside inPrepGate (the pipeline calls inPrepGate itself). */
 export function withPrepGate(gate: PrepGate | undefined, run: TurnRunner): TurnRunner {
   if (!gate) return run;

@@ -24,10 +24,10 @@ import type { Logger } from '../support/logger.js';
 /** Fewer messages than this are never compressed: there is no middle to summarise. */
 export const MIN_MESSAGES_TO_COMPRESS = 4;
 /** This many messages trigger compression whatever their size (tiny messages still cost time and tokens). */
-export const MAX_MESSAGES_BEFORE_COMPRESS = 400;
+const MAX_MESSAGES_BEFORE_COMPRESS = 400;
 /** On /compress: keep the last two exchanges verbatim and summarise everything between them and the head. */
-export const FORCED_TAIL_MESSAGES = 4;
-export const COMPRESSION_END_REASON = 'compression';
+const FORCED_TAIL_MESSAGES = 4;
+const COMPRESSION_END_REASON = 'compression';
 
 export const TOO_SHORT_NOTICE = `There is not enough conversation to compress yet (it needs at least ${MIN_MESSAGES_TO_COMPRESS} messages).`;
 export const NOTHING_TO_COMPRESS_NOTICE = 'Nothing to compress yet: the conversation is still short enough to keep as it is.';
@@ -69,7 +69,7 @@ export function contextWindowOf(provider: Provider, override?: number, windows: 
 }
 
 /** The session's size: the last prompt the API reported, else characters / 4 of its history. */
-export function sessionTokens(session: Session, history: readonly ChatMessage[]): number {
+function sessionTokens(session: Session, history: readonly ChatMessage[]): number {
   return session.lastPromptTokens !== null && session.lastPromptTokens > 0 ? session.lastPromptTokens : estimateMessagesTokens(history);
 }
 

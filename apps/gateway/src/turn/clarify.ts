@@ -12,10 +12,10 @@ import type { ClarifyChannel } from '@herald/agent-core';
 import type { Redis } from 'ioredis';
 
 /** The marker outlives a dead worker by at most this long; a live broker refreshes it. */
-export const CLARIFY_MARKER_TTL_MS = 60_000;
+const CLARIFY_MARKER_TTL_MS = 60_000;
 const MARKER_REFRESH_MS = 15_000;
 /** How often the broker looks for the answer in the turn's steer intake (in-process, no Redis round trip). */
-export const CLARIFY_POLL_MS = 100;
+const CLARIFY_POLL_MS = 100;
 
 export function clarifyMarkerKey(prefix: string, sessionKey: string): string {
   return `${prefix}:clarify:${sessionKey}`;

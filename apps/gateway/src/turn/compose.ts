@@ -27,7 +27,7 @@ function continuesText(prev: TurnPayload, next: TurnPayload): boolean {
 }
 
 function withQuote(p: TurnPayload, history: ChatMessage[]): string {
-  if (!p.quoted || !p.quoted.text) return p.text;
+  if (!p.quoted?.text) return p.text;
   const quoted = p.quoted.text.trim();
   const known = history.some((m) => typeof m.content === 'string' && m.content.includes(quoted));
   if (known) return p.text;

@@ -16,7 +16,7 @@ import { withReasoning } from '../out/reasoning-view.js';
 import { userFacingError } from './user-errors.js';
 
 /** The text of a reply that is nothing but files. */
-export const FILES_ONLY_TEXT = '📎';
+const FILES_ONLY_TEXT = '📎';
 export const NO_ANSWER_TEXT = '(no answer)';
 
 export interface FinishReplyInput {
@@ -75,6 +75,6 @@ function withError(text: string, error: string): string {
 }
 
 /** Why there is no answer, when the loop knows (the output or iteration limit, a content filter). */
-export function noAnswerText(result: ConversationResult): string {
+function noAnswerText(result: ConversationResult): string {
   return result.partial ? `${NO_ANSWER_TEXT.slice(0, -1)}: ${result.partial})` : NO_ANSWER_TEXT;
 }

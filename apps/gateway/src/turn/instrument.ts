@@ -17,7 +17,7 @@ export interface TurnMetricsDeps {
 }
 
 /** The turn metrics policy (turn/pipeline.ts): counts and times one run of `run` by the outcome it returns. */
-export async function countTurn(deps: TurnMetricsDeps, ctx: TurnContext, run: () => Promise<TurnResult | void>): Promise<TurnResult | void> {
+async function countTurn(deps: TurnMetricsDeps, ctx: TurnContext, run: () => Promise<TurnResult | void>): Promise<TurnResult | void> {
   const { metrics, store } = deps;
   const started = performance.now();
   let label: OutcomeLabel = 'error';

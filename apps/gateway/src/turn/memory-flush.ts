@@ -15,7 +15,7 @@ import { memoryKeyOf } from '../features/profiles/table.js';
 import { spendOutsideTurn } from './outside-spend.js';
 
 /** The flush is one short call; past this it is abandoned. */
-export const MEMORY_FLUSH_TIMEOUT_MS = 30_000;
+const MEMORY_FLUSH_TIMEOUT_MS = 30_000;
 
 export async function flushBeforeLosingDetails(
   store: SessionStore,

@@ -14,7 +14,7 @@ import { runTurnStages } from './run-turn.js';
 import type { TurnDeps } from './stages/deps.js';
 
 /** What a policy sees and passes on: the worker's context, and the turn's spend once the spend policy made it. */
-export interface TurnScope {
+interface TurnScope {
   ctx: TurnContext;
   /** Null outside the spend policy; each run of the stages gets a TurnSpend of its own. */
   spend: TurnSpend | null;

@@ -35,6 +35,9 @@ export class ProfileRuntimes {
 
   /** The runtime of a payload's profile; absent or unknown (a profile since removed): the default profile's. */
   of(name: string | undefined): ProfileRuntime {
-    return this.byName.get(this.table.get(name).name)!;
+    const profile = this.table.get(name).name;
+    const runtime = this.byName.get(profile);
+    if (!runtime) throw new Error(`no runtime built for profile ${profile}`); // the constructor builds one for every profile
+    return runtime;
   }
 }

@@ -45,7 +45,7 @@ import { deliver } from '../out/delivery.js';
 const SCHEDULE_TOOLSET = 'schedule';
 
 /** The configured toolsets agent-core builds (all but the gateway's own). */
-export function builtinToolsets(toolsets: readonly string[]): string[] {
+function builtinToolsets(toolsets: readonly string[]): string[] {
   return toolsets.filter((t) => t !== SCHEDULE_TOOLSET);
 }
 
@@ -69,7 +69,7 @@ export interface TurnToolsDeps {
   profile?: Profile;
 }
 
-export interface TurnToolsInput {
+interface TurnToolsInput {
   ctx: TurnContext;
   egress: PlatformEgress;
   /** The message the turn answers: where questions go and whose notes are shown. */
@@ -79,7 +79,7 @@ export interface TurnToolsInput {
 }
 
 /** What the tools stage is told about the loop it plans for (turn/stages/plan.ts). */
-export interface ToolPlanInput {
+interface ToolPlanInput {
   /** The user's message as composed from the turn's entries (files read included). */
   userMessage: string;
   history: readonly ChatMessage[];
@@ -103,7 +103,7 @@ export interface ToolPlan {
   toolContext: Record<string, unknown>;
 }
 
-export interface TurnTools {
+interface TurnTools {
   /** This turn's tools, budget, steer intake, notes block and clarify channel. */
   plan(input: ToolPlanInput): Promise<ToolPlan>;
 }

@@ -7,7 +7,7 @@ describe('chunkMessage', () => {
   });
 
   it('splits 10,000 characters of prose into 3 Telegram chunks, each within the limit and numbered', () => {
-    const line = 'word '.repeat(19) + 'end.';
+    const line = `${'word '.repeat(19)}end.`;
     const text = Array.from({ length: 100 }, () => line).join('\n');
     expect(text.length).toBeGreaterThanOrEqual(9_999);
     const chunks = chunkMessage(text, 4096);

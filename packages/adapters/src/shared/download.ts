@@ -8,7 +8,7 @@ import { AuthError, FileTooLargeError, NetworkError, NotFoundError, PlatformErro
 import type { FileDownload } from '../types.js';
 
 /** A download that sends no byte for this long fails. */
-export const DOWNLOAD_IDLE_TIMEOUT_MS = 30_000;
+const DOWNLOAD_IDLE_TIMEOUT_MS = 30_000;
 
 export interface CappedDownload {
   platform: string;

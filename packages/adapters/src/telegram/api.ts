@@ -45,9 +45,9 @@ export interface TelegramApiOptions {
  * Without a deadline a connection that died silently (a NAT dropping it, a black-holed route) leaves a call, and
  * the poll loop with it, waiting forever while health still says connected.
  */
-export const TELEGRAM_CALL_TIMEOUT_MS = 30_000;
+const TELEGRAM_CALL_TIMEOUT_MS = 30_000;
 /** An upload (up to 50 MB, or more through a local Bot API server) is given this long on top. */
-export const TELEGRAM_UPLOAD_EXTRA_MS = 300_000;
+const TELEGRAM_UPLOAD_EXTRA_MS = 300_000;
 /** The methods Herald sends a file with: multipart, through telegraf; every other call is JSON. */
 const UPLOAD_METHODS = ['sendPhoto', 'sendDocument', 'sendVoice', 'sendAudio'] as const;
 export type UploadMethod = (typeof UPLOAD_METHODS)[number];

@@ -5,7 +5,7 @@
 import { chunkMessage } from '../shared/chunk.js';
 import { escapeHtml, markdownToTelegramHtml } from './markdown-html.js';
 
-export { escapeHtml, markdownToTelegramHtml } from './markdown-html.js';
+export { markdownToTelegramHtml } from './markdown-html.js';
 
 /** ` (2/3)` (or `\n(2/3)` after a fence) appended by chunkMessage; kept out of the rendered Markdown. */
 const CHUNK_SUFFIX_RE = /[ \n](\(\d+\/\d+\))$/;

@@ -179,7 +179,7 @@ export class TelegramIngress implements PlatformIngress {
     }
     if (!this.commandsPublished) await this.publishCommands(signal);
     if (this.opts.webhook) {
-      if (!this.transportReady) await this.setWebhook(signal);
+      if (!this.transportReady) await this.setWebhook(this.opts.webhook.url, signal);
     } else if (!this.transportReady) {
       // Polling and a webhook exclude each other; switching from webhook mode leaves one behind.
       const info = await this.api.call('getWebhookInfo', {}, signal);
@@ -210,16 +210,17 @@ export class TelegramIngress implements PlatformIngress {
     this.commandsPublished = true;
   }
 
-  private async setWebhook(signal: AbortSignal): Promise<void> {
-    const hook = this.opts.webhook!;
+  private async setWebhook(url: string, signal: AbortSignal): Promise<void> {
+    // The constructor picks a secret whenever there is a webhook.
+    if (this.webhookSecret === null) throw new Error('telegram webhook without a secret');
     await this.api.call(
       'setWebhook',
-      { url: hook.url, secret_token: this.webhookSecret!, allowed_updates: [...TELEGRAM_ALLOWED_UPDATES] },
+      { url, secret_token: this.webhookSecret, allowed_updates: [...TELEGRAM_ALLOWED_UPDATES] },
       signal,
     );
     this.transportReady = true;
     this.tracker.set('connected');
-    this.logger.info({ url: hook.url }, 'telegram webhook set');
+    this.logger.info({ url }, 'telegram webhook set');
   }
 
   /** Webhook mode's start-up calls, retried in the background until they succeed or fail for good. */

@@ -60,8 +60,8 @@ function quoteAroundCode(inner: string): string {
 }
 
 function quoted(html: string): string {
-  const lead = /^\n*/.exec(html)![0];
-  const trail = /\n*$/.exec(html.slice(lead.length))![0];
+  const lead = /^\n*/.exec(html)?.[0] ?? '';
+  const trail = /\n*$/.exec(html.slice(lead.length))?.[0] ?? '';
   const body = html.slice(lead.length, html.length - trail.length);
   return body === '' ? html : `${lead}<blockquote>${body}</blockquote>${trail}`;
 }

@@ -39,7 +39,7 @@ export interface TextCandidate {
 }
 
 /** Whether `next` is the next part of the split `open` belongs to. */
-export function continuesSplit(open: OpenSplit | undefined, next: TextCandidate): open is OpenSplit {
+function continuesSplit(open: OpenSplit | undefined, next: TextCandidate): open is OpenSplit {
   return open !== undefined && next.joinable && next.messageId === open.messageId + 1 && next.date - open.date <= TELEGRAM_SPLIT_MAX_GAP_SEC;
 }
 

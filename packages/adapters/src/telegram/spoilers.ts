@@ -6,7 +6,7 @@
 import type { Nodes, Parent, PhrasingContent, Text } from 'mdast';
 import { sourceOf, type ParsedMarkdown } from '../shared/markdown/parse.js';
 
-export interface Spoiler extends Parent {
+interface Spoiler extends Parent {
   type: 'spoiler';
   children: PhrasingContent[];
 }

@@ -11,7 +11,7 @@ import type { TELEGRAM_ALLOWED_UPDATES } from './config.js';
 import { normalizeCallbackQuery, type TgCallbackQuery } from './normalize.js';
 import { hasUpdateId, isMessageUpdate, type TgMessage } from './wire.js';
 
-export type UpdateType = (typeof TELEGRAM_ALLOWED_UPDATES)[number];
+type UpdateType = (typeof TELEGRAM_ALLOWED_UPDATES)[number];
 
 /** What each update type carries to its handler. */
 interface Payloads {

@@ -25,7 +25,7 @@ export interface UploadTarget {
 }
 
 /** The method Telegram shows this file best with. */
-export function uploadMethodFor(file: OutboundFile): UploadMethod {
+function uploadMethodFor(file: OutboundFile): UploadMethod {
   const type = file.mimeType.toLowerCase();
   if (file.kind === 'image' && PHOTO_TYPES.has(type) && file.data.length <= TELEGRAM_MAX_PHOTO_BYTES) return 'sendPhoto';
   if (file.kind === 'voice' && isOgg(file.data)) return 'sendVoice';

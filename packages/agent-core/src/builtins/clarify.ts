@@ -11,18 +11,18 @@ export const CLARIFY_TOOL = 'clarify';
 export const DEFAULT_CLARIFY_TIMEOUT_MS = 300_000;
 export const MAX_CLARIFY_CHOICES = 4;
 
-export class ClarifyTimeoutError extends Error {
+class ClarifyTimeoutError extends Error {
   override name = 'ClarifyTimeoutError';
 }
 
 /** The question as the user sees it: the choices numbered under it. */
-export function formatQuestion(question: string, choices: readonly string[]): string {
+function formatQuestion(question: string, choices: readonly string[]): string {
   if (choices.length === 0) return question.trim();
   return [question.trim(), '', ...choices.map((c, i) => `${i + 1}. ${c}`)].join('\n');
 }
 
 /** "2" answers with the second choice; anything else is the user's own words. */
-export function resolveAnswer(answer: string, choices: readonly string[]): string {
+function resolveAnswer(answer: string, choices: readonly string[]): string {
   const n = /^\s*(\d+)[.)]?\s*$/.exec(answer);
   const index = n ? Number(n[1]) - 1 : -1;
   return index >= 0 && index < choices.length ? choices[index] : answer.trim();

@@ -63,7 +63,7 @@ function extensionOf(name: string): string {
 }
 
 /** A plain file name: no directories, no control characters, not too long; an extension for the type. */
-export function cleanFileName(raw: string | undefined, mimeType: string): string {
+function cleanFileName(raw: string | undefined, mimeType: string): string {
   // eslint-disable-next-line no-control-regex
   let name = (raw ?? '').split(/[\\/]/).pop()?.replace(/[\u0000-\u001f\u007f"<>|:*?]/g, '').trim() ?? '';
   if (name === '' || name === '.' || name === '..') name = 'file';
@@ -81,7 +81,7 @@ export function cleanFileName(raw: string | undefined, mimeType: string): string
  * notes.txt stays opaque: application/octet-stream); text, which has none, by what the caller says (a declared
  * type, the name's extension), else text/plain.
  */
-export function detectType(data: Buffer, declared: string | undefined, name: string | undefined): string {
+function detectType(data: Buffer, declared: string | undefined, name: string | undefined): string {
   const sniffed = filetypeinfo(data.subarray(0, 4100)).find((t) => t.mime !== undefined)?.mime;
   if (sniffed) return sniffed;
   if (!isUtf8Text(data)) return 'application/octet-stream';

@@ -35,7 +35,7 @@ describe('session_search tool', () => {
     expect(out).toMatch(/^3 matches in 2 earlier conversations \(best first\):/);
     expect(out).toContain(`"Lisbon trip" · started ${day} · telegram`);
     expect(out).toContain(`(untitled) · started ${day} · telegram`);
-    expect(out).toContain('user (' + day + '): Plan a trip to >>>Lisbon<<< in May');
+    expect(out).toContain(`user (${day}): Plan a trip to >>>Lisbon<<< in May`);
     expect(out).toContain('>>>Lisbon<<< server config');
     // Bob's session, the same user id on Slack, and the conversation at hand are all left out.
     expect(out).not.toMatch(/secret|Bob|slack|search Lisbon/);

@@ -12,8 +12,8 @@ import { optionalIntArg, searchProfileOf, sessionIdOf, sideProviderOf, sourceOf,
 import { MEMORY_BLOCK_OPEN, stripMemoryBlock } from './memory.js';
 
 export const SESSION_SEARCH_TOOL = 'session_search';
-export const DEFAULT_SEARCH_RESULTS = 10;
-export const MAX_SEARCH_RESULTS = 20;
+const DEFAULT_SEARCH_RESULTS = 10;
+const MAX_SEARCH_RESULTS = 20;
 /** Hits are fetched with room to spare: some are dropped below (current session, memory blocks). */
 const OVERFETCH = 3;
 const SUMMARY_MAX_TOKENS = 600;

@@ -5,8 +5,8 @@
  */
 import { registerMigrations } from '../store/migrations.js';
 
-export const MEMORY_MIGRATION_VERSION = 1100;
-export const TODO_MIGRATION_VERSION = 1101;
+const MEMORY_MIGRATION_VERSION = 1100;
+const TODO_MIGRATION_VERSION = 1101;
 
 registerMigrations(
   {

@@ -12,8 +12,8 @@ import { ToolInputError, optionalIntArg, optionalStringArg, sessionIdOf } from '
 export const TODO_TOOL = 'todo';
 export const TODO_STATUSES = ['pending', 'in_progress', 'done'] as const;
 export type TodoStatus = (typeof TODO_STATUSES)[number];
-export const MAX_TODO_ITEMS = 50;
-export const MAX_TODO_TEXT_CHARS = 500;
+const MAX_TODO_ITEMS = 50;
+const MAX_TODO_TEXT_CHARS = 500;
 const ACTIONS = ['list', 'add', 'update', 'remove'] as const;
 const MARKS: Record<TodoStatus, string> = { pending: '[ ]', in_progress: '[~]', done: '[x]' };
 
@@ -38,7 +38,7 @@ export async function getTodos(store: SessionStore, sessionId: string): Promise<
  * The session a conversation's list is kept under: the first session of its compression chain. Compression
  * moves a conversation to a child session, and its task list must not be left behind with the old one.
  */
-export async function listOwner(store: SessionStore, sessionId: string): Promise<string> {
+async function listOwner(store: SessionStore, sessionId: string): Promise<string> {
   const chain = await store.ancestry(sessionId);
   let owner = sessionId;
   for (const parent of chain.slice(1)) {

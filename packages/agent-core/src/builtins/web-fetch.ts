@@ -16,10 +16,10 @@ import { htmlTitle, htmlToText } from './html-to-text.js';
 export const WEB_FETCH_TOOL = 'web_fetch';
 export const MAX_FETCH_BYTES = 2 * 1024 * 1024;
 export const MAX_REDIRECTS = 5;
-export const FETCH_TIMEOUT_MS = 20_000;
+const FETCH_TIMEOUT_MS = 20_000;
 /** Default text handed to the model; the page may be longer. */
-export const DEFAULT_FETCH_CHARS = 50_000;
-export const MAX_FETCH_CHARS = 100_000;
+const DEFAULT_FETCH_CHARS = 50_000;
+const MAX_FETCH_CHARS = 100_000;
 const USER_AGENT = 'Herald/0.1 (web_fetch; +https://github.com/)';
 const TEXT_TYPES = /^(text\/|application\/(json|xml|javascript|ecmascript|x-www-form-urlencoded)|application\/[\w.+-]+\+(json|xml))/i;
 const HTML_TYPES = /^(text\/html|application\/xhtml\+xml)/i;
@@ -50,7 +50,7 @@ export interface FetchedPage {
   truncated: boolean;
 }
 
-export class FetchError extends Error {
+class FetchError extends Error {
   override name = 'FetchError';
 }
 
@@ -150,7 +150,7 @@ function decode(body: Buffer, contentType: string): string {
 }
 
 /** The page as the model reads it: where it came from, its status and title, then the text. */
-export function renderPage(page: FetchedPage, maxChars: number): string {
+function renderPage(page: FetchedPage, maxChars: number): string {
   const type = page.contentType.split(';')[0].trim().toLowerCase() || 'unknown';
   const head = [`URL: ${page.url}`, `Status: ${page.status} ${page.statusText}`.trim(), `Content-Type: ${type}`];
   const isHtml = HTML_TYPES.test(type) || (type === 'unknown' && /^\s*<(!doctype html|html)/i.test(page.body.subarray(0, 200).toString()));

@@ -15,7 +15,7 @@ export function assemble(head: readonly ChatMessage[], summaryBody: string, tail
 }
 
 /** A role that differs from both neighbours, preferring user (a summary reads as context handed to the model). */
-export function summaryRole(before: Role | undefined, after: Role | undefined): 'user' | 'assistant' | null {
+function summaryRole(before: Role | undefined, after: Role | undefined): 'user' | 'assistant' | null {
   for (const role of ['user', 'assistant'] as const) {
     if (role !== before && role !== after) return role;
   }

@@ -22,7 +22,7 @@ import { processContextWindows, stepDownWindow, type ContextWindows } from './wi
 export const MAX_PREFLIGHT_PASSES = 3;
 
 /** The loop's model caller as the compressor sees it: the provider in use, and the turn's totals to add to. */
-export interface CallerView {
+interface CallerView {
   readonly provider: Provider;
   readonly usage: Usage;
   apiCalls: number;

@@ -9,11 +9,11 @@ import { CHARS_PER_TOKEN } from './tokens.js';
 import { withoutSummary } from './summary-text.js';
 
 /** The summary gets this share of the tokens it replaces ... */
-export const SUMMARY_RATIO = 0.2;
+const SUMMARY_RATIO = 0.2;
 /** ... but at least this many ... */
 export const MIN_SUMMARY_TOKENS = 2_000;
 /** ... and at most 5 % of the window, and never more than this. */
-export const SUMMARY_WINDOW_RATIO = 0.05;
+const SUMMARY_WINDOW_RATIO = 0.05;
 export const MAX_SUMMARY_TOKENS = 12_000;
 
 /** Per-message cut in the summariser's input: enough for the facts, not for a whole file dump. */
@@ -63,7 +63,7 @@ export function summaryBudget(compressedTokens: number, window: number): number 
   return Math.min(wanted, ceiling);
 }
 
-export function summaryPrompt(turns: string, budget: number, previousSummary: string | null): string {
+function summaryPrompt(turns: string, budget: number, previousSummary: string | null): string {
   const target = `Aim for about ${budget} tokens. Be concrete: names, values, paths, error messages.`;
   if (previousSummary) {
     return [
@@ -85,7 +85,7 @@ export function summaryPrompt(turns: string, budget: number, previousSummary: st
 }
 
 /** The middle as plain text for the summariser, each message cut to what a summary can use. */
-export function serializeTurns(messages: readonly ChatMessage[], window: number): string {
+function serializeTurns(messages: readonly ChatMessage[], window: number): string {
   const lines = messages.map((m) => {
     const text = withoutSummary(m.content);
     if (m.role === 'tool') return `[tool result${m.tool_name ? ` ${m.tool_name}` : ''}] ${clip(text, TOOL_OUTPUT_INPUT_MAX_CHARS)}`;

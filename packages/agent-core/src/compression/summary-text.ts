@@ -22,7 +22,7 @@ export function prependSummary(body: string, content: string | null): string {
 }
 
 export function containsSummary(content: string | null): boolean {
-  return content !== null && content.includes(SUMMARY_PREFIX);
+  return content?.includes(SUMMARY_PREFIX) === true;
 }
 
 /** The summary body inside a message, or null when it carries none. */

@@ -41,7 +41,7 @@ export function estimateTextTokens(text: string): number {
  * Characters a message puts on the wire: text, reasoning, the whole tool-call envelope, and each image it shows
  * (counted as its token estimate in characters; the history keeps no image bytes, only text notes).
  */
-export function messageChars(m: ChatMessage, imageTokens = DEFAULT_IMAGE_TOKENS): number {
+function messageChars(m: ChatMessage, imageTokens = DEFAULT_IMAGE_TOKENS): number {
   let chars = MESSAGE_OVERHEAD_CHARS + (m.content?.length ?? 0) + (m.reasoning?.length ?? 0);
   chars += (m.images?.length ?? 0) * imageTokens * CHARS_PER_TOKEN;
   if (m.tool_calls && m.tool_calls.length > 0) chars += JSON.stringify(m.tool_calls).length;

@@ -17,11 +17,9 @@ import type { Transcript } from './transcript.js';
 import type { AgentEvent, ContextOverflowHandler } from './types.js';
 
 /** Compressions tried for one call before the turn gives up on an oversized context. */
-export const MAX_OVERFLOW_RECOVERIES = 3;
+const MAX_OVERFLOW_RECOVERIES = 3;
 /** An output limit lowered to fit the window must still leave this much room for an answer; else compress. */
-export const MIN_OUTPUT_TOKENS = 1024;
-/** What a call is assumed to allow when neither the request nor the provider names a max_tokens. */
-export const ASSUMED_OUTPUT_TOKENS = 16_384;
+const MIN_OUTPUT_TOKENS = 1024;
 
 /** Another provider would fail the same way (the request is too big), or the user asked us to stop. */
 const NEVER_FALL_BACK: ReadonlySet<ProviderErrorKind> = new Set(['context_overflow', 'payload_too_large', 'aborted']);

@@ -13,7 +13,7 @@ import type { AgentEvent } from './types.js';
 
 export const MAX_PARALLEL_TOOLS = 8;
 export const MAX_TOOL_RESULT_CHARS = 100_000;
-export const TOOL_PREVIEW_CHARS = 200;
+const TOOL_PREVIEW_CHARS = 200;
 export const CANCELLED_RESULT = 'Error: cancelled by user interrupt.';
 const BAD_ARGUMENTS_PREVIEW_CHARS = 200;
 

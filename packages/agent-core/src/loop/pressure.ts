@@ -6,9 +6,9 @@
  */
 import type { IterationBudget } from './budget.js';
 
-export const BUDGET_CAUTION_RATIO = 0.7;
-export const BUDGET_WARNING_RATIO = 0.9;
-export const CONTEXT_PRESSURE_RATIO = 0.7;
+const BUDGET_CAUTION_RATIO = 0.7;
+const BUDGET_WARNING_RATIO = 0.9;
+const CONTEXT_PRESSURE_RATIO = 0.7;
 
 /** The iteration note for the call about to be made (the budget already counts it), or undefined below 70 %. */
 export function budgetNote(budget: IterationBudget): string | undefined {

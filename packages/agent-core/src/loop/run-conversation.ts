@@ -37,12 +37,12 @@ export const PARTIAL_UNKNOWN_TOOLS = 'model kept calling unknown tools';
 export const PARTIAL_CONTENT_FILTER = 'content filtered';
 export const PARTIAL_TRUNCATED_TOOL_CALL = 'tool call cut off by the output limit';
 /** Replies cut off inside a tool call before the turn gives up: the first asks again with more room, then the model is told. */
-export const MAX_TRUNCATED_TOOL_CALLS = 3;
+const MAX_TRUNCATED_TOOL_CALLS = 3;
 export const TRUNCATED_TOOL_CALL_PROMPT =
   'Your last reply was cut off by the output length limit while you were writing a tool call, so the call was not made. ' +
   'Make it again with much shorter arguments, or split the work into several smaller calls.';
 /** Empty replies (nothing, or only thinking) the loop asks again about before it accepts one. */
-export const MAX_EMPTY_REPLY_NUDGES = 2;
+const MAX_EMPTY_REPLY_NUDGES = 2;
 export const EMPTY_REPLY_PROMPT = 'You did not write a reply. Answer me now, based on the work above.';
 export const THINKING_ONLY_PROMPT = 'You only thought about it and wrote no reply. Write your answer to me now.';
 /** Stands for the cut-off reply in the request that tells the model about it (never stored). */

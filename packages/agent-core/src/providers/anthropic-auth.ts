@@ -6,16 +6,16 @@
  */
 import type { ClientOptions } from '@anthropic-ai/sdk';
 
-export const ANTHROPIC_OAUTH_PREFIX = 'sk-ant-oat';
-export const OAUTH_BETA = 'oauth-2025-04-20';
-export const INTERLEAVED_THINKING_BETA = 'interleaved-thinking-2025-05-14';
+const ANTHROPIC_OAUTH_PREFIX = 'sk-ant-oat';
+const OAUTH_BETA = 'oauth-2025-04-20';
+const INTERLEAVED_THINKING_BETA = 'interleaved-thinking-2025-05-14';
 
-export function isAnthropicOAuthToken(key: string): boolean {
+function isAnthropicOAuthToken(key: string): boolean {
   return key.startsWith(ANTHROPIC_OAUTH_PREFIX);
 }
 
 /** The `anthropic-beta` values a request with this key sends (none for an API key without thinking). */
-export function anthropicBetas(key: string, thinking: boolean): string[] {
+function anthropicBetas(key: string, thinking: boolean): string[] {
   if (isAnthropicOAuthToken(key)) return [OAUTH_BETA, INTERLEAVED_THINKING_BETA];
   return thinking ? [INTERLEAVED_THINKING_BETA] : [];
 }

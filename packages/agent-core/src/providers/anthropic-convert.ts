@@ -24,7 +24,7 @@ const EPHEMERAL = { type: 'ephemeral' } as const;
 
 type Block = TextBlockParam | ImageBlockParam | ToolUseBlockParam | ToolResultBlockParam | ThinkingBlockParam | RedactedThinkingBlockParam;
 /** The image types the Messages API takes. */
-export const ANTHROPIC_IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;
+const ANTHROPIC_IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;
 type AnthropicImageType = (typeof ANTHROPIC_IMAGE_TYPES)[number];
 interface Turn {
   role: 'user' | 'assistant';

@@ -10,7 +10,7 @@ import { withSignatureRecovery } from './signature-recovery.js';
 import { MessageStreamAccumulator } from './anthropic-stream.js';
 import { modelInfo, supportsVision } from './models.js';
 import { keySourceOf, runProviderRequest } from './request.js';
-import { MIN_THINKING_BUDGET, maxTokensWithThinking, thinkingBudgetOf } from './thinking.js';
+import { maxTokensWithThinking, thinkingBudgetOf } from './thinking.js';
 import { ClientPool, createTransport } from './transport.js';
 import type { Provider, ProviderConfig } from './types.js';
 
@@ -20,8 +20,6 @@ export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
  * window sooner, so the default is a generous answer size, lowered for models whose cap is smaller.
  */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 16_384;
-/** The smallest thinking budget the API takes. */
-export const ANTHROPIC_MIN_THINKING_BUDGET = MIN_THINKING_BUDGET;
 
 export function createAnthropicProvider(cfg: ProviderConfig): Provider {
   // HERALD_THINKING_BUDGET, or the reasoning effort mapped to a budget (thinking.ts).

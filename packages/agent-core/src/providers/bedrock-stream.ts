@@ -114,7 +114,7 @@ export class ConverseStreamAccumulator {
 }
 
 /** Converse reports inputTokens without the cached ones, as Anthropic does. */
-export function usageFromConverse(u: TokenUsage): Usage {
+function usageFromConverse(u: TokenUsage): Usage {
   return {
     input: u.inputTokens ?? 0,
     output: u.outputTokens ?? 0,

@@ -10,7 +10,7 @@
 
 export const MAX_CACHE_BREAKPOINTS = 4;
 /** Breakpoints spent on the newest messages. */
-export const MESSAGE_CACHE_BREAKPOINTS = 2;
+const MESSAGE_CACHE_BREAKPOINTS = 2;
 
 export interface CacheLayout {
   /** Text blocks of the system prompt, in order (the static prefix, then the session part). */

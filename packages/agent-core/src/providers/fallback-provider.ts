@@ -10,7 +10,7 @@
 import { providerLabel } from './fallback.js';
 import { classifyError } from './errors.js';
 import type { CompletionRequest, CompletionResult, Provider } from './types.js';
-import { ProviderError } from './types.js';
+import type { ProviderError } from './types.js';
 
 export interface SideFallback {
   from: Provider;
@@ -53,8 +53,7 @@ export function createFallbackProvider(providers: readonly Provider[], opts: Fal
 }
 
 async function completeAlong(chain: readonly Provider[], req: CompletionRequest, opts: FallbackProviderOptions): Promise<CompletionResult> {
-  for (let i = 0; ; i++) {
-    const provider = chain[i]!;
+  for (const [i, provider] of chain.entries()) {
     try {
       const result = await provider.complete(req);
       // Who answered, for the cost and usage labels (the chain is named after its first model): the innermost
@@ -68,4 +67,5 @@ async function completeAlong(chain: readonly Provider[], req: CompletionRequest,
       opts.onFallback?.({ from: provider, to: next, error: err });
     }
   }
+  throw new Error('a fallback chain needs at least one provider');
 }

@@ -13,8 +13,6 @@ import { ProviderError } from './types.js';
  * not a slow model. HERALD_STREAM_STALL_TIMEOUT_MS sets it.
  */
 export const DEFAULT_STALL_TIMEOUT_MS = 90_000;
-/** @deprecated the stall timeout; kept for imports of the old name. */
-export const DEFAULT_IDLE_TIMEOUT_MS = DEFAULT_STALL_TIMEOUT_MS;
 
 /** The stall timeout of a provider config: explicit, else the request timeout, else 90 s. */
 export function stallTimeoutOf(cfg: { stallTimeoutMs?: number; timeoutMs?: number }): number {

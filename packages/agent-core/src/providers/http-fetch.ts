@@ -168,7 +168,9 @@ function decoded(body: Readable, encoding: string | string[] | undefined): Reada
 /** The SDK's request headers as Node's, asking for what fetch asks for when they do not say. */
 function requestHeaders(headers: RequestInit['headers'], https: boolean): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
-  if (headers) (headers instanceof Headers ? headers : new Headers(headers)).forEach((value, name) => (out[name] = value));
+  if (headers) {
+    for (const [name, value] of headers instanceof Headers ? headers : new Headers(headers)) out[name] = value;
+  }
   out['accept-encoding'] ??= https ? 'br, gzip, deflate' : 'gzip, deflate';
   return out;
 }

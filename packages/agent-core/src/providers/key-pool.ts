@@ -5,7 +5,7 @@
  * key another worker found spent. Keys are never logged: only their fingerprint.
  */
 import { createHash } from 'node:crypto';
-import { ProviderError, type KeySource, type PooledKey } from './types.js';
+import type { ProviderError, KeySource, PooledKey } from './types.js';
 
 export type KeyStrategy = 'fill_first' | 'round_robin' | 'least_used';
 export const KEY_STRATEGIES: readonly KeyStrategy[] = ['fill_first', 'round_robin', 'least_used'];

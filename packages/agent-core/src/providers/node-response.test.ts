@@ -23,7 +23,9 @@ describe('the transport Response', () => {
       ['x-request-id', 'r1'],
     ]);
     const seen: string[] = [];
-    h.forEach((value, name) => seen.push(`${name}=${value}`));
+    h.forEach((value, name) => {
+      seen.push(`${name}=${value}`);
+    });
     expect(seen[0]).toBe('content-type=text/plain');
     expect(() => h.append()).toThrow(TypeError);
   });

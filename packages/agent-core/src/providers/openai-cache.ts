@@ -34,7 +34,7 @@ export function withChatCacheMarkers(systemPrompt: string, messages: ChatComplet
     const parts: MarkedPart[] = systemParts.map((text, i) => ({ type: 'text', text, ...(plan.system.includes(i) ? { cache_control: EPHEMERAL } : {}) }));
     out.push({ role: 'system', content: parts } as ChatCompletionMessageParam);
   }
-  history.forEach((m, i) => out.push(plan.messages.includes(i) ? marked(m) : m));
+  for (const [i, m] of history.entries()) out.push(plan.messages.includes(i) ? marked(m) : m);
   return out;
 }
 

@@ -139,7 +139,7 @@ function detailsOf(marker: ReasoningDetail | undefined, details: ReasoningDetail
 export const REASONING_CONTENT_FORMAT = 'chat_reasoning_content';
 
 /** Prompt tokens include the cached ones; we count them apart so cost and cache hit rate come out right. */
-export function usageFromChat(u: ChunkUsage): Usage {
+function usageFromChat(u: ChunkUsage): Usage {
   const cached = u.prompt_tokens_details?.cached_tokens ?? 0;
   return {
     input: Math.max(0, (u.prompt_tokens ?? 0) - cached),

@@ -7,7 +7,7 @@
 import type { ReasoningDetail } from '../base/types.js';
 
 /** `reasoning_details` format of OpenRouter's details (the `data` is one detail as the server sent it). */
-export const OPENROUTER_REASONING_FORMAT = 'openrouter';
+const OPENROUTER_REASONING_FORMAT = 'openrouter';
 
 type Detail = Record<string, unknown>;
 /** The fields a streamed piece continues; every other field is taken as given. */

@@ -10,7 +10,7 @@ import { ProviderError, type KeySource, type ProviderConfig } from './types.js';
 import { withPooledKey } from './with-key.js';
 
 /** Local servers need no key, but the SDKs refuse to start without one. */
-export const NO_KEY_PLACEHOLDER = 'no-key';
+const NO_KEY_PLACEHOLDER = 'no-key';
 
 export function keySourceOf(cfg: ProviderConfig): KeySource {
   return cfg.keyPool ?? singleKey(cfg.provider, cfg.apiKey || NO_KEY_PLACEHOLDER);

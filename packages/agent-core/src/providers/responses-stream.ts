@@ -118,7 +118,7 @@ export class ResponsesStreamAccumulator {
 }
 
 /** input_tokens includes the cached (and cache-written) ones; we count them apart, as for Chat Completions. */
-export function usageFromResponses(u: ResponseUsage): Usage {
+function usageFromResponses(u: ResponseUsage): Usage {
   const details = u.input_tokens_details as Partial<ResponseUsage.InputTokensDetails> | undefined;
   const cacheRead = details?.cached_tokens ?? 0;
   const cacheWrite = details?.cache_write_tokens ?? 0;

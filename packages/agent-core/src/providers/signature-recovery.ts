@@ -16,7 +16,7 @@ export interface ThinkingReplay {
 
 const INVALID_SIGNATURE = /invalid\W+signature\W+in\W+thinking/i;
 
-export function isInvalidSignatureError(err: unknown): boolean {
+function isInvalidSignatureError(err: unknown): boolean {
   return err instanceof ProviderError && err.status === 400 && INVALID_SIGNATURE.test(err.message);
 }
 

@@ -14,7 +14,7 @@ import { withPooledKey } from './with-key.js';
 
 /** The speech API reads at most this many characters per request. */
 export const SPEECH_MAX_INPUT_CHARS = 4096;
-export const SPEECH_TIMEOUT_MS = 120_000;
+const SPEECH_TIMEOUT_MS = 120_000;
 
 export type SpeechFormat = 'opus' | 'mp3';
 

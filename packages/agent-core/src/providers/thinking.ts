@@ -6,12 +6,12 @@
 import type { ProviderConfig, ReasoningEffort } from './types.js';
 
 /** The smallest thinking budget the API takes. */
-export const MIN_THINKING_BUDGET = 1024;
+const MIN_THINKING_BUDGET = 1024;
 /** Room for the answer above the thinking budget (which counts against max_tokens). */
-export const MIN_ANSWER_TOKENS = 1024;
+const MIN_ANSWER_TOKENS = 1024;
 
 /** Thinking budget (tokens) per reasoning effort; `none` leaves thinking off. */
-export const EFFORT_THINKING_BUDGETS: Readonly<Record<Exclude<ReasoningEffort, 'none'>, number>> = {
+const EFFORT_THINKING_BUDGETS: Readonly<Record<Exclude<ReasoningEffort, 'none'>, number>> = {
   minimal: 1024,
   low: 4_000,
   medium: 8_000,
@@ -20,7 +20,7 @@ export const EFFORT_THINKING_BUDGETS: Readonly<Record<Exclude<ReasoningEffort, '
 };
 
 /** Claude 3.7 and the Claude 4 family think; earlier models refuse the `thinking` field. */
-export function supportsExtendedThinking(model: string): boolean {
+function supportsExtendedThinking(model: string): boolean {
   return /claude-3-7|claude-(?:opus|sonnet|haiku)-4|claude-4/i.test(model);
 }
 

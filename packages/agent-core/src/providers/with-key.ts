@@ -9,7 +9,7 @@ import { classifyError } from './errors.js';
 import { ProviderError, type KeySource, type PooledKey } from './types.js';
 
 /** Longest wait before the one same-key retry of a 429; a longer Retry-After rotates at once. */
-export const SAME_KEY_RETRY_MAX_WAIT_MS = 2_000;
+const SAME_KEY_RETRY_MAX_WAIT_MS = 2_000;
 
 export async function withPooledKey<T>(
   source: KeySource,

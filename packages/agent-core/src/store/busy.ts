@@ -6,8 +6,8 @@
 
 /** SQLite's own wait for the lock; kept tiny so the jittered retry decides. */
 export const BUSY_TIMEOUT_MS = 10;
-export const WRITE_RETRY_MIN_MS = 20;
-export const WRITE_RETRY_MAX_MS = 150;
+const WRITE_RETRY_MIN_MS = 20;
+const WRITE_RETRY_MAX_MS = 150;
 /** Attempts in total (the first try included) before a busy database is reported to the caller. */
 export const WRITE_MAX_ATTEMPTS = 15;
 

@@ -10,12 +10,12 @@ import { clampLimit } from './limit.js';
 import { PG_TSVECTOR } from './schema.js';
 import type { Sql, SqlValue } from './sql.js';
 
-export const DEFAULT_SEARCH_LIMIT = 20;
-export const MAX_SEARCH_LIMIT = 100;
+const DEFAULT_SEARCH_LIMIT = 20;
+const MAX_SEARCH_LIMIT = 100;
 /** Tokens of context around a hit. */
 const SNIPPET_TOKENS = 16;
-export const SNIPPET_OPEN = '>>>';
-export const SNIPPET_CLOSE = '<<<';
+const SNIPPET_OPEN = '>>>';
+const SNIPPET_CLOSE = '<<<';
 
 export interface SearchOptions {
   source?: SessionSource;
@@ -71,7 +71,7 @@ const POSTGRES_SEARCH = (filters: string): string => `
   LIMIT ?`;
 
 /** Messages indexed per transaction: a batch holds the write lock for a few milliseconds at most. */
-export const SEARCH_INDEX_BATCH_ROWS = 1_000;
+const SEARCH_INDEX_BATCH_ROWS = 1_000;
 
 const INDEXED_UPTO = `SELECT indexed_upto FROM search_index_progress WHERE name = 'messages'`;
 

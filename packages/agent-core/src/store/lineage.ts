@@ -10,8 +10,8 @@ import { toSession, type Session, type SessionRow } from './rows.js';
 import type { Sql } from './sql.js';
 import { isNumberedVariant, nextTitleInLineage, parseLineageTitle, sanitizeTitle } from './titles.js';
 
-export const DEFAULT_TITLED_LIMIT = 20;
-export const MAX_TITLED_LIMIT = 200;
+const DEFAULT_TITLED_LIMIT = 20;
+const MAX_TITLED_LIMIT = 200;
 
 // Sessions holding the title that are neither this session nor an ancestor or descendant of it (through
 // parent_session_id). UNION, not UNION ALL, so a corrupt parent cycle cannot loop forever.
@@ -98,7 +98,7 @@ export async function listTitledSessions(
 }
 
 /** A parent chain longer than this is a corrupt cycle, not a conversation. */
-export const MAX_ANCESTRY = 1_000;
+const MAX_ANCESTRY = 1_000;
 
 const ANCESTRY_SQL = `
   WITH RECURSIVE chain(id, depth) AS (

@@ -13,8 +13,8 @@ import { StoreBusyError, StoreUnavailableError } from './errors.js';
 import { jitterMs, WRITE_MAX_ATTEMPTS } from './busy.js';
 import { numberPlaceholders, type RunResult, type Sql, type SqlValue, type WriteStats } from './sql.js';
 
-export const DEFAULT_POOL_SIZE = 10;
-export const CONNECT_TIMEOUT_MS = 5_000;
+const DEFAULT_POOL_SIZE = 10;
+const CONNECT_TIMEOUT_MS = 5_000;
 
 // int8 (counts, ids, millisecond times) and numeric (sum of int8) arrive as strings by default; every value the
 // store keeps fits a double exactly.
@@ -81,7 +81,7 @@ export class PostgresSql implements Sql {
 
   get inTransaction(): boolean {
     const frame = this.context.getStore();
-    return frame !== undefined && frame.active;
+    return frame?.active === true;
   }
 
   async all<T>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {

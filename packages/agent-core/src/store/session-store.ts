@@ -29,7 +29,7 @@ export function isPostgresUrl(target: string): boolean {
   return POSTGRES_URL.test(target);
 }
 
-export interface SearchIndexOptions {
+interface SearchIndexOptions {
   /**
    * SQLite: adds new messages to the search index every SEARCH_INDEX_EVERY_MS (the running gateway). Without it the
    * index catches up when a search asks (fts.ts), which is always correct, only slower for the first search.
@@ -43,7 +43,7 @@ export interface SearchIndexOptions {
 export type StoreOptions = PostgresOptions & SqliteOptions & SearchIndexOptions;
 
 /** How often the gateway's SQLite store indexes new messages for search. */
-export const SEARCH_INDEX_EVERY_MS = 1_000;
+const SEARCH_INDEX_EVERY_MS = 1_000;
 
 /** Opens a connection without migrating: a SQLite file path (or ':memory:'), or a `postgres://` URL. */
 export async function openSql(target: string, opts: StoreOptions = {}): Promise<Sql> {

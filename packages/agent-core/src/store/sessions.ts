@@ -72,7 +72,7 @@ let seqInMs = 0;
  * A UUIDv7: random, but sorting by id follows creation order (within a process, even inside one
  * millisecond), which keeps "newest first" stable when sessions share a started_at.
  */
-export function newSessionId(now: number = Date.now()): string {
+function newSessionId(now: number = Date.now()): string {
   let ms = now;
   if (ms <= lastIdMs) {
     ms = lastIdMs;

@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
 /** How often the thread copies the WAL back (a passive checkpoint with nothing to copy costs microseconds). */
-export const CHECKPOINT_EVERY_MS = 250;
+const CHECKPOINT_EVERY_MS = 250;
 /** The gateway connection's own automatic checkpoint while the thread runs: a bound on the WAL (~40 MB), not the rule. */
 export const WAL_BACKSTOP_PAGES = 10_000;
 

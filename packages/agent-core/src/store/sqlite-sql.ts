@@ -119,7 +119,7 @@ export class SqliteSql implements Sql {
 
   get inTransaction(): boolean {
     const frame = this.context.getStore();
-    return frame !== undefined && frame.active && this.holder === frame;
+    return frame?.active === true && this.holder === frame;
   }
 
   async all<T>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {

@@ -3,7 +3,7 @@
  * copy's multi-row inserts, varies), and statements past the bound still run correctly.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_PREPARED, PostgresSql } from './postgres-sql.js';
+import { MAX_PREPARED, type PostgresSql } from './postgres-sql.js';
 import { MAX_STATEMENTS, SqliteSql } from './sqlite-sql.js';
 import { STORE_BACKENDS, useTempStores } from './test-support.js';
 

@@ -11,7 +11,7 @@ import { localDate, type Sql, type Usage } from '@herald/agent-core';
 import type { Budget } from '../../support/config/profile-schema.js';
 import { SpendStore, type SpendRow } from './spend-store.js';
 
-export const NOTICE_AT = 0.8;
+const NOTICE_AT = 0.8;
 
 /** Whose turn it is. */
 export interface SpendSubject {
@@ -156,14 +156,14 @@ export function budgetGuardFor(config: { budgets: readonly Budget[]; adminUsers:
 }
 
 /** The scope key a budget counts this subject under, or null when the budget does not apply to it. */
-export function scopeOf(b: Budget, s: SpendSubject): string | null {
+function scopeOf(b: Budget, s: SpendSubject): string | null {
   if (b.profile !== undefined && b.profile !== s.profile) return null;
   if (b.scope === 'global') return 'global';
   if (b.scope === 'profile') return `profile:${s.profile}`;
   return b.profile !== undefined ? `profile-user:${s.profile}:${s.platform}:${s.userId}` : `user:${s.platform}:${s.userId}`;
 }
 
-export function usedOf(b: Budget, spent: Pick<SpendRow, 'tokens' | 'costUsd'>): number {
+function usedOf(b: Budget, spent: Pick<SpendRow, 'tokens' | 'costUsd'>): number {
   return Math.max(b.usd !== undefined ? spent.costUsd / b.usd : 0, b.tokens !== undefined ? spent.tokens / b.tokens : 0);
 }
 

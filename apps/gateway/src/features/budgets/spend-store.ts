@@ -22,7 +22,7 @@ const sqliteSpendTable = (name: string, extraKey: string): string => `CREATE TAB
   PRIMARY KEY (scope, period${extraKey ? `, ${extraKey}` : ''})
 );`;
 
-export const SPEND_MIGRATION_VERSION = 501;
+const SPEND_MIGRATION_VERSION = 501;
 export const SPEND_SHARDS_MIGRATION_VERSION = 502;
 registerMigrations(
   {

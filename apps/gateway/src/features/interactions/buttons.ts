@@ -13,13 +13,13 @@ import type { Redis } from 'ioredis';
 
 const DATA_PREFIX = 'hb1';
 /** A picker or a confirmation stays pressable this long. */
-export const BUTTON_OFFER_TTL_MS = 24 * 60 * 60_000;
+const BUTTON_OFFER_TTL_MS = 24 * 60 * 60_000;
 
 export const STALE_PRESS_NOTE = '⌛ This button is no longer active (already used, answered, or expired).';
 export const FOREIGN_PRESS_NOTE = '🙅 These buttons are for the person who asked; yours would not count.';
 
 /** One button: what it shows and the text a press stands for. */
-export interface Choice {
+interface Choice {
   label: string;
   text: string;
 }

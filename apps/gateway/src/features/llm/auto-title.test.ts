@@ -3,7 +3,7 @@
  * title the user set meanwhile stays; a title in use elsewhere and a failing model leave the session untitled
  * without an error reaching anyone.
  */
-import { createProvider, SessionStore, type Provider } from '@herald/agent-core';
+import { createProvider, type SessionStore, type Provider } from '@herald/agent-core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeLLM } from '../../../../../test/fakes/llm/index.js';
 import { useTempStores } from '../../../../../packages/agent-core/src/store/test-support.js';

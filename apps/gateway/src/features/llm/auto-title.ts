@@ -16,7 +16,7 @@ const TITLE_MAX_TOKENS = 60;
 /** Of each side of the exchange: the topic is in the first lines. */
 const EXCERPT_CHARS = 500;
 /** Past this the call is abandoned: a title is a nicety. */
-export const TITLE_TIMEOUT_MS = 30_000;
+const TITLE_TIMEOUT_MS = 30_000;
 
 /** HERALD_AUTO_TITLE when set; else on exactly when a side-task model is configured. */
 export function autoTitleEnabled(config: { autoTitle?: boolean; auxiliaryModel?: string }): boolean {
@@ -24,7 +24,7 @@ export function autoTitleEnabled(config: { autoTitle?: boolean; auxiliaryModel?:
 }
 
 /** The model's title, cleaned (quotes, a `Title:` prefix and a trailing full stop removed); null when empty. */
-export async function generateTitle(provider: Provider, userText: string, reply: string, signal: AbortSignal): Promise<string | null> {
+async function generateTitle(provider: Provider, userText: string, reply: string, signal: AbortSignal): Promise<string | null> {
   const result = await provider.complete({
     systemPrompt: TITLE_SYSTEM_PROMPT,
     messages: [{ role: 'user', content: `User: ${excerpt(userText)}\n\nAssistant: ${excerpt(reply)}` }],

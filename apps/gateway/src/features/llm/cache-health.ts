@@ -18,7 +18,7 @@ export interface CacheTotals {
 }
 
 /** Share of prompt tokens read from cache; undefined when there were too few tokens to tell. */
-export function cacheHitRate(input: number, cacheRead: number, cacheWrite: number): number | undefined {
+function cacheHitRate(input: number, cacheRead: number, cacheWrite: number): number | undefined {
   const prompt = input + cacheRead + cacheWrite;
   return prompt < MIN_CACHEABLE_TOKENS ? undefined : cacheRead / prompt;
 }

@@ -16,7 +16,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '../../support/logger.js';
 
 /** How long use counts gather in the process before they are written. */
-export const USE_FLUSH_MS = 1_000;
+const USE_FLUSH_MS = 1_000;
 
 export class RedisKeyPoolState implements KeyPoolState {
   /** Uses not yet written, by hash key (pool) and key fingerprint. */

@@ -57,9 +57,9 @@ export interface BackoffOptions {
   maxMs: number;
 }
 
-export const DEFAULT_BACKOFF: BackoffOptions = { initialMs: 1_000, maxMs: 60_000 };
+const DEFAULT_BACKOFF: BackoffOptions = { initialMs: 1_000, maxMs: 60_000 };
 /** A ready server is pinged this often, so health shows a dead HTTP server (or a hung one) before a call finds it. */
-export const KEEPALIVE_MS = 30_000;
+const KEEPALIVE_MS = 30_000;
 const MAX_PING_MS = 5_000;
 /**
  * Starting a server (spawning it, `npx` fetching it, the handshake and the first tool list) may take longer than

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 
-export const NAMESPACE_SEPARATOR = '__';
+const NAMESPACE_SEPARATOR = '__';
 const MAX_TOOL_NAME = 64;
 
 /** `files` + `read.file` → `files__read_file`; unique per server as long as the MCP names are. */

@@ -51,7 +51,7 @@ export interface FileFacts {
   voice?: boolean;
 }
 
-export function extensionOf(name: string | undefined): string {
+function extensionOf(name: string | undefined): string {
   if (!name) return '';
   const base = name.toLowerCase().split('/').pop() ?? '';
   if (base === 'dockerfile' || base === 'makefile') return base;

@@ -6,7 +6,7 @@ import type { ImageInput, Provider } from '@herald/agent-core';
 import type { ModelCall } from '../budgets/meter.js';
 
 /** The description, and the call that wrote it (priced with the turn's calls). */
-export interface ImageDescription {
+interface ImageDescription {
   text: string;
   /** Its model is the one that answered: the side-task chain's first, or the fallback that took over. */
   call: ModelCall;

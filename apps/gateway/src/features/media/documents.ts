@@ -71,7 +71,7 @@ async function docxText(bytes: Buffer): Promise<string> {
 }
 
 /** At most `maxChars`, cut at a line break when one is near, with the cut said in `cut`. */
-export function clip(r: ExtractedText, maxChars: number): ExtractedText {
+function clip(r: ExtractedText, maxChars: number): ExtractedText {
   const text = r.text.trim();
   if (text.length <= maxChars) return { ...r, text };
   const lineBreak = text.lastIndexOf('\n', maxChars);

@@ -99,12 +99,10 @@ async function prepareOne(
   const { limits } = services;
   if (handling.as === 'unsupported') return { ok: false, why: handling.why, logReason: 'unsupported type' };
   if (handling.as === 'image') {
-    if (!ctx.vision && !services.describe) return { ok: false, why: `${ctx.model} cannot see images, so the picture was not passed on`, logReason: 'no vision' };
+    if (!ctx.vision && !services.describe) return noVision(ctx);
     if (budget.imagesLeft <= 0) return { ok: false, why: `only ${limits.maxImages} images are taken per message`, logReason: 'too many images' };
   }
-  if (handling.as === 'audio' && !services.transcribe) {
-    return { ok: false, why: 'voice messages and audio cannot be transcribed here (no speech-to-text model is set up)', logReason: 'no stt' };
-  }
+  if (handling.as === 'audio' && !services.transcribe) return NO_STT;
   const cap = fileCap(handling, limits);
   const maxBytes = Math.min(cap, budget.bytesLeft);
   let bytes: Buffer;
@@ -121,7 +119,8 @@ async function prepareOne(
         budget.imagesLeft -= 1;
         return await imageOutcome(bytes, name, p.text, services, ctx, spent);
       case 'audio': {
-        const heard = await services.transcribe!(bytes, handling.uploadName, ctx.signal).catch((err: unknown) => failed('it could not be transcribed', `stt: ${errorLabel(err)}`));
+        if (!services.transcribe) return NO_STT; // checked before the download too
+        const heard = await services.transcribe(bytes, handling.uploadName, ctx.signal).catch((err: unknown) => failed('it could not be transcribed', `stt: ${errorLabel(err)}`));
         if (!('text' in heard)) return heard;
         spent(heard.call);
         const transcript = heard.text;
@@ -150,10 +149,17 @@ async function imageOutcome(bytes: Buffer, name: string, caption: string, servic
   if (!mimeType) return { ok: false, why: 'the image looks damaged or is not a JPEG, PNG, GIF or WebP', logReason: 'not an image' };
   const image: ImageInput = { mimeType, data: bytes.toString('base64'), name };
   if (ctx.vision) return { ok: true, block: `[Image: ${name}]`, image };
-  const description = await services.describe!(image, caption, ctx.signal).catch((err: unknown) => failed('the vision model could not describe it', `describe: ${errorLabel(err)}`));
+  if (!services.describe) return noVision(ctx); // checked before the download too
+  const description = await services.describe(image, caption, ctx.signal).catch((err: unknown) => failed('the vision model could not describe it', `describe: ${errorLabel(err)}`));
   if (!('text' in description)) return description;
   spent(description.call);
   return { ok: true, block: `[Image: ${name}. You cannot see it; ${providerLabel(description.call.by)} described it: ${description.text}]` };
+}
+
+const NO_STT: Outcome = { ok: false, why: 'voice messages and audio cannot be transcribed here (no speech-to-text model is set up)', logReason: 'no stt' };
+
+function noVision(ctx: MediaContext): Outcome {
+  return { ok: false, why: `${ctx.model} cannot see images, so the picture was not passed on`, logReason: 'no vision' };
 }
 
 function failed(why: string, logReason: string): Outcome {
@@ -190,7 +196,7 @@ async function resolveFile(att: Attachment, platform: string, services: MediaSer
 }
 
 /** The file's own name, else what it is ("photo", "voice message"), numbered when a message has several. */
-export function displayName(att: Attachment, all: readonly Attachment[], resolvedName?: string): string {
+function displayName(att: Attachment, all: readonly Attachment[], resolvedName?: string): string {
   if (resolvedName) return resolvedName;
   if (att.name) return att.name;
   const generic = (a: Attachment): string => (a.voice ? 'voice message' : a.kind === 'image' ? 'photo' : a.kind === 'audio' ? 'audio' : a.kind === 'video' ? 'video' : 'file');
@@ -200,7 +206,7 @@ export function displayName(att: Attachment, all: readonly Attachment[], resolve
 }
 
 /** The stored reference: where the file lives and what it is; never a URL with a token (Telegram's is `tg-file:`). */
-export function refOf(platform: string, att: Attachment): AttachmentRef {
+function refOf(platform: string, att: Attachment): AttachmentRef {
   const ref: AttachmentRef = { platform, fileId: att.fileId ?? att.url, url: att.url, kind: att.kind };
   if (att.mimeType !== undefined) ref.mimeType = att.mimeType;
   if (att.size !== undefined) ref.size = att.size;

@@ -7,7 +7,7 @@ import { AuthError, FileTooLargeError, NetworkError, NotFoundError, PlatformErro
 import { CorruptFileError } from './documents.js';
 
 
-export function sizeText(bytes: number): string {
+function sizeText(bytes: number): string {
   if (bytes >= 1_000_000) return `${(bytes / 1_000_000).toFixed(1).replace(/\.0$/, '')} MB`;
   if (bytes >= 1_000) return `${Math.round(bytes / 1_000)} KB`;
   return `${bytes} bytes`;

@@ -15,7 +15,7 @@ const STT_TIMEOUT_MS = 120_000;
  * The transcript, and what it is billed by: models billed by token (gpt-4o-transcribe and kin) report audio and text
  * tokens in `usage`; those billed by the minute (whisper-1) report a duration (`seconds`), which counts no tokens.
  */
-export interface Transcript {
+interface Transcript {
   text: string;
   /** The transcription call: HERALD_STT_MODEL's tokens, or the seconds of audio it was billed for. */
   call: ModelCall;

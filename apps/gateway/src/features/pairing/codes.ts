@@ -5,7 +5,7 @@
 import { createHash, randomInt } from 'node:crypto';
 
 export const PAIRING_CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
-export const PAIRING_CODE_LENGTH = 8;
+const PAIRING_CODE_LENGTH = 8;
 
 export function generatePairingCode(): string {
   let code = '';
@@ -14,7 +14,7 @@ export function generatePairingCode(): string {
 }
 
 /** What the admin typed → the canonical code: upper case, spaces and dashes dropped (`abcd-efgh` works). */
-export function normalizePairingCode(input: string): string {
+function normalizePairingCode(input: string): string {
   return input.replace(/[\s-]/g, '').toUpperCase();
 }
 

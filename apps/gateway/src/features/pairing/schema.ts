@@ -4,9 +4,9 @@
  */
 import { registerMigrations } from '@herald/agent-core';
 
-export const PAIRING_MIGRATION_VERSION = 140;
+const PAIRING_MIGRATION_VERSION = 140;
 
-export const PAIRING_SCHEMA = `
+const PAIRING_SCHEMA = `
 CREATE TABLE IF NOT EXISTS pairing_requests (
   platform    TEXT NOT NULL,
   user_id     TEXT NOT NULL,

@@ -17,8 +17,8 @@ import './schema.js';
 
 export const PAIRING_CODE_TTL_MS = 60 * 60 * 1000;
 export const PAIRING_REQUEST_INTERVAL_MS = 10 * 60 * 1000;
-export const PAIRING_MAX_PENDING_PER_PLATFORM = 3;
-export const PAIRING_MAX_FAILED_APPROVALS = 5;
+const PAIRING_MAX_PENDING_PER_PLATFORM = 3;
+const PAIRING_MAX_FAILED_APPROVALS = 5;
 export const PAIRING_LOCKOUT_MS = 60 * 60 * 1000;
 
 export const PLATFORMS: readonly Platform[] = ['telegram', 'discord', 'slack'];

@@ -51,6 +51,7 @@ export interface TeamSettings {
 export class ProfileTable {
   private readonly byName = new Map<string, Profile>();
   private readonly routes: readonly Route[];
+  private readonly fallback: Profile;
   readonly defaultName: string;
 
   constructor(config: TeamSettings) {
@@ -80,6 +81,7 @@ export class ProfileTable {
         maxConcurrentTurns: p.max_concurrent_turns,
       });
     }
+    this.fallback = this.byName.get(DEFAULT_PROFILE) ?? base;
     this.routes = config.routes;
     this.defaultName = config.defaultProfile;
   }
@@ -101,7 +103,7 @@ export class ProfileTable {
    * since removed from the config) give the `default` profile.
    */
   get(name: string | null | undefined): Profile {
-    return this.byName.get(name ?? DEFAULT_PROFILE) ?? this.byName.get(DEFAULT_PROFILE)!;
+    return this.byName.get(name ?? DEFAULT_PROFILE) ?? this.fallback;
   }
 
   /** The profile that answers this message. */

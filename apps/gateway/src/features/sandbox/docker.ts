@@ -9,7 +9,7 @@
  * gateway's filesystem (the gateway on the same host, or HERALD_SANDBOX_DIR a path both see).
  */
 import { Writable } from 'node:stream';
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
 import { COLLECT_ARGV, INPUTS, RUN_DIR, SANDBOX_ENV, SESSION_FILES, WORK, runArgv } from './languages.js';
 import { CappedBuffer } from './output.js';
 import { runInWorkDir, type Execution } from './session-run.js';

@@ -39,6 +39,7 @@ export function wrapperScript(collectOnFd3: boolean): string {
     // Descriptors the gateway inherited from whoever started it would pass through bwrap: close all but stdio and
     // the files channel (the glob is expanded before the loop; closing its own, gone, descriptor is no error). No
     // redirection on the loop: bash would park stderr on a descriptor above 3, and the loop would close it.
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash parameter expansion, not a template
     'for fd in /proc/self/fd/*; do fd=${fd##*/}; if [ "$fd" -gt 3 ]; then eval "exec $fd>&-"; fi; done',
     `if [ -d ${SESSION_FILES} ]; then cp -R ${SESSION_FILES}/. ${WORK}/ 2>/dev/null; fi`,
     `cd ${WORK} || exit 111`,

@@ -18,7 +18,7 @@ export async function ownerSchedules(service: ScheduleService, origin: ScheduleO
   });
 }
 
-export function scheduleLine(s: ScheduleWithNext): string {
+function scheduleLine(s: ScheduleWithNext): string {
   const prompt = s.prompt.length > PROMPT_PREVIEW_CHARS ? `${s.prompt.slice(0, PROMPT_PREVIEW_CHARS)}…` : s.prompt;
   const next = s.nextRunAt === null ? '' : `; next ${formatTime(s.nextRunAt, s.timeZone)}`;
   return `• ${s.id} — ${describeWhen(s.when, s.timeZone)}${next} — "${prompt.replace(/\s+/g, ' ')}"`;

@@ -31,4 +31,3 @@ export function openSchedules(config: HeraldConfig, store: SessionStore, log: Lo
 }
 
 export { ScheduleRunner } from './runner.js';
-export { ScheduleService } from './service.js';

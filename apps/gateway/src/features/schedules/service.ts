@@ -14,7 +14,7 @@ import type { Schedule, ScheduleFilter, ScheduleOrigin, ScheduleStore, SessionMo
 import { ScheduleInputError, isTimeZone, nextCronRuns, resolveWhen } from './timing.js';
 
 export const SCHEDULE_QUEUE = 'schedules';
-export const MAX_PROMPT_CHARS = 4_000;
+const MAX_PROMPT_CHARS = 4_000;
 /** A one-off's scheduler repeats "every" this long, but only once (`limit: 1`): the interval never comes round. */
 const ONCE_EVERY_MS = 10 * 366 * 24 * 3600_000;
 /** Retries of a due run's job (putting the turn in the mailbox): it is idempotent, so retrying is always safe. */

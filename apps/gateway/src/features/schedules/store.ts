@@ -8,8 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { registerMigrations, type Sql, type SqlValue } from '@herald/agent-core';
 import type { ScheduleWhen } from './timing.js';
 
-export const SCHEDULES_MIGRATION_VERSION = 300;
-export const SCHEDULES_SCHEMA = `
+const SCHEDULES_MIGRATION_VERSION = 300;
+const SCHEDULES_SCHEMA = `
 CREATE TABLE IF NOT EXISTS schedules (
   id               TEXT PRIMARY KEY,
   platform         TEXT NOT NULL,
@@ -37,7 +37,7 @@ CREATE INDEX IF NOT EXISTS schedules_status ON schedules (status, created_at);
 `;
 registerMigrations({ version: SCHEDULES_MIGRATION_VERSION, name: 'scheduled tasks', sql: SCHEDULES_SCHEMA });
 /** A task runs under the agent profile, and replies through the bot account, of the message that set it. */
-export const SCHEDULES_PROFILE_MIGRATION_VERSION = 500;
+const SCHEDULES_PROFILE_MIGRATION_VERSION = 500;
 registerMigrations({
   version: SCHEDULES_PROFILE_MIGRATION_VERSION,
   name: 'scheduled tasks: profile and bot account',
@@ -161,7 +161,7 @@ function fromRow(r: Row): Schedule {
 
 /** Short, unambiguous ids a person can type into `/schedules cancel <id>`. */
 const ID_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
-export function newScheduleId(): string {
+function newScheduleId(): string {
   return [...randomBytes(8)].map((b) => ID_ALPHABET[b % ID_ALPHABET.length]).join('');
 }
 

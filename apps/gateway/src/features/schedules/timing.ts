@@ -16,7 +16,7 @@ export class ScheduleInputError extends Error {
 export type ScheduleWhen = { kind: 'cron'; cron: string } | { kind: 'once'; runAt: number };
 
 /** How far ahead a one-off may be set. */
-export const MAX_AHEAD_MS = 5 * 366 * 24 * 3600_000;
+const MAX_AHEAD_MS = 5 * 366 * 24 * 3600_000;
 
 export function isTimeZone(zone: string): boolean {
   return DateTime.now().setZone(zone).isValid;
@@ -33,7 +33,7 @@ export function nextCronRuns(cron: string, timeZone: string, from: number, count
   if (fields.length !== 5) {
     throw new ScheduleInputError(`cron must have 5 fields (minute hour day-of-month month day-of-week), e.g. "0 9 * * 1" for Mondays at 09:00; got "${cron}"`);
   }
-  let expression;
+  let expression: ReturnType<typeof CronExpressionParser.parse>;
   try {
     expression = CronExpressionParser.parse(fields.join(' '), { currentDate: from, tz: timeZone });
   } catch (err) {
@@ -59,7 +59,7 @@ export function parseAt(at: string, timeZone: string, now: number): number {
   return inFuture(parsed.toMillis(), now, `${at} (${timeZone})`);
 }
 
-export function afterMinutes(minutes: number, now: number): number {
+function afterMinutes(minutes: number, now: number): number {
   if (!Number.isFinite(minutes) || minutes <= 0) throw new ScheduleInputError('in_minutes must be a number above 0');
   return inFuture(now + Math.round(minutes * 60_000), now, `in ${minutes} minutes`);
 }

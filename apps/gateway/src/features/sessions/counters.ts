@@ -6,8 +6,8 @@
  */
 import { registerMigrations, type Session, type SessionStore, type Sql } from '@herald/agent-core';
 
-export const COUNTERS_MIGRATION_VERSION = 141;
-export const COUNTERS_SCHEMA = `
+const COUNTERS_MIGRATION_VERSION = 141;
+const COUNTERS_SCHEMA = `
 CREATE TABLE IF NOT EXISTS session_counters (
   session_id  TEXT PRIMARY KEY,
   api_calls   INTEGER NOT NULL DEFAULT 0,

@@ -9,8 +9,8 @@ import { registerMigrations, type Sql } from '@herald/agent-core';
  * 150: above the gateway's other migrations (140 pairing, 141 counters) with room between. Its index on
  * turns.updated_at is replaced by one on created_at in migration 151 (retention.ts).
  */
-export const RETENTION_MIGRATION_VERSION = 150;
-export const RETENTION_SCHEMA = `
+const RETENTION_MIGRATION_VERSION = 150;
+const RETENTION_SCHEMA = `
 ALTER TABLE known_threads ADD COLUMN last_seen_at INTEGER;
 CREATE INDEX IF NOT EXISTS turns_updated ON turns (updated_at);
 `;
@@ -20,7 +20,7 @@ registerMigrations({ version: RETENTION_MIGRATION_VERSION, name: 'retention: thr
  * A thread is looked up on every message it gets; its last use is written at most this often, so a busy thread
  * costs one write a day, not one per message. Retention counts in days, so the day of slack changes nothing.
  */
-export const THREAD_TOUCH_EVERY_MS = 24 * 3600_000;
+const THREAD_TOUCH_EVERY_MS = 24 * 3600_000;
 
 /** A row's last use: the latest touch, or its creation for a row never touched (rows older than the migration). */
 const LAST_USED = 'COALESCE(last_seen_at, created_at)';

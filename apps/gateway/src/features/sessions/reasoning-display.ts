@@ -6,7 +6,7 @@ import { registerMigrations, type Sql } from '@herald/agent-core';
 import { ConversationToggle } from './toggles.js';
 
 /** The agent loop's extension versions are 700–709. */
-export const REASONING_DISPLAY_MIGRATION_VERSION = 700;
+const REASONING_DISPLAY_MIGRATION_VERSION = 700;
 registerMigrations({
   version: REASONING_DISPLAY_MIGRATION_VERSION,
   name: 'reasoning display per conversation',

@@ -11,7 +11,7 @@ import { withSessionHeld } from './session-hold.js';
 import { localDate, type Session, type SessionStore } from '@herald/agent-core';
 import type { HeraldConfig } from '../../support/config/load.js';
 
-export type ResetMode = 'idle' | 'daily' | 'both' | 'none';
+type ResetMode = 'idle' | 'daily' | 'both' | 'none';
 export type ResetReason = 'idle' | 'daily';
 
 export interface ResetPolicy {

@@ -38,7 +38,7 @@ registerMigrations({ version: TURNS_BY_CREATION_MIGRATION_VERSION, name: 'retent
  */
 export const OLD_FINISHED_TURNS_SQL = `SELECT id FROM turns WHERE created_at < ? AND updated_at < ? AND status IN ('delivered', 'interrupted', 'failed') LIMIT ?`;
 
-export const RETENTION_INTERVAL_MS = 3600_000;
+const RETENTION_INTERVAL_MS = 3600_000;
 const DAY_MS = 24 * 3600_000;
 /** Rows per DELETE, so a first run over a large, old table never holds the database for long. */
 const DELETE_BATCH = 1_000;

@@ -21,7 +21,7 @@ import { PriceTable } from '../budgets/prices.js';
 import type { CallSpend, SpendPricing } from '../budgets/meter.js';
 
 /** How often a turn reads the context windows other workers learnt (sessions share them through the store). */
-export const WINDOWS_REFRESH_MS = 5_000;
+const WINDOWS_REFRESH_MS = 5_000;
 
 export interface ConversationServices {
   readonly config: HeraldConfig;

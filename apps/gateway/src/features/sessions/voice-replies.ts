@@ -7,7 +7,7 @@ import { registerMigrations, type Sql } from '@herald/agent-core';
 import { ConversationToggle } from './toggles.js';
 
 /** This feature's versions are 210–219 (the outbox's files are 210). */
-export const VOICE_REPLIES_MIGRATION_VERSION = 211;
+const VOICE_REPLIES_MIGRATION_VERSION = 211;
 registerMigrations({
   version: VOICE_REPLIES_MIGRATION_VERSION,
   name: 'voice replies per conversation',

@@ -8,7 +8,7 @@ import { z } from 'zod';
 
 const NAME = /^[a-z][a-z0-9_-]*$/;
 
-export const endpointSchema = z
+const endpointSchema = z
   .object({
     name: z
       .string()

@@ -12,7 +12,7 @@
 import { z } from 'zod';
 import { DEFAULT_PROFILE, PROFILE_NAME, PROFILE_NAME_RULE } from './profile-names.js';
 
-export const DEFAULT_MCP_TIMEOUT_MS = 60_000;
+const DEFAULT_MCP_TIMEOUT_MS = 60_000;
 
 /**
  * A server name becomes the prefix of its tools (`name__tool`), so it may not contain `__` or end in `_`, and is

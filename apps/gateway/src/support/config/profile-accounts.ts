@@ -40,7 +40,7 @@ const slack = z.strictObject({
   api_url: apiUrl.optional(),
 });
 
-export const botAccountSchema = z.discriminatedUnion('platform', [telegram, discord, slack], { error: 'platform must be telegram, discord or slack' });
+const botAccountSchema = z.discriminatedUnion('platform', [telegram, discord, slack], { error: 'platform must be telegram, discord or slack' });
 export type BotAccount = z.output<typeof botAccountSchema>;
 
 export const botAccountsSchema = z

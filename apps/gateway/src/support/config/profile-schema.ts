@@ -26,7 +26,7 @@ const modelRef = z.string().trim().regex(MODEL_REF, 'must look like provider:mod
 const idList = z.union([text, z.number()]).transform(String).or(z.array(z.union([text, z.number()]).transform(String)).min(1, 'name at least one id'));
 
 /** Parses JSON from the environment; the YAML file hands objects over as they are. */
-export function jsonOr<T extends z.ZodType>(schema: T): z.ZodType<z.output<T>, unknown> {
+function jsonOr<T extends z.ZodType>(schema: T): z.ZodType<z.output<T>, unknown> {
   return z.preprocess((v) => {
     if (typeof v !== 'string') return v;
     try {
@@ -37,7 +37,7 @@ export function jsonOr<T extends z.ZodType>(schema: T): z.ZodType<z.output<T>, u
   }, schema) as unknown as z.ZodType<z.output<T>, unknown>;
 }
 
-export const profileSchema = z.strictObject({
+const profileSchema = z.strictObject({
   model: modelRef.optional(),
   fallback_models: z.array(modelRef).optional(),
   system_prompt: text.optional(),
@@ -49,7 +49,6 @@ export const profileSchema = z.strictObject({
   /** Turns of this profile running at once across all workers; more wait their turn. */
   max_concurrent_turns: z.number().int('must be a whole number').min(1, 'must be at least 1').max(100_000).optional(),
 });
-export type ProfileSettings = z.output<typeof profileSchema>;
 
 export const profilesSchema = jsonOr(
   z.record(z.string(), profileSchema).superRefine((profiles, ctx) => {
@@ -61,7 +60,7 @@ export const profilesSchema = jsonOr(
 );
 export type ProfilesSetting = z.output<typeof profilesSchema>;
 
-export const routeSchema = z.strictObject({
+const routeSchema = z.strictObject({
   platform: z.enum(['telegram', 'discord', 'slack', 'api'], 'must be telegram, discord, slack or api').optional(),
   /** A bot account's name (HERALD_BOT_ACCOUNTS); `default` is the one from <PLATFORM>_BOT_TOKEN. */
   account: text.optional(),
@@ -80,7 +79,7 @@ export const routesSchema = jsonOr(z.array(routeSchema));
 
 /** USD per million tokens. */
 const price = z.number().min(0, 'a price may not be negative').max(100_000, 'a price above $100,000 per million tokens is a typo');
-export const priceSchema = z.strictObject({
+const priceSchema = z.strictObject({
   input: price,
   output: price,
   cache_read: price.optional(),
@@ -93,7 +92,7 @@ export const priceSchema = z.strictObject({
 export const pricesSchema = jsonOr(z.record(text, priceSchema));
 export type PricesSetting = z.output<typeof pricesSchema>;
 
-export const budgetSchema = z
+const budgetSchema = z
   .strictObject({
     scope: z.enum(['user', 'profile', 'global'], 'must be user, profile or global'),
     period: z.enum(['day', 'month'], 'must be day or month'),

@@ -8,7 +8,7 @@ import type { HeraldConfig } from './load.js';
 export type ToolProgressMode = 'off' | 'new' | 'all';
 
 /** 'on': the platform's own emoji (egress `statusReactions`); 'off'; or the operator's. */
-export type StatusReactionSetting = 'on' | 'off' | StatusReactions;
+type StatusReactionSetting = 'on' | 'off' | StatusReactions;
 
 export interface ProgressSettings {
   streaming: boolean;

@@ -20,7 +20,7 @@ export const RISK_IDS = [
 
 export type RiskId = (typeof RISK_IDS)[number];
 
-export type FindingStatus = 'ok' | 'warn' | 'error';
+type FindingStatus = 'ok' | 'warn' | 'error';
 
 export interface SafetyFinding {
   id: RiskId;

@@ -283,7 +283,7 @@ export function yamlPath(env: string): string[] {
   return [env.replace(/^HERALD_/, '').toLowerCase()];
 }
 
-export function isSetting(v: Setting | SettingTree): v is Setting {
+function isSetting(v: Setting | SettingTree): v is Setting {
   return typeof (v as Setting).env === 'string' && (v as Setting).schema instanceof z.ZodType;
 }
 

@@ -10,9 +10,9 @@ import type { Redis } from 'ioredis';
 import { VERSION } from '../version.js';
 import type { McpServerStatus } from '../../features/mcp/connection.js';
 
-export const HEARTBEAT_INTERVAL_MS = 5_000;
+const HEARTBEAT_INTERVAL_MS = 5_000;
 /** A worker not heard from for this long is gone: readiness needs one seen within it. */
-export const WORKER_SEEN_WINDOW_MS = 30_000;
+const WORKER_SEEN_WINDOW_MS = 30_000;
 
 export interface WorkerBeat {
   id: string;

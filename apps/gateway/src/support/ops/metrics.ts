@@ -16,7 +16,6 @@ const LLM_BUCKETS_S = [0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120];
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'failed'] as const;
 
 export type TurnOutcome = 'delivered' | 'failed' | 'interrupted' | 'abandoned' | 'error';
-export type TokenKind = 'input' | 'output' | 'cache_read' | 'cache_write';
 
 /** What the metrics need of one MCP server's status (features/mcp/connection.ts: McpServerStatus). */
 export interface McpServerFaults {
@@ -27,7 +26,7 @@ export interface McpServerFaults {
 }
 
 /** What the gauges read at scrape time; each is optional because not every role has every part. */
-export interface MetricSources {
+interface MetricSources {
   queueCounts?: () => Promise<Partial<Record<string, number>>>;
   activeTurns?: () => number;
   /** This process's MCP servers (processes that run turns). */

@@ -8,7 +8,7 @@
  */
 import type { Redis } from 'ioredis';
 
-export const RATE_WINDOW_MS = 60_000;
+const RATE_WINDOW_MS = 60_000;
 
 export type RateDecision =
   | { allowed: true }

@@ -8,7 +8,7 @@ import { composeUserMessage } from '../compose.js';
 import type { TurnDeps } from './deps.js';
 import type { OpenTurn } from './open.js';
 
-export const NO_MODEL_REPLY = 'No model is configured yet: set HERALD_MODEL (for example openai:gpt-4.1-mini) and restart Herald.';
+const NO_MODEL_REPLY = 'No model is configured yet: set HERALD_MODEL (for example openai:gpt-4.1-mini) and restart Herald.';
 
 /** The text to deliver without asking the model, or the agent that is to be asked. */
 export type EarlyAnswer = { answer: string } | { agent: AgentRuntime };

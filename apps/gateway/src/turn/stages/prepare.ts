@@ -19,7 +19,7 @@ import type { OpenTurn } from './open.js';
 /** Without team controls: the built-in price table, for the session's estimated cost. */
 const BUILT_IN_PRICES = new PriceTable({});
 
-export interface Providers {
+interface Providers {
   primary: Provider;
   fallbacks: Provider[];
 }

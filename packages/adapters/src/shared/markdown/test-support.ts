@@ -54,7 +54,7 @@ const MARKS: Record<InlineKind, (text: string) => string> = {
   link: (t) => t,
 };
 
-export function inlineMarkdown(line: readonly Inline[]): string {
+function inlineMarkdown(line: readonly Inline[]): string {
   return line.map((i) => (i.kind === 'link' ? `[${i.text}](${i.url})` : MARKS[i.kind](i.text))).join(' ');
 }
 
@@ -70,7 +70,7 @@ export function toMarkdown(doc: readonly Block[]): string {
           return `${'#'.repeat(b.level)} ${inlineMarkdown(b.inlines)}`;
         case 'bullets':
           return b.items.map((item) => `- ${inlineMarkdown(item)}`).join('\n');
-        case 'code':
+        default: // 'code', the last kind: TypeScript narrows b to it
           return `\`\`\`${b.lang}\n${b.code}\n\`\`\``;
       }
     })

@@ -11,7 +11,7 @@ import { checkSqlite } from './sqlite-checks.js';
 import { checkPostgres } from './postgres-checks.js';
 
 /** A check waits this long for Redis or the database before it reports that it could not run. */
-export const SAFETY_CHECK_TIMEOUT_MS = 2_000;
+const SAFETY_CHECK_TIMEOUT_MS = 2_000;
 
 export interface SafetySettings {
   acceptRisks: readonly string[];

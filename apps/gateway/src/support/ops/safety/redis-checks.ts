@@ -35,7 +35,7 @@ async function readConfig(redis: Redis, names: string[]): Promise<Config> {
   return out;
 }
 
-export function parseInfo(text: string): Map<string, string> {
+function parseInfo(text: string): Map<string, string> {
   const out = new Map<string, string>();
   for (const line of text.split(/\r?\n/)) {
     const at = line.indexOf(':');
