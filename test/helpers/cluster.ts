@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { startGateway, type GatewayProcess } from './gateway.js';
 import { deleteRedisPrefix } from './redis-keys.js';
 import { testPrefix } from './test-run.js';
@@ -65,6 +66,22 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     await deleteRedisPrefix(prefix);
     rmSync(dir, { recursive: true, force: true });
     throw err;
+  }
+}
+
+/**
+ * The process holding a session's lock — the one running its turn — read from Redis: the lock's value is
+ * `<host>:<pid>:<id>:<fence>` (queue/mailbox.ts). Undefined while nobody holds it.
+ */
+export async function lockHolder(cluster: Cluster, sessionKey: string, url = 'redis://127.0.0.1:6379'): Promise<GatewayProcess | undefined> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true });
+  try {
+    await redis.connect();
+    const value = await redis.get(`${cluster.prefix}:lock:${sessionKey}`);
+    const pid = value ? Number(value.split(':').at(-3)) : NaN;
+    return [cluster.ingress, ...cluster.workers].find((p) => p.proc.pid === pid);
+  } finally {
+    redis.disconnect();
   }
 }
 
