@@ -85,5 +85,5 @@ export async function lockHolder(cluster: Cluster, sessionKey: string, url = 're
   }
 }
 
-/** Lock and stall settings short enough that a SIGKILLed worker's turn is taken over within seconds. */
+/** Lock and stall settings shorter still than the defaults (queue/leases.ts: about 4.5 s), for tests that kill workers often. */
 export const FAST_TAKEOVER_ENV = { HERALD_SESSION_LOCK_MS: '1500', HERALD_JOB_LOCK_MS: '1500', HERALD_STALLED_INTERVAL_MS: '1000' } as const;
