@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeLLM } from './fakes/llm/index.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram/index.js';
-import { FAST_TAKEOVER_ENV, startCluster, type Cluster } from './helpers/cluster.js';
+import { lockHolder, startCluster, type Cluster } from './helpers/cluster.js';
 import { repliesIn, telegramEnv } from './helpers/env.js';
 import { lastUserText, taggedResponder } from './helpers/llm-tags.js';
 import { waitFor } from './helpers/ports.js';
@@ -111,9 +111,8 @@ describe('queue and workers (real processes)', () => {
     expect(replies.filter((t) => t.startsWith('⏳ Queued'))).toHaveLength(1);
   });
 
-  it('SIGKILL of a worker during 50 turns, then a restart: nothing lost, nothing answered twice', async () => {
-    const fast = { HERALD_BUSY_INPUT_MODE: 'queue', ...FAST_TAKEOVER_ENV };
-    const { tg, llm, cluster } = await setup({ workers: 2, env: fast });
+  it('SIGKILL of a worker during 50 turns, then a restart: nothing lost, nothing answered twice (default leases)', async () => {
+    const { tg, llm, cluster } = await setup({ workers: 2, env: { HERALD_BUSY_INPUT_MODE: 'queue' } });
     llm.respondWith(taggedResponder({ delayMs: 300 }).respond);
     for (let n = 0; n < 5; n++) {
       for (let s = 0; s < 10; s++) tg.injectMessage({ chatId: 2000 + s, userId: 2000 + s, text: `k${s} m${n}` });
@@ -139,6 +138,46 @@ describe('queue and workers (real processes)', () => {
       repeats += got.length - expected.length;
     }
     expect(repeats).toBeLessThanOrEqual(counted);
+  });
+
+  it('SIGKILL of the worker running a turn, default leases: another worker answers it within seconds, once', async () => {
+    const { tg, llm, cluster } = await setup({ workers: 2 });
+    let runs = 0;
+    llm.respondWith(async (req) => {
+      const text = lastUserText(req);
+      // The killed worker's call never ends on its own; the run that takes over is answered.
+      if (text === 'crash under me' && ++runs === 1) return { text: 'never sent', delayMs: 3_600_000 };
+      return { text: `re: ${text}` };
+    });
+    tg.injectMessage({ chatId: 77, userId: 77, text: 'crash under me' });
+    await waitFor(() => llm.activeRequests() === 1, { what: 'the LLM request' });
+    const running = await waitFor(() => lockHolder(cluster, 'agent:main:telegram:dm:77'), { what: 'the worker holding the session' });
+    expect(cluster.workers).toContain(running);
+    await running.stop('SIGKILL');
+    // The old defaults (30 s leases and stalled check) took about a minute here.
+    await waitFor(() => repliesIn(tg, 77).length >= 1, { timeoutMs: 15_000, what: 'the reply from the other worker' });
+    await barrier(tg, 77, 'after the crash', 're: after the crash');
+    expect(repliesIn(tg, 77)).toEqual(['re: crash under me', 're: after the crash']);
+    expect(runs).toBe(2);
+  });
+
+  it('SIGTERM with no drain: the turn is handed to the other worker at once, not when its leases (2 minutes here) run out', async () => {
+    const long = { HERALD_SESSION_LOCK_MS: '120000', HERALD_JOB_LOCK_MS: '120000', HERALD_DRAIN_TIMEOUT_MS: '0' };
+    const { tg, llm, cluster } = await setup({ workers: 2, env: long });
+    let runs = 0;
+    llm.respondWith(async (req) => {
+      const text = lastUserText(req);
+      if (text === 'hand me over' && ++runs === 1) return { text: 'never sent', delayMs: 3_600_000 };
+      return { text: `re: ${text}` };
+    });
+    tg.injectMessage({ chatId: 78, userId: 78, text: 'hand me over' });
+    await waitFor(() => llm.activeRequests() === 1, { what: 'the LLM request' });
+    const running = await waitFor(() => lockHolder(cluster, 'agent:main:telegram:dm:78'), { what: 'the worker holding the session' });
+    expect(await running.stop('SIGTERM')).toBe(0);
+    await waitFor(() => repliesIn(tg, 78).length >= 1, { timeoutMs: 15_000, what: 'the reply from the other worker' });
+    await barrier(tg, 78, 'and then', 're: and then');
+    expect(repliesIn(tg, 78)).toEqual(['re: hand me over', 're: and then']);
+    expect(runs).toBe(2);
   });
 
   it('SIGTERM mid-turn: a turn that ends within the drain window is delivered by the stopping worker; one that does not is handed to another worker — one reply each', async () => {

@@ -43,6 +43,8 @@ async function modelThatHangsOn(text: string): Promise<{ llm: Awaited<ReturnType
   });
   return { llm, started };
 }
+/** The job lock the log line names (set, not the default, so the line asserted stays the same when defaults move). */
+const JOB_LOCK_MS = 30_000;
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
@@ -55,7 +57,7 @@ describe('SIGTERM with Redis killed under a running worker', () => {
     const tg = await startTelegramFake();
     cleanups.push(() => tg.close());
     const { llm, started: turnRunning } = await modelThatHangsOn('think for a long time');
-    const gw = await startGateway({ env: telegramEnv(tg, llm, { REDIS_URL: redis.url, HERALD_DRAIN_TIMEOUT_MS: String(DRAIN_MS) }) });
+    const gw = await startGateway({ env: telegramEnv(tg, llm, { REDIS_URL: redis.url, HERALD_DRAIN_TIMEOUT_MS: String(DRAIN_MS), HERALD_JOB_LOCK_MS: String(JOB_LOCK_MS) }) });
     cleanups.push(() => gw.stop('SIGKILL'));
 
     tg.injectMessage({ chatId: 61, userId: 61, text: 'think for a long time' });

@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { startGateway, type GatewayProcess } from './gateway.js';
 import { deleteRedisPrefix } from './redis-keys.js';
 import { testPrefix } from './test-run.js';
@@ -68,5 +69,21 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   }
 }
 
-/** Lock and stall settings short enough that a SIGKILLed worker's turn is taken over within seconds. */
+/**
+ * The process holding a session's lock — the one running its turn — read from Redis: the lock's value is
+ * `<host>:<pid>:<id>:<fence>` (queue/mailbox.ts). Undefined while nobody holds it.
+ */
+export async function lockHolder(cluster: Cluster, sessionKey: string, url = 'redis://127.0.0.1:6379'): Promise<GatewayProcess | undefined> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true });
+  try {
+    await redis.connect();
+    const value = await redis.get(`${cluster.prefix}:lock:${sessionKey}`);
+    const pid = value ? Number(value.split(':').at(-3)) : NaN;
+    return [cluster.ingress, ...cluster.workers].find((p) => p.proc.pid === pid);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Lock and stall settings shorter still than the defaults (queue/leases.ts: about 4.5 s), for tests that kill workers often. */
 export const FAST_TAKEOVER_ENV = { HERALD_SESSION_LOCK_MS: '1500', HERALD_JOB_LOCK_MS: '1500', HERALD_STALLED_INTERVAL_MS: '1000' } as const;

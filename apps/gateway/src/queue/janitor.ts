@@ -5,6 +5,10 @@
  * session is not locked (Redis deletes empty lists, so it only ever scans pending work) and adds a wake-up job;
  * any job of a session drains its whole mailbox, so a spare one is harmless. One worker at a time sweeps.
  *
+ * An unlocked mailbox is not always jobless: a killed worker's session lock expires while its job still sits in
+ * BullMQ's active list until the stalled check moves it back (queue/leases.ts). The head's job (or an earlier
+ * wake-up of it) that is still active, waiting or delayed is left to BullMQ; only a head with no such job is woken.
+ *
  * A wake-up job is retried like any turn job, and it is deduplicated for a while rather than by a fixed job id:
  * a wake-up that failed for good (and sits in the failed set) must not stop a later sweep from waking the
  * mailbox again. One mailbox that cannot be read (a corrupt head) is logged and skipped, not the whole sweep.
@@ -13,12 +17,14 @@ import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../support/logger.js';
 import type { Mailbox } from './mailbox.js';
-import { JOB_ATTEMPTS, JOB_BACKOFF, JOB_RETENTION, type TurnJobData } from './producer.js';
+import { JOB_ATTEMPTS, JOB_BACKOFF, JOB_RETENTION, entryJobId, type TurnJobData } from './producer.js';
 
 export const JANITOR_INTERVAL_MS = 30_000;
 /** A mailbox whose head has waited at least this long without a lock is considered stranded. */
 const STRANDED_AFTER_MS = 10_000;
 const SCAN_COUNT = 500;
+/** Job states in which a job will still run (BullMQ recovers a stalled active job itself). */
+const PENDING_STATES = new Set(['active', 'waiting', 'delayed', 'prioritized', 'waiting-children']);
 /**
  * How long one head's wake-up stays deduplicated: about as long as a wake-up job can spend retrying (JOB_ATTEMPTS
  * with JOB_BACKOFF: 1 + 2 + … + 64 s), so sweeps do not pile up wake-ups for a head whose job is still trying,
@@ -94,13 +100,29 @@ export class MailboxJanitor {
     const strandedAfter = this.opts.strandedAfterMs ?? Math.min(STRANDED_AFTER_MS, Math.floor(every / 3));
     if (!head || Date.now() - head.entry.enqueuedAt < strandedAfter) return false;
     const { id, seq } = head.entry;
+    if (await this.hasJob(id, seq)) return false;
     const ttl = Math.max(this.opts.wakeDedupTtlMs ?? WAKE_DEDUP_TTL_MS, every);
     // Named after the head, so sweeps by several workers (or rounds) add one job, not many.
     await queue.add(
       'turn',
       { sessionKey, entryId: id, seq },
-      { deduplication: { id: `wake.${id}.${seq}`, ttl }, attempts: JOB_ATTEMPTS, backoff: JOB_BACKOFF, ...JOB_RETENTION },
+      { deduplication: { id: wakeId(id, seq), ttl }, attempts: JOB_ATTEMPTS, backoff: JOB_BACKOFF, ...JOB_RETENTION },
     );
     return true;
   }
+
+  /** Whether the head's own job, or a wake-up added for it, will still run: then the mailbox is not stranded. */
+  private async hasJob(entryId: string, seq: number): Promise<boolean> {
+    const { queue } = this.opts;
+    const wake = await queue.getDeduplicationJobId(wakeId(entryId, seq));
+    for (const jobId of [entryJobId(entryId, seq), wake]) {
+      if (jobId && PENDING_STATES.has(await queue.getJobState(jobId))) return true;
+    }
+    return false;
+  }
+}
+
+/** The deduplication id of a head's wake-up job: sweeps by several workers (or rounds) add one job, not many. */
+function wakeId(entryId: string, seq: number): string {
+  return `wake.${entryId}.${seq}`;
 }

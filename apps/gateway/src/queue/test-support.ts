@@ -30,10 +30,14 @@ export async function rig(opts: {
   mailbox?: (redis: Redis, prefix: string) => Mailbox;
   onTurnEnd?: TurnEndHandler;
   partsQuietMs?: number;
+  /** The session lock's lease (default 2 s) and BullMQ's job lock (default the worker's): long ones prove a hand-over waits for neither. */
+  sessionLockMs?: number;
+  jobLockMs?: number;
 }) {
   const prefix = testPrefix('worker');
   const redis = new Redis(URL);
-  const mailbox = new Mailbox(redis, prefix, 2_000);
+  const lockMs = opts.sessionLockMs ?? 2_000;
+  const mailbox = new Mailbox(redis, prefix, lockMs);
   const queue = new Queue<TurnJobData>(TURN_QUEUE, { connection: { url: URL, maxRetriesPerRequest: null }, prefix });
   const producer = new TurnProducer(queue, mailbox, new ControlBus(redis, null, prefix), log);
   const workers: TurnWorker[] = [];
@@ -46,7 +50,7 @@ export async function rig(opts: {
     const w = new TurnWorker({
       connection: { url: URL },
       prefix,
-      mailbox: opts.mailbox?.(redis, prefix) ?? new Mailbox(redis, prefix, 2_000),
+      mailbox: opts.mailbox?.(redis, prefix) ?? new Mailbox(redis, prefix, lockMs),
       control: new ControlBus(redis, sub, prefix),
       runTurn: opts.runTurn,
       onAbandon: async (turn) => void abandoned.push(turn.entries.map((e) => e.payload.text).join('+')),
@@ -58,6 +62,7 @@ export async function rig(opts: {
       watchdogGraceMs: 200,
       redisReady: () => redis.status === 'ready',
       partsQuietMs: opts.partsQuietMs,
+      jobLockMs: opts.jobLockMs,
     });
     await w.start();
     workers.push(w);

@@ -16,6 +16,8 @@ import type { AbandonHandler, TurnEndHandler, TurnResult, TurnRunner } from './t
 import { entriesJoiningHead, entryOf, steerable, type PendingEntry } from './turn-entries.js';
 import { turnContextOf, type Hold, type RanTurn, type RunningTurn } from './running-turn.js';
 import { DEFAULT_WATCHDOG_MS, WATCHDOG_GRACE_MS, runWatched, type WatchdogLimits } from './watchdog.js';
+import { DEFAULT_JOB_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS, renewEveryMs } from './leases.js';
+import { abandonMessage, handBack, type HeldJob } from './hand-back.js';
 
 export const TURN_QUEUE = 'turns';
 
@@ -36,8 +38,9 @@ export interface TurnWorkerOptions {
   /** The busy-input mode of a session's messages (their agent profile's, features/profiles/table.ts). */
   busyInputMode: BusyInputMode | ((entry: MailboxEntry) => BusyInputMode);
   log: Logger;
-  /** BullMQ job lock; a killed worker's job is recovered after about this long. */
+  /** BullMQ job lock; a killed worker's job is recovered after about this long (default leases.ts). */
   jobLockMs?: number;
+  /** How often BullMQ looks for jobs whose lock ran out (default leases.ts). */
   stalledIntervalMs?: number;
   /** A turn with no agent activity for this long is aborted and its session unlocked (default 1,800 s). */
   watchdogMs?: number;
@@ -69,14 +72,18 @@ export class TurnWorker {
    * a /stop landing there dropped that entry, so it is read again instead of run.
    */
   private readonly between = new Map<string, { stopped: boolean }>();
-  /** Jobs this worker holds, by job id: what a shutdown abandons when it cannot hand them back. */
-  private readonly inFlight = new Map<string, string>();
+  /** Jobs this worker holds, by job id: what a shutdown hands back (or abandons, when Redis is gone). */
+  private readonly inFlight = new Map<string, HeldJob>();
   private closing = false;
 
   private readonly watchdog: WatchdogLimits;
 
   constructor(private readonly opts: TurnWorkerOptions) {
     this.watchdog = { idleMs: opts.watchdogMs ?? DEFAULT_WATCHDOG_MS, graceMs: opts.watchdogGraceMs ?? WATCHDOG_GRACE_MS };
+  }
+
+  private get jobLockMs(): number {
+    return this.opts.jobLockMs ?? DEFAULT_JOB_LOCK_MS;
   }
 
   get activeTurns(): number {
@@ -97,8 +104,8 @@ export class TurnWorker {
       connection: { url: this.opts.connection.url, maxRetriesPerRequest: null },
       prefix: this.opts.prefix,
       concurrency: this.opts.concurrency,
-      lockDuration: this.opts.jobLockMs ?? 30_000,
-      stalledInterval: this.opts.stalledIntervalMs ?? 30_000,
+      lockDuration: this.jobLockMs,
+      stalledInterval: this.opts.stalledIntervalMs ?? DEFAULT_STALLED_INTERVAL_MS,
       // A job is only a wake-up call; recovering it many times is harmless, losing it is not.
       maxStalledCount: 1_000,
       ...JOB_RETENTION,
@@ -145,7 +152,7 @@ export class TurnWorker {
       look();
     });
     try {
-      if (outcome !== 'closed') this.abandon(w, outcome, Math.max(cutShort, 0));
+      if (outcome !== 'closed') await this.abandon(w, outcome, Math.max(cutShort, 0));
     } finally {
       await this.opts.control.close();
     }
@@ -160,16 +167,16 @@ export class TurnWorker {
     return sessions.length;
   }
 
-  /** Stops waiting for BullMQ: logs what this worker still held and drops its connections. */
-  private abandon(w: Worker<TurnJobData>, why: 'redis' | 'timeout', cutShort: number): void {
-    const held = [...this.inFlight].map(([jobId, sessionKey]) => ({ jobId, sessionKey }));
-    const lockS = Math.round((this.opts.jobLockMs ?? 30_000) / 1000);
-    const cause = why === 'redis' ? 'Redis is unreachable' : 'the drain timeout passed';
-    const redelivery = why === 'redis' ? `once Redis is back, the queue redelivers them when their job lock expires (${lockS} s)` : `the queue redelivers them when their job lock expires (${lockS} s)`;
-    const sessions = [...new Set(held.map((h) => h.sessionKey))].join(', ');
-    const turns = cutShort > 0 ? ` (${cutShort} turn(s) cut short at the drain timeout)` : '';
-    const what = held.length === 0 ? 'no job was in hand' : `abandoned ${held.length} job(s) of session(s) ${sessions}${turns}; ${redelivery}`;
-    this.opts.log.warn({ abandoned: held, turnsCutShort: cutShort, reason: why }, `shutdown: ${cause}; ${what}`);
+  /**
+   * Stops waiting for BullMQ. With Redis there, the turns that would not end are handed back at once (session lock
+   * released, job put back to wait): another worker runs them now, and the fence keeps the stragglers from writing
+   * or sending. Without Redis, what this worker still held is logged; BullMQ redelivers it when its lock expires.
+   */
+  private async abandon(w: Worker<TurnJobData>, why: 'redis' | 'timeout', cutShort: number): Promise<void> {
+    const held = [...this.inFlight.values()];
+    const handed = why === 'timeout' ? await handBack(held, this.opts.mailbox, HANDOVER_GRACE_MS) : 0;
+    const abandoned = held.map(({ jobId, sessionKey }) => ({ jobId, sessionKey }));
+    this.opts.log.warn({ abandoned, handedBack: handed, turnsCutShort: cutShort, reason: why }, abandonMessage({ why, held, handed, cutShort, jobLockMs: this.jobLockMs }));
     // Not awaited: a client that is reconnecting may never report its end, and the process is about to exit.
     void w.disconnect().catch(() => undefined);
   }
@@ -194,7 +201,7 @@ export class TurnWorker {
 
   private async process(job: Job<TurnJobData>, token?: string): Promise<string> {
     const jobId = job.id ?? '?';
-    this.inFlight.set(jobId, job.data.sessionKey);
+    this.inFlight.set(jobId, { jobId, sessionKey: job.data.sessionKey, job, jobToken: token, lockToken: null });
     try {
       return await this.processHeld(job, token);
     } finally {
@@ -216,6 +223,8 @@ export class TurnWorker {
       throw new DelayedError();
     }
 
+    const held = this.inFlight.get(job.id ?? '?');
+    if (held) held.lockToken = got.token;
     const log = this.opts.log.child({ sessionKey, jobId: job.id });
     const hold: Hold = { sessionKey, lockToken: got.token, fence: got.fence, lost: false, current: null };
     const heartbeat = this.keepLock(hold, log);
@@ -305,7 +314,7 @@ export class TurnWorker {
         },
         (err: unknown) => log.warn({ err }, 'lock renewal failed'),
       );
-    }, Math.max(Math.floor(mailbox.lockTtlMs / 3), 100));
+    }, renewEveryMs(mailbox.lockTtlMs));
   }
 
   /** Runs the turn of `head` (and what joined it) inside the watchdog; a shutdown abort hands the job over. */

@@ -188,10 +188,11 @@ export const SETTINGS = {
   // Operator safety (ops/safety/): settings that can lose data are warned about at start-up, in doctor and /health/detailed.
   acceptRisks: setting('HERALD_ACCEPT_RISKS', list.pipe(z.array(z.enum(RISK_IDS, `must be one of ${RISK_IDS.join(', ')}`))), `Comma list of known, accepted risks to stop warning about (${RISK_IDS.join(', ')})`, ''),
   storeMinFreeMb: setting('HERALD_STORE_MIN_FREE_MB', int(0, 100_000_000), "Warn when the SQLite store's disk has less free space than this many MB (or than the store's own size)", '1024'),
-  // Advanced: how fast a killed worker's sessions and jobs are taken over. Lower = faster recovery, more Redis traffic.
-  sessionLockMs: setting('HERALD_SESSION_LOCK_MS', int(300, 600_000), 'Session lock TTL; a dead worker\'s sessions are free again after this', '30000'),
-  jobLockMs: setting('HERALD_JOB_LOCK_MS', int(300, 600_000), 'BullMQ job lock; a dead worker\'s jobs are recovered after this', '30000'),
-  stalledIntervalMs: setting('HERALD_STALLED_INTERVAL_MS', int(300, 600_000), 'How often workers look for stalled jobs', '30000'),
+  // Advanced: how fast a killed worker's sessions and jobs are taken over (queue/leases.ts; docs/architecture.md,
+  // "Taking over from a dead worker"). Lower = faster recovery, more Redis traffic, takeovers after shorter pauses.
+  sessionLockMs: setting('HERALD_SESSION_LOCK_MS', int(300, 600_000), 'Session lock lease, renewed every third of it; a dead worker\'s sessions are free again after this', '4000'),
+  jobLockMs: setting('HERALD_JOB_LOCK_MS', int(300, 600_000), 'BullMQ job lock, renewed every half of it; a dead worker\'s jobs are recovered at most this plus the stalled interval after it died', '3000'),
+  stalledIntervalMs: setting('HERALD_STALLED_INTERVAL_MS', int(300, 600_000), 'How often workers look for jobs whose lock ran out (a dead worker\'s)', '1500'),
   janitorIntervalMs: setting('HERALD_JANITOR_INTERVAL_MS', int(100, 600_000), 'How often a worker looks for messages left without a queue job (an ingress killed mid-hand-over)', '30000'),
   userRateLimit: setting('HERALD_USER_RATE_LIMIT', int(0, 100_000), 'Messages per minute one user may send (0 = no limit); commands are never limited', '20'),
   // Outbound files and voice replies (outbound/): what the agent may send to the chat.
