@@ -10,14 +10,15 @@
  *
  * In a group only one part carries the mention (an album's caption, a split text's first part): once a part was
  * taken, the others follow it through the mention check. Telegram delivers one chat's updates in order, one at a
- * time (to the webhook as to getUpdates), so a first part is always seen before the rest.
+ * time (to the webhook as to getUpdates), so a first part is always seen before the rest — by whichever ingress
+ * process gets it, when what was taken is remembered where all of them look (PartsMemory).
  */
 import type { InboundMessage, MessagePart } from '../types.js';
 import { RecentIds } from '../shared/recent-ids.js';
 import { TELEGRAM_SPLIT_MAX_GAP_SEC } from './config.js';
 import type { TgMessage } from './wire.js';
 
-/** Albums and open splits remembered at once; far more than can be arriving at the same time. */
+/** Albums and open splits remembered at once (in one process); far more than can be arriving at the same time. */
 const PARTS_REMEMBERED = 1_000;
 
 /** A taken text that a next part may still follow. */
@@ -53,40 +54,99 @@ export function textPartOf(open: OpenSplit | undefined, next: TextCandidate, cha
   return next.joinable && !last ? { id: `${chatId}:${next.messageId}`, kind: 'text' } : undefined;
 }
 
-export class IncomingParts {
+/**
+ * What ingress remembers of the parts it took: the albums, and the split texts a next message may continue. In this
+ * process by default; the gateway keeps it in Redis, so that parts reaching different ingress processes (webhooks
+ * behind a balancer) are still seen as one message. Keys are `<conversation>|<album id>` and `<conversation>|<user>`.
+ */
+export interface PartsMemory {
+  /** Remembers that a part of this album was taken. */
+  rememberAlbum(key: string): Promise<void>;
+  /** Whether a part of this album was taken. */
+  hasAlbum(key: string): Promise<boolean>;
+  /** The split a next message of this user here may continue (left as it is). */
+  openSplit(key: string): Promise<OpenSplit | undefined>;
+  /** The same, forgotten in the same step: whatever the next message is, nothing else continues that split. */
+  takeSplit(key: string): Promise<OpenSplit | undefined>;
+  rememberSplit(key: string, split: OpenSplit): Promise<void>;
+}
+
+/** PartsMemory in this process's memory: enough for one ingress process (polling, or a single webhook). */
+export class LocalPartsMemory implements PartsMemory {
   private readonly albums = new RecentIds<string>(PARTS_REMEMBERED);
-  /** By conversation and user; insertion order is age, so the first key is the oldest. */
+  /** Insertion order is age, so the first key is the oldest. */
   private readonly open = new Map<string, OpenSplit>();
 
-  constructor(private readonly minPartLength: number) {}
-
-  /** Whether a message the bot was not addressed in is a later part of one it took (an album's, a split text's). */
-  follows(msg: InboundMessage, raw: TgMessage, joinable: boolean): boolean {
-    if (msg.partOf?.kind === 'album') return this.albums.has(albumKey(msg, msg.partOf));
-    return continuesSplit(this.open.get(splitKey(msg)), candidate(raw, joinable));
+  async rememberAlbum(key: string): Promise<void> {
+    this.albums.add(key);
   }
 
-  /** The taken message as handed over, tagged when it is (or may start) a split text; remembered for the parts after it. */
-  take(msg: InboundMessage, raw: TgMessage, joinable: boolean): InboundMessage {
-    const key = splitKey(msg);
+  async hasAlbum(key: string): Promise<boolean> {
+    return this.albums.has(key);
+  }
+
+  async openSplit(key: string): Promise<OpenSplit | undefined> {
+    return this.open.get(key);
+  }
+
+  async takeSplit(key: string): Promise<OpenSplit | undefined> {
     const open = this.open.get(key);
-    this.open.delete(key); // whatever it is, the message before it is continued by nothing else
-    if (msg.partOf?.kind === 'album') {
-      this.albums.add(albumKey(msg, msg.partOf));
-      return msg;
-    }
-    const partOf = textPartOf(open, candidate(raw, joinable), msg.chatId, this.minPartLength);
-    if (partOf === undefined) return msg;
-    if (!partOf.last) this.remember(key, { id: partOf.id, messageId: raw.message_id, date: raw.date });
-    return { ...msg, partOf };
+    this.open.delete(key);
+    return open;
   }
 
-  private remember(key: string, split: OpenSplit): void {
+  async rememberSplit(key: string, split: OpenSplit): Promise<void> {
     this.open.set(key, split);
     if (this.open.size > PARTS_REMEMBERED) {
       const oldest = this.open.keys().next();
       if (!oldest.done) this.open.delete(oldest.value);
     }
+  }
+}
+
+export class IncomingParts {
+  constructor(
+    private readonly minPartLength: number,
+    private readonly memory: PartsMemory = new LocalPartsMemory(),
+  ) {}
+
+  /** Whether a message the bot was not addressed in is a later part of one it took (an album's, a split text's). */
+  async follows(msg: InboundMessage, raw: TgMessage, joinable: boolean): Promise<boolean> {
+    if (msg.partOf?.kind === 'album') return this.memory.hasAlbum(albumKey(msg, msg.partOf));
+    return continuesSplit(await this.memory.openSplit(splitKey(msg)), candidate(raw, joinable));
+  }
+
+  /** The taken message as handed over, tagged when it is (or may start) a split text; remembered for the parts after it. */
+  async take(msg: InboundMessage, raw: TgMessage, joinable: boolean): Promise<InboundMessage> {
+    const key = splitKey(msg);
+    // Whatever it is, the message before it is continued by nothing else.
+    const open = await this.memory.takeSplit(key);
+    if (msg.partOf?.kind === 'album') {
+      await this.memory.rememberAlbum(albumKey(msg, msg.partOf));
+      return msg;
+    }
+    const partOf = textPartOf(open, candidate(raw, joinable), msg.chatId, this.minPartLength);
+    if (partOf === undefined) return msg;
+    if (!partOf.last) await this.memory.rememberSplit(key, { id: partOf.id, messageId: raw.message_id, date: raw.date });
+    return { ...msg, partOf };
+  }
+}
+
+/** Runs steps one at a time per key, in the order they were given: each starts once the one before it settled. */
+export class InOrder {
+  private readonly tails = new Map<string, Promise<void>>();
+
+  run<T>(key: string, step: () => Promise<T>): Promise<T> {
+    const result = (this.tails.get(key) ?? Promise.resolve()).then(step);
+    const tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.tails.set(key, tail);
+    void tail.then(() => {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    });
+    return result;
   }
 }
 
