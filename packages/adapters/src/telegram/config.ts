@@ -2,7 +2,7 @@
  * Options the gateway builds from its config, and the Telegram constants every other file reads.
  */
 import type { Logger } from 'pino';
-import type { PartsMemory } from './parts.js';
+import type { PartsMemory } from './parts-memory.js';
 
 export const TELEGRAM_DEFAULT_API_ROOT = 'https://api.telegram.org';
 /** UTF-16 code units of message text after entity parsing. */
