@@ -31,6 +31,7 @@ import { KnownThreads } from '../features/sessions/known-threads.js';
 import { StoreRetention } from '../features/sessions/retention.js';
 import { openStoreWhenReachable } from '../edges/admin/wait-for-store.js';
 import { createEgressRegistry, createFilesRegistry, createIngresses, stampAccount, type IngressWithRoutes } from './platforms.js';
+import { RedisPartsMemory } from '../edges/ingress/parts-memory.js';
 import { DEFAULT_ACCOUNT } from '../support/config/profile-accounts.js';
 import { ProfileRuntimes } from '../turn/profile-runtimes.js';
 import { createTeamControls } from '../turn/team-controls.js';
@@ -261,7 +262,7 @@ async function build(config: HeraldConfig, log: Logger, { onStop, watchRedis, si
       buttons: new ButtonStore(redis, config.redisPrefix),
       onCompressed: (reason) => metrics.compressions.inc({ reason }),
     });
-    ingresses = createIngresses(config, threads, log);
+    ingresses = createIngresses(config, threads, log, (account) => new RedisPartsMemory(redis, config.redisPrefix, account));
     for (const ingress of ingresses.values()) ingress.registerRoutes?.(http);
     if (config.apiKeys.length > 0) {
       const api = await mountApi({ config, http, redis, store, producer, mailbox, control, conversation, metrics, log });

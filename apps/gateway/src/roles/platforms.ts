@@ -8,7 +8,7 @@
  */
 import type { Logger } from '../support/logger.js';
 import type { InboundHandler, Platform, PlatformEgress, PlatformFiles, PlatformIngress } from '@herald/adapters';
-import { createTelegramEgress, createTelegramFiles, createTelegramIngress } from '@herald/adapters/telegram';
+import { createTelegramEgress, createTelegramFiles, createTelegramIngress, type PartsMemory } from '@herald/adapters/telegram';
 import { createDiscordEgress, createDiscordIngress, DiscordFiles } from '@herald/adapters/discord';
 import { createSlackEgress, createSlackIngress, SlackFiles, SLACK_EVENTS_PATH } from '@herald/adapters/slack';
 import type { FastifyInstance } from 'fastify';
@@ -125,27 +125,30 @@ export interface AccountIngress {
  * The ingresses, keyed `telegram`, `discord`, `slack` for the default accounts and `<platform>:<account>` for the
  * others.
  */
-export function createIngresses(config: HeraldConfig, threads: KnownThreads, log: Logger): Map<string, IngressWithRoutes> {
-  return new Map(accountIngresses(config, threads, log).map((a) => [keyOf(a.platform, a.account), a.ingress]));
+export function createIngresses(config: HeraldConfig, threads: KnownThreads, log: Logger, parts?: PartsMemoryOf): Map<string, IngressWithRoutes> {
+  return new Map(accountIngresses(config, threads, log, parts).map((a) => [keyOf(a.platform, a.account), a.ingress]));
 }
 
-export function accountIngresses(config: HeraldConfig, threads: KnownThreads, log: Logger): AccountIngress[] {
+/** Where a bot account's Telegram ingress remembers the parts it took (edges/ingress/parts-memory.ts); absent: its own process. */
+export type PartsMemoryOf = (account: string) => PartsMemory;
+
+export function accountIngresses(config: HeraldConfig, threads: KnownThreads, log: Logger, parts?: PartsMemoryOf): AccountIngress[] {
   const bots: Bot[] = [];
   if (config.platforms.telegram.enabled) bots.push({ ...botOf(config, 'telegram'), webhook: config.telegram.webhookUrl ? { url: config.telegram.webhookUrl, secret: config.telegram.webhookSecret } : undefined });
   if (config.platforms.discord.enabled) bots.push(botOf(config, 'discord'));
   if (config.platforms.slack.enabled) bots.push(botOf(config, 'slack'));
   for (const a of config.botAccounts) if (config.platforms[a.platform].enabled) bots.push(botOf(config, a.platform, a.name));
-  return bots.map((bot) => ({ platform: bot.platform as Platform, account: bot.account, ingress: ingressOf(config, bot, threads, log) }));
+  return bots.map((bot) => ({ platform: bot.platform as Platform, account: bot.account, ingress: ingressOf(config, bot, threads, log, parts) }));
 }
 
-function ingressOf(config: HeraldConfig, bot: Bot, threads: KnownThreads, log: Logger): IngressWithRoutes {
+function ingressOf(config: HeraldConfig, bot: Bot, threads: KnownThreads, log: Logger, parts?: PartsMemoryOf): IngressWithRoutes {
   const commands = menuCommands();
   const platform = bot.platform as Platform;
   const logger = log.child({ platform, ...(bot.account !== DEFAULT_ACCOUNT && { account: bot.account }) });
   const token = tokenOf(bot);
   if (platform === 'telegram') {
     const t = config.telegram;
-    return createTelegramIngress({ token, apiRoot: bot.apiBase ?? t.apiRoot, webhook: bot.webhook, requireMention: t.requireMention, commands, logger });
+    return createTelegramIngress({ token, apiRoot: bot.apiBase ?? t.apiRoot, webhook: bot.webhook, requireMention: t.requireMention, commands, logger, partsMemory: parts?.(bot.account) });
   }
   if (platform === 'discord') {
     const d = config.discord;

@@ -2,6 +2,7 @@
  * Options the gateway builds from its config, and the Telegram constants every other file reads.
  */
 import type { Logger } from 'pino';
+import type { PartsMemory } from './parts-memory.js';
 
 export const TELEGRAM_DEFAULT_API_ROOT = 'https://api.telegram.org';
 /** UTF-16 code units of message text after entity parsing. */
@@ -90,6 +91,8 @@ export interface TelegramIngressOptions {
   callTimeoutMs?: number;
   /** Shortest text that another part may follow (default TELEGRAM_SPLIT_MIN_PART). */
   splitMinPartLength?: number;
+  /** Where the albums and split texts taken are remembered (default: this process; the gateway: Redis). */
+  partsMemory?: PartsMemory;
   dedupeSize?: number;
   pollTimeoutSec?: number;
   waits?: Partial<ReconnectWaits>;

@@ -25,6 +25,7 @@ export { TelegramFiles, type TelegramFilesOptions } from './files.js';
 export { TelegramEgress } from './egress.js';
 export { telegramCodec, type TelegramConversation } from './codec.js';
 export { markdownToTelegramHtml } from './format.js';
+export { LocalPartsMemory, type OpenSplit, type PartsMemory } from './parts-memory.js';
 export {
   TELEGRAM_MAX_MESSAGE_LENGTH,
   TELEGRAM_TYPING_REFRESH_MS,

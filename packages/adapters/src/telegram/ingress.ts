@@ -24,7 +24,7 @@ import {
   type TelegramIngressOptions,
 } from './config.js';
 import { HealthTracker } from './health.js';
-import { IncomingParts } from './parts.js';
+import { IncomingParts, InOrder } from './parts.js';
 import type { BotIdentity } from './mention.js';
 import { normalizeMessage } from './normalize.js';
 import { Poller } from './poller.js';
@@ -53,6 +53,7 @@ export class TelegramIngress implements PlatformIngress {
   private readonly tracker = new HealthTracker();
   private readonly recent: RecentIds<number>;
   private readonly parts: IncomingParts;
+  private readonly tagging = new InOrder();
   private readonly waits: ReconnectWaits;
   private readonly sleep: Sleep;
   private readonly requireMention: boolean;
@@ -76,7 +77,7 @@ export class TelegramIngress implements PlatformIngress {
     this.requireMention = opts.requireMention ?? true;
     this.api = new TelegramApi({ token: opts.token, apiRoot: opts.apiRoot, logger: this.logger, sleep: this.sleep, callTimeoutMs: opts.callTimeoutMs });
     this.recent = new RecentIds(opts.dedupeSize ?? TELEGRAM_DEDUPE_SIZE);
-    this.parts = new IncomingParts(opts.splitMinPartLength ?? TELEGRAM_SPLIT_MIN_PART);
+    this.parts = new IncomingParts(opts.splitMinPartLength ?? TELEGRAM_SPLIT_MIN_PART, opts.partsMemory);
     if (opts.webhook) {
       const given = opts.webhook.secret;
       if (given && !WEBHOOK_SECRET_RE.test(given)) {
@@ -293,23 +294,35 @@ export class TelegramIngress implements PlatformIngress {
     }
   }
 
-  private async takeMessage(raw: TgMessage): Promise<void> {
-    if (this.identity === null) return;
+  /**
+   * Tagging a message may ask Redis (the gateway's PartsMemory): one chat's messages are tagged one at a time, each
+   * handed over as soon as it is tagged, so they still reach the gateway in arrival order.
+   */
+  private takeMessage(raw: TgMessage): Promise<void> {
+    return this.tagging.run(String(raw.chat.id), async () => {
+      const msg = await this.tagMessage(raw);
+      return msg === null ? null : { handed: this.handOver(msg) };
+    }).then((h) => h?.handed);
+  }
+
+  /** The message as handed over (tagged when a part of one), or null when the bot does not take it. */
+  private async tagMessage(raw: TgMessage): Promise<InboundMessage | null> {
+    if (this.identity === null) return null;
     let result = normalizeMessage(raw, { bot: this.identity, requireMention: this.requireMention });
     // In a group only one part of an album (its caption) or of a split text (the first) mentions the bot; the rest
     // belong with it.
     if (!result.accepted && result.reason === 'not-addressed') {
       const again = normalizeMessage(raw, { bot: this.identity, requireMention: false });
-      if (again.accepted && this.parts.follows(again.message, raw, again.joinable)) result = again;
+      if (again.accepted && (await this.parts.follows(again.message, raw, again.joinable))) result = again;
     }
     if (!result.accepted) {
       this.logger.debug({ reason: result.reason, chatId: raw.chat.id }, 'telegram message ignored');
-      return;
+      return null;
     }
     // Each part is handed over at once, tagged: the worker answers the parts as one turn. Holding a part here instead
     // would hold the webhook's answer, and Telegram sends a chat's next update only after that answer: the next
     // part could never join.
-    await this.handOver(this.parts.take(result.message, raw, result.joinable));
+    return this.parts.take(result.message, raw, result.joinable);
   }
 
   private handOver(msg: InboundMessage): Promise<void> {

@@ -38,13 +38,13 @@ describe('IncomingParts', () => {
   });
   const raw = (messageId: number, text: string): TgMessage => ({ message_id: messageId, date: 1_000, chat: { id: -5, type: 'supergroup' }, text });
 
-  it('keeps splits apart per user: another user’s next message does not continue mine', () => {
+  it('keeps splits apart per user: another user’s next message does not continue mine', async () => {
     const parts = new IncomingParts(MIN);
-    expect(parts.take(msg('1', 10), raw(10, 'a'.repeat(4096)), true).partOf).toEqual({ id: '-5:10', kind: 'text' });
-    expect(parts.follows(msg('2', 11), raw(11, 'not mine'), true)).toBe(false);
-    expect(parts.follows(msg('1', 11), raw(11, 'mine'), true)).toBe(true);
-    expect(parts.take(msg('1', 11), raw(11, 'mine'), true).partOf).toEqual({ id: '-5:10', kind: 'text', last: true });
+    expect((await parts.take(msg('1', 10), raw(10, 'a'.repeat(4096)), true)).partOf).toEqual({ id: '-5:10', kind: 'text' });
+    expect(await parts.follows(msg('2', 11), raw(11, 'not mine'), true)).toBe(false);
+    expect(await parts.follows(msg('1', 11), raw(11, 'mine'), true)).toBe(true);
+    expect((await parts.take(msg('1', 11), raw(11, 'mine'), true)).partOf).toEqual({ id: '-5:10', kind: 'text', last: true });
     // The split is over: nothing continues it any more.
-    expect(parts.follows(msg('1', 12), raw(12, 'later'), true)).toBe(false);
+    expect(await parts.follows(msg('1', 12), raw(12, 'later'), true)).toBe(false);
   });
 });

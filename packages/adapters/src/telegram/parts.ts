@@ -10,23 +10,15 @@
  *
  * In a group only one part carries the mention (an album's caption, a split text's first part): once a part was
  * taken, the others follow it through the mention check. Telegram delivers one chat's updates in order, one at a
- * time (to the webhook as to getUpdates), so a first part is always seen before the rest.
+ * time (to the webhook as to getUpdates), so a first part is always seen before the rest — by whichever ingress
+ * process gets it, when what was taken is remembered where all of them look (PartsMemory).
  */
 import type { InboundMessage, MessagePart } from '../types.js';
-import { RecentIds } from '../shared/recent-ids.js';
 import { TELEGRAM_SPLIT_MAX_GAP_SEC } from './config.js';
+import { LocalPartsMemory, type OpenSplit, type PartsMemory } from './parts-memory.js';
 import type { TgMessage } from './wire.js';
 
-/** Albums and open splits remembered at once; far more than can be arriving at the same time. */
-const PARTS_REMEMBERED = 1_000;
-
-/** A taken text that a next part may still follow. */
-export interface OpenSplit {
-  id: string;
-  messageId: number;
-  /** Unix seconds, as Telegram dates messages. */
-  date: number;
-}
+export type { OpenSplit, PartsMemory } from './parts-memory.js';
 
 /** What the split decision needs to know of a message. */
 export interface TextCandidate {
@@ -54,39 +46,48 @@ export function textPartOf(open: OpenSplit | undefined, next: TextCandidate, cha
 }
 
 export class IncomingParts {
-  private readonly albums = new RecentIds<string>(PARTS_REMEMBERED);
-  /** By conversation and user; insertion order is age, so the first key is the oldest. */
-  private readonly open = new Map<string, OpenSplit>();
-
-  constructor(private readonly minPartLength: number) {}
+  constructor(
+    private readonly minPartLength: number,
+    private readonly memory: PartsMemory = new LocalPartsMemory(),
+  ) {}
 
   /** Whether a message the bot was not addressed in is a later part of one it took (an album's, a split text's). */
-  follows(msg: InboundMessage, raw: TgMessage, joinable: boolean): boolean {
-    if (msg.partOf?.kind === 'album') return this.albums.has(albumKey(msg, msg.partOf));
-    return continuesSplit(this.open.get(splitKey(msg)), candidate(raw, joinable));
+  async follows(msg: InboundMessage, raw: TgMessage, joinable: boolean): Promise<boolean> {
+    if (msg.partOf?.kind === 'album') return this.memory.hasAlbum(albumKey(msg, msg.partOf));
+    return continuesSplit(await this.memory.openSplit(splitKey(msg)), candidate(raw, joinable));
   }
 
   /** The taken message as handed over, tagged when it is (or may start) a split text; remembered for the parts after it. */
-  take(msg: InboundMessage, raw: TgMessage, joinable: boolean): InboundMessage {
+  async take(msg: InboundMessage, raw: TgMessage, joinable: boolean): Promise<InboundMessage> {
     const key = splitKey(msg);
-    const open = this.open.get(key);
-    this.open.delete(key); // whatever it is, the message before it is continued by nothing else
+    // Whatever it is, the message before it is continued by nothing else.
+    const open = await this.memory.takeSplit(key);
     if (msg.partOf?.kind === 'album') {
-      this.albums.add(albumKey(msg, msg.partOf));
+      await this.memory.rememberAlbum(albumKey(msg, msg.partOf));
       return msg;
     }
     const partOf = textPartOf(open, candidate(raw, joinable), msg.chatId, this.minPartLength);
     if (partOf === undefined) return msg;
-    if (!partOf.last) this.remember(key, { id: partOf.id, messageId: raw.message_id, date: raw.date });
+    if (!partOf.last) await this.memory.rememberSplit(key, { id: partOf.id, messageId: raw.message_id, date: raw.date });
     return { ...msg, partOf };
   }
+}
 
-  private remember(key: string, split: OpenSplit): void {
-    this.open.set(key, split);
-    if (this.open.size > PARTS_REMEMBERED) {
-      const oldest = this.open.keys().next();
-      if (!oldest.done) this.open.delete(oldest.value);
-    }
+/** Runs steps one at a time per key, in the order they were given: each starts once the one before it settled. */
+export class InOrder {
+  private readonly tails = new Map<string, Promise<void>>();
+
+  run<T>(key: string, step: () => Promise<T>): Promise<T> {
+    const result = (this.tails.get(key) ?? Promise.resolve()).then(step);
+    const tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.tails.set(key, tail);
+    void tail.then(() => {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    });
+    return result;
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import type { ConversationResult, Session, SessionStore, Turn, UsageDelta } from '@herald/agent-core';
 import type { TurnSpend } from '../../features/budgets/turn-spend.js';
+import { isWithdrawnTurn, WITHDRAWN_REASON } from '../../queue/withdraw.js';
 import { continueInChildSession } from '../auto-compress.js';
 import type { TurnDeps } from './deps.js';
 import type { FinishedTurn } from './finish.js';
@@ -46,17 +47,25 @@ export async function recordTurn(deps: TurnDeps, open: OpenTurn, prepared: Prepa
   return { ...recorded, compressions };
 }
 
-/** Interrupted or stopped by the user: keeps what the turn did (tool results) and what it cost; sends nothing. */
+/**
+ * Interrupted or stopped by the user: keeps what the turn did (tool results) and what it cost; sends nothing. A turn
+ * whose sender took its question back (queue/withdraw.ts) keeps only what it cost: none of its messages, so the
+ * question never reaches a later model request.
+ */
 export async function recordInterrupted(deps: TurnDeps, open: OpenTurn, prepared: PreparedTurn, result: ConversationResult, spend: TurnSpend): Promise<{ compressions: number }> {
   const { store, controls } = deps;
   const { ctx, spender } = open;
   const { meter } = prepared;
   const abort: unknown = ctx.signal.reason;
+  const withdrawn = isWithdrawnTurn(ctx.entries, abort);
   const persisted = await store.transaction(async () => {
     // What the interrupted turn cost still counts: the session's usage and the budgets.
-    const usage = { ...spend.uncountedTokens(), costUsd: meter.costUsd, apiCalls: result.apiCalls + prepared.media.calls.length, ...(result.lastPromptTokens ? { lastPromptTokens: result.lastPromptTokens } : {}) };
-    const persisted = await persistTurn(store, { sessionKey: open.sessionKey, session: prepared.session, result, turnId: ctx.turnId, platformMessageId: open.last.platformMessageId, usage });
-    await store.markTurn(ctx.turnId, 'interrupted', ctx.fence, abort instanceof Error ? abort.message : 'interrupted');
+    const usage = { ...spend.uncountedTokens(), costUsd: meter.costUsd, apiCalls: result.apiCalls + prepared.media.calls.length, ...(result.lastPromptTokens && !withdrawn ? { lastPromptTokens: result.lastPromptTokens } : {}) };
+    let persisted = prepared.session;
+    if (withdrawn) await store.addUsage(prepared.session.id, usage);
+    else persisted = await persistTurn(store, { sessionKey: open.sessionKey, session: prepared.session, result, turnId: ctx.turnId, platformMessageId: open.last.platformMessageId, usage });
+    const reason = withdrawn ? WITHDRAWN_REASON : abort instanceof Error ? abort.message : 'interrupted';
+    await store.markTurn(ctx.turnId, 'interrupted', ctx.fence, reason);
     await controls?.budgets.record(spender, meter.usage, meter.costUsd);
     return persisted;
   });
