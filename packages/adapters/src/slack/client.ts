@@ -46,10 +46,15 @@ export function createSlackClient(opts: SlackClientOptions): WebClient {
  */
 export async function slackAuthTest(
   client: WebClient,
+  logger: Logger,
   retryConfig: RetryOptions = retryPolicies.tenRetriesInAboutThirtyMinutes,
 ): ReturnType<WebClient['auth']['test']> {
+  const unreachable = (error: unknown): boolean => (error as { code?: unknown }).code === ErrorCode.RequestError;
   return pRetry(() => client.auth.test(), {
     ...retryConfig,
-    shouldRetry: ({ error }) => (error as { code?: unknown }).code === ErrorCode.RequestError,
+    shouldRetry: ({ error }) => unreachable(error),
+    onFailedAttempt: ({ error, attemptNumber, retriesLeft }) => {
+      if (unreachable(error) && retriesLeft > 0) logger.warn({ err: error.message, attempt: attemptNumber }, 'slack: auth.test could not reach Slack; trying again');
+    },
   });
 }

@@ -198,7 +198,7 @@ class SlackIngressImpl implements SlackIngress {
 
   private async whoAmI(): Promise<SlackIdentity & { teamId?: string }> {
     try {
-      const me = await slackAuthTest(this.client, this.opts.clientOptions?.retryConfig);
+      const me = await slackAuthTest(this.client, this.logger, this.opts.clientOptions?.retryConfig);
       if (!me.user_id) throw new Error('auth.test returned no user_id: is SLACK_BOT_TOKEN a bot token?');
       return { botUserId: me.user_id, botId: me.bot_id, teamId: me.team_id };
     } catch (err) {
