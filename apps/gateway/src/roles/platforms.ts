@@ -4,13 +4,14 @@
  *
  * A platform may have several bot accounts (HERALD_BOT_ACCOUNTS, support/config/profile-accounts.ts): the registries are keyed by
  * platform and account, so a reply goes out through the bot that received the message. `default` is the account
- * of the <PLATFORM>_BOT_TOKEN settings.
+ * of the <PLATFORM>_BOT_TOKEN settings. A Discord or Slack bot has one API client, shared by its ingress, egress and
+ * files (`clientsOf`).
  */
 import type { Logger } from '../support/logger.js';
 import type { InboundHandler, Platform, PlatformEgress, PlatformFiles, PlatformIngress } from '@herald/adapters';
 import { createTelegramEgress, createTelegramFiles, createTelegramIngress, type PartsMemory } from '@herald/adapters/telegram';
-import { createDiscordEgress, createDiscordIngress, DiscordFiles } from '@herald/adapters/discord';
-import { createSlackEgress, createSlackIngress, SlackFiles, SLACK_EVENTS_PATH } from '@herald/adapters/slack';
+import { createDiscordEgress, createDiscordIngress, createDiscordRest, DiscordFiles } from '@herald/adapters/discord';
+import { createSlackClient, createSlackEgress, createSlackIngress, SlackFiles, SLACK_EVENTS_PATH } from '@herald/adapters/slack';
 import type { FastifyInstance } from 'fastify';
 import type { HeraldConfig } from '../support/config/load.js';
 import { menuCommands } from '../edges/commands/registry.js';
@@ -70,6 +71,42 @@ function tokenOf(bot: Bot): string {
 
 const keyOf = (platform: string, account: string | undefined): string => (account && account !== DEFAULT_ACCOUNT ? `${platform}:${account}` : platform);
 
+type DiscordRest = ReturnType<typeof createDiscordRest>;
+type SlackClient = ReturnType<typeof createSlackClient>;
+interface BotClients {
+  discord: Map<string, DiscordRest>;
+  slack: Map<string, SlackClient>;
+}
+/** Per gateway (its config), each bot's one API client, built on first use by whichever half needs it first. */
+const clientsByConfig = new WeakMap<HeraldConfig, BotClients>();
+
+function clientsOf(config: HeraldConfig): BotClients {
+  let clients = clientsByConfig.get(config);
+  if (!clients) clientsByConfig.set(config, (clients = { discord: new Map(), slack: new Map() }));
+  return clients;
+}
+
+function cached<T>(map: Map<string, T>, key: string, build: () => T): T {
+  let value = map.get(key);
+  if (value === undefined) map.set(key, (value = build()));
+  return value;
+}
+
+/** The Discord bot's one REST client (egress, files). */
+function discordRestOf(config: HeraldConfig, bot: Bot): DiscordRest {
+  return cached(clientsOf(config).discord, keyOf(bot.platform, bot.account), () =>
+    createDiscordRest({ botToken: tokenOf(bot), apiUrl: bot.apiBase ?? config.discord.apiUrl }),
+  );
+}
+
+/** The Slack bot's one Web API client (ingress, egress, files). */
+function slackClientOf(config: HeraldConfig, bot: Bot, log: Logger): SlackClient {
+  const logger = log.child({ platform: 'slack', ...(bot.account !== DEFAULT_ACCOUNT && { account: bot.account }) });
+  return cached(clientsOf(config).slack, keyOf(bot.platform, bot.account), () =>
+    createSlackClient({ botToken: tokenOf(bot), apiUrl: bot.apiBase ?? config.slack.apiUrl, logger }),
+  );
+}
+
 /** `extra`: egresses built elsewhere (the HTTP API's, which answers through Redis), by platform name. */
 export function createEgressRegistry(
   config: HeraldConfig,
@@ -85,8 +122,8 @@ export function createEgressRegistry(
     const bot = botOf(config, platform, account);
     const logger = log.child({ platform, ...(account && account !== DEFAULT_ACCOUNT && { account }) });
     if (platform === 'telegram') egress = createTelegramEgress({ token: tokenOf(bot), apiRoot: bot.apiBase ?? config.telegram.apiRoot, logger });
-    else if (platform === 'discord') egress = createDiscordEgress({ botToken: tokenOf(bot), apiUrl: bot.apiBase ?? config.discord.apiUrl, logger });
-    else egress = createSlackEgress({ botToken: tokenOf(bot), apiUrl: bot.apiBase ?? config.slack.apiUrl, logger });
+    else if (platform === 'discord') egress = createDiscordEgress({ botToken: tokenOf(bot), logger, rest: discordRestOf(config, bot) });
+    else egress = createSlackEgress({ botToken: tokenOf(bot), logger, client: slackClientOf(config, bot, log) });
     cache.set(key, egress);
     return egress;
   };
@@ -101,13 +138,13 @@ export function createFilesRegistry(config: HeraldConfig, log: Logger): (platfor
     if (files) return files;
     if (platform === 'discord') {
       const bot = botOf(config, platform, account);
-      files = new DiscordFiles({ botToken: tokenOf(bot), apiUrl: bot.apiBase ?? config.discord.apiUrl });
+      files = new DiscordFiles({ botToken: tokenOf(bot), rest: discordRestOf(config, bot) });
     } else if (platform === 'telegram') {
       const bot = botOf(config, platform, account);
       files = createTelegramFiles({ token: tokenOf(bot), apiRoot: bot.apiBase ?? config.telegram.apiRoot, logger: log.child({ platform }) });
     } else if (platform === 'slack') {
       const bot = botOf(config, platform, account);
-      files = new SlackFiles({ botToken: tokenOf(bot), apiUrl: bot.apiBase ?? config.slack.apiUrl, logger: log.child({ platform }) });
+      files = new SlackFiles({ botToken: tokenOf(bot), logger: log.child({ platform }), client: slackClientOf(config, bot, log) });
     } else throw new UnknownPlatformError(`no file downloads for platform ${platform}`);
     cache.set(key, files);
     return files;
@@ -175,6 +212,7 @@ function ingressOf(config: HeraldConfig, bot: Bot, threads: KnownThreads, log: L
     signingSecret: appToken ? undefined : own.signingSecret,
     eventsPath: slackEventsPath(bot.account),
     apiUrl: bot.apiBase ?? s.apiUrl,
+    client: slackClientOf(config, bot, log),
     threads: threads.of('slack'),
     commands,
     slashCommands: s.slashCommands,

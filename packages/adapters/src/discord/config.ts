@@ -1,6 +1,7 @@
 /**
  * Discord adapter options and the platform's numbers, in one place.
  */
+import type { REST } from 'discord.js';
 import type { Logger } from 'pino';
 import type { CommandMenuEntry, SlashCommandSettings } from './app-commands.js';
 
@@ -81,4 +82,6 @@ export interface DiscordEgressOptions {
   maxInlineRateLimitMs?: number;
   /** Override DISCORD_REQUEST_TIMEOUT_MS. */
   requestTimeoutMs?: number;
+  /** The bot's one REST client (rest.ts), shared with its files; built from the options above when absent. */
+  rest?: REST;
 }

@@ -5,20 +5,21 @@
  * (`POST /attachments/refresh-urls`, with the bot token) and downloads that: a /retry or a later turn still gets
  * an old attachment. One the CDN no longer has at all stays a NotFoundError, reported like any failed download.
  */
-import { REST } from '@discordjs/rest';
+import type { REST } from 'discord.js';
 import { AuthError, NotFoundError } from '../errors.js';
 import { downloadCapped } from '../shared/download.js';
 import type { Attachment, DownloadOptions, FileDownload, PlatformFiles } from '../types.js';
-import { DISCORD_API_VERSION, DISCORD_DEFAULT_API_URL, DISCORD_REQUEST_TIMEOUT_MS } from './config.js';
+import { createDiscordRest, DISCORD_REFRESH_ROUTE } from './rest.js';
 import { toPlatformError } from './rest-errors.js';
 
 const PLATFORM = 'discord';
-const REFRESH_ROUTE = '/attachments/refresh-urls';
 
 export interface DiscordFilesOptions {
   botToken: string;
   /** REST base, default `https://discord.com/api`. */
   apiUrl?: string;
+  /** The bot's one REST client (rest.ts), shared with its egress; built from the options above when absent. */
+  rest?: REST;
 }
 
 interface RefreshAnswer {
@@ -30,14 +31,9 @@ export class DiscordFiles implements PlatformFiles {
   private readonly rest: REST;
 
   constructor(opts: DiscordFilesOptions) {
-    this.rest = new REST({
-      version: DISCORD_API_VERSION,
-      api: opts.apiUrl ?? DISCORD_DEFAULT_API_URL,
-      timeout: DISCORD_REQUEST_TIMEOUT_MS,
-      // A failed download is reported to the user, and /retry tries again: no retries hidden in here.
-      retries: 0,
-      rejectOnRateLimit: () => true,
-    }).setToken(opts.botToken);
+    // A failed download is reported to the user, and /retry tries again: the client neither retries nor waits out
+    // a rate limit on the refresh route.
+    this.rest = opts.rest ?? createDiscordRest(opts);
   }
 
   async download(attachment: Attachment, opts: DownloadOptions): Promise<FileDownload> {
@@ -61,7 +57,7 @@ export class DiscordFiles implements PlatformFiles {
   private async refresh(url: string, signal?: AbortSignal): Promise<string> {
     let answer: RefreshAnswer;
     try {
-      answer = (await this.rest.post(REFRESH_ROUTE, { body: { attachment_urls: [url] }, signal })) as RefreshAnswer;
+      answer = (await this.rest.post(DISCORD_REFRESH_ROUTE, { body: { attachment_urls: [url] }, signal })) as RefreshAnswer;
     } catch (err) {
       throw toPlatformError(err);
     }

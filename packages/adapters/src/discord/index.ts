@@ -1,9 +1,11 @@
 /**
- * The Discord adapter: gateway ingress (discord.js Client), REST egress (@discordjs/rest) and the conversation codec.
+ * The Discord adapter: gateway ingress (discord.js Client), REST egress and files over one REST client per bot
+ * (@discordjs/rest, rest.ts) and the conversation codec.
  */
 export { createDiscordIngress, type DiscordIngress } from './ingress.js';
-export { createDiscordEgress } from './egress.js';
-export { DiscordFiles } from './files.js';
+export { createDiscordEgress, DiscordEgress } from './egress.js';
+export { createDiscordRest, type DiscordRestOptions } from './rest.js';
+export { DiscordFiles, type DiscordFilesOptions } from './files.js';
 export { discordCodec, replyChannelOf, messageChannelOf, type DiscordConversation } from './codec.js';
 export { formatForDiscord } from './format.js';
 

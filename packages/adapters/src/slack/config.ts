@@ -1,6 +1,7 @@
 /**
  * Slack adapter options (plain objects the gateway builds from its config) and the platform's named constants.
  */
+import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 
 /** Slack truncates `text` above 40,000 characters; keep room for the ` (i/N)` suffix and mrkdwn expansion. */
@@ -79,6 +80,8 @@ export interface SlackIngressOptions {
   slashCommands?: 'single' | 'each';
   logger: Logger;
   clientOptions?: SlackWebClientTuning;
+  /** The bot's one Web API client (client.ts), shared with its egress and files; built from the options when absent. */
+  client?: WebClient;
   socketMode?: { clientPingTimeoutMs?: number; serverPingTimeoutMs?: number; reconnectRetryMs?: number };
   dedupeCapacity?: number;
 }
@@ -89,6 +92,8 @@ export interface SlackEgressOptions {
   logger: Logger;
   /** Default `{ retries: 0 }`: the gateway owns retries of network errors. */
   clientOptions?: SlackWebClientTuning;
+  /** The bot's one Web API client (client.ts), shared with its ingress and files; built from the options when absent. */
+  client?: WebClient;
   rateLimitRetries?: number;
   maxInlineRetryWaitMs?: number;
   typingStatus?: string;

@@ -2,7 +2,7 @@
  * Slack egress through the Web API only (`WebClient`, no Bolt App), so any worker process can reply.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { WebClient } from '@slack/web-api';
+import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import { FormattingError, NetworkError, RateLimitedError } from '../errors.js';
 import { chunkMessage } from '../shared/chunk.js';
@@ -12,13 +12,11 @@ import { blocksWithButtons } from './blocks.js';
 import { homeView } from './home.js';
 import { slackCodec } from './codec.js';
 import {
-  SLACK_DEFAULT_API_URL,
   SLACK_MAX_INLINE_RETRY_WAIT_MS,
   SLACK_MAX_MESSAGE_LENGTH,
   SLACK_RATE_LIMIT_RETRIES,
   SLACK_RECOVER_MAX_PAGES,
   SLACK_RECOVER_PAGE_SIZE,
-  SLACK_REQUEST_TIMEOUT_MS,
   SLACK_TYPING_REFRESH_MS,
   SLACK_TYPING_STATUS,
   SLACK_STATUS_REACTIONS,
@@ -27,7 +25,7 @@ import {
 import { markdownToMrkdwn } from './format.js';
 import { collectChunks, lookbackOldest, replyMetadata, type HistoryMessage } from './recover.js';
 import { slackErrorCode, toPlatformError } from './slack-errors.js';
-import { toSlackLogger } from './slack-logger.js';
+import { createSlackClient } from './client.js';
 
 /** Answers that mean "this app may not set a thread status here" — remembered, typing is then skipped. */
 const STATUS_UNAVAILABLE = new Set([
@@ -91,15 +89,8 @@ class SlackEgressImpl implements SlackEgress {
 
   constructor(opts: SlackEgressOptions) {
     this.logger = opts.logger.child({ platform: 'slack' });
-    this.client = new WebClient(opts.botToken, {
-      slackApiUrl: opts.apiUrl ?? SLACK_DEFAULT_API_URL,
-      logger: toSlackLogger(this.logger),
-      // We honour Retry-After ourselves (bounded), and delivery owns retries of network errors.
-      rejectRateLimitedCalls: true,
-      retryConfig: { retries: 0 },
-      timeout: SLACK_REQUEST_TIMEOUT_MS,
-      ...opts.clientOptions,
-    });
+    // We honour Retry-After ourselves (bounded), and delivery owns retries of network errors (client.ts).
+    this.client = opts.client ?? createSlackClient({ ...opts, logger: this.logger });
     this.retries = opts.rateLimitRetries ?? SLACK_RATE_LIMIT_RETRIES;
     this.maxWaitMs = opts.maxInlineRetryWaitMs ?? SLACK_MAX_INLINE_RETRY_WAIT_MS;
     this.status = opts.typingStatus ?? SLACK_TYPING_STATUS;

@@ -6,15 +6,15 @@
  * Files shared over Slack Connect, and some large files, reach the app as a stub (`file_access: "check_file_info"`:
  * an id, no type, no URL); `resolve` asks `files.info` (the Web API, same token and scope) for the real file object.
  */
-import { WebClient } from '@slack/web-api';
+import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import { NotFoundError } from '../errors.js';
 import { kindOfMime } from '../shared/attachment-kind.js';
 import { downloadCapped } from '../shared/download.js';
 import type { Attachment, DownloadOptions, FileDownload, PlatformFiles } from '../types.js';
-import { SLACK_DEFAULT_API_URL, SLACK_FILE_REF_PREFIX, SLACK_REQUEST_TIMEOUT_MS, type SlackWebClientTuning } from './config.js';
+import { createSlackClient } from './client.js';
+import { SLACK_FILE_REF_PREFIX, type SlackWebClientTuning } from './config.js';
 import { toPlatformError } from './slack-errors.js';
-import { toSlackLogger } from './slack-logger.js';
 
 const PLATFORM = 'slack';
 
@@ -24,6 +24,8 @@ export interface SlackFilesOptions {
   apiUrl?: string;
   clientOptions?: SlackWebClientTuning;
   logger?: Logger;
+  /** The bot's one Web API client (client.ts), shared with its ingress and egress; built from the options when absent. */
+  client?: WebClient;
 }
 
 export class SlackFiles implements PlatformFiles {
@@ -31,15 +33,8 @@ export class SlackFiles implements PlatformFiles {
   private readonly client: WebClient;
 
   constructor(private readonly opts: SlackFilesOptions) {
-    this.client = new WebClient(opts.botToken, {
-      slackApiUrl: opts.apiUrl ?? SLACK_DEFAULT_API_URL,
-      ...(opts.logger && { logger: toSlackLogger(opts.logger) }),
-      // The caller reports a failure and /retry tries again: no retries (nor rate-limit waits) hidden in here.
-      rejectRateLimitedCalls: true,
-      retryConfig: { retries: 0 },
-      timeout: SLACK_REQUEST_TIMEOUT_MS,
-      ...opts.clientOptions,
-    });
+    // The caller reports a failure and /retry tries again: no retries (nor rate-limit waits) hidden in the client.
+    this.client = opts.client ?? createSlackClient(opts);
   }
 
   async resolve(attachment: Attachment, signal?: AbortSignal): Promise<Attachment> {

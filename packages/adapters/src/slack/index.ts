@@ -1,10 +1,12 @@
 /**
- * Slack adapter: Socket Mode or Events over HTTP ingress (@slack/bolt), Web API egress (@slack/web-api).
+ * Slack adapter: Socket Mode or Events over HTTP ingress (@slack/bolt), Web API egress and files; one Web API
+ * client per bot (@slack/web-api, client.ts) serves all three.
  */
 export { createSlackIngress, type SlackIngress, type SlackIngressHealth, type SlackTransport } from './ingress.js';
 export { createSlackEgress, slackEmojiName, type SlackEgress } from './egress.js';
 export { slackCodec, type SlackConversation } from './codec.js';
 export { SlackFiles, type SlackFilesOptions } from './files.js';
+export { createSlackClient, type SlackClientOptions } from './client.js';
 export { markdownToMrkdwn, escapeMrkdwn } from './format.js';
 export { classifySlackEvent, type Classification, type SlackIdentity } from './normalize.js';
 

@@ -5,7 +5,8 @@
  * `message` / `app_mention` events (normalize.ts), dedupe the pair Slack sends for one mention by channel+ts,
  * consult thread memory, and hand the InboundMessage to the gateway. Bolt has acknowledged the event by then.
  */
-import { App, webApi, type Middleware, type AnyMiddlewareArgs } from '@slack/bolt';
+import { App, type Middleware, type AnyMiddlewareArgs } from '@slack/bolt';
+import type { WebClient } from '@slack/web-api';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { AuthError } from '../errors.js';
@@ -20,6 +21,7 @@ import { SLACK_PER_COMMAND_PREFIX, SLACK_SLASH_COMMAND, slashCommandToMessage } 
 import { SLACK_BUTTON_ACTION_PREFIX } from './blocks.js';
 import { pressToMessage } from './press.js';
 import { homeOpenedToMessage } from './home.js';
+import { createSlackClient, slackAuthTest, slackClientOptions } from './client.js';
 import { toPlatformError } from './slack-errors.js';
 import { toSlackLogger } from './slack-logger.js';
 import { SocketTransport } from './socket-mode.js';
@@ -52,6 +54,8 @@ class SlackIngressImpl implements SlackIngress {
 
   private readonly logger: Logger;
   private readonly apiUrl: string;
+  /** The bot's one Web API client, shared with its egress and files when the gateway passes it. */
+  private readonly client: WebClient;
   private readonly seenEvents: RecentIds<string>;
   private readonly seenMessages: RecentIds<string>;
   private readonly http: FastifyEventsReceiver | null;
@@ -68,6 +72,7 @@ class SlackIngressImpl implements SlackIngress {
   constructor(private readonly opts: SlackIngressOptions) {
     this.logger = opts.logger.child({ platform: 'slack' });
     this.apiUrl = opts.apiUrl ?? SLACK_DEFAULT_API_URL;
+    this.client = opts.client ?? createSlackClient({ ...opts, logger: this.logger });
     const capacity = opts.dedupeCapacity ?? SLACK_DEDUPE_CAPACITY;
     this.seenEvents = new RecentIds<string>(capacity);
     this.seenMessages = new RecentIds<string>(capacity);
@@ -117,7 +122,8 @@ class SlackIngressImpl implements SlackIngress {
       botId: identity.botId,
       botUserId: identity.botUserId,
       logger: toSlackLogger(this.logger),
-      clientOptions: { slackApiUrl: this.apiUrl, ...this.opts.clientOptions },
+      // Bolt builds its own clients (it takes no client object); they get the options of the bot's one client.
+      clientOptions: slackClientOptions({ apiUrl: this.apiUrl, logger: this.logger, clientOptions: this.opts.clientOptions }),
       convoStore: false,
     });
     app.use(this.dedupeRetries);
@@ -191,13 +197,8 @@ class SlackIngressImpl implements SlackIngress {
   }
 
   private async whoAmI(): Promise<SlackIdentity & { teamId?: string }> {
-    const client = new webApi.WebClient(this.opts.botToken, {
-      slackApiUrl: this.apiUrl,
-      logger: toSlackLogger(this.logger),
-      ...this.opts.clientOptions,
-    });
     try {
-      const me = await client.auth.test();
+      const me = await slackAuthTest(this.client, this.logger, this.opts.clientOptions?.retryConfig);
       if (!me.user_id) throw new Error('auth.test returned no user_id: is SLACK_BOT_TOKEN a bot token?');
       return { botUserId: me.user_id, botId: me.bot_id, teamId: me.team_id };
     } catch (err) {
