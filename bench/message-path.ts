@@ -14,8 +14,9 @@
  *   needs Redis on 127.0.0.1:6379. Prints the message window's files, the idle window's, the files only the message
  *   ran, their counts, and the message window's file:function list (functions called, in file order).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
+import { SourceMap } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +34,11 @@ const ROOT = join(import.meta.dirname, '..');
 const HERALD_FILE = /^(apps|packages)\/[^/]+\/(src|dist)\//;
 const CHAT = 4242;
 const REPLY_TIMEOUT_MS = 30_000;
+/**
+ * Messages measured one after another (MESSAGE_PATH_ROUNDS, default 3): the path is the files every one of them ran,
+ * so background work that happened to run inside one message's window is not counted.
+ */
+const ROUNDS = Math.max(1, Number(process.env.MESSAGE_PATH_ROUNDS ?? 3));
 
 interface CalledFunction {
   name: string;
@@ -41,6 +47,15 @@ interface CalledFunction {
 }
 /** Herald's files (relative to the repository) with the functions called in a window, in file order. */
 type Window = Map<string, CalledFunction[]>;
+interface Round {
+  /** From the message's injection to the reply's sendMessage. */
+  message: Window;
+  /** After the reply until the turn's job completed (the record of the delivery, the session released). */
+  after: Window;
+  /** An equally long window with no message. */
+  idle: Window;
+  windowMs: number;
+}
 
 async function main(): Promise<void> {
   const llm = await startFakeOpenAI();
@@ -80,18 +95,20 @@ async function main(): Promise<void> {
     await warmedUp;
     await session.post('Profiler.enable');
     await session.post('Profiler.startPreciseCoverage', { callCount: true, detailed: false });
-    await session.post('Profiler.takePreciseCoverage');
-    const started = now();
-    const done = turnDone();
-    await say(tg, 'hello, how are you?');
-    const message = await heraldFiles(session);
-    const windowMs = now() - started;
-    await done;
-    const after = await heraldFiles(session);
-    await sleep(windowMs);
-    const idle = await heraldFiles(session);
-    report(message, idle, windowMs);
-    console.log(`\n# after the reply, until the turn's job completed (${after.size} files): ${[...after.keys()].join(', ')}`);
+    const rounds: Round[] = [];
+    for (let i = 1; i <= ROUNDS; i++) {
+      await session.post('Profiler.takePreciseCoverage');
+      const started = now();
+      const done = turnDone();
+      await say(tg, `hello, how are you? (${i})`);
+      const message = await heraldFiles(session);
+      const windowMs = now() - started;
+      await done;
+      const after = await heraldFiles(session);
+      await sleep(windowMs);
+      rounds.push({ message, after, idle: await heraldFiles(session), windowMs });
+    }
+    report(rounds);
   } finally {
     session.disconnect();
     await jobs.close();
@@ -131,9 +148,9 @@ async function heraldFiles(session: Session): Promise<Window> {
     if (!HERALD_FILE.test(file)) continue;
     const called = script.functions.filter((f) => f.ranges[0].count > 0);
     if (called.length === 0) continue;
-    const lines = lineStarts(readFileSync(path, 'utf8'));
+    const lineOf = sourceLines(path);
     const fns = called
-      .map((f) => ({ name: f.functionName || '(anonymous)', line: lineOf(lines, f.ranges[0].startOffset), count: f.ranges[0].count }))
+      .map((f) => ({ name: f.functionName || '(anonymous)', line: lineOf(f.ranges[0].startOffset), count: f.ranges[0].count }))
       .sort((a, b) => a.line - b.line);
     files.set(sourceOf(file), fns);
   }
@@ -149,8 +166,19 @@ function lineStarts(text: string): number[] {
   return starts;
 }
 
-/** 1-based line of a character offset (the compiled file's line: tsc keeps the source's layout closely). */
-function lineOf(starts: number[], offset: number): number {
+/** A character offset of a file → the 1-based line in its TypeScript source (through the compiled file's source map). */
+function sourceLines(path: string): (offset: number) => number {
+  const starts = lineStarts(readFileSync(path, 'utf8'));
+  const map = existsSync(`${path}.map`) ? new SourceMap(JSON.parse(readFileSync(`${path}.map`, 'utf8')) as ConstructorParameters<typeof SourceMap>[0]) : null;
+  return (offset) => {
+    const line = lineAt(starts, offset);
+    const entry = map?.findEntry(line, offset - starts[line]);
+    return (entry && 'originalLine' in entry ? entry.originalLine : line) + 1;
+  };
+}
+
+/** 0-based line of a character offset. */
+function lineAt(starts: number[], offset: number): number {
   let lo = 0;
   let hi = starts.length - 1;
   while (lo < hi) {
@@ -158,27 +186,33 @@ function lineOf(starts: number[], offset: number): number {
     if (starts[mid] <= offset) lo = mid;
     else hi = mid - 1;
   }
-  return lo + 1;
+  return lo;
 }
 
-function report(message: Window, idle: Window, windowMs: number): void {
-  const only = [...message.keys()].filter((f) => !idle.has(f));
-  const both = [...message.keys()].filter((f) => idle.has(f));
-  const idleOnly = [...idle.keys()].filter((f) => !message.has(f));
-  const calls = (w: Window, f: string): number => w.get(f)!.reduce((n, fn) => n + fn.count, 0);
-  console.log(`# one message, ${windowMs.toFixed(0)} ms from injection to the reply's sendMessage`);
-  console.log(`message_path.files = ${message.size}`);
-  console.log(`message_path.functions = ${[...message.values()].reduce((n, fns) => n + fns.length, 0)}`);
+function report(rounds: Round[]): void {
+  const [first] = rounds;
+  const path = [...first.message.keys()].filter((f) => rounds.every((r) => r.message.has(f)));
+  const sometimes = [...new Set(rounds.flatMap((r) => [...r.message.keys()]))].filter((f) => !path.includes(f));
+  const idle = new Set(rounds.flatMap((r) => [...r.idle.keys()]));
+  const after = new Set(rounds.flatMap((r) => [...r.after.keys()]));
+  const calls = (fns: CalledFunction[]): number => fns.reduce((n, fn) => n + fn.count, 0);
+  const ms = rounds.map((r) => r.windowMs.toFixed(0)).join(', ');
+  console.log(`# ${rounds.length} messages, one at a time; from injection to the reply's sendMessage: ${ms} ms`);
+  console.log(`message_path.files = ${path.length}`);
+  console.log(`message_path.functions = ${path.reduce((n, f) => n + first.message.get(f)!.length, 0)}`);
+  console.log(`message_path.files_also_idle = ${path.filter((f) => idle.has(f)).length}`);
+  console.log(`message_window.files_not_every_time = ${sometimes.length}`);
   console.log(`idle.files = ${idle.size}`);
-  console.log(`message_path.files_not_idle = ${only.length}`);
-  console.log('\n# files of the message window (functions called / calls), marked * when the idle window ran them too');
-  for (const f of message.keys()) console.log(`${idle.has(f) ? '*' : ' '} ${f}  ${message.get(f)!.length}/${calls(message, f)}`);
-  console.log(`\n# files of the idle window (${windowMs.toFixed(0)} ms, no message): background work`);
-  for (const f of idle.keys()) console.log(`  ${f}  ${idle.get(f)!.length}/${calls(idle, f)}`);
-  console.log(`\n# in both windows (${both.length}): background work, unless the message also needs them`);
-  console.log(`# only in the idle window (${idleOnly.length}): ${idleOnly.join(', ') || '—'}`);
-  console.log('\n# the message window, file:function (line, calls), in file order');
-  for (const [f, fns] of message) for (const fn of fns) console.log(`${f}:${fn.name} (${fn.line}, ×${fn.count})`);
+  console.log(`after_reply.files = ${after.size}`);
+  console.log('\n# the path: files every message ran (functions called / calls, first message), * when an idle window ran them too');
+  for (const f of path) console.log(`${idle.has(f) ? '*' : ' '} ${f}  ${first.message.get(f)!.length}/${calls(first.message.get(f)!)}`);
+  console.log(`\n# in some messages' windows only (${sometimes.length}): background work that landed in a window`);
+  for (const f of sometimes) console.log(`${idle.has(f) ? '*' : ' '} ${f}`);
+  console.log(`\n# files of the idle windows (as long as each message's, no message): background work`);
+  for (const f of idle) console.log(`  ${f}`);
+  console.log(`\n# after the reply, until the turn's job completed, not on the path: ${[...after].filter((f) => !path.includes(f)).join(', ') || '—'}`);
+  console.log('\n# the path, file:function (source line, calls), first message, in file order');
+  for (const f of path) for (const fn of first.message.get(f)!) console.log(`${f}:${fn.name} (${fn.line}, ×${fn.count})`);
 }
 
 await main();
