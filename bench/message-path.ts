@@ -4,15 +4,18 @@
  *
  * In one process: the Telegram and OpenAI stand-ins (test/fakes) and Herald, role `all`, long polling, on a fresh
  * SQLite store and Redis prefix. A warm-up message is answered first (so start-up and first-use work are out of
- * the window); then V8 precise coverage with call counts (node:inspector) is taken once to reset the counts, one
- * message is injected, and coverage is taken again the moment the stand-in receives the reply's `sendMessage`.
- * Herald's files (`apps/<app>/src|dist`, `packages/<package>/src|dist`) with a function called at least once are the path.
- * The same measurement over an equally long window with no message says which files are background work
- * (heartbeats, lock renewals, the janitor, checkpoints), to subtract.
+ * the window); then, with V8 precise coverage and call counts on (node:inspector), for each of MESSAGE_PATH_ROUNDS
+ * messages (default 3) one at a time: coverage is taken once to reset the counts, the message is injected, coverage
+ * is taken again the moment the stand-in receives the reply's `sendMessage`, again when the turn's job completed,
+ * and once more after an equally long window with no message.
+ * The path: Herald's files (`apps/<app>/src|dist`, `packages/<package>/src|dist`) with a function called in every
+ * message's window, less the files whose every called function also ran in an idle window (background work that
+ * keeps landing in the window: the SQLite checkpointer's timer). The idle windows name the background work
+ * (heartbeats, checkpoints, the search index) for the reader to subtract by hand where it shares a file with the path.
  *
  * Run: npm run message-path   (= npm run build && node --conditions=@herald/dist --import tsx bench/message-path.ts)
- *   needs Redis on 127.0.0.1:6379. Prints the message window's files, the idle window's, the files only the message
- *   ran, their counts, and the message window's file:function list (functions called, in file order).
+ *   needs Redis on 127.0.0.1:6379. Prints the counts, the path's files, the background files, the idle windows'
+ *   files, what ran after the reply, and the path's file:function list (functions called, in file order).
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -191,9 +194,14 @@ function lineAt(starts: number[], offset: number): number {
 
 function report(rounds: Round[]): void {
   const [first] = rounds;
-  const path = [...first.message.keys()].filter((f) => rounds.every((r) => r.message.has(f)));
-  const sometimes = [...new Set(rounds.flatMap((r) => [...r.message.keys()]))].filter((f) => !path.includes(f));
+  const every = [...first.message.keys()].filter((f) => rounds.every((r) => r.message.has(f)));
+  const sometimes = [...new Set(rounds.flatMap((r) => [...r.message.keys()]))].filter((f) => !every.includes(f));
   const idle = new Set(rounds.flatMap((r) => [...r.idle.keys()]));
+  // A file whose every function a message called also ran with no message (the checkpointer's timer) is background
+  // work that keeps landing in the window, not the message's path.
+  const idleFns = new Set(rounds.flatMap((r) => [...r.idle].flatMap(([f, fns]) => fns.map((fn) => `${f}:${fn.name}:${fn.line}`))));
+  const background = every.filter((f) => rounds.every((r) => r.message.get(f)!.every((fn) => idleFns.has(`${f}:${fn.name}:${fn.line}`))));
+  const path = every.filter((f) => !background.includes(f));
   const after = new Set(rounds.flatMap((r) => [...r.after.keys()]));
   const calls = (fns: CalledFunction[]): number => fns.reduce((n, fn) => n + fn.count, 0);
   const ms = rounds.map((r) => r.windowMs.toFixed(0)).join(', ');
@@ -201,12 +209,16 @@ function report(rounds: Round[]): void {
   console.log(`message_path.files = ${path.length}`);
   console.log(`message_path.functions = ${path.reduce((n, f) => n + first.message.get(f)!.length, 0)}`);
   console.log(`message_path.files_also_idle = ${path.filter((f) => idle.has(f)).length}`);
+  console.log(`message_window.files_every_time = ${every.length}`);
+  console.log(`message_window.files_background_only = ${background.length}`);
   console.log(`message_window.files_not_every_time = ${sometimes.length}`);
   console.log(`idle.files = ${idle.size}`);
   console.log(`after_reply.files = ${after.size}`);
   console.log('\n# the path: files every message ran (functions called / calls, first message), * when an idle window ran them too');
   for (const f of path) console.log(`${idle.has(f) ? '*' : ' '} ${f}  ${first.message.get(f)!.length}/${calls(first.message.get(f)!)}`);
-  console.log(`\n# in some messages' windows only (${sometimes.length}): background work that landed in a window`);
+  console.log(`\n# in every message's window, but only functions an idle window ran too (${background.length}): background work, not counted`);
+  for (const f of background) console.log(`  ${f}`);
+  console.log(`\n# in some messages' windows only (${sometimes.length}): background work that landed in a window, not counted`);
   for (const f of sometimes) console.log(`${idle.has(f) ? '*' : ' '} ${f}`);
   console.log(`\n# files of the idle windows (as long as each message's, no message): background work`);
   for (const f of idle) console.log(`  ${f}`);
