@@ -1,10 +1,10 @@
 /**
  * Stage 3 — finish: what the loop produced becomes the reply to record — the model's answer (or the short error
- * text), the files send_file queued during the turn, the pictures taken out of the answer's Markdown
- * (out/reply-pictures.ts) and, when the conversation has /voice on and a speech model is configured, the answer as a
- * voice reply (a voice reply that cannot be made leaves the text with a one-line note saying so; the answer is never
- * lost) — and the delivery check is made before the record, so that a reply that may go out is claimed for sending
- * by the same write (out/send-reply.ts).
+ * text; with the turn's reasoning above it when /reasoning is on), the files send_file queued during the turn, the
+ * pictures taken out of the answer's Markdown (out/reply-pictures.ts) and, when the conversation has /voice on and a
+ * speech model is configured, the answer as a voice reply (a voice reply that cannot be made leaves the text with a
+ * one-line note saying so; the answer is never lost) — and the delivery check is made before the record, so that a
+ * reply that may go out is claimed for sending by the same write (out/send-reply.ts).
  */
 import type { PlatformEgress } from '@herald/adapters';
 import type { ChatMessage, ConversationResult, NewTurnFile, Session } from '@herald/agent-core';
