@@ -24,9 +24,9 @@ import {
   TELEGRAM_DEFAULT_API_ROOT,
   TELEGRAM_MAX_INLINE_RETRY_AFTER_MS,
   TELEGRAM_RATE_LIMIT_RETRIES,
+  realSleep,
   type Sleep,
 } from './config.js';
-import { sleep as realSleep } from './sleep.js';
 
 /** telegraf types its `signal` option with the abort-controller polyfill; node-fetch accepts Node's own. */
 type CallApiOptions = NonNullable<Parameters<Telegram['callApi']>[2]>;

@@ -19,6 +19,7 @@ import {
   TELEGRAM_DEFAULT_WAITS,
   TELEGRAM_POLL_TIMEOUT_SEC,
   TELEGRAM_SPLIT_MIN_PART,
+  realSleep,
   type ReconnectWaits,
   type Sleep,
   type TelegramIngressOptions,
@@ -29,7 +30,6 @@ import type { BotIdentity } from './mention.js';
 import { normalizeMessage } from './normalize.js';
 import { Poller } from './poller.js';
 import { RecentIds } from '../shared/recent-ids.js';
-import { sleep as realSleep } from './sleep.js';
 import { isRead, readUpdate, routeUpdate, type ReadUpdate, type UpdateHandlers } from './updates.js';
 import type { TgMessage } from './wire.js';
 

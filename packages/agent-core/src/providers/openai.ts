@@ -13,8 +13,8 @@ import type {
 import type { ChatMessage } from '../base/types.js';
 import { supportsVision } from './models.js';
 import { isOpenAIHost, withChatCacheMarkers, wantsCacheMarkers } from './openai-cache.js';
-import { ChatStreamAccumulator } from './openai-stream.js';
-import { hasReplayedDetails, withReplayedReasoning, type ReplayTarget } from './reasoning-replay.js';
+import { ChatStreamAccumulator, REASONING_CONTENT_FORMAT } from './openai-stream.js';
+import { replayedDetails } from './reasoning-details.js';
 import { withSignatureRecovery } from './signature-recovery.js';
 import { isReasoningModel } from './responses-convert.js';
 import { keySourceOf, runProviderRequest } from './request.js';
@@ -90,7 +90,7 @@ export function createOpenAIProvider(cfg: ProviderConfig): Provider {
  * messages are text only, so the images tools returned follow the last of a run of tool results, in one user
  * message that names the call each came from (tool-images.ts).
  * `replayTo` (a compatible server's model, not OpenAI's): the reasoning state that server asked to get back goes with
- * each assistant message (reasoning-replay.ts).
+ * each assistant message (`withReplayedReasoning`, below).
  */
 export function toChatMessages(systemPrompt: string, messages: ChatMessage[], vision = true, replayTo?: ReplayTarget): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = [];
@@ -142,4 +142,37 @@ function toChatMessage(m: ChatMessage, vision: boolean): ChatCompletionMessagePa
 
 function toChatTool(t: ToolSchema): ChatCompletionTool {
   return { type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } };
+}
+
+/*
+ * The reasoning state OpenAI-compatible servers hand out and want back on later requests, in their own fields (not
+ * in the SDK's types): DeepSeek's `reasoning_content` on tool-call turns, OpenRouter's `reasoning_details`, and
+ * Gemini's `extra_content` (the thought signature) on each tool call. Never sent to OpenAI itself.
+ */
+
+/** Who the request goes to, and whether OpenRouter's details go too (not on the retry after a refused signature). */
+export interface ReplayTarget {
+  model: string;
+  details: boolean;
+}
+
+/** Some message of the history carries details `model` would get back. */
+export function hasReplayedDetails(messages: readonly ChatMessage[], model: string): boolean {
+  return messages.some((m) => m.role === 'assistant' && replayedDetails(m.reasoning_details, model).length > 0);
+}
+
+/** `message` (the wire form of `m`) with what the server gave `m` for the target's model to send back. */
+export function withReplayedReasoning(message: ChatCompletionMessageParam, m: ChatMessage, target: ReplayTarget): ChatCompletionMessageParam {
+  if (m.role !== 'assistant') return message;
+  const extra: Record<string, unknown> = {};
+  if (m.reasoning && m.reasoning_details?.some((d) => d.format === REASONING_CONTENT_FORMAT)) extra.reasoning_content = m.reasoning;
+  const details = target.details ? replayedDetails(m.reasoning_details, target.model) : [];
+  if (details.length > 0) extra.reasoning_details = details;
+  if ('tool_calls' in message && message.tool_calls && m.tool_calls?.some((tc) => tc.extra_content)) {
+    extra.tool_calls = message.tool_calls.map((tc, i) => {
+      const own = m.tool_calls?.[i]?.extra_content;
+      return own ? { ...tc, extra_content: own } : tc;
+    });
+  }
+  return Object.assign(message, extra);
 }

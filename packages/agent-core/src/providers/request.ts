@@ -1,13 +1,12 @@
 /**
- * The road every provider request takes: a key from the pool (rotating on refusals, with-key.ts), that key's
- * client (transport.ts), the stall watchdog (guard.ts), and a rebuilt client after a transport failure so the
- * loop's retry starts on fresh connections.
+ * The road every provider request takes: a key from the pool (rotating on refusals, key-pool.ts `withPooledKey`),
+ * that key's client (transport.ts), the stall watchdog (guard.ts), and a rebuilt client after a transport failure
+ * so the loop's retry starts on fresh connections.
  */
 import { runGuarded, stallTimeoutOf, type RequestGuard } from './guard.js';
-import { singleKey } from './key-pool.js';
+import { singleKey, withPooledKey } from './key-pool.js';
 import type { ClientPool } from './transport.js';
 import { ProviderError, type KeySource, type ProviderConfig } from './types.js';
-import { withPooledKey } from './with-key.js';
 
 /** Local servers need no key, but the SDKs refuse to start without one. */
 const NO_KEY_PLACEHOLDER = 'no-key';

@@ -1,8 +1,8 @@
 /**
  * Text to speech through the `openai` SDK (`audio.speech.create`, POST /v1/audio/speech): OpenAI itself or a
  * compatible server. Voice replies use it: Ogg Opus for Telegram voice notes, MP3 for audio files elsewhere.
- * Keys come from the provider's pool like a model's (with-key.ts: a spent key is cooled and the next one tried);
- * failures come back as ProviderError, so the caller can say briefly why there is no voice reply.
+ * Keys come from the provider's pool like a model's (key-pool.ts `withPooledKey`: a spent key is cooled and the
+ * next one tried); failures come back as ProviderError, so the caller can say briefly why there is no voice reply.
  */
 import OpenAI from 'openai';
 import { classifyError } from './errors.js';
@@ -10,7 +10,7 @@ import { OPENAI_DEFAULT_BASE_URL } from './openai.js';
 import { keySourceOf } from './request.js';
 import { ClientPool, createTransport } from './transport.js';
 import type { ProviderConfig } from './types.js';
-import { withPooledKey } from './with-key.js';
+import { withPooledKey } from './key-pool.js';
 
 /** The speech API reads at most this many characters per request. */
 export const SPEECH_MAX_INPUT_CHARS = 4096;

@@ -1,16 +1,23 @@
 /**
- * Stage 3 — finish: what the loop produced becomes the reply to record — the answer (or a short error text), the
- * pictures in it, send_file's files, a voice reply (turn/finish-reply.ts) — and the delivery check is made before
- * the record, so that a reply that may go out is claimed for sending by the same write (out/send-reply.ts).
+ * Stage 3 — finish: what the loop produced becomes the reply to record — the model's answer (or the short error
+ * text; with the turn's reasoning above it when /reasoning is on), the files send_file queued during the turn, the
+ * pictures taken out of the answer's Markdown (out/reply-pictures.ts) and, when the conversation has /voice on and a
+ * speech model is configured, the answer as a voice reply (a voice reply that cannot be made leaves the text with a
+ * one-line note saying so; the answer is never lost) — and the delivery check is made before the record, so that a
+ * reply that may go out is claimed for sending by the same write (out/send-reply.ts).
  */
-import type { ConversationResult, NewTurnFile, Session } from '@herald/agent-core';
+import type { PlatformEgress } from '@herald/adapters';
+import type { ChatMessage, ConversationResult, NewTurnFile, Session } from '@herald/agent-core';
 import type { DeliveryCheck } from '../../queue/mailbox.js';
-import { finishReply } from '../finish-reply.js';
-import { hasReasoning } from '../../out/reasoning-view.js';
+import { takePicturesFromReply } from '../../out/reply-pictures.js';
+import type { ReplyFiles } from '../../out/reply-files.js';
 import { checkBeforeRecord } from '../../out/send-reply.js';
+import type { OutboundServices } from '../../out/services.js';
+import { voiceNote } from '../../out/voice-note.js';
 import { cacheCollapse } from '../../features/llm/cache-health.js';
 import type { ModelCall } from '../../features/budgets/meter.js';
 import type { Logger } from '../../support/logger.js';
+import { userFacingError } from '../user-errors.js';
 import type { TurnDeps } from './deps.js';
 import type { OpenTurn } from './open.js';
 import type { LoopPlan } from './plan.js';
@@ -48,4 +55,93 @@ function warnOnCacheCollapse(before: Session, result: ConversationResult, log: L
     { sessionId: before.id, model: result.model, hitRateBefore: Number(collapse.before.toFixed(2)), hitRateNow: Number(collapse.now.toFixed(2)) },
     'prompt cache hit rate collapsed for this session (model switched, or the prompt prefix changed)',
   );
+}
+
+/** The text of a reply that is nothing but files. */
+export const FILES_ONLY_TEXT = '📎';
+export const NO_ANSWER_TEXT = '(no answer)';
+
+export interface FinishReplyInput {
+  result: ConversationResult;
+  files: ReplyFiles;
+  sessionKey: string;
+  egress: PlatformEgress;
+  signal: AbortSignal;
+  log: Logger;
+  /** The conversation has /reasoning on: the turn's thinking goes above the answer. */
+  showReasoning?: boolean;
+}
+
+export interface FinishedReply {
+  reply: string;
+  files: NewTurnFile[];
+  /**
+   * The call to the speech model (the voice reply), when it gave one: counted in the session's API calls and priced
+   * with the turn's own.
+   */
+  speech: ModelCall | null;
+}
+
+export async function finishReply(services: OutboundServices, input: FinishReplyInput): Promise<FinishedReply> {
+  const { result, files, signal, log } = input;
+  if (result.error) return { reply: withError(result.finalResponse, userFacingError(result.error.kind)), files: [...files.files], speech: null };
+  let reply = result.finalResponse;
+  // The HTTP API answers with text only: a picture stays in it as the Markdown image the client can show.
+  if (services.replyPictures && input.egress.platform !== 'api' && reply.includes('![')) {
+    reply = await takePicturesFromReply({ text: reply, files, limits: services.limits, fetch: services.fetch, signal, log });
+  }
+  const spoken = reply.trim() !== '';
+  if (!spoken) reply = files.files.length > 0 ? FILES_ONLY_TEXT : noAnswerText(result);
+  // Voice replies speak the answer only; the shown text may start with the reasoning.
+  const shown = input.showReasoning ? withReasoning(reply, result.newMessages) : reply;
+  // The per-turn look-up happens only where voice replies exist at all.
+  if (spoken && services.speech && (await services.voice.isOn(input.sessionKey))) {
+    try {
+      const note = await voiceNote(reply, input.egress.voiceFormat, services.speech, services.limits.file.maxBytes, signal);
+      files.addVoice(note.file);
+      return { reply: shown, files: [...files.files], speech: note.call };
+    } catch (err) {
+      // Interrupted meanwhile: the reply is stale and will not be sent (send-reply.ts); nothing to add.
+      if (signal.aborted) return { reply: shown, files: [...files.files], speech: null };
+      const why = err instanceof Error ? err.message : String(err);
+      log.warn({ err: why, model: services.speech.model }, 'voice reply failed; sending the text alone');
+      return { reply: `${shown}\n\n_(🔇 No voice reply this time: the speech service failed.)_`, files: [...files.files], speech: null };
+    }
+  }
+  return { reply: shown, files: [...files.files], speech: null };
+}
+
+/** Text the model wrote before the error is kept (the user may have seen it streaming), the error below it. */
+function withError(text: string, error: string): string {
+  return text.trim() === '' ? error : `${text}\n\n${error}`;
+}
+
+/** Why there is no answer, when the loop knows (the output or iteration limit, a content filter). */
+export function noAnswerText(result: ConversationResult): string {
+  return result.partial ? `${NO_ANSWER_TEXT.slice(0, -1)}: ${result.partial})` : NO_ANSWER_TEXT;
+}
+
+// The reasoning shown above an answer when a conversation has /reasoning on: the thinking of this turn's replies,
+// as a quote, cut to a readable length. Without /reasoning on it is never shown.
+
+/** Reasoning longer than this is cut (the start is kept: that is where the plan is). */
+export const REASONING_VIEW_MAX_CHARS = 3000;
+
+const reasoned = (m: ChatMessage): boolean => m.role === 'assistant' && Boolean(m.reasoning?.trim());
+
+/** Whether the turn's replies carry any reasoning to show (when none does, the /reasoning switch need not be read). */
+export function hasReasoning(turnMessages: readonly ChatMessage[]): boolean {
+  return turnMessages.some(reasoned);
+}
+
+/** The turn's reasoning as a quote block followed by the answer; the answer alone when there was none. */
+export function withReasoning(answer: string, turnMessages: readonly ChatMessage[]): string {
+  const thinking = turnMessages
+    .filter(reasoned)
+    .map((m) => (m.reasoning ?? '').trim())
+    .join('\n\n');
+  if (thinking === '') return answer;
+  const cut = thinking.length > REASONING_VIEW_MAX_CHARS ? `${thinking.slice(0, REASONING_VIEW_MAX_CHARS - 1)}…` : thinking;
+  const quoted = cut.split('\n').map((line) => `> ${line}`).join('\n');
+  return `💭 Reasoning:\n${quoted}\n\n${answer}`;
 }

@@ -1,9 +1,10 @@
 /**
- * Stage 2a — plan the loop: one explicit plan (the agent loop's options) assembled here from its parts — the
- * prepared history and providers, the tools stage's part (tools, budget, notes block, clarify; turn/tools.ts), the
- * compression settings and the event wiring. Each field is chosen once; nothing rewrites the plan afterwards.
+ * Stage 2 — run the loop on one explicit plan. `planLoop` assembles the plan (the agent loop's options) from its
+ * parts — the prepared history and providers, the tools stage's part (tools, budget, notes block, clarify;
+ * turn/tools.ts), the compression settings and the event wiring; each field is chosen once, nothing rewrites the
+ * plan afterwards. `runLoop` runs it, with typing shown until it ends however it ends.
  */
-import type { ConversationOptions } from '@herald/agent-core';
+import { runConversation, type ConversationOptions, type ConversationResult } from '@herald/agent-core';
 import { ReplyFiles } from '../../out/reply-files.js';
 import { composeUserMessage } from '../compose.js';
 import { flushBeforeLoopCompression } from '../memory-flush.js';
@@ -69,4 +70,12 @@ export async function planLoop(deps: TurnDeps, open: OpenTurn, prepared: Prepare
     onCheckpoint: (messages) => deps.store.checkpointTurn(ctx.turnId, ctx.fence, session.id, messages, { platformMessageId: last.platformMessageId }),
   };
   return { options, replyFiles, userMessage };
+}
+
+export async function runLoop(open: OpenTurn, plan: LoopPlan): Promise<ConversationResult> {
+  try {
+    return await runConversation(plan.options);
+  } finally {
+    open.live.stopTyping();
+  }
 }
