@@ -29,6 +29,7 @@ import type { BotIdentity } from './mention.js';
 import { normalizeMessage } from './normalize.js';
 import { Poller } from './poller.js';
 import { RecentIds } from '../shared/recent-ids.js';
+import { webhookErrorHandler } from '../shared/route-errors.js';
 import { sleep as realSleep } from './sleep.js';
 import { isRead, readUpdate, routeUpdate, type ReadUpdate, type UpdateHandlers } from './updates.js';
 import type { TgMessage } from './wire.js';
@@ -107,6 +108,7 @@ export class TelegramIngress implements PlatformIngress {
     app.post(
       path,
       {
+        errorHandler: webhookErrorHandler(this.logger, 'telegram webhook'),
         // Checked before the body is even read, so a forger learns nothing and costs little.
         onRequest: async (req, reply) => {
           const given = req.headers[SECRET_HEADER];
