@@ -12,7 +12,7 @@ import { startFakeOpenAI, type FakeLLM } from '../fakes/llm/index.js';
 import { startGateway, type GatewayProcess } from '../helpers/gateway.js';
 import { lastUserText } from '../helpers/llm-tags.js';
 import { anyJson, corruptOneOf, foreignContentType, jsonBody, notJson, oddString, requestInit, type Json, type JsonPath, type RawBody } from './arbitraries.js';
-import { FUZZ_RUNS, FUZZ_SEED, FUZZ_TEST_TIMEOUT_MS, expectSurvived, fuzz, fuzzedGatewayEnv, statusOk, type Expected } from './harness.js';
+import { FUZZ_RUNS, FUZZ_SEED, FUZZ_TEST_TIMEOUT_MS, expectNoErrorStacks, expectSurvived, fuzz, fuzzedGatewayEnv, hasStackTrace, statusOk, type Expected } from './harness.js';
 
 const KEY = 'sk-fuzz-api-key-0123456789abcdef';
 
@@ -22,6 +22,8 @@ interface ApiRequest {
   path: string;
   body?: RawBody;
   headers: Record<string, string>;
+  /** Headers the request must carry whatever else is generated (an id in the session header). */
+  fixedHeaders?: Record<string, string>;
   expected: Expected;
 }
 
@@ -45,12 +47,25 @@ function badBodies(base: Json, paths: JsonPath[]): fc.Arbitrary<{ what: string; 
   );
 }
 
+/** Values the id fields (`model`, `user`, the session header, `previous_response_id`) cannot take: each is a 400. */
+const NOT_AN_ID: Json[] = [0, -1, -3, 0.5, 2 ** 53, 1e21, -1e300, true, false, [], ['herald'], {}, { id: 'herald' }];
+const badIdBody: fc.Arbitrary<{ what: string; path: string; raw: RawBody; headers?: Record<string, string> }> = fc.oneof(
+  fc.oneof(fc.constantFrom<Json>(...NOT_AN_ID, '', null), fc.constant(undefined as unknown as Json)).map((model) => ({ what: `model ${JSON.stringify(model) ?? 'missing'}`, path: '/v1/chat/completions', raw: jsonBody({ ...(CHAT as object), model }) })),
+  fc.oneof(fc.constantFrom<Json>(...NOT_AN_ID, 'x'.repeat(257), 'a\u0000b', 'tab\there'), oddString.filter((u) => /[\u0000-\u001f\u007f]/.test(u.trim()))).map((user) => ({ what: `user ${JSON.stringify(user).slice(0, 40)}`, path: '/v1/chat/completions', raw: jsonBody({ ...(CHAT as object), user }) })),
+  fc.constantFrom<Json>(...NOT_AN_ID, 'resp_0', 'x'.repeat(300)).map((id) => ({ what: `previous_response_id ${JSON.stringify(id).slice(0, 40)}`, path: '/v1/responses', raw: jsonBody({ ...(RESPONSES as object), previous_response_id: id }) })),
+  fc.constantFrom('x'.repeat(257), 'y'.repeat(5_000)).map((session) => ({ what: `a session header of ${session.length} characters`, path: '/v1/chat/completions', raw: jsonBody(CHAT), headers: { 'x-herald-session': session } })),
+);
+
 const headerValue = fc.stringMatching(/^[\x20-\x7e]{0,60}$/).map((v) => v.trim());
 const sessionHeader = fc.option(fc.oneof(headerValue, fc.constant('x'.repeat(300))), { nil: undefined });
 
 const REQUESTS: fc.Arbitrary<Omit<ApiRequest, 'headers'>> = fc.oneof(
   { arbitrary: badBodies(CHAT, CHAT_PATHS).map((b) => ({ kind: `chat completion with ${b.what}`, method: 'POST' as const, path: '/v1/chat/completions', body: b.raw, expected: '4xx' as const })), weight: 5 },
   { arbitrary: badBodies(RESPONSES, RESPONSES_PATHS).map((b) => ({ kind: `response with ${b.what}`, method: 'POST' as const, path: '/v1/responses', body: b.raw, expected: '4xx' as const })), weight: 4 },
+  {
+    arbitrary: badIdBody.map((b) => ({ kind: `${b.path} with ${b.what}`, method: 'POST' as const, path: b.path, body: b.raw, fixedHeaders: b.headers, expected: [400] as const })),
+    weight: 4,
+  },
   { arbitrary: fc.constant({ kind: 'the model list', method: 'GET' as const, path: '/v1/models', expected: [200] as const }), weight: 1 },
   {
     arbitrary: fc
@@ -64,7 +79,7 @@ const REQUESTS: fc.Arbitrary<Omit<ApiRequest, 'headers'>> = fc.oneof(
 const apiRequest: fc.Arbitrary<ApiRequest> = fc
   .tuple(REQUESTS, sessionHeader, fc.oneof({ arbitrary: fc.constant(`Bearer ${KEY}`), weight: 18 }, { arbitrary: headerValue, weight: 1 }, { arbitrary: fc.constant(''), weight: 1 }))
   .map(([req, session, authorization]) => {
-    const headers: Record<string, string> = { ...(session !== undefined && { 'x-herald-session': session }), ...(authorization && { authorization }) };
+    const headers: Record<string, string> = { ...(session !== undefined && { 'x-herald-session': session }), ...req.fixedHeaders, ...(authorization && { authorization }) };
     const wrongKey = authorization !== `Bearer ${KEY}`;
     return { ...req, headers, ...(wrongKey && { kind: `${req.kind}, wrong or no key`, expected: [401] }) };
   });
@@ -98,6 +113,7 @@ describe(`fuzz: the OpenAI-compatible API (${FUZZ_RUNS} requests, seed ${FUZZ_SE
         const init: RequestInit = r.body ? { ...requestInit(r.body, r.headers), method: r.method } : { method: r.method, headers: r.headers };
         const res = await fetch(`${gw.url}${r.path}`, init);
         const text = await res.text();
+        if (hasStackTrace(text)) throw new Error(`${r.kind}: a stack trace in the answer: ${text.slice(0, 200)}`);
         if (!statusOk(r.expected, res.status)) throw new Error(`${r.kind}: ${r.method} ${r.path} → HTTP ${res.status} (${text.slice(0, 200)}), expected ${String(r.expected)}`);
         if (res.status >= 400) {
           const body = JSON.parse(text) as { error?: { message?: unknown; type?: unknown } };
@@ -105,6 +121,7 @@ describe(`fuzz: the OpenAI-compatible API (${FUZZ_RUNS} requests, seed ${FUZZ_SE
         }
       });
       await expectSurvived(gw, run);
+      expectNoErrorStacks(gw);
       expect(llm.requests, 'LLM requests made during the fuzz').toEqual([]);
 
       const client = new OpenAI({ apiKey: KEY, baseURL: `${gw.url}/v1`, maxRetries: 0 });

@@ -69,7 +69,7 @@ function getPath(value: Json, path: JsonPath): Json | undefined {
 }
 
 /** A deep copy of `value` with the value at `path` replaced. */
-function setPath(value: Json, path: JsonPath, replacement: Json): Json {
+export function setPath(value: Json, path: JsonPath, replacement: Json): Json {
   if (path.length === 0) return replacement;
   const copy = structuredClone(value) as Record<string | number, Json>;
   let parent = copy;

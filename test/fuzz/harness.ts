@@ -129,6 +129,19 @@ export async function expectSurvived(gw: GatewayProcess, run: FuzzRun): Promise<
   expect(grew('rssBytes'), 'RSS growth (bytes)').toBeLessThan(MAX_RSS_GROWTH_BYTES);
 }
 
+/** A JavaScript stack trace: `at fn (file:line:col)` lines, raw or JSON-escaped (`\\n    at …`), or a `"stack"` field. */
+const STACK_RE = /(?:^|\n|\\n)\s*at \S[^\n]*:\d+:\d+|"stack"\s*:/;
+
+export function hasStackTrace(text: string): boolean {
+  return STACK_RE.test(text);
+}
+
+/** Bad input is logged as a warning at most: no error-level line carries a stack trace. */
+export function expectNoErrorStacks(gw: GatewayProcess): void {
+  const withStacks = gw.logs().filter((l) => typeof l.level === 'number' && l.level >= 50 && hasStackTrace(JSON.stringify(l)));
+  expect(withStacks.map((l) => String(l.msg)), 'error-level log lines with a stack trace').toEqual([]);
+}
+
 /** The HTTP statuses a payload may get: exact ones, any 4xx, or anything but a 5xx. */
 export type Expected = readonly number[] | '4xx' | 'not 5xx';
 

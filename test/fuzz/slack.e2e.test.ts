@@ -16,7 +16,7 @@ import { lastUserText } from '../helpers/llm-tags.js';
 import { waitFor } from '../helpers/ports.js';
 import { slackEnv, slackRepliesIn } from '../helpers/slack.js';
 import { anyJson, corruptOneOf, deeplyNestedJson, notJson, oddOrHugeString, oddString, jsonBody, requestInit, type Json, type JsonObject, type RawBody } from './arbitraries.js';
-import { FUZZ_RUNS, FUZZ_SEED, FUZZ_TEST_TIMEOUT_MS, expectSurvived, fuzz, fuzzedGatewayEnv, statusOk, type HttpCase } from './harness.js';
+import { FUZZ_RUNS, FUZZ_SEED, FUZZ_TEST_TIMEOUT_MS, expectNoErrorStacks, expectSurvived, fuzz, fuzzedGatewayEnv, hasStackTrace, statusOk, type HttpCase } from './harness.js';
 
 const PROBE = 'U0PROBE';
 const PROBE_DM = 'D0PROBE';
@@ -84,6 +84,20 @@ const corruptedProbeEvent: fc.Arbitrary<Case> = fc
   .tuple(eventId, corruptOneOf(PROBE_EVENT, [['type'], ['channel'], ['user'], ['ts'], ['text']]))
   .map(([id, { value, path }]) => ({ kind: `probe message with a wrong ${path.join('.')}`, raw: jsonBody(envelope(value, id)), expected: [200, 400] }));
 
+/**
+ * A stranger's message whose channel, user, ts or thread_ts is no id the codec can take (a prototype name, a bot's
+ * name, lone surrogates, a colon, a number): answered 200 and skipped with a warning, never an error with a stack.
+ */
+const BAD_SLACK_IDS: Json[] = ['__proto__', 'constructor', 'herald bot', '@herald', '\ud800', 'C1\udc00', 'C1:2', '-C1', '_C1', '1700000000.000100\ud800', '1700000000', '.5', 'x'.repeat(300)];
+const malformedIdEvent: fc.Arbitrary<Case> = fc
+  .tuple(eventId, fc.constantFrom(...STRANGERS), fc.constantFrom('channel', 'user', 'ts', 'thread_ts'), fc.oneof(fc.constantFrom(...BAD_SLACK_IDS), oddString), fc.boolean())
+  .filter(([, , field, bad]) => typeof bad !== 'string' || bad === '' || !(field === 'ts' || field === 'thread_ts' ? /^\d+\.\d+$/ : /^[A-Z0-9][A-Z0-9_-]*$/i).test(bad))
+  .map(([id, user, field, bad, inDm]) => {
+    const event: JsonObject = { type: 'message', user, ts: '1700000000.000100', thread_ts: '1700000000.000050', channel: inDm ? `D${user.slice(1)}` : 'C0GENERAL', ...(inDm && { channel_type: 'im' }), text: 'hello' };
+    event[field] = bad;
+    return { kind: `message with a malformed ${field}`, raw: jsonBody(envelope(event, id)), expected: [200] };
+  });
+
 /** An envelope whose event is not an object: refused. */
 const eventNotAnObject: fc.Arbitrary<Case> = fc
   .tuple(eventId, fc.oneof(oddString, fc.double(), fc.constant(null), fc.boolean(), fc.array(anyJson, { maxLength: 3 })))
@@ -141,6 +155,7 @@ const otherBodies: fc.Arbitrary<Case> = fc.oneof(
 const slackCase: fc.Arbitrary<Case> = fc.oneof(
   { arbitrary: strangerEvent, weight: 6 },
   { arbitrary: corruptedProbeEvent, weight: 4 },
+  { arbitrary: malformedIdEvent, weight: 4 },
   { arbitrary: eventNotAnObject, weight: 2 },
   { arbitrary: junkEnvelope, weight: 4 },
   { arbitrary: urlVerification, weight: 2 },
@@ -193,12 +208,14 @@ describe(`fuzz: Slack Events over HTTP (${FUZZ_RUNS} payloads, seed ${FUZZ_SEED}
       const run = await fuzz('slack', gw, slackCase, async (c) => {
         const res = await fetch(url, signedInit(slack, c.raw));
         const text = await res.text();
+        if (hasStackTrace(text)) throw new Error(`${c.kind}: a stack trace in the answer: ${text.slice(0, 200)}`);
         if (!statusOk(c.expected, res.status, c.raw)) throw new Error(`${c.kind}: HTTP ${res.status} (${text.slice(0, 200)}), expected ${String(c.expected)}`);
         if (c.challenge !== undefined && (JSON.parse(text) as { challenge?: unknown }).challenge !== c.challenge) {
           throw new Error(`url_verification answered ${text.slice(0, 200)}`);
         }
       });
       await expectSurvived(gw, run);
+      expectNoErrorStacks(gw);
       expect(llm.requests.map(lastUserText), 'no LLM request for a fuzz payload').toEqual(['hello from the probe']);
 
       await slack.dm({ user: PROBE, channel: PROBE_DM, text: 'fuzzing is over' });

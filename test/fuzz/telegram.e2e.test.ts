@@ -25,11 +25,12 @@ import {
   oddString,
   jsonBody,
   requestInit,
+  setPath,
   type Json,
   type JsonObject,
   type JsonPath,
 } from './arbitraries.js';
-import { FUZZ_RUNS, FUZZ_SEED, FUZZ_TEST_TIMEOUT_MS, expectSurvived, fuzz, fuzzedGatewayEnv, oversizeStatus, statusOk, type HttpCase } from './harness.js';
+import { FUZZ_RUNS, FUZZ_SEED, FUZZ_TEST_TIMEOUT_MS, expectNoErrorStacks, expectSurvived, fuzz, fuzzedGatewayEnv, hasStackTrace, oversizeStatus, statusOk, type HttpCase } from './harness.js';
 
 const SECRET = 'fuzz_webhook-secret';
 const PROBE = 4242;
@@ -162,6 +163,84 @@ const otherUpdateKind: fc.Arbitrary<Case> = fc
   .filter(([, kind]) => kind !== 'message' && kind !== 'update_id' && kind !== '__proto__' && kind !== 'constructor')
   .map(([id, kind, value]) => ({ kind: `${kind} update`, raw: jsonBody({ update_id: id, [kind]: value }), expected: [200] }));
 
+/** Values no id field may carry: 0, negative, huge, non-integer, wrong type; `undefined` (missing) where one is required. */
+const NOT_AN_ID: Json[] = [0, 0.5, -1.5, 2 ** 53, 2 ** 60, 1e21, -1e300, '1', '', 'abc', null, true, [], [1], {}];
+const nonIntegers = fc.double({ noNaN: true, noDefaultInfinity: true }).filter((n) => !Number.isSafeInteger(n));
+const badPositiveId = fc.oneof(fc.constantFrom<Json>(...NOT_AN_ID, -1, -3), fc.integer({ min: -(2 ** 52), max: 0 }), nonIntegers);
+/** Chat ids are negative for groups: only 0 and what is no safe integer at all break the rule. */
+const badChatId = fc.oneof(fc.constantFrom<Json>(...NOT_AN_ID), nonIntegers);
+const MISSING = fc.constant(undefined as unknown as Json);
+
+type IdRule = 'positive' | 'chat' | 'string';
+const badValue = (rule: IdRule, required: boolean): fc.Arbitrary<Json> => {
+  const wrong = rule === 'chat' ? badChatId : rule === 'positive' ? badPositiveId : fc.constantFrom<Json>('', 0, -1, null, true, [], {});
+  return required ? fc.oneof(wrong, MISSING) : wrong;
+};
+
+const FORUM_CHAT = { id: -1001234567890, type: 'supergroup', title: 'Forum', is_forum: true };
+const STRANGER_FROM = { id: STRANGERS[0], is_bot: false, first_name: 'Stranger' };
+/** A stranger's forum-topic message with every id field Telegram can send: each is corrupted in turn below. */
+const ID_MESSAGE: JsonObject = {
+  message_id: 3,
+  date: 1_700_000_000,
+  chat: FORUM_CHAT,
+  from: STRANGER_FROM,
+  message_thread_id: 5,
+  is_topic_message: true,
+  text: 'hi',
+  entities: [{ type: 'text_mention', offset: 0, length: 2, user: STRANGER_FROM }],
+  reply_to_message: { message_id: 2, date: 1_700_000_000, chat: FORUM_CHAT, from: STRANGER_FROM, message_thread_id: 5, text: 'earlier' },
+};
+const ID_PRESS: JsonObject = {
+  id: 'cbq-1',
+  from: STRANGER_FROM,
+  data: 'choice:1',
+  message: Object.fromEntries(Object.entries(ID_MESSAGE).filter(([key]) => key !== 'reply_to_message')),
+};
+
+/** Every id field of a message and of a callback query, with its rule and whether it must be present. */
+const MESSAGE_ID_FIELDS: Array<[JsonPath, IdRule, boolean]> = [
+  [['update_id'], 'positive', true],
+  [['message', 'message_id'], 'positive', true],
+  [['message', 'chat', 'id'], 'chat', true],
+  [['message', 'from', 'id'], 'positive', true],
+  [['message', 'message_thread_id'], 'positive', false],
+  [['message', 'entities', 0, 'user', 'id'], 'positive', true],
+  [['message', 'reply_to_message', 'message_id'], 'positive', true],
+  [['message', 'reply_to_message', 'chat', 'id'], 'chat', true],
+  [['message', 'reply_to_message', 'from', 'id'], 'positive', true],
+  [['message', 'reply_to_message', 'message_thread_id'], 'positive', false],
+];
+const PRESS_ID_FIELDS: Array<[JsonPath, IdRule, boolean]> = [
+  [['callback_query', 'id'], 'string', true],
+  [['callback_query', 'from', 'id'], 'positive', true],
+  [['callback_query', 'message', 'message_id'], 'positive', true],
+  [['callback_query', 'message', 'chat', 'id'], 'chat', true],
+  [['callback_query', 'message', 'from', 'id'], 'positive', true],
+  [['callback_query', 'message', 'message_thread_id'], 'positive', false],
+];
+
+/**
+ * One id field of a well-formed update set to an edge value: a message is refused (400), a press dropped (200:
+ * refusing it would only make Telegram send it again); neither is a 500, and neither reaches the agent.
+ */
+const malformedId: fc.Arbitrary<Case> = fc.oneof(
+  fc.tuple(updateId, fc.constantFrom(...MESSAGE_ID_FIELDS)).chain(([id, [path, rule, required]]) =>
+    badValue(rule, required).map((bad) => ({
+      kind: `message with ${path.join('.')} = ${JSON.stringify(bad) ?? 'missing'}`,
+      raw: jsonBody(setPath({ update_id: id, message: ID_MESSAGE }, path, bad)),
+      expected: [400],
+    })),
+  ),
+  fc.tuple(updateId, fc.constantFrom(...PRESS_ID_FIELDS)).chain(([id, [path, rule, required]]) =>
+    badValue(rule, required).map((bad) => ({
+      kind: `callback query with ${path.join('.')} = ${JSON.stringify(bad) ?? 'missing'}`,
+      raw: jsonBody(setPath({ update_id: id, callback_query: ID_PRESS }, path, bad)),
+      expected: [200],
+    })),
+  ),
+);
+
 const hasUpdateId = (v: Json): boolean => v !== null && typeof v === 'object' && !Array.isArray(v) && Number.isSafeInteger(v.update_id);
 
 /** Any JSON at all: without an integer update_id a 400; with one, 200 or 400 depending on its message. */
@@ -192,6 +271,7 @@ const oversize: fc.Arbitrary<Case> = fc.integer({ min: BODY_LIMIT + 1, max: BODY
 const telegramCase: fc.Arbitrary<Case> = fc.oneof(
   { arbitrary: strangerMessage, weight: 60 },
   { arbitrary: corruptedProbeMessage, weight: 60 },
+  { arbitrary: malformedId, weight: 60 },
   { arbitrary: otherUpdateKind, weight: 20 },
   { arbitrary: arbitraryJson, weight: 20 },
   { arbitrary: notJsonBody, weight: 20 },
@@ -225,7 +305,8 @@ describe(`fuzz: the Telegram webhook (${FUZZ_RUNS} payloads, seed ${FUZZ_SEED})`
 
   const postStatus = async (c: Case): Promise<number> => {
     const res = await fetch(hookUrl, requestInit(c.raw, { [TELEGRAM_SECRET_HEADER]: SECRET }));
-    await res.arrayBuffer();
+    const body = await res.text();
+    if (hasStackTrace(body)) throw new Error(`${c.kind}: a stack trace in the answer: ${body.slice(0, 200)}`);
     return res.status;
   };
 
@@ -246,6 +327,7 @@ describe(`fuzz: the Telegram webhook (${FUZZ_RUNS} payloads, seed ${FUZZ_SEED})`
         if (!statusOk(c.expected, status, c.raw)) throw new Error(`${c.kind}: HTTP ${status}, expected ${String(c.expected)}`);
       });
       await expectSurvived(gw, run);
+      expectNoErrorStacks(gw);
       expect(llm.requests.map(lastUserText), 'no LLM request for a fuzz payload').toEqual(controlText);
 
       tg.injectMessage({ chatId: PROBE, userId: PROBE, text: 'fuzzing is over' });

@@ -14,9 +14,22 @@ const PREFIX = 'slack';
 const CHANNEL_RE = /^[A-Z0-9][A-Z0-9_-]*$/i;
 const TS_RE = /^\d+\.\d+$/;
 
+/**
+ * The id rules, exported so the ingress checks each event's ids by them at the edge (normalize.ts) and never
+ * builds a conversation id it cannot encode. User and team ids follow the channel rule (U…, W…, T…).
+ */
+export function isSlackId(v: unknown): v is string {
+  return typeof v === 'string' && CHANNEL_RE.test(v);
+}
+
+/** A message timestamp (`ts`, `thread_ts`): `1700000000.000100`. */
+export function isSlackTs(v: unknown): v is string {
+  return typeof v === 'string' && TS_RE.test(v);
+}
+
 function check(parts: SlackConversation, source: string): SlackConversation {
-  if (!CHANNEL_RE.test(parts.channel)) throw new Error(`Slack conversation id ${JSON.stringify(source)}: bad channel id`);
-  if (parts.threadTs !== undefined && !TS_RE.test(parts.threadTs)) {
+  if (!isSlackId(parts.channel)) throw new Error(`Slack conversation id ${JSON.stringify(source)}: bad channel id`);
+  if (parts.threadTs !== undefined && !isSlackTs(parts.threadTs)) {
     throw new Error(`Slack conversation id ${JSON.stringify(source)}: thread_ts must look like 1700000000.000100`);
   }
   return parts;

@@ -12,6 +12,7 @@ import { isValidSlackRequest, type App, type Receiver } from '@slack/bolt';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { SLACK_EVENTS_PATH } from './config.js';
+import { webhookErrorHandler } from '../shared/route-errors.js';
 
 /** Bolt never acking (an unknown payload type) must not hold Slack's request open until its 3 s timeout. */
 const ACK_DEADLINE_MS = 2_500;
@@ -45,6 +46,7 @@ export class FastifyEventsReceiver implements Receiver {
   /** Adds `POST /slack/events` (or the app's own path) in its own fastify scope, so the raw-body parser does not leak into other routes. */
   registerRoutes(fastify: FastifyInstance): void {
     void fastify.register(async (scope) => {
+      scope.setErrorHandler(webhookErrorHandler(this.logger, 'slack events'));
       scope.removeAllContentTypeParsers();
       scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES }, (_req, body, done) => done(null, body));
       scope.post(this.path, (req, reply) => this.handle(req, reply));

@@ -4,7 +4,7 @@
  * conversation with Herald is doing.
  */
 import type { InboundMessage } from '../types.js';
-import { slackCodec } from './codec.js';
+import { isSlackId, slackCodec } from './codec.js';
 
 /** Slack: a home view holds up to 100 blocks; a section's text 3000 characters. */
 const SECTION_TEXT_MAX = 3000;
@@ -20,7 +20,7 @@ export function homeOpenedToMessage(event: unknown, now = Date.now()): InboundMe
   const e = event as Record<string, unknown>;
   const user = str(e, 'user');
   const channel = str(e, 'channel');
-  if (e.tab !== 'home' || user === undefined || channel === undefined) return null;
+  if (e.tab !== 'home' || !isSlackId(user) || !isSlackId(channel)) return null;
   const eventTs = str(e, 'event_ts') ?? String(now / 1000);
   return {
     platform: 'slack',

@@ -151,7 +151,8 @@ class SlackIngressImpl implements SlackIngress {
     });
     app.error(async (err) => {
       this.lastError = err.message;
-      this.logger.error({ err }, 'slack: Bolt reported an error');
+      // The message and code only: a stack trace in the log says nothing an operator can act on.
+      this.logger.error({ err: err.message, code: err.code }, 'slack: Bolt reported an error');
     });
     this.app = app;
 
@@ -250,6 +251,10 @@ class SlackIngressImpl implements SlackIngress {
     const c = classifySlackEvent(event, me);
     if (c.action === 'ignore') {
       this.logger.debug({ reason: c.reason }, 'slack: event ignored');
+      return;
+    }
+    if (c.action === 'refuse') {
+      this.logger.warn({ reason: c.reason }, 'slack: malformed event skipped');
       return;
     }
     // `message` and `app_mention` for one mention arrive concurrently: claim the key before any await.

@@ -5,7 +5,7 @@
  * (`needsThreadCheck`); everything else is decided here from the event alone.
  */
 import type { Attachment, InboundMessage } from '../types.js';
-import { slackCodec } from './codec.js';
+import { isSlackId, isSlackTs, slackCodec } from './codec.js';
 import { kindOfMime } from '../shared/attachment-kind.js';
 import { SLACK_FILE_REF_PREFIX } from './config.js';
 
@@ -19,6 +19,8 @@ export interface SlackIdentity {
 
 export type Classification =
   | { action: 'ignore'; reason: string }
+  /** Ids no real Slack event has (a channel `__proto__`, a thread_ts that is no timestamp): skipped with a warning. */
+  | { action: 'refuse'; reason: string }
   | {
       action: 'take';
       /** `<channel>:<ts>`: the same message arrives as `message` and as `app_mention`. */
@@ -52,10 +54,12 @@ export function classifySlackEvent(event: unknown, me: SlackIdentity): Classific
   const user = str(event, 'user');
   if (channel === undefined || ts === undefined || user === undefined) return ignore('missing channel, ts or user');
   if (user === me.botUserId) return ignore('own message');
+  const threadTs = str(event, 'thread_ts');
+  const malformed = malformedIds(channel, user, ts, threadTs);
+  if (malformed !== null) return { action: 'refuse', reason: malformed };
 
   const rawText = typeof event.text === 'string' ? event.text : '';
   const attachments = filesToAttachments(event.files);
-  const threadTs = str(event, 'thread_ts');
   // app_mention carries no channel_type, but it is never sent for DMs.
   const isDm = type === 'message' && str(event, 'channel_type') === 'im';
   const mentioned = mentionRe(me.botUserId).test(rawText);
@@ -94,6 +98,15 @@ export function classifySlackEvent(event: unknown, me: SlackIdentity): Classific
     threadId: thread,
   };
   return { action: 'take', dedupeKey, message: clean(message), needsThreadCheck: !mentioned, remembersThread: mentioned };
+}
+
+/** Which of an event's ids breaks the codec's rules, or null. */
+export function malformedIds(channel: string, user: string, ts: string, threadTs: string | undefined): string | null {
+  if (!isSlackId(channel)) return 'malformed channel id';
+  if (!isSlackId(user)) return 'malformed user id';
+  if (!isSlackTs(ts)) return 'malformed ts';
+  if (threadTs !== undefined && !isSlackTs(threadTs)) return 'malformed thread_ts';
+  return null;
 }
 
 function ignore(reason: string): Classification {

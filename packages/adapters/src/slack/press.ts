@@ -4,7 +4,7 @@
  * `action_ts` makes it unique. The presser alone sees any note about it (chat.postEphemeral).
  */
 import type { InboundMessage } from '../types.js';
-import { slackCodec } from './codec.js';
+import { isSlackId, isSlackTs, slackCodec } from './codec.js';
 
 function record(v: unknown): Record<string, unknown> | undefined {
   return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
@@ -27,8 +27,10 @@ export function pressToMessage(body: unknown, action: unknown, now = Date.now())
   const messageTs = str(container, 'message_ts') ?? str(message, 'ts');
   const value = str(act, 'value');
   const actionTs = str(act, 'action_ts') ?? String(now / 1000);
-  if (userId === undefined || channel === undefined || messageTs === undefined || value === undefined) return null;
   const threadTs = str(message, 'thread_ts') ?? str(container, 'thread_ts');
+  // Ids the codec cannot take are no real Slack's: dropped like missing ones.
+  if (!isSlackId(userId) || !isSlackId(channel) || messageTs === undefined || value === undefined) return null;
+  if (threadTs !== undefined && !isSlackTs(threadTs)) return null;
   const inThread = threadTs !== undefined;
   const msg: InboundMessage = {
     platform: 'slack',

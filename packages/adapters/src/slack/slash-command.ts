@@ -6,7 +6,7 @@
  * answer goes to the channel the command was typed in (a DM's top level, or a channel).
  */
 import type { InboundMessage } from '../types.js';
-import { slackCodec } from './codec.js';
+import { isSlackId, slackCodec } from './codec.js';
 
 /** The one slash command Herald declares in the Slack app manifest. */
 export const SLACK_SLASH_COMMAND = '/herald';
@@ -36,7 +36,8 @@ export function slashCommandToMessage(payload: unknown, now = Date.now(), sub?: 
   const channel = str(body, 'channel_id');
   const user = str(body, 'user_id');
   const trigger = str(body, 'trigger_id');
-  if (channel === undefined || user === undefined || trigger === undefined) return null;
+  // Ids the codec cannot take are no real Slack's: dropped like missing ones.
+  if (!isSlackId(channel) || !isSlackId(user) || trigger === undefined) return null;
   const message: InboundMessage = {
     platform: 'slack',
     messageId: `${channel}:cmd:${trigger}`,

@@ -30,6 +30,7 @@ import type { BotIdentity } from './mention.js';
 import { normalizeMessage } from './normalize.js';
 import { Poller } from './poller.js';
 import { RecentIds } from '../shared/recent-ids.js';
+import { webhookErrorHandler } from '../shared/route-errors.js';
 import { isRead, readUpdate, routeUpdate, type ReadUpdate, type UpdateHandlers } from './updates.js';
 import type { TgMessage } from './wire.js';
 
@@ -108,6 +109,7 @@ export class TelegramIngress implements PlatformIngress {
     app.post(
       path,
       {
+        errorHandler: webhookErrorHandler(this.logger, 'telegram webhook'),
         // Checked before the body is even read, so a forger learns nothing and costs little.
         onRequest: async (req, reply) => {
           const given = req.headers[SECRET_HEADER];
@@ -262,10 +264,11 @@ export class TelegramIngress implements PlatformIngress {
    * running (the gateway retrying it) gets that hand-over's outcome, not an early 200 that would let it be lost.
    */
   private dispatch(raw: unknown): Promise<DispatchResult> {
-    const update = readUpdate(raw);
+    const update = this.read(raw);
     if (!isRead(update)) {
-      if (update.refused === 'dropped') this.logger.debug({ updateId: update.id }, 'telegram callback query unreadable; dropped');
-      else if (update.id !== undefined) this.logger.warn({ updateId: update.id }, 'telegram update with a malformed message refused');
+      if (update.refused === 'dropped' && update.malformed) this.logger.warn({ updateId: update.id }, 'telegram callback query malformed; dropped');
+      else if (update.refused === 'dropped') this.logger.debug({ updateId: update.id }, 'telegram callback query unreadable; dropped');
+      else this.logger.warn({ updateId: update.id }, 'telegram update malformed; refused');
       return Promise.resolve(update.refused);
     }
     const id = update.id;
@@ -279,6 +282,19 @@ export class TelegramIngress implements PlatformIngress {
     this.handing.set(id, result);
     void result.then(() => this.handing.delete(id));
     return result;
+  }
+
+  /**
+   * readUpdate with the promise kept that dispatch never rejects: wire.ts lets in only what normalisation can read,
+   * so a throw here is a bug, logged by its message (never a stack) and answered as a refused update.
+   */
+  private read(raw: unknown): ReturnType<typeof readUpdate> {
+    try {
+      return readUpdate(raw);
+    } catch (err) {
+      this.logger.error({ err: String(err) }, 'telegram update could not be read; refused');
+      return { refused: 'invalid' };
+    }
   }
 
   /** A failed hand-over is 'failed', so the webhook answers 500 and Telegram sends the update again. */

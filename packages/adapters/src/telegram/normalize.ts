@@ -10,7 +10,9 @@ import { telegramCodec } from './codec.js';
 import { TELEGRAM_FILE_REF_PREFIX, TELEGRAM_GENERAL_TOPIC_ID } from './config.js';
 import { kindOfMime } from '../shared/attachment-kind.js';
 import { readAddressing, type BotIdentity } from './mention.js';
-import type { TgChat, TgFile, TgMessage } from './wire.js';
+import { isCallbackQuery, type TgCallbackQuery, type TgChat, type TgFile, type TgMessage } from './wire.js';
+
+export type { TgCallbackQuery };
 
 export interface NormalizeOptions {
   bot: BotIdentity;
@@ -141,25 +143,16 @@ function attachmentsOf(msg: TgMessage): Attachment[] {
   return out;
 }
 
-/** What a callback_query update carries that Herald reads (a press of an inline keyboard button). */
-export interface TgCallbackQuery {
-  id: string;
-  from: { id: number; first_name?: string; last_name?: string; username?: string };
-  message?: TgMessage;
-  data?: string;
-}
-
 /**
  * A button press → an InboundMessage with `press.data` and no text, in the conversation of the message the button
  * is under (its topic too); answered once through answerCallbackQuery (`interaction.id`). Null for a press
  * without data or message (a game button, or a message too old for Telegram to include).
  */
 export function normalizeCallbackQuery(q: TgCallbackQuery): InboundMessage | null {
-  // Read defensively: a malformed update must be dropped, never fail (a failed update is delivered again).
-  if (typeof q !== 'object' || q === null || typeof q.id !== 'string' || typeof q.from?.id !== 'number') return null;
+  // A malformed query is dropped, never failed (a failed update is delivered again); wire.ts has the rules.
+  if (!isCallbackQuery(q)) return null;
   const msg = q.message;
-  if (typeof msg !== 'object' || msg === null || typeof q.data !== 'string' || msg.date === 0) return null;
-  if (typeof msg.message_id !== 'number' || typeof msg.chat?.id !== 'number') return null;
+  if (msg === undefined || q.data === undefined || msg.date === 0) return null;
   const chatType = chatTypeOf(msg.chat);
   if (chatType === null) return null;
   const chatId = String(msg.chat.id);

@@ -8,8 +8,8 @@
  */
 import type { InboundMessage } from '../types.js';
 import type { TELEGRAM_ALLOWED_UPDATES } from './config.js';
-import { normalizeCallbackQuery, type TgCallbackQuery } from './normalize.js';
-import { hasUpdateId, isMessageUpdate, type TgMessage } from './wire.js';
+import { normalizeCallbackQuery } from './normalize.js';
+import { hasUpdateId, isCallbackQuery, isMessageUpdate, type TgMessage } from './wire.js';
 
 type UpdateType = (typeof TELEGRAM_ALLOWED_UPDATES)[number];
 
@@ -29,11 +29,13 @@ export type ReadUpdate = { id: number } & ({ [T in UpdateType]: { type: T; paylo
 /**
  * Why an update is not routed: `invalid` (no update id, or a message Herald cannot read — refused whole: half-read
  * it could be taken for another message), `dropped` (a press Herald cannot read — failing it would only make
- * Telegram deliver it again).
+ * Telegram deliver it again). `malformed`: the press breaks the Bot API's types (an id that cannot be one), as no
+ * real Telegram sends, rather than being one Herald has no use for.
  */
 export interface UnreadUpdate {
   refused: 'invalid' | 'dropped';
   id?: number;
+  malformed?: true;
 }
 
 /** Reads an update as sent. A message wins over a press when an update carries both, as it did with telegraf. */
@@ -43,7 +45,9 @@ export function readUpdate(update: unknown): ReadUpdate | UnreadUpdate {
   if ('message' in update && !isMessageUpdate(update)) return { refused: 'invalid', id };
   let press: InboundMessage | null = null;
   if ('callback_query' in update) {
-    press = normalizeCallbackQuery(update.callback_query as TgCallbackQuery);
+    const query = update.callback_query;
+    if (!isCallbackQuery(query)) return { refused: 'dropped', id, malformed: true };
+    press = normalizeCallbackQuery(query);
     if (press === null) return { refused: 'dropped', id };
   }
   if (isMessageUpdate(update)) return { id, type: 'message', payload: update.message };

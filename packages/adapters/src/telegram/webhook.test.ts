@@ -197,4 +197,29 @@ describe('telegram webhook ingress', () => {
     expect(ok.statusCode).toBe(200);
     expect(received.map((m) => m.text)).toEqual(['hi']);
   });
+
+  it('answers the malformed ids of issue 48 with a 400 (a press: 200, dropped), never a 500 or an internal message', async () => {
+    await startWithRoutes();
+    const forum = { id: -1001234567890, type: 'supergroup', is_forum: true };
+    const message = { message_id: 1, date: 1_700_000_000, chat: { id: 777, type: 'private' }, from: { id: 777 }, text: 'hi' };
+    const post = (payload: unknown) => app.inject({ method: 'POST', url: PATH, headers: { 'x-telegram-bot-api-secret-token': SECRET }, payload: payload as object });
+    const refused = [
+      { update_id: 1, message: { ...message, chat: { id: 0, type: 'private' } } },
+      { update_id: 2, message: { ...message, chat: forum, is_topic_message: true, message_thread_id: 0 } },
+      { update_id: 3, message: { ...message, chat: forum, is_topic_message: true, message_thread_id: -3 } },
+      { update_id: 4, message: { ...message, from: { id: 0 } } },
+      { update_id: 5, message: { ...message, reply_to_message: { ...message, chat: { id: 0, type: 'private' } } } },
+      { update_id: 0, message },
+      { update_id: -7, message },
+    ];
+    for (const payload of refused) {
+      const res = await post(payload);
+      expect(res.statusCode, JSON.stringify(payload)).toBe(400);
+      expect(res.body).not.toMatch(/must be|\n\s+at /);
+    }
+    const press = await post({ update_id: 8, callback_query: { id: 'q1', from: { id: 777 }, data: 'x', message: { ...message, chat: { id: 0, type: 'private' } } } });
+    expect(press.statusCode).toBe(200);
+    expect(press.body).not.toMatch(/must be|\n\s+at /);
+    expect(received).toEqual([]);
+  });
 });

@@ -1,7 +1,11 @@
 /**
  * The slice of the Bot API update format this adapter reads, and the one guard that turns an untrusted update
  * (webhook body, getUpdates result) into it. Field names are Telegram's own.
+ *
+ * Every id field is checked here, once, by the rule that holds for it: chat and topic ids by the conversation
+ * codec's own rules (codec.ts), so a message let in here can always be given a conversation id.
  */
+import { isTelegramChatId, isTelegramTopicId } from './codec.js';
 
 export interface TgUser {
   id: number;
@@ -65,6 +69,15 @@ export interface TgMessageUpdate {
   message: TgMessage;
 }
 
+/** What a callback_query update carries (a press of an inline keyboard button). */
+export interface TgCallbackQuery {
+  id: string;
+  from: TgUser;
+  /** Absent when the message is too old; `date` 0 when Herald can no longer see it (an inaccessible message). */
+  message?: TgMessage;
+  data?: string;
+}
+
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -74,9 +87,19 @@ export function isMessageId(v: unknown): v is number {
   return Number.isSafeInteger(v) && (v as number) > 0;
 }
 
-/** True when `u` has an integer update_id; the only thing dedupe and offset tracking need. */
+/** An update id: a positive integer (Telegram numbers updates upwards from a positive number). */
+export function isUpdateId(v: unknown): v is number {
+  return Number.isSafeInteger(v) && (v as number) > 0;
+}
+
+/** A user id (a person or a bot): a positive integer. */
+export function isUserId(v: unknown): v is number {
+  return Number.isSafeInteger(v) && (v as number) > 0;
+}
+
+/** True when `u` has a valid update_id; the only thing dedupe and offset tracking need. */
 export function hasUpdateId(u: unknown): u is { update_id: number } {
-  return isRecord(u) && Number.isSafeInteger(u.update_id);
+  return isRecord(u) && isUpdateId(u.update_id);
 }
 
 /**
@@ -85,7 +108,15 @@ export function hasUpdateId(u: unknown): u is { update_id: number } {
  * makes the whole message unreadable rather than half-read. Fields not listed are not looked at.
  */
 export function isMessageUpdate(u: unknown): u is TgMessageUpdate {
-  return isRecord(u) && Number.isSafeInteger(u.update_id) && isMessage(u.message, true);
+  return isRecord(u) && isUpdateId(u.update_id) && isMessage(u.message, true);
+}
+
+/**
+ * True for a callback query with the Bot API's types in every field Herald reads, ids included; `data` and
+ * `message` may be absent (a game button, a message too old to be sent along).
+ */
+export function isCallbackQuery(q: unknown): q is TgCallbackQuery {
+  return isCallbackQueryShape(q);
 }
 
 type Check = (v: unknown) => boolean;
@@ -108,13 +139,15 @@ const arrayOf =
   (v) =>
     Array.isArray(v) && v.every(check);
 
-const isUser = shape({ id: isInteger }, { is_bot: isBoolean, first_name: isString, last_name: isString, username: isString });
-const isChat = shape({ id: isInteger, type: isString }, { title: isString, username: isString, is_forum: isBoolean });
+const isNonEmptyString: Check = (v) => typeof v === 'string' && v !== '';
+
+const isUser = shape({ id: isUserId }, { is_bot: isBoolean, first_name: isString, last_name: isString, username: isString });
+const isChat = shape({ id: isTelegramChatId, type: isString }, { title: isString, username: isString, is_forum: isBoolean });
 const isEntity = shape({ type: isString, offset: isInteger, length: isInteger }, { user: isUser });
 const isFile = shape({ file_id: isString }, { file_unique_id: isString, file_size: isInteger, mime_type: isString, file_name: isString });
 const MESSAGE_FIELDS: Record<string, Check> = {
   from: isUser,
-  message_thread_id: isInteger,
+  message_thread_id: isTelegramTopicId,
   is_topic_message: isBoolean,
   text: isString,
   entities: arrayOf(isEntity),
@@ -138,3 +171,5 @@ function isMessage(m: unknown, outer: boolean): boolean {
   if (m.reply_to_message === undefined) return true;
   return outer && isMessage(m.reply_to_message, false);
 }
+
+const isCallbackQueryShape = shape({ id: isNonEmptyString, from: isUser }, { data: isString, message: (m) => isMessage(m, true) });

@@ -57,6 +57,10 @@ describe('reading Chat Completions requests', () => {
     expect(inline).toMatchObject({ status: 400, code: 'invalid_image_url', param: 'messages[0].content[0].image_url.url' });
     expect(refusal(() => parseChatCompletion({ model: 'herald', messages: [{ role: 'user', content: 'x'.repeat(64_001) }] }, {})).code).toBe('string_above_max_length');
     expect(refusal(() => parseChatCompletion({ model: 'herald', messages: [{ role: 'user', content: 'hi' }] }, { 'x-herald-session': 'bad\nname' })).param).toBe('x-herald-session');
+    // `user` is an id (the session's user) even when the header names the session: found by the fuzz suite.
+    for (const user of ['\u0000', 'a\u0003b', 'x'.repeat(257)]) {
+      expect(refusal(() => parseChatCompletion({ model: 'herald', user, messages: [{ role: 'user', content: 'hi' }] }, { 'x-herald-session': 'work' })).param).toBe('user');
+    }
   });
 });
 

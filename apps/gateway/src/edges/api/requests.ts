@@ -180,9 +180,12 @@ function conversation(said: Said[], param: string): Pick<ApiInput, 'system' | 'h
 function sessionOf(headers: Record<string, unknown>, user: string | null | undefined): Pick<ApiInput, 'session' | 'user'> {
   const header = headers[SESSION_HEADER];
   const fromHeader = typeof header === 'string' ? header.trim() : Array.isArray(header) ? String(header[0]).trim() : '';
-  const name = fromHeader || user?.trim() || null;
-  if (name !== null && (name.length > MAX_SESSION_NAME || /[\u0000-\u001f\u007f]/.test(name))) {
-    throw badRequest(`The session name (X-Herald-Session or user) must be 1-${MAX_SESSION_NAME} characters without control characters.`, fromHeader ? SESSION_HEADER : 'user');
+  const fromUser = user?.trim() || null;
+  // `user` is the session's user id even when the header names the session: both are ids, checked alike.
+  for (const [value, param] of [[fromHeader, SESSION_HEADER], [fromUser, 'user']] as const) {
+    if (value && (value.length > MAX_SESSION_NAME || /[\u0000-\u001f\u007f]/.test(value))) {
+      throw badRequest(`The session name (X-Herald-Session or user) must be 1-${MAX_SESSION_NAME} characters without control characters.`, param);
+    }
   }
-  return { session: name, user: user?.trim() || null };
+  return { session: fromHeader || fromUser, user: fromUser };
 }
