@@ -65,7 +65,7 @@ export async function benchRecovery(store: Store): Promise<Record<string, number
     const chats = took.map((_, i) => FIRST_CHAT + i + 1);
     await waitFor(() => chats.every((c) => repliesIn(tg, c).includes(`re: after ${c - FIRST_CHAT}`)), { timeoutMs: 60_000, what: 'the later answers' });
     const answers = chats.map((c) => repliesIn(tg, c).filter((t) => t === `re: round ${c - FIRST_CHAT}`).length);
-    took.forEach((s, i) => (figures[`recovery.${store}.kill_to_reply_s.${i + 1}`] = Number(s.toFixed(2))));
+    for (const [i, s] of took.entries()) figures[`recovery.${store}.kill_to_reply_s.${i + 1}`] = Number(s.toFixed(2));
     figures[`recovery.${store}.kill_to_reply_max_s`] = Number(Math.max(...took).toFixed(2));
     figures[`recovery.${store}.answers_per_killed_turn`] = answers.every((n) => n === 1) ? 1 : Math.max(...answers.map((n) => (n === 1 ? 0 : n)));
     return figures;

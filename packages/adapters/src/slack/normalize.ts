@@ -101,7 +101,7 @@ export function classifySlackEvent(event: unknown, me: SlackIdentity): Classific
 }
 
 /** Which of an event's ids breaks the codec's rules, or null. */
-export function malformedIds(channel: string, user: string, ts: string, threadTs: string | undefined): string | null {
+function malformedIds(channel: string, user: string, ts: string, threadTs: string | undefined): string | null {
   if (!isSlackId(channel)) return 'malformed channel id';
   if (!isSlackId(user)) return 'malformed user id';
   if (!isSlackTs(ts)) return 'malformed ts';

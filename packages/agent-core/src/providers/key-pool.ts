@@ -211,7 +211,7 @@ export class MemoryKeyPoolState implements KeyPoolState {
 }
 
 /** Longest wait before the one same-key retry of a 429; a longer Retry-After rotates at once. */
-export const SAME_KEY_RETRY_MAX_WAIT_MS = 2_000;
+const SAME_KEY_RETRY_MAX_WAIT_MS = 2_000;
 
 /**
  * Runs one provider request with a key from the provider's pool, rotating inside the request: a 429 is tried

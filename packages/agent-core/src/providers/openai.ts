@@ -157,12 +157,12 @@ export interface ReplayTarget {
 }
 
 /** Some message of the history carries details `model` would get back. */
-export function hasReplayedDetails(messages: readonly ChatMessage[], model: string): boolean {
+function hasReplayedDetails(messages: readonly ChatMessage[], model: string): boolean {
   return messages.some((m) => m.role === 'assistant' && replayedDetails(m.reasoning_details, model).length > 0);
 }
 
 /** `message` (the wire form of `m`) with what the server gave `m` for the target's model to send back. */
-export function withReplayedReasoning(message: ChatCompletionMessageParam, m: ChatMessage, target: ReplayTarget): ChatCompletionMessageParam {
+function withReplayedReasoning(message: ChatCompletionMessageParam, m: ChatMessage, target: ReplayTarget): ChatCompletionMessageParam {
   if (m.role !== 'assistant') return message;
   const extra: Record<string, unknown> = {};
   if (m.reasoning && m.reasoning_details?.some((d) => d.format === REASONING_CONTENT_FORMAT)) extra.reasoning_content = m.reasoning;

@@ -12,7 +12,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 
 export const DASHBOARD_PATH = '/admin/queues';
-export const ADMIN_PATH = '/admin';
+const ADMIN_PATH = '/admin';
 export const DASHBOARD_COOKIE = 'herald_admin';
 /** A dashboard login lasts a working day. */
 const COOKIE_MAX_AGE_S = 12 * 3600;

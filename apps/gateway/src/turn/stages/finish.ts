@@ -58,7 +58,7 @@ function warnOnCacheCollapse(before: Session, result: ConversationResult, log: L
 }
 
 /** The text of a reply that is nothing but files. */
-export const FILES_ONLY_TEXT = '📎';
+const FILES_ONLY_TEXT = '📎';
 export const NO_ANSWER_TEXT = '(no answer)';
 
 export interface FinishReplyInput {
@@ -117,7 +117,7 @@ function withError(text: string, error: string): string {
 }
 
 /** Why there is no answer, when the loop knows (the output or iteration limit, a content filter). */
-export function noAnswerText(result: ConversationResult): string {
+function noAnswerText(result: ConversationResult): string {
   return result.partial ? `${NO_ANSWER_TEXT.slice(0, -1)}: ${result.partial})` : NO_ANSWER_TEXT;
 }
 
