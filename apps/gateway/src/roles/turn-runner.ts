@@ -36,12 +36,11 @@ export interface TurnRunnerParts {
 }
 
 export function buildTurnRunner(parts: TurnRunnerParts): TurnRunner {
-  const { config, log, redis, store, shared, agent, outbound } = parts;
+  const { config, log, redis, store, shared, outbound } = parts;
   const { conversation, metrics, egress, replies } = shared;
   return createTurnRunner({
     store,
     countTurn: turnMetrics({ metrics, store }),
-    agent,
     egress,
     conversation,
     profiles: profileRuntimes(parts),

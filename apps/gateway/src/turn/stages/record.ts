@@ -57,7 +57,7 @@ export async function recordInterrupted(deps: TurnDeps, open: OpenTurn, prepared
     const usage = { ...spend.uncountedTokens(), costUsd: meter.costUsd, apiCalls: result.apiCalls + prepared.media.calls.length, ...(result.lastPromptTokens ? { lastPromptTokens: result.lastPromptTokens } : {}) };
     const persisted = await persistTurn(store, { sessionKey: open.sessionKey, session: prepared.session, result, turnId: ctx.turnId, platformMessageId: open.last.platformMessageId, usage });
     await store.markTurn(ctx.turnId, 'interrupted', ctx.fence, abort instanceof Error ? abort.message : 'interrupted');
-    await controls?.budgets.record(spender, meter.usage, meter.costUsd);
+    await controls.budgets.record(spender, meter.usage, meter.costUsd);
     return persisted;
   });
   spend.recorded();
