@@ -14,7 +14,7 @@ export function allRole(config: HeraldConfig, ctx: StartContext, signal: AbortSi
   const routes = new RouterPart(config, ctx, { redis, store, shared, http, queue, schedules, localWorker: true });
   const platforms = new PlatformsPart(ctx, routes);
   const mcp = mcpPart(config, ctx);
-  const worker = new WorkerPart(config, ctx, { redis, store, shared, queue, schedules, mcp: mcp.hub });
+  const worker = new WorkerPart(config, ctx, { redis, store, shared, queue, schedules, mcp });
   const parts: Part[] = [
     platformStatusPart(config, ctx),
     trim,
@@ -25,12 +25,12 @@ export function allRole(config: HeraldConfig, ctx: StartContext, signal: AbortSi
     queue,
     schedules,
     routes,
-    ...(mcp.part ? [mcp.part] : []),
+    ...(mcp ? [mcp] : []),
     worker,
     new ScheduleRunnerPart(config, ctx, { redis, shared, queue, schedules }),
     drainPart(config, shared, worker),
     ...housekeepingParts(config, ctx, { redis, store, shared, queue }),
-    new OperationsPart(config, ctx, { redis, store, shared, http, schedules, routes, worker, mcp: mcp.hub }),
+    new OperationsPart(config, ctx, { redis, store, shared, http, schedules, routes, worker, mcp }),
     handOversPart(platforms),
     platforms,
   ];

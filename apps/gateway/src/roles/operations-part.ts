@@ -3,14 +3,13 @@
  * mounted before the admin server listens, the heartbeat started once the worker has.
  */
 import type { HeraldConfig } from '../support/config/load.js';
-import type { McpHub } from '../features/mcp/hub.js';
 import { mountOperations, type Operations } from './operations.js';
 import { opened, type Part, type StartContext } from './compose.js';
 import type { HttpPart, RedisPart, StorePart } from './base-parts.js';
 import type { ServicesPart } from './services-part.js';
 import type { SchedulesPart } from './queue-parts.js';
 import type { RouterPart } from './ingress-parts.js';
-import type { WorkerPart } from './worker-parts.js';
+import type { McpPart, WorkerPart } from './worker-parts.js';
 
 export interface OperationsPartDeps {
   redis: RedisPart;
@@ -22,7 +21,7 @@ export interface OperationsPartDeps {
   routes: RouterPart | null;
   /** The queue worker of a process that runs turns; none in an ingress process. */
   worker: WorkerPart | null;
-  mcp: McpHub | null;
+  mcp: McpPart | null;
 }
 
 export class OperationsPart implements Part {
@@ -48,7 +47,7 @@ export class OperationsPart implements Part {
       metrics,
       worker: deps.worker ? deps.worker.worker : null,
       ingresses: deps.routes ? deps.routes.ingresses : new Map(),
-      mcp: deps.mcp,
+      mcp: deps.mcp ? deps.mcp.hub : null,
       schedules: deps.schedules.schedules.service,
       pairing: conversation.pairing,
       providers,

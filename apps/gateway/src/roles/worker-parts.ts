@@ -30,10 +30,35 @@ import { buildTurnRunner } from './turn-runner.js';
  * after the drain (listed before it), so a running turn keeps its servers to the end. Tools are discovered before
  * the first turn; a server that fails keeps being retried in the background.
  */
-export function mcpPart(config: HeraldConfig, { log }: StartContext): { hub: McpHub | null; part: Part | null } {
-  if (!config.mcpServers?.length) return { hub: null, part: null };
-  const hub = new McpHub(config.mcpServers, { log: log.child({ component: 'mcp' }), limits: mediaLimits(config) });
-  return { hub, part: { name: 'mcp', start: () => hub.start(), stop: () => hub.close() } };
+export class McpPart implements Part {
+  readonly name = 'mcp';
+  #hub: McpHub | undefined;
+
+  constructor(
+    private readonly config: HeraldConfig,
+    private readonly ctx: StartContext,
+  ) {}
+
+  get hub(): McpHub {
+    return opened(this.#hub, 'mcp');
+  }
+
+  open(): void {
+    this.#hub = new McpHub(this.config.mcpServers ?? [], { log: this.ctx.log.child({ component: 'mcp' }), limits: mediaLimits(this.config) });
+  }
+
+  async start(): Promise<void> {
+    await this.hub.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.#hub?.close();
+  }
+}
+
+/** The MCP part of a process that runs turns, when MCP servers are configured. */
+export function mcpPart(config: HeraldConfig, ctx: StartContext): McpPart | null {
+  return config.mcpServers?.length ? new McpPart(config, ctx) : null;
 }
 
 export interface WorkerPartDeps {
@@ -42,7 +67,7 @@ export interface WorkerPartDeps {
   shared: ServicesPart;
   queue: QueuePart;
   schedules: SchedulesPart;
-  mcp: McpHub | null;
+  mcp: McpPart | null;
 }
 
 /** The BullMQ worker that runs turns; its stop closes the control subscriber (the drain stops the worker). */
@@ -89,7 +114,7 @@ export class WorkerPart implements Part {
       mailbox,
       control: new ControlBus(redis, subscriber, config.redisPrefix),
       // The turn's policies (metrics first) and stages: turn/pipeline.ts.
-      runTurn: buildTurnRunner({ config, log, redis, store, shared, agent, outbound, mcp: deps.mcp, schedules }),
+      runTurn: buildTurnRunner({ config, log, redis, store, shared, agent, outbound, mcp: deps.mcp ? deps.mcp.hub : null, schedules }),
       onAbandon: abandonTurns({ store, mailbox, egress: shared.egress }),
       onTurnEnd: apiTurnEnd(shared.replies),
       concurrency: config.workerConcurrency,

@@ -12,7 +12,7 @@ export function workerRole(config: HeraldConfig, ctx: StartContext, signal: Abor
   const core = coreParts(config, ctx, signal, () => parts);
   const { trim, redis, store, shared, http, queue, schedules } = core;
   const mcp = mcpPart(config, ctx);
-  const worker = new WorkerPart(config, ctx, { redis, store, shared, queue, schedules, mcp: mcp.hub });
+  const worker = new WorkerPart(config, ctx, { redis, store, shared, queue, schedules, mcp });
   const parts: Part[] = [
     trim,
     redis,
@@ -21,12 +21,12 @@ export function workerRole(config: HeraldConfig, ctx: StartContext, signal: Abor
     http,
     queue,
     schedules,
-    ...(mcp.part ? [mcp.part] : []),
+    ...(mcp ? [mcp] : []),
     worker,
     new ScheduleRunnerPart(config, ctx, { redis, shared, queue, schedules }),
     drainPart(config, shared, worker),
     ...housekeepingParts(config, ctx, { redis, store, shared, queue }),
-    new OperationsPart(config, ctx, { redis, store, shared, http, schedules, routes: null, worker, mcp: mcp.hub }),
+    new OperationsPart(config, ctx, { redis, store, shared, http, schedules, routes: null, worker, mcp }),
   ];
   return { parts, core, routes: null, worker };
 }

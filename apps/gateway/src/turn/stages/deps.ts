@@ -1,5 +1,5 @@
 /**
- * What the stages of a turn are built from (turn/pipeline.ts assembles them; roles/app.ts provides these).
+ * What the stages of a turn are built from (turn/pipeline.ts assembles them; roles/turn-runner.ts provides these).
  */
 import type { AgentEvent, SessionStore } from '@herald/agent-core';
 import type { PlatformEgress } from '@herald/adapters';
