@@ -8,7 +8,7 @@
  * Either way it then removes them, so /tmp and the shared Redis end as they began.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -22,6 +22,9 @@ const LISTED = 10;
 export default function setup(): () => Promise<void> {
   const outerTmp = process.env.TMPDIR;
   const runDir = mkdtempSync(join(tmpdir(), 'herald-test-run-'));
+  // mkdtemp makes it 0700; the code sandbox's tests run code as other (non-root) uids whose work dirs live in here,
+  // and bubblewrap must reach them: others may pass through (as through /tmp), not list.
+  chmodSync(runDir, 0o711);
   const run = randomBytes(4).toString('hex');
   process.env.TMPDIR = runDir;
   process.env[TEST_RUN_ENV] = run;

@@ -207,7 +207,7 @@ export class Mailbox {
 
   /** The start of an entry's JSON up to its seq: names the entry exactly (see enqueue for the key order). */
   private entryPrefix(sessionKey: string, entryId: string, seq: number): string {
-    return JSON.stringify({ id: entryId, sessionKey, seq }).slice(0, -1) + ',';
+    return `${JSON.stringify({ id: entryId, sessionKey, seq }).slice(0, -1)},`;
   }
 
   /**

@@ -73,7 +73,7 @@ export async function rig(opts: {
     await queue.close();
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length) await redis.del(...keys);
-    subs.forEach((s) => s.disconnect());
+    for (const s of subs) s.disconnect();
     redis.disconnect();
   });
   return { producer, mailbox, workers, queue, redis, prefix, abandoned };

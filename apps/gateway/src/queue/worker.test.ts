@@ -4,7 +4,7 @@
  * parallel sessions, interrupts.
  */
 import { UnrecoverableError } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { Mailbox } from './mailbox.js';
 import { jobIdFor } from './producer.js';

@@ -1,5 +1,5 @@
 /**
- * Everything operational a process serves or runs besides its role, mounted in one call from roles/app.ts:
+ * Everything operational a process serves or runs besides its role, mounted in one call from roles/operations-part.ts:
  * GET /metrics, GET /health/detailed, the admin API (when HERALD_ADMIN_TOKEN is set) and, in processes that
  * run turns, the worker heartbeat. Call before the HTTP server listens; close on shutdown.
  */
@@ -16,7 +16,7 @@ import type { TurnJobData } from '../queue/producer.js';
 import { logConnectionErrors } from '../support/redis-errors.js';
 import { WorkerHeartbeat } from '../support/ops/heartbeat.js';
 import { QUEUE_STATES, type HeraldMetrics } from '../support/ops/metrics.js';
-import { PairingService } from '../features/pairing/index.js';
+import type { PairingService } from '../features/pairing/index.js';
 import { mountAdminApi } from '../edges/admin/api.js';
 import { ProfileTable } from '../features/profiles/table.js';
 import { budgetGuardFor } from '../features/budgets/guard.js';
@@ -41,8 +41,8 @@ export interface OperationsDeps {
   schedules: ScheduleService;
   /** This process's MCP servers (processes that run turns), for /health/detailed and the heartbeat. */
   mcp: McpHub | null;
-  /** The process's pairing service when it has one; otherwise the admin API opens its own on HERALD_DB. */
-  pairing?: PairingService | null;
+  /** The process's pairing service (features/sessions/services.ts), approved and revoked in the admin API. */
+  pairing: PairingService;
   /** Key pools whose state /health/detailed shows. */
   providers: ProviderCatalog;
 }
@@ -73,7 +73,7 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
   detailedHealthRoute(http, healthDeps);
 
   if (config.adminToken) {
-    const pairing = deps.pairing ?? new PairingService(deps.store.sql);
+    const { pairing } = deps;
     await mountAdminApi(http, { token: config.adminToken, store: deps.store, queue, pairing, schedules: deps.schedules, profiles: new ProfileTable(config), routes: config.routes, budgets: budgetGuardFor(config, deps.store.sql) });
     const started = Date.now();
     await mountConsole(http, {

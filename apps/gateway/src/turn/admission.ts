@@ -10,8 +10,8 @@ import type { TeamControls } from './team-controls.js';
 type Run = (ctx: TurnContext) => Promise<TurnResult | void>;
 
 /** The profile's concurrent-turn limit: the turn waits for a slot (its watchdog sees the wait as activity). */
-export async function inTurnSlot(controls: TeamControls | undefined, ctx: TurnContext, run: Run): Promise<TurnResult | void> {
-  const sem = controls?.turnSlots(ctx.entries[0].payload.profile ?? DEFAULT_PROFILE);
+export async function inTurnSlot(controls: TeamControls, ctx: TurnContext, run: Run): Promise<TurnResult | void> {
+  const sem = controls.turnSlots(ctx.entries[0].payload.profile ?? DEFAULT_PROFILE);
   if (!sem) return run(ctx);
   const slot = await sem.acquire(ctx.signal, ctx.touch);
   try {
@@ -26,8 +26,7 @@ export async function inTurnSlot(controls: TeamControls | undefined, ctx: TurnCo
  * when the turn ends without one. Inside the turn slot, so a turn holding a place never waits for another turn.
  * Waiting in line counts as activity for the watchdog, as waiting for a turn slot does.
  */
-export async function inPrepGate(gate: PrepGate | undefined, ctx: TurnContext, run: Run): Promise<TurnResult | void> {
-  if (!gate) return run(ctx);
+export async function inPrepGate(gate: PrepGate, ctx: TurnContext, run: Run): Promise<TurnResult | void> {
   const release = await gate.enter(ctx.signal, ctx.touch);
   try {
     return await run({ ...ctx, prepared: release });
@@ -37,7 +36,6 @@ export async function inPrepGate(gate: PrepGate | undefined, ctx: TurnContext, r
 }
 
 /** `run` inside inPrepGate (the pipeline calls inPrepGate itself). */
-export function withPrepGate(gate: PrepGate | undefined, run: TurnRunner): TurnRunner {
-  if (!gate) return run;
+export function withPrepGate(gate: PrepGate, run: TurnRunner): TurnRunner {
   return (ctx) => inPrepGate(gate, ctx, run);
 }

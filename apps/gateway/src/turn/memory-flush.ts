@@ -62,8 +62,7 @@ export async function flushOutsideTurn(store: SessionStore, services: Conversati
  * For the idle and daily resets: the ended session's notes are saved behind the reply, as /new does (the flush
  * runs in the background; stopping the process waits for it).
  */
-export function flushAfterReset(store: SessionStore, services: ConversationServices | undefined, log?: Logger): ((ended: Session) => void) | undefined {
-  if (!services) return undefined;
+export function flushAfterReset(store: SessionStore, services: ConversationServices, log?: Logger): (ended: Session) => void {
   return (ended) => services.background.track(flushOutsideTurn(store, services, ended, 'reset', log));
 }
 
@@ -73,7 +72,7 @@ export function flushAfterReset(store: SessionStore, services: ConversationServi
  */
 export function flushBeforeLoopCompression(
   store: SessionStore,
-  services: ConversationServices | undefined,
+  services: ConversationServices,
   session: Session,
   provider: Provider,
   signal: AbortSignal,
@@ -81,7 +80,7 @@ export function flushBeforeLoopCompression(
   /** The turn's spend meter (see flushBeforeLosingDetails); `provider` is metered already. */
   metered: (p: Provider) => Provider = (p) => p,
 ): ((messages: readonly ChatMessage[]) => Promise<void>) | undefined {
-  if (!services || !session.userId) return undefined;
+  if (!session.userId) return undefined;
   // The notes of this person in this profile (features/profiles/table.ts), with the profile's own toolsets.
   const profile = services.profiles.get(session.profile);
   if (!offersMemory(profile.toolsets)) return undefined;

@@ -13,6 +13,8 @@ import type { TurnContext } from '../queue/turn-context.js';
 import type { TurnSpend } from '../features/budgets/turn-spend.js';
 import { WATCHDOG, composePolicies, turnPolicies, type TurnPolicy } from './pipeline.js';
 import type { TurnDeps } from './stages/deps.js';
+import { testTurnControls } from './test-support.js';
+import { testConversationServices } from '../features/sessions/test-support.js';
 
 const temp = useTempStores('sqlite');
 const log = pino({ level: 'silent' });
@@ -50,8 +52,10 @@ async function setUp(turnId: string): Promise<{ deps: TurnDeps; ctx: TurnContext
     counted.push(result?.outcome?.kind);
     return result;
   };
-  // The policies use the store, egress and metrics; the stages' services are not reached by these tests.
-  const deps = { store, agent: null, egress: () => recordingEgress(sent), onPossibleDuplicate: () => undefined, countTurn } as unknown as TurnDeps;
+  // The policies use the store, egress, metrics, the team controls and the prep gate; the stages' services are not
+  // reached by these tests.
+  const conversation = testConversationServices(store);
+  const deps = { store, conversation, ...testTurnControls(conversation), egress: () => recordingEgress(sent), onPossibleDuplicate: () => undefined, countTurn } as unknown as TurnDeps;
   const payload = { platform: 'telegram', conversationId: 'telegram:5', userId: '5', text: 'hi', platformMessageId: '9' } as TurnContext['entries'][number]['payload'];
   const ctx: TurnContext = {
     sessionKey: key,

@@ -41,7 +41,7 @@ export const WATCHDOG = {
 
 /** The policies around a turn, outermost first. */
 export function turnPolicies(deps: TurnDeps): TurnPolicy[] {
-  const spendDeps = { store: deps.store, budgets: deps.controls?.budgets };
+  const spendDeps = { store: deps.store, budgets: deps.controls.budgets };
   return [
     {
       name: 'metrics',

@@ -14,7 +14,7 @@ import {
   type CloseEvent,
   type Message,
 } from 'discord.js';
-import { AuthError, NetworkError, PlatformError } from '../errors.js';
+import { AuthError, NetworkError, type PlatformError } from '../errors.js';
 import type { AdapterHealth, AdapterState, InboundHandler, PlatformIngress } from '../types.js';
 import {
   DISCORD_API_VERSION,

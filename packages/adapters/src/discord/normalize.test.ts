@@ -113,8 +113,8 @@ describe('threadNameFor', () => {
   });
 
   it('never splits an emoji at the cut', () => {
-    const name = threadNameFor(view({ content: 'a'.repeat(78) + '😀😀😀' }), BOT);
-    expect(name).toBe('a'.repeat(78) + '…');
+    const name = threadNameFor(view({ content: `${'a'.repeat(78)}😀😀😀` }), BOT);
+    expect(name).toBe(`${'a'.repeat(78)}…`);
   });
 
   it('falls back when nothing is left', () => {

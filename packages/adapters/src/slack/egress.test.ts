@@ -67,11 +67,11 @@ describe('Slack egress', () => {
   it('reacts by Slack name, treating already_reacted and no_reaction as success', async () => {
     // No transport is connected in this test; the user's message is stored all the same.
     const { ts } = await fake.channelMessage({ channel: 'C0CHAN', user: 'U1', text: 'hello' });
-    await egress.react('slack:C0CHAN:' + ts, ts, '👀');
-    await egress.react('slack:C0CHAN:' + ts, ts, '👀'); // already_reacted
-    await egress.react('slack:C0CHAN:' + ts, ts, '✅');
-    await egress.react('slack:C0CHAN:' + ts, ts, '👀', true);
-    await egress.react('slack:C0CHAN:' + ts, ts, '👀', true); // no_reaction
+    await egress.react(`slack:C0CHAN:${ts}`, ts, '👀');
+    await egress.react(`slack:C0CHAN:${ts}`, ts, '👀'); // already_reacted
+    await egress.react(`slack:C0CHAN:${ts}`, ts, '✅');
+    await egress.react(`slack:C0CHAN:${ts}`, ts, '👀', true);
+    await egress.react(`slack:C0CHAN:${ts}`, ts, '👀', true); // no_reaction
     expect(fake.reactions.map((r) => `${r.action}:${r.name}`)).toEqual(['add:eyes', 'add:white_check_mark', 'remove:eyes']);
     expect([...(fake.message('C0CHAN', ts)?.reactions.keys() ?? [])]).toEqual(['white_check_mark']);
   });

@@ -159,7 +159,7 @@ function conversation(said: Said[], param: string): Pick<ApiInput, 'system' | 'h
   const system = said.filter((s) => s.role === 'system').map((s) => s.text).filter((t) => t.trim() !== '');
   const turns = said.filter((s) => s.role !== 'system');
   const last = turns[turns.length - 1];
-  if (!last || last.role !== 'user') throw badRequest('The last message must be a user message: it is what Herald answers.', param);
+  if (last?.role !== 'user') throw badRequest('The last message must be a user message: it is what Herald answers.', param);
   if (last.text.trim() === '' && last.attachments.length === 0) throw badRequest('The last user message is empty.', param);
   if (last.text.length > MAX_INBOUND_CHARS) {
     throw badRequest(`The last user message is too long (${last.text.length} characters; the limit is ${MAX_INBOUND_CHARS}).`, param, 'string_above_max_length');

@@ -25,9 +25,9 @@ export interface CommandDeps {
   producer: TurnProducer;
   /** Runs each platform message's command once (a redelivery or a retried hand-over gets the same answer). */
   ledger: CommandLedger;
-  /** Counters, models, settings; commands that need them say so when absent. */
-  conversation?: ConversationServices;
-  log?: Logger;
+  /** Counters, models, settings, budgets (features/sessions/services.ts). */
+  conversation: ConversationServices;
+  log: Logger;
   /** Scheduled tasks (/schedules). */
   schedules: ScheduleService;
   /** Told of every compression a command made (metrics). */

@@ -47,7 +47,7 @@ export async function runCommand(deps: CommandDeps, input: CommandInput): Promis
       if (!spec.bypassesBusy && (await deps.mailbox.isBusy(input.sessionKey))) return BUSY_REPLY;
       return await HANDLERS[spec.name](deps, input);
     } catch (err) {
-      deps.log?.error({ err, command: spec.name, sessionKey: input.sessionKey }, 'command failed');
+      deps.log.error({ err, command: spec.name, sessionKey: input.sessionKey }, 'command failed');
       return turnFailureReply(err);
     }
   });
@@ -66,7 +66,7 @@ export const RESET_CANCELLED = '👍 Kept this conversation.';
 async function newCommand(deps: CommandDeps, { sessionKey, command }: CommandInput): Promise<CommandReply> {
   const arg = command.args.toLowerCase();
   if (arg === 'cancel') return RESET_CANCELLED;
-  if (arg !== 'now' && deps.conversation?.config.confirmReset) {
+  if (arg !== 'now' && deps.conversation.config.confirmReset) {
     return {
       text: `${CONFIRM_RESET_QUESTION}\nSend /new now to confirm.`,
       choices: [
@@ -80,7 +80,7 @@ async function newCommand(deps: CommandDeps, { sessionKey, command }: CommandInp
   if (current && current.endedAt === null) {
     const ended = await deps.store.endSession(current.id, 'session_reset');
     // The memory flush takes a model call: run it behind the reply, so the fresh start is instant.
-    if (deps.conversation) deps.conversation.background.track(flushOutsideTurn(deps.store, deps.conversation, ended, 'reset', deps.log));
+    deps.conversation.background.track(flushOutsideTurn(deps.store, deps.conversation, ended, 'reset', deps.log));
   }
   return '✨ Started a new conversation. What can I do for you?';
 }

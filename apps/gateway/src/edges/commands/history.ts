@@ -3,7 +3,6 @@
  * (features/sessions/session-hold.ts), so it never races a turn reading or appending the same history.
  */
 import type { StoredMessage } from '@herald/agent-core';
-import { pino } from 'pino';
 import { payloadFrom } from '../../queue/payload.js';
 import { attachmentOf } from '../../features/media/prepare.js';
 import { flushOutsideTurn } from '../../turn/memory-flush.js';
@@ -16,7 +15,6 @@ import { withSessionHeld } from '../../features/sessions/session-hold.js';
 
 /** Owner names of the session lock while a command rewrites the transcript (no worker starts a turn meanwhile). */
 const LOCK_OWNER = { retry: 'command:retry', undo: 'command:undo', compress: 'command:compress' } as const;
-const silentLog = pino({ level: 'silent' });
 
 /**
  * The user message that opened the last exchange: the first user message of the last turn (a turn may hold a
@@ -66,9 +64,9 @@ export async function compressCommand(deps: CommandDeps, { sessionKey }: Command
   const s = await openSession(deps, sessionKey);
   if (!s || s.messageCount < MIN_MESSAGES_TO_COMPRESS) return TOO_SHORT_NOTICE;
   const services = deps.conversation;
-  const ref = s.model ?? services?.config.model;
-  if (!services || !ref) return 'No model is configured to write the summary (HERALD_MODEL).';
-  let provider;
+  const ref = s.model ?? services.config.model;
+  if (!ref) return 'No model is configured to write the summary (HERALD_MODEL).';
+  let provider: ReturnType<typeof services.models.provider>;
   try {
     provider = services.models.provider(ref);
   } catch {
@@ -92,7 +90,7 @@ export async function compressCommand(deps: CommandDeps, { sessionKey }: Command
         session: s,
         provider: meter.provider(summarizer),
         contextWindow: contextWindowOf(provider, services.config.contextWindow, services.windows),
-        log: deps.log ?? silentLog,
+        log: deps.log,
         force: true,
         signal,
         beforeCompress: () => flushOutsideTurn(deps.store, services, s, 'compression', deps.log),
@@ -104,7 +102,7 @@ export async function compressCommand(deps: CommandDeps, { sessionKey }: Command
       }
       return [r.notice, r.warning].filter(Boolean).join('\n') || 'Nothing to compress.';
     } finally {
-      await spend.settle().catch((err: unknown) => deps.log?.warn({ err, sessionId: into.id }, 'the compression summary ran but its spend could not be recorded'));
+      await spend.settle().catch((err: unknown) => deps.log.warn({ err, sessionId: into.id }, 'the compression summary ran but its spend could not be recorded'));
     }
   });
   return held.held ? held.value : BUSY_REPLY;

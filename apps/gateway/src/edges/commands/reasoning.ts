@@ -8,7 +8,6 @@ export const REASONING_USAGE = 'Usage: /reasoning on or /reasoning off.';
 
 export async function reasoningCommand(deps: CommandDeps, { command, sessionKey }: CommandInput): Promise<string> {
   const services = deps.conversation;
-  if (!services) return 'Showing reasoning is not available here.';
   const arg = command.args.trim().toLowerCase();
   if (arg === '') {
     return (await services.reasoning.isOn(sessionKey))

@@ -33,18 +33,18 @@ export async function statusCommand(deps: CommandDeps, { sessionKey, profile }: 
 
 export async function usageCommand(deps: CommandDeps, { sessionKey, msg, profile }: CommandInput): Promise<string> {
   // Spend and what is left of each budget (features/budgets/guard.ts), with or without a conversation.
-  const spend = (await deps.conversation?.budgets.usageLines({ profile: profile.name, platform: msg.platform, userId: msg.userId })) ?? [];
+  const spend = await deps.conversation.budgets.usageLines({ profile: profile.name, platform: msg.platform, userId: msg.userId });
   const s = await openSession(deps, sessionKey);
   if (!s) return [NO_SESSION, ...spend].join('\n');
   const hit = cachePercent(s.inputTokens, s.cacheReadTokens, s.cacheWriteTokens);
   const model = s.model ?? profile.model ?? null;
-  const window = contextWindowFor(model?.slice(model.indexOf(':') + 1) ?? '', deps.conversation?.config.contextWindow);
+  const window = contextWindowFor(model?.slice(model.indexOf(':') + 1) ?? '', deps.conversation.config.contextWindow);
   const used = s.lastPromptTokens ?? (await estimateTokens(deps, s));
   const percent = Math.min(100, Math.round((used / window) * 100));
-  const calls = await deps.conversation?.counters.apiCalls(s.id);
+  const calls = await deps.conversation.counters.apiCalls(s.id);
   return [
     `Tokens: in ${fmt(s.inputTokens)} · out ${fmt(s.outputTokens)} · cache read ${fmt(s.cacheReadTokens)} · cache write ${fmt(s.cacheWriteTokens)}`,
-    `API calls: ${calls === undefined ? 'n/a' : fmt(calls)}`,
+    `API calls: ${fmt(calls)}`,
     `Context: ${fmt(used)} / ${fmt(window)} tokens (${percent}%)${s.lastPromptTokens === null ? ' (estimated)' : ''}`,
     `Compressions: ${await compressionsOf(deps.store, s)}`,
     `Prompt cache: ${hit === null ? 'n/a' : `${hit} % of prompt tokens read from cache`}`,
@@ -54,8 +54,7 @@ export async function usageCommand(deps: CommandDeps, { sessionKey, msg, profile
 }
 
 export async function modelCommand(deps: CommandDeps, { command, msg, sessionKey, profile }: CommandInput): Promise<string> {
-  const config = deps.conversation?.config;
-  if (!config) return 'Model switching is not available here.';
+  const { config } = deps.conversation;
   const current = await openSession(deps, sessionKey);
   const arg = command.args.trim();
   if (arg === '') {

@@ -16,7 +16,6 @@ function voiceReplyName(platform: string): string {
 
 export async function voiceCommand(deps: CommandDeps, { command, msg, sessionKey }: CommandInput): Promise<string> {
   const services = deps.conversation;
-  if (!services) return 'Voice replies are not available here.';
   const arg = command.args.trim().toLowerCase();
   const available = services.config.ttsModel !== undefined;
   if (arg === '') {

@@ -12,7 +12,7 @@ const PAD = { left: 56, right: 8, top: 12, bottom: 28 };
 
 export type Metric = 'costUsd' | 'tokens';
 
-function valueOf(u: DailyUsage, metric: Metric): number {
+function metricValue(u: DailyUsage, metric: Metric): number {
   return metric === 'costUsd' ? u.costUsd : u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens;
 }
 
@@ -28,7 +28,7 @@ export function modelColor(models: Array<string | null>, model: string | null): 
 }
 
 export function usageChart(days: string[], usage: DailyUsage[], models: Array<string | null>, metric: Metric, label: string): Html {
-  const total = (day: string): number => usage.filter((u) => u.day === day).reduce((n, u) => n + valueOf(u, metric), 0);
+  const total = (day: string): number => usage.filter((u) => u.day === day).reduce((n, u) => n + metricValue(u, metric), 0);
   const max = Math.max(...days.map(total), metric === 'costUsd' ? 0.01 : 1);
   const plotW = W - PAD.left - PAD.right;
   const plotH = H - PAD.top - PAD.bottom;
@@ -45,10 +45,10 @@ export function usageChart(days: string[], usage: DailyUsage[], models: Array<st
     let y = PAD.top + plotH;
     const x = PAD.left + i * slot + (slot - barW) / 2;
     for (const u of usage.filter((v) => v.day === day)) {
-      const h = (valueOf(u, metric) / max) * plotH;
+      const h = (metricValue(u, metric) / max) * plotH;
       if (h <= 0) continue;
       y -= h;
-      const title = `${day} · ${u.model ?? 'no model'}: ${fmt(valueOf(u, metric))}`;
+      const title = `${day} · ${u.model ?? 'no model'}: ${fmt(metricValue(u, metric))}`;
       parts.push(`<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${barW.toFixed(1)}" height="${h.toFixed(1)}" fill="${modelColor(models, u.model)}"><title>${escapeHtml(title)}</title></rect>`);
     }
     if (days.length <= 14 || i % Math.ceil(days.length / 7) === 0 || i === days.length - 1) {

@@ -95,7 +95,7 @@ describe('console pages', () => {
     expect(rowOf(body, local.id)).toContain('<a href="#price-hint">price unknown</a>');
     expect(rowOf(body, local.id)).not.toContain('$0.0000');
     expect(rowOf(body, priced.id)).toContain('$0.0000');
-    expect(body).toMatch(/id="price-hint">Price unknown for openai:my-local-llama:[^]*HERALD_PRICES='\{&quot;openai:my-local-llama&quot;/);
+    expect(body).toMatch(/id="price-hint">Price unknown for openai:my-local-llama:[\s\S]*HERALD_PRICES='\{&quot;openai:my-local-llama&quot;/);
     const usage = (await app.inject({ url: '/console/usage', headers: COOKIE })).body;
     expect(usage).toContain('<a href="#price-hint">price unknown</a>');
   });

@@ -37,8 +37,8 @@ export function accessPolicy(config: HeraldConfig, approved?: (platform: Platfor
 
 export interface AdmitDeps {
   policy: AccessPolicy;
-  /** Absent: unknown users are only ignored (no codes handed out). */
-  pairing?: PairingService | null;
+  /** Hands an unknown user's DM a pairing code. */
+  pairing: PairingService;
   log: Logger;
 }
 
@@ -50,7 +50,7 @@ export interface AdmitDeps {
 export async function admit(deps: AdmitDeps, msg: InboundMessage, reply: (text: string) => Promise<unknown>): Promise<boolean> {
   if (await deps.policy.isAllowed(msg.platform, msg.userId)) return true;
   const log = deps.log.child({ platform: msg.platform, userId: msg.userId, chatType: msg.chatType });
-  if (msg.chatType !== 'dm' || !deps.pairing) {
+  if (msg.chatType !== 'dm') {
     log.info('message from an unauthorised user ignored');
     return false;
   }

@@ -19,7 +19,7 @@ export function createInboundGuard(deps: { metrics?: HeraldMetrics; limiter?: Us
     async admit(msg, reply) {
       deps.metrics?.messagesReceived.inc({ platform: msg.platform });
       if (!deps.limiter || parseCommand(msg.text)) return true;
-      let decision;
+      let decision: Awaited<ReturnType<UserRateLimiter['check']>>;
       try {
         // An album or a split text is one message to the user, however many parts it came in: its parts count once.
         decision = await deps.limiter.check(msg.platform, msg.userId, msg.partOf !== undefined ? `${msg.partOf.kind}:${msg.partOf.id}` : msg.messageId);

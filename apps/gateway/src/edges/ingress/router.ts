@@ -115,7 +115,7 @@ export class IngressRouter {
     const { deps } = this;
     const log = deps.log.child({ platform: msg.platform, messageId: msg.messageId });
     // Unknown users: a pairing code in a DM, silence elsewhere (edges/ingress/authorize.ts). Commands included.
-    if (!(await admit({ policy: deps.policy, pairing: deps.conversation?.pairing, log }, msg, reply))) return false;
+    if (!(await admit({ policy: deps.policy, pairing: deps.conversation.pairing, log }, msg, reply))) return false;
     // The profile that answers (routes, first match wins); its name is part of the session key.
     const profile = deps.profiles.route(msg);
     const sessionKey = sessionKeyFor(msg, profile.name);
@@ -158,7 +158,7 @@ export class IngressRouter {
    * Best effort, as every status reaction. Returns the emoji it added.
    */
   private async markWaiting(msg: InboundMessage, sessionKey: string, egress: PlatformEgress, log: Logger): Promise<string | null> {
-    const emoji = statusReactionsFor(this.deps.conversation?.progress, msg.platform, egress)?.queued;
+    const emoji = statusReactionsFor(this.deps.conversation.progress, msg.platform, egress)?.queued;
     if (!emoji || !msg.platformMessageId || msg.partOf) return null;
     try {
       const answering = this.deps.answerMarker?.(sessionKey);

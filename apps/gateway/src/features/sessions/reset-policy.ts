@@ -97,13 +97,13 @@ export async function applyResetPolicy(
  * may start on a session being ended). Returns the notice to send first, if any.
  */
 export async function resetExpiredSession(
-  deps: { store: SessionStore; mailbox: Mailbox; conversation?: { resetPolicy: ResetPolicy } },
+  deps: { store: SessionStore; mailbox: Mailbox; conversation: { resetPolicy: ResetPolicy } },
   sessionKey: string,
   /** Told the session that was ended (the memory flush runs on it, as for /new). */
   onReset?: (ended: Session) => void,
 ): Promise<string | null> {
-  const policy = deps.conversation?.resetPolicy;
-  if (!policy || !(await expiredSession(deps.store, sessionKey, policy, Date.now()))) return null;
+  const policy = deps.conversation.resetPolicy;
+  if (!(await expiredSession(deps.store, sessionKey, policy, Date.now()))) return null;
   const held = await withSessionHeld(deps.mailbox, sessionKey, 'reset-policy', () => applyResetPolicy(deps.store, sessionKey, policy));
   if (!held.held) return null;
   if (held.value) onReset?.(held.value.ended);

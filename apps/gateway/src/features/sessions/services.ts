@@ -1,7 +1,8 @@
 /**
  * The conversation-control services one gateway process shares: pairing, the reset policy, per-session
- * counters, per-session models and the progress settings. Built once in roles/app.ts; the router and the commands
- * (ingress) and the turn runner (worker) take what they need from here.
+ * counters, per-session models and the progress settings. Built once per process in roles/services-part.ts (tests
+ * build them with testConversationServices, test-support.ts); the router and the commands (ingress) and the turn
+ * runner (worker) take what they need from here.
  */
 import { ContextWindows, LEARNT_WINDOW_TTL_MS, StoredWindowBook, type SessionStore } from '@herald/agent-core';
 import type { HeraldConfig } from '../../support/config/load.js';

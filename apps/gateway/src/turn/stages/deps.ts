@@ -1,31 +1,25 @@
 /**
- * What the stages of a turn are built from (turn/pipeline.ts assembles them; roles/app.ts provides these).
+ * What the stages of a turn are built from (turn/pipeline.ts assembles them; roles/turn-runner.ts provides these).
  */
 import type { AgentEvent, SessionStore } from '@herald/agent-core';
 import type { PlatformEgress } from '@herald/adapters';
 import type { TurnPayload } from '../../queue/mailbox.js';
-import type { AgentRuntime } from '../agent-runtime.js';
 import type { ConversationServices } from '../../features/sessions/services.js';
 import type { OutboundServices } from '../../out/services.js';
 import type { MediaServices } from '../../features/media/services.js';
 import type { AroundTurn } from '../../queue/turn-context.js';
-import type { TurnToolsFactory } from '../tools.js';
 import type { ProfileRuntimes } from '../profile-runtimes.js';
 import type { TeamControls } from '../team-controls.js';
 import type { PrepGate } from '../prep-gate.js';
 
 export interface TurnDeps {
   store: SessionStore;
-  /** Null when no model is configured: turns answer with a setup hint. */
-  agent: AgentRuntime | null;
   /** Egress by platform; built lazily so a worker needs no platform connection. */
   egress: (platform: string, account?: string) => PlatformEgress;
   /** Delivery backoff base; tests shrink it. */
   deliveryBaseDelayMs?: number;
-  /** The agent's built-in tools (turn/tools.ts); none when absent. */
-  tools?: TurnToolsFactory;
   /** Progress and streaming settings, per-session models, counters (features/sessions/services.ts). */
-  conversation?: ConversationServices;
+  conversation: ConversationServices;
   /** Counts a reply a platform without duplicate protection may have got twice (support/ops/metrics.ts). */
   onPossibleDuplicate: (platform: string) => void;
   /** Files and voice replies the reply carries (out/services.ts). */
@@ -36,13 +30,13 @@ export interface TurnDeps {
    * Where a message's platform takes the agent's events live (the HTTP API streams them to its client): that
    * relay, or null. Such a platform gets no typing, tool-progress or streamed-edit display of its own.
    */
-  relay?: (payload: TurnPayload) => ((event: AgentEvent) => void) | null;
-  /** Each agent profile's agent and tools (turn/profile-runtimes.ts); absent: `agent` and `tools` serve every turn. */
-  profiles?: ProfileRuntimes;
-  /** Cost per call, budgets, concurrency limits (turn/team-controls.ts); absent: none of them. */
-  controls?: TeamControls;
-  /** How many turns prepare their first model request at once (turn/prep-gate.ts); absent: no limit. */
-  prepGate?: PrepGate;
+  relay: (payload: TurnPayload) => ((event: AgentEvent) => void) | null;
+  /** Each agent profile's agent (null: no model configured; turns answer with a setup hint) and tools (turn/profile-runtimes.ts). */
+  profiles: ProfileRuntimes;
+  /** Cost per call, budgets, concurrency limits (turn/team-controls.ts). */
+  controls: TeamControls;
+  /** How many turns prepare their first model request at once (turn/prep-gate.ts). */
+  prepGate: PrepGate;
   /** Counts and times a turn by its outcome (turn/instrument.ts turnMetrics): the body of the metrics policy. */
   countTurn: AroundTurn;
 }

@@ -27,7 +27,7 @@ export async function answerWithoutModel(deps: TurnDeps, open: OpenTurn): Promis
   }
   // A used-up budget answers instead of the model (admins are exempt). The message is kept in the conversation
   // with the refusal as its answer, so /retry runs it once the budget is reset.
-  const refusal = (await deps.controls?.budgets.refusal(open.spender)) ?? null;
+  const refusal = await deps.controls.budgets.refusal(open.spender);
   if (refusal === null) return { agent };
   ctx.log.info({ profile: open.spender.profile }, 'budget used up; turn refused');
   const ofTurn = { turnId: ctx.turnId };

@@ -37,7 +37,7 @@ export interface FinishedTurn {
 export async function finishTurn(deps: TurnDeps, open: OpenTurn, prepared: PreparedTurn, plan: LoopPlan, result: ConversationResult): Promise<FinishedTurn> {
   const { ctx } = open;
   // The /reasoning switch is read only when there is reasoning to show (one read less per message otherwise).
-  const showReasoning = hasReasoning(result.newMessages) && ((await deps.conversation?.reasoning.isOn(ctx.sessionKey)) ?? false);
+  const showReasoning = hasReasoning(result.newMessages) && (await deps.conversation.reasoning.isOn(ctx.sessionKey));
   const { reply, files, speech } = await finishReply(deps.outbound, { result, files: plan.replyFiles, sessionKey: ctx.sessionKey, egress: open.egress, signal: ctx.signal, log: ctx.log, showReasoning });
   if (speech) prepared.meter.add(speech);
   // A compression (before or inside the turn) starts a new prefix: a cold cache there is expected.

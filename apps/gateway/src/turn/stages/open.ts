@@ -29,7 +29,7 @@ export interface OpenTurn {
   sessionKey: string;
   /** The profile's agent (null: no model configured) and tools. */
   agent: AgentRuntime | null;
-  tools: TurnToolsFactory | undefined;
+  tools: TurnToolsFactory;
   /** The session as the turn found it. */
   session: Session;
   /** The outbox row as beginTurn left it (a re-run finds the reply or the streamed message of an earlier run). */
@@ -50,9 +50,7 @@ export async function openTurn(deps: TurnDeps, ctx: TurnContext): Promise<OpenTu
   const last = ctx.entries[ctx.entries.length - 1].payload;
   const { store } = deps;
   // The profile the message was routed to: its model, prompt, tools and notes.
-  const chosen = deps.profiles?.of(first.profile);
-  const agent = chosen ? chosen.agent : deps.agent;
-  const tools = chosen ? chosen.tools : deps.tools;
+  const { agent, tools } = deps.profiles.of(first.profile);
   // A scheduled task with a session of its own keeps its transcript there; the lock is still the chat's.
   const sessionKey = first.scheduled?.session === 'own' ? scheduleSessionKey(ctx.sessionKey, first.scheduled.id) : ctx.sessionKey;
   // The session (one indexed read when it exists; its fields are built only to create it), then the outbox row
@@ -66,7 +64,7 @@ export async function openTurn(deps: TurnDeps, ctx: TurnContext): Promise<OpenTu
     model: agent ? providerLabel(agent.primary) : undefined,
     // Built once, stored, replayed byte-identical every call: the prompt cache depends on it.
     systemPrompt: agent
-      ? buildSessionSystemPrompt(agent.systemPrompt, { platform: first.platform, chatType: last.chatType, startedAt: new Date(), timeZone: deps.conversation?.config.timezone })
+      ? buildSessionSystemPrompt(agent.systemPrompt, { platform: first.platform, chatType: last.chatType, startedAt: new Date(), timeZone: deps.conversation.config.timezone })
       : undefined,
   }));
   const row = await store.beginTurn(ctx.turnId, session.id, ctx.fence);
@@ -76,9 +74,9 @@ export async function openTurn(deps: TurnDeps, ctx: TurnContext): Promise<OpenTu
   }
   const egress = deps.egress(first.platform, first.account);
   // 👀 on the user's messages while this turn runs, ⚙️ with tools, ✅/⚠️ once answered (out/turn-reactions.ts).
-  const emoji = statusReactionsFor(deps.conversation?.progress, first.platform, egress);
+  const emoji = statusReactionsFor(deps.conversation.progress, first.platform, egress);
   const progress = showTurnProgress(egress, emoji, reactionTargets(ctx.entries), ctx.log);
-  const relay = deps.relay?.(last) ?? null;
+  const relay = deps.relay(last);
   const live = liveDisplay(deps, ctx, egress, row, relay !== null);
   const target: ReplyTarget = {
     store,
@@ -105,7 +103,7 @@ function liveDisplay(deps: TurnDeps, ctx: TurnContext, egress: PlatformEgress, r
     platform: first.platform,
     chatType: last.chatType,
     replyTo: last.platformMessageId,
-    settings: relayed ? undefined : deps.conversation?.progress,
+    settings: relayed ? undefined : deps.conversation.progress,
     signal: ctx.signal,
     canDeliver: ctx.canDeliver,
     log: ctx.log,

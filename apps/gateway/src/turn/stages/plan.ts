@@ -30,7 +30,7 @@ export async function planLoop(deps: TurnDeps, open: OpenTurn, prepared: Prepare
   // session_search summarises with the turn's metered side-task chain (its cost is the turn's).
   const toolContext = { sessionId: session.id, sessionKey: open.sessionKey, userId: first.userId, platform: first.platform, ...(summarizer && { sideProvider: summarizer }) };
   // Tools, a budget shared with subagents, saved notes in front of a session's first message, clarify questions.
-  const turnTools = open.tools?.forTurn({ ctx, egress: open.egress, payload: last, files: replyFiles });
+  const turnTools = open.tools.forTurn({ ctx, egress: open.egress, payload: last, files: replyFiles });
   const toolPlan: ToolPlan | null = turnTools
     ? await turnTools.plan({ userMessage, history, provider: providers.primary, fallbacks: providers.fallbacks, maxIterations: agent.maxIterations, toolContext })
     : null;
@@ -48,11 +48,11 @@ export async function planLoop(deps: TurnDeps, open: OpenTurn, prepared: Prepare
     cacheKey: session.id,
     compression: {
       contextWindow: agent.contextWindow,
-      thresholdRatio: services?.config.compressionThreshold,
-      ...(services ? { windows: services.windows } : {}),
+      thresholdRatio: services.config.compressionThreshold,
+      windows: services.windows,
       // Without an auxiliary model the loop summarises with the model it is using at the time (it may have
       // fallen back from one that is down), not with the chain that starts at the primary again.
-      ...(summarizer && services?.config.auxiliaryModel ? { summaryProvider: summarizer } : {}),
+      ...(summarizer && services.config.auxiliaryModel ? { summaryProvider: summarizer } : {}),
       // The memory-only flush runs before each compression inside the turn too (memory-flush.ts).
       beforeCompress: flushBeforeLoopCompression(deps.store, services, session, providers.primary, ctx.signal, ctx.log, (p) => meter.provider(p)),
     },

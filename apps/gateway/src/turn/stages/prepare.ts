@@ -10,14 +10,10 @@ import { compressBeforeTurn } from '../auto-compress.js';
 import { deliver } from '../../out/delivery.js';
 import { flushBeforeLosingDetails } from '../memory-flush.js';
 import { prepareTurnMedia, type TurnMedia } from '../../features/media/prepare.js';
-import { meterFor, SpendMeter } from '../../features/budgets/meter.js';
-import { PriceTable } from '../../features/budgets/prices.js';
+import { meterFor, type SpendMeter } from '../../features/budgets/meter.js';
 import type { TurnSpend } from '../../features/budgets/turn-spend.js';
 import type { TurnDeps } from './deps.js';
 import type { OpenTurn } from './open.js';
-
-/** Without team controls: the built-in price table, for the session's estimated cost. */
-const BUILT_IN_PRICES = new PriceTable({});
 
 interface Providers {
   primary: Provider;
@@ -53,16 +49,16 @@ export async function prepareTurn(deps: TurnDeps, open: OpenTurn, agent: AgentRu
   let session = open.session;
   // Each call priced with the model that answered (features/budgets/meter.ts), under the global LLM cap when one is set;
   // the compression summary below included.
-  const newMeter = (): SpendMeter => (deps.controls ? meterFor(deps.controls, open.spender.profile) : new SpendMeter(BUILT_IN_PRICES));
+  const newMeter = (): SpendMeter => meterFor(deps.controls, open.spender.profile);
   const meter = spend.track(newMeter(), open.spender, () => session.id);
-  const governed = <T extends Providers>(p: T): T => meter.wrap(deps.controls ? deps.controls.capped(p) : p);
+  const governed = <T extends Providers>(p: T): T => meter.wrap(deps.controls.capped(p));
   const notify = async (text: string): Promise<void> => void (await deliver(open.egress, open.last.conversationId, text, { baseDelayMs: deps.deliveryBaseDelayMs }));
   const before = session;
   // Summaries run on the side-task chain (the auxiliary model first, when one is set).
-  const sideSummarizer = services?.sideTasks.forSession(session.model) ?? null;
+  const sideSummarizer = services.sideTasks.forSession(session.model);
   const summarizer = sideSummarizer ? meter.provider(sideSummarizer) : null;
   // What other workers learnt about context windows since this one last looked.
-  await services?.windows.refresh();
+  await services.windows.refresh();
   // Hermes' 85 % safety net: a session that outgrew the window moves to a compressed child session first.
   session = await compressBeforeTurn({
     store,
@@ -70,19 +66,19 @@ export async function prepareTurn(deps: TurnDeps, open: OpenTurn, agent: AgentRu
     session,
     agent: governed(agent),
     summarizer,
-    windows: services?.windows,
+    windows: services.windows,
     log: ctx.log,
     signal: ctx.signal,
     notify,
     // Saved notes survive what the summary leaves out (memory-flush.ts).
-    beforeCompress: services ? () => flushBeforeLosingDetails(store, services, before, 'compression', ctx.log, (p) => meter.provider(p)) : undefined,
+    beforeCompress: () => flushBeforeLosingDetails(store, services, before, 'compression', ctx.log, (p) => meter.provider(p)),
   });
   spend.tokensCounted();
   // A re-run after a crash continues after the tool work its first run saved (incremental persistence).
   const { history, saved } = await store.getTurnHistory(session.id, ctx.turnId);
   open.live.startTyping();
   // The session's own model when /model chose one (features/sessions/models.ts), then the configured fallbacks.
-  const providers = governed(services?.models.providersFor(agent, session.model) ?? agent);
+  const providers = governed(services.models.providersFor(agent, session.model));
   // Files are fetched and read now, on the worker (features/media/prepare.ts); what could not be used is said in one line each.
   const payloads = ctx.entries.map((e) => e.payload);
   const media = await prepareTurnMedia(payloads, deps.media, { vision: providers.primary.vision !== false, model: providerLabel(providers.primary), signal: ctx.signal, log: ctx.log });

@@ -66,7 +66,7 @@ export async function recordInterrupted(deps: TurnDeps, open: OpenTurn, prepared
     else persisted = await persistTurn(store, { sessionKey: open.sessionKey, session: prepared.session, result, turnId: ctx.turnId, platformMessageId: open.last.platformMessageId, usage });
     const reason = withdrawn ? WITHDRAWN_REASON : abort instanceof Error ? abort.message : 'interrupted';
     await store.markTurn(ctx.turnId, 'interrupted', ctx.fence, reason);
-    await controls?.budgets.record(spender, meter.usage, meter.costUsd);
+    await controls.budgets.record(spender, meter.usage, meter.costUsd);
     return persisted;
   });
   spend.recorded();

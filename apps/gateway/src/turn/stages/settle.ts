@@ -45,12 +45,12 @@ function titleInBackground(deps: TurnDeps, open: OpenTurn, s: SettleInput): void
   const services = deps.conversation;
   const session = s.recorded.session;
   const { first, ctx } = open;
-  if (!services || s.prepared.history.length > 0 || first.scheduled || first.platform === 'api' || session.title || !autoTitleEnabled(services.config)) return;
+  if (s.prepared.history.length > 0 || first.scheduled || first.platform === 'api' || session.title || !autoTitleEnabled(services.config)) return;
   const provider = services.sideTasks.forSession(session.model);
   if (!provider) return;
   // Priced like the turn's own calls, recorded the way calls outside a turn's messages are (turn-spend.ts):
   // the session's tokens and cost and the budgets, once the title is written; not one of its API calls.
-  const titleSpend = new TurnSpend({ store: deps.store, budgets: deps.controls?.budgets });
+  const titleSpend = new TurnSpend({ store: deps.store, budgets: deps.controls.budgets });
   const titleMeter = titleSpend.track(s.prepared.newMeter(), open.spender, () => session.id);
   const title = async (): Promise<void> => {
     await titleNewSession({ store: deps.store, provider: titleMeter.provider(provider), sessionId: session.id, userText: s.plan.userMessage, reply: s.finished.reply, log: ctx.log });

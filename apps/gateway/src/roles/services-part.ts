@@ -1,0 +1,104 @@
+/**
+ * What ingress and worker parts share in one process: the conversation services, the model catalog and its key
+ * pools, metrics, mailboxes, egress, the access policy. Opened once Redis and the store are; its stop writes the
+ * key pools' last uses (after the drain, since stops run in reverse).
+ */
+import { providerLabel } from '@herald/agent-core';
+import type { PlatformEgress } from '@herald/adapters';
+import type { HeraldConfig } from '../support/config/load.js';
+import type { Logger } from '../support/logger.js';
+import { Mailbox } from '../queue/mailbox.js';
+import { accessPolicy, type AccessPolicy } from '../edges/ingress/authorize.js';
+import { openConversationServices, type ConversationServices } from '../features/sessions/services.js';
+import { KnownThreads } from '../features/sessions/known-threads.js';
+import { BackgroundTasks } from '../features/sessions/background-tasks.js';
+import { spendMetrics } from '../support/ops/spend-metrics.js';
+import { ProviderCatalog } from '../support/config/providers.js';
+import { RedisKeyPoolState } from '../features/llm/redis-key-state.js';
+import { createHeraldMetrics, type HeraldMetrics } from '../support/ops/metrics.js';
+import { instrumentProvider } from '../turn/instrument.js';
+import { ReplyPublisher, createApiEgress } from '../edges/api/index.js';
+import { createEgressRegistry } from './platforms.js';
+import { opened, type Part, type StartContext } from './compose.js';
+import type { RedisPart, StorePart } from './base-parts.js';
+
+export interface SharedServices {
+  /** Work started behind a reply (the /new memory flush): stopping waits for it, side by side with running turns. */
+  readonly background: BackgroundTasks;
+  readonly llmLog: Logger;
+  readonly providers: ProviderCatalog;
+  readonly metrics: HeraldMetrics;
+  readonly conversation: ConversationServices;
+  readonly mailbox: Mailbox;
+  /** The HTTP API's answers go back through Redis to the ingress holding the request (edges/api/reply-channel.ts). */
+  readonly replies: ReplyPublisher;
+  readonly egress: (platform: string, account?: string) => PlatformEgress;
+  readonly threads: KnownThreads;
+  readonly policy: AccessPolicy;
+}
+
+export class ServicesPart implements Part {
+  /** Its stop is the key pools' last write. */
+  readonly name = 'key uses';
+  readonly needsRedis = true;
+  #services: SharedServices | undefined;
+  #keyState: RedisKeyPoolState | undefined;
+
+  constructor(
+    private readonly config: HeraldConfig,
+    private readonly ctx: StartContext,
+    private readonly redis: RedisPart,
+    private readonly store: StorePart,
+  ) {}
+
+  get services(): SharedServices {
+    return opened(this.#services, 'services');
+  }
+
+  open(): void {
+    const { config, ctx } = this;
+    const redis = this.redis.client;
+    const store = this.store.store;
+    const background = new BackgroundTasks(ctx.log);
+    // One key-pool catalog per process; the pools' state lives in Redis so every process skips a spent key.
+    const llmLog = ctx.log.child({ component: 'llm' });
+    const keyState = (this.#keyState = new RedisKeyPoolState(redis, config.redisPrefix, llmLog));
+    const providers = new ProviderCatalog(config, {
+      keyState,
+      onTransportReset: (e) => llmLog.warn({ provider: e.provider, model: e.model, key: e.fingerprint, error: e.error }, 'LLM connection failed; HTTP client rebuilt before the retry'),
+    });
+    const metrics = createHeraldMetrics();
+    // Pairing, reset policy, per-session counters and models, progress settings (features/sessions/services.ts).
+    const conversation = openConversationServices(
+      config,
+      store,
+      background,
+      providers,
+      {
+        wrap: (p) => instrumentProvider(p, metrics, llmLog),
+        onFallback: (e) => llmLog.warn({ from: providerLabel(e.from), to: providerLabel(e.to), error: e.error.message, status: e.error.status }, 'side task: model failed; the next model takes it'),
+      },
+      (err) => llmLog.warn({ err }, 'learnt context windows: the store could not be read or written; this process keeps its own'),
+      // One price table and spend report per process (the report keeps the cache-hit ratios): conversation.pricing,
+      // which the turns' team controls use too.
+      spendMetrics(metrics),
+    );
+    const replies = new ReplyPublisher(redis, config.redisPrefix);
+    this.#services = {
+      background,
+      llmLog,
+      providers,
+      metrics,
+      conversation,
+      mailbox: new Mailbox(redis, config.redisPrefix, config.sessionLockMs),
+      replies,
+      egress: createEgressRegistry(config, ctx.log, { api: createApiEgress(replies) }),
+      threads: new KnownThreads(store.sql),
+      policy: accessPolicy(config, (platform, userId) => conversation.pairing.isApproved(platform, userId)),
+    };
+  }
+
+  async stop(): Promise<void> {
+    await this.#keyState?.flush();
+  }
+}

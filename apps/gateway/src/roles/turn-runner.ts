@@ -1,0 +1,71 @@
+/**
+ * The turn runner a worker process runs its jobs with: the agent, each profile's agent and tools, the team
+ * controls, files and voice replies, the media readers (turn/pipeline.ts assembles the stages from these).
+ */
+import type { Redis } from 'ioredis';
+import type { SessionStore } from '@herald/agent-core';
+import type { HeraldConfig } from '../support/config/load.js';
+import type { Logger } from '../support/logger.js';
+import { DEFAULT_PROFILE } from '../support/config/profile-names.js';
+import { ProfileRuntimes } from '../turn/profile-runtimes.js';
+import { createTeamControls } from '../turn/team-controls.js';
+import { PrepGate } from '../turn/prep-gate.js';
+import { createTurnRunner } from '../turn/pipeline.js';
+import type { TurnRunner } from '../queue/turn-context.js';
+import { buildAgentRuntime, type AgentRuntime } from '../turn/agent-runtime.js';
+import { createTurnTools } from '../turn/tools.js';
+import { instrumentAgent, turnMetrics } from '../turn/instrument.js';
+import type { OutboundServices } from '../out/services.js';
+import { createMediaServices } from '../features/media/services.js';
+import type { McpHub } from '../features/mcp/hub.js';
+import type { ScheduleService } from '../features/schedules/service.js';
+import { apiRelayFor } from '../edges/api/index.js';
+import { createFilesRegistry } from './platforms.js';
+import type { SharedServices } from './services-part.js';
+
+export interface TurnRunnerParts {
+  config: HeraldConfig;
+  log: Logger;
+  redis: Redis;
+  store: SessionStore;
+  shared: SharedServices;
+  agent: AgentRuntime | null;
+  outbound: OutboundServices;
+  mcp: McpHub | null;
+  schedules: ScheduleService;
+}
+
+export function buildTurnRunner(parts: TurnRunnerParts): TurnRunner {
+  const { config, log, redis, store, shared, outbound } = parts;
+  const { conversation, metrics, egress, replies } = shared;
+  return createTurnRunner({
+    store,
+    countTurn: turnMetrics({ metrics, store }),
+    egress,
+    conversation,
+    profiles: profileRuntimes(parts),
+    // Cost per call, budgets, the profiles' concurrent-turn limits and the global LLM cap.
+    controls: createTeamControls({ config, budgets: conversation.budgets, pricing: conversation.pricing, redis, profiles: conversation.profiles }),
+    prepGate: new PrepGate(config.turnPrepLimit),
+    onPossibleDuplicate: (platform) => metrics.possibleDuplicateReplies.inc({ platform }),
+    outbound,
+    media: createMediaServices(config, createFilesRegistry(config, log), conversation.sideTasks.describer()),
+    relay: apiRelayFor(replies, (err) => log.warn({ err }, 'streaming to an API request failed')),
+  });
+}
+
+/**
+ * Each profile's agent (model, prompt, budget) and tools (toolsets, MCP servers, notes), built now: a profile
+ * whose model cannot be used stops the start, as HERALD_MODEL does.
+ */
+function profileRuntimes({ config, log, redis, store, shared, agent, outbound, mcp, schedules }: TurnRunnerParts): ProfileRuntimes {
+  const { conversation, providers, metrics, llmLog } = shared;
+  const toolsLog = log.child({ component: 'tools' });
+  return new ProfileRuntimes(conversation.profiles, (profile) => {
+    const own = profile.name === DEFAULT_PROFILE ? agent : instrumentAgent(buildAgentRuntime(config, providers, profile), metrics, llmLog);
+    const files = { limits: outbound.limits.file, perTurn: outbound.limits.perTurn };
+    const sideProvider = conversation.sideTasks.forSession(profile.name === DEFAULT_PROFILE ? null : (profile.model ?? null));
+    const tools = createTurnTools({ config: { ...config, toolsets: profile.toolsets }, store, agent: own, sideProvider, redis, mcp, schedules, log: toolsLog, files, profile });
+    return { profile, agent: own, tools };
+  });
+}
