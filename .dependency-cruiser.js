@@ -8,7 +8,18 @@
  * loose files (the barrel `index.ts` and the shared contracts), which nothing inside the package imports except where
  * listed. A new folder must be added here, or the check fails (`unlisted-folder`).
  */
-const FEATURES = ['features/budgets', 'features/interactions', 'features/llm', 'features/mcp', 'features/media', 'features/pairing', 'features/profiles', 'features/sandbox', 'features/schedules', 'features/sessions'];
+const FEATURES = [
+  'features/budgets',
+  'features/interactions',
+  'features/llm',
+  'features/mcp',
+  'features/media',
+  'features/pairing',
+  'features/profiles',
+  'features/sandbox',
+  'features/schedules',
+  'features/sessions',
+];
 const EDGES = ['edges/api', 'edges/console', 'edges/ingress', 'edges/commands', 'edges/admin'];
 const SUPPORT = ['support/', 'support/config', 'support/ops', 'support/limits'];
 

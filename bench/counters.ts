@@ -30,7 +30,15 @@ const sha1 = (text: string): string => createHash('sha1').update(text).digest('h
 const callers = (): string => {
   if (process.env.BENCH_DETAIL_STACK !== '1') return '';
   const frames = (new Error().stack ?? '').split('\n').filter((l) => /\/(apps|packages)\//.test(l) && !l.includes('sqlite-sql'));
-  return ` <- ${frames.slice(0, 3).map((l) => l.trim().replace(/^at /, '').replace(/\(.*\/(apps|packages)\//, '(')).join(' < ')}`;
+  return ` <- ${frames
+    .slice(0, 3)
+    .map((l) =>
+      l
+        .trim()
+        .replace(/^at /, '')
+        .replace(/\(.*\/(apps|packages)\//, '('),
+    )
+    .join(' < ')}`;
 };
 const note = (what: string, ns = 0n): void => {
   if (!detail) return;
@@ -90,7 +98,10 @@ export function installWorkCounters(): void {
     stmtProto[method] = detail
       ? function sqliteStatement(this: { source: string }, ...args: unknown[]) {
           counts.sqlStatements++;
-          return timed(() => `sql ${this.source.replace(/\s+/g, ' ').slice(0, 110)}${callers()}`, () => original.apply(this, args));
+          return timed(
+            () => `sql ${this.source.replace(/\s+/g, ' ').slice(0, 110)}${callers()}`,
+            () => original.apply(this, args),
+          );
         }
       : function sqliteStatement(this: unknown, ...args: unknown[]) {
           counts.sqlStatements++;
@@ -126,7 +137,10 @@ export function installWorkCounters(): void {
   const exec = dbProto.exec;
   dbProto.exec = function sqliteExec(this: unknown, ...args: unknown[]) {
     counts.sqlStatements++;
-    return timed(() => `sql ${String(args[0]).replace(/\s+/g, ' ').slice(0, 110)}`, () => exec.apply(this, args));
+    return timed(
+      () => `sql ${String(args[0]).replace(/\s+/g, ' ').slice(0, 110)}`,
+      () => exec.apply(this, args),
+    );
   };
 }
 
@@ -147,9 +161,14 @@ export function perMessage(before: WorkCounts, after: WorkCounts, messages: numb
 /** With BENCH_DETAIL=1, what was counted since `resetDetail()`, per message, most frequent first. */
 export function printDetail(label: string, messages: number): void {
   if (!detail) return;
-  console.log(`# ${label}: work per message, by statement / command (SQL: per message, mean µs per run — a PostgreSQL statement's round trip —, longest run ms, runs over 5 ms)`);
+  console.log(
+    `# ${label}: work per message, by statement / command (SQL: per message, mean µs per run — a PostgreSQL statement's round trip —, longest run ms, runs over 5 ms)`,
+  );
   for (const [what, { n, ns, maxNs, slow }] of [...detail].sort((a, b) => b[1].n - a[1].n)) {
-    const micros = what.startsWith('sql ') || what.startsWith('pg ') ? `${(Number(ns / BigInt(n)) / 1000).toFixed(0).padStart(6)} µs ${(Number(maxNs) / 1e6).toFixed(1).padStart(6)} ms ${String(slow).padStart(4)}  ` : ' '.repeat(25);
+    const micros =
+      what.startsWith('sql ') || what.startsWith('pg ')
+        ? `${(Number(ns / BigInt(n)) / 1000).toFixed(0).padStart(6)} µs ${(Number(maxNs) / 1e6).toFixed(1).padStart(6)} ms ${String(slow).padStart(4)}  `
+        : ' '.repeat(25);
     console.log(`${(n / messages).toFixed(2).padStart(7)}  ${micros}${what}`);
   }
 }

@@ -27,7 +27,17 @@ import { figuresFromChild, sendFigures } from './child.js';
 import { now } from './timing.js';
 import { pacedChats, pacedFigures, type PacedRun } from './paced.js';
 import { throughputFigures } from './throughput.js';
-import { CONCURRENT_TURNS, PACED_COUNTS, range, SLOW_LLM_MS, startStandIns, THROUGHPUT_MESSAGES, THROUGHPUT_SESSIONS, waitForSent, type StandIns } from './queue.js';
+import {
+  CONCURRENT_TURNS,
+  PACED_COUNTS,
+  range,
+  SLOW_LLM_MS,
+  startStandIns,
+  THROUGHPUT_MESSAGES,
+  THROUGHPUT_SESSIONS,
+  waitForSent,
+  type StandIns,
+} from './queue.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const LOCK_MS = 30_000;
@@ -94,8 +104,7 @@ async function startFloor(s: StandIns, concurrency: number): Promise<{ queue: Qu
   };
 }
 
-const submit = (queue: Queue<FloorJob>, chat: number, tag: string): Promise<unknown> =>
-  queue.add('m', { chat, text: tag }, { jobId: `${chat}-${tag}` });
+const submit = (queue: Queue<FloorJob>, chat: number, tag: string): Promise<unknown> => queue.add('m', { chat, text: tag }, { jobId: `${chat}-${tag}` });
 
 export async function benchFloor(): Promise<Record<string, number>> {
   installWorkCounters();
@@ -115,15 +124,18 @@ export async function benchFloor(): Promise<Record<string, number>> {
     const msg = (n: number, tag: string): FloorJob => ({ chat: FLOOR_PACED_CHAT + n, text: tag });
     if (process.env.BENCH_ONLY !== 'throughput') Object.assign(results, await pacedFigures(paced, PACED_COUNTS, msg, 'floor-paced-200'));
     if (process.env.BENCH_ONLY !== 'paced') {
-      Object.assign(results, await throughputFigures({
-        label: 'floor',
-        profileName: 'floor-throughput',
-        count: THROUGHPUT_MESSAGES,
-        tag: (i) => `ft${i}`,
-        submit: (tag, i) => submit(queue, 200_000 + (i % THROUGHPUT_SESSIONS), tag),
-        answered: (tags) => waitForSent(s, tags, 120_000),
-        standInsCpuMs: () => s.cpuMs(),
-      }));
+      Object.assign(
+        results,
+        await throughputFigures({
+          label: 'floor',
+          profileName: 'floor-throughput',
+          count: THROUGHPUT_MESSAGES,
+          tag: (i) => `ft${i}`,
+          submit: (tag, i) => submit(queue, 200_000 + (i % THROUGHPUT_SESSIONS), tag),
+          answered: (tags) => waitForSent(s, tags, 120_000),
+          standInsCpuMs: () => s.cpuMs(),
+        }),
+      );
     }
     await stop();
     await s.stop();

@@ -30,13 +30,17 @@ export function gateway(): Promise<GatewayModules> {
 async function gatewayModules(): Promise<GatewayModules> {
   const root = join(import.meta.dirname, '..', 'apps', 'gateway', fromSource ? 'src' : 'dist');
   if (!fromSource) {
-    if (!existsSync(join(root, 'roles', 'app.js'))) throw new Error('the benchmarks run the compiled gateway: run `npm run build` first (or set BENCH_FROM_SOURCE=1)');
+    if (!existsSync(join(root, 'roles', 'app.js')))
+      throw new Error('the benchmarks run the compiled gateway: run `npm run build` first (or set BENCH_FROM_SOURCE=1)');
     if (!process.execArgv.includes(DIST_CONDITION)) {
       throw new Error(`the compiled gateway needs node ${DIST_CONDITION} (npm run bench sets it), else its packages load from their sources`);
     }
   }
   const load = <T>(file: string): Promise<T> => import(join(root, file)) as Promise<T>;
-  const [app, config, logger] = await Promise.all([load<typeof AppModule>('roles/app.js'), load<typeof ConfigModule>('support/config/load.js'), load<typeof LoggerModule>('support/logger.js')]);
+  const [app, config, logger] = await Promise.all([
+    load<typeof AppModule>('roles/app.js'),
+    load<typeof ConfigModule>('support/config/load.js'),
+    load<typeof LoggerModule>('support/logger.js'),
+  ]);
   return { app, config, logger };
 }
-

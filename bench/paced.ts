@@ -24,8 +24,7 @@ const PHASES = {
 type Phase = keyof typeof PHASES;
 
 /** Every conversation a paced sequence writes in, from `first`: what the Telegram stand-in must know. */
-export const pacedChats = (first: number): number[] =>
-  Object.values(PHASES).flatMap((p) => Array.from({ length: p.sessions }, (_, i) => first + p.offset + i));
+export const pacedChats = (first: number): number[] => Object.values(PHASES).flatMap((p) => Array.from({ length: p.sessions }, (_, i) => first + p.offset + i));
 
 /**
  * Both paced runs of a pipeline, as Herald's queue bench and the floor take them: 50 messages/s (figures without a
@@ -64,7 +63,12 @@ export interface PacedRun<M extends { text: string }> {
   answered: (tags: string[]) => Promise<{ llmIn: Map<string, number>; llmOut: Map<string, number>; sentAt: Map<string, number> }>;
 }
 
-export async function pacedLatency<M extends { text: string }>(run: PacedRun<M>, count: number, paceMs: number, msg: (i: number) => M): Promise<Record<string, number>> {
+export async function pacedLatency<M extends { text: string }>(
+  run: PacedRun<M>,
+  count: number,
+  paceMs: number,
+  msg: (i: number) => M,
+): Promise<Record<string, number>> {
   const trace = process.env.BENCH_TRACE === '1';
   const eventIn = new Map<string, number>();
   const handled = new Map<string, number>();
@@ -72,7 +76,8 @@ export async function pacedLatency<M extends { text: string }>(run: PacedRun<M>,
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   const gcPauses: Array<{ at: number; ms: number; kind: number }> = [];
   const gc = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) gcPauses.push({ at: performance.timeOrigin + e.startTime, ms: e.duration, kind: (e as unknown as { detail: { kind: number } }).detail.kind });
+    for (const e of list.getEntries())
+      gcPauses.push({ at: performance.timeOrigin + e.startTime, ms: e.duration, kind: (e as unknown as { detail: { kind: number } }).detail.kind });
   });
   loopDelay.enable();
   gc.observe({ entryTypes: ['gc'] });
@@ -93,7 +98,12 @@ export async function pacedLatency<M extends { text: string }>(run: PacedRun<M>,
   const llmToSend = tags.map((tag) => (t.sentAt.get(tag) as number) - (t.llmOut.get(tag) as number));
   if (trace) {
     const ms = (v: number): number => Math.round(v);
-    const rows = tags.map((tag, i) => [ms((eventIn.get(tag) as number) - start), ms(inToLlm[i]), ms(llmToSend[i]), ms((handled.get(tag) ?? NaN) - (eventIn.get(tag) as number))]);
+    const rows = tags.map((tag, i) => [
+      ms((eventIn.get(tag) as number) - start),
+      ms(inToLlm[i]),
+      ms(llmToSend[i]),
+      ms((handled.get(tag) ?? NaN) - (eventIn.get(tag) as number)),
+    ]);
     console.log(`trace: slowest in → LLM ${JSON.stringify([...rows].sort((a, b) => b[1] - a[1]).slice(0, 20))}`);
     console.log(`trace: slowest LLM → send ${JSON.stringify([...rows].sort((a, b) => b[2] - a[2]).slice(0, 20))}`);
     console.log(`trace: gc pauses over 3 ms ${JSON.stringify(gcPauses.filter((g) => g.ms > 3).map((g) => [ms(g.at - start), ms(g.ms), g.kind]))}`);

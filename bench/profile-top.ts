@@ -48,7 +48,15 @@ export function summarise(profile: CpuProfile, top: number): string[] {
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
       .map(([k, us]) => `${((us / total) * 100).toFixed(1).padStart(5)} %  ${(us / 1000).toFixed(0).padStart(6)} ms  ${k}`);
-  return [`total ${(total / 1000).toFixed(0)} ms sampled`, '', '# self time by package / folder', ...rows(byArea), '', '# self time by function', ...rows(byFunction)];
+  return [
+    `total ${(total / 1000).toFixed(0)} ms sampled`,
+    '',
+    '# self time by package / folder',
+    ...rows(byArea),
+    '',
+    '# self time by function',
+    ...rows(byFunction),
+  ];
 }
 
 if (process.argv[1]?.endsWith('profile-top.ts')) {

@@ -35,7 +35,11 @@ const allocations = (survivors: boolean): Profiler => ({
   ext: 'heapprofile',
   async start(session) {
     await session.post('HeapProfiler.enable');
-    await session.post('HeapProfiler.startSampling', { samplingInterval: 32 * 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: !survivors });
+    await session.post('HeapProfiler.startSampling', {
+      samplingInterval: 32 * 1024,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: !survivors,
+    });
   },
   stop: async (session) => (await session.post('HeapProfiler.stopSampling')).profile,
 });

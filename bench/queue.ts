@@ -61,7 +61,6 @@ function benchScale(raw: string | undefined): number {
   return n;
 }
 
-
 export interface StandIns {
   child: ChildProcess;
   llmUrl: string;
@@ -166,7 +165,12 @@ async function startBenchHerald(s: StandIns, concurrency: number, store: BenchSt
 type Router = NonNullable<Herald['router']>;
 
 /** `fn` against fresh stand-ins and a Herald on a fresh store; all of it is removed afterwards, failure or not. */
-export async function withBenchHerald<T>(llmDelayMs: number, concurrency: number, store: BenchStore, fn: (s: StandIns, router: Router) => Promise<T>): Promise<T> {
+export async function withBenchHerald<T>(
+  llmDelayMs: number,
+  concurrency: number,
+  store: BenchStore,
+  fn: (s: StandIns, router: Router) => Promise<T>,
+): Promise<T> {
   const s = await startStandIns(llmDelayMs);
   try {
     const { herald, cleanup } = await startBenchHerald(s, concurrency, store);
@@ -231,7 +235,6 @@ async function rawBullmqJobsPerSecond(): Promise<number> {
   return (RAW_JOBS / elapsed) * 1000;
 }
 
-
 /** The queue benchmark on one store; figures printed as `queue.*` (SQLite) or `queue_pg.*` (PostgreSQL). */
 export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<string, number>> {
   installWorkCounters();
@@ -239,31 +242,32 @@ export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<s
   const printed = (): Record<string, number> => printFigures(FIGURE_PREFIX[store], results);
 
   // 1 + 2: zero-latency LLM.
-  if (process.env.BENCH_ONLY !== 'concurrent') await withBenchHerald(0, 50, store, async (s, router) => {
-    s.child.send({ type: 'chats', ids: [...range(100_000, THROUGHPUT_SESSIONS), ...pacedChats(100_000 + PACED_FIRST_SESSION)] });
-    // Warm up connections and JIT.
-    const warm = Array.from({ length: 50 }, (_, i) => `w${i}`);
-    await Promise.all(warm.map((tag, i) => router.handle(message(i, tag))));
-    await waitForSent(s, warm, 30_000);
+  if (process.env.BENCH_ONLY !== 'concurrent')
+    await withBenchHerald(0, 50, store, async (s, router) => {
+      s.child.send({ type: 'chats', ids: [...range(100_000, THROUGHPUT_SESSIONS), ...pacedChats(100_000 + PACED_FIRST_SESSION)] });
+      // Warm up connections and JIT.
+      const warm = Array.from({ length: 50 }, (_, i) => `w${i}`);
+      await Promise.all(warm.map((tag, i) => router.handle(message(i, tag))));
+      await waitForSent(s, warm, 30_000);
 
-    // Paced first: latency is measured on a quiet system, not behind the throughput run's leftovers (bench/paced.ts),
-    // each message in a conversation with no turn running.
-    const paced: PacedRun<InboundMessage> = { handle: (m) => router.handle(m), answered: (tags) => waitForSent(s, tags, 60_000) };
-    const msg = (n: number, tag: string): InboundMessage => message(PACED_FIRST_SESSION + n, tag);
-    if (process.env.BENCH_ONLY !== 'throughput') Object.assign(results, await pacedFigures(paced, PACED_COUNTS, msg, `${FIGURE_PREFIX[store]}-paced-200`));
+      // Paced first: latency is measured on a quiet system, not behind the throughput run's leftovers (bench/paced.ts),
+      // each message in a conversation with no turn running.
+      const paced: PacedRun<InboundMessage> = { handle: (m) => router.handle(m), answered: (tags) => waitForSent(s, tags, 60_000) };
+      const msg = (n: number, tag: string): InboundMessage => message(PACED_FIRST_SESSION + n, tag);
+      if (process.env.BENCH_ONLY !== 'throughput') Object.assign(results, await pacedFigures(paced, PACED_COUNTS, msg, `${FIGURE_PREFIX[store]}-paced-200`));
 
-    if (process.env.BENCH_ONLY === 'paced') return;
-    const figures = await throughputFigures({
-      label: 'queue',
-      profileName: `${FIGURE_PREFIX[store]}-throughput`,
-      count: THROUGHPUT_MESSAGES,
-      tag: (i) => `t${i}`,
-      submit: (tag, i) => router.handle(message(i % THROUGHPUT_SESSIONS, tag)),
-      answered: (tags) => waitForSent(s, tags, 120_000),
-      standInsCpuMs: () => s.cpuMs(),
+      if (process.env.BENCH_ONLY === 'paced') return;
+      const figures = await throughputFigures({
+        label: 'queue',
+        profileName: `${FIGURE_PREFIX[store]}-throughput`,
+        count: THROUGHPUT_MESSAGES,
+        tag: (i) => `t${i}`,
+        submit: (tag, i) => router.handle(message(i % THROUGHPUT_SESSIONS, tag)),
+        answered: (tags) => waitForSent(s, tags, 120_000),
+        standInsCpuMs: () => s.cpuMs(),
+      });
+      Object.assign(results, figures);
     });
-    Object.assign(results, figures);
-  });
 
   if (process.env.BENCH_ONLY === 'throughput' || process.env.BENCH_ONLY === 'paced') return printed();
   // 3: raw BullMQ (the same on either store: measured once, with SQLite).
@@ -371,7 +375,12 @@ export async function benchStores(): Promise<BenchStore[]> {
  * the environment (BENCH_ONLY for one part); `quiet` leaves the child's printing out.
  */
 export async function benchQueueInChild(store: BenchStore, env: NodeJS.ProcessEnv = {}, quiet = false): Promise<Record<string, number>> {
-  return figuresFromChild(import.meta.filename, { execArgv: [...BENCH_NODE_ARGS, '--expose-gc'], env: { ...process.env, ...env, BENCH_STORE: store }, what: `the ${store} queue benchmark`, quiet });
+  return figuresFromChild(import.meta.filename, {
+    execArgv: [...BENCH_NODE_ARGS, '--expose-gc'],
+    env: { ...process.env, ...env, BENCH_STORE: store },
+    what: `the ${store} queue benchmark`,
+    quiet,
+  });
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

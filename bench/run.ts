@@ -46,7 +46,8 @@ if (queue.concurrent_finish_s && floor.concurrent_finish_s) ratio('concurrent_fi
 if (queue.concurrent_peak_rss_mb && floor.concurrent_peak_rss_mb) ratio('concurrent_peak_rss_mb', queue.concurrent_peak_rss_mb / floor.concurrent_peak_rss_mb);
 // CPU per message barely moves with the machine's load, unlike the two timings above (measured minutes apart).
 if (queue.cpu_ms_per_message && floor.cpu_ms_per_message) ratio('cpu_ms_per_message', queue.cpu_ms_per_message / floor.cpu_ms_per_message);
-if (queue.standins_cpu_ms_per_message && floor.standins_cpu_ms_per_message) ratio('standins_cpu_ms_per_message', queue.standins_cpu_ms_per_message / floor.standins_cpu_ms_per_message);
+if (queue.standins_cpu_ms_per_message && floor.standins_cpu_ms_per_message)
+  ratio('standins_cpu_ms_per_message', queue.standins_cpu_ms_per_message / floor.standins_cpu_ms_per_message);
 // The paced runs' p99s: what Herald adds to a message's way over what the machine and the libraries alone add.
 for (const name of ['in_to_llm_p99_at_200_ms', 'llm_to_send_p99_at_200_ms']) if (queue[name] && floor[name]) ratio(name, queue[name] / floor[name]);
 if (rounds > 1) {

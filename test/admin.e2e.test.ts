@@ -105,7 +105,16 @@ async function registeredAdminRoutes(): Promise<Array<{ method: string; url: str
   const config = loadConfig({ env: { HERALD_REDIS_PREFIX: prefix }, file: null });
   const schedules = openSchedules(config, store, pino({ level: 'silent' }));
   try {
-    await mountAdminApi(app, { token: TOKEN, store, queue, pairing, schedules: schedules.service, profiles: new ProfileTable(config), routes: [], budgets: budgetGuardFor(config, store.sql) });
+    await mountAdminApi(app, {
+      token: TOKEN,
+      store,
+      queue,
+      pairing,
+      schedules: schedules.service,
+      profiles: new ProfileTable(config),
+      routes: [],
+      budgets: budgetGuardFor(config, store.sql),
+    });
     await app.ready();
   } finally {
     await app.close();
@@ -210,7 +219,9 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
     for (const { method, url } of routes) {
       const path = url.replace(/:\w+/g, 'x').replace(/\*$/, 'x');
       // The dashboard takes ?token= by design (a browser login); nothing else does.
-      const queryToken: Array<[string, Record<string, string>, string?]> = path.startsWith(DASHBOARD_PATH) ? [] : [['the token in ?token=', {}, `token=${TOKEN}`]];
+      const queryToken: Array<[string, Record<string, string>, string?]> = path.startsWith(DASHBOARD_PATH)
+        ? []
+        : [['the token in ?token=', {}, `token=${TOKEN}`]];
       for (const [what, headers, query] of [...attempts, ...queryToken]) {
         const res = await fetch(`${gw.url}${path}${query ? `?${query}` : ''}`, { method, headers, redirect: 'manual' });
         expect(res.status, `${method} ${path} with ${what}`).toBe(401);

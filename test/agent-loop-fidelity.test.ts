@@ -94,7 +94,10 @@ describe('reasoning models', () => {
     const fake = await startFakeAnthropic({ apiKey: API_KEY });
     fakes.push(fake);
     const provider = createProvider({ provider: 'anthropic', model: 'claude-sonnet-4-6', apiKey: API_KEY, baseUrl: fake.url, thinkingBudget: 2048 });
-    fake.script({ reasoning: 'I should look it up.', toolCalls: [{ id: 'toolu_1', name: 'lookup', arguments: '{"q":"w"}' }] }, { reasoning: 'Now answer.', text: 'Sunny.' });
+    fake.script(
+      { reasoning: 'I should look it up.', toolCalls: [{ id: 'toolu_1', name: 'lookup', arguments: '{"q":"w"}' }] },
+      { reasoning: 'Now answer.', text: 'Sunny.' },
+    );
     const log: string[] = [];
     const r = await runConversation({ userMessage: 'Weather?', history: [], systemPrompt: 'S', provider, tools: [lookup(log)], retry: FAST_RETRY });
     expect(r.finalResponse).toBe('Sunny.');
@@ -116,7 +119,11 @@ describe('reasoning models', () => {
     const deltas: string[] = [];
     const reasoning: string[] = [];
     const r = await runConversation({
-      userMessage: 'Hi', history: [], systemPrompt: 'S', provider, retry: FAST_RETRY,
+      userMessage: 'Hi',
+      history: [],
+      systemPrompt: 'S',
+      provider,
+      retry: FAST_RETRY,
       onEvent: (e) => void (e.type === 'text_delta' ? deltas.push(e.text) : e.type === 'reasoning_delta' ? reasoning.push(e.text) : undefined),
     });
     expect(r.finalResponse).toBe('Hello there!');
@@ -139,7 +146,10 @@ describe('DeepSeek-style reasoning_content', () => {
       const r = await runConversation({ userMessage: 'Weather?', history: [], systemPrompt: 'S', provider, tools: [lookup([])], retry: FAST_RETRY });
       expect(r.finalResponse).toBe('Sunny.');
       const sent = fake.requests[1].body.messages as Array<Record<string, unknown>>;
-      expect(sent.find((m) => m.role === 'assistant')).toMatchObject({ reasoning_content: 'Need the weather.', tool_calls: [expect.objectContaining({ id: 'call_1' })] });
+      expect(sent.find((m) => m.role === 'assistant')).toMatchObject({
+        reasoning_content: 'Need the weather.',
+        tool_calls: [expect.objectContaining({ id: 'call_1' })],
+      });
       // The next turn: the plain answer's reasoning stays out, the tool turn's goes back again.
       fake.script({ text: 'Bye.' });
       await runConversation({ userMessage: 'Thanks', history: r.newMessages, systemPrompt: 'S', provider, tools: [lookup([])], retry: FAST_RETRY });

@@ -49,9 +49,7 @@ function sentToolResultIds(req: RecordedRequest): string[] {
   return messages.flatMap((m) => {
     if (m.role === 'tool') return [String(m.tool_call_id)];
     if (!Array.isArray(m.content)) return [];
-    return (m.content as Record<string, unknown>[])
-      .filter((b) => b.type === 'tool_result')
-      .map((b) => String(b.tool_use_id));
+    return (m.content as Record<string, unknown>[]).filter((b) => b.type === 'tool_result').map((b) => String(b.tool_use_id));
   });
 }
 
@@ -118,10 +116,7 @@ describe.each<ProviderName>(['openai', 'anthropic'])('agent loop over %s', (kind
     expect(slow.startedAt).toBeLessThan(fast.endedAt);
     // The fast one finished first, yet results keep the order of the calls.
     expect(timings.map((t) => t.name)).toEqual(['fast_lookup', 'slow_lookup']);
-    expect(r.newMessages.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([
-      'slow_lookup: result for a',
-      'fast_lookup: result for b',
-    ]);
+    expect(r.newMessages.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual(['slow_lookup: result for a', 'fast_lookup: result for b']);
     expect(sentToolResultIds(fake.requests[1])).toEqual(['call_slow', 'call_fast']);
   });
 
@@ -134,9 +129,7 @@ describe.each<ProviderName>(['openai', 'anthropic'])('agent loop over %s', (kind
     expect(r.apiCalls).toBe(2);
     expect(fake.requests).toHaveLength(2);
     expect(timings).toEqual([]);
-    expect(r.newMessages.find((m) => m.role === 'tool')?.content).toBe(
-      'Error: unknown tool "summon_dragon". Valid tools: lookup.',
-    );
+    expect(r.newMessages.find((m) => m.role === 'tool')?.content).toBe('Error: unknown tool "summon_dragon". Valid tools: lookup.');
   });
 
   it('continues a reply cut by the length limit and joins the parts', async () => {

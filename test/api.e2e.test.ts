@@ -74,11 +74,13 @@ describe('OpenAI-compatible API on one process', () => {
     await llm?.close();
   });
 
-  it('lists the herald model, and refuses a missing or wrong key with 401 in OpenAI\'s shape', async () => {
+  it("lists the herald model, and refuses a missing or wrong key with 401 in OpenAI's shape", async () => {
     const models = await client(gw).models.list();
     expect(models.data.map((m) => m.id)).toEqual(['herald']);
 
-    const wrong = await client(gw, 'sk-not-a-key-at-all-000000').models.list().catch((e: unknown) => e);
+    const wrong = await client(gw, 'sk-not-a-key-at-all-000000')
+      .models.list()
+      .catch((e: unknown) => e);
     expect(wrong).toBeInstanceOf(AuthenticationError);
     expect((wrong as AuthenticationError).status).toBe(401);
     expect((wrong as AuthenticationError).code).toBe('invalid_api_key');
@@ -91,7 +93,9 @@ describe('OpenAI-compatible API on one process', () => {
   });
 
   it('refuses bad request bodies with 400 naming the parameter, and loses nothing', async () => {
-    const noMessages = await client(gw).chat.completions.create({ model: 'herald' } as never).catch((e: unknown) => e);
+    const noMessages = await client(gw)
+      .chat.completions.create({ model: 'herald' } as never)
+      .catch((e: unknown) => e);
     expect(noMessages).toBeInstanceOf(BadRequestError);
     expect((noMessages as BadRequestError).param).toBe('messages');
     expect((noMessages as BadRequestError).message).toContain("'messages' is required");
@@ -102,12 +106,20 @@ describe('OpenAI-compatible API on one process', () => {
     expect((badRole as BadRequestError).param).toBe('messages[0].role');
 
     const lastNotUser = await client(gw)
-      .chat.completions.create({ model: 'herald', messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }] })
+      .chat.completions.create({
+        model: 'herald',
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: 'hello' },
+        ],
+      })
       .catch((e: unknown) => e);
     expect((lastNotUser as BadRequestError).status).toBe(400);
     expect((lastNotUser as BadRequestError).message).toContain('last message must be a user message');
 
-    const unknownModel = await client(gw).chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+    const unknownModel = await client(gw)
+      .chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e);
     expect(unknownModel).toBeInstanceOf(NotFoundError);
     expect((unknownModel as NotFoundError).code).toBe('model_not_found');
 
@@ -119,7 +131,9 @@ describe('OpenAI-compatible API on one process', () => {
     expect(notJson.status).toBe(400);
     expect(((await notJson.json()) as { error: { type: string } }).error.type).toBe('invalid_request_error');
 
-    const previous = await client(gw).responses.create({ model: 'herald', input: 'hi', previous_response_id: 'resp_1' }).catch((e: unknown) => e);
+    const previous = await client(gw)
+      .responses.create({ model: 'herald', input: 'hi', previous_response_id: 'resp_1' })
+      .catch((e: unknown) => e);
     expect((previous as BadRequestError).param).toBe('previous_response_id');
 
     // None of them reached the model; the next good request is answered.
@@ -128,7 +142,7 @@ describe('OpenAI-compatible API on one process', () => {
     expect(llm.requests.map(lastUserText).filter((t) => t === 'hi')).toEqual([]);
   });
 
-  it('stateless: the client sends the history; its system message is added to Herald\'s; the session is stored with source api and ended', async () => {
+  it("stateless: the client sends the history; its system message is added to Herald's; the session is stored with source api and ended", async () => {
     const { data: res, response } = await client(gw)
       .chat.completions.create({
         model: 'herald',
@@ -262,7 +276,9 @@ describe('OpenAI-compatible API on one process', () => {
 
   it('the model provider failing comes back as an OpenAI error, not as a 200', async () => {
     llm.script({ error: { status: 401 } });
-    const err = await client(gw).chat.completions.create({ model: 'herald', messages: [{ role: 'user', content: 'upstream refuses' }] }).catch((e: unknown) => e);
+    const err = await client(gw)
+      .chat.completions.create({ model: 'herald', messages: [{ role: 'user', content: 'upstream refuses' }] })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(APIError);
     expect((err as APIError).status).toBe(502);
     expect((err as APIError).message).toContain('refused our credentials');
@@ -333,7 +349,9 @@ describe('OpenAI-compatible API: the server stopping under a waiting request', (
     let next: GatewayProcess | null = null;
     try {
       llm.script({ text: 'never sent', delayMs: 60_000 });
-      const pending = client(gw).chat.completions.create({ model: 'herald', messages: [{ role: 'user', content: 'answer slowly' }] }).catch((e: unknown) => e);
+      const pending = client(gw)
+        .chat.completions.create({ model: 'herald', messages: [{ role: 'user', content: 'answer slowly' }] })
+        .catch((e: unknown) => e);
       const req = await waitFor(() => llm.requests.find((r) => lastUserText(r) === 'answer slowly'), { what: 'the LLM request' });
       gw.proc.kill('SIGTERM');
       const err = await pending;
@@ -370,7 +388,9 @@ describe('OpenAI-compatible API: rate limit', () => {
 
   it('over HERALD_API_RATE_LIMIT a key gets 429 with Retry-After; other keys are not held back', async () => {
     for (const n of [1, 2]) await client(gw).chat.completions.create({ model: 'herald', messages: [{ role: 'user', content: `r${n}` }] });
-    const over = await client(gw).chat.completions.create({ model: 'herald', messages: [{ role: 'user', content: 'r3' }] }).catch((e: unknown) => e);
+    const over = await client(gw)
+      .chat.completions.create({ model: 'herald', messages: [{ role: 'user', content: 'r3' }] })
+      .catch((e: unknown) => e);
     expect(over).toBeInstanceOf(RateLimitError);
     expect((over as RateLimitError).code).toBe('rate_limit_exceeded');
     expect(Number((over as RateLimitError).headers?.get('retry-after'))).toBeGreaterThanOrEqual(1);
@@ -406,7 +426,10 @@ describe('OpenAI-compatible API across processes', () => {
       runs++;
       return runs === 1 ? { text: 'never delivered', delayMs: 3_600_000 } : { text: 'answered by the second worker' };
     });
-    const stream = client(ingress, KEY, { 'X-Herald-Session': 'crash' }).chat.completions.stream({ model: 'herald', messages: [{ role: 'user', content: 'survive the crash' }] });
+    const stream = client(ingress, KEY, { 'X-Herald-Session': 'crash' }).chat.completions.stream({
+      model: 'herald',
+      messages: [{ role: 'user', content: 'survive the crash' }],
+    });
     await waitFor(() => runs === 1, { what: 'the first run reaching the model' });
     await cluster.workers[0].stop('SIGKILL');
     await cluster.addWorker();

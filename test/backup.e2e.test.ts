@@ -50,7 +50,10 @@ describe('backup during a running conversation, then restore', () => {
   it('takes a consistent backup while turns are running and other chats keep writing', async () => {
     tg = await startTelegramFake();
     llm = await startFakeOpenAI();
-    cleanups.push(() => tg.close(), () => llm.close());
+    cleanups.push(
+      () => tg.close(),
+      () => llm.close(),
+    );
     const held = new Promise<void>((resolve) => (release = resolve));
     let holding!: () => void;
     const isHolding = new Promise<void>((resolve) => (holding = resolve));
@@ -109,7 +112,9 @@ describe('backup during a running conversation, then restore', () => {
     const live = messagesIn(db);
     const run = await runHerald(['store', 'restore', backup, '--yes'], { cwd: dir, env: { HERALD_DB: db } });
     expect(run.code).toBe(1);
-    expect(run.stderr.trim()).toBe(`refusing to restore: ${db} is open in another process (a running gateway, or a herald command): stop it first; nothing was changed`);
+    expect(run.stderr.trim()).toBe(
+      `refusing to restore: ${db} is open in another process (a running gateway, or a herald command): stop it first; nothing was changed`,
+    );
     expect(messagesIn(db)).toEqual(live);
     // The gateway never noticed.
     tg.injectMessage({ chatId: 91, userId: 91, text: 'after the refused restore' });

@@ -81,7 +81,13 @@ describe('bad input through the gateway', () => {
 
   it('a Telegram message whose message_id is 0 (Telegram numbers from 1) gets 400 and enqueues nothing, instead of a 500 from aiming a reply at it', async () => {
     const before = await queueKeys();
-    const message = { message_id: 0, date: 1_700_000_000, chat: { id: 902, type: 'private' }, from: { id: 902, is_bot: false, first_name: 'Zero' }, text: 'hi' };
+    const message = {
+      message_id: 0,
+      date: 1_700_000_000,
+      chat: { id: 902, type: 'private' },
+      from: { id: 902, is_bot: false, first_name: 'Zero' },
+      text: 'hi',
+    };
     const res = await fetch(hookUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json', [TELEGRAM_SECRET_HEADER]: SECRET },
@@ -121,7 +127,10 @@ describe('bad input through the gateway', () => {
     await waitFor(() => repliesIn(tg, 902).length >= 1, { what: 'the reply' });
     const sent = llm.requests.map(lastUserText).find((t) => t.startsWith('broken'));
     expect(sent).toBe('broken \ufffd text \ufffd end');
-    const row = readStoreFile(cluster.dbPath, (db) => db.prepare("SELECT content FROM messages WHERE role = 'user' AND content LIKE 'broken%'").get() as { content: string });
+    const row = readStoreFile(
+      cluster.dbPath,
+      (db) => db.prepare("SELECT content FROM messages WHERE role = 'user' AND content LIKE 'broken%'").get() as { content: string },
+    );
     expect(row.content).toBe('broken \ufffd text \ufffd end');
   });
 

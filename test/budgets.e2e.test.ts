@@ -91,7 +91,13 @@ describe('budgets (real gateway)', () => {
     const USER = 7101;
     const dir = mkdtempSync(join(tmpdir(), 'herald-budgets-'));
     const prefix = uniquePrefix('budgets');
-    const env = telegramEnv(tg, llm, { HERALD_PRICES: PRICES, HERALD_BUDGETS: BUDGETS, HERALD_DB: join(dir, 'herald.db'), HERALD_REDIS_PREFIX: prefix, HERALD_ADMIN_TOKEN: TOKEN });
+    const env = telegramEnv(tg, llm, {
+      HERALD_PRICES: PRICES,
+      HERALD_BUDGETS: BUDGETS,
+      HERALD_DB: join(dir, 'herald.db'),
+      HERALD_REDIS_PREFIX: prefix,
+      HERALD_ADMIN_TOKEN: TOKEN,
+    });
     let gw: GatewayProcess | undefined;
     try {
       gw = await startGateway({ env });
@@ -107,12 +113,18 @@ describe('budgets (real gateway)', () => {
       expect(usage).toContain('Your daily budget: $0.00 of $1.00 left (100 % used)');
 
       const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
-      const listed = (await (await fetch(`${gw.url}/admin/budgets?scope=user:telegram:${USER}`, { headers: auth })).json()) as { spend: Array<{ scope: string; cost_usd: number }> };
+      const listed = (await (await fetch(`${gw.url}/admin/budgets?scope=user:telegram:${USER}`, { headers: auth })).json()) as {
+        spend: Array<{ scope: string; cost_usd: number }>;
+      };
       expect(listed.spend.map((s) => [s.scope, Number(s.cost_usd.toFixed(2))])).toEqual([
         [`user:telegram:${USER}`, 1.2],
         [`user:telegram:${USER}`, 1.2],
       ]);
-      const reset = await fetch(`${gw.url}/admin/budgets/reset`, { method: 'POST', headers: auth, body: JSON.stringify({ scope: `user:telegram:${USER}`, period: 'day' }) });
+      const reset = await fetch(`${gw.url}/admin/budgets/reset`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ scope: `user:telegram:${USER}`, period: 'day' }),
+      });
       expect(await reset.json()).toEqual({ reset: 1 });
       const bad = await fetch(`${gw.url}/admin/budgets/reset`, { method: 'POST', headers: auth, body: JSON.stringify({ scope: 'everyone' }) });
       expect(bad.status).toBe(400);
@@ -126,15 +138,18 @@ describe('budgets (real gateway)', () => {
     }
   });
 
-  it('a stopped turn\'s spend counts in the conversation\'s usage and the budgets, once', async () => {
+  it("a stopped turn's spend counts in the conversation's usage and the budgets, once", async () => {
     const USER = 7201;
     // Debug logs: the line that says the stopped turn has ended.
     cluster = await startCluster({ workers: 0, env: telegramEnv(tg, llm, { HERALD_PRICES: PRICES, HERALD_BUDGETS: BUDGETS, HERALD_LOG_LEVEL: 'debug' }) });
     const asked = llm.requests.length;
     tg.injectMessage({ chatId: USER, userId: USER, text: 'tool then stuck' });
-    await waitFor(() => llm.requests.slice(asked).some((r) => r.endedAt === undefined && (r.body.messages as Array<{ role: string }>).at(-1)?.role === 'tool'), {
-      what: 'the second call of the turn (after its tool)',
-    });
+    await waitFor(
+      () => llm.requests.slice(asked).some((r) => r.endedAt === undefined && (r.body.messages as Array<{ role: string }>).at(-1)?.role === 'tool'),
+      {
+        what: 'the second call of the turn (after its tool)',
+      },
+    );
     expect(await say(USER, '/stop')).toBe('⏹ Stopped.');
     await cluster.ingress.waitForLog((l) => l.msg === 'turn ended' && l.abort === 'stop', 'the stopped turn to end');
 
@@ -155,13 +170,15 @@ describe('budgets (real gateway)', () => {
     // /new saves notes with one more call behind its reply: priced into the person's spend and the metrics too.
     expect(await say(USER, '/new')).toMatch(/^✨ Started a new conversation/);
     const ingress = cluster.ingress;
-    await waitFor(async () => ((await metric(ingress, 'herald_llm_cost_usd_total', { profile: 'default', model: 'openai:gpt-4.1-mini' })) ?? 0) > 0.85, { what: 'the flush of /new priced' });
+    await waitFor(async () => ((await metric(ingress, 'herald_llm_cost_usd_total', { profile: 'default', model: 'openai:gpt-4.1-mini' })) ?? 0) > 0.85, {
+      what: 'the flush of /new priced',
+    });
     expect(await say(USER, '/usage')).toContain('Your spend: today $0.90 · 915 tokens');
     await cluster.stop();
     cluster = undefined;
   });
 
-  it('/compress prices its summary call (and its memory flush) into the conversation and the person\'s spend', async () => {
+  it("/compress prices its summary call (and its memory flush) into the conversation and the person's spend", async () => {
     const USER = 7301;
     const roomy = JSON.stringify([{ scope: 'user', period: 'day', usd: 100 }]);
     cluster = await startCluster({ workers: 0, env: telegramEnv(tg, llm, { HERALD_PRICES: PRICES, HERALD_BUDGETS: roomy }) });

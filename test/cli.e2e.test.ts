@@ -114,7 +114,9 @@ describe('herald doctor', () => {
       });
       expect(run.code).toBe(1);
       expect(run.lines.find((l) => l.includes('side model cheap:spent-model'))).toMatch(/^✗ side model cheap:spent-model\s+.*Insufficient credits/);
-      expect(run.lines.find((l) => l.includes('side model cheap:gpt-4.1-nano'))).toMatch(/^✓ side model cheap:gpt-4\.1-nano\s+cheap:gpt-4\.1-nano answered in \d+ ms$/);
+      expect(run.lines.find((l) => l.includes('side model cheap:gpt-4.1-nano'))).toMatch(
+        /^✓ side model cheap:gpt-4\.1-nano\s+cheap:gpt-4\.1-nano answered in \d+ ms$/,
+      );
       expect(run.lines.at(-1)).toBe('doctor: 1 of 15 checks failed: side model cheap:spent-model');
     } finally {
       await side.close();
@@ -156,7 +158,9 @@ describe('herald doctor', () => {
       withPassword.password = 'doctor-secret-pw';
       const ok = await herald(['doctor'], { ...env, HERALD_DATABASE_URL: withPassword.toString() });
       expect(ok.code, ok.stdout + ok.stderr).toBe(0);
-      expect(ok.lines.find((l) => l.includes(' postgres '))).toMatch(/^✓ postgres\s+postgres:\/\/postgres@127\.0\.0\.1:5432\/test\S* opened \(migrations applied\)$/);
+      expect(ok.lines.find((l) => l.includes(' postgres '))).toMatch(
+        /^✓ postgres\s+postgres:\/\/postgres@127\.0\.0\.1:5432\/test\S* opened \(migrations applied\)$/,
+      );
       expect(ok.lines.some((l) => l.includes(' sqlite'))).toBe(false);
       expect(ok.lines.find((l) => l.includes(' postgres indexes '))).toMatch(/^✓ postgres indexes\s+all \d+ indexes the migrations create are there$/);
       expect(ok.lines.find((l) => l.includes(' postgres version '))).toMatch(/^✓ postgres version\s+PostgreSQL \d+/);
@@ -173,7 +177,9 @@ describe('herald doctor', () => {
   it('lists each pooled key by fingerprint with its state, never the key', async () => {
     const run = await herald(['doctor'], { ...env, OPENAI_API_KEY_2: 'sk-second-pooled-key' });
     expect(run.code, run.stdout + run.stderr).toBe(0);
-    expect(run.lines.find((l) => l.includes(' keys openai '))).toMatch(/^✓ keys openai\s+2 keys, fill_first: sha256:[0-9a-f]{8} ready \(\d+ uses\); sha256:[0-9a-f]{8} ready \(\d+ uses\)$/);
+    expect(run.lines.find((l) => l.includes(' keys openai '))).toMatch(
+      /^✓ keys openai\s+2 keys, fill_first: sha256:[0-9a-f]{8} ready \(\d+ uses\); sha256:[0-9a-f]{8} ready \(\d+ uses\)$/,
+    );
     expect(run.stdout + run.stderr).not.toContain('sk-second-pooled-key');
   });
 
@@ -268,7 +274,8 @@ describe('herald sessions and pairing', () => {
     expect(badOption.stderr).toContain("Unknown option '--colour'");
     const help = await herald(['help']);
     expect(help.code).toBe(0);
-    for (const c of ['npx herald start', 'npx herald doctor', 'npx herald pairing approve', 'npx herald sessions search', 'npx herald store migrate']) expect(help.stdout).toContain(c);
+    for (const c of ['npx herald start', 'npx herald doctor', 'npx herald pairing approve', 'npx herald sessions search', 'npx herald store migrate'])
+      expect(help.stdout).toContain(c);
   });
 });
 

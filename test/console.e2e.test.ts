@@ -53,10 +53,18 @@ describe('operator console in Chromium', () => {
     tg = await startTelegramFake();
     llm = await startFakeOpenAI();
     gw = await startGateway({
-      env: telegramEnv(tg, llm, { HERALD_ADMIN_TOKEN: TOKEN, HERALD_API_KEYS: API_KEY, GATEWAY_ALLOW_ALL_USERS: 'false', TELEGRAM_ALLOWED_USERS: String(OWNER) }),
+      env: telegramEnv(tg, llm, {
+        HERALD_ADMIN_TOKEN: TOKEN,
+        HERALD_API_KEYS: API_KEY,
+        GATEWAY_ALLOW_ALL_USERS: 'false',
+        TELEGRAM_ALLOWED_USERS: String(OWNER),
+      }),
     });
     // A conversation with a tool call in it, for the transcript.
-    llm.script({ text: 'Checking the clock.', toolCalls: [{ name: 'current_time', arguments: '{"timezone":"UTC"}' }] }, { text: 'It is tea time for the pumpernickel.' });
+    llm.script(
+      { text: 'Checking the clock.', toolCalls: [{ name: 'current_time', arguments: '{"timezone":"UTC"}' }] },
+      { text: 'It is tea time for the pumpernickel.' },
+    );
     tg.injectMessage({ chatId: OWNER, userId: OWNER, text: 'what time is it? ask about pumpernickel', firstName: 'Owner' });
     await waitFor(() => repliesIn(tg, OWNER).includes('It is tea time for the pumpernickel.'), { what: 'the owner answered' });
     // An API client's conversation, named by the X-Herald-Session header.
@@ -119,8 +127,14 @@ describe('operator console in Chromium', () => {
     await row.getByLabel(/^Code from/).fill('WRONGCODE');
     await row.getByRole('button', { name: 'Approve' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('does not match');
-    await page.getByRole('row', { name: new RegExp(String(STRANGER)) }).getByLabel(/^Code from/).fill(code.toLowerCase());
-    await page.getByRole('row', { name: new RegExp(String(STRANGER)) }).getByRole('button', { name: 'Approve' }).click();
+    await page
+      .getByRole('row', { name: new RegExp(String(STRANGER)) })
+      .getByLabel(/^Code from/)
+      .fill(code.toLowerCase());
+    await page
+      .getByRole('row', { name: new RegExp(String(STRANGER)) })
+      .getByRole('button', { name: 'Approve' })
+      .click();
     await expect.poll(() => page.getByRole('status').textContent()).toContain('Approved');
     expect(await page.getByRole('table', { name: 'Paired people' }).textContent()).toContain(String(STRANGER));
 
@@ -130,7 +144,11 @@ describe('operator console in Chromium', () => {
 
   it('refuses a state-changing request without the CSRF token, and one from another site', async () => {
     const noToken = await page.evaluate(async () => {
-      const res = await fetch('/console/pairing/revoke', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'platform=telegram&user_id=501' });
+      const res = await fetch('/console/pairing/revoke', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'platform=telegram&user_id=501',
+      });
       return res.status;
     });
     expect(noToken).toBe(403);
@@ -193,7 +211,11 @@ describe('operator console in Chromium', () => {
     await page.getByLabel('Search transcripts').press('Enter');
     await page.waitForURL(/\/console\/sessions\?q=pumpernickel/);
     expect(await page.locator('mark').first().textContent()).toBe('pumpernickel');
-    await page.getByRole('row', { name: /pumpernickel/ }).first().getByRole('link').click();
+    await page
+      .getByRole('row', { name: /pumpernickel/ })
+      .first()
+      .getByRole('link')
+      .click();
     await page.waitForURL(/\/console\/sessions\/[0-9a-f-]+$/);
 
     const call = page.locator('details.tool-call');
@@ -278,7 +300,17 @@ async function seedSpend(dbPath: string): Promise<void> {
         `INSERT INTO sessions (id, key, source, user_id, model, started_at, ended_at, end_reason, message_count, input_tokens, output_tokens, estimated_cost_usd, profile)
          VALUES (?, ?, 'slack', 'U-seed', ?, ?, ?, 'idle', 4, ?, ?, ?, ?)`,
         // The Claude sessions belong to a `research` profile, the local model's to `local`; the others to the default one.
-        [`seed-${i}`, `agent:main:slack:dm:seed${i}`, model, Date.now() - daysAgo * DAY - 3_600_000, Date.now() - daysAgo * DAY, tokens * 0.8, tokens * 0.2, cost, model.startsWith('anthropic') ? 'research' : model.includes('local') ? 'local' : null],
+        [
+          `seed-${i}`,
+          `agent:main:slack:dm:seed${i}`,
+          model,
+          Date.now() - daysAgo * DAY - 3_600_000,
+          Date.now() - daysAgo * DAY,
+          tokens * 0.8,
+          tokens * 0.2,
+          cost,
+          model.startsWith('anthropic') ? 'research' : model.includes('local') ? 'local' : null,
+        ],
       );
     }
   } finally {

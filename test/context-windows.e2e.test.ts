@@ -68,7 +68,9 @@ describe.each(['sqlite', 'postgres'] as const)('learnt context windows on %s', (
     // Another chat runs into the server's real limit, which names it.
     await say(702, 'too big', () => true);
     // The operator sees it too.
-    const health = (await (await fetch(`${first.url}/health/detailed`)).json()) as { context_windows: Array<{ model: string; context_limit: number; learnt_at: string }> };
+    const health = (await (await fetch(`${first.url}/health/detailed`)).json()) as {
+      context_windows: Array<{ model: string; context_limit: number; learnt_at: string }>;
+    };
     expect(health.context_windows.map((w) => [w.model, w.context_limit])).toEqual([['openai:gpt-4.1-mini', LIMIT]]);
     expect(Date.parse(health.context_windows[0]!.learnt_at)).toBeGreaterThan(0);
     await first.stop();

@@ -210,10 +210,9 @@ describe('conversation control (queue mode, allowlist + pairing)', () => {
     tg.injectMessage({ chatId: -5000, userId: 902, text: '@herald_test_bot hello from the group' });
     // Commands are checked too: a stranger cannot stop or inspect anyone's conversation.
     tg.injectMessage({ chatId: -5000, userId: 902, text: '/status' });
-    await waitFor(
-      () => cluster.ingress.logs().filter((l) => l.msg === 'message from an unauthorised user ignored' && l.userId === '902').length === 2,
-      { what: 'both group messages to be turned away' },
-    );
+    await waitFor(() => cluster.ingress.logs().filter((l) => l.msg === 'message from an unauthorised user ignored' && l.userId === '902').length === 2, {
+      what: 'both group messages to be turned away',
+    });
     expect(repliesIn(tg, -5000)).toEqual([]);
     expect(llm.requests.some((r) => lastUserText(r).includes('hello from the group'))).toBe(false);
 
@@ -265,9 +264,7 @@ describe('streaming replies', () => {
     // in the chat before the second answer is finished.
     tg.injectMessage({ chatId: 201, userId: 201, text: 'and again' });
     await waitFor(() => finalEdits().length >= 2, { timeoutMs: 20_000, what: 'the final edit of the second answer' });
-    const botMessages = [...(tg.world.chats.get(201)?.messages.values() ?? [])].filter(
-      (m) => (m.from as JsonObject | undefined)?.id === tg.bot.id,
-    );
+    const botMessages = [...(tg.world.chats.get(201)?.messages.values() ?? [])].filter((m) => (m.from as JsonObject | undefined)?.id === tg.bot.id);
     expect(botMessages.map((m) => m.text)).toEqual([answer, answer]); // one message per answer, edited in place
     expect(repliesIn(tg, 201)).toHaveLength(2); // one sendMessage each, then edits
     expect(editsOfFirst).toBeGreaterThan(1);

@@ -22,7 +22,12 @@ describe('discord native interactions (issue 21)', () => {
     llm = await startFakeOpenAI();
     llm.respondWith(async (req) => clarifyScript(req));
     // Alice is allowed; Bob is a stranger.
-    const env = discordEnv(discord, llm, { GATEWAY_ALLOW_ALL_USERS: 'false', DISCORD_ALLOWED_USERS: discord.fixtures.alice.id, HERALD_TOOLSETS: 'full', DISCORD_STATUS_REACTIONS: '👀,⚙️,✅,⚠️' });
+    const env = discordEnv(discord, llm, {
+      GATEWAY_ALLOW_ALL_USERS: 'false',
+      DISCORD_ALLOWED_USERS: discord.fixtures.alice.id,
+      HERALD_TOOLSETS: 'full',
+      DISCORD_STATUS_REACTIONS: '👀,⚙️,✅,⚠️',
+    });
     cluster = await startCluster({ workers: 0, env });
     await waitForDiscordReady(cluster.ingress);
     // Registration follows READY (a PUT of the whole list): commands are offered to users once it is done.
@@ -146,7 +151,9 @@ describe('discord native interactions (issue 21)', () => {
     discord.postUserMessage({ channelId: thread, author: alice, content: '/resume' });
     await waitFor(() => buttonsIn(thread) !== null, { what: 'the picker in the thread' });
     const inThread = buttonsIn(thread);
-    const foreign = await answered(discord.pressButton({ user: bob, channelId: thread, messageId: inThread?.messageId ?? '', customId: inThread?.ids['Trip to Rome'] ?? '' }));
+    const foreign = await answered(
+      discord.pressButton({ user: bob, channelId: thread, messageId: inThread?.messageId ?? '', customId: inThread?.ids['Trip to Rome'] ?? '' }),
+    );
     expect(foreign.messages.map((m) => [m.content, m.flags])).toEqual([['🙅 These buttons are for the person who asked; yours would not count.', 64]]);
     expect(discordRepliesIn(discord, thread).some((t) => t.startsWith('▶️'))).toBe(false);
   });

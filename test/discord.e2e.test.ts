@@ -78,11 +78,18 @@ describe('discord through the real gateway (issue 6)', () => {
   });
 
   function sessionsWithKey(key: string): SessionRow[] {
-    return readStoreFile(cluster.dbPath, (db) => db.prepare('SELECT id, key, source, chat_id, user_id FROM sessions WHERE key = ? ORDER BY started_at').all(key) as SessionRow[]);
+    return readStoreFile(
+      cluster.dbPath,
+      (db) => db.prepare('SELECT id, key, source, chat_id, user_id FROM sessions WHERE key = ? ORDER BY started_at').all(key) as SessionRow[],
+    );
   }
 
   function transcript(sessionId: string): Array<{ role: string; content: string | null }> {
-    return readStoreFile(cluster.dbPath, (db) => db.prepare('SELECT role, content FROM messages WHERE session_id = ? ORDER BY id').all(sessionId) as Array<{ role: string; content: string | null }>);
+    return readStoreFile(
+      cluster.dbPath,
+      (db) =>
+        db.prepare('SELECT role, content FROM messages WHERE session_id = ? ORDER BY id').all(sessionId) as Array<{ role: string; content: string | null }>,
+    );
   }
 
   const requestsMentioning = (text: string): RecordedRequest[] => llm.requests.filter((r) => r.rawBody.includes(text));
@@ -188,7 +195,10 @@ describe('discord through the real gateway (issue 6)', () => {
       expect(chunk).toContain(`(${i + 1}/3)`);
     }
     // Nothing lost or repeated: every code line arrives once, in order, inside a python block.
-    const codeLines = chunks.join('\n').split('\n').filter((l) => l.startsWith('print('));
+    const codeLines = chunks
+      .join('\n')
+      .split('\n')
+      .filter((l) => l.startsWith('print('));
     expect(codeLines).toEqual(LONG_ANSWER.split('\n').filter((l) => l.startsWith('print(')));
     expect(chunks[1].startsWith('```python\n')).toBe(true);
     expect(chunks[2]).toContain('That is all of it.');
@@ -247,9 +257,10 @@ describe('discord through the real gateway (issue 6)', () => {
     const replies = await waitForReplies(thread, answered + 1, 'the answer after the restart');
     expect(replies[answered]).toBe('ok: still there after the restart?');
     expect(sessionsWithKey(threadKey(thread)).map((s) => s.id)).toEqual(sessionIds);
-    expect(transcript(sessionIds[0]).map((m) => m.content).slice(-2)).toEqual([
-      'still there after the restart?',
-      'ok: still there after the restart?',
-    ]);
+    expect(
+      transcript(sessionIds[0])
+        .map((m) => m.content)
+        .slice(-2),
+    ).toEqual(['still there after the restart?', 'ok: still there after the restart?']);
   });
 });

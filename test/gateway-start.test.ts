@@ -93,9 +93,14 @@ describe('gateway start-up failures', () => {
   });
 
   it("a profile's model on an endpoint that does not exist: one configuration line naming the profile, exit 2", async () => {
-    const gw = await startGateway({ env: { HERALD_MODEL: 'openai:gpt-4.1-mini', OPENAI_API_KEY: 'sk-test', HERALD_PROFILES: '{"support":{"model":"nowhere:some-model"}}' }, waitReady: false });
+    const gw = await startGateway({
+      env: { HERALD_MODEL: 'openai:gpt-4.1-mini', OPENAI_API_KEY: 'sk-test', HERALD_PROFILES: '{"support":{"model":"nowhere:some-model"}}' },
+      waitReady: false,
+    });
     expect(await gw.exited).toBe(2);
-    expect(gw.output.filter((l) => l.startsWith('Configuration error:'))).toEqual([expect.stringMatching(/^Configuration error: HERALD_PROFILES: support: .*no endpoint named "nowhere"/)]);
+    expect(gw.output.filter((l) => l.startsWith('Configuration error:'))).toEqual([
+      expect.stringMatching(/^Configuration error: HERALD_PROFILES: support: .*no endpoint named "nowhere"/),
+    ]);
     await gw.stop();
   });
 

@@ -57,22 +57,32 @@ const isTurnStart = (m: WireMessage): boolean => m.role === 'user' && typeof m.c
 const turnStart = (req: RecordedRequest): number => messagesOf(req).findLastIndex(isTurnStart);
 const turnText = (req: RecordedRequest): string => String(messagesOf(req)[turnStart(req)]?.content ?? '');
 function stepOf(req: RecordedRequest): number {
-  return messagesOf(req).slice(turnStart(req) + 1).filter((m) => m.role === 'assistant').length;
+  return messagesOf(req)
+    .slice(turnStart(req) + 1)
+    .filter((m) => m.role === 'assistant').length;
 }
 /** This turn's tool results (after the user's message). */
 function toolResults(req: RecordedRequest): string[] {
-  return messagesOf(req).slice(turnStart(req) + 1).filter((m) => m.role === 'tool').map((m) => String(m.content ?? ''));
+  return messagesOf(req)
+    .slice(turnStart(req) + 1)
+    .filter((m) => m.role === 'tool')
+    .map((m) => String(m.content ?? ''));
 }
 const requestsFor = (tag: string): RecordedRequest[] => llm.requests.filter((r) => turnText(r).startsWith(`${tag} `));
 const call = (name: string, args: Record<string, unknown> = {}) => ({ name, arguments: JSON.stringify(args) });
 /** A script that calls `tools` in its first step and then reports their results. */
-const calling = (...tools: Array<ReturnType<typeof call>>): Script => (step, req) =>
-  step === 0 ? { toolCalls: tools } : { text: `results: ${toolResults(req).join(' | ')}` };
+const calling =
+  (...tools: Array<ReturnType<typeof call>>): Script =>
+  (step, req) =>
+    step === 0 ? { toolCalls: tools } : { text: `results: ${toolResults(req).join(' | ')}` };
 
 async function say(chatId: number, text: string, telegram = tg): Promise<string> {
   const before = repliesIn(telegram, chatId).length;
   telegram.injectMessage({ chatId, userId: chatId, text });
-  const replies = await waitFor(() => (repliesIn(telegram, chatId).length > before ? repliesIn(telegram, chatId) : null), { timeoutMs: 30_000, what: `a reply to "${text}"` });
+  const replies = await waitFor(() => (repliesIn(telegram, chatId).length > before ? repliesIn(telegram, chatId) : null), {
+    timeoutMs: 30_000,
+    what: `a reply to "${text}"`,
+  });
   return replies[before];
 }
 
@@ -81,7 +91,8 @@ async function health(gw: GatewayProcess): Promise<DetailedHealth> {
 }
 
 const logsOf = (gw: GatewayProcess) => gw.logs();
-const readyLines = (gw: GatewayProcess, server: string): number => logsOf(gw).filter((l) => l.msg === `mcp server ${server} ready` || String(l.msg).startsWith(`mcp server ${server} ready `)).length;
+const readyLines = (gw: GatewayProcess, server: string): number =>
+  logsOf(gw).filter((l) => l.msg === `mcp server ${server} ready` || String(l.msg).startsWith(`mcp server ${server} ready `)).length;
 
 beforeAll(async () => {
   tg = await startTelegramFake();
@@ -109,7 +120,7 @@ afterAll(async () => {
 });
 
 describe('MCP tools through the real gateway (ingress + 2 workers, OpenAI)', () => {
-  it('offers every server\'s tools as server__tool with schemas OpenAI accepts, and runs them on stdio and HTTP', async () => {
+  it("offers every server's tools as server__tool with schemas OpenAI accepts, and runs them on stdio and HTTP", async () => {
     scripts.set('both', calling(call('local__echo', { text: 'one' }), call('web__echo', { text: 'two' }), call('local__whoami')));
     const reply = await say(9101, 'both use the tools');
     expect(reply).toBe('results: local echo: one | http echo: two | {"label":"local","greeting":"hi from herald.yaml","inheritedBotToken":false}');
@@ -130,12 +141,16 @@ describe('MCP tools through the real gateway (ingress + 2 workers, OpenAI)', () 
     const after = requestsFor('media')[1];
     const messages = messagesOf(after);
     expect(messages.slice(-3).map((m) => m.role)).toEqual(['tool', 'tool', 'user']);
-    const pictureCall = (messages.at(-4) as unknown as { tool_calls: Array<{ id: string; function: { name: string } }> }).tool_calls.find((c) => c.function.name === 'local__picture');
+    const pictureCall = (messages.at(-4) as unknown as { tool_calls: Array<{ id: string; function: { name: string } }> }).tool_calls.find(
+      (c) => c.function.name === 'local__picture',
+    );
     expect(messages.at(-1)?.content).toEqual([
       { type: 'text', text: `The image returned by tool call ${pictureCall?.id} (local__picture), in the order its result lists them:` },
       { type: 'image_url', image_url: { url: `data:image/png;base64,${PIXEL_PNG_BASE64}` } },
     ]);
-    expect(imagesOf(after)).toEqual([{ messageIndex: messages.length - 1, role: 'user', mimeType: 'image/png', bytes: Buffer.from(PIXEL_PNG_BASE64, 'base64') }]);
+    expect(imagesOf(after)).toEqual([
+      { messageIndex: messages.length - 1, role: 'user', mimeType: 'image/png', bytes: Buffer.from(PIXEL_PNG_BASE64, 'base64') },
+    ]);
     // The next turn reads the stored history: the note, no image.
     scripts.set('later', (_step, req) => ({ text: `images now: ${imagesOf(req).length}` }));
     expect(await say(9102, 'later what was it?')).toBe('images now: 0');
@@ -145,7 +160,9 @@ describe('MCP tools through the real gateway (ingress + 2 workers, OpenAI)', () 
   it('a server that crashes in the middle of a call: the agent gets a tool error, the turn is answered, the server comes back', async () => {
     scripts.set('crash', calling(call('local__crash')));
     const reply = await say(9103, 'crash the server');
-    expect(reply).toMatch(/^results: Error: local__crash failed: MCP server "local" closed the connection during the call \(stderr: crash tool: exiting in the middle of a call\); Herald restarts it\.$/);
+    expect(reply).toMatch(
+      /^results: Error: local__crash failed: MCP server "local" closed the connection during the call \(stderr: crash tool: exiting in the middle of a call\); Herald restarts it\.$/,
+    );
     // The worker that ran the turn restarts its server (with backoff) and says so; the gateway never went down.
     const worker = cluster.workers.find((w) => logsOf(w).some((l) => String(l.msg).startsWith('mcp server local down')));
     expect(worker).toBeDefined();
@@ -165,7 +182,7 @@ describe('MCP tools through the real gateway (ingress + 2 workers, OpenAI)', () 
     expect(openAIToolNames(requestsFor('extra')[0])).toContain('web__extra');
   });
 
-  it('/health/detailed shows each worker\'s servers (and none on the ingress); the failing one with why; no token in any log', async () => {
+  it("/health/detailed shows each worker's servers (and none on the ingress); the failing one with why; no token in any log", async () => {
     const h = await health(cluster.ingress);
     expect(h.mcp_servers).toEqual([]);
     expect(h.workers).toHaveLength(2);
@@ -201,7 +218,9 @@ describe('an MCP server killed from outside', () => {
       return (await res.json()) as DetailedHealth;
     };
     try {
-      expect((await detailed()).mcp_servers).toEqual([expect.objectContaining({ name: 'local', state: 'ready', crashes: 0, restarts: 0, last_error: null, last_error_at: null })]);
+      expect((await detailed()).mcp_servers).toEqual([
+        expect.objectContaining({ name: 'local', state: 'ready', crashes: 0, restarts: 0, last_error: null, last_error_at: null }),
+      ]);
       const first = Number(readFileSync(pidFile, 'utf8'));
       const killedAt = Date.now();
       process.kill(first, 'SIGKILL');
@@ -227,7 +246,9 @@ describe('an MCP server killed from outside', () => {
       const overview = await fetch(`${gw.url}/console`, { headers: { cookie: `${CONSOLE_COOKIE}=${sessionCookieValue(ADMIN_TOKEN)}` } });
       expect(overview.status).toBe(200);
       expect(await overview.text()).toMatch(
-        new RegExp(`<th scope="row">local</th><td>this process \\(pid ${gw.proc.pid}\\)</td><td class="state ok">ready</td><td class="num">1</td><td class="num">${local.restarts}</td><td>the connection closed`),
+        new RegExp(
+          `<th scope="row">local</th><td>this process \\(pid ${gw.proc.pid}\\)</td><td class="state ok">ready</td><td class="num">1</td><td class="num">${local.restarts}</td><td>the connection closed`,
+        ),
       );
     } finally {
       await gw.stop();
@@ -240,16 +261,25 @@ describe('an MCP server killed from outside', () => {
 describe('MCP tools on the Anthropic API', () => {
   it('passes the tools as Anthropic tools (schemas repaired) and returns their results, an image inside its tool_result', async () => {
     const anthropic = await startFakeAnthropic();
-    const { telegram, gw } = await singleGateway({ HERALD_MODEL: 'anthropic:claude-sonnet-4-5', ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: anthropic.url });
+    const { telegram, gw } = await singleGateway({
+      HERALD_MODEL: 'anthropic:claude-sonnet-4-5',
+      ANTHROPIC_API_KEY: 'sk-ant-test',
+      ANTHROPIC_BASE_URL: anthropic.url,
+    });
     try {
       anthropic.respondWith((req) => {
         const results = anthropicToolResults(req);
-        return results.length > 0 ? { text: `done: ${results.join(' | ')}` } : { toolCalls: [{ name: toolName(req, /^local__lookup_v2_/), arguments: '{"tags":["a"]}' }] };
+        return results.length > 0
+          ? { text: `done: ${results.join(' | ')}` }
+          : { toolCalls: [{ name: toolName(req, /^local__lookup_v2_/), arguments: '{"tags":["a"]}' }] };
       });
       expect(await say(9201, 'look it up', telegram)).toBe('done: looked up {"tags":["a"]}');
       const tools = (anthropic.requests[0].body.tools ?? []) as Array<{ name: string; input_schema: Record<string, unknown> }>;
       const lookup = tools.find((t) => t.name.startsWith('local__lookup_v2_'));
-      expect(lookup?.input_schema).toEqual({ type: 'object', properties: { id: { anyOf: [{ type: 'string' }, { type: 'integer' }] }, tags: { type: 'array', items: {} } } });
+      expect(lookup?.input_schema).toEqual({
+        type: 'object',
+        properties: { id: { anyOf: [{ type: 'string' }, { type: 'integer' }] }, tags: { type: 'array', items: {} } },
+      });
 
       // An image comes back inside the tool_result, after its text, as the @anthropic-ai/sdk sent it.
       anthropic.respondWith((req) => {
@@ -259,8 +289,13 @@ describe('MCP tools on the Anthropic API', () => {
       const before = anthropic.requests.length;
       expect(await say(9202, 'show the picture', telegram)).toBe('seen: 1');
       const withImage = anthropic.requests[before + 1];
-      expect(imagesOf(withImage)).toMatchObject([{ role: 'user', mimeType: 'image/png', toolUseId: 'toolu_pic', bytes: Buffer.from(PIXEL_PNG_BASE64, 'base64') }]);
-      expect(anthropicToolResults(withImage)).toEqual(['a red dot\n\n[image 1: image/png, 70 bytes; shown with this result only, not kept in the conversation history]', '']);
+      expect(imagesOf(withImage)).toMatchObject([
+        { role: 'user', mimeType: 'image/png', toolUseId: 'toolu_pic', bytes: Buffer.from(PIXEL_PNG_BASE64, 'base64') },
+      ]);
+      expect(anthropicToolResults(withImage)).toEqual([
+        'a red dot\n\n[image 1: image/png, 70 bytes; shown with this result only, not kept in the conversation history]',
+        '',
+      ]);
     } finally {
       await gw.stop();
       await anthropic.close();

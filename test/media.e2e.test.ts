@@ -8,7 +8,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CDN_URL_LIFETIME_S } from './fakes/discord/cdn.js';
 import { startDiscordFake, type DiscordFake } from './fakes/discord/index.js';
-import { defaultTranscript, imagesOf, startFakeAnthropic, startFakeOpenAI, transcriptionBilling, type FakeLLM, type FakeOpenAI, type RecordedRequest } from './fakes/llm/index.js';
+import {
+  defaultTranscript,
+  imagesOf,
+  startFakeAnthropic,
+  startFakeOpenAI,
+  transcriptionBilling,
+  type FakeLLM,
+  type FakeOpenAI,
+  type RecordedRequest,
+} from './fakes/llm/index.js';
 import { startSlackFake, type SlackFake } from './fakes/slack/index.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram/index.js';
 import { jpegOf } from './fakes/telegram/inject.js';
@@ -133,7 +142,7 @@ const slackPlatform: Platform = {
 };
 
 function requestWith(llm: FakeLLM, marker: string): RecordedRequest | undefined {
-  return llm.requests.find((r) => r.path.endsWith('/messages') || r.path.endsWith('/chat/completions') ? lastUserText(r).includes(marker) : false);
+  return llm.requests.find((r) => (r.path.endsWith('/messages') || r.path.endsWith('/chat/completions') ? lastUserText(r).includes(marker) : false));
 }
 
 async function repliesAtLeast(chat: Chat, n: number, what: string): Promise<string[]> {
@@ -141,7 +150,13 @@ async function repliesAtLeast(chat: Chat, n: number, what: string): Promise<stri
 }
 
 beforeAll(async () => {
-  [tg, discord, slack, openai, anthropic] = await Promise.all([startTelegramFake(), startDiscordFake(), startSlackFake(), startFakeOpenAI(), startFakeAnthropic()]);
+  [tg, discord, slack, openai, anthropic] = await Promise.all([
+    startTelegramFake(),
+    startDiscordFake(),
+    startSlackFake(),
+    startFakeOpenAI(),
+    startFakeAnthropic(),
+  ]);
   cluster = await startCluster({
     workers: 0,
     env: {
@@ -217,10 +232,13 @@ describe.each([telegram, discordPlatform, slackPlatform])('media from $name', (p
     expect(lastUserText(answered)).toMatch(/\[Voice message, transcribed: remind me/);
     // The transcription is counted in the session's usage: its call and its tokens (billed by the token).
     const heard = openai.transcriptions.find((t) => t.bytes.toString().includes(words))!;
-    const usage = await waitFor(() => {
-      const u = sessionUsage(cluster.dbPath, { marker: words });
-      return u?.apiCalls === 2 ? u : undefined;
-    }, { timeoutMs: REPLY_TIMEOUT_MS, what: 'the usage recorded' });
+    const usage = await waitFor(
+      () => {
+        const u = sessionUsage(cluster.dbPath, { marker: words });
+        return u?.apiCalls === 2 ? u : undefined;
+      },
+      { timeoutMs: REPLY_TIMEOUT_MS, what: 'the usage recorded' },
+    );
     expect(usage.inputTokens).toBeGreaterThan(Math.ceil(heard.bytes.length / 100));
     expect(usage.outputTokens).toBeGreaterThanOrEqual(words.split(' ').length);
     // And in its cost: the answer at gpt-4.1-mini's built-in prices ($0.40 in, $0.10 cached, $1.60 out per
@@ -255,14 +273,16 @@ describe.each([telegram, discordPlatform, slackPlatform])('media from $name', (p
 });
 
 describe('media: models, limits and failures', () => {
-  it('a model without vision gets the vision model\'s description of the photo instead of the picture', async () => {
+  it("a model without vision gets the vision model's description of the photo instead of the picture", async () => {
     const chat = await telegram.chat();
     await chat.text('/model openai:gpt-3.5-turbo');
     await repliesAtLeast(chat, 1, 'the model switch');
     openai.script({ text: 'A red square on white.' });
     await chat.photo('what colour is it');
     const replies = await repliesAtLeast(chat, 2, 'the answer');
-    const described = openai.requests.find((r) => r.body.model === 'gpt-4.1-mini' && imagesOf(r).length === 1 && lastUserText(r).startsWith('Describe this image'))!;
+    const described = openai.requests.find(
+      (r) => r.body.model === 'gpt-4.1-mini' && imagesOf(r).length === 1 && lastUserText(r).startsWith('Describe this image'),
+    )!;
     expect(described).toBeDefined();
     const answered = openai.requests.find((r) => r.body.model === 'gpt-3.5-turbo' && lastUserText(r).includes('what colour is it'))!;
     expect(answered).toBeDefined();
@@ -270,10 +290,13 @@ describe('media: models, limits and failures', () => {
     expect(lastUserText(answered)).toContain('described it: A red square on white.');
     expect(replies[1]).toContain('what colour is it');
     // The description was a model call of this session: counted with the answer's.
-    const usage = await waitFor(() => {
-      const u = sessionUsage(cluster.dbPath, { marker: 'what colour is it' });
-      return u?.apiCalls === 2 ? u : undefined;
-    }, { timeoutMs: REPLY_TIMEOUT_MS, what: 'the usage recorded' });
+    const usage = await waitFor(
+      () => {
+        const u = sessionUsage(cluster.dbPath, { marker: 'what colour is it' });
+        return u?.apiCalls === 2 ? u : undefined;
+      },
+      { timeoutMs: REPLY_TIMEOUT_MS, what: 'the usage recorded' },
+    );
     expect(usage.inputTokens).toBeGreaterThan(0);
   });
 
@@ -321,7 +344,9 @@ describe('media: models, limits and failures', () => {
     expect(imagesOf(req)[0].bytes.equals(PNG_1X1)).toBe(true);
     expect(lastUserText(req)).toContain('[Image: partner-chart.png]');
     const [stored] = storedUserMessages(cluster.dbPath, 'what does the partner chart show');
-    expect(JSON.parse(stored.attachments ?? '[]')).toEqual([expect.objectContaining({ platform: 'slack', kind: 'image', fileId: stub.id, name: 'partner-chart.png' })]);
+    expect(JSON.parse(stored.attachments ?? '[]')).toEqual([
+      expect.objectContaining({ platform: 'slack', kind: 'image', fileId: stub.id, name: 'partner-chart.png' }),
+    ]);
   });
 
   it('a corrupt PDF and an unknown file type each get a reply naming the file, and the text is still answered', async () => {
@@ -357,7 +382,12 @@ describe('media: models, limits and failures', () => {
     const stt = transcriptionBilling(heard, '') as { input: number; output: number };
     // gpt-4o-mini-transcribe: $3 per million audio tokens in.
     expect(sessionUsage(cluster.dbPath, { source: 'telegram', chat: String(chatId) })).toEqual({
-      inputTokens: stt.input, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: (stt.input * 3) / 1e6, apiCalls: 1,
+      inputTokens: stt.input,
+      outputTokens: 0,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      costUsd: (stt.input * 3) / 1e6,
+      apiCalls: 1,
     });
   });
 

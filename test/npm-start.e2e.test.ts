@@ -45,7 +45,7 @@ function parentOf(pid: number): number {
 }
 
 describe('npm start', () => {
-  it('runs the gateway as npm\'s own child; SIGTERM to npm stops it and frees the port', async () => {
+  it("runs the gateway as npm's own child; SIGTERM to npm stops it and frees the port", async () => {
     const port = await freePort();
     const dir = mkdtempSync(join(tmpdir(), 'herald-npm-start-'));
     const prefix = testPrefix('npm-start');

@@ -39,7 +39,9 @@ describe('a Redis without persistence (--appendonly no --save "")', () => {
     try {
       const line = await gw.waitForLog((l) => l.check === 'redis persistence', 'the persistence warning');
       expect(line.level).toBe(40);
-      expect(line.msg).toMatch(/^redis persistence: no persistence \(appendonly no, save ""\); queued messages are lost if Redis restarts; fix: turn on the append-only file/);
+      expect(line.msg).toMatch(
+        /^redis persistence: no persistence \(appendonly no, save ""\); queued messages are lost if Redis restarts; fix: turn on the append-only file/,
+      );
       const body = (await (await fetch(`${gw.url}/health/detailed`)).json()) as { safety: SafetyJson[] };
       expect(body.safety.find((s) => s.check === 'redis persistence')).toMatchObject({
         id: 'redis-persistence',
@@ -87,7 +89,11 @@ describe('a Redis that evicts keys (--maxmemory-policy allkeys-lru)', () => {
     const gw = await startGateway({ env: { REDIS_URL: redis.url, HERALD_DB: join(dir, 'evicting-accepted.db'), HERALD_ACCEPT_RISKS: 'redis-eviction' } });
     try {
       const body = (await (await fetch(`${gw.url}/health/detailed`)).json()) as { safety: SafetyJson[] };
-      expect(body.safety.find((s) => s.check === 'redis eviction')).toMatchObject({ status: 'ok', accepted: true, detail: expect.stringMatching(/^maxmemory-policy allkeys-lru/) });
+      expect(body.safety.find((s) => s.check === 'redis eviction')).toMatchObject({
+        status: 'ok',
+        accepted: true,
+        detail: expect.stringMatching(/^maxmemory-policy allkeys-lru/),
+      });
       expect(body.safety.find((s) => s.check === 'redis persistence')).toMatchObject({ status: 'ok', accepted: false });
     } finally {
       await gw.stop();
@@ -98,8 +104,12 @@ describe('a Redis that evicts keys (--maxmemory-policy allkeys-lru)', () => {
     const redis = await redisWith(['--appendonly', 'no', '--save', '', '--maxmemory-policy', 'allkeys-lru']);
     const run = await runHerald(['doctor'], { cwd: dir, env: { REDIS_URL: redis.url, HERALD_DB: join(dir, 'doctor.db'), HERALD_STORE_MIN_FREE_MB: '0' } });
     expect(run.code).toBe(1);
-    expect(run.lines.find((l) => l.includes('redis eviction'))).toMatch(/^✗ redis eviction\s+maxmemory-policy allkeys-lru \(maxmemory is not set, so nothing is evicted until someone sets it\); when Redis fills up/);
-    expect(run.lines.find((l) => l.includes('redis persistence'))).toMatch(/^! redis persistence\s+no persistence \(appendonly no, save ""\); queued messages are lost if Redis restarts; fix: /);
+    expect(run.lines.find((l) => l.includes('redis eviction'))).toMatch(
+      /^✗ redis eviction\s+maxmemory-policy allkeys-lru \(maxmemory is not set, so nothing is evicted until someone sets it\); when Redis fills up/,
+    );
+    expect(run.lines.find((l) => l.includes('redis persistence'))).toMatch(
+      /^! redis persistence\s+no persistence \(appendonly no, save ""\); queued messages are lost if Redis restarts; fix: /,
+    );
     expect(run.lines.find((l) => l.includes('redis version'))).toMatch(/^✓ redis version\s+Redis \d/);
     expect(run.lines.at(-1)).toMatch(/^doctor: 1 of \d+ checks failed: redis eviction$/);
   });

@@ -91,13 +91,19 @@ function slackChat(user: string): Chat {
     // Commands go the way Slack users type them: the /herald slash command.
     say: async (text) => void (text.startsWith('/') ? slack.slashCommand({ user, text: text.slice(1) }) : slack.dm({ user, text })),
     texts: () => slack.sent.filter((s) => s.channel === channel).map((s) => s.text),
-    uploads: () => slack.files.filter((f) => f.channel === channel).map((f) => ({ name: f.filename, data: f.data, caption: f.initialComment, how: 'files.completeUploadExternal' })),
+    uploads: () =>
+      slack.files
+        .filter((f) => f.channel === channel)
+        .map((f) => ({ name: f.filename, data: f.data, caption: f.initialComment, how: 'files.completeUploadExternal' })),
   };
 }
 
 async function ask(chat: Chat, text: string, expectReply: (texts: string[]) => boolean): Promise<void> {
   await chat.say(text);
-  await waitFor(() => expectReply(chat.texts()), { timeoutMs: 30_000, what: `${chat.name}: the answer to "${text}" (so far: ${JSON.stringify(chat.texts())})` });
+  await waitFor(() => expectReply(chat.texts()), {
+    timeoutMs: 30_000,
+    what: `${chat.name}: the answer to "${text}" (so far: ${JSON.stringify(chat.texts())})`,
+  });
 }
 
 /** The session's API calls, as /usage reports them. */
@@ -210,7 +216,12 @@ describe.each(chats)('outbound files and voice replies on %s (real gateway)', (n
       if (name === 'discord') expect(voice.how).toBe('attachment:audio/mpeg');
     }
     const spoken = llm.speech?.requests().at(-1)?.body;
-    expect(spoken).toMatchObject({ model: 'gpt-4o-mini-tts', voice: 'nova', input: 're: tell me a short story', response_format: name === 'telegram' ? 'opus' : 'mp3' });
+    expect(spoken).toMatchObject({
+      model: 'gpt-4o-mini-tts',
+      voice: 'nova',
+      input: 're: tell me a short story',
+      response_format: name === 'telegram' ? 'opus' : 'mp3',
+    });
     // The speech was a model call of the session: counted with the answer's, and priced by the characters read out
     // (25 at $100,000 per million: $2.50).
     const usageAfter = await usageOf(chat);

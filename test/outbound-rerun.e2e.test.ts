@@ -19,7 +19,9 @@ let cluster: Cluster;
 function respond(req: RecordedRequest): Step {
   const text = lastUserText(req);
   if (!text.startsWith('files')) return { text: `re: ${text}` };
-  const send = (name: string) => ({ toolCalls: [{ name: 'send_file', arguments: JSON.stringify({ content: `the ${name} file`, filename: `${name}.txt`, caption: name }) }] });
+  const send = (name: string) => ({
+    toolCalls: [{ name: 'send_file', arguments: JSON.stringify({ content: `the ${name} file`, filename: `${name}.txt`, caption: name }) }],
+  });
   return [send('one'), send('two'), { text: 'Two files for you.' }][turnStep(req)] ?? { text: 'done' };
 }
 
@@ -46,7 +48,10 @@ describe('files of a reply across a worker crash (real processes)', () => {
     // The second upload reaches Telegram but is never answered: the worker is killed while it waits.
     tg.failNext('sendDocument', 'silence', 1, (p) => p.caption === 'two');
     tg.injectMessage({ chatId: CHAT, userId: CHAT, text: 'files please' });
-    await waitFor(() => tg.callsOf('sendDocument').some((c) => c.params.caption === 'two' && c.status === 0), { timeoutMs: 30_000, what: 'the second upload to hang' });
+    await waitFor(() => tg.callsOf('sendDocument').some((c) => c.params.caption === 'two' && c.status === 0), {
+      timeoutMs: 30_000,
+      what: 'the second upload to hang',
+    });
     expect(repliesIn(tg, CHAT)).toEqual(['Two files for you.']);
     expect(uploads('one.txt')).toHaveLength(1);
 

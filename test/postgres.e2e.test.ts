@@ -105,10 +105,13 @@ describe('the PostgreSQL store, end to end', () => {
     viaProxy.password = 'relay-secret-pw'; // trust auth ignores it; the logs must not show it
     const gw = await start(telegramEnv(tg, llm, { HERALD_DATABASE_URL: viaProxy.toString(), HERALD_REDIS_PREFIX: prefix }), 'all');
 
-    const waiting = await waitFor(async () => {
-      const r = await ready(gw);
-      return r.status === 503 && r.failed.includes('postgres') ? r : null;
-    }, { what: 'readiness to name postgres' });
+    const waiting = await waitFor(
+      async () => {
+        const r = await ready(gw);
+        return r.status === 503 && r.failed.includes('postgres') ? r : null;
+      },
+      { what: 'readiness to name postgres' },
+    );
     expect(waiting.checks.postgres).toMatch(/unreachable/);
     const retry = await gw.waitForLog((l) => typeof l.msg === 'string' && l.msg.includes('cannot reach the database'), 'the retry line');
     // Where it looked, readable (host and port), without the password.

@@ -29,7 +29,10 @@ let llm: FakeLLM;
 let cluster: Cluster;
 
 const messagesOf = (req: RecordedRequest): WireMessage[] => (req.body.messages ?? []) as WireMessage[];
-const lastUser = (req: RecordedRequest): string => messagesOf(req).filter((m) => m.role === 'user').at(-1)?.content ?? '';
+const lastUser = (req: RecordedRequest): string =>
+  messagesOf(req)
+    .filter((m) => m.role === 'user')
+    .at(-1)?.content ?? '';
 const turnText = (req: RecordedRequest): string => lastUser(req).replace(/^<memory>[\s\S]*?<\/memory>\s*/, '');
 const requestsFor = (tag: string): RecordedRequest[] => llm.requests.filter((r) => turnText(r).startsWith(`${tag} `));
 const afterTool = (req: RecordedRequest): boolean => messagesOf(req).at(-1)?.role === 'tool';
@@ -95,7 +98,7 @@ describe('agent profiles (real gateway)', () => {
     expect(await say(ANA, ANA, '/status')).toMatch(/Profile default · model openai:gpt-4\.1-mini/);
   });
 
-  it('two users in one group keep separate notes, and a profile\'s notes stay out of the default profile', async () => {
+  it("two users in one group keep separate notes, and a profile's notes stay out of the default profile", async () => {
     expect(await say(GROUP, ANA, 'save1 Ana likes teal')).toBe('ok: save1 Ana likes teal');
     expect(await say(GROUP, BEN, 'save2 Ben likes amber')).toBe('ok: save2 Ben likes amber');
     // Each user's next session shows their own notes only.
@@ -125,12 +128,16 @@ describe('agent profiles (real gateway)', () => {
     expect(messagesOf(requestsFor('bot2')[0])[0].content).toContain('You are the general assistant.');
   });
 
-  it('the HTTP API lists the profiles as models; a request\'s model picks the profile', async () => {
+  it("the HTTP API lists the profiles as models; a request's model picks the profile", async () => {
     const headers = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
     const models = (await (await fetch(`${cluster.ingress.url}/v1/models`, { headers })).json()) as { data: Array<{ id: string }> };
     expect(models.data.map((m) => m.id)).toEqual(['herald', 'support', 'sales']);
     const ask = async (model: string, text: string): Promise<Response> =>
-      fetch(`${cluster.ingress.url}/v1/chat/completions`, { method: 'POST', headers, body: JSON.stringify({ model, messages: [{ role: 'user', content: text }] }) });
+      fetch(`${cluster.ingress.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ model, messages: [{ role: 'user', content: text }] }),
+      });
     const res = await ask('support', 'api1 hello');
     expect(res.status).toBe(200);
     expect(((await res.json()) as { choices: Array<{ message: { content: string } }> }).choices[0].message.content).toBe('ok: api1 hello');
@@ -141,9 +148,12 @@ describe('agent profiles (real gateway)', () => {
     expect((await ask('nobody', 'api3 hello')).status).toBe(404);
   });
 
-  it('the admin API lists the profiles with their open sessions, and a profile\'s sessions with cost and cache hits', async () => {
-    const get = async <T>(path: string): Promise<T> => (await (await fetch(`${cluster.ingress.url}${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as T;
-    const listed = await get<{ profiles: Array<{ name: string; model: string | null; open_sessions: number }>; default_profile: string; routes: unknown[] }>('/admin/profiles');
+  it("the admin API lists the profiles with their open sessions, and a profile's sessions with cost and cache hits", async () => {
+    const get = async <T>(path: string): Promise<T> =>
+      (await (await fetch(`${cluster.ingress.url}${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as T;
+    const listed = await get<{ profiles: Array<{ name: string; model: string | null; open_sessions: number }>; default_profile: string; routes: unknown[] }>(
+      '/admin/profiles',
+    );
     expect(listed.profiles.map((p) => [p.name, p.model])).toEqual([
       ['default', 'openai:gpt-4.1-mini'],
       ['support', 'openai:gpt-4.1-nano'],
@@ -151,7 +161,9 @@ describe('agent profiles (real gateway)', () => {
     ]);
     expect(listed.profiles.find((p) => p.name === 'support')?.open_sessions).toBeGreaterThanOrEqual(2);
     expect([listed.default_profile, listed.routes.length]).toEqual(['default', 2]);
-    const support = await get<{ sessions: Array<{ key: string; profile: string; estimated_cost_usd: number; cache_hit_percent: number | null }> }>('/admin/sessions?profile=support');
+    const support = await get<{ sessions: Array<{ key: string; profile: string; estimated_cost_usd: number; cache_hit_percent: number | null }> }>(
+      '/admin/sessions?profile=support',
+    );
     expect(support.sessions.length).toBeGreaterThan(0);
     expect(support.sessions.every((x) => x.profile === 'support' && x.key.startsWith('agent:support:'))).toBe(true);
     // gpt-4.1-nano is in the built-in price table: the stand-in's token counts cost something.

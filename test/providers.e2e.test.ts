@@ -128,10 +128,15 @@ describe('named endpoints, key pools and caching in the gateway', () => {
   });
 
   it('exports the conversations as ShareGPT JSONL from the admin API, filtered by status and source', async () => {
-    const res = await fetch(`${gw.url}/admin/sessions/export?format=sharegpt&source=telegram&status=completed`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    const res = await fetch(`${gw.url}/admin/sessions/export?format=sharegpt&source=telegram&status=completed`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
-    const records = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as { conversations: Array<{ from: string; value: string }>; completed: boolean; source: string });
+    const records = (await res.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { conversations: Array<{ from: string; value: string }>; completed: boolean; source: string });
     expect(records).toHaveLength(2);
     const first = records.find((r) => r.conversations.some((t) => t.value === 'hello'))!;
     expect(first.conversations.map((t) => t.from)).toEqual(['system', 'human', 'gpt', 'human', 'gpt']);

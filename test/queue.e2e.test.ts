@@ -223,10 +223,7 @@ describe('queue and workers (real processes)', () => {
 
   it('steer mode: a message sent while the turn runs joins it after its tool batch, and is not run again as a turn', async () => {
     const { tg, llm } = await setup({ workers: 1, env: { HERALD_BUSY_INPUT_MODE: 'steer', HERALD_TOOLSETS: 'core' } });
-    llm.script(
-      { toolCalls: [{ name: 'current_time', arguments: '{}' }], delayMs: 1_500 },
-      { text: 'It is time, in UTC as you asked.' },
-    );
+    llm.script({ toolCalls: [{ name: 'current_time', arguments: '{}' }], delayMs: 1_500 }, { text: 'It is time, in UTC as you asked.' });
     tg.injectMessage({ chatId: 91, userId: 91, text: 'what time is it?' });
     await waitFor(() => llm.activeRequests() === 1, { what: 'the first LLM request' });
     tg.injectMessage({ chatId: 91, userId: 91, text: 'in UTC please' });

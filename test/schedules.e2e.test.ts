@@ -27,7 +27,8 @@ const SOON = 0.0005; // in_minutes: 30 ms ahead
 
 type Script = (step: number, req: RecordedRequest) => Step | Promise<Step>;
 const scripts = new Map<string, Script>();
-const messagesOf = (req: RecordedRequest): Array<{ role: string; content: string | null }> => (req.body.messages ?? []) as Array<{ role: string; content: string | null }>;
+const messagesOf = (req: RecordedRequest): Array<{ role: string; content: string | null }> =>
+  (req.body.messages ?? []) as Array<{ role: string; content: string | null }>;
 /** The user text of a turn; a due task's message is answered by the tag of its prompt (the line after the header). */
 function turnText(req: RecordedRequest): string {
   const text = lastUserText(req).replace(/^<memory>[\s\S]*?<\/memory>\s*/, '');
@@ -37,10 +38,16 @@ function stepOf(req: RecordedRequest): number {
   const messages = messagesOf(req);
   return messages.slice(messages.map((m) => m.role).lastIndexOf('user') + 1).filter((m) => m.role === 'assistant').length;
 }
-const toolResult = (req: RecordedRequest): string => messagesOf(req).filter((m) => m.role === 'tool').at(-1)?.content ?? '';
+const toolResult = (req: RecordedRequest): string =>
+  messagesOf(req)
+    .filter((m) => m.role === 'tool')
+    .at(-1)?.content ?? '';
 const call = (args: Record<string, unknown>) => ({ toolCalls: [{ name: 'schedule', arguments: JSON.stringify(args) }] });
 /** A turn that calls the schedule tool with `args`, then says what the tool answered. */
-const scheduling = (args: Record<string, unknown>): Script => (step, req) => (step === 0 ? call(args) : { text: `tool: ${toolResult(req)}` });
+const scheduling =
+  (args: Record<string, unknown>): Script =>
+  (step, req) =>
+    step === 0 ? call(args) : { text: `tool: ${toolResult(req)}` };
 const requestsFor = (llm: FakeLLM, tag: string): RecordedRequest[] => llm.requests.filter((r) => turnText(r).startsWith(`${tag} `));
 
 function respond(req: RecordedRequest): Step | Promise<Step> {
@@ -83,7 +90,9 @@ describe('scheduled tasks on one process', () => {
     tg = await startTelegramFake();
     llm = await startFakeOpenAI();
     llm.respondWith(respond);
-    gw = await startGateway({ env: telegramEnv(tg, llm, { HERALD_ADMIN_TOKEN: ADMIN_TOKEN, HERALD_TIMEZONE: 'Europe/Berlin', HERALD_REDIS_PREFIX: prefix, HERALD_TOOLSETS: 'full' }) });
+    gw = await startGateway({
+      env: telegramEnv(tg, llm, { HERALD_ADMIN_TOKEN: ADMIN_TOKEN, HERALD_TIMEZONE: 'Europe/Berlin', HERALD_REDIS_PREFIX: prefix, HERALD_TOOLSETS: 'full' }),
+    });
   });
   afterAll(async () => {
     await gw?.stop();
@@ -123,7 +132,7 @@ describe('scheduled tasks on one process', () => {
     expect(JSON.stringify(messagesOf(requestsFor(llm, 'rem2')[0]))).toContain('my favourite fruit is the quince');
   });
 
-  it('a task due while the user\'s own turn runs waits behind it (queued, not dropped), then is delivered', async () => {
+  it("a task due while the user's own turn runs waits behind it (queued, not dropped), then is delivered", async () => {
     const chat = 7103;
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
@@ -146,15 +155,21 @@ describe('scheduled tasks on one process', () => {
     expect(replies[1]).toBe('the reminder came');
   });
 
-  it('/schedules lists the owner\'s tasks; only the owner cancels by chat, the admin API sees and cancels any', async () => {
+  it("/schedules lists the owner's tasks; only the owner cancels by chat, the admin API sees and cancels any", async () => {
     const [owner, other] = [7104, 7105];
     scripts.set('weekly', scheduling({ prompt: 'rem4 Summarise the week.', cron: '0 9 * * 1' }));
     const id = taskId(await say(tg, owner, 'weekly summary please'));
     const list = await say(tg, owner, '/schedules');
-    expect(list).toMatch(new RegExp(`^Your scheduled tasks \\(1\\):\\n• ${id} — repeats: cron "0 9 \\* \\* 1" in Europe/Berlin; next Mon .* 09:00 \\(Europe/Berlin\\) — "rem4 Summarise the week\\."\\nCancel one with /schedules cancel <id>\\.$`));
+    expect(list).toMatch(
+      new RegExp(
+        `^Your scheduled tasks \\(1\\):\\n• ${id} — repeats: cron "0 9 \\* \\* 1" in Europe/Berlin; next Mon .* 09:00 \\(Europe/Berlin\\) — "rem4 Summarise the week\\."\\nCancel one with /schedules cancel <id>\\.$`,
+      ),
+    );
 
     const listed = await admin<{ schedules: ScheduleJson[] }>(gw, `/admin/schedules?platform=telegram&user=${owner}`);
-    expect(listed.body.schedules).toEqual([expect.objectContaining({ id, status: 'active', kind: 'cron', cron: '0 9 * * 1', owner_id: String(owner), session_mode: 'own' })]);
+    expect(listed.body.schedules).toEqual([
+      expect.objectContaining({ id, status: 'active', kind: 'cron', cron: '0 9 * * 1', owner_id: String(owner), session_mode: 'own' }),
+    ]);
     expect(new Date(listed.body.schedules[0].next_run_at ?? '').getUTCDay()).toBe(1);
 
     expect(await say(tg, other, `/schedules cancel ${id}`)).toBe(`You have no scheduled task "${id}". Send /schedules to see yours.`);
@@ -200,7 +215,14 @@ describe('scheduled tasks across restarts and workers', () => {
     // While it is down: two tasks set through the same service the tool uses; one scheduler is then lost from Redis.
     const store = await SessionStore.open(dbPath);
     const schedules = openSchedules(loadConfig({ env, file: null }), store, pino({ level: 'silent' }));
-    const origin = { platform: 'telegram', ownerId: '7201', conversationId: 'telegram:7201', chatType: 'dm', chatId: '7201', sessionKey: 'agent:main:telegram:dm:7201' };
+    const origin = {
+      platform: 'telegram',
+      ownerId: '7201',
+      conversationId: 'telegram:7201',
+      chatType: 'dm',
+      chatId: '7201',
+      sessionKey: 'agent:main:telegram:dm:7201',
+    };
     try {
       await schedules.service.create({ origin, prompt: 'rem5 say it', inMinutes: SOON });
       const lost = await schedules.service.create({ origin, prompt: 'rem6 say it', inMinutes: SOON });

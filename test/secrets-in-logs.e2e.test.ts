@@ -111,7 +111,9 @@ describe('secrets in the gateway output', () => {
 
     // Refused admin calls, and the dashboard's browser login, whose URL carries the token.
     expect((await fetch(`${gw.url}/admin/sessions`, { headers: { authorization: `Bearer ${adminLastCharWrong}` } })).status).toBe(401);
-    expect((await fetch(`${gw.url}/admin/sessions`, { headers: { authorization: `Basic ${Buffer.from(`admin:${admin}`).toString('base64')}` } })).status).toBe(401);
+    expect((await fetch(`${gw.url}/admin/sessions`, { headers: { authorization: `Basic ${Buffer.from(`admin:${admin}`).toString('base64')}` } })).status).toBe(
+      401,
+    );
     expect((await fetch(`${gw.url}/admin/queues?token=${encodeURIComponent(adminLastCharWrong)}`, { redirect: 'manual' })).status).toBe(401);
     expect((await fetch(`${gw.url}/admin/queues?token=${encodeURIComponent(admin)}`, { redirect: 'manual' })).status).toBe(302);
     expect((await fetch(`${gw.url}/admin/sessions/no-such-id`, { headers: { authorization: `Bearer ${admin}` } })).status).toBe(404);
@@ -126,15 +128,23 @@ describe('secrets in the gateway output', () => {
         body: JSON.stringify({ model: 'herald', messages: [{ role: 'user', content: 'api says hi' }] }),
       });
     expect((await completion(`${apiKey.slice(0, -1)}0`)).status).toBe(401);
-    expect(((await (await completion(apiKey)).json()) as { choices: Array<{ message: { content: string } }> }).choices[0].message.content).toBe('ok: api says hi');
+    expect(((await (await completion(apiKey)).json()) as { choices: Array<{ message: { content: string } }> }).choices[0].message.content).toBe(
+      'ok: api says hi',
+    );
     const login = (token: string) =>
-      fetch(`${gw.url}/console/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token }).toString() });
+      fetch(`${gw.url}/console/login`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token }).toString(),
+      });
     expect((await login(adminLastCharWrong)).status).toBe(401);
     expect((await login(admin)).status).toBe(303);
 
     // Refused Telegram webhook calls.
     const webhookSecret = secret('TELEGRAM_WEBHOOK_SECRET');
-    const update = (updateId: number, chatId: number, text: string): Record<string, unknown> => privateTextUpdate({ updateId, chatId, messageId: updateId, text });
+    const update = (updateId: number, chatId: number, text: string): Record<string, unknown> =>
+      privateTextUpdate({ updateId, chatId, messageId: updateId, text });
     expect((await postUpdate(hookUrl, update(1, 7001, 'forged'), `${webhookSecret.slice(0, -1)}0`)).status).toBe(401);
     expect((await postUpdate(hookUrl, update(2, 7001, 'forged'))).status).toBe(401);
 
@@ -161,7 +171,11 @@ describe('secrets in the gateway output', () => {
     // A photo: a file the worker could fetch from /file/bot<token>/….
     tg.world.ensureChat(7005, 'private');
     const photo = update(6, 7005, '');
-    Object.assign(photo.message as Record<string, unknown>, { text: undefined, caption: 'what is this?', photo: [{ file_id: 'AgADphoto', file_unique_id: 'u1', width: 90, height: 90, file_size: 900 }] });
+    Object.assign(photo.message as Record<string, unknown>, {
+      text: undefined,
+      caption: 'what is this?',
+      photo: [{ file_id: 'AgADphoto', file_unique_id: 'u1', width: 90, height: 90, file_size: 900 }],
+    });
     expect((await postUpdate(hookUrl, photo, webhookSecret)).status).toBe(200);
     await waitFor(() => repliesIn(tg, 7005).length >= 1, { timeoutMs: TIMEOUT_MS, what: 'the answer to the photo' });
 
@@ -169,13 +183,19 @@ describe('secrets in the gateway output', () => {
     // for a while (apps.connections.open carries the app token).
     slack.failNext('chat.postMessage', 'invalid_auth');
     const d = await slack.dm({ user: 'U0LEAK', text: 'slack says invalid_auth' });
-    await waitFor(() => slack.calls.some((c) => c.method === 'chat.postMessage' && c.args.channel === d.channel), { timeoutMs: TIMEOUT_MS, what: 'the refused postMessage' });
+    await waitFor(() => slack.calls.some((c) => c.method === 'chat.postMessage' && c.args.channel === d.channel), {
+      timeoutMs: TIMEOUT_MS,
+      what: 'the refused postMessage',
+    });
     await slack.stop();
     await gw.waitForLog((l) => l.platform === 'slack' && String(l.msg).startsWith('http request failed'), 'a failed Slack reconnect');
     await slack.restart();
     await slack.socket.waitFor(() => slack.socket.openConnections === 1, TIMEOUT_MS, 'the Socket Mode reconnect');
     const after = await slack.dm({ user: 'U0LEAK', text: 'back again' });
-    await waitFor(() => slackRepliesIn(slack, after.channel).includes('ok: back again'), { timeoutMs: TIMEOUT_MS, what: 'the Slack reply after the reconnect' });
+    await waitFor(() => slackRepliesIn(slack, after.channel).includes('ok: back again'), {
+      timeoutMs: TIMEOUT_MS,
+      what: 'the Slack reply after the reconnect',
+    });
 
     // The providers refuse their keys for a Discord user too; then Discord refuses the bot token (last: after a
     // 401, discord.js drops the token and sends nothing more).
@@ -185,7 +205,10 @@ describe('secrets in the gateway output', () => {
     await waitFor(() => discordRepliesIn(discord, dm).some((t) => /refused our credentials/.test(t)), { timeoutMs: TIMEOUT_MS, what: 'the Discord notice' });
     discord.failNext('createMessage', { status: 401, code: 0, message: '401: Unauthorized' });
     discord.postUserMessage({ channelId: dm, author: alice, content: 'discord says 401' });
-    await waitFor(() => discord.requests.some((r) => r.route === 'createMessage' && r.status === 401), { timeoutMs: TIMEOUT_MS, what: 'the refused createMessage' });
+    await waitFor(() => discord.requests.some((r) => r.route === 'createMessage' && r.status === 401), {
+      timeoutMs: TIMEOUT_MS,
+      what: 'the refused createMessage',
+    });
 
     // Everything the process wrote, up to and including its shutdown.
     await cluster.stop();

@@ -17,7 +17,10 @@ import { startTcpProxy } from './helpers/tcp-proxy.js';
 const DRAIN_MS = 2_000;
 
 type LogLine = Record<string, unknown>;
-const says = (start: string) => (l: LogLine): boolean => typeof l.msg === 'string' && l.msg.startsWith(start);
+const says =
+  (start: string) =>
+  (l: LogLine): boolean =>
+    typeof l.msg === 'string' && l.msg.startsWith(start);
 
 /** Exit 0, 'stopped', and neither the safety net (drain + 3 s) nor the close grace (drain + 2 s) was needed. */
 function expectCleanExit(code: number | null, logs: LogLine[]): void {
@@ -57,7 +60,9 @@ describe('SIGTERM with Redis killed under a running worker', () => {
     const tg = await startTelegramFake();
     cleanups.push(() => tg.close());
     const { llm, started: turnRunning } = await modelThatHangsOn('think for a long time');
-    const gw = await startGateway({ env: telegramEnv(tg, llm, { REDIS_URL: redis.url, HERALD_DRAIN_TIMEOUT_MS: String(DRAIN_MS), HERALD_JOB_LOCK_MS: String(JOB_LOCK_MS) }) });
+    const gw = await startGateway({
+      env: telegramEnv(tg, llm, { REDIS_URL: redis.url, HERALD_DRAIN_TIMEOUT_MS: String(DRAIN_MS), HERALD_JOB_LOCK_MS: String(JOB_LOCK_MS) }),
+    });
     cleanups.push(() => gw.stop('SIGKILL'));
 
     tg.injectMessage({ chatId: 61, userId: 61, text: 'think for a long time' });

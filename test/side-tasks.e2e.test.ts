@@ -67,7 +67,8 @@ describe('side tasks on the auxiliary model', () => {
     // The title call is counted like the turn's own (per-profile tokens), labelled with the model that answered it
     // (the fallback, not the chain's first model), before /compress asks the chain again.
     await waitFor(
-      async () => /herald_llm_profile_tokens_total\{profile="default",model="backup:qwen3-8b",kind="input"\} [1-9]/.test(await (await fetch(`${gw.url}/metrics`)).text()),
+      async () =>
+        /herald_llm_profile_tokens_total\{profile="default",model="backup:qwen3-8b",kind="input"\} [1-9]/.test(await (await fetch(`${gw.url}/metrics`)).text()),
       { timeoutMs: 30_000, what: 'the title call in the spend metrics' },
     );
 

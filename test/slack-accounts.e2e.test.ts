@@ -35,7 +35,9 @@ beforeAll(async () => {
   cluster = await startCluster({
     workers: 0,
     env: slackEnv(main, llm, 'http', {
-      HERALD_BOT_ACCOUNTS: JSON.stringify([{ platform: 'slack', name: 'sales', bot_token: sales.botToken, signing_secret: sales.signingSecret, api_url: sales.apiUrl }]),
+      HERALD_BOT_ACCOUNTS: JSON.stringify([
+        { platform: 'slack', name: 'sales', bot_token: sales.botToken, signing_secret: sales.signingSecret, api_url: sales.apiUrl },
+      ]),
       HERALD_PROFILES: JSON.stringify({ desk: { system_prompt: 'You are the sales desk.' } }),
       HERALD_ROUTES: JSON.stringify([{ platform: 'slack', account: 'sales', profile: 'desk' }]),
     }),
@@ -54,7 +56,7 @@ afterAll(async () => {
 });
 
 describe('several Slack apps over Events HTTP', () => {
-  it('each app\'s signed events arrive at its own URL, run under its route and are answered through its own bot', async () => {
+  it("each app's signed events arrive at its own URL, run under its route and are answered through its own bot", async () => {
     const toMain = await main.dm({ user: 'U0ANA', text: 'hello main app' });
     const toSales = await sales.dm({ user: 'U0BEN', text: 'hello sales app' });
     expect(toMain.responses.map((r) => r.status)).toEqual([200]);
@@ -74,7 +76,7 @@ describe('several Slack apps over Events HTTP', () => {
     expect(JSON.stringify(salesCall?.body.messages)).toContain('You are the sales desk.');
   });
 
-  it('an event signed with one app\'s secret is refused at the other app\'s URL (401), and a forged one at its own', async () => {
+  it("an event signed with one app's secret is refused at the other app's URL (401), and a forged one at its own", async () => {
     const before = llm.requests.length;
     const event = { type: 'message', channel: 'D0CROSS', user: 'U0EVE', text: 'cross-app forgery', ts: '1700000000.000100', channel_type: 'im' };
     const ws = (f: SlackFake) => ({ teamId: f.teamId, appId: f.appId, botUserId: f.botUserId, verificationToken: 'fake-verification-token' });
@@ -83,14 +85,24 @@ describe('several Slack apps over Events HTTP', () => {
 
     expect((await postSignedEvent(`${cluster.ingress.url}/slack/events/sales`, mainSigned, { signingSecret: main.signingSecret })).status).toBe(401);
     expect((await postSignedEvent(`${cluster.ingress.url}/slack/events`, salesSigned, { signingSecret: sales.signingSecret })).status).toBe(401);
-    expect((await postSignedEvent(`${cluster.ingress.url}/slack/events/sales`, salesSigned, { signingSecret: sales.signingSecret, forgeSignature: true })).status).toBe(401);
-    const unsigned = await fetch(`${cluster.ingress.url}/slack/events/sales`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(salesSigned) });
+    expect(
+      (await postSignedEvent(`${cluster.ingress.url}/slack/events/sales`, salesSigned, { signingSecret: sales.signingSecret, forgeSignature: true })).status,
+    ).toBe(401);
+    const unsigned = await fetch(`${cluster.ingress.url}/slack/events/sales`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(salesSigned),
+    });
     expect(unsigned.status).toBe(401);
     // An account that does not exist has no URL.
     expect((await postSignedEvent(`${cluster.ingress.url}/slack/events/nobody`, salesSigned, { signingSecret: sales.signingSecret })).status).toBe(404);
 
     // Each app still answers Slack's URL verification at its own URL, with its own secret.
-    const challenge = await postSignedEvent(`${cluster.ingress.url}/slack/events/sales`, { type: 'url_verification', challenge: 'sales-challenge', token: 'x' }, { signingSecret: sales.signingSecret });
+    const challenge = await postSignedEvent(
+      `${cluster.ingress.url}/slack/events/sales`,
+      { type: 'url_verification', challenge: 'sales-challenge', token: 'x' },
+      { signingSecret: sales.signingSecret },
+    );
     expect(challenge.status).toBe(200);
     expect(JSON.parse(challenge.body)).toEqual({ challenge: 'sales-challenge' });
 

@@ -37,7 +37,9 @@ describe.each<SlackTransportKind>(['socket', 'http'])('slack native interactions
   function buttonsIn(channel: string): { ts: string; actions: Record<string, string> } | null {
     for (const sent of [...slack.sent].reverse()) {
       if (sent.channel !== channel) continue;
-      const blocks = slack.message(channel, sent.ts)?.blocks as Array<{ type: string; elements?: Array<{ action_id: string; text: { text: string } }> }> | undefined;
+      const blocks = slack.message(channel, sent.ts)?.blocks as
+        | Array<{ type: string; elements?: Array<{ action_id: string; text: { text: string } }> }>
+        | undefined;
       const actions = blocks?.find((b) => b.type === 'actions');
       if (actions?.elements) return { ts: sent.ts, actions: Object.fromEntries(actions.elements.map((e) => [e.text.text, e.action_id])) };
     }

@@ -12,15 +12,7 @@ import { startCluster, type Cluster } from './helpers/cluster.js';
 import { lastUserText } from './helpers/llm-tags.js';
 import { waitFor } from './helpers/ports.js';
 import { readStoreFile } from './helpers/store-rows.js';
-import {
-  allSlackRepliesIn,
-  reactionHistory,
-  reactionsOn,
-  slackEnv,
-  slackRepliesIn,
-  waitForSlackIngress,
-  type SlackTransportKind,
-} from './helpers/slack.js';
+import { allSlackRepliesIn, reactionHistory, reactionsOn, slackEnv, slackRepliesIn, waitForSlackIngress, type SlackTransportKind } from './helpers/slack.js';
 
 const REPLY_TIMEOUT_MS = 15_000;
 /** User texts starting with this make the LLM stand-in wait until the test releases them. */
@@ -59,7 +51,10 @@ function sessions(dbPath: string, where: string, ...params: string[]): SessionRo
 }
 
 function userTexts(dbPath: string, sessionId: string): string[] {
-  const rows = readStoreFile(dbPath, (db) => db.prepare(`SELECT content FROM messages WHERE session_id = ? AND role = 'user' ORDER BY id`).all(sessionId) as Array<{ content: string }>);
+  const rows = readStoreFile(
+    dbPath,
+    (db) => db.prepare(`SELECT content FROM messages WHERE session_id = ? AND role = 'user' ORDER BY id`).all(sessionId) as Array<{ content: string }>,
+  );
   return rows.map((r) => r.content);
 }
 
@@ -184,7 +179,10 @@ function sharedScenarios(h: Harness): void {
 
     // Sent while the first turn runs: queued (the gateway says so, and 👀 shows it was taken), not worked on yet.
     const second = await slack.dm({ user: 'U0ERIN', text: 'and then this' });
-    await waitFor(() => slackRepliesIn(slack, first.channel).some((t) => t.startsWith('⏳ Queued')), { timeoutMs: REPLY_TIMEOUT_MS, what: 'the queued notice' });
+    await waitFor(() => slackRepliesIn(slack, first.channel).some((t) => t.startsWith('⏳ Queued')), {
+      timeoutMs: REPLY_TIMEOUT_MS,
+      what: 'the queued notice',
+    });
     expect(reactionsOn(slack, second.channel, second.ts)).toEqual(['eyes']);
     expect(llmSaw(llm, 'and then this')).toBe(0);
     expect(reactionsOn(slack, first.channel, first.ts)).toEqual(['eyes']);

@@ -40,11 +40,10 @@ afterAll(() => {
 });
 
 function startWriter(dbPath: string, writerId: string): Writer {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', WRITER_SCRIPT, dbPath, writerId, String(MESSAGES_PER_WRITER), String(OWN_SESSIONS)],
-    { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] },
-  );
+  const child = spawn(process.execPath, ['--import', 'tsx', WRITER_SCRIPT, dbPath, writerId, String(MESSAGES_PER_WRITER), String(OWN_SESSIONS)], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   children.push(child);
   let stdout = '';
   let stderr = '';

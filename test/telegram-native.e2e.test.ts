@@ -28,7 +28,13 @@ describe('telegram native interactions (issue 21)', () => {
     // becomes a message of its own: out/progress.ts showInterim, tested in draft-preview.test.ts and progress.test.ts).
     cluster = await startCluster({
       workers: 0,
-      env: telegramEnv(tg, llm, { HERALD_TOOLSETS: 'full', HERALD_CONFIRM_RESET: 'true', TELEGRAM_STATUS_REACTIONS: 'on', HERALD_STREAMING: 'true', HERALD_INTERIM_MESSAGES: 'false' }),
+      env: telegramEnv(tg, llm, {
+        HERALD_TOOLSETS: 'full',
+        HERALD_CONFIRM_RESET: 'true',
+        TELEGRAM_STATUS_REACTIONS: 'on',
+        HERALD_STREAMING: 'true',
+        HERALD_INTERIM_MESSAGES: 'false',
+      }),
     });
   });
 
@@ -127,7 +133,7 @@ describe('telegram native interactions (issue 21)', () => {
     const reactions = (): string[] =>
       tg.sent
         .filter((s) => s.method === 'setMessageReaction' && s.chat_id === String(chat) && s.message_id === messageId)
-        .map((s) => ((s.reaction as Array<{ emoji: string }>)[0]?.emoji ?? '-'));
+        .map((s) => (s.reaction as Array<{ emoji: string }>)[0]?.emoji ?? '-');
     await waitFor(() => reactions().at(-1) === '👌', { what: 'the done reaction' });
     // Telegram keeps one reaction per message: each stage replaces the last; the removals clear it before 👌.
     expect(reactions()).toEqual(['👀', '⚡', '-', '-', '👌']);

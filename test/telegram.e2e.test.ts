@@ -32,14 +32,16 @@ interface SessionRow {
 }
 
 function sessionsWhere(dbPath: string, keyLike: string): SessionRow[] {
-  return readStoreFile(dbPath, (db) =>
-    db.prepare('SELECT id, key, source, user_id, chat_id FROM sessions WHERE key LIKE ? ORDER BY key').all(keyLike) as SessionRow[],
+  return readStoreFile(
+    dbPath,
+    (db) => db.prepare('SELECT id, key, source, user_id, chat_id FROM sessions WHERE key LIKE ? ORDER BY key').all(keyLike) as SessionRow[],
   );
 }
 
 function transcript(dbPath: string, sessionId: string): Array<{ role: string; content: string | null }> {
-  return readStoreFile(dbPath, (db) =>
-    db.prepare('SELECT role, content FROM messages WHERE session_id = ? ORDER BY id').all(sessionId) as Array<{ role: string; content: string | null }>,
+  return readStoreFile(
+    dbPath,
+    (db) => db.prepare('SELECT role, content FROM messages WHERE session_id = ? ORDER BY id').all(sessionId) as Array<{ role: string; content: string | null }>,
   );
 }
 
@@ -211,9 +213,7 @@ describe('telegram through the gateway (long polling)', () => {
     expect(seen.some((b) => b.includes('just chatting among ourselves'))).toBe(false);
     // A reply chain in a plain supergroup is not a topic: the answer goes to the chat itself.
     expect(sentIn(tg, group).every((s) => s.message_thread_id === undefined)).toBe(true);
-    expect(sessionsWhere(cluster.dbPath, `agent:main:telegram:group:${group}:%`).map((s) => s.key)).toEqual([
-      `agent:main:telegram:group:${group}:${user}`,
-    ]);
+    expect(sessionsWhere(cluster.dbPath, `agent:main:telegram:group:${group}:%`).map((s) => s.key)).toEqual([`agent:main:telegram:group:${group}:${user}`]);
   });
 
   it('in a group: answers a menu command addressed to the bot at once, without the LLM, and ignores one for another bot', async () => {
@@ -242,7 +242,9 @@ describe('telegram through the gateway (long polling)', () => {
       [`agent:main:telegram:group:${group}:602`, 'telegram', '602'],
     ]);
     // Bob's conversation does not carry Ann's words.
-    const bob = transcript(cluster.dbPath, sessions[1].id).map((m) => m.content).join('\n');
+    const bob = transcript(cluster.dbPath, sessions[1].id)
+      .map((m) => m.content)
+      .join('\n');
     expect(bob).not.toContain('Ann');
   });
 
@@ -262,10 +264,9 @@ describe('telegram through the gateway (long polling)', () => {
     const typingThreads = (): Set<number | undefined> => new Set(sentIn(tg, forum, { method: 'sendChatAction' }).map((s) => s.message_thread_id));
     await waitFor(() => typingThreads().size >= 2, { what: 'typing in both topics' });
     expect(typingThreads()).toEqual(new Set([topic, 1]));
-    expect(sessionsWhere(cluster.dbPath, `agent:main:telegram:group:${forum}:%`).map((s) => s.key)).toEqual([
-      `agent:main:telegram:group:${forum}:${topic}:${user}`,
-      `agent:main:telegram:group:${forum}:1:${user}`,
-    ].sort());
+    expect(sessionsWhere(cluster.dbPath, `agent:main:telegram:group:${forum}:%`).map((s) => s.key)).toEqual(
+      [`agent:main:telegram:group:${forum}:${topic}:${user}`, `agent:main:telegram:group:${forum}:1:${user}`].sort(),
+    );
   });
 
   it('delivers an answer as plain text when Telegram rejects its HTML', async () => {
@@ -306,7 +307,10 @@ describe('telegram through the gateway (long polling)', () => {
     const downloads = tg.callsOf('getFile').length;
     tg.injectMessage({ chatId: chat, userId: chat, caption: 'what is on it', photo: true });
     await waitFor(() => repliesIn(tg, chat).length >= 3, { what: 'the notice and the answer' });
-    expect(repliesIn(tg, chat).slice(1)).toEqual(['⚠️ photo: openai:gpt-3.5-turbo cannot see images, so the picture was not passed on.', expect.stringContaining('what is on it')]);
+    expect(repliesIn(tg, chat).slice(1)).toEqual([
+      '⚠️ photo: openai:gpt-3.5-turbo cannot see images, so the picture was not passed on.',
+      expect.stringContaining('what is on it'),
+    ]);
     const asked = llm.requests.find((r) => lastUserText(r).includes('what is on it'))!;
     expect(imagesOf(asked)).toHaveLength(0);
     // Not even fetched: there was no one to show it to.

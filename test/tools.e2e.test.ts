@@ -32,8 +32,7 @@ type Script = (step: number, req: RecordedRequest) => Step;
 const scripts = new Map<string, Script>();
 
 const messagesOf = (req: RecordedRequest): WireMessage[] => (req.body.messages ?? []) as WireMessage[];
-const toolNamesOf = (req: RecordedRequest): string[] =>
-  ((req.body.tools ?? []) as Array<{ function: { name: string } }>).map((t) => t.function.name);
+const toolNamesOf = (req: RecordedRequest): string[] => ((req.body.tools ?? []) as Array<{ function: { name: string } }>).map((t) => t.function.name);
 const isChild = (req: RecordedRequest): boolean => messagesOf(req)[0]?.content === CHILD_SYSTEM_PROMPT;
 /** The user text of the turn, without the saved-notes block in front. */
 function turnText(req: RecordedRequest): string {
@@ -46,7 +45,10 @@ function stepOf(req: RecordedRequest): number {
   const lastUser = messages.map((m) => m.role).lastIndexOf('user');
   return messages.slice(lastUser + 1).filter((m) => m.role === 'assistant').length;
 }
-const toolResults = (req: RecordedRequest): string[] => messagesOf(req).filter((m) => m.role === 'tool').map((m) => m.content ?? '');
+const toolResults = (req: RecordedRequest): string[] =>
+  messagesOf(req)
+    .filter((m) => m.role === 'tool')
+    .map((m) => m.content ?? '');
 const requestsFor = (tag: string): RecordedRequest[] => llm.requests.filter((r) => !isChild(r) && turnText(r).startsWith(`${tag} `));
 const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: JSON.stringify(args) });
 
@@ -80,9 +82,11 @@ afterAll(async () => {
 });
 
 describe('agent tools (real gateway, scripted model)', () => {
-  it('memory: what A saves is shown in the first request of A\'s next session, and never to B', async () => {
+  it("memory: what A saves is shown in the first request of A's next session, and never to B", async () => {
     const [A, B] = [5001, 5002];
-    scripts.set('mem1', (step) => (step === 0 ? { toolCalls: [call('memory', { action: 'add', target: 'user', content: 'Favourite colour: teal' })] } : { text: 'Saved it.' }));
+    scripts.set('mem1', (step) =>
+      step === 0 ? { toolCalls: [call('memory', { action: 'add', target: 'user', content: 'Favourite colour: teal' })] } : { text: 'Saved it.' },
+    );
     expect((await say(A, 'mem1 remember that my favourite colour is teal')).at(-1)).toBe('Saved it.');
     expect(requestsFor('mem1')[1] && toolResults(requestsFor('mem1')[1])[0]).toMatch(/^Saved \(user\)/);
 
@@ -99,7 +103,7 @@ describe('agent tools (real gateway, scripted model)', () => {
     expect(JSON.stringify(messagesOf(requestsFor('mem3')[0]))).not.toMatch(/teal|<memory>/);
   });
 
-  it('session_search: A finds A\'s earlier session, never B\'s', async () => {
+  it("session_search: A finds A's earlier session, never B's", async () => {
     const [A, B] = [6001, 6002];
     await say(A, 'srch1 we planned a zebra safari in Kenya');
     await say(B, 'srch2 my secret zebra password is hunter2');
@@ -111,7 +115,7 @@ describe('agent tools (real gateway, scripted model)', () => {
     expect(reply).not.toMatch(/hunter2|secret/);
   });
 
-  it('session_search with summarize: the summary call is the turn\'s, counted in its spend', async () => {
+  it("session_search with summarize: the summary call is the turn's, counted in its spend", async () => {
     const A = 6003;
     await say(A, 'srch4 we booked a gnu tour in Tanzania');
     await say(A, '/new');
@@ -120,7 +124,9 @@ describe('agent tools (real gateway, scripted model)', () => {
     const before = await tokens();
     // The summary request is told apart by its text ("Query: gnu ..."); its size stands out in the metrics.
     scripts.set('Query:', () => ({ text: 'You booked a gnu tour in Tanzania.', usage: { input: 777_000, output: 9 } }));
-    scripts.set('srch5', (step, req) => (step === 0 ? { toolCalls: [call('session_search', { query: 'gnu', summarize: true })] } : { text: `summary: ${toolResults(req)[0]}` }));
+    scripts.set('srch5', (step, req) =>
+      step === 0 ? { toolCalls: [call('session_search', { query: 'gnu', summarize: true })] } : { text: `summary: ${toolResults(req)[0]}` },
+    );
     const reply = (await say(A, 'srch5 what about the gnu?')).at(-1) ?? '';
     expect(reply).toMatch(/^summary: You booked a gnu tour in Tanzania\./);
     expect((await tokens()) - before).toBeGreaterThanOrEqual(777_000);
@@ -129,7 +135,7 @@ describe('agent tools (real gateway, scripted model)', () => {
     expect(Number(/Tokens: in ([\d,]+)/.exec(usage)?.[1]?.replace(/,/g, ''))).toBeGreaterThanOrEqual(777_000);
   });
 
-  it('delegate_task: children spend the parent\'s budget, and a 4th child in one turn is refused', async () => {
+  it("delegate_task: children spend the parent's budget, and a 4th child in one turn is refused", async () => {
     const chat = 7001;
     scripts.set('deleg', (step) =>
       step === 0

@@ -25,7 +25,9 @@ describe(`chaos (${LONG ? 'long' : 'short'}, seed ${SEED})`, () => {
       const context = `seed ${SEED}; ${lines.join('; ')}`;
       expect(report.kills.length, context).toBe(SCALE.processKills + SCALE.redisRestarts + SCALE.redisOutages);
       // Readiness said what was wrong while Redis was away.
-      expect(report.readinessDuringOutages, context).toEqual(Array(SCALE.redisOutages).fill({ down: 'redis', status: 503, failed: expect.arrayContaining(['redis']) }));
+      expect(report.readinessDuringOutages, context).toEqual(
+        Array(SCALE.redisOutages).fill({ down: 'redis', status: 503, failed: expect.arrayContaining(['redis']) }),
+      );
       expect(report.lost, context).toEqual([]);
       // Only a Telegram reply caught between sending and recording may repeat, once, logged and counted (docs/guarantees.md).
       expect(report.duplicated.length, context).toBeLessThanOrEqual(report.possibleDuplicatesLogged);

@@ -17,7 +17,18 @@ import { repliesIn, telegramEnv } from '../helpers/env.js';
 import { startGateway, type GatewayProcess } from '../helpers/gateway.js';
 import { lastUserText } from '../helpers/llm-tags.js';
 import { waitFor } from '../helpers/ports.js';
-import { anyJson, corruptOneOf, foreignContentType, notJson, oddString, jsonBody, requestInit, type Json, type JsonObject, type RawBody } from './arbitraries.js';
+import {
+  anyJson,
+  corruptOneOf,
+  foreignContentType,
+  notJson,
+  oddString,
+  jsonBody,
+  requestInit,
+  type Json,
+  type JsonObject,
+  type RawBody,
+} from './arbitraries.js';
 import { FUZZ_RUNS, FUZZ_SEED, FUZZ_TEST_TIMEOUT_MS, expectSurvived, fuzz, fuzzedGatewayEnv, statusOk, type Expected } from './harness.js';
 
 const TOKEN = 'fuzz-admin-token-0123456789abcdef';
@@ -36,7 +47,9 @@ interface Request {
 
 /** Percent-encodes every UTF-8 byte that is not unreserved; lone surrogates become U+FFFD, as in a real client. */
 function segment(s: string): string {
-  return [...Buffer.from(s, 'utf8')].map((b) => (/[A-Za-z0-9_.~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).padStart(2, '0').toUpperCase()}`)).join('');
+  return [...Buffer.from(s, 'utf8')]
+    .map((b) => (/[A-Za-z0-9_.~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).padStart(2, '0').toUpperCase()}`))
+    .join('');
 }
 
 /** Query values: odd strings, numbers and booleans as text, the valid values too. */
@@ -44,32 +57,62 @@ const queryValue = (valid: readonly string[] = []): fc.Arbitrary<string> =>
   fc.oneof(oddString, fc.integer().map(String), fc.constantFrom('true', 'false', '', '0', '-1', '1e3', 'null', '[]', '%', '%zz', '%E0%A4%A', ...valid));
 /** A query string of known and unknown names, sometimes repeated, sometimes with raw (broken) percent-encoding. */
 function queryString(names: readonly string[], valid: Record<string, readonly string[]> = {}): fc.Arbitrary<string> {
-  const pair = fc.oneof(fc.constantFrom(...names), oddString).chain((name) => queryValue(Object.hasOwn(valid, name) ? valid[name] : []).map((value) => [name, value] as const));
-  return fc.oneof(
-    fc.array(pair, { maxLength: 5 }).map((pairs) => pairs.map(([k, v]) => `${segment(k)}=${/^%/.test(v) ? v : segment(v)}`).join('&')),
-    fc.stringMatching(/^[\x21-\x7e]{0,40}$/).map((raw) => raw.replace(/#/g, '%23')),
-  ).map((q) => (q === '' ? '' : `?${q}`));
+  const pair = fc
+    .oneof(fc.constantFrom(...names), oddString)
+    .chain((name) => queryValue(Object.hasOwn(valid, name) ? valid[name] : []).map((value) => [name, value] as const));
+  return fc
+    .oneof(
+      fc.array(pair, { maxLength: 5 }).map((pairs) => pairs.map(([k, v]) => `${segment(k)}=${/^%/.test(v) ? v : segment(v)}`).join('&')),
+      fc.stringMatching(/^[\x21-\x7e]{0,40}$/).map((raw) => raw.replace(/#/g, '%23')),
+    )
+    .map((q) => (q === '' ? '' : `?${q}`));
 }
 
 const headerValue = fc.stringMatching(/^[\x20-\x7e]{0,60}$/).map((v) => v.trim());
 /** Extra headers a client or a proxy may add, with odd values. */
 const extraHeaders = fc.dictionary(
-  fc.constantFrom('accept', 'accept-language', 'cookie', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-request-id', 'if-none-match', 'if-modified-since', 'range', 'origin', 'referer', 'user-agent', 'cache-control', 'x-http-method-override'),
+  fc.constantFrom(
+    'accept',
+    'accept-language',
+    'cookie',
+    'x-forwarded-for',
+    'x-forwarded-proto',
+    'x-forwarded-host',
+    'x-request-id',
+    'if-none-match',
+    'if-modified-since',
+    'range',
+    'origin',
+    'referer',
+    'user-agent',
+    'cache-control',
+    'x-http-method-override',
+  ),
   headerValue,
   { maxKeys: 3 },
 );
-
 
 /** Bodies for a route whose body schema is `base`'s shape: the right shape with odd values, or a broken one. */
 function bodies(base: JsonObject): fc.Arbitrary<{ what: string; raw: RawBody; wellFormed: boolean }> {
   const keys = Object.keys(base);
   return fc.oneof(
-    fc.record(Object.fromEntries(keys.map((k) => [k, k === 'platform' ? fc.constantFrom(...PLATFORMS) : oddString]))).map((v) => ({ what: 'odd values', raw: jsonBody(v), wellFormed: true })),
-    corruptOneOf(base, keys.map((k) => [k])).map(({ value, path }) => ({ what: `a wrong ${path.join('.')}`, raw: jsonBody(value), wellFormed: false })),
-    fc.dictionary(fc.oneof(fc.constantFrom(...keys), oddString), anyJson, { maxKeys: 4 }).map((v) => ({ what: 'an object of anything', raw: jsonBody(v), wellFormed: false })),
-    anyJson.filter((v) => v === null || typeof v !== 'object' || Array.isArray(v)).map((v) => ({ what: 'JSON that is not an object', raw: jsonBody(v), wellFormed: false })),
+    fc
+      .record(Object.fromEntries(keys.map((k) => [k, k === 'platform' ? fc.constantFrom(...PLATFORMS) : oddString])))
+      .map((v) => ({ what: 'odd values', raw: jsonBody(v), wellFormed: true })),
+    corruptOneOf(
+      base,
+      keys.map((k) => [k]),
+    ).map(({ value, path }) => ({ what: `a wrong ${path.join('.')}`, raw: jsonBody(value), wellFormed: false })),
+    fc
+      .dictionary(fc.oneof(fc.constantFrom(...keys), oddString), anyJson, { maxKeys: 4 })
+      .map((v) => ({ what: 'an object of anything', raw: jsonBody(v), wellFormed: false })),
+    anyJson
+      .filter((v) => v === null || typeof v !== 'object' || Array.isArray(v))
+      .map((v) => ({ what: 'JSON that is not an object', raw: jsonBody(v), wellFormed: false })),
     notJson.map((body) => ({ what: 'not JSON', raw: { body, contentType: 'application/json' }, wellFormed: false })),
-    fc.tuple(foreignContentType, anyJson).map(([contentType, v]) => ({ what: `content-type ${contentType}`, raw: { body: JSON.stringify(v), contentType }, wellFormed: false })),
+    fc
+      .tuple(foreignContentType, anyJson)
+      .map(([contentType, v]) => ({ what: `content-type ${contentType}`, raw: { body: JSON.stringify(v), contentType }, wellFormed: false })),
   );
 }
 
@@ -77,47 +120,153 @@ const get = (kind: string, path: string, expected: Expected = 'not 5xx'): Omit<R
 
 /** Every documented admin route, with the inputs it takes. */
 const DOCUMENTED: Record<string, fc.Arbitrary<Omit<Request, 'headers'>>> = {
-  '/admin/sessions': queryString(['source', 'user', 'active', 'cursor', 'limit'], { source: [...PLATFORMS, 'cli', 'api'] }).map((q) => get('list sessions', `/admin/sessions${q}`)),
-  '/admin/sessions/{id}': fc.tuple(oddString.filter((s) => s !== ''), queryString(['after_id', 'limit'])).map(([id, q]) => get('one session', `/admin/sessions/${segment(id)}${q}`, [400, 404])),
-  '/admin/sessions/export': queryString(['format', 'source', 'since', 'until', 'status'], { format: ['sharegpt'], source: [...PLATFORMS, 'cli', 'api'], status: ['completed', 'failed', 'all'] }).map((q) => get('export sessions', `/admin/sessions/export${q}`)),
+  '/admin/sessions': queryString(['source', 'user', 'active', 'cursor', 'limit'], { source: [...PLATFORMS, 'cli', 'api'] }).map((q) =>
+    get('list sessions', `/admin/sessions${q}`),
+  ),
+  '/admin/sessions/{id}': fc
+    .tuple(
+      oddString.filter((s) => s !== ''),
+      queryString(['after_id', 'limit']),
+    )
+    .map(([id, q]) => get('one session', `/admin/sessions/${segment(id)}${q}`, [400, 404])),
+  '/admin/sessions/export': queryString(['format', 'source', 'since', 'until', 'status'], {
+    format: ['sharegpt'],
+    source: [...PLATFORMS, 'cli', 'api'],
+    status: ['completed', 'failed', 'all'],
+  }).map((q) => get('export sessions', `/admin/sessions/export${q}`)),
   '/admin/search': queryString(['q', 'source', 'user', 'limit']).map((q) => get('search', `/admin/search${q}`)),
-  '/admin/sessions/reset': bodies({ key: 'agent:main:telegram:dm:1' }).map((b) => ({ kind: `reset with ${b.what}`, method: 'POST', path: '/admin/sessions/reset', body: b.raw, expected: '4xx' })),
+  '/admin/sessions/reset': bodies({ key: 'agent:main:telegram:dm:1' }).map((b) => ({
+    kind: `reset with ${b.what}`,
+    method: 'POST',
+    path: '/admin/sessions/reset',
+    body: b.raw,
+    expected: '4xx',
+  })),
   '/admin/queue': queryString(['state']).map((q) => get('queue', `/admin/queue${q}`, [200])),
   '/admin/profiles': queryString(['verbose']).map((q) => get('profiles', `/admin/profiles${q}`)),
   '/admin/budgets': queryString(['scope'], { scope: ['global', 'user:telegram:', 'profile:'] }).map((q) => get('budgets', `/admin/budgets${q}`)),
   // Well-formed scopes reset nothing here (nothing was spent); the rest are 400s.
-  '/admin/budgets/reset': bodies({ scope: 'user:telegram:1', period: 'day' }).map((b) => ({ kind: `budget reset with ${b.what}`, method: 'POST' as const, path: '/admin/budgets/reset', body: b.raw, expected: 'not 5xx' as const })),
+  '/admin/budgets/reset': bodies({ scope: 'user:telegram:1', period: 'day' }).map((b) => ({
+    kind: `budget reset with ${b.what}`,
+    method: 'POST' as const,
+    path: '/admin/budgets/reset',
+    body: b.raw,
+    expected: 'not 5xx' as const,
+  })),
   '/admin/queue/retry-failed': fc.oneof(
     fc.constant({ kind: 'retry failed without a body', method: 'POST' as const, path: '/admin/queue/retry-failed', expected: [200] as const }),
-    bodies({ all: 'yes' }).map((b) => ({ kind: `retry failed with ${b.what}`, method: 'POST' as const, path: '/admin/queue/retry-failed', body: b.raw, expected: 'not 5xx' as const })),
+    bodies({ all: 'yes' }).map((b) => ({
+      kind: `retry failed with ${b.what}`,
+      method: 'POST' as const,
+      path: '/admin/queue/retry-failed',
+      body: b.raw,
+      expected: 'not 5xx' as const,
+    })),
   ),
   '/admin/pairing': queryString(['platform'], { platform: PLATFORMS }).map((q) => get('pairing list', `/admin/pairing${q}`)),
   // No code is pending, so even a well-formed one is wrong: 404, or 429 once five wrong ones lock pairing.
-  '/admin/pairing/approve': bodies({ platform: 'telegram', code: 'ABCD2345' }).map((b) => ({ kind: `approve with ${b.what}`, method: 'POST', path: '/admin/pairing/approve', body: b.raw, expected: '4xx' })),
-  '/admin/pairing/revoke': bodies({ platform: 'telegram', user_id: '1' }).map((b) => ({ kind: `revoke with ${b.what}`, method: 'POST', path: '/admin/pairing/revoke', body: b.raw, expected: '4xx' })),
-  '/admin/pairing/deny': bodies({ platform: 'telegram', user_id: '1' }).map((b) => ({ kind: `deny with ${b.what}`, method: 'POST', path: '/admin/pairing/deny', body: b.raw, expected: '4xx' })),
-  '/admin/schedules': queryString(['status', 'platform', 'user', 'limit'], { status: ['active', 'done', 'cancelled'], platform: PLATFORMS }).map((q) => get('list schedules', `/admin/schedules${q}`)),
+  '/admin/pairing/approve': bodies({ platform: 'telegram', code: 'ABCD2345' }).map((b) => ({
+    kind: `approve with ${b.what}`,
+    method: 'POST',
+    path: '/admin/pairing/approve',
+    body: b.raw,
+    expected: '4xx',
+  })),
+  '/admin/pairing/revoke': bodies({ platform: 'telegram', user_id: '1' }).map((b) => ({
+    kind: `revoke with ${b.what}`,
+    method: 'POST',
+    path: '/admin/pairing/revoke',
+    body: b.raw,
+    expected: '4xx',
+  })),
+  '/admin/pairing/deny': bodies({ platform: 'telegram', user_id: '1' }).map((b) => ({
+    kind: `deny with ${b.what}`,
+    method: 'POST',
+    path: '/admin/pairing/deny',
+    body: b.raw,
+    expected: '4xx',
+  })),
+  '/admin/schedules': queryString(['status', 'platform', 'user', 'limit'], { status: ['active', 'done', 'cancelled'], platform: PLATFORMS }).map((q) =>
+    get('list schedules', `/admin/schedules${q}`),
+  ),
   // No task exists, so every id is unknown (404) or malformed (400).
   '/admin/schedules/{id}': oddString.filter((s) => s !== '').map((id) => get('one schedule', `/admin/schedules/${segment(id)}`, [400, 404])),
   '/admin/schedules/{id}/cancel': fc
-    .tuple(oddString.filter((s) => s !== ''), fc.option(bodies({ reason: 'x' })))
-    .map(([id, b]) => ({ kind: `cancel a schedule${b ? ` with ${b.what}` : ''}`, method: 'POST', path: `/admin/schedules/${segment(id)}/cancel`, ...(b && { body: b.raw }), expected: '4xx' })),
+    .tuple(
+      oddString.filter((s) => s !== ''),
+      fc.option(bodies({ reason: 'x' })),
+    )
+    .map(([id, b]) => ({
+      kind: `cancel a schedule${b ? ` with ${b.what}` : ''}`,
+      method: 'POST',
+      path: `/admin/schedules/${segment(id)}/cancel`,
+      ...(b && { body: b.raw }),
+      expected: '4xx',
+    })),
 };
 const OPENAPI = queryString(['format']).map((q) => get('the OpenAPI document', `/admin/openapi.json${q}`, [200]));
 
 /** A queue name that is not Herald's: the dashboard's actions on it must be refused. */
 const otherQueue = oddString.filter((s) => s !== QUEUE && s !== '').map(segment);
-const jobId = fc.oneof(fc.nat().map(String), oddString.filter((s) => s !== '')).map(segment);
+const jobId = fc
+  .oneof(
+    fc.nat().map(String),
+    oddString.filter((s) => s !== ''),
+  )
+  .map(segment);
 const DASHBOARD: fc.Arbitrary<Omit<Request, 'headers'>> = fc.oneof(
-  queryString(['activeQueue', 'status', 'page', 'jobsPerPage', 'sortOrder'], { activeQueue: [QUEUE], status: ['latest', 'active', 'waiting', 'failed', 'completed'] }).map((q) => get('dashboard queues', `/admin/queues/api/queues${q}`)),
-  fc.constantFrom('', '/api/redis/stats', '/api/job-schedulers', `/api/queues/${QUEUE}/metrics`, `/api/queues/${QUEUE}/workers`, `/api/queues/${QUEUE}/rate-limit`, `/api/queues/${QUEUE}/default-job-options`, `/api/queues/${QUEUE}/job-data-schema`).map((p) => get('a dashboard page', `/admin/queues${p}`)),
-  fc.tuple(fc.oneof(fc.constant(QUEUE), otherQueue), jobId, fc.constantFrom('', '/logs', '/flow')).map(([q, id, tail]) => get('a job in the dashboard', `/admin/queues/api/queues/${q}/${id}${tail}`)),
-  fc.tuple(otherQueue, jobId, fc.constantFrom('retry', 'clean', 'promote', 'remove-unprocessed-children')).map(([q, id, action]) => ({ kind: `dashboard job ${action}`, method: 'PUT' as const, path: `/admin/queues/api/queues/${q}/${id}/${action}`, expected: 'not 5xx' as const })),
+  queryString(['activeQueue', 'status', 'page', 'jobsPerPage', 'sortOrder'], {
+    activeQueue: [QUEUE],
+    status: ['latest', 'active', 'waiting', 'failed', 'completed'],
+  }).map((q) => get('dashboard queues', `/admin/queues/api/queues${q}`)),
   fc
-    .tuple(otherQueue, fc.constantFrom('retry/failed', 'clean/completed', 'promote', 'pause', 'resume', 'empty', 'concurrency', 'rate-limit'), fc.option(anyJson))
-    .map(([q, action, body]) => ({ kind: `dashboard queue ${action}`, method: 'PUT' as const, path: `/admin/queues/api/queues/${q}/${action}`, ...(body !== null && { body: jsonBody(body) }), expected: 'not 5xx' as const })),
-  fc.tuple(otherQueue, jobId, fc.constantFrom('update-data', 'delay', 'priority'), anyJson).map(([q, id, action, body]) => ({ kind: `dashboard job ${action}`, method: 'PATCH' as const, path: `/admin/queues/api/queues/${q}/${id}/${action}`, body: jsonBody(body), expected: 'not 5xx' as const })),
-  fc.tuple(otherQueue, anyJson).map(([q, body]) => ({ kind: 'dashboard add job', method: 'POST' as const, path: `/admin/queues/api/queues/${q}/add`, body: jsonBody(body), expected: 'not 5xx' as const })),
+    .constantFrom(
+      '',
+      '/api/redis/stats',
+      '/api/job-schedulers',
+      `/api/queues/${QUEUE}/metrics`,
+      `/api/queues/${QUEUE}/workers`,
+      `/api/queues/${QUEUE}/rate-limit`,
+      `/api/queues/${QUEUE}/default-job-options`,
+      `/api/queues/${QUEUE}/job-data-schema`,
+    )
+    .map((p) => get('a dashboard page', `/admin/queues${p}`)),
+  fc
+    .tuple(fc.oneof(fc.constant(QUEUE), otherQueue), jobId, fc.constantFrom('', '/logs', '/flow'))
+    .map(([q, id, tail]) => get('a job in the dashboard', `/admin/queues/api/queues/${q}/${id}${tail}`)),
+  fc.tuple(otherQueue, jobId, fc.constantFrom('retry', 'clean', 'promote', 'remove-unprocessed-children')).map(([q, id, action]) => ({
+    kind: `dashboard job ${action}`,
+    method: 'PUT' as const,
+    path: `/admin/queues/api/queues/${q}/${id}/${action}`,
+    expected: 'not 5xx' as const,
+  })),
+  fc
+    .tuple(
+      otherQueue,
+      fc.constantFrom('retry/failed', 'clean/completed', 'promote', 'pause', 'resume', 'empty', 'concurrency', 'rate-limit'),
+      fc.option(anyJson),
+    )
+    .map(([q, action, body]) => ({
+      kind: `dashboard queue ${action}`,
+      method: 'PUT' as const,
+      path: `/admin/queues/api/queues/${q}/${action}`,
+      ...(body !== null && { body: jsonBody(body) }),
+      expected: 'not 5xx' as const,
+    })),
+  fc.tuple(otherQueue, jobId, fc.constantFrom('update-data', 'delay', 'priority'), anyJson).map(([q, id, action, body]) => ({
+    kind: `dashboard job ${action}`,
+    method: 'PATCH' as const,
+    path: `/admin/queues/api/queues/${q}/${id}/${action}`,
+    body: jsonBody(body),
+    expected: 'not 5xx' as const,
+  })),
+  fc.tuple(otherQueue, anyJson).map(([q, body]) => ({
+    kind: 'dashboard add job',
+    method: 'POST' as const,
+    path: `/admin/queues/api/queues/${q}/add`,
+    body: jsonBody(body),
+    expected: 'not 5xx' as const,
+  })),
   // No "." or ".." segment: the client resolves those before sending (static/../x is /admin/queues/x, a route that
   // does not exist, so a plain 404 even without the token, as every unknown /admin path).
   fc
@@ -168,7 +317,8 @@ describe(`fuzz: the admin API (${FUZZ_RUNS} requests, seed ${FUZZ_SEED})`, () =>
         const init: RequestInit = r.body ? { ...requestInit(r.body, r.headers), method: r.method } : { method: r.method, headers: r.headers };
         const res = await fetch(`${gw.url}${r.path}`, { ...init, redirect: 'manual' });
         const text = await res.text();
-        if (!statusOk(r.expected, res.status)) throw new Error(`${r.kind}: ${r.method} ${r.path} → HTTP ${res.status} (${text.slice(0, 200)}), expected ${String(r.expected)}`);
+        if (!statusOk(r.expected, res.status))
+          throw new Error(`${r.kind}: ${r.method} ${r.path} → HTTP ${res.status} (${text.slice(0, 200)}), expected ${String(r.expected)}`);
       });
       await expectSurvived(gw, run);
       expect(llm.requests, 'LLM requests made during the fuzz').toEqual([]);

@@ -16,9 +16,57 @@ export interface RawBody {
 
 const LONE_SURROGATES = fc.array(fc.integer({ min: 0xd800, max: 0xdfff }), { minLength: 1, maxLength: 8 }).map((codes) => String.fromCharCode(...codes));
 /** Characters that break naive parsers and renderers: NUL, controls, BOM, zero-width, bidi overrides, combining marks. */
-const TRICKY_CHARS = fc.constantFrom('\u0000', '\u0007', '\b', '\r', '\n', '\t', '\u001b[31m', '\u007f', '\u0085', '\u00a0', '\u2028', '\u2029', '\ufeff', '\ufffd', '\uffff', '\u200b', '\u200d', '\u202e', '\u0301\u0301\u0301', '👩‍👩‍👧‍👦', '🏳️‍🌈', '𝕳', '﷽');
+const TRICKY_CHARS = fc.constantFrom(
+  '\u0000',
+  '\u0007',
+  '\b',
+  '\r',
+  '\n',
+  '\t',
+  '\u001b[31m',
+  '\u007f',
+  '\u0085',
+  '\u00a0',
+  '\u2028',
+  '\u2029',
+  '\ufeff',
+  '\ufffd',
+  '\uffff',
+  '\u200b',
+  '\u200d',
+  '\u202e',
+  '\u0301\u0301\u0301',
+  '👩‍👩‍👧‍👦',
+  '🏳️‍🌈',
+  '𝕳',
+  '﷽',
+);
 /** Things that mean something to Herald or its platforms: commands, mentions, markup, escapes. */
-const LOADED_WORDS = fc.constantFrom('/start', '/stop', '/new', '/help@other_bot', '@herald_test_bot', '<@U0HERALDBOT>', '<@!1>', '<#C1>', '&lt;', '&amp;', '<b>', '```', '*_~`', '%00', '\\u0000', '${x}', '{{x}}', '__proto__', 'constructor', 'toString', 'NaN', '-0', '1e400');
+const LOADED_WORDS = fc.constantFrom(
+  '/start',
+  '/stop',
+  '/new',
+  '/help@other_bot',
+  '@herald_test_bot',
+  '<@U0HERALDBOT>',
+  '<@!1>',
+  '<#C1>',
+  '&lt;',
+  '&amp;',
+  '<b>',
+  '```',
+  '*_~`',
+  '%00',
+  '\\u0000',
+  '${x}',
+  '{{x}}',
+  '__proto__',
+  'constructor',
+  'toString',
+  'NaN',
+  '-0',
+  '1e400',
+);
 
 /** Short strings of every kind, lone surrogates and control characters included. */
 export const oddString: fc.Arbitrary<string> = fc.oneof(
@@ -80,9 +128,7 @@ export function setPath(value: Json, path: JsonPath, replacement: Json): Json {
 
 /** `base` with the field at one of `paths` replaced by a value of the wrong type; returns which path too. */
 export function corruptOneOf(base: Json, paths: readonly JsonPath[]): fc.Arbitrary<{ value: Json; path: JsonPath }> {
-  return fc
-    .constantFrom(...paths)
-    .chain((path) => wrongTypeFor(getPath(base, path)).map((bad) => ({ value: setPath(base, path, bad), path })));
+  return fc.constantFrom(...paths).chain((path) => wrongTypeFor(getPath(base, path)).map((bad) => ({ value: setPath(base, path, bad), path })));
 }
 
 /** JSON text nested `depth` levels deep: arrays, objects or a mix, optionally inside a field of an object. */
@@ -99,13 +145,28 @@ export const deeplyNestedJson: fc.Arbitrary<string> = fc
 export const notJson: fc.Arbitrary<string | Uint8Array<ArrayBuffer>> = fc.oneof(
   anyJson.map((v) => JSON.stringify({ v })).chain((s) => fc.integer({ min: 1, max: s.length - 1 }).map((cut) => s.slice(0, cut))),
   fc.string({ unit: 'binary', minLength: 1, maxLength: 200 }).filter((s) => !parses(s)),
-  fc.uint8Array({ minLength: 1, maxLength: 300 }).filter((b) => !parses(Buffer.from(b).toString('utf8'))).map((b) => new Uint8Array(b)),
+  fc
+    .uint8Array({ minLength: 1, maxLength: 300 })
+    .filter((b) => !parses(Buffer.from(b).toString('utf8')))
+    .map((b) => new Uint8Array(b)),
   fc.constantFrom('{', '}', '[1,]', '{"a":1,}', "{'a':1}", 'NaN', 'undefined', '{"a":1}{"b":2}', '\ufeff{}x', '{"__proto__":{"x":1}}x'),
 );
 
 /** Content types a JSON endpoint does not take, or takes wrongly labelled. */
 export const foreignContentType: fc.Arbitrary<string | null> = fc.oneof(
-  fc.constantFrom(null, 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/octet-stream', 'application/xml', 'application/json; charset=utf-16', 'application/jsonx', '*/*', ';', 'text/html; charset=evil'),
+  fc.constantFrom(
+    null,
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'application/octet-stream',
+    'application/xml',
+    'application/json; charset=utf-16',
+    'application/jsonx',
+    '*/*',
+    ';',
+    'text/html; charset=evil',
+  ),
   fc.stringMatching(/^[a-z]{1,10}\/[a-z0-9.+-]{1,20}$/),
 );
 

@@ -32,10 +32,30 @@ const HEARTBEAT_ANSWER_LIMIT_MS = 15_000;
 const HEARTBEAT_INTERVAL_MS = 2_000_000_000;
 const SESSION_EVENTS = ['READY', 'RESUMED'];
 const OTHER_EVENTS = [
-  'MESSAGE_UPDATE', 'MESSAGE_DELETE', 'MESSAGE_DELETE_BULK', 'MESSAGE_REACTION_ADD', 'TYPING_START', 'CHANNEL_CREATE',
-  'CHANNEL_UPDATE', 'CHANNEL_DELETE', 'THREAD_CREATE', 'THREAD_UPDATE', 'THREAD_DELETE', 'THREAD_LIST_SYNC',
-  'THREAD_MEMBERS_UPDATE', 'GUILD_CREATE', 'GUILD_UPDATE', 'GUILD_DELETE', 'GUILD_MEMBER_ADD', 'GUILD_MEMBER_UPDATE',
-  'GUILD_MEMBERS_CHUNK', 'GUILD_ROLE_CREATE', 'PRESENCE_UPDATE', 'INTERACTION_CREATE', 'VOICE_STATE_UPDATE', 'USER_UPDATE',
+  'MESSAGE_UPDATE',
+  'MESSAGE_DELETE',
+  'MESSAGE_DELETE_BULK',
+  'MESSAGE_REACTION_ADD',
+  'TYPING_START',
+  'CHANNEL_CREATE',
+  'CHANNEL_UPDATE',
+  'CHANNEL_DELETE',
+  'THREAD_CREATE',
+  'THREAD_UPDATE',
+  'THREAD_DELETE',
+  'THREAD_LIST_SYNC',
+  'THREAD_MEMBERS_UPDATE',
+  'GUILD_CREATE',
+  'GUILD_UPDATE',
+  'GUILD_DELETE',
+  'GUILD_MEMBER_ADD',
+  'GUILD_MEMBER_UPDATE',
+  'GUILD_MEMBERS_CHUNK',
+  'GUILD_ROLE_CREATE',
+  'PRESENCE_UPDATE',
+  'INTERACTION_CREATE',
+  'VOICE_STATE_UPDATE',
+  'USER_UPDATE',
 ];
 /** Opcodes a client only ever sends, or none at all; 0, 1 and 11 are sent in their own shapes below. */
 const UNKNOWN_OPCODES = [2, 3, 4, 5, 6, 8, 12, 13, 42, -1, 2 ** 31];
@@ -75,7 +95,15 @@ function aliceMessage(discord: DiscordFake, aliceDm: string, content: string): J
     mention_everyone: false,
     mentions: [userJson(discord.bot)],
     mention_roles: [],
-    attachments: [{ id: '1200000000000000002', filename: 'notes.txt', size: NOTES.length, content_type: 'text/plain', url: discord.cdn.put(aliceDm, 'notes.txt', NOTES, 'text/plain') }],
+    attachments: [
+      {
+        id: '1200000000000000002',
+        filename: 'notes.txt',
+        size: NOTES.length,
+        content_type: 'text/plain',
+        url: discord.cdn.put(aliceDm, 'notes.txt', NOTES, 'text/plain'),
+      },
+    ],
     embeds: [],
     pinned: false,
     flags: 0,
@@ -117,17 +145,48 @@ function discordRounds(discord: DiscordFake, aliceDm: string): fc.Arbitrary<Roun
       },
       { requiredKeys: ['id', 'channel_id', 'author', 'content', 'type', 'mentions', 'attachments'] },
     )
-    .map((m) => event('a stranger\'s message', 'MESSAGE_CREATE', m.channel_id === generalChannelId ? { ...m, guild_id: guildId } : m));
+    .map((m) => event("a stranger's message", 'MESSAGE_CREATE', m.channel_id === generalChannelId ? { ...m, guild_id: guildId } : m));
 
   /** Alice's DM with one field Herald reads (through discord.js) of the wrong type. */
   const corruptedAliceMessage = fc
-    .tuple(snowflake, corruptOneOf(aliceMessage(discord, aliceDm, 'hello from alice'), [['id'], ['channel_id'], ['author'], ['author', 'id'], ['content'], ['type'], ['mentions', 0, 'id'], ['attachments', 0, 'url'], ['attachments', 0, 'size']]))
+    .tuple(
+      snowflake,
+      corruptOneOf(aliceMessage(discord, aliceDm, 'hello from alice'), [
+        ['id'],
+        ['channel_id'],
+        ['author'],
+        ['author', 'id'],
+        ['content'],
+        ['type'],
+        ['mentions', 0, 'id'],
+        ['attachments', 0, 'url'],
+        ['attachments', 0, 'size'],
+      ]),
+    )
     .map(([id, { value, path }]) => {
       const d = path[0] === 'id' ? value : { ...(value as JsonObject), id };
       return event(`Alice's DM with a wrong ${path.join('.')}`, 'MESSAGE_CREATE', d);
     });
 
-  const messageKeys = fc.constantFrom('id', 'channel_id', 'author', 'content', 'type', 'mentions', 'attachments', 'guild_id', 'member', 'referenced_message', 'thread', 'message_reference', 'channel_type', 'webhook_id', 'embeds', 'components', 'poll');
+  const messageKeys = fc.constantFrom(
+    'id',
+    'channel_id',
+    'author',
+    'content',
+    'type',
+    'mentions',
+    'attachments',
+    'guild_id',
+    'member',
+    'referenced_message',
+    'thread',
+    'message_reference',
+    'channel_type',
+    'webhook_id',
+    'embeds',
+    'components',
+    'poll',
+  );
   const junkMessageCreate = fc
     .oneof(anyJson, fc.dictionary(messageKeys, anyJson, { maxKeys: 8 }))
     .map((d) => event('MESSAGE_CREATE of junk', 'MESSAGE_CREATE', d));
@@ -146,7 +205,9 @@ function discordRounds(discord: DiscordFake, aliceDm: string): fc.Arbitrary<Roun
   const rawFrame = fc.oneof(
     notJson.map((body) => raw('a frame that is not JSON', typeof body === 'string' ? body : Buffer.from(body).toString('latin1'))),
     anyJson.map((v) => raw('a JSON frame of any shape', JSON.stringify(v))),
-    fc.tuple(fc.oneof(fc.constantFrom(...UNKNOWN_OPCODES), oddString, fc.constant(null), fc.constant(0.5)), anyJson).map(([op, d]) => raw(`opcode ${JSON.stringify(op)}`, JSON.stringify({ op, d, s: null, t: null }))),
+    fc
+      .tuple(fc.oneof(fc.constantFrom(...UNKNOWN_OPCODES), oddString, fc.constant(null), fc.constant(0.5)), anyJson)
+      .map(([op, d]) => raw(`opcode ${JSON.stringify(op)}`, JSON.stringify({ op, d, s: null, t: null }))),
     anyJson.map((d) => raw('a heartbeat ACK with junk', JSON.stringify({ op: 11, d }))),
     fc
       .tuple(fc.oneof(oddString, fc.constant(null), fc.integer()), fc.constantFrom<Json>(null, 'x', -1, 0.5), anyJson)
@@ -163,7 +224,9 @@ function discordRounds(discord: DiscordFake, aliceDm: string): fc.Arbitrary<Roun
     { arbitrary: rawFrame, weight: 15 },
   );
   // Mostly one frame per round; now and then a few in a row, as a busy gateway sends them.
-  return fc.array(single, { minLength: 1, maxLength: 3 }).map((rounds) => ({ what: rounds.map((r) => r.what).join(', then '), frames: rounds.flatMap((r) => r.frames) }));
+  return fc
+    .array(single, { minLength: 1, maxLength: 3 })
+    .map((rounds) => ({ what: rounds.map((r) => r.what).join(', then '), frames: rounds.flatMap((r) => r.frames) }));
 }
 
 describe(`fuzz: Discord gateway frames (${FUZZ_RUNS} rounds, seed ${FUZZ_SEED})`, () => {

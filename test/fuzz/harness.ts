@@ -139,7 +139,10 @@ export function hasStackTrace(text: string): boolean {
 /** Bad input is logged as a warning at most: no error-level line carries a stack trace. */
 export function expectNoErrorStacks(gw: GatewayProcess): void {
   const withStacks = gw.logs().filter((l) => typeof l.level === 'number' && l.level >= 50 && hasStackTrace(JSON.stringify(l)));
-  expect(withStacks.map((l) => String(l.msg)), 'error-level log lines with a stack trace').toEqual([]);
+  expect(
+    withStacks.map((l) => String(l.msg)),
+    'error-level log lines with a stack trace',
+  ).toEqual([]);
 }
 
 /** The HTTP statuses a payload may get: exact ones, any 4xx, or anything but a 5xx. */
@@ -196,7 +199,10 @@ const OVERSIZE_ANSWER_MS = 30_000;
 export function oversizeStatus(url: string, raw: RawBody, headers: Record<string, string>): Promise<number> {
   const length = typeof raw.body === 'string' ? Buffer.byteLength(raw.body) : raw.body.byteLength;
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', headers: { ...headers, ...(raw.contentType === null ? {} : { 'content-type': raw.contentType }), 'content-length': String(length) } });
+    const req = request(url, {
+      method: 'POST',
+      headers: { ...headers, ...(raw.contentType === null ? {} : { 'content-type': raw.contentType }), 'content-length': String(length) },
+    });
     const timer = setTimeout(() => {
       req.destroy();
       reject(new Error(`no answer to an over-limit POST within ${OVERSIZE_ANSWER_MS} ms: the body is being waited for`));

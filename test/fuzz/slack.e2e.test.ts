@@ -15,8 +15,31 @@ import { startGateway, type GatewayProcess } from '../helpers/gateway.js';
 import { lastUserText } from '../helpers/llm-tags.js';
 import { waitFor } from '../helpers/ports.js';
 import { slackEnv, slackRepliesIn } from '../helpers/slack.js';
-import { anyJson, corruptOneOf, deeplyNestedJson, notJson, oddOrHugeString, oddString, jsonBody, requestInit, type Json, type JsonObject, type RawBody } from './arbitraries.js';
-import { FUZZ_RUNS, FUZZ_SEED, FUZZ_TEST_TIMEOUT_MS, expectNoErrorStacks, expectSurvived, fuzz, fuzzedGatewayEnv, hasStackTrace, statusOk, type HttpCase } from './harness.js';
+import {
+  anyJson,
+  corruptOneOf,
+  deeplyNestedJson,
+  notJson,
+  oddOrHugeString,
+  oddString,
+  jsonBody,
+  requestInit,
+  type Json,
+  type JsonObject,
+  type RawBody,
+} from './arbitraries.js';
+import {
+  FUZZ_RUNS,
+  FUZZ_SEED,
+  FUZZ_TEST_TIMEOUT_MS,
+  expectNoErrorStacks,
+  expectSurvived,
+  fuzz,
+  fuzzedGatewayEnv,
+  hasStackTrace,
+  statusOk,
+  type HttpCase,
+} from './harness.js';
 
 const PROBE = 'U0PROBE';
 const PROBE_DM = 'D0PROBE';
@@ -46,7 +69,9 @@ function envelope(event: Json, eventId: string, extra: JsonObject = {}): JsonObj
 }
 
 const eventId = fc.stringMatching(/^Ev[0-9A-Z]{8,12}$/);
-const ts = fc.tuple(fc.integer({ min: 1_600_000_000, max: 1_900_000_000 }), fc.integer({ min: 0, max: 999_999 })).map(([s, u]) => `${s}.${String(u).padStart(6, '0')}`);
+const ts = fc
+  .tuple(fc.integer({ min: 1_600_000_000, max: 1_900_000_000 }), fc.integer({ min: 0, max: 999_999 }))
+  .map(([s, u]) => `${s}.${String(u).padStart(6, '0')}`);
 const file = fc.record(
   { url_private: oddString, url_private_download: oddString, mimetype: oddString, name: oddString, size: fc.oneof(fc.nat(), fc.double()) },
   { requiredKeys: [] },
@@ -88,12 +113,43 @@ const corruptedProbeEvent: fc.Arbitrary<Case> = fc
  * A stranger's message whose channel, user, ts or thread_ts is no id the codec can take (a prototype name, a bot's
  * name, lone surrogates, a colon, a number): answered 200 and skipped with a warning, never an error with a stack.
  */
-const BAD_SLACK_IDS: Json[] = ['__proto__', 'constructor', 'herald bot', '@herald', '\ud800', 'C1\udc00', 'C1:2', '-C1', '_C1', '1700000000.000100\ud800', '1700000000', '.5', 'x'.repeat(300)];
+const BAD_SLACK_IDS: Json[] = [
+  '__proto__',
+  'constructor',
+  'herald bot',
+  '@herald',
+  '\ud800',
+  'C1\udc00',
+  'C1:2',
+  '-C1',
+  '_C1',
+  '1700000000.000100\ud800',
+  '1700000000',
+  '.5',
+  'x'.repeat(300),
+];
 const malformedIdEvent: fc.Arbitrary<Case> = fc
-  .tuple(eventId, fc.constantFrom(...STRANGERS), fc.constantFrom('channel', 'user', 'ts', 'thread_ts'), fc.oneof(fc.constantFrom(...BAD_SLACK_IDS), oddString), fc.boolean())
-  .filter(([, , field, bad]) => typeof bad !== 'string' || bad === '' || !(field === 'ts' || field === 'thread_ts' ? /^\d+\.\d+$/ : /^[A-Z0-9][A-Z0-9_-]*$/i).test(bad))
+  .tuple(
+    eventId,
+    fc.constantFrom(...STRANGERS),
+    fc.constantFrom('channel', 'user', 'ts', 'thread_ts'),
+    fc.oneof(fc.constantFrom(...BAD_SLACK_IDS), oddString),
+    fc.boolean(),
+  )
+  .filter(
+    ([, , field, bad]) =>
+      typeof bad !== 'string' || bad === '' || !(field === 'ts' || field === 'thread_ts' ? /^\d+\.\d+$/ : /^[A-Z0-9][A-Z0-9_-]*$/i).test(bad),
+  )
   .map(([id, user, field, bad, inDm]) => {
-    const event: JsonObject = { type: 'message', user, ts: '1700000000.000100', thread_ts: '1700000000.000050', channel: inDm ? `D${user.slice(1)}` : 'C0GENERAL', ...(inDm && { channel_type: 'im' }), text: 'hello' };
+    const event: JsonObject = {
+      type: 'message',
+      user,
+      ts: '1700000000.000100',
+      thread_ts: '1700000000.000050',
+      channel: inDm ? `D${user.slice(1)}` : 'C0GENERAL',
+      ...(inDm && { channel_type: 'im' }),
+      text: 'hello',
+    };
     event[field] = bad;
     return { kind: `message with a malformed ${field}`, raw: jsonBody(envelope(event, id)), expected: [200] };
   });
@@ -107,23 +163,44 @@ const eventNotAnObject: fc.Arbitrary<Case> = fc
 const junkEnvelope: fc.Arbitrary<Case> = fc
   .tuple(
     eventId,
-    fc.dictionary(fc.oneof(fc.constantFrom('type', 'user', 'channel', 'ts', 'item', 'channel_id', 'subteam', 'bot_id', 'subtype', 'text'), oddString), anyJson, { maxKeys: 6 }),
-    fc.dictionary(fc.constantFrom('team_id', 'authorizations', 'enterprise_id', 'is_ext_shared_channel', 'event_id', 'api_app_id', 'type'), anyJson, { maxKeys: 3 }),
+    fc.dictionary(
+      fc.oneof(fc.constantFrom('type', 'user', 'channel', 'ts', 'item', 'channel_id', 'subteam', 'bot_id', 'subtype', 'text'), oddString),
+      anyJson,
+      { maxKeys: 6 },
+    ),
+    fc.dictionary(fc.constantFrom('team_id', 'authorizations', 'enterprise_id', 'is_ext_shared_channel', 'event_id', 'api_app_id', 'type'), anyJson, {
+      maxKeys: 3,
+    }),
   )
   .map(([id, event, extra]) => ({ kind: 'odd event or envelope', raw: jsonBody(envelope(event, id, extra)), expected: [200, 400] }));
 
 const urlVerification: fc.Arbitrary<Case> = fc.oneof(
   oddString.map((challenge) => ({ kind: 'url_verification', raw: jsonBody({ type: 'url_verification', token: 'x', challenge }), expected: [200], challenge })),
   fc
-    .option(fc.oneof(fc.double(), fc.boolean(), fc.constant(null), fc.array(anyJson, { maxLength: 2 }), fc.dictionary(oddString, anyJson, { maxKeys: 2 })), { nil: undefined })
+    .option(fc.oneof(fc.double(), fc.boolean(), fc.constant(null), fc.array(anyJson, { maxLength: 2 }), fc.dictionary(oddString, anyJson, { maxKeys: 2 })), {
+      nil: undefined,
+    })
     .map((challenge) => ({ kind: 'url_verification without a string challenge', raw: jsonBody({ type: 'url_verification', challenge }), expected: [400] })),
 );
 
 /** Interactive payloads (Herald registers no listener for them) and slash commands, of any shape. */
 const interactive: fc.Arbitrary<Case> = fc
   .tuple(
-    fc.constantFrom('block_actions', 'shortcut', 'message_action', 'view_submission', 'view_closed', 'block_suggestion', 'dialog_submission', 'interactive_message'),
-    fc.dictionary(fc.constantFrom('actions', 'view', 'user', 'team', 'channel', 'enterprise', 'name', 'response_url', 'response_urls', 'trigger_id', 'container'), anyJson, { maxKeys: 5 }),
+    fc.constantFrom(
+      'block_actions',
+      'shortcut',
+      'message_action',
+      'view_submission',
+      'view_closed',
+      'block_suggestion',
+      'dialog_submission',
+      'interactive_message',
+    ),
+    fc.dictionary(
+      fc.constantFrom('actions', 'view', 'user', 'team', 'channel', 'enterprise', 'name', 'response_url', 'response_urls', 'trigger_id', 'container'),
+      anyJson,
+      { maxKeys: 5 },
+    ),
     fc.boolean(),
   )
   .map(([type, fields, asForm]) => {
@@ -135,15 +212,28 @@ const interactive: fc.Arbitrary<Case> = fc
 const formGarbage: fc.Arbitrary<Case> = fc.oneof(
   fc.tuple(fc.constantFrom(...STRANGERS), oddOrHugeString).map(([user, text]) => ({
     kind: 'slash command from a stranger',
-    raw: form([['command', '/herald'], ['text', text], ['user_id', user], ['channel_id', `D${user.slice(1)}`], ['team_id', TEAM], ['trigger_id', '1.2.3']]),
+    raw: form([
+      ['command', '/herald'],
+      ['text', text],
+      ['user_id', user],
+      ['channel_id', `D${user.slice(1)}`],
+      ['team_id', TEAM],
+      ['trigger_id', '1.2.3'],
+    ]),
     expected: [200],
   })),
-  fc.array(fc.tuple(fc.oneof(fc.constantFrom('command', 'event', 'payload', 'actions', 'type', 'user_id', 'name'), oddString), oddString), { maxLength: 6 }).map((fields) => ({
-    kind: 'form fields',
-    raw: form(fields),
-    expected: [200, 400],
+  fc
+    .array(fc.tuple(fc.oneof(fc.constantFrom('command', 'event', 'payload', 'actions', 'type', 'user_id', 'name'), oddString), oddString), { maxLength: 6 })
+    .map((fields) => ({
+      kind: 'form fields',
+      raw: form(fields),
+      expected: [200, 400],
+    })),
+  notJson.map((body) => ({
+    kind: 'form payload that is not JSON',
+    raw: form([['payload', typeof body === 'string' ? body : Buffer.from(body).toString('latin1')]]),
+    expected: [400],
   })),
-  notJson.map((body) => ({ kind: 'form payload that is not JSON', raw: form([['payload', typeof body === 'string' ? body : Buffer.from(body).toString('latin1')]]), expected: [400] })),
 );
 
 const otherBodies: fc.Arbitrary<Case> = fc.oneof(

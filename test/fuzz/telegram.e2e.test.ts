@@ -30,7 +30,19 @@ import {
   type JsonObject,
   type JsonPath,
 } from './arbitraries.js';
-import { FUZZ_RUNS, FUZZ_SEED, FUZZ_TEST_TIMEOUT_MS, expectNoErrorStacks, expectSurvived, fuzz, fuzzedGatewayEnv, hasStackTrace, oversizeStatus, statusOk, type HttpCase } from './harness.js';
+import {
+  FUZZ_RUNS,
+  FUZZ_SEED,
+  FUZZ_TEST_TIMEOUT_MS,
+  expectNoErrorStacks,
+  expectSurvived,
+  fuzz,
+  fuzzedGatewayEnv,
+  hasStackTrace,
+  oversizeStatus,
+  statusOk,
+  type HttpCase,
+} from './harness.js';
 
 const SECRET = 'fuzz_webhook-secret';
 const PROBE = 4242;
@@ -40,7 +52,6 @@ const STRANGERS = Array.from({ length: 40 }, (_, i) => 700_001 + i);
 const BODY_LIMIT = 1024 * 1024;
 
 type Case = HttpCase;
-
 
 /**
  * A message of PROBE's in their DM with every field the adapter reads (telegram/wire.ts) present and well-typed,
@@ -150,16 +161,18 @@ const strangerMessage: fc.Arbitrary<Case> = fc
   });
 
 /** PROBE's message with one field of the wrong type: refused (400), and never a turn. */
-const corruptedProbeMessage: fc.Arbitrary<Case> = fc
-  .tuple(updateId, corruptOneOf(PROBE_UPDATE, fieldPaths(PROBE_UPDATE)))
-  .map(([id, { value, path }]) => {
-    const update = path[0] === 'update_id' ? value : { ...(value as JsonObject), update_id: id };
-    return { kind: `probe message with a wrong ${path.join('.')}`, raw: jsonBody(update), expected: [400] };
-  });
+const corruptedProbeMessage: fc.Arbitrary<Case> = fc.tuple(updateId, corruptOneOf(PROBE_UPDATE, fieldPaths(PROBE_UPDATE))).map(([id, { value, path }]) => {
+  const update = path[0] === 'update_id' ? value : { ...(value as JsonObject), update_id: id };
+  return { kind: `probe message with a wrong ${path.join('.')}`, raw: jsonBody(update), expected: [400] };
+});
 
 /** Update kinds Herald does not subscribe to, and callback queries it cannot read, carrying anything: ignored (200). */
 const otherUpdateKind: fc.Arbitrary<Case> = fc
-  .tuple(updateId, fc.oneof(fc.constantFrom('edited_message', 'channel_post', 'callback_query', 'my_chat_member', 'message_reaction', 'poll'), oddString), anyJson)
+  .tuple(
+    updateId,
+    fc.oneof(fc.constantFrom('edited_message', 'channel_post', 'callback_query', 'my_chat_member', 'message_reaction', 'poll'), oddString),
+    anyJson,
+  )
   .filter(([, kind]) => kind !== 'message' && kind !== 'update_id' && kind !== '__proto__' && kind !== 'constructor')
   .map(([id, kind, value]) => ({ kind: `${kind} update`, raw: jsonBody({ update_id: id, [kind]: value }), expected: [200] }));
 
@@ -244,7 +257,11 @@ const malformedId: fc.Arbitrary<Case> = fc.oneof(
 const hasUpdateId = (v: Json): boolean => v !== null && typeof v === 'object' && !Array.isArray(v) && Number.isSafeInteger(v.update_id);
 
 /** Any JSON at all: without an integer update_id a 400; with one, 200 or 400 depending on its message. */
-const arbitraryJson: fc.Arbitrary<Case> = anyJson.map((value) => ({ kind: 'arbitrary JSON', raw: jsonBody(value), expected: hasUpdateId(value) ? [200, 400] : [400] }));
+const arbitraryJson: fc.Arbitrary<Case> = anyJson.map((value) => ({
+  kind: 'arbitrary JSON',
+  raw: jsonBody(value),
+  expected: hasUpdateId(value) ? [200, 400] : [400],
+}));
 
 const deepNesting: fc.Arbitrary<Case> = fc.oneof(
   deeplyNestedJson.map((text) => ({ kind: 'deeply nested JSON', raw: { body: text, contentType: 'application/json' }, expected: [400] })),
@@ -258,7 +275,13 @@ const deepNesting: fc.Arbitrary<Case> = fc.oneof(
 const notJsonBody: fc.Arbitrary<Case> = notJson.map((body) => ({ kind: 'not JSON', raw: { body, contentType: 'application/json' }, expected: '4xx' }));
 
 const foreignType: fc.Arbitrary<Case> = fc
-  .tuple(foreignContentType, fc.oneof(notJson, anyJson.filter((v) => !hasUpdateId(v)).map((v) => JSON.stringify(v))))
+  .tuple(
+    foreignContentType,
+    fc.oneof(
+      notJson,
+      anyJson.filter((v) => !hasUpdateId(v)).map((v) => JSON.stringify(v)),
+    ),
+  )
   .map(([contentType, body]) => ({ kind: `content-type ${contentType}`, raw: { body, contentType }, expected: '4xx' }));
 
 const OVERSIZE = 'over the body limit';
@@ -317,7 +340,10 @@ describe(`fuzz: the Telegram webhook (${FUZZ_RUNS} payloads, seed ${FUZZ_SEED})`
       const control = await fetch(hookUrl, requestInit(jsonBody({ ...PROBE_UPDATE, update_id: 1 }), { [TELEGRAM_SECRET_HEADER]: SECRET }));
       expect(control.status).toBe(200);
       // The probe's files do not exist on the stand-in: one reply names each of them, then the text is answered.
-      await waitFor(() => llm.requests.length === 1 && repliesIn(tg, PROBE).length === 2, { timeoutMs: 20_000, what: 'the answer to the uncorrupted control update' });
+      await waitFor(() => llm.requests.length === 1 && repliesIn(tg, PROBE).length === 2, {
+        timeoutMs: 20_000,
+        what: 'the answer to the uncorrupted control update',
+      });
       expect(repliesIn(tg, PROBE)[0]).toMatch(/^⚠️ doc\.pdf: /m);
       const controlText = llm.requests.map(lastUserText);
       expect(controlText[0]).toContain('hello from the probe');

@@ -22,7 +22,11 @@ export function clarifyScript(req: RecordedRequest): Step {
   const afterUser = messages.slice(messages.map((m) => m.role).lastIndexOf('user') + 1);
   const toolResult = afterUser.find((m) => m.role === 'tool')?.content;
   if (text.startsWith('stream')) {
-    if (toolResult == null) return { text: STREAMED_BEFORE_QUESTION, toolCalls: [{ name: 'clarify', arguments: JSON.stringify({ question: CLARIFY_QUESTION, choices: ['2', '4'] }) }] };
+    if (toolResult == null)
+      return {
+        text: STREAMED_BEFORE_QUESTION,
+        toolCalls: [{ name: 'clarify', arguments: JSON.stringify({ question: CLARIFY_QUESTION, choices: ['2', '4'] }) }],
+      };
     return { text: STREAMED_ANSWER };
   }
   if (text.startsWith('book')) {

@@ -49,9 +49,7 @@ export async function waitForDiscordReady(gw: GatewayProcess, timeoutMs = 20_000
  * session mailbox (its seen check). Needs HERALD_LOG_LEVEL=debug. Proves a replay really reached the gateway.
  */
 export function replayWasDropped(gw: GatewayProcess, messageId: string): boolean {
-  return gw.logs().some(
-    (l) =>
-      l.messageId === messageId &&
-      (l.msg === ADAPTER_REPLAY_DROPPED_LOG || (l.msg === ROUTER_ROUTED_LOG && l.status === 'duplicate')),
-  );
+  return gw
+    .logs()
+    .some((l) => l.messageId === messageId && (l.msg === ADAPTER_REPLAY_DROPPED_LOG || (l.msg === ROUTER_ROUTED_LOG && l.status === 'duplicate')));
 }

@@ -28,10 +28,7 @@ export function makePdf(pages: readonly string[]): Buffer {
 }
 
 /** A valid 1×1 PNG (one red pixel). */
-export const PNG_1X1 = Buffer.from(
-  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==',
-  'base64',
-);
+export const PNG_1X1 = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==', 'base64');
 
 /** A ZIP archive of the given files, stored without compression (what .docx files are, compressed or not). */
 function makeZip(files: Readonly<Record<string, string>>): Buffer {

@@ -26,16 +26,19 @@ export async function startTestRedis(opts: TestRedisOptions = {}): Promise<TestR
     proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...(opts.args ?? [])], {
       stdio: 'ignore',
     });
-    await waitFor(async () => {
-      const c = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
-      c.on('error', () => {});
-      try {
-        await c.connect();
-        return (await c.ping()) === 'PONG';
-      } finally {
-        c.disconnect();
-      }
-    }, { what: `redis-server on ${port}` });
+    await waitFor(
+      async () => {
+        const c = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+        c.on('error', () => {});
+        try {
+          await c.connect();
+          return (await c.ping()) === 'PONG';
+        } finally {
+          c.disconnect();
+        }
+      },
+      { what: `redis-server on ${port}` },
+    );
   };
 
   const stop = async (): Promise<void> => {

@@ -17,8 +17,7 @@ const INGRESS_STARTED_MSG = 'slack: ingress started';
  * signing secret) and the OpenAI stand-in, everyone allowed.
  */
 export function slackEnv(slack: SlackFake, llm: FakeLLM, transport: SlackTransportKind, extra: Record<string, string> = {}): Record<string, string> {
-  const credentials: Record<string, string> =
-    transport === 'socket' ? { SLACK_APP_TOKEN: slack.appToken } : { SLACK_SIGNING_SECRET: slack.signingSecret };
+  const credentials: Record<string, string> = transport === 'socket' ? { SLACK_APP_TOKEN: slack.appToken } : { SLACK_SIGNING_SECRET: slack.signingSecret };
   return {
     SLACK_BOT_TOKEN: slack.botToken,
     SLACK_API_URL: slack.apiUrl,

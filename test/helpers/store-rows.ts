@@ -22,8 +22,13 @@ export function readStoreFile<T>(dbPath: string, read: (db: Database.Database) =
 
 /** User messages whose text contains `marker`. */
 export function storedUserMessages(dbPath: string, marker: string): Array<{ content: string; attachments: string | null }> {
-  return readStoreFile(dbPath, (db) =>
-    db.prepare("SELECT content, attachments FROM messages WHERE role = 'user' AND content LIKE ?").all(`%${marker}%`) as Array<{ content: string; attachments: string | null }>,
+  return readStoreFile(
+    dbPath,
+    (db) =>
+      db.prepare("SELECT content, attachments FROM messages WHERE role = 'user' AND content LIKE ?").all(`%${marker}%`) as Array<{
+        content: string;
+        attachments: string | null;
+      }>,
   );
 }
 
@@ -38,7 +43,9 @@ export function sessionUsage(dbPath: string, of: { marker: string } | { source: 
   return readStoreFile(dbPath, (db) =>
     'marker' in of
       ? (db
-          .prepare(`SELECT ${USAGE_COLUMNS} FROM sessions s JOIN messages m ON m.session_id = s.id LEFT JOIN session_counters c ON c.session_id = s.id WHERE m.role = 'user' AND m.content LIKE ?`)
+          .prepare(
+            `SELECT ${USAGE_COLUMNS} FROM sessions s JOIN messages m ON m.session_id = s.id LEFT JOIN session_counters c ON c.session_id = s.id WHERE m.role = 'user' AND m.content LIKE ?`,
+          )
           .get(`%${of.marker}%`) as SessionUsage | undefined)
       : (db
           .prepare(`SELECT ${USAGE_COLUMNS} FROM sessions s LEFT JOIN session_counters c ON c.session_id = s.id WHERE s.source = ? AND s.chat_id = ?`)

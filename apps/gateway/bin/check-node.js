@@ -18,8 +18,14 @@ export function supportedNode(version) {
 
 /** The one line an unsupported Node gets. */
 export function unsupportedNodeMessage(version) {
-  return 'Herald needs Node.js ' + NODE_RANGE + ' (this is ' + version + '): run `source scripts/node-env.sh` ' +
-    'to put Node 24 first on PATH (or install it yourself), then try again.';
+  return (
+    'Herald needs Node.js ' +
+    NODE_RANGE +
+    ' (this is ' +
+    version +
+    '): run `source scripts/node-env.sh` ' +
+    'to put Node 24 first on PATH (or install it yourself), then try again.'
+  );
 }
 
 if (!supportedNode(process.versions.node)) {

@@ -21,7 +21,11 @@ export class PlatformError extends Error {
 
 /** The platform asked us to slow down. */
 export class RateLimitedError extends PlatformError {
-  constructor(platform: string, readonly retryAfterMs: number, options?: { cause?: unknown }) {
+  constructor(
+    platform: string,
+    readonly retryAfterMs: number,
+    options?: { cause?: unknown },
+  ) {
     super(`${platform} rate limit: retry after ${retryAfterMs} ms`, platform, options);
   }
 }
@@ -49,7 +53,12 @@ export class BadRequestError extends PlatformError {}
 export class FileTooLargeError extends BadRequestError {
   readonly size?: number;
 
-  constructor(message: string, platform: string, readonly limitBytes?: number, options?: { cause?: unknown; size?: number }) {
+  constructor(
+    message: string,
+    platform: string,
+    readonly limitBytes?: number,
+    options?: { cause?: unknown; size?: number },
+  ) {
     super(message, platform, options);
     this.size = options?.size;
   }

@@ -33,7 +33,12 @@ interface Frame {
 }
 
 /** A raw gateway client that collects frames and the close code. */
-function connect(query = '?v=10&encoding=json'): { ws: WebSocket; frames: Frame[]; closed: Promise<number>; next(pred: (f: Frame) => boolean): Promise<Frame> } {
+function connect(query = '?v=10&encoding=json'): {
+  ws: WebSocket;
+  frames: Frame[];
+  closed: Promise<number>;
+  next(pred: (f: Frame) => boolean): Promise<Frame>;
+} {
   const ws = new WebSocket(`${fake.gatewayUrl}/${query}`);
   sockets.push(ws);
   const frames: Frame[] = [];
@@ -73,7 +78,7 @@ describe('discord stand-in REST', () => {
     });
   });
 
-  it('refuses a wrong token with 401 and Discord\'s body', async () => {
+  it("refuses a wrong token with 401 and Discord's body", async () => {
     const res = await api('/users/@me', {}, 'nope');
     expect(res.status).toBe(401);
     expect(await res.json()).toEqual({ message: '401: Unauthorized', code: 0 });
@@ -287,7 +292,10 @@ describe('discord stand-in gateway', () => {
     const app = fake.bot.id;
     const bad = await api(`/applications/${app}/commands`, { method: 'PUT', body: JSON.stringify([{ name: 'Bad Name', description: 'x' }]) });
     expect(bad.status).toBe(400);
-    const put = await api(`/applications/${app}/commands`, { method: 'PUT', body: JSON.stringify([{ name: 'status', description: 'Show the session', type: 1 }]) });
+    const put = await api(`/applications/${app}/commands`, {
+      method: 'PUT',
+      body: JSON.stringify([{ name: 'status', description: 'Show the session', type: 1 }]),
+    });
     expect(put.status).toBe(200);
     expect(() => fake.invokeCommand({ user: fake.fixtures.alice, channelId: fake.fixtures.generalChannelId, name: 'help' })).toThrow(/not registered/);
 
@@ -295,23 +303,45 @@ describe('discord stand-in gateway', () => {
     const token = fake.interactions.interactions.get(id)?.token ?? '';
     const noAuth = { 'Content-Type': 'application/json' };
     // Before any acknowledgement there is no response to fill in.
-    const early = await fetch(`${fake.apiRoot}/v10/webhooks/${app}/${token}/messages/@original`, { method: 'PATCH', headers: noAuth, body: JSON.stringify({ content: 'x' }) });
+    const early = await fetch(`${fake.apiRoot}/v10/webhooks/${app}/${token}/messages/@original`, {
+      method: 'PATCH',
+      headers: noAuth,
+      body: JSON.stringify({ content: 'x' }),
+    });
     expect(early.status).toBe(404);
-    const ack = await fetch(`${fake.apiRoot}/v10/interactions/${id}/${token}/callback`, { method: 'POST', headers: noAuth, body: JSON.stringify({ type: 5, data: { flags: 64 } }) });
+    const ack = await fetch(`${fake.apiRoot}/v10/interactions/${id}/${token}/callback`, {
+      method: 'POST',
+      headers: noAuth,
+      body: JSON.stringify({ type: 5, data: { flags: 64 } }),
+    });
     expect(ack.status).toBe(204);
-    const again = await fetch(`${fake.apiRoot}/v10/interactions/${id}/${token}/callback`, { method: 'POST', headers: noAuth, body: JSON.stringify({ type: 5 }) });
+    const again = await fetch(`${fake.apiRoot}/v10/interactions/${id}/${token}/callback`, {
+      method: 'POST',
+      headers: noAuth,
+      body: JSON.stringify({ type: 5 }),
+    });
     expect(((await again.json()) as { code: number }).code).toBe(40060);
-    const filled = await fetch(`${fake.apiRoot}/v10/webhooks/${app}/${token}/messages/@original`, { method: 'PATCH', headers: noAuth, body: JSON.stringify({ content: 'Idle.' }) });
+    const filled = await fetch(`${fake.apiRoot}/v10/webhooks/${app}/${token}/messages/@original`, {
+      method: 'PATCH',
+      headers: noAuth,
+      body: JSON.stringify({ content: 'Idle.' }),
+    });
     expect(filled.status).toBe(200);
     expect(fake.interactions.interactions.get(id)?.messages).toEqual([{ id: expect.any(String), content: 'Idle.', flags: 64, via: 'original' }]);
   });
 
   it('buttons: components are checked as Discord does (5 per row, custom_id 1-100 characters), and a press must hit a real button', async () => {
     const channel = fake.fixtures.generalChannelId;
-    const row = (n: number, id = (i: number) => `b${i}`) => ({ type: 1, components: Array.from({ length: n }, (_, i) => ({ type: 2, style: 2, label: `B${i}`, custom_id: id(i) })) });
+    const row = (n: number, id = (i: number) => `b${i}`) => ({
+      type: 1,
+      components: Array.from({ length: n }, (_, i) => ({ type: 2, style: 2, label: `B${i}`, custom_id: id(i) })),
+    });
     const tooMany = await api(`/channels/${channel}/messages`, { method: 'POST', body: JSON.stringify({ content: 'pick', components: [row(6)] }) });
     expect(tooMany.status).toBe(400);
-    const longId = await api(`/channels/${channel}/messages`, { method: 'POST', body: JSON.stringify({ content: 'pick', components: [row(1, () => 'x'.repeat(101))] }) });
+    const longId = await api(`/channels/${channel}/messages`, {
+      method: 'POST',
+      body: JSON.stringify({ content: 'pick', components: [row(1, () => 'x'.repeat(101))] }),
+    });
     expect(longId.status).toBe(400);
     const ok = await api(`/channels/${channel}/messages`, { method: 'POST', body: JSON.stringify({ content: 'pick', components: [row(2)] }) });
     const message = (await ok.json()) as { id: string };

@@ -185,7 +185,11 @@ export async function startDiscordFake(opts: DiscordFakeOptions = {}): Promise<D
     cdn,
     interactions,
     invokeCommand: (input) => interactions.invokeCommand(input),
-    pressButton: (input) => interactions.pressButton(input, world.messages.get(input.messageId)?.channelId === input.channelId ? world.messages.get(input.messageId)?.json : undefined),
+    pressButton: (input) =>
+      interactions.pressButton(
+        input,
+        world.messages.get(input.messageId)?.channelId === input.channelId ? world.messages.get(input.messageId)?.json : undefined,
+      ),
     postUserMessage: (input) =>
       world.postUserMessage({
         ...input,
@@ -195,8 +199,7 @@ export async function startDiscordFake(opts: DiscordFakeOptions = {}): Promise<D
         ),
       }),
     openDm: (user) => world.openDm(user).id,
-    createUserThread: (parentId, name, owner) =>
-      String(world.createThread(world.channel(parentId), ids.next(), name, owner).id),
+    createUserThread: (parentId, name, owner) => String(world.createThread(world.channel(parentId), ids.next(), name, owner).id),
     failNext(route, failure) {
       const queue = failures.get(route) ?? [];
       queue.push(failure);

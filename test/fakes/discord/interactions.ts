@@ -151,7 +151,19 @@ export class FakeInteractions {
       data: { custom_id: input.customId, component_type: 2 },
       message,
     };
-    this.interactions.set(id, { id, type: 3, customId: input.customId, messageId: input.messageId, token, channelId: channel.id, userId: input.user.id, createdAt: this.world.now(), callbackType: null, flags: 0, messages: [] });
+    this.interactions.set(id, {
+      id,
+      type: 3,
+      customId: input.customId,
+      messageId: input.messageId,
+      token,
+      channelId: channel.id,
+      userId: input.user.id,
+      createdAt: this.world.now(),
+      callbackType: null,
+      flags: 0,
+      messages: [],
+    });
     this.dispatch('INTERACTION_CREATE', d);
     return id;
   }
@@ -289,7 +301,8 @@ export class FakeInteractions {
     }
     const options = Array.isArray(raw.options) ? raw.options.filter(isObject) : [];
     for (const [j, o] of options.entries()) {
-      if (typeof o.name !== 'string' || !NAME_RE.test(o.name)) throw fieldError(`${i}.options.${j}.name`, 'APPLICATION_COMMAND_INVALID_NAME', 'Command name is invalid');
+      if (typeof o.name !== 'string' || !NAME_RE.test(o.name))
+        throw fieldError(`${i}.options.${j}.name`, 'APPLICATION_COMMAND_INVALID_NAME', 'Command name is invalid');
       if (typeof o.description !== 'string' || o.description.length < 1 || o.description.length > 100) {
         throw fieldError(`${i}.options.${j}.description`, 'BASE_TYPE_BAD_LENGTH', 'Must be between 1 and 100 in length.');
       }
@@ -325,11 +338,14 @@ export function componentsOf(body: JsonObject): JsonObject[] | undefined {
   const ids = new Set<string>();
   for (const [i, row] of rows.entries()) {
     const buttons = Array.isArray(row.components) ? row.components.filter(isObject) : [];
-    if (row.type !== 1 || buttons.length < 1 || buttons.length > 5) throw fieldError(`components.${i}`, 'BASE_TYPE_BAD_LENGTH', 'An action row holds 1 to 5 components.');
+    if (row.type !== 1 || buttons.length < 1 || buttons.length > 5)
+      throw fieldError(`components.${i}`, 'BASE_TYPE_BAD_LENGTH', 'An action row holds 1 to 5 components.');
     for (const [j, b] of buttons.entries()) {
       const id = b.custom_id;
-      if (typeof id !== 'string' || id.length < 1 || id.length > 100 || ids.has(id)) throw fieldError(`components.${i}.components.${j}.custom_id`, 'COMPONENT_CUSTOM_ID_INVALID', 'custom_id must be 1-100 characters and unique.');
-      if (typeof b.label === 'string' && b.label.length > 80) throw fieldError(`components.${i}.components.${j}.label`, 'BASE_TYPE_MAX_LENGTH', 'Must be 80 or fewer in length.');
+      if (typeof id !== 'string' || id.length < 1 || id.length > 100 || ids.has(id))
+        throw fieldError(`components.${i}.components.${j}.custom_id`, 'COMPONENT_CUSTOM_ID_INVALID', 'custom_id must be 1-100 characters and unique.');
+      if (typeof b.label === 'string' && b.label.length > 80)
+        throw fieldError(`components.${i}.components.${j}.label`, 'BASE_TYPE_MAX_LENGTH', 'Must be 80 or fewer in length.');
       ids.add(id);
     }
   }

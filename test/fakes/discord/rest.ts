@@ -298,7 +298,7 @@ function sendFailure(res: ServerResponse, route: RestRoute, f: FailureSpec): voi
       'Retry-After': String(Math.ceil(retryAfter)),
       'X-RateLimit-Limit': String(RATE_LIMIT),
       'X-RateLimit-Remaining': '0',
-      'X-RateLimit-Reset': ((Date.now() / 1000) + retryAfter).toFixed(3),
+      'X-RateLimit-Reset': (Date.now() / 1000 + retryAfter).toFixed(3),
       'X-RateLimit-Reset-After': retryAfter.toFixed(3),
       'X-RateLimit-Bucket': bucketOf(route),
       'X-RateLimit-Scope': f.global ? 'global' : 'user',
@@ -321,7 +321,7 @@ function rateLimitHeaders(route: RestRoute): Record<string, string> {
   return {
     'X-RateLimit-Limit': String(RATE_LIMIT),
     'X-RateLimit-Remaining': String(RATE_LIMIT - 1),
-    'X-RateLimit-Reset': ((Date.now() / 1000) + 1).toFixed(3),
+    'X-RateLimit-Reset': (Date.now() / 1000 + 1).toFixed(3),
     'X-RateLimit-Reset-After': '1.000',
     'X-RateLimit-Bucket': bucketOf(route),
   };

@@ -174,18 +174,24 @@ function validate(body: Body, headers: Record<string, string>): HttpReply | unde
     }
     const unexpected = results.filter((id) => !previousToolUses.includes(id));
     if (unexpected.length > 0) {
-      return bad(`messages.${i}.content.0: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${unexpected.join(', ')}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`);
+      return bad(
+        `messages.${i}.content.0: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${unexpected.join(', ')}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+      );
     }
     const unanswered = previousToolUses.filter((id) => !results.includes(id));
     if (unanswered.length > 0) {
-      return bad(`messages.${i - 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${unanswered.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`);
+      return bad(
+        `messages.${i - 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${unanswered.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
+      );
     }
     previousToolUses = uses;
   }
   const thinkingProblem = extendedThinkingProblem(body, messages);
   if (thinkingProblem) return bad(thinkingProblem);
   if (previousToolUses.length > 0) {
-    return bad(`messages.${messages.length - 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${previousToolUses.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`);
+    return bad(
+      `messages.${messages.length - 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${previousToolUses.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
+    );
   }
 
   if (body.tools !== undefined) {
@@ -216,9 +222,7 @@ function signatureProblem(body: Body, signed: ReadonlySet<string>): HttpReply | 
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content
-    .map((b: unknown) => (isRecord(b) && b.type === 'text' && typeof b.text === 'string' ? b.text : ''))
-    .join('');
+  return content.map((b: unknown) => (isRecord(b) && b.type === 'text' && typeof b.text === 'string' ? b.text : '')).join('');
 }
 
 function errorReply(error: StepError, body: Body): HttpReply {
@@ -234,7 +238,11 @@ function errorReply(error: StepError, body: Body): HttpReply {
     case 'not_found':
       return apiError(error.status, 'not_found_error', `model: ${String(body.model)}`);
     case 'payment_required':
-      return apiError(error.status, 'billing_error', 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.');
+      return apiError(
+        error.status,
+        'billing_error',
+        'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.',
+      );
     case 'too_large':
       return apiError(error.status, 'request_too_large', 'Request exceeds the maximum allowed number of bytes.');
     case 'context_length':
@@ -274,10 +282,7 @@ function blocksOf(step: Step, signed: Set<string>): Block[] {
     signed.add(signature);
     blocks.push({
       start: { type: 'thinking', thinking: '', signature: '' },
-      deltas: [
-        ...splitDeltas(step.reasoning).map((thinking) => ({ type: 'thinking_delta', thinking })),
-        { type: 'signature_delta', signature },
-      ],
+      deltas: [...splitDeltas(step.reasoning).map((thinking) => ({ type: 'thinking_delta', thinking })), { type: 'signature_delta', signature }],
       final: { type: 'thinking', thinking: step.reasoning, signature },
     });
   }
@@ -298,7 +303,10 @@ function blocksOf(step: Step, signed: Set<string>): Block[] {
     }
     blocks.push({
       start: { type: 'tool_use', id, name: tc.name, input: {} },
-      deltas: [{ type: 'input_json_delta', partial_json: '' }, ...splitFragments(tc.arguments).map((partial_json) => ({ type: 'input_json_delta', partial_json }))],
+      deltas: [
+        { type: 'input_json_delta', partial_json: '' },
+        ...splitFragments(tc.arguments).map((partial_json) => ({ type: 'input_json_delta', partial_json })),
+      ],
       final: { type: 'tool_use', id, name: tc.name, input },
     });
   }

@@ -10,18 +10,7 @@ import { EventStreamCodec, type MessageHeaders } from '@smithy/eventstream-codec
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  errorKindOf,
-  finishOf,
-  flattenHeaders,
-  isRecord,
-  parseObject,
-  randomId,
-  readBody,
-  splitDeltas,
-  splitFragments,
-  usageOf,
-} from './server.js';
+import { errorKindOf, finishOf, flattenHeaders, isRecord, parseObject, randomId, readBody, splitDeltas, splitFragments, usageOf } from './server.js';
 import type { FakeLLM, FakeOptions, RecordedRequest, Responder, Step, StepError } from './types.js';
 
 const HOST = '127.0.0.1';
@@ -180,20 +169,30 @@ function streamEvents(step: Step, body: Record<string, unknown>): BedrockEvent[]
   const events: BedrockEvent[] = [{ type: 'messageStart', payload: { role: 'assistant' } }];
   let index = 0;
   if (step.reasoning) {
-    for (const piece of splitDeltas(step.reasoning)) events.push({ type: 'contentBlockDelta', payload: { contentBlockIndex: index, delta: { reasoningContent: { text: piece } } }, delta: true });
+    for (const piece of splitDeltas(step.reasoning))
+      events.push({ type: 'contentBlockDelta', payload: { contentBlockIndex: index, delta: { reasoningContent: { text: piece } } }, delta: true });
     // Claude's extended thinking (on through additionalModelRequestFields) signs its reasoning, as on the Anthropic API.
     if (thinkingBudgetOf(body) !== undefined) {
-      events.push({ type: 'contentBlockDelta', payload: { contentBlockIndex: index, delta: { reasoningContent: { signature: randomId('sig_', 24) } } }, delta: true });
+      events.push({
+        type: 'contentBlockDelta',
+        payload: { contentBlockIndex: index, delta: { reasoningContent: { signature: randomId('sig_', 24) } } },
+        delta: true,
+      });
     }
     events.push({ type: 'contentBlockStop', payload: { contentBlockIndex: index++ } });
   }
   if (step.text) {
-    for (const piece of splitDeltas(step.text)) events.push({ type: 'contentBlockDelta', payload: { contentBlockIndex: index, delta: { text: piece } }, delta: true });
+    for (const piece of splitDeltas(step.text))
+      events.push({ type: 'contentBlockDelta', payload: { contentBlockIndex: index, delta: { text: piece } }, delta: true });
     events.push({ type: 'contentBlockStop', payload: { contentBlockIndex: index++ } });
   }
   for (const tc of step.toolCalls ?? []) {
-    events.push({ type: 'contentBlockStart', payload: { contentBlockIndex: index, start: { toolUse: { toolUseId: tc.id ?? randomId('tooluse_'), name: tc.name } } } });
-    for (const frag of splitFragments(tc.arguments)) events.push({ type: 'contentBlockDelta', payload: { contentBlockIndex: index, delta: { toolUse: { input: frag } } }, delta: true });
+    events.push({
+      type: 'contentBlockStart',
+      payload: { contentBlockIndex: index, start: { toolUse: { toolUseId: tc.id ?? randomId('tooluse_'), name: tc.name } } },
+    });
+    for (const frag of splitFragments(tc.arguments))
+      events.push({ type: 'contentBlockDelta', payload: { contentBlockIndex: index, delta: { toolUse: { input: frag } } }, delta: true });
     events.push({ type: 'contentBlockStop', payload: { contentBlockIndex: index++ } });
   }
   events.push({ type: 'messageStop', payload: { stopReason: STOP_REASONS[finishOf(step)] } });
@@ -201,7 +200,13 @@ function streamEvents(step: Step, body: Record<string, unknown>): BedrockEvent[]
   events.push({
     type: 'metadata',
     payload: {
-      usage: { inputTokens: u.input, outputTokens: u.output, totalTokens: u.input + u.output + u.cacheRead + u.cacheWrite, cacheReadInputTokens: u.cacheRead, cacheWriteInputTokens: u.cacheWrite },
+      usage: {
+        inputTokens: u.input,
+        outputTokens: u.output,
+        totalTokens: u.input + u.output + u.cacheRead + u.cacheWrite,
+        cacheReadInputTokens: u.cacheRead,
+        cacheWriteInputTokens: u.cacheWrite,
+      },
       metrics: { latencyMs: 42 },
     },
   });
@@ -229,7 +234,11 @@ function thinkingProblem(body: Record<string, unknown>, messages: unknown[]): st
   if (!toolLoop || !isRecord(assistant) || !Array.isArray(assistant.content)) return undefined;
   const first: unknown = assistant.content[0];
   const reasoning = isRecord(first) && isRecord(first.reasoningContent) ? first.reasoningContent : undefined;
-  const signed = reasoning && (isRecord(reasoning.reasoningText) ? typeof reasoning.reasoningText.signature === 'string' && reasoning.reasoningText.signature !== '' : reasoning.redactedContent !== undefined);
+  const signed =
+    reasoning &&
+    (isRecord(reasoning.reasoningText)
+      ? typeof reasoning.reasoningText.signature === 'string' && reasoning.reasoningText.signature !== ''
+      : reasoning.redactedContent !== undefined);
   if (signed) return undefined;
   return `messages.${messages.length - 2}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${reasoning ? 'thinking without a signature' : 'text'}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks).`;
 }
@@ -237,7 +246,8 @@ function thinkingProblem(body: Record<string, unknown>, messages: unknown[]): st
 /** The Converse rules a broken conversion would trip over; the message is Bedrock's wording. */
 function validate(body: Record<string, unknown>): string | undefined {
   const messages = body.messages;
-  if (!Array.isArray(messages) || messages.length === 0) return 'A conversation must start with a user message. Try again with a conversation that starts with a user message.';
+  if (!Array.isArray(messages) || messages.length === 0)
+    return 'A conversation must start with a user message. Try again with a conversation that starts with a user message.';
   const thinking = thinkingProblem(body, messages);
   if (thinking) return thinking;
   let pendingToolUse: string[] = [];
@@ -247,12 +257,14 @@ function validate(body: Record<string, unknown>): string | undefined {
     const m: unknown = messages[i];
     if (!isRecord(m) || !Array.isArray(m.content)) return `messages.${i}: content is required`;
     const expected = i % 2 === 0 ? 'user' : 'assistant';
-    if (m.role !== expected) return 'A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.';
+    if (m.role !== expected)
+      return 'A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.';
     const results: string[] = [];
     for (const block of m.content as unknown[]) {
       if (!isRecord(block)) return `messages.${i}: invalid content block`;
       if ('cachePoint' in block) cachePoints++;
-      if (typeof block.text === 'string' && block.text.trim() === '') return 'The text field in the ContentBlock object is blank. Add text to the text field, and try again.';
+      if (typeof block.text === 'string' && block.text.trim() === '')
+        return 'The text field in the ContentBlock object is blank. Add text to the text field, and try again.';
       if (isRecord(block.toolUse)) usesTools = true;
       if (isRecord(block.toolResult)) {
         usesTools = true;
@@ -263,7 +275,10 @@ function validate(body: Record<string, unknown>): string | undefined {
       const missing = pendingToolUse.filter((id) => !results.includes(id));
       if (missing.length > 0) return `Expected toolResult blocks at messages.${i}.content for the following Ids: ${missing.join(', ')}`;
     }
-    pendingToolUse = m.role === 'assistant' ? (m.content as Record<string, unknown>[]).filter((b) => isRecord(b.toolUse)).map((b) => String((b.toolUse as Record<string, unknown>).toolUseId)) : [];
+    pendingToolUse =
+      m.role === 'assistant'
+        ? (m.content as Record<string, unknown>[]).filter((b) => isRecord(b.toolUse)).map((b) => String((b.toolUse as Record<string, unknown>).toolUseId))
+        : [];
   }
   if (usesTools && !isRecord(body.toolConfig)) return 'The toolConfig field must be defined when using toolUse and toolResult content blocks.';
   if (cachePoints > MAX_CACHE_POINTS) return `A maximum of ${MAX_CACHE_POINTS} cache points may be provided. Found: ${cachePoints}.`;

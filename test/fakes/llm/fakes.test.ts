@@ -29,14 +29,20 @@ describe('OpenAI stand-in', () => {
   it('frames a stream as data-only SSE ending in [DONE], with a usage chunk when asked', async () => {
     const f = await openai();
     f.script({ text: 'Hi there', usage: { input: 10, output: 2, cacheRead: 4 } });
-    const res = await post(`${f.url}/chat/completions`, { model: 'gpt-4o', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'x' }] }, openaiHeaders);
+    const res = await post(
+      `${f.url}/chat/completions`,
+      { model: 'gpt-4o', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'x' }] },
+      openaiHeaders,
+    );
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     expect(res.headers.get('x-request-id')).toMatch(/^req_/);
     const raw = await res.text();
     const frames = raw.split('\n\n').filter((s) => s !== '');
     expect(raw.endsWith('data: [DONE]\n\n')).toBe(true);
     expect(frames.every((fr) => fr.startsWith('data: ') && !fr.includes('\n'))).toBe(true);
-    const chunks = frames.slice(0, -1).map((fr) => JSON.parse(fr.slice(6)) as { choices: { delta: { content?: string }; finish_reason: string | null }[]; usage: unknown });
+    const chunks = frames
+      .slice(0, -1)
+      .map((fr) => JSON.parse(fr.slice(6)) as { choices: { delta: { content?: string }; finish_reason: string | null }[]; usage: unknown });
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('Hi there');
     expect(chunks.at(-2)!.choices[0]!.finish_reason).toBe('stop');
     expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 14, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 4 } } });
@@ -44,8 +50,15 @@ describe('OpenAI stand-in', () => {
 
   it('answers a non-streaming request with a chat.completion body (echo by default)', async () => {
     const f = await openai();
-    const res = await post(`${f.url}/chat/completions`, { model: 'gpt-4o', messages: [{ role: 'user', content: [{ type: 'text', text: 'ping' }] }] }, openaiHeaders);
-    expect(await res.json()).toMatchObject({ object: 'chat.completion', choices: [{ message: { role: 'assistant', content: 'ok: ping' }, finish_reason: 'stop' }] });
+    const res = await post(
+      `${f.url}/chat/completions`,
+      { model: 'gpt-4o', messages: [{ role: 'user', content: [{ type: 'text', text: 'ping' }] }] },
+      openaiHeaders,
+    );
+    expect(await res.json()).toMatchObject({
+      object: 'chat.completion',
+      choices: [{ message: { role: 'assistant', content: 'ok: ping' }, finish_reason: 'stop' }],
+    });
   });
 
   it('returns OpenAI error bodies: missing key, unanswered tool call, unknown route', async () => {
@@ -56,7 +69,14 @@ describe('OpenAI stand-in', () => {
 
     const unanswered = await post(
       `${f.url}/chat/completions`,
-      { model: 'm', messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: null, tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'user', content: 'b' }] },
+      {
+        model: 'm',
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+          { role: 'user', content: 'b' },
+        ],
+      },
       openaiHeaders,
     );
     expect(unanswered.status).toBe(400);
@@ -88,7 +108,11 @@ describe('Anthropic stand-in', () => {
   it('streams named events in the real order', async () => {
     const f = await anthropic();
     f.script({ reasoning: 'hmm', text: 'Hi', toolCalls: [{ id: 'toolu_1', name: 'f', arguments: '{"a":1}' }] });
-    const res = await post(`${f.url}/v1/messages`, { model: 'claude-haiku-4-5', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'x' }] }, anthropicHeaders);
+    const res = await post(
+      `${f.url}/v1/messages`,
+      { model: 'claude-haiku-4-5', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'x' }] },
+      anthropicHeaders,
+    );
     expect(res.headers.get('request-id')).toMatch(/^req_/);
     const frames = (await res.text()).split('\n\n').filter((s) => s !== '');
     const events = frames.map((fr) => {
@@ -100,11 +124,19 @@ describe('Anthropic stand-in', () => {
     });
     const names = events.map((e) => e.name).filter((n, i, all) => n !== 'content_block_delta' || all[i - 1] !== 'content_block_delta');
     expect(names).toEqual([
-      'message_start', 'ping',
-      'content_block_start', 'content_block_delta', 'content_block_stop', // thinking (+ signature)
-      'content_block_start', 'content_block_delta', 'content_block_stop', // text
-      'content_block_start', 'content_block_delta', 'content_block_stop', // tool_use
-      'message_delta', 'message_stop',
+      'message_start',
+      'ping',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_stop', // thinking (+ signature)
+      'content_block_start',
+      'content_block_delta',
+      'content_block_stop', // text
+      'content_block_start',
+      'content_block_delta',
+      'content_block_stop', // tool_use
+      'message_delta',
+      'message_stop',
     ]);
     expect(events.find((e) => e.name === 'message_delta')!.data.delta!.stop_reason).toBe('tool_use');
     expect(events.some((e) => e.data.delta?.type === 'signature_delta')).toBe(true);
@@ -125,7 +157,18 @@ describe('Anthropic stand-in', () => {
 
   it('rejects what the API rejects: repeated roles, tool_use without a following tool_result', async () => {
     const f = await anthropic();
-    const repeated = await post(`${f.url}/v1/messages`, { model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'a' }, { role: 'user', content: 'b' }] }, anthropicHeaders);
+    const repeated = await post(
+      `${f.url}/v1/messages`,
+      {
+        model: 'm',
+        max_tokens: 10,
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'user', content: 'b' },
+        ],
+      },
+      anthropicHeaders,
+    );
     expect(repeated.status).toBe(400);
     expect(await repeated.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
 
@@ -156,7 +199,12 @@ describe('Anthropic stand-in', () => {
     expect(await overloaded.json()).toEqual({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
 
     const controller = new AbortController();
-    const pending = fetch(`${f.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', ...anthropicHeaders }, body: JSON.stringify(body), signal: controller.signal }).catch((e: unknown) => e);
+    const pending = fetch(`${f.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...anthropicHeaders },
+      body: JSON.stringify(body),
+      signal: controller.signal,
+    }).catch((e: unknown) => e);
     await vi.waitFor(() => expect(f.activeRequests()).toBe(1));
     controller.abort();
     await pending;
@@ -175,7 +223,11 @@ describe('tool schemas (the rules an unrepaired MCP schema breaks)', () => {
     const noItems = await call({ type: 'object', properties: { tags: { type: 'array' } } });
     expect(noItems.status).toBe(400);
     expect(await noItems.json()).toMatchObject({
-      error: { message: "Invalid schema for function 'look': In context=('properties', 'tags'), array schema missing items.", param: 'tools[0].function.parameters', code: 'invalid_function_parameters' },
+      error: {
+        message: "Invalid schema for function 'look': In context=('properties', 'tags'), array schema missing items.",
+        param: 'tools[0].function.parameters',
+        code: 'invalid_function_parameters',
+      },
     });
     expect((await call({ anyOf: [{ type: 'object' }] })).status).toBe(400);
     expect((await call({ type: 'object' })).status).toBe(400);

@@ -76,13 +76,20 @@ export function openAIImageProblem(messages: unknown[]): { message: string; code
       const url = isRecord(part.image_url) ? part.image_url.url : undefined;
       const data = typeof url === 'string' ? /^data:([^;,]+);base64,(.*)$/s.exec(url) : null;
       if (typeof url !== 'string' || (!data && !/^https?:\/\//.test(url))) {
-        return { message: "Invalid 'image_url'. Expected a base64-encoded data URL with an image MIME type (e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), but got an invalid value.", code: 'invalid_value' };
+        return {
+          message:
+            "Invalid 'image_url'. Expected a base64-encoded data URL with an image MIME type (e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), but got an invalid value.",
+          code: 'invalid_value',
+        };
       }
       if (!data) continue;
       const bytes = Buffer.from(data[2], 'base64');
       if (bytes.length > OPENAI_MAX_IMAGE_BYTES) return { message: 'Image exceeds the 20 MB size limit.', code: 'image_too_large' };
       if (sniffImageType(bytes) === undefined) {
-        return { message: "You uploaded an unsupported image. Please make sure your image has of one the following formats: ['png', 'jpeg', 'gif', 'webp'].", code: 'invalid_image_format' };
+        return {
+          message: "You uploaded an unsupported image. Please make sure your image has of one the following formats: ['png', 'jpeg', 'gif', 'webp'].",
+          code: 'invalid_image_format',
+        };
       }
     }
   }
@@ -103,7 +110,8 @@ export function anthropicImageProblem(messages: unknown[]): string | undefined {
           const inner: unknown = b.content[k];
           const at = `messages.${i}.content.${j}.tool_result.content.${k}`;
           const type = isRecord(inner) ? String(inner.type) : typeof inner;
-          if (!TOOL_RESULT_BLOCK_TYPES.includes(type)) return `${at}: Input tag '${type}' found using 'type' does not match any of the expected tags: 'text', 'image', 'search_result', 'document'`;
+          if (!TOOL_RESULT_BLOCK_TYPES.includes(type))
+            return `${at}: Input tag '${type}' found using 'type' does not match any of the expected tags: 'text', 'image', 'search_result', 'document'`;
           if (type === 'image') {
             const problem = anthropicImageBlockProblem(inner as Record<string, unknown>, `${at}.image.source`);
             if (problem) return problem;

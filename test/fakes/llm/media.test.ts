@@ -20,7 +20,18 @@ describe('images in the LLM stand-ins', () => {
       fetch(`${f.url}/chat/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' },
-        body: JSON.stringify({ model: 'gpt-4.1-mini', messages: [{ role: 'user', content: [{ type: 'text', text: 'what?' }, { type: 'image_url', image_url: { url } }] }] }),
+        body: JSON.stringify({
+          model: 'gpt-4.1-mini',
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: 'what?' },
+                { type: 'image_url', image_url: { url } },
+              ],
+            },
+          ],
+        }),
       });
     expect((await ask(`data:image/png;base64,${png}`)).status).toBe(200);
     expect(imagesOf(f.requests[0])).toEqual([{ messageIndex: 0, role: 'user', mimeType: 'image/png', bytes: PNG_1X1 }]);
@@ -38,7 +49,15 @@ describe('images in the LLM stand-ins', () => {
         body: JSON.stringify({
           model: 'claude-haiku-4-5',
           max_tokens: 10,
-          messages: [{ role: 'user', content: [{ type: 'text', text: 'what?' }, { type: 'image', source: { type: 'base64', media_type: mediaType, data: png } }] }],
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: 'what?' },
+                { type: 'image', source: { type: 'base64', media_type: mediaType, data: png } },
+              ],
+            },
+          ],
         }),
       });
     expect((await ask('image/png')).status).toBe(200);
@@ -77,7 +96,11 @@ describe('images in the LLM stand-ins', () => {
   it('OpenAI: an image in a tool message is refused (images only in user messages); Responses takes them in a function_call_output', async () => {
     const f = track(await startFakeOpenAI());
     const post = (path: string, body: unknown) =>
-      fetch(`${f.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' }, body: JSON.stringify(body) });
+      fetch(`${f.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' },
+        body: JSON.stringify(body),
+      });
     const call = { id: 'call_1', type: 'function', function: { name: 'shot', arguments: '{}' } };
     const inTool = await post('/chat/completions', {
       model: 'gpt-4.1-mini',
@@ -95,7 +118,14 @@ describe('images in the LLM stand-ins', () => {
         input: [
           { role: 'user', content: 'take one' },
           { type: 'function_call', call_id: 'call_1', name: 'shot', arguments: '{}' },
-          { type: 'function_call_output', call_id: 'call_1', output: [{ type: 'input_text', text: 'here' }, { type: 'input_image', image_url: image }] },
+          {
+            type: 'function_call_output',
+            call_id: 'call_1',
+            output: [
+              { type: 'input_text', text: 'here' },
+              { type: 'input_image', image_url: image },
+            ],
+          },
         ],
       });
     expect((await responses(`data:image/png;base64,${png}`)).status).toBe(200);

@@ -6,17 +6,7 @@
  * conversion would trip over: every function_call needs its function_call_output, an output needs its call,
  * and with `store: false` a reasoning item can only come back with its encrypted_content.
  */
-import {
-  finishOf,
-  isRecord,
-  randomId,
-  splitDeltas,
-  splitFragments,
-  usageOf,
-  type HttpReply,
-  type SseEvent,
-  type WireFormat,
-} from './server.js';
+import { finishOf, isRecord, randomId, splitDeltas, splitFragments, usageOf, type HttpReply, type SseEvent, type WireFormat } from './server.js';
 import type { Step } from './types.js';
 import { openAIImageProblem } from './images.js';
 
@@ -87,7 +77,17 @@ function validate(body: Body): HttpReply | undefined {
     if (type === 'reasoning') {
       const encrypted = item.encrypted_content;
       if (typeof encrypted !== 'string') {
-        return { status: 404, body: { error: { message: `Item with id '${String(item.id)}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`, type: 'invalid_request_error', param: 'input', code: null } } };
+        return {
+          status: 404,
+          body: {
+            error: {
+              message: `Item with id '${String(item.id)}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`,
+              type: 'invalid_request_error',
+              param: 'input',
+              code: null,
+            },
+          },
+        };
       }
       if (!encrypted.startsWith(ENCRYPTED_PREFIX)) return bad(`The encrypted content for item ${String(item.id)} could not be verified.`, null);
     }
@@ -98,7 +98,8 @@ function validate(body: Body): HttpReply | undefined {
     if (!Array.isArray(body.tools)) return bad("Invalid type for 'tools': expected an array.", 'tools');
     for (let i = 0; i < body.tools.length; i++) {
       const t: unknown = body.tools[i];
-      if (!isRecord(t) || t.type !== 'function' || typeof t.name !== 'string') return bad(`Missing required parameter: 'tools[${i}].name'.`, `tools[${i}].name`);
+      if (!isRecord(t) || t.type !== 'function' || typeof t.name !== 'string')
+        return bad(`Missing required parameter: 'tools[${i}].name'.`, `tools[${i}].name`);
     }
   }
   return undefined;
@@ -144,7 +145,14 @@ function outputItems(step: Step, body: Body): Items {
     };
   }
   for (const tc of step.toolCalls ?? []) {
-    items.calls.push({ id: randomId('fc_'), type: 'function_call', status: 'completed', call_id: tc.id ?? randomId('call_'), name: tc.name, arguments: tc.arguments });
+    items.calls.push({
+      id: randomId('fc_'),
+      type: 'function_call',
+      status: 'completed',
+      call_id: tc.id ?? randomId('call_'),
+      name: tc.name,
+      arguments: tc.arguments,
+    });
   }
   return items;
 }
@@ -210,7 +218,8 @@ function streamEvents(step: Step, body: Body): SseEvent[] {
     const text = step.reasoning ?? '';
     emit('response.output_item.added', { output_index, item: { id: item.id, type: 'reasoning', summary: [] } });
     emit('response.reasoning_summary_part.added', { item_id: item.id, output_index, summary_index: 0, part: { type: 'summary_text', text: '' } });
-    for (const piece of splitDeltas(text)) emit('response.reasoning_summary_text.delta', { item_id: item.id, output_index, summary_index: 0, delta: piece }, true);
+    for (const piece of splitDeltas(text))
+      emit('response.reasoning_summary_text.delta', { item_id: item.id, output_index, summary_index: 0, delta: piece }, true);
     emit('response.reasoning_summary_text.done', { item_id: item.id, output_index, summary_index: 0, text });
     emit('response.reasoning_summary_part.done', { item_id: item.id, output_index, summary_index: 0, part: { type: 'summary_text', text } });
     emit('response.output_item.done', { output_index, item });
@@ -222,7 +231,8 @@ function streamEvents(step: Step, body: Body): SseEvent[] {
     const part = { type: 'output_text', text: '', annotations: [], logprobs: [] };
     emit('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', content: [] } });
     emit('response.content_part.added', { item_id: item.id, output_index, content_index: 0, part });
-    for (const piece of splitDeltas(text)) emit('response.output_text.delta', { item_id: item.id, output_index, content_index: 0, delta: piece, logprobs: [] }, true);
+    for (const piece of splitDeltas(text))
+      emit('response.output_text.delta', { item_id: item.id, output_index, content_index: 0, delta: piece, logprobs: [] }, true);
     emit('response.output_text.done', { item_id: item.id, output_index, content_index: 0, text, logprobs: [] });
     emit('response.content_part.done', { item_id: item.id, output_index, content_index: 0, part: { ...part, text } });
     emit('response.output_item.done', { output_index, item });

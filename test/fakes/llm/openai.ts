@@ -52,8 +52,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     },
     lastUserText: (body) => lastTextOf(body.messages, textOf),
     errorReply,
-    notFoundReply: (method, path) =>
-      apiError(404, `Invalid URL (${method} ${path})`, 'invalid_request_error', null, null),
+    notFoundReply: (method, path) => apiError(404, `Invalid URL (${method} ${path})`, 'invalid_request_error', null, null),
     streamEvents: (step, body) => streamEvents(step, body, reasoningField, compat),
     jsonBody: (step, body) => jsonBody(step, body, reasoningField),
     routes: { [SPEECH_PATH]: speech.route, [TRANSCRIPTION_PATH]: audio.route },
@@ -93,12 +92,12 @@ function checkAuth(headers: Record<string, string>, apiKey: string | undefined):
 
 /** The rules real servers enforce that a broken message conversion would trip over. */
 function validate(body: Body): HttpReply | undefined {
-  const bad = (message: string, param: string | null): HttpReply =>
-    apiError(400, message, 'invalid_request_error', param, null);
+  const bad = (message: string, param: string | null): HttpReply => apiError(400, message, 'invalid_request_error', param, null);
   if (typeof body.model !== 'string' || body.model === '') return bad('you must provide a model parameter', null);
   const messages = body.messages;
   if (!Array.isArray(messages)) return bad("Missing required parameter: 'messages'.", 'messages');
-  if (messages.length === 0) return bad("Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", 'messages');
+  if (messages.length === 0)
+    return bad("Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", 'messages');
   const imageProblem = openAIImageProblem(messages);
   if (imageProblem) return apiError(400, imageProblem.message, 'invalid_request_error', null, imageProblem.code);
 
@@ -107,7 +106,10 @@ function validate(body: Body): HttpReply | undefined {
   for (let i = 0; i < messages.length; i++) {
     const m: unknown = messages[i];
     if (!isRecord(m) || !['system', 'developer', 'user', 'assistant', 'tool'].includes(String(m.role))) {
-      return bad(`Invalid value: '${isRecord(m) ? String(m.role) : typeof m}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.`, `messages[${i}].role`);
+      return bad(
+        `Invalid value: '${isRecord(m) ? String(m.role) : typeof m}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.`,
+        `messages[${i}].role`,
+      );
     }
     if (m.role === 'tool') {
       const id = m.tool_call_id;
@@ -147,9 +149,7 @@ function validate(body: Body): HttpReply | undefined {
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content
-    .map((p: unknown) => (isRecord(p) && p.type === 'text' && typeof p.text === 'string' ? p.text : ''))
-    .join('');
+  return content.map((p: unknown) => (isRecord(p) && p.type === 'text' && typeof p.text === 'string' ? p.text : '')).join('');
 }
 
 function errorReply(error: StepError, body: Body): HttpReply {
@@ -166,7 +166,13 @@ function errorReply(error: StepError, body: Body): HttpReply {
       );
     }
     case 'auth':
-      return apiError(error.status, 'Incorrect API key provided: sk-***. You can find your API key at https://platform.openai.com/account/api-keys.', 'invalid_request_error', null, 'invalid_api_key');
+      return apiError(
+        error.status,
+        'Incorrect API key provided: sk-***. You can find your API key at https://platform.openai.com/account/api-keys.',
+        'invalid_request_error',
+        null,
+        'invalid_api_key',
+      );
     case 'not_found':
       return apiError(error.status, `The model \`${model}\` does not exist or you do not have access to it.`, 'invalid_request_error', null, 'model_not_found');
     case 'payment_required':
@@ -221,10 +227,21 @@ function streamEvents(step: Step, body: Body, reasoningField: string, compat: Co
   const textFirst = step.text !== undefined || step.reasoning !== undefined || toolCalls.length === 0;
   events.push({ data: chunk({ role: 'assistant', content: textFirst ? '' : null, refusal: null }) });
   for (const piece of splitDeltas(step.reasoning ?? '')) events.push({ data: chunk({ [reasoningField]: piece }), delta: true });
-  for (const detail of reasoningDetailDeltas(compat, step, toolCalls.map((tc) => tc.id))) events.push({ data: chunk(detail), delta: true });
+  for (const detail of reasoningDetailDeltas(
+    compat,
+    step,
+    toolCalls.map((tc) => tc.id),
+  ))
+    events.push({ data: chunk(detail), delta: true });
   for (const piece of splitDeltas(step.text ?? '')) events.push({ data: chunk({ content: piece }), delta: true });
   toolCalls.forEach((tc, index) => {
-    const head = { index, ...(tc.omitId ? {} : { id: tc.id }), type: 'function', function: { name: tc.name, arguments: '' }, ...toolCallExtra(compat, tc.id, index) };
+    const head = {
+      index,
+      ...(tc.omitId ? {} : { id: tc.id }),
+      type: 'function',
+      function: { name: tc.name, arguments: '' },
+      ...toolCallExtra(compat, tc.id, index),
+    };
     events.push({ data: chunk({ tool_calls: [head] }), delta: true });
     for (const frag of splitFragments(tc.arguments)) {
       events.push({ data: chunk({ tool_calls: [{ index, function: { arguments: frag } }] }), delta: true });

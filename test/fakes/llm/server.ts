@@ -139,8 +139,7 @@ export async function startFakeServer(wires: WireFormat | WireFormat[], opts: Fa
 
     if (step.error) {
       const r = withErrorMessage(wire.errorReply(step.error, rec.body), step.error.message);
-      const retry: Record<string, string> =
-        step.error.retryAfter === undefined ? {} : { 'retry-after': String(step.error.retryAfter) };
+      const retry: Record<string, string> = step.error.retryAfter === undefined ? {} : { 'retry-after': String(step.error.retryAfter) };
       return reply({ ...r, headers: { ...r.headers, ...retry } });
     }
     if (rec.body.stream !== true) return reply({ status: 200, body: wire.jsonBody(step, rec.body) });

@@ -72,7 +72,13 @@ export function createSpeech(): { route: ExtraRoute; control: FakeSpeech } {
     seen.push(req);
     const failure = failures.shift();
     if (failure) {
-      const reply = apiError(failure.status, failure.message ?? `stand-in failure ${failure.status}`, null, null, failure.status === 429 ? 'requests' : 'server_error');
+      const reply = apiError(
+        failure.status,
+        failure.message ?? `stand-in failure ${failure.status}`,
+        null,
+        null,
+        failure.status === 429 ? 'requests' : 'server_error',
+      );
       return failure.retryAfter === undefined ? reply : { ...reply, headers: { 'retry-after': String(failure.retryAfter) } };
     }
     const body = isRecord(req.body) ? req.body : {};

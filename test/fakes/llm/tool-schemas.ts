@@ -24,7 +24,8 @@ function walk(schema: Record<string, unknown>, path: string[]): { path: string[]
   if (types.includes('array') && schema.items === undefined && schema.prefixItems === undefined) return { path, message: 'array schema missing items' };
   if (isRecord(schema.properties)) {
     for (const [key, value] of Object.entries(schema.properties)) {
-      if (!isRecord(value) && typeof value !== 'boolean') return { path: [...path, 'properties', key], message: `'${String(value)}' is not of type 'object', 'boolean'` };
+      if (!isRecord(value) && typeof value !== 'boolean')
+        return { path: [...path, 'properties', key], message: `'${String(value)}' is not of type 'object', 'boolean'` };
       if (isRecord(value)) {
         const inner = walk(value, [...path, 'properties', key]);
         if (inner) return inner;

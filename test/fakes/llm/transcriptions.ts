@@ -41,7 +41,7 @@ export function transcriptionRoute(): { route: ExtraRoute; fake: TranscriptionFa
   });
   const route: ExtraRoute = async (rec, raw) => {
     const type = rec.headers['content-type'] ?? '';
-    if (!type.startsWith('multipart/form-data')) return error(400, "Invalid Content-Type header (expected multipart/form-data)");
+    if (!type.startsWith('multipart/form-data')) return error(400, 'Invalid Content-Type header (expected multipart/form-data)');
     if (raw.length > MAX_TRANSCRIPTION_BYTES) return error(413, `Maximum content size limit (${MAX_TRANSCRIPTION_BYTES}) exceeded (${raw.length} bytes read)`);
     let form: FormData;
     try {
@@ -52,7 +52,7 @@ export function transcriptionRoute(): { route: ExtraRoute; fake: TranscriptionFa
     const file = form.get('file');
     const model = form.get('model');
     if (typeof model !== 'string' || model === '') return error(400, 'you must provide a model parameter');
-    if (!(file instanceof File)) return error(400, "1 validation error for Request\nbody -> file\n  field required (type=value_error.missing)");
+    if (!(file instanceof File)) return error(400, '1 validation error for Request\nbody -> file\n  field required (type=value_error.missing)');
     const ext = file.name.split('.').pop()?.toLowerCase() ?? '';
     if (!FORMATS.includes(ext)) return error(400, `Invalid file format. Supported formats: ${JSON.stringify(FORMATS)}`);
     const responseFormat = typeof form.get('response_format') === 'string' ? String(form.get('response_format')) : 'json';
@@ -85,5 +85,11 @@ function usageOf(record: TranscriptionRecord, text: string): Record<string, unkn
   const billed = transcriptionBilling(record, text);
   if ('seconds' in billed) return { type: 'duration', seconds: billed.seconds };
   const { input, output } = billed;
-  return { type: 'tokens', input_tokens: input, output_tokens: output, total_tokens: input + output, input_token_details: { audio_tokens: input, text_tokens: 0 } };
+  return {
+    type: 'tokens',
+    input_tokens: input,
+    output_tokens: output,
+    total_tokens: input + output,
+    input_token_details: { audio_tokens: input, text_tokens: 0 },
+  };
 }

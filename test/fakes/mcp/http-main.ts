@@ -22,7 +22,9 @@ const http = createServer((req, res) => {
     let transport = typeof sid === 'string' ? sessions.get(sid) : undefined;
     if (!transport) {
       if (typeof sid === 'string') {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
         return;
       }
       const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({

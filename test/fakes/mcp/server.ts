@@ -21,7 +21,12 @@ const SVG_BASE64 = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>').toSt
 const noArgs = { type: 'object', properties: {} } as const;
 
 const BASE_TOOLS: Tool[] = [
-  { name: 'echo', description: 'Echoes the text back', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, annotations: { readOnlyHint: true } },
+  {
+    name: 'echo',
+    description: 'Echoes the text back',
+    inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    annotations: { readOnlyHint: true },
+  },
   { name: 'whoami', description: 'Which environment the server runs in', inputSchema: noArgs },
   { name: 'picture', description: 'A picture with a caption', inputSchema: noArgs },
   { name: 'gallery', description: 'Several pictures: one labelled with the wrong type, a larger one and a drawing', inputSchema: noArgs },
@@ -78,7 +83,12 @@ export function buildTestServer(label: string, list = new ToolList()): Server {
       case 'whoami':
         return text(JSON.stringify({ label, greeting: process.env.TEST_GREETING ?? null, inheritedBotToken: process.env.TELEGRAM_BOT_TOKEN !== undefined }));
       case 'picture':
-        return { content: [{ type: 'text', text: 'a red dot' }, { type: 'image', data: PIXEL_PNG_BASE64, mimeType: 'image/png' }] };
+        return {
+          content: [
+            { type: 'text', text: 'a red dot' },
+            { type: 'image', data: PIXEL_PNG_BASE64, mimeType: 'image/png' },
+          ],
+        };
       case 'gallery':
         return {
           content: [
@@ -98,7 +108,13 @@ export function buildTestServer(label: string, list = new ToolList()): Server {
           ],
         };
       case 'fail':
-        return { isError: true, content: [{ type: 'text', text: 'the disk is full' }, { type: 'image', data: PIXEL_PNG_BASE64, mimeType: 'image/png' }] };
+        return {
+          isError: true,
+          content: [
+            { type: 'text', text: 'the disk is full' },
+            { type: 'image', data: PIXEL_PNG_BASE64, mimeType: 'image/png' },
+          ],
+        };
       case 'big':
         return text('x'.repeat(BIG_RESULT_CHARS));
       // biome-ignore lint/suspicious/noFallthroughSwitchClause: process.exit never returns

@@ -46,7 +46,12 @@ export function pictureInfo(data: Buffer): PictureInfo | null {
   if (data.subarray(0, 8).equals(PNG_SIGNATURE) && data.length >= 24) {
     return { type: 'png', width: data.readUInt32BE(16), height: data.readUInt32BE(20) };
   }
-  if (data.subarray(0, 6).toString('latin1').match(/^GIF8[79]a$/)) {
+  if (
+    data
+      .subarray(0, 6)
+      .toString('latin1')
+      .match(/^GIF8[79]a$/)
+  ) {
     return { type: 'gif', width: data.readUInt16LE(6), height: data.readUInt16LE(8) };
   }
   if (data.subarray(0, 4).toString('latin1') === 'RIFF' && data.subarray(8, 12).toString('latin1') === 'WEBP') {

@@ -65,7 +65,11 @@ describe('Discord stand-in uploads', () => {
     open.push(discord);
     const channel = discord.fixtures.generalChannelId;
     const post = async (body: FormData) => {
-      const res = await fetch(`${discord.apiRoot}/v10/channels/${channel}/messages`, { method: 'POST', headers: { authorization: `Bot ${discord.token}` }, body });
+      const res = await fetch(`${discord.apiRoot}/v10/channels/${channel}/messages`, {
+        method: 'POST',
+        headers: { authorization: `Bot ${discord.token}` },
+        body,
+      });
       return { status: res.status, json: (await res.json()) as Record<string, unknown> };
     };
     const wrongId = await post(form({ payload_json: JSON.stringify({ attachments: [{ id: 3, filename: 'a.png' }] }) }, { 'files[0]': [png(4, 4), 'a.png'] }));
@@ -73,7 +77,9 @@ describe('Discord stand-in uploads', () => {
     const eleven: Record<string, [Buffer, string]> = {};
     for (let i = 0; i < 11; i++) eleven[`files[${i}]`] = [png(2, 2), `${i}.png`];
     expect((await post(form({ payload_json: '{}' }, eleven))).status).toBe(400);
-    const alone = await post(form({ payload_json: JSON.stringify({ attachments: [{ id: 0, filename: 'a.png' }] }) }, { 'files[0]': [png(4, 4), 'a.png', 'image/png'] }));
+    const alone = await post(
+      form({ payload_json: JSON.stringify({ attachments: [{ id: 0, filename: 'a.png' }] }) }, { 'files[0]': [png(4, 4), 'a.png', 'image/png'] }),
+    );
     expect(alone.status).toBe(200);
     expect(alone.json).toMatchObject({ content: '', attachments: [{ filename: 'a.png', content_type: 'image/png' }] });
   });
@@ -84,7 +90,11 @@ describe('Slack stand-in files upload v2', () => {
     const slack = await startSlackFake();
     open.push(slack);
     const api = async (method: string, args: Record<string, string>) => {
-      const res = await fetch(`${slack.apiUrl}${method}`, { method: 'POST', headers: { authorization: `Bearer ${slack.botToken}` }, body: new URLSearchParams(args) });
+      const res = await fetch(`${slack.apiUrl}${method}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${slack.botToken}` },
+        body: new URLSearchParams(args),
+      });
       return (await res.json()) as Record<string, unknown>;
     };
     const got = await api('files.getUploadURLExternal', { filename: 'a.txt', length: '5' });

@@ -24,9 +24,7 @@ export function eventCallback(ws: Workspace, event: SlackEvent, eventId = newEve
     type: 'event_callback',
     event_id: eventId,
     event_time: Math.floor(Date.now() / 1000),
-    authorizations: [
-      { enterprise_id: null, team_id: ws.teamId, user_id: ws.botUserId, is_bot: true, is_enterprise_install: false },
-    ],
+    authorizations: [{ enterprise_id: null, team_id: ws.teamId, user_id: ws.botUserId, is_bot: true, is_enterprise_install: false }],
     is_ext_shared_channel: false,
     event_context: `4-${randomBytes(12).toString('hex')}`,
   };

@@ -66,14 +66,17 @@ describe('Slack stand-in', () => {
 
     await client.chat.postMessage({ channel: 'D0ALICE', thread_ts: top.ts, text: 'in thread', metadata });
     const thread = await client.conversations.replies({ channel: 'D0ALICE', ts: String(top.ts), include_all_metadata: true });
-    expect(thread.messages?.map((m) => [m.text, m.metadata?.event_type])).toEqual([['top', 'herald_reply'], ['in thread', 'herald_reply']]);
+    expect(thread.messages?.map((m) => [m.text, m.metadata?.event_type])).toEqual([
+      ['top', 'herald_reply'],
+      ['in thread', 'herald_reply'],
+    ]);
 
     await expect(client.chat.postMessage({ channel: 'D0ALICE', text: 'x', metadata: '{' as never })).rejects.toMatchObject({
       data: { ok: false, error: 'invalid_metadata_format' },
     });
-    await expect(
-      client.chat.postMessage({ channel: 'D0ALICE', text: 'x', metadata: { event_type: 'e' } as never }),
-    ).rejects.toMatchObject({ data: { ok: false, error: 'invalid_metadata_schema' } });
+    await expect(client.chat.postMessage({ channel: 'D0ALICE', text: 'x', metadata: { event_type: 'e' } as never })).rejects.toMatchObject({
+      data: { ok: false, error: 'invalid_metadata_schema' },
+    });
   });
 
   it('pages conversations.history newest first, top level only, within oldest, with has_more and a cursor', async () => {
@@ -118,8 +121,12 @@ describe('Slack stand-in', () => {
     const client = new WebClient(fake.botToken, { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 } });
     const button = (id: string, text: string) => ({ type: 'button' as const, action_id: id, text: { type: 'plain_text' as const, text }, value: id });
     const section = { type: 'section' as const, text: { type: 'mrkdwn' as const, text: 'pick' } };
-    await expect(client.chat.postMessage({ channel: 'D0ALICE', text: 'pick', blocks: [section, { type: 'actions', elements: [button('a', 'A'), button('a', 'B')] }] })).rejects.toThrow(/invalid_blocks/);
-    await expect(client.chat.postMessage({ channel: 'D0ALICE', text: 'pick', blocks: [section, { type: 'actions', elements: [button('a', 'x'.repeat(76))] }] })).rejects.toThrow(/invalid_blocks/);
+    await expect(
+      client.chat.postMessage({ channel: 'D0ALICE', text: 'pick', blocks: [section, { type: 'actions', elements: [button('a', 'A'), button('a', 'B')] }] }),
+    ).rejects.toThrow(/invalid_blocks/);
+    await expect(
+      client.chat.postMessage({ channel: 'D0ALICE', text: 'pick', blocks: [section, { type: 'actions', elements: [button('a', 'x'.repeat(76))] }] }),
+    ).rejects.toThrow(/invalid_blocks/);
     const posted = await client.chat.postMessage({ channel: 'D0ALICE', text: 'pick', blocks: [section, { type: 'actions', elements: [button('a', 'A')] }] });
     await expect(fake.pressButton({ user: 'U0ALICE', channel: 'D0ALICE', ts: String(posted.ts), actionId: 'nope' })).rejects.toThrow(/no button/);
 

@@ -42,7 +42,17 @@ import { receiveUpload, SLACK_MAX_FILE_BYTES, type SharedFileRecord } from './fi
 export type { SharedFileRecord } from './files.js';
 export { signSlackRequest, postSignedEvent, postSignedForm, eventCallback, type PostResult } from './events.js';
 export { SLACK_TEXT_LIMIT, DEFAULT_BOT_SCOPES } from './web-api.js';
-export type { MessageMetadata, SentRecord, UpdateRecord, ReactionRecord, StatusRecord, CallRecord, Failure, EphemeralRecord, HomeViewRecord } from './web-api.js';
+export type {
+  MessageMetadata,
+  SentRecord,
+  UpdateRecord,
+  ReactionRecord,
+  StatusRecord,
+  CallRecord,
+  Failure,
+  EphemeralRecord,
+  HomeViewRecord,
+} from './web-api.js';
 export type { Envelope, AckRecord } from './socket-mode.js';
 
 export interface SlackFakeOptions {
@@ -184,7 +194,11 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
     fileInfo: (id) => hosted.info(id),
   };
 
-  const hosted = new FakeSlackFiles(() => origin, ws.teamId, (token) => token === ws.botToken && ctx.scopes.has('files:read'));
+  const hosted = new FakeSlackFiles(
+    () => origin,
+    ws.teamId,
+    (token) => token === ws.botToken && ctx.scopes.has('files:read'),
+  );
   const server = createServer((req, res) => void (hosted.handle(req, res) || serveApi(ctx, req, res)));
   server.on('upgrade', (req, sock, head) => socket.handleUpgrade(req, sock, head));
   await listen(server, 0);
@@ -302,15 +316,33 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
         user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: ws.teamId },
         api_app_id: ws.appId,
         token: ws.verificationToken,
-        container: { type: 'message', message_ts: ts, channel_id: channel, is_ephemeral: false, ...(stored.threadTs !== undefined && { thread_ts: stored.threadTs }) },
+        container: {
+          type: 'message',
+          message_ts: ts,
+          channel_id: channel,
+          is_ephemeral: false,
+          ...(stored.threadTs !== undefined && { thread_ts: stored.threadTs }),
+        },
         trigger_id: `${Date.now()}.${randomUUID().slice(0, 8)}`,
         team: { id: ws.teamId, domain: 'herald-test' },
         channel: { id: channel, name: channel.startsWith('D') ? 'directmessage' : 'general' },
-        message: { type: 'message', ts, text: stored.text, user: stored.user, bot_id: stored.botId, blocks: stored.blocks, ...(stored.threadTs !== undefined && { thread_ts: stored.threadTs }) },
+        message: {
+          type: 'message',
+          ts,
+          text: stored.text,
+          user: stored.user,
+          bot_id: stored.botId,
+          blocks: stored.blocks,
+          ...(stored.threadTs !== undefined && { thread_ts: stored.threadTs }),
+        },
         response_url: `${origin}/actions/${randomUUID()}`,
         actions: [{ ...button, block_id: block.block_id ?? 'actions', action_ts: clock.next() }],
       };
-      if (eventsUrl !== undefined) return { fields: { payload: JSON.stringify(payload) }, response: await postSignedForm(eventsUrl, { payload: JSON.stringify(payload) }, { signingSecret }) };
+      if (eventsUrl !== undefined)
+        return {
+          fields: { payload: JSON.stringify(payload) },
+          response: await postSignedForm(eventsUrl, { payload: JSON.stringify(payload) }, { signingSecret }),
+        };
       return { fields: { payload: JSON.stringify(payload) }, envelopeId: socket.send(payload, undefined, 'interactive').envelope_id };
     },
     async deliver(event, o = {}) {
@@ -354,7 +386,9 @@ async function serveApi(ctx: ApiContext, req: IncomingMessage, res: ServerRespon
   const m = /^\/api\/([\w.]+)$/.exec(url.pathname);
   if (m === null) return reply(res, 404, {}, { ok: false, error: 'unknown_method' });
   const raw = await readBody(req);
-  const contentType = String(req.headers['content-type'] ?? '').split(';')[0].trim();
+  const contentType = String(req.headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim();
   let args: Record<string, unknown> = Object.fromEntries(url.searchParams);
   try {
     if (contentType === 'application/json' && raw !== '') args = { ...args, ...(JSON.parse(raw) as Record<string, unknown>) };

@@ -19,8 +19,16 @@ const MAX_LIMIT = 1000;
 
 /** The bot token's scopes when a test does not choose: everything the methods here need. */
 export const DEFAULT_BOT_SCOPES = [
-  'app_mentions:read', 'assistant:write', 'channels:history', 'chat:write', 'files:read', 'files:write',
-  'groups:history', 'im:history', 'mpim:history', 'reactions:write',
+  'app_mentions:read',
+  'assistant:write',
+  'channels:history',
+  'chat:write',
+  'files:read',
+  'files:write',
+  'groups:history',
+  'im:history',
+  'mpim:history',
+  'reactions:write',
 ];
 
 export type { MessageMetadata } from './metadata.js';
@@ -38,7 +46,6 @@ export interface StoredMessage {
   /** Block Kit blocks, as posted (JSON-decoded when the body was a form). */
   blocks?: unknown[];
 }
-
 
 export interface SentRecord {
   channel: string;
@@ -386,9 +393,7 @@ function replies(ctx: ApiContext, args: Record<string, unknown>): ApiReply {
   const parent = ctx.messages.get(messageKey(channel, ts));
   if (parent === undefined) return fail('thread_not_found');
   const root = parent.threadTs ?? parent.ts;
-  const thread = [...ctx.messages.values()]
-    .filter((m) => m.channel === channel && (m.ts === root || m.threadTs === root))
-    .sort(byTs);
+  const thread = [...ctx.messages.values()].filter((m) => m.channel === channel && (m.ts === root || m.threadTs === root)).sort(byTs);
   const p = page(ctx, thread, args, REPLIES_DEFAULT_LIMIT);
   if (typeof p === 'string') return fail(p);
   return ok({ messages: p.messages, has_more: p.hasMore, response_metadata: { next_cursor: p.nextCursor } });

@@ -22,7 +22,7 @@ async function call(method: string, params: Record<string, unknown> = {}, token 
 }
 
 describe('Telegram Bot API stand-in', () => {
-  it('answers a wrong token with 401 Unauthorized in Telegram\'s error shape', async () => {
+  it("answers a wrong token with 401 Unauthorized in Telegram's error shape", async () => {
     expect(await call('getMe', {}, '1:bad')).toEqual({
       status: 401,
       body: { ok: false, error_code: 401, description: 'Unauthorized' },
@@ -44,15 +44,11 @@ describe('Telegram Bot API stand-in', () => {
     });
   });
 
-  it('refuses HTML Telegram cannot parse, with Telegram\'s messages', async () => {
+  it("refuses HTML Telegram cannot parse, with Telegram's messages", async () => {
     fake.injectMessage({ chatId: 5, userId: 5, text: 'hi' });
     const send = (text: string) => call('sendMessage', { chat_id: 5, text, parse_mode: 'HTML' });
-    expect((await send('<b>open')).body.description).toBe(
-      'Bad Request: can\'t parse entities: Can\'t find end tag corresponding to start tag "b"',
-    );
-    expect((await send('x <foo>y</foo>')).body.description).toBe(
-      'Bad Request: can\'t parse entities: Unsupported start tag "foo" at byte offset 2',
-    );
+    expect((await send('<b>open')).body.description).toBe('Bad Request: can\'t parse entities: Can\'t find end tag corresponding to start tag "b"');
+    expect((await send('x <foo>y</foo>')).body.description).toBe('Bad Request: can\'t parse entities: Unsupported start tag "foo" at byte offset 2');
     expect((await send('<b><i>x</b></i>')).body.description).toMatch(/Unmatched end tag at byte offset 7, expected "<\/i>", found "<\/b>"/);
     expect((await send('a < b')).status).toBe(400);
     expect((await send('a &lt; b &amp; <b>c</b>')).body.ok).toBe(true);
@@ -91,9 +87,7 @@ describe('Telegram Bot API stand-in', () => {
   it('knows forum topics: unknown topics and the General id are refused for sends, General is fine for typing', async () => {
     fake.injectMessage({ chatId: -1007, userId: 5, threadId: 3, text: 'in topic 3' });
     expect((await call('sendMessage', { chat_id: -1007, text: 'x', message_thread_id: 3 })).status).toBe(200);
-    expect((await call('sendMessage', { chat_id: -1007, text: 'x', message_thread_id: 99 })).body.description).toBe(
-      'Bad Request: message thread not found',
-    );
+    expect((await call('sendMessage', { chat_id: -1007, text: 'x', message_thread_id: 99 })).body.description).toBe('Bad Request: message thread not found');
     expect((await call('sendMessage', { chat_id: -1007, text: 'x', message_thread_id: 1 })).status).toBe(400);
     expect((await call('sendChatAction', { chat_id: -1007, action: 'typing', message_thread_id: 1 })).status).toBe(200);
   });
@@ -117,13 +111,19 @@ describe('Telegram Bot API stand-in', () => {
 
   it('inline keyboards: callback_data over 64 bytes is refused; a press is a callback_query answered once', async () => {
     fake.injectMessage({ chatId: 7, userId: 7, text: 'hi' });
-    const tooLong = await call('sendMessage', { chat_id: 7, text: 'pick', reply_markup: { inline_keyboard: [[{ text: 'A', callback_data: 'x'.repeat(65) }]] } });
+    const tooLong = await call('sendMessage', {
+      chat_id: 7,
+      text: 'pick',
+      reply_markup: { inline_keyboard: [[{ text: 'A', callback_data: 'x'.repeat(65) }]] },
+    });
     expect(tooLong.body).toMatchObject({ ok: false, description: 'Bad Request: BUTTON_DATA_INVALID' });
     const sent = await call('sendMessage', { chat_id: 7, text: 'pick', reply_markup: { inline_keyboard: [[{ text: 'A', callback_data: 'a' }]] } });
     const messageId = (sent.body.result as { message_id: number }).message_id;
     expect(() => fake.pressButton({ chatId: 7, userId: 7, messageId, data: 'b' })).toThrow(/no button/);
     const id = fake.pressButton({ chatId: 7, userId: 7, messageId, data: 'a' });
-    const updates = (await call('getUpdates', { allowed_updates: ['message', 'callback_query'] })).body.result as Array<{ callback_query?: { id: string; data: string } }>;
+    const updates = (await call('getUpdates', { allowed_updates: ['message', 'callback_query'] })).body.result as Array<{
+      callback_query?: { id: string; data: string };
+    }>;
     expect(updates.at(-1)?.callback_query).toMatchObject({ id, data: 'a' });
     expect((await call('answerCallbackQuery', { callback_query_id: id, text: 'ok' })).body.ok).toBe(true);
     expect((await call('answerCallbackQuery', { callback_query_id: id })).body).toMatchObject({ ok: false, error_code: 400 });
@@ -137,6 +137,9 @@ describe('Telegram Bot API stand-in', () => {
     expect((await call('sendMessageDraft', { chat_id: -9, draft_id: 5, text: 'partial' })).body.ok).toBe(false);
     expect(fake.sent.filter((s) => s.method === 'sendMessage')).toEqual([]);
     fake.supportDrafts(false);
-    expect(await call('sendMessageDraft', { chat_id: 8, draft_id: 5, text: 'partial' })).toEqual({ status: 404, body: { ok: false, error_code: 404, description: 'Not Found' } });
+    expect(await call('sendMessageDraft', { chat_id: 8, draft_id: 5, text: 'partial' })).toEqual({
+      status: 404,
+      body: { ok: false, error_code: 404, description: 'Not Found' },
+    });
   });
 });

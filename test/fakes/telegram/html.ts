@@ -70,7 +70,10 @@ export function parseTelegramHtml(html: string): HtmlParse {
     const close = html.indexOf('>', i);
     if (html[i + 1] === '/') {
       if (close === -1) return fail(`Unclosed end tag at byte offset ${byteOffset(i)}`);
-      const name = html.slice(i + 2, close).trim().toLowerCase();
+      const name = html
+        .slice(i + 2, close)
+        .trim()
+        .toLowerCase();
       const top = stack.pop();
       if (top === undefined) return fail(`Unexpected end tag at byte offset ${byteOffset(i)}`);
       if (top.name !== name) {

@@ -9,8 +9,15 @@ import type { Json, JsonObject } from './state.js';
 
 /** Parameters sent as JSON strings in form-encoded and multipart requests. */
 const JSON_FIELDS = new Set([
-  'reply_parameters', 'allowed_updates', 'commands', 'reaction', 'reply_markup', 'entities',
-  'caption_entities', 'link_preview_options', 'scope',
+  'reply_parameters',
+  'allowed_updates',
+  'commands',
+  'reaction',
+  'reply_markup',
+  'entities',
+  'caption_entities',
+  'link_preview_options',
+  'scope',
 ]);
 
 export function toInt(v: Json | undefined): number | undefined {

@@ -23,14 +23,25 @@ export class Described {
 export type Handler = (ctx: FakeContext, p: JsonObject, onClose: (cb: () => void) => void, files: UploadedPart[]) => Json | Described | Promise<Json>;
 
 const CHAT_ACTIONS = new Set([
-  'typing', 'upload_photo', 'record_video', 'upload_video', 'record_voice', 'upload_voice',
-  'upload_document', 'choose_sticker', 'find_location', 'record_video_note', 'upload_video_note',
+  'typing',
+  'upload_photo',
+  'record_video',
+  'upload_video',
+  'record_voice',
+  'upload_voice',
+  'upload_document',
+  'choose_sticker',
+  'find_location',
+  'record_video_note',
+  'upload_video_note',
 ]);
 
 /** Reactions a bot may set (Bot API ReactionTypeEmoji). */
 const REACTION_EMOJI = new Set(
-  ('👍 👎 ❤ 🔥 🥰 👏 😁 🤔 🤯 😱 🤬 😢 🎉 🤩 🤮 💩 🙏 👌 🕊 🤡 🥱 🥴 😍 🐳 ❤‍🔥 🌚 🌭 💯 🤣 ⚡ 🍌 🏆 💔 🤨 😐 🍓 🍾 💋 🖕 😈 😴 😭 🤓 👻 ' +
-    '👨‍💻 👀 🎃 🙈 😇 😨 🤝 ✍ 🤗 🫡 🎅 🎄 ☃ 💅 🤪 🗿 🆒 💘 🙉 🦄 😘 💊 🙊 😎 👾 🤷‍♂ 🤷 🤷‍♀ 😡').split(' '),
+  (
+    '👍 👎 ❤ 🔥 🥰 👏 😁 🤔 🤯 😱 🤬 😢 🎉 🤩 🤮 💩 🙏 👌 🕊 🤡 🥱 🥴 😍 🐳 ❤‍🔥 🌚 🌭 💯 🤣 ⚡ 🍌 🏆 💔 🤨 😐 🍓 🍾 💋 🖕 😈 😴 😭 🤓 👻 ' +
+    '👨‍💻 👀 🎃 🙈 😇 😨 🤝 ✍ 🤗 🫡 🎅 🎄 ☃ 💅 🤪 🗿 🆒 💘 🙉 🦄 😘 💊 🙊 😎 👾 🤷‍♂ 🤷 🤷‍♀ 😡'
+  ).split(' '),
 );
 
 const bool = (v: Json | undefined): boolean => v === true || v === 'true' || v === '1';
@@ -199,7 +210,11 @@ export const METHODS: Record<string, Handler> = {
     const { text, entities } = parseText(p);
     const reply = replyTarget(chat, p);
     const keyboard = inlineKeyboardOf(p);
-    const message = postBotMessage(ctx, chat, thread, reply, { text, ...(entities.length > 0 && { entities: entities as unknown as Json }), ...(keyboard && { reply_markup: keyboard }) });
+    const message = postBotMessage(ctx, chat, thread, reply, {
+      text,
+      ...(entities.length > 0 && { entities: entities as unknown as Json }),
+      ...(keyboard && { reply_markup: keyboard }),
+    });
     ctx.sent.push({
       method: 'sendMessage',
       chat_id: String(chat.id),

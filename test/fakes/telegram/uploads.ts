@@ -76,7 +76,11 @@ function audioShownAs(file: Incoming, wanted: 'voice' | 'audio'): { shown: Shown
 function fileJson(stored: FakeFile, file: Incoming, shown: Shown, extra: JsonObject): JsonObject {
   const base: JsonObject = { file_id: stored.fileId, file_unique_id: stored.fileUniqueId, file_size: file.data.length, ...extra };
   if (shown === 'photo') return base;
-  return { ...base, ...(shown !== 'voice' && { file_name: file.name }), mime_type: shown === 'voice' ? 'audio/ogg' : file.contentType || 'application/octet-stream' };
+  return {
+    ...base,
+    ...(shown !== 'voice' && { file_name: file.name }),
+    mime_type: shown === 'voice' ? 'audio/ogg' : file.contentType || 'application/octet-stream',
+  };
 }
 
 function upload(field: 'photo' | 'document' | 'voice' | 'audio'): Handler {

@@ -158,7 +158,10 @@ function checksFor(config: HeraldConfig): Check[] {
     }
   }
   if (!Object.values(config.platforms).some((p) => p.enabled)) {
-    checks.push({ name: 'platforms', run: async () => Promise.reject(new Warning('none configured: set TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN or SLACK_BOT_TOKEN')) });
+    checks.push({
+      name: 'platforms',
+      run: async () => Promise.reject(new Warning('none configured: set TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN or SLACK_BOT_TOKEN')),
+    });
   }
 
   checks.push(...keyPoolChecks(config));
@@ -167,7 +170,9 @@ function checksFor(config: HeraldConfig): Check[] {
     checks.push({ name: 'model', run: async () => Promise.reject(new Warning('HERALD_MODEL is not set: turns answer with a setup hint')) });
   }
   // Agent profiles' own models (HERALD_PROFILES) are probed like HERALD_MODEL.
-  const profileModels = Object.values(config.profiles).flatMap((p) => [p.model, ...(p.fallback_models ?? [])]).filter((r): r is string => typeof r === 'string');
+  const profileModels = Object.values(config.profiles)
+    .flatMap((p) => [p.model, ...(p.fallback_models ?? [])])
+    .filter((r): r is string => typeof r === 'string');
   const models = [...new Set([...ownModels, ...profileModels])];
   // Side-task models (HERALD_AUXILIARY_MODEL and its fallbacks): a spent account there costs summaries, not turns.
   const sideModels = [config.auxiliaryModel, ...config.auxiliaryFallbackModels].filter((r): r is string => typeof r === 'string' && !models.includes(r));
@@ -197,30 +202,32 @@ function findingResult(f: SafetyFinding): CheckResult {
 
 /** One line per key pool: each key by fingerprint with its state as every process sees it (Redis). */
 function keyPoolChecks(config: HeraldConfig): Check[] {
-  return Object.entries(config.keyPools)
-    // A single key is no pool: the model check already says whether it works.
-    .filter(([, keys]) => keys.length > 1)
-    .map(([label]) => ({
-      name: `keys ${label}`,
-      run: async () => {
-        const redis = await connectRedis(config.redisUrl);
-        try {
-          const catalog = new ProviderCatalog(config, { keyState: new RedisKeyPoolState(redis, config.redisPrefix) });
-          const pool = (await catalog.status()).find((p) => p.pool === label);
-          const keys = pool?.keys ?? [];
-          const shown = keys.map((k) =>
-            k.state === 'ready'
-              ? `${k.fingerprint} ready (${k.uses} uses)`
-              : `${k.fingerprint} cooling ${Math.ceil((k.cooldownRemainingMs ?? 0) / 1000)} s: ${k.reason ?? ''}`,
-          );
-          const line = `${keys.length} key${keys.length === 1 ? '' : 's'}, ${pool?.strategy ?? ''}: ${shown.join('; ')}`;
-          if (keys.some((k) => k.state === 'cooling')) throw new Warning(line);
-          return line;
-        } finally {
-          redis.disconnect();
-        }
-      },
-    }));
+  return (
+    Object.entries(config.keyPools)
+      // A single key is no pool: the model check already says whether it works.
+      .filter(([, keys]) => keys.length > 1)
+      .map(([label]) => ({
+        name: `keys ${label}`,
+        run: async () => {
+          const redis = await connectRedis(config.redisUrl);
+          try {
+            const catalog = new ProviderCatalog(config, { keyState: new RedisKeyPoolState(redis, config.redisPrefix) });
+            const pool = (await catalog.status()).find((p) => p.pool === label);
+            const keys = pool?.keys ?? [];
+            const shown = keys.map((k) =>
+              k.state === 'ready'
+                ? `${k.fingerprint} ready (${k.uses} uses)`
+                : `${k.fingerprint} cooling ${Math.ceil((k.cooldownRemainingMs ?? 0) / 1000)} s: ${k.reason ?? ''}`,
+            );
+            const line = `${keys.length} key${keys.length === 1 ? '' : 's'}, ${pool?.strategy ?? ''}: ${shown.join('; ')}`;
+            if (keys.some((k) => k.state === 'cooling')) throw new Warning(line);
+            return line;
+          } finally {
+            redis.disconnect();
+          }
+        },
+      }))
+  );
 }
 
 async function getJson(url: string, headers: Record<string, string>, signal: AbortSignal, envName: string): Promise<Record<string, unknown>> {

@@ -62,7 +62,9 @@ describe.each(STORE_BACKENDS)('herald sessions export on %s', (backend) => {
 
     const other = join(temp.dir, 'x.jsonl');
     await expect(exportSessions(store, { format: 'csv', out: other }, capture())).rejects.toThrow(CliError);
-    await expect(exportSessions(store, { format: 'sharegpt', status: 'done', out: other }, capture())).rejects.toThrow(/--status: must be one of completed, failed, all/);
+    await expect(exportSessions(store, { format: 'sharegpt', status: 'done', out: other }, capture())).rejects.toThrow(
+      /--status: must be one of completed, failed, all/,
+    );
     await expect(exportSessions(store, { format: 'sharegpt', since: 'last week', out: other }, capture())).rejects.toThrow(/--since: must be a date/);
     expect(existsSync(other)).toBe(false);
   });

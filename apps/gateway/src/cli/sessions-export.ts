@@ -33,7 +33,12 @@ export async function exportSessions(store: SessionStore, opts: ExportOptions, i
       throw new CliError((err as Error).message);
     }
   };
-  const lines = exportShareGpt(store, { source: opts.source, since: date(opts.since, '--since'), until: date(opts.until, '--until'), status: opts.status as ExportStatus | undefined });
+  const lines = exportShareGpt(store, {
+    source: opts.source,
+    since: date(opts.since, '--since'),
+    until: date(opts.until, '--until'),
+    status: opts.status as ExportStatus | undefined,
+  });
   if (opts.out === undefined) {
     let n = 0;
     for await (const line of lines) {

@@ -57,7 +57,9 @@ describe('herald store backup and restore', () => {
     await expect(storeCommand(['restore', 'a.db', 'b.db'], { db }, capture())).rejects.toThrow(new CliError('usage: npx herald store restore <file> [--yes]'));
     await expect(storeCommand(['backup', db], { db }, capture())).rejects.toThrow('the backup must go to another file than the store itself');
     await expect(storeCommand(['backup', path.join(temp.dir, 'no-dir', 'x.db')], { db }, capture())).rejects.toThrow(/no such directory$/);
-    await expect(storeCommand(['backup', path.join(temp.dir, 'x.db')], { db: path.join(temp.dir, 'missing.db') }, capture())).rejects.toThrow(/^no SQLite store at .*missing\.db/);
+    await expect(storeCommand(['backup', path.join(temp.dir, 'x.db')], { db: path.join(temp.dir, 'missing.db') }, capture())).rejects.toThrow(
+      /^no SQLite store at .*missing\.db/,
+    );
   });
 
   it('refuses a backup written by a newer Herald (a schema version unknown here), changing nothing', async () => {
@@ -70,7 +72,9 @@ describe('herald store backup and restore', () => {
     await raw.close();
     const io = capture('restore');
     expect(await storeCommand(['restore', newer], { db }, io)).toBe(1);
-    expect(io.errors).toEqual([`${newer} was written by a newer Herald (schema versions 9999 are unknown to this one): upgrade Herald first; nothing was changed`]);
+    expect(io.errors).toEqual([
+      `${newer} was written by a newer Herald (schema versions 9999 are unknown to this one): upgrade Herald first; nothing was changed`,
+    ]);
     expect(io.asked).toEqual([]);
     expect(fs.readdirSync(temp.dir).filter((f) => f.startsWith('current.db.'))).toEqual([]);
   });

@@ -89,7 +89,9 @@ export async function restoreCommand(args: string[], config: StoreFiles, io: Cli
     const known = new Set(allMigrations().map((m) => m.version));
     const unknown = plan.backup.versions.filter((v) => !known.has(v));
     if (unknown.length > 0) {
-      io.err(`${file} was written by a newer Herald (schema versions ${unknown.join(', ')} are unknown to this one): upgrade Herald first; nothing was changed`);
+      io.err(
+        `${file} was written by a newer Herald (schema versions ${unknown.join(', ')} are unknown to this one): upgrade Herald first; nothing was changed`,
+      );
       plan.cancel();
       return 1;
     }
@@ -115,7 +117,9 @@ export async function restoreCommand(args: string[], config: StoreFiles, io: Cli
   // Opening applies what this version's schema adds to an older backup, as the gateway would at start.
   const store = await openStoreAt(target);
   try {
-    const row = await store.sql.get<{ sessions: number; messages: number }>('SELECT (SELECT COUNT(*) FROM sessions) AS sessions, (SELECT COUNT(*) FROM messages) AS messages');
+    const row = await store.sql.get<{ sessions: number; messages: number }>(
+      'SELECT (SELECT COUNT(*) FROM sessions) AS sessions, (SELECT COUNT(*) FROM messages) AS messages',
+    );
     io.out(`restored ${target}: ${row?.sessions ?? 0} sessions, ${row?.messages ?? 0} messages; start the gateway again`);
   } finally {
     await store.close();

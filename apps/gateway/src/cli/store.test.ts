@@ -109,9 +109,23 @@ async function seedSqlite(): Promise<Seeded> {
     ]);
     await store.addUsage(first.id, { input: 1200, output: 80, cacheRead: 300, cacheWrite: 0, costUsd: 0.00125, lastPromptTokens: 1500 });
     // Compression: the conversation continues in a child session that carries the lineage title.
-    const second = await store.startNewSession(key, { source: 'telegram', userId: '42', chatId: '42', parentSessionId: first.id, title: 'Sourdough #2', endPreviousReason: 'compression' });
+    const second = await store.startNewSession(key, {
+      source: 'telegram',
+      userId: '42',
+      chatId: '42',
+      parentSessionId: first.id,
+      title: 'Sourdough #2',
+      endPreviousReason: 'compression',
+    });
     await store.beginTurn('turn-1', second.id, 1_795_600_000_000_001);
-    await store.appendMessages(second.id, [{ role: 'user', content: 'and the rye starter?' }, { role: 'assistant', content: 'Feed it twice a day.' }], { turnId: 'turn-1' });
+    await store.appendMessages(
+      second.id,
+      [
+        { role: 'user', content: 'and the rye starter?' },
+        { role: 'assistant', content: 'Feed it twice a day.' },
+      ],
+      { turnId: 'turn-1' },
+    );
     // The reply carried two files: one sent, one still pending with its bytes.
     await store.recordReply('turn-1', 'Feed it twice a day.', 1_795_600_000_000_001, [
       { kind: 'image', name: 'rye.png', mimeType: 'image/png', data: Buffer.from([0x89, 0x50, 0x4e, 0x47]), caption: 'Rye' },
@@ -148,7 +162,14 @@ async function seedSqlite(): Promise<Seeded> {
     await store.sql.run('INSERT INTO session_counters (session_id, api_calls, updated_at) VALUES (?, ?, ?)', [second.id, 2, Date.now()]);
     // Budget spend (money as a fraction, tokens, the 80 % notice given) moves with the store.
     const spend = new SpendStore(store.sql);
-    await spend.add([{ scope: 'user:telegram:42', period: 'day:2026-11-26' }, { scope: 'global', period: 'month:2026-11' }], 1580, 0.00125);
+    await spend.add(
+      [
+        { scope: 'user:telegram:42', period: 'day:2026-11-26' },
+        { scope: 'global', period: 'month:2026-11' },
+      ],
+      1580,
+      0.00125,
+    );
     await spend.markWarned('global', 'month:2026-11');
     // A context window a provider named: every worker of the new store should know it too.
     await new StoredWindowBook(store.sql, LEARNT_WINDOW_TTL_MS).save({ key: 'vllm:qwen3-8b', limit: 32_768, learntAt: 1_795_600_000_000 });
@@ -199,10 +220,15 @@ describe('herald store migrate', () => {
     expect(await new MemoryStore(target).snapshot('telegram:42')).toEqual({ memory: ['Bakes sourdough on weekends'], user: ['Prefers metric units'] });
     expect((await getTodos(target, seeded.second)).map((t) => t.text)).toEqual(['Feed the starter', 'Bake']);
     expect(await new SessionCounters(target).apiCalls(seeded.second)).toBe(3);
-    expect((await target.getTurnFiles('turn-1')).map((f) => [f.sentId, f.data?.toString('latin1') ?? null])).toEqual([['tg-msg-10', null], [null, 'OggS\0\x02']]);
+    expect((await target.getTurnFiles('turn-1')).map((f) => [f.sentId, f.data?.toString('latin1') ?? null])).toEqual([
+      ['tg-msg-10', null],
+      [null, 'OggS\0\x02'],
+    ]);
     expect(await new VoiceReplies(target.sql).isOn('agent:main:telegram:dm:42')).toBe(true);
     expect(await new ReasoningDisplay(target.sql).isOn('agent:main:telegram:dm:42')).toBe(true);
-    expect(await new StoredWindowBook(target.sql, LEARNT_WINDOW_TTL_MS).since(0)).toEqual([{ key: 'vllm:qwen3-8b', limit: 32_768, learntAt: 1_795_600_000_000 }]);
+    expect(await new StoredWindowBook(target.sql, LEARNT_WINDOW_TTL_MS).since(0)).toEqual([
+      { key: 'vllm:qwen3-8b', limit: 32_768, learntAt: 1_795_600_000_000 },
+    ]);
 
     // The copied ids stay taken: a new message gets the next one, and new memory rows do too.
     const [added] = await target.appendMessages(seeded.second, [{ role: 'user', content: 'one more question' }]);
@@ -218,7 +244,9 @@ describe('herald store migrate', () => {
 
     const refused = await migrate(seeded.file, to);
     expect(refused.code).toBe(1);
-    expect(refused.io.errors.join('\n')).toMatch(/the target already holds data \(sessions: 1 row, session_keys: 1 row\), so nothing was copied\. .*run again with --force/);
+    expect(refused.io.errors.join('\n')).toMatch(
+      /the target already holds data \(sessions: 1 row, session_keys: 1 row\), so nothing was copied\. .*run again with --force/,
+    );
     expect((await existing.listSessions()).sessions).toHaveLength(1);
 
     const forced = await migrate(seeded.file, to, '--force');

@@ -44,7 +44,8 @@ export async function storeCommand(args: string[], config: StoreFiles, io: CliIo
     allowPositionals: true,
     options: { to: { type: 'string' }, from: { type: 'string' }, force: { type: 'boolean' } },
   });
-  if (positionals.length > 0) throw new CliError(`herald store migrate takes no arguments besides its options (got ${positionals.join(' ')})\nusage: ${STORE_USAGE}`);
+  if (positionals.length > 0)
+    throw new CliError(`herald store migrate takes no arguments besides its options (got ${positionals.join(' ')})\nusage: ${STORE_USAGE}`);
   const to = values.to;
   if (!to) throw new CliError(`--to: the PostgreSQL database to copy into is required\nusage: ${STORE_USAGE}`);
   // Not echoed: a mistyped URL may still hold a password.
@@ -87,7 +88,7 @@ async function migrate(from: string, to: string, force: boolean, io: CliIo): Pro
     if (err instanceof TargetNotEmptyError) {
       return fail(
         `${where}: ${err.message}, so nothing was copied. To add the source's rows to it anyway, run again with --force ` +
-          '(a row whose key the target already has is kept, and the source\'s one skipped).',
+          "(a row whose key the target already has is kept, and the source's one skipped).",
       );
     }
     if (err instanceof StoreCopyError) return fail(`${err.message}\n${where} is unchanged`);

@@ -75,11 +75,22 @@ async function setup(files: NewTurnFile[]) {
     log,
   } as TurnContext;
   const live = new LiveTurn({ egress, conversationId: 'discord:5', platform: 'discord', chatType: 'dm', signal, canDeliver: ctx.canDeliver, log });
-  const target = { store, egress, ctx, live, conversationId: 'discord:5', replyTo: '1', deliveryBaseDelayMs: 1, onPossibleDuplicate: () => undefined, sendAttemptsAtBegin: 0 };
+  const target = {
+    store,
+    egress,
+    ctx,
+    live,
+    conversationId: 'discord:5',
+    replyTo: '1',
+    deliveryBaseDelayMs: 1,
+    onPossibleDuplicate: () => undefined,
+    sendAttemptsAtBegin: 0,
+  };
   return { store, egress, target };
 }
 
-const filesOf = async (store: SessionStore) => (await store.getTurnFiles('t1')).map((f) => ({ seq: f.seq, sentId: f.sentId, failure: f.failure, data: f.data === null ? null : 'bytes' }));
+const filesOf = async (store: SessionStore) =>
+  (await store.getTurnFiles('t1')).map((f) => ({ seq: f.seq, sentId: f.sentId, failure: f.failure, data: f.data === null ? null : 'bytes' }));
 
 describe('files of a reply', () => {
   it('go after the text, in order, each recorded as it goes; the bytes leave the store', async () => {
@@ -110,7 +121,9 @@ describe('files of a reply', () => {
 
   it('a file the platform refuses as too large: the user is told, the next file still goes, the turn is delivered', async () => {
     const { store, egress, target } = await setup([file('huge.pdf', 3_000_000), file('small.pdf')]);
-    egress.failures.push(new FileTooLargeError('Discord POST /channels/5/messages failed: 413 Request entity too large (code 40005)', 'discord', 10 * 1024 * 1024));
+    egress.failures.push(
+      new FileTooLargeError('Discord POST /channels/5/messages failed: 413 Request entity too large (code 40005)', 'discord', 10 * 1024 * 1024),
+    );
     expect(await sendReply(target, 'Here are your files.')).toBe('delivered');
     expect(egress.texts.map((t) => t.text)).toEqual([
       'Here are your files.',
@@ -127,7 +140,12 @@ describe('files of a reply', () => {
 
   it('a short rate limit is waited out and network errors are retried; a long rate limit gives a notice saying when', async () => {
     const { egress, target } = await setup([file('a.pdf'), file('b.pdf')]);
-    egress.failures.push(new RateLimitedError('discord', 5), new NetworkError('socket hang up', 'discord'), undefined, new RateLimitedError('discord', 600_000));
+    egress.failures.push(
+      new RateLimitedError('discord', 5),
+      new NetworkError('socket hang up', 'discord'),
+      undefined,
+      new RateLimitedError('discord', 600_000),
+    );
     expect(await sendReply(target, 'Here are your files.')).toBe('delivered');
     expect(egress.uploads.map((f) => f.name)).toEqual(['a.pdf']);
     expect(egress.texts.at(-1)?.text).toBe('⚠️ I could not send “b.pdf” (100 B): Discord is limiting how fast I may upload; ask again in 10 min.');

@@ -44,10 +44,15 @@ export async function deliverFiles(t: FileDeliveryTarget): Promise<number> {
     } catch (err) {
       const notice = uploadFailureNotice(file, t.egress.platform, err);
       // The file is never named by its content; the error is the platform's, which carries no token.
-      t.log.warn({ file: file.name, kind: file.kind, size: file.size, err: err instanceof Error ? `${err.name}: ${err.message}` : String(err) }, 'a file of the reply could not be sent; telling the user');
+      t.log.warn(
+        { file: file.name, kind: file.kind, size: file.size, err: err instanceof Error ? `${err.name}: ${err.message}` : String(err) },
+        'a file of the reply could not be sent; telling the user',
+      );
       await untilStored(() => t.store.markFileFailed(t.turnId, file.seq, notice), t.log, 'record a file given up');
       if (canNotify(err)) {
-        await t.egress.send(t.conversationId, notice, { plain: true }).catch((e: unknown) => t.log.warn({ err: e instanceof Error ? e.message : String(e) }, 'could not send the upload notice'));
+        await t.egress
+          .send(t.conversationId, notice, { plain: true })
+          .catch((e: unknown) => t.log.warn({ err: e instanceof Error ? e.message : String(e) }, 'could not send the upload notice'));
       }
     }
   }
@@ -58,7 +63,8 @@ function upload(t: FileDeliveryTarget, file: TurnFile): Promise<string> {
   const base = t.baseDelayMs ?? DELIVERY_BASE_DELAY_MS;
   const { data, kind, name, mimeType, caption, durationSec } = file;
   const outbound = { kind, name, mimeType, data: data as Buffer, ...(caption !== undefined && { caption }), ...(durationSec !== undefined && { durationSec }) };
-  const waitable = (err: unknown): boolean => err instanceof NetworkError || (err instanceof RateLimitedError && err.retryAfterMs <= UPLOAD_MAX_RATE_LIMIT_WAIT_MS);
+  const waitable = (err: unknown): boolean =>
+    err instanceof NetworkError || (err instanceof RateLimitedError && err.retryAfterMs <= UPLOAD_MAX_RATE_LIMIT_WAIT_MS);
   return pRetry(() => t.egress.sendFile(t.conversationId, outbound, { idempotencyKey: `${t.turnId}:file:${file.seq}` }), {
     retries: DELIVERY_RETRIES,
     // The waits are ours, below: the platform's retry-after, or the delivery backoff for network errors.

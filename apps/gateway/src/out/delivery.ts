@@ -19,12 +19,7 @@ export class DeliveryError extends Error {
   override name = 'DeliveryError';
 }
 
-export async function deliver(
-  egress: PlatformEgress,
-  conversationId: string,
-  text: string,
-  opts: DeliveryOptions = {},
-): Promise<string[]> {
+export async function deliver(egress: PlatformEgress, conversationId: string, text: string, opts: DeliveryOptions = {}): Promise<string[]> {
   const base = opts.baseDelayMs ?? DELIVERY_BASE_DELAY_MS;
   let plain = opts.plain ?? false;
   let lastErr: unknown;

@@ -33,8 +33,20 @@ function recordingEgress(refuseDrafts: boolean): PlatformEgress & { calls: strin
 
 function preview(egress: PlatformEgress, text: { value: string }): DraftPreview {
   const out = new ChatOutlet(egress, 'telegram:42', 0, log);
-  const message = (): LiveMessage => new LiveMessage(out, () => text.value, 'streamed reply', async () => true);
-  return new DraftPreview(out, () => text.value, message, async () => true, log);
+  const message = (): LiveMessage =>
+    new LiveMessage(
+      out,
+      () => text.value,
+      'streamed reply',
+      async () => true,
+    );
+  return new DraftPreview(
+    out,
+    () => text.value,
+    message,
+    async () => true,
+    log,
+  );
 }
 
 describe('DraftPreview', () => {

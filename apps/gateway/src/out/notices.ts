@@ -5,7 +5,6 @@
 import { AuthError, FileTooLargeError, NotFoundError, RateLimitedError, platformDisplayName } from '@herald/adapters';
 import { formatBytes, type TurnFile } from '@herald/agent-core';
 
-
 function seconds(ms: number): string {
   const s = Math.ceil(ms / 1000);
   return s < 120 ? `${s} s` : `${Math.ceil(s / 60)} min`;

@@ -43,7 +43,9 @@ class ChatEgress implements PlatformEgress {
   }
 }
 
-function live(opts: { streaming?: boolean; tools?: ToolProgressMode; interim?: boolean; typingDelayMs?: number; egress?: ChatEgress; controller?: AbortController } = {}) {
+function live(
+  opts: { streaming?: boolean; tools?: ToolProgressMode; interim?: boolean; typingDelayMs?: number; egress?: ChatEgress; controller?: AbortController } = {},
+) {
   const egress = opts.egress ?? new ChatEgress();
   const controller = opts.controller ?? new AbortController();
   const turn = new LiveTurn({
@@ -51,7 +53,13 @@ function live(opts: { streaming?: boolean; tools?: ToolProgressMode; interim?: b
     conversationId: 'discord:1',
     platform: 'discord',
     chatType: 'dm',
-    settings: { streaming: opts.streaming ?? false, typingDelayMs: opts.typingDelayMs ?? 0, interimMessages: opts.interim ?? false, toolProgress: { telegram: 'off', discord: opts.tools ?? 'off', slack: 'off' }, reactions: { telegram: 'off', discord: 'off', slack: 'off' } },
+    settings: {
+      streaming: opts.streaming ?? false,
+      typingDelayMs: opts.typingDelayMs ?? 0,
+      interimMessages: opts.interim ?? false,
+      toolProgress: { telegram: 'off', discord: opts.tools ?? 'off', slack: 'off' },
+      reactions: { telegram: 'off', discord: 'off', slack: 'off' },
+    },
     signal: controller.signal,
     canDeliver: async () => true,
     log,
@@ -253,7 +261,7 @@ describe('LiveTurn', () => {
     });
   });
 
-  it('knows the platforms\' edit spacing and shortens argument previews', () => {
+  it("knows the platforms' edit spacing and shortens argument previews", () => {
     expect(editIntervalMs('telegram', 'dm')).toBe(1_100);
     expect(editIntervalMs('telegram', 'group')).toBe(3_000);
     expect(editIntervalMs('slack', 'thread')).toBe(1_000);

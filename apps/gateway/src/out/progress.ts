@@ -97,7 +97,8 @@ export class LiveTurn {
   /** The streamed reply: a draft where the platform has them (Telegram private chats), else a message edited in place. */
   private newStream(mayDraft: boolean): LiveMessage | DraftPreview {
     const { opts } = this;
-    const streamMessage = (): LiveMessage => new LiveMessage(this.out, () => this.streamView(), 'streamed reply', this.mayStart, opts.replyTo, opts.onStreamCreated);
+    const streamMessage = (): LiveMessage =>
+      new LiveMessage(this.out, () => this.streamView(), 'streamed reply', this.mayStart, opts.replyTo, opts.onStreamCreated);
     const draft = mayDraft && canDraft(opts.egress, opts.platform, opts.chatType);
     return draft ? new DraftPreview(this.out, () => this.streamView(), streamMessage, this.mayStart, opts.log) : streamMessage();
   }

@@ -24,7 +24,9 @@ export class ReplyFiles implements FileSink {
   add(file: NewTurnFile): void {
     if (this.room === 0) throw new OutboundFileError(`a reply may carry at most ${this.limits.perTurn} files, and this one has them already`);
     if (this.bytes + file.data.length > this.limits.replyBytes) {
-      throw new OutboundFileError(`the files of one reply may add up to ${formatBytes(this.limits.replyBytes)}; this one would make ${formatBytes(this.bytes + file.data.length)}`);
+      throw new OutboundFileError(
+        `the files of one reply may add up to ${formatBytes(this.limits.replyBytes)}; this one would make ${formatBytes(this.bytes + file.data.length)}`,
+      );
     }
     this.push(file);
   }

@@ -24,9 +24,7 @@ interface Found {
 function imagesOutsideCode(text: string): Found[] {
   const fences = [...text.matchAll(CODE_FENCE)].map((m) => [m.index, m.index + m[0].length] as const);
   const inCode = (i: number): boolean => fences.some(([from, to]) => i >= from && i < to);
-  return [...text.matchAll(MARKDOWN_IMAGE)]
-    .filter((m) => !inCode(m.index))
-    .map((m) => ({ markdown: m[0], alt: m[1].trim(), url: m[2], index: m.index }));
+  return [...text.matchAll(MARKDOWN_IMAGE)].filter((m) => !inCode(m.index)).map((m) => ({ markdown: m[0], alt: m[1].trim(), url: m[2], index: m.index }));
 }
 
 export interface ReplyPicturesInput {
@@ -60,6 +58,9 @@ export async function takePicturesFromReply({ text, files, limits, fetch, signal
   let out = text;
   for (const image of taken.reverse()) out = out.slice(0, image.index) + out.slice(image.index + image.markdown.length);
   if (taken.length === 0) return text;
-  const tidy = out.replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
+  const tidy = out
+    .replace(/[ \t]+\n/g, '\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
   return tidy === '' ? PICTURES_ONLY_TEXT : tidy;
 }

@@ -58,7 +58,16 @@ async function setup(opts: { check?: DeliveryCheck; safety?: DuplicateSafety; fe
   } as TurnContext;
   const live = new LiveTurn({ egress, conversationId: 'telegram:5', platform: 'telegram', chatType: 'dm', signal, canDeliver: ctx.canDeliver, log });
   const duplicates: string[] = [];
-  const target = { store, egress, ctx, live, conversationId: 'telegram:5', replyTo: '1', onPossibleDuplicate: (p: string) => void duplicates.push(p), sendAttemptsAtBegin: 0 };
+  const target = {
+    store,
+    egress,
+    ctx,
+    live,
+    conversationId: 'telegram:5',
+    replyTo: '1',
+    onPossibleDuplicate: (p: string) => void duplicates.push(p),
+    sendAttemptsAtBegin: 0,
+  };
   return { store, egress, target, duplicates };
 }
 
@@ -140,7 +149,11 @@ describe('sending a recorded reply', () => {
   });
 
   it('a re-run after an unrecorded send: asks the platform to recover; Telegram cannot, so it is counted', async () => {
-    for (const [safety, counted] of [['none', ['telegram']], ['detectable', []], ['idempotent', []]] as const) {
+    for (const [safety, counted] of [
+      ['none', ['telegram']],
+      ['detectable', []],
+      ['idempotent', []],
+    ] as const) {
       const { store, egress, target, duplicates } = await setup({ safety });
       // An earlier attempt claimed the send and crashed before recording anything (a while ago).
       await store.claimDelivery('t1', 7);

@@ -70,7 +70,10 @@ export async function sendReply(t: ReplyTarget, text: string, checked?: CheckedR
   if (!claim) return 'nothing to send';
   const earlier = claim.sendAttempts > 1;
   if (earlier) {
-    ctx.log.warn({ recorded: claim.deliveredIds.length, safety: egress.duplicateSafety }, 'an earlier attempt began sending this reply; continuing after what it recorded');
+    ctx.log.warn(
+      { recorded: claim.deliveredIds.length, safety: egress.duplicateSafety },
+      'an earlier attempt began sending this reply; continuing after what it recorded',
+    );
     if (egress.duplicateSafety === 'none') {
       ctx.log.warn({ platform: egress.platform }, 'reply may have been sent twice (a crash between sending and recording; this platform cannot tell)');
       t.onPossibleDuplicate(egress.platform);
@@ -95,7 +98,15 @@ export async function sendReply(t: ReplyTarget, text: string, checked?: CheckedR
     }));
   // The files the reply carries follow its text, each recorded as it goes (out/deliver-files.ts).
   if (claim.fileCount > 0) {
-    await deliverFiles({ store, egress, conversationId: t.conversationId, turnId: ctx.turnId, log: ctx.log, touch: ctx.touch, baseDelayMs: t.deliveryBaseDelayMs });
+    await deliverFiles({
+      store,
+      egress,
+      conversationId: t.conversationId,
+      turnId: ctx.turnId,
+      log: ctx.log,
+      touch: ctx.touch,
+      baseDelayMs: t.deliveryBaseDelayMs,
+    });
   }
   // The platform has the reply: its record must not be lost to a database hiccup (a re-run would send it again).
   await untilStored(() => store.markDelivered(ctx.turnId, ids, recorded), ctx.log, 'record the delivered reply');

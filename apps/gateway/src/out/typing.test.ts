@@ -14,7 +14,7 @@ function slowEgress(): { egress: PlatformEgress; calls: string[]; answer: (fail?
       }),
   } as unknown as PlatformEgress;
   const answer = (fail = false): void => {
-    for (const p of pending.splice(0)) (fail ? p.no(new Error('429')) : p.ok());
+    for (const p of pending.splice(0)) fail ? p.no(new Error('429')) : p.ok();
   };
   return { egress, calls, answer };
 }

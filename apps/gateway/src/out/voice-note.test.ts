@@ -13,7 +13,8 @@ afterAll(async () => {
   await llm.close();
 });
 
-const speech = () => createSpeechSynthesizer({ provider: { provider: 'openai', model: 'gpt-4o-mini-tts', apiKey: 'sk-test', baseUrl: llm.url }, voice: 'coral' });
+const speech = () =>
+  createSpeechSynthesizer({ provider: { provider: 'openai', model: 'gpt-4o-mini-tts', apiKey: 'sk-test', baseUrl: llm.url }, voice: 'coral' });
 const signal = new AbortController().signal;
 
 describe('speakable text', () => {

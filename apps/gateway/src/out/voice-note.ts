@@ -48,7 +48,8 @@ export async function voiceNote(reply: string, format: VoiceFormat, speech: Spee
   const ogg = format === 'ogg_opus';
   const data = await speech.speak(text, ogg ? 'opus' : 'mp3', signal);
   if (data.length === 0) throw new VoiceNoteError('the speech service returned no audio');
-  if (data.length > maxBytes) throw new VoiceNoteError(`the voice reply would be ${formatBytes(data.length)}, more than the ${formatBytes(maxBytes)} a file may have`);
+  if (data.length > maxBytes)
+    throw new VoiceNoteError(`the voice reply would be ${formatBytes(data.length)}, more than the ${formatBytes(maxBytes)} a file may have`);
   const file: NewTurnFile = {
     kind: 'voice',
     name: ogg ? 'reply.ogg' : 'reply.mp3',

@@ -152,7 +152,6 @@ if redis.call('SET', KEYS[1], '1', 'EX', ARGV[1], 'NX') then return 1 end
 return 0
 `;
 
-
 export const MARK_INTERRUPT = `
 -- KEYS: intr   ARGV: seq
 local cur = tonumber(redis.call('GET', KEYS[1]) or '0')

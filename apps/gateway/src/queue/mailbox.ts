@@ -24,7 +24,21 @@
  */
 import type { Redis } from 'ioredis';
 import type { Attachment, MessagePart } from '@herald/adapters';
-import { ACK, ACQUIRE, CAN_DELIVER, ENQUEUE, FENCE, HOLDS, MARK_INTERRUPT, MAY_ACKNOWLEDGE, RELEASE, RELEASE_IF_EMPTY, RENEW, STOP, TAKE } from './mailbox-scripts.js';
+import {
+  ACK,
+  ACQUIRE,
+  CAN_DELIVER,
+  ENQUEUE,
+  FENCE,
+  HOLDS,
+  MARK_INTERRUPT,
+  MAY_ACKNOWLEDGE,
+  RELEASE,
+  RELEASE_IF_EMPTY,
+  RENEW,
+  STOP,
+  TAKE,
+} from './mailbox-scripts.js';
 
 export interface MailboxEntry {
   /** BullMQ job id, also the turn id of the outbox. */
@@ -85,10 +99,7 @@ export interface ScheduledRun {
   runAt: number;
 }
 
-export type EnqueueResult =
-  | { status: 'queued'; seq: number; position: number; busy: boolean }
-  | { status: 'duplicate' }
-  | { status: 'full'; pending: number };
+export type EnqueueResult = { status: 'queued'; seq: number; position: number; busy: boolean } | { status: 'duplicate' } | { status: 'full'; pending: number };
 
 export interface Lock {
   token: string;
@@ -118,7 +129,21 @@ export class Mailbox {
     private readonly prefix: string,
     readonly lockTtlMs: number,
   ) {
-    const defs = { ENQUEUE: [null, ENQUEUE], ACQUIRE: [2, ACQUIRE], TAKE: [3, TAKE], FENCE: [2, FENCE], RENEW: [1, RENEW], ACK: [null, ACK], HOLDS: [1, HOLDS], RELEASE_IF_EMPTY: [2, RELEASE_IF_EMPTY], RELEASE: [1, RELEASE], CAN_DELIVER: [3, CAN_DELIVER], MAY_ACKNOWLEDGE: [3, MAY_ACKNOWLEDGE], MARK_INTERRUPT: [1, MARK_INTERRUPT], STOP: [5, STOP] } as const;
+    const defs = {
+      ENQUEUE: [null, ENQUEUE],
+      ACQUIRE: [2, ACQUIRE],
+      TAKE: [3, TAKE],
+      FENCE: [2, FENCE],
+      RENEW: [1, RENEW],
+      ACK: [null, ACK],
+      HOLDS: [1, HOLDS],
+      RELEASE_IF_EMPTY: [2, RELEASE_IF_EMPTY],
+      RELEASE: [1, RELEASE],
+      CAN_DELIVER: [3, CAN_DELIVER],
+      MAY_ACKNOWLEDGE: [3, MAY_ACKNOWLEDGE],
+      MARK_INTERRUPT: [1, MARK_INTERRUPT],
+      STOP: [5, STOP],
+    } as const;
     for (const [name, [numberOfKeys, lua]] of Object.entries(defs)) {
       const cmd = `herald${name}`;
       // defineCommand caches the script's SHA and falls back to EVAL on NOSCRIPT (e.g. after a Redis restart).
@@ -148,7 +173,13 @@ export class Mailbox {
     // Key order matters: ENQUEUE fills in "seq" and holds() names an entry by the JSON up to it.
     const template: MailboxEntry = { id, sessionKey, seq: 0, enqueuedAt: Date.now(), payload };
     const json = JSON.stringify(template);
-    const keys = [this.key('seen', id), this.key('mbox', sessionKey), this.key('lock', sessionKey), this.key('seq', sessionKey), ...(steerWhen ? [steerWhen.marker] : [])];
+    const keys = [
+      this.key('seen', id),
+      this.key('mbox', sessionKey),
+      this.key('lock', sessionKey),
+      this.key('seq', sessionKey),
+      ...(steerWhen ? [steerWhen.marker] : []),
+    ];
     const args = [json, SEEN_WHILE_PENDING_S, maxLength, ...(steerWhen ? [steerWhen.maxLength] : [])];
     const res = (await this.scripts.ENQUEUE(keys.length, ...keys, ...args)) as [number, number, number, string?, number?];
     if (res[0] === -1) return { status: 'duplicate' };
@@ -157,7 +188,10 @@ export class Mailbox {
   }
 
   async acquire(sessionKey: string, workerId: string): Promise<Lock | { heldForMs: number }> {
-    const [ok, n] = (await this.scripts.ACQUIRE(this.key('lock', sessionKey), this.key('fence', sessionKey), workerId, this.lockTtlMs)) as [number, number | string];
+    const [ok, n] = (await this.scripts.ACQUIRE(this.key('lock', sessionKey), this.key('fence', sessionKey), workerId, this.lockTtlMs)) as [
+      number,
+      number | string,
+    ];
     return ok === 1 ? { token: `${workerId}:${n}`, fence: Number(n) } : { heldForMs: Math.max(Number(n), 0) };
   }
 
@@ -170,11 +204,17 @@ export class Mailbox {
     sessionKey: string,
     workerId: string,
     entry: { entryId: string; seq: number },
-  ): Promise<{ status: 'empty' } | { status: 'held'; heldForMs: number; holds: boolean } | ({ status: 'acquired'; head: { raw: string; entry: MailboxEntry } } & Lock)> {
-    const res = (await this.scripts.TAKE(this.key('lock', sessionKey), this.key('fence', sessionKey), this.key('mbox', sessionKey), workerId, this.lockTtlMs, this.entryPrefix(sessionKey, entry.entryId, entry.seq))) as
-      | [-1]
-      | [0, number, number]
-      | [1, string, string];
+  ): Promise<
+    { status: 'empty' } | { status: 'held'; heldForMs: number; holds: boolean } | ({ status: 'acquired'; head: { raw: string; entry: MailboxEntry } } & Lock)
+  > {
+    const res = (await this.scripts.TAKE(
+      this.key('lock', sessionKey),
+      this.key('fence', sessionKey),
+      this.key('mbox', sessionKey),
+      workerId,
+      this.lockTtlMs,
+      this.entryPrefix(sessionKey, entry.entryId, entry.seq),
+    )) as [-1] | [0, number, number] | [1, string, string];
     if (res[0] === -1) return { status: 'empty' };
     if (res[0] === 0) return { status: 'held', heldForMs: Math.max(Number(res[1]), 0), holds: res[2] === 1 };
     return { status: 'acquired', token: `${workerId}:${res[1]}`, fence: Number(res[1]), head: { raw: res[2], entry: JSON.parse(res[2]) as MailboxEntry } };
@@ -219,7 +259,12 @@ export class Mailbox {
   }
 
   /** `ack`, and the entry now at the head when some are left (the holder's next turn). */
-  async ackAndNext(sessionKey: string, token: string, headRaw: string, absorbed: string[] = []): Promise<{ left: number; next: { raw: string; entry: MailboxEntry } | null }> {
+  async ackAndNext(
+    sessionKey: string,
+    token: string,
+    headRaw: string,
+    absorbed: string[] = [],
+  ): Promise<{ left: number; next: { raw: string; entry: MailboxEntry } | null }> {
     const seenKeys = [headRaw, ...absorbed].map((raw) => this.key('seen', (JSON.parse(raw) as MailboxEntry).id));
     const keys = [this.key('lock', sessionKey), this.key('mbox', sessionKey), ...seenKeys];
     const res = (await this.scripts.ACK(keys.length, ...keys, token, SEEN_AFTER_DONE_S, headRaw, ...absorbed)) as number | [number, string?];
@@ -280,7 +325,10 @@ export class Mailbox {
   /** A turn holds the session; with `unlessKey`, only while that key (a clarify question's marker) does not exist. */
   async isBusy(sessionKey: string, unlessKey?: string): Promise<boolean> {
     if (unlessKey === undefined) return (await this.redis.exists(this.key('lock', sessionKey))) === 1;
-    const [[, locked], [, marked]] = (await this.redis.multi().exists(this.key('lock', sessionKey)).exists(unlessKey).exec()) as [[null, number], [null, number]];
+    const [[, locked], [, marked]] = (await this.redis.multi().exists(this.key('lock', sessionKey)).exists(unlessKey).exec()) as [
+      [null, number],
+      [null, number],
+    ];
     return locked === 1 && marked === 0;
   }
 

@@ -118,20 +118,23 @@ describe('split texts', () => {
   // The quiet is far longer than any test may take: the turns below run only because the last part ends the wait.
   const NEVER_QUIET_MS = 600_000;
 
-  it.each(['interrupt', 'queue', 'steer'] as const)('%s mode: the parts arriving one by one are one turn, answered as soon as the last part is in', async (mode) => {
-    const s = 340 + ['interrupt', 'queue', 'steer'].indexOf(mode);
-    const { producer, mailbox, turns } = await albumRig(mode, undefined, NEVER_QUIET_MS);
-    const first = await producer.submit(keyOf(s), textPart(s, 1, `${s}:1`, 'a'.repeat(4096)), mode);
-    await until(() => mailbox.isBusy(keyOf(s)));
-    const later = [
-      await producer.submit(keyOf(s), textPart(s, 2, `${s}:1`, 'b'.repeat(4096)), mode),
-      await producer.submit(keyOf(s), textPart(s, 3, `${s}:1`, 'c'.repeat(100), true), mode),
-    ];
-    await until(() => turns.length === 1);
-    await until(async () => (await mailbox.length(keyOf(s))) === 0);
-    expect(turns).toEqual([{ texts: ['a'.repeat(4096), 'b'.repeat(4096), 'c'.repeat(100)], files: [], canDeliver: true, steered: [] }]);
-    expect([first, ...later].some((r) => r.status === 'queued' && 'acknowledge' in r && r.acknowledge)).toBe(false);
-  });
+  it.each(['interrupt', 'queue', 'steer'] as const)(
+    '%s mode: the parts arriving one by one are one turn, answered as soon as the last part is in',
+    async (mode) => {
+      const s = 340 + ['interrupt', 'queue', 'steer'].indexOf(mode);
+      const { producer, mailbox, turns } = await albumRig(mode, undefined, NEVER_QUIET_MS);
+      const first = await producer.submit(keyOf(s), textPart(s, 1, `${s}:1`, 'a'.repeat(4096)), mode);
+      await until(() => mailbox.isBusy(keyOf(s)));
+      const later = [
+        await producer.submit(keyOf(s), textPart(s, 2, `${s}:1`, 'b'.repeat(4096)), mode),
+        await producer.submit(keyOf(s), textPart(s, 3, `${s}:1`, 'c'.repeat(100), true), mode),
+      ];
+      await until(() => turns.length === 1);
+      await until(async () => (await mailbox.length(keyOf(s))) === 0);
+      expect(turns).toEqual([{ texts: ['a'.repeat(4096), 'b'.repeat(4096), 'c'.repeat(100)], files: [], canDeliver: true, steered: [] }]);
+      expect([first, ...later].some((r) => r.status === 'queued' && 'acknowledge' in r && r.acknowledge)).toBe(false);
+    },
+  );
 
   it('a long text nothing follows is answered alone once no part came for the quiet time; the next message is its own turn', async () => {
     const s = 350;

@@ -24,7 +24,9 @@ type Pending = Array<{ raw: string; entry: MailboxEntry }>;
 export function isPartOf(head: MailboxEntry | undefined, payload: TurnPayload): boolean {
   const group = head?.payload.partOf;
   const part = payload.partOf;
-  return group !== undefined && part !== undefined && part.id === group.id && part.kind === group.kind && payload.conversationId === head?.payload.conversationId;
+  return (
+    group !== undefined && part !== undefined && part.id === group.id && part.kind === group.kind && payload.conversationId === head?.payload.conversationId
+  );
 }
 
 /** Nothing more can come: the newest part is marked as the last, or an album has as many parts as one can have. */

@@ -81,7 +81,13 @@ export class TurnProducer {
   async submit(sessionKey: string, payload: TurnPayload, configured: BusyInputMode, steerWhen?: string): Promise<SubmitResult> {
     const id = jobIdFor(payload.platform, payload.messageId);
     const capFor = (m: BusyInputMode): number => (m === 'interrupt' ? MAX_MAILBOX_INTERRUPT : MAX_PENDING + 1);
-    const res = await this.mailbox.enqueue(id, sessionKey, payload, capFor(configured), steerWhen ? { marker: steerWhen, maxLength: capFor('steer') } : undefined);
+    const res = await this.mailbox.enqueue(
+      id,
+      sessionKey,
+      payload,
+      capFor(configured),
+      steerWhen ? { marker: steerWhen, maxLength: capFor('steer') } : undefined,
+    );
     if (res.status !== 'queued') {
       this.log.debug({ jobId: id, sessionKey, status: res.status }, 'message not enqueued');
       return res;
@@ -128,6 +134,10 @@ export class TurnProducer {
 
   /** A job that fails (Redis blinked during ack, say) must run again, or its mailbox entry could be stranded. */
   private async addJob(sessionKey: string, entryId: string, seq: number): Promise<void> {
-    await this.queue.add('turn', { sessionKey, entryId, seq }, { jobId: entryJobId(entryId, seq), attempts: JOB_ATTEMPTS, backoff: JOB_BACKOFF, ...JOB_RETENTION });
+    await this.queue.add(
+      'turn',
+      { sessionKey, entryId, seq },
+      { jobId: entryJobId(entryId, seq), attempts: JOB_ATTEMPTS, backoff: JOB_BACKOFF, ...JOB_RETENTION },
+    );
   }
 }

@@ -46,7 +46,7 @@ function recorder(hold: Set<string>, windDown = false) {
 }
 
 describe.each<BusyInputMode>(['interrupt', 'queue', 'steer'])('a scheduled run in %s mode', (mode) => {
-  it('waits behind the user\'s running turn, runs as a turn of its own, and may deliver', async () => {
+  it("waits behind the user's running turn, runs as a turn of its own, and may deliver", async () => {
     const r = recorder(new Set(['a']));
     const { producer } = await rig({ workers: 2, mode, runTurn: r.runTurn });
     await producer.submit(keyOf(1), payload(1, 1, 'a'), mode);
@@ -60,7 +60,7 @@ describe.each<BusyInputMode>(['interrupt', 'queue', 'steer'])('a scheduled run i
     ]);
   });
 
-  it('is neither interrupted nor steered by the user\'s message, which runs after it', async () => {
+  it("is neither interrupted nor steered by the user's message, which runs after it", async () => {
     const r = recorder(new Set(['task']));
     const { producer } = await rig({ workers: 2, mode, runTurn: r.runTurn });
     await producer.submitScheduled(keyOf(2), task(2));
@@ -77,8 +77,8 @@ describe.each<BusyInputMode>(['interrupt', 'queue', 'steer'])('a scheduled run i
   });
 });
 
-describe('scheduled runs and the user\'s messages', () => {
-  it('interrupt mode: the user\'s messages are merged around a waiting run, which keeps its place and may still deliver', async () => {
+describe("scheduled runs and the user's messages", () => {
+  it("interrupt mode: the user's messages are merged around a waiting run, which keeps its place and may still deliver", async () => {
     const r = recorder(new Set(['a']), true);
     const { producer } = await rig({ workers: 1, mode: 'interrupt', runTurn: r.runTurn });
     await producer.submit(keyOf(3), payload(3, 1, 'a'), 'interrupt');
@@ -96,7 +96,7 @@ describe('scheduled runs and the user\'s messages', () => {
     ]);
   });
 
-  it('/stop ends the user\'s turn and drops their queued messages, but keeps a waiting run, which then runs', async () => {
+  it("/stop ends the user's turn and drops their queued messages, but keeps a waiting run, which then runs", async () => {
     const r = recorder(new Set(['a']));
     const { producer, mailbox, redis, prefix } = await rig({ workers: 1, mode: 'queue', runTurn: r.runTurn });
     await producer.submit(keyOf(4), payload(4, 1, 'a'), 'queue');

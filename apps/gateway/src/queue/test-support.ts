@@ -99,4 +99,3 @@ export async function until(fn: () => boolean | Promise<boolean>, ms = 20_000): 
     await sleep(20);
   }
 }
-

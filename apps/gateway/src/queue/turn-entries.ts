@@ -27,7 +27,10 @@ export async function entriesJoiningHead(input: TurnEntriesInput): Promise<Pendi
   // The parts of a message reach the mailbox one by one: the rest are waited for and answered with the head.
   const parts = head.payload.partOf !== undefined ? await gatherParts(mailbox, sessionKey, head, input.partsQuietMs ?? PARTS_QUIET_MS, input.stop) : [];
   if (input.mode !== 'interrupt') return parts;
-  const together = mergeable(head, (await mailbox.pending(sessionKey)).filter((m) => !m.entry.payload.scheduled));
+  const together = mergeable(
+    head,
+    (await mailbox.pending(sessionKey)).filter((m) => !m.entry.payload.scheduled),
+  );
   return [...together, ...parts.filter((a) => !together.some((t) => t.raw === a.raw))].sort((a, b) => a.entry.seq - b.entry.seq);
 }
 

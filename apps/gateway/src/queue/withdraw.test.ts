@@ -40,7 +40,11 @@ describe('withdrawable messages', () => {
     const key = keyOf(900);
     await producer.submit(key, apiPayload('r1', 'first'), 'queue');
     await until(() => turns.length === 1);
-    for (const [id, text] of [['r2', 'second'], ['r3', 'third']]) await producer.submit(key, apiPayload(id, text), 'queue');
+    for (const [id, text] of [
+      ['r2', 'second'],
+      ['r3', 'third'],
+    ])
+      await producer.submit(key, apiPayload(id, text), 'queue');
     release();
     await until(() => ended.length === 3);
     expect(turns).toEqual([['first'], ['second'], ['third']]);

@@ -296,7 +296,10 @@ async function orphanIn(n: number, mailbox?: (redis: Redis, prefix: string) => M
 
 describe('MailboxJanitor', () => {
   it('a wake-up job that fails is tried again', async () => {
-    const { ran, mailbox, queue, redis, prefix } = await orphanIn(20, failingAcquire(keyOf(20), 1, () => new Error('Connection is closed.')));
+    const { ran, mailbox, queue, redis, prefix } = await orphanIn(
+      20,
+      failingAcquire(keyOf(20), 1, () => new Error('Connection is closed.')),
+    );
     const janitor = new MailboxJanitor({ redis, prefix, mailbox, queue, log, intervalMs: 60_000, strandedAfterMs: 0 });
     expect(await janitor.sweep()).toBe(1);
     // One sweep only (the next would wait a minute): the wake-up job's own retry must run the turn.
@@ -305,7 +308,10 @@ describe('MailboxJanitor', () => {
   });
 
   it('a wake-up job that failed for good does not keep later sweeps from waking the mailbox', async () => {
-    const { ran, mailbox, queue, redis, prefix } = await orphanIn(21, failingAcquire(keyOf(21), 1, () => new UnrecoverableError('broken for this attempt')));
+    const { ran, mailbox, queue, redis, prefix } = await orphanIn(
+      21,
+      failingAcquire(keyOf(21), 1, () => new UnrecoverableError('broken for this attempt')),
+    );
     const janitor = new MailboxJanitor({ redis, prefix, mailbox, queue, log, intervalMs: 100, strandedAfterMs: 0, wakeDedupTtlMs: 100 });
     expect(await janitor.sweep()).toBe(1);
     const failed = async (): Promise<number> => (await queue.getJobCounts('failed')).failed;

@@ -162,7 +162,10 @@ export class TurnWorker {
   private cutShort(drainMs: number): number {
     const sessions = [...new Set([...this.turns].map((t) => t.sessionKey))];
     if (sessions.length === 0) return 0;
-    this.opts.log.warn({ sessions }, `shutdown: the drain timeout (${drainMs} ms) passed; cutting short ${sessions.length} turn(s) of session(s) ${sessions.join(', ')}: their messages stay queued and run again`);
+    this.opts.log.warn(
+      { sessions },
+      `shutdown: the drain timeout (${drainMs} ms) passed; cutting short ${sessions.length} turn(s) of session(s) ${sessions.join(', ')}: their messages stay queued and run again`,
+    );
     for (const t of this.turns) t.controller.abort(new TurnAbort('shutdown'));
     return sessions.length;
   }
@@ -176,7 +179,10 @@ export class TurnWorker {
     const held = [...this.inFlight.values()];
     const handed = why === 'timeout' ? await handBack(held, this.opts.mailbox, HANDOVER_GRACE_MS) : 0;
     const abandoned = held.map(({ jobId, sessionKey }) => ({ jobId, sessionKey }));
-    this.opts.log.warn({ abandoned, handedBack: handed, turnsCutShort: cutShort, reason: why }, abandonMessage({ why, held, handed, cutShort, jobLockMs: this.jobLockMs }));
+    this.opts.log.warn(
+      { abandoned, handedBack: handed, turnsCutShort: cutShort, reason: why },
+      abandonMessage({ why, held, handed, cutShort, jobLockMs: this.jobLockMs }),
+    );
     // Not awaited: a client that is reconnecting may never report its end, and the process is about to exit.
     void w.disconnect().catch(() => undefined);
   }
@@ -191,7 +197,8 @@ export class TurnWorker {
     }
     const turn = this.latestTurnOf(s.sessionKey);
     if (!turn) return;
-    if (turn.scheduled) return; // the message waits in the mailbox and runs as the next turn
+    if (turn.scheduled)
+      return; // the message waits in the mailbox and runs as the next turn
     else if (s.type === 'interrupt' && turn.seq < s.seq) turn.controller.abort(new TurnAbort('interrupt'));
     else if (s.type === 'steer') {
       const steered = steerable(s.entry);
@@ -373,7 +380,10 @@ export class TurnWorker {
       this.turns.delete(turn);
     }
     const reason: unknown = turn.controller.signal.reason;
-    log.debug({ turnId: last.id, outcome: result?.outcome?.kind, spend: result?.outcome?.spend, abort: reason instanceof TurnAbort ? reason.kind : undefined }, 'turn ended');
+    log.debug(
+      { turnId: last.id, outcome: result?.outcome?.kind, spend: result?.outcome?.spend, abort: reason instanceof TurnAbort ? reason.kind : undefined },
+      'turn ended',
+    );
     if (reason instanceof TurnAbort && reason.kind === 'shutdown') await this.handOver(job, sessionKey, hold.lockToken, token);
     return { entries, turn, result };
   }

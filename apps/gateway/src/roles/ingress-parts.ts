@@ -144,7 +144,9 @@ export class PlatformsPart implements Part {
     for (const [platform, ingress] of this.routes.ingresses) {
       // A platform that cannot connect must not take the others down; its health shows why. An extra bot account's
       // messages carry its name (roles/platforms.ts), so routes can pick its profile and replies go out through it.
-      ingress.start(stampAccount(platform.split(':')[1] ?? DEFAULT_ACCOUNT, boundary.handle)).catch((err: unknown) => log.error({ err, platform }, `${platform} failed to start`));
+      ingress
+        .start(stampAccount(platform.split(':')[1] ?? DEFAULT_ACCOUNT, boundary.handle))
+        .catch((err: unknown) => log.error({ err, platform }, `${platform} failed to start`));
     }
   }
 

@@ -74,7 +74,16 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
 
   if (config.adminToken) {
     const { pairing } = deps;
-    await mountAdminApi(http, { token: config.adminToken, store: deps.store, queue, pairing, schedules: deps.schedules, profiles: new ProfileTable(config), routes: config.routes, budgets: budgetGuardFor(config, deps.store.sql) });
+    await mountAdminApi(http, {
+      token: config.adminToken,
+      store: deps.store,
+      queue,
+      pairing,
+      schedules: deps.schedules,
+      profiles: new ProfileTable(config),
+      routes: config.routes,
+      budgets: budgetGuardFor(config, deps.store.sql),
+    });
     const started = Date.now();
     await mountConsole(http, {
       token: config.adminToken,

@@ -171,7 +171,11 @@ export type PartsMemoryOf = (account: string) => PartsMemory;
 
 export function accountIngresses(config: HeraldConfig, threads: KnownThreads, log: Logger, parts?: PartsMemoryOf): AccountIngress[] {
   const bots: Bot[] = [];
-  if (config.platforms.telegram.enabled) bots.push({ ...botOf(config, 'telegram'), webhook: config.telegram.webhookUrl ? { url: config.telegram.webhookUrl, secret: config.telegram.webhookSecret } : undefined });
+  if (config.platforms.telegram.enabled)
+    bots.push({
+      ...botOf(config, 'telegram'),
+      webhook: config.telegram.webhookUrl ? { url: config.telegram.webhookUrl, secret: config.telegram.webhookSecret } : undefined,
+    });
   if (config.platforms.discord.enabled) bots.push(botOf(config, 'discord'));
   if (config.platforms.slack.enabled) bots.push(botOf(config, 'slack'));
   for (const a of config.botAccounts) if (config.platforms[a.platform].enabled) bots.push(botOf(config, a.platform, a.name));
@@ -185,7 +189,15 @@ function ingressOf(config: HeraldConfig, bot: Bot, threads: KnownThreads, log: L
   const token = tokenOf(bot);
   if (platform === 'telegram') {
     const t = config.telegram;
-    return createTelegramIngress({ token, apiRoot: bot.apiBase ?? t.apiRoot, webhook: bot.webhook, requireMention: t.requireMention, commands, logger, partsMemory: parts?.(bot.account) });
+    return createTelegramIngress({
+      token,
+      apiRoot: bot.apiBase ?? t.apiRoot,
+      webhook: bot.webhook,
+      requireMention: t.requireMention,
+      commands,
+      logger,
+      partsMemory: parts?.(bot.account),
+    });
   }
   if (platform === 'discord') {
     const d = config.discord;

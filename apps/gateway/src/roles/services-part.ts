@@ -65,7 +65,11 @@ export class ServicesPart implements Part {
     const keyState = (this.#keyState = new RedisKeyPoolState(redis, config.redisPrefix, llmLog));
     const providers = new ProviderCatalog(config, {
       keyState,
-      onTransportReset: (e) => llmLog.warn({ provider: e.provider, model: e.model, key: e.fingerprint, error: e.error }, 'LLM connection failed; HTTP client rebuilt before the retry'),
+      onTransportReset: (e) =>
+        llmLog.warn(
+          { provider: e.provider, model: e.model, key: e.fingerprint, error: e.error },
+          'LLM connection failed; HTTP client rebuilt before the retry',
+        ),
     });
     const metrics = createHeraldMetrics();
     // Pairing, reset policy, per-session counters and models, progress settings (features/sessions/services.ts).
@@ -76,7 +80,11 @@ export class ServicesPart implements Part {
       providers,
       {
         wrap: (p) => instrumentProvider(p, metrics, llmLog),
-        onFallback: (e) => llmLog.warn({ from: providerLabel(e.from), to: providerLabel(e.to), error: e.error.message, status: e.error.status }, 'side task: model failed; the next model takes it'),
+        onFallback: (e) =>
+          llmLog.warn(
+            { from: providerLabel(e.from), to: providerLabel(e.to), error: e.error.message, status: e.error.status },
+            'side task: model failed; the next model takes it',
+          ),
       },
       (err) => llmLog.warn({ err }, 'learnt context windows: the store could not be read or written; this process keeps its own'),
       // One price table and spend report per process (the report keeps the cache-hit ratios): conversation.pricing,

@@ -65,7 +65,18 @@ function profileRuntimes({ config, log, redis, store, shared, agent, outbound, m
     const own = profile.name === DEFAULT_PROFILE ? agent : instrumentAgent(buildAgentRuntime(config, providers, profile), metrics, llmLog);
     const files = { limits: outbound.limits.file, perTurn: outbound.limits.perTurn };
     const sideProvider = conversation.sideTasks.forSession(profile.name === DEFAULT_PROFILE ? null : (profile.model ?? null));
-    const tools = createTurnTools({ config: { ...config, toolsets: profile.toolsets }, store, agent: own, sideProvider, redis, mcp, schedules, log: toolsLog, files, profile });
+    const tools = createTurnTools({
+      config: { ...config, toolsets: profile.toolsets },
+      store,
+      agent: own,
+      sideProvider,
+      redis,
+      mcp,
+      schedules,
+      log: toolsLog,
+      files,
+      profile,
+    });
     return { profile, agent: own, tools };
   });
 }

@@ -198,7 +198,14 @@ export function housekeepingParts(config: HeraldConfig, ctx: StartContext, deps:
   let retention: StoreRetention | undefined;
   const { redisPrefix: prefix } = config;
   const openJanitor = (): void => {
-    janitor = new MailboxJanitor({ redis: deps.redis.client, prefix, mailbox: deps.shared.services.mailbox, queue: deps.queue.queue, log: ctx.log.child({ component: 'janitor' }), intervalMs: config.janitorIntervalMs });
+    janitor = new MailboxJanitor({
+      redis: deps.redis.client,
+      prefix,
+      mailbox: deps.shared.services.mailbox,
+      queue: deps.queue.queue,
+      log: ctx.log.child({ component: 'janitor' }),
+      intervalMs: config.janitorIntervalMs,
+    });
     janitor.start();
   };
   const openRetention = (): void => {

@@ -29,10 +29,9 @@ describe('logger', () => {
     const out = capture();
     const log = createLogger({ destination: out.stream, secrets: configSecrets(config) });
     log.info({ config }, 'config loaded');
-    log.child({ platform: 'telegram' }).error(
-      { err: new Error(`request to https://api.telegram.org/bot${env.TELEGRAM_BOT_TOKEN}/getMe failed`) },
-      'poll failed',
-    );
+    log
+      .child({ platform: 'telegram' })
+      .error({ err: new Error(`request to https://api.telegram.org/bot${env.TELEGRAM_BOT_TOKEN}/getMe failed`) }, 'poll failed');
     log.info({ headers: { authorization: `Bearer ${env.OPENAI_API_KEY}` } }, 'request');
     const text = out.text();
     expect(text).toContain('config loaded');
@@ -54,9 +53,16 @@ describe('logger', () => {
   it('censors a secret-named key at any depth, in arrays too, and leaves lines without one as they are', () => {
     const out = capture();
     const log = createLogger({ destination: out.stream });
-    log.info({ a: { b: { c: { token: 'deep-secret-1' } } }, list: [{ apiKey: 'deep-secret-2' }, { password: { nested: 'deep-secret-3' } }], keep: 'visible' }, 'nested');
+    log.info(
+      { a: { b: { c: { token: 'deep-secret-1' } } }, list: [{ apiKey: 'deep-secret-2' }, { password: { nested: 'deep-secret-3' } }], keep: 'visible' },
+      'nested',
+    );
     log.child({ platform: 'slack', sessionKey: 'k' }).info({ text: 'he said "token": no' }, 'plain');
-    const [nested, plain] = out.text().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const [nested, plain] = out
+      .text()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(nested).toMatchObject({ a: { b: { c: { token: '[redacted]' } } }, list: [{ apiKey: '[redacted]' }, { password: '[redacted]' }], keep: 'visible' });
     expect(out.text()).not.toMatch(/deep-secret/);
     expect(plain).toMatchObject({ platform: 'slack', sessionKey: 'k', text: 'he said "token": no', msg: 'plain' });
@@ -89,7 +95,11 @@ describe('routeConsoleToLogger', () => {
     } finally {
       restore();
     }
-    const lines = out.text().trim().split('\n').map((l) => JSON.parse(l) as { level: number; msg: string; from: string });
+    const lines = out
+      .text()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { level: number; msg: string; from: string });
     expect(lines.map((l) => [l.level, l.msg])).toEqual([
       [40, "The model 'claude-x' is deprecated"],
       [50, 'request failed with [redacted]'],

@@ -99,15 +99,17 @@ const CONSOLE_REPEAT_QUIET_MS = 10 * 60_000;
 export function routeConsoleToLogger(log: Logger, now: () => number = Date.now): () => void {
   const original = { warn: console.warn, error: console.error };
   const lastLogged = new Map<string, number>();
-  const route = (level: 'warn' | 'error') => (...args: unknown[]): void => {
-    const text = format(...args);
-    const at = now();
-    const last = lastLogged.get(text);
-    if (last !== undefined && at - last < CONSOLE_REPEAT_QUIET_MS) return;
-    if (lastLogged.size > 1_000) lastLogged.clear();
-    lastLogged.set(text, at);
-    log[level]({ from: 'console' }, text);
-  };
+  const route =
+    (level: 'warn' | 'error') =>
+    (...args: unknown[]): void => {
+      const text = format(...args);
+      const at = now();
+      const last = lastLogged.get(text);
+      if (last !== undefined && at - last < CONSOLE_REPEAT_QUIET_MS) return;
+      if (lastLogged.size > 1_000) lastLogged.clear();
+      lastLogged.set(text, at);
+      log[level]({ from: 'console' }, text);
+    };
   console.warn = route('warn');
   console.error = route('error');
   return () => {

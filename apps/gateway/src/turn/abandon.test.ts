@@ -45,7 +45,13 @@ describe('abandoning a turn the watchdog gave up on', () => {
         throw new Error('this test sends no files');
       },
     } satisfies PlatformEgress;
-    const entry = { id: 't-hung', sessionKey: key, seq: 1, enqueuedAt: 0, payload: { platform: 'telegram', conversationId: 'telegram:77', platformMessageId: '5' } } as MailboxEntry;
+    const entry = {
+      id: 't-hung',
+      sessionKey: key,
+      seq: 1,
+      enqueuedAt: 0,
+      payload: { platform: 'telegram', conversationId: 'telegram:77', platformMessageId: '5' },
+    } as MailboxEntry;
     const abandon = abandonTurns({ store, mailbox, egress: () => egress });
 
     await abandon({ sessionKey: key, turnId: 't-hung', entries: [entry], log: pino({ level: 'silent' }) });

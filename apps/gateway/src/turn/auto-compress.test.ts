@@ -11,13 +11,7 @@ import {
   type Provider,
   type Session,
 } from '@herald/agent-core';
-import {
-  NOTHING_TO_COMPRESS_NOTICE,
-  STILL_LARGE_WARNING,
-  TOO_SHORT_NOTICE,
-  autoCompressIfNeeded,
-  needsCompression,
-} from './auto-compress.js';
+import { NOTHING_TO_COMPRESS_NOTICE, STILL_LARGE_WARNING, TOO_SHORT_NOTICE, autoCompressIfNeeded, needsCompression } from './auto-compress.js';
 import { persistTurn } from './stages/record.js';
 
 const KEY = 'agent:main:telegram:dm:42';
@@ -53,7 +47,13 @@ function chat(n: number, chars = 20): ChatMessage[] {
 async function sessionWith(messages: ChatMessage[], lastPromptTokens?: number, title?: string): Promise<{ store: SessionStore; session: Session }> {
   const store = await SessionStore.open(':memory:');
   stores.push(store);
-  const { session } = await store.getOrCreateSession(KEY, { source: 'telegram', userId: '42', chatId: '42', model: 'openai:gpt-4.1-mini', systemPrompt: 'Be brief.' });
+  const { session } = await store.getOrCreateSession(KEY, {
+    source: 'telegram',
+    userId: '42',
+    chatId: '42',
+    model: 'openai:gpt-4.1-mini',
+    systemPrompt: 'Be brief.',
+  });
   await store.appendMessages(session.id, messages);
   if (lastPromptTokens !== undefined) await store.addUsage(session.id, { ...emptyUsage(), lastPromptTokens });
   if (title) await store.setTitle(session.id, title);
@@ -92,7 +92,16 @@ describe('autoCompressIfNeeded', () => {
 
     const child = r.session;
     expect(child.id).not.toBe(session.id);
-    expect(child).toMatchObject({ parentSessionId: session.id, source: 'telegram', key: KEY, userId: '42', chatId: '42', systemPrompt: 'Be brief.', title: 'Trip #2', endedAt: null });
+    expect(child).toMatchObject({
+      parentSessionId: session.id,
+      source: 'telegram',
+      key: KEY,
+      userId: '42',
+      chatId: '42',
+      systemPrompt: 'Be brief.',
+      title: 'Trip #2',
+      endedAt: null,
+    });
     expect((await store.currentSession(KEY))?.id).toBe(child.id);
     expect(await store.getSession(session.id)).toMatchObject({ endReason: 'compression', messageCount: 40 });
 
@@ -153,9 +162,15 @@ describe('autoCompressIfNeeded', () => {
   it('force (/compress): needs 4 messages, then keeps the head and the last 4 messages', async () => {
     const { provider, requests } = summarizer();
     const tiny = await sessionWith(chat(3));
-    expect(await autoCompressIfNeeded({ ...tiny, sessionKey: KEY, provider, contextWindow: 100_000, log, force: true })).toEqual({ compressed: false, session: tiny.session, notice: TOO_SHORT_NOTICE });
+    expect(await autoCompressIfNeeded({ ...tiny, sessionKey: KEY, provider, contextWindow: 100_000, log, force: true })).toEqual({
+      compressed: false,
+      session: tiny.session,
+      notice: TOO_SHORT_NOTICE,
+    });
     const short = await sessionWith(chat(6));
-    expect((await autoCompressIfNeeded({ ...short, sessionKey: KEY, provider, contextWindow: 100_000, log, force: true })).notice).toBe(NOTHING_TO_COMPRESS_NOTICE);
+    expect((await autoCompressIfNeeded({ ...short, sessionKey: KEY, provider, contextWindow: 100_000, log, force: true })).notice).toBe(
+      NOTHING_TO_COMPRESS_NOTICE,
+    );
     expect(requests).toHaveLength(0);
 
     const some = await sessionWith(chat(12));
@@ -168,7 +183,10 @@ describe('autoCompressIfNeeded', () => {
 describe('persistTurn', () => {
   it('appends the turn, or moves a turn that compressed inside the loop into a child session', async () => {
     const { store, session } = await sessionWith(chat(4));
-    const turn: ChatMessage[] = [{ role: 'user', content: 'next' }, { role: 'assistant', content: 'sure' }];
+    const turn: ChatMessage[] = [
+      { role: 'user', content: 'next' },
+      { role: 'assistant', content: 'sure' },
+    ];
     const same = await persistTurn(store, { sessionKey: KEY, session, result: { newMessages: turn }, turnId: 't1', platformMessageId: '9' });
     expect(same.id).toBe(session.id);
     expect(await store.getHistory(session.id)).toHaveLength(6);

@@ -31,7 +31,8 @@ const COMPRESSION_END_REASON = 'compression';
 
 export const TOO_SHORT_NOTICE = `There is not enough conversation to compress yet (it needs at least ${MIN_MESSAGES_TO_COMPRESS} messages).`;
 export const NOTHING_TO_COMPRESS_NOTICE = 'Nothing to compress yet: the conversation is still short enough to keep as it is.';
-export const STILL_LARGE_WARNING = '⚠️ The conversation is still close to the model\'s limit after compressing. Send /new to start fresh if replies start failing.';
+export const STILL_LARGE_WARNING =
+  "⚠️ The conversation is still close to the model's limit after compressing. Send /new to start fresh if replies start failing.";
 
 export interface AutoCompressOptions {
   store: SessionStore;

@@ -26,7 +26,10 @@ describe('composeUserMessage', () => {
   });
 
   it('says who said what when messages of several people are answered together', () => {
-    const merged = composeUserMessage([entry({ text: 'deploy today?', userName: 'ana' }, 1), entry({ text: 'not before 5', userId: 'u2', userName: 'bo' }, 2)], []);
+    const merged = composeUserMessage(
+      [entry({ text: 'deploy today?', userName: 'ana' }, 1), entry({ text: 'not before 5', userId: 'u2', userName: 'bo' }, 2)],
+      [],
+    );
     expect(merged).toBe('[ana]: deploy today?\n\n[bo]: not before 5');
   });
 
@@ -38,7 +41,7 @@ describe('composeUserMessage', () => {
     );
   });
 
-  it('puts what each message\'s files became after its text, so a photo without a caption is not an empty message', () => {
+  it("puts what each message's files became after its text, so a photo without a caption is not an empty message", () => {
     expect(composeUserMessage([entry({ text: '' })], [], [['[Image: photo]']])).toBe('[Image: photo]');
     expect(composeUserMessage([entry({ text: 'see this' }, 1), entry({ text: 'and this' }, 2)], [], [['[Document "plan.pdf"]\nPlan'], []])).toBe(
       'see this\n[Document "plan.pdf"]\nPlan\n\nand this',

@@ -94,7 +94,12 @@ export function instrumentProvider(provider: Provider, metrics: HeraldMetrics, l
         metrics.llmRequests.inc({ ...labels, status: 'ok' });
         metrics.llmLatency.observe(labels, (performance.now() - started) / 1000);
         const { usage } = res;
-        const kinds = [['input', usage.input], ['output', usage.output], ['cache_read', usage.cacheRead], ['cache_write', usage.cacheWrite]] as const;
+        const kinds = [
+          ['input', usage.input],
+          ['output', usage.output],
+          ['cache_read', usage.cacheRead],
+          ['cache_write', usage.cacheWrite],
+        ] as const;
         for (const [kind, n] of kinds) if (n > 0) metrics.tokens.inc({ provider: provider.name, kind }, n);
         return res;
       } catch (err) {

@@ -36,7 +36,12 @@ function sideModel(calls: string[], model = 'gpt-4.1-mini'): Provider {
     apiMode: 'chat_completions',
     complete: async () => {
       calls.push('side');
-      return { message: { role: 'assistant', content: 'nothing to save' }, finishReason: 'stop', usage: { input: 1_000, output: 10, cacheRead: 0, cacheWrite: 0 }, model };
+      return {
+        message: { role: 'assistant', content: 'nothing to save' },
+        finishReason: 'stop',
+        usage: { input: 1_000, output: 10, cacheRead: 0, cacheWrite: 0 },
+        model,
+      };
     },
   };
 }
@@ -53,7 +58,10 @@ describe.each(STORE_BACKENDS)('memory flush inside a turn on %s', (backend) => {
     const turnModel = { ...sideModel([]), complete: () => Promise.reject(new Error('the turn model is not asked')) } as Provider;
     const flush = flushBeforeLoopCompression(store, services, session as Session, turnModel, new AbortController().signal, undefined, (p) => meter.provider(p));
     expect(flush).toBeDefined();
-    await flush?.([{ role: 'user', content: 'remember that I like tea' }, { role: 'assistant', content: 'noted' }]);
+    await flush?.([
+      { role: 'user', content: 'remember that I like tea' },
+      { role: 'assistant', content: 'noted' },
+    ]);
     expect(calls).toEqual(['side']);
     expect(meter.usage).toMatchObject({ input: 1_000, output: 10 });
     expect(meter.costUsd).toBeGreaterThan(0);
@@ -63,10 +71,18 @@ describe.each(STORE_BACKENDS)('memory flush inside a turn on %s', (backend) => {
 describe.each(STORE_BACKENDS)('memory flush outside a turn (/new, resets) on %s', (backend) => {
   const temp = useTempStores(backend);
 
-  it('prices the flush into the ended session, its person\'s budgets and the metrics', async () => {
+  it("prices the flush into the ended session, its person's budgets and the metrics", async () => {
     const store = await temp.open();
-    const { session } = await store.getOrCreateSession('agent:support:slack:dm:U7', { source: 'slack', userId: 'U7', profile: 'support', model: 'openai:my-model' });
-    await store.appendMessages(session.id, [{ role: 'user', content: 'remember that I like tea' }, { role: 'assistant', content: 'noted' }]);
+    const { session } = await store.getOrCreateSession('agent:support:slack:dm:U7', {
+      source: 'slack',
+      userId: 'U7',
+      profile: 'support',
+      model: 'openai:my-model',
+    });
+    await store.appendMessages(session.id, [
+      { role: 'user', content: 'remember that I like tea' },
+      { role: 'assistant', content: 'noted' },
+    ]);
     const calls: string[] = [];
     const reported: Array<[string, CallSpend]> = [];
     const counters = new SessionCounters(store);
@@ -115,7 +131,7 @@ describe.each(STORE_BACKENDS)('memory flush outside a turn (/new, resets) on %s'
 });
 
 describe('offersMemory', () => {
-  it('answers from the toolsets\' tool names, the gateway\'s own schedule toolset included, and refuses an unknown one', () => {
+  it("answers from the toolsets' tool names, the gateway's own schedule toolset included, and refuses an unknown one", () => {
     expect(offersMemory(['core'])).toBe(true);
     expect(offersMemory(['full'])).toBe(true); // full includes core
     expect(offersMemory(['core', 'schedule'])).toBe(true);

@@ -40,7 +40,12 @@ export async function flushBeforeLosingDetails(
       maxIterations: profile.maxIterations,
     };
     const userKey = session.userId ? memoryKeyOf(profile, session.source, session.userId) : undefined;
-    const result = await flushSessionMemory({ store, agent, toolsets: profile.toolsets, userKey }, session, reason, AbortSignal.timeout(MEMORY_FLUSH_TIMEOUT_MS));
+    const result = await flushSessionMemory(
+      { store, agent, toolsets: profile.toolsets, userKey },
+      session,
+      reason,
+      AbortSignal.timeout(MEMORY_FLUSH_TIMEOUT_MS),
+    );
     if (result?.error) log?.warn({ err: result.error, sessionId: session.id }, 'memory flush failed');
     else if (result && result.saved > 0) log?.info({ saved: result.saved, sessionId: session.id, reason }, 'memory flushed');
   } catch (err) {
@@ -52,7 +57,13 @@ export async function flushBeforeLosingDetails(
  * The flush outside any turn (/new, /compress, the idle and daily resets), priced as a turn's calls are
  * (turn/outside-spend.ts). Best effort like the flush: a store error is logged.
  */
-export async function flushOutsideTurn(store: SessionStore, services: ConversationServices, session: Session, reason: FlushReason, log?: Logger): Promise<void> {
+export async function flushOutsideTurn(
+  store: SessionStore,
+  services: ConversationServices,
+  session: Session,
+  reason: FlushReason,
+  log?: Logger,
+): Promise<void> {
   const { spend, meter } = spendOutsideTurn(store, services, session);
   await flushBeforeLosingDetails(store, services, session, reason, log, (p) => meter.provider(p));
   await spend.settle().catch((err: unknown) => log?.warn({ err, sessionId: session.id }, 'the memory flush ran but its spend could not be recorded'));

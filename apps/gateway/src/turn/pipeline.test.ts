@@ -55,8 +55,21 @@ async function setUp(turnId: string): Promise<{ deps: TurnDeps; ctx: TurnContext
   // The policies use the store, egress, metrics, the team controls and the prep gate; the stages' services are not
   // reached by these tests.
   const conversation = testConversationServices(store);
-  const deps = { store, conversation, ...testTurnControls(conversation), egress: () => recordingEgress(sent), onPossibleDuplicate: () => undefined, countTurn } as unknown as TurnDeps;
-  const payload = { platform: 'telegram', conversationId: 'telegram:5', userId: '5', text: 'hi', platformMessageId: '9' } as TurnContext['entries'][number]['payload'];
+  const deps = {
+    store,
+    conversation,
+    ...testTurnControls(conversation),
+    egress: () => recordingEgress(sent),
+    onPossibleDuplicate: () => undefined,
+    countTurn,
+  } as unknown as TurnDeps;
+  const payload = {
+    platform: 'telegram',
+    conversationId: 'telegram:5',
+    userId: '5',
+    text: 'hi',
+    platformMessageId: '9',
+  } as TurnContext['entries'][number]['payload'];
   const ctx: TurnContext = {
     sessionKey: key,
     entries: [{ id: turnId, seq: 1, payload } as TurnContext['entries'][number]],
@@ -75,7 +88,15 @@ async function setUp(turnId: string): Promise<{ deps: TurnDeps; ctx: TurnContext
 describe('the turn pipeline', () => {
   it('declares its policies in one list, outermost first, and runs them in that order', async () => {
     const { deps } = await setUp('p0');
-    expect([WATCHDOG, ...turnPolicies(deps)].map((p) => p.name)).toEqual(['watchdog', 'metrics', 'store outage', 'user-facing errors', 'turn slot', 'prep gate', 'spend']);
+    expect([WATCHDOG, ...turnPolicies(deps)].map((p) => p.name)).toEqual([
+      'watchdog',
+      'metrics',
+      'store outage',
+      'user-facing errors',
+      'turn slot',
+      'prep gate',
+      'spend',
+    ]);
     const seen: string[] = [];
     const traced = (name: string): TurnPolicy => ({
       name,

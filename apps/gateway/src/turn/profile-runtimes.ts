@@ -27,7 +27,8 @@ export class ProfileRuntimes {
         this.byName.set(profile.name, build(profile));
       } catch (err) {
         // A profile's model that cannot be used is a configuration error naming the profile (main.ts: one line).
-        if (err instanceof ModelNotConfiguredError && profile.name !== DEFAULT_PROFILE) throw new ModelNotConfiguredError(`HERALD_PROFILES: ${profile.name}: ${err.message}`);
+        if (err instanceof ModelNotConfiguredError && profile.name !== DEFAULT_PROFILE)
+          throw new ModelNotConfiguredError(`HERALD_PROFILES: ${profile.name}: ${err.message}`);
         throw err;
       }
     }

@@ -30,32 +30,46 @@ describe('riding out a database outage', () => {
 
   it('other errors and aborted turns are not retried; past its patience the error goes to the queue', async () => {
     let runs = 0;
-    const boom = retryThroughStoreOutage(async () => {
-      runs++;
-      throw new Error('a bug');
-    }, { ping: async () => undefined });
+    const boom = retryThroughStoreOutage(
+      async () => {
+        runs++;
+        throw new Error('a bug');
+      },
+      { ping: async () => undefined },
+    );
     await expect(boom(ctx())).rejects.toThrow('a bug');
     expect(runs).toBe(1);
 
     const aborted = new AbortController();
     aborted.abort();
-    const stopped = retryThroughStoreOutage(async () => {
-      throw new StoreUnavailableError('down');
-    }, { ping: async () => undefined });
+    const stopped = retryThroughStoreOutage(
+      async () => {
+        throw new StoreUnavailableError('down');
+      },
+      { ping: async () => undefined },
+    );
     await expect(stopped(ctx(aborted.signal))).rejects.toThrow(StoreUnavailableError);
 
-    const impatient = retryThroughStoreOutage(async () => {
-      throw new StoreUnavailableError('down');
-    }, { ping: async () => Promise.reject(new StoreUnavailableError('still down')) }, 0);
+    const impatient = retryThroughStoreOutage(
+      async () => {
+        throw new StoreUnavailableError('down');
+      },
+      { ping: async () => Promise.reject(new StoreUnavailableError('still down')) },
+      0,
+    );
     await expect(impatient(ctx())).rejects.toThrow(StoreUnavailableError);
   });
 
   it('a delivered reply is recorded once the database is back, not given up', async () => {
     let tries = 0;
-    const recorded = await untilStored(async () => {
-      if (++tries < 3) throw new StoreUnavailableError('down');
-      return 'recorded';
-    }, log, 'test');
+    const recorded = await untilStored(
+      async () => {
+        if (++tries < 3) throw new StoreUnavailableError('down');
+        return 'recorded';
+      },
+      log,
+      'test',
+    );
     expect(recorded).toBe('recorded');
     expect(tries).toBe(3);
     await expect(untilStored(async () => Promise.reject(new Error('constraint')), log, 'test')).rejects.toThrow('constraint');

@@ -41,6 +41,7 @@ export function createTeamControls(deps: TeamControlsDeps): TeamControls {
     onCall: (profile, call) => deps.pricing.onCall(profile, call),
     budgets: deps.budgets,
     turnSlots: (profile) => slots.get(profile) ?? null,
-    capped: (providers) => (llm ? { ...providers, primary: limitProvider(providers.primary, llm), fallbacks: providers.fallbacks.map((p) => limitProvider(p, llm)) } : providers),
+    capped: (providers) =>
+      llm ? { ...providers, primary: limitProvider(providers.primary, llm), fallbacks: providers.fallbacks.map((p) => limitProvider(p, llm)) } : providers,
   };
 }

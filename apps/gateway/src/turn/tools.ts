@@ -50,7 +50,10 @@ function builtinToolsets(toolsets: readonly string[]): string[] {
 }
 
 export interface TurnToolsDeps {
-  config: Pick<HeraldConfig, 'toolsets' | 'fetchAllowPrivate' | 'timezone' | 'redisPrefix' | 'schedulesPerUser' | 'delegateMaxPerTurn' | 'delegateMaxIterations'>;
+  config: Pick<
+    HeraldConfig,
+    'toolsets' | 'fetchAllowPrivate' | 'timezone' | 'redisPrefix' | 'schedulesPerUser' | 'delegateMaxPerTurn' | 'delegateMaxIterations'
+  >;
   store: SessionStore;
   agent: AgentRuntime | null;
   /** The side-task chain session_search summarises with (features/llm/side-tasks.ts); the agent's model when absent. */
@@ -137,7 +140,10 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
   const withSchedule = config.schedulesPerUser > 0 && (config.toolsets.includes(SCHEDULE_TOOLSET) || config.toolsets.includes('full'));
   for (const { name, reason } of unavailable) log.warn({ tool: name, reason }, `tool ${name} left out: ${reason}`);
   const profile = deps.profile;
-  log.info({ profile: profile?.name ?? DEFAULT_PROFILE, toolsets: config.toolsets, tools: [...tools.map((t) => t.name), ...(withSchedule ? [SCHEDULE_TOOL] : [])] }, 'agent tools ready');
+  log.info(
+    { profile: profile?.name ?? DEFAULT_PROFILE, toolsets: config.toolsets, tools: [...tools.map((t) => t.name), ...(withSchedule ? [SCHEDULE_TOOL] : [])] },
+    'agent tools ready',
+  );
   const hasMemory = tools.some((t) => t.name === MEMORY_TOOL);
   // A scheduled task's turn has nobody to ask: the user did not start it and may not be there.
   const scheduledTools = tools.filter((t) => t.name !== CLARIFY_TOOL);
@@ -153,7 +159,8 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
         send: async (question, choices) => {
           if (!(await ctx.canDeliver())) throw new Error('the conversation moved on; the question was not sent');
           // One button per choice; only the person whose turn it is may press them (their press is the answer).
-          const offered = choices.length > 0 ? await buttons.offer({ userId: payload.userId, choices: choices.map((c) => ({ label: c, text: c })), once: false }) : null;
+          const offered =
+            choices.length > 0 ? await buttons.offer({ userId: payload.userId, choices: choices.map((c) => ({ label: c, text: c })), once: false }) : null;
           await deliver(egress, payload.conversationId, question, { replyTo: payload.platformMessageId, buttons: offered?.buttons });
           return offered ? () => buttons.withdraw(offered.id) : undefined;
         },
@@ -166,11 +173,17 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
           // The notes shown are those of the person the memory tool writes for: the same platform + user id, in
           // this profile unless it shares the default profile's memory (features/profiles/table.ts).
           const { platform, userId } = toolContext;
-          const userKey = typeof platform === 'string' && typeof userId === 'string' ? (profile ? memoryKeyOf(profile, platform, userId) : `${platform}:${userId}`) : null;
+          const userKey =
+            typeof platform === 'string' && typeof userId === 'string' ? (profile ? memoryKeyOf(profile, platform, userId) : `${platform}:${userId}`) : null;
           const withNotes = hasMemory && userKey !== null;
           // Subagents run on the turn's own providers (the session's model; priced and capped by the prepare stage).
           const turnProviders = { primary: input.provider, fallbacks: input.fallbacks };
-          const scoped = { ...toolContext, turnProviders, ...(userKey !== null && { userKey }), ...(profile && searchProfileOf(profile) !== undefined && { searchProfile: searchProfileOf(profile) }) };
+          const scoped = {
+            ...toolContext,
+            turnProviders,
+            ...(userKey !== null && { userKey }),
+            ...(profile && searchProfileOf(profile) !== undefined && { searchProfile: searchProfileOf(profile) }),
+          };
           return {
             userMessage: withNotes ? await withMemoryBlock(store, userKey, input.history, input.userMessage) : stripMemoryMarker(input.userMessage),
             tools: [

@@ -56,7 +56,9 @@ export function applicationCommandsFor(entries: readonly CommandMenuEntry[]): Ap
       const description = clip(name === e.name ? e.description : `${e.description} (same as /${e.name})`, DISCORD_COMMAND_DESCRIPTION_MAX);
       const json: ApplicationCommandJson = { name, description, type: 1 };
       if (e.args) {
-        json.options = [{ type: OPTION_TYPE_STRING, name: DISCORD_COMMAND_OPTION, description: clip(e.args, DISCORD_COMMAND_DESCRIPTION_MAX), required: false }];
+        json.options = [
+          { type: OPTION_TYPE_STRING, name: DISCORD_COMMAND_OPTION, description: clip(e.args, DISCORD_COMMAND_DESCRIPTION_MAX), required: false },
+        ];
       }
       out.push(json);
     }

@@ -41,8 +41,7 @@ export const DISCORD_UPLOAD_TIMEOUT_MS = 300_000;
 export const DISCORD_SILENCE_LIMIT_MS = 60_000;
 
 /** Where the Message Content intent is switched on; quoted in the 4014 start-up error. */
-export const DISCORD_PRIVILEGED_INTENT_HINT =
-  'Discord Developer Portal → your application → Bot → Privileged Gateway Intents → Message Content Intent';
+export const DISCORD_PRIVILEGED_INTENT_HINT = 'Discord Developer Portal → your application → Bot → Privileged Gateway Intents → Message Content Intent';
 
 export type AllowBots = 'none' | 'mentions' | 'all';
 

@@ -105,7 +105,10 @@ describe('discord egress', () => {
         onChunkSent: (i, id) => void recorded.push([i, id]),
       });
       expect(rest.messageIds).toEqual(first.messageIds.slice(1));
-      expect(recorded).toEqual([[1, first.messageIds[1]], [2, first.messageIds[2]]]);
+      expect(recorded).toEqual([
+        [1, first.messageIds[1]],
+        [2, first.messageIds[2]],
+      ]);
       expect(fake.sent).toHaveLength(3);
     });
 
@@ -115,7 +118,7 @@ describe('discord egress', () => {
       expect(fake.sent).toEqual([expect.objectContaining({ id: messageIds[0], nonce: discordNonce('turn-9', 0) })]);
     });
 
-    it('posts again once Discord\'s nonce window has passed (the limit of the guarantee)', async () => {
+    it("posts again once Discord's nonce window has passed (the limit of the guarantee)", async () => {
       const first = await egress.send(conv, 'late', { idempotencyKey: 'turn-3' });
       fake.advanceClock(fake.world.nonceWindowMs);
       const late = await egress.send(conv, 'late', { idempotencyKey: 'turn-3' });

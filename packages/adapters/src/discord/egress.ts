@@ -2,14 +2,7 @@
  * Discord egress: REST only (@discordjs/rest, no gateway connection), so any worker process can reply. The bot's
  * one REST client (rest.ts) is shared with its file downloads.
  */
-import {
-  MessageFlags,
-  Routes,
-  type REST,
-  type RawFile,
-  type RESTPostAPIChannelMessageJSONBody,
-  type RESTPostAPIChannelMessageResult,
-} from 'discord.js';
+import { MessageFlags, Routes, type REST, type RawFile, type RESTPostAPIChannelMessageJSONBody, type RESTPostAPIChannelMessageResult } from 'discord.js';
 import type { Logger } from 'pino';
 import { chunkMessage } from '../shared/chunk.js';
 import { sendChunks } from '../shared/send-chunks.js';
@@ -61,7 +54,8 @@ export class DiscordEgress implements PlatformEgress {
         body.nonce = discordNonce(idempotencyKey, i);
         body.enforce_nonce = true;
       }
-      if (i === chunks.length - 1 && sendOpts.buttons?.length) body.components = discordComponents(sendOpts.buttons) as unknown as RESTPostAPIChannelMessageJSONBody['components'];
+      if (i === chunks.length - 1 && sendOpts.buttons?.length)
+        body.components = discordComponents(sendOpts.buttons) as unknown as RESTPostAPIChannelMessageJSONBody['components'];
       if (i === 0 && replyTo !== undefined) {
         // fail_if_not_exists: false lets Discord send a plain message when the user deleted theirs meanwhile.
         body.message_reference = { message_id: replyTo, fail_if_not_exists: false };
@@ -95,8 +89,7 @@ export class DiscordEgress implements PlatformEgress {
     const content = formatForDiscord(markdown);
     if (content.length > DISCORD_MAX_MESSAGE_LENGTH) {
       throw new BadRequestError(
-        `Discord edit is ${content.length} characters; the limit is ${DISCORD_MAX_MESSAGE_LENGTH} ` +
-          '(send the rest as a new message)',
+        `Discord edit is ${content.length} characters; the limit is ${DISCORD_MAX_MESSAGE_LENGTH} ` + '(send the rest as a new message)',
         'discord',
       );
     }

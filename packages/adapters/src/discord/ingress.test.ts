@@ -66,9 +66,7 @@ describe('discord ingress', () => {
     const messageId = String(posted.id);
 
     await vi.waitFor(() => expect(received).toHaveLength(1));
-    expect(fake.threadsCreated).toEqual([
-      { id: messageId, parentId: generalChannelId, messageId, name: 'How do I bake bread?', autoArchiveDuration: 1440 },
-    ]);
+    expect(fake.threadsCreated).toEqual([{ id: messageId, parentId: generalChannelId, messageId, name: 'How do I bake bread?', autoArchiveDuration: 1440 }]);
     expect(received[0]).toMatchObject({
       platform: 'discord',
       messageId,

@@ -3,17 +3,7 @@
  * this file decides which messages to take, opens threads for mentions, drops replayed events and reports health.
  */
 import { once } from 'node:events';
-import {
-  Client,
-  DiscordAPIError,
-  Events,
-  GatewayIntentBits,
-  Options,
-  Partials,
-  ThreadAutoArchiveDuration,
-  type CloseEvent,
-  type Message,
-} from 'discord.js';
+import { Client, DiscordAPIError, Events, GatewayIntentBits, Options, Partials, ThreadAutoArchiveDuration, type CloseEvent, type Message } from 'discord.js';
 import { AuthError, NetworkError, type PlatformError } from '../errors.js';
 import type { AdapterHealth, AdapterState, InboundHandler, PlatformIngress } from '../types.js';
 import {
@@ -37,12 +27,7 @@ const CLOSE_AUTHENTICATION_FAILED = 4004;
 const CLOSE_DISALLOWED_INTENTS = 4014;
 const FATAL_CLOSE_CODES = new Set([4004, 4010, 4011, 4012, 4013, 4014]);
 
-const INTENTS = [
-  GatewayIntentBits.Guilds,
-  GatewayIntentBits.GuildMessages,
-  GatewayIntentBits.DirectMessages,
-  GatewayIntentBits.MessageContent,
-];
+const INTENTS = [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.DirectMessages, GatewayIntentBits.MessageContent];
 /** DM channels are never in the cache when their first message arrives; without Partials.Channel discord.js drops it. */
 const PARTIALS = [Partials.Channel, Partials.Message];
 /**
@@ -231,8 +216,7 @@ class DiscordGatewayIngress implements DiscordIngress {
       /authentication failed/i.test(message);
     if (badToken) {
       return new AuthError(
-        'Discord rejected the bot token (DISCORD_BOT_TOKEN): check it in the Discord Developer Portal → ' +
-          'your application → Bot → Reset Token.',
+        'Discord rejected the bot token (DISCORD_BOT_TOKEN): check it in the Discord Developer Portal → ' + 'your application → Bot → Reset Token.',
         'discord',
         { cause: err },
       );

@@ -38,7 +38,10 @@ export async function registerApplicationCommands(
       await application.commands.set(defs, guildId as string);
       log.info({ count: defs.length, scope: guildId ?? 'global' }, 'discord application commands registered');
     } catch (err) {
-      log.warn({ err: err instanceof Error ? err.message : String(err), scope: guildId ?? 'global' }, 'discord application commands not registered; typed commands still work');
+      log.warn(
+        { err: err instanceof Error ? err.message : String(err), scope: guildId ?? 'global' },
+        'discord application commands not registered; typed commands still work',
+      );
     }
   }
 }

@@ -67,7 +67,10 @@ function wrongField(v: MessageView): string | null {
     ['author name', typeof v.authorName === 'string'],
     ['content', typeof v.content === 'string'],
     ['mentions', v.mentionedUserIds.every(snowflake) && Object.values(v.mentionedNames).every((n) => typeof n === 'string')],
-    ['message_reference', v.repliedTo === null || (snowflake(v.repliedTo.messageId) && (v.repliedTo.content === null || typeof v.repliedTo.content === 'string'))],
+    [
+      'message_reference',
+      v.repliedTo === null || (snowflake(v.repliedTo.messageId) && (v.repliedTo.content === null || typeof v.repliedTo.content === 'string')),
+    ],
     ['attachments', v.attachments.every(attachmentOk)],
     ['timestamp', Number.isFinite(v.sentAt)],
   ];

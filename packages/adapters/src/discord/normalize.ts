@@ -45,9 +45,7 @@ export interface DiscordPolicy {
   allowBots: AllowBots;
 }
 
-export type Decision =
-  | { take: false; reason: string }
-  | { take: true; addressed: boolean; openThread: boolean; joinThread: boolean };
+export type Decision = { take: false; reason: string } | { take: true; addressed: boolean; openThread: boolean; joinThread: boolean };
 
 /**
  * Whether to take a message. `participating` says whether the bot already takes part in the thread the message is
@@ -81,12 +79,7 @@ export function decide(view: MessageView, policy: DiscordPolicy, participating: 
 }
 
 function addressesBot(view: MessageView, botId: string): boolean {
-  return (
-    view.mentionedUserIds.includes(botId) ||
-    view.botRoleIds.length > 0 ||
-    view.repliedTo?.authorId === botId ||
-    mentionPattern(botId).test(view.content)
-  );
+  return view.mentionedUserIds.includes(botId) || view.botRoleIds.length > 0 || view.repliedTo?.authorId === botId || mentionPattern(botId).test(view.content);
 }
 
 /** Pings other people, or replies to someone other than the bot: people talking among themselves. */
@@ -157,9 +150,7 @@ export function toInbound(view: MessageView, botId: string, placement: Placement
     platform: 'discord',
     messageId: view.id,
     conversationId: discordCodec.encode(
-      placement.threadId === undefined
-        ? { channelId: placement.chatId }
-        : { channelId: placement.chatId, threadId: placement.threadId },
+      placement.threadId === undefined ? { channelId: placement.chatId } : { channelId: placement.chatId, threadId: placement.threadId },
     ),
     chatType: placement.chatType,
     chatId: placement.chatId,

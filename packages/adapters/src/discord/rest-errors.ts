@@ -18,11 +18,7 @@ export const DiscordErrorCode = {
   ThreadAlreadyCreated: 160004,
 } as const;
 
-const NOT_FOUND_CODES: unknown[] = [
-  DiscordErrorCode.UnknownChannel,
-  DiscordErrorCode.UnknownMessage,
-  DiscordErrorCode.MissingAccess,
-];
+const NOT_FOUND_CODES: unknown[] = [DiscordErrorCode.UnknownChannel, DiscordErrorCode.UnknownMessage, DiscordErrorCode.MissingAccess];
 
 export function toPlatformError(err: unknown): PlatformError {
   if (err instanceof PlatformError) return err;

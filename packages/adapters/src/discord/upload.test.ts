@@ -13,7 +13,11 @@ let fake: DiscordFake;
 async function setup(opts: DiscordFakeOptions = {}): Promise<{ egress: PlatformEgress; conv: string; channelId: string }> {
   fake = await startDiscordFake(opts);
   const channelId = fake.fixtures.generalChannelId;
-  return { egress: createDiscordEgress({ botToken: fake.token, apiUrl: fake.apiRoot, logger, maxInlineRateLimitMs: 100 }), conv: `discord:${channelId}`, channelId };
+  return {
+    egress: createDiscordEgress({ botToken: fake.token, apiUrl: fake.apiRoot, logger, maxInlineRateLimitMs: 100 }),
+    conv: `discord:${channelId}`,
+    channelId,
+  };
 }
 
 afterEach(async () => {
@@ -46,7 +50,7 @@ describe('discord uploads', () => {
     expect(fake.sent).toHaveLength(1);
   });
 
-  it('a file over the channel\'s upload limit is FileTooLargeError (413, code 40005), and nothing is posted', async () => {
+  it("a file over the channel's upload limit is FileTooLargeError (413, code 40005), and nothing is posted", async () => {
     const { egress, conv } = await setup({ uploadLimitBytes: 5_000 });
     const err = await egress.sendFile(conv, picture(png(10, 10, { padTo: 8_000 }))).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(FileTooLargeError);

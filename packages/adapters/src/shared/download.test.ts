@@ -50,13 +50,21 @@ describe('downloadCapped', () => {
   });
 
   it('stops at a Content-Length over the cap, and at the cap while streaming when there is none', async () => {
-    await expect(downloadCapped({ platform: 'discord', url: `${base}/declared-big`, maxBytes: 1000 })).rejects.toMatchObject({ name: 'FileTooLargeError', size: 5000 });
+    await expect(downloadCapped({ platform: 'discord', url: `${base}/declared-big`, maxBytes: 1000 })).rejects.toMatchObject({
+      name: 'FileTooLargeError',
+      size: 5000,
+    });
     await expect(downloadCapped({ platform: 'discord', url: `${base}/chunked-big`, maxBytes: 2500 })).rejects.toBeInstanceOf(FileTooLargeError);
   });
 
   it('maps statuses to the shared errors, and an answer the platform marks as refused to AuthError', async () => {
     await expect(downloadCapped({ platform: 'discord', url: `${base}/forbidden`, maxBytes: 100 })).rejects.toBeInstanceOf(AuthError);
-    const refused = downloadCapped({ platform: 'slack', url: `${base}/html`, maxBytes: 100, refused: (r) => (r.headers.get('content-type') === 'text/html' ? 'sign-in page' : null) });
+    const refused = downloadCapped({
+      platform: 'slack',
+      url: `${base}/html`,
+      maxBytes: 100,
+      refused: (r) => (r.headers.get('content-type') === 'text/html' ? 'sign-in page' : null),
+    });
     await expect(refused).rejects.toBeInstanceOf(AuthError);
   });
 

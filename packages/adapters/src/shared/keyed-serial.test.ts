@@ -9,7 +9,7 @@ function gate(): { opened: Promise<void>; open: () => void } {
 }
 
 describe('KeyedSerial', () => {
-  it('runs one key\'s tasks one at a time in call order, other keys alongside, and goes on after a failure', async () => {
+  it("runs one key's tasks one at a time in call order, other keys alongside, and goes on after a failure", async () => {
     const serial = new KeyedSerial();
     const log: string[] = [];
     const slow = gate();

@@ -27,16 +27,20 @@ describe('sendChunks', () => {
 
   it('reports each accepted chunk with its index before sending the next, and waits for the report', async () => {
     const events: string[] = [];
-    const ids = await sendChunks(['a', 'b', 'c'], {
-      skipChunks: 1,
-      onChunkSent: async (i, id, last) => {
-        await Promise.resolve();
-        events.push(`recorded ${i}=${id}${last ? ' (last)' : ''}`);
+    const ids = await sendChunks(
+      ['a', 'b', 'c'],
+      {
+        skipChunks: 1,
+        onChunkSent: async (i, id, last) => {
+          await Promise.resolve();
+          events.push(`recorded ${i}=${id}${last ? ' (last)' : ''}`);
+        },
       },
-    }, async (chunk) => {
-      events.push(`send ${chunk}`);
-      return `id-${chunk}`;
-    });
+      async (chunk) => {
+        events.push(`send ${chunk}`);
+        return `id-${chunk}`;
+      },
+    );
     expect(ids).toEqual(['id-b', 'id-c']);
     expect(events).toEqual(['send b', 'recorded 1=id-b', 'send c', 'recorded 2=id-c (last)']);
   });
@@ -46,7 +50,13 @@ describe('sendChunks', () => {
     const recorded: [number, string][] = [];
     const ids = await sendChunks(
       ['a', 'b', 'c', 'd'],
-      { found: new Map([[0, 'old-a'], [2, 'old-c']]), onChunkSent: (i, id) => void recorded.push([i, id]) },
+      {
+        found: new Map([
+          [0, 'old-a'],
+          [2, 'old-c'],
+        ]),
+        onChunkSent: (i, id) => void recorded.push([i, id]),
+      },
       async (chunk, i) => {
         sent.push(i);
         return `id-${chunk}`;
@@ -54,15 +64,24 @@ describe('sendChunks', () => {
     );
     expect(sent).toEqual([1, 3]);
     expect(ids).toEqual(['old-a', 'id-b', 'old-c', 'id-d']);
-    expect(recorded).toEqual([[0, 'old-a'], [1, 'id-b'], [2, 'old-c'], [3, 'id-d']]);
+    expect(recorded).toEqual([
+      [0, 'old-a'],
+      [1, 'id-b'],
+      [2, 'old-c'],
+      [3, 'id-d'],
+    ]);
   });
 
   it('counts a chunk as gone out even when recording it fails, so a retry does not repeat it', async () => {
-    const err = await sendChunks(['a', 'b'], {
-      onChunkSent: (i) => {
-        if (i === 1) throw new NetworkError('store down', 'test');
+    const err = await sendChunks(
+      ['a', 'b'],
+      {
+        onChunkSent: (i) => {
+          if (i === 1) throw new NetworkError('store down', 'test');
+        },
       },
-    }, async (chunk) => `id-${chunk}`).catch((e: unknown) => e);
+      async (chunk) => `id-${chunk}`,
+    ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NetworkError);
     expect((err as NetworkError).sentIds).toEqual(['id-a', 'id-b']);
   });

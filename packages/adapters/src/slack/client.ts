@@ -54,7 +54,8 @@ export async function slackAuthTest(
     ...retryConfig,
     shouldRetry: ({ error }) => unreachable(error),
     onFailedAttempt: ({ error, attemptNumber, retriesLeft }) => {
-      if (unreachable(error) && retriesLeft > 0) logger.warn({ err: error.message, attempt: attemptNumber }, 'slack: auth.test could not reach Slack; trying again');
+      if (unreachable(error) && retriesLeft > 0)
+        logger.warn({ err: error.message, attempt: attemptNumber }, 'slack: auth.test could not reach Slack; trying again');
     },
   });
 }

@@ -168,8 +168,7 @@ describe('Slack egress', () => {
       return first;
     }
 
-    const lookups = (): string[] =>
-      fake.calls.filter((c) => c.method.startsWith('conversations.')).map((c) => c.method);
+    const lookups = (): string[] => fake.calls.filter((c) => c.method.startsWith('conversations.')).map((c) => c.method);
 
     it('marks every chunk with the key and its index in the message metadata', async () => {
       expect(egress.duplicateSafety).toBe('detectable');
@@ -213,7 +212,7 @@ describe('Slack egress', () => {
       expect(lookups()).toEqual(['conversations.replies']);
     });
 
-    it('sends nothing when the whole reply went out, and never takes another reply\'s chunks for its own', async () => {
+    it("sends nothing when the whole reply went out, and never takes another reply's chunks for its own", async () => {
       await egress.send('slack:D0USER', threeChunks(), { idempotencyKey: 'turn-other' });
       const done = await egress.send('slack:D0USER', threeChunks(), { idempotencyKey: 'turn-9' });
       const again = await egress.send('slack:D0USER', threeChunks(), { idempotencyKey: 'turn-9', recover: true });

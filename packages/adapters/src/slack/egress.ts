@@ -29,8 +29,14 @@ import { createSlackClient } from './client.js';
 
 /** Answers that mean "this app may not set a thread status here" — remembered, typing is then skipped. */
 const STATUS_UNAVAILABLE = new Set([
-  'missing_scope', 'not_allowed', 'not_allowed_token_type', 'access_denied', 'no_permission', 'unknown_method',
-  'method_deprecated', 'feature_not_enabled',
+  'missing_scope',
+  'not_allowed',
+  'not_allowed_token_type',
+  'access_denied',
+  'no_permission',
+  'unknown_method',
+  'method_deprecated',
+  'feature_not_enabled',
 ]);
 
 /** What models and the gateway use → Slack's emoji names. Anything else is passed through (colons stripped). */
@@ -154,13 +160,7 @@ class SlackEgressImpl implements SlackEgress {
    * `channels:history` / `im:history` scope, rate limit) the reply is sent all the same, with a warning: a
    * possible duplicate is better than no answer, and the gateway counts it.
    */
-  private async findSentChunks(
-    channel: string,
-    threadTs: string | undefined,
-    key: string,
-    from: number,
-    total: number,
-  ): Promise<Map<number, string>> {
+  private async findSentChunks(channel: string, threadTs: string | undefined, key: string, from: number, total: number): Promise<Map<number, string>> {
     const found = new Map<number, string>();
     const wanted = new Set(Array.from({ length: Math.max(0, total - from) }, (_, i) => from + i));
     const query = { channel, oldest: lookbackOldest(), limit: SLACK_RECOVER_PAGE_SIZE, include_all_metadata: true };
@@ -208,9 +208,7 @@ class SlackEgressImpl implements SlackEgress {
 
   async edit(conversationId: string, messageId: string, markdown: string): Promise<void> {
     const { channel } = slackCodec.decode(conversationId);
-    await this.call('chat.update', () =>
-      this.client.chat.update({ channel, ts: messageTs(messageId), text: markdownToMrkdwn(markdown) }),
-    );
+    await this.call('chat.update', () => this.client.chat.update({ channel, ts: messageTs(messageId), text: markdownToMrkdwn(markdown) }));
   }
 
   async typing(conversationId: string): Promise<void> {

@@ -55,7 +55,9 @@ export class FastifyEventsReceiver implements Receiver {
 
   private async handle(req: FastifyRequest, reply: FastifyReply): Promise<void> {
     const raw = typeof req.body === 'string' ? req.body : '';
-    const contentType = String(req.headers['content-type'] ?? '').split(';')[0].trim();
+    const contentType = String(req.headers['content-type'] ?? '')
+      .split(';')[0]
+      .trim();
     const form = contentType === 'application/x-www-form-urlencoded' ? parseQuery(raw) : null;
 
     // Slack's SSL check is sent unsigned and carries nothing to act on.

@@ -13,12 +13,15 @@ afterEach(() => fake.close());
 describe('SlackFiles', () => {
   it('downloads url_private with the bot token as a bearer', async () => {
     const file = fake.hosted.share({ name: 'notes.txt', mimetype: 'text/plain', content: Buffer.from('hello') }, 'U1');
-    const got = await new SlackFiles({ botToken: fake.botToken }).download({ kind: 'file', url: String(file.url_private_download), fileId: String(file.id) }, { maxBytes: 100 });
+    const got = await new SlackFiles({ botToken: fake.botToken }).download(
+      { kind: 'file', url: String(file.url_private_download), fileId: String(file.id) },
+      { maxBytes: 100 },
+    );
     expect(got.bytes.toString()).toBe('hello');
     expect(fake.hosted.downloads.at(-1)).toMatchObject({ status: 200, authorized: true });
   });
 
-  it('counts Slack\'s sign-in page (what a wrong token or a missing files:read scope gets) as refused', async () => {
+  it("counts Slack's sign-in page (what a wrong token or a missing files:read scope gets) as refused", async () => {
     const file = fake.hosted.share({ name: 'notes.txt', mimetype: 'text/plain', content: Buffer.from('hello') }, 'U1');
     const att = { kind: 'file' as const, url: String(file.url_private), fileId: String(file.id) };
     await expect(new SlackFiles({ botToken: 'xoxb-wrong' }).download(att, { maxBytes: 100 })).rejects.toBeInstanceOf(AuthError);
@@ -31,7 +34,14 @@ describe('SlackFiles', () => {
     expect(stub).toEqual({ id: expect.any(String), mode: 'file_access', file_access: 'check_file_info', created: 0, timestamp: 0, user: '' });
     const files = new SlackFiles({ botToken: fake.botToken, apiUrl: fake.apiUrl });
     const att = { kind: 'file' as const, url: `slack-file:${String(stub.id)}`, fileId: String(stub.id), unresolved: true };
-    expect(await files.resolve(att)).toEqual({ kind: 'image', url: expect.stringContaining('/files-pri/'), fileId: stub.id, mimeType: 'image/png', name: 'shared.png', size: 9 });
+    expect(await files.resolve(att)).toEqual({
+      kind: 'image',
+      url: expect.stringContaining('/files-pri/'),
+      fileId: stub.id,
+      mimeType: 'image/png',
+      name: 'shared.png',
+      size: 9,
+    });
     expect((await files.download(att, { maxBytes: 100 })).bytes.toString()).toBe('png bytes');
     expect(fake.calls.filter((c) => c.method === 'files.info').map((c) => [c.args.file, c.token])).toEqual([
       [stub.id, fake.botToken],

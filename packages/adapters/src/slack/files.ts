@@ -71,7 +71,9 @@ export class SlackFiles implements PlatformFiles {
       signal: opts.signal,
       headers: { authorization: `Bearer ${this.opts.botToken}` },
       refused: (res) =>
-        !expectsHtml && res.headers.get('content-type')?.startsWith('text/html') ? 'got the sign-in page (check SLACK_BOT_TOKEN and the files:read scope)' : null,
+        !expectsHtml && res.headers.get('content-type')?.startsWith('text/html')
+          ? 'got the sign-in page (check SLACK_BOT_TOKEN and the files:read scope)'
+          : null,
     });
   }
 }

@@ -30,7 +30,13 @@ const SLACK_MRKDWN: PlatformMarkup = {
   heading: (inner) => `*${inner}*`,
   codeBlock: (node) => fenced(escapeMrkdwn(node.value)),
   // Slack has one quote level, marked at the start of every line (so not in a list item, where it is text).
-  quote: (inner, inList) => (inList ? inner : inner.split('\n').map((line) => `> ${line}`).join('\n')),
+  quote: (inner, inList) =>
+    inList
+      ? inner
+      : inner
+          .split('\n')
+          .map((line) => `> ${line}`)
+          .join('\n'),
   monospace: (text) => fenced(escapeMrkdwn(text)),
   literal: escapeMrkdwn,
 };

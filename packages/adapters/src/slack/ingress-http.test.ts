@@ -136,9 +136,7 @@ describe('Slack ingress over Events HTTP', () => {
     expect(mention.responses.map((r) => r.status)).toEqual([200, 200]);
     await barrier();
     const conversationId = `slack:C0GENERAL:${mention.ts}`;
-    expect(received).toEqual([
-      expect.objectContaining({ conversationId, chatType: 'thread', threadId: mention.ts, text: 'what is up?', userId: 'U0BOB' }),
-    ]);
+    expect(received).toEqual([expect.objectContaining({ conversationId, chatType: 'thread', threadId: mention.ts, text: 'what is up?', userId: 'U0BOB' })]);
     expect(threads.has(conversationId)).toBe(true);
     received.length = 0;
 
@@ -153,7 +151,7 @@ describe('Slack ingress over Events HTTP', () => {
     ]);
   });
 
-  it('hands a thread\'s messages over in arrival order, even when the first one waits for its thread lookup', async () => {
+  it("hands a thread's messages over in arrival order, even when the first one waits for its thread lookup", async () => {
     const mention = await fake.channelMessage({ channel: 'C0ORDER', user: 'U0BOB', text: `<@${fake.botUserId}> start` });
     await waitFor(() => received.length === 1);
     received.length = 0;

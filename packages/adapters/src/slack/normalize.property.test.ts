@@ -13,7 +13,36 @@ import { slashCommandToMessage } from './slash-command.js';
 
 const ME = { botUserId: 'U0HERALDBOT' };
 /** Ids as they go wrong: prototype names, a bot's name, lone surrogates, colons, numbers, empty, other types. */
-const EDGE_IDS: unknown[] = ['__proto__', 'constructor', 'herald bot', '@herald', '\ud800', 'C1\udc00', 'C1:2', 'C 1', '-C1', '_C1', 'C0GENERAL', 'D0DM', 'U0USER', '1700000000.000100', '1700000000', '.5', '1.', '1700000000.000100\ud800', '', 0, -1, 1.5, 2 ** 60, null, true, [], {}, undefined];
+const EDGE_IDS: unknown[] = [
+  '__proto__',
+  'constructor',
+  'herald bot',
+  '@herald',
+  '\ud800',
+  'C1\udc00',
+  'C1:2',
+  'C 1',
+  '-C1',
+  '_C1',
+  'C0GENERAL',
+  'D0DM',
+  'U0USER',
+  '1700000000.000100',
+  '1700000000',
+  '.5',
+  '1.',
+  '1700000000.000100\ud800',
+  '',
+  0,
+  -1,
+  1.5,
+  2 ** 60,
+  null,
+  true,
+  [],
+  {},
+  undefined,
+];
 const edgeId: fc.Arbitrary<unknown> = fc.oneof(
   { arbitrary: fc.constantFrom(...EDGE_IDS), weight: 4 },
   { arbitrary: fc.string({ unit: 'binary', maxLength: 12 }), weight: 1 },
@@ -44,7 +73,10 @@ describe('Slack ids are checked by the codec rules at the edge', () => {
       fc.property(edgeId, edgeId, edgeId, (channel, user, ts) => {
         const slash = slashCommandToMessage({ channel_id: channel, user_id: user, trigger_id: '1.2.3', text: 'status' });
         expect(slash === null).toBe(!(isSlackId(channel) && isSlackId(user)));
-        const press = pressToMessage({ user: { id: user }, channel: { id: channel }, message: { ts: '1700000000.000100', thread_ts: ts } }, { value: 'v', action_ts: '1.2' });
+        const press = pressToMessage(
+          { user: { id: user }, channel: { id: channel }, message: { ts: '1700000000.000100', thread_ts: ts } },
+          { value: 'v', action_ts: '1.2' },
+        );
         expect(press === null).toBe(!(isSlackId(channel) && isSlackId(user) && (!present(ts) || isSlackTs(ts))));
         const home = homeOpenedToMessage({ tab: 'home', user, channel });
         expect(home === null).toBe(!(isSlackId(channel) && isSlackId(user)));

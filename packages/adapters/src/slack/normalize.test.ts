@@ -16,7 +16,15 @@ describe('classifySlackEvent', () => {
         text: 'look',
         files: [
           { id: 'F1', name: 'a.png', mimetype: 'image/png', size: 42, url_private: 'https://files.slack.com/a.png' },
-          { id: 'F2', name: 'clip.webm', mimetype: 'audio/webm', subtype: 'slack_audio', size: 9, url_private: 'https://files.slack.com/c', url_private_download: 'https://files.slack.com/c/download' },
+          {
+            id: 'F2',
+            name: 'clip.webm',
+            mimetype: 'audio/webm',
+            subtype: 'slack_audio',
+            size: 9,
+            url_private: 'https://files.slack.com/c',
+            url_private_download: 'https://files.slack.com/c/download',
+          },
           // Slack Connect: only the id; the worker asks files.info.
           { id: 'F3', mode: 'file_access', file_access: 'check_file_info', created: 0, timestamp: 0, user: '' },
           // Hidden by the workspace's plan: nothing to fetch.

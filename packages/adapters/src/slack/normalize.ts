@@ -63,7 +63,9 @@ export function classifySlackEvent(event: unknown, me: SlackIdentity): Classific
   // app_mention carries no channel_type, but it is never sent for DMs.
   const isDm = type === 'message' && str(event, 'channel_type') === 'im';
   const mentioned = mentionRe(me.botUserId).test(rawText);
-  const text = decodeEntities(rawText.replace(mentionRe(me.botUserId, 'g'), ' ')).replace(/[ \t]{2,}/g, ' ').trim();
+  const text = decodeEntities(rawText.replace(mentionRe(me.botUserId, 'g'), ' '))
+    .replace(/[ \t]{2,}/g, ' ')
+    .trim();
   if (text === '' && attachments.length === 0) return ignore('empty message');
 
   const base = {
@@ -138,7 +140,8 @@ function filesToAttachments(files: unknown): Attachment[] {
     const url = str(f, 'url_private_download') ?? str(f, 'url_private');
     if (url === undefined) {
       // Slack Connect and some large files come as a stub: the worker asks files.info what they are (files.ts).
-      if (id !== undefined && str(f, 'file_access') === 'check_file_info') out.push({ kind: 'file', url: `${SLACK_FILE_REF_PREFIX}${id}`, fileId: id, unresolved: true });
+      if (id !== undefined && str(f, 'file_access') === 'check_file_info')
+        out.push({ kind: 'file', url: `${SLACK_FILE_REF_PREFIX}${id}`, fileId: id, unresolved: true });
       continue;
     }
     const mimeType = str(f, 'mimetype');

@@ -27,12 +27,7 @@ export function lookbackOldest(now = Date.now()): string {
  * Metadata can only be attached by an app, and the key is unique to the reply, so the key alone identifies our
  * chunks. A chunk seen twice (an earlier duplicate) keeps its first message.
  */
-export function collectChunks(
-  messages: readonly HistoryMessage[],
-  key: string,
-  wanted: ReadonlySet<number>,
-  found: Map<number, string>,
-): void {
+export function collectChunks(messages: readonly HistoryMessage[], key: string, wanted: ReadonlySet<number>, found: Map<number, string>): void {
   for (const m of messages) {
     if (m.ts === undefined || m.metadata?.event_type !== SLACK_REPLY_METADATA_EVENT) continue;
     const payload = m.metadata.event_payload;

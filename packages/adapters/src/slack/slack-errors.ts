@@ -3,28 +3,36 @@
  * without string matching.
  */
 import { ErrorCode, type WebAPICallError } from '@slack/web-api';
-import {
-  AuthError,
-  BadRequestError,
-  FileTooLargeError,
-  FormattingError,
-  NetworkError,
-  NotFoundError,
-  PlatformError,
-  RateLimitedError,
-} from '../errors.js';
+import { AuthError, BadRequestError, FileTooLargeError, FormattingError, NetworkError, NotFoundError, PlatformError, RateLimitedError } from '../errors.js';
 
 const PLATFORM = 'slack';
 /** Slack answers `ratelimited` in a 200 body on some paths; Retry-After is then absent. */
 const DEFAULT_RETRY_AFTER_MS = 1_000;
 
 const AUTH_ERRORS = new Set([
-  'invalid_auth', 'not_authed', 'token_revoked', 'token_expired', 'account_inactive', 'missing_scope',
-  'no_permission', 'not_allowed_token_type', 'access_denied', 'ekm_access_denied', 'team_access_not_granted',
-  'org_login_required', 'team_disabled', 'user_removed_from_team', 'file_uploads_disabled',
+  'invalid_auth',
+  'not_authed',
+  'token_revoked',
+  'token_expired',
+  'account_inactive',
+  'missing_scope',
+  'no_permission',
+  'not_allowed_token_type',
+  'access_denied',
+  'ekm_access_denied',
+  'team_access_not_granted',
+  'org_login_required',
+  'team_disabled',
+  'user_removed_from_team',
+  'file_uploads_disabled',
 ]);
 const NOT_FOUND_ERRORS = new Set([
-  'channel_not_found', 'thread_not_found', 'message_not_found', 'not_in_channel', 'user_not_found', 'file_not_found',
+  'channel_not_found',
+  'thread_not_found',
+  'message_not_found',
+  'not_in_channel',
+  'user_not_found',
+  'file_not_found',
   'file_deleted',
 ]);
 const FORMATTING_ERRORS = new Set(['invalid_blocks', 'invalid_blocks_format', 'invalid_attachments', 'markdown_text_conflict']);

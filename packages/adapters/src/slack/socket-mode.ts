@@ -22,7 +22,12 @@ import { toSlackLogger } from './slack-logger.js';
 
 /** apps.connections.open answers no retry fixes (the SDK's own list, plus a revoked or wrong-type token). */
 const UNRECOVERABLE = new Set([
-  'not_authed', 'invalid_auth', 'account_inactive', 'user_removed_from_team', 'team_disabled', 'token_revoked',
+  'not_authed',
+  'invalid_auth',
+  'account_inactive',
+  'user_removed_from_team',
+  'team_disabled',
+  'token_revoked',
   'not_allowed_token_type',
 ]);
 

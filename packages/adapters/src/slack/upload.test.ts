@@ -34,7 +34,7 @@ describe('slack uploads (files upload v2)', () => {
     expect(shared.data.equals(data)).toBe(true);
   });
 
-  it('a file over the workspace\'s limit is FileTooLargeError and nothing is shared', async () => {
+  it("a file over the workspace's limit is FileTooLargeError and nothing is shared", async () => {
     const egress = await setup({ maxFileBytes: 1_000 });
     const err = await egress.sendFile('slack:D0USER', picture(png(10, 10, { padTo: 4_000 }))).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(FileTooLargeError);

@@ -6,16 +6,7 @@
  * Everything that leaves this adapter is one of the shared typed errors.
  */
 import { TelegramError } from 'telegraf';
-import {
-  AuthError,
-  BadRequestError,
-  FileTooLargeError,
-  FormattingError,
-  NetworkError,
-  NotFoundError,
-  PlatformError,
-  RateLimitedError,
-} from '../errors.js';
+import { AuthError, BadRequestError, FileTooLargeError, FormattingError, NetworkError, NotFoundError, PlatformError, RateLimitedError } from '../errors.js';
 
 const PLATFORM = 'telegram';
 

@@ -20,13 +20,7 @@ import { Telegram } from 'telegraf';
 import type { Opts, Telegram as ApiMethods } from 'telegraf/types';
 import { apiFailure, isAbortError } from './api-errors.js';
 import { JsonCaller } from './json-call.js';
-import {
-  TELEGRAM_DEFAULT_API_ROOT,
-  TELEGRAM_MAX_INLINE_RETRY_AFTER_MS,
-  TELEGRAM_RATE_LIMIT_RETRIES,
-  realSleep,
-  type Sleep,
-} from './config.js';
+import { TELEGRAM_DEFAULT_API_ROOT, TELEGRAM_MAX_INLINE_RETRY_AFTER_MS, TELEGRAM_RATE_LIMIT_RETRIES, realSleep, type Sleep } from './config.js';
 
 /** telegraf types its `signal` option with the abort-controller polyfill; node-fetch accepts Node's own. */
 type CallApiOptions = NonNullable<Parameters<Telegram['callApi']>[2]>;
@@ -69,7 +63,13 @@ export const TELEGRAM_MAX_SOCKETS = 100;
  * was closing that moment, and fail (the benchmark saw dozens a run, against the stand-in's 5 s).
  */
 const TELEGRAM_IDLE_MS = 30_000;
-const AGENT_OPTIONS = { keepAlive: true, keepAliveMsecs: 10_000, timeout: TELEGRAM_IDLE_MS, maxSockets: TELEGRAM_MAX_SOCKETS, maxFreeSockets: TELEGRAM_MAX_SOCKETS };
+const AGENT_OPTIONS = {
+  keepAlive: true,
+  keepAliveMsecs: 10_000,
+  timeout: TELEGRAM_IDLE_MS,
+  maxSockets: TELEGRAM_MAX_SOCKETS,
+  maxFreeSockets: TELEGRAM_MAX_SOCKETS,
+};
 const agents = { http: new http.Agent(AGENT_OPTIONS), https: new https.Agent(AGENT_OPTIONS) };
 
 /** The shared connection pool for an API root (Node's agents keep the bound per server). */
@@ -129,11 +129,7 @@ export class TelegramApi {
     return call(method, payload, signal);
   }
 
-  async call<M extends keyof ApiMethods>(
-    method: M,
-    payload: Opts<M>,
-    signal?: AbortSignal,
-  ): Promise<ReturnType<ApiMethods[M]>> {
+  async call<M extends keyof ApiMethods>(method: M, payload: Opts<M>, signal?: AbortSignal): Promise<ReturnType<ApiMethods[M]>> {
     // A long poll is allowed its own timeout on top of the deadline.
     const pollSec = method === 'getUpdates' ? Number((payload as { timeout?: number }).timeout ?? 0) : 0;
     const deadlineMs = pollSec * 1000 + this.callTimeoutMs + (isUpload(method) ? TELEGRAM_UPLOAD_EXTRA_MS : 0);

@@ -127,10 +127,7 @@ describe('telegram egress send', () => {
   it('drops the reply target when the replied message is gone', async () => {
     await egress.send(`telegram:${DM}`, 'answer', { replyTo: '9999' });
     expect(sends()[0].reply_to_message_id).toBeUndefined();
-    expect(fake.callsOf('sendMessage').map((c) => c.description ?? c.status)).toEqual([
-      'Bad Request: message to be replied not found',
-      200,
-    ]);
+    expect(fake.callsOf('sendMessage').map((c) => c.description ?? c.status)).toEqual(['Bad Request: message to be replied not found', 200]);
   });
 
   it('waits out a 429 retry_after and sends once', async () => {

@@ -12,22 +12,10 @@ import { BadRequestError } from '../errors.js';
 import { chunkMessage } from '../shared/chunk.js';
 import { sendChunks } from '../shared/send-chunks.js';
 import type { Button, InteractionRef, OutboundFile, PlatformEgress, SendFileOptions, SendOptions, SentMessage, StatusReactions } from '../types.js';
-import {
-  isNotModified,
-  isParseEntitiesError,
-  isReactionRefused,
-  isReplyNotFound,
-  isThreadNotFound,
-  toPlatformError,
-} from './api-errors.js';
+import { isNotModified, isParseEntitiesError, isReactionRefused, isReplyNotFound, isThreadNotFound, toPlatformError } from './api-errors.js';
 import { TelegramApi } from './api.js';
 import { telegramCodec } from './codec.js';
-import {
-  TELEGRAM_GENERAL_TOPIC_ID,
-  TELEGRAM_MAX_MESSAGE_LENGTH,
-  TELEGRAM_TYPING_REFRESH_MS,
-  type TelegramEgressOptions,
-} from './config.js';
+import { TELEGRAM_GENERAL_TOPIC_ID, TELEGRAM_MAX_MESSAGE_LENGTH, TELEGRAM_TYPING_REFRESH_MS, type TelegramEgressOptions } from './config.js';
 import { formatChunks, type OutgoingChunk } from './format.js';
 import { uploadFile } from './upload.js';
 import { isMessageId } from './wire.js';
@@ -129,13 +117,16 @@ export class TelegramEgress implements PlatformEgress {
     const [chunk] = formatChunks(markdown, this.maxMessageLength);
     if (chunk === undefined) return;
     const call = (html: boolean): Promise<unknown> =>
-      this.api.call('sendMessageDraft' as 'sendMessage', {
-        chat_id: target.chatId,
-        draft_id: draftId,
-        text: html && chunk.html !== null ? chunk.html : chunk.plain,
-        ...(html && chunk.html !== null && { parse_mode: 'HTML' as const }),
-        ...(target.threadId !== undefined && { message_thread_id: target.threadId }),
-      } as unknown as Parameters<TelegramApi['call']>[1]);
+      this.api.call(
+        'sendMessageDraft' as 'sendMessage',
+        {
+          chat_id: target.chatId,
+          draft_id: draftId,
+          text: html && chunk.html !== null ? chunk.html : chunk.plain,
+          ...(html && chunk.html !== null && { parse_mode: 'HTML' as const }),
+          ...(target.threadId !== undefined && { message_thread_id: target.threadId }),
+        } as unknown as Parameters<TelegramApi['call']>[1],
+      );
     try {
       await call(true).catch((err: unknown) => {
         if (!isParseEntitiesError(err)) throw err;
@@ -169,10 +160,7 @@ export class TelegramEgress implements PlatformEgress {
     const id = parseMessageId(messageId);
     const chunks = formatChunks(markdown, this.maxMessageLength);
     if (chunks.length > 1) {
-      throw new BadRequestError(
-        `edit text is ${markdown.length} characters; one Telegram message holds ${this.maxMessageLength}`,
-        PLATFORM,
-      );
+      throw new BadRequestError(`edit text is ${markdown.length} characters; one Telegram message holds ${this.maxMessageLength}`, PLATFORM);
     }
     let html: string | null = chunks[0].html;
     for (;;) {

@@ -23,7 +23,9 @@ describe('TelegramFiles', () => {
 
   it('does not even call getFile for a file Telegram said is over the limit', async () => {
     const f = fake.world.addFile(Buffer.alloc(10), 'document', 'bin');
-    await expect(files.download({ kind: 'file', url: `tg-file:${f.fileId}`, fileId: f.fileId, size: 5000 }, { maxBytes: 1000 })).rejects.toBeInstanceOf(FileTooLargeError);
+    await expect(files.download({ kind: 'file', url: `tg-file:${f.fileId}`, fileId: f.fileId, size: 5000 }, { maxBytes: 1000 })).rejects.toBeInstanceOf(
+      FileTooLargeError,
+    );
     expect(fake.callsOf('getFile')).toHaveLength(0);
   });
 

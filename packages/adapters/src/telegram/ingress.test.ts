@@ -191,9 +191,7 @@ describe('telegram polling ingress', () => {
     const egress = new TelegramEgress({ token: fake.token, apiRoot: fake.apiRoot, logger: silentLogger });
     await egress.send(msg.conversationId, 'Here is the plan', { replyTo: msg.platformMessageId });
     const sent = fake.sent.filter((s) => s.method === 'sendMessage');
-    expect(sent).toMatchObject([
-      { chat_id: String(GROUP), message_thread_id: topic, reply_to_message_id: Number(msg.platformMessageId) },
-    ]);
+    expect(sent).toMatchObject([{ chat_id: String(GROUP), message_thread_id: topic, reply_to_message_id: Number(msg.platformMessageId) }]);
   });
 
   it('puts General-topic messages in thread 1: replies omit it, typing names it', async () => {
@@ -260,7 +258,11 @@ describe('telegram polling ingress', () => {
     fake.injectMessage({ chatId: group, userId: 5, chatType: 'supergroup', photo: true, mediaGroupId: 'g3' });
     fake.injectMessage({ chatId: group, userId: 5, chatType: 'supergroup', text: '@herald_test_bot done' });
     await fake.waitFor(() => running!.received.length === 3);
-    expect(running.received.map((m) => [m.text, m.partOf?.id])).toEqual([['look', 'g2'], ['', 'g2'], ['done', undefined]]);
+    expect(running.received.map((m) => [m.text, m.partOf?.id])).toEqual([
+      ['look', 'g2'],
+      ['', 'g2'],
+      ['done', undefined],
+    ]);
   });
 
   it('removes a leftover webhook before polling', async () => {

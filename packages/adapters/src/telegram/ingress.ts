@@ -198,11 +198,7 @@ export class TelegramIngress implements PlatformIngress {
     const commands = this.opts.commands ?? [];
     if (commands.length > 0) {
       try {
-        await this.api.call(
-          'setMyCommands',
-          { commands: commands.map((c) => ({ command: c.name, description: c.description })) },
-          signal,
-        );
+        await this.api.call('setMyCommands', { commands: commands.map((c) => ({ command: c.name, description: c.description })) }, signal);
       } catch (err) {
         const mapped = toPlatformError(err, 'setMyCommands');
         // A bad menu must not keep the bot offline; a network failure is retried with everything else.
@@ -216,11 +212,7 @@ export class TelegramIngress implements PlatformIngress {
   private async setWebhook(url: string, signal: AbortSignal): Promise<void> {
     // The constructor picks a secret whenever there is a webhook.
     if (this.webhookSecret === null) throw new Error('telegram webhook without a secret');
-    await this.api.call(
-      'setWebhook',
-      { url, secret_token: this.webhookSecret, allowed_updates: [...TELEGRAM_ALLOWED_UPDATES] },
-      signal,
-    );
+    await this.api.call('setWebhook', { url, secret_token: this.webhookSecret, allowed_updates: [...TELEGRAM_ALLOWED_UPDATES] }, signal);
     this.transportReady = true;
     this.tracker.set('connected');
     this.logger.info({ url }, 'telegram webhook set');
@@ -315,10 +307,12 @@ export class TelegramIngress implements PlatformIngress {
    * handed over as soon as it is tagged, so they still reach the gateway in arrival order.
    */
   private takeMessage(raw: TgMessage): Promise<void> {
-    return this.tagging.run(String(raw.chat.id), async () => {
-      const msg = await this.tagMessage(raw);
-      return msg === null ? null : { handed: this.handOver(msg) };
-    }).then((h) => h?.handed);
+    return this.tagging
+      .run(String(raw.chat.id), async () => {
+        const msg = await this.tagMessage(raw);
+        return msg === null ? null : { handed: this.handOver(msg) };
+      })
+      .then((h) => h?.handed);
   }
 
   /** The message as handed over (tagged when a part of one), or null when the bot does not take it. */

@@ -61,7 +61,16 @@ async function serve(answer: (seen: Seen, res: ServerResponse) => void): Promise
 }
 
 /** The calls every message makes (sendMessage, edits, typing, reactions, deletes, callback answers, drafts). */
-const HOT_METHODS = ['sendMessage', 'editMessageText', 'editMessageReplyMarkup', 'sendChatAction', 'setMessageReaction', 'deleteMessage', 'answerCallbackQuery', 'sendMessageDraft'];
+const HOT_METHODS = [
+  'sendMessage',
+  'editMessageText',
+  'editMessageReplyMarkup',
+  'sendChatAction',
+  'setMessageReaction',
+  'deleteMessage',
+  'answerCallbackQuery',
+  'sendMessageDraft',
+];
 
 const caller = (root: string): JsonCaller => new JsonCaller(TOKEN, normalizeApiRoot(root), telegramAgent(root));
 const never = new AbortController().signal;
@@ -69,14 +78,26 @@ const never = new AbortController().signal;
 describe('Bot API calls as plain JSON', () => {
   it('send what telegraf sends, to the same path (a root with a path prefix too), and give back the result', async () => {
     const { root, seen } = await serve((_s, res) => json(res, 200, { ok: true, result: { message_id: 7 } }));
-    const payload = { chat_id: '42', text: 'hi <b>there</b>', parse_mode: 'HTML', reply_parameters: { message_id: 3 }, message_thread_id: undefined, reply_markup: null };
+    const payload = {
+      chat_id: '42',
+      text: 'hi <b>there</b>',
+      parse_mode: 'HTML',
+      reply_parameters: { message_id: 3 },
+      message_thread_id: undefined,
+      reply_markup: null,
+    };
     for (const at of [root, `${root}/telegram`]) {
       const apiRoot = normalizeApiRoot(at);
       expect(await caller(at).call('sendMessage', payload, never)).toEqual({ message_id: 7 });
       await new Telegram(TOKEN, { apiRoot, webhookReply: false }).callApi('sendMessage', payload as never);
     }
     const [lean, viaTelegraf, leanPrefixed, viaTelegrafPrefixed] = seen;
-    expect(lean).toEqual({ method: 'POST', path: `/bot${TOKEN}/sendMessage`, contentType: 'application/json', body: { chat_id: '42', text: 'hi <b>there</b>', parse_mode: 'HTML', reply_parameters: { message_id: 3 } } });
+    expect(lean).toEqual({
+      method: 'POST',
+      path: `/bot${TOKEN}/sendMessage`,
+      contentType: 'application/json',
+      body: { chat_id: '42', text: 'hi <b>there</b>', parse_mode: 'HTML', reply_parameters: { message_id: 3 } },
+    });
     expect(viaTelegraf).toEqual(lean);
     expect(leanPrefixed.path).toBe(`/telegram/bot${TOKEN}/sendMessage`);
     expect(viaTelegrafPrefixed).toEqual(leanPrefixed);
@@ -88,10 +109,14 @@ describe('Bot API calls as plain JSON', () => {
         ? json(res, 429, { ok: false, error_code: 429, description: 'Too Many Requests: retry after 3', parameters: { retry_after: 3 } })
         : json(res, 400, { ok: false, error_code: 400, description: "Bad Request: can't parse entities: unclosed tag" }),
     );
-    const limited = await caller(root).call('sendChatAction', { chat_id: 1, action: 'typing' }, never).catch((e: unknown) => e);
+    const limited = await caller(root)
+      .call('sendChatAction', { chat_id: 1, action: 'typing' }, never)
+      .catch((e: unknown) => e);
     expect(limited).toBeInstanceOf(TelegramError);
     expect(apiFailure(limited)).toEqual({ code: 429, description: 'Too Many Requests: retry after 3', retryAfterSec: 3 });
-    const refused = await caller(root).call('sendMessage', { chat_id: 1, text: '<b>' }, never).catch((e: unknown) => e);
+    const refused = await caller(root)
+      .call('sendMessage', { chat_id: 1, text: '<b>' }, never)
+      .catch((e: unknown) => e);
     expect(toPlatformError(refused, 'send').name).toBe('FormattingError');
     expect((refused as TelegramError).on).toEqual({ method: 'sendMessage', payload: { chat_id: 1, text: '<b>' } });
   });
@@ -101,10 +126,14 @@ describe('Bot API calls as plain JSON', () => {
       if (s.path.endsWith('/deleteMessage')) res.writeHead(502, { 'content-type': 'text/html' }).end('<html>Bad Gateway</html>');
       else res.writeHead(200, { 'content-type': 'text/html' }).end('<html>a captive portal</html>');
     });
-    const gateway = await caller(root).call('deleteMessage', { chat_id: 1, message_id: 2 }, never).catch((e: unknown) => e);
+    const gateway = await caller(root)
+      .call('deleteMessage', { chat_id: 1, message_id: 2 }, never)
+      .catch((e: unknown) => e);
     expect(apiFailure(gateway)).toEqual({ code: 502, description: 'Bad Gateway' });
     expect(toPlatformError(gateway, 'delete').name).toBe('NetworkError');
-    const odd = await caller(root).call('editMessageText', { chat_id: 1, message_id: 2, text: 'x' }, never).catch((e: unknown) => e);
+    const odd = await caller(root)
+      .call('editMessageText', { chat_id: 1, message_id: 2, text: 'x' }, never)
+      .catch((e: unknown) => e);
     expect((odd as Error).message).toBe('editMessageText: the Bot API answered HTTP 200 with a body that is not JSON');
   });
 
@@ -113,14 +142,18 @@ describe('Bot API calls as plain JSON', () => {
       if (s.path.endsWith('/sendMessage')) res.socket?.destroy();
       // setMessageReaction: never answered; the caller gives up.
     });
-    const cut = await caller(root).call('sendMessage', { chat_id: 1, text: 'x' }, never).catch((e: unknown) => e);
+    const cut = await caller(root)
+      .call('sendMessage', { chat_id: 1, text: 'x' }, never)
+      .catch((e: unknown) => e);
     expect(cut).toBeInstanceOf(Error);
     expect(apiFailure(cut)).toBeUndefined();
     expect((cut as Error).message).toBe('sendMessage request failed: socket hang up');
     expect((cut as NodeJS.ErrnoException).code).toBe('ECONNRESET');
     expect(toPlatformError(cut, 'send').name).toBe('NetworkError');
     const stop = new AbortController();
-    const pending = caller(root).call('setMessageReaction', { chat_id: 1, message_id: 1, reaction: [] }, stop.signal).catch((e: unknown) => e);
+    const pending = caller(root)
+      .call('setMessageReaction', { chat_id: 1, message_id: 1, reaction: [] }, stop.signal)
+      .catch((e: unknown) => e);
     stop.abort();
     const aborted = await pending;
     expect(isAbortError(aborted)).toBe(true);
@@ -130,7 +163,8 @@ describe('Bot API calls as plain JSON', () => {
   it('TelegramApi sends every call but the uploads this way (telegraf never sees them), waits out a short 429 in place, and leaves the uploads to telegraf', async () => {
     let limited = 1;
     const { root, seen } = await serve((s, res) => {
-      if (s.path.endsWith('/sendMessage') && limited-- > 0) json(res, 429, { ok: false, error_code: 429, description: 'Too Many Requests: retry after 1', parameters: { retry_after: 1 } });
+      if (s.path.endsWith('/sendMessage') && limited-- > 0)
+        json(res, 429, { ok: false, error_code: 429, description: 'Too Many Requests: retry after 1', parameters: { retry_after: 1 } });
       else json(res, 200, { ok: true, result: true });
     });
     const slept: number[] = [];

@@ -34,7 +34,11 @@ export class JsonCaller {
   private readonly target: Target;
 
   /** `apiRoot` as normalizeApiRoot leaves it; `agent` the pool the Bot API server's connections share. */
-  constructor(token: string, apiRoot: string, private readonly agent: http.Agent) {
+  constructor(
+    token: string,
+    apiRoot: string,
+    private readonly agent: http.Agent,
+  ) {
     // Resolved once, as telegraf resolves `./bot<token>/<method>` against the root for every call.
     const url = new URL(`./bot${token}/`, apiRoot.endsWith('/') ? apiRoot : `${apiRoot}/`);
     const secure = url.protocol === 'https:';

@@ -48,8 +48,7 @@ function shown(doc: readonly Block[]): { text: string; entities: Entity[] } {
   return { text, entities: sorted(entities) };
 }
 
-const sorted = (es: Entity[]): Entity[] =>
-  [...es].sort((a, b) => a.offset - b.offset || b.length - a.length || a.type.localeCompare(b.type));
+const sorted = (es: Entity[]): Entity[] => [...es].sort((a, b) => a.offset - b.offset || b.length - a.length || a.type.localeCompare(b.type));
 
 const letters = (s: string): string => s.replace(/[^\p{L}\p{N}]/gu, '');
 
@@ -110,16 +109,12 @@ describe('Telegram HTML from the Markdown tree', () => {
   });
 
   it('numbers ordered lists as written and indents nested lists', () => {
-    expect(markdownToTelegramHtml('3. three\n4. four\n   - nested _it_\n\n- back')).toBe(
-      '3. three\n4. four\n  • nested <i>it</i>\n\n• back',
-    );
+    expect(markdownToTelegramHtml('3. three\n4. four\n   - nested _it_\n\n- back')).toBe('3. three\n4. four\n  • nested <i>it</i>\n\n• back');
   });
 
   it('nests emphasis, keeps a heading one bold span, and shows links to schemes Telegram refuses as written', () => {
     expect(markdownToTelegramHtml('## A **b** _c_\n*x **y** ~~z~~*')).toBe('<b>A b <i>c</i></b>\n<i>x <b>y</b> <s>z</s></i>');
-    expect(markdownToTelegramHtml('[a](ftp://x) [b][ref]\n\n[ref]: https://r.example')).toBe(
-      '[a](ftp://x) <a href="https://r.example">b</a>',
-    );
+    expect(markdownToTelegramHtml('[a](ftp://x) [b][ref]\n\n[ref]: https://r.example')).toBe('[a](ftp://x) <a href="https://r.example">b</a>');
   });
 
   it('shows a line over --- as text and a drawn rule, as models mean it', () => {

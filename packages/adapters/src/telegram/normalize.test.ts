@@ -48,9 +48,7 @@ describe('normalizeMessage', () => {
 
   it('reads a mention in a photo caption and keeps the photo', () => {
     const caption = '@herald_bot what is in this picture?';
-    const r = accepted(
-      msg({ caption, caption_entities: [mention(caption)], photo: [{ file_id: 'small' }, { file_id: 'big', file_size: 9 }] }),
-    );
+    const r = accepted(msg({ caption, caption_entities: [mention(caption)], photo: [{ file_id: 'small' }, { file_id: 'big', file_size: 9 }] }));
     expect(r.message.text).toBe('what is in this picture?');
     expect(r.message.attachments).toEqual([{ kind: 'image', url: 'tg-file:big', fileId: 'big', mimeType: 'image/jpeg', size: 9 }]);
     expect(r.joinable).toBe(false);
@@ -87,7 +85,7 @@ describe('normalizeMessage', () => {
     expect(r.message.chatType).toBe('dm');
   });
 
-  it('ignores the bot\'s own messages, channel posts, and a bare mention', () => {
+  it("ignores the bot's own messages, channel posts, and a bare mention", () => {
     expect(normalizeMessage(msg({ from: { id: BOT.id, is_bot: true }, text: 'echo' }), OPTS)).toMatchObject({ reason: 'own-message' });
     expect(normalizeMessage(msg({ chat: { id: -1001, type: 'channel' }, text: 'post' }), OPTS)).toMatchObject({
       reason: 'unsupported-chat',
@@ -106,7 +104,12 @@ describe('normalizeMessage', () => {
 
 describe('normalizeCallbackQuery', () => {
   it('a press becomes a message with the button data, in the chat of the message it is under, answered through its query id', () => {
-    const m = normalizeCallbackQuery({ id: 'q1', from: ALICE, data: 'hb1:abc:0', message: msg({ message_id: 77, from: { id: BOT.id, first_name: 'Herald' } }) });
+    const m = normalizeCallbackQuery({
+      id: 'q1',
+      from: ALICE,
+      data: 'hb1:abc:0',
+      message: msg({ message_id: 77, from: { id: BOT.id, first_name: 'Herald' } }),
+    });
     expect(m).toMatchObject({
       platform: 'telegram',
       messageId: 'cb:q1',

@@ -33,8 +33,16 @@ describe('textPartOf', () => {
 
 describe('IncomingParts', () => {
   const msg = (userId: string, messageId: number): InboundMessage => ({
-    platform: 'telegram', messageId: `-5:${messageId}`, conversationId: 'telegram:-5', chatType: 'group', chatId: '-5', userId,
-    text: '', attachments: [], platformMessageId: String(messageId), sentAt: 0,
+    platform: 'telegram',
+    messageId: `-5:${messageId}`,
+    conversationId: 'telegram:-5',
+    chatType: 'group',
+    chatId: '-5',
+    userId,
+    text: '',
+    attachments: [],
+    platformMessageId: String(messageId),
+    sentAt: 0,
   });
   const raw = (messageId: number, text: string): TgMessage => ({ message_id: messageId, date: 1_000, chat: { id: -5, type: 'supergroup' }, text });
 

@@ -107,10 +107,7 @@ export class Poller {
           conflicts++;
           if (conflicts > waits.conflictMs.length) {
             this.opts.onFatal(
-              toPlatformError(
-                err,
-                `getUpdates (${conflicts} conflicts in a row: another process is polling with this bot token, or a webhook is set)`,
-              ),
+              toPlatformError(err, `getUpdates (${conflicts} conflicts in a row: another process is polling with this bot token, or a webhook is set)`),
             );
             return;
           }

@@ -73,7 +73,6 @@ function pairMarks(pieces: readonly Piece[]): PhrasingContent[] {
   return out;
 }
 
-const opens = (next: Piece | undefined): boolean =>
-  next !== undefined && next !== MARK && !(next.type === 'text' && /^\s/.test(next.value));
+const opens = (next: Piece | undefined): boolean => next !== undefined && next !== MARK && !(next.type === 'text' && /^\s/.test(next.value));
 const closes = (last: PhrasingContent): boolean => !(last.type === 'text' && /\s$/.test(last.value));
 const text = (value: string): Text => ({ type: 'text', value });

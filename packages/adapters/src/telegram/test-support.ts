@@ -20,10 +20,7 @@ export interface RunningIngress {
   received: InboundMessage[];
 }
 
-export async function startIngress(
-  fake: TelegramFake,
-  overrides: Partial<TelegramIngressOptions> = {},
-): Promise<RunningIngress> {
+export async function startIngress(fake: TelegramFake, overrides: Partial<TelegramIngressOptions> = {}): Promise<RunningIngress> {
   const received: InboundMessage[] = [];
   const ingress = new TelegramIngress({
     token: fake.token,

@@ -57,7 +57,7 @@ describe('the update dispatcher', () => {
     expect(readUpdate({ update_id: 6, callback_query: { ...press, data: undefined } })).toEqual({ refused: 'dropped', id: 6 });
   });
 
-  it("rejects when the handler could not take the update, so it stays unconfirmed", async () => {
+  it('rejects when the handler could not take the update, so it stays unconfirmed', async () => {
     const handlers: UpdateHandlers = { message: () => Promise.reject(new Error('queue down')), callback_query: async () => undefined };
     await expect(route({ update_id: 7, message }, handlers)).rejects.toThrow('queue down');
   });

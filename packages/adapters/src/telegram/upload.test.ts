@@ -30,7 +30,13 @@ afterEach(async () => {
 });
 
 const uploads = () => fake.sent.filter((s) => s.file !== undefined);
-const picture = (data = png(64, 48), extra: Partial<OutboundFile> = {}): OutboundFile => ({ kind: 'image', name: 'chart.png', mimeType: 'image/png', data, ...extra });
+const picture = (data = png(64, 48), extra: Partial<OutboundFile> = {}): OutboundFile => ({
+  kind: 'image',
+  name: 'chart.png',
+  mimeType: 'image/png',
+  data,
+  ...extra,
+});
 
 describe('telegram uploads', () => {
   it('a picture goes through sendPhoto as multipart, bytes intact, with caption and reply', async () => {

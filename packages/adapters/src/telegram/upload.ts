@@ -38,13 +38,7 @@ function isOgg(data: Buffer): boolean {
 }
 
 /** Sends the file and returns the message id; `target` forgets a topic Telegram no longer has. */
-export async function uploadFile(
-  api: TelegramApi,
-  logger: Logger,
-  target: UploadTarget,
-  file: OutboundFile,
-  replyTo: number | undefined,
-): Promise<number> {
+export async function uploadFile(api: TelegramApi, logger: Logger, target: UploadTarget, file: OutboundFile, replyTo: number | undefined): Promise<number> {
   let method = uploadMethodFor(file);
   let reply = replyTo;
   const caption = file.caption?.trim() ? file.caption.trim().slice(0, TELEGRAM_MAX_CAPTION_LENGTH) : undefined;

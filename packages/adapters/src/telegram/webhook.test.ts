@@ -116,12 +116,18 @@ describe('telegram webhook ingress', () => {
     expect(received.map((m) => m.text)).toEqual(['just once']);
   });
 
-  it('answers a resend of an update still being handed over with that hand-over\'s outcome, not an early 200', async () => {
+  it("answers a resend of an update still being handed over with that hand-over's outcome, not an early 200", async () => {
     // Telegram resends an update whose request timed out; the gateway may still be retrying the first one.
     const lines: string[] = [];
     const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) });
     const port = await freePort();
-    const own = new TelegramIngress({ token: fake.token, apiRoot: fake.apiRoot, logger, webhook: { url: `http://127.0.0.1:${port}${PATH}`, secret: SECRET }, waits: FAST_WAITS });
+    const own = new TelegramIngress({
+      token: fake.token,
+      apiRoot: fake.apiRoot,
+      logger,
+      webhook: { url: `http://127.0.0.1:${port}${PATH}`, secret: SECRET },
+      waits: FAST_WAITS,
+    });
     const server = fastify();
     own.registerRoutes(server);
     await server.listen({ port, host: '127.0.0.1' });
@@ -136,7 +142,10 @@ describe('telegram webhook ingress', () => {
             handedIn();
           }),
       );
-      const update = { update_id: 4242, message: { message_id: 9, date: 1, chat: { id: 777, type: 'private' }, from: { id: 777, is_bot: false, first_name: 'A' }, text: 'slow' } };
+      const update = {
+        update_id: 4242,
+        message: { message_id: 9, date: 1, chat: { id: 777, type: 'private' }, from: { id: 777, is_bot: false, first_name: 'A' }, text: 'slow' },
+      };
       const post = (): Promise<Response> =>
         fetch(`http://127.0.0.1:${port}${PATH}`, {
           method: 'POST',
@@ -202,7 +211,8 @@ describe('telegram webhook ingress', () => {
     await startWithRoutes();
     const forum = { id: -1001234567890, type: 'supergroup', is_forum: true };
     const message = { message_id: 1, date: 1_700_000_000, chat: { id: 777, type: 'private' }, from: { id: 777 }, text: 'hi' };
-    const post = (payload: unknown) => app.inject({ method: 'POST', url: PATH, headers: { 'x-telegram-bot-api-secret-token': SECRET }, payload: payload as object });
+    const post = (payload: unknown) =>
+      app.inject({ method: 'POST', url: PATH, headers: { 'x-telegram-bot-api-secret-token': SECRET }, payload: payload as object });
     const refused = [
       { update_id: 1, message: { ...message, chat: { id: 0, type: 'private' } } },
       { update_id: 2, message: { ...message, chat: forum, is_topic_message: true, message_thread_id: 0 } },
@@ -217,7 +227,10 @@ describe('telegram webhook ingress', () => {
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
       expect(res.body).not.toMatch(/must be|\n\s+at /);
     }
-    const press = await post({ update_id: 8, callback_query: { id: 'q1', from: { id: 777 }, data: 'x', message: { ...message, chat: { id: 0, type: 'private' } } } });
+    const press = await post({
+      update_id: 8,
+      callback_query: { id: 'q1', from: { id: 777 }, data: 'x', message: { ...message, chat: { id: 0, type: 'private' } } },
+    });
     expect(press.statusCode).toBe(200);
     expect(press.body).not.toMatch(/must be|\n\s+at /);
     expect(received).toEqual([]);

@@ -14,7 +14,36 @@ type Path = ReadonlyArray<string | number>;
 type Rule = (v: unknown) => boolean;
 
 /** The values ids go wrong with: 0, negative, huge, non-integer, wrong type; `undefined` stands for a missing field. */
-const EDGE_VALUES: unknown[] = [0, -0, -1, -3, 1, 7, 2 ** 31, 2 ** 53, 2 ** 60, -(2 ** 53), Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 1e21, -1e300, 0.5, -1.5, '1', '0', '', 'abc', null, true, false, [], [1], {}, { id: 1 }, undefined];
+const EDGE_VALUES: unknown[] = [
+  0,
+  -0,
+  -1,
+  -3,
+  1,
+  7,
+  2 ** 31,
+  2 ** 53,
+  2 ** 60,
+  -(2 ** 53),
+  Number.MAX_SAFE_INTEGER,
+  -Number.MAX_SAFE_INTEGER,
+  1e21,
+  -1e300,
+  0.5,
+  -1.5,
+  '1',
+  '0',
+  '',
+  'abc',
+  null,
+  true,
+  false,
+  [],
+  [1],
+  {},
+  { id: 1 },
+  undefined,
+];
 const edgeValue: fc.Arbitrary<unknown> = fc.oneof(
   { arbitrary: fc.constantFrom(...EDGE_VALUES), weight: 4 },
   { arbitrary: fc.integer({ min: -(2 ** 40), max: 2 ** 40 }), weight: 2 },
@@ -125,7 +154,15 @@ describe('the Telegram wire check agrees with the codec', () => {
   });
 
   it.each(PRESS_IDS)('drops a press whose %j breaks its rule as malformed, and normalises every other one', (path, rule, optional) => {
-    const update = { update_id: 1, callback_query: { id: 'q1', from: { ...USER }, data: 'choice:1', message: { ...baseMessage(), from: { id: BOT.id, is_bot: true, first_name: 'Herald' } } } };
+    const update = {
+      update_id: 1,
+      callback_query: {
+        id: 'q1',
+        from: { ...USER },
+        data: 'choice:1',
+        message: { ...baseMessage(), from: { id: BOT.id, is_bot: true, first_name: 'Herald' } },
+      },
+    };
     fc.assert(
       fc.property(edgeValue, (v) => {
         const changed = withValue(update, path, v);

@@ -20,7 +20,10 @@ export const systemResolver: Resolver = (hostname, { family, hints }) => dns.pro
 
 export class BlockedAddressError extends Error {
   override name = 'BlockedAddressError';
-  constructor(readonly host: string, readonly address: string) {
+  constructor(
+    readonly host: string,
+    readonly address: string,
+  ) {
     super(`${host} resolves to ${address}, a private, loopback or link-local address; fetching it is not allowed`);
   }
 }
@@ -54,7 +57,7 @@ const BLOCKED_V4_RANGES = BLOCKED_V4.map(([net, bits]) => {
 
 function isPublicV4(ip: string): boolean {
   const n = v4ToInt(ip);
-  return !BLOCKED_V4_RANGES.some(({ base, mask }) => ((n & mask) >>> 0) === base);
+  return !BLOCKED_V4_RANGES.some(({ base, mask }) => (n & mask) >>> 0 === base);
 }
 
 /** The 8 hextets of an IPv6 address (zone id dropped, embedded dotted IPv4 folded in), or null if malformed. */

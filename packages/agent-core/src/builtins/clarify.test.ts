@@ -34,7 +34,9 @@ describe('clarify tool', () => {
     const waiting: ClarifyChannel = {
       ask: (_q, s) => new Promise((_, reject) => s.addEventListener('abort', () => reject(s.reason as Error), { once: true })),
     };
-    expect(await tool.execute({ question: 'Still there?' }, { signal, clarify: waiting })).toMatch(/did not answer within 1 second\. Carry on with your best assumption/);
+    expect(await tool.execute({ question: 'Still there?' }, { signal, clarify: waiting })).toMatch(
+      /did not answer within 1 second\. Carry on with your best assumption/,
+    );
     await expect(tool.execute({ question: 'x' }, { signal })).rejects.toThrow(/no way to ask the user/);
   });
 

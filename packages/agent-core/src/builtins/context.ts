@@ -133,4 +133,3 @@ export function optionalIntArg(args: Record<string, unknown>, name: string): num
   if (typeof n !== 'number' || !Number.isInteger(n)) throw new ToolInputError(`"${name}" must be a whole number`);
   return n;
 }
-

@@ -51,8 +51,7 @@ export function createCurrentTimeTool(opts: { timeZone?: string; now?: () => Dat
   return {
     name: CURRENT_TIME_TOOL,
     description:
-      `The current date and time. Default time zone: ${fallbackZone}; pass "timezone" (an IANA name such as ` +
-      'America/New_York or Asia/Tokyo) for another.',
+      `The current date and time. Default time zone: ${fallbackZone}; pass "timezone" (an IANA name such as ` + 'America/New_York or Asia/Tokyo) for another.',
     parameters: {
       type: 'object',
       properties: { timezone: { type: 'string', description: 'IANA time zone name (optional)' } },

@@ -78,7 +78,10 @@ describe('delegate_task tool', () => {
     const turns = new ScriptedProvider().otherwise(() => ({ text: "from the turn's provider" }));
     const delegate = createDelegateTool({ provider: built, parentTools: () => [] });
     const signal = new AbortController().signal;
-    const out = await delegate.execute({ task: 'which provider?' }, { signal, budget: new IterationBudget(5), turnProviders: { primary: turns, fallbacks: [] } });
+    const out = await delegate.execute(
+      { task: 'which provider?' },
+      { signal, budget: new IterationBudget(5), turnProviders: { primary: turns, fallbacks: [] } },
+    );
     expect(out).toBe("from the turn's provider");
     expect(built.calls).toHaveLength(0);
   });
@@ -104,12 +107,25 @@ describe('delegate_task default (E14)', () => {
       if (isChild(call)) return { text: `done: ${String(call.messages[0].content)}` };
       const parentCalls = provider.calls.filter((c) => !isChild(c)).length;
       return parentCalls === 1
-        ? { toolCalls: [{ name: 'delegate_task', arguments: '{"task":"first"}' }, { name: 'delegate_task', arguments: '{"task":"second"}' }] }
+        ? {
+            toolCalls: [
+              { name: 'delegate_task', arguments: '{"task":"first"}' },
+              { name: 'delegate_task', arguments: '{"task":"second"}' },
+            ],
+          }
         : { text: 'reported' };
     });
     const delegate = createDelegateTool({ provider, parentTools: () => [tool('lookup', true)] });
     const budget = new IterationBudget(10);
-    const result = await runConversation({ userMessage: 'two things', history: [], systemPrompt: 'parent', provider, tools: [delegate], budget, toolContext: { budget } });
+    const result = await runConversation({
+      userMessage: 'two things',
+      history: [],
+      systemPrompt: 'parent',
+      provider,
+      tools: [delegate],
+      budget,
+      toolContext: { budget },
+    });
 
     expect(provider.calls.filter(isChild)).toHaveLength(1);
     const results = result.newMessages.filter((m) => m.role === 'tool').map((m) => m.content);

@@ -71,7 +71,7 @@ export function createDelegateTool(deps: DelegateDeps): Tool {
       if (!budget) throw new Error("the turn's iteration budget is missing, so no subagent can be started");
       const task = stringArg(args, 'task');
       const context = optionalStringArg(args, 'context');
-      if (budget.remaining === 0) throw new Error('no steps are left in this request\'s budget for a subagent');
+      if (budget.remaining === 0) throw new Error("no steps are left in this request's budget for a subagent");
       // Counted before the first await, so parallel calls in one batch see each other.
       const count = (started.get(budget) ?? 0) + 1;
       started.set(budget, count);

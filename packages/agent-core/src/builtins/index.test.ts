@@ -13,9 +13,15 @@ describe('built-in toolsets', () => {
     expect(names(createBuiltinTools(deps, ['core']).tools)).toEqual(['memory', 'todo', 'current_time']);
     expect(names(createBuiltinTools(deps, ['research']).tools)).toEqual(['session_search', 'web_fetch']);
     expect(names(createBuiltinTools(deps, ['core', 'research']).tools)).toHaveLength(5);
-    expect(names(createBuiltinTools(deps, ['full']).tools).sort()).toEqual(
-      ['clarify', 'current_time', 'delegate_task', 'memory', 'session_search', 'todo', 'web_fetch'],
-    );
+    expect(names(createBuiltinTools(deps, ['full']).tools).sort()).toEqual([
+      'clarify',
+      'current_time',
+      'delegate_task',
+      'memory',
+      'session_search',
+      'todo',
+      'web_fetch',
+    ]);
     expect(() => createBuiltinTools(deps, ['everything'])).toThrow(UnknownToolsetError);
     // send_file is core where the caller delivers files (the gateway); elsewhere it is left out, saying why.
     expect(names(createBuiltinTools({ ...deps, canSendFiles: true }, ['core']).tools)).toEqual(['memory', 'todo', 'current_time', 'send_file']);

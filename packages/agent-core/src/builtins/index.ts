@@ -23,7 +23,11 @@ import type { OutboundFileLimits } from './outbound-file.js';
 import './tables.js';
 
 export const BUILTIN_TOOLSETS: readonly ToolsetDefinition[] = [
-  { name: 'core', description: 'Memory across conversations, a task list, the time, files to the chat', tools: [MEMORY_TOOL, TODO_TOOL, CURRENT_TIME_TOOL, SEND_FILE_TOOL] },
+  {
+    name: 'core',
+    description: 'Memory across conversations, a task list, the time, files to the chat',
+    tools: [MEMORY_TOOL, TODO_TOOL, CURRENT_TIME_TOOL, SEND_FILE_TOOL],
+  },
   { name: 'research', description: 'Search earlier conversations, fetch web pages', tools: [SESSION_SEARCH_TOOL, WEB_FETCH_TOOL] },
   { name: 'full', description: 'Everything, plus subagents and questions to the user', tools: [DELEGATE_TOOL, CLARIFY_TOOL], includes: ['core', 'research'] },
 ];

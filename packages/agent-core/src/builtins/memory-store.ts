@@ -71,10 +71,13 @@ export class MemoryStore {
       if (current.some((e) => e.content === text)) return;
       assertFits(target, [...current.map((e) => e.content), text]);
       const now = Date.now();
-      await this.sql.run(
-        'INSERT INTO tool_memory (user_key, target, content, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
-        [userKey, target, text, now, now],
-      );
+      await this.sql.run('INSERT INTO tool_memory (user_key, target, content, created_at, updated_at) VALUES (?, ?, ?, ?, ?)', [
+        userKey,
+        target,
+        text,
+        now,
+        now,
+      ]);
     });
   }
 
@@ -83,7 +86,10 @@ export class MemoryStore {
     const text = cleanEntry(content);
     return this.edit(userKey, target, async (current) => {
       const hit = findOne(current, oldText, target);
-      assertFits(target, current.map((e) => (e.id === hit.id ? text : e.content)));
+      assertFits(
+        target,
+        current.map((e) => (e.id === hit.id ? text : e.content)),
+      );
       await this.sql.run('UPDATE tool_memory SET content = ?, updated_at = ? WHERE id = ?', [text, Date.now(), hit.id]);
     });
   }
@@ -106,10 +112,7 @@ export class MemoryStore {
   }
 
   private select(userKey: string, target: MemoryTarget): Promise<MemoryEntry[]> {
-    return this.sql.all<EntryRow>('SELECT id, content FROM tool_memory WHERE user_key = ? AND target = ? ORDER BY id', [
-      userKey,
-      target,
-    ]);
+    return this.sql.all<EntryRow>('SELECT id, content FROM tool_memory WHERE user_key = ? AND target = ? ORDER BY id', [userKey, target]);
   }
 }
 

@@ -67,7 +67,10 @@ export function createMemoryTool(store: SessionStore): Tool {
       if (action === 'add') entries = await memory.add(userKey, target, stringArg(args, 'content'));
       else if (action === 'replace') entries = await memory.replace(userKey, target, stringArg(args, 'old_text'), stringArg(args, 'content'));
       else entries = await memory.remove(userKey, target, optionalStringArg(args, 'old_text') ?? '');
-      return `${pastTense(action)} (${target}). ${describePart(target, entries.map((e) => e.content))}`;
+      return `${pastTense(action)} (${target}). ${describePart(
+        target,
+        entries.map((e) => e.content),
+      )}`;
     },
   };
 }

@@ -31,15 +31,40 @@ export class OutboundFileError extends ToolInputError {
 const PICTURES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
 /** Text files by extension: they have no magic bytes to read. */
 const TEXT_TYPES: Record<string, string> = {
-  txt: 'text/plain', md: 'text/markdown', csv: 'text/csv', tsv: 'text/tab-separated-values', json: 'application/json',
-  html: 'text/html', htm: 'text/html', xml: 'application/xml', svg: 'image/svg+xml', yaml: 'application/yaml',
-  yml: 'application/yaml', js: 'text/javascript', ts: 'text/x-typescript', py: 'text/x-python', sh: 'text/x-shellscript',
-  css: 'text/css', ics: 'text/calendar', log: 'text/plain', sql: 'application/sql',
+  txt: 'text/plain',
+  md: 'text/markdown',
+  csv: 'text/csv',
+  tsv: 'text/tab-separated-values',
+  json: 'application/json',
+  html: 'text/html',
+  htm: 'text/html',
+  xml: 'application/xml',
+  svg: 'image/svg+xml',
+  yaml: 'application/yaml',
+  yml: 'application/yaml',
+  js: 'text/javascript',
+  ts: 'text/x-typescript',
+  py: 'text/x-python',
+  sh: 'text/x-shellscript',
+  css: 'text/css',
+  ics: 'text/calendar',
+  log: 'text/plain',
+  sql: 'application/sql',
 };
 const EXTENSION_OF: Record<string, string> = {
-  'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp', 'application/pdf': 'pdf',
-  'audio/mpeg': 'mp3', 'audio/ogg': 'ogg', 'text/plain': 'txt', 'text/csv': 'csv', 'text/markdown': 'md',
-  'application/json': 'json', 'application/zip': 'zip', 'video/mp4': 'mp4',
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+  'application/pdf': 'pdf',
+  'audio/mpeg': 'mp3',
+  'audio/ogg': 'ogg',
+  'text/plain': 'txt',
+  'text/csv': 'csv',
+  'text/markdown': 'md',
+  'application/json': 'json',
+  'application/zip': 'zip',
+  'video/mp4': 'mp4',
 };
 const MAX_NAME_LENGTH = 100;
 
@@ -65,7 +90,12 @@ function extensionOf(name: string): string {
 /** A plain file name: no directories, no control characters, not too long; an extension for the type. */
 function cleanFileName(raw: string | undefined, mimeType: string): string {
   // eslint-disable-next-line no-control-regex
-  let name = (raw ?? '').split(/[\\/]/).pop()?.replace(/[\u0000-\u001f\u007f"<>|:*?]/g, '').trim() ?? '';
+  let name =
+    (raw ?? '')
+      .split(/[\\/]/)
+      .pop()
+      ?.replace(/[\u0000-\u001f\u007f"<>|:*?]/g, '')
+      .trim() ?? '';
   if (name === '' || name === '.' || name === '..') name = 'file';
   const ext = EXTENSION_OF[mimeType];
   if (ext && extensionOf(name) === '') name = `${name}.${ext}`;
@@ -143,7 +173,8 @@ export async function outboundFileFromUrl(
   // One byte over the limit tells "too large" from "exactly the limit".
   const page = await fetchUrl(url, { ...fetchOpts, maxBytes: limits.maxBytes + 1 }, signal);
   if (page.status < 200 || page.status >= 300) throw new OutboundFileError(`${page.url} answered ${page.status} ${page.statusText}`.trim());
-  if (page.truncated) throw new OutboundFileError(`the file at ${page.url} is larger than ${formatBytes(limits.maxBytes)}, the most a file sent to the chat may have`);
+  if (page.truncated)
+    throw new OutboundFileError(`the file at ${page.url} is larger than ${formatBytes(limits.maxBytes)}, the most a file sent to the chat may have`);
   const last = new URL(page.url).pathname.split('/').pop() ?? '';
   let fromUrl = last;
   try {

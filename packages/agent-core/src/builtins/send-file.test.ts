@@ -16,8 +16,10 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     if (req.url === '/pics/sunset.png') res.writeHead(200, { 'content-type': 'image/png' }).end(PICTURE);
     else if (req.url === '/labelled-wrong') res.writeHead(200, { 'content-type': 'text/plain' }).end(PICTURE);
-    else if (req.url === '/big.bin') res.writeHead(200, { 'content-type': 'application/pdf' }).end(Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(5_000, 0x20)]));
-    else if (req.url === '/setup.exe') res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(Buffer.concat([Buffer.from('MZ\x90\x00'), Buffer.alloc(200)]));
+    else if (req.url === '/big.bin')
+      res.writeHead(200, { 'content-type': 'application/pdf' }).end(Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(5_000, 0x20)]));
+    else if (req.url === '/setup.exe')
+      res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(Buffer.concat([Buffer.from('MZ\x90\x00'), Buffer.alloc(200)]));
     else res.writeHead(404, { 'content-type': 'text/plain' }).end('nothing here');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -50,7 +52,12 @@ function run(args: Record<string, unknown>, files = sink(), allowPrivate = true)
 describe('send_file', () => {
   it('sends a picture from a URL as a picture, named after the URL, its type read from the bytes', async () => {
     const { files, result } = run({ url: `${base}/pics/sunset.png`, caption: 'Sunset' });
-    expect(await result).toBe('Queued picture "sunset.png" (image/png, 131 B): it will be sent right after your reply\'s text. Do not paste its content into the reply.'.replace('131 B', `${PICTURE.length} B`));
+    expect(await result).toBe(
+      'Queued picture "sunset.png" (image/png, 131 B): it will be sent right after your reply\'s text. Do not paste its content into the reply.'.replace(
+        '131 B',
+        `${PICTURE.length} B`,
+      ),
+    );
     expect(files.files).toEqual([{ kind: 'image', name: 'sunset.png', mimeType: 'image/png', data: PICTURE, caption: 'Sunset' }]);
   });
 
@@ -76,11 +83,17 @@ describe('send_file', () => {
 
   it('refuses, saying why: too large, a type not allowed, a 404, a private address, bad arguments, a full reply', async () => {
     await expect(run({ url: `${base}/big.bin` }).result).rejects.toThrow(/larger than 3\.9 KB/);
-    await expect(run({ content: 'x'.repeat(5_000), filename: 'big.txt' }).result).rejects.toThrow(/the file is 4\.9 KB; files sent to the chat may be at most 3\.9 KB/);
-    await expect(run({ url: `${base}/setup.exe` }).result).rejects.toThrow(/files of type application\/octet-stream may not be sent \(allowed: image\/\*, text\/\*, application\/pdf\)/);
+    await expect(run({ content: 'x'.repeat(5_000), filename: 'big.txt' }).result).rejects.toThrow(
+      /the file is 4\.9 KB; files sent to the chat may be at most 3\.9 KB/,
+    );
+    await expect(run({ url: `${base}/setup.exe` }).result).rejects.toThrow(
+      /files of type application\/octet-stream may not be sent \(allowed: image\/\*, text\/\*, application\/pdf\)/,
+    );
     // Binary bytes are known by their signature, not by a name or a label: a program called notes.txt stays a program.
     const program = Buffer.concat([Buffer.from('MZ\x90\x00'), Buffer.alloc(64)]).toString('base64');
-    await expect(run({ content_base64: program, filename: 'notes.txt', mime_type: 'text/plain' }).result).rejects.toThrow(/type application\/octet-stream may not be sent/);
+    await expect(run({ content_base64: program, filename: 'notes.txt', mime_type: 'text/plain' }).result).rejects.toThrow(
+      /type application\/octet-stream may not be sent/,
+    );
     await expect(run({ url: `${base}/missing.png` }).result).rejects.toThrow(/answered 404 Not Found/);
     await expect(run({ url: `${base}/pics/sunset.png` }, sink(), false).result).rejects.toThrow(BlockedAddressError);
     await expect(run({ content: 'hi' }).result).rejects.toThrow(/"filename" is required/);

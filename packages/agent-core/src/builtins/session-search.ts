@@ -18,7 +18,7 @@ const MAX_SEARCH_RESULTS = 20;
 const OVERFETCH = 3;
 const SUMMARY_MAX_TOKENS = 600;
 const SUMMARY_SYSTEM_PROMPT =
-  'You condense search results from a user\'s earlier conversations. Answer in a few sentences: what was said ' +
+  "You condense search results from a user's earlier conversations. Answer in a few sentences: what was said " +
   'about the query, in which conversation and when. Use only the results given; say so if they do not answer it.';
 
 export interface SessionSearchDeps {
@@ -57,7 +57,7 @@ export function createSessionSearchTool(deps: SessionSearchDeps): Tool {
   return {
     name: SESSION_SEARCH_TOOL,
     description:
-      'Search this user\'s earlier conversations with you (full text; only theirs). Use it when the user refers ' +
+      "Search this user's earlier conversations with you (full text; only theirs). Use it when the user refers " +
       'to something discussed before ("like last time", "the trip we planned"). Returns matching snippets ' +
       '(matches marked >>>like this<<<) grouped by conversation with title and date. Set summarize to true for ' +
       'a short digest instead of the raw snippets.',

@@ -144,10 +144,14 @@ function add(sql: Sql, sessionId: string, texts: string[]): Promise<TodoItem[]> 
     let next = current.reduce((max, i) => Math.max(max, i.id), 0);
     const now = Date.now();
     for (const text of texts) {
-      await sql.run(
-        'INSERT INTO tool_todos (session_id, item_id, content, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
-        [sessionId, ++next, text, 'pending', now, now],
-      );
+      await sql.run('INSERT INTO tool_todos (session_id, item_id, content, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)', [
+        sessionId,
+        ++next,
+        text,
+        'pending',
+        now,
+        now,
+      ]);
     }
   });
 }

@@ -128,8 +128,19 @@ describe('web_fetch address guard', () => {
 
   it('refuses a name that resolves to such an address, or to one among public ones', async () => {
     const targets = [
-      '127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1', '0.0.0.0', '169.254.169.254', 'fe80::1', '10.1.2.3',
-      '172.16.5.4', '192.168.0.10', 'fc00::1', 'fd12:3456::1', '100.64.0.1',
+      '127.0.0.1',
+      '127.8.9.10',
+      '::1',
+      '::ffff:127.0.0.1',
+      '0.0.0.0',
+      '169.254.169.254',
+      'fe80::1',
+      '10.1.2.3',
+      '172.16.5.4',
+      '192.168.0.10',
+      'fc00::1',
+      'fd12:3456::1',
+      '100.64.0.1',
     ];
     const answers: Record<string, string[][]> = Object.fromEntries(targets.map((ip, i) => [`n${i}.example`, [[ip]]]));
     answers['mixed.example'] = [['93.184.215.14', '127.0.0.1']];

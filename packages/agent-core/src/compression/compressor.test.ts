@@ -15,10 +15,13 @@ const summarizer = (summary = '## Goal\nsummary text') => new ScriptedProvider('
 
 /** `n` alternating user/assistant messages, `u0`, `a1`, `u2`, ... */
 function chat(n: number, pad = 0): ChatMessage[] {
-  return Array.from({ length: n }, (_, i): ChatMessage => ({
-    role: i % 2 === 0 ? 'user' : 'assistant',
-    content: `${i % 2 === 0 ? 'u' : 'a'}${i}${' x'.repeat(pad)}`,
-  }));
+  return Array.from(
+    { length: n },
+    (_, i): ChatMessage => ({
+      role: i % 2 === 0 ? 'user' : 'assistant',
+      content: `${i % 2 === 0 ? 'u' : 'a'}${i}${' x'.repeat(pad)}`,
+    }),
+  );
 }
 
 const summaries = (messages: ChatMessage[]) => messages.filter((m) => m.content?.includes(SUMMARY_PREFIX));
@@ -43,7 +46,17 @@ describe('compressHistory', () => {
     expect(call.tools).toEqual([]);
     expect(call.systemPrompt).toBe(SUMMARIZER_SYSTEM_PROMPT);
     const prompt = call.messages[0].content ?? '';
-    for (const section of ['## Goal', '## Constraints and preferences', '### Done', '### In progress', '### Blocked', '## Key decisions', '## Relevant files', '## Next steps', '## Critical context']) {
+    for (const section of [
+      '## Goal',
+      '## Constraints and preferences',
+      '### Done',
+      '### In progress',
+      '### Blocked',
+      '## Key decisions',
+      '## Relevant files',
+      '## Next steps',
+      '## Critical context',
+    ]) {
       expect(prompt).toContain(section);
     }
     expect(prompt).toContain('[user] u4');

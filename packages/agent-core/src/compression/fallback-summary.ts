@@ -14,7 +14,10 @@ const EXCERPTS_HEADING = '\n\n## Conversation excerpts\n';
 const PATH_MENTION = /(?:~?\/|\.\/)[\w.\-/]+|\b[\w-]+\.(?:ts|js|py|md|json|ya?ml|toml|txt|csv|sh)\b/g;
 
 export function fallbackSummary(turns: readonly ChatMessage[], previousSummary: string | null, reason: string): string {
-  const userAsks = turns.filter((m) => m.role === 'user').map((m) => withoutSummary(m.content)).filter(Boolean);
+  const userAsks = turns
+    .filter((m) => m.role === 'user')
+    .map((m) => withoutSummary(m.content))
+    .filter(Boolean);
   const toolCounts = new Map<string, number>();
   for (const m of turns) for (const c of m.tool_calls ?? []) toolCounts.set(c.function.name, (toolCounts.get(c.function.name) ?? 0) + 1);
   const files = new Set<string>();

@@ -1,5 +1,14 @@
 /** Context compression: token accounting, thresholds, the compressor, and the agent loop's triggers. */
-export { CHARS_PER_TOKEN, DEFAULT_IMAGE_TOKENS, IMAGE_TOKENS, imageTokensFor, estimateMessageTokens, estimateMessagesTokens, estimateRequestTokens, estimateTextTokens } from './tokens.js';
+export {
+  CHARS_PER_TOKEN,
+  DEFAULT_IMAGE_TOKENS,
+  IMAGE_TOKENS,
+  imageTokensFor,
+  estimateMessageTokens,
+  estimateMessagesTokens,
+  estimateRequestTokens,
+  estimateTextTokens,
+} from './tokens.js';
 export {
   DEFAULT_THRESHOLD_RATIO,
   GATEWAY_THRESHOLD_RATIO,

@@ -19,14 +19,19 @@ const sent = (call: RecordedCall) => call.messages.map((m) => m.content ?? '').j
 
 /** Summary calls answer SUMMARY-OK; agent calls follow `agentSteps`, then answer 'final'. */
 function provider(model: string, ...agentSteps: ScriptStep[]): ScriptedProvider {
-  return new ScriptedProvider(model).otherwise((call) => (isSummaryCall(call) ? { text: 'SUMMARY-OK', usage: { input: 50, output: 7 } } : (agentSteps.shift() ?? { text: 'final' })));
+  return new ScriptedProvider(model).otherwise((call) =>
+    isSummaryCall(call) ? { text: 'SUMMARY-OK', usage: { input: 50, output: 7 } } : (agentSteps.shift() ?? { text: 'final' }),
+  );
 }
 
 function history(n: number, chars: number): ChatMessage[] {
-  return Array.from({ length: n }, (_, i): ChatMessage => ({
-    role: i % 2 === 0 ? 'user' : 'assistant',
-    content: `m${i} ${'z'.repeat(chars)}`,
-  }));
+  return Array.from(
+    { length: n },
+    (_, i): ChatMessage => ({
+      role: i % 2 === 0 ? 'user' : 'assistant',
+      content: `m${i} ${'z'.repeat(chars)}`,
+    }),
+  );
 }
 
 async function run(p: ScriptedProvider, extra: Partial<ConversationOptions>) {
@@ -95,7 +100,7 @@ describe('compression inside the agent loop', () => {
     expect(result.usage.output).toBeGreaterThanOrEqual(7);
   });
 
-  it('a summary provider (the auxiliary model) writes the summary; the conversation model only answers; the window stays the conversation model\'s', async () => {
+  it("a summary provider (the auxiliary model) writes the summary; the conversation model only answers; the window stays the conversation model's", async () => {
     const p = provider('m-main');
     const side = provider('m-side');
     const { result, statuses } = await run(p, { history: history(40, 500), compression: { contextWindow: 8_000, summaryProvider: side } });

@@ -81,7 +81,12 @@ export class LoopCompressor {
    * After a tool batch: the last call's real prompt size plus an estimate of what the batch added (the reply and
    * the results); the whole request is estimated when the provider reported no usage.
    */
-  async afterToolBatch(transcript: Transcript, tools: readonly ToolSchema[], lastPromptTokens: number | undefined, added: readonly ChatMessage[]): Promise<void> {
+  async afterToolBatch(
+    transcript: Transcript,
+    tools: readonly ToolSchema[],
+    lastPromptTokens: number | undefined,
+    added: readonly ChatMessage[],
+  ): Promise<void> {
     const messages = transcript.forRequest();
     const tokens =
       lastPromptTokens !== undefined && lastPromptTokens > 0

@@ -24,13 +24,17 @@ describe('token estimates', () => {
     const text = { role: 'user' as const, content: 'x'.repeat(4_000) };
     expect(estimateMessagesTokens([text])).toBeGreaterThanOrEqual(1_000);
     expect(estimateMessagesTokens([text])).toBeLessThan(1_010);
-    const call = { role: 'assistant' as const, content: null, tool_calls: [{ id: 'c', type: 'function' as const, function: { name: 'f', arguments: 'y'.repeat(400) } }] };
+    const call = {
+      role: 'assistant' as const,
+      content: null,
+      tool_calls: [{ id: 'c', type: 'function' as const, function: { name: 'f', arguments: 'y'.repeat(400) } }],
+    };
     expect(estimateMessagesTokens([call])).toBeGreaterThan(100);
     const schema = { name: 'search', description: 'd'.repeat(4_000), parameters: {} };
     expect(estimateRequestTokens('', [text], [schema]) - estimateRequestTokens('', [text])).toBeGreaterThanOrEqual(1_000);
   });
 
-  it('count each image shown at the provider\'s fixed estimate, and none for a stored reference (its bytes are not sent)', () => {
+  it("count each image shown at the provider's fixed estimate, and none for a stored reference (its bytes are not sent)", () => {
     const image = { mimeType: 'image/png', data: 'AAAA' };
     const shown = { role: 'user' as const, content: 'look', images: [image, image] };
     const plain = { role: 'user' as const, content: 'look' };

@@ -3,13 +3,7 @@
  * the context-overflow hook. Keeps the turn's usage and request count.
  */
 import { addUsageInto, emptyUsage, type ChatMessage, type Usage } from '../base/types.js';
-import {
-  ProviderError,
-  type CompletionResult,
-  type Provider,
-  type ProviderErrorKind,
-  type ToolSchema,
-} from '../providers/types.js';
+import { ProviderError, type CompletionResult, type Provider, type ProviderErrorKind, type ToolSchema } from '../providers/types.js';
 import { modelInfo } from '../providers/models.js';
 import { ProviderChain, providerLabel, type FallbackState } from '../providers/fallback.js';
 import { isTransient, toProviderError, withRetries, type RetryPolicy } from '../providers/retry.js';
@@ -187,7 +181,11 @@ export class ModelCaller {
       // (and showing a different answer), the text so far counts as a reply cut off by its length, which the loop
       // asks the model to continue.
       if (streamed.trim() === '' || calledTools || signal.aborted || !isTransient(err)) throw err;
-      this.opts.emit({ type: 'status', kind: 'info', message: `${providerLabel(provider)}: ${err.kind} after ${streamed.length} characters; continuing from there` });
+      this.opts.emit({
+        type: 'status',
+        kind: 'info',
+        message: `${providerLabel(provider)}: ${err.kind} after ${streamed.length} characters; continuing from there`,
+      });
       this.answeredBy = provider.model;
       const message: ChatMessage = { role: 'assistant', content: streamed, finish_reason: 'length' };
       return { message, finishReason: 'length', usage: emptyUsage(), model: provider.model };
@@ -201,8 +199,7 @@ export class ModelCaller {
     for (const { provider, remainingMs } of this.chain.skippedAtStart) {
       this.status(
         'fallback',
-        `${providerLabel(provider)} is cooling down after a rate limit (${formatSeconds(remainingMs)} left); ` +
-          `using ${providerLabel(this.chain.current)}`,
+        `${providerLabel(provider)} is cooling down after a rate limit (${formatSeconds(remainingMs)} left); ` + `using ${providerLabel(this.chain.current)}`,
       );
     }
   }

@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ToolCall } from '../base/types.js';
 import type { Tool, ToolContext } from '../tools/registry.js';
-import {
-  CANCELLED_RESULT,
-  MAX_TOOL_RESULT_CHARS,
-  executeToolCalls,
-  prepareToolCalls,
-  type RunBatchOptions,
-} from './execute-tools.js';
+import { CANCELLED_RESULT, MAX_TOOL_RESULT_CHARS, executeToolCalls, prepareToolCalls, type RunBatchOptions } from './execute-tools.js';
 import type { AgentEvent } from './types.js';
 
 const call = (id: string, name: string, args = '{}'): ToolCall => ({
@@ -59,10 +53,7 @@ describe('executeToolCalls', () => {
       if (args.q === 'a') await new Promise((r) => setTimeout(r, 5));
       return `result ${String(args.q)}`;
     });
-    const { results } = run(
-      [call('1', 'lookup', '{"q":"a"}'), call('2', 'lookup', '{"q":"b"}'), call('3', 'lookup', '{"q":"c"}')],
-      [slowFirst],
-    );
+    const { results } = run([call('1', 'lookup', '{"q":"a"}'), call('2', 'lookup', '{"q":"b"}'), call('3', 'lookup', '{"q":"c"}')], [slowFirst]);
     const messages = await results;
     expect(started).toEqual(['a', 'b', 'c']);
     expect(messages.map((m) => [m.tool_call_id, m.content])).toEqual([
@@ -83,8 +74,7 @@ describe('executeToolCalls', () => {
   it('runs a batch with any writing tool one call at a time', async () => {
     const probe = concurrencyProbe();
     const tools = [tool('probe', probe.execute), tool('write', probe.execute, { readOnly: false })];
-    await run([call('1', 'probe', '{"n":1}'), call('2', 'write', '{"n":2}'), call('3', 'probe', '{"n":3}')], tools)
-      .results;
+    await run([call('1', 'probe', '{"n":1}'), call('2', 'write', '{"n":2}'), call('3', 'probe', '{"n":3}')], tools).results;
     expect(probe.peak()).toBe(1);
   });
 
@@ -101,10 +91,7 @@ describe('executeToolCalls', () => {
       seen.push(args);
       return `found ${String(args.q)}`;
     });
-    const { results } = run(
-      [call('1', 'lookup', '{"q":"a"}'), call('2', 'lookup', '{ "q" : "a" }'), call('3', 'lookup', '{"q":"b"}')],
-      [t],
-    );
+    const { results } = run([call('1', 'lookup', '{"q":"a"}'), call('2', 'lookup', '{ "q" : "a" }'), call('3', 'lookup', '{"q":"b"}')], [t]);
     const messages = await results;
     expect(seen).toEqual([{ q: 'a' }, { q: 'b' }]);
     expect(messages.map((m) => [m.tool_call_id, m.content])).toEqual([
@@ -176,15 +163,23 @@ describe('executeToolCalls', () => {
     const controller = new AbortController();
     const ran: string[] = [];
     const tools = [
-      tool('first', async () => {
-        ran.push('first');
-        controller.abort();
-        return 'first done';
-      }, { readOnly: false }),
-      tool('second', async () => {
-        ran.push('second');
-        return 'second done';
-      }, { readOnly: false }),
+      tool(
+        'first',
+        async () => {
+          ran.push('first');
+          controller.abort();
+          return 'first done';
+        },
+        { readOnly: false },
+      ),
+      tool(
+        'second',
+        async () => {
+          ran.push('second');
+          return 'second done';
+        },
+        { readOnly: false },
+      ),
     ];
     const messages = await run([call('1', 'first'), call('2', 'second')], tools, { signal: controller.signal }).results;
     expect(ran).toEqual(['first']);
@@ -204,10 +199,7 @@ describe('executeToolCalls', () => {
 
   it('gives calls without ids (or with repeated ids) unique ids so results pair up', async () => {
     const t = tool('lookup', async (args) => String(args.q));
-    const { batch, results } = run(
-      [call('', 'lookup', '{"q":1}'), call('dup', 'lookup', '{"q":2}'), call('dup', 'lookup', '{"q":3}')],
-      [t],
-    );
+    const { batch, results } = run([call('', 'lookup', '{"q":1}'), call('dup', 'lookup', '{"q":2}'), call('dup', 'lookup', '{"q":3}')], [t]);
     const ids = batch.calls.map((c) => c.id);
     expect(new Set(ids).size).toBe(3);
     expect((await results).map((m) => m.tool_call_id)).toEqual(ids);

@@ -88,7 +88,12 @@ export function prepareToolCalls(raw: readonly ToolCall[], tools: ReadonlyMap<st
     const args = parsed.ok ? parsed.args : {};
     // Invalid arguments are replaced in history: a provider adapter that parses them must not choke later.
     // What the server attached to the call (Gemini's thought signature) stays with it: it must go back.
-    calls.push({ id, type: 'function', function: { name, arguments: JSON.stringify(args) }, ...(call.extra_content ? { extra_content: call.extra_content } : {}) });
+    calls.push({
+      id,
+      type: 'function',
+      function: { name, arguments: JSON.stringify(args) },
+      ...(call.extra_content ? { extra_content: call.extra_content } : {}),
+    });
 
     let problem: string | undefined;
     if (repaired === null) {

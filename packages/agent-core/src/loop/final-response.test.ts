@@ -90,7 +90,9 @@ describe('an empty reply', () => {
 
 describe('an empty reply with fallback models configured (I18)', () => {
   it('goes to the next model at once with the same request, not to the same model again', async () => {
-    const primary = new ScriptedProvider('primary-model').script({ toolCalls: [{ name: 'lookup', arguments: '{"q":"a"}' }] }, {}).otherwise(() => ({ text: 'primary again' }));
+    const primary = new ScriptedProvider('primary-model')
+      .script({ toolCalls: [{ name: 'lookup', arguments: '{"q":"a"}' }] }, {})
+      .otherwise(() => ({ text: 'primary again' }));
     const backup = new ScriptedProvider('backup-model').script({ text: 'Found a.' });
     const { result, events } = turn(primary, { fallbacks: [backup] });
     const r = await result;
@@ -157,7 +159,11 @@ describe('incremental persistence', () => {
     const counting: Tool = { ...lookup, execute: async (args) => (ran.push(String(args.q)), `answer for ${String(args.q)}`) };
     const saved = [
       { role: 'user' as const, content: 'hello' },
-      { role: 'assistant' as const, content: null, tool_calls: [{ id: 'c1', type: 'function' as const, function: { name: 'lookup', arguments: '{"q":"a"}' } }] },
+      {
+        role: 'assistant' as const,
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function' as const, function: { name: 'lookup', arguments: '{"q":"a"}' } }],
+      },
       { role: 'tool' as const, content: 'answer for a', tool_call_id: 'c1', tool_name: 'lookup' },
     ];
     const provider = new ScriptedProvider().script({ text: 'Found a.' });

@@ -44,7 +44,9 @@ describe('a reply cut by the output limit near the context window', () => {
       { role: 'user', content: CONTINUE_PROMPT },
     ]);
     expect(JSON.stringify(continuation.messages)).toContain('SUMMARY-OK');
-    expect(events).toContainEqual(expect.objectContaining({ type: 'status', kind: 'compression', message: expect.stringMatching(/^reply cut off near the context window: compressed/) }));
+    expect(events).toContainEqual(
+      expect.objectContaining({ type: 'status', kind: 'compression', message: expect.stringMatching(/^reply cut off near the context window: compressed/) }),
+    );
     expect(result).toMatchObject({ finalResponse: 'The first half, and the second half.', completed: true });
     // The compacted history ends with the whole reply, never with the scaffold.
     expect(result.compactedHistory?.at(-1)).toEqual({ role: 'assistant', content: 'The first half, and the second half.', finish_reason: 'stop' });

@@ -2,12 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ProviderError } from '../providers/types.js';
 import type { Tool } from '../tools/registry.js';
-import {
-  CONTINUE_PROMPT,
-  PARTIAL_TRUNCATED_TOOL_CALL,
-  TRUNCATED_TOOL_CALL_PROMPT,
-  runConversation,
-} from './run-conversation.js';
+import { CONTINUE_PROMPT, PARTIAL_TRUNCATED_TOOL_CALL, TRUNCATED_TOOL_CALL_PROMPT, runConversation } from './run-conversation.js';
 import { ScriptedProvider } from './scripted-provider.js';
 import type { ConversationOptions } from './types.js';
 

@@ -50,8 +50,7 @@ function turn(provider: ScriptedProvider, extra: Partial<ConversationOptions> = 
 }
 
 const roles = (messages: ChatMessage[]) => messages.map((m) => m.role);
-const statuses = (events: AgentEvent[]) =>
-  events.flatMap((e) => (e.type === 'status' ? [`${e.kind}: ${e.message}`] : []));
+const statuses = (events: AgentEvent[]) => events.flatMap((e) => (e.type === 'status' ? [`${e.kind}: ${e.message}`] : []));
 
 describe('runConversation: the happy paths', () => {
   it('answers a plain message, streams deltas, and reports usage and the prompt size', async () => {
@@ -75,10 +74,7 @@ describe('runConversation: the happy paths', () => {
 
   it('runs a tool, sends its result back, and persists the whole exchange', async () => {
     const log: string[] = [];
-    const provider = new ScriptedProvider().script(
-      { toolCalls: [{ id: 't1', name: 'lookup', arguments: '{"q":"weather"}' }] },
-      { text: 'It is sunny.' },
-    );
+    const provider = new ScriptedProvider().script({ toolCalls: [{ id: 't1', name: 'lookup', arguments: '{"q":"weather"}' }] }, { text: 'It is sunny.' });
     const r = await turn(provider, { tools: [lookupTool(log)] }).result;
     expect(log).toEqual(['weather']);
     expect(r.finalResponse).toBe('It is sunny.');
@@ -122,10 +118,7 @@ describe('runConversation: the happy paths', () => {
   });
 
   it('appends steering messages after a tool batch as one user message', async () => {
-    const provider = new ScriptedProvider().script(
-      { toolCalls: [{ name: 'lookup', arguments: '{"q":"a"}' }] },
-      { text: 'Switched to metric.' },
-    );
+    const provider = new ScriptedProvider().script({ toolCalls: [{ name: 'lookup', arguments: '{"q":"a"}' }] }, { text: 'Switched to metric.' });
     const pending = [['use metric', 'and be brief']];
     const r = await turn(provider, { tools: [lookupTool()], getSteerMessages: () => pending.shift() ?? [] }).result;
     expect(provider.calls[1].messages.at(-1)).toEqual({ role: 'user', content: 'use metric\n\nand be brief' });
@@ -137,21 +130,14 @@ describe('runConversation: the happy paths', () => {
     const agent = createAgent({ provider, systemPrompt: SYSTEM, retry: FAST_RETRY });
     expect(await agent.chat('I am Ada')).toBe('Nice to meet you, Ada.');
     expect(await agent.chat('Who am I?')).toBe('You are Ada.');
-    expect(provider.calls[1].messages.map((m) => m.content)).toEqual([
-      'I am Ada',
-      'Nice to meet you, Ada.',
-      'Who am I?',
-    ]);
+    expect(provider.calls[1].messages.map((m) => m.content)).toEqual(['I am Ada', 'Nice to meet you, Ada.', 'Who am I?']);
     expect(agent.history).toHaveLength(4);
   });
 });
 
 describe('runConversation: model mistakes', () => {
   it('an unknown tool gets an error result listing the valid tools, and the model recovers', async () => {
-    const provider = new ScriptedProvider().script(
-      { toolCalls: [{ name: 'launch_rockets', arguments: '{}' }] },
-      { text: 'Got it' },
-    );
+    const provider = new ScriptedProvider().script({ toolCalls: [{ name: 'launch_rockets', arguments: '{}' }] }, { text: 'Got it' });
     const r = await turn(provider, { tools: [lookupTool()] }).result;
     expect(r).toMatchObject({ finalResponse: 'Got it', apiCalls: 2, completed: true });
     expect(r.newMessages[2].content).toBe('Error: unknown tool "launch_rockets". Valid tools: lookup.');
@@ -196,10 +182,7 @@ describe('runConversation: model mistakes', () => {
   });
 
   it('joins a reply cut by the length limit across continuations', async () => {
-    const provider = new ScriptedProvider().script(
-      { text: 'Part 1 ', finish: 'length' },
-      { text: 'Part 2', finish: 'stop' },
-    );
+    const provider = new ScriptedProvider().script({ text: 'Part 1 ', finish: 'length' }, { text: 'Part 2', finish: 'stop' });
     const r = await turn(provider).result;
     expect(r).toMatchObject({ finalResponse: 'Part 1 Part 2', completed: true, apiCalls: 2 });
     expect(provider.calls[1].messages.slice(-2)).toEqual([
@@ -232,16 +215,19 @@ describe('runConversation: iteration budget', () => {
     const log: string[] = [];
     let n = 0;
     const provider = new ScriptedProvider().otherwise((call) =>
-      call.toolChoice === 'none'
-        ? { text: 'I looked up 3 things.' }
-        : { toolCalls: [{ name: 'lookup', arguments: JSON.stringify({ q: `q${++n}` }) }] },
+      call.toolChoice === 'none' ? { text: 'I looked up 3 things.' } : { toolCalls: [{ name: 'lookup', arguments: JSON.stringify({ q: `q${++n}` }) }] },
     );
     const budget = new IterationBudget(3);
     const r = await turn(provider, { tools: [lookupTool(log)], budget }).result;
     expect(log).toEqual(['q1', 'q2', 'q3']);
     expect(r).toMatchObject({ finalResponse: 'I looked up 3 things.', partial: PARTIAL_BUDGET_EXHAUSTED, apiCalls: 4 });
     // The summary call keeps the tool schemas (history holds tool calls) but forbids calling them.
-    expect(provider.calls.map((c) => [c.tools.length, c.toolChoice ?? 'auto'])).toEqual([[1, 'auto'], [1, 'auto'], [1, 'auto'], [1, 'none']]);
+    expect(provider.calls.map((c) => [c.tools.length, c.toolChoice ?? 'auto'])).toEqual([
+      [1, 'auto'],
+      [1, 'auto'],
+      [1, 'auto'],
+      [1, 'none'],
+    ]);
     expect(provider.calls[3].messages.at(-1)).toEqual({ role: 'user', content: BUDGET_SUMMARY_PROMPT });
     expect(budget.remaining).toBe(0);
     expect(r.newMessages.at(-1)).toMatchObject({ role: 'assistant', content: 'I looked up 3 things.' });
@@ -369,9 +355,7 @@ describe('runConversation: errors and fallback', () => {
 
     const first = turn(primary, { fallbacks: [fallback], fallbackState: state });
     expect(await first.result).toMatchObject({ finalResponse: 'from fallback', model: 'fallback-model', apiCalls: 2 });
-    expect(statuses(first.events)).toEqual([
-      'fallback: openai:primary-model failed (rate_limit); using anthropic:fallback-model',
-    ]);
+    expect(statuses(first.events)).toEqual(['fallback: openai:primary-model failed (rate_limit); using anthropic:fallback-model']);
 
     now += 30_000;
     const second = turn(primary, { fallbacks: [fallback], fallbackState: state });
@@ -380,9 +364,7 @@ describe('runConversation: errors and fallback', () => {
     expect(statuses(second.events)[0]).toMatch(/^fallback: openai:primary-model is cooling down/);
 
     now += 30_000;
-    expect((await turn(primary, { fallbacks: [fallback], fallbackState: state }).result).finalResponse).toBe(
-      'from primary',
-    );
+    expect((await turn(primary, { fallbacks: [fallback], fallbackState: state }).result).finalResponse).toBe('from primary');
   });
 
   it('auth and model_not_found fall back without retrying; exhausted retries fall back too', async () => {
@@ -397,10 +379,7 @@ describe('runConversation: errors and fallback', () => {
   });
 
   it('a 429 on the last provider is waited out like any transient error', async () => {
-    const provider = new ScriptedProvider().script(
-      { error: new ProviderError('rate_limit', '429', { retryAfterMs: 1 }) },
-      { text: 'ok' },
-    );
+    const provider = new ScriptedProvider().script({ error: new ProviderError('rate_limit', '429', { retryAfterMs: 1 }) }, { text: 'ok' });
     expect(await turn(provider).result).toMatchObject({ finalResponse: 'ok', apiCalls: 2 });
   });
 
@@ -425,10 +404,7 @@ describe('runConversation: errors and fallback', () => {
       { role: 'user', content: 'long ago' },
       { role: 'assistant', content: 'very long answer' },
     ];
-    const provider = new ScriptedProvider().script(
-      { error: new ProviderError('payload_too_large', '413', { status: 413 }) },
-      { text: 'fits now' },
-    );
+    const provider = new ScriptedProvider().script({ error: new ProviderError('payload_too_large', '413', { status: 413 }) }, { text: 'fits now' });
     const seen: ChatMessage[][] = [];
     const { result, events } = turn(provider, {
       history,

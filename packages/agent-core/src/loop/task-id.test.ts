@@ -54,14 +54,28 @@ describe('the task id of a run', () => {
   it('can be given by the caller, and a subagent works under a task id of its own', async () => {
     const { tool, seen } = scratchTool();
     const provider = new ScriptedProvider().script(
-      { toolCalls: [{ name: 'note', arguments: '{"text":"parent"}' }, { name: 'delegate_task', arguments: '{"task":"child work"}' }] },
+      {
+        toolCalls: [
+          { name: 'note', arguments: '{"text":"parent"}' },
+          { name: 'delegate_task', arguments: '{"task":"child work"}' },
+        ],
+      },
       noteCalls('child'),
       { text: 'child done' },
       { text: 'all done' },
     );
     const delegate = createDelegateTool({ provider, parentTools: () => [tool] });
     const budget = new IterationBudget(10);
-    const r = await runConversation({ userMessage: 'go', history: [], systemPrompt: 's', provider, tools: [tool, delegate], budget, toolContext: { budget }, taskId: 'task-42' });
+    const r = await runConversation({
+      userMessage: 'go',
+      history: [],
+      systemPrompt: 's',
+      provider,
+      tools: [tool, delegate],
+      budget,
+      toolContext: { budget },
+      taskId: 'task-42',
+    });
 
     expect(r.taskId).toBe('task-42');
     expect(seen[0]).toBe('task-42');

@@ -11,7 +11,13 @@ import { ScriptedProvider } from './scripted-provider.js';
 const image = { mimeType: 'image/png', data: 'iVBORw0KGgo=' };
 
 function screenshot(content: string): Tool {
-  return { name: 'screenshot', description: 'Takes a screenshot', parameters: { type: 'object' }, readOnly: true, execute: async () => ({ content, images: [image] }) };
+  return {
+    name: 'screenshot',
+    description: 'Takes a screenshot',
+    parameters: { type: 'object' },
+    readOnly: true,
+    execute: async () => ({ content, images: [image] }),
+  };
 }
 
 describe('tool output with images', () => {

@@ -105,7 +105,11 @@ describe('a thinking signature the API refuses (I8)', () => {
   it('in a tool loop, the one retry goes without extended thinking (its last tool call has no thinking left)', async () => {
     const fake = await fakeAnthropic({ checkSignatures: true });
     const call = { id: 'toolu_9', type: 'function' as const, function: { name: 'lookup', arguments: '{}' } };
-    const history: ChatMessage[] = [{ role: 'user', content: 'look it up' }, foreign(null, { tool_calls: [call] }), { role: 'tool', tool_call_id: 'toolu_9', content: 'found' }];
+    const history: ChatMessage[] = [
+      { role: 'user', content: 'look it up' },
+      foreign(null, { tool_calls: [call] }),
+      { role: 'tool', tool_call_id: 'toolu_9', content: 'found' },
+    ];
     fake.script({ text: 'It is found.' });
     const result = await provider(fake, { thinkingBudget: 2048 }).complete(request(history));
 

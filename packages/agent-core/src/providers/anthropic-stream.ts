@@ -54,8 +54,7 @@ export class MessageStreamAccumulator {
         if (b.type === 'tool_use') {
           this.tools.set(ev.index, { id: b.id, name: b.name, json: '', input: b.input });
           this.callbacks.onToolCallDelta?.(b.name);
-        }
-        else if (b.type === 'text' && b.text) this.appendText(b.text);
+        } else if (b.type === 'text' && b.text) this.appendText(b.text);
         else if (b.type === 'thinking') {
           this.thinking.set(ev.index, { type: 'thinking', thinking: b.thinking ?? '', signature: b.signature ?? '' });
           if (b.thinking) this.appendReasoning(b.thinking);

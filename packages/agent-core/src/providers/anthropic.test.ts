@@ -173,9 +173,7 @@ describe('Anthropic provider: errors', () => {
 });
 
 describe('Anthropic provider: message conversion', () => {
-  const tools = [
-    { name: 'get_weather', description: 'Current weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
-  ];
+  const tools = [{ name: 'get_weather', description: 'Current weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }];
 
   it('merges consecutive tool results and the next user text into one user message', async () => {
     const messages: ChatMessage[] = [
@@ -220,7 +218,7 @@ describe('Anthropic provider: message conversion', () => {
     ]);
   });
 
-  it('sends a user message\'s images as base64 image blocks after its text', async () => {
+  it("sends a user message's images as base64 image blocks after its text", async () => {
     const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
     const messages: ChatMessage[] = [{ role: 'user', content: 'what is this?', images: [{ mimeType: 'image/png', data: png }] }];
     await provider.complete(request({ messages }));
@@ -252,7 +250,16 @@ describe('Anthropic provider: message conversion', () => {
   });
 
   it('round-trips its own answer: tool calls sent back with their results are accepted', async () => {
-    fake.script({ reasoning: 'need the clock', toolCalls: [{ name: 'clock', arguments: '{}' }, { name: 'calendar', arguments: '{"day":1}' }] }, { text: 'It is noon.' });
+    fake.script(
+      {
+        reasoning: 'need the clock',
+        toolCalls: [
+          { name: 'clock', arguments: '{}' },
+          { name: 'calendar', arguments: '{"day":1}' },
+        ],
+      },
+      { text: 'It is noon.' },
+    );
     const first = await provider.complete(request());
     const [a, b] = first.message.tool_calls!;
     const history: ChatMessage[] = [

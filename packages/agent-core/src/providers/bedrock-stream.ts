@@ -88,7 +88,11 @@ export class ConverseStreamAccumulator {
     return [...this.thinking.entries()]
       .sort(([a], [b]) => a - b)
       .filter(([, b]) => b.signature !== undefined || b.redacted !== undefined)
-      .map(([, b]) => ({ format: BEDROCK_REASONING_FORMAT, model, data: b.redacted !== undefined ? { redacted: b.redacted } : { text: b.text ?? '', signature: b.signature } }));
+      .map(([, b]) => ({
+        format: BEDROCK_REASONING_FORMAT,
+        model,
+        data: b.redacted !== undefined ? { redacted: b.redacted } : { text: b.text ?? '', signature: b.signature },
+      }));
   }
 
   result(model: string): CompletionResult {

@@ -60,10 +60,16 @@ describe('Bedrock Converse provider', () => {
 
   it('places cache points on the static prefix, the end of the system prompt and the last two messages', async () => {
     fake.script({ text: 'ok' });
-    await provider.complete(request({
-      systemPrompt: `Static part.${SESSION_HEADING}Platform: telegram.`,
-      messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: 'c' }],
-    }));
+    await provider.complete(
+      request({
+        systemPrompt: `Static part.${SESSION_HEADING}Platform: telegram.`,
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'assistant', content: 'b' },
+          { role: 'user', content: 'c' },
+        ],
+      }),
+    );
     const body = fake.requests[0]!.body as { system: object[]; messages: { content: object[] }[] };
     expect(body.system).toEqual([
       { text: 'Static part.' },
@@ -129,7 +135,14 @@ describe('Bedrock: reasoning effort as Claude thinking fields (C5)', () => {
   it('sends the thinking budget in additionalModelRequestFields and the signed reasoning back in the tool loop', async () => {
     const thinker = createProvider({ provider: 'bedrock', model: 'anthropic.claude-sonnet-4-5-20250929-v1:0', baseUrl: fake.url, reasoningEffort: 'medium' });
     fake.script({ reasoning: 'Look the word up first.', toolCalls: [{ id: 'tu_1', name: 'lookup', arguments: '{"q":"herald"}' }] }, { text: 'A messenger.' });
-    const result = await runConversation({ userMessage: 'what is a herald?', history: [], systemPrompt: 's', provider: thinker, tools: [lookup], retry: FAST_RETRY });
+    const result = await runConversation({
+      userMessage: 'what is a herald?',
+      history: [],
+      systemPrompt: 's',
+      provider: thinker,
+      tools: [lookup],
+      retry: FAST_RETRY,
+    });
 
     expect(result.error).toBeUndefined();
     expect(result.finalResponse).toBe('A messenger.');

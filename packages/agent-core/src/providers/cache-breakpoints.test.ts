@@ -16,20 +16,26 @@ const text = fc.string({ minLength: 0, maxLength: 12 });
 const callId = fc.stringMatching(/^call_[a-z0-9]{1,6}$/);
 
 /** A history in the internal format, tool calls answered as the loop writes them (and stray system notes). */
-const history = fc.array(
-  fc.oneof(
-    fc.record({ role: fc.constant('user' as const), content: text }),
-    fc.record({ role: fc.constant('assistant' as const), content: text }),
-    fc.record({ role: fc.constant('system' as const), content: text }),
-    fc.tuple(callId, text).map(([id, out]): ChatMessage[] => [
-      { role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'f', arguments: '{}' } }] },
-      { role: 'tool', content: out, tool_call_id: id },
-    ]),
-  ),
-  { maxLength: 30 },
-).map((items) => items.flatMap((m): ChatMessage[] => (Array.isArray(m) ? m : [m as ChatMessage])));
+const history = fc
+  .array(
+    fc.oneof(
+      fc.record({ role: fc.constant('user' as const), content: text }),
+      fc.record({ role: fc.constant('assistant' as const), content: text }),
+      fc.record({ role: fc.constant('system' as const), content: text }),
+      fc.tuple(callId, text).map(([id, out]): ChatMessage[] => [
+        { role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'f', arguments: '{}' } }] },
+        { role: 'tool', content: out, tool_call_id: id },
+      ]),
+    ),
+    { maxLength: 30 },
+  )
+  .map((items) => items.flatMap((m): ChatMessage[] => (Array.isArray(m) ? m : [m as ChatMessage])));
 
-const systemPrompt = fc.oneof(fc.constant(''), text, text.map((t) => `static ${t}${SESSION_HEADING}session ${t}`));
+const systemPrompt = fc.oneof(
+  fc.constant(''),
+  text,
+  text.map((t) => `static ${t}${SESSION_HEADING}session ${t}`),
+);
 
 function countMarks(value: unknown, key: string): number {
   if (Array.isArray(value)) return value.reduce((n: number, v) => n + countMarks(v, key), 0);
@@ -45,17 +51,22 @@ describe('cache breakpoints', () => {
   });
 
   it('never plans more than four, for any layout', () => {
-    fc.assert(fc.property(fc.nat(10), fc.nat(200), (systemBlocks, messages) => {
-      expect(breakpointCount(planCacheBreakpoints({ systemBlocks, messages }))).toBeLessThanOrEqual(MAX_CACHE_BREAKPOINTS);
-    }));
+    fc.assert(
+      fc.property(fc.nat(10), fc.nat(200), (systemBlocks, messages) => {
+        expect(breakpointCount(planCacheBreakpoints({ systemBlocks, messages }))).toBeLessThanOrEqual(MAX_CACHE_BREAKPOINTS);
+      }),
+    );
   });
 
   it('never sends more than four: Anthropic cache_control, OpenRouter markers, Bedrock cache points', () => {
-    fc.assert(fc.property(systemPrompt, history, (system, messages) => {
-      expect(countMarks(toAnthropicRequest(system, messages), 'cache_control')).toBeLessThanOrEqual(MAX_CACHE_BREAKPOINTS);
-      expect(countMarks(withChatCacheMarkers(system, toChatMessages(system, messages)), 'cache_control')).toBeLessThanOrEqual(MAX_CACHE_BREAKPOINTS);
-      expect(countMarks(toConverseRequest(system, messages, true), 'cachePoint')).toBeLessThanOrEqual(MAX_CACHE_BREAKPOINTS);
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(systemPrompt, history, (system, messages) => {
+        expect(countMarks(toAnthropicRequest(system, messages), 'cache_control')).toBeLessThanOrEqual(MAX_CACHE_BREAKPOINTS);
+        expect(countMarks(withChatCacheMarkers(system, toChatMessages(system, messages)), 'cache_control')).toBeLessThanOrEqual(MAX_CACHE_BREAKPOINTS);
+        expect(countMarks(toConverseRequest(system, messages, true), 'cachePoint')).toBeLessThanOrEqual(MAX_CACHE_BREAKPOINTS);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('Claude through a router: a message with images carries its mark on its last text part; an image alone none', () => {
@@ -80,12 +91,24 @@ describe('cache breakpoints', () => {
   });
 
   it('the session system prompt splits back into its static prefix and session part, byte for byte', () => {
-    const prompt = buildSessionSystemPrompt('You are Herald.', { platform: 'telegram', chatType: 'dm', startedAt: new Date('2025-03-04T23:59:00Z'), timeZone: 'UTC' });
-    expect(prompt).toBe(`You are Herald.${SESSION_HEADING}Platform: telegram (dm).\nConversation started on 2025-03-04; use the current_time tool when the exact time matters.`);
+    const prompt = buildSessionSystemPrompt('You are Herald.', {
+      platform: 'telegram',
+      chatType: 'dm',
+      startedAt: new Date('2025-03-04T23:59:00Z'),
+      timeZone: 'UTC',
+    });
+    expect(prompt).toBe(
+      `You are Herald.${SESSION_HEADING}Platform: telegram (dm).\nConversation started on 2025-03-04; use the current_time tool when the exact time matters.`,
+    );
     expect(splitSystemPrompt(prompt).join('')).toBe(prompt);
     expect(splitSystemPrompt(prompt)[0]).toBe('You are Herald.');
     // Built twice the same day, it is the same prompt: no clock reading beyond the date.
-    const later = buildSessionSystemPrompt('You are Herald.', { platform: 'telegram', chatType: 'dm', startedAt: new Date('2025-03-04T08:00:00Z'), timeZone: 'UTC' });
+    const later = buildSessionSystemPrompt('You are Herald.', {
+      platform: 'telegram',
+      chatType: 'dm',
+      startedAt: new Date('2025-03-04T08:00:00Z'),
+      timeZone: 'UTC',
+    });
     expect(later).toBe(prompt);
   });
 });

@@ -32,10 +32,12 @@ async function serve(handler: Handler): Promise<string> {
   return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
 }
 
-const json = (status: number, body: unknown, headers: Record<string, string> = {}): Handler => (_req, res) => {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-};
+const json =
+  (status: number, body: unknown, headers: Record<string, string> = {}): Handler =>
+  (_req, res) => {
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(body));
+  };
 
 async function openaiAgainst(handler: Handler): Promise<Provider> {
   const url = await serve(handler);
@@ -88,7 +90,13 @@ describe('classifyError through the SDKs', () => {
 
   it('a stream cut off before the model finished → retryable server_error', async () => {
     const p = await openaiAgainst((_req, res) => {
-      sse(res, ['data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]}\n\n'], false);
+      sse(
+        res,
+        [
+          'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]}\n\n',
+        ],
+        false,
+      );
       setTimeout(() => res.destroy(), 20);
     });
     expect((await failure(p)).kind).toBe('server_error');
@@ -96,7 +104,9 @@ describe('classifyError through the SDKs', () => {
 
   it('a stream that ends cleanly without a stop_reason → server_error, not a silent empty answer', async () => {
     const p = await anthropicAgainst((_req, res) =>
-      sse(res, ['event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":1}}}\n\n']),
+      sse(res, [
+        'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":1}}}\n\n',
+      ]),
     );
     const err = await failure(p);
     expect(err.kind).toBe('server_error');
@@ -105,7 +115,15 @@ describe('classifyError through the SDKs', () => {
 
   it('llama.cpp exceed_context_size_error → context_overflow with n_ctx as the limit', async () => {
     const p = await openaiAgainst(
-      json(400, { error: { code: 400, message: 'the request exceeds the available context size, try increasing it', type: 'exceed_context_size_error', n_prompt_tokens: 9000, n_ctx: 8192 } }),
+      json(400, {
+        error: {
+          code: 400,
+          message: 'the request exceeds the available context size, try increasing it',
+          type: 'exceed_context_size_error',
+          n_prompt_tokens: 9000,
+          n_ctx: 8192,
+        },
+      }),
     );
     const err = await failure(p);
     expect(err.kind).toBe('context_overflow');
@@ -114,7 +132,13 @@ describe('classifyError through the SDKs', () => {
 
   it('Anthropic "input length and max_tokens exceed context limit" → context_overflow with the limit', async () => {
     const p = await anthropicAgainst(
-      json(400, { type: 'error', error: { type: 'invalid_request_error', message: 'input length and `max_tokens` exceed context limit: 188240 + 21333 > 200000, decrease input length or `max_tokens` and try again' } }),
+      json(400, {
+        type: 'error',
+        error: {
+          type: 'invalid_request_error',
+          message: 'input length and `max_tokens` exceed context limit: 188240 + 21333 > 200000, decrease input length or `max_tokens` and try again',
+        },
+      }),
     );
     const err = await failure(p);
     expect(err.kind).toBe('context_overflow');
@@ -123,8 +147,16 @@ describe('classifyError through the SDKs', () => {
   });
 
   it.each([
-    ["This model's maximum context length is 8192 tokens. However, you requested 9000 tokens (5000 in the messages, 4000 in the completion). Please reduce the length of the messages or completion.", 8192, 5000],
-    ["'max_tokens' is too large: 4000. This model's maximum context length is 8192 tokens and your request has 5000 input tokens (4000 > 8192 - 5000).", 8192, 5000],
+    [
+      "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens (5000 in the messages, 4000 in the completion). Please reduce the length of the messages or completion.",
+      8192,
+      5000,
+    ],
+    [
+      "'max_tokens' is too large: 4000. This model's maximum context length is 8192 tokens and your request has 5000 input tokens (4000 > 8192 - 5000).",
+      8192,
+      5000,
+    ],
     ["This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.", 8192, undefined],
   ])('OpenAI-compatible overflow %#: the limit and, when named, the prompt size', async (message, limit, prompt) => {
     const p = await openaiAgainst(json(400, { error: { message, type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' } }));
@@ -134,14 +166,25 @@ describe('classifyError through the SDKs', () => {
 
   it('OpenAI insufficient_quota (a 429 that waiting does not fix) → auth', async () => {
     const p = await openaiAgainst(
-      json(429, { error: { message: 'You exceeded your current quota, please check your plan and billing details.', type: 'insufficient_quota', param: null, code: 'insufficient_quota' } }),
+      json(429, {
+        error: {
+          message: 'You exceeded your current quota, please check your plan and billing details.',
+          type: 'insufficient_quota',
+          param: null,
+          code: 'insufficient_quota',
+        },
+      }),
     );
     expect((await failure(p)).kind).toBe('auth');
   });
 
   it('429 with retry-after-ms prefers the millisecond header', async () => {
     const p = await openaiAgainst(
-      json(429, { error: { message: 'Rate limit reached', type: 'requests', param: null, code: 'rate_limit_exceeded' } }, { 'retry-after-ms': '1500', 'retry-after': '2' }),
+      json(
+        429,
+        { error: { message: 'Rate limit reached', type: 'requests', param: null, code: 'rate_limit_exceeded' } },
+        { 'retry-after-ms': '1500', 'retry-after': '2' },
+      ),
     );
     const err = await failure(p);
     expect(err.kind).toBe('rate_limit');
@@ -150,18 +193,29 @@ describe('classifyError through the SDKs', () => {
 
   it('429 without headers falls back to the "try again in" hint in the message', async () => {
     const p = await openaiAgainst(
-      json(429, { error: { message: 'Rate limit reached for gpt-4o on tokens per min (TPM). Please try again in 820ms.', type: 'tokens', param: null, code: 'rate_limit_exceeded' } }),
+      json(429, {
+        error: {
+          message: 'Rate limit reached for gpt-4o on tokens per min (TPM). Please try again in 820ms.',
+          type: 'tokens',
+          param: null,
+          code: 'rate_limit_exceeded',
+        },
+      }),
     );
     expect((await failure(p)).retryAfterMs).toBe(820);
   });
 
   it('403 permission_error → auth', async () => {
-    const p = await anthropicAgainst(json(403, { type: 'error', error: { type: 'permission_error', message: 'Your API key does not have permission to use the specified resource.' } }));
+    const p = await anthropicAgainst(
+      json(403, { type: 'error', error: { type: 'permission_error', message: 'Your API key does not have permission to use the specified resource.' } }),
+    );
     expect((await failure(p)).kind).toBe('auth');
   });
 
   it('other 400s → format_error', async () => {
-    const p = await anthropicAgainst(json(400, { type: 'error', error: { type: 'invalid_request_error', message: 'tools.0.name: String should match pattern' } }));
+    const p = await anthropicAgainst(
+      json(400, { type: 'error', error: { type: 'invalid_request_error', message: 'tools.0.name: String should match pattern' } }),
+    );
     expect((await failure(p)).kind).toBe('format_error');
   });
 });

@@ -203,7 +203,7 @@ function causeMessage(err: unknown): string {
 
 function messageOf(err: unknown): string {
   if (err instanceof Error) return err.message;
-  return typeof err === 'string' ? err : JSON.stringify(err) ?? String(err);
+  return typeof err === 'string' ? err : (JSON.stringify(err) ?? String(err));
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

@@ -64,7 +64,9 @@ describe('side-task fallback chain', () => {
     router.script({ error: { status: 402 } });
     local.script({ error: { status: 503 } });
     claude.script({ error: { status: 401 } });
-    const err = await createFallbackProvider(models()).complete(request()).catch((e: unknown) => e);
+    const err = await createFallbackProvider(models())
+      .complete(request())
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ProviderError);
     expect((err as ProviderError).kind).toBe('auth');
     expect([router.requests.length, local.requests.length, claude.requests.length]).toEqual([1, 1, 1]);
@@ -84,7 +86,9 @@ describe('side-task fallback chain', () => {
     const [first] = models();
     expect(createFallbackProvider([first!])).toBe(first);
     router.script({ error: { status: 402 } }, { text: 'never asked twice' });
-    const err = await createFallbackProvider([first!, first!]).complete(request()).catch((e: unknown) => e);
+    const err = await createFallbackProvider([first!, first!])
+      .complete(request())
+      .catch((e: unknown) => e);
     expect((err as ProviderError).status).toBe(402);
     expect(router.requests).toHaveLength(1);
     expect(() => createFallbackProvider([])).toThrow(/at least one provider/);

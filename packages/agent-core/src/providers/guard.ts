@@ -31,11 +31,7 @@ export interface RequestGuard {
   touch(): void;
 }
 
-export async function runGuarded<T>(
-  callerSignal: AbortSignal,
-  idleTimeoutMs: number,
-  run: (guard: RequestGuard) => Promise<T>,
-): Promise<T> {
+export async function runGuarded<T>(callerSignal: AbortSignal, idleTimeoutMs: number, run: (guard: RequestGuard) => Promise<T>): Promise<T> {
   const controller = new AbortController();
   let timedOut = false;
   let timer: NodeJS.Timeout | undefined;

@@ -60,7 +60,10 @@ describe('the transport fetch (Node http client)', () => {
     });
     const client = new OpenAI({ apiKey: 'k', baseURL: `${llm.url}/v1`, maxRetries: 0, fetch: transport().fetch });
     const caller = new AbortController();
-    const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true }, callerSignalOptions(caller.signal));
+    const stream = await client.chat.completions.create(
+      { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true },
+      callerSignalOptions(caller.signal),
+    );
     let text = '';
     for await (const c of stream) text += c.choices[0]?.delta?.content ?? '';
     expect(text).toBe('Hello');
@@ -129,7 +132,10 @@ describe('the transport fetch (Node http client)', () => {
     const a = new AbortController();
     const first = openai.chat.completions.create({ model: 'm', messages: [], stream: true }, callerSignalOptions(a.signal));
     const b = new AbortController();
-    const second = anthropic.messages.create({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }], stream: true }, callerSignalOptions(b.signal));
+    const second = anthropic.messages.create(
+      { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }], stream: true },
+      callerSignalOptions(b.signal),
+    );
     await expect.poll(() => silent.seen.length).toBe(2);
     a.abort();
     b.abort();
@@ -141,7 +147,10 @@ describe('the transport fetch (Node http client)', () => {
   it("keeps the SDK's own timeout: no answer in time is a timeout", async () => {
     const silent = await server(() => undefined);
     const client = new OpenAI({ apiKey: 'k', baseURL: `${silent.url}/v1`, maxRetries: 0, timeout: 200, fetch: transport().fetch });
-    const err = await client.chat.completions.create({ model: 'm', messages: [] }).then(() => undefined, (e: unknown) => e);
+    const err = await client.chat.completions.create({ model: 'm', messages: [] }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(classifyError(err).kind).toBe('timeout');
   });
 
@@ -218,7 +227,12 @@ describe('the transport fetch (Node http client)', () => {
     const gone = await server(() => undefined);
     servers.pop()?.close();
     const client = new OpenAI({ apiKey: 'k', baseURL: `${gone.url}/v1`, maxRetries: 0, fetch: transport().fetch });
-    const err = classifyError(await client.models.list().then(() => undefined, (e: unknown) => e));
+    const err = classifyError(
+      await client.models.list().then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+    );
     expect(err.kind).toBe('server_error');
     expect(err.transport).toBe(true);
   });

@@ -27,14 +27,21 @@ describe('images per wire API', () => {
 
   it('Bedrock Converse: a text block then an image block with the raw bytes and the format name', () => {
     const { messages } = toConverseRequest('', [asked], false);
-    expect(messages[0].content).toEqual([{ text: 'what is this?\n[Image: dot.png]' }, { image: { format: 'png', source: { bytes: new Uint8Array(Buffer.from(png, 'base64')) } } }]);
+    expect(messages[0].content).toEqual([
+      { text: 'what is this?\n[Image: dot.png]' },
+      { image: { format: 'png', source: { bytes: new Uint8Array(Buffer.from(png, 'base64')) } } },
+    ]);
     expect(toConverseRequest('', [asked], false, false).messages[0].content).toEqual([{ text: 'what is this?\n[Image: dot.png]' }]);
   });
 });
 
 describe('supportsVision', () => {
   it('knows the families by name, snapshots, OpenRouter and Bedrock ids, and lets overrides win', () => {
-    expect(['gpt-4.1-mini', 'gpt-4o-2024-08-06', 'claude-sonnet-4-5', 'anthropic/claude-sonnet-4.5', 'us.anthropic.claude-sonnet-4-5-20250929-v1:0'].map((m) => supportsVision(m))).toEqual([true, true, true, true, true]);
+    expect(
+      ['gpt-4.1-mini', 'gpt-4o-2024-08-06', 'claude-sonnet-4-5', 'anthropic/claude-sonnet-4.5', 'us.anthropic.claude-sonnet-4-5-20250929-v1:0'].map((m) =>
+        supportsVision(m),
+      ),
+    ).toEqual([true, true, true, true, true]);
     expect(['gpt-3.5-turbo', 'o3-mini', 'llava:13b', 'some-local-model'].map((m) => supportsVision(m))).toEqual([false, false, false, false]);
     expect(supportsVision('llava:13b', { llava: true })).toBe(true);
     expect(supportsVision('gpt-4o-mini', { 'gpt-4o': false, 'gpt-4o-mini': true })).toBe(true);

@@ -79,7 +79,13 @@ describe('key rotation inside one request', () => {
   it('a 429 is tried once more on the same key, then on the next key, which is used from then on', async () => {
     const pool = new KeyPool({ label: 'openai', keys: KEYS });
     fake.script({ error: { status: 429, retryAfter: 0 } }, { error: { status: 429, retryAfter: 0 } }, { text: 'third time' });
-    const result = await runConversation({ userMessage: 'hi', history: [], systemPrompt: 'S', provider: pooled(pool), retry: { ...FAST_RETRY, maxRetries: 0 } });
+    const result = await runConversation({
+      userMessage: 'hi',
+      history: [],
+      systemPrompt: 'S',
+      provider: pooled(pool),
+      retry: { ...FAST_RETRY, maxRetries: 0 },
+    });
 
     expect(result.finalResponse).toBe('third time');
     // The loop saw one call and spent no retry (maxRetries 0 would have ended the turn).
@@ -125,11 +131,13 @@ describe('key rotation inside one request', () => {
   });
 
   it('fingerprints are short hashes that never contain the key', () => {
-    fc.assert(fc.property(fc.string({ minLength: 8 }), (key) => {
-      const fp = keyFingerprint(key);
-      expect(fp).toMatch(/^sha256:[0-9a-f]{8}$/);
-      expect(fp.includes(key)).toBe(false);
-    }));
+    fc.assert(
+      fc.property(fc.string({ minLength: 8 }), (key) => {
+        const fp = keyFingerprint(key);
+        expect(fp).toMatch(/^sha256:[0-9a-f]{8}$/);
+        expect(fp.includes(key)).toBe(false);
+      }),
+    );
   });
 });
 
@@ -137,7 +145,10 @@ describe('stream health', () => {
   it('cuts a stalled stream at the stall timeout and rebuilds the client before the retry', async () => {
     const resets: TransportReset[] = [];
     const provider = createProvider({
-      provider: 'openai', model: 'gpt-4.1-mini', keyPool: new KeyPool({ label: 'openai', keys: KEYS.slice(0, 1) }), baseUrl: fake.url,
+      provider: 'openai',
+      model: 'gpt-4.1-mini',
+      keyPool: new KeyPool({ label: 'openai', keys: KEYS.slice(0, 1) }),
+      baseUrl: fake.url,
       stallTimeoutMs: 200,
       onTransportReset: (e) => resets.push(e),
     });
@@ -145,14 +156,20 @@ describe('stream health', () => {
     fake.script({ text: 'never finished', stallAfterEvents: 1 }, { text: 'after the rebuild' });
     const retriesSeen: number[] = [];
     const result = await runConversation({
-      userMessage: 'hi', history: [], systemPrompt: 'S', provider, retry: FAST_RETRY,
+      userMessage: 'hi',
+      history: [],
+      systemPrompt: 'S',
+      provider,
+      retry: FAST_RETRY,
       // When the loop announces its retry, the client is already rebuilt.
       onEvent: (e) => void (e.type === 'status' && e.kind === 'retry' ? retriesSeen.push(resets.length) : undefined),
     });
 
     expect(result.finalResponse).toBe('after the rebuild');
     expect(fake.requests[0]!.aborted).toBe(true);
-    expect(resets).toEqual([{ provider: 'openai', model: 'gpt-4.1-mini', fingerprint: keyFingerprint(KEYS[0]!), error: 'stream stalled: nothing received for 200 ms' }]);
+    expect(resets).toEqual([
+      { provider: 'openai', model: 'gpt-4.1-mini', fingerprint: keyFingerprint(KEYS[0]!), error: 'stream stalled: nothing received for 200 ms' },
+    ]);
     expect(retriesSeen).toEqual([1]);
   });
 
@@ -170,7 +187,14 @@ describe('stream health', () => {
 
   it('a server that never answers the request is a stall too (nothing received at all), not a 10-minute wait', async () => {
     const resets: TransportReset[] = [];
-    const provider = createProvider({ provider: 'openai', model: 'gpt-4.1-mini', apiKey: KEYS[0], baseUrl: fake.url, stallTimeoutMs: 150, onTransportReset: (e) => resets.push(e) });
+    const provider = createProvider({
+      provider: 'openai',
+      model: 'gpt-4.1-mini',
+      apiKey: KEYS[0],
+      baseUrl: fake.url,
+      stallTimeoutMs: 150,
+      onTransportReset: (e) => resets.push(e),
+    });
     fake.script({ text: 'headers never come', delayMs: 120_000 });
     const err = await provider.complete(request()).catch((e: unknown) => e);
     expect(err).toMatchObject({ kind: 'timeout', transport: true, message: 'stream stalled: nothing received for 150 ms' });

@@ -119,10 +119,7 @@ export class KeyPool implements KeySource {
 
   /** Each key's state, in configured order, for /health/detailed and `herald doctor`. */
   async status(): Promise<KeyStatus[]> {
-    const [cooling, uses] = await Promise.all([
-      this.state.cooling(this.label, this.fingerprints),
-      this.state.uses(this.label, this.fingerprints),
-    ]);
+    const [cooling, uses] = await Promise.all([this.state.cooling(this.label, this.fingerprints), this.state.uses(this.label, this.fingerprints)]);
     return this.keys.map(({ fingerprint }) => {
       const c = cooling.get(fingerprint);
       const base = { fingerprint, uses: uses.get(fingerprint) ?? 0 };
@@ -144,7 +141,10 @@ export class KeyPool implements KeySource {
         return ready[0];
       }
       case 'least_used': {
-        const uses = await this.state.uses(this.label, ready.map((k) => k.fingerprint));
+        const uses = await this.state.uses(
+          this.label,
+          ready.map((k) => k.fingerprint),
+        );
         return ready.reduce((best, k) => ((uses.get(k.fingerprint) ?? 0) < (uses.get(best.fingerprint) ?? 0) ? k : best));
       }
     }
@@ -219,11 +219,7 @@ const SAME_KEY_RETRY_MAX_WAIT_MS = 2_000;
  * All of this happens inside one `provider.complete`, so rotation never spends the agent loop's retry budget;
  * only when no key is left does the loop see the error (and retry or fall back as usual).
  */
-export async function withPooledKey<T>(
-  source: KeySource,
-  signal: AbortSignal,
-  attempt: (key: PooledKey) => Promise<T>,
-): Promise<T> {
+export async function withPooledKey<T>(source: KeySource, signal: AbortSignal, attempt: (key: PooledKey) => Promise<T>): Promise<T> {
   const tried = new Set<string>();
   let last: ProviderError | undefined;
   for (;;) {

@@ -61,8 +61,18 @@ export const MODELS: Readonly<Record<string, ModelInfo>> = {
   'gpt-5.1-codex': { contextWindow: GPT_5_WINDOW, maxOutput: GPT_5_OUTPUT, price: { input: 1.25, output: 10, cacheRead: 0.125 }, vision: true },
   'gpt-5.2': { contextWindow: GPT_5_WINDOW, maxOutput: GPT_5_OUTPUT, price: { input: 1.75, output: 14, cacheRead: 0.175 }, vision: true },
   // Anthropic (cache write = 1.25 × input for the 5-minute TTL, cache read = 0.1 × input)
-  'claude-opus-4-6': { contextWindow: CLAUDE_46_WINDOW, maxOutput: CLAUDE_46_OUTPUT, price: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 }, vision: true },
-  'claude-sonnet-4-6': { contextWindow: CLAUDE_46_WINDOW, maxOutput: CLAUDE_46_OUTPUT, price: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 }, vision: true },
+  'claude-opus-4-6': {
+    contextWindow: CLAUDE_46_WINDOW,
+    maxOutput: CLAUDE_46_OUTPUT,
+    price: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 },
+    vision: true,
+  },
+  'claude-sonnet-4-6': {
+    contextWindow: CLAUDE_46_WINDOW,
+    maxOutput: CLAUDE_46_OUTPUT,
+    price: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+    vision: true,
+  },
   'claude-opus-4-5': { contextWindow: CLAUDE_WINDOW, maxOutput: 64_000, price: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 }, vision: true },
   'claude-opus-4-1': { contextWindow: CLAUDE_WINDOW, maxOutput: 32_000, price: { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 }, vision: true },
   'claude-opus-4': { contextWindow: CLAUDE_WINDOW, maxOutput: 32_000, price: { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 }, vision: true },

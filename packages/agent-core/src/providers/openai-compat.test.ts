@@ -29,7 +29,12 @@ function request(messages: ChatMessage[]): CompletionRequest {
 describe('tool calls without an id (C6)', () => {
   it('get an id derived from the call: the same reply twice has the same ids, another call another id', async () => {
     const { fake, provider } = await setUp('llama3.1:8b');
-    const reply = { toolCalls: [{ name: 'lookup', arguments: '{"q":"a"}', omitId: true }, { name: 'lookup', arguments: '{"q":"b"}', omitId: true }] };
+    const reply = {
+      toolCalls: [
+        { name: 'lookup', arguments: '{"q":"a"}', omitId: true },
+        { name: 'lookup', arguments: '{"q":"b"}', omitId: true },
+      ],
+    };
     fake.script(reply, reply);
     const first = await provider.complete(request([{ role: 'user', content: 'go' }]));
     const second = await provider.complete(request([{ role: 'user', content: 'go' }]));
@@ -54,7 +59,15 @@ const lookup: Tool = {
 describe('reasoning state the server wants back with the tool history (C4)', () => {
   it("Gemini: each tool call's thought_signature is kept and sent back, so Gemini 3 takes the tool loop", async () => {
     const { fake, provider } = await setUp('gemini-3-pro-preview', { thoughtSignatures: true });
-    fake.script({ toolCalls: [{ name: 'lookup', arguments: '{"q":"a"}' }, { name: 'lookup', arguments: '{"q":"b"}' }] }, { text: 'Both found.' });
+    fake.script(
+      {
+        toolCalls: [
+          { name: 'lookup', arguments: '{"q":"a"}' },
+          { name: 'lookup', arguments: '{"q":"b"}' },
+        ],
+      },
+      { text: 'Both found.' },
+    );
     const result = await runConversation({ userMessage: 'look up a and b', history: [], systemPrompt: 's', provider, tools: [lookup] });
 
     expect(result.error).toBeUndefined();
@@ -103,7 +116,9 @@ describe('an OpenRouter signature the model behind it refuses (I8)', () => {
       {
         role: 'assistant',
         content: 'Hello!',
-        reasoning_details: [{ format: 'openrouter', model: 'anthropic/claude-sonnet-4.5', data: { type: 'reasoning.text', text: 't', signature: 'signed-elsewhere' } }],
+        reasoning_details: [
+          { format: 'openrouter', model: 'anthropic/claude-sonnet-4.5', data: { type: 'reasoning.text', text: 't', signature: 'signed-elsewhere' } },
+        ],
       },
       { role: 'user', content: 'and now?' },
     ];

@@ -261,7 +261,7 @@ describe('OpenAI provider: message conversion', () => {
     expect(body.tools).toEqual([{ type: 'function', function: tools[0] }]);
   });
 
-  it('sends a user message\'s images as image_url data-URL parts after its text; a model without vision gets the text only', async () => {
+  it("sends a user message's images as image_url data-URL parts after its text; a model without vision gets the text only", async () => {
     const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
     const messages: ChatMessage[] = [{ role: 'user', content: 'what is this?\n[Image: dot.png]', images: [{ mimeType: 'image/png', data: png }] }];
     await provider.complete(request({ messages }));

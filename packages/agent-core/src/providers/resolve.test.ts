@@ -36,9 +36,16 @@ describe('resolveApiMode', () => {
     // A VPC interface endpoint keeps the service name in its host.
     expect(resolveApiMode({ provider: 'corp', baseUrl: 'https://vpce-0a1b.bedrock-runtime.eu-west-1.vpce.amazonaws.com' })).toBe('bedrock_converse');
     // Claude through Bedrock: the URL names both; the Converse API is what the endpoint speaks.
-    const claude = createProvider({ provider: 'claude-aws', model: 'anthropic.claude-3-haiku-20240307-v1:0', baseUrl: 'https://bedrock-runtime.us-west-2.amazonaws.com/anthropic', region: 'us-west-2' });
+    const claude = createProvider({
+      provider: 'claude-aws',
+      model: 'anthropic.claude-3-haiku-20240307-v1:0',
+      baseUrl: 'https://bedrock-runtime.us-west-2.amazonaws.com/anthropic',
+      region: 'us-west-2',
+    });
     expect(claude.apiMode).toBe('bedrock_converse');
-    expect(resolveApiMode({ provider: 'aws', baseUrl: 'https://bedrock-runtime.us-east-1.amazonaws.com', apiMode: 'chat_completions' })).toBe('chat_completions');
+    expect(resolveApiMode({ provider: 'aws', baseUrl: 'https://bedrock-runtime.us-east-1.amazonaws.com', apiMode: 'chat_completions' })).toBe(
+      'chat_completions',
+    );
   });
 });
 

@@ -81,13 +81,19 @@ describe('Responses provider', () => {
 
   it('leaves out another model’s encrypted reasoning instead of sending what that model cannot read', async () => {
     fake.script({ text: 'fine' });
-    await provider.complete(request({
-      messages: [
-        { role: 'user', content: 'a' },
-        { role: 'assistant', content: 'b', reasoning_details: [{ format: 'openai-responses', model: 'o3', data: { id: 'rs_1', summary: [], encrypted_content: 'gAAAAB...' } }] },
-        { role: 'user', content: 'c' },
-      ],
-    }));
+    await provider.complete(
+      request({
+        messages: [
+          { role: 'user', content: 'a' },
+          {
+            role: 'assistant',
+            content: 'b',
+            reasoning_details: [{ format: 'openai-responses', model: 'o3', data: { id: 'rs_1', summary: [], encrypted_content: 'gAAAAB...' } }],
+          },
+          { role: 'user', content: 'c' },
+        ],
+      }),
+    );
     expect((fake.requests[0]!.body.input as unknown[]).length).toBe(3);
   });
 

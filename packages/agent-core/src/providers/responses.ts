@@ -38,7 +38,10 @@ export function createResponsesProvider(cfg: ProviderConfig): Provider {
           ...((req.maxTokens ?? cfg.maxTokens) === undefined ? {} : { max_output_tokens: req.maxTokens ?? cfg.maxTokens }),
           ...(req.cacheKey ? { prompt_cache_key: req.cacheKey } : {}),
           ...(reasoning
-            ? { include: ['reasoning.encrypted_content' as const], reasoning: { summary: 'auto' as const, ...(cfg.reasoningEffort ? { effort: cfg.reasoningEffort } : {}) } }
+            ? {
+                include: ['reasoning.encrypted_content' as const],
+                reasoning: { summary: 'auto' as const, ...(cfg.reasoningEffort ? { effort: cfg.reasoningEffort } : {}) },
+              }
             : {}),
           store: false,
           stream: true,

@@ -24,14 +24,7 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 };
 
 /** Failures that may pass on their own. rate_limit is here too, but only retried when no fallback is left. */
-const TRANSIENT_KINDS: ReadonlySet<ProviderErrorKind> = new Set([
-  'rate_limit',
-  'overloaded',
-  'server_error',
-  'timeout',
-  'format_error',
-  'unknown',
-]);
+const TRANSIENT_KINDS: ReadonlySet<ProviderErrorKind> = new Set(['rate_limit', 'overloaded', 'server_error', 'timeout', 'format_error', 'unknown']);
 
 export function isTransient(err: ProviderError): boolean {
   return TRANSIENT_KINDS.has(err.kind);
@@ -84,11 +77,7 @@ export interface RetryHooks {
  * Runs `attempt` until it succeeds, a failure is not retryable, or retries run out; then throws the last
  * ProviderError. The wait is the server's Retry-After when given (up to `maxRetryAfterMs`), else the backoff.
  */
-export async function withRetries<T>(
-  attempt: () => Promise<T>,
-  policy: RetryPolicy,
-  hooks: RetryHooks,
-): Promise<T> {
+export async function withRetries<T>(attempt: () => Promise<T>, policy: RetryPolicy, hooks: RetryHooks): Promise<T> {
   for (let retry = 1; ; retry++) {
     try {
       return await attempt();

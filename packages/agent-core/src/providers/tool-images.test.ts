@@ -25,7 +25,13 @@ const calls: ChatMessage = {
     { id: 'call_2', type: 'function', function: { name: 'web__echo', arguments: '{}' } },
   ],
 };
-const shot: ChatMessage = { role: 'tool', tool_call_id: 'call_1', tool_name: 'web__screenshot', content: `the page\n\n${NOTE}`, images: [{ mimeType: 'image/png', data: png }] };
+const shot: ChatMessage = {
+  role: 'tool',
+  tool_call_id: 'call_1',
+  tool_name: 'web__screenshot',
+  content: `the page\n\n${NOTE}`,
+  images: [{ mimeType: 'image/png', data: png }],
+};
 const echo: ChatMessage = { role: 'tool', tool_call_id: 'call_2', tool_name: 'web__echo', content: 'echoed' };
 const turn = [asked, calls, shot, echo];
 const noVisionText = `the page\n\n${NOTE}\n\n[image returned by tool web__screenshot, not shown: model has no vision]`;
@@ -79,9 +85,14 @@ describe('images returned by a tool', () => {
   it('Bedrock Converse: the toolResult content holds the text then an image block with the bytes', () => {
     const { messages } = toConverseRequest('', turn, false);
     expect(messages[2].content?.[0]).toEqual({
-      toolResult: { toolUseId: 'call_1', content: [{ text: `the page\n\n${NOTE}` }, { image: { format: 'png', source: { bytes: new Uint8Array(Buffer.from(png, 'base64')) } } }] },
+      toolResult: {
+        toolUseId: 'call_1',
+        content: [{ text: `the page\n\n${NOTE}` }, { image: { format: 'png', source: { bytes: new Uint8Array(Buffer.from(png, 'base64')) } } }],
+      },
     });
-    expect(toConverseRequest('', turn, false, false).messages[2].content?.[0]).toEqual({ toolResult: { toolUseId: 'call_1', content: [{ text: noVisionText }] } });
+    expect(toConverseRequest('', turn, false, false).messages[2].content?.[0]).toEqual({
+      toolResult: { toolUseId: 'call_1', content: [{ text: noVisionText }] },
+    });
   });
 
   it('Responses: the function_call_output is a list of input_text and input_image', () => {
@@ -100,7 +111,7 @@ describe('images returned by a tool', () => {
     expect(toResponsesInput(turn, 'gpt-4.1', false)).toContainEqual({ type: 'function_call_output', call_id: 'call_1', output: noVisionText });
   });
 
-  it('count in token estimates like a user\'s images, and go when the result is pruned', () => {
+  it("count in token estimates like a user's images, and go when the result is pruned", () => {
     const withImage = estimateMessagesTokens([shot], IMAGE_TOKENS.anthropic);
     const without = estimateMessagesTokens([stored[2]], IMAGE_TOKENS.anthropic);
     expect(withImage - without).toBe(IMAGE_TOKENS.anthropic);

@@ -31,7 +31,13 @@ afterEach(async () => {
 /** One turn that calls the tool and then answers; the request sent after the tool ran. */
 async function afterTool(cfg: ProviderConfig): Promise<RecordedRequest> {
   fake.script({ toolCalls: [{ id: 'call_shot', name: 'screenshot', arguments: '{}' }] }, { text: 'a dot it is' });
-  const result = await runConversation({ userMessage: 'look', history: [], systemPrompt: 'You are Herald.', provider: createProvider(cfg), tools: [screenshot] });
+  const result = await runConversation({
+    userMessage: 'look',
+    history: [],
+    systemPrompt: 'You are Herald.',
+    provider: createProvider(cfg),
+    tools: [screenshot],
+  });
   expect(result.error).toBeUndefined();
   expect(result.finalResponse).toBe('a dot it is');
   return fake.requests[1]!;
@@ -75,6 +81,8 @@ describe('an image returned by a tool, on the wire', () => {
     const { body } = await afterTool({ provider: 'bedrock', model: 'anthropic.claude-3-5-haiku-20241022-v1:0', baseUrl: fake.url });
     const last = (body.messages as Array<{ content: Array<Record<string, unknown>> }>).at(-1)!;
     // The SDK sends the bytes base64-encoded in the JSON body.
-    expect(last.content[0]).toEqual({ toolResult: { toolUseId: 'call_shot', content: [{ text: NOTE }, { image: { format: 'png', source: { bytes: png } } }] } });
+    expect(last.content[0]).toEqual({
+      toolResult: { toolUseId: 'call_shot', content: [{ text: NOTE }, { image: { format: 'png', source: { bytes: png } } }] },
+    });
   });
 });

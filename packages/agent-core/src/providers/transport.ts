@@ -90,7 +90,10 @@ export function createTransport(): Transport {
   const pools = new OriginPools({ keepAliveTimeout: KEEP_ALIVE_MS });
   const fallback: FetchFn = (input, init) =>
     // undici's own Request/Response types differ from the DOM lib's only nominally; this is the SDK boundary.
-    undiciFetch(input as Parameters<typeof undiciFetch>[0], { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher: pools }) as unknown as Promise<Response>;
+    undiciFetch(input as Parameters<typeof undiciFetch>[0], {
+      ...(init as Parameters<typeof undiciFetch>[1]),
+      dispatcher: pools,
+    }) as unknown as Promise<Response>;
   return {
     fetch: httpFetch(agents, fallback),
     retire: () => {

@@ -42,7 +42,8 @@ describe('copyStore (SQLite into PostgreSQL)', () => {
     const target = await postgres.open();
     const report = await copyStore(source.sql, target.sql, { batchRows: 2 });
     expect(report.tables.find((t) => t.table === 'sessions')).toMatchObject({ sourceRows: 6, copied: 6, skipped: 0 });
-    const parents = async (s: SessionStore) => s.sql.all<{ id: string; parent_session_id: string | null }>('SELECT id, parent_session_id FROM sessions ORDER BY id');
+    const parents = async (s: SessionStore) =>
+      s.sql.all<{ id: string; parent_session_id: string | null }>('SELECT id, parent_session_id FROM sessions ORDER BY id');
     expect(await parents(target)).toEqual(await parents(source));
     expect((await target.ancestry(ids[2])).map((s) => s.id)).toEqual([ids[2], ids[1], ids[0], root.id]);
   });

@@ -57,7 +57,11 @@ export interface CopyReport {
 /** The target already holds rows and `force` was not given; `rows` per table that has any. */
 export class TargetNotEmptyError extends StoreCopyError {
   constructor(readonly rows: Readonly<Record<string, number>>) {
-    super(`the target already holds data (${Object.entries(rows).map(([t, n]) => `${t}: ${n} ${n === 1 ? 'row' : 'rows'}`).join(', ')})`);
+    super(
+      `the target already holds data (${Object.entries(rows)
+        .map(([t, n]) => `${t}: ${n} ${n === 1 ? 'row' : 'rows'}`)
+        .join(', ')})`,
+    );
   }
 }
 
@@ -182,7 +186,10 @@ async function verify(source: Sql, target: Sql, tables: readonly TableCopyResult
     const had = before.get(t.table) ?? 0;
     // With force the target keeps rows of its own: what was added and skipped must account for the source.
     const ok = force ? inTarget === had + t.copied && inSource === t.copied + t.skipped : inTarget === inSource;
-    if (!ok) problems.push(`${t.table}: ${inSource} rows in the source, ${inTarget} in the target${force ? ` (${had} there before, ${t.copied} copied, ${t.skipped} skipped)` : ''}`);
+    if (!ok)
+      problems.push(
+        `${t.table}: ${inSource} rows in the source, ${inTarget} in the target${force ? ` (${had} there before, ${t.copied} copied, ${t.skipped} skipped)` : ''}`,
+      );
   }
   if (problems.length > 0) {
     throw new StoreCopyError(

@@ -12,7 +12,10 @@ export class StoreError extends Error {
 
 /** The database stayed locked by other processes through every retry. Worth retrying the whole job later. */
 export class StoreBusyError extends StoreError {
-  constructor(readonly attempts: number, options?: { cause?: unknown }) {
+  constructor(
+    readonly attempts: number,
+    options?: { cause?: unknown },
+  ) {
     super(`database is busy: gave up after ${attempts} attempts`, options);
   }
 }
@@ -30,21 +33,30 @@ export function isTransientStoreError(err: unknown): boolean {
  * watchdog): nothing may be written or sent on this token any more.
  */
 export class FencedOutError extends StoreError {
-  constructor(readonly turnId: string, readonly fence: number) {
+  constructor(
+    readonly turnId: string,
+    readonly fence: number,
+  ) {
     super(`turn ${turnId} belongs to a newer worker (fence ${fence} is stale)`);
   }
 }
 
 /** A session or turn id that does not exist. */
 export class StoreNotFoundError extends StoreError {
-  constructor(readonly kind: 'session' | 'turn', readonly id: string) {
+  constructor(
+    readonly kind: 'session' | 'turn',
+    readonly id: string,
+  ) {
     super(`${kind} not found: ${id}`);
   }
 }
 
 /** Another session, outside this one's lineage, already carries the title. */
 export class TitleInUseError extends StoreError {
-  constructor(readonly title: string, readonly sessionId: string) {
+  constructor(
+    readonly title: string,
+    readonly sessionId: string,
+  ) {
     super(`title "${title}" is already used by session ${sessionId}`);
   }
 }

@@ -26,7 +26,9 @@ const BAREWORD = /^[A-Za-z0-9_\u0080-\u{10FFFF}]+$/u;
  * (`chat-send` → `"chat-send"`), which matches the same tokens in the same order.
  */
 export function sanitizeFtsQuery(query: string): string {
-  return joinItems(parseQuery(query)).map((item) => (item.kind === 'op' ? item.op : item.text)).join(' ');
+  return joinItems(parseQuery(query))
+    .map((item) => (item.kind === 'op' ? item.op : item.text))
+    .join(' ');
 }
 
 /** The pieces of a query, valid by construction, with dangling and repeated operators removed. */
@@ -122,4 +124,3 @@ export function tsQueryOf(query: string): string {
   }
   return out.join(' ');
 }
-

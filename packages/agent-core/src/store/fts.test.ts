@@ -34,9 +34,49 @@ describe('sanitizeFtsQuery', () => {
     try {
       db.exec(`CREATE VIRTUAL TABLE f USING fts5(content); INSERT INTO f VALUES ('hello world chat-send C deploy');`);
       const match = db.prepare('SELECT count(*) FROM f WHERE f MATCH ?').pluck();
-      const pieces = ['AND', 'OR', 'NOT', 'NEAR', 'NEAR(', '"', '*', '(', ')', '+', '-', '^', ':', '{', '}', ',', '.',
-        'hello', 'world', 'chat-send', 'C++', 'col:', '\u200B', '😀', '\\', "'", '\n', '\t', '', ' ', '_', '#', '%',
-        '\u0000', '\uD800', 'é', '¿', '«', '—', '0', '1e5'];
+      const pieces = [
+        'AND',
+        'OR',
+        'NOT',
+        'NEAR',
+        'NEAR(',
+        '"',
+        '*',
+        '(',
+        ')',
+        '+',
+        '-',
+        '^',
+        ':',
+        '{',
+        '}',
+        ',',
+        '.',
+        'hello',
+        'world',
+        'chat-send',
+        'C++',
+        'col:',
+        '\u200B',
+        '😀',
+        '\\',
+        "'",
+        '\n',
+        '\t',
+        '',
+        ' ',
+        '_',
+        '#',
+        '%',
+        '\u0000',
+        '\uD800',
+        'é',
+        '¿',
+        '«',
+        '—',
+        '0',
+        '1e5',
+      ];
       let seed = 12345;
       const random = (n: number): number => {
         seed = (seed * 1103515245 + 12345) % 2147483648; // deterministic, so a failure can be replayed
@@ -147,7 +187,10 @@ describe.each(STORE_BACKENDS)('search on %s', (backend) => {
   it('caps the number of hits', async () => {
     const store = await temp.open();
     const s = await store.startNewSession('k', { source: 'api' });
-    await store.appendMessages(s.id, Array.from({ length: 30 }, (_, i) => (i % 2 === 0 ? user(`ping ${i}`) : assistant(`ping ${i}`))));
+    await store.appendMessages(
+      s.id,
+      Array.from({ length: 30 }, (_, i) => (i % 2 === 0 ? user(`ping ${i}`) : assistant(`ping ${i}`))),
+    );
     expect(await store.search('ping')).toHaveLength(20);
     expect(await store.search('ping', { limit: 5 })).toHaveLength(5);
   });

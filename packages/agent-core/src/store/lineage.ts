@@ -82,18 +82,15 @@ export async function resolveTitle(sql: Sql, raw: string): Promise<Session | nul
   return rows.length > 0 ? toSession(rows[0]) : null;
 }
 
-export async function listTitledSessions(
-  sql: Sql,
-  opts: { source?: SessionSource; limit?: number } = {},
-): Promise<Session[]> {
+export async function listTitledSessions(sql: Sql, opts: { source?: SessionSource; limit?: number } = {}): Promise<Session[]> {
   const limit = clampLimit(opts.limit, DEFAULT_TITLED_LIMIT, MAX_TITLED_LIMIT);
   const rows =
     opts.source === undefined
       ? await sql.all<SessionRow>('SELECT * FROM sessions WHERE title IS NOT NULL ORDER BY started_at DESC, id DESC LIMIT ?', [limit])
-      : await sql.all<SessionRow>(
-          'SELECT * FROM sessions WHERE title IS NOT NULL AND source = ? ORDER BY started_at DESC, id DESC LIMIT ?',
-          [opts.source, limit],
-        );
+      : await sql.all<SessionRow>('SELECT * FROM sessions WHERE title IS NOT NULL AND source = ? ORDER BY started_at DESC, id DESC LIMIT ?', [
+          opts.source,
+          limit,
+        ]);
   return rows.map(toSession);
 }
 

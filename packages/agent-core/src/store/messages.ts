@@ -75,48 +75,45 @@ function rowValues(sessionId: string, m: ChatMessage, turnId: string | null, seq
  * go in with one INSERT per INSERT_CHUNK; a turn's repeats (a re-run after a crash) are skipped by the unique
  * (session, turn, seq) index and read back in one SELECT.
  */
-export async function appendMessages(
-  sql: Sql,
-  sessionId: string,
-  messages: readonly ChatMessage[],
-  opts: AppendOptions = {},
-): Promise<StoredMessage[]> {
+export async function appendMessages(sql: Sql, sessionId: string, messages: readonly ChatMessage[], opts: AppendOptions = {}): Promise<StoredMessage[]> {
   if (messages.length === 0) return [];
   const turnId = opts.turnId ?? null;
   const firstSeq = opts.firstSeq ?? 0;
   const platformMessageId = opts.platformMessageId ?? null;
   // A session that does not exist fails the first insert (its foreign key): no read to check it first.
-  return referencingSession(sessionId, () => sql.transaction(async () => {
-    const now = Date.now();
-    const stored: StoredMessage[] = [];
-    let added = 0;
-    let toolCalls = 0;
-    for (let from = 0; from < messages.length; from += INSERT_CHUNK) {
-      const chunk = messages.slice(from, from + INSERT_CHUNK);
-      const seqOf = (i: number): number | null => (turnId === null ? null : firstSeq + from + i);
-      const params = chunk.flatMap((m, i) => rowValues(sessionId, m, turnId, seqOf(i), platformMessageId, now));
-      const inserted = await sql.all<MessageRow>(insertSql(chunk.length), params);
-      added += inserted.length;
-      let rows: MessageRow[];
-      if (turnId === null) {
-        // No turn: nothing can repeat, every row went in; ids grow in the order of the VALUES.
-        rows = inserted.sort((a, b) => Number(a.id) - Number(b.id));
-        for (const m of chunk) toolCalls += toolCallCount(m);
-      } else {
-        const bySeq = new Map(inserted.map((r) => [Number(r.seq), r]));
-        for (const [i, m] of chunk.entries()) if (bySeq.has(seqOf(i) as number)) toolCalls += toolCallCount(m);
-        if (bySeq.size < chunk.length) {
-          const existing = await sql.all<MessageRow>(EXISTING_SQL, [sessionId, turnId, seqOf(0), seqOf(chunk.length - 1)]);
-          for (const r of existing) if (!bySeq.has(Number(r.seq))) bySeq.set(Number(r.seq), r);
+  return referencingSession(sessionId, () =>
+    sql.transaction(async () => {
+      const now = Date.now();
+      const stored: StoredMessage[] = [];
+      let added = 0;
+      let toolCalls = 0;
+      for (let from = 0; from < messages.length; from += INSERT_CHUNK) {
+        const chunk = messages.slice(from, from + INSERT_CHUNK);
+        const seqOf = (i: number): number | null => (turnId === null ? null : firstSeq + from + i);
+        const params = chunk.flatMap((m, i) => rowValues(sessionId, m, turnId, seqOf(i), platformMessageId, now));
+        const inserted = await sql.all<MessageRow>(insertSql(chunk.length), params);
+        added += inserted.length;
+        let rows: MessageRow[];
+        if (turnId === null) {
+          // No turn: nothing can repeat, every row went in; ids grow in the order of the VALUES.
+          rows = inserted.sort((a, b) => Number(a.id) - Number(b.id));
+          for (const m of chunk) toolCalls += toolCallCount(m);
+        } else {
+          const bySeq = new Map(inserted.map((r) => [Number(r.seq), r]));
+          for (const [i, m] of chunk.entries()) if (bySeq.has(seqOf(i) as number)) toolCalls += toolCallCount(m);
+          if (bySeq.size < chunk.length) {
+            const existing = await sql.all<MessageRow>(EXISTING_SQL, [sessionId, turnId, seqOf(0), seqOf(chunk.length - 1)]);
+            for (const r of existing) if (!bySeq.has(Number(r.seq))) bySeq.set(Number(r.seq), r);
+          }
+          rows = chunk.map((_, i) => bySeq.get(seqOf(i) as number) as MessageRow);
         }
-        rows = chunk.map((_, i) => bySeq.get(seqOf(i) as number) as MessageRow);
+        for (const r of rows) stored.push(toStoredMessage(r));
       }
-      for (const r of rows) stored.push(toStoredMessage(r));
-    }
-    if (opts.usage) await addUsage(sql, sessionId, opts.usage, { messages: added, toolCalls });
-    else if (added > 0) await sql.run(COUNT_SQL, [added, toolCalls, sessionId]);
-    return stored;
-  }));
+      if (opts.usage) await addUsage(sql, sessionId, opts.usage, { messages: added, toolCalls });
+      else if (added > 0) await sql.run(COUNT_SQL, [added, toolCalls, sessionId]);
+      return stored;
+    }),
+  );
 }
 
 export async function getMessages(sql: Sql, sessionId: string, opts: GetMessagesOptions = {}): Promise<StoredMessage[]> {
@@ -156,10 +153,7 @@ export async function getTurnHistory(sql: Sql, sessionId: string, turnId: string
 
 /** When the session's newest message was written (ms), or null when it has none. One indexed row. */
 export async function lastMessageAt(sql: Sql, sessionId: string): Promise<number | null> {
-  const row = await sql.get<{ created_at: number }>(
-    'SELECT created_at FROM messages WHERE session_id = ? ORDER BY id DESC LIMIT 1',
-    [sessionId],
-  );
+  const row = await sql.get<{ created_at: number }>('SELECT created_at FROM messages WHERE session_id = ? ORDER BY id DESC LIMIT 1', [sessionId]);
   return row ? row.created_at : null;
 }
 
@@ -175,10 +169,7 @@ export async function deleteMessagesFrom(sql: Sql, sessionId: string, messageId:
       [sessionId, messageId, messageId, sessionId],
     );
     if (doomed.length === 0) return 0;
-    const calls = doomed.reduce(
-      (n, m) => n + (m.role === 'assistant' && m.tool_calls ? (JSON.parse(m.tool_calls) as unknown[]).length : 0),
-      0,
-    );
+    const calls = doomed.reduce((n, m) => n + (m.role === 'assistant' && m.tool_calls ? (JSON.parse(m.tool_calls) as unknown[]).length : 0), 0);
     await sql.run('DELETE FROM messages WHERE session_id = ? AND id >= ?', [sessionId, messageId]);
     await sql.run(
       `UPDATE sessions SET message_count = CASE WHEN message_count > ? THEN message_count - ? ELSE 0 END,

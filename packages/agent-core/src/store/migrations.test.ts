@@ -91,7 +91,10 @@ describe.each(STORE_BACKENDS)('migrations on %s', (backend) => {
     const split: Migration = {
       version: 103,
       name: 'per database',
-      sql: { sqlite: `CREATE TABLE which (v TEXT); INSERT INTO which VALUES ('sqlite');`, postgres: `CREATE TABLE which (v TEXT); INSERT INTO which VALUES ('postgres');` },
+      sql: {
+        sqlite: `CREATE TABLE which (v TEXT); INSERT INTO which VALUES ('sqlite');`,
+        postgres: `CREATE TABLE which (v TEXT); INSERT INTO which VALUES ('postgres');`,
+      },
     };
     await runMigrations(db, [...CORE_MIGRATIONS, split]);
     expect(await db.all('SELECT v FROM which')).toEqual([{ v: backend }]);

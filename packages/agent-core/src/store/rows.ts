@@ -190,7 +190,10 @@ export function toStoredMessage(r: MessageRow): StoredMessage {
  */
 export const CHAT_COLUMNS = 'role, content, tool_calls, tool_call_id, tool_name, finish_reason, reasoning, attachments, reasoning_details';
 
-export type ChatRow = Pick<MessageRow, 'role' | 'content' | 'tool_calls' | 'tool_call_id' | 'tool_name' | 'finish_reason' | 'reasoning' | 'attachments' | 'reasoning_details'>;
+export type ChatRow = Pick<
+  MessageRow,
+  'role' | 'content' | 'tool_calls' | 'tool_call_id' | 'tool_name' | 'finish_reason' | 'reasoning' | 'attachments' | 'reasoning_details'
+>;
 
 /** A stored row in the internal message format, with absent optional fields left out (not set to undefined or null). */
 export function toChatMessage(r: ChatRow): ChatMessage {

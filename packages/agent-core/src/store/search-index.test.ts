@@ -72,7 +72,10 @@ describe('the search index, written in batches', () => {
     const a = await temp.open(file);
     const b = await temp.open(file);
     const s = await a.startNewSession('k', { source: 'cli' });
-    await a.appendMessages(s.id, Array.from({ length: 250 }, (_, i) => user(`message ${i} about shared work`)));
+    await a.appendMessages(
+      s.id,
+      Array.from({ length: 250 }, (_, i) => user(`message ${i} about shared work`)),
+    );
     const [fromA, fromB] = await Promise.all([
       (async () => (await indexNewMessages(a.sql, 40)) + (await catchUpSearchIndex(a.sql)))(),
       (async () => (await indexNewMessages(b.sql, 40)) + (await catchUpSearchIndex(b.sql)))(),
@@ -97,9 +100,13 @@ describe('the search index, written in batches', () => {
     const file = await temp.location();
     // The schema as it was before the batches (migrations up to 3), messages indexed by the old trigger.
     const old = await SqliteSql.open(file);
-    await runMigrations(old, CORE_MIGRATIONS.filter((m) => m.version < 5));
+    await runMigrations(
+      old,
+      CORE_MIGRATIONS.filter((m) => m.version < 5),
+    );
     await old.run(`INSERT INTO sessions (id, key, source, started_at) VALUES ('s1', 'k', 'cli', 1)`);
-    for (const text of ['older words', 'old deploy notes']) await old.run(`INSERT INTO messages (session_id, role, content, created_at) VALUES ('s1', 'user', ?, 1)`, [text]);
+    for (const text of ['older words', 'old deploy notes'])
+      await old.run(`INSERT INTO messages (session_id, role, content, created_at) VALUES ('s1', 'user', ?, 1)`, [text]);
     await old.close();
 
     const store = await temp.open(file);

@@ -25,7 +25,13 @@ describe.each(STORE_BACKENDS)('session overviews on %s', (backend) => {
     const second = await store.listSessionOverviews({ limit: 2, cursor: first.nextCursor! });
     expect(second.nextCursor).toBeNull();
     expect(second.sessions).toHaveLength(1);
-    expect(second.sessions[0]).toMatchObject({ id: ann.id, userName: 'Ann Example', firstUserText: '  how do I\n bake rye bread?  ', lastActivityAt: ann.startedAt + 90_000, messageCount: 3 });
+    expect(second.sessions[0]).toMatchObject({
+      id: ann.id,
+      userName: 'Ann Example',
+      firstUserText: '  how do I\n bake rye bread?  ',
+      lastActivityAt: ann.startedAt + 90_000,
+      messageCount: 3,
+    });
 
     expect((await store.listSessionOverviews({ source: 'slack' })).sessions.map((s) => s.id)).toEqual([bob.id]);
     expect(await store.getSessionOverview(ann.id)).toEqual(second.sessions[0]);
@@ -42,7 +48,13 @@ describe.each(STORE_BACKENDS)('session overviews on %s', (backend) => {
     const parent = (await store.getOrCreateSession(key, { source: 'telegram', userId: '7', userName: 'Zoë' })).session;
     const child = await store.startNewSession(key, { source: 'telegram', userId: '7', parentSessionId: parent.id, endPreviousReason: 'compression' });
     expect((await store.getSessionOverview(child.id))?.userName).toBe('Zoë');
-    const renamed = await store.startNewSession(key, { source: 'telegram', userId: '7', userName: 'Zoe B', parentSessionId: child.id, endPreviousReason: 'compression' });
+    const renamed = await store.startNewSession(key, {
+      source: 'telegram',
+      userId: '7',
+      userName: 'Zoe B',
+      parentSessionId: child.id,
+      endPreviousReason: 'compression',
+    });
     expect((await store.getSessionOverview(renamed.id))?.userName).toBe('Zoe B');
     // A fresh start (no parent) with no name stays without one.
     const fresh = await store.startNewSession(key, { source: 'telegram', userId: '7', endPreviousReason: 'session_reset' });

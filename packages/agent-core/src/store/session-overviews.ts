@@ -47,10 +47,10 @@ function toOverview(r: OverviewRow): SessionOverview {
 export async function listSessionOverviews(sql: Sql, opts: ListSessionsOptions = {}): Promise<SessionOverviewPage> {
   const limit = clampLimit(opts.limit, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT);
   const { where, params } = sessionsWhere(opts, 's.');
-  const rows = await sql.all<OverviewRow>(
-    `SELECT ${OVERVIEW_COLUMNS} FROM sessions s ${where} ORDER BY s.started_at DESC, s.id DESC LIMIT ?`,
-    [...params, limit + 1],
-  );
+  const rows = await sql.all<OverviewRow>(`SELECT ${OVERVIEW_COLUMNS} FROM sessions s ${where} ORDER BY s.started_at DESC, s.id DESC LIMIT ?`, [
+    ...params,
+    limit + 1,
+  ]);
   const sessions = rows.slice(0, limit).map(toOverview);
   return { sessions, nextCursor: rows.length > limit ? encodeCursor(sessions[sessions.length - 1]) : null };
 }

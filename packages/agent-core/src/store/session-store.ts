@@ -70,7 +70,10 @@ export class SessionStore {
   private indexInBackground(onError?: (err: unknown) => void): void {
     this.indexTimer = setInterval(() => {
       this.indexing ??= catchUpSearchIndex(this.sql)
-        .then(() => undefined, (err: unknown) => onError?.(err))
+        .then(
+          () => undefined,
+          (err: unknown) => onError?.(err),
+        )
         .finally(() => (this.indexing = null));
     }, SEARCH_INDEX_EVERY_MS);
     this.indexTimer.unref();
@@ -216,7 +219,13 @@ export class SessionStore {
    * Saves a running turn's messages so far (they keep their positions, so saving again, or the final persist, adds
    * only what is new), and only while `fence` still owns the running turn: a fenced-out worker writes nothing.
    */
-  checkpointTurn(turnId: string, fence: number, sessionId: string, msgs: readonly ChatMessage[], opts: Omit<messages.AppendOptions, 'turnId'> = {}): Promise<void> {
+  checkpointTurn(
+    turnId: string,
+    fence: number,
+    sessionId: string,
+    msgs: readonly ChatMessage[],
+    opts: Omit<messages.AppendOptions, 'turnId'> = {},
+  ): Promise<void> {
     return this.sql.transaction(async () => {
       await turns.assertRunning(this.sql, turnId, fence);
       await messages.appendMessages(this.sql, sessionId, msgs, { ...opts, turnId });
@@ -326,10 +335,7 @@ export class SessionStore {
 
   /** Remembers a thread the bot takes part in (so replies there need no mention). */
   async rememberThread(platform: string, threadId: string): Promise<void> {
-    await this.sql.run(
-      'INSERT INTO known_threads (platform, thread_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
-      [platform, threadId, Date.now()],
-    );
+    await this.sql.run('INSERT INTO known_threads (platform, thread_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [platform, threadId, Date.now()]);
   }
 
   async isKnownThread(platform: string, threadId: string): Promise<boolean> {

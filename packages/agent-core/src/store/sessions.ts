@@ -111,10 +111,7 @@ async function requireSession(sql: Sql, id: string): Promise<Session> {
 const SESSION_OF_KEY = 'SELECT session_id FROM session_keys WHERE key = ?';
 
 export async function currentSession(sql: Sql, key: string): Promise<Session | null> {
-  const row = await sql.get<SessionRow>(
-    `SELECT * FROM sessions WHERE id = (${SESSION_OF_KEY})`,
-    [key],
-  );
+  const row = await sql.get<SessionRow>(`SELECT * FROM sessions WHERE id = (${SESSION_OF_KEY})`, [key]);
   return row ? toSession(row) : null;
 }
 
@@ -172,11 +169,7 @@ function lockKey(sql: Sql, key: string): Promise<void> {
  * The key's open session, or a new one the key now points at (atomic across processes). `init` may be a function:
  * it is called only when the session is created (a system prompt need not be built for every message of an open one).
  */
-export async function getOrCreateSession(
-  sql: Sql,
-  key: string,
-  init: SessionInit | (() => SessionInit),
-): Promise<{ session: Session; created: boolean }> {
+export async function getOrCreateSession(sql: Sql, key: string, init: SessionInit | (() => SessionInit)): Promise<{ session: Session; created: boolean }> {
   // The common case needs no write transaction: the key's session is open.
   const open = sql.inTransaction ? null : await currentSession(sql, key);
   if (open && open.endedAt === null) return { session: open, created: false };
@@ -243,12 +236,7 @@ export async function addUsage(sql: Sql, sessionId: string, u: UsageDelta, count
 }
 
 /** Sets one plain column; `column` is never user input. */
-export async function setSessionField(
-  sql: Sql,
-  id: string,
-  column: 'model' | 'system_prompt',
-  value: string | null,
-): Promise<void> {
+export async function setSessionField(sql: Sql, id: string, column: 'model' | 'system_prompt', value: string | null): Promise<void> {
   const result = await sql.run(`UPDATE sessions SET ${column} = ? WHERE id = ?`, [value, id]);
   if (result.changes === 0) throw new StoreNotFoundError('session', id);
 }

@@ -83,7 +83,9 @@ describe('prepareSqliteRestore', () => {
     const before = await seeded(target, ['old one', 'old two']);
     const backup = path.join(temp.dir, 'restore-me-backup.db');
     await backupSqliteStore(target, backup);
-    await before.appendMessages((await before.getOrCreateSession('agent:main:cli:dm:1', { source: 'cli' })).session.id, [{ role: 'user', content: 'after the backup' }]);
+    await before.appendMessages((await before.getOrCreateSession('agent:main:cli:dm:1', { source: 'cli' })).session.id, [
+      { role: 'user', content: 'after the backup' },
+    ]);
     await before.close();
 
     const plan = await prepareSqliteRestore(backup, target);

@@ -107,7 +107,12 @@ export async function prepareSqliteRestore(backup: string, target: string): Prom
     }
     await source.backup(staged, { progress: () => ALL_PAGES });
     source.close();
-    const keptAs = lock ? `${target}.before-restore-${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}` : null;
+    const keptAs = lock
+      ? `${target}.before-restore-${new Date()
+          .toISOString()
+          .replace(/[-:]/g, '')
+          .replace(/\.\d+Z$/, 'Z')}`
+      : null;
     const held = lock;
     let done = false;
     return {

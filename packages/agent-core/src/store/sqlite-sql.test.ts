@@ -200,10 +200,14 @@ describe('SqliteSql writes', () => {
     await db.exec('CREATE TABLE t (v INTEGER)');
     const request = new AsyncLocalStorage<string>();
     const seen = await Promise.all(
-      ['a', 'b'].map((id) => request.run(id, () => db.transaction(async () => {
-        await db.run('INSERT INTO t (v) VALUES (1)');
-        return request.getStore();
-      }))),
+      ['a', 'b'].map((id) =>
+        request.run(id, () =>
+          db.transaction(async () => {
+            await db.run('INSERT INTO t (v) VALUES (1)');
+            return request.getStore();
+          }),
+        ),
+      ),
     );
     expect(seen).toEqual(['a', 'b']);
   });
@@ -218,10 +222,12 @@ describe('SqliteSql writes', () => {
       await held;
     });
     const closing = db.close();
-    const later = db.transaction(() => db.run('INSERT INTO t (v) VALUES (2)')).then(
-      () => 'committed',
-      (err: unknown) => (err instanceof Error ? err.message : String(err)),
-    );
+    const later = db
+      .transaction(() => db.run('INSERT INTO t (v) VALUES (2)'))
+      .then(
+        () => 'committed',
+        (err: unknown) => (err instanceof Error ? err.message : String(err)),
+      );
     release();
     await first;
     await closing;

@@ -124,7 +124,8 @@ export async function recordChunk(sql: Sql, turnId: string, messageId: string, k
   return mergeDelivered(sql, turnId, [messageId], false, known);
 }
 
-const mergeSql = (status: string): string => `UPDATE turns SET delivered_ids = ?, status = ${status}, updated_at = ? WHERE id = ? AND delivered_ids = ? RETURNING *`;
+const mergeSql = (status: string): string =>
+  `UPDATE turns SET delivered_ids = ?, status = ${status}, updated_at = ? WHERE id = ? AND delivered_ids = ? RETURNING *`;
 const MARK_DELIVERED_SQL = mergeSql(`'delivered'`);
 const ADD_CHUNK_SQL = mergeSql('status');
 

@@ -57,8 +57,8 @@ function repair(schema: Record<string, unknown>, depth: number): Record<string, 
     }
     // A value that is not a schema (a server that put `"type": "object"` among its properties) is left out.
     out[key] = Object.fromEntries(
-      Object.entries(map).flatMap(([name, value]): Array<[string, unknown]> =>
-        isRecord(value) ? [[name, repair(value, depth + 1)]] : typeof value === 'boolean' ? [[name, value]] : [],
+      Object.entries(map).flatMap(
+        ([name, value]): Array<[string, unknown]> => (isRecord(value) ? [[name, repair(value, depth + 1)]] : typeof value === 'boolean' ? [[name, value]] : []),
       ),
     );
   }

@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ToolRegistry, type Tool } from './registry.js';
-import {
-  ToolsetCycleError,
-  ToolsetRegistry,
-  UnknownToolsetError,
-  defineToolset,
-  resolveToolsets,
-  toolsForToolsets,
-} from './toolsets.js';
+import { ToolsetCycleError, ToolsetRegistry, UnknownToolsetError, defineToolset, resolveToolsets, toolsForToolsets } from './toolsets.js';
 
 describe('toolsets', () => {
   it('resolves includes recursively, each tool once, in first-seen order', () => {

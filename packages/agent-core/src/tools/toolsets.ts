@@ -31,7 +31,11 @@ export class ToolsetCycleError extends Error {
 }
 
 export class UnknownToolsetError extends Error {
-  constructor(readonly toolset: string, known: readonly string[], via?: string) {
+  constructor(
+    readonly toolset: string,
+    known: readonly string[],
+    via?: string,
+  ) {
     const where = via ? ` (included by "${via}")` : '';
     super(`unknown toolset "${toolset}"${where}; known toolsets: ${known.join(', ') || '(none)'}`);
     this.name = 'UnknownToolsetError';
@@ -95,10 +99,6 @@ export function resolveToolsets(names: readonly string[], toolsets: ToolsetRegis
 }
 
 /** The tools of some toolsets that can run now, and the ones left out with the reason. */
-export function toolsForToolsets(
-  registry: ToolRegistry,
-  names: readonly string[],
-  toolsets: ToolsetRegistry = defaultToolsets,
-): Availability {
+export function toolsForToolsets(registry: ToolRegistry, names: readonly string[], toolsets: ToolsetRegistry = defaultToolsets): Availability {
   return registry.available(toolsets.resolve(names));
 }

@@ -17,7 +17,10 @@ function infiniteField(values: unknown): string | null {
 
 export function rejectInfiniteNumbers(app: FastifyInstance): void {
   app.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
-    for (const [part, values] of [['querystring', req.query], ['params', req.params]] as const) {
+    for (const [part, values] of [
+      ['querystring', req.query],
+      ['params', req.params],
+    ] as const) {
       const field = infiniteField(values);
       if (field !== null) {
         return reply.code(400).send({ statusCode: 400, code: 'FST_ERR_VALIDATION', error: 'Bad Request', message: `${part}/${field} must be a finite number` });

@@ -30,7 +30,13 @@ export function budgetRoutes(app: FastifyInstance, budgets: BudgetGuard): void {
                 type: 'array',
                 items: {
                   type: 'object',
-                  properties: { scope: { type: 'string' }, period: { type: 'string' }, tokens: { type: 'integer' }, cost_usd: { type: 'number' }, warned: { type: 'boolean' } },
+                  properties: {
+                    scope: { type: 'string' },
+                    period: { type: 'string' },
+                    tokens: { type: 'integer' },
+                    cost_usd: { type: 'number' },
+                    warned: { type: 'boolean' },
+                  },
                 },
               },
             },
@@ -41,7 +47,13 @@ export function budgetRoutes(app: FastifyInstance, budgets: BudgetGuard): void {
     async (req) => ({
       budgets: budgets.budgets,
       periods: { day: budgets.periodKey('day'), month: budgets.periodKey('month') },
-      spend: (await budgets.spendNow(req.query.scope ?? '')).map((r) => ({ scope: r.scope, period: r.period, tokens: r.tokens, cost_usd: r.costUsd, warned: r.warned })),
+      spend: (await budgets.spendNow(req.query.scope ?? '')).map((r) => ({
+        scope: r.scope,
+        period: r.period,
+        tokens: r.tokens,
+        cost_usd: r.costUsd,
+        warned: r.warned,
+      })),
     }),
   );
 
@@ -65,7 +77,9 @@ export function budgetRoutes(app: FastifyInstance, budgets: BudgetGuard): void {
     },
     async (req, reply) => {
       if (!SCOPE.test(req.body.scope)) {
-        return reply.code(400).send({ error: 'invalid_scope', message: 'scope must be global, profile:<name>, user:<platform>:<id> or profile-user:<profile>:<platform>:<id>' });
+        return reply
+          .code(400)
+          .send({ error: 'invalid_scope', message: 'scope must be global, profile:<name>, user:<platform>:<id> or profile-user:<profile>:<platform>:<id>' });
       }
       return { reset: await budgets.reset(req.body.scope, req.body.period) };
     },

@@ -41,7 +41,13 @@ export function pairingRoutes(app: FastifyInstance, pairing: PairingService): vo
     async (req) => {
       const { pending, approved } = await pairing.list(req.query.platform);
       return {
-        pending: pending.map((p) => ({ platform: p.platform, user_id: p.userId, user_name: p.userName, created_at: iso(p.createdAt), expires_at: iso(p.expiresAt) })),
+        pending: pending.map((p) => ({
+          platform: p.platform,
+          user_id: p.userId,
+          user_name: p.userName,
+          created_at: iso(p.createdAt),
+          expires_at: iso(p.expiresAt),
+        })),
         approved: approved.map((a) => ({ platform: a.platform, user_id: a.userId, user_name: a.userName, approved_at: iso(a.approvedAt) })),
       };
     },
@@ -72,17 +78,28 @@ export function pairingRoutes(app: FastifyInstance, pairing: PairingService): vo
         case 'approved':
           return { platform: res.platform, user_id: res.userId, user_name: res.userName };
         case 'invalid':
-          return reply.code(404).send({ error: 'invalid_code', message: 'no pending request with this code (wrong or expired)', attempts_left: res.attemptsLeft });
+          return reply
+            .code(404)
+            .send({ error: 'invalid_code', message: 'no pending request with this code (wrong or expired)', attempts_left: res.attemptsLeft });
         case 'locked': {
           const seconds = Math.ceil(res.retryAfterMs / 1000);
-          return reply.code(429).header('retry-after', String(seconds)).send({ error: 'locked', message: 'too many wrong codes: pairing is paused', retry_after_s: seconds });
+          return reply
+            .code(429)
+            .header('retry-after', String(seconds))
+            .send({ error: 'locked', message: 'too many wrong codes: pairing is paused', retry_after_s: seconds });
         }
       }
     },
   );
 
   // Deny and revoke act on one person: the same body, one flag in the answer, a 404 when there was nothing to act on.
-  const userAction = (path: string, summary: string, flag: 'denied' | 'revoked', act: (p: Platform, u: string) => Promise<boolean>, missing: (p: Platform, u: string) => string): void => {
+  const userAction = (
+    path: string,
+    summary: string,
+    flag: 'denied' | 'revoked',
+    act: (p: Platform, u: string) => Promise<boolean>,
+    missing: (p: Platform, u: string) => string,
+  ): void => {
     app.post<{ Body: { platform: Platform; user_id: string } }>(
       path,
       {

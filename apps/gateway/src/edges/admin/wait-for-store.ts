@@ -22,7 +22,11 @@ export async function openStoreWhenReachable(
 ): Promise<SessionStore> {
   const where = describeStoreTarget(storeTarget(config));
   const onIdleError = (err: Error): void => log.warn({ err: err.message }, `database connection lost (${where}); it reconnects on the next query`);
-  const onSearchIndexError = (err: unknown): void => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'search index: new messages could not be indexed; the next round (or a search) tries again');
+  const onSearchIndexError = (err: unknown): void =>
+    log.warn(
+      { err: err instanceof Error ? err.message : String(err) },
+      'search index: new messages could not be indexed; the next round (or a search) tries again',
+    );
   let delay = STORE_RETRY_FIRST_MS;
   let reason = '';
   let waiting: FastifyInstance | null = null;

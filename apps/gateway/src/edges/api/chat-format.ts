@@ -18,7 +18,12 @@ export interface ChatCompletionUsage {
 export function chatUsage(u: TurnUsage | null): ChatCompletionUsage {
   const prompt = u ? u.input + u.cacheRead + u.cacheWrite : 0;
   const completion = u?.output ?? 0;
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: u?.cacheRead ?? 0 } };
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: u?.cacheRead ?? 0 },
+  };
 }
 
 export interface ChatMeta {
@@ -62,7 +67,17 @@ export function chatStreamFormat(meta: ChatMeta, includeUsage: boolean): StreamF
     success: (answer) => {
       const out = [chunk({}, 'stop')];
       if (includeUsage) {
-        out.push({ data: { id: meta.id, object: 'chat.completion.chunk', created: meta.created, model: meta.model, system_fingerprint: null, choices: [], usage: chatUsage(answer.usage) } });
+        out.push({
+          data: {
+            id: meta.id,
+            object: 'chat.completion.chunk',
+            created: meta.created,
+            model: meta.model,
+            system_fingerprint: null,
+            choices: [],
+            usage: chatUsage(answer.usage),
+          },
+        });
       }
       return out;
     },

@@ -28,12 +28,26 @@ describe('reading Chat Completions requests', () => {
           { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] },
           { role: 'tool', tool_call_id: 'c', content: 'result' },
           { role: 'assistant', content: 'reply' },
-          { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'look' },
+              { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+            ],
+          },
         ],
       },
       {},
     );
-    expect(input).toMatchObject({ model: 'herald', stream: true, includeUsage: true, session: null, user: null, system: 'Be brief.\n\nUse metric units.', text: 'look\n[Image: https://example.com/a.png]' });
+    expect(input).toMatchObject({
+      model: 'herald',
+      stream: true,
+      includeUsage: true,
+      session: null,
+      user: null,
+      system: 'Be brief.\n\nUse metric units.',
+      text: 'look\n[Image: https://example.com/a.png]',
+    });
     expect(input.history).toEqual([
       { role: 'user', content: 'one\n\ntwo' },
       { role: 'assistant', content: 'reply' },
@@ -53,36 +67,66 @@ describe('reading Chat Completions requests', () => {
     expect(refusal(() => parseChatCompletion({ model: 'herald', messages: [] }, {})).param).toBe('messages');
     expect(refusal(() => parseChatCompletion({ model: 'herald', messages: [{ role: 'user', content: 5 }] }, {})).param).toBe('messages[0].content');
     expect(refusal(() => parseChatCompletion({ model: 'herald', messages: [{ role: 'user', content: '   ' }] }, {})).message).toContain('empty');
-    const inline = refusal(() => parseChatCompletion({ model: 'herald', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] }] }, {}));
+    const inline = refusal(() =>
+      parseChatCompletion(
+        { model: 'herald', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] }] },
+        {},
+      ),
+    );
     expect(inline).toMatchObject({ status: 400, code: 'invalid_image_url', param: 'messages[0].content[0].image_url.url' });
-    expect(refusal(() => parseChatCompletion({ model: 'herald', messages: [{ role: 'user', content: 'x'.repeat(64_001) }] }, {})).code).toBe('string_above_max_length');
-    expect(refusal(() => parseChatCompletion({ model: 'herald', messages: [{ role: 'user', content: 'hi' }] }, { 'x-herald-session': 'bad\nname' })).param).toBe('x-herald-session');
+    expect(refusal(() => parseChatCompletion({ model: 'herald', messages: [{ role: 'user', content: 'x'.repeat(64_001) }] }, {})).code).toBe(
+      'string_above_max_length',
+    );
+    expect(
+      refusal(() => parseChatCompletion({ model: 'herald', messages: [{ role: 'user', content: 'hi' }] }, { 'x-herald-session': 'bad\nname' })).param,
+    ).toBe('x-herald-session');
     // `user` is an id (the session's user) even when the header names the session: found by the fuzz suite.
     for (const user of ['\u0000', 'a\u0003b', 'x'.repeat(257)]) {
-      expect(refusal(() => parseChatCompletion({ model: 'herald', user, messages: [{ role: 'user', content: 'hi' }] }, { 'x-herald-session': 'work' })).param).toBe('user');
+      expect(
+        refusal(() => parseChatCompletion({ model: 'herald', user, messages: [{ role: 'user', content: 'hi' }] }, { 'x-herald-session': 'work' })).param,
+      ).toBe('user');
     }
   });
 });
 
 describe('reading Responses requests', () => {
   it('takes a string or message items, with instructions', () => {
-    expect(parseResponsesRequest({ model: 'herald', input: 'hello', instructions: 'Be kind.' }, {})).toMatchObject({ text: 'hello', system: 'Be kind.', history: [] });
+    expect(parseResponsesRequest({ model: 'herald', input: 'hello', instructions: 'Be kind.' }, {})).toMatchObject({
+      text: 'hello',
+      system: 'Be kind.',
+      history: [],
+    });
     const items = parseResponsesRequest(
       {
         model: 'herald',
         input: [
           { role: 'user', content: 'a' },
           { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'b' }] },
-          { role: 'user', content: [{ type: 'input_text', text: 'c' }, { type: 'input_image', image_url: 'https://example.com/x.jpg' }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'input_text', text: 'c' },
+              { type: 'input_image', image_url: 'https://example.com/x.jpg' },
+            ],
+          },
         ],
       },
       {},
     );
-    expect(items).toMatchObject({ text: 'c\n[Image: https://example.com/x.jpg]', history: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }], attachments: [] });
+    expect(items).toMatchObject({
+      text: 'c\n[Image: https://example.com/x.jpg]',
+      history: [
+        { role: 'user', content: 'a' },
+        { role: 'assistant', content: 'b' },
+      ],
+      attachments: [],
+    });
   });
 
   it('refuses previous_response_id and item types it does not run', () => {
     expect(refusal(() => parseResponsesRequest({ model: 'herald', input: 'x', previous_response_id: 'resp_1' }, {})).param).toBe('previous_response_id');
-    expect(refusal(() => parseResponsesRequest({ model: 'herald', input: [{ type: 'function_call_output', call_id: 'c', output: '1' }] }, {})).param).toBe('input');
+    expect(refusal(() => parseResponsesRequest({ model: 'herald', input: [{ type: 'function_call_output', call_id: 'c', output: '1' }] }, {})).param).toBe(
+      'input',
+    );
   });
 });

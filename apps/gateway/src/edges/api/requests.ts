@@ -156,13 +156,20 @@ function imageNote(url: string, param: string): string {
  * store keeps it: consecutive messages of one role are joined) and the new user message, which must come last.
  */
 function conversation(said: Said[], param: string): Pick<ApiInput, 'system' | 'history' | 'text' | 'attachments'> {
-  const system = said.filter((s) => s.role === 'system').map((s) => s.text).filter((t) => t.trim() !== '');
+  const system = said
+    .filter((s) => s.role === 'system')
+    .map((s) => s.text)
+    .filter((t) => t.trim() !== '');
   const turns = said.filter((s) => s.role !== 'system');
   const last = turns[turns.length - 1];
   if (last?.role !== 'user') throw badRequest('The last message must be a user message: it is what Herald answers.', param);
   if (last.text.trim() === '' && last.attachments.length === 0) throw badRequest('The last user message is empty.', param);
   if (last.text.length > MAX_INBOUND_CHARS) {
-    throw badRequest(`The last user message is too long (${last.text.length} characters; the limit is ${MAX_INBOUND_CHARS}).`, param, 'string_above_max_length');
+    throw badRequest(
+      `The last user message is too long (${last.text.length} characters; the limit is ${MAX_INBOUND_CHARS}).`,
+      param,
+      'string_above_max_length',
+    );
   }
   const history: ChatMessage[] = [];
   for (const t of turns.slice(0, -1)) {
@@ -182,7 +189,10 @@ function sessionOf(headers: Record<string, unknown>, user: string | null | undef
   const fromHeader = typeof header === 'string' ? header.trim() : Array.isArray(header) ? String(header[0]).trim() : '';
   const fromUser = user?.trim() || null;
   // `user` is the session's user id even when the header names the session: both are ids, checked alike.
-  for (const [value, param] of [[fromHeader, SESSION_HEADER], [fromUser, 'user']] as const) {
+  for (const [value, param] of [
+    [fromHeader, SESSION_HEADER],
+    [fromUser, 'user'],
+  ] as const) {
     if (value && (value.length > MAX_SESSION_NAME || /[\u0000-\u001f\u007f]/.test(value))) {
       throw badRequest(`The session name (X-Herald-Session or user) must be 1-${MAX_SESSION_NAME} characters without control characters.`, param);
     }

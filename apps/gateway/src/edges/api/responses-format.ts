@@ -17,7 +17,12 @@ export interface ResponseMeta {
 }
 
 export function responseMeta(model: string): ResponseMeta {
-  return { id: `resp_${randomBytes(16).toString('hex')}`, messageId: `msg_${randomBytes(16).toString('hex')}`, createdAt: Math.floor(Date.now() / 1000), model };
+  return {
+    id: `resp_${randomBytes(16).toString('hex')}`,
+    messageId: `msg_${randomBytes(16).toString('hex')}`,
+    createdAt: Math.floor(Date.now() / 1000),
+    model,
+  };
 }
 
 export function responseUsage(u: TurnUsage | null): Record<string, unknown> {
@@ -46,7 +51,13 @@ function messageItem(meta: ResponseMeta, text: string | null): Record<string, un
 
 type Status = 'in_progress' | 'completed' | 'failed';
 
-export function responseJson(meta: ResponseMeta, status: Status, text: string | null, usage: TurnUsage | null, error: ApiError | null = null): Record<string, unknown> {
+export function responseJson(
+  meta: ResponseMeta,
+  status: Status,
+  text: string | null,
+  usage: TurnUsage | null,
+  error: ApiError | null = null,
+): Record<string, unknown> {
   return {
     id: meta.id,
     object: 'response',

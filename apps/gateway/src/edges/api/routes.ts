@@ -44,29 +44,34 @@ interface Shape {
 }
 
 export async function mountApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): Promise<void> {
-  await app.register(async (api) => {
-    api.addHook('onRequest', apiAuth(deps.keys));
-    api.setErrorHandler(apiErrorHandler);
-    api.setNotFoundHandler((req, reply) => sendApiError(reply, new ApiError(404, `Unknown request URL: ${req.method} ${req.url.split('?')[0]}.`, 'invalid_request_error', 'unknown_url')));
+  await app.register(
+    async (api) => {
+      api.addHook('onRequest', apiAuth(deps.keys));
+      api.setErrorHandler(apiErrorHandler);
+      api.setNotFoundHandler((req, reply) =>
+        sendApiError(reply, new ApiError(404, `Unknown request URL: ${req.method} ${req.url.split('?')[0]}.`, 'invalid_request_error', 'unknown_url')),
+      );
 
-    api.get('/models', async () => ({ object: 'list', data: modelIds(deps.profiles).map(modelJson) }));
-    api.get<{ Params: { model: string } }>('/models/:model', async (req) => {
-      checkModel(deps.profiles, req.params.model, 'model');
-      return modelJson(req.params.model);
-    });
+      api.get('/models', async () => ({ object: 'list', data: modelIds(deps.profiles).map(modelJson) }));
+      api.get<{ Params: { model: string } }>('/models/:model', async (req) => {
+        checkModel(deps.profiles, req.params.model, 'model');
+        return modelJson(req.params.model);
+      });
 
-    api.post('/chat/completions', { bodyLimit: API_BODY_LIMIT }, async (req, reply) => {
-      const input = parseChatCompletion(req.body, req.headers);
-      const meta = chatMeta(input.model);
-      return answer(req, reply, input, { json: (a) => chatCompletionJson(meta, a), stream: (i) => chatStreamFormat(meta, i.includeUsage) });
-    });
+      api.post('/chat/completions', { bodyLimit: API_BODY_LIMIT }, async (req, reply) => {
+        const input = parseChatCompletion(req.body, req.headers);
+        const meta = chatMeta(input.model);
+        return answer(req, reply, input, { json: (a) => chatCompletionJson(meta, a), stream: (i) => chatStreamFormat(meta, i.includeUsage) });
+      });
 
-    api.post('/responses', { bodyLimit: API_BODY_LIMIT }, async (req, reply) => {
-      const input = parseResponsesRequest(req.body, req.headers);
-      const meta = responseMeta(input.model);
-      return answer(req, reply, input, { json: (a) => responseJson(meta, 'completed', a.text, a.usage), stream: () => responsesStreamFormat(meta) });
-    });
-  }, { prefix: '/v1' });
+      api.post('/responses', { bodyLimit: API_BODY_LIMIT }, async (req, reply) => {
+        const input = parseResponsesRequest(req.body, req.headers);
+        const meta = responseMeta(input.model);
+        return answer(req, reply, input, { json: (a) => responseJson(meta, 'completed', a.text, a.usage), stream: () => responsesStreamFormat(meta) });
+      });
+    },
+    { prefix: '/v1' },
+  );
 
   async function answer(req: FastifyRequest, reply: FastifyReply, input: ApiInput, shape: Shape): Promise<unknown> {
     checkModel(deps.profiles, input.model, 'model');
@@ -119,7 +124,13 @@ function modelIds(profiles: ProfileTable): string[] {
 
 function checkModel(profiles: ProfileTable, model: string, param: string): void {
   if (model !== DEFAULT_MODEL_ID && !profiles.has(model)) {
-    throw new ApiError(404, `The model '${model}' does not exist. Models: ${modelIds(profiles).join(', ')} (GET /v1/models).`, 'invalid_request_error', 'model_not_found', param);
+    throw new ApiError(
+      404,
+      `The model '${model}' does not exist. Models: ${modelIds(profiles).join(', ')} (GET /v1/models).`,
+      'invalid_request_error',
+      'model_not_found',
+      param,
+    );
   }
 }
 

@@ -13,7 +13,13 @@ function run(steps: Array<['delta', string] | ['restart'] | ['tool'] | ['final',
 
 describe('StreamedText', () => {
   it('passes deltas through and sends nothing more when the reply is what was streamed', () => {
-    expect(run([['delta', 'Hello '], ['delta', 'world'], ['final', 'Hello world']])).toEqual({ sent: ['Hello ', 'world'], text: 'Hello world' });
+    expect(
+      run([
+        ['delta', 'Hello '],
+        ['delta', 'world'],
+        ['final', 'Hello world'],
+      ]),
+    ).toEqual({ sent: ['Hello ', 'world'], text: 'Hello world' });
   });
 
   it('after a retry, text identical to what was shown is not sent again; what continues it is', () => {

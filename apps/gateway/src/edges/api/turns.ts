@@ -81,7 +81,14 @@ export class ApiTurns {
     } catch (err) {
       if (err instanceof ApiError) throw err;
       this.deps.log.warn({ err }, 'API request not taken: Redis or the store is unavailable');
-      throw new ApiError(503, 'Herald cannot take requests right now (its queue or database is unavailable); try again shortly.', 'server_error', 'service_unavailable', null, UNAVAILABLE_RETRY_S);
+      throw new ApiError(
+        503,
+        'Herald cannot take requests right now (its queue or database is unavailable); try again shortly.',
+        'server_error',
+        'service_unavailable',
+        null,
+        UNAVAILABLE_RETRY_S,
+      );
     }
   }
 
@@ -90,7 +97,14 @@ export class ApiTurns {
     const requestId = randomUUID().replaceAll('-', '');
     const decision = await deps.limiter.check(API_PLATFORM, caller.keyLabel, requestId);
     if (!decision.allowed) {
-      throw new ApiError(429, `Rate limit reached: ${deps.limiter.limit} requests per minute for this API key (HERALD_API_RATE_LIMIT).`, 'rate_limit_error', 'rate_limit_exceeded', null, decision.retryAfterMs / 1000);
+      throw new ApiError(
+        429,
+        `Rate limit reached: ${deps.limiter.limit} requests per minute for this API key (HERALD_API_RATE_LIMIT).`,
+        'rate_limit_error',
+        'rate_limit_exceeded',
+        null,
+        decision.retryAfterMs / 1000,
+      );
     }
     const chatId = input.session ?? `once.${requestId}`;
     const userId = input.user ?? caller.keyLabel;
@@ -117,7 +131,14 @@ export class ApiTurns {
     try {
       const res = await deps.producer.submit(sessionKey, payload, 'queue');
       if (res.status === 'full') {
-        throw new ApiError(429, `This session already has ${MAX_PENDING} requests waiting; try again when some are answered.`, 'rate_limit_error', 'session_busy', null, SESSION_FULL_RETRY_S);
+        throw new ApiError(
+          429,
+          `This session already has ${MAX_PENDING} requests waiting; try again when some are answered.`,
+          'rate_limit_error',
+          'session_busy',
+          null,
+          SESSION_FULL_RETRY_S,
+        );
       }
     } catch (err) {
       await deps.listener.unwatch(requestId);
@@ -154,8 +175,16 @@ export class ApiTurns {
       const base = buildSessionSystemPrompt(profile.systemPrompt, { platform: API_PLATFORM, chatType: 'dm', startedAt, timeZone: config.timezone });
       return input.system ? `${base}\n\n${input.system}` : base;
     };
-    if (input.session !== null) await resetExpiredSession({ store, mailbox: this.deps.mailbox, conversation }, sessionKey, flushAfterReset(store, conversation));
-    const { session, created } = await store.getOrCreateSession(sessionKey, () => ({ source: API_PLATFORM, userId, chatId, model: profile.model, systemPrompt: promptFor(new Date()), profile: profileColumn(profile.name) }));
+    if (input.session !== null)
+      await resetExpiredSession({ store, mailbox: this.deps.mailbox, conversation }, sessionKey, flushAfterReset(store, conversation));
+    const { session, created } = await store.getOrCreateSession(sessionKey, () => ({
+      source: API_PLATFORM,
+      userId,
+      chatId,
+      model: profile.model,
+      systemPrompt: promptFor(new Date()),
+      profile: profileColumn(profile.name),
+    }));
     if (!created && input.system !== null) {
       const wanted = promptFor(new Date(session.startedAt));
       if (session.systemPrompt !== wanted) await store.setSystemPrompt(session.id, wanted);

@@ -55,7 +55,17 @@ beforeAll(async () => {
   const control = new ControlBus(redis, null, prefix);
   queue = new Queue<TurnJobData>(TURN_QUEUE, { connection: { url: URL, maxRetriesPerRequest: null }, prefix });
   schedules = openSchedules({ ...config, redisPrefix: prefix }, store, log);
-  deps = { store, mailbox, control, producer: new TurnProducer(queue, mailbox, control, log), ledger: new CommandLedger(redis, prefix), conversation: services, schedules: schedules.service, log, profiles: services.profiles };
+  deps = {
+    store,
+    mailbox,
+    control,
+    producer: new TurnProducer(queue, mailbox, control, log),
+    ledger: new CommandLedger(redis, prefix),
+    conversation: services,
+    schedules: schedules.service,
+    log,
+    profiles: services.profiles,
+  };
 });
 
 afterAll(async () => {
@@ -98,14 +108,24 @@ async function conversation(chat: string, exchanges: Array<[string, string]>): P
   const key = sessionKeyFor(message(chat, ''));
   const { session } = await store.getOrCreateSession(key, { source: 'telegram', userId: chat, chatId: chat, model: 'openai:gpt-4.1-mini' });
   for (const [i, [q, a]] of exchanges.entries()) {
-    await store.appendMessages(session.id, [{ role: 'user', content: q }, { role: 'assistant', content: a }], { turnId: `${chat}-t${i}` });
+    await store.appendMessages(
+      session.id,
+      [
+        { role: 'user', content: q },
+        { role: 'assistant', content: a },
+      ],
+      { turnId: `${chat}-t${i}` },
+    );
   }
   return session.id;
 }
 
 describe('session commands', () => {
   it('/undo removes the last exchange and says what; /undo on nothing says so', async () => {
-    const id = await conversation('u1', [['first question', 'first answer'], ['second question', 'second answer']]);
+    const id = await conversation('u1', [
+      ['first question', 'first answer'],
+      ['second question', 'second answer'],
+    ]);
     expect(await command('u1', '/undo')).toBe('↩️ Removed your last message “second question” and the reply.');
     expect((await store.getHistory(id)).map((m) => m.content)).toEqual(['first question', 'first answer']);
     expect(await command('u1', '/undo')).toMatch(/first question/);
@@ -113,7 +133,10 @@ describe('session commands', () => {
   });
 
   it('/retry removes the last question with its answer and queues the question again', async () => {
-    const id = await conversation('r1', [['keep me', 'kept'], ['ask again', 'wrong answer']]);
+    const id = await conversation('r1', [
+      ['keep me', 'kept'],
+      ['ask again', 'wrong answer'],
+    ]);
     expect(await command('r1', '/retry')).toBeNull();
     expect((await store.getHistory(id)).map((m) => m.content)).toEqual(['keep me', 'kept']);
     const pending = await deps.mailbox.head(sessionKeyFor(message('r1', '')));
@@ -121,7 +144,11 @@ describe('session commands', () => {
   });
 
   it('a command delivered twice (a redelivery, or a retried hand-over after its answer failed to send) runs once', async () => {
-    const id = await conversation('d1', [['one', '1'], ['two', '2'], ['three', '3']]);
+    const id = await conversation('d1', [
+      ['one', '1'],
+      ['two', '2'],
+      ['three', '3'],
+    ]);
     const msg = message('d1', '/undo');
     const input = { command: parseCommand('/undo')!, msg, sessionKey: sessionKeyFor(msg), profile: services.profiles.get('default') };
     const first = await runCommand(deps, input);
@@ -183,7 +210,14 @@ describe('session commands', () => {
     const key = sessionKeyFor(message('p3', ''));
     const init = { source: 'telegram' as const, userId: 'p3', chatId: 'p3', model: 'openai:gpt-4.1-mini' };
     const rome = (await store.startNewSession(key, init)).id;
-    await store.appendMessages(rome, [{ role: 'user', content: 'rome question' }, { role: 'assistant', content: 'rome answer' }], { turnId: 'p3-rome' });
+    await store.appendMessages(
+      rome,
+      [
+        { role: 'user', content: 'rome question' },
+        { role: 'assistant', content: 'rome answer' },
+      ],
+      { turnId: 'p3-rome' },
+    );
     await store.setTitle(rome, 'Rome');
     const paris = (await store.startNewSession(key, { ...init, endPreviousReason: 'session_reset' })).id;
     await store.setTitle(paris, 'Paris');
@@ -192,7 +226,14 @@ describe('session commands', () => {
     const slackKey = 'agent:main:slack:dm:D1';
     await store.setTitle((await store.getOrCreateSession(slackKey, { source: 'slack', userId: 'p3' })).session.id, 'Slack only');
     const mine = (await store.startNewSession(key, { ...init, endPreviousReason: 'session_reset' })).id;
-    await store.appendMessages(mine, [{ role: 'user', content: 'unrelated' }, { role: 'assistant', content: 'yes' }], { turnId: 'p3-now' });
+    await store.appendMessages(
+      mine,
+      [
+        { role: 'user', content: 'unrelated' },
+        { role: 'assistant', content: 'yes' },
+      ],
+      { turnId: 'p3-now' },
+    );
 
     const list = await command('p3', '/resume');
     expect(list).toContain('• Rome');
@@ -244,12 +285,18 @@ describe('session commands', () => {
 });
 
 describe('/schedules', () => {
-  it('lists the user\'s tasks (all of them in a DM, this chat\'s in a group), cancels theirs, and explains bad input', async () => {
+  it("lists the user's tasks (all of them in a DM, this chat's in a group), cancels theirs, and explains bad input", async () => {
     const dm = message('sch1', '');
     const group: InboundMessage = { ...dm, conversationId: 'telegram:-500', chatType: 'group', chatId: '-500' };
     await schedules.service.create({ origin: scheduleOrigin(dm, sessionKeyFor(dm)), prompt: 'water the plants', inMinutes: 60 });
     const inGroup = await schedules.service.create({ origin: scheduleOrigin(group, sessionKeyFor(group)), prompt: 'stand-up notes', cron: '0 9 * * 1-5' });
-    const run = (msg: InboundMessage, text: string) => runCommand(deps, { command: parseCommand(text)!, msg: { ...msg, messageId: `sch-${nextId++}` }, sessionKey: sessionKeyFor(msg), profile: services.profiles.get('default') });
+    const run = (msg: InboundMessage, text: string) =>
+      runCommand(deps, {
+        command: parseCommand(text)!,
+        msg: { ...msg, messageId: `sch-${nextId++}` },
+        sessionKey: sessionKeyFor(msg),
+        profile: services.profiles.get('default'),
+      });
 
     const all = await run(dm, '/schedules');
     expect(all).toMatch(/^Your scheduled tasks \(2\):\n• /);
@@ -262,7 +309,9 @@ describe('/schedules', () => {
 
     expect(await run(group, '/schedules delete everything')).toBe('Usage: /schedules — list your scheduled tasks; /schedules cancel <id> — cancel one.');
     expect(await run(group, '/schedules cancel')).toMatch(/^Usage: /);
-    expect(await run({ ...group, userId: 'someone-else' }, `/schedules cancel ${inGroup.id}`)).toBe(`You have no scheduled task "${inGroup.id}". Send /schedules to see yours.`);
+    expect(await run({ ...group, userId: 'someone-else' }, `/schedules cancel ${inGroup.id}`)).toBe(
+      `You have no scheduled task "${inGroup.id}". Send /schedules to see yours.`,
+    );
     expect(await run(group, `/schedules cancel ${inGroup.id}`)).toBe(`🗑 Cancelled scheduled task ${inGroup.id}.`);
     expect(await run(group, `/schedules cancel ${inGroup.id}`)).toBe(`Task ${inGroup.id} has already finished or been cancelled.`);
     expect(await run(group, '/schedules')).toBe('You have no scheduled tasks in this chat.');

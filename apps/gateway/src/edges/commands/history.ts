@@ -39,7 +39,12 @@ export async function retryCommand(deps: CommandDeps, { msg, sessionKey, profile
     const files = start.attachments ?? [];
     const res = await deps.producer.submit(
       sessionKey,
-      { ...payloadFrom(msg, profile.name), text: start.content ?? '', quoted: undefined, ...(files.length > 0 && { attachments: files.map(attachmentOf), mediaInText: true }) },
+      {
+        ...payloadFrom(msg, profile.name),
+        text: start.content ?? '',
+        quoted: undefined,
+        ...(files.length > 0 && { attachments: files.map(attachmentOf), mediaInText: true }),
+      },
       'queue',
     );
     if (res.status === 'full') return 'The queue is full; nothing was retried.';
@@ -102,7 +107,9 @@ export async function compressCommand(deps: CommandDeps, { sessionKey }: Command
       }
       return [r.notice, r.warning].filter(Boolean).join('\n') || 'Nothing to compress.';
     } finally {
-      await spend.settle().catch((err: unknown) => deps.log.warn({ err, sessionId: into.id }, 'the compression summary ran but its spend could not be recorded'));
+      await spend
+        .settle()
+        .catch((err: unknown) => deps.log.warn({ err, sessionId: into.id }, 'the compression summary ran but its spend could not be recorded'));
     }
   });
   return held.held ? held.value : BUSY_REPLY;

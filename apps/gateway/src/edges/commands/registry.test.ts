@@ -35,7 +35,9 @@ describe('command registry', () => {
   });
 
   it('lets only commands that leave the transcript alone run while a turn is busy', () => {
-    const refusing = COMMANDS.filter((c) => !c.bypassesBusy).map((c) => c.name).sort();
+    const refusing = COMMANDS.filter((c) => !c.bypassesBusy)
+      .map((c) => c.name)
+      .sort();
     expect(refusing).toEqual(['compress', 'resume', 'retry', 'undo']);
   });
 

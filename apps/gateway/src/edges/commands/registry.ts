@@ -35,7 +35,6 @@ export interface CommandSpec {
   bypassesBusy: boolean;
 }
 
-
 export const BUSY_REPLY = '⏳ Busy — a task is running. Send /stop first (or wait for the answer).';
 
 export const COMMANDS: readonly CommandSpec[] = [

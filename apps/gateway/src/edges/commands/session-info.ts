@@ -75,7 +75,6 @@ export async function modelCommand(deps: CommandDeps, { command, msg, sessionKey
   return `🧠 This conversation now uses ${checked.ref}.`;
 }
 
-
 async function estimateTokens(deps: CommandDeps, s: Session): Promise<number> {
   const chars = (await deps.store.getHistory(s.id)).reduce((n, m) => n + (m.content?.length ?? 0) + JSON.stringify(m.tool_calls ?? '').length, 0);
   return Math.ceil(chars / CHARS_PER_TOKEN);

@@ -28,7 +28,5 @@ export async function voiceCommand(deps: CommandDeps, { command, msg, sessionKey
   if (arg !== 'on' && arg !== 'off') return VOICE_USAGE;
   if (arg === 'on' && !available) return NO_TTS_REPLY;
   await services.voice.set(sessionKey, arg === 'on');
-  return arg === 'on'
-    ? `🔊 Voice replies on: each answer also comes as ${voiceReplyName(msg.platform)}. /voice off stops them.`
-    : '🔇 Voice replies off.';
+  return arg === 'on' ? `🔊 Voice replies on: each answer also comes as ${voiceReplyName(msg.platform)}. /voice off stops them.` : '🔇 Voice replies off.';
 }

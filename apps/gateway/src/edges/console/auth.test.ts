@@ -8,7 +8,7 @@ const TOKEN = 'console-admin-token-0123456789';
 const withHeaders = (headers: Record<string, string>): FastifyRequest => ({ headers }) as unknown as FastifyRequest;
 
 describe('console sessions and CSRF', () => {
-  it('accepts its own fresh cookie only: not another token\'s, not a forged or an expired one', () => {
+  it("accepts its own fresh cookie only: not another token's, not a forged or an expired one", () => {
     const now = Date.now();
     const cookie = sessionCookieValue(TOKEN, now);
     expect(cookie).not.toContain(TOKEN);
@@ -32,7 +32,8 @@ describe('console sessions and CSRF', () => {
 
   it('goes back after login only to a console page', () => {
     expect(safeNext('/console/sessions?q=a')).toBe('/console/sessions?q=a');
-    for (const bad of ['https://evil.example/', '//evil.example/console', '/admin/sessions', '/console//evil', undefined]) expect(safeNext(bad)).toBe('/console');
+    for (const bad of ['https://evil.example/', '//evil.example/console', '/admin/sessions', '/console//evil', undefined])
+      expect(safeNext(bad)).toBe('/console');
   });
 });
 

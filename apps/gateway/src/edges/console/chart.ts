@@ -34,7 +34,8 @@ export function usageChart(days: string[], usage: DailyUsage[], models: Array<st
   const plotH = H - PAD.top - PAD.bottom;
   const slot = plotW / Math.max(days.length, 1);
   const barW = Math.max(2, slot * 0.7);
-  const fmt = (v: number): string => (metric === 'costUsd' ? `$${v < 1 ? v.toFixed(3) : v.toFixed(2)}` : v >= 1000 ? `${Math.round(v / 1000)}k` : String(Math.round(v)));
+  const fmt = (v: number): string =>
+    metric === 'costUsd' ? `$${v < 1 ? v.toFixed(3) : v.toFixed(2)}` : v >= 1000 ? `${Math.round(v / 1000)}k` : String(Math.round(v));
   const parts: string[] = [];
   for (const frac of [0, 0.5, 1]) {
     const y = PAD.top + plotH * (1 - frac);
@@ -49,7 +50,9 @@ export function usageChart(days: string[], usage: DailyUsage[], models: Array<st
       if (h <= 0) continue;
       y -= h;
       const title = `${day} · ${u.model ?? 'no model'}: ${fmt(metricValue(u, metric))}`;
-      parts.push(`<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${barW.toFixed(1)}" height="${h.toFixed(1)}" fill="${modelColor(models, u.model)}"><title>${escapeHtml(title)}</title></rect>`);
+      parts.push(
+        `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${barW.toFixed(1)}" height="${h.toFixed(1)}" fill="${modelColor(models, u.model)}"><title>${escapeHtml(title)}</title></rect>`,
+      );
     }
     if (days.length <= 14 || i % Math.ceil(days.length / 7) === 0 || i === days.length - 1) {
       parts.push(`<text x="${(x + barW / 2).toFixed(1)}" y="${H - 8}" text-anchor="middle">${escapeHtml(day.slice(5))}</text>`);

@@ -50,10 +50,18 @@ export async function overviewData(deps: ConsoleDeps): Promise<{ health: Detaile
   };
 }
 
-export async function usageData(deps: ConsoleDeps, days: number, now: Date): Promise<{ byModel: ModelUsage[]; byProfile: ProfileUsage[]; byDay: DailyUsage[] }> {
+export async function usageData(
+  deps: ConsoleDeps,
+  days: number,
+  now: Date,
+): Promise<{ byModel: ModelUsage[]; byProfile: ProfileUsage[]; byDay: DailyUsage[] }> {
   // From the start of the first UTC day in the window.
   const since = Math.floor(now.getTime() / 86_400_000) * 86_400_000 - (days - 1) * 86_400_000;
-  const [byModel, byProfile, byDay] = await Promise.all([deps.store.usageByModel({ since }), deps.store.usageByProfile({ since }), deps.store.usageByDay({ since })]);
+  const [byModel, byProfile, byDay] = await Promise.all([
+    deps.store.usageByModel({ since }),
+    deps.store.usageByProfile({ since }),
+    deps.store.usageByDay({ since }),
+  ]);
   return { byModel, byProfile, byDay };
 }
 
@@ -63,7 +71,17 @@ export async function usageData(deps: ConsoleDeps, days: number, now: Date): Pro
  */
 export async function sessionsData(deps: ConsoleDeps, ask: { q: string; source?: SessionSource; cursor?: string }, priced: Priced): Promise<SessionsView> {
   const { q, source } = ask;
-  const view: SessionsView = { q, source: source ?? '', sessions: [], hits: null, hitSessions: new Map(), nextCursor: null, searchError: null, priced, now: Date.now() };
+  const view: SessionsView = {
+    q,
+    source: source ?? '',
+    sessions: [],
+    hits: null,
+    hitSessions: new Map(),
+    nextCursor: null,
+    searchError: null,
+    priced,
+    now: Date.now(),
+  };
   if (q) {
     const hits = await deps.store.search(q, { source, limit: PAGE_SIZE });
     const sessions = await deps.store.sessionOverviewsByIds(hits.map((h) => h.sessionId));

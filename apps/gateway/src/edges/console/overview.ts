@@ -67,7 +67,8 @@ export function overviewBody(health: DetailedHealth, deps: Dependency[], week: W
     'Platform connections (of this process)',
     ['Platform', 'State', 'Last event', 'Error'],
     Object.entries(health.platforms).map(
-      ([name, p]) => html`<tr><th scope="row">${name}</th><td class="state ${stateClass(p.state)}">${p.state}</td><td>${when(p.last_event_at)}</td><td>${p.error ?? ''}</td></tr>`,
+      ([name, p]) =>
+        html`<tr><th scope="row">${name}</th><td class="state ${stateClass(p.state)}">${p.state}</td><td>${when(p.last_event_at)}</td><td>${p.error ?? ''}</td></tr>`,
     ),
     'No platform.',
   )}
@@ -82,9 +83,12 @@ export function overviewBody(health: DetailedHealth, deps: Dependency[], week: W
     'Workers heard from in the last 30 s',
     ['Worker', 'Host', 'PID', 'Last heartbeat', 'Running turns'],
     health.workers.map(
-      (w) => html`<tr><th scope="row">${w.id}</th><td>${w.host}</td><td class="num">${w.pid}</td><td>${when(w.last_heartbeat_at)}</td><td class="num">${w.running_turns}</td></tr>`,
+      (w) =>
+        html`<tr><th scope="row">${w.id}</th><td>${w.host}</td><td class="num">${w.pid}</td><td>${when(w.last_heartbeat_at)}</td><td class="num">${w.running_turns}</td></tr>`,
     ),
-    health.workers_error ? `Workers could not be listed: ${health.workers_error}` : 'No worker has sent a heartbeat: messages wait in the queue until one runs.',
+    health.workers_error
+      ? `Workers could not be listed: ${health.workers_error}`
+      : 'No worker has sent a heartbeat: messages wait in the queue until one runs.',
   )}
 </section>
 ${mcpSection(health)}

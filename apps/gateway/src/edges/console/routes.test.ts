@@ -24,14 +24,32 @@ afterAll(async () => {
 
 function health(role: string, mcp: McpServerJson[] = []): DetailedHealth {
   return {
-    status: 'ok', version: 'test', pid: 1, role, uptime_s: 1, platforms: {}, workers: [], workers_error: null, queue: null, queue_error: null,
-    active_turns: 0, mcp_servers: mcp, key_pools: null, key_pools_error: null, context_windows: null, context_windows_error: null, safety: [],
+    status: 'ok',
+    version: 'test',
+    pid: 1,
+    role,
+    uptime_s: 1,
+    platforms: {},
+    workers: [],
+    workers_error: null,
+    queue: null,
+    queue_error: null,
+    active_turns: 0,
+    mcp_servers: mcp,
+    key_pools: null,
+    key_pools_error: null,
+    context_windows: null,
+    context_windows_error: null,
+    safety: [],
   };
 }
 
 async function consoleApp(store: SessionStore, opts: { role?: string; api?: boolean; mcp?: McpServerJson[] } = {}): Promise<FastifyInstance> {
   const app = Fastify();
-  const queue = new Queue('console-test', { connection: { url: 'redis://127.0.0.1:6379', maxRetriesPerRequest: null }, prefix: `herald-console-test-${process.pid}` });
+  const queue = new Queue('console-test', {
+    connection: { url: 'redis://127.0.0.1:6379', maxRetriesPerRequest: null },
+    prefix: `herald-console-test-${process.pid}`,
+  });
   queues.push(queue);
   // What edges/api/routes.ts mounts when HERALD_API_KEYS is set.
   if (opts.api) app.post('/v1/chat/completions', async () => ({}));
@@ -51,7 +69,8 @@ async function consoleApp(store: SessionStore, opts: { role?: string; api?: bool
 describe('console pages', () => {
   it('tells two sessions of the same minute apart: first message, user name, last activity; the id is secondary', async () => {
     const store = await temp.open();
-    const ann = (await store.getOrCreateSession('agent:main:telegram:dm:1', { source: 'telegram', userId: '1', userName: 'Ann', model: 'openai:gpt-4.1-mini' })).session;
+    const ann = (await store.getOrCreateSession('agent:main:telegram:dm:1', { source: 'telegram', userId: '1', userName: 'Ann', model: 'openai:gpt-4.1-mini' }))
+      .session;
     await store.appendMessages(ann.id, [{ role: 'user', content: 'What rhymes with <orange>?' }]);
     const bob = (await store.getOrCreateSession('agent:main:telegram:dm:2', { source: 'telegram', userId: '2', model: 'openai:gpt-4.1-mini' })).session;
     await store.appendMessages(bob.id, [{ role: 'user', content: 'Plan my trip to Oslo' }]);
@@ -77,7 +96,9 @@ describe('console pages', () => {
 
   it('names API sessions by the name the client gave, not the key label', async () => {
     const store = await temp.open();
-    const named = (await store.getOrCreateSession('agent:main:api:dm:key-0123456789:support-bot', { source: 'api', userId: 'key-0123456789', chatId: 'support-bot' })).session;
+    const named = (
+      await store.getOrCreateSession('agent:main:api:dm:key-0123456789:support-bot', { source: 'api', userId: 'key-0123456789', chatId: 'support-bot' })
+    ).session;
     await store.appendMessages(named.id, [{ role: 'user', content: 'hello from the widget' }]);
     const app = await consoleApp(store);
     const row = rowOf((await app.inject({ url: '/console/sessions', headers: COOKIE })).body, named.id);
@@ -111,11 +132,21 @@ describe('console pages', () => {
     expect(worker).toContain('Off in this process');
   });
 
-  it('shows each MCP server\'s crashes, restarts and last error on the overview, also once it is back up', async () => {
+  it("shows each MCP server's crashes, restarts and last error on the overview, also once it is back up", async () => {
     const store = await temp.open();
     const local: McpServerJson = {
-      name: 'local', transport: 'stdio', state: 'ready', tools: 4, error: null, since: '2026-12-06T08:00:05.000Z', failures: 0,
-      crashes: 2, restarts: 3, last_error: 'the connection closed (stderr: out of <memory>)', last_error_at: '2026-12-06T08:00:00.000Z', next_attempt_at: null,
+      name: 'local',
+      transport: 'stdio',
+      state: 'ready',
+      tools: 4,
+      error: null,
+      since: '2026-12-06T08:00:05.000Z',
+      failures: 0,
+      crashes: 2,
+      restarts: 3,
+      last_error: 'the connection closed (stderr: out of <memory>)',
+      last_error_at: '2026-12-06T08:00:00.000Z',
+      next_attempt_at: null,
     };
     const body = (await (await consoleApp(store, { mcp: [local] })).inject({ url: '/console', headers: COOKIE })).body;
     expect(body).toContain('<h2 id="h-mcp">MCP servers</h2>');

@@ -130,7 +130,12 @@ function loginRoutes(c: FastifyInstance, deps: ConsoleDeps): void {
     if (typeof form.token !== 'string' || !sameToken(form.token, deps.token)) {
       deps.log.warn({ ip: req.ip }, 'console login with a wrong token');
       reply.code(401);
-      return html(reply, { title: 'Log in', section: 'login', body: loginBody(safeNext(form.next), true), notice: { kind: 'error', text: 'That is not the admin token.' } });
+      return html(reply, {
+        title: 'Log in',
+        section: 'login',
+        body: loginBody(safeNext(form.next), true),
+        notice: { kind: 'error', text: 'That is not the admin token.' },
+      });
     }
     setSessionCookie(reply, req, sessionCookieValue(deps.token));
     return reply.redirect(safeNext(form.next), 303);
@@ -166,7 +171,12 @@ function readingRoutes(c: FastifyInstance, pages: ConsolePages): void {
     const after = /^\d{1,15}$/.test(req.query.after ?? '') ? Number(req.query.after) : 0;
     const messages = await deps.store.getMessages(s.id, { afterId: after, limit: TRANSCRIPT_PAGE + 1 });
     const later = messages.length > TRANSCRIPT_PAGE ? messages[TRANSCRIPT_PAGE - 1].id : null;
-    return html(reply, { title: sessionLabel(s), section: 'sessions', csrf: csrf(req), body: transcriptBody(s, messages.slice(0, TRANSCRIPT_PAGE), later, priced, Date.now()) });
+    return html(reply, {
+      title: sessionLabel(s),
+      section: 'sessions',
+      csrf: csrf(req),
+      body: transcriptBody(s, messages.slice(0, TRANSCRIPT_PAGE), later, priced, Date.now()),
+    });
   });
 
   c.get<{ Querystring: { days?: string } }>('/usage', async (req, reply) => {
@@ -191,7 +201,8 @@ function pairingRoutes(c: FastifyInstance, pages: ConsolePages): void {
     const action = (req.params as { action: string }).action;
     const form = req.body ?? {};
     const platform = form.platform as Platform;
-    if (!(PLATFORMS as readonly string[]).includes(platform) || typeof form.user_id !== 'string') return reply.code(400).type('text/plain').send('Unknown platform or user.');
+    if (!(PLATFORMS as readonly string[]).includes(platform) || typeof form.user_id !== 'string')
+      return reply.code(400).type('text/plain').send('Unknown platform or user.');
     const back = (done: string, extra = ''): FastifyReply => reply.redirect(`${CONSOLE_PATH}/pairing?done=${done}${extra}`, 303);
     switch (action) {
       case 'approve': {

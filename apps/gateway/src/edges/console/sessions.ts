@@ -31,7 +31,11 @@ export function sessionLink(s: { id: string }, text: string): Html {
 
 /** A search snippet with the store's `>>>hit<<<` marks as <mark>, everything else escaped. */
 export function snippetHtml(snippet: string): Html {
-  return trusted(escapeHtml(snippet).replace(/&gt;&gt;&gt;/g, '<mark>').replace(/&lt;&lt;&lt;/g, '</mark>'));
+  return trusted(
+    escapeHtml(snippet)
+      .replace(/&gt;&gt;&gt;/g, '<mark>')
+      .replace(/&lt;&lt;&lt;/g, '</mark>'),
+  );
 }
 
 export function sessionsBody(v: SessionsView): Html {
@@ -60,7 +64,10 @@ export function sessionsBody(v: SessionsView): Html {
     ['Session', 'Source', 'User', 'Last activity', 'Started', 'Messages', 'Tokens', 'Cost', 'State'],
     v.sessions.map((s) => sessionRow(s, v.priced, v.now)),
     'No sessions yet.',
-  )}${priceHint(v.sessions.map((s) => s.model), v.priced)}${next}`;
+  )}${priceHint(
+    v.sessions.map((s) => s.model),
+    v.priced,
+  )}${next}`;
 }
 
 /** One search hit, under the name of its session (and who it is with) as the list shows them. */

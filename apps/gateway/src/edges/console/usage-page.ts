@@ -28,11 +28,19 @@ export function usageBody(days: number, usage: { byModel: ModelUsage[]; byProfil
 ${priceHint(models, priced)}
 <section aria-labelledby="h-models">
 <h2 id="h-models">By model</h2>
-${sumsTable('Usage by model', 'Model', byModel.map((m) => [html`${swatch(modelColor(models, m.model))}${m.model ?? 'no model'}`, m, costHtml(m.costUsd, m.model, priced)]))}
+${sumsTable(
+  'Usage by model',
+  'Model',
+  byModel.map((m) => [html`${swatch(modelColor(models, m.model))}${m.model ?? 'no model'}`, m, costHtml(m.costUsd, m.model, priced)]),
+)}
 </section>
 <section aria-labelledby="h-profiles">
 <h2 id="h-profiles">By profile</h2>
-${sumsTable('Usage by agent profile', 'Profile', byProfile.map((p) => [html`${p.profile}`, p, html`${usd(p.costUsd)}`]))}
+${sumsTable(
+  'Usage by agent profile',
+  'Profile',
+  byProfile.map((p) => [html`${p.profile}`, p, html`${usd(p.costUsd)}`]),
+)}
 </section>
 <section aria-labelledby="h-daily">
 <h2 id="h-daily">By day</h2>

@@ -50,8 +50,7 @@ export class IngressRouter {
   readonly handle = async (msg: InboundMessage): Promise<void> => {
     // The bot that received the message answers it (roles/platforms.ts: one egress per platform and account).
     const egress = this.deps.egress(msg.platform, msg.account);
-    const send: Reply = (text, buttons) =>
-      egress.send(msg.conversationId, text, { replyTo: msg.platformMessageId, plain: true, ...(buttons && { buttons }) });
+    const send: Reply = (text, buttons) => egress.send(msg.conversationId, text, { replyTo: msg.platformMessageId, plain: true, ...(buttons && { buttons }) });
     if (msg.press) return this.press(msg, msg.press.data, egress, send);
     const interaction = msg.interaction;
     if (interaction === undefined || egress.answerInteraction === undefined) {
@@ -106,7 +105,8 @@ export class IngressRouter {
       await reply(answer);
       return;
     }
-    const offered = this.deps.buttons && answer.choices.length > 0 ? await this.deps.buttons.offer({ userId: msg.userId, choices: answer.choices, once: true }) : null;
+    const offered =
+      this.deps.buttons && answer.choices.length > 0 ? await this.deps.buttons.offer({ userId: msg.userId, choices: answer.choices, once: true }) : null;
     await reply(answer.text, offered?.buttons);
   }
 

@@ -9,7 +9,10 @@ import { DEFAULT_PROFILE, profileKeySegment } from '../../support/config/profile
 
 export const SESSION_KEY_PREFIX = 'agent:main';
 
-export function sessionKeyFor(msg: Pick<InboundMessage, 'platform' | 'chatType' | 'chatId' | 'threadId' | 'userId'>, profile: string = DEFAULT_PROFILE): string {
+export function sessionKeyFor(
+  msg: Pick<InboundMessage, 'platform' | 'chatType' | 'chatId' | 'threadId' | 'userId'>,
+  profile: string = DEFAULT_PROFILE,
+): string {
   const parts = ['agent', profileKeySegment(profile), msg.platform, msg.chatType, msg.chatId];
   if (msg.threadId) parts.push(msg.threadId);
   if (perUser(msg.chatType)) parts.push(msg.userId);

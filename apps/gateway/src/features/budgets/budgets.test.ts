@@ -22,7 +22,7 @@ describe('PriceTable', () => {
     expect(prices.costOf('openai:my-model-2026-01-01', usage(M))).toBeCloseTo(1, 10);
   });
 
-  it('the operator\'s price wins over the built-in table; unknown cache prices fall back to the input price', () => {
+  it("the operator's price wins over the built-in table; unknown cache prices fall back to the input price", () => {
     expect(prices.costOf('gpt-4.1-mini', usage(M, 0, M))).toBeCloseTo(20, 10);
     expect(prices.costOf('gpt-4.1-nano', usage(M))).toBeCloseTo(0.1, 10); // built-in
     expect(prices.costOf('llama3.1:8b', usage(M, M))).toBe(0); // unknown: free, tokens still count
@@ -48,7 +48,7 @@ describe('PriceTable', () => {
     expect(new PriceTable({ 'my-tts': { input: 0, output: 0, per_million_chars: 20 } }).costOf('my-tts', usage(0), { characters: 500 })).toBeCloseTo(0.01, 10);
   });
 
-  it('SpendMeter adds a call made without a provider (a transcription) like a provider\'s', () => {
+  it("SpendMeter adds a call made without a provider (a transcription) like a provider's", () => {
     const seen: string[] = [];
     const meter = new SpendMeter(prices, (c) => seen.push(`${c.model}=${c.costUsd}`));
     meter.add({ by: { name: 'openai', model: 'whisper-1' }, usage: usage(0), audioSeconds: 60 });
@@ -155,7 +155,7 @@ describe.each(STORE_BACKENDS)('budgets on %s', (backend) => {
     expect(await g.refusal(ana)).toBeNull();
   });
 
-  it('/usage lines: the person\'s spend and what is left of each budget', async () => {
+  it("/usage lines: the person's spend and what is left of each budget", async () => {
     const { g } = await guard([{ scope: 'user', period: 'month', usd: 10, tokens: 10_000 }]);
     await g.record(ana, usage(1500, 500), 2.5);
     expect(await g.usageLines(ana)).toEqual([
@@ -218,8 +218,18 @@ describe.each(STORE_BACKENDS)('budgets on %s', (backend) => {
   it('spend recorded before the shards stays: its rows become shard 0 and go on counting', async () => {
     const sql = await openSql(await temp.location());
     try {
-      await runMigrations(sql, allMigrations().filter((m) => m.version < SPEND_SHARDS_MIGRATION_VERSION));
-      await sql.run('INSERT INTO spend (scope, period, tokens, cost_usd, warned_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)', ['global', 'month:2026-11', 500, 1.25, 7, 1]);
+      await runMigrations(
+        sql,
+        allMigrations().filter((m) => m.version < SPEND_SHARDS_MIGRATION_VERSION),
+      );
+      await sql.run('INSERT INTO spend (scope, period, tokens, cost_usd, warned_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)', [
+        'global',
+        'month:2026-11',
+        500,
+        1.25,
+        7,
+        1,
+      ]);
       expect(await runMigrations(sql)).toContain(SPEND_SHARDS_MIGRATION_VERSION);
       const spend = new SpendStore(sql);
       expect(await spend.get('global', 'month:2026-11')).toEqual({ scope: 'global', period: 'month:2026-11', tokens: 500, costUsd: 1.25, warned: true });

@@ -7,7 +7,7 @@ import { SpendStore } from './spend-store.js';
 describe('BudgetGuard.periodKey', () => {
   const temp = useTempStores('sqlite');
 
-  it('follows each guard\'s own zone across day and month boundaries', async () => {
+  it("follows each guard's own zone across day and month boundaries", async () => {
     const spend = new SpendStore((await temp.open()).sql);
     let at = Date.UTC(2026, 10, 30, 14, 59, 59); // 23:59:59 in Tokyo, 06:59:59 in Los Angeles
     const guard = (timeZone: string) => new BudgetGuard(spend, { budgets: [], admins: [], timeZone, now: () => at });

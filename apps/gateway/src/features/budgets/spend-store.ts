@@ -119,7 +119,10 @@ export class SpendStore {
     if (unique.length === 0) return;
     const now = Date.now();
     const shard = this.shards === 1 ? 0 : Math.floor(Math.random() * this.shards);
-    await this.sql.run(addSql(unique.length), unique.flatMap(({ scope, period }) => [scope, period, shard, tokens, costUsd, now]));
+    await this.sql.run(
+      addSql(unique.length),
+      unique.flatMap(({ scope, period }) => [scope, period, shard, tokens, costUsd, now]),
+    );
   }
 
   async get(scope: string, period: string): Promise<SpendRow> {

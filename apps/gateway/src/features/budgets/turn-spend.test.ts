@@ -24,14 +24,25 @@ const model = (input: number, output: number): Provider => ({
   name: 'openai',
   model: 'my-model',
   apiMode: 'chat_completions',
-  complete: async () => ({ message: { role: 'assistant', content: 'x' }, finishReason: 'stop', usage: { input, output, cacheRead: 0, cacheWrite: 0 }, model: 'my-model' }),
+  complete: async () => ({
+    message: { role: 'assistant', content: 'x' },
+    finishReason: 'stop',
+    usage: { input, output, cacheRead: 0, cacheWrite: 0 },
+    model: 'my-model',
+  }),
 });
 const ask = (p: Provider) => p.complete({ systemPrompt: '', messages: [], tools: [], signal: new AbortController().signal });
 
-describe.each(STORE_BACKENDS)('a turn\'s spend on %s', (backend) => {
+describe.each(STORE_BACKENDS)("a turn's spend on %s", (backend) => {
   const temp = useTempStores(backend);
 
-  async function world(): Promise<{ store: SessionStore; sessionId: string; counters: SessionCounters; budgets: BudgetGuard; spent: () => Promise<{ tokens: number; costUsd: number }> }> {
+  async function world(): Promise<{
+    store: SessionStore;
+    sessionId: string;
+    counters: SessionCounters;
+    budgets: BudgetGuard;
+    spent: () => Promise<{ tokens: number; costUsd: number }>;
+  }> {
     const store = await temp.open();
     const { session } = await store.getOrCreateSession('agent:main:telegram:dm:5', { source: 'telegram', userId: '5' });
     const spendStore = new SpendStore(store.sql);

@@ -66,7 +66,7 @@ describe('side-task models', () => {
     ]);
   });
 
-  it('without an auxiliary model, side tasks run on the session\'s own model, then HERALD_MODEL and its fallbacks', async () => {
+  it("without an auxiliary model, side tasks run on the session's own model, then HERALD_MODEL and its fallbacks", async () => {
     const chain = sideTasks({}).forSession('backup:llama3.1:8b')!;
     expect(`${chain.name}:${chain.model}`).toBe('backup:llama3.1:8b');
     backup.script({ error: { status: 500 } });
@@ -92,9 +92,11 @@ describe('side-task models', () => {
     expect(JSON.stringify(cheap.requests[0]!.body.messages)).toContain('data:image/png;base64,iVBORw0KGgo=');
   });
 
-  it('refuses auxiliary fallbacks without an auxiliary model, and an auxiliary model without its provider\'s settings', () => {
+  it("refuses auxiliary fallbacks without an auxiliary model, and an auxiliary model without its provider's settings", () => {
     expect(() => sideTasks({ HERALD_AUXILIARY_FALLBACK_MODELS: 'backup:qwen3-8b' })).toThrow(ConfigError);
-    expect(() => sideTasks({ HERALD_AUXILIARY_FALLBACK_MODELS: 'backup:qwen3-8b' })).toThrow(/^HERALD_AUXILIARY_FALLBACK_MODELS: set HERALD_AUXILIARY_MODEL too/);
+    expect(() => sideTasks({ HERALD_AUXILIARY_FALLBACK_MODELS: 'backup:qwen3-8b' })).toThrow(
+      /^HERALD_AUXILIARY_FALLBACK_MODELS: set HERALD_AUXILIARY_MODEL too/,
+    );
     expect(() => sideTasks({ HERALD_AUXILIARY_MODEL: 'anthropic:claude-haiku-4-5' })).toThrow(SessionModelError);
     expect(() => sideTasks({ HERALD_AUXILIARY_MODEL: 'anthropic:claude-haiku-4-5' })).toThrow(/ANTHROPIC_API_KEY: must be set/);
   });

@@ -200,7 +200,8 @@ export class McpConnection {
       const startMs = Math.max(this.config.timeout_ms, MIN_START_MS);
       await client.connect(opened.transport, { timeout: startMs });
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-        if (this.client === client) void this.refresh(client).catch((err: unknown) => this.log.warn({ err: errorText(err) }, 'mcp tool list refresh failed; keeping the old list'));
+        if (this.client === client)
+          void this.refresh(client).catch((err: unknown) => this.log.warn({ err: errorText(err) }, 'mcp tool list refresh failed; keeping the old list'));
       });
       await this.refresh(client, startMs);
     } catch (err) {
@@ -225,7 +226,10 @@ export class McpConnection {
     } while (cursor !== undefined && listed.length < MAX_TOOLS_PER_SERVER);
     if (this.client !== client) return;
     const before = JSON.stringify(this.toolList);
-    this.toolList = listed.filter((t) => this.offered(t.name)).slice(0, MAX_TOOLS_PER_SERVER).map((t) => this.toolInfo(t));
+    this.toolList = listed
+      .filter((t) => this.offered(t.name))
+      .slice(0, MAX_TOOLS_PER_SERVER)
+      .map((t) => this.toolInfo(t));
     if (JSON.stringify(this.toolList) !== before) {
       this.log.info({ tools: this.toolList.map((t) => t.name) }, `mcp server ${this.config.name} tools: ${this.toolList.length}`);
       this.opts.onToolsChanged?.(this.toolList);
@@ -254,7 +258,10 @@ export class McpConnection {
     this.clearTimers();
     this.nextAttemptAt = this.now() + delay;
     this.setState('backoff', reason);
-    this.log.warn({ reason, failures: this.failures, crashes: this.crashes, retryInMs: delay }, `mcp server ${this.config.name} down: ${reason}; restarting in ${delay} ms`);
+    this.log.warn(
+      { reason, failures: this.failures, crashes: this.crashes, retryInMs: delay },
+      `mcp server ${this.config.name} down: ${reason}; restarting in ${delay} ms`,
+    );
     void this.dropClient();
     this.retryTimer = setTimeout(() => {
       this.restarts++;

@@ -5,7 +5,14 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_TOOL_RESULT_CHARS, toToolOutput, truncateResult, type Tool, type ToolOutput } from '@herald/agent-core';
-import { BIG_RESULT_CHARS, LARGE_PNG_BASE64, PIXEL_PNG_BASE64, startHttpMcpServer, stdioServer, type HttpMcpServer } from '../../../../../test/fakes/mcp/index.js';
+import {
+  BIG_RESULT_CHARS,
+  LARGE_PNG_BASE64,
+  PIXEL_PNG_BASE64,
+  startHttpMcpServer,
+  stdioServer,
+  type HttpMcpServer,
+} from '../../../../../test/fakes/mcp/index.js';
 import { waitFor } from '../../../../../test/helpers/ports.js';
 import { mcpServersSchema, type McpServerConfig } from '../../support/config/mcp.js';
 import { McpHub } from './hub.js';
@@ -37,10 +44,17 @@ async function hub(raw: Record<string, unknown>, backoff = FAST_BACKOFF, limits 
 const signal = (): AbortSignal => new AbortController().signal;
 function tool(h: McpHub, name: string): Tool {
   const found = h.toolsFor('default').find((t) => t.name === name);
-  if (!found) throw new Error(`no tool ${name}; have ${h.toolsFor('default').map((t) => t.name).join(', ')}`);
+  if (!found)
+    throw new Error(
+      `no tool ${name}; have ${h
+        .toolsFor('default')
+        .map((t) => t.name)
+        .join(', ')}`,
+    );
   return found;
 }
-const output = async (h: McpHub, name: string, args: Record<string, unknown> = {}): Promise<ToolOutput> => toToolOutput(await tool(h, name).execute(args, { signal: signal() }));
+const output = async (h: McpHub, name: string, args: Record<string, unknown> = {}): Promise<ToolOutput> =>
+  toToolOutput(await tool(h, name).execute(args, { signal: signal() }));
 /** The text of a call (for tools that return no images). */
 const run = async (h: McpHub, name: string, args: Record<string, unknown> = {}): Promise<string> => {
   const out = await output(h, name, args);
@@ -73,7 +87,7 @@ describe('MCP over stdio', () => {
     expect(JSON.parse(await run(h, 'files__whoami'))).toEqual({ label: 'files', greeting: 'hello from the config', inheritedBotToken: false });
   });
 
-  it('passes images on with a note in the text that names each, reports error results as tool errors, and leaves long results to the loop\'s limit', async () => {
+  it("passes images on with a note in the text that names each, reports error results as tool errors, and leaves long results to the loop's limit", async () => {
     const h = await hub({ docs: stdioServer('docs') });
     expect(await output(h, 'docs__picture')).toEqual({
       content: 'a red dot\n\n[image 1: image/png, 70 bytes; shown with this result only, not kept in the conversation history]',
@@ -86,7 +100,9 @@ describe('MCP over stdio', () => {
         '[resource link: big.csv <file:///big.csv> (text/csv, 2.0 KB)]',
       ].join('\n\n'),
     );
-    await expect(run(h, 'docs__fail')).rejects.toThrow(new McpToolError('the disk is full\n\n[image 1: image/png, 70 bytes; not shown: the tool reported an error]'));
+    await expect(run(h, 'docs__fail')).rejects.toThrow(
+      new McpToolError('the disk is full\n\n[image 1: image/png, 70 bytes; not shown: the tool reported an error]'),
+    );
     const big = await run(h, 'docs__big');
     expect(big).toHaveLength(BIG_RESULT_CHARS);
     expect(truncateResult(big)).toMatch(new RegExp(`^x{${MAX_TOOL_RESULT_CHARS}}\\n\\n\\[truncated: ${BIG_RESULT_CHARS - MAX_TOOL_RESULT_CHARS} more`));
@@ -119,24 +135,30 @@ describe('MCP over stdio', () => {
       [
         'the gallery',
         kept(1, '70 bytes'),
-        '[image 2: image/jpeg, 70 bytes; not shown: the result\'s images together pass the 100 bytes limit]',
+        "[image 2: image/jpeg, 70 bytes; not shown: the result's images together pass the 100 bytes limit]",
         '[image 3: image/png, 2.0 KB; not shown: larger than the 1.0 KB limit per image]',
-        '[image 4: image/svg+xml, 41 bytes; not shown: the result\'s images together pass the 100 bytes limit]',
+        "[image 4: image/svg+xml, 41 bytes; not shown: the result's images together pass the 100 bytes limit]",
       ].join('\n\n'),
     );
     // An embedded text resource is held to the media character limit.
     const short = await hub({ short: stdioServer('short') }, FAST_BACKOFF, { ...LIMITS, maxChars: 7 });
-    expect((await run(short, 'short__document')).split('\n\n')[0]).toBe('[resource <file:///notes.txt> (text/plain)]\nMeeting\n[cut: 8 more characters of this resource not shown]');
+    expect((await run(short, 'short__document')).split('\n\n')[0]).toBe(
+      '[resource <file:///notes.txt> (text/plain)]\nMeeting\n[cut: 8 more characters of this resource not shown]',
+    );
   });
 
   it('a server that exits in the middle of a call: the call fails with the reason, the server is restarted and works again', async () => {
     // A backoff long enough that the test sees the server down before the restart.
     const h = await hub({ flaky: stdioServer('flaky') }, { initialMs: 1_500, maxMs: 1_500 });
-    await expect(run(h, 'flaky__crash')).rejects.toThrow(/MCP server "flaky" closed the connection during the call \(stderr: crash tool: exiting in the middle of a call\); Herald restarts it/);
+    await expect(run(h, 'flaky__crash')).rejects.toThrow(
+      /MCP server "flaky" closed the connection during the call \(stderr: crash tool: exiting in the middle of a call\); Herald restarts it/,
+    );
     // Marked down before the call's error came back, with why; a call meanwhile fails at once instead of hanging.
     expect(stateOf(h, 'flaky')).toMatchObject({ state: 'backoff', failures: 1 });
     expect(stateOf(h, 'flaky')?.error).toMatch(/^the connection closed/);
-    await expect(run(h, 'flaky__echo', { text: 'x' })).rejects.toThrow(/^MCP server "flaky" is not available \(down: the connection closed.*\)\. Herald restarts it in [12] s\.$/);
+    await expect(run(h, 'flaky__echo', { text: 'x' })).rejects.toThrow(
+      /^MCP server "flaky" is not available \(down: the connection closed.*\)\. Herald restarts it in [12] s\.$/,
+    );
     await waitFor(() => stateOf(h, 'flaky')?.state === 'ready', { what: 'the restarted server' });
     expect(await run(h, 'flaky__echo', { text: 'again' })).toBe('flaky echo: again');
     expect(stateOf(h, 'flaky')).toMatchObject({ state: 'ready', error: null, failures: 0 });
@@ -188,7 +210,7 @@ describe('MCP over stdio', () => {
     expect(await run(h, 'good__echo', { text: 'fine' })).toBe('good echo: fine');
   });
 
-  it('offers only servers whose profiles include the agent\'s, and none that are disabled', async () => {
+  it("offers only servers whose profiles include the agent's, and none that are disabled", async () => {
     const h = await hub({ on: stdioServer('on'), off: { ...stdioServer('off'), enabled: false } });
     expect(h.status().map((s) => s.name)).toEqual(['on']);
     expect(h.toolsFor('default').every((t) => t.name.startsWith('on__'))).toBe(true);

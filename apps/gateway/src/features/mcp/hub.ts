@@ -35,7 +35,12 @@ export class McpHub {
 
   /** The tools of the servers `profile` may use, as they are now. A server that is down keeps its last list. */
   toolsFor(profile: string): Tool[] {
-    const allowed = new Set(serversForProfile(this.connections.map((c) => c.config), profile).map((s) => s.name));
+    const allowed = new Set(
+      serversForProfile(
+        this.connections.map((c) => c.config),
+        profile,
+      ).map((s) => s.name),
+    );
     return this.connections
       .filter((c) => allowed.has(c.config.name))
       .flatMap((c) =>

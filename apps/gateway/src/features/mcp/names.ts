@@ -21,7 +21,15 @@ export function namespacedName(server: string, tool: string): string {
 }
 
 function matcher(patterns: readonly string[]): (name: string) => boolean {
-  const res = patterns.map((p) => new RegExp(`^${p.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`));
+  const res = patterns.map(
+    (p) =>
+      new RegExp(
+        `^${p
+          .split('*')
+          .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+          .join('.*')}$`,
+      ),
+  );
   return (name) => res.some((re) => re.test(name));
 }
 

@@ -33,7 +33,8 @@ const AUDIO_EXTENSION_OF_MIME: Readonly<Record<string, string>> = {
   'audio/x-flac': 'flac',
 };
 
-const TEXT_MIME = /^(text\/|application\/(json|ld\+json|xml|x-yaml|yaml|toml|x-toml|javascript|x-javascript|typescript|x-sh|x-shellscript|sql|x-python|csv|x-ndjson|graphql))/;
+const TEXT_MIME =
+  /^(text\/|application\/(json|ld\+json|xml|x-yaml|yaml|toml|x-toml|javascript|x-javascript|typescript|x-sh|x-shellscript|sql|x-python|csv|x-ndjson|graphql))/;
 const TEXT_EXTENSIONS = new Set(
   (
     'txt md markdown rst csv tsv json jsonl ndjson xml yaml yml toml ini cfg conf env log html htm css scss sass less ' +

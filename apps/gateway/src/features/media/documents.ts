@@ -49,7 +49,12 @@ async function pdfText(bytes: Buffer, limits: TextLimits): Promise<ExtractedText
     for (let n = 1; n <= read; n++) {
       const page = await pdf.getPage(n);
       const content = await page.getTextContent();
-      texts.push(content.items.map((item) => ('str' in item ? item.str + (item.hasEOL ? '\n' : '') : '')).join('').trim());
+      texts.push(
+        content.items
+          .map((item) => ('str' in item ? item.str + (item.hasEOL ? '\n' : '') : ''))
+          .join('')
+          .trim(),
+      );
       page.cleanup();
     }
     const cut = read < pages ? `only the first ${read} of ${pages} pages were read` : undefined;

@@ -35,7 +35,15 @@ function services(files: PlatformFiles, extra: Partial<MediaServices> = {}): Med
 
 const ctx = (vision = true): MediaContext => ({ vision, model: 'openai:gpt-3.5-turbo', signal: new AbortController().signal, log: pino({ level: 'silent' }) });
 const payload = (text: string, attachments: Attachment[]): TurnPayload => ({
-  text, platform: 'telegram', conversationId: 'telegram:1', chatType: 'dm', chatId: '1', userId: '1', platformMessageId: '1', messageId: '1:1', attachments,
+  text,
+  platform: 'telegram',
+  conversationId: 'telegram:1',
+  chatType: 'dm',
+  chatId: '1',
+  userId: '1',
+  platformMessageId: '1',
+  messageId: '1:1',
+  attachments,
 });
 const stt = { name: 'openai', model: 'gpt-4o-mini-transcribe' };
 const image = (url: string): Attachment => ({ kind: 'image', url, fileId: url, mimeType: 'image/jpeg' });
@@ -82,13 +90,19 @@ describe('prepareTurnMedia', () => {
       [payload('', [image('a'), { kind: 'audio', url: 'v', mimeType: 'audio/ogg', voice: true }])],
       services(files, {
         transcribe: async (_b, name) => ({ text: `heard ${name}`, call: { usage: { input: 50, output: 3, cacheRead: 0, cacheWrite: 0 }, by: stt } }),
-        describe: async () => ({ text: 'a red dot', call: { usage: { input: 1600, output: 40, cacheRead: 0, cacheWrite: 0 }, by: { name: 'anthropic', model: 'claude-haiku-4-5' } } }),
+        describe: async () => ({
+          text: 'a red dot',
+          call: { usage: { input: 1600, output: 40, cacheRead: 0, cacheWrite: 0 }, by: { name: 'anthropic', model: 'claude-haiku-4-5' } },
+        }),
       }),
       ctx(false),
     );
     expect(media.images).toEqual([]);
     // The model that wrote the description is named to the main model: the chain's fallback here.
-    expect(media.blocks[0]).toEqual(['[Image: photo. You cannot see it; anthropic:claude-haiku-4-5 described it: a red dot]', '[Voice message, transcribed: heard voice.ogg]']);
+    expect(media.blocks[0]).toEqual([
+      '[Image: photo. You cannot see it; anthropic:claude-haiku-4-5 described it: a red dot]',
+      '[Voice message, transcribed: heard voice.ogg]',
+    ]);
     expect(media.usable).toBe(true);
     // Both calls count in the session's usage: the description's tokens and the transcription's.
     expect(media.calls.length).toBe(2);
@@ -104,11 +118,19 @@ describe('prepareTurnMedia', () => {
     const files = memoryFiles({ v1: Buffer.from('OggS'), v2: Buffer.from('OggS') });
     let calls = 0;
     const media = await prepareTurnMedia(
-      [payload('', [{ kind: 'audio', url: 'v1', mimeType: 'audio/ogg', voice: true }, { kind: 'audio', url: 'v2', mimeType: 'audio/ogg', voice: true }])],
+      [
+        payload('', [
+          { kind: 'audio', url: 'v1', mimeType: 'audio/ogg', voice: true },
+          { kind: 'audio', url: 'v2', mimeType: 'audio/ogg', voice: true },
+        ]),
+      ],
       services(files, {
         transcribe: async () => {
           if (++calls === 2) throw Object.assign(new Error('upstream'), { status: 500 });
-          return { text: '', call: { usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, audioSeconds: 7, by: { name: 'openai', model: 'whisper-1' } } };
+          return {
+            text: '',
+            call: { usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, audioSeconds: 7, by: { name: 'openai', model: 'whisper-1' } },
+          };
         },
       }),
       ctx(),

@@ -45,9 +45,7 @@ export interface MediaContext {
   log: Logger;
 }
 
-type Outcome =
-  | { ok: true; block: string; image?: ImageInput; cut?: string }
-  | { ok: false; why: string; logReason: string };
+type Outcome = { ok: true; block: string; image?: ImageInput; cut?: string } | { ok: false; why: string; logReason: string };
 
 export async function prepareTurnMedia(payloads: readonly TurnPayload[], services: MediaServices, ctx: MediaContext): Promise<TurnMedia> {
   const out: TurnMedia = { blocks: [], attachments: [], images: [], notices: [], usable: false, calls: [] };
@@ -66,7 +64,9 @@ export async function prepareTurnMedia(payloads: readonly TurnPayload[], service
       // A /retry sends the stored text again (transcripts and document text included): only images are fetched anew.
       if (p.mediaInText && !('failed' in resolved) && handlingOf(att).as !== 'image') continue;
       const outcome: Outcome =
-        'failed' in resolved ? { ok: false, why: resolved.failed.why, logReason: resolved.failed.log } : await prepareOne(att, name, p, services, ctx, budget, (call) => out.calls.push(call));
+        'failed' in resolved
+          ? { ok: false, why: resolved.failed.why, logReason: resolved.failed.log }
+          : await prepareOne(att, name, p, services, ctx, budget, (call) => out.calls.push(call));
       if (outcome.ok) {
         out.usable = true;
         if (!p.mediaInText) blocks.push(outcome.block);
@@ -120,7 +120,9 @@ async function prepareOne(
         return await imageOutcome(bytes, name, p.text, services, ctx, spent);
       case 'audio': {
         if (!services.transcribe) return NO_STT; // checked before the download too
-        const heard = await services.transcribe(bytes, handling.uploadName, ctx.signal).catch((err: unknown) => failed('it could not be transcribed', `stt: ${errorLabel(err)}`));
+        const heard = await services
+          .transcribe(bytes, handling.uploadName, ctx.signal)
+          .catch((err: unknown) => failed('it could not be transcribed', `stt: ${errorLabel(err)}`));
         if (!('text' in heard)) return heard;
         spent(heard.call);
         const transcript = heard.text;
@@ -143,14 +145,23 @@ async function prepareOne(
   }
 }
 
-async function imageOutcome(bytes: Buffer, name: string, caption: string, services: MediaServices, ctx: MediaContext, spent: (call: ModelCall) => void): Promise<Outcome> {
+async function imageOutcome(
+  bytes: Buffer,
+  name: string,
+  caption: string,
+  services: MediaServices,
+  ctx: MediaContext,
+  spent: (call: ModelCall) => void,
+): Promise<Outcome> {
   // What the bytes are, not what the platform called them: providers refuse a mismatch.
   const mimeType = sniffImageType(bytes);
   if (!mimeType) return { ok: false, why: 'the image looks damaged or is not a JPEG, PNG, GIF or WebP', logReason: 'not an image' };
   const image: ImageInput = { mimeType, data: bytes.toString('base64'), name };
   if (ctx.vision) return { ok: true, block: `[Image: ${name}]`, image };
   if (!services.describe) return noVision(ctx); // checked before the download too
-  const description = await services.describe(image, caption, ctx.signal).catch((err: unknown) => failed('the vision model could not describe it', `describe: ${errorLabel(err)}`));
+  const description = await services
+    .describe(image, caption, ctx.signal)
+    .catch((err: unknown) => failed('the vision model could not describe it', `describe: ${errorLabel(err)}`));
   if (!('text' in description)) return description;
   spent(description.call);
   return { ok: true, block: `[Image: ${name}. You cannot see it; ${providerLabel(description.call.by)} described it: ${description.text}]` };
@@ -180,7 +191,10 @@ function documentBlock(name: string, doc: ExtractedText): string {
 
 function clipText(text: string, maxChars: number): { text: string; cut?: string } {
   if (text.length <= maxChars) return { text };
-  return { text: `${text.slice(0, maxChars)}…`, cut: `only the first ${maxChars.toLocaleString('en-US')} of ${text.length.toLocaleString('en-US')} characters were kept` };
+  return {
+    text: `${text.slice(0, maxChars)}…`,
+    cut: `only the first ${maxChars.toLocaleString('en-US')} of ${text.length.toLocaleString('en-US')} characters were kept`,
+  };
 }
 
 /** A file the platform sent only the id of, made whole; or why that failed. */
@@ -199,7 +213,8 @@ async function resolveFile(att: Attachment, platform: string, services: MediaSer
 function displayName(att: Attachment, all: readonly Attachment[], resolvedName?: string): string {
   if (resolvedName) return resolvedName;
   if (att.name) return att.name;
-  const generic = (a: Attachment): string => (a.voice ? 'voice message' : a.kind === 'image' ? 'photo' : a.kind === 'audio' ? 'audio' : a.kind === 'video' ? 'video' : 'file');
+  const generic = (a: Attachment): string =>
+    a.voice ? 'voice message' : a.kind === 'image' ? 'photo' : a.kind === 'audio' ? 'audio' : a.kind === 'video' ? 'video' : 'file';
   const label = generic(att);
   const same = all.filter((a) => !a.name && generic(a) === label);
   return same.length > 1 ? `${label} ${same.indexOf(att) + 1}` : label;
@@ -222,4 +237,3 @@ export function attachmentOf(ref: AttachmentRef): Attachment {
   if (ref.name !== undefined) att.name = ref.name;
   return att;
 }
-

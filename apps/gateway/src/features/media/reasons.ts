@@ -6,7 +6,6 @@
 import { AuthError, FileTooLargeError, NetworkError, NotFoundError, PlatformError, RateLimitedError, platformDisplayName } from '@herald/adapters';
 import { CorruptFileError } from './documents.js';
 
-
 function sizeText(bytes: number): string {
   if (bytes >= 1_000_000) return `${(bytes / 1_000_000).toFixed(1).replace(/\.0$/, '')} MB`;
   if (bytes >= 1_000) return `${Math.round(bytes / 1_000)} KB`;
@@ -32,13 +31,15 @@ export function reasonOf(err: unknown, platform: string, limits: { cap: number; 
   if (err instanceof NotFoundError) return { why: `${from} no longer has the file (it may have expired); please send it again`, log: 'download: not found' };
   if (err instanceof AuthError) return { why: `${from} refused the download (check the bot's file permissions)`, log: 'download: refused' };
   if (err instanceof RateLimitedError) return { why: `${from} asked to slow down; please send it again in a minute`, log: 'download: rate limited' };
-  if (err instanceof NetworkError || err instanceof PlatformError) return { why: `the download from ${from} failed; please send it again`, log: `download: ${err.name}` };
+  if (err instanceof NetworkError || err instanceof PlatformError)
+    return { why: `the download from ${from} failed; please send it again`, log: `download: ${err.name}` };
   return { why: 'it could not be processed', log: errorLabel(err) };
 }
 
 /** An error's class and HTTP status, when it has one: enough to tell failures apart in a log, nothing it carries. */
 export function errorLabel(err: unknown): string {
   const name = err instanceof Error ? err.name : 'error';
-  const status = typeof err === 'object' && err !== null && typeof (err as { status?: unknown }).status === 'number' ? ` HTTP ${(err as { status: number }).status}` : '';
+  const status =
+    typeof err === 'object' && err !== null && typeof (err as { status?: unknown }).status === 'number' ? ` HTTP ${(err as { status: number }).status}` : '';
   return `${name}${status}`;
 }

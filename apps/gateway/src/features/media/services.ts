@@ -39,7 +39,11 @@ export function mediaLimits(config: HeraldConfig): MediaLimits {
 }
 
 /** `describer`: the side-task chain of vision-capable models (features/llm/side-tasks.ts), or null. */
-export function createMediaServices(config: HeraldConfig, files: (platform: string, account?: string) => PlatformFiles, describer: Provider | null): MediaServices {
+export function createMediaServices(
+  config: HeraldConfig,
+  files: (platform: string, account?: string) => PlatformFiles,
+  describer: Provider | null,
+): MediaServices {
   // Speech-to-text uses the first OpenAI key (the pool's rotation is the chat models' business).
   const transcribe = config.sttModel
     ? createTranscriber({ model: config.sttModel, apiKey: config.keyPools.openai?.[0] ?? config.openai.apiKey, baseUrl: config.openai.baseUrl })

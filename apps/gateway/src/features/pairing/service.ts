@@ -106,18 +106,19 @@ export class PairingService {
       // Expired and denied codes go once their request interval is over (until then they still space requests out).
       await this.sql.run('DELETE FROM pairing_requests WHERE expires_at <= ? AND created_at <= ?', [now, now - PAIRING_REQUEST_INTERVAL_MS]);
 
-      const previous = await this.sql.get<{ created_at: number }>(
-        'SELECT created_at FROM pairing_requests WHERE platform = ? AND user_id = ?',
-        [platform, userId],
-      );
+      const previous = await this.sql.get<{ created_at: number }>('SELECT created_at FROM pairing_requests WHERE platform = ? AND user_id = ?', [
+        platform,
+        userId,
+      ]);
       if (previous && now - previous.created_at < PAIRING_REQUEST_INTERVAL_MS) {
         return { status: 'rate_limited', retryAfterMs: previous.created_at + PAIRING_REQUEST_INTERVAL_MS - now };
       }
       // The user's own older code is replaced, so it does not count against the platform's limit.
-      const others = (await this.sql.get<{ n: number }>(
-        'SELECT count(*) AS n FROM pairing_requests WHERE platform = ? AND user_id != ? AND expires_at > ?',
-        [platform, userId, now],
-      )) as { n: number };
+      const others = (await this.sql.get<{ n: number }>('SELECT count(*) AS n FROM pairing_requests WHERE platform = ? AND user_id != ? AND expires_at > ?', [
+        platform,
+        userId,
+        now,
+      ])) as { n: number };
       if (others.n >= PAIRING_MAX_PENDING_PER_PLATFORM) return { status: 'too_many_pending' };
 
       const code = generatePairingCode();
@@ -139,10 +140,11 @@ export class PairingService {
       const now = this.now();
       const lockedFor = await this.lockedForMs(platform, now);
       if (lockedFor > 0) return { status: 'locked', retryAfterMs: lockedFor };
-      const row = await this.sql.get<RequestRow>(
-        'SELECT * FROM pairing_requests WHERE platform = ? AND code_hash = ? AND expires_at > ?',
-        [platform, hashPairingCode(code), now],
-      );
+      const row = await this.sql.get<RequestRow>('SELECT * FROM pairing_requests WHERE platform = ? AND code_hash = ? AND expires_at > ?', [
+        platform,
+        hashPairingCode(code),
+        now,
+      ]);
       if (!row) return this.recordFailure(platform, now);
 
       await this.sql.run('DELETE FROM pairing_requests WHERE platform = ? AND user_id = ?', [platform, row.user_id]);
@@ -163,10 +165,13 @@ export class PairingService {
   deny(platform: Platform, userId: string): Promise<boolean> {
     return this.locked(platform, async () => {
       const now = this.now();
-      const res = await this.sql.run(
-        'UPDATE pairing_requests SET expires_at = ?, code_hash = ? WHERE platform = ? AND user_id = ? AND expires_at > ?',
-        [now, 'denied', platform, userId, now],
-      );
+      const res = await this.sql.run('UPDATE pairing_requests SET expires_at = ?, code_hash = ? WHERE platform = ? AND user_id = ? AND expires_at > ?', [
+        now,
+        'denied',
+        platform,
+        userId,
+        now,
+      ]);
       return res.changes > 0;
     });
   }
@@ -183,10 +188,10 @@ export class PairingService {
   async list(platform?: Platform): Promise<{ pending: PendingPairing[]; approved: ApprovedUser[] }> {
     const only = platform === undefined ? [] : [platform];
     const where = platform === undefined ? '' : 'AND platform = ?';
-    const pending = await this.sql.all<RequestRow>(
-      `SELECT * FROM pairing_requests WHERE expires_at > ? ${where} ORDER BY created_at DESC`,
-      [this.now(), ...only],
-    );
+    const pending = await this.sql.all<RequestRow>(`SELECT * FROM pairing_requests WHERE expires_at > ? ${where} ORDER BY created_at DESC`, [
+      this.now(),
+      ...only,
+    ]);
     const approved = await this.sql.all<ApprovedRow>(`SELECT * FROM pairing_approved WHERE 1 = 1 ${where} ORDER BY approved_at DESC`, only);
     return {
       pending: pending.map((r) => ({ platform: r.platform, userId: r.user_id, userName: r.user_name, createdAt: r.created_at, expiresAt: r.expires_at })),

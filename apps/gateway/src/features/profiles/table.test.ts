@@ -7,7 +7,13 @@ import { ProfileTable, memoryKeyOf, searchProfileOf } from './table.js';
 
 const team = (yaml: Record<string, unknown>, env: Record<string, string> = {}) =>
   loadConfig({
-    env: { HERALD_MODEL: 'openai:gpt-4.1-mini', HERALD_FALLBACK_MODELS: 'anthropic:claude-haiku-4-5', HERALD_PROFILES: JSON.stringify(yaml.profiles ?? {}), HERALD_ROUTES: JSON.stringify(yaml.routes ?? []), ...env },
+    env: {
+      HERALD_MODEL: 'openai:gpt-4.1-mini',
+      HERALD_FALLBACK_MODELS: 'anthropic:claude-haiku-4-5',
+      HERALD_PROFILES: JSON.stringify(yaml.profiles ?? {}),
+      HERALD_ROUTES: JSON.stringify(yaml.routes ?? []),
+      ...env,
+    },
     file: null,
   });
 const configError = (yaml: Record<string, unknown>, env: Record<string, string> = {}): string => {
@@ -21,7 +27,13 @@ const configError = (yaml: Record<string, unknown>, env: Record<string, string> 
 };
 
 const PROFILES = {
-  support: { model: 'openai:gpt-4.1-nano', system_prompt: 'You answer support questions.', toolsets: ['core'], busy_input_mode: 'queue', max_concurrent_turns: 2 },
+  support: {
+    model: 'openai:gpt-4.1-nano',
+    system_prompt: 'You answer support questions.',
+    toolsets: ['core'],
+    busy_input_mode: 'queue',
+    max_concurrent_turns: 2,
+  },
   sales: { system_prompt: 'You sell.', memory: 'shared' },
   ops: {},
 };
@@ -52,9 +64,21 @@ describe('agent profiles and routes', () => {
 
   it('fills what a profile leaves out from the top-level settings; a profile with its own model keeps no foreign fallbacks', () => {
     const support = table.get('support');
-    expect(support).toMatchObject({ model: 'openai:gpt-4.1-nano', fallbackModels: [], toolsets: ['core'], busyInputMode: 'queue', maxConcurrentTurns: 2, memory: 'profile' });
+    expect(support).toMatchObject({
+      model: 'openai:gpt-4.1-nano',
+      fallbackModels: [],
+      toolsets: ['core'],
+      busyInputMode: 'queue',
+      maxConcurrentTurns: 2,
+      memory: 'profile',
+    });
     const sales = table.get('sales');
-    expect(sales).toMatchObject({ model: 'openai:gpt-4.1-mini', fallbackModels: ['anthropic:claude-haiku-4-5'], systemPrompt: 'You sell.', busyInputMode: 'interrupt' });
+    expect(sales).toMatchObject({
+      model: 'openai:gpt-4.1-mini',
+      fallbackModels: ['anthropic:claude-haiku-4-5'],
+      systemPrompt: 'You sell.',
+      busyInputMode: 'interrupt',
+    });
     expect(table.get(null).name).toBe('default');
     expect(table.get('removed-since').name).toBe('default');
   });
@@ -106,12 +130,18 @@ describe('team settings that stop start-up', () => {
       'HERALD_ROUTES: route 1: unknown profile "helpdesk" (known: default, support, sales, ops)',
     );
     expect(configError({}, { HERALD_DEFAULT_PROFILE: 'nope' })).toMatch(/^HERALD_DEFAULT_PROFILE: unknown profile "nope"/);
-    expect(configError({}, { HERALD_BUDGETS: '[{"scope":"profile","period":"day","usd":1,"profile":"x"}]' })).toMatch(/^HERALD_BUDGETS: budget 1: unknown profile "x"/);
-    expect(configError({}, { HERALD_MCP_SERVERS: '{"files":{"command":"x","profiles":["research"]}}' })).toMatch(/^HERALD_MCP_SERVERS: files\.profiles: unknown profile "research"/);
+    expect(configError({}, { HERALD_BUDGETS: '[{"scope":"profile","period":"day","usd":1,"profile":"x"}]' })).toMatch(
+      /^HERALD_BUDGETS: budget 1: unknown profile "x"/,
+    );
+    expect(configError({}, { HERALD_MCP_SERVERS: '{"files":{"command":"x","profiles":["research"]}}' })).toMatch(
+      /^HERALD_MCP_SERVERS: files\.profiles: unknown profile "research"/,
+    );
   });
 
   it('an unknown toolset, a bad price, a route to an account that does not exist, a reserved name', () => {
-    expect(configError({ profiles: { a: { toolsets: ['core', 'shell'] } } })).toMatch(/^HERALD_PROFILES: a\.toolsets\.1: must be one of core, research, schedule, full/);
+    expect(configError({ profiles: { a: { toolsets: ['core', 'shell'] } } })).toMatch(
+      /^HERALD_PROFILES: a\.toolsets\.1: must be one of core, research, schedule, full/,
+    );
     expect(configError({}, { HERALD_PRICES: '{"gpt-4.1":{"input":-1,"output":2}}' })).toMatch(/^HERALD_PRICES: gpt-4\.1\.input: a price may not be negative/);
     expect(configError({}, { HERALD_PRICES: '{"gpt-4.1":{"input":1}}' })).toMatch(/^HERALD_PRICES: gpt-4\.1\.output:/);
     expect(configError({ routes: [{ account: 'ghost', profile: 'default' }] })).toMatch(/^HERALD_ROUTES: route 1: unknown bot account "ghost"/);
@@ -121,7 +151,7 @@ describe('team settings that stop start-up', () => {
     expect(configError({}, { HERALD_BUDGETS: '[{"scope":"user","period":"day"}]' })).toMatch(/set usd, tokens or both/);
   });
 
-  it('an extra bot account without its platform\'s default bot, and never echoes a token', () => {
+  it("an extra bot account without its platform's default bot, and never echoes a token", () => {
     const msg = configError({}, { HERALD_BOT_ACCOUNTS: ACCOUNTS });
     expect(msg).toBe('HERALD_BOT_ACCOUNTS: telegram:salesbot: set TELEGRAM_BOT_TOKEN for the default account first');
     const bad = configError({}, { TELEGRAM_BOT_TOKEN: '111:AAA', HERALD_BOT_ACCOUNTS: '[{"platform":"telegram","name":"x","bot_token":"not-a-token"}]' });
@@ -134,6 +164,8 @@ describe('team settings that stop start-up', () => {
     const http = team({}, { ...slack, HERALD_BOT_ACCOUNTS: '[{"platform":"slack","name":"sales","bot_token":"xoxb-sales","signing_secret":"sales-secret"}]' });
     expect(http.botAccounts).toEqual([{ platform: 'slack', name: 'sales', bot_token: 'xoxb-sales', signing_secret: 'sales-secret' }]);
     const neither = configError({}, { ...slack, HERALD_BOT_ACCOUNTS: '[{"platform":"slack","name":"ops","bot_token":"xoxb-ops"}]' });
-    expect(neither).toMatch(/^HERALD_BOT_ACCOUNTS: .*slack:ops: needs app_token \(Socket Mode\) or signing_secret \(Events over HTTP at POST \/slack\/events\/ops\)/);
+    expect(neither).toMatch(
+      /^HERALD_BOT_ACCOUNTS: .*slack:ops: needs app_token \(Socket Mode\) or signing_secret \(Events over HTTP at POST \/slack\/events\/ops\)/,
+    );
   });
 });

@@ -92,7 +92,10 @@ describe('execute_code on bubblewrap', () => {
   it('sends the PNG a Python program writes to the chat as a picture', async () => {
     const sent: NewTurnFile[] = [];
     const tool = createExecuteCodeTool({ backend, workDir: sessionWorkDir(root.path, 'chart'), limits: TEST_LIMITS, fileLimits: DEFAULT_OUTBOUND_FILE_LIMITS });
-    const result = await tool.execute({ language: 'python', code: PNG_PROGRAM }, { signal: new AbortController().signal, files: { add: (f: NewTurnFile) => sent.push(f) } });
+    const result = await tool.execute(
+      { language: 'python', code: PNG_PROGRAM },
+      { signal: new AbortController().signal, files: { add: (f: NewTurnFile) => sent.push(f) } },
+    );
     expect(result).toMatch(/Exit code 0/);
     expect(result).toMatch(/Sent to the user after your reply: chart\.png \(image\/png/);
     expect(sent).toHaveLength(1);
@@ -107,7 +110,12 @@ describe('execute_code on bubblewrap', () => {
   });
 
   it('tells the model what was not sent, and refuses a language it does not know', async () => {
-    const tool = createExecuteCodeTool({ backend, workDir: sessionWorkDir(root.path, 'refused'), limits: TEST_LIMITS, fileLimits: { maxBytes: 1024, types: ['image/*'] } });
+    const tool = createExecuteCodeTool({
+      backend,
+      workDir: sessionWorkDir(root.path, 'refused'),
+      limits: TEST_LIMITS,
+      fileLimits: { maxBytes: 1024, types: ['image/*'] },
+    });
     const ctx = { signal: new AbortController().signal, files: { add: () => undefined } };
     const result = await tool.execute({ language: 'shell', code: 'echo hello > hello.txt' }, ctx);
     expect(result).toMatch(/Not sent: hello\.txt: files of type text\/plain may not be sent/);

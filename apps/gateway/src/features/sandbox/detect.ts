@@ -60,7 +60,9 @@ async function probeBubblewrap(settings: SandboxSettings): Promise<{ probe: Back
   if (typeof tools === 'string') return { probe: { name: 'bubblewrap', ok: false, reason: tools }, backend: null };
   const backend = new BubblewrapBackend(tools);
   const failed = await trialRun(backend, settings);
-  return failed === null ? { probe: { name: 'bubblewrap', ok: true, reason: null }, backend } : { probe: { name: 'bubblewrap', ok: false, reason: `bubblewrap: ${failed}` }, backend: null };
+  return failed === null
+    ? { probe: { name: 'bubblewrap', ok: true, reason: null }, backend }
+    : { probe: { name: 'bubblewrap', ok: false, reason: `bubblewrap: ${failed}` }, backend: null };
 }
 
 async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {

@@ -108,11 +108,23 @@ export class DockerBackend implements SandboxBackend {
     try {
       await container.start();
       if (signal.aborted) onAbort();
-      const code = await execIn(this.docker, container, runArgv(req.language), sink(out, () => stop('output')), sink(err, () => stop('output')));
+      const code = await execIn(
+        this.docker,
+        container,
+        runArgv(req.language),
+        sink(out, () => stop('output')),
+        sink(err, () => stop('output')),
+      );
       let filesTar: Buffer | null = null;
       if (stopped === null) {
         const tar = new CappedBuffer(limits.diskBytes + TAR_SLACK_BYTES);
-        await execIn(this.docker, container, COLLECT_ARGV, sink(tar, () => undefined), sink(new CappedBuffer(4096), () => undefined));
+        await execIn(
+          this.docker,
+          container,
+          COLLECT_ARGV,
+          sink(tar, () => undefined),
+          sink(new CappedBuffer(4096), () => undefined),
+        );
         filesTar = tar.capped ? null : tar.bytes();
       }
       const reason: 'timeout' | 'output' | 'abort' | null = stopped;

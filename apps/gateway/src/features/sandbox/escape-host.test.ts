@@ -62,7 +62,10 @@ describe('escape attempts against the host (bubblewrap)', () => {
   });
 
   it("cannot read the gateway's environment: not its own, not /proc/1/environ, not any /proc/*/environ", async () => {
-    const r = await run('shell', `env; cat /proc/self/environ /proc/1/environ /proc/*/environ /proc/${process.pid}/environ 2>&1; tr '\\0' '\\n' < /proc/1/environ`);
+    const r = await run(
+      'shell',
+      `env; cat /proc/self/environ /proc/1/environ /proc/*/environ /proc/${process.pid}/environ 2>&1; tr '\\0' '\\n' < /proc/1/environ`,
+    );
     expect(r.stdout + r.stderr).not.toContain(SECRET);
     expect(r.stdout).not.toMatch(/HERALD_|REDIS_URL|OPENAI_API_KEY|ANTHROPIC_API_KEY/);
   });
@@ -134,7 +137,11 @@ print('reached', reached)
     expect(mine.files.map((f) => f.path)).toEqual(['diary.txt']);
     // The pattern is put together at run time, so the script itself (in /.run) does not hold it.
     const [head, tail] = [SECRET.slice(0, 10), SECRET.slice(10)];
-    const other = await run('shell', `cat diary.txt /.session/diary.txt 2>&1; grep -rs "${head}""${tail}" / --exclude-dir=proc --exclude-dir=usr; ls ${sessionWorkDir(root.path, 'alice')}`, { session: 'bob' });
+    const other = await run(
+      'shell',
+      `cat diary.txt /.session/diary.txt 2>&1; grep -rs "${head}""${tail}" / --exclude-dir=proc --exclude-dir=usr; ls ${sessionWorkDir(root.path, 'alice')}`,
+      { session: 'bob' },
+    );
     expect(other.stdout).not.toContain(SECRET.slice(3));
   });
 

@@ -32,7 +32,9 @@ describe('escape attempts against the host resources (bubblewrap)', () => {
 
   it('a fork bomb gets no more processes than the limit, and nothing of it survives the run', async () => {
     const m = marker();
-    const counted = await run('python', `
+    const counted = await run(
+      'python',
+      `
 import os, time
 n = 0
 try:
@@ -43,10 +45,14 @@ try:
         n += 1
 except OSError as e:
     print('fork refused after', n, e.__class__.__name__)
-`, { limits: { processes: 16, wallMs: 10_000 } });
+`,
+      { limits: { processes: 16, wallMs: 10_000 } },
+    );
     expect(counted.stdout).toMatch(/fork refused after \d+ BlockingIOError/);
     expect(Number(/after (\d+)/.exec(counted.stdout)?.[1])).toBeLessThan(16);
-    const pending = run('shell', `cat > /tmp/${m}.sh <<'X'\nbash /tmp/${m}.sh & bash /tmp/${m}.sh &\nwait\nX\nbash /tmp/${m}.sh`, { limits: { processes: 16, wallMs: 3_000 } });
+    const pending = run('shell', `cat > /tmp/${m}.sh <<'X'\nbash /tmp/${m}.sh & bash /tmp/${m}.sh &\nwait\nX\nbash /tmp/${m}.sh`, {
+      limits: { processes: 16, wallMs: 3_000 },
+    });
     // The bomb goes off (it shows on the host) and hits the limit: the host keeps far fewer than it asked for.
     const seen = await waitForHostProcesses(m, 4, pending);
     expect(seen.length).toBeGreaterThanOrEqual(4);
@@ -57,7 +63,9 @@ except OSError as e:
   });
 
   it('a memory bomb is refused past the memory limit', async () => {
-    const r = await run('python', `
+    const r = await run(
+      'python',
+      `
 chunks = []
 try:
     for _ in range(64):
@@ -65,28 +73,43 @@ try:
     print('ALLOCATED', len(chunks) * 64, 'MB')
 except MemoryError:
     print('refused after', len(chunks) * 64, 'MB')
-`, { limits: { memoryBytes: 256 * MB } });
+`,
+      { limits: { memoryBytes: 256 * MB } },
+    );
     expect(r.stdout).toMatch(/^refused after \d+ MB/);
     expect(Number(/after (\d+)/.exec(r.stdout)?.[1])).toBeLessThan(256);
   });
 
   it('cannot fill the disk: the work dir, /tmp and /dev/shm are capped, and so is what the host keeps', async () => {
-    const r = await run('shell', [
-      'for d in /work /tmp /dev/shm; do',
-      '  i=0; while head -c 1048576 /dev/zero > "$d/fill-$i" 2>/dev/null; do i=$((i+1)); [ $i -ge 64 ] && break; done',
-      '  echo "$d $i"',
-      'done',
-    ].join('\n'), { session: 'fill', limits: { diskBytes: 8 * MB } });
-    const counts = Object.fromEntries(r.stdout.trim().split('\n').map((l) => l.split(' ')));
+    const r = await run(
+      'shell',
+      [
+        'for d in /work /tmp /dev/shm; do',
+        '  i=0; while head -c 1048576 /dev/zero > "$d/fill-$i" 2>/dev/null; do i=$((i+1)); [ $i -ge 64 ] && break; done',
+        '  echo "$d $i"',
+        'done',
+      ].join('\n'),
+      { session: 'fill', limits: { diskBytes: 8 * MB } },
+    );
+    const counts = Object.fromEntries(
+      r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split(' ')),
+    );
     for (const d of ['/work', '/tmp', '/dev/shm']) expect(Number(counts[d])).toBeLessThanOrEqual(8);
     expect(await dirBytes(join(sessionWorkDir(root.path, 'fill'), 'files'))).toBeLessThanOrEqual(8 * MB);
   });
 
   it('is killed at the time limit, children that detached with setsid included', async () => {
     const m = marker();
-    const pending = run('shell', `setsid bash -c 'exec -a ${m}-a sleep 1000' & nohup bash -c 'exec -a ${m}-b sleep 1000' >/dev/null 2>&1 & disown\necho started\nsleep 1000`, {
-      limits: { wallMs: 3_000 },
-    });
+    const pending = run(
+      'shell',
+      `setsid bash -c 'exec -a ${m}-a sleep 1000' & nohup bash -c 'exec -a ${m}-b sleep 1000' >/dev/null 2>&1 & disown\necho started\nsleep 1000`,
+      {
+        limits: { wallMs: 3_000 },
+      },
+    );
     // They do run on the host (so "none left" below means killed, not never started).
     expect(await waitForHostProcesses(m, 2, pending)).toHaveLength(2);
     const r = await pending;
@@ -96,7 +119,9 @@ except MemoryError:
 
   it('leaves nothing running after a program that exits early but started detached children', async () => {
     const m = marker();
-    const r = await run('shell', `setsid bash -c 'exec -a ${m} sleep 1000' &\nwhile ! pgrep -f ${m} >/dev/null; do :; done\necho left`, { limits: { wallMs: 30_000 } });
+    const r = await run('shell', `setsid bash -c 'exec -a ${m} sleep 1000' &\nwhile ! pgrep -f ${m} >/dev/null; do :; done\necho left`, {
+      limits: { wallMs: 30_000 },
+    });
     expect(r).toMatchObject({ exitCode: 0, timedOut: false, stdout: 'left\n' });
     expect(r.durationMs).toBeLessThan(15_000);
     expect(await hostProcessesWith(m)).toEqual([]);

@@ -7,8 +7,16 @@ import type { Attachment, PlatformFiles } from '@herald/adapters';
 import type { InputFile } from './types.js';
 
 const EXTENSIONS: Record<string, string> = {
-  'image/jpeg': '.jpg', 'image/png': '.png', 'image/gif': '.gif', 'image/webp': '.webp', 'application/pdf': '.pdf',
-  'audio/ogg': '.ogg', 'audio/mpeg': '.mp3', 'video/mp4': '.mp4', 'text/csv': '.csv', 'text/plain': '.txt',
+  'image/jpeg': '.jpg',
+  'image/png': '.png',
+  'image/gif': '.gif',
+  'image/webp': '.webp',
+  'application/pdf': '.pdf',
+  'audio/ogg': '.ogg',
+  'audio/mpeg': '.mp3',
+  'video/mp4': '.mp4',
+  'text/csv': '.csv',
+  'text/plain': '.txt',
 };
 
 /** The name a file gets in inputs/: its own, else what it is and its place ("image-1.jpg"). */

@@ -27,7 +27,7 @@ function sinkOf(ctx: ToolContext): FileSink | null {
 function describe(limits: SandboxLimits): string {
   return (
     'Run a short Python 3, JavaScript (Node.js) or bash program in an isolated sandbox and get its output. ' +
-    'The working directory is this conversation\'s own and keeps its files between runs; files the user sent are ' +
+    "The working directory is this conversation's own and keeps its files between runs; files the user sent are " +
     'in inputs/ (read-only). Every new or changed file the program writes in the working directory (a chart as ' +
     `PNG, a CSV) is sent to the user after your reply. ${limits.network ? '' : 'There is no network. '}` +
     `Limits: ${Math.round(limits.wallMs / 1000)} s, ${formatBytes(limits.memoryBytes)} memory per process, ` +
@@ -39,10 +39,12 @@ function outcomeLine(r: RunResult, limits: SandboxLimits): string {
   const took = `${(r.durationMs / 1000).toFixed(1)} s`;
   if (r.timedOut) return `Stopped: the run passed its time limit of ${Math.round(limits.wallMs / 1000)} s and all its processes were killed (${took}).`;
   if (r.aborted) return 'Stopped: the turn was interrupted.';
-  if (r.outputCapped && r.exitCode === null) return `Stopped: the output passed ${formatBytes(limits.outputBytes)}; it is cut below and the run's files were not kept.`;
+  if (r.outputCapped && r.exitCode === null)
+    return `Stopped: the output passed ${formatBytes(limits.outputBytes)}; it is cut below and the run's files were not kept.`;
   if (r.exitCode === null) return `The program was killed by ${r.signal ?? 'a signal'} (a CPU, memory or process limit) after ${took}.`;
   // The wrapper shell reports a program killed by signal N as 128 + N (SIGXCPU, SIGKILL, SIGXFSZ: a limit).
-  if (r.exitCode > 128 && r.exitCode < 160) return `Exit code ${r.exitCode}: the program was killed by signal ${r.exitCode - 128} (a CPU, memory, file-size or process limit) after ${took}.`;
+  if (r.exitCode > 128 && r.exitCode < 160)
+    return `Exit code ${r.exitCode}: the program was killed by signal ${r.exitCode - 128} (a CPU, memory, file-size or process limit) after ${took}.`;
   return `Exit code ${r.exitCode} (${took}).`;
 }
 

@@ -22,7 +22,10 @@ export interface RunDirs {
 /** A user's file name as a plain name in `inputs/` (no folders, no control characters, never `.` or `..`). */
 export function inputName(raw: string, index: number): string {
   // eslint-disable-next-line no-control-regex
-  const name = (raw.split(/[\\/]/).pop() ?? '').replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 120);
+  const name = (raw.split(/[\\/]/).pop() ?? '')
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .trim()
+    .slice(0, 120);
   return name === '' || name === '.' || name === '..' ? `file-${index + 1}` : name;
 }
 
@@ -37,7 +40,13 @@ export async function ensureSandboxRoot(root: string): Promise<void> {
 }
 
 /** Writes the user's files, the script and the code of one run; returns the paths the backend mounts. */
-export async function stageRun(workDir: string, language: SandboxLanguage, code: string, inputs: readonly InputFile[], collectOnFd3: boolean): Promise<RunDirs> {
+export async function stageRun(
+  workDir: string,
+  language: SandboxLanguage,
+  code: string,
+  inputs: readonly InputFile[],
+  collectOnFd3: boolean,
+): Promise<RunDirs> {
   const dirs: RunDirs = { files: join(workDir, 'files'), inputs: join(workDir, INPUTS), run: join(workDir, `run-${randomBytes(6).toString('hex')}`) };
   await mkdir(workDir, { recursive: true, mode: 0o755 });
   await chmod(workDir, 0o755);

@@ -41,11 +41,26 @@ afterAll(async () => {
 let users = 0;
 const origin = (): ScheduleOrigin => {
   const id = `u${++users}`;
-  return { platform: 'telegram', ownerId: id, ownerName: 'Ann', conversationId: `telegram:${id}`, chatType: 'dm', chatId: id, sessionKey: `agent:main:telegram:dm:${id}` };
+  return {
+    platform: 'telegram',
+    ownerId: id,
+    ownerName: 'Ann',
+    conversationId: `telegram:${id}`,
+    chatType: 'dm',
+    chatId: id,
+    sessionKey: `agent:main:telegram:dm:${id}`,
+  };
 };
 
 function service(clock = { t: Date.now() }, maxPerUser = 5): ScheduleService {
-  return new ScheduleService({ store: new ScheduleStore(store.sql, () => clock.t), queue, defaultTimeZone: 'Europe/Berlin', defaultSession: 'own', maxPerUser, now: () => clock.t });
+  return new ScheduleService({
+    store: new ScheduleStore(store.sql, () => clock.t),
+    queue,
+    defaultTimeZone: 'Europe/Berlin',
+    defaultSession: 'own',
+    maxPerUser,
+    now: () => clock.t,
+  });
 }
 
 /** A runner whose turns are recorded in `submitted` instead of queued; `allowed` is the access policy. */
@@ -54,7 +69,15 @@ function makeRunner(submitted: Array<{ key: string; payload: TurnPayload }>, all
     submitted.push({ key, payload });
     return { status: 'queued', seq: submitted.length, position: 1, busy: false };
   };
-  return new ScheduleRunner({ connection: { url: 'redis://127.0.0.1:6379' }, prefix, store: new ScheduleStore(store.sql), queue, submit, ownerAllowed: async () => allowed, log });
+  return new ScheduleRunner({
+    connection: { url: 'redis://127.0.0.1:6379' },
+    prefix,
+    store: new ScheduleStore(store.sql),
+    queue,
+    submit,
+    ownerAllowed: async () => allowed,
+    log,
+  });
 }
 
 async function runner(submitted: Array<{ key: string; payload: TurnPayload }>): Promise<ScheduleRunner> {
@@ -87,7 +110,9 @@ describe('ScheduleService', () => {
     await expect(svc.create({ origin: o, prompt: 'x', at: '2030-01-01T12:30' })).rejects.toThrow(/in the past/); // 12:30 Berlin = 11:30 UTC
     await svc.create({ origin: o, prompt: 'x', at: '2030-01-01T14:00' });
     await svc.create({ origin: o, prompt: 'y', cron: '0 8 * * *', timeZone: 'America/New_York' });
-    await expect(svc.create({ origin: o, prompt: 'z', inMinutes: 5 })).rejects.toThrow('you have 2 scheduled tasks, the most allowed; cancel one first (/schedules)');
+    await expect(svc.create({ origin: o, prompt: 'z', inMinutes: 5 })).rejects.toThrow(
+      'you have 2 scheduled tasks, the most allowed; cancel one first (/schedules)',
+    );
     await expect(svc.create({ origin: origin(), prompt: '  ', inMinutes: 5 })).rejects.toThrow(/prompt .* must not be empty/);
     await expect(svc.create({ origin: origin(), prompt: 'x'.repeat(4_001), inMinutes: 5 })).rejects.toThrow(/prompt is too long/);
     await expect(svc.create({ origin: origin(), prompt: 'x', inMinutes: 5, timeZone: 'Berlin' })).rejects.toThrow(/unknown time zone "Berlin"/);
@@ -182,8 +207,28 @@ describe('ScheduleRunner (BullMQ timing, real Redis)', () => {
   });
 
   it('the task message says what it is and whose; the run is marked so /stop can keep it', () => {
-    const s = { id: 'abcd2345', ownerId: '7', ownerName: 'Ann', when: { kind: 'cron', cron: '0 9 * * 1' }, timeZone: 'Europe/Berlin', prompt: 'Summarise the week.' } as const;
-    const full = { ...s, platform: 'telegram', conversationId: 'telegram:7', chatType: 'dm', chatId: '7', sessionKey: 'k', sessionMode: 'own', status: 'active', createdAt: 0, updatedAt: 0, lastRunAt: null, runCount: 0 } as const;
+    const s = {
+      id: 'abcd2345',
+      ownerId: '7',
+      ownerName: 'Ann',
+      when: { kind: 'cron', cron: '0 9 * * 1' },
+      timeZone: 'Europe/Berlin',
+      prompt: 'Summarise the week.',
+    } as const;
+    const full = {
+      ...s,
+      platform: 'telegram',
+      conversationId: 'telegram:7',
+      chatType: 'dm',
+      chatId: '7',
+      sessionKey: 'k',
+      sessionMode: 'own',
+      status: 'active',
+      createdAt: 0,
+      updatedAt: 0,
+      lastRunAt: null,
+      runCount: 0,
+    } as const;
     expect(taskMessage(full)).toBe(
       '[Scheduled task abcd2345, set by Ann (repeats: cron "0 9 * * 1" in Europe/Berlin). It is due now: do what it says; your answer is sent to the chat.]\nSummarise the week.',
     );

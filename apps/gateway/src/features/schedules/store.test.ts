@@ -13,8 +13,20 @@ const origin = (ownerId: string, chatId = ownerId, chatType = 'dm'): ScheduleOri
   chatId,
   sessionKey: `agent:main:telegram:${chatType}:${chatId}`,
 });
-const daily = (o: ScheduleOrigin): NewSchedule => ({ origin: o, sessionMode: 'own', when: { kind: 'cron', cron: '0 9 * * *' }, timeZone: 'Europe/Berlin', prompt: 'news' });
-const once = (o: ScheduleOrigin, runAt: number): NewSchedule => ({ origin: o, sessionMode: 'origin', when: { kind: 'once', runAt }, timeZone: 'UTC', prompt: 'call mum' });
+const daily = (o: ScheduleOrigin): NewSchedule => ({
+  origin: o,
+  sessionMode: 'own',
+  when: { kind: 'cron', cron: '0 9 * * *' },
+  timeZone: 'Europe/Berlin',
+  prompt: 'news',
+});
+const once = (o: ScheduleOrigin, runAt: number): NewSchedule => ({
+  origin: o,
+  sessionMode: 'origin',
+  when: { kind: 'once', runAt },
+  timeZone: 'UTC',
+  prompt: 'call mum',
+});
 
 describe.each(STORE_BACKENDS)('ScheduleStore on %s', (backend) => {
   const temp = useTempStores(backend);
@@ -62,7 +74,7 @@ describe.each(STORE_BACKENDS)('ScheduleStore on %s', (backend) => {
     expect(await store.get('nope')).toBeNull();
   });
 
-  it('lists by owner, chat and status, newest first, and counts a user\'s active tasks', async () => {
+  it("lists by owner, chat and status, newest first, and counts a user's active tasks", async () => {
     const { store, clock } = await schedules();
     const a = await store.create(daily(origin('1')));
     clock.t += 1_000;
@@ -99,6 +111,6 @@ describe.each(STORE_BACKENDS)('ScheduleStore on %s', (backend) => {
   });
 });
 
-it('a task with a session of its own keeps its transcript under the chat\'s key plus its id', () => {
+it("a task with a session of its own keeps its transcript under the chat's key plus its id", () => {
   expect(scheduleSessionKey('agent:main:telegram:dm:42', 'k3x9q2ab')).toBe('agent:main:telegram:dm:42:schedule:k3x9q2ab');
 });

@@ -66,7 +66,17 @@ export interface ScheduleOrigin {
 
 /** The chat and user of a message (an InboundMessage or a mailbox payload): where a task set from it belongs. */
 export function scheduleOrigin(
-  m: { platform: string; userId: string; userName?: string; conversationId: string; chatType: string; chatId: string; threadId?: string; profile?: string; account?: string },
+  m: {
+    platform: string;
+    userId: string;
+    userName?: string;
+    conversationId: string;
+    chatType: string;
+    chatId: string;
+    threadId?: string;
+    profile?: string;
+    account?: string;
+  },
   sessionKey: string,
 ): ScheduleOrigin {
   return {
@@ -196,9 +206,25 @@ export class ScheduleStore {
          session_mode, kind, cron, run_at, timezone, prompt, status, created_at, updated_at, run_count, profile, account)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, 0, ?, ?)`,
       [
-        id, o.platform, o.ownerId, o.ownerName ?? null, o.conversationId, o.chatType, o.chatId, o.threadId ?? null, o.sessionKey,
-        s.sessionMode, s.when.kind, s.when.kind === 'cron' ? s.when.cron : null, s.when.kind === 'once' ? s.when.runAt : null,
-        s.timeZone, s.prompt, at, at, o.profile ?? null, o.account ?? null,
+        id,
+        o.platform,
+        o.ownerId,
+        o.ownerName ?? null,
+        o.conversationId,
+        o.chatType,
+        o.chatId,
+        o.threadId ?? null,
+        o.sessionKey,
+        s.sessionMode,
+        s.when.kind,
+        s.when.kind === 'cron' ? s.when.cron : null,
+        s.when.kind === 'once' ? s.when.runAt : null,
+        s.timeZone,
+        s.prompt,
+        at,
+        at,
+        o.profile ?? null,
+        o.account ?? null,
       ],
     );
     return (await this.get(id)) as Schedule;
@@ -222,15 +248,18 @@ export class ScheduleStore {
     add('platform = ?', filter.platform);
     add('owner_id = ?', filter.ownerId);
     add('conversation_id = ?', filter.conversationId);
-    const rows = await this.sql.all<Row>(
-      `SELECT * FROM schedules ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id LIMIT ?`,
-      [...params, filter.limit ?? 100],
-    );
+    const rows = await this.sql.all<Row>(`SELECT * FROM schedules ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id LIMIT ?`, [
+      ...params,
+      filter.limit ?? 100,
+    ]);
     return rows.map(fromRow);
   }
 
   async countActive(platform: string, ownerId: string): Promise<number> {
-    const row = await this.sql.get<{ n: number | string }>("SELECT COUNT(*) AS n FROM schedules WHERE platform = ? AND owner_id = ? AND status = 'active'", [platform, ownerId]);
+    const row = await this.sql.get<{ n: number | string }>("SELECT COUNT(*) AS n FROM schedules WHERE platform = ? AND owner_id = ? AND status = 'active'", [
+      platform,
+      ownerId,
+    ]);
     return Number(row?.n ?? 0);
   }
 

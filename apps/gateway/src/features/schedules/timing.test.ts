@@ -7,7 +7,7 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 const NOW = Date.UTC(2026, 2, 25, 12, 0);
 
 describe('nextCronRuns', () => {
-  it('reads the expression in the task\'s time zone, and keeps local time across the DST change', () => {
+  it("reads the expression in the task's time zone, and keeps local time across the DST change", () => {
     // Mondays 09:00 in Berlin: 08:00 UTC in winter time, 07:00 UTC after the clocks go forward on 29 March.
     expect(nextCronRuns('0 9 * * 1', 'Europe/Berlin', NOW, 2).map(iso)).toEqual(['2026-03-30T07:00:00.000Z', '2026-04-06T07:00:00.000Z']);
     expect(nextCronRuns('0 9 * * 1', 'UTC', NOW, 1).map(iso)).toEqual(['2026-03-30T09:00:00.000Z']);
@@ -32,7 +32,7 @@ describe('nextCronRuns', () => {
 });
 
 describe('parseAt and resolveWhen', () => {
-  it('reads a local date and time in the task\'s zone, or honours an explicit offset', () => {
+  it("reads a local date and time in the task's zone, or honours an explicit offset", () => {
     expect(iso(parseAt('2026-03-26T09:00', 'Europe/Berlin', NOW))).toBe('2026-03-26T08:00:00.000Z');
     expect(iso(parseAt('2026-04-02T09:00', 'Europe/Berlin', NOW))).toBe('2026-04-02T07:00:00.000Z');
     expect(iso(parseAt('2026-03-26T09:00:00-05:00', 'Europe/Berlin', NOW))).toBe('2026-03-26T14:00:00.000Z');
@@ -56,7 +56,7 @@ describe('parseAt and resolveWhen', () => {
   });
 });
 
-it('describes a task and its times in the task\'s zone', () => {
+it("describes a task and its times in the task's zone", () => {
   expect(formatTime(Date.UTC(2026, 2, 30, 7), 'Europe/Berlin')).toBe('Mon 30 Mar 2026, 09:00 (Europe/Berlin)');
   expect(describeWhen({ kind: 'cron', cron: '0 9 * * 1' }, 'Europe/Berlin')).toBe('repeats: cron "0 9 * * 1" in Europe/Berlin');
   expect(describeWhen({ kind: 'once', runAt: Date.UTC(2026, 2, 26, 8) }, 'Europe/Berlin')).toBe('once, at Thu 26 Mar 2026, 09:00 (Europe/Berlin)');

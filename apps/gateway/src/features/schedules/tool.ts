@@ -24,10 +24,10 @@ interface ScheduleArgs extends Record<string, unknown> {
 
 const DESCRIPTION = [
   'Schedule a task for later in this chat: a reminder, or a job that repeats. When it is due, its prompt is given to you',
-  'as a message and your answer is posted here (by default in a conversation of its own, without this chat\'s history;',
+  "as a message and your answer is posted here (by default in a conversation of its own, without this chat's history;",
   'session "origin" runs it in this conversation). Write the prompt so it makes sense on its own then, e.g. "Remind the',
   'user to call the dentist." Give exactly one of: cron (5 fields, e.g. "0 9 * * 1" = Mondays 09:00), at (a local date',
-  'and time such as 2026-11-26T09:00) or in_minutes. Times are in the user\'s time zone unless timezone (IANA) says',
+  "and time such as 2026-11-26T09:00) or in_minutes. Times are in the user's time zone unless timezone (IANA) says",
   'otherwise. action "list" shows the user\'s tasks; action "cancel" with id cancels one. The user can also send /schedules.',
 ].join(' ');
 

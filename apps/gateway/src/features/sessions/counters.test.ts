@@ -11,14 +11,21 @@ describe.each(STORE_BACKENDS)('session API calls on %s', (backend) => {
   const temp = useTempStores(backend);
   const tokens = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 };
 
-  it('adds the calls counted with each usage and the older table\'s', async () => {
+  it("adds the calls counted with each usage and the older table's", async () => {
     const store = await temp.open();
     const counters = new SessionCounters(store);
     const { session } = await store.getOrCreateSession('agent:main:telegram:dm:7', { source: 'telegram', userId: '7' });
     const { session: other } = await store.getOrCreateSession('agent:main:telegram:dm:8', { source: 'telegram', userId: '8' });
     expect(await counters.apiCalls(session.id)).toBe(0);
 
-    await store.appendMessages(session.id, [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }], { turnId: 't1', usage: { ...tokens, apiCalls: 2 } });
+    await store.appendMessages(
+      session.id,
+      [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'hello' },
+      ],
+      { turnId: 't1', usage: { ...tokens, apiCalls: 2 } },
+    );
     await store.addUsage(session.id, { ...tokens, apiCalls: 1 });
     await store.addUsage(session.id, tokens); // no count: nothing added
     await store.addUsage(session.id, { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, apiCalls: 4 });

@@ -39,6 +39,7 @@ export async function* exportShareGpt(store: SessionStore, filter: ExportFilter 
 /** `2025-03-01` or a full ISO time → ms; throws naming the option. */
 export function parseExportDate(value: string, option: string): number {
   const ms = Date.parse(value);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms)) throw new RangeError(`${option}: must be a date such as 2025-03-01 or 2025-03-01T12:00:00Z (got ${JSON.stringify(value)})`);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms))
+    throw new RangeError(`${option}: must be a date such as 2025-03-01 or 2025-03-01T12:00:00Z (got ${JSON.stringify(value)})`);
   return ms;
 }

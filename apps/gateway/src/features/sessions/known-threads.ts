@@ -38,10 +38,10 @@ export class KnownThreads {
 
   /** True when the bot takes part in the thread; counts as a use. */
   async has(platform: string, threadId: string): Promise<boolean> {
-    const row = await this.sql.get<{ last_used: number | string }>(
-      `SELECT ${LAST_USED} AS last_used FROM known_threads WHERE platform = ? AND thread_id = ?`,
-      [platform, threadId],
-    );
+    const row = await this.sql.get<{ last_used: number | string }>(`SELECT ${LAST_USED} AS last_used FROM known_threads WHERE platform = ? AND thread_id = ?`, [
+      platform,
+      threadId,
+    ]);
     if (!row) return false;
     const at = this.now();
     if (at - Number(row.last_used) >= THREAD_TOUCH_EVERY_MS) {

@@ -58,7 +58,10 @@ describe('session reset policy', () => {
 
     const { session: next } = await store.getOrCreateSession(key, { source: 'telegram' });
     expect(next.id).not.toBe(session.id);
-    await store.appendMessages(next.id, [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }]);
+    await store.appendMessages(next.id, [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'hello' },
+    ]);
     const daily = await applyResetPolicy(store, key, policy('daily', { timeZone: undefined }), Date.now() + 25 * HOUR);
     expect(daily).toMatchObject({ reason: 'daily', notice: RESET_NOTICES.daily, ended: { id: next.id, endReason: 'daily' } });
     // Already ended: nothing more to do.
@@ -74,7 +77,10 @@ describe('session reset policy', () => {
       const mailbox = new Mailbox(redis, prefix, 2_000);
       const key = 'agent:main:telegram:dm:2';
       const { session } = await store.getOrCreateSession(key, { source: 'telegram' });
-      await store.appendMessages(session.id, [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }]);
+      await store.appendMessages(session.id, [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'hello' },
+      ]);
       const deps = { store, mailbox, conversation: { resetPolicy: policy('idle', { idleMinutes: 0 }) } };
       // A turn holds the session: that is activity, nothing is reset under it.
       const turn = await mailbox.acquire(key, 'a-worker');

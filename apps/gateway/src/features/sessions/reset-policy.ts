@@ -78,12 +78,7 @@ async function expiredSession(
  * Ends the key's session if the policy says it expired. The caller runs this for a message that is about to
  * start a turn, and only while no turn holds the session (a running turn is activity).
  */
-export async function applyResetPolicy(
-  store: SessionStore,
-  sessionKey: string,
-  policy: ResetPolicy,
-  now = Date.now(),
-): Promise<ResetOutcome | null> {
+export async function applyResetPolicy(store: SessionStore, sessionKey: string, policy: ResetPolicy, now = Date.now()): Promise<ResetOutcome | null> {
   const expired = await expiredSession(store, sessionKey, policy, now);
   if (!expired) return null;
   const { current, reason } = expired;

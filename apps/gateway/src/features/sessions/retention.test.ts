@@ -68,9 +68,10 @@ describe.each(STORE_BACKENDS)('store retention on %s', (backend) => {
 
   it('finds old turns through the index on their creation; no index that every turn write would move or add to besides', async () => {
     const store = await temp.open();
-    const indexes = store.sql.dialect === 'postgres'
-      ? await store.sql.all<{ name: string }>("SELECT indexname AS name FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'turns'")
-      : await store.sql.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'turns'");
+    const indexes =
+      store.sql.dialect === 'postgres'
+        ? await store.sql.all<{ name: string }>("SELECT indexname AS name FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'turns'")
+        : await store.sql.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'turns'");
     const names = indexes.map((r) => r.name);
     expect(names).toContain('turns_created');
     expect(names).not.toContain('turns_updated');
@@ -105,7 +106,16 @@ describe.each(STORE_BACKENDS)('store retention on %s', (backend) => {
     const store = await temp.open();
     const clock = { t: Date.now() };
     const shared = `${prefix}:shared`;
-    const options = { redis, prefix: shared, store, threads: new KnownThreads(store.sql), log, turnRetentionDays: 30, threadRetentionDays: 90, now: () => clock.t };
+    const options = {
+      redis,
+      prefix: shared,
+      store,
+      threads: new KnownThreads(store.sql),
+      log,
+      turnRetentionDays: 30,
+      threadRetentionDays: 90,
+      now: () => clock.t,
+    };
     expect(await new StoreRetention(options).sweep()).toEqual({ turns: 0, threads: 0 });
     expect(await new StoreRetention(options).sweep()).toBeNull();
   });

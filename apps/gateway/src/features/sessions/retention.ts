@@ -101,10 +101,7 @@ export class StoreRetention {
   private async deleteFinishedTurns(cutoff: number): Promise<number> {
     let deleted = 0;
     for (;;) {
-      const { changes } = await this.opts.store.sql.run(
-        `DELETE FROM turns WHERE id IN (${OLD_FINISHED_TURNS_SQL})`,
-        [cutoff, cutoff, DELETE_BATCH],
-      );
+      const { changes } = await this.opts.store.sql.run(`DELETE FROM turns WHERE id IN (${OLD_FINISHED_TURNS_SQL})`, [cutoff, cutoff, DELETE_BATCH]);
       deleted += changes;
       if (changes < DELETE_BATCH) return deleted;
     }

@@ -8,23 +8,21 @@ import type { Mailbox } from '../../queue/mailbox.js';
 
 export type Held<T> = { held: true; value: T } | { held: false };
 
-export async function withSessionHeld<T>(
-  mailbox: Mailbox,
-  sessionKey: string,
-  owner: string,
-  rewrite: (signal: AbortSignal) => Promise<T>,
-): Promise<Held<T>> {
+export async function withSessionHeld<T>(mailbox: Mailbox, sessionKey: string, owner: string, rewrite: (signal: AbortSignal) => Promise<T>): Promise<Held<T>> {
   const lock = await mailbox.acquire(sessionKey, owner);
   if ('heldForMs' in lock) return { held: false };
   const lost = new AbortController();
-  const renew = setInterval(() => {
-    mailbox.renew(sessionKey, lock.token).then(
-      (ok) => {
-        if (!ok) lost.abort(new Error('the session lock was lost while the command ran'));
-      },
-      (err: unknown) => lost.abort(err),
-    );
-  }, Math.max(Math.floor(mailbox.lockTtlMs / 3), 100));
+  const renew = setInterval(
+    () => {
+      mailbox.renew(sessionKey, lock.token).then(
+        (ok) => {
+          if (!ok) lost.abort(new Error('the session lock was lost while the command ran'));
+        },
+        (err: unknown) => lost.abort(err),
+      );
+    },
+    Math.max(Math.floor(mailbox.lockTtlMs / 3), 100),
+  );
   try {
     return { held: true, value: await rewrite(lost.signal) };
   } finally {

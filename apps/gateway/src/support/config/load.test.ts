@@ -113,9 +113,7 @@ describe('loadConfig', () => {
   });
 
   it('requires a webhook secret with a webhook URL', () => {
-    expect(loadErr({ TELEGRAM_BOT_TOKEN: '1:a', TELEGRAM_WEBHOOK_URL: 'https://bot.example.com/telegram' })).toMatch(
-      /^TELEGRAM_WEBHOOK_SECRET: must be set/,
-    );
+    expect(loadErr({ TELEGRAM_BOT_TOKEN: '1:a', TELEGRAM_WEBHOOK_URL: 'https://bot.example.com/telegram' })).toMatch(/^TELEGRAM_WEBHOOK_SECRET: must be set/);
   });
 
   it('picks the Slack transport from which credentials are present', () => {
@@ -196,8 +194,29 @@ describe('mcp_servers', () => {
     );
     const c = load({ SEARCH_TOKEN: 'tok-0123456789' }, f);
     expect(c.mcpServers).toEqual([
-      { name: 'files', command: 'mcp-files', args: ['/srv/docs'], env: {}, headers: {}, deny: ['write_file'], timeout_ms: 60_000, profiles: ['default'], enabled: true },
-      { name: 'search', url: 'https://mcp.example.com/mcp', args: [], env: {}, headers: { Authorization: 'Bearer tok-0123456789' }, allow: ['web_*'], deny: [], timeout_ms: 20_000, profiles: ['default'], enabled: true },
+      {
+        name: 'files',
+        command: 'mcp-files',
+        args: ['/srv/docs'],
+        env: {},
+        headers: {},
+        deny: ['write_file'],
+        timeout_ms: 60_000,
+        profiles: ['default'],
+        enabled: true,
+      },
+      {
+        name: 'search',
+        url: 'https://mcp.example.com/mcp',
+        args: [],
+        env: {},
+        headers: { Authorization: 'Bearer tok-0123456789' },
+        allow: ['web_*'],
+        deny: [],
+        timeout_ms: 20_000,
+        profiles: ['default'],
+        enabled: true,
+      },
     ]);
     // The filled-in header is a secret for the log scrubber, whole and as the bare token.
     expect(configSecrets(c)).toEqual(expect.arrayContaining(['Bearer tok-0123456789', 'tok-0123456789']));
@@ -220,7 +239,7 @@ describe('mcp_servers', () => {
     expect(bad({ files: { command: 'x', profiles: ['research'] } })).toMatch(/files\.profiles: unknown profile "research" \(known: default\)/);
     expect(bad({ files: { command: 'x', profiles: [] } })).toMatch(/files\.profiles: name at least one profile/);
     expect(bad({ files: { command: 'x', colour: 'red' } })).toMatch(/^HERALD_MCP_SERVERS: files: .*colour/);
-    expect(bad({ 'my__files': { command: 'x' } })).toMatch(/^HERALD_MCP_SERVERS: my__files: a server name is letters, digits, - and single _/);
+    expect(bad({ my__files: { command: 'x' } })).toMatch(/^HERALD_MCP_SERVERS: my__files: a server name is letters, digits, - and single _/);
     expect(loadErr({ HERALD_MCP_SERVERS: '{not json' })).toMatch(/^HERALD_MCP_SERVERS: must be a JSON object of servers by name/);
     expect(bad({ web: { url: 'https://a/mcp', headers: { Authorization: 'Bearer ${MISSING_TOKEN}' } } })).toBe(
       'HERALD_MCP_SERVERS: web.headers.Authorization: ${MISSING_TOKEN} is not set in the environment',

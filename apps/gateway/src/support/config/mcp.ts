@@ -37,7 +37,12 @@ const serverSchema = z
     headers: stringMap.default({}),
     allow: z.array(text).optional(),
     deny: z.array(text).default([]),
-    timeout_ms: z.number().int('must be a whole number').min(100, 'must be at least 100').max(3_600_000, 'must be at most 3600000').default(DEFAULT_MCP_TIMEOUT_MS),
+    timeout_ms: z
+      .number()
+      .int('must be a whole number')
+      .min(100, 'must be at least 100')
+      .max(3_600_000, 'must be at most 3600000')
+      .default(DEFAULT_MCP_TIMEOUT_MS),
     profiles: z.array(z.string().regex(PROFILE_NAME, PROFILE_NAME_RULE)).min(1, 'name at least one profile').default([DEFAULT_PROFILE]),
     enabled: z.boolean().default(true),
   })
@@ -58,7 +63,8 @@ const serversSchema = z
   .record(z.string(), serverSchema)
   .superRefine((servers, ctx) => {
     for (const name of Object.keys(servers)) {
-      if (!SERVER_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'a server name is letters, digits, - and single _, at most 24 characters' });
+      if (!SERVER_NAME.test(name))
+        ctx.addIssue({ code: 'custom', path: [name], message: 'a server name is letters, digits, - and single _, at most 24 characters' });
     }
   })
   .transform((servers) => Object.entries(servers).map(([name, s]) => ({ ...s, name })));

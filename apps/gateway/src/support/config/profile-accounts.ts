@@ -24,7 +24,10 @@ const telegram = z.strictObject({
   name,
   bot_token: z.string().regex(/^\d+:[\w-]+$/, 'must look like 123456:ABC-DEF… (from @BotFather)'),
   webhook_url: z.string().url('must be a URL').optional(),
-  webhook_secret: z.string().regex(/^[\w-]{1,256}$/, '1-256 characters A-Z a-z 0-9 _ -').optional(),
+  webhook_secret: z
+    .string()
+    .regex(/^[\w-]{1,256}$/, '1-256 characters A-Z a-z 0-9 _ -')
+    .optional(),
   /** Its own Bot API server (default: TELEGRAM_API_ROOT). */
   api_root: apiUrl.optional(),
 });
@@ -34,7 +37,10 @@ const slack = z.strictObject({
   name,
   bot_token: z.string().regex(/^xoxb-/, 'must start with xoxb-'),
   /** Socket Mode; takes precedence over `signing_secret`. */
-  app_token: z.string().regex(/^xapp-/, 'must start with xapp-').optional(),
+  app_token: z
+    .string()
+    .regex(/^xapp-/, 'must start with xapp-')
+    .optional(),
   /** Events over HTTP at `POST /slack/events/<name>` (the app's Request URL). */
   signing_secret: z.string().trim().min(1, 'must not be empty').optional(),
   api_url: apiUrl.optional(),
@@ -58,9 +64,13 @@ export const botAccountsSchema = z
       const id = `${a.platform}:${a.name}`;
       if (seen.has(id)) ctx.addIssue({ code: 'custom', message: `account ${id} is named twice` });
       seen.add(id);
-      if (a.platform === 'telegram' && a.webhook_url && !a.webhook_secret) ctx.addIssue({ code: 'custom', message: `account ${id}: webhook_secret must be set with webhook_url` });
+      if (a.platform === 'telegram' && a.webhook_url && !a.webhook_secret)
+        ctx.addIssue({ code: 'custom', message: `account ${id}: webhook_secret must be set with webhook_url` });
       if (a.platform === 'slack' && !a.app_token && !a.signing_secret) {
-        ctx.addIssue({ code: 'custom', message: `account ${id}: needs app_token (Socket Mode) or signing_secret (Events over HTTP at POST /slack/events/${a.name})` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `account ${id}: needs app_token (Socket Mode) or signing_secret (Events over HTTP at POST /slack/events/${a.name})`,
+        });
       }
     }
   });

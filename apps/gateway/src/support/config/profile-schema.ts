@@ -23,7 +23,10 @@ const MODEL_REF = /^[a-z][a-z0-9_-]*:\S+$/;
 
 const text = z.string().trim().min(1, 'must not be empty');
 const modelRef = z.string().trim().regex(MODEL_REF, 'must look like provider:model, e.g. openai:gpt-4.1-mini');
-const idList = z.union([text, z.number()]).transform(String).or(z.array(z.union([text, z.number()]).transform(String)).min(1, 'name at least one id'));
+const idList = z
+  .union([text, z.number()])
+  .transform(String)
+  .or(z.array(z.union([text, z.number()]).transform(String)).min(1, 'name at least one id'));
 
 /** Parses JSON from the environment; the YAML file hands objects over as they are. */
 function jsonOr<T extends z.ZodType>(schema: T): z.ZodType<z.output<T>, unknown> {
@@ -41,7 +44,10 @@ const profileSchema = z.strictObject({
   model: modelRef.optional(),
   fallback_models: z.array(modelRef).optional(),
   system_prompt: text.optional(),
-  toolsets: z.array(z.enum(TOOLSETS, `must be one of ${TOOLSETS.join(', ')}`)).min(1, 'name at least one toolset').optional(),
+  toolsets: z
+    .array(z.enum(TOOLSETS, `must be one of ${TOOLSETS.join(', ')}`))
+    .min(1, 'name at least one toolset')
+    .optional(),
   busy_input_mode: z.enum(BUSY_MODES, `must be one of ${BUSY_MODES.join(', ')}`).optional(),
   /** profile: notes and session_search are this profile's own; shared: the same as the default profile's. */
   memory: z.enum(['profile', 'shared'], 'must be profile or shared').default('profile'),
@@ -54,7 +60,8 @@ export const profilesSchema = jsonOr(
   z.record(z.string(), profileSchema).superRefine((profiles, ctx) => {
     for (const name of Object.keys(profiles)) {
       if (!PROFILE_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: PROFILE_NAME_RULE });
-      if (name === DEFAULT_PROFILE_KEY) ctx.addIssue({ code: 'custom', path: [name], message: `"${DEFAULT_PROFILE_KEY}" is reserved (it is the default profile's session-key name)` });
+      if (name === DEFAULT_PROFILE_KEY)
+        ctx.addIssue({ code: 'custom', path: [name], message: `"${DEFAULT_PROFILE_KEY}" is reserved (it is the default profile's session-key name)` });
     }
   }),
 );

@@ -32,7 +32,11 @@ function reactionSetting(raw: string | undefined, platform: Platform): StatusRea
 }
 
 /** The emoji to use on this egress, or undefined for none. */
-export function statusReactionsFor(settings: ProgressSettings | undefined, platform: string, egress: { statusReactions?: StatusReactions }): StatusReactions | undefined {
+export function statusReactionsFor(
+  settings: ProgressSettings | undefined,
+  platform: string,
+  egress: { statusReactions?: StatusReactions },
+): StatusReactions | undefined {
   const setting = settings?.reactions[platform as Platform] ?? (platform === 'slack' ? 'on' : 'off');
   if (setting === 'off') return undefined;
   return setting === 'on' ? egress.statusReactions : setting;
@@ -40,8 +44,7 @@ export function statusReactionsFor(settings: ProgressSettings | undefined, platf
 
 /** `<PLATFORM>_TOOL_PROGRESS` / `_STATUS_REACTIONS`, else the HERALD_ setting, else the platform's default. */
 export function progressSettings(config: HeraldConfig): ProgressSettings {
-  const pick = (platform: Platform, own: ToolProgressMode | undefined): ToolProgressMode =>
-    own ?? config.toolProgress ?? DEFAULT_TOOL_PROGRESS[platform];
+  const pick = (platform: Platform, own: ToolProgressMode | undefined): ToolProgressMode => own ?? config.toolProgress ?? DEFAULT_TOOL_PROGRESS[platform];
   const reactions = (platform: Platform, own: string | undefined): StatusReactionSetting => reactionSetting(own ?? config.statusReactions, platform);
   return {
     reactions: {

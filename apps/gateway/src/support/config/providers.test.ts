@@ -42,7 +42,12 @@ describe('named endpoints', () => {
     const c = catalog();
     const claude = createProvider(c.configFor('openrouter:anthropic/claude-sonnet-4.5'));
     router.script({ error: { status: 402 } }, { text: 'paid by the second key' });
-    const result = await claude.complete({ systemPrompt: 'Be brief.', messages: [{ role: 'user', content: 'hi' }], tools: [], signal: new AbortController().signal });
+    const result = await claude.complete({
+      systemPrompt: 'Be brief.',
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: [],
+      signal: new AbortController().signal,
+    });
     expect(result.message.content).toBe('paid by the second key');
     expect(router.requests.map(keyOf)).toEqual(['sk-or-first-0001', 'sk-or-second-002']);
     // Claude through the router: Anthropic cache markers on the system prompt and the last message.
@@ -58,7 +63,14 @@ describe('named endpoints', () => {
     const [primary, fallback] = ['local-vllm:qwen3-8b', 'openrouter:qwen/qwen3-235b'].map((ref) => createProvider(c.configFor(ref)));
     local.script({ error: { status: 404 } });
     router.script({ text: 'from the router' });
-    const result = await runConversation({ userMessage: 'hi', history: [], systemPrompt: 'S', provider: primary!, fallbacks: [fallback!], retry: { baseDelayMs: 1, maxDelayMs: 2 } });
+    const result = await runConversation({
+      userMessage: 'hi',
+      history: [],
+      systemPrompt: 'S',
+      provider: primary!,
+      fallbacks: [fallback!],
+      retry: { baseDelayMs: 1, maxDelayMs: 2 },
+    });
     expect(result.finalResponse).toBe('from the router');
     expect(local.requests[0]!.body.model).toBe('qwen3-8b');
     expect(keyOf(local.requests[0]!)).toBe('not-needed'); // a local server needs no key
@@ -74,7 +86,9 @@ describe('named endpoints', () => {
   it('an unknown endpoint or a hosted provider without a key is refused, naming what to set', () => {
     const c = catalog();
     expect(() => c.configFor('nowhere:m')).toThrow(ModelNotConfiguredError);
-    expect(() => c.configFor('nowhere:m')).toThrow('HERALD_ENDPOINTS: no endpoint named "nowhere" for nowhere:m (known: openai, openai-responses, anthropic, bedrock, openrouter, local-vllm)');
+    expect(() => c.configFor('nowhere:m')).toThrow(
+      'HERALD_ENDPOINTS: no endpoint named "nowhere" for nowhere:m (known: openai, openai-responses, anthropic, bedrock, openrouter, local-vllm)',
+    );
     expect(() => c.configFor('anthropic:claude-haiku-4-5')).toThrow('ANTHROPIC_API_KEY: must be set to use anthropic:claude-haiku-4-5');
   });
 });

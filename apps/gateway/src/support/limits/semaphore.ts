@@ -56,9 +56,12 @@ export class RedisSemaphore {
       await sleep(pause, signal);
       pause = Math.min(pause * 2, MAX_PAUSE_MS);
     }
-    const renew = setInterval(() => {
-      this.redis.eval(RENEW, 1, this.key, this.leaseMs, token).catch(() => undefined);
-    }, Math.max(Math.floor(this.leaseMs / 3), 50));
+    const renew = setInterval(
+      () => {
+        this.redis.eval(RENEW, 1, this.key, this.leaseMs, token).catch(() => undefined);
+      },
+      Math.max(Math.floor(this.leaseMs / 3), 50),
+    );
     renew.unref();
     let released = false;
     return {

@@ -13,7 +13,20 @@ const { redis, prefix } = useTestRedis('heartbeat');
 describe('worker heartbeats', () => {
   it('lists beating workers with their running turns; a clean stop removes one at once', async () => {
     let running = 2;
-    const files: McpServerStatus = { name: 'files', transport: 'stdio', state: 'ready', tools: 3, error: null, since: 1, failures: 0, crashes: 1, restarts: 1, lastError: 'the connection closed', lastErrorAt: 1, nextAttemptAt: null };
+    const files: McpServerStatus = {
+      name: 'files',
+      transport: 'stdio',
+      state: 'ready',
+      tools: 3,
+      error: null,
+      since: 1,
+      failures: 0,
+      crashes: 1,
+      restarts: 1,
+      lastError: 'the connection closed',
+      lastErrorAt: 1,
+      nextAttemptAt: null,
+    };
     const a = new WorkerHeartbeat({ redis, prefix, workerId: 'w-a', runningTurns: () => running, mcpServers: () => [files], intervalMs: 50 });
     const b = new WorkerHeartbeat({ redis, prefix, workerId: 'w-b', runningTurns: () => 0, mcpServers: () => [], intervalMs: 50 });
     await Promise.all([a.start(), b.start()]);

@@ -90,7 +90,7 @@ describe('memory trim', () => {
     trim.stop();
   });
 
-  it('collects when the heap in use is small again but the process kept the burst\'s memory (V8 collected and kept the pages)', () => {
+  it("collects when the heap in use is small again but the process kept the burst's memory (V8 collected and kept the pages)", () => {
     const { state, trim } = scripted();
     state.rss = 830 * MB;
     state.busy = 0.01;
@@ -122,7 +122,7 @@ describe('memory trim', () => {
     trim.stop();
   });
 
-  it('the last-resort collection gives a dropped burst\'s heap back', () => {
+  it("the last-resort collection gives a dropped burst's heap back", () => {
     // What `--expose-gc` gives the gateway, obtained here for this test's process only.
     setFlagsFromString('--expose-gc');
     const original = globalThis.gc;

@@ -108,7 +108,13 @@ export function startMemoryTrim(opts: MemoryTrimOptions): MemoryTrim {
     const after = heapUsed();
     const residentAfter = rss();
     log.info(
-      { heapBeforeMb: Math.round(used / MB), heapAfterMb: Math.round(after / MB), rssBeforeMb: Math.round(resident / MB), rssAfterMb: Math.round(residentAfter / MB), pauseMs: Math.round(performance.now() - started) },
+      {
+        heapBeforeMb: Math.round(used / MB),
+        heapAfterMb: Math.round(after / MB),
+        rssBeforeMb: Math.round(resident / MB),
+        rssAfterMb: Math.round(residentAfter / MB),
+        pauseMs: Math.round(performance.now() - started),
+      },
       'quiet after a burst: memory given back',
     );
     // What the collection could not give back (memory outside V8's heap) is the new floor: no collection again

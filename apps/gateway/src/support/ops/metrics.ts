@@ -192,7 +192,7 @@ function mcpServerMetrics(registers: Registry[], servers: () => readonly McpServ
   return {
     mcpServerUp: new Gauge({
       name: 'herald_mcp_server_up',
-      help: 'Whether this process\'s MCP server is ready to take calls (1) or not (0: starting, down, backing off)',
+      help: "Whether this process's MCP server is ready to take calls (1) or not (0: starting, down, backing off)",
       labelNames: ['server'] as const,
       registers,
       collect() {

@@ -13,7 +13,15 @@ function logLines(): { log: ReturnType<typeof createLogger>; lines: () => Array<
     },
   });
   const log = createLogger({ destination });
-  return { log, lines: () => chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
+  return {
+    log,
+    lines: () =>
+      chunks
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
 }
 
 describe('errors nothing caught', () => {
@@ -23,9 +31,7 @@ describe('errors nothing caught', () => {
     const exits: number[] = [];
     watchProcessFailures(log, proc, (code) => exits.push(code));
     proc.emit('unhandledRejection', new TypeError("Cannot read properties of null (reading 'id')"));
-    expect(lines()).toEqual([
-      expect.objectContaining({ level: 50, msg: UNHANDLED_REJECTION_LOG, err: expect.objectContaining({ type: 'TypeError' }) }),
-    ]);
+    expect(lines()).toEqual([expect.objectContaining({ level: 50, msg: UNHANDLED_REJECTION_LOG, err: expect.objectContaining({ type: 'TypeError' }) })]);
     expect(exits).toEqual([]);
   });
 

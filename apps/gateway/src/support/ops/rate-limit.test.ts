@@ -78,8 +78,17 @@ describe('createInboundGuard', () => {
   it('counts the parts of an album, and of a split text, once: a ten-picture album leaves room for the next message', async () => {
     const guard = createInboundGuard({ limiter: new UserRateLimiter(redis, prefix, 3), log: pino({ level: 'silent' }) });
     const msg = (n: number, partOf?: MessagePart): InboundMessage => ({
-      platform: 'telegram', messageId: `9:${n}`, conversationId: 'telegram:9', chatType: 'dm', chatId: '9', userId: 'album-user',
-      text: '', attachments: [], platformMessageId: String(n), sentAt: 0, ...(partOf !== undefined && { partOf }),
+      platform: 'telegram',
+      messageId: `9:${n}`,
+      conversationId: 'telegram:9',
+      chatType: 'dm',
+      chatId: '9',
+      userId: 'album-user',
+      text: '',
+      attachments: [],
+      platformMessageId: String(n),
+      sentAt: 0,
+      ...(partOf !== undefined && { partOf }),
     });
     const replies: string[] = [];
     const reply = async (t: string): Promise<void> => void replies.push(t);

@@ -46,11 +46,7 @@ export class UserRateLimiter {
   async check(platform: string, userId: string, messageId: string): Promise<RateDecision> {
     if (this.limit <= 0) return { allowed: true };
     const base = `${this.prefix}:ratelimit:${platform}:${userId}`;
-    const [ok, retry, first] = (await this.redis.eval(SCRIPT, 2, base, `${base}:noticed`, this.windowMs, this.limit, messageId)) as [
-      number,
-      number,
-      number,
-    ];
+    const [ok, retry, first] = (await this.redis.eval(SCRIPT, 2, base, `${base}:noticed`, this.windowMs, this.limit, messageId)) as [number, number, number];
     return ok === 1 ? { allowed: true } : { allowed: false, notify: first === 1, retryAfterMs: retry };
   }
 }

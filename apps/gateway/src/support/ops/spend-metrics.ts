@@ -10,7 +10,12 @@ export function spendMetrics(metrics: HeraldMetrics): (profile: string, call: Ca
   return (profile, { model, usage, costUsd }) => {
     const labels = { profile, model };
     if (costUsd > 0) metrics.spendUsd.inc(labels, costUsd);
-    const kinds = [['input', usage.input], ['output', usage.output], ['cache_read', usage.cacheRead], ['cache_write', usage.cacheWrite]] as const;
+    const kinds = [
+      ['input', usage.input],
+      ['output', usage.output],
+      ['cache_read', usage.cacheRead],
+      ['cache_write', usage.cacheWrite],
+    ] as const;
     for (const [kind, n] of kinds) if (n > 0) metrics.profileTokens.inc({ ...labels, kind }, n);
     const key = `${profile}\u0000${model}`;
     const t = prompt.get(key) ?? { read: 0, all: 0 };

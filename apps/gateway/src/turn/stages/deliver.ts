@@ -7,7 +7,12 @@ import { sendReply, type CheckedReply, type SendOutcome } from '../../out/send-r
 import type { OpenTurn } from './open.js';
 
 /** What a send leaves the turn as: a stale reply was superseded (interrupted), a lost lock hands the turn over. */
-const KIND_AFTER_SEND: Record<SendOutcome, TurnOutcomeKind> = { delivered: 'delivered', stale: 'interrupted', 'lock lost': 'abandoned', 'nothing to send': 'unknown' };
+const KIND_AFTER_SEND: Record<SendOutcome, TurnOutcomeKind> = {
+  delivered: 'delivered',
+  stale: 'interrupted',
+  'lock lost': 'abandoned',
+  'nothing to send': 'unknown',
+};
 
 export interface DeliverInput {
   text: string;

@@ -32,7 +32,10 @@ export async function answerWithoutModel(deps: TurnDeps, open: OpenTurn): Promis
   ctx.log.info({ profile: open.spender.profile }, 'budget used up; turn refused');
   const ofTurn = { turnId: ctx.turnId };
   await store.transaction(async () => {
-    await store.appendMessages(session.id, [{ role: 'user', content: composeUserMessage(ctx.entries, []) }], { ...ofTurn, platformMessageId: last.platformMessageId });
+    await store.appendMessages(session.id, [{ role: 'user', content: composeUserMessage(ctx.entries, []) }], {
+      ...ofTurn,
+      platformMessageId: last.platformMessageId,
+    });
     await store.appendMessages(session.id, [{ role: 'assistant', content: refusal }], { ...ofTurn, firstSeq: 1 });
     await store.recordReply(ctx.turnId, refusal, ctx.fence);
   });

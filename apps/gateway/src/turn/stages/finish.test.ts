@@ -18,8 +18,24 @@ async function reply(result: Partial<ConversationResult>): Promise<string> {
   const store = await temp.open();
   const limits = outboundLimits(loadConfig({ env: {}, file: null }));
   const services: OutboundServices = { limits, replyPictures: false, fetch: {}, speech: null, voice: new VoiceReplies(store.sql) };
-  const full: ConversationResult = { finalResponse: '', newMessages: [], usage: emptyUsage(), apiCalls: 1, completed: false, interrupted: false, model: 'm', ...result };
-  const out = await finishReply(services, { result: full, files: new ReplyFiles(limits), sessionKey: 'k', egress, signal: new AbortController().signal, log: pino({ level: 'silent' }) });
+  const full: ConversationResult = {
+    finalResponse: '',
+    newMessages: [],
+    usage: emptyUsage(),
+    apiCalls: 1,
+    completed: false,
+    interrupted: false,
+    model: 'm',
+    ...result,
+  };
+  const out = await finishReply(services, {
+    result: full,
+    files: new ReplyFiles(limits),
+    sessionKey: 'k',
+    egress,
+    signal: new AbortController().signal,
+    log: pino({ level: 'silent' }),
+  });
   return out.reply;
 }
 
@@ -59,6 +75,11 @@ describe('hasReasoning', () => {
   it('is true only when an assistant message of the turn carries non-blank reasoning (the switch is read only then)', () => {
     expect(hasReasoning([{ role: 'assistant', content: 'Sunny.' }])).toBe(false);
     expect(hasReasoning([{ role: 'assistant', content: 'Sunny.', reasoning: '  \n' }])).toBe(false);
-    expect(hasReasoning([{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'Sunny.', reasoning: 'Say so.' }])).toBe(true);
+    expect(
+      hasReasoning([
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'Sunny.', reasoning: 'Say so.' },
+      ]),
+    ).toBe(true);
   });
 });

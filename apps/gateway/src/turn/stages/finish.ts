@@ -38,7 +38,15 @@ export async function finishTurn(deps: TurnDeps, open: OpenTurn, prepared: Prepa
   const { ctx } = open;
   // The /reasoning switch is read only when there is reasoning to show (one read less per message otherwise).
   const showReasoning = hasReasoning(result.newMessages) && (await deps.conversation.reasoning.isOn(ctx.sessionKey));
-  const { reply, files, speech } = await finishReply(deps.outbound, { result, files: plan.replyFiles, sessionKey: ctx.sessionKey, egress: open.egress, signal: ctx.signal, log: ctx.log, showReasoning });
+  const { reply, files, speech } = await finishReply(deps.outbound, {
+    result,
+    files: plan.replyFiles,
+    sessionKey: ctx.sessionKey,
+    egress: open.egress,
+    signal: ctx.signal,
+    log: ctx.log,
+    showReasoning,
+  });
   if (speech) prepared.meter.add(speech);
   // A compression (before or inside the turn) starts a new prefix: a cold cache there is expected.
   if (prepared.compressions === 0 && !result.compactedHistory) warnOnCacheCollapse(prepared.before, result, ctx.log);
@@ -142,6 +150,9 @@ export function withReasoning(answer: string, turnMessages: readonly ChatMessage
     .join('\n\n');
   if (thinking === '') return answer;
   const cut = thinking.length > REASONING_VIEW_MAX_CHARS ? `${thinking.slice(0, REASONING_VIEW_MAX_CHARS - 1)}…` : thinking;
-  const quoted = cut.split('\n').map((line) => `> ${line}`).join('\n');
+  const quoted = cut
+    .split('\n')
+    .map((line) => `> ${line}`)
+    .join('\n');
   return `💭 Reasoning:\n${quoted}\n\n${answer}`;
 }

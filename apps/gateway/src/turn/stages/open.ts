@@ -64,7 +64,12 @@ export async function openTurn(deps: TurnDeps, ctx: TurnContext): Promise<OpenTu
     model: agent ? providerLabel(agent.primary) : undefined,
     // Built once, stored, replayed byte-identical every call: the prompt cache depends on it.
     systemPrompt: agent
-      ? buildSessionSystemPrompt(agent.systemPrompt, { platform: first.platform, chatType: last.chatType, startedAt: new Date(), timeZone: deps.conversation.config.timezone })
+      ? buildSessionSystemPrompt(agent.systemPrompt, {
+          platform: first.platform,
+          chatType: last.chatType,
+          startedAt: new Date(),
+          timeZone: deps.conversation.config.timezone,
+        })
       : undefined,
   }));
   const row = await store.beginTurn(ctx.turnId, session.id, ctx.fence);
@@ -111,7 +116,8 @@ function liveDisplay(deps: TurnDeps, ctx: TurnContext, egress: PlatformEgress, r
     // A re-run writes into the message an earlier run streamed into, rather than posting a second one.
     streamMessageId: row.streamMessageId,
     // The message exists on the platform now: its id must land (one per-write retry owner, store-patience.ts).
-    onStreamCreated: (id) => untilStored(() => deps.store.recordStreamMessage(ctx.turnId, ctx.fence, id), ctx.log, 'record the streamed message').then(() => undefined),
+    onStreamCreated: (id) =>
+      untilStored(() => deps.store.recordStreamMessage(ctx.turnId, ctx.fence, id), ctx.log, 'record the streamed message').then(() => undefined),
   });
 }
 

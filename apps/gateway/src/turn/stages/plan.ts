@@ -28,11 +28,24 @@ export async function planLoop(deps: TurnDeps, open: OpenTurn, prepared: Prepare
   const replyFiles = new ReplyFiles(deps.outbound.limits);
   const userMessage = composeUserMessage(ctx.entries, history, media.blocks);
   // session_search summarises with the turn's metered side-task chain (its cost is the turn's).
-  const toolContext = { sessionId: session.id, sessionKey: open.sessionKey, userId: first.userId, platform: first.platform, ...(summarizer && { sideProvider: summarizer }) };
+  const toolContext = {
+    sessionId: session.id,
+    sessionKey: open.sessionKey,
+    userId: first.userId,
+    platform: first.platform,
+    ...(summarizer && { sideProvider: summarizer }),
+  };
   // Tools, a budget shared with subagents, saved notes in front of a session's first message, clarify questions.
   const turnTools = open.tools.forTurn({ ctx, egress: open.egress, payload: last, files: replyFiles });
   const toolPlan: ToolPlan | null = turnTools
-    ? await turnTools.plan({ userMessage, history, provider: providers.primary, fallbacks: providers.fallbacks, maxIterations: agent.maxIterations, toolContext })
+    ? await turnTools.plan({
+        userMessage,
+        history,
+        provider: providers.primary,
+        fallbacks: providers.fallbacks,
+        maxIterations: agent.maxIterations,
+        toolContext,
+      })
     : null;
   const options: ConversationOptions = {
     userMessage: toolPlan?.userMessage ?? userMessage,

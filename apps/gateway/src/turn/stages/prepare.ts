@@ -52,7 +52,8 @@ export async function prepareTurn(deps: TurnDeps, open: OpenTurn, agent: AgentRu
   const newMeter = (): SpendMeter => meterFor(deps.controls, open.spender.profile);
   const meter = spend.track(newMeter(), open.spender, () => session.id);
   const governed = <T extends Providers>(p: T): T => meter.wrap(deps.controls.capped(p));
-  const notify = async (text: string): Promise<void> => void (await deliver(open.egress, open.last.conversationId, text, { baseDelayMs: deps.deliveryBaseDelayMs }));
+  const notify = async (text: string): Promise<void> =>
+    void (await deliver(open.egress, open.last.conversationId, text, { baseDelayMs: deps.deliveryBaseDelayMs }));
   const before = session;
   // Summaries run on the side-task chain (the auxiliary model first, when one is set).
   const sideSummarizer = services.sideTasks.forSession(session.model);
@@ -81,7 +82,12 @@ export async function prepareTurn(deps: TurnDeps, open: OpenTurn, agent: AgentRu
   const providers = governed(services.models.providersFor(agent, session.model));
   // Files are fetched and read now, on the worker (features/media/prepare.ts); what could not be used is said in one line each.
   const payloads = ctx.entries.map((e) => e.payload);
-  const media = await prepareTurnMedia(payloads, deps.media, { vision: providers.primary.vision !== false, model: providerLabel(providers.primary), signal: ctx.signal, log: ctx.log });
+  const media = await prepareTurnMedia(payloads, deps.media, {
+    vision: providers.primary.vision !== false,
+    model: providerLabel(providers.primary),
+    signal: ctx.signal,
+    log: ctx.log,
+  });
   // Reading them is priced with the turn's calls: each description and transcription with its own model.
   for (const call of media.calls) meter.add(call);
   const compressions = session !== before ? 1 : 0;

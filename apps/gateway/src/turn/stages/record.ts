@@ -23,7 +23,14 @@ export interface RecordedTurn {
   compressions: number;
 }
 
-export async function recordTurn(deps: TurnDeps, open: OpenTurn, prepared: PreparedTurn, result: ConversationResult, finished: FinishedTurn, spend: TurnSpend): Promise<RecordedTurn> {
+export async function recordTurn(
+  deps: TurnDeps,
+  open: OpenTurn,
+  prepared: PreparedTurn,
+  result: ConversationResult,
+  finished: FinishedTurn,
+  spend: TurnSpend,
+): Promise<RecordedTurn> {
   const { store, controls } = deps;
   const { ctx, spender } = open;
   const { meter } = prepared;
@@ -31,7 +38,14 @@ export async function recordTurn(deps: TurnDeps, open: OpenTurn, prepared: Prepa
     // Tokens: every call the turn made (its loop, subagents, side tasks, its files) but a compression's before it,
     // which are in the session's columns already; the cost: all of them (features/budgets/turn-spend.ts).
     const usage = { ...spend.uncountedTokens(), costUsd: meter.costUsd, lastPromptTokens: result.lastPromptTokens, apiCalls: finished.apiCalls };
-    const session = await persistTurn(store, { sessionKey: open.sessionKey, session: prepared.session, result, turnId: ctx.turnId, platformMessageId: open.last.platformMessageId, usage });
+    const session = await persistTurn(store, {
+      sessionKey: open.sessionKey,
+      session: prepared.session,
+      result,
+      turnId: ctx.turnId,
+      platformMessageId: open.last.platformMessageId,
+      usage,
+    });
     // Budgets: this turn's spend, and the 80 % notice when it crossed it (once, whichever worker is first).
     let notices: string[] = [];
     if (controls) {
@@ -52,7 +66,13 @@ export async function recordTurn(deps: TurnDeps, open: OpenTurn, prepared: Prepa
  * whose sender took its question back (queue/withdraw.ts) keeps only what it cost: none of its messages, so the
  * question never reaches a later model request.
  */
-export async function recordInterrupted(deps: TurnDeps, open: OpenTurn, prepared: PreparedTurn, result: ConversationResult, spend: TurnSpend): Promise<{ compressions: number }> {
+export async function recordInterrupted(
+  deps: TurnDeps,
+  open: OpenTurn,
+  prepared: PreparedTurn,
+  result: ConversationResult,
+  spend: TurnSpend,
+): Promise<{ compressions: number }> {
   const { store, controls } = deps;
   const { ctx, spender } = open;
   const { meter } = prepared;
@@ -60,10 +80,23 @@ export async function recordInterrupted(deps: TurnDeps, open: OpenTurn, prepared
   const withdrawn = isWithdrawnTurn(ctx.entries, abort);
   const persisted = await store.transaction(async () => {
     // What the interrupted turn cost still counts: the session's usage and the budgets.
-    const usage = { ...spend.uncountedTokens(), costUsd: meter.costUsd, apiCalls: result.apiCalls + prepared.media.calls.length, ...(result.lastPromptTokens && !withdrawn ? { lastPromptTokens: result.lastPromptTokens } : {}) };
+    const usage = {
+      ...spend.uncountedTokens(),
+      costUsd: meter.costUsd,
+      apiCalls: result.apiCalls + prepared.media.calls.length,
+      ...(result.lastPromptTokens && !withdrawn ? { lastPromptTokens: result.lastPromptTokens } : {}),
+    };
     let persisted = prepared.session;
     if (withdrawn) await store.addUsage(prepared.session.id, usage);
-    else persisted = await persistTurn(store, { sessionKey: open.sessionKey, session: prepared.session, result, turnId: ctx.turnId, platformMessageId: open.last.platformMessageId, usage });
+    else
+      persisted = await persistTurn(store, {
+        sessionKey: open.sessionKey,
+        session: prepared.session,
+        result,
+        turnId: ctx.turnId,
+        platformMessageId: open.last.platformMessageId,
+        usage,
+      });
     const reason = withdrawn ? WITHDRAWN_REASON : abort instanceof Error ? abort.message : 'interrupted';
     await store.markTurn(ctx.turnId, 'interrupted', ctx.fence, reason);
     await controls.budgets.record(spender, meter.usage, meter.costUsd);

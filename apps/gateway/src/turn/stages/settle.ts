@@ -53,7 +53,14 @@ function titleInBackground(deps: TurnDeps, open: OpenTurn, s: SettleInput): void
   const titleSpend = new TurnSpend({ store: deps.store, budgets: deps.controls.budgets });
   const titleMeter = titleSpend.track(s.prepared.newMeter(), open.spender, () => session.id);
   const title = async (): Promise<void> => {
-    await titleNewSession({ store: deps.store, provider: titleMeter.provider(provider), sessionId: session.id, userText: s.plan.userMessage, reply: s.finished.reply, log: ctx.log });
+    await titleNewSession({
+      store: deps.store,
+      provider: titleMeter.provider(provider),
+      sessionId: session.id,
+      userText: s.plan.userMessage,
+      reply: s.finished.reply,
+      log: ctx.log,
+    });
     await titleSpend.settle(0);
   };
   services.background.track(title().catch((err: unknown) => ctx.log.warn({ err }, 'pricing the title call failed')));

@@ -27,7 +27,11 @@ export function layoutTable(rows: readonly TableRow[]): string[] {
   const cells = rows.map((row) => row.children.map((cell) => plainText(cell.children)));
   const columns = Math.max(...cells.map((r) => r.length));
   const widths = Array.from({ length: columns }, (_, c) => Math.max(...cells.map((r) => (r[c] ?? '').length)));
-  const render = (r: string[]): string => widths.map((w, c) => (r[c] ?? '').padEnd(w)).join(' | ').trimEnd();
+  const render = (r: string[]): string =>
+    widths
+      .map((w, c) => (r[c] ?? '').padEnd(w))
+      .join(' | ')
+      .trimEnd();
   const rule = widths.map((w) => '-'.repeat(Math.max(w, 1))).join('-+-');
   return [render(cells[0]), rule, ...cells.slice(1).map(render)];
 }

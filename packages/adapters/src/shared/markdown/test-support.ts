@@ -28,9 +28,7 @@ const inline: fc.Arbitrary<Inline> = fc.oneof(
 const inlines = fc.array(inline, { minLength: 1, maxLength: 4 });
 
 /** A code line: anything but a line that would close the fence (NUL aside, which CommonMark replaces). */
-const codeLine = fc
-  .string({ unit: 'grapheme', maxLength: 24 })
-  .filter((l) => !/[\r\n\0]/.test(l) && !/^\s*(`{3,}|~{3,})\s*$/.test(l));
+const codeLine = fc.string({ unit: 'grapheme', maxLength: 24 }).filter((l) => !/[\r\n\0]/.test(l) && !/^\s*(`{3,}|~{3,})\s*$/.test(l));
 export const codeBody = fc
   .array(codeLine, { minLength: 1, maxLength: 4 })
   .map((lines) => lines.join('\n'))
@@ -81,9 +79,52 @@ export function toMarkdown(doc: readonly Block[]): string {
 export const markdownSoup = fc
   .array(
     fc.constantFrom(
-      'alpha', 'beta', '42', ' ', ' ', '\n', '\n\n', '*', '**', '_', '__', '~', '~~', '||', '`', '```', '```js\n', '#', '#### ',
-      '> ', '- ', '1. ', '|', '| a | b |\n|---|---|\n', '---', '===', '\\', '<', '>', '&', '&amp;', '[', ']', '(', ')', '![',
-      'https://x.example/a?b=1&c=2', '<https://x.example>', '<@U1>', 'javascript:x', '\t', '    ', ':', '!', 'é', '😀',
+      'alpha',
+      'beta',
+      '42',
+      ' ',
+      ' ',
+      '\n',
+      '\n\n',
+      '*',
+      '**',
+      '_',
+      '__',
+      '~',
+      '~~',
+      '||',
+      '`',
+      '```',
+      '```js\n',
+      '#',
+      '#### ',
+      '> ',
+      '- ',
+      '1. ',
+      '|',
+      '| a | b |\n|---|---|\n',
+      '---',
+      '===',
+      '\\',
+      '<',
+      '>',
+      '&',
+      '&amp;',
+      '[',
+      ']',
+      '(',
+      ')',
+      '![',
+      'https://x.example/a?b=1&c=2',
+      '<https://x.example>',
+      '<@U1>',
+      'javascript:x',
+      '\t',
+      '    ',
+      ':',
+      '!',
+      'é',
+      '😀',
     ),
     { maxLength: 60 },
   )

@@ -17,8 +17,29 @@ export interface MountInfo {
  * advice: "WAL does not work over a network filesystem"). FUSE types are named `fuse.<name>`.
  */
 const NETWORK_FS = new Set([
-  'nfs', 'nfs4', 'cifs', 'smb3', 'smbfs', 'ncpfs', '9p', 'afs', 'ceph', 'glusterfs', 'lustre', 'gfs2', 'ocfs2', 'davfs',
-  'fuse.sshfs', 'sshfs', 'fuse.glusterfs', 'fuse.cephfs', 'fuse.s3fs', 'fuse.rclone', 'fuse.gcsfuse', 'fuse.davfs2', 'fuse.juicefs',
+  'nfs',
+  'nfs4',
+  'cifs',
+  'smb3',
+  'smbfs',
+  'ncpfs',
+  '9p',
+  'afs',
+  'ceph',
+  'glusterfs',
+  'lustre',
+  'gfs2',
+  'ocfs2',
+  'davfs',
+  'fuse.sshfs',
+  'sshfs',
+  'fuse.glusterfs',
+  'fuse.cephfs',
+  'fuse.s3fs',
+  'fuse.rclone',
+  'fuse.gcsfuse',
+  'fuse.davfs2',
+  'fuse.juicefs',
 ]);
 
 /** statfs f_type magic numbers of network filesystems (linux/magic.h), for when mountinfo cannot be read. */

@@ -66,7 +66,9 @@ async function indexes(sql: Sql): Promise<SafetyFinding> {
 
 async function serverVersion(sql: Sql, now: Date): Promise<SafetyFinding> {
   const base = { id: 'postgres-version', check: 'postgres version' } as const;
-  const row = await sql.get<{ num: string; version: string }>("SELECT current_setting('server_version_num') AS num, current_setting('server_version') AS version");
+  const row = await sql.get<{ num: string; version: string }>(
+    "SELECT current_setting('server_version_num') AS num, current_setting('server_version') AS version",
+  );
   const num = Number(row?.num ?? 0);
   // 90600 → 9.6; 150004 → 15 (majors are one number from 10 on).
   const major = num >= 100_000 ? Math.floor(num / 10_000) : Math.floor(num / 100) / 100;

@@ -92,6 +92,9 @@ describe('Redis safety checks', () => {
     expect(p.status).toBe('warn');
     expect(p.detail).toMatch(/^append-only file off; whether RDB snapshots are taken cannot be read \(CONFIG GET refused: .*unknown command/i);
     // INFO still tells the eviction policy, and that is enough to refuse it.
-    expect(found.get('redis eviction')).toMatchObject({ status: 'error', detail: 'maxmemory-policy allkeys-lfu (maxmemory is not set, so nothing is evicted until someone sets it)' });
+    expect(found.get('redis eviction')).toMatchObject({
+      status: 'error',
+      detail: 'maxmemory-policy allkeys-lfu (maxmemory is not set, so nothing is evicted until someone sets it)',
+    });
   });
 });

@@ -47,7 +47,8 @@ function parseInfo(text: string): Map<string, string> {
 function persistence(info: Map<string, string>, config: Config): SafetyFinding {
   const base = { id: 'redis-persistence', check: 'redis persistence' } as const;
   if (!(config instanceof Map)) {
-    if (info.get('aof_enabled') === '1') return { ...base, status: 'ok', detail: `append-only file on (its fsync policy cannot be read: CONFIG GET refused: ${config.error})` };
+    if (info.get('aof_enabled') === '1')
+      return { ...base, status: 'ok', detail: `append-only file on (its fsync policy cannot be read: CONFIG GET refused: ${config.error})` };
     return {
       ...base,
       status: 'warn',
@@ -105,10 +106,14 @@ function eviction(info: Map<string, string>, config: Config): SafetyFinding {
   const base = { id: 'redis-eviction', check: 'redis eviction' } as const;
   const policy = (config instanceof Map ? config.get('maxmemory-policy') : undefined) ?? info.get('maxmemory_policy');
   if (!policy) return { ...base, status: 'warn', detail: 'maxmemory-policy cannot be read (neither CONFIG GET nor INFO has it)' };
-  if (policy === 'noeviction') return { ...base, status: 'ok', detail: 'maxmemory-policy noeviction (a full Redis refuses new messages instead of dropping queued ones)' };
+  if (policy === 'noeviction')
+    return { ...base, status: 'ok', detail: 'maxmemory-policy noeviction (a full Redis refuses new messages instead of dropping queued ones)' };
   const limit = (config instanceof Map ? config.get('maxmemory') : undefined) ?? info.get('maxmemory');
   const bytes = Number(limit);
-  const when = limit === '0' ? 'maxmemory is not set, so nothing is evicted until someone sets it' : `maxmemory ${Number.isFinite(bytes) ? formatBytes(bytes) : 'unknown'}`;
+  const when =
+    limit === '0'
+      ? 'maxmemory is not set, so nothing is evicted until someone sets it'
+      : `maxmemory ${Number.isFinite(bytes) ? formatBytes(bytes) : 'unknown'}`;
   return {
     ...base,
     status: 'error',

@@ -41,7 +41,7 @@ describe('SQLite store checks', () => {
     expect(network.risk).toMatch(/can be corrupted or lose writes/);
   });
 
-  it('on a local filesystem (this machine\'s real mounts): ok, naming the type', () => {
+  it("on a local filesystem (this machine's real mounts): ok, naming the type", () => {
     const [local] = checkSqlite(path.join(dir, 'herald.db'), { minFreeMb: 0 });
     expect(local.status).toBe('ok');
     expect(local.detail).toMatch(/is on a local filesystem/);
