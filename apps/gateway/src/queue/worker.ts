@@ -30,7 +30,7 @@ export interface TurnWorkerOptions {
   mailbox: Mailbox;
   control: ControlBus;
   runTurn: TurnRunner;
-  /** Takes an abandoned turn's write and send access away and tells the user (roles/app.ts: store + egress). */
+  /** Takes an abandoned turn's write and send access away and tells the user (roles/worker-parts.ts: store + egress). */
   onAbandon: AbandonHandler;
   /** Called after a turn's entries were acknowledged (see TurnEndHandler). */
   onTurnEnd?: TurnEndHandler;

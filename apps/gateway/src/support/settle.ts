@@ -1,4 +1,4 @@
-/** Promise helpers of the gateway's start and stop (roles/app.ts): a step that ends when the start is cancelled, a close with a deadline. */
+/** Promise helpers of the gateway's start and stop (roles/compose.ts): a step that ends when the start is cancelled, a close with a deadline. */
 
 /** `p`, or a rejection with the signal's reason as soon as it aborts (`p` goes on; its outcome is dropped). */
 export function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {

@@ -1,7 +1,7 @@
 /**
  * What a turn obeys beyond its own session: the price table (cost per call), the budgets (refuse when used up,
  * tell at 80 %), the profile's concurrent-turn limit and the global LLM concurrency cap (both wait, never fail),
- * and where each call's spend is reported (metrics). Built once per worker process in roles/app.ts.
+ * and where each call's spend is reported (metrics). Built once per worker process (roles/turn-runner.ts).
  */
 import type { Redis } from 'ioredis';
 import type { Provider } from '@herald/agent-core';

@@ -25,7 +25,8 @@ import {
   type TelegramIngressOptions,
 } from './config.js';
 import { HealthTracker } from './health.js';
-import { IncomingParts, InOrder } from './parts.js';
+import { IncomingParts } from './parts.js';
+import { KeyedSerial } from '../shared/keyed-serial.js';
 import type { BotIdentity } from './mention.js';
 import { normalizeMessage } from './normalize.js';
 import { Poller } from './poller.js';
@@ -54,7 +55,7 @@ export class TelegramIngress implements PlatformIngress {
   private readonly tracker = new HealthTracker();
   private readonly recent: RecentIds<number>;
   private readonly parts: IncomingParts;
-  private readonly tagging = new InOrder();
+  private readonly tagging = new KeyedSerial();
   private readonly waits: ReconnectWaits;
   private readonly sleep: Sleep;
   private readonly requireMention: boolean;

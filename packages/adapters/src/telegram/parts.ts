@@ -73,24 +73,6 @@ export class IncomingParts {
   }
 }
 
-/** Runs steps one at a time per key, in the order they were given: each starts once the one before it settled. */
-export class InOrder {
-  private readonly tails = new Map<string, Promise<void>>();
-
-  run<T>(key: string, step: () => Promise<T>): Promise<T> {
-    const result = (this.tails.get(key) ?? Promise.resolve()).then(step);
-    const tail = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.tails.set(key, tail);
-    void tail.then(() => {
-      if (this.tails.get(key) === tail) this.tails.delete(key);
-    });
-    return result;
-  }
-}
-
 function candidate(raw: TgMessage, joinable: boolean): TextCandidate {
   return { messageId: raw.message_id, date: raw.date, length: raw.text?.length ?? 0, joinable };
 }

@@ -1,5 +1,5 @@
 /**
- * Scheduled tasks for roles/app.ts: the service every role uses (the tool on workers, /schedules on the ingress, the
+ * Scheduled tasks for the roles (roles/queue-parts.ts): the service every role uses (the tool on workers, /schedules on the ingress, the
  * admin API anywhere) over its own BullMQ queue, and on processes that run turns, the runner that turns due runs
  * into turns.
  */
