@@ -13,13 +13,18 @@ import { createLogger } from '../../support/logger.js';
 import { PairingService } from '../../features/pairing/index.js';
 import { CONSOLE_COOKIE, sessionCookieValue } from './auth.js';
 import { consoleRoutes } from './routes.js';
+import { testPrefix } from '../../../../../test/helpers/test-run.js';
 
 const TOKEN = 'console-admin-token-0123456789';
 const COOKIE = { cookie: `${CONSOLE_COOKIE}=${sessionCookieValue(TOKEN)}` };
 const temp = useTempStores('sqlite');
 const queues: Queue[] = [];
 afterAll(async () => {
-  for (const q of queues) await q.close();
+  // The queue's keys go with it (a test leaves no Redis key behind: test/global-setup.ts checks the run's prefix).
+  for (const q of queues) {
+    await q.obliterate({ force: true });
+    await q.close();
+  }
 });
 
 function health(role: string, mcp: McpServerJson[] = []): DetailedHealth {
@@ -48,7 +53,7 @@ async function consoleApp(store: SessionStore, opts: { role?: string; api?: bool
   const app = Fastify();
   const queue = new Queue('console-test', {
     connection: { url: 'redis://127.0.0.1:6379', maxRetriesPerRequest: null },
-    prefix: `herald-console-test-${process.pid}`,
+    prefix: testPrefix('console'),
   });
   queues.push(queue);
   // What edges/api/routes.ts mounts when HERALD_API_KEYS is set.
