@@ -4,6 +4,7 @@
  * cumulative usage, message_stop), `{type:'error', error:{type,message}}` bodies, 529 overloaded and the
  * `request-id` header. Auth: `x-api-key` or `Authorization: Bearer` (the installed SDK sends the latter).
  */
+import { anthropicView } from './prompt-cache.js';
 import {
   errorKindOf,
   finishOf,
@@ -28,6 +29,9 @@ export const FAKE_ANTHROPIC_CONTEXT_LIMIT = 200_000;
 
 type Body = Record<string, unknown>;
 
+/** The API refuses a request with more `cache_control` breakpoints than this (prompt-cache.ts). */
+const MAX_CACHE_BREAKPOINTS = 4;
+
 const STOP_REASONS: Record<StepFinish, string> = { stop: 'end_turn', tool_calls: 'tool_use', length: 'max_tokens' };
 
 export function startFakeAnthropic(opts: FakeAnthropicOptions = {}): Promise<FakeLLM> {
@@ -44,6 +48,7 @@ export function startFakeAnthropic(opts: FakeAnthropicOptions = {}): Promise<Fak
     notFoundReply: () => apiError(404, 'not_found_error', 'Not Found'),
     streamEvents: (step, body) => streamEvents(step, body, signed),
     jsonBody: (step, body) => jsonBody(step, body, signed),
+    promptCache: { rule: 'anthropic', view: anthropicView },
   };
   return startFakeServer(wire, opts);
 }
@@ -128,6 +133,8 @@ function validate(body: Body, headers: Record<string, string>): HttpReply | unde
   if (messages.length === 0) return bad('messages: at least one message is required');
   const imageProblem = anthropicImageProblem(messages);
   if (imageProblem) return bad(imageProblem);
+  const breakpoints = anthropicView(body).breakpoints.length;
+  if (breakpoints > MAX_CACHE_BREAKPOINTS) return bad(`A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${breakpoints}.`);
 
   const hasToolBlocks = messages.some(
     (m) => isRecord(m) && Array.isArray(m.content) && m.content.some((b: unknown) => isRecord(b) && (b.type === 'tool_use' || b.type === 'tool_result')),

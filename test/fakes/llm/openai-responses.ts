@@ -6,6 +6,7 @@
  * conversion would trip over: every function_call needs its function_call_output, an output needs its call,
  * and with `store: false` a reasoning item can only come back with its encrypted_content.
  */
+import { responsesView } from './prompt-cache.js';
 import { finishOf, isRecord, randomId, splitDeltas, splitFragments, usageOf, type HttpReply, type SseEvent, type WireFormat } from './server.js';
 import type { Step } from './types.js';
 import { openAIImageProblem } from './images.js';
@@ -27,6 +28,7 @@ export function responsesWire(chat: Pick<WireFormat, 'checkAuth' | 'errorReply' 
     notFoundReply: chat.notFoundReply,
     streamEvents,
     jsonBody: (step, body) => responseObject(step, body, 'completed', outputItems(step, body)),
+    promptCache: { rule: 'openai', view: responsesView },
   };
 }
 

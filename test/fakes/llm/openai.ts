@@ -4,6 +4,7 @@
  * argument fragments), the usage chunk with empty `choices` when `stream_options.include_usage` is set,
  * `{error:{message,type,param,code}}` bodies and the `x-request-id` header.
  */
+import { chatCompletionsView } from './prompt-cache.js';
 import {
   errorKindOf,
   finishOf,
@@ -56,6 +57,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     streamEvents: (step, body) => streamEvents(step, body, reasoningField, compat),
     jsonBody: (step, body) => jsonBody(step, body, reasoningField),
     routes: { [SPEECH_PATH]: speech.route, [TRANSCRIPTION_PATH]: audio.route },
+    promptCache: { rule: 'openai', view: chatCompletionsView },
   };
   // One /v1 like the real API: Chat Completions and Responses side by side (openai-responses.ts), speech and transcription.
   const fake = await startFakeServer([wire, responsesWire(wire)], opts);

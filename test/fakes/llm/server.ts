@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { PromptCache, type CacheView } from './prompt-cache.js';
 import type { FakeLLM, FakeOptions, RecordedRequest, Responder, Step, StepError, StepFinish } from './types.js';
 
 const HOST = '127.0.0.1';
@@ -58,6 +59,8 @@ export interface WireFormat {
   jsonBody(step: Step, body: Record<string, unknown>): unknown;
   /** POST endpoints by path, besides `completionPath`. */
   routes?: Record<string, ExtraRoute>;
+  /** How the provider caches this API's prompts (prompt-cache.ts); used when the stand-in models caching. */
+  promptCache?: { rule: 'anthropic' | 'openai'; view(body: Record<string, unknown>): CacheView };
 }
 
 /** One wire format, or several served side by side (Chat Completions and Responses under one OpenAI /v1). */
@@ -68,6 +71,7 @@ export async function startFakeServer(wires: WireFormat | WireFormat[], opts: Fa
   const queue: Step[] = [];
   let responder: Responder | undefined;
   let active = 0;
+  const cache = opts.promptCache ? new PromptCache(opts.promptCache === true ? {} : opts.promptCache) : undefined;
 
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
@@ -133,7 +137,8 @@ export async function startFakeServer(wires: WireFormat | WireFormat[], opts: Fa
     const invalid = wire.validate(rec.body, rec.headers);
     if (invalid) return reply(invalid);
 
-    const step = queue.shift() ?? (responder ? await responder(rec) : { text: `ok: ${wire.lastUserText(rec.body)}` });
+    const scripted = queue.shift() ?? (responder ? await responder(rec) : { text: `ok: ${wire.lastUserText(rec.body)}` });
+    const step = cache && wire.promptCache && !scripted.error ? withCacheUsage(scripted, rec, cache, wire.promptCache) : scripted;
     if (step.delayMs) await waitUnlessClosed(step.delayMs);
     if (closed) return;
 
@@ -189,6 +194,14 @@ export async function startFakeServer(wires: WireFormat | WireFormat[], opts: Fa
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** The step with the usage the provider's cache would report (a step's own usage figures win); recorded on the request. */
+function withCacheUsage(step: Step, rec: RecordedRequest, cache: PromptCache, how: NonNullable<WireFormat['promptCache']>): Step {
+  const view = how.view(rec.body);
+  const usage = how.rule === 'anthropic' ? cache.anthropic(view) : cache.openai(view);
+  rec.cache = usage;
+  return { ...step, usage: { input: usage.uncached, cacheRead: usage.cacheRead, cacheWrite: usage.cacheWrite, ...step.usage } };
 }
 
 /** Both wire formats carry the error's text in `error.message`. */

@@ -1,3 +1,5 @@
+import type { CacheUsage, PromptCacheOptions } from './prompt-cache.js';
+
 /**
  * The contract of the LLM stand-ins. Other tests (the agent loop, the end-to-end suite) script these, so keep
  * the shape stable: add fields, never rename or remove them.
@@ -18,6 +20,8 @@ export interface RecordedRequest {
   startedAt: number;
   /** Set when the response finished or the connection closed. */
   endedAt?: number;
+  /** What the provider's prompt cache made of the request, when the stand-in models it (FakeOptions.promptCache). */
+  cache?: CacheUsage;
 }
 
 export type ErrorKind =
@@ -106,6 +110,11 @@ export interface FakeSpeech {
 export interface FakeOptions {
   /** When set, any other key gets a 401; when unset, any non-empty key is accepted. */
   apiKey?: string;
+  /**
+   * Model the provider's prompt cache (prompt-cache.ts): usage then reports the cached and written tokens the real
+   * API would, and each request records them in `cache`. Off by default: usage is the stand-in's rough estimate.
+   */
+  promptCache?: true | PromptCacheOptions;
 }
 
 export interface FakeOpenAIOptions extends FakeOptions {
