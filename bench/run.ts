@@ -3,11 +3,13 @@
  * shared and noisy, so numbers are for comparing runs on one machine, not pass/fail.
  *   BENCH_ONLY=throughput|concurrent|paced   one part of the queue and floor runs;  BENCH_ONLY=soak   the soak alone
  *   BENCH_ONLY=recovery                the recovery after a SIGKILLed worker alone (bench/recovery.ts; not in the full run)
+ *   BENCH_ONLY=cache                   the prompt-cache conversations alone (bench/cache.ts; BENCH_CACHE_API=chat|responses|anthropic for one)
  *   BENCH_SCALE=0.2                    a fifth of the messages (iterating on a shared machine, not for figures);
  *                                      up to 5 for more (steadier profiles)
  *   BENCH_ROUNDS=3                     then 3 alternating rounds of the floor and Herald, and the median ratios (bench/rounds.ts)
  */
 import { benchAgentLoop } from './agent-loop.js';
+import { benchCache } from './cache.js';
 import { benchFloorInChild } from './floor.js';
 import { benchQueueInChild, benchStores, FIGURE_PREFIX } from './queue.js';
 import { runRecoveryBench } from './recovery.js';
@@ -19,6 +21,13 @@ const rounds = benchRounds(process.env.BENCH_ROUNDS);
 // BENCH_ONLY=recovery: kill → reply after a worker dies mid-turn (bench/recovery.ts), real processes.
 if (process.env.BENCH_ONLY === 'recovery') {
   await runRecoveryBench();
+  process.exit(0);
+}
+
+// BENCH_ONLY=cache: the prompt-cache conversations alone (bench/cache.ts).
+if (process.env.BENCH_ONLY === 'cache') {
+  console.log("# cache: a 30-turn conversation per wire API against stand-ins that model the providers' prompt caches");
+  await benchCache();
   process.exit(0);
 }
 
@@ -37,6 +46,8 @@ for (const store of await benchStores()) {
   const figures = await benchQueueInChild(store);
   if (store === 'sqlite') Object.assign(queue, figures);
 }
+console.log("\n# cache: a 30-turn conversation per wire API against stand-ins that model the providers' prompt caches (bench/cache.ts)");
+await benchCache();
 console.log('\n# floor: a plain pipeline with the same libraries and stand-ins, on SQLite (bench/floor.ts)');
 const floor = await benchFloorInChild();
 console.log('\n# Herald (SQLite) ÷ floor');

@@ -1,8 +1,8 @@
 /**
  * The prompt-cache model the stand-ins use (prompt-cache.ts): the providers' documented rules, pinned, and the usage
- * a real SDK reads back from a stand-in that models them.
+ * a client reads back from a stand-in that models them (the OpenAI SDK; Anthropic's wire read raw, as the other
+ * stand-in tests do: the Anthropic SDK belongs to agent-core, whose own suites drive it against this stand-in).
  */
-import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, startFakeOpenAI, type FakeLLM } from './index.js';
@@ -95,27 +95,35 @@ describe('stand-ins that model the cache, read by the real SDKs', () => {
   it('Anthropic reports cache writes, then reads, and refuses a fifth breakpoint with a 400', async () => {
     const f = await startFakeAnthropic({ promptCache: true });
     fakes.push(f);
-    const client = new Anthropic({ apiKey: 'sk-ant', baseURL: f.url, maxRetries: 0 });
-    const ask = (q: string) =>
-      client.messages.create({
-        model: 'claude-sonnet-4-5',
-        max_tokens: 50,
-        system: [{ type: 'text', text: text(2_000, 's'), cache_control: { type: 'ephemeral' } }],
-        messages: [{ role: 'user', content: q }],
+    const create = async (body: Record<string, unknown>): Promise<{ status: number; json: Record<string, unknown> }> => {
+      const res = await fetch(`${f.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': 'sk-ant', 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 50, ...body }),
       });
-    const first = await ask('one');
+      return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+    };
+    const usageOf = async (q: string): Promise<Record<string, number>> => {
+      const system = [{ type: 'text', text: text(2_000, 's'), cache_control: { type: 'ephemeral' } }];
+      const { json } = await create({ system, messages: [{ role: 'user', content: q }] });
+      return json.usage as Record<string, number>;
+    };
+    const first = await usageOf('one');
     // The system block as sent ({"type":"text","text":…}) is a few tokens over the text itself.
-    const written = first.usage.cache_creation_input_tokens ?? 0;
+    const written = first.cache_creation_input_tokens;
     expect(written).toBeGreaterThanOrEqual(2_000);
     expect(written).toBeLessThan(2_020);
-    expect(first.usage.cache_read_input_tokens).toBe(0);
-    const second = await ask('two');
-    expect(second.usage.cache_read_input_tokens).toBe(written);
-    expect(second.usage.input_tokens).toBeGreaterThan(0);
+    expect(first.cache_read_input_tokens).toBe(0);
+    const second = await usageOf('two');
+    expect(second.cache_read_input_tokens).toBe(written);
+    expect(second.input_tokens).toBeGreaterThan(0);
     expect(f.requests[1].cache).toMatchObject({ cacheRead: written });
-    const five = Array.from({ length: 5 }, (_, i) => ({ type: 'text' as const, text: `s${i}`, cache_control: { type: 'ephemeral' as const } }));
-    await expect(client.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 5, system: five, messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({
-      status: 400,
+    const five = Array.from({ length: 5 }, (_, i) => ({ type: 'text', text: `s${i}`, cache_control: { type: 'ephemeral' } }));
+    const refused = await create({ system: five, messages: [{ role: 'user', content: 'x' }] });
+    expect(refused.status).toBe(400);
+    expect(refused.json).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: expect.stringMatching(/maximum of 4 blocks with cache_control/) },
     });
   });
 

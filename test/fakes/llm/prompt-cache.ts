@@ -69,7 +69,9 @@ export class PromptCache {
   /** Anthropic's explicit breakpoints; throws TooManyBreakpointsError past four. */
   anthropic(view: CacheView): CacheUsage {
     if (view.breakpoints.length > ANTHROPIC_MAX_BREAKPOINTS) {
-      throw new TooManyBreakpointsError(`A maximum of ${ANTHROPIC_MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${view.breakpoints.length}.`);
+      throw new TooManyBreakpointsError(
+        `A maximum of ${ANTHROPIC_MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${view.breakpoints.length}.`,
+      );
     }
     const { digests, tokens } = blockPrefixes(view);
     const total = tokens.at(-1) ?? 0;
@@ -169,7 +171,7 @@ export function anthropicView(body: Body): CacheView {
     if (!isObject(m)) continue;
     const role = String(m.role);
     if (typeof m.content === 'string') add(`${role}:${m.content}`, false);
-    else list(m.content).forEach((b, i) => add(`${i === 0 ? `${role}:` : ''}${withoutMarker(b)}`, marked(b)));
+    else for (const [i, b] of list(m.content).entries()) add(`${i === 0 ? `${role}:` : ''}${withoutMarker(b)}`, marked(b));
   }
   return { model: String(body.model), blocks, breakpoints };
 }
