@@ -115,7 +115,12 @@ export function describeDetection(d: SandboxDetection): string {
   return `execute_code not offered: ${d.reason}`;
 }
 
-/** What /health/detailed shows under `sandbox`. */
-export function sandboxHealth(d: SandboxDetection): { backend: SandboxBackendName | null; unavailable: string[] } {
+/** What /health/detailed shows under `sandbox`: the backend in use (null: none) and why the others are not. */
+export interface SandboxHealth {
+  backend: SandboxBackendName | null;
+  unavailable: string[];
+}
+
+export function sandboxHealth(d: SandboxDetection): SandboxHealth {
   return { backend: d.backend?.name ?? null, unavailable: d.probes.filter((p) => !p.ok && p.reason).map((p) => p.reason as string) };
 }
