@@ -36,13 +36,13 @@ export async function openSandbox(config: SandboxConfig, toolsets: ReadonlyArray
 }
 
 /** What a turn's messages carry that the code may read: their files, and the platform to fetch them from. */
-export interface SentFiles {
+interface SentFiles {
   platform: string;
   account?: string;
   attachments?: readonly Attachment[];
 }
 
-export interface CodeTurn {
+interface CodeTurn {
   sessionId: string;
   /** The turn's messages, in order (more than one when pending messages were merged). */
   messages: readonly SentFiles[];
