@@ -117,10 +117,12 @@ export class WorkerPart implements Part {
     const schedules = deps.schedules.schedules.service;
     // Found once: each profile that offers code shares the backend (features/sandbox/wiring.ts logs the choice).
     const profiles = shared.conversation.profiles.list();
-    const sandbox = (this.#sandbox = await openSandbox(
-      config,
-      profiles.map((p) => p.toolsets),
-      log.child({ component: 'sandbox' }),
+    const sandbox = (this.#sandbox = await this.ctx.untilStopped(
+      openSandbox(
+        config,
+        profiles.map((p) => p.toolsets),
+        log.child({ component: 'sandbox' }),
+      ),
     ));
     this.#worker = new TurnWorker({
       connection: { url: config.redisUrl },
