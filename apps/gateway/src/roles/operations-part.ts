@@ -51,6 +51,7 @@ export class OperationsPart implements Part {
       schedules: deps.schedules.schedules.service,
       pairing: conversation.pairing,
       providers,
+      sandbox: () => deps.worker?.sandbox() ?? null,
     });
   }
 

@@ -27,6 +27,7 @@ import { storeKind } from '../features/sessions/store-target.js';
 import type { McpHub } from '../features/mcp/hub.js';
 import type { ScheduleService } from '../features/schedules/service.js';
 import type { McpServerStatus } from '../features/mcp/connection.js';
+import type { SandboxHealth } from '../features/sandbox/index.js';
 
 export interface OperationsDeps {
   config: HeraldConfig;
@@ -45,6 +46,8 @@ export interface OperationsDeps {
   pairing: PairingService;
   /** Key pools whose state /health/detailed shows. */
   providers: ProviderCatalog;
+  /** execute_code's backend in this process (null where no turns run or no profile offers code). */
+  sandbox: () => SandboxHealth | null;
 }
 
 export interface Operations {
@@ -69,7 +72,8 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
     const { contentType, body } = await metrics.render();
     return reply.type(contentType).send(body);
   });
-  const healthDeps = { config, redis: deps.redis, queue, store: deps.store, ingresses: deps.ingresses, providers: deps.providers, mcpServers };
+  const { sandbox } = deps;
+  const healthDeps = { config, redis: deps.redis, queue, store: deps.store, ingresses: deps.ingresses, providers: deps.providers, mcpServers, sandbox };
   detailedHealthRoute(http, healthDeps);
 
   if (config.adminToken) {
@@ -103,7 +107,7 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
   }
 
   const heartbeat = worker
-    ? new WorkerHeartbeat({ redis: deps.redis, prefix: config.redisPrefix, workerId: worker.id, runningTurns: () => worker.activeTurns, mcpServers })
+    ? new WorkerHeartbeat({ redis: deps.redis, prefix: config.redisPrefix, workerId: worker.id, runningTurns: () => worker.activeTurns, mcpServers, sandbox })
     : null;
   return {
     start: async () => {

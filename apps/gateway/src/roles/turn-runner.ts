@@ -16,7 +16,8 @@ import { buildAgentRuntime, type AgentRuntime } from '../turn/agent-runtime.js';
 import { createTurnTools } from '../turn/tools.js';
 import { instrumentAgent, turnMetrics } from '../turn/instrument.js';
 import type { OutboundServices } from '../out/services.js';
-import { createMediaServices } from '../features/media/services.js';
+import { createMediaServices, type MediaServices } from '../features/media/services.js';
+import { createCodeTools, type CodeTools, type SandboxDetection } from '../features/sandbox/index.js';
 import type { McpHub } from '../features/mcp/hub.js';
 import type { ScheduleService } from '../features/schedules/service.js';
 import { apiRelayFor } from '../edges/api/index.js';
@@ -33,32 +34,41 @@ export interface TurnRunnerParts {
   outbound: OutboundServices;
   mcp: McpHub | null;
   schedules: ScheduleService;
+  /** The sandbox backend found at start-up (null: execute_code is not offered). */
+  sandbox: SandboxDetection | null;
 }
 
 export function buildTurnRunner(parts: TurnRunnerParts): TurnRunner {
   const { config, log, redis, store, shared, outbound } = parts;
   const { conversation, metrics, egress, replies } = shared;
+  const media = createMediaServices(config, createFilesRegistry(config, log), conversation.sideTasks.describer());
   return createTurnRunner({
     store,
     countTurn: turnMetrics({ metrics, store }),
     egress,
     conversation,
-    profiles: profileRuntimes(parts),
+    profiles: profileRuntimes(parts, codeTools(parts, media)),
     // Cost per call, budgets, the profiles' concurrent-turn limits and the global LLM cap.
     controls: createTeamControls({ config, budgets: conversation.budgets, pricing: conversation.pricing, redis, profiles: conversation.profiles }),
     prepGate: new PrepGate(config.turnPrepLimit),
     onPossibleDuplicate: (platform) => metrics.possibleDuplicateReplies.inc({ platform }),
     outbound,
-    media: createMediaServices(config, createFilesRegistry(config, log), conversation.sideTasks.describer()),
+    media,
     relay: apiRelayFor(replies, (err) => log.warn({ err }, 'streaming to an API request failed')),
   });
+}
+
+/** execute_code's per-turn factory: the files it sends go by send_file's limits, those it reads by the media limits. */
+function codeTools({ config, sandbox, outbound }: TurnRunnerParts, media: MediaServices): CodeTools | null {
+  const inputLimits = { maxFileBytes: media.limits.maxFileBytes, maxTotalBytes: media.limits.maxMessageBytes };
+  return createCodeTools({ detection: sandbox, config, fileLimits: outbound.limits.file, inputLimits, files: media.files });
 }
 
 /**
  * Each profile's agent (model, prompt, budget) and tools (toolsets, MCP servers, notes), built now: a profile
  * whose model cannot be used stops the start, as HERALD_MODEL does.
  */
-function profileRuntimes({ config, log, redis, store, shared, agent, outbound, mcp, schedules }: TurnRunnerParts): ProfileRuntimes {
+function profileRuntimes({ config, log, redis, store, shared, agent, outbound, mcp, schedules }: TurnRunnerParts, code: CodeTools | null): ProfileRuntimes {
   const { conversation, providers, metrics, llmLog } = shared;
   const toolsLog = log.child({ component: 'tools' });
   return new ProfileRuntimes(conversation.profiles, (profile) => {
@@ -76,6 +86,7 @@ function profileRuntimes({ config, log, redis, store, shared, agent, outbound, m
       log: toolsLog,
       files,
       profile,
+      code,
     });
     return { profile, agent: own, tools };
   });

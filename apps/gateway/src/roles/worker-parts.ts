@@ -18,6 +18,7 @@ import { mediaLimits } from '../features/media/services.js';
 import { McpHub } from '../features/mcp/hub.js';
 import { ScheduleRunner } from '../features/schedules/index.js';
 import { StoreRetention } from '../features/sessions/retention.js';
+import { openSandbox, sandboxHealth, type SandboxDetection, type SandboxHealth } from '../features/sandbox/index.js';
 import { apiTurnEnd } from '../edges/api/index.js';
 import { opened, type Part, type StartContext } from './compose.js';
 import type { RedisPart, StorePart } from './base-parts.js';
@@ -75,6 +76,7 @@ export class WorkerPart implements Part {
   readonly name = 'subscriber';
   #subscriber: Redis | undefined;
   #worker: TurnWorker | undefined;
+  #sandbox: SandboxDetection | null = null;
   /** A worker process is ready only once its queue worker takes jobs (not before start, not while closing). */
   readonly ready = {
     name: 'worker',
@@ -94,6 +96,11 @@ export class WorkerPart implements Part {
     return opened(this.#worker, 'worker');
   }
 
+  /** execute_code's backend as /health/detailed and the heartbeat show it; null when no profile offers code. */
+  sandbox(): SandboxHealth | null {
+    return this.#sandbox ? sandboxHealth(this.#sandbox) : null;
+  }
+
   async open(): Promise<void> {
     const { config, deps } = this;
     const { log } = this.ctx;
@@ -108,13 +115,22 @@ export class WorkerPart implements Part {
     await this.ctx.untilStopped(subscriber.connect());
     const [redis, store, mailbox] = [deps.redis.client, deps.store.store, shared.mailbox];
     const schedules = deps.schedules.schedules.service;
+    // Found once: each profile that offers code shares the backend (features/sandbox/wiring.ts logs the choice).
+    const profiles = shared.conversation.profiles.list();
+    const sandbox = (this.#sandbox = await this.ctx.untilStopped(
+      openSandbox(
+        config,
+        profiles.map((p) => p.toolsets),
+        log.child({ component: 'sandbox' }),
+      ),
+    ));
     this.#worker = new TurnWorker({
       connection: { url: config.redisUrl },
       prefix: config.redisPrefix,
       mailbox,
       control: new ControlBus(redis, subscriber, config.redisPrefix),
       // The turn's policies (metrics first) and stages: turn/pipeline.ts.
-      runTurn: buildTurnRunner({ config, log, redis, store, shared, agent, outbound, mcp: deps.mcp ? deps.mcp.hub : null, schedules }),
+      runTurn: buildTurnRunner({ config, log, redis, store, shared, agent, outbound, mcp: deps.mcp ? deps.mcp.hub : null, schedules, sandbox }),
       onAbandon: abandonTurns({ store, mailbox, egress: shared.egress }),
       onTurnEnd: apiTurnEnd(shared.replies),
       concurrency: config.workerConcurrency,

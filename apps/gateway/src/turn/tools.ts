@@ -40,13 +40,14 @@ import { scheduleOrigin } from '../features/schedules/store.js';
 import { SCHEDULE_TOOL, createScheduleTool } from '../features/schedules/tool.js';
 import { ClarifyBroker } from './clarify.js';
 import { deliver } from '../out/delivery.js';
+import { CODE_TOOLSET, EXECUTE_CODE_TOOL, offersCode, type CodeTools } from '../features/sandbox/index.js';
 
 /** The gateway's own toolset: the schedule tool (it needs the queue, so agent-core does not know it). */
 const SCHEDULE_TOOLSET = 'schedule';
 
-/** The configured toolsets agent-core builds (all but the gateway's own). */
+/** The configured toolsets agent-core builds (all but the gateway's own: schedule, code). */
 function builtinToolsets(toolsets: readonly string[]): string[] {
-  return toolsets.filter((t) => t !== SCHEDULE_TOOLSET);
+  return toolsets.filter((t) => t !== SCHEDULE_TOOLSET && t !== CODE_TOOLSET);
 }
 
 export interface TurnToolsDeps {
@@ -70,6 +71,8 @@ export interface TurnToolsDeps {
   files: { limits: OutboundFileLimits; perTurn: number };
   /** The agent profile these tools serve: its notes, its session_search scope, its MCP servers. */
   profile?: Profile;
+  /** execute_code (features/sandbox), offered when the toolsets include code; null when no backend was found. */
+  code?: CodeTools | null;
 }
 
 interface TurnToolsInput {
@@ -139,11 +142,10 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
   const { schedules } = deps;
   const withSchedule = config.schedulesPerUser > 0 && (config.toolsets.includes(SCHEDULE_TOOLSET) || config.toolsets.includes('full'));
   for (const { name, reason } of unavailable) log.warn({ tool: name, reason }, `tool ${name} left out: ${reason}`);
+  const code = offersCode(config.toolsets) ? (deps.code ?? null) : null;
   const profile = deps.profile;
-  log.info(
-    { profile: profile?.name ?? DEFAULT_PROFILE, toolsets: config.toolsets, tools: [...tools.map((t) => t.name), ...(withSchedule ? [SCHEDULE_TOOL] : [])] },
-    'agent tools ready',
-  );
+  const own = [...(withSchedule ? [SCHEDULE_TOOL] : []), ...(code ? [EXECUTE_CODE_TOOL] : [])];
+  log.info({ profile: profile?.name ?? DEFAULT_PROFILE, toolsets: config.toolsets, tools: [...tools.map((t) => t.name), ...own] }, 'agent tools ready');
   const hasMemory = tools.some((t) => t.name === MEMORY_TOOL);
   // A scheduled task's turn has nobody to ask: the user did not start it and may not be there.
   const scheduledTools = tools.filter((t) => t.name !== CLARIFY_TOOL);
@@ -192,6 +194,10 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
               // A task set in this turn belongs to its user and delivers to this chat.
               ...(withSchedule ? [createScheduleTool(schedules, scheduleOrigin(payload, ctx.sessionKey), config.timezone) as Tool] : []),
               ...(deps.mcp?.toolsFor(profile?.name ?? DEFAULT_PROFILE) ?? []),
+              // Code runs in the session's own work dir; the files of this turn's messages are readable inside.
+              ...(code && typeof input.toolContext.sessionId === 'string'
+                ? [code.forTurn({ sessionId: input.toolContext.sessionId, messages: ctx.entries.map((e) => e.payload), signal: ctx.signal })]
+                : []),
             ],
             budget,
             getSteerMessages: clarify.takeSteerMessages,

@@ -23,6 +23,7 @@ import { QUEUE_STATES } from '../../support/ops/metrics.js';
 import { redisFindings, storeFindings } from '../../support/ops/safety/checks.js';
 import type { SafetyFinding } from '../../support/config/risks.js';
 import type { McpServerStatus } from '../../features/mcp/connection.js';
+import type { SandboxHealth } from '../../features/sandbox/index.js';
 
 const PLATFORMS = ['telegram', 'discord', 'slack'] as const;
 /** A Redis outage must not hang the probe: its parts answer with an error after this. */
@@ -37,7 +38,15 @@ export interface DetailedHealthDeps {
   /** This process's MCP servers (empty where no turns run). */
   mcpServers: () => McpServerStatus[];
   providers: ProviderCatalog;
+  /** execute_code's backend in this process: null where no turns run or no profile offers code. */
+  sandbox: () => SandboxHealth | null;
 }
+
+/** The backend execute_code runs in (null: none, the tool is not offered) and why the others cannot be used. */
+const sandboxSchema = {
+  type: ['object', 'null'],
+  properties: { backend: { type: ['string', 'null'], enum: ['bubblewrap', 'docker', null] }, unavailable: { type: 'array', items: { type: 'string' } } },
+} as const;
 
 const platformSchema = {
   type: 'object',
@@ -90,12 +99,14 @@ const schema = {
           last_heartbeat_at: { type: 'string', format: 'date-time' },
           running_turns: { type: 'integer' },
           mcp_servers: { type: 'array', items: mcpServerSchema },
+          sandbox: sandboxSchema,
         }),
         workers_error: { type: ['string', 'null'] },
         queue: { type: ['object', 'null'], additionalProperties: { type: 'integer' } },
         queue_error: { type: ['string', 'null'] },
         active_turns: { type: 'integer' },
         mcp_servers: { type: 'array', items: mcpServerSchema },
+        sandbox: sandboxSchema,
         safety: listOf({
           check: { type: 'string' },
           id: { type: 'string' },
@@ -173,12 +184,14 @@ export async function detailedHealth(deps: DetailedHealthDeps, startedAt: number
       last_heartbeat_at: new Date(b.lastHeartbeatAt).toISOString(),
       running_turns: b.runningTurns,
       mcp_servers: (b.mcpServers ?? []).map(mcpServerJson),
+      sandbox: b.sandbox ?? null,
     })),
     workers_error: workers.error,
     queue: queue.value,
     queue_error: queue.error,
     active_turns: beats.reduce((n, b) => n + b.runningTurns, 0),
     mcp_servers: deps.mcpServers().map(mcpServerJson),
+    sandbox: deps.sandbox(),
     // Keys by fingerprint only: the state every process shares through Redis.
     key_pools:
       pools.value?.map((p) => ({
@@ -213,12 +226,23 @@ export interface DetailedHealth {
   role: string;
   uptime_s: number;
   platforms: Record<string, PlatformHealthJson>;
-  workers: Array<{ id: string; host: string; pid: number; version: string; last_heartbeat_at: string; running_turns: number; mcp_servers: McpServerJson[] }>;
+  workers: Array<{
+    id: string;
+    host: string;
+    pid: number;
+    version: string;
+    last_heartbeat_at: string;
+    running_turns: number;
+    mcp_servers: McpServerJson[];
+    sandbox: SandboxHealth | null;
+  }>;
   workers_error: string | null;
   queue: Record<string, number> | null;
   queue_error: string | null;
   active_turns: number;
   mcp_servers: McpServerJson[];
+  /** execute_code's backend in this process (each worker's is in `workers`). */
+  sandbox: SandboxHealth | null;
   key_pools: Array<{
     pool: string;
     strategy: string;

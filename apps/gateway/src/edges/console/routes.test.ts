@@ -41,6 +41,7 @@ function health(role: string, mcp: McpServerJson[] = []): DetailedHealth {
     queue_error: null,
     active_turns: 0,
     mcp_servers: mcp,
+    sandbox: null,
     key_pools: null,
     key_pools_error: null,
     context_windows: null,

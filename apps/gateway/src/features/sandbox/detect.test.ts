@@ -3,7 +3,7 @@
  * no Docker daemon) the test asserts what detection reports instead — "docker: no daemon", and auto choosing
  * bubblewrap — so a missing daemon is visible in the test, never a silent skip.
  */
-import { chmod, mkdir } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { describe, expect, it } from 'vitest';
@@ -72,5 +72,13 @@ describe('sandbox backend detection', () => {
     const d = await detectSandbox({ ...settings('bubblewrap'), dir: join(locked, 'sandbox') });
     expect(d.backend).toBeNull();
     expect(d.reason).toMatch(/^bubblewrap: a trial run failed: bwrap: .*Permission denied/);
+  });
+
+  it('a sandbox dir that cannot be made is a reason, not a failed start', async () => {
+    const file = join(root.path, 'a-file');
+    await writeFile(file, 'not a folder');
+    const d = await detectSandbox({ ...settings('bubblewrap'), dir: join(file, 'sandbox') });
+    expect(d.backend).toBeNull();
+    expect(d.reason).toMatch(/^bubblewrap: a trial run failed: ENOTDIR/);
   });
 });

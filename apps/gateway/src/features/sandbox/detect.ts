@@ -40,9 +40,10 @@ function message(err: unknown): string {
 
 /** Runs `echo ok` through the backend; null when it answered, else what went wrong. */
 async function trialRun(backend: SandboxBackend, settings: SandboxSettings): Promise<string | null> {
-  await ensureSandboxRoot(settings.dir);
   const workDir = join(settings.dir, `.probe-${randomBytes(6).toString('hex')}`);
   try {
+    // A sandbox dir that cannot be made is a reason like any other (the tool is then not offered), not a failed start.
+    await ensureSandboxRoot(settings.dir);
     const limits = { ...settings.limits, wallMs: Math.max(settings.limits.wallMs, TRIAL_WALL_MS), network: false };
     const r = await backend.run({ language: 'shell', code: 'echo ok', workDir, inputFiles: [], limits, signal: new AbortController().signal });
     if (r.exitCode === 0 && r.stdout.trim() === 'ok') return null;
@@ -51,7 +52,7 @@ async function trialRun(backend: SandboxBackend, settings: SandboxSettings): Pro
   } catch (err) {
     return `a trial run failed: ${message(err)}`;
   } finally {
-    await rm(workDir, { recursive: true, force: true });
+    await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
   }
 }
 
@@ -115,7 +116,12 @@ export function describeDetection(d: SandboxDetection): string {
   return `execute_code not offered: ${d.reason}`;
 }
 
-/** What /health/detailed shows under `sandbox`. */
-export function sandboxHealth(d: SandboxDetection): { backend: SandboxBackendName | null; unavailable: string[] } {
+/** What /health/detailed shows under `sandbox`: the backend in use (null: none) and why the others are not. */
+export interface SandboxHealth {
+  backend: SandboxBackendName | null;
+  unavailable: string[];
+}
+
+export function sandboxHealth(d: SandboxDetection): SandboxHealth {
   return { backend: d.backend?.name ?? null, unavailable: d.probes.filter((p) => !p.ok && p.reason).map((p) => p.reason as string) };
 }

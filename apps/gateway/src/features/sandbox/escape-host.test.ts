@@ -11,10 +11,14 @@ import { lstat, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionWorkDir } from './work-dir.js';
-import { bubblewrap, runner, sandboxRoot } from './test-support.js';
+import type { ToolContext } from '@herald/agent-core';
+import { gatewayBackend, runner, sandboxRoot, testSandboxConfig } from './test-support.js';
+import { createCodeTools } from './wiring.js';
 
 const root = sandboxRoot();
-const run = runner(bubblewrap(), root);
+// The backend as a worker gets it at start-up (the gateway's own detection), not one built by hand.
+const backend = gatewayBackend('bubblewrap', root);
+const run = runner(backend, root);
 const SECRET = `sk-canary-${randomBytes(12).toString('hex')}`;
 
 function hostPortAnswers(port: number): Promise<boolean> {
@@ -162,5 +166,33 @@ except OSError as e:
     expect(r.stdout).toMatch(new RegExp(`attach ${process.pid} -1`));
     expect(r.stdout).toMatch(new RegExp(`attach ${process.ppid} -1`));
     expect(r.stdout).not.toMatch(/READ MEM/);
+  });
+
+  it("the tool a turn gets (the gateway's execute_code, from its start-up detection) is the same closed sandbox", async () => {
+    const tools = createCodeTools({
+      detection: backend.detection(),
+      config: testSandboxConfig('bubblewrap', root.path),
+      fileLimits: { maxBytes: 1024 * 1024, types: ['text/*'] },
+      inputLimits: { maxFileBytes: 1024, maxTotalBytes: 1024 },
+      files: () => {
+        throw new Error('this turn has no files');
+      },
+    });
+    const tool = tools?.forTurn({ sessionId: 'tool-path', messages: [], signal: new AbortController().signal });
+    const code = `
+import os, socket
+print('env', sorted(os.environ))
+try:
+    socket.create_connection(('127.0.0.1', 6379), timeout=3).close()
+    print('CONNECTED')
+except OSError:
+    print('refused')
+`;
+    const out = await tool?.execute({ language: 'python', code }, { signal: new AbortController().signal } as unknown as ToolContext);
+    expect(out).toMatch(/^Exit code 0/);
+    // The sandbox's own variables and those bash (the wrapper) sets; nothing of the gateway's.
+    expect(out).toContain("env ['HOME', 'LANG', 'MPLCONFIGDIR', 'OLDPWD', 'PATH', 'PWD', 'SHLVL', 'XDG_CACHE_HOME', '_']");
+    expect(out).toContain('refused');
+    expect(out).not.toMatch(/CONNECTED|HERALD_|sk-canary/);
   });
 });

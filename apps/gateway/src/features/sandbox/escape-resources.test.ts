@@ -9,10 +9,11 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sessionWorkDir } from './work-dir.js';
-import { MB, bubblewrap, hostProcessesWith, runner, sandboxRoot, waitForHostProcesses } from './test-support.js';
+import { MB, gatewayBackend, hostProcessesWith, runner, sandboxRoot, waitForHostProcesses } from './test-support.js';
 
 const root = sandboxRoot();
-const run = runner(bubblewrap(), root);
+// The backend as a worker gets it at start-up (the gateway's own detection), not one built by hand.
+const run = runner(gatewayBackend('bubblewrap', root), root);
 const marker = () => `herald-escape-${randomBytes(6).toString('hex')}`;
 
 async function dirBytes(dir: string): Promise<number> {

@@ -1,14 +1,19 @@
 /**
- * The sandbox tests' rig: a real bubblewrap backend, a sandbox root in a temp dir of the test's own (removed after
- * the file), small limits, and a look at the host's process table to prove nothing of a run outlives it.
+ * The sandbox tests' rig: a real bubblewrap backend, or the backend a worker would get (gatewayBackend: the same
+ * start-up detection, trial run included), a sandbox root in a temp dir of the test's own (removed after the file),
+ * small limits, and a look at the host's process table to prove nothing of a run outlives it.
  */
 import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
+import { createLogger } from '../../support/logger.js';
 import { BubblewrapBackend, findBwrapTools } from './bubblewrap.js';
+import type { SandboxConfig } from './config.js';
+import type { SandboxDetection } from './detect.js';
+import { openSandbox } from './wiring.js';
 import { sessionWorkDir } from './work-dir.js';
-import type { InputFile, RunResult, SandboxBackend, SandboxLanguage, SandboxLimits } from './types.js';
+import type { InputFile, RunResult, SandboxBackend, SandboxBackendName, SandboxLanguage, SandboxLimits } from './types.js';
 
 export const MB = 1024 * 1024;
 
@@ -26,6 +31,42 @@ export function bubblewrap(): SandboxBackend {
   const tools = findBwrapTools();
   if (typeof tools === 'string') throw new Error(`the sandbox tests need bubblewrap (.ci/run installs it): ${tools}`);
   return new BubblewrapBackend(tools);
+}
+
+/** The settings a worker would read, with TEST_LIMITS and the test's sandbox root. */
+export function testSandboxConfig(backend: SandboxBackendName, dir: string): SandboxConfig {
+  return {
+    sandboxBackend: backend,
+    sandboxDir: dir,
+    sandboxImage: process.env.HERALD_SANDBOX_IMAGE ?? 'python:3.12-slim',
+    sandboxTimeoutS: TEST_LIMITS.wallMs / 1000,
+    sandboxCpuS: TEST_LIMITS.cpuSeconds,
+    sandboxMemoryMb: TEST_LIMITS.memoryBytes / MB,
+    sandboxProcesses: TEST_LIMITS.processes,
+    sandboxDiskMb: TEST_LIMITS.diskBytes / MB,
+    sandboxOutputKb: TEST_LIMITS.outputBytes / 1024,
+    sandboxNetwork: TEST_LIMITS.network,
+  };
+}
+
+/**
+ * The backend a worker gets at start-up (wiring.ts openSandbox: detection by trial run), found before the file's
+ * tests. `backend()` throws if there is none; `detection` says why (a test of an optional backend skips on it).
+ */
+export function gatewayBackend(name: SandboxBackendName, root: { path: string }): SandboxBackend & { detection: () => SandboxDetection | null } {
+  let found: SandboxDetection | null = null;
+  beforeAll(async () => {
+    found = await openSandbox(testSandboxConfig(name, root.path), [['code']], createLogger({ level: 'silent' }));
+  }, 120_000);
+  return {
+    name,
+    detection: () => found,
+    run: (req) => {
+      const backend = found?.backend;
+      if (!backend) throw new Error(`no ${name} backend: ${found?.reason ?? 'not detected yet'}`);
+      return backend.run(req);
+    },
+  };
 }
 
 /** A sandbox root for this test file: a temp dir (0711, as the sandbox's uid must pass through it), removed after. */

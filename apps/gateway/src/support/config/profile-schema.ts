@@ -17,7 +17,7 @@
 import { z } from 'zod';
 import { DEFAULT_PROFILE_KEY, PROFILE_NAME, PROFILE_NAME_RULE } from './profile-names.js';
 
-export const TOOLSETS = ['core', 'research', 'schedule', 'full'] as const;
+export const TOOLSETS = ['core', 'research', 'schedule', 'code', 'full'] as const;
 export const BUSY_MODES = ['interrupt', 'queue', 'steer'] as const;
 const MODEL_REF = /^[a-z][a-z0-9_-]*:\S+$/;
 

@@ -330,9 +330,11 @@ export const SETTINGS = {
   // Agent tools (packages/agent-core/src/tools/builtin): which toolsets the model gets, and their limits.
   toolsets: setting(
     'HERALD_TOOLSETS',
-    list.pipe(z.array(z.enum(['core', 'research', 'schedule', 'full'], 'must be core, research, schedule or full')).min(1, 'name at least one toolset')),
-    'Comma list of toolsets: core (memory, todo, current_time, send_file), research (session_search, web_fetch), schedule (schedule), full (all plus delegate_task, clarify)',
-    'core,schedule',
+    list.pipe(
+      z.array(z.enum(['core', 'research', 'schedule', 'code', 'full'], 'must be core, research, schedule, code or full')).min(1, 'name at least one toolset'),
+    ),
+    'Comma list of toolsets: core (memory, todo, current_time, send_file), research (session_search, web_fetch), schedule (schedule), code (execute_code, when a sandbox backend is found), full (all plus delegate_task, clarify)',
+    'core,schedule,code',
   ),
   fetchAllowPrivate: setting('HERALD_FETCH_ALLOW_PRIVATE', bool, 'Let web_fetch reach private, loopback and link-local addresses', 'false'),
   timezone: setting(

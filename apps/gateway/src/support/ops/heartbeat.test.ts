@@ -27,8 +27,17 @@ describe('worker heartbeats', () => {
       lastErrorAt: 1,
       nextAttemptAt: null,
     };
-    const a = new WorkerHeartbeat({ redis, prefix, workerId: 'w-a', runningTurns: () => running, mcpServers: () => [files], intervalMs: 50 });
-    const b = new WorkerHeartbeat({ redis, prefix, workerId: 'w-b', runningTurns: () => 0, mcpServers: () => [], intervalMs: 50 });
+    const bwrap = { backend: 'bubblewrap' as const, unavailable: ['docker: no daemon (connect ENOENT /var/run/docker.sock)'] };
+    const a = new WorkerHeartbeat({
+      redis,
+      prefix,
+      workerId: 'w-a',
+      runningTurns: () => running,
+      mcpServers: () => [files],
+      sandbox: () => bwrap,
+      intervalMs: 50,
+    });
+    const b = new WorkerHeartbeat({ redis, prefix, workerId: 'w-b', runningTurns: () => 0, mcpServers: () => [], sandbox: () => null, intervalMs: 50 });
     await Promise.all([a.start(), b.start()]);
     const check = workersSeenCheck({ redis, prefix, localWorker: false });
     await expect(check.check()).resolves.toBeUndefined();
@@ -38,6 +47,8 @@ describe('worker heartbeats', () => {
     ]);
     // Each worker's own MCP servers, for /health/detailed on any process.
     expect((await listWorkers(redis, prefix)).map((w) => w.mcpServers)).toEqual([[files], []]);
+    // And its sandbox backend (execute_code), or null where no profile offers code.
+    expect((await listWorkers(redis, prefix)).map((w) => w.sandbox)).toEqual([bwrap, null]);
     running = 5;
     // The next beat carries the new count.
     await waitFor(async () => (await listWorkers(redis, prefix))[0].runningTurns === 5, { what: 'a beat with 5 running turns' });
@@ -48,7 +59,16 @@ describe('worker heartbeats', () => {
   });
 
   it('a worker that stops beating without saying so drops out when its heartbeat expires', async () => {
-    const dead = new WorkerHeartbeat({ redis, prefix, workerId: 'w-dead', runningTurns: () => 1, mcpServers: () => [], intervalMs: 60_000, ttlMs: 200 });
+    const dead = new WorkerHeartbeat({
+      redis,
+      prefix,
+      workerId: 'w-dead',
+      runningTurns: () => 1,
+      mcpServers: () => [],
+      sandbox: () => null,
+      intervalMs: 60_000,
+      ttlMs: 200,
+    });
     await dead.start();
     expect((await listWorkers(redis, prefix)).map((w) => w.id)).toEqual(['w-dead']);
     // Its key expires in Redis 200 ms later (it beats again only after a minute).

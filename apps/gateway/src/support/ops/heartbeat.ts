@@ -9,6 +9,7 @@ import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import { VERSION } from '../version.js';
 import type { McpServerStatus } from '../../features/mcp/connection.js';
+import type { SandboxHealth } from '../../features/sandbox/index.js';
 
 const HEARTBEAT_INTERVAL_MS = 5_000;
 /** A worker not heard from for this long is gone: readiness needs one seen within it. */
@@ -25,6 +26,8 @@ export interface WorkerBeat {
   runningTurns: number;
   /** The worker's own MCP servers (each worker holds its own connections); absent from older workers' beats. */
   mcpServers?: McpServerStatus[];
+  /** execute_code's backend on that worker (null: no profile offers code); absent from older workers' beats. */
+  sandbox?: SandboxHealth | null;
 }
 
 const indexKey = (prefix: string): string => `${prefix}:workers`;
@@ -36,6 +39,7 @@ export interface HeartbeatOptions {
   workerId: string;
   runningTurns: () => number;
   mcpServers: () => McpServerStatus[];
+  sandbox: () => SandboxHealth | null;
   intervalMs?: number;
   ttlMs?: number;
 }
@@ -79,6 +83,7 @@ export class WorkerHeartbeat {
       lastHeartbeatAt: Date.now(),
       runningTurns: this.opts.runningTurns(),
       mcpServers: this.opts.mcpServers(),
+      sandbox: this.opts.sandbox(),
     };
     await redis
       .multi()
