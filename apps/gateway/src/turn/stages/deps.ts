@@ -11,6 +11,7 @@ import type { AroundTurn } from '../../queue/turn-context.js';
 import type { ProfileRuntimes } from '../profile-runtimes.js';
 import type { TeamControls } from '../team-controls.js';
 import type { PrepGate } from '../prep-gate.js';
+import type { ReviewServices } from './review.js';
 
 export interface TurnDeps {
   store: SessionStore;
@@ -37,6 +38,8 @@ export interface TurnDeps {
   controls: TeamControls;
   /** How many turns prepare their first model request at once (turn/prep-gate.ts). */
   prepGate: PrepGate;
+  /** The review after a turn: its buttons and where skill edits go (turn/stages/review.ts). */
+  review: ReviewServices;
   /** Counts and times a turn by its outcome (turn/instrument.ts turnMetrics): the body of the metrics policy. */
   countTurn: AroundTurn;
 }
