@@ -97,12 +97,12 @@ async function actOn(deps: TurnDeps, open: OpenTurn, profile: Profile, userKey: 
     ...(lines.length > 0 ? [OFFER_HEADING, ...lines, 'Press a button to save one, or send /remember <note> (/remember user <note> for one about you).'] : []),
     ...skillLines,
   ].join('\n');
-  const choices = proposals.notes.map((n, i) => ({ label: `💾 Save ${i + 1}`, text: rememberCommand(n) }));
+  const choices = proposals.notes.map((n, i) => ({ label: `💾 Save ${i + 1}`, text: rememberText(n) }));
   await tell(deps, open, text, choices);
 }
 
 /** The command a note's button stands for (edges/commands/remember.ts). */
-export function rememberCommand(note: NoteProposal): string {
+export function rememberText(note: NoteProposal): string {
   return `/remember ${note.target} ${note.content}`;
 }
 
