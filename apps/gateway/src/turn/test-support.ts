@@ -9,7 +9,7 @@ import { PrepGate } from './prep-gate.js';
 import { pino } from 'pino';
 import { ButtonStore } from '../features/interactions/buttons.js';
 import { LoggedSkillEdits } from '../features/llm/post-turn-review.js';
-import type { ReviewServices } from './stages/review.js';
+import type { ReviewServices } from './stages/deps.js';
 
 export function testTurnControls(services: ConversationServices): { controls: TeamControls; prepGate: PrepGate; review: ReviewServices } {
   const { config } = services;

@@ -26,7 +26,7 @@ export interface Profile {
   review: ReviewSettings;
 }
 
-export interface ReviewSettings {
+interface ReviewSettings {
   enabled: boolean;
   /** Runs after every this many turns of a conversation. */
   everyTurns: number;

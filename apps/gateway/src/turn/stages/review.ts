@@ -12,9 +12,8 @@
  */
 import { MemoryEditError, MemoryStore, renderMemoryBlock, type ChatMessage, type Session } from '@herald/agent-core';
 import { deliver } from '../../out/delivery.js';
-import type { ButtonStore } from '../../features/interactions/buttons.js';
 import { memoryKeyOf, type Profile } from '../../features/profiles/table.js';
-import { reviewConversation, reviewDue, type NoteProposal, type ReviewProposals, type SkillEditSink } from '../../features/llm/post-turn-review.js';
+import { reviewConversation, reviewDue, type NoteProposal, type ReviewProposals } from '../../features/llm/post-turn-review.js';
 import type { Logger } from '../../support/logger.js';
 import { spendOutsideTurn } from '../outside-spend.js';
 import { offersMemory } from '../tools.js';
@@ -26,14 +25,6 @@ const REVIEW_TIMEOUT_MS = 60_000;
 /** Offered notes stay pressable this long. */
 const OFFER_TTL_MS = 7 * 24 * 60 * 60_000;
 export const OFFER_HEADING = '💡 Worth remembering from our conversation?';
-
-/** What the review needs besides the turn's own dependencies. */
-export interface ReviewServices {
-  /** Offered notes' buttons (features/interactions/buttons.ts). */
-  buttons: ButtonStore;
-  /** Where proposed skill edits go (a log and a line to the user until the skills store takes them). */
-  skillEdits: SkillEditSink;
-}
 
 export interface ReviewInput {
   /** The session the turn ended in, and the history before the turn (its user messages count the turns). */
