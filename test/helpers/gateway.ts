@@ -52,7 +52,10 @@ export function isolatedEnv(extra: Record<string, string> = {}): Record<string, 
   const keep = ['PATH', 'HOME', 'NODE_OPTIONS', 'TMPDIR', 'LANG'];
   const env: Record<string, string> = {};
   for (const k of keep) if (process.env[k]) env[k] = process.env[k] as string;
-  return { ...env, HERALD_LOG_LEVEL: 'info', HERALD_REDIS_PREFIX: testPrefix('gw'), ...extra };
+  // The tests written before streaming and tool progress were on by default test the plain path: one message per
+  // reply. They keep it explicitly here; a test of the defaults passes '' (unset) for these.
+  const plainReplies = { HERALD_STREAMING: 'false', TELEGRAM_TOOL_PROGRESS: 'off', SLACK_TOOL_PROGRESS: 'off' };
+  return { ...env, HERALD_LOG_LEVEL: 'info', HERALD_REDIS_PREFIX: testPrefix('gw'), ...plainReplies, ...extra };
 }
 
 /** Tries to take a port that another process grabbed between freePort() and the gateway's listen(). */

@@ -5,7 +5,7 @@ import type { PlatformEgress, SendOptions, SentMessage } from '@herald/adapters'
 import type { AgentEvent } from '@herald/agent-core';
 import { TurnAbort } from '../queue/worker.js';
 import type { ToolProgressMode } from '../support/config/progress.js';
-import { LiveTurn, STOPPED_MARK, STREAM_CURSOR, THINKING_LINE, argsPreview, editIntervalMs } from './progress.js';
+import { LiveTurn, STOPPED_MARK, STREAM_CURSOR, THINKING_LINE, TOOL_WRITING_ICON, argsPreview, editIntervalMs } from './progress.js';
 
 const log = pino({ level: 'silent' });
 
@@ -54,7 +54,7 @@ function live(
     platform: 'discord',
     chatType: 'dm',
     settings: {
-      streaming: opts.streaming ?? false,
+      streaming: { telegram: false, discord: opts.streaming ?? false, slack: false },
       typingDelayMs: opts.typingDelayMs ?? 0,
       interimMessages: opts.interim ?? false,
       toolProgress: { telegram: 'off', discord: opts.tools ?? 'off', slack: 'off' },
@@ -156,6 +156,23 @@ describe('LiveTurn', () => {
     expect([...egress.messages.values()].some((t) => t.includes('half an answ') || t.includes('Let me look.'))).toBe(false);
     // The retry notice is a short status line of its own message.
     expect(egress.texts().some((t) => t.startsWith('⏳ `openai:x: server_error'))).toBe(true);
+  });
+
+  it('while the model writes a tool call, the preview shows "🔧 name …" below the text so far; the call starting ends it', async () => {
+    const writing = (name: string, argsChars: number): AgentEvent => ({ type: 'tool_call_delta', index: 0, name, argsChars });
+    const { turn, egress } = live({ streaming: true });
+    turn.onEvent(delta('Let me fetch it.'));
+    turn.onEvent(writing('web_fetch', 0));
+    turn.onEvent(writing('web_fetch', 40));
+    const preview = `Let me fetch it.\n\n${TOOL_WRITING_ICON} \`web_fetch\` …`;
+    await waitFor(() => egress.texts().includes(preview), { what: 'the tool being written in the preview' });
+    turn.onEvent(tool('t1', 'web_fetch', { url: 'https://example.com' }));
+    turn.onEvent(delta('Found it.'));
+    await waitFor(() => egress.texts().includes(`Found it.${STREAM_CURSOR}`), { what: 'the answer streamed after the tool' });
+    const off = live();
+    off.turn.onEvent(writing('web_fetch', 10));
+    await sleep(60);
+    expect(off.egress.calls).toEqual([]);
   });
 
   it('a long streamed answer ends as an edit plus the remaining chunks', async () => {

@@ -3,8 +3,9 @@
  *   - "typing…" once the turn has run HERALD_TYPING_DELAY_MS (a quicker answer needs none), kept alive until it ends;
  *   - tool progress (HERALD_TOOL_PROGRESS off | new | all), a "thinking…" line when a reasoning model thinks, and
  *     retry / fallback / compression notices, as short lines of one status message edited in place;
- *   - optionally (HERALD_STREAMING) the reply itself, streamed by editing one message. The final text is then an
- *     edit of that message (plus chunks if it is long), never a second copy.
+ *   - the reply itself, streamed (HERALD_STREAMING / <PLATFORM>_STREAMING, on by default): a draft in Telegram
+ *     private chats, else one message edited in place; while the model writes a tool call the preview shows
+ *     "🔧 name …". The final text is then an edit of that message (plus chunks if it is long), never a second copy.
  * Edits of one chat are spaced out (1 s; Telegram 1.1 s in private chats, 3 s in groups) so a fast model cannot
  * run into the platform's rate limits; whatever changed meanwhile goes out with the next edit.
  */
@@ -31,6 +32,8 @@ const STREAM_MARGIN = 64;
 const MAX_STATUS_LINES = 12;
 const ARGS_PREVIEW_CHARS = 60;
 const STATUS_ICONS = { retry: '⏳', fallback: '🔀', compression: '🗜' } as const;
+/** Shown in the streamed preview while the model writes a tool call's arguments. */
+export const TOOL_WRITING_ICON = '🔧';
 /** The status line a reasoning model's thinking gets (its content is never shown here). */
 export const THINKING_LINE = '💭 thinking…';
 
@@ -75,6 +78,8 @@ export class LiveTurn {
   private streamed = '';
   /** The next delta starts a new model response (after tools ran): what was streamed before is replaced. */
   private newResponse = false;
+  /** A tool call the model is writing right now (its arguments are streaming in): the preview says so. */
+  private writingTool: string | null = null;
   /** This model response already has its thinking line. */
   private thinkingShown = false;
   private typingTimer: NodeJS.Timeout | null = null;
@@ -86,7 +91,7 @@ export class LiveTurn {
     this.out = new ChatOutlet(opts.egress, opts.conversationId, interval, opts.log);
     this.toolMode = opts.settings?.toolProgress[platform] ?? 'off';
     this.status = new LiveMessage(this.out, () => this.statusLines.slice(-MAX_STATUS_LINES).join('\n'), 'status message', this.mayStart, opts.replyTo);
-    this.stream = opts.settings?.streaming || opts.streamMessageId ? this.newStream(!opts.streamMessageId) : null;
+    this.stream = opts.settings?.streaming[platform] || opts.streamMessageId ? this.newStream(!opts.streamMessageId) : null;
     if (this.stream && opts.streamMessageId) this.stream.id = opts.streamMessageId;
     opts.signal.addEventListener('abort', () => this.stopTimers(), { once: true });
   }
@@ -159,7 +164,11 @@ export class LiveTurn {
         this.thinkingShown = true;
         this.addStatusLine(THINKING_LINE);
         return;
+      case 'tool_call_delta':
+        this.toolBeingWritten(event.name);
+        return;
       case 'tool_start':
+        this.writingTool = null;
         this.newResponse = true;
         this.thinkingShown = false;
         this.toolStarted(event.id, event.name, event.args);
@@ -255,8 +264,22 @@ export class LiveTurn {
     this.status.touch();
   }
 
+  /**
+   * The model is writing a tool call (Hermes' tool preview): the streamed preview shows "🔧 name …" below the text
+   * so far until the call starts, so a long argument (a file, a script) being written is not a silent pause.
+   */
+  private toolBeingWritten(name: string): void {
+    if (!this.stream || name === '' || name === this.writingTool) return;
+    if (this.newResponse) this.streamed = '';
+    this.newResponse = false;
+    this.writingTool = name;
+    this.stream.touch();
+  }
+
   private streamView(): string {
-    return this.streamed.trim() === '' ? '' : this.truncated(this.streamed) + STREAM_CURSOR;
+    const text = this.streamed.trim() === '' ? '' : this.truncated(this.streamed);
+    if (this.writingTool !== null) return `${text === '' ? '' : `${text}\n\n`}${TOOL_WRITING_ICON} ${code(this.writingTool)} …`;
+    return text === '' ? '' : text + STREAM_CURSOR;
   }
 
   /** A streamed text longer than one message shows its beginning until the final text is chunked. */

@@ -22,6 +22,8 @@ import type { McpHub } from '../features/mcp/hub.js';
 import type { ScheduleService } from '../features/schedules/service.js';
 import { apiRelayFor } from '../edges/api/index.js';
 import { createFilesRegistry } from './platforms.js';
+import { ButtonStore } from '../features/interactions/buttons.js';
+import { LoggedSkillEdits } from '../features/llm/post-turn-review.js';
 import type { SharedServices } from './services-part.js';
 
 export interface TurnRunnerParts {
@@ -55,6 +57,7 @@ export function buildTurnRunner(parts: TurnRunnerParts): TurnRunner {
     outbound,
     media,
     relay: apiRelayFor(replies, (err) => log.warn({ err }, 'streaming to an API request failed')),
+    review: { buttons: new ButtonStore(redis, config.redisPrefix), skillEdits: new LoggedSkillEdits(log.child({ component: 'review' })) },
   });
 }
 

@@ -26,6 +26,7 @@ const profile: Profile = {
   memory: 'profile',
   maxIterations: 10,
   maxConcurrentTurns: undefined,
+  review: { enabled: false, everyTurns: 5, apply: 'offer' },
 };
 
 /** A side-task model that answers the flush with plain text (nothing saved) and reports token usage. */

@@ -4,7 +4,7 @@
  * a turn (watchdog, metrics, store outage, user-facing errors, admission, spend) are declared in turn/pipeline.ts.
  *
  *   prepare (open → early answers → prepare → files-only answer) → run the loop (plan → run) → finish → record
- *   → deliver → settle
+ *   → deliver → settle (→ review: every N turns, behind the delivered reply, never awaited)
  *
  * The outbox (`turns` table) makes a re-run after a crash safe: a turn already delivered is skipped, a turn whose
  * reply was recorded but not delivered is delivered without asking the LLM again, and messages are persisted

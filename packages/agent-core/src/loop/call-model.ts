@@ -169,7 +169,10 @@ export class ModelCaller {
           emit({ type: 'text_delta', text });
         },
         onReasoningDelta: (text) => emit({ type: 'reasoning_delta', text }),
-        onToolCallDelta: () => void (calledTools = true),
+        onToolCallDelta: (name, index, argsChars) => {
+          calledTools = true;
+          emit({ type: 'tool_call_delta', index, name, argsChars });
+        },
       });
       addUsageInto(this.usage, result.usage);
       this.lastPromptTokens = result.usage.input + result.usage.cacheRead + result.usage.cacheWrite;

@@ -25,6 +25,11 @@ export type AgentEvent =
   | { type: 'step'; iteration: number; remaining: number }
   /** Text the model wrote before the tool calls of a response (it stays in the history): "Let me look that up." */
   | { type: 'interim_text'; text: string }
+  /**
+   * A tool call's name or arguments are streaming in (Hermes' tool preview): raised as the model writes the call,
+   * before it is complete and before `tool_start`. `argsChars` counts the arguments written so far.
+   */
+  | { type: 'tool_call_delta'; index: number; name: string; argsChars: number }
   | { type: 'tool_start'; id: string; name: string; args: Record<string, unknown> }
   | { type: 'tool_end'; id: string; name: string; ok: boolean; durationMs: number; preview: string }
   | { type: 'status'; kind: StatusKind; message: string }

@@ -53,7 +53,7 @@ export class MessageStreamAccumulator {
         const b = ev.content_block;
         if (b.type === 'tool_use') {
           this.tools.set(ev.index, { id: b.id, name: b.name, json: '', input: b.input });
-          this.callbacks.onToolCallDelta?.(b.name);
+          this.callbacks.onToolCallDelta?.(b.name, this.tools.size - 1, 0);
         } else if (b.type === 'text' && b.text) this.appendText(b.text);
         else if (b.type === 'thinking') {
           this.thinking.set(ev.index, { type: 'thinking', thinking: b.thinking ?? '', signature: b.signature ?? '' });
@@ -73,7 +73,10 @@ export class MessageStreamAccumulator {
           if (block) block.signature = d.signature;
         } else if (d.type === 'input_json_delta') {
           const tool = this.tools.get(ev.index);
-          if (tool) tool.json += d.partial_json;
+          if (tool) {
+            tool.json += d.partial_json;
+            this.callbacks.onToolCallDelta?.(tool.name, [...this.tools.keys()].indexOf(ev.index), tool.json.length);
+          }
         }
         break;
       }

@@ -51,7 +51,7 @@ export class ConverseStreamAccumulator {
     if (ev.contentBlockStart?.start?.toolUse) {
       const { toolUseId, name } = ev.contentBlockStart.start.toolUse;
       this.tools.set(ev.contentBlockStart.contentBlockIndex ?? this.tools.size, { id: toolUseId ?? '', name: name ?? '', json: '' });
-      this.callbacks.onToolCallDelta?.(name ?? '');
+      this.callbacks.onToolCallDelta?.(name ?? '', this.tools.size - 1, 0);
     } else if (ev.contentBlockDelta?.delta) {
       const { delta, contentBlockIndex } = ev.contentBlockDelta;
       if (delta.text !== undefined) {
@@ -59,7 +59,10 @@ export class ConverseStreamAccumulator {
         this.callbacks.onTextDelta?.(delta.text);
       } else if (delta.toolUse?.input !== undefined) {
         const tool = this.tools.get(contentBlockIndex ?? -1);
-        if (tool) tool.json += delta.toolUse.input;
+        if (tool) {
+          tool.json += delta.toolUse.input;
+          this.callbacks.onToolCallDelta?.(tool.name, [...this.tools.keys()].indexOf(contentBlockIndex ?? -1), tool.json.length);
+        }
       } else if (delta.reasoningContent) {
         this.addReasoning(contentBlockIndex ?? -1, delta.reasoningContent);
       }

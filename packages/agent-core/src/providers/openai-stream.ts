@@ -85,7 +85,7 @@ export class ChatStreamAccumulator {
     const extra = (tc as unknown as Record<string, unknown>).extra_content;
     if (typeof extra === 'object' && extra !== null) call.extra = { ...call.extra, ...(extra as Record<string, unknown>) };
     this.calls.set(index, call);
-    this.callbacks.onToolCallDelta?.(call.name);
+    this.callbacks.onToolCallDelta?.(call.name, index, call.args.length);
   }
 
   private reasoningDetails(requestedModel: string, hasToolCalls: boolean): Pick<ChatMessage, 'reasoning_details'> {

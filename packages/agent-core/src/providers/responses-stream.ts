@@ -47,7 +47,7 @@ export class ResponsesStreamAccumulator {
       case 'response.output_item.added':
         if (ev.item.type === 'function_call') {
           this.calls.set(ev.output_index, { callId: ev.item.call_id, name: ev.item.name, args: ev.item.arguments ?? '' });
-          this.callbacks.onToolCallDelta?.(ev.item.name);
+          this.callbacks.onToolCallDelta?.(ev.item.name, this.calls.size - 1, ev.item.arguments?.length ?? 0);
         }
         break;
       case 'response.output_text.delta':
@@ -61,7 +61,10 @@ export class ResponsesStreamAccumulator {
         break;
       case 'response.function_call_arguments.delta': {
         const call = this.calls.get(ev.output_index);
-        if (call) call.args += ev.delta;
+        if (call) {
+          call.args += ev.delta;
+          this.callbacks.onToolCallDelta?.(call.name, [...this.calls.keys()].indexOf(ev.output_index), call.args.length);
+        }
         break;
       }
       case 'response.function_call_arguments.done': {

@@ -38,8 +38,11 @@ export interface CompletionRequest {
   signal: AbortSignal;
   onTextDelta?: (text: string) => void;
   onReasoningDelta?: (text: string) => void;
-  /** Told as a tool call's name or arguments arrive (the progress display and cut-off handling need no more). */
-  onToolCallDelta?: (name: string) => void;
+  /**
+   * Told as a tool call's name or arguments arrive: which call of the response (0, 1, …), its name so far and how many
+   * characters of arguments have arrived (the preview and cut-off handling need no more).
+   */
+  onToolCallDelta?: (name: string, index: number, argsChars: number) => void;
   /**
    * Groups requests that share a prefix for the provider's prompt cache: the session id. Sent as OpenAI's
    * `prompt_cache_key` (Chat Completions and Responses); other APIs cache by prefix alone.

@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InboundMessage } from '@herald/adapters';
-import { SessionStore } from '@herald/agent-core';
+import { MemoryStore, SessionStore } from '@herald/agent-core';
 import { loadConfig } from '../../support/config/load.js';
 import { sessionKeyFor } from '../ingress/session-key.js';
 import { ControlBus } from '../../queue/control.js';
@@ -28,6 +28,7 @@ import { runCommand } from './handlers.js';
 import { BUSY_REPLY, parseCommand } from './registry.js';
 import { NO_TTS_REPLY, VOICE_USAGE } from './voice.js';
 import { REASONING_USAGE } from './reasoning.js';
+import { REMEMBER_USAGE } from './remember.js';
 import { testPrefix } from '../../../../../test/helpers/test-run.js';
 
 const URL = 'redis://127.0.0.1:6379';
@@ -359,5 +360,16 @@ describe('/reasoning', () => {
     expect(await services.reasoning.isOn(sessionKeyFor(message('r2', '')))).toBe(false);
     expect(await command('r1', '/reasoning off')).toBe('💭 Reasoning off.');
     expect(await services.reasoning.isOn(key)).toBe(false);
+  });
+});
+
+describe('/remember', () => {
+  it("saves a note (about the work, or with `user` about the person) to the person's notes; a repeat keeps one copy", async () => {
+    expect(await command('m1', '/remember')).toBe(REMEMBER_USAGE);
+    expect(await command('m1', '/remember user Prefers green tea')).toBe('💾 Saved (about you): Prefers green tea');
+    expect(await command('m1', '/remember user Prefers green tea')).toBe('💾 Saved (about you): Prefers green tea');
+    expect(await command('m1', '/remember The repo uses pnpm')).toBe('💾 Saved: The repo uses pnpm');
+    expect(await new MemoryStore(store).snapshot('telegram:m1')).toEqual({ memory: ['The repo uses pnpm'], user: ['Prefers green tea'] });
+    expect(await command('m1', `/remember user ${'x'.repeat(2_000)}`)).toMatch(/^⚠️ Not saved: /);
   });
 });

@@ -20,7 +20,8 @@ export type CommandName =
   | 'model'
   | 'schedules'
   | 'voice'
-  | 'reasoning';
+  | 'reasoning'
+  | 'remember';
 
 export interface CommandSpec {
   name: CommandName;
@@ -53,6 +54,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: 'schedules', aliases: [], description: 'List your scheduled tasks, or cancel one', args: '[cancel <id>]', bypassesBusy: true },
   { name: 'voice', aliases: [], description: 'Voice replies in this conversation: on or off', args: '[on|off]', bypassesBusy: true },
   { name: 'reasoning', aliases: [], description: "Show the model's reasoning above its answers: on or off", args: '[on|off]', bypassesBusy: true },
+  { name: 'remember', aliases: [], description: 'Save a note for later conversations', args: '[user] <note>', bypassesBusy: true },
 ];
 
 const BY_NAME = new Map<string, CommandSpec>();

@@ -22,6 +22,16 @@ export interface Profile {
   maxIterations: number;
   /** Turns of this profile running at once across all workers (undefined: no limit). */
   maxConcurrentTurns: number | undefined;
+  /** The review after a turn (turn/stages/review.ts). */
+  review: ReviewSettings;
+}
+
+interface ReviewSettings {
+  enabled: boolean;
+  /** Runs after every this many turns of a conversation. */
+  everyTurns: number;
+  /** auto: notes are saved at once; offer: the user is asked, with buttons. */
+  apply: 'auto' | 'offer';
 }
 
 /** What a route can look at in a message. */
@@ -46,6 +56,10 @@ export interface TeamSettings {
   profiles: ProfilesSetting;
   routes: Route[];
   defaultProfile: string;
+  /** HERALD_REVIEW…: off, every 5 turns, offer, when absent. */
+  review?: boolean;
+  reviewEveryTurns?: number;
+  reviewApply?: 'auto' | 'offer';
 }
 
 export class ProfileTable {
@@ -65,6 +79,7 @@ export class ProfileTable {
       memory: 'shared',
       maxIterations: config.maxIterations,
       maxConcurrentTurns: undefined,
+      review: { enabled: config.review ?? false, everyTurns: config.reviewEveryTurns ?? 5, apply: config.reviewApply ?? 'offer' },
     };
     this.byName.set(DEFAULT_PROFILE, base);
     for (const [name, p] of Object.entries(config.profiles)) {
@@ -79,6 +94,11 @@ export class ProfileTable {
         memory: p.memory,
         maxIterations: p.max_iterations ?? base.maxIterations,
         maxConcurrentTurns: p.max_concurrent_turns,
+        review: {
+          enabled: p.review?.enabled ?? base.review.enabled,
+          everyTurns: p.review?.every_turns ?? base.review.everyTurns,
+          apply: p.review?.apply ?? base.review.apply,
+        },
       });
     }
     this.fallback = this.byName.get(DEFAULT_PROFILE) ?? base;

@@ -4,7 +4,8 @@
  *
  *   profiles:
  *     support: { model: "openai:gpt-4.1-mini", system_prompt: "You answer support questions.", toolsets: [core],
- *                busy_input_mode: queue, memory: profile, max_concurrent_turns: 4 }
+ *                busy_input_mode: queue, memory: profile, max_concurrent_turns: 4,
+ *                review: { enabled: true, every_turns: 5, apply: offer } }
  *   routes:
  *     - { platform: slack, chat: C0SUPPORT, profile: support }
  *     - { platform: telegram, account: sales, profile: sales }
@@ -40,6 +41,13 @@ function jsonOr<T extends z.ZodType>(schema: T): z.ZodType<z.output<T>, unknown>
   }, schema) as unknown as z.ZodType<z.output<T>, unknown>;
 }
 
+/** The review after a turn, per profile (HERALD_REVIEW, HERALD_REVIEW_EVERY_TURNS, HERALD_REVIEW_APPLY where unset). */
+const reviewSchema = z.strictObject({
+  enabled: z.boolean().optional(),
+  every_turns: z.number().int('must be a whole number').min(1, 'must be at least 1').max(1_000).optional(),
+  apply: z.enum(['auto', 'offer'], 'must be auto or offer').optional(),
+});
+
 const profileSchema = z.strictObject({
   model: modelRef.optional(),
   fallback_models: z.array(modelRef).optional(),
@@ -54,6 +62,7 @@ const profileSchema = z.strictObject({
   max_iterations: z.number().int('must be a whole number').min(1).max(10_000).optional(),
   /** Turns of this profile running at once across all workers; more wait their turn. */
   max_concurrent_turns: z.number().int('must be a whole number').min(1, 'must be at least 1').max(100_000).optional(),
+  review: reviewSchema.optional(),
 });
 
 export const profilesSchema = jsonOr(

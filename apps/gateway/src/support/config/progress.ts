@@ -11,7 +11,8 @@ export type ToolProgressMode = 'off' | 'new' | 'all';
 type StatusReactionSetting = 'on' | 'off' | StatusReactions;
 
 export interface ProgressSettings {
-  streaming: boolean;
+  /** The reply streams in as it is written (out/progress.ts): `<PLATFORM>_STREAMING`, else HERALD_STREAMING (default on). */
+  streaming: Record<Platform, boolean>;
   /** "typing…" shows once a turn has run this long: an answer that comes sooner needs none (HERALD_TYPING_DELAY_MS). */
   typingDelayMs: number;
   /** Text the model writes before its tool calls ("Let me look that up.") is shown as a message of its own. */
@@ -20,7 +21,8 @@ export interface ProgressSettings {
   reactions: Record<Platform, StatusReactionSetting>;
 }
 
-const DEFAULT_TOOL_PROGRESS: Record<Platform, ToolProgressMode> = { telegram: 'off', discord: 'new', slack: 'off' };
+/** A line per new tool ("⚙️ `web_fetch: https://…`"), as Hermes shows its steps; HERALD_TOOL_PROGRESS or `<PLATFORM>_TOOL_PROGRESS` turn it off. */
+const DEFAULT_TOOL_PROGRESS: ToolProgressMode = 'new';
 /** Slack's convention is reactions on the message a bot works on; elsewhere they are opt-in. */
 const DEFAULT_REACTIONS: Record<Platform, 'on' | 'off'> = { telegram: 'off', discord: 'off', slack: 'on' };
 
@@ -44,7 +46,7 @@ export function statusReactionsFor(
 
 /** `<PLATFORM>_TOOL_PROGRESS` / `_STATUS_REACTIONS`, else the HERALD_ setting, else the platform's default. */
 export function progressSettings(config: HeraldConfig): ProgressSettings {
-  const pick = (platform: Platform, own: ToolProgressMode | undefined): ToolProgressMode => own ?? config.toolProgress ?? DEFAULT_TOOL_PROGRESS[platform];
+  const pick = (own: ToolProgressMode | undefined): ToolProgressMode => own ?? config.toolProgress ?? DEFAULT_TOOL_PROGRESS;
   const reactions = (platform: Platform, own: string | undefined): StatusReactionSetting => reactionSetting(own ?? config.statusReactions, platform);
   return {
     reactions: {
@@ -52,13 +54,17 @@ export function progressSettings(config: HeraldConfig): ProgressSettings {
       discord: reactions('discord', config.discord.statusReactions),
       slack: reactions('slack', config.slack.statusReactions),
     },
-    streaming: config.streaming,
+    streaming: {
+      telegram: config.telegram.streaming ?? config.streaming,
+      discord: config.discord.streaming ?? config.streaming,
+      slack: config.slack.streaming ?? config.streaming,
+    },
     typingDelayMs: config.typingDelayMs,
     interimMessages: config.interimMessages,
     toolProgress: {
-      telegram: pick('telegram', config.telegram.toolProgress),
-      discord: pick('discord', config.discord.toolProgress),
-      slack: pick('slack', config.slack.toolProgress),
+      telegram: pick(config.telegram.toolProgress),
+      discord: pick(config.discord.toolProgress),
+      slack: pick(config.slack.toolProgress),
     },
   };
 }

@@ -162,6 +162,20 @@ export const SETTINGS = {
     bool,
     'Name each new conversation after its first exchange with the side-task model; unset: on when HERALD_AUXILIARY_MODEL is set',
   ),
+  // The review after a turn (features/llm/post-turn-review.ts); a profile's `review` overrides each.
+  review: setting(
+    'HERALD_REVIEW',
+    bool,
+    'After every N turns, the side-task model reviews them behind the reply and proposes memory notes and skill edits',
+    'false',
+  ),
+  reviewEveryTurns: setting('HERALD_REVIEW_EVERY_TURNS', int(1, 1_000), 'How many turns of a conversation between two reviews', '5'),
+  reviewApply: setting(
+    'HERALD_REVIEW_APPLY',
+    z.enum(['auto', 'offer']),
+    "auto: the review's memory notes are saved at once; offer: they are offered to the user with buttons (or /remember)",
+    'offer',
+  ),
   auxiliaryFallbackModels: setting(
     'HERALD_AUXILIARY_FALLBACK_MODELS',
     modelList,
@@ -234,7 +248,7 @@ export const SETTINGS = {
   toolProgress: setting(
     'HERALD_TOOL_PROGRESS',
     toolProgressMode,
-    'Tool progress message: off, new (a line when the tool changes) or all; default per platform (Telegram and Slack off, Discord new)',
+    'Tool progress message: off, new (a line when the tool changes) or all; default new (a line per new tool, as Hermes shows)',
   ),
   statusReactions: setting(
     'HERALD_STATUS_REACTIONS',
@@ -242,7 +256,12 @@ export const SETTINGS = {
     "Status reactions on the user's message on every platform: on, off, or queued,tools,done,error emoji (default: Slack on, others off)",
   ),
   confirmReset: setting('HERALD_CONFIRM_RESET', bool, '/new (/reset) asks first, with buttons (or /new now); /new now always resets at once', 'false'),
-  streaming: setting('HERALD_STREAMING', bool, 'Stream replies by editing one message as the text arrives', 'false'),
+  streaming: setting(
+    'HERALD_STREAMING',
+    bool,
+    'Stream replies as the text arrives (a Telegram draft in private chats, else one message edited in place); <PLATFORM>_STREAMING overrides it per platform',
+    'true',
+  ),
   typingDelayMs: setting(
     'HERALD_TYPING_DELAY_MS',
     int(0, 60_000),
@@ -554,7 +573,8 @@ export const SETTINGS = {
     requireMention: setting('TELEGRAM_REQUIRE_MENTION', bool, 'In groups, only answer mentions, replies and commands', 'true'),
     allowedUsers: setting('TELEGRAM_ALLOWED_USERS', list, 'Telegram user ids allowed to talk to the bot', ''),
     allowAllUsers: setting('TELEGRAM_ALLOW_ALL_USERS', bool, 'Let any Telegram user in', 'false'),
-    toolProgress: setting('TELEGRAM_TOOL_PROGRESS', toolProgressMode, 'Tool progress on Telegram (overrides HERALD_TOOL_PROGRESS; default off)'),
+    toolProgress: setting('TELEGRAM_TOOL_PROGRESS', toolProgressMode, 'Tool progress on Telegram (overrides HERALD_TOOL_PROGRESS; default new)'),
+    streaming: setting('TELEGRAM_STREAMING', bool, 'Streamed replies on Telegram (overrides HERALD_STREAMING; default on)'),
     statusReactions: setting('TELEGRAM_STATUS_REACTIONS', statusReactions, 'Status reactions on Telegram (overrides HERALD_STATUS_REACTIONS)'),
   },
   discord: {
@@ -567,6 +587,7 @@ export const SETTINGS = {
     allowedUsers: setting('DISCORD_ALLOWED_USERS', list, 'Discord user ids allowed', ''),
     allowAllUsers: setting('DISCORD_ALLOW_ALL_USERS', bool, 'Let any Discord user in', 'false'),
     toolProgress: setting('DISCORD_TOOL_PROGRESS', toolProgressMode, 'Tool progress on Discord (overrides HERALD_TOOL_PROGRESS; default new)'),
+    streaming: setting('DISCORD_STREAMING', bool, 'Streamed replies on Discord (overrides HERALD_STREAMING; default on)'),
     statusReactions: setting('DISCORD_STATUS_REACTIONS', statusReactions, 'Status reactions on Discord (overrides HERALD_STATUS_REACTIONS)'),
     slashCommands: setting('DISCORD_SLASH_COMMANDS', bool, "Register Herald's commands as Discord application (slash) commands", 'true'),
     commandGuilds: setting(
@@ -583,7 +604,8 @@ export const SETTINGS = {
     apiUrl: setting('SLACK_API_URL', url, 'Slack Web API base', 'https://slack.com/api/'),
     allowedUsers: setting('SLACK_ALLOWED_USERS', list, 'Slack user ids allowed', ''),
     allowAllUsers: setting('SLACK_ALLOW_ALL_USERS', bool, 'Let any Slack user in', 'false'),
-    toolProgress: setting('SLACK_TOOL_PROGRESS', toolProgressMode, 'Tool progress on Slack (overrides HERALD_TOOL_PROGRESS; default off)'),
+    toolProgress: setting('SLACK_TOOL_PROGRESS', toolProgressMode, 'Tool progress on Slack (overrides HERALD_TOOL_PROGRESS; default new)'),
+    streaming: setting('SLACK_STREAMING', bool, 'Streamed replies on Slack (overrides HERALD_STREAMING; default on)'),
     slashCommands: setting(
       'SLACK_SLASH_COMMANDS',
       z.enum(['single', 'each']),

@@ -11,6 +11,8 @@ import type { AroundTurn } from '../../queue/turn-context.js';
 import type { ProfileRuntimes } from '../profile-runtimes.js';
 import type { TeamControls } from '../team-controls.js';
 import type { PrepGate } from '../prep-gate.js';
+import type { ButtonStore } from '../../features/interactions/buttons.js';
+import type { SkillEditSink } from '../../features/llm/post-turn-review.js';
 
 export interface TurnDeps {
   store: SessionStore;
@@ -37,6 +39,16 @@ export interface TurnDeps {
   controls: TeamControls;
   /** How many turns prepare their first model request at once (turn/prep-gate.ts). */
   prepGate: PrepGate;
+  /** The review after a turn: its buttons and where skill edits go (turn/stages/review.ts). */
+  review: ReviewServices;
   /** Counts and times a turn by its outcome (turn/instrument.ts turnMetrics): the body of the metrics policy. */
   countTurn: AroundTurn;
+}
+
+/** What the review after a turn needs besides the turn's own dependencies (turn/stages/review.ts). */
+export interface ReviewServices {
+  /** Offered notes' buttons (features/interactions/buttons.ts). */
+  buttons: ButtonStore;
+  /** Where proposed skill edits go (a log and a line to the user until the skills store takes them). */
+  skillEdits: SkillEditSink;
 }

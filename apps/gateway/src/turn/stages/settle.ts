@@ -1,6 +1,7 @@
 /**
  * Stage 6 — settle: the turn's outcome, from what the stages before returned. A loop error marks the turn failed
- * (its short error text was the reply); the first exchange of a new chat conversation is titled behind the reply;
+ * (its short error text was the reply); the first exchange of a new chat conversation is titled behind the reply,
+ * and every N turns the review (stage 7, review.ts) starts behind it;
  * an aborted turn is either handed to another worker (only its spend written) or recorded as interrupted.
  */
 import type { ConversationResult } from '@herald/agent-core';
@@ -9,6 +10,7 @@ import type { TurnOutcome, TurnResult } from '../../queue/turn-context.js';
 import { TurnSpend } from '../../features/budgets/turn-spend.js';
 import { autoTitleEnabled, titleNewSession } from '../../features/llm/auto-title.js';
 import type { TurnDeps } from './deps.js';
+import { reviewInBackground } from './review.js';
 import type { OpenTurn } from './open.js';
 import type { LoopPlan } from './plan.js';
 import type { PreparedTurn } from './prepare.js';
@@ -34,6 +36,8 @@ export async function settleTurn(deps: TurnDeps, open: OpenTurn, s: SettleInput)
     return { ...s.delivered, outcome: { kind: 'failed', compressions: s.recorded.compressions, spend } };
   }
   titleInBackground(deps, open, s);
+  // Only behind a reply the user has: the review never delays it, and a reply that did not go out is not reviewed.
+  if (delivered.kind === 'delivered') reviewInBackground(deps, open, { session: s.recorded.session, history: s.prepared.history });
   return { ...s.delivered, outcome: { ...delivered, spend } };
 }
 
