@@ -72,7 +72,7 @@ export interface TurnToolsDeps {
   /** The agent profile these tools serve: its notes, its session_search scope, its MCP servers. */
   profile?: Profile;
   /** execute_code (features/sandbox), offered when the toolsets include code; null when no backend was found. */
-  code?: CodeTools | null;
+  code: CodeTools | null;
 }
 
 interface TurnToolsInput {
@@ -142,7 +142,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
   const { schedules } = deps;
   const withSchedule = config.schedulesPerUser > 0 && (config.toolsets.includes(SCHEDULE_TOOLSET) || config.toolsets.includes('full'));
   for (const { name, reason } of unavailable) log.warn({ tool: name, reason }, `tool ${name} left out: ${reason}`);
-  const code = offersCode(config.toolsets) ? (deps.code ?? null) : null;
+  const code = offersCode(config.toolsets) ? deps.code : null;
   const profile = deps.profile;
   const own = [...(withSchedule ? [SCHEDULE_TOOL] : []), ...(code ? [EXECUTE_CODE_TOOL] : [])];
   log.info({ profile: profile?.name ?? DEFAULT_PROFILE, toolsets: config.toolsets, tools: [...tools.map((t) => t.name), ...own] }, 'agent tools ready');
