@@ -81,6 +81,8 @@ async function main(): Promise<void> {
         TELEGRAM_BOT_TOKEN: tg.token,
         TELEGRAM_API_ROOT: tg.url,
         GATEWAY_ALLOW_ALL_USERS: 'true',
+        // The path measured in bench/RESULTS.md: one plain reply (streaming became the default later).
+        HERALD_STREAMING: 'false',
       },
     }),
     logger.createLogger({ level: process.env.BENCH_LOG ?? 'silent' }),

@@ -139,6 +139,8 @@ async function startBenchHerald(s: StandIns, concurrency: number, store: BenchSt
       HERALD_BUSY_INPUT_MODE: 'queue',
       HERALD_WORKER_CONCURRENCY: String(concurrency),
       HERALD_USER_RATE_LIMIT: '0',
+      // Comparable with the figures in bench/RESULTS.md: plain replies (streaming became the default later).
+      HERALD_STREAMING: 'false',
       // The default unless a run sets it, to see what another limit does.
       ...(process.env.HERALD_TURN_PREP_LIMIT ? { HERALD_TURN_PREP_LIMIT: process.env.HERALD_TURN_PREP_LIMIT } : {}),
     },

@@ -38,7 +38,7 @@ export function reviewInBackground(deps: TurnDeps, open: OpenTurn, input: Review
   const profile = deps.conversation.profiles.get(input.session.profile);
   const settings = profile.review;
   // Nobody to learn about in a scheduled run; an API client gets no buttons and no follow-up message.
-  if (!settings.enabled || first.scheduled || first.platform === 'api' || !input.session.userId) return;
+  if (!settings.enabled || first.scheduled || first.platform === 'api') return;
   const turnNumber = input.history.filter((m) => m.role === 'user').length + 1;
   if (!reviewDue(turnNumber, settings.everyTurns)) return;
   const log = ctx.log.child({ stage: 'review' });
@@ -50,7 +50,8 @@ async function runReview(deps: TurnDeps, open: OpenTurn, profile: Profile, sessi
   const side = conversation.sideTasks.forSession(session.model ?? profile.model ?? null);
   if (!side) return;
   const withNotes = offersMemory(profile.toolsets);
-  const userKey = memoryKeyOf(profile, session.source, session.userId ?? '');
+  // The person whose turn it was: the offer's buttons are theirs, and so are the notes (a shared thread has several).
+  const userKey = memoryKeyOf(profile, open.first.platform, open.first.userId);
   const { spend, meter } = spendOutsideTurn(store, conversation, session);
   try {
     const history = await store.getHistory(session.id);
