@@ -76,6 +76,7 @@ function profileRuntimes({ config, log, redis, store, shared, agent, outbound, m
       log: toolsLog,
       files,
       profile,
+      skills: conversation.skills,
     });
     return { profile, agent: own, tools };
   });

@@ -26,6 +26,10 @@ const profile: Profile = {
   memory: 'profile',
   maxIterations: 10,
   maxConcurrentTurns: undefined,
+  personality: undefined,
+  contextFiles: [],
+  skillsDir: undefined,
+  skillManage: false,
 };
 
 /** A side-task model that answers the flush with plain text (nothing saved) and reports token usage. */

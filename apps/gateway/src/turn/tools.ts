@@ -39,6 +39,8 @@ import type { ScheduleService } from '../features/schedules/service.js';
 import { scheduleOrigin } from '../features/schedules/store.js';
 import { SCHEDULE_TOOL, createScheduleTool } from '../features/schedules/tool.js';
 import { ClarifyBroker } from './clarify.js';
+import type { SkillLibrary } from '../features/skills/library.js';
+import { createSkillManageTool, createSkillViewTool } from '../features/skills/tools.js';
 import { deliver } from '../out/delivery.js';
 
 /** The gateway's own toolset: the schedule tool (it needs the queue, so agent-core does not know it). */
@@ -70,6 +72,8 @@ export interface TurnToolsDeps {
   files: { limits: OutboundFileLimits; perTurn: number };
   /** The agent profile these tools serve: its notes, its session_search scope, its MCP servers. */
   profile?: Profile;
+  /** Skills (skill_view; skill_manage where the profile allows it). */
+  skills: SkillLibrary;
 }
 
 interface TurnToolsInput {
@@ -113,13 +117,15 @@ interface TurnTools {
 
 export interface TurnToolsFactory {
   readonly tools: readonly Tool[];
+  /** The names of every tool a turn of this profile offers besides MCP servers' (the prompt's tool guidance). */
+  readonly toolNames: readonly string[];
   forTurn(input: TurnToolsInput): TurnTools;
 }
 
 /** Builds the tools once; logs the ones a worker cannot offer and why. */
 export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
   const { config, store, agent, log } = deps;
-  const { tools, unavailable } = createBuiltinTools(
+  const { tools: builtins, unavailable } = createBuiltinTools(
     {
       store,
       provider: agent?.primary,
@@ -136,6 +142,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
     },
     builtinToolsets(config.toolsets),
   );
+  const tools = [...builtins, ...skillTools(deps.skills, deps.profile)];
   const { schedules } = deps;
   const withSchedule = config.schedulesPerUser > 0 && (config.toolsets.includes(SCHEDULE_TOOLSET) || config.toolsets.includes('full'));
   for (const { name, reason } of unavailable) log.warn({ tool: name, reason }, `tool ${name} left out: ${reason}`);
@@ -151,6 +158,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
 
   return {
     tools,
+    toolNames: [...tools.map((t) => t.name), ...(withSchedule ? [SCHEDULE_TOOL] : [])],
     forTurn({ ctx, egress, payload, files }) {
       const clarify = new ClarifyBroker({
         redis: deps.redis,
@@ -201,6 +209,13 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
       };
     },
   };
+}
+
+/** skill_view when the profile has skills to read; skill_manage when it may write them. */
+function skillTools(library: SkillLibrary, profile: Profile | undefined): Tool[] {
+  const owner = { name: profile?.name ?? DEFAULT_PROFILE, skillsDir: profile?.skillsDir, skillManage: profile?.skillManage ?? false };
+  if (!library.offeredTo(owner)) return [];
+  return [createSkillViewTool(library, owner), ...(owner.skillManage ? [createSkillManageTool(library, owner)] : [])];
 }
 
 export interface FlushSessionMemoryDeps {

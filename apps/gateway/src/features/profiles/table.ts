@@ -22,6 +22,14 @@ export interface Profile {
   maxIterations: number;
   /** Turns of this profile running at once across all workers (undefined: no limit). */
   maxConcurrentTurns: number | undefined;
+  /** The default personality (the prompt's identity layer); undefined: none. */
+  personality: string | undefined;
+  /** Context files or folders read at session start. */
+  contextFiles: string[];
+  /** The profile's own skills folder. */
+  skillsDir: string | undefined;
+  /** Whether the agent has skill_manage. */
+  skillManage: boolean;
 }
 
 /** What a route can look at in a message. */
@@ -43,6 +51,9 @@ export interface TeamSettings {
   toolsets: Toolset[];
   busyInputMode: BusyInputMode;
   maxIterations: number;
+  personality?: string;
+  contextFiles: string[];
+  skillManage: boolean;
   profiles: ProfilesSetting;
   routes: Route[];
   defaultProfile: string;
@@ -65,6 +76,10 @@ export class ProfileTable {
       memory: 'shared',
       maxIterations: config.maxIterations,
       maxConcurrentTurns: undefined,
+      personality: config.personality,
+      contextFiles: config.contextFiles,
+      skillsDir: undefined,
+      skillManage: config.skillManage,
     };
     this.byName.set(DEFAULT_PROFILE, base);
     for (const [name, p] of Object.entries(config.profiles)) {
@@ -79,6 +94,10 @@ export class ProfileTable {
         memory: p.memory,
         maxIterations: p.max_iterations ?? base.maxIterations,
         maxConcurrentTurns: p.max_concurrent_turns,
+        personality: p.personality ?? base.personality,
+        contextFiles: p.context_files ?? base.contextFiles,
+        skillsDir: p.skills_dir,
+        skillManage: p.skill_manage ?? base.skillManage,
       });
     }
     this.fallback = this.byName.get(DEFAULT_PROFILE) ?? base;
