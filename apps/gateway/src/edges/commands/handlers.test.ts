@@ -361,3 +361,26 @@ describe('/reasoning', () => {
     expect(await services.reasoning.isOn(key)).toBe(false);
   });
 });
+
+describe('/personality, /prompt, /skills', () => {
+  it('switches a conversation to a new segment with the new prompt and the transcript; /prompt shows its layers', async () => {
+    const before = await conversation('pers1', [['hi', 'hello']]);
+    expect(await command('pers1', '/personality')).toMatch(/^Personality of this conversation: none\nAvailable: .*pirate.*none/);
+    expect(await command('pers1', '/personality nobody')).toBe('No personality "nobody". /personality lists them.');
+    expect(await command('pers1', '/personality pirate')).toMatch(/^🎭 Personality: pirate\./);
+    const now = await store.currentSession(sessionKeyFor(message('pers1', '')));
+    expect(now?.parentSessionId).toBe(before);
+    expect((await store.getSession(before))?.endReason).toBe('personality');
+    expect(now?.systemPrompt).toMatch(/^You are a cheerful pirate captain/);
+    expect((await store.getHistory(now!.id)).map((m) => m.content)).toEqual(['hi', 'hello']);
+    expect(await command('pers1', '/personality')).toMatch(/^Personality of this conversation: pirate/);
+    expect(await command('pers1', '/prompt')).toMatch(
+      /^System prompt of this conversation \(personality pirate\):\n• identity — \d+ chars \(personality pirate\)\n• profile/,
+    );
+    expect(await command('pers1', '/status')).toContain('Prompt: identity → profile → platform → tools · personality pirate');
+  });
+
+  it('/skills says how to get skills when the profile has none', async () => {
+    expect(await command('skills1', '/skills')).toMatch(/^No skills for profile default: set HERALD_SKILLS_DIR/);
+  });
+});

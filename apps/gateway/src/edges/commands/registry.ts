@@ -20,7 +20,10 @@ export type CommandName =
   | 'model'
   | 'schedules'
   | 'voice'
-  | 'reasoning';
+  | 'reasoning'
+  | 'personality'
+  | 'skills'
+  | 'prompt';
 
 export interface CommandSpec {
   name: CommandName;
@@ -53,6 +56,9 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: 'schedules', aliases: [], description: 'List your scheduled tasks, or cancel one', args: '[cancel <id>]', bypassesBusy: true },
   { name: 'voice', aliases: [], description: 'Voice replies in this conversation: on or off', args: '[on|off]', bypassesBusy: true },
   { name: 'reasoning', aliases: [], description: "Show the model's reasoning above its answers: on or off", args: '[on|off]', bypassesBusy: true },
+  { name: 'personality', aliases: [], description: 'List the personalities, or switch this conversation to one', args: '[name]', bypassesBusy: false },
+  { name: 'skills', aliases: [], description: "List the agent's skills, or show one", args: '[name]', bypassesBusy: true },
+  { name: 'prompt', aliases: [], description: "Show this conversation's system prompt and its layers", bypassesBusy: true },
 ];
 
 const BY_NAME = new Map<string, CommandSpec>();

@@ -28,7 +28,14 @@ describe('SessionPrompts', () => {
   async function builder(maxChars = 10_000): Promise<SessionPrompts> {
     const { sql } = await temp.open();
     const skills = new SkillLibrary(new SkillStore(sql), { sharedDir: join(root, 'skills'), maxChars: 5000, log });
-    return new SessionPrompts(sql, { personalities: new Personalities({ butler: 'You are a discreet butler.' }), skills, contextMaxChars: maxChars, log });
+    return new SessionPrompts(sql, {
+      personalities: new Personalities({ butler: 'You are a discreet butler.' }),
+      skills,
+      contextMaxChars: maxChars,
+      timeZone: 'UTC',
+      schedulesPerUser: 0,
+      log,
+    });
   }
   const profile: PromptProfile = {
     name: 'default',

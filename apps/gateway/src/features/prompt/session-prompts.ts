@@ -4,7 +4,7 @@
  * /prompt and the admin API. The build reads the profile's context files and skills index at that moment; later
  * changes reach the sessions that start after them.
  */
-import { buildSessionSystemPrompt, type Sql } from '@herald/agent-core';
+import { buildSessionSystemPrompt, type Session, type SessionStore, type Sql } from '@herald/agent-core';
 import type { Logger } from '../../support/logger.js';
 import type { SkillLibrary } from '../skills/library.js';
 import { SKILL_VIEW_TOOL } from '../skills/tools.js';
@@ -13,8 +13,13 @@ import { composeLayers, type LayerInfo } from './layers.js';
 import { NO_PERSONALITY, type Personalities } from './personalities.js';
 import { platformHint } from './platform-hints.js';
 import { toolGuidance } from './tool-guidance.js';
+import { plannedToolNames } from './tool-names.js';
+import type { Profile } from '../profiles/table.js';
 
 /** What the builder needs of a profile (features/profiles/table.ts has it all). */
+/** How far up a lineage the record of a taken-over prompt is looked for. */
+const MAX_LINEAGE_HOPS = 50;
+
 export interface PromptProfile {
   name: string;
   systemPrompt: string;
@@ -53,6 +58,10 @@ export interface SessionPromptsOptions {
   skills: SkillLibrary;
   /** HERALD_CONTEXT_FILES_MAX_CHARS. */
   contextMaxChars: number;
+  /** HERALD_TIMEZONE: the zone of the session section's start date. */
+  timeZone: string;
+  /** HERALD_SCHEDULES_PER_USER: whether the schedule tool is offered (0: not). */
+  schedulesPerUser: number;
   log: Logger;
 }
 
@@ -90,6 +99,23 @@ export class SessionPrompts {
     return { text: full, personality, layers, warnings };
   }
 
+  /**
+   * The prompt of a session started outside a turn (a command, the HTTP API): the profile's tools worked out from
+   * the settings (tool-names.ts), this moment as its start.
+   */
+  buildFor(profile: Profile, platform: string, chatType: string | undefined, personality?: string, startedAt = new Date()): Promise<BuiltPrompt> {
+    const { skills, timeZone, schedulesPerUser } = this.options;
+    return this.build({
+      profile,
+      platform,
+      chatType,
+      startedAt,
+      timeZone,
+      toolNames: plannedToolNames(profile, skills, schedulesPerUser),
+      personality,
+    });
+  }
+
   /** Keeps how a session's prompt was built; a second record for the same session is ignored (a re-run turn). */
   async record(sessionId: string, built: BuiltPrompt): Promise<void> {
     await this.sql.run('INSERT INTO session_prompts (session_id, personality, layers, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (session_id) DO NOTHING', [
@@ -106,6 +132,21 @@ export class SessionPrompts {
       sessionId,
     ]);
     return row ? { personality: row.personality, layers: JSON.parse(row.layers) as LayerInfo[] } : null;
+  }
+
+  /**
+   * How the session's prompt was built: its own record, or — for a segment that took its prompt over unchanged
+   * (compression, /resume) — its nearest ancestor's with the same prompt. Null when none is known.
+   */
+  async recordFor(store: SessionStore, session: Session): Promise<PromptRecord | null> {
+    let at: Session | null = session;
+    for (let hops = 0; at && hops < MAX_LINEAGE_HOPS; hops++) {
+      const found = await this.recordOf(at.id);
+      if (found) return found;
+      const parent: Session | null = at.parentSessionId ? await store.getSession(at.parentSessionId) : null;
+      at = parent && parent.systemPrompt === session.systemPrompt ? parent : null;
+    }
+    return null;
   }
 
   /** The session's personality: the one asked for, else the profile's default; unknown names are warned about. */

@@ -96,6 +96,8 @@ export function openConversationServices(
       personalities: new Personalities(config.personalities),
       skills,
       contextMaxChars: config.contextFilesMaxChars,
+      timeZone: config.timezone,
+      schedulesPerUser: config.schedulesPerUser,
       log: knowledgeLog,
     }),
     skills,
