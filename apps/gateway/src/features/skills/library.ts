@@ -88,6 +88,7 @@ export class SkillLibrary {
     if (content.length > this.options.maxChars) throw new SkillFormatError(`the skill has ${content.length} characters; at most ${this.options.maxChars}`);
     const skill = parseSkill(content, name);
     const created = await this.store.put(profile, name, skill.description, content);
+    this.options.log.info({ profile, skill: name, created, chars: content.length }, created ? 'skill written' : 'skill replaced');
     return { created, skill };
   }
 
