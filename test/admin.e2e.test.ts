@@ -23,6 +23,7 @@ import { mountAdminApi } from '../apps/gateway/src/edges/admin/api.js';
 import { loadConfig } from '../apps/gateway/src/support/config/load.js';
 import { openSchedules } from '../apps/gateway/src/features/schedules/index.js';
 import { ProfileTable } from '../apps/gateway/src/features/profiles/table.js';
+import { openKnowledge } from '../apps/gateway/src/features/prompt/knowledge.js';
 import { budgetGuardFor } from '../apps/gateway/src/features/budgets/guard.js';
 import { DASHBOARD_COOKIE, DASHBOARD_PATH } from '../apps/gateway/src/edges/admin/auth.js';
 import { SessionStore } from '../packages/agent-core/src/store/index.js';
@@ -114,6 +115,7 @@ async function registeredAdminRoutes(): Promise<Array<{ method: string; url: str
       profiles: new ProfileTable(config),
       routes: [],
       budgets: budgetGuardFor(config, store.sql),
+      knowledge: openKnowledge(config, store.sql, pino({ level: 'silent' })),
     });
     await app.ready();
   } finally {

@@ -23,6 +23,7 @@ interface WireMessage {
   content: string | null;
 }
 
+const ADMIN_TOKEN = 'knowledge-admin-token-0123456789';
 const dir = mkdtempSync(join(tmpdir(), 'herald-knowledge-e2e-'));
 const contextDir = join(dir, 'context');
 const skillsDir = join(dir, 'skills');
@@ -88,6 +89,7 @@ beforeAll(async () => {
       HERALD_SKILLS_DIR: skillsDir,
       HERALD_SKILL_MANAGE: 'true',
       HERALD_AUTO_TITLE: 'false',
+      HERALD_ADMIN_TOKEN: ADMIN_TOKEN,
     }),
   });
 }, 120_000);
@@ -173,5 +175,21 @@ describe('the agent’s knowledge (ingress + two workers, scripted model)', () =
     expect(systemOf(requestsFor('kn9')[0])).toContain('- tea-brewing: How this user likes their tea.');
     // Answered by the worker that is left.
     expect(other?.proc.exitCode).toBeNull();
+  });
+
+  it('the admin API shows a session’s prompt layers and a profile’s skills (with their sources)', async () => {
+    const get = async <T>(path: string): Promise<T> => {
+      const res = await fetch(`${cluster.ingress.url}${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      expect(res.status, path).toBe(200);
+      return (await res.json()) as T;
+    };
+    const { sessions } = await get<{ sessions: Array<{ id: string; ended_at: number | null }> }>('/admin/sessions?user=9101&active=true');
+    const prompt = await get<{ personality: string; layers: Array<{ name: string }>; system_prompt: string }>(`/admin/sessions/${sessions[0].id}/prompt`);
+    expect(prompt.personality).toBe('butler');
+    expect(prompt.layers.map((l) => l.name)).toEqual(['identity', 'profile', 'context', 'skills', 'platform', 'tools']);
+    expect(prompt.system_prompt).toContain('the release train leaves on Mondays');
+    const { skills } = await get<{ skills: Array<{ name: string; source: string }> }>('/admin/profiles/default/skills');
+    expect(skills.map((s) => `${s.name}:${s.source}`)).toEqual(['deploy-checklist:shared', 'tea-brewing:agent']);
+    expect((await get<{ body: string }>('/admin/profiles/default/skills/tea-brewing')).body).toBe('Steep 4 minutes, milk after.');
   });
 });

@@ -21,10 +21,9 @@ import { budgetGuardFor, type BudgetGuard } from '../budgets/guard.js';
 import { PriceTable } from '../budgets/prices.js';
 import type { CallSpend, SpendPricing } from '../budgets/meter.js';
 import { createLogger, type Logger } from '../../support/logger.js';
-import { SkillLibrary } from '../skills/library.js';
-import { SkillStore } from '../skills/store.js';
-import { Personalities } from '../prompt/personalities.js';
-import { SessionPrompts } from '../prompt/session-prompts.js';
+import type { SkillLibrary } from '../skills/library.js';
+import type { SessionPrompts } from '../prompt/session-prompts.js';
+import { openKnowledge } from '../prompt/knowledge.js';
 
 /** How often a turn reads the context windows other workers learnt (sessions share them through the store). */
 const WINDOWS_REFRESH_MS = 5_000;
@@ -72,8 +71,7 @@ export function openConversationServices(
   log: Logger = createLogger({ level: 'silent' }),
 ): ConversationServices {
   const pairing = new PairingService(store.sql);
-  const knowledgeLog = log.child({ component: 'knowledge' });
-  const skills = new SkillLibrary(new SkillStore(store.sql), { sharedDir: config.skillsDir, maxChars: config.skillMaxChars, log: knowledgeLog });
+  const { prompts, skills } = openKnowledge(config, store.sql, log.child({ component: 'knowledge' }));
   const counters = new SessionCounters(store);
   const models = new SessionModels(config, catalog);
   return {
@@ -92,14 +90,7 @@ export function openConversationServices(
     profiles: new ProfileTable(config),
     budgets: budgetGuardFor(config, store.sql),
     pricing: { prices: new PriceTable(config.prices), onCall: onSpend },
-    prompts: new SessionPrompts(store.sql, {
-      personalities: new Personalities(config.personalities),
-      skills,
-      contextMaxChars: config.contextFilesMaxChars,
-      timeZone: config.timezone,
-      schedulesPerUser: config.schedulesPerUser,
-      log: knowledgeLog,
-    }),
+    prompts,
     skills,
   };
 }
