@@ -380,6 +380,13 @@ describe('/personality, /prompt, /skills', () => {
     expect(await command('pers1', '/status')).toContain('Prompt: identity → profile → platform → tools · personality pirate');
   });
 
+  it('a session a command starts (/title before any message) gets the prompt builder’s prompt and its record', async () => {
+    await command('pers2', '/title Layered');
+    const s = await store.currentSession(sessionKeyFor(message('pers2', '')));
+    expect(s?.systemPrompt).toMatch(/# Formatting\nYou are answering in Telegram[\s\S]*# Tools\n[\s\S]*# This conversation\n/);
+    expect((await services.prompts.recordOf(s!.id))?.layers.map((l) => l.name)).toEqual(['profile', 'platform', 'tools']);
+  });
+
   it('/skills says how to get skills when the profile has none', async () => {
     expect(await command('skills1', '/skills')).toMatch(/^No skills for profile default: set HERALD_SKILLS_DIR/);
   });

@@ -43,6 +43,9 @@ interface Found {
 }
 
 export class SkillLibrary {
+  /** Folders already reported as skipped (each is said once per process, not on every read). */
+  private readonly reported = new Set<string>();
+
   constructor(
     private readonly store: SkillStore,
     private readonly options: SkillLibraryOptions,
@@ -108,7 +111,12 @@ export class SkillLibrary {
     for (const [source, dir] of dirs) {
       if (!dir) continue;
       const scan = await scanSkillDir(dir);
-      for (const s of scan.skipped) this.options.log.warn({ dir: s.dir, reason: s.reason }, `skill folder skipped: ${s.reason}`);
+      for (const s of scan.skipped) {
+        const key = `${s.dir}\n${s.reason}`;
+        if (this.reported.has(key)) continue;
+        this.reported.add(key);
+        this.options.log.warn({ dir: s.dir, reason: s.reason }, `skill folder skipped: ${s.reason}`);
+      }
       for (const s of scan.skills) if (!byName.has(s.name)) byName.set(s.name, { entry: { name: s.name, description: s.description, source }, disk: s });
     }
     return byName;
