@@ -273,6 +273,8 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
         '/admin/queue',
         '/admin/queue/retry-failed',
         '/admin/profiles',
+        '/admin/profiles/{name}/skills',
+        '/admin/profiles/{name}/skills/{skill}',
         '/admin/schedules',
         '/admin/schedules/{id}',
         '/admin/schedules/{id}/cancel',
@@ -281,8 +283,13 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
         '/admin/sessions/export',
         '/admin/sessions/reset',
         '/admin/sessions/{id}',
+        '/admin/sessions/{id}/prompt',
       ].sort(),
     );
+    expect(doc.paths['/admin/sessions/{id}/prompt'].get.responses['200'].content?.['application/json'].schema.properties?.layers.type).toEqual([
+      'array',
+      'null',
+    ]);
     expect(doc.paths['/admin/schedules'].get.parameters?.map((p) => p.name)).toEqual(['status', 'platform', 'user', 'limit']);
     expect(doc.paths['/admin/schedules/{id}/cancel'].post.parameters?.find((p) => p.name === 'id')?.required).toBe(true);
     const list = doc.paths['/admin/sessions'].get;

@@ -3,11 +3,12 @@
  * Hermes' presets, plus the operator's own (HERALD_PERSONALITIES, a mapping of name → text; an own preset may
  * replace a built-in). A profile has a default (`personality`); `/personality <name>` switches one conversation.
  */
+import type { BuiltInPersonality } from '../../support/config/profile-schema.js';
 
 /** `/personality none`: no identity layer. */
 export const NO_PERSONALITY = 'none';
 
-const BUILT_INS: Readonly<Record<string, string>> = {
+const BUILT_INS: Readonly<Record<BuiltInPersonality, string>> = {
   helpful: 'You are a friendly, helpful assistant. You answer clearly, check what the user actually needs, and offer the next useful step.',
   concise: 'You are brief. Answer in as few words as do the job: no preamble, no recap, no filler. Use a list only when it is shorter.',
   technical: 'You are a precise technical expert. You give exact commands, versions and caveats, show code where it helps, and say when you are unsure.',

@@ -40,6 +40,9 @@ function jsonOr<T extends z.ZodType>(schema: T): z.ZodType<z.output<T>, unknown>
   }, schema) as unknown as z.ZodType<z.output<T>, unknown>;
 }
 
+/** The built-in personalities' names (their texts: features/prompt/personalities.ts); `none` is no personality. */
+export const BUILT_IN_PERSONALITIES = ['helpful', 'concise', 'technical', 'teacher', 'creative', 'pirate', 'noir', 'philosopher'] as const;
+export type BuiltInPersonality = (typeof BUILT_IN_PERSONALITIES)[number];
 /** A personality's name (features/prompt/personalities.ts). */
 export const PERSONALITY_NAME = /^[a-z0-9][a-z0-9_-]{0,31}$/;
 const PERSONALITY_RULE = 'must be a personality name: lowercase letters, digits, - and _ (at most 32)';
