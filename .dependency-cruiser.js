@@ -16,9 +16,11 @@ const FEATURES = [
   'features/media',
   'features/pairing',
   'features/profiles',
+  'features/prompt',
   'features/sandbox',
   'features/schedules',
   'features/sessions',
+  'features/skills',
 ];
 const EDGES = ['edges/api', 'edges/console', 'edges/ingress', 'edges/commands', 'edges/admin'];
 const SUPPORT = ['support/', 'support/config', 'support/ops', 'support/limits'];
@@ -39,7 +41,16 @@ const LAYERS = {
     turn: ['out', 'queue', ...FEATURES, ...SUPPORT],
     out: ['queue', ...FEATURES, ...SUPPORT],
     queue: [...FEATURES, ...SUPPORT],
-    'features/sessions': ['features/budgets', 'features/llm', 'features/pairing', 'features/profiles', 'features/schedules', ...SUPPORT],
+    'features/sessions': [
+      'features/budgets',
+      'features/llm',
+      'features/pairing',
+      'features/profiles',
+      'features/prompt',
+      'features/schedules',
+      'features/skills',
+      ...SUPPORT,
+    ],
     'features/mcp': ['features/media', ...SUPPORT],
     'features/budgets': SUPPORT,
     'features/interactions': SUPPORT,
@@ -47,8 +58,11 @@ const LAYERS = {
     'features/media': SUPPORT,
     'features/pairing': SUPPORT,
     'features/profiles': SUPPORT,
+    // The prompt builder reads the skills index (features/skills) into the system prompt.
+    'features/prompt': ['features/skills', ...SUPPORT],
     'features/sandbox': SUPPORT,
     'features/schedules': SUPPORT,
+    'features/skills': SUPPORT,
     'support/ops': ['support/', 'support/config'],
     'support/': ['support/config'],
     'support/config': [],

@@ -23,6 +23,7 @@ import { mountAdminApi } from '../apps/gateway/src/edges/admin/api.js';
 import { loadConfig } from '../apps/gateway/src/support/config/load.js';
 import { openSchedules } from '../apps/gateway/src/features/schedules/index.js';
 import { ProfileTable } from '../apps/gateway/src/features/profiles/table.js';
+import { openKnowledge } from '../apps/gateway/src/features/prompt/knowledge.js';
 import { budgetGuardFor } from '../apps/gateway/src/features/budgets/guard.js';
 import { DASHBOARD_COOKIE, DASHBOARD_PATH } from '../apps/gateway/src/edges/admin/auth.js';
 import { SessionStore } from '../packages/agent-core/src/store/index.js';
@@ -114,6 +115,7 @@ async function registeredAdminRoutes(): Promise<Array<{ method: string; url: str
       profiles: new ProfileTable(config),
       routes: [],
       budgets: budgetGuardFor(config, store.sql),
+      knowledge: openKnowledge(config, store.sql, pino({ level: 'silent' })),
     });
     await app.ready();
   } finally {
@@ -271,6 +273,8 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
         '/admin/queue',
         '/admin/queue/retry-failed',
         '/admin/profiles',
+        '/admin/profiles/{name}/skills',
+        '/admin/profiles/{name}/skills/{skill}',
         '/admin/schedules',
         '/admin/schedules/{id}',
         '/admin/schedules/{id}/cancel',
@@ -279,8 +283,13 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
         '/admin/sessions/export',
         '/admin/sessions/reset',
         '/admin/sessions/{id}',
+        '/admin/sessions/{id}/prompt',
       ].sort(),
     );
+    expect(doc.paths['/admin/sessions/{id}/prompt'].get.responses['200'].content?.['application/json'].schema.properties?.layers.type).toEqual([
+      'array',
+      'null',
+    ]);
     expect(doc.paths['/admin/schedules'].get.parameters?.map((p) => p.name)).toEqual(['status', 'platform', 'user', 'limit']);
     expect(doc.paths['/admin/schedules/{id}/cancel'].post.parameters?.find((p) => p.name === 'id')?.required).toBe(true);
     const list = doc.paths['/admin/sessions'].get;

@@ -2,8 +2,8 @@
  * Issue 49 item 5, the review after a turn, through the real gateway, Telegram stand-in and LLM stand-in: every
  * second turn the side-task model (HERALD_AUXILIARY_MODEL) reviews the conversation only after the reply was
  * delivered; its memory note is saved (apply: auto) or offered with a button that saves it (apply: offer), and the
- * next conversation's request carries it; its skill idea is shown as text; its call is priced; a profile with the review off
- * makes no call.
+ * next conversation's request carries it; its skill edit is written to the profile's skills in the store (auto) or
+ * offered with a button that writes it (offer); its call is priced; a profile with the review off makes no call.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeLLM, type RecordedRequest, type Step } from './fakes/llm/index.js';
@@ -17,6 +17,7 @@ import { OFFER_HEADING } from '../apps/gateway/src/turn/stages/review.js';
 
 const SIDE_MODEL = 'side-reviewer';
 const NOTE = 'Prefers green tea in the afternoon';
+const SKILL = '---\nname: tea-timer\ndescription: How long to steep green tea\n---\nSteep 3 minutes at 80 °C.';
 const AUTO_CHAT = 9301;
 const OFFER_CHAT = 9302;
 const OFF_CHAT = 9303;
@@ -43,7 +44,7 @@ describe('the review after a turn', () => {
         { name: PROPOSE_NOTE_TOOL, arguments: JSON.stringify({ target: 'user', content: NOTE }) },
         {
           name: PROPOSE_SKILL_TOOL,
-          arguments: JSON.stringify({ name: 'tea-timer', content: '---\nname: tea-timer\n---\nSteep 3 minutes.', reason: 'brewing tea' }),
+          arguments: JSON.stringify({ name: 'tea-timer', content: SKILL, reason: 'brewing tea' }),
         },
       ],
     };
@@ -93,8 +94,13 @@ describe('the review after a turn', () => {
     // On the side-task model, never the conversation's, and only once the reply was in the chat.
     expect(reviews[0].body.model).toBe(SIDE_MODEL);
     expect(repliesAtReview.get(AUTO_CHAT)).toContain(`re: c${AUTO_CHAT} green tea please, it is afternoon`);
-    // The skill idea is shown as text (no skills store on this build).
-    await waitFor(() => repliesIn(tg, AUTO_CHAT).some((t) => t.startsWith('📚 Skill idea "tea-timer"')), { timeoutMs: 30_000, what: 'the skill idea' });
+    // The skill edit is written to the profile's own skills (the store), as /skills then shows.
+    await waitFor(() => repliesIn(tg, AUTO_CHAT).some((t) => t.startsWith('📚 Skill "tea-timer" saved')), { timeoutMs: 30_000, what: 'the skill saved' });
+    tg.injectMessage({ chatId: AUTO_CHAT, userId: AUTO_CHAT, text: '/skills' });
+    await waitFor(() => repliesIn(tg, AUTO_CHAT).some((t) => t.includes('• tea-timer — How long to steep green tea [agent]')), {
+      timeoutMs: 30_000,
+      what: '/skills listing the saved skill',
+    });
 
     // Saved notes show from the next session on (the system prompt and first message stay byte-stable within one).
     await newConversation(AUTO_CHAT);
@@ -129,6 +135,13 @@ describe('the review after a turn', () => {
 
     tg.pressButton({ chatId: OFFER_CHAT, userId: OFFER_CHAT, messageId: offer.message_id ?? 0, data: button?.callback_data ?? '' });
     await waitFor(() => repliesIn(tg, OFFER_CHAT).includes(`💾 Saved (about you): ${NOTE}`), { timeoutMs: 30_000, what: 'the note saved by the press' });
+    // The skill edit is offered too, and written only when its button is pressed.
+    expect(offer.text).toContain('📚 Skill idea "tea-timer": brewing tea.');
+    const skillButton = keyboard.flat().find((b) => b.text === '📚 Save skill tea-timer');
+    expect(skillButton).toBeDefined();
+    expect(repliesIn(tg, OFFER_CHAT).some((t) => t.startsWith('📚 Skill "tea-timer" saved'))).toBe(false);
+    tg.pressButton({ chatId: OFFER_CHAT, userId: OFFER_CHAT, messageId: offer.message_id ?? 0, data: skillButton?.callback_data ?? '' });
+    await waitFor(() => repliesIn(tg, OFFER_CHAT).includes('📚 Skill "tea-timer" saved.'), { timeoutMs: 30_000, what: 'the skill saved by the press' });
     await newConversation(OFFER_CHAT);
     await turn(OFFER_CHAT, 'what do you know about me?');
     expect(JSON.stringify(asked(llm, `c${OFFER_CHAT} what do you know about me?`)?.body.messages)).toContain(NOTE);

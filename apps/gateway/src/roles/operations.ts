@@ -18,6 +18,7 @@ import { WorkerHeartbeat } from '../support/ops/heartbeat.js';
 import { QUEUE_STATES, type HeraldMetrics } from '../support/ops/metrics.js';
 import type { PairingService } from '../features/pairing/index.js';
 import { mountAdminApi } from '../edges/admin/api.js';
+import { openKnowledge } from '../features/prompt/knowledge.js';
 import { ProfileTable } from '../features/profiles/table.js';
 import { budgetGuardFor } from '../features/budgets/guard.js';
 import { detailedHealth, detailedHealthRoute } from '../edges/admin/health-detailed.js';
@@ -78,6 +79,7 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
 
   if (config.adminToken) {
     const { pairing } = deps;
+    const knowledge = openKnowledge(config, deps.store.sql, deps.log.child({ component: 'knowledge' }));
     await mountAdminApi(http, {
       token: config.adminToken,
       store: deps.store,
@@ -87,6 +89,7 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
       profiles: new ProfileTable(config),
       routes: config.routes,
       budgets: budgetGuardFor(config, deps.store.sql),
+      knowledge,
     });
     const started = Date.now();
     await mountConsole(http, {
@@ -101,6 +104,8 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
         { name: storeKind(config) === 'postgres' ? 'PostgreSQL' : 'SQLite', check: () => deps.store.ping() },
       ],
       prices: new PriceTable(config.prices),
+      profiles: new ProfileTable(config),
+      knowledge,
     });
   } else {
     deps.log.info('admin API and console off: set HERALD_ADMIN_TOKEN to enable /admin and /console');

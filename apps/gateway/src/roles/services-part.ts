@@ -90,6 +90,7 @@ export class ServicesPart implements Part {
       // One price table and spend report per process (the report keeps the cache-hit ratios): conversation.pricing,
       // which the turns' team controls use too.
       spendMetrics(metrics),
+      ctx.log,
     );
     const replies = new ReplyPublisher(redis, config.redisPrefix);
     this.#services = {

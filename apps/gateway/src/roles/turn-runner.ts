@@ -23,7 +23,7 @@ import type { ScheduleService } from '../features/schedules/service.js';
 import { apiRelayFor } from '../edges/api/index.js';
 import { createFilesRegistry } from './platforms.js';
 import { ButtonStore } from '../features/interactions/buttons.js';
-import { LoggedSkillEdits } from '../features/llm/post-turn-review.js';
+import { StoredSkillEdits } from '../features/skills/review-edits.js';
 import type { SharedServices } from './services-part.js';
 
 export interface TurnRunnerParts {
@@ -57,7 +57,7 @@ export function buildTurnRunner(parts: TurnRunnerParts): TurnRunner {
     outbound,
     media,
     relay: apiRelayFor(replies, (err) => log.warn({ err }, 'streaming to an API request failed')),
-    review: { buttons: new ButtonStore(redis, config.redisPrefix), skillEdits: new LoggedSkillEdits(log.child({ component: 'review' })) },
+    review: { buttons: new ButtonStore(redis, config.redisPrefix), skillEdits: new StoredSkillEdits(conversation.skills) },
   });
 }
 
@@ -90,6 +90,7 @@ function profileRuntimes({ config, log, redis, store, shared, agent, outbound, m
       files,
       profile,
       code,
+      skills: conversation.skills,
     });
     return { profile, agent: own, tools };
   });

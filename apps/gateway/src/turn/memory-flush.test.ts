@@ -27,6 +27,10 @@ const profile: Profile = {
   maxIterations: 10,
   maxConcurrentTurns: undefined,
   review: { enabled: false, everyTurns: 5, apply: 'offer' },
+  personality: undefined,
+  contextFiles: [],
+  skillsDir: undefined,
+  skillManage: false,
 };
 
 /** A side-task model that answers the flush with plain text (nothing saved) and reports token usage. */

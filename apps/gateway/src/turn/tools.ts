@@ -39,6 +39,8 @@ import type { ScheduleService } from '../features/schedules/service.js';
 import { scheduleOrigin } from '../features/schedules/store.js';
 import { SCHEDULE_TOOL, createScheduleTool } from '../features/schedules/tool.js';
 import { ClarifyBroker } from './clarify.js';
+import type { SkillLibrary } from '../features/skills/library.js';
+import { createSkillManageTool, createSkillViewTool } from '../features/skills/tools.js';
 import { deliver } from '../out/delivery.js';
 import { CODE_TOOLSET, EXECUTE_CODE_TOOL, offersCode, type CodeTools } from '../features/sandbox/index.js';
 
@@ -73,6 +75,8 @@ export interface TurnToolsDeps {
   profile?: Profile;
   /** execute_code (features/sandbox), offered when the toolsets include code; null when no backend was found. */
   code: CodeTools | null;
+  /** Skills (skill_view; skill_manage where the profile allows it). */
+  skills: SkillLibrary;
 }
 
 interface TurnToolsInput {
@@ -116,13 +120,15 @@ interface TurnTools {
 
 export interface TurnToolsFactory {
   readonly tools: readonly Tool[];
+  /** The names of every tool a turn of this profile offers besides MCP servers' (the prompt's tool guidance). */
+  readonly toolNames: readonly string[];
   forTurn(input: TurnToolsInput): TurnTools;
 }
 
 /** Builds the tools once; logs the ones a worker cannot offer and why. */
 export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
   const { config, store, agent, log } = deps;
-  const { tools, unavailable } = createBuiltinTools(
+  const { tools: builtins, unavailable } = createBuiltinTools(
     {
       store,
       provider: agent?.primary,
@@ -139,6 +145,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
     },
     builtinToolsets(config.toolsets),
   );
+  const tools = [...builtins, ...skillTools(deps.skills, deps.profile)];
   const { schedules } = deps;
   const withSchedule = config.schedulesPerUser > 0 && (config.toolsets.includes(SCHEDULE_TOOLSET) || config.toolsets.includes('full'));
   for (const { name, reason } of unavailable) log.warn({ tool: name, reason }, `tool ${name} left out: ${reason}`);
@@ -153,6 +160,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
 
   return {
     tools,
+    toolNames: [...tools.map((t) => t.name), ...(withSchedule ? [SCHEDULE_TOOL] : [])],
     forTurn({ ctx, egress, payload, files }) {
       const clarify = new ClarifyBroker({
         redis: deps.redis,
@@ -207,6 +215,13 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
       };
     },
   };
+}
+
+/** skill_view when the profile has skills to read; skill_manage when it may write them. */
+function skillTools(library: SkillLibrary, profile: Profile | undefined): Tool[] {
+  const owner = { name: profile?.name ?? DEFAULT_PROFILE, skillsDir: profile?.skillsDir, skillManage: profile?.skillManage ?? false };
+  if (!library.offeredTo({ ...owner, reviewWrites: profile?.review.enabled })) return [];
+  return [createSkillViewTool(library, owner), ...(owner.skillManage ? [createSkillManageTool(library, owner)] : [])];
 }
 
 export interface FlushSessionMemoryDeps {

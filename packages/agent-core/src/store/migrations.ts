@@ -12,7 +12,7 @@
  * Core owns versions 1–99; registered versions start at 100.
  */
 import { CONTEXT_WINDOWS_TABLE } from './context-windows.js';
-import { INITIAL_SCHEMA, MESSAGE_ATTACHMENTS, SEARCH_INDEX_IN_BATCHES, TURN_FENCING } from './schema.js';
+import { INITIAL_SCHEMA, MESSAGE_ATTACHMENTS, SEARCH_INDEX_IN_BATCHES, SESSION_PROMPTS_TABLE, SKILLS_TABLE, TURN_FENCING } from './schema.js';
 import { ddlFor, type Dialect, type Sql } from './sql.js';
 
 export interface Migration {
@@ -42,6 +42,11 @@ export const CORE_MIGRATIONS: readonly Migration[] = [
   // The user's display name on the platform, as its first message gave it (issue 47: the console tells sessions
   // apart by who they are with); NULL when the platform sent none, and for sessions from before.
   { version: 47, name: 'session user name', sql: 'ALTER TABLE sessions ADD COLUMN user_name TEXT' },
+  // Skills the agent wrote (skill_manage), per profile: every worker on every host reads them from here; skill
+  // folders on disk stay read-only sources (gateway features/skills).
+  { version: 50, name: 'agent-written skills', sql: SKILLS_TABLE },
+  // How a session's system prompt was built (its layers, the personality), for /prompt and the admin API.
+  { version: 51, name: 'session prompt layers', sql: SESSION_PROMPTS_TABLE },
 ];
 
 const registered: Migration[] = [];

@@ -157,3 +157,26 @@ END;
 export const MESSAGE_ATTACHMENTS = `
 ALTER TABLE messages ADD COLUMN attachments TEXT;
 `;
+
+/** Skills written by the agent (skill_manage): one SKILL.md text per profile and name. */
+export const SKILLS_TABLE = `
+CREATE TABLE skills (
+  profile      TEXT NOT NULL,
+  name         TEXT NOT NULL,
+  description  TEXT NOT NULL,
+  content      TEXT NOT NULL,
+  created_at   INTEGER NOT NULL,
+  updated_at   INTEGER NOT NULL,
+  PRIMARY KEY (profile, name)
+);
+`;
+
+/** The layers a session's system prompt was built from (names, sizes, sources, warnings) and its personality. */
+export const SESSION_PROMPTS_TABLE = `
+CREATE TABLE session_prompts (
+  session_id   TEXT PRIMARY KEY,
+  personality  TEXT,
+  layers       TEXT NOT NULL,
+  created_at   INTEGER NOT NULL
+);
+`;

@@ -20,6 +20,8 @@ import type { ScheduleService } from '../../features/schedules/service.js';
 import { exportRoutes } from './routes-export.js';
 import { profileRoutes } from './routes-profiles.js';
 import { budgetRoutes } from './routes-budgets.js';
+import { knowledgeRoutes } from './routes-knowledge.js';
+import type { Knowledge } from '../../features/prompt/knowledge.js';
 import type { BudgetGuard } from '../../features/budgets/guard.js';
 import type { ProfileTable } from '../../features/profiles/table.js';
 import type { Route } from '../../support/config/profile-schema.js';
@@ -35,6 +37,8 @@ export interface AdminApiDeps {
   profiles: ProfileTable;
   routes: readonly Route[];
   budgets: BudgetGuard;
+  /** Session prompts and skills (features/prompt/knowledge.ts). */
+  knowledge: Knowledge;
 }
 
 export async function mountAdminApi(app: FastifyInstance, deps: AdminApiDeps): Promise<void> {
@@ -51,6 +55,7 @@ export async function mountAdminApi(app: FastifyInstance, deps: AdminApiDeps): P
     scheduleRoutes(admin, deps.schedules);
     profileRoutes(admin, deps);
     budgetRoutes(admin, deps.budgets);
+    knowledgeRoutes(admin, deps);
     admin.get(OPENAPI_PATH, { schema: { hide: true } }, async () => openapi.document({ title: 'Herald admin API', version: VERSION }));
     await mountQueueBoard(admin, deps.queue);
   });

@@ -11,7 +11,8 @@
  * client that disconnects takes its message back, which stops its turn like /stop, or skips it if it has not run.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { buildSessionSystemPrompt, type Session, type SessionStore } from '@herald/agent-core';
+import type { Session, SessionStore } from '@herald/agent-core';
+import type { BuiltPrompt } from '../../features/prompt/session-prompts.js';
 import type { Logger } from '../../support/logger.js';
 import type { Mailbox, TurnPayload } from '../../queue/mailbox.js';
 import type { ControlBus } from '../../queue/control.js';
@@ -164,30 +165,39 @@ export class ApiTurns {
   }
 
   /**
-   * The session the turn runs in, created here so it starts as the client asked: the session's system prompt as
-   * every platform's (buildSessionSystemPrompt) with the client's instructions at the end of its session part, and
+   * The session the turn runs in, created here so it starts as the client asked: the session's system prompt from
+   * the prompt builder's layers, as every platform's, with the client's instructions at the end of it, and
    * (stateless) the history the client sent.
    */
   private async prepareSession(sessionKey: string, input: ApiInput, userId: string, chatId: string, profile: Profile): Promise<Session> {
     const { store, conversation } = this.deps;
-    const { config } = conversation;
-    const promptFor = (startedAt: Date): string => {
-      const base = buildSessionSystemPrompt(profile.systemPrompt, { platform: API_PLATFORM, chatType: 'dm', startedAt, timeZone: config.timezone });
-      return input.system ? `${base}\n\n${input.system}` : base;
+    // The prompt builder's layers for the API (features/prompt), the client's instructions after them.
+    const promptFor = async (startedAt: Date): Promise<BuiltPrompt> => {
+      const built = await conversation.prompts.buildFor(profile, API_PLATFORM, 'dm', undefined, startedAt);
+      return input.system ? { ...built, text: `${built.text}\n\n${input.system}` } : built;
     };
     if (input.session !== null)
       await resetExpiredSession({ store, mailbox: this.deps.mailbox, conversation }, sessionKey, flushAfterReset(store, conversation));
+    const open = await store.currentSession(sessionKey);
+    const fresh = open && open.endedAt === null ? null : await promptFor(new Date());
     const { session, created } = await store.getOrCreateSession(sessionKey, () => ({
       source: API_PLATFORM,
       userId,
       chatId,
       model: profile.model,
-      systemPrompt: promptFor(new Date()),
+      systemPrompt: fresh?.text,
       profile: profileColumn(profile.name),
     }));
-    if (!created && input.system !== null) {
-      const wanted = promptFor(new Date(session.startedAt));
-      if (session.systemPrompt !== wanted) await store.setSystemPrompt(session.id, wanted);
+    if (created) {
+      // A /new between the read and the creation: the new session gets its prompt now.
+      const built = fresh ?? (await promptFor(new Date(session.startedAt)));
+      if (!fresh) await store.setSystemPrompt(session.id, built.text);
+      await conversation.prompts.record(session.id, built);
+    }
+    // Other instructions from the client for a running session: its prompt is rebuilt (the layers as they are now).
+    if (!created && input.system !== null && !session.systemPrompt?.endsWith(`\n\n${input.system}`)) {
+      const wanted = await promptFor(new Date(session.startedAt));
+      if (session.systemPrompt !== wanted.text) await store.setSystemPrompt(session.id, wanted.text);
     }
     if (input.session === null && input.history.length > 0) await store.appendMessages(session.id, input.history);
     return session;

@@ -57,6 +57,20 @@ export function sessionInit(msg: InboundMessage, profile: Profile): SessionInit 
   };
 }
 
+/**
+ * The key's open session, or a new one started as a turn would start it: with the prompt builder's system prompt
+ * (features/prompt) and the record of its layers.
+ */
+export async function sessionOrStart(deps: CommandDeps, sessionKey: string, msg: InboundMessage, profile: Profile): Promise<Session> {
+  const open = await openSession(deps, sessionKey);
+  if (open) return open;
+  const { prompts } = deps.conversation;
+  const built = profile.model ? await prompts.buildFor(profile, msg.platform, msg.chatType) : null;
+  const { session, created } = await deps.store.getOrCreateSession(sessionKey, { ...sessionInit(msg, profile), systemPrompt: built?.text });
+  if (created && built) await prompts.record(session.id, built);
+  return session;
+}
+
 /** The key's session while it is open; an ended one (after /new or a reset) is no conversation. */
 export async function openSession(deps: CommandDeps, sessionKey: string): Promise<Session | null> {
   const s = await deps.store.currentSession(sessionKey);

@@ -373,3 +373,33 @@ describe('/remember', () => {
     expect(await command('m1', `/remember user ${'x'.repeat(2_000)}`)).toMatch(/^⚠️ Not saved: /);
   });
 });
+
+describe('/personality, /prompt, /skills', () => {
+  it('switches a conversation to a new segment with the new prompt and the transcript; /prompt shows its layers', async () => {
+    const before = await conversation('pers1', [['hi', 'hello']]);
+    expect(await command('pers1', '/personality')).toMatch(/^Personality of this conversation: none\nAvailable: .*pirate.*none/);
+    expect(await command('pers1', '/personality nobody')).toBe('No personality "nobody". /personality lists them.');
+    expect(await command('pers1', '/personality pirate')).toMatch(/^🎭 Personality: pirate\./);
+    const now = await store.currentSession(sessionKeyFor(message('pers1', '')));
+    expect(now?.parentSessionId).toBe(before);
+    expect((await store.getSession(before))?.endReason).toBe('personality');
+    expect(now?.systemPrompt).toMatch(/^You are a cheerful pirate captain/);
+    expect((await store.getHistory(now!.id)).map((m) => m.content)).toEqual(['hi', 'hello']);
+    expect(await command('pers1', '/personality')).toMatch(/^Personality of this conversation: pirate/);
+    expect(await command('pers1', '/prompt')).toMatch(
+      /^System prompt of this conversation \(personality pirate\):\n• identity — \d+ chars \(personality pirate\)\n• profile/,
+    );
+    expect(await command('pers1', '/status')).toContain('Prompt: identity → profile → platform → tools · personality pirate');
+  });
+
+  it('a session a command starts (/title before any message) gets the prompt builder’s prompt and its record', async () => {
+    await command('pers2', '/title Layered');
+    const s = await store.currentSession(sessionKeyFor(message('pers2', '')));
+    expect(s?.systemPrompt).toMatch(/# Formatting\nYou are answering in Telegram[\s\S]*# Tools\n[\s\S]*# This conversation\n/);
+    expect((await services.prompts.recordOf(s!.id))?.layers.map((l) => l.name)).toEqual(['profile', 'platform', 'tools']);
+  });
+
+  it('/skills says how to get skills when the profile has none', async () => {
+    expect(await command('skills1', '/skills')).toMatch(/^No skills for profile default: set HERALD_SKILLS_DIR/);
+  });
+});

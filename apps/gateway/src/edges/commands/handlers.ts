@@ -16,6 +16,7 @@ import { schedulesCommand } from './schedules.js';
 import { voiceCommand } from './voice.js';
 import { reasoningCommand } from './reasoning.js';
 import { rememberCommand } from './remember.js';
+import { personalityCommand, promptCommand, skillsCommand } from './knowledge.js';
 
 type Handler = (deps: CommandDeps, input: CommandInput) => Promise<CommandReply>;
 
@@ -36,6 +37,9 @@ const HANDLERS: Record<CommandName, Handler> = {
   voice: voiceCommand,
   reasoning: reasoningCommand,
   remember: rememberCommand,
+  personality: personalityCommand,
+  skills: skillsCommand,
+  prompt: promptCommand,
 };
 
 /**

@@ -38,7 +38,7 @@ describe('command registry', () => {
     const refusing = COMMANDS.filter((c) => !c.bypassesBusy)
       .map((c) => c.name)
       .sort();
-    expect(refusing).toEqual(['compress', 'resume', 'retry', 'undo']);
+    expect(refusing).toEqual(['compress', 'personality', 'resume', 'retry', 'undo']);
   });
 
   it('drives /help and the Telegram menu from the same table', () => {

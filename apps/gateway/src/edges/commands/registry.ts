@@ -21,7 +21,10 @@ export type CommandName =
   | 'schedules'
   | 'voice'
   | 'reasoning'
-  | 'remember';
+  | 'remember'
+  | 'personality'
+  | 'skills'
+  | 'prompt';
 
 export interface CommandSpec {
   name: CommandName;
@@ -55,6 +58,9 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: 'voice', aliases: [], description: 'Voice replies in this conversation: on or off', args: '[on|off]', bypassesBusy: true },
   { name: 'reasoning', aliases: [], description: "Show the model's reasoning above its answers: on or off", args: '[on|off]', bypassesBusy: true },
   { name: 'remember', aliases: [], description: 'Save a note for later conversations', args: '[user] <note>', bypassesBusy: true },
+  { name: 'personality', aliases: [], description: 'List the personalities, or switch this conversation to one', args: '[name]', bypassesBusy: false },
+  { name: 'skills', aliases: [], description: "List the agent's skills, show one, or save one", args: '[name | save <name> + text]', bypassesBusy: true },
+  { name: 'prompt', aliases: [], description: "Show this conversation's system prompt and its layers", bypassesBusy: true },
 ];
 
 const BY_NAME = new Map<string, CommandSpec>();

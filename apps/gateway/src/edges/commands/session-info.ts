@@ -6,7 +6,7 @@ import { contextWindowFor, formatTodos, getTodos, type Session } from '@herald/a
 import { compressionsOf } from '../../features/sessions/counters.js';
 import { cachePercent } from '../../features/llm/cache-health.js';
 import { checkModelRef, modelChoices } from '../../features/sessions/models.js';
-import { openSession, sessionInit, type CommandDeps, type CommandInput } from './context.js';
+import { openSession, sessionOrStart, type CommandDeps, type CommandInput } from './context.js';
 import { ago } from './format.js';
 
 /** chars/4: the estimate used when the provider has not reported a prompt size yet. */
@@ -21,11 +21,13 @@ export async function statusCommand(deps: CommandDeps, { sessionKey, profile }: 
   if (!s) return `${NO_SESSION}\nProfile ${profile.name}\n${running}`;
   const lastAt = await deps.store.lastMessageAt(s.id);
   const todos = await getTodos(deps.store, s.id);
+  const prompt = await deps.conversation.prompts.recordFor(deps.store, s);
   return [
     `Session ${s.id}${s.title ? ` — “${s.title}”` : ''}`,
     `Started ${ago(s.startedAt)} · last activity ${lastAt !== null ? ago(lastAt) : 'none'}`,
     `Messages ${s.messageCount} · tokens in ${fmt(s.inputTokens)} / out ${fmt(s.outputTokens)}`,
     `Profile ${profile.name} · model ${s.model ?? profile.model ?? 'not configured'}`,
+    ...(prompt ? [`Prompt: ${prompt.layers.map((l) => l.name).join(' → ')} · personality ${prompt.personality ?? 'none'} (/prompt shows it)`] : []),
     running,
     ...(todos.length ? ['', formatTodos(todos)] : []),
   ].join('\n');
@@ -70,7 +72,7 @@ export async function modelCommand(deps: CommandDeps, { command, msg, sessionKey
   if (!wanted) return 'No default model is configured (HERALD_MODEL).';
   const checked = checkModelRef(config, wanted);
   if (!checked.ok) return `⚠️ ${checked.reason}`;
-  const session = current ?? (await deps.store.getOrCreateSession(sessionKey, sessionInit(msg, profile))).session;
+  const session = current ?? (await sessionOrStart(deps, sessionKey, msg, profile));
   await deps.store.setModel(session.id, checked.ref);
   return `🧠 This conversation now uses ${checked.ref}.`;
 }

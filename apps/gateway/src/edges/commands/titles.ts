@@ -6,7 +6,7 @@
  * session this chat had is ended ('resumed') and keeps its own transcript.
  */
 import { TitleInUseError, type Session, type SessionSource } from '@herald/agent-core';
-import { openSession, profileColumn, sessionInit, type CommandDeps, type CommandInput, type CommandReply } from './context.js';
+import { openSession, profileColumn, sessionInit, sessionOrStart, type CommandDeps, type CommandInput, type CommandReply } from './context.js';
 import { ago } from './format.js';
 import { BUSY_REPLY } from './registry.js';
 import { withSessionHeld } from '../../features/sessions/session-hold.js';
@@ -23,7 +23,7 @@ export async function titleCommand(deps: CommandDeps, { command, msg, sessionKey
       ? `This conversation is titled “${current.title}”.`
       : 'This conversation has no title. Set one with /title <name>; /resume <name> brings it back later.';
   }
-  const session = current ?? (await deps.store.getOrCreateSession(sessionKey, sessionInit(msg, profile))).session;
+  const session = current ?? (await sessionOrStart(deps, sessionKey, msg, profile));
   try {
     const stored = await deps.store.setTitle(session.id, command.args);
     return stored === null ? 'That title is empty once cleaned up; try another.' : `🏷 Titled “${stored}”.`;

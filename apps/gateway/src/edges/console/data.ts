@@ -12,6 +12,8 @@ import type { PriceTable } from '../../features/budgets/prices.js';
 import type { Priced } from './costs.js';
 import type { Dependency, WeekSpend } from './overview.js';
 import type { SessionsView } from './sessions.js';
+import type { ProfileTable } from '../../features/profiles/table.js';
+import type { Knowledge } from '../../features/prompt/knowledge.js';
 
 const WEEK_MS = 7 * 86_400_000;
 /** Sessions (or search hits) on one page. */
@@ -30,6 +32,9 @@ export interface ConsoleDeps {
   dependencies: Array<{ name: string; check: () => Promise<void> }>;
   /** HERALD_PRICES over the built-in table: which models' spend is known ("price unknown" for the others). */
   prices: PriceTable;
+  /** The profiles and their skills (the skills page). */
+  profiles: ProfileTable;
+  knowledge: Knowledge;
 }
 
 export async function overviewData(deps: ConsoleDeps): Promise<{ health: DetailedHealth; dependencies: Dependency[]; week: WeekSpend }> {

@@ -13,6 +13,9 @@ import { createLogger } from '../../support/logger.js';
 import { PairingService } from '../../features/pairing/index.js';
 import { CONSOLE_COOKIE, sessionCookieValue } from './auth.js';
 import { consoleRoutes } from './routes.js';
+import { ProfileTable } from '../../features/profiles/table.js';
+import { openKnowledge } from '../../features/prompt/knowledge.js';
+import { loadConfig } from '../../support/config/load.js';
 import { testPrefix } from '../../../../../test/helpers/test-run.js';
 
 const TOKEN = 'console-admin-token-0123456789';
@@ -68,11 +71,28 @@ async function consoleApp(store: SessionStore, opts: { role?: string; api?: bool
     health: async () => health(opts.role ?? 'all', opts.mcp),
     dependencies: [],
     prices: new PriceTable({}),
+    profiles: new ProfileTable(loadConfig({ env: {}, file: null })),
+    knowledge: openKnowledge(loadConfig({ env: {}, file: null }), store.sql, createLogger({ level: 'silent' })),
   });
   return app;
 }
 
 describe('console pages', () => {
+  it('lists each profile’s skills and shows one, escaped', async () => {
+    const store = await temp.open();
+    const { skills } = openKnowledge(loadConfig({ env: {}, file: null }), store.sql, createLogger({ level: 'silent' }));
+    await skills.writeSkill('default', 'tea-brewing', '---\nname: tea-brewing\ndescription: How to brew <tea>.\n---\nSteep 4 minutes.\n');
+    const app = await consoleApp(store);
+    const list = await app.inject({ url: '/console/skills', headers: COOKIE });
+    expect(list.statusCode).toBe(200);
+    expect(list.body).toContain(
+      '<a href="/console/skills/default/tea-brewing">tea-brewing</a></th><td>How to brew &lt;tea&gt;.</td><td>written by the agent</td>',
+    );
+    const one = await app.inject({ url: '/console/skills/default/tea-brewing', headers: COOKIE });
+    expect(one.body).toContain('<pre>Steep 4 minutes.</pre>');
+    expect((await app.inject({ url: '/console/skills/default/nope', headers: COOKIE })).statusCode).toBe(404);
+  });
+
   it('tells two sessions of the same minute apart: first message, user name, last activity; the id is secondary', async () => {
     const store = await temp.open();
     const ann = (await store.getOrCreateSession('agent:main:telegram:dm:1', { source: 'telegram', userId: '1', userName: 'Ann', model: 'openai:gpt-4.1-mini' }))

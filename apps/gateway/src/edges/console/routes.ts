@@ -22,6 +22,7 @@ import { LIVE_QUEUE_STATES, apiStateHtml, overviewBody } from './overview.js';
 import { pairingBody } from './pairing-page.js';
 import { sessionLabel } from './session-label.js';
 import { sessionsBody } from './sessions.js';
+import { skillBody, skillsBody } from './skills-page.js';
 import { transcriptBody } from './transcript.js';
 import { USAGE_WINDOWS, usageBody } from './usage-page.js';
 
@@ -78,6 +79,7 @@ export async function consoleRoutes(app: FastifyInstance, deps: ConsoleDeps): Pr
       loginRoutes(c, deps);
       readingRoutes(c, pages);
       pairingRoutes(c, pages);
+      skillRoutes(c, pages);
       // Behind the login like every page (the onRequest hook runs first): an unknown URL is an HTML page.
       c.setNotFoundHandler(async (req, reply) => pages.notFound(req, reply, 'Page not found', `The console has no page at ${req.url.split('?')[0]}.`));
     },
@@ -217,6 +219,25 @@ function pairingRoutes(c: FastifyInstance, pages: ConsolePages): void {
         return back((await deps.pairing.revoke(platform, form.user_id)) ? 'revoked' : 'gone');
       default:
         return pages.notFound(req, reply, 'Page not found', `The console has no pairing action “${action}”.`);
+    }
+  });
+}
+
+/** Every profile's skills, and one skill's instructions. */
+function skillRoutes(c: FastifyInstance, pages: ConsolePages): void {
+  const { deps, csrf } = pages;
+  c.get('/skills', async (req, reply) =>
+    html(reply, { title: 'Skills', section: 'skills', csrf: csrf(req), body: await skillsBody(deps.knowledge, deps.profiles.list()) }),
+  );
+  c.get<{ Params: { profile: string; name: string } }>('/skills/:profile/:name', async (req, reply) => {
+    const { profile, name } = req.params;
+    if (!deps.profiles.has(profile)) return pages.notFound(req, reply, 'Skill not found', `There is no profile ${profile}.`);
+    const p = deps.profiles.get(profile);
+    try {
+      const body = await deps.knowledge.skills.view({ name: p.name, skillsDir: p.skillsDir }, name);
+      return html(reply, { title: `Skill ${name}`, section: 'skills', csrf: csrf(req), body: skillBody(profile, name, body) });
+    } catch (err) {
+      return pages.notFound(req, reply, 'Skill not found', (err as Error).message);
     }
   });
 }

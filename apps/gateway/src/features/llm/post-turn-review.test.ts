@@ -88,9 +88,7 @@ describe('reviewDue and the logged skill sink', () => {
     const lines: string[] = [];
     const log = createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(l) } });
     const sink = new LoggedSkillEdits(log);
-    expect(await sink.propose('default', { name: 'tea', content: 'body', reason: 'brewing' })).toBe(
-      '📚 Skill idea "tea": brewing (not saved: skills are not stored by this gateway yet).',
-    );
+    expect(await sink.propose('default', { name: 'tea', content: 'body', reason: 'brewing' })).toEqual({ line: '📚 Skill idea "tea": brewing (not saved).' });
     expect(lines.join('')).toContain('skill edit proposed by the review');
   });
 });

@@ -46,13 +46,19 @@ export interface ReviewProposals {
   skills: SkillProposal[];
 }
 
+/** What became of one proposed skill edit: a line for the user, and (offered) the button that saves it. */
+export interface SkillEditOutcome {
+  line: string;
+  choice?: { label: string; text: string };
+}
+
 /**
- * Where the review's skill edits go. The skills store connects here (it validates, caps and writes into the
- * profile's own skills); until then the gateway's sink logs them and shows them to the user as text.
+ * Where the review's skill edits go: the skills store (features/skills/review-edits.ts), which validates, caps and
+ * writes into the profile's own skills — at once (`apply: auto`) or when the user presses the offered button.
  */
 export interface SkillEditSink {
-  /** Takes one proposed edit of `profile`'s skills; returns a line to show the user about it, or null. */
-  propose(profile: string, edit: SkillProposal): Promise<string | null>;
+  /** Takes one proposed edit of `profile`'s skills; returns what to tell the user about it, or null. */
+  propose(profile: string, edit: SkillProposal, apply: 'auto' | 'offer'): Promise<SkillEditOutcome | null>;
 }
 
 /** Whether this turn of the conversation (1 = its first) is one the review runs after. */
@@ -159,18 +165,15 @@ function skillOf(args: Record<string, unknown>): SkillProposal | null {
 }
 
 /**
- * The sink of a gateway without a skills store: each proposed edit is logged (name, size, reason; its body at debug)
- * and shown to the user as one line, so nothing is written anywhere yet.
+ * A sink that keeps nothing (a test's, or a gateway whose skills cannot be written): each proposed edit is logged
+ * (name, size, reason; its body at debug) and shown to the user as one line.
  */
 export class LoggedSkillEdits implements SkillEditSink {
   constructor(private readonly log: { info: (obj: object, msg: string) => void; debug: (obj: object, msg: string) => void }) {}
 
-  async propose(profile: string, edit: SkillProposal): Promise<string | null> {
-    this.log.info(
-      { profile, skill: edit.name, chars: edit.content.length, reason: edit.reason },
-      'skill edit proposed by the review (not stored: no skills store)',
-    );
+  async propose(profile: string, edit: SkillProposal): Promise<SkillEditOutcome | null> {
+    this.log.info({ profile, skill: edit.name, chars: edit.content.length, reason: edit.reason }, 'skill edit proposed by the review (not stored)');
     this.log.debug({ profile, skill: edit.name, content: edit.content }, 'proposed skill body');
-    return `📚 Skill idea "${edit.name}"${edit.reason ? `: ${edit.reason}` : ''} (not saved: skills are not stored by this gateway yet).`;
+    return { line: `📚 Skill idea "${edit.name}"${edit.reason ? `: ${edit.reason}` : ''} (not saved).` };
   }
 }

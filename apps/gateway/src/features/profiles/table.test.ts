@@ -138,6 +138,15 @@ describe('team settings that stop start-up', () => {
     );
   });
 
+  it('an unknown personality, top-level or in a profile; a personality of HERALD_PERSONALITIES is known', () => {
+    expect(configError({}, { HERALD_PERSONALITY: 'jester' })).toMatch(/^HERALD_PERSONALITY: unknown personality "jester" \(known: none, helpful, /);
+    expect(configError({ profiles: { a: { personality: 'jester' } } })).toMatch(/^HERALD_PROFILES: a\.personality: unknown personality "jester"/);
+    expect(team({}, { HERALD_PERSONALITY: 'jester', HERALD_PERSONALITIES: '{"jester":"You joke."}' }).personality).toBe('jester');
+    expect(new ProfileTable(team({ profiles: { a: { personality: 'pirate' } }, routes: [] }, { HERALD_PERSONALITY: 'noir' })).get('a').personality).toBe(
+      'pirate',
+    );
+  });
+
   it('an unknown toolset, a bad price, a route to an account that does not exist, a reserved name', () => {
     expect(configError({ profiles: { a: { toolsets: ['core', 'shell'] } } })).toMatch(
       /^HERALD_PROFILES: a\.toolsets\.1: must be one of core, research, schedule, full/,

@@ -24,6 +24,14 @@ export interface Profile {
   maxConcurrentTurns: number | undefined;
   /** The review after a turn (turn/stages/review.ts). */
   review: ReviewSettings;
+  /** The default personality (the prompt's identity layer); undefined: none. */
+  personality: string | undefined;
+  /** Context files or folders read at session start. */
+  contextFiles: string[];
+  /** The profile's own skills folder. */
+  skillsDir: string | undefined;
+  /** Whether the agent has skill_manage. */
+  skillManage: boolean;
 }
 
 interface ReviewSettings {
@@ -53,6 +61,9 @@ export interface TeamSettings {
   toolsets: Toolset[];
   busyInputMode: BusyInputMode;
   maxIterations: number;
+  personality?: string;
+  contextFiles: string[];
+  skillManage: boolean;
   profiles: ProfilesSetting;
   routes: Route[];
   defaultProfile: string;
@@ -80,6 +91,10 @@ export class ProfileTable {
       maxIterations: config.maxIterations,
       maxConcurrentTurns: undefined,
       review: { enabled: config.review ?? false, everyTurns: config.reviewEveryTurns ?? 5, apply: config.reviewApply ?? 'offer' },
+      personality: config.personality,
+      contextFiles: config.contextFiles,
+      skillsDir: undefined,
+      skillManage: config.skillManage,
     };
     this.byName.set(DEFAULT_PROFILE, base);
     for (const [name, p] of Object.entries(config.profiles)) {
@@ -99,6 +114,10 @@ export class ProfileTable {
           everyTurns: p.review?.every_turns ?? base.review.everyTurns,
           apply: p.review?.apply ?? base.review.apply,
         },
+        personality: p.personality ?? base.personality,
+        contextFiles: p.context_files ?? base.contextFiles,
+        skillsDir: p.skills_dir,
+        skillManage: p.skill_manage ?? base.skillManage,
       });
     }
     this.fallback = this.byName.get(DEFAULT_PROFILE) ?? base;

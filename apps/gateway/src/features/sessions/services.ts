@@ -20,6 +20,10 @@ import { ProfileTable } from '../profiles/table.js';
 import { budgetGuardFor, type BudgetGuard } from '../budgets/guard.js';
 import { PriceTable } from '../budgets/prices.js';
 import type { CallSpend, SpendPricing } from '../budgets/meter.js';
+import { createLogger, type Logger } from '../../support/logger.js';
+import type { SkillLibrary } from '../skills/library.js';
+import type { SessionPrompts } from '../prompt/session-prompts.js';
+import { openKnowledge } from '../prompt/knowledge.js';
 
 /** How often a turn reads the context windows other workers learnt (sessions share them through the store). */
 const WINDOWS_REFRESH_MS = 5_000;
@@ -47,6 +51,10 @@ export interface ConversationServices {
   readonly budgets: BudgetGuard;
   /** The price table and the per-call spend report, for calls outside a turn (the memory flush of /new and resets). */
   readonly pricing: SpendPricing;
+  /** The prompt builder: a session's system prompt from its layers, and how it was built (features/prompt). */
+  readonly prompts: SessionPrompts;
+  /** Every profile's skills: the store's (agent-written) and the folders' (features/skills). */
+  readonly skills: SkillLibrary;
 }
 
 /** The services on the session store's database. */
@@ -59,8 +67,11 @@ export function openConversationServices(
   onStoreError?: (err: unknown) => void,
   /** Told of each priced call outside a turn (metrics); the turns' own go through their team controls. */
   onSpend: (profile: string, call: CallSpend) => void = () => undefined,
+  /** Where skill folders that do not follow the format and cut context files are reported. */
+  log: Logger = createLogger({ level: 'silent' }),
 ): ConversationServices {
   const pairing = new PairingService(store.sql);
+  const { prompts, skills } = openKnowledge(config, store.sql, log.child({ component: 'knowledge' }));
   const counters = new SessionCounters(store);
   const models = new SessionModels(config, catalog);
   return {
@@ -79,5 +90,7 @@ export function openConversationServices(
     profiles: new ProfileTable(config),
     budgets: budgetGuardFor(config, store.sql),
     pricing: { prices: new PriceTable(config.prices), onCall: onSpend },
+    prompts,
+    skills,
   };
 }

@@ -47,6 +47,12 @@ const reviewSchema = z.strictObject({
   every_turns: z.number().int('must be a whole number').min(1, 'must be at least 1').max(1_000).optional(),
   apply: z.enum(['auto', 'offer'], 'must be auto or offer').optional(),
 });
+/** The built-in personalities' names (their texts: features/prompt/personalities.ts); `none` is no personality. */
+export const BUILT_IN_PERSONALITIES = ['helpful', 'concise', 'technical', 'teacher', 'creative', 'pirate', 'noir', 'philosopher'] as const;
+export type BuiltInPersonality = (typeof BUILT_IN_PERSONALITIES)[number];
+/** A personality's name (features/prompt/personalities.ts). */
+export const PERSONALITY_NAME = /^[a-z0-9][a-z0-9_-]{0,31}$/;
+const PERSONALITY_RULE = 'must be a personality name: lowercase letters, digits, - and _ (at most 32)';
 
 const profileSchema = z.strictObject({
   model: modelRef.optional(),
@@ -63,7 +69,19 @@ const profileSchema = z.strictObject({
   /** Turns of this profile running at once across all workers; more wait their turn. */
   max_concurrent_turns: z.number().int('must be a whole number').min(1, 'must be at least 1').max(100_000).optional(),
   review: reviewSchema.optional(),
+  /** The identity layer: a personality name (built-in or HERALD_PERSONALITIES); `none` for none. */
+  personality: z.string().trim().regex(PERSONALITY_NAME, PERSONALITY_RULE).optional(),
+  /** Context files or folders read at session start (instead of HERALD_CONTEXT_FILES). */
+  context_files: z.array(text).optional(),
+  /** The profile's own skills folder (besides HERALD_SKILLS_DIR). */
+  skills_dir: text.optional(),
+  /** The skill_manage tool: the agent writes skills of its own. */
+  skill_manage: z.boolean().optional(),
 });
+
+export const personalitiesSchema = jsonOr(
+  z.record(z.string().regex(PERSONALITY_NAME, PERSONALITY_RULE), text.max(8000, 'a personality has at most 8000 characters')),
+);
 
 export const profilesSchema = jsonOr(
   z.record(z.string(), profileSchema).superRefine((profiles, ctx) => {

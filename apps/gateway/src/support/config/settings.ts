@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { RISK_IDS } from './risks.js';
 import { mcpServersSchema } from './mcp.js';
 import { endpointList, modelApiModeSchema } from './endpoints.js';
-import { budgetsSchema, pricesSchema, profilesSchema, routesSchema } from './profile-schema.js';
+import { PERSONALITY_NAME, budgetsSchema, personalitiesSchema, pricesSchema, profilesSchema, routesSchema } from './profile-schema.js';
 import { botAccountsSchema } from './profile-accounts.js';
 import { PROFILE_NAME, PROFILE_NAME_RULE } from './profile-names.js';
 
@@ -244,6 +244,38 @@ export const SETTINGS = {
     'System prompt of the agent',
     'You are Herald, a helpful assistant reachable from chat apps. Answer concisely.',
   ),
+  // The agent's knowledge: the layers of the system prompt besides HERALD_SYSTEM_PROMPT (docs/prompt.md).
+  personality: setting(
+    'HERALD_PERSONALITY',
+    z.string().trim().regex(PERSONALITY_NAME, 'must be a personality name such as concise (lowercase letters, digits, - and _)'),
+    "The default profile's personality (the identity layer of the system prompt): a built-in (helpful, concise, technical, teacher, creative, pirate, noir, philosopher) or one of HERALD_PERSONALITIES; none when unset. /personality switches one conversation",
+  ),
+  personalities: setting(
+    'HERALD_PERSONALITIES',
+    personalitiesSchema,
+    'Your own personalities: a mapping of name to identity text (JSON in the environment); a name of a built-in replaces it',
+    '{}',
+  ),
+  contextFiles: setting(
+    'HERALD_CONTEXT_FILES',
+    list,
+    "Comma list of the default profile's context files or folders (a folder: its *.md files), e.g. ./AGENTS.md,./context/; read when a session starts",
+    '',
+  ),
+  contextFilesMaxChars: setting(
+    'HERALD_CONTEXT_FILES_MAX_CHARS',
+    int(100, 1_000_000),
+    "Characters of a session's context files together; a file that does not fit is cut, with a warning in the log and in the prompt",
+    '20000',
+  ),
+  skillsDir: setting('HERALD_SKILLS_DIR', str, 'Folder of skills every profile can use: one subfolder per skill with its SKILL.md (Agent Skills format)'),
+  skillManage: setting(
+    'HERALD_SKILL_MANAGE',
+    bool,
+    "Give the default profile's agent the skill_manage tool: it may write skills of its own (kept in the store, seen by every worker)",
+    'false',
+  ),
+  skillMaxChars: setting('HERALD_SKILL_MAX_CHARS', int(200, 1_000_000), 'Largest SKILL.md the agent may write with skill_manage (characters)', '20000'),
   // Conversation control (commands, resets, what the user sees while the agent works).
   toolProgress: setting(
     'HERALD_TOOL_PROGRESS',
@@ -373,7 +405,7 @@ export const SETTINGS = {
   profiles: setting(
     'HERALD_PROFILES',
     profilesSchema,
-    'Agent profiles by name: {model, fallback_models, system_prompt, toolsets, busy_input_mode, memory (profile|shared), max_iterations, max_concurrent_turns}; JSON in the environment. The top-level settings form the profile "default"',
+    'Agent profiles by name: {model, fallback_models, system_prompt, toolsets, busy_input_mode, memory (profile|shared), max_iterations, max_concurrent_turns, personality, context_files, skills_dir, skill_manage}; JSON in the environment. The top-level settings form the profile "default"',
     '{}',
   ),
   routes: setting(

@@ -6,6 +6,7 @@
 import type { SettingsValues } from './settings.js';
 import { DEFAULT_ACCOUNT } from './profile-accounts.js';
 import { DEFAULT_PROFILE } from './profile-names.js';
+import { BUILT_IN_PERSONALITIES } from './profile-schema.js';
 
 /** The first problem found, as one line, or null. */
 export function teamConfigProblem(c: SettingsValues): string | null {
@@ -25,6 +26,13 @@ export function teamConfigProblem(c: SettingsValues): string | null {
   }
   for (const s of c.mcpServers ?? []) {
     for (const p of s.profiles) if (!known.includes(p)) return `HERALD_MCP_SERVERS: ${s.name}.profiles: ${unknown(p)}`;
+  }
+  const personalities = ['none', ...BUILT_IN_PERSONALITIES, ...Object.keys(c.personalities)];
+  const unknownPersonality = (p: string): string => `unknown personality "${p}" (known: ${personalities.join(', ')}; add your own with HERALD_PERSONALITIES)`;
+  if (c.personality !== undefined && !personalities.includes(c.personality)) return `HERALD_PERSONALITY: ${unknownPersonality(c.personality)}`;
+  for (const [name, p] of Object.entries(c.profiles)) {
+    if (p.personality !== undefined && !personalities.includes(p.personality))
+      return `HERALD_PROFILES: ${name}.personality: ${unknownPersonality(p.personality)}`;
   }
   for (const a of c.botAccounts) {
     const primary = { telegram: c.telegram.botToken, discord: c.discord.botToken, slack: c.slack.botToken }[a.platform];

@@ -3,7 +3,7 @@
  * the user sees while it runs (reactions, typing, progress, streaming). Null when the outbox says the turn finished
  * before (a recovered job): nothing is run again.
  */
-import { buildSessionSystemPrompt, providerLabel, type AgentEvent, type Session, type SessionSource, type Turn } from '@herald/agent-core';
+import { providerLabel, type AgentEvent, type Session, type SessionSource, type Turn } from '@herald/agent-core';
 import type { PlatformEgress } from '@herald/adapters';
 import type { MailboxEntry, TurnPayload } from '../../queue/mailbox.js';
 import type { TurnContext } from '../../queue/turn-context.js';
@@ -53,25 +53,7 @@ export async function openTurn(deps: TurnDeps, ctx: TurnContext): Promise<OpenTu
   const { agent, tools } = deps.profiles.of(first.profile);
   // A scheduled task with a session of its own keeps its transcript there; the lock is still the chat's.
   const sessionKey = first.scheduled?.session === 'own' ? scheduleSessionKey(ctx.sessionKey, first.scheduled.id) : ctx.sessionKey;
-  // The session (one indexed read when it exists; its fields are built only to create it), then the outbox row
-  // under this worker's fence.
-  const { session } = await store.getOrCreateSession(sessionKey, () => ({
-    source: first.platform as SessionSource,
-    userId: first.userId,
-    userName: first.userName,
-    chatId: first.chatId,
-    profile: profileColumn(first.profile ?? DEFAULT_PROFILE),
-    model: agent ? providerLabel(agent.primary) : undefined,
-    // Built once, stored, replayed byte-identical every call: the prompt cache depends on it.
-    systemPrompt: agent
-      ? buildSessionSystemPrompt(agent.systemPrompt, {
-          platform: first.platform,
-          chatType: last.chatType,
-          startedAt: new Date(),
-          timeZone: deps.conversation.config.timezone,
-        })
-      : undefined,
-  }));
+  const session = await sessionOf(deps, sessionKey, first, last, agent, tools);
   const row = await store.beginTurn(ctx.turnId, session.id, ctx.fence);
   if (row.status === 'delivered' || row.status === 'interrupted' || row.status === 'failed') {
     ctx.log.info({ status: row.status }, 'turn already finished; not running it again');
@@ -96,6 +78,47 @@ export async function openTurn(deps: TurnDeps, ctx: TurnContext): Promise<OpenTu
   };
   const spender = { profile: first.profile ?? DEFAULT_PROFILE, platform: first.platform, userId: first.userId };
   return { ctx, first, last, sessionKey, agent, tools, session, row, egress, progress, relay, live, target, spender };
+}
+
+/**
+ * The session the turn's transcript goes to: the key's open one (one indexed read), or a new one whose system
+ * prompt the prompt builder makes now from the profile's layers (features/prompt). Stored with the session and
+ * replayed byte-identical on every call: the prompt cache depends on it, and a context file or skill changed later
+ * reaches only the sessions that start after the change.
+ */
+async function sessionOf(
+  deps: TurnDeps,
+  sessionKey: string,
+  first: TurnPayload,
+  last: TurnPayload,
+  agent: AgentRuntime | null,
+  tools: TurnToolsFactory,
+): Promise<Session> {
+  const { store } = deps;
+  const open = await store.currentSession(sessionKey);
+  if (open && open.endedAt === null) return open;
+  const profile = deps.conversation.profiles.get(first.profile);
+  const built = agent
+    ? await deps.conversation.prompts.build({
+        profile: { ...profile, systemPrompt: agent.systemPrompt },
+        platform: first.platform,
+        chatType: last.chatType,
+        startedAt: new Date(),
+        timeZone: deps.conversation.config.timezone,
+        toolNames: tools.toolNames,
+      })
+    : null;
+  const { session, created } = await store.getOrCreateSession(sessionKey, () => ({
+    source: first.platform as SessionSource,
+    userId: first.userId,
+    userName: first.userName,
+    chatId: first.chatId,
+    profile: profileColumn(first.profile ?? DEFAULT_PROFILE),
+    model: agent ? providerLabel(agent.primary) : undefined,
+    systemPrompt: built?.text,
+  }));
+  if (created && built) await deps.conversation.prompts.record(session.id, built);
+  return session;
 }
 
 /** Typing, tool progress, status lines and streaming (out/progress.ts); none of its own for a relayed platform. */

@@ -3,7 +3,8 @@
  * `review`, else HERALD_REVIEW, HERALD_REVIEW_EVERY_TURNS), the side-task model reads those turns and proposes memory
  * notes and skill edits (features/llm/post-turn-review.ts). Notes are saved at once (`apply: auto`) or offered to
  * the user with one button each, which stands for `/remember …` (the text fallback: typing it does the same). Skill
- * edits go to the SkillEditSink. Settle starts it once the reply was delivered and never waits for it; the call is
+ * edits go to the SkillEditSink: written to the profile's skills at once, or offered with a button standing for
+ * `/skills save <name>` and the skill's text. Settle starts it once the reply was delivered and never waits for it; the call is
  * priced into the session's spend and its person's budgets like the memory flush of /new (turn/outside-spend.ts).
  *
  * Once per turn: settle runs once for a delivered turn (a re-run after a crash finds the outbox row delivered and
@@ -73,9 +74,11 @@ async function runReview(deps: TurnDeps, open: OpenTurn, profile: Profile, sessi
 /** Saves or offers the notes, hands the skill edits over, and tells the user what there is to tell. */
 async function actOn(deps: TurnDeps, open: OpenTurn, profile: Profile, userKey: string, proposals: ReviewProposals, log: Logger): Promise<void> {
   const skillLines: string[] = [];
+  const skillChoices: Array<{ label: string; text: string }> = [];
   for (const edit of proposals.skills) {
-    const line = await deps.review.skillEdits.propose(profile.name, edit);
-    if (line) skillLines.push(line);
+    const outcome = await deps.review.skillEdits.propose(profile.name, edit, profile.review.apply);
+    if (outcome) skillLines.push(outcome.line);
+    if (outcome?.choice) skillChoices.push(outcome.choice);
   }
   if (profile.review.apply === 'auto') {
     const saved = await saveNotes(new MemoryStore(deps.store), userKey, proposals.notes, log);
@@ -89,7 +92,7 @@ async function actOn(deps: TurnDeps, open: OpenTurn, profile: Profile, userKey: 
     ...(lines.length > 0 ? [OFFER_HEADING, ...lines, 'Press a button to save one, or send /remember <note> (/remember user <note> for one about you).'] : []),
     ...skillLines,
   ].join('\n');
-  const choices = proposals.notes.map((n, i) => ({ label: `💾 Save ${i + 1}`, text: rememberText(n) }));
+  const choices = [...proposals.notes.map((n, i) => ({ label: `💾 Save ${i + 1}`, text: rememberText(n) })), ...skillChoices];
   await tell(deps, open, text, choices);
 }
 
