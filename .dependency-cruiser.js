@@ -9,6 +9,7 @@
  * listed. A new folder must be added here, or the check fails (`unlisted-folder`).
  */
 const FEATURES = [
+  'features/approvals',
   'features/budgets',
   'features/interactions',
   'features/llm',
@@ -41,6 +42,7 @@ const LAYERS = {
     queue: [...FEATURES, ...SUPPORT],
     'features/sessions': ['features/budgets', 'features/llm', 'features/pairing', 'features/profiles', 'features/schedules', ...SUPPORT],
     'features/mcp': ['features/media', ...SUPPORT],
+    'features/approvals': ['features/interactions', ...SUPPORT],
     'features/budgets': SUPPORT,
     'features/interactions': SUPPORT,
     'features/llm': SUPPORT,

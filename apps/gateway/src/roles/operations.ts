@@ -3,6 +3,7 @@
  * GET /metrics, GET /health/detailed, the admin API (when HERALD_ADMIN_TOKEN is set) and, in processes that
  * run turns, the worker heartbeat. Call before the HTTP server listens; close on shutdown.
  */
+import { ApprovalAudit } from '../features/approvals/audit.js';
 import type { FastifyInstance } from 'fastify';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -83,6 +84,7 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
       profiles: new ProfileTable(config),
       routes: config.routes,
       budgets: budgetGuardFor(config, deps.store.sql),
+      approvals: new ApprovalAudit(deps.store.sql),
     });
     const started = Date.now();
     await mountConsole(http, {

@@ -26,6 +26,7 @@ const profile: Profile = {
   memory: 'profile',
   maxIterations: 10,
   maxConcurrentTurns: undefined,
+  approvals: { tools: [], exempt: [] },
 };
 
 /** A side-task model that answers the flush with plain text (nothing saved) and reports token usage. */

@@ -23,6 +23,8 @@ import { budgetRoutes } from './routes-budgets.js';
 import type { BudgetGuard } from '../../features/budgets/guard.js';
 import type { ProfileTable } from '../../features/profiles/table.js';
 import type { Route } from '../../support/config/profile-schema.js';
+import type { ApprovalAudit } from '../../features/approvals/audit.js';
+import { approvalRoutes } from './routes-approvals.js';
 
 export const OPENAPI_PATH = '/admin/openapi.json';
 
@@ -35,6 +37,8 @@ export interface AdminApiDeps {
   profiles: ProfileTable;
   routes: readonly Route[];
   budgets: BudgetGuard;
+  /** The audit of approval decisions (GET /admin/approvals). */
+  approvals: ApprovalAudit;
 }
 
 export async function mountAdminApi(app: FastifyInstance, deps: AdminApiDeps): Promise<void> {
@@ -51,6 +55,7 @@ export async function mountAdminApi(app: FastifyInstance, deps: AdminApiDeps): P
     scheduleRoutes(admin, deps.schedules);
     profileRoutes(admin, deps);
     budgetRoutes(admin, deps.budgets);
+    approvalRoutes(admin, deps.approvals);
     admin.get(OPENAPI_PATH, { schema: { hide: true } }, async () => openapi.document({ title: 'Herald admin API', version: VERSION }));
     await mountQueueBoard(admin, deps.queue);
   });

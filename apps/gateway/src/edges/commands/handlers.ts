@@ -15,6 +15,7 @@ import { resumeCommand, titleCommand } from './titles.js';
 import { schedulesCommand } from './schedules.js';
 import { voiceCommand } from './voice.js';
 import { reasoningCommand } from './reasoning.js';
+import { approveCommand, denyCommand } from './approvals.js';
 
 type Handler = (deps: CommandDeps, input: CommandInput) => Promise<CommandReply>;
 
@@ -34,6 +35,8 @@ const HANDLERS: Record<CommandName, Handler> = {
   schedules: schedulesCommand,
   voice: voiceCommand,
   reasoning: reasoningCommand,
+  approve: approveCommand,
+  deny: denyCommand,
 };
 
 /**

@@ -20,7 +20,9 @@ export type CommandName =
   | 'model'
   | 'schedules'
   | 'voice'
-  | 'reasoning';
+  | 'reasoning'
+  | 'approve'
+  | 'deny';
 
 export interface CommandSpec {
   name: CommandName;
@@ -53,6 +55,8 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: 'schedules', aliases: [], description: 'List your scheduled tasks, or cancel one', args: '[cancel <id>]', bypassesBusy: true },
   { name: 'voice', aliases: [], description: 'Voice replies in this conversation: on or off', args: '[on|off]', bypassesBusy: true },
   { name: 'reasoning', aliases: [], description: "Show the model's reasoning above its answers: on or off", args: '[on|off]', bypassesBusy: true },
+  { name: 'approve', aliases: [], description: 'Let the tool waiting for approval run (always: for this session)', args: '[always]', bypassesBusy: true },
+  { name: 'deny', aliases: [], description: 'Refuse the tool waiting for approval', bypassesBusy: true },
 ];
 
 const BY_NAME = new Map<string, CommandSpec>();

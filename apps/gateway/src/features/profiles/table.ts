@@ -22,6 +22,8 @@ export interface Profile {
   maxIterations: number;
   /** Turns of this profile running at once across all workers (undefined: no limit). */
   maxConcurrentTurns: number | undefined;
+  /** Tool names or globs that need approval, and those exempt from it (features/approvals/policy.ts). */
+  approvals: { tools: string[]; exempt: string[] };
 }
 
 /** What a route can look at in a message. */
@@ -43,6 +45,8 @@ export interface TeamSettings {
   toolsets: Toolset[];
   busyInputMode: BusyInputMode;
   maxIterations: number;
+  approvalTools: string[];
+  approvalExempt: string[];
   profiles: ProfilesSetting;
   routes: Route[];
   defaultProfile: string;
@@ -65,6 +69,7 @@ export class ProfileTable {
       memory: 'shared',
       maxIterations: config.maxIterations,
       maxConcurrentTurns: undefined,
+      approvals: { tools: config.approvalTools, exempt: config.approvalExempt },
     };
     this.byName.set(DEFAULT_PROFILE, base);
     for (const [name, p] of Object.entries(config.profiles)) {
@@ -79,6 +84,7 @@ export class ProfileTable {
         memory: p.memory,
         maxIterations: p.max_iterations ?? base.maxIterations,
         maxConcurrentTurns: p.max_concurrent_turns,
+        approvals: { tools: p.approval_tools ?? base.approvals.tools, exempt: p.approval_exempt ?? base.approvals.exempt },
       });
     }
     this.fallback = this.byName.get(DEFAULT_PROFILE) ?? base;

@@ -54,6 +54,9 @@ const profileSchema = z.strictObject({
   max_iterations: z.number().int('must be a whole number').min(1).max(10_000).optional(),
   /** Turns of this profile running at once across all workers; more wait their turn. */
   max_concurrent_turns: z.number().int('must be a whole number').min(1, 'must be at least 1').max(100_000).optional(),
+  /** Tool names or globs that need approval (features/approvals/policy.ts), and those that never do. */
+  approval_tools: z.array(text).optional(),
+  approval_exempt: z.array(text).optional(),
 });
 
 export const profilesSchema = jsonOr(
