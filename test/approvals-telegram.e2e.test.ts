@@ -97,7 +97,13 @@ describe('approvals on telegram (issue 50)', () => {
     expect(repliesIn(tg, chat)).toContain(`✅ Approved once: ${DESTRUCTIVE_TOOL}.`);
 
     const audited = (await auditedDecisions(cluster.ingress.url, ADMIN_TOKEN)).find((d) => d.session_key === `agent:main:telegram:dm:${chat}`);
-    expect(audited).toMatchObject({ platform: 'telegram', tool: DESTRUCTIVE_TOOL, decision: 'approved_once', decided_by: `telegram:${chat}`, asked_by: String(chat) });
+    expect(audited).toMatchObject({
+      platform: 'telegram',
+      tool: DESTRUCTIVE_TOOL,
+      decision: 'approved_once',
+      decided_by: `telegram:${chat}`,
+      asked_by: String(chat),
+    });
     expect(audited?.args).toContain('[redacted]');
     expect(audited?.args).not.toContain(ARG_SECRET);
   });
@@ -106,7 +112,9 @@ describe('approvals on telegram (issue 50)', () => {
     const chat = 7002;
     tg.injectMessage({ chatId: chat, userId: chat, text: 'delete 8' });
     press(chat, chat, await question(chat), '⛔ Deny');
-    expect(await replyStartingWith(chat, 'results:')).toBe(`results: Not run: the user denied ${DESTRUCTIVE_TOOL}. Do not try it again unless they ask for it.`);
+    expect(await replyStartingWith(chat, 'results:')).toBe(
+      `results: Not run: the user denied ${DESTRUCTIVE_TOOL}. Do not try it again unless they ask for it.`,
+    );
     expect(toolRuns(8)).toBe(0);
 
     // The text fallback: /approve always decides the chat's open question and covers the rest of the session.

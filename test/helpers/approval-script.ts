@@ -21,7 +21,7 @@ function turnStart(req: RecordedRequest): number {
 }
 
 /** This turn's tool results (after the user's message). */
-export function toolResultsOf(req: RecordedRequest): string[] {
+function toolResultsOf(req: RecordedRequest): string[] {
   return messagesOf(req)
     .slice(turnStart(req) + 1)
     .filter((m) => m.role === 'tool')

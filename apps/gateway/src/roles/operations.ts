@@ -75,6 +75,7 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
 
   if (config.adminToken) {
     const { pairing } = deps;
+    const approvals = new ApprovalAudit(deps.store.sql);
     await mountAdminApi(http, {
       token: config.adminToken,
       store: deps.store,
@@ -84,7 +85,7 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
       profiles: new ProfileTable(config),
       routes: config.routes,
       budgets: budgetGuardFor(config, deps.store.sql),
-      approvals: new ApprovalAudit(deps.store.sql),
+      approvals,
     });
     const started = Date.now();
     await mountConsole(http, {
@@ -92,6 +93,7 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
       store: deps.store,
       queue,
       pairing,
+      approvals,
       log: deps.log.child({ component: 'console' }),
       health: () => detailedHealth(healthDeps, started),
       dependencies: [

@@ -27,7 +27,7 @@ const recordSchema = {
 } as const;
 
 /** One decision as the API shows it. */
-export function approvalJson(r: ApprovalRecord): Record<string, string> {
+function approvalJson(r: ApprovalRecord): Record<string, string> {
   return {
     id: r.id,
     request_id: r.requestId,

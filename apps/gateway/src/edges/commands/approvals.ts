@@ -15,8 +15,8 @@ const DECIDED: Record<string, string> = {
   timed_out: '⌛ Timed out (denied)',
 };
 
-export const NO_APPROVAL_WAITING = 'No tool is waiting for approval here.';
-export const NOT_YOUR_APPROVAL = '🙅 Only the person who asked (in a group: an admin) can decide on this.';
+const NO_APPROVAL_WAITING = 'No tool is waiting for approval here.';
+const NOT_YOUR_APPROVAL = '🙅 Only the person who asked (in a group: an admin) can decide on this.';
 
 function parse(args: string, approving: boolean): { id?: string; choice: ApprovalChoice } | null {
   const words = args.split(/\s+/).filter(Boolean);

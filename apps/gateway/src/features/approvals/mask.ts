@@ -5,7 +5,7 @@
  */
 import { secretScrubber } from '../../support/logger.js';
 
-export const MASKED = '[redacted]';
+const MASKED = '[redacted]';
 const MAX_SHOWN_CHARS = 600;
 /** Keys whose values are credentials whatever the tool: token, apiKey, api_key, client_secret, password, ... */
 const SECRET_KEY = /token|secret|passw|api[-_]?key|authori[sz]ation|credential|private[-_]?key|cookie|session[-_]?id/i;

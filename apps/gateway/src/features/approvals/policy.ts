@@ -6,7 +6,7 @@
 import type { Tool } from '@herald/agent-core';
 
 /** The code-execution tool (features/sandbox): it runs what the model wrote, so it asks by default. */
-export const CODE_TOOL = 'execute_code';
+const CODE_TOOL = 'execute_code';
 
 export interface ApprovalPolicy {
   /** Names or globs of tools that always need approval. */

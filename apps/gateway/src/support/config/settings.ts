@@ -352,7 +352,7 @@ export const SETTINGS = {
   profiles: setting(
     'HERALD_PROFILES',
     profilesSchema,
-    'Agent profiles by name: {model, fallback_models, system_prompt, toolsets, busy_input_mode, memory (profile|shared), max_iterations, max_concurrent_turns}; JSON in the environment. The top-level settings form the profile "default"',
+    'Agent profiles by name: {model, fallback_models, system_prompt, toolsets, busy_input_mode, memory (profile|shared), max_iterations, max_concurrent_turns, approval_tools, approval_exempt}; JSON in the environment. The top-level settings form the profile "default"',
     '{}',
   ),
   routes: setting(
