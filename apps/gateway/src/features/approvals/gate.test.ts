@@ -22,7 +22,14 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-const deleteTool: Tool = { name: 'tickets__delete', description: 'd', parameters: { type: 'object' }, readOnly: false, destructive: true, execute: async () => 'x' };
+const deleteTool: Tool = {
+  name: 'tickets__delete',
+  description: 'd',
+  parameters: { type: 'object' },
+  readOnly: false,
+  destructive: true,
+  execute: async () => 'x',
+};
 
 async function setup(): Promise<{ desk: ApprovalDesk; gate: ApprovalGate }> {
   const desk = openApprovalDesk(redis, prefix, (await temp.open()).sql);
@@ -102,10 +109,14 @@ describe('ApprovalGate', () => {
     const verdict = await before(gate.hooksFor(turn('s-api', asked, { cannotAsk: 'api' })), callOf(new AbortController().signal));
     expect(verdict).toEqual({
       action: 'deny',
-      result: "Error: tickets__delete needs a person's approval (its server marks it as destructive), and requests over the API cannot ask for it; it was not run.",
+      result:
+        "Error: tickets__delete needs a person's approval (its server marks it as destructive), and requests over the API cannot ask for it; it was not run.",
     });
     expect(asked).toEqual([]);
     expect((await desk.audit.list({ sessionId: 's-api' })).map((r) => [r.decision, r.decidedBy])).toEqual([['refused', 'policy']]);
+    const scheduled = await before(gate.hooksFor(turn('s-sched', asked, { cannotAsk: 'scheduled' })), callOf(new AbortController().signal));
+    expect(scheduled).toMatchObject({ action: 'deny', result: expect.stringContaining('a scheduled task has nobody to ask; it was not run.') });
+    expect(asked).toEqual([]);
     const exempt = turn('s-api', asked, { policy: { tools: [], exempt: ['tickets__*'] } });
     expect(await before(gate.hooksFor(exempt), callOf(new AbortController().signal))).toEqual({ action: 'allow' });
   });
