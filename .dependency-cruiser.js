@@ -9,6 +9,7 @@
  * listed. A new folder must be added here, or the check fails (`unlisted-folder`).
  */
 const FEATURES = [
+  'features/approvals',
   'features/budgets',
   'features/interactions',
   'features/llm',
@@ -52,6 +53,7 @@ const LAYERS = {
       ...SUPPORT,
     ],
     'features/mcp': ['features/media', ...SUPPORT],
+    'features/approvals': ['features/interactions', ...SUPPORT],
     'features/budgets': SUPPORT,
     'features/interactions': SUPPORT,
     'features/llm': SUPPORT,

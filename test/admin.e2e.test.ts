@@ -3,6 +3,7 @@
  * its token, the queue dashboard's browser login, and the per-user rate limit — through the Telegram and OpenAI
  * stand-ins driven by the real SDKs inside the gateway, real Redis and a temp SQLite file.
  */
+import { ApprovalAudit } from '../apps/gateway/src/features/approvals/audit.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -116,6 +117,7 @@ async function registeredAdminRoutes(): Promise<Array<{ method: string; url: str
       routes: [],
       budgets: budgetGuardFor(config, store.sql),
       knowledge: openKnowledge(config, store.sql, pino({ level: 'silent' })),
+      approvals: new ApprovalAudit(store.sql),
     });
     await app.ready();
   } finally {
@@ -167,6 +169,7 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
       ['GET', '/admin/queues'],
       ['GET', '/admin/queues/api/queues'],
       ['GET', '/admin/pairing'],
+      ['GET', '/admin/approvals?decision=denied&limit=5'],
       ['POST', '/admin/sessions/reset', { key: 'agent:main:telegram:dm:4242' }],
     ];
     for (const [method, path, body] of routes) {
@@ -264,6 +267,7 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths).sort()).toEqual(
       [
+        '/admin/approvals',
         '/admin/budgets',
         '/admin/budgets/reset',
         '/admin/pairing',
@@ -291,6 +295,7 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
       'null',
     ]);
     expect(doc.paths['/admin/schedules'].get.parameters?.map((p) => p.name)).toEqual(['status', 'platform', 'user', 'limit']);
+    expect(doc.paths['/admin/approvals'].get.parameters?.map((p) => p.name)).toEqual(['session_id', 'tool', 'decision', 'limit', 'before']);
     expect(doc.paths['/admin/schedules/{id}/cancel'].post.parameters?.find((p) => p.name === 'id')?.required).toBe(true);
     const list = doc.paths['/admin/sessions'].get;
     expect(list.parameters?.map((p) => p.name)).toEqual(['source', 'user', 'profile', 'active', 'cursor', 'limit']);

@@ -2,7 +2,9 @@
  * Issue 50, execute_code end to end: the real gateway process (default toolsets, so `code` is on), the Telegram
  * stand-in for the user, the OpenAI stand-in scripted to call execute_code, and the bubblewrap sandbox of this
  * host (CI installs it: .ci/run). Python that writes a PNG in its work dir → the user gets it as a photo
- * (sendPhoto); a file the user sent is readable by the code in inputs/; /health/detailed names the backend.
+ * (sendPhoto), after the user approved the run with the question's button (code execution needs approval by
+ * default: docs/approvals.md); a file the user sent is readable by the code in inputs/ (that profile exempts the tool
+ * from approval); /health/detailed names the backend.
  * A second gateway whose only backend cannot be used (Docker, pointed at a socket nobody serves) does not offer
  * the tool and says why in one start-up line, and /health/detailed says it too.
  *
@@ -86,7 +88,14 @@ describe('execute_code in the bubblewrap sandbox', () => {
     tg = await startTelegramFake();
     llm = await startFakeOpenAI();
     llm.respondWith(respond);
-    gw = await startGateway({ env: telegramEnv(tg, llm, { HERALD_SANDBOX_DIR: join(sandboxDir, 'sandbox') }) });
+    gw = await startGateway({
+      env: telegramEnv(tg, llm, {
+        HERALD_SANDBOX_DIR: join(sandboxDir, 'sandbox'),
+        // The second chat's profile runs code without asking (approval_exempt); the first asks, as by default.
+        HERALD_PROFILES: JSON.stringify({ trusted: { approval_exempt: ['execute_code'] } }),
+        HERALD_ROUTES: JSON.stringify([{ chat: '50002', profile: 'trusted' }]),
+      }),
+    });
   });
 
   afterAll(async () => {
@@ -101,9 +110,19 @@ describe('execute_code in the bubblewrap sandbox', () => {
     expect((await health(gw)).sandbox).toMatchObject({ backend: 'bubblewrap' });
   });
 
-  it('runs Python that writes a PNG, and the PNG reaches the Telegram chat as a photo', async () => {
+  it('asks before running code; approved, Python writes a PNG that reaches the Telegram chat as a photo', async () => {
     const chatId = 50_001;
     tg.injectMessage({ chatId, userId: chatId, text: 'png draw me a chart' });
+    // Code execution needs approval by default: the question comes with buttons, and nothing runs before the press.
+    const question = await waitFor(
+      () => tg.sent.find((s) => s.chat_id === String(chatId) && s.method === 'sendMessage' && (s.text ?? '').includes('execute_code')),
+      { timeoutMs: 60_000, what: 'the approval question' },
+    );
+    const buttons = (question.params.reply_markup as { inline_keyboard: Array<Array<{ text: string; callback_data: string }>> }).inline_keyboard.flat();
+    const approve = buttons.find((b) => b.text === '✅ Approve once');
+    expect(approve).toBeDefined();
+    expect(tg.sent.some((s) => s.chat_id === String(chatId) && s.method === 'sendPhoto')).toBe(false);
+    tg.pressButton({ chatId, userId: chatId, messageId: question.message_id ?? 0, data: approve?.callback_data ?? '' });
     const photo = await waitFor(() => tg.sent.find((s) => s.chat_id === String(chatId) && s.method === 'sendPhoto'), {
       timeoutMs: 60_000,
       what: 'the chart, sent as a photo',

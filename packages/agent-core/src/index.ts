@@ -40,6 +40,7 @@ export { DEFAULT_RETRY_POLICY, abortableSleep, backoffDelay, type RetryPolicy } 
 export { MISSING_RESULT_TEXT, sanitizeHistory, sanitizeText } from './loop/sanitize.js';
 export { FUZZY_MATCH_THRESHOLD, normaliseToolName, repairToolName, similarity } from './loop/tool-names.js';
 export { CANCELLED_RESULT, MAX_PARALLEL_TOOLS, MAX_TOOL_RESULT_CHARS, truncateResult } from './loop/execute-tools.js';
+export { ALLOW, type BeforeVerdict, type ToolCallInfo, type ToolCallOutcome, type ToolHook } from './loop/tool-hooks.js';
 
 export {
   ToolRegistry,

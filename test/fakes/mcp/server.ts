@@ -49,6 +49,13 @@ const BASE_TOOLS: Tool[] = [
     } as Tool['inputSchema'],
   },
   { name: 'secret_admin', description: 'A tool the gateway config denies', inputSchema: noArgs },
+  {
+    // Declares itself destructive (MCP tool annotations): the gateway asks a person before each call by default.
+    name: 'delete_ticket',
+    description: 'Deletes a ticket for good',
+    inputSchema: { type: 'object', properties: { id: { type: 'integer' }, api_token: { type: 'string' } }, required: ['id'] },
+    annotations: { destructiveHint: true, readOnlyHint: false },
+  },
 ];
 const EXTRA_TOOL: Tool = { name: 'extra', description: 'Only there after grow', inputSchema: noArgs };
 
@@ -138,6 +145,8 @@ export function buildTestServer(label: string, list = new ToolList()): Server {
         return text(`looked up ${JSON.stringify(args)}`);
       case 'secret_admin':
         return text('should never be called');
+      case 'delete_ticket':
+        return text(`${label} deleted ticket ${String(args.id)}`);
       default:
         throw new Error(`unknown tool ${req.params.name}`);
     }

@@ -12,6 +12,7 @@ import { createInboundGuard } from '../edges/ingress/inbound-guard.js';
 import { CommandLedger } from '../edges/commands/ledger.js';
 import { mountApi } from '../edges/api/index.js';
 import { ButtonStore } from '../features/interactions/buttons.js';
+import { openApprovalDesk } from '../features/approvals/desk.js';
 import { clarifyMarkerKey } from '../turn/clarify.js';
 import { createIngresses, stampAccount, type IngressWithRoutes } from './platforms.js';
 import { RedisPartsMemory } from '../edges/ingress/parts-memory.js';
@@ -113,6 +114,7 @@ export class RouterPart implements Part {
       answerMarker: (sessionKey) => clarifyMarkerKey(config.redisPrefix, sessionKey),
       profiles: conversation.profiles,
       buttons: new ButtonStore(redis, config.redisPrefix),
+      approvals: openApprovalDesk(redis, config.redisPrefix, deps.store.store.sql),
       onCompressed: (reason) => metrics.compressions.inc({ reason }),
     });
   }

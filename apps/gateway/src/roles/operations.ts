@@ -3,6 +3,7 @@
  * GET /metrics, GET /health/detailed, the admin API (when HERALD_ADMIN_TOKEN is set) and, in processes that
  * run turns, the worker heartbeat. Call before the HTTP server listens; close on shutdown.
  */
+import { ApprovalAudit } from '../features/approvals/audit.js';
 import type { FastifyInstance } from 'fastify';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -80,6 +81,7 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
   if (config.adminToken) {
     const { pairing } = deps;
     const knowledge = openKnowledge(config, deps.store.sql, deps.log.child({ component: 'knowledge' }));
+    const approvals = new ApprovalAudit(deps.store.sql);
     await mountAdminApi(http, {
       token: config.adminToken,
       store: deps.store,
@@ -90,6 +92,7 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
       routes: config.routes,
       budgets: budgetGuardFor(config, deps.store.sql),
       knowledge,
+      approvals,
     });
     const started = Date.now();
     await mountConsole(http, {
@@ -97,6 +100,7 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
       store: deps.store,
       queue,
       pairing,
+      approvals,
       log: deps.log.child({ component: 'console' }),
       health: () => detailedHealth(healthDeps, started),
       dependencies: [

@@ -14,6 +14,10 @@ import { createTurnRunner } from '../turn/pipeline.js';
 import type { TurnRunner } from '../queue/turn-context.js';
 import { buildAgentRuntime, type AgentRuntime } from '../turn/agent-runtime.js';
 import { createTurnTools } from '../turn/tools.js';
+import { ApprovalGate } from '../features/approvals/gate.js';
+import { openApprovalDesk } from '../features/approvals/desk.js';
+import { argumentMasker } from '../features/approvals/mask.js';
+import { configSecrets } from '../support/config/load.js';
 import { instrumentAgent, turnMetrics } from '../turn/instrument.js';
 import type { OutboundServices } from '../out/services.js';
 import { createMediaServices, type MediaServices } from '../features/media/services.js';
@@ -74,6 +78,14 @@ function codeTools({ config, sandbox, outbound }: TurnRunnerParts, media: MediaS
 function profileRuntimes({ config, log, redis, store, shared, agent, outbound, mcp, schedules }: TurnRunnerParts, code: CodeTools | null): ProfileRuntimes {
   const { conversation, providers, metrics, llmLog } = shared;
   const toolsLog = log.child({ component: 'tools' });
+  // One gate per process: the hooks of every profile's turns (approvals per the profile's policy, the tool-call audit).
+  const approvals = new ApprovalGate({
+    desk: openApprovalDesk(redis, config.redisPrefix, store.sql),
+    timeoutMs: config.approvalTimeoutS * 1000,
+    admins: config.adminUsers,
+    mask: argumentMasker(configSecrets(config)),
+    log: toolsLog,
+  });
   return new ProfileRuntimes(conversation.profiles, (profile) => {
     const own = profile.name === DEFAULT_PROFILE ? agent : instrumentAgent(buildAgentRuntime(config, providers, profile), metrics, llmLog);
     const files = { limits: outbound.limits.file, perTurn: outbound.limits.perTurn };
@@ -91,6 +103,7 @@ function profileRuntimes({ config, log, redis, store, shared, agent, outbound, m
       profile,
       code,
       skills: conversation.skills,
+      approvals,
     });
     return { profile, agent: own, tools };
   });

@@ -44,7 +44,7 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
     level: opts.level ?? 'info',
     base: { pid: process.pid },
     redact: { paths: redactPaths(), censor: '[redacted]' },
-    hooks: { streamWrite: scrubber(opts.secrets ?? []) },
+    hooks: { streamWrite: secretScrubber(opts.secrets ?? []) },
   };
   if (opts.destination) return pino(base, opts.destination);
   if (pretty) return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss' } } });
@@ -80,7 +80,7 @@ export function secretKeysRedacted(line: string): string {
  * JSON string escapes it (a token with `"` or `\` inside a logged value), and percent-encoded (a base64 token with
  * `+/=` in a logged URL).
  */
-function scrubber(secrets: string[]): (line: string) => string {
+export function secretScrubber(secrets: string[]): (line: string) => string {
   const forms = secrets.filter((s) => s.length >= 6).flatMap((s) => [s, JSON.stringify(s).slice(1, -1), encodeURIComponent(s)]);
   const values = [...new Set(forms)].sort((a, b) => b.length - a.length);
   if (values.length === 0) return secretKeysRedacted;

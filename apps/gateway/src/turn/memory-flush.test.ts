@@ -31,6 +31,7 @@ const profile: Profile = {
   contextFiles: [],
   skillsDir: undefined,
   skillManage: false,
+  approvals: { tools: [], exempt: [] },
 };
 
 /** A side-task model that answers the flush with plain text (nothing saved) and reports token usage. */

@@ -24,6 +24,7 @@ import {
   type Session,
   type SessionStore,
   type Tool,
+  type ToolHook,
 } from '@herald/agent-core';
 import type { PlatformEgress } from '@herald/adapters';
 import type { Redis } from 'ioredis';
@@ -41,6 +42,7 @@ import { SCHEDULE_TOOL, createScheduleTool } from '../features/schedules/tool.js
 import { ClarifyBroker } from './clarify.js';
 import type { SkillLibrary } from '../features/skills/library.js';
 import { createSkillManageTool, createSkillViewTool } from '../features/skills/tools.js';
+import type { ApprovalGate } from '../features/approvals/gate.js';
 import { deliver } from '../out/delivery.js';
 import { CODE_TOOLSET, EXECUTE_CODE_TOOL, offersCode, type CodeTools } from '../features/sandbox/index.js';
 
@@ -77,6 +79,8 @@ export interface TurnToolsDeps {
   code: CodeTools | null;
   /** Skills (skill_view; skill_manage where the profile allows it). */
   skills: SkillLibrary;
+  /** Approvals and the tool-call audit: the hooks every tool call of a turn runs through (features/approvals). */
+  approvals: ApprovalGate;
 }
 
 interface TurnToolsInput {
@@ -111,6 +115,8 @@ export interface ToolPlan {
   /** Steer messages, read through the clarify broker (an answer to its question is not a steer). */
   getSteerMessages: () => string[];
   toolContext: Record<string, unknown>;
+  /** Around every tool call, in order (approval, then audit). */
+  toolHooks: ToolHook[];
 }
 
 interface TurnTools {
@@ -210,6 +216,26 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
             budget,
             getSteerMessages: clarify.takeSteerMessages,
             toolContext: scoped,
+            toolHooks: deps.approvals.hooksFor({
+              sessionId: String(input.toolContext.sessionId),
+              sessionKey: ctx.sessionKey,
+              platform: payload.platform,
+              conversationId: payload.conversationId,
+              chatId: payload.chatId,
+              chatType: payload.chatType,
+              userId: payload.userId,
+              policy: profile?.approvals ?? { tools: [], exempt: [] },
+              cannotAsk: egress.platform === 'api' ? 'api' : payload.scheduled ? 'scheduled' : null,
+              // The question goes where clarify's go; only the approvers' presses count.
+              ask: async (text, choices, pressers) => {
+                if (!(await ctx.canDeliver())) throw new Error('the conversation moved on; the approval question was not sent');
+                const offered = await buttons.offer({ userId: payload.userId, pressers, choices, once: true });
+                await deliver(egress, payload.conversationId, text, { replyTo: payload.platformMessageId, buttons: offered.buttons });
+                return offered.id;
+              },
+              withdraw: (offerId) => buttons.withdraw(offerId),
+              touch: () => ctx.touch(),
+            }),
           };
         },
       };

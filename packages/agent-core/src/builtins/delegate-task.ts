@@ -6,6 +6,7 @@
  * child also has a cap of its own (50 iterations by default).
  */
 import { runConversation } from '../loop/run-conversation.js';
+import { toolHooksOf } from '../loop/tool-hooks.js';
 import type { FallbackState } from '../providers/fallback.js';
 import type { Provider } from '../providers/types.js';
 import type { Tool, ToolContext } from '../tools/registry.js';
@@ -89,6 +90,8 @@ export function createDelegateTool(deps: DelegateDeps): Tool {
         fallbacks: turn?.fallbacks ?? deps.fallbacks,
         fallbackState: deps.fallbackState,
         tools: childToolsOf(deps.parentTools()),
+        // The parent's approvals and audit apply to the child's calls too.
+        toolHooks: toolHooksOf(ctx),
         // Its own cap, drawn from the turn's budget: a child never takes more than either allows.
         budget: budget.child(childIterations),
         toolContext: inheritedContext(ctx),

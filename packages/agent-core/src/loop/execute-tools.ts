@@ -9,6 +9,7 @@ import { toToolOutput, type Tool } from '../tools/registry.js';
 import { canRunInParallel } from './parallel-plan.js';
 import { sanitizeText } from './sanitize.js';
 import { repairToolName } from './tool-names.js';
+import { runAfterHooks, runBeforeHooks, TOOL_HOOKS_CONTEXT_KEY, type ToolCallInfo, type ToolHook } from './tool-hooks.js';
 import type { AgentEvent } from './types.js';
 
 export const MAX_PARALLEL_TOOLS = 8;
@@ -119,6 +120,8 @@ export interface RunBatchOptions {
   signal: AbortSignal;
   toolContext?: Record<string, unknown>;
   emit: (event: AgentEvent) => void;
+  /** Around every call that can run (tool-hooks.ts), in order. */
+  hooks?: readonly ToolHook[];
 }
 
 /** Runs a prepared batch and returns one tool message per call, in call order. */
@@ -155,16 +158,31 @@ async function invoke(execution: Execution, opts: RunBatchOptions): Promise<Exec
   if (execution.problem !== undefined || execution.tool === undefined) {
     return { content: execution.problem ?? `Error: unknown tool "${execution.name}".`, ok: false };
   }
+  const hooks = opts.hooks ?? [];
+  const context = { ...opts.toolContext, ...(hooks.length > 0 && { [TOOL_HOOKS_CONTEXT_KEY]: hooks }) };
+  const call: ToolCallInfo = { id: execution.id, name: execution.name, args: execution.args, tool: execution.tool, signal: opts.signal, context };
+  const started = performance.now();
+  let ran = false;
+  let result: ExecutionResult;
   try {
-    const output = toToolOutput(await execution.tool.execute(execution.args, { ...opts.toolContext, signal: opts.signal }));
-    // Sanitise after cutting: the cut may split a surrogate pair.
-    const content = sanitizeText(truncateResult(String(output.content)));
-    return output.images?.length ? { content, ok: true, images: output.images } : { content, ok: true };
+    const verdict = await runBeforeHooks(hooks, call);
+    if (verdict.action === 'deny') {
+      result = { content: verdict.result, ok: false };
+    } else {
+      ran = true;
+      const output = toToolOutput(await execution.tool.execute(execution.args, { ...context, signal: opts.signal }));
+      // Sanitise after cutting: the cut may split a surrogate pair.
+      const content = sanitizeText(truncateResult(String(output.content)));
+      result = output.images?.length ? { content, ok: true, images: output.images } : { content, ok: true };
+    }
   } catch (err) {
     if (opts.signal.aborted) return { content: CANCELLED_RESULT, ok: false };
     const message = err instanceof Error ? err.message : String(err);
-    return { content: `Error: ${execution.name} failed: ${message}`, ok: false };
+    result = { content: `Error: ${execution.name} failed: ${message}`, ok: false };
   }
+  const outcome = { content: result.content, ok: result.ok, ran, durationMs: Math.round(performance.now() - started) };
+  for (const failure of await runAfterHooks(hooks, call, outcome)) opts.emit({ type: 'status', kind: 'info', message: `tool hook failed: ${failure}` });
+  return result;
 }
 
 /** Results over MAX_TOOL_RESULT_CHARS are cut, with a note so the model knows it saw only the start. */

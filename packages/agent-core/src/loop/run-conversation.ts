@@ -187,7 +187,7 @@ class ConversationRun {
     const assistant = assistantMessage(reply, takeParts(this.parts, transcript), batch.calls);
     transcript.append(assistant);
     if (assistant.content?.trim()) emit({ type: 'interim_text', text: assistant.content });
-    const results = await executeToolCalls(batch, { signal, toolContext: this.toolContext, emit });
+    const results = await executeToolCalls(batch, { signal, toolContext: this.toolContext, emit, hooks: opts.toolHooks });
     transcript.append(...results);
     if (signal.aborted) return INTERRUPTED;
     if (batch.unknownNames.length > 0 && ++this.unknownToolResponses >= MAX_UNKNOWN_TOOL_RESPONSES) {

@@ -5,6 +5,7 @@
 import type { AttachmentRef, ChatMessage, ImageInput, Usage } from '../base/types.js';
 import type { Provider, ProviderError, ProviderErrorKind } from '../providers/types.js';
 import type { Tool } from '../tools/registry.js';
+import type { ToolHook } from './tool-hooks.js';
 import type { CompressionOptions } from '../compression/options.js';
 import type { IterationBudget } from './budget.js';
 import type { FallbackState } from '../providers/fallback.js';
@@ -60,6 +61,11 @@ export interface ConversationOptions {
   /** Cooldowns of rate-limited providers; keep one per process so later turns skip a provider that got a 429. */
   fallbackState?: FallbackState;
   tools?: Tool[];
+  /**
+   * Run around every tool call, in this order (tool-hooks.ts): a before-hook may allow, deny with a result text, or
+   * pause the call; an after-hook sees the result. Subagents started by delegate_task get the same list.
+   */
+  toolHooks?: readonly ToolHook[];
   /** Default 90 (HERALD_MAX_ITERATIONS). Ignored when `budget` is given. */
   maxIterations?: number;
   /** Shared with subagents so the whole tree of work stays within one budget. */

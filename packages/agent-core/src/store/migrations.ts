@@ -15,6 +15,30 @@ import { CONTEXT_WINDOWS_TABLE } from './context-windows.js';
 import { INITIAL_SCHEMA, MESSAGE_ATTACHMENTS, SEARCH_INDEX_IN_BATCHES, SESSION_PROMPTS_TABLE, SKILLS_TABLE, TURN_FENCING } from './schema.js';
 import { ddlFor, type Dialect, type Sql } from './sql.js';
 
+/**
+ * Who decided what about a tool call that needed approval, and when: `decision` is approved_once, approved_session,
+ * denied, timed_out or refused (asked where nobody can answer: the API, a scheduled run); `args` are masked.
+ */
+const TOOL_APPROVALS_TABLE = `
+CREATE TABLE tool_approvals (
+  id           TEXT PRIMARY KEY,
+  request_id   TEXT NOT NULL,
+  session_id   TEXT NOT NULL,
+  session_key  TEXT NOT NULL,
+  platform     TEXT NOT NULL,
+  chat_id      TEXT NOT NULL,
+  tool         TEXT NOT NULL,
+  args         TEXT NOT NULL,
+  asked_by     TEXT NOT NULL,
+  decision     TEXT NOT NULL,
+  decided_by   TEXT NOT NULL,
+  asked_at     INTEGER NOT NULL,
+  decided_at   INTEGER NOT NULL
+);
+CREATE INDEX tool_approvals_by_time ON tool_approvals (decided_at);
+CREATE INDEX tool_approvals_by_session ON tool_approvals (session_id, decided_at);
+`;
+
 export interface Migration {
   version: number;
   name: string;
@@ -42,6 +66,8 @@ export const CORE_MIGRATIONS: readonly Migration[] = [
   // The user's display name on the platform, as its first message gave it (issue 47: the console tells sessions
   // apart by who they are with); NULL when the platform sent none, and for sessions from before.
   { version: 47, name: 'session user name', sql: 'ALTER TABLE sessions ADD COLUMN user_name TEXT' },
+  // One row per decision on a tool call that needed approval (issue 50; the gateway's features/approvals/audit.ts).
+  { version: 48, name: 'tool approval decisions', sql: TOOL_APPROVALS_TABLE },
   // Skills the agent wrote (skill_manage), per profile: every worker on every host reads them from here; skill
   // folders on disk stay read-only sources (gateway features/skills).
   { version: 50, name: 'agent-written skills', sql: SKILLS_TABLE },

@@ -42,6 +42,11 @@ export interface Tool<Args extends Record<string, unknown> = Record<string, unkn
   parameters: JsonSchema;
   /** Read-only tools may run in parallel with each other. */
   readOnly: boolean;
+  /**
+   * The tool may change or destroy things outside the conversation (an MCP tool's `destructiveHint: true`): the
+   * gateway's approvals ask before such a call by default.
+   */
+  destructive?: boolean;
   /** Tools that talk to the user (clarify, approval) always run one at a time. */
   interactive?: boolean;
   /**

@@ -25,6 +25,8 @@ import type { Knowledge } from '../../features/prompt/knowledge.js';
 import type { BudgetGuard } from '../../features/budgets/guard.js';
 import type { ProfileTable } from '../../features/profiles/table.js';
 import type { Route } from '../../support/config/profile-schema.js';
+import type { ApprovalAudit } from '../../features/approvals/audit.js';
+import { approvalRoutes } from './routes-approvals.js';
 
 export const OPENAPI_PATH = '/admin/openapi.json';
 
@@ -39,6 +41,8 @@ export interface AdminApiDeps {
   budgets: BudgetGuard;
   /** Session prompts and skills (features/prompt/knowledge.ts). */
   knowledge: Knowledge;
+  /** The audit of approval decisions (GET /admin/approvals). */
+  approvals: ApprovalAudit;
 }
 
 export async function mountAdminApi(app: FastifyInstance, deps: AdminApiDeps): Promise<void> {
@@ -56,6 +60,7 @@ export async function mountAdminApi(app: FastifyInstance, deps: AdminApiDeps): P
     profileRoutes(admin, deps);
     budgetRoutes(admin, deps.budgets);
     knowledgeRoutes(admin, deps);
+    approvalRoutes(admin, deps.approvals);
     admin.get(OPENAPI_PATH, { schema: { hide: true } }, async () => openapi.document({ title: 'Herald admin API', version: VERSION }));
     await mountQueueBoard(admin, deps.queue);
   });

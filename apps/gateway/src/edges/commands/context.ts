@@ -14,6 +14,7 @@ import type { ScheduleService } from '../../features/schedules/service.js';
 import type { ParsedCommand } from './registry.js';
 import type { Profile, ProfileTable } from '../../features/profiles/table.js';
 import { profileColumn } from '../../support/config/profile-names.js';
+import type { ApprovalDesk } from '../../features/approvals/desk.js';
 
 export { profileColumn };
 export type { CommandReply } from '../../features/interactions/buttons.js';
@@ -34,6 +35,8 @@ export interface CommandDeps {
   onCompressed?: (reason: 'command') => void;
   /** The agent profiles and the routes that pick one per message. */
   profiles: ProfileTable;
+  /** Decisions on tool calls waiting for approval (/approve, /deny and their buttons). */
+  approvals: ApprovalDesk;
 }
 
 export interface CommandInput {

@@ -2,6 +2,7 @@
  * The session commands against a real store (a temp SQLite file) and real Redis (the mailbox and queue they use),
  * as the router calls them. The end-to-end suite (test/control.e2e.test.ts) covers them with running turns.
  */
+import { openApprovalDesk } from '../../features/approvals/desk.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -66,6 +67,7 @@ beforeAll(async () => {
     schedules: schedules.service,
     log,
     profiles: services.profiles,
+    approvals: openApprovalDesk(redis, prefix, store.sql),
   };
 });
 

@@ -17,6 +17,7 @@ import { voiceCommand } from './voice.js';
 import { reasoningCommand } from './reasoning.js';
 import { rememberCommand } from './remember.js';
 import { personalityCommand, promptCommand, skillsCommand } from './knowledge.js';
+import { approveCommand, denyCommand } from './approvals.js';
 
 type Handler = (deps: CommandDeps, input: CommandInput) => Promise<CommandReply>;
 
@@ -40,6 +41,8 @@ const HANDLERS: Record<CommandName, Handler> = {
   personality: personalityCommand,
   skills: skillsCommand,
   prompt: promptCommand,
+  approve: approveCommand,
+  deny: denyCommand,
 };
 
 /**

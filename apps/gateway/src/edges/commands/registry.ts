@@ -24,7 +24,9 @@ export type CommandName =
   | 'remember'
   | 'personality'
   | 'skills'
-  | 'prompt';
+  | 'prompt'
+  | 'approve'
+  | 'deny';
 
 export interface CommandSpec {
   name: CommandName;
@@ -61,6 +63,8 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: 'personality', aliases: [], description: 'List the personalities, or switch this conversation to one', args: '[name]', bypassesBusy: false },
   { name: 'skills', aliases: [], description: "List the agent's skills, show one, or save one", args: '[name | save <name> + text]', bypassesBusy: true },
   { name: 'prompt', aliases: [], description: "Show this conversation's system prompt and its layers", bypassesBusy: true },
+  { name: 'approve', aliases: [], description: 'Let the tool waiting for approval run (always: for this session)', args: '[always]', bypassesBusy: true },
+  { name: 'deny', aliases: [], description: 'Refuse the tool waiting for approval', bypassesBusy: true },
 ];
 
 const BY_NAME = new Map<string, CommandSpec>();

@@ -2,6 +2,7 @@
  * What the console's pages read, gathered in one place: the same sources as /health/detailed, the readiness
  * checks and the store's usage queries.
  */
+import type { ApprovalAudit } from '../../features/approvals/audit.js';
 import type { Queue } from 'bullmq';
 import type { DailyUsage, ModelUsage, ProfileUsage, SessionSource, SessionStore } from '@herald/agent-core';
 import { InvalidCursorError } from '@herald/agent-core';
@@ -25,6 +26,8 @@ export interface ConsoleDeps {
   store: SessionStore;
   queue: Queue;
   pairing: PairingService;
+  /** The audit of approval decisions (the Approvals page). */
+  approvals: ApprovalAudit;
   log: Logger;
   /** /health/detailed's answer for this process. */
   health: () => Promise<DetailedHealth>;

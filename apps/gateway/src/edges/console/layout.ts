@@ -7,12 +7,13 @@ import { CONSOLE_PATH } from './auth.js';
 
 export const ASSET_PATH = `${CONSOLE_PATH}/assets`;
 
-export type Section = 'overview' | 'sessions' | 'pairing' | 'usage' | 'skills' | 'login' | 'not-found';
+export type Section = 'overview' | 'sessions' | 'pairing' | 'approvals' | 'usage' | 'skills' | 'login' | 'not-found';
 
 const NAV: Array<{ section: Section; label: string; href: string }> = [
   { section: 'overview', label: 'Overview', href: CONSOLE_PATH },
   { section: 'sessions', label: 'Sessions', href: `${CONSOLE_PATH}/sessions` },
   { section: 'pairing', label: 'Pairing', href: `${CONSOLE_PATH}/pairing` },
+  { section: 'approvals', label: 'Approvals', href: `${CONSOLE_PATH}/approvals` },
   { section: 'usage', label: 'Usage', href: `${CONSOLE_PATH}/usage` },
   { section: 'skills', label: 'Skills', href: `${CONSOLE_PATH}/skills` },
 ];

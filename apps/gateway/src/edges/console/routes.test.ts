@@ -11,6 +11,7 @@ import type { DetailedHealth, McpServerJson } from '../admin/health-detailed.js'
 import { PriceTable } from '../../features/budgets/prices.js';
 import { createLogger } from '../../support/logger.js';
 import { PairingService } from '../../features/pairing/index.js';
+import { ApprovalAudit } from '../../features/approvals/audit.js';
 import { CONSOLE_COOKIE, sessionCookieValue } from './auth.js';
 import { consoleRoutes } from './routes.js';
 import { ProfileTable } from '../../features/profiles/table.js';
@@ -67,6 +68,7 @@ async function consoleApp(store: SessionStore, opts: { role?: string; api?: bool
     store,
     queue,
     pairing: new PairingService(store.sql),
+    approvals: new ApprovalAudit(store.sql),
     log: createLogger({ level: 'silent' }),
     health: async () => health(opts.role ?? 'all', opts.mcp),
     dependencies: [],
@@ -91,6 +93,34 @@ describe('console pages', () => {
     const one = await app.inject({ url: '/console/skills/default/tea-brewing', headers: COOKIE });
     expect(one.body).toContain('<pre>Steep 4 minutes.</pre>');
     expect((await app.inject({ url: '/console/skills/default/nope', headers: COOKIE })).statusCode).toBe(404);
+  });
+
+  it('lists the approval decisions, newest first, arguments as masked, linked to their session', async () => {
+    const store = await temp.open();
+    const app = await consoleApp(store);
+    const empty = await app.inject({ url: '/console/approvals', headers: COOKIE });
+    expect(empty.statusCode).toBe(200);
+    expect(empty.body).toContain('No tool call has needed approval yet.');
+    expect(empty.body).toContain('aria-current="page"');
+    const audit = new ApprovalAudit(store.sql);
+    const subject = {
+      requestId: 'r1',
+      sessionId: 'sess-1',
+      sessionKey: 'agent:main:telegram:dm:42',
+      platform: 'telegram',
+      chatId: '42',
+      tool: 'tickets__delete',
+      args: '{"id":7,"token":"[redacted]"}',
+      askedBy: '42',
+      askedAt: Date.now(),
+    };
+    await audit.record(subject, 'denied', 'telegram:42');
+    await audit.record({ ...subject, requestId: 'r2', tool: 'execute_code' }, 'timed_out', 'timeout');
+    const body = (await app.inject({ url: '/console/approvals', headers: COOKIE })).body;
+    expect(body.indexOf('execute_code')).toBeLessThan(body.indexOf('tickets__delete'));
+    expect(body).toContain('<code>{&quot;id&quot;:7,&quot;token&quot;:&quot;[redacted]&quot;}</code></td><td>Denied</td>');
+    expect(body).toContain('Timed out (denied)');
+    expect(body).toContain('href="/console/sessions/sess-1"');
   });
 
   it('tells two sessions of the same minute apart: first message, user name, last activity; the id is secondary', async () => {

@@ -20,6 +20,7 @@ import { pricedBy } from './costs.js';
 import { notFoundBody } from './not-found.js';
 import { LIVE_QUEUE_STATES, apiStateHtml, overviewBody } from './overview.js';
 import { pairingBody } from './pairing-page.js';
+import { APPROVALS_PAGE, approvalsBody } from './approvals-page.js';
 import { sessionLabel } from './session-label.js';
 import { sessionsBody } from './sessions.js';
 import { skillBody, skillsBody } from './skills-page.js';
@@ -186,6 +187,10 @@ function readingRoutes(c: FastifyInstance, pages: ConsolePages): void {
     const now = new Date();
     const u = await usageData(deps, days, now);
     return html(reply, { title: 'Usage and spend', section: 'usage', csrf: csrf(req), body: usageBody(days, u, now, priced) });
+  });
+  c.get('/approvals', async (req, reply) => {
+    const records = await deps.approvals.list({ limit: APPROVALS_PAGE });
+    return html(reply, { title: 'Approvals', section: 'approvals', csrf: csrf(req), body: approvalsBody(records) });
   });
 }
 

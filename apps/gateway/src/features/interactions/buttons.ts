@@ -28,8 +28,10 @@ interface Choice {
 export type CommandReply = string | { text: string; choices: Choice[] } | null;
 
 export interface ButtonOffer {
-  /** Only this user's presses count. */
+  /** Only this user's presses count (unless `pressers` is given). */
   userId: string;
+  /** Whose presses count instead of `userId`'s (an approval in a group: the admins). */
+  pressers?: readonly string[];
   choices: Choice[];
   /** One press uses the whole offer up (a picker, a confirmation); otherwise it stays until withdrawn. */
   once: boolean;
@@ -65,7 +67,7 @@ export class ButtonStore {
     const offer = JSON.parse(raw) as ButtonOffer;
     const choice = offer.choices[Number(m[2])];
     if (choice === undefined) return { status: 'stale' };
-    if (offer.userId !== userId) return { status: 'foreign' };
+    if (!(offer.pressers ?? [offer.userId]).includes(userId)) return { status: 'foreign' };
     // Two quick presses (or a press on two devices): only the one that removes the offer counts.
     if (offer.once && (await this.redis.del(key)) === 0) return { status: 'stale' };
     return { status: 'ok', text: choice.text };

@@ -50,6 +50,8 @@ export interface McpToolInfo {
   description: string;
   parameters: JsonSchema;
   readOnly: boolean;
+  /** The server declares `destructiveHint: true` (an explicit claim only): approvals ask first by default. */
+  destructive: boolean;
 }
 
 export interface BackoffOptions {
@@ -244,6 +246,7 @@ export class McpConnection {
       description: text.length > MAX_DESCRIPTION_CHARS ? `${text.slice(0, MAX_DESCRIPTION_CHARS)}…` : text,
       parameters: toToolParameters(t.inputSchema),
       readOnly: t.annotations?.readOnlyHint === true,
+      destructive: t.annotations?.readOnlyHint !== true && t.annotations?.destructiveHint === true,
     };
   }
 

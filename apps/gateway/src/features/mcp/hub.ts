@@ -50,6 +50,7 @@ export class McpHub {
             description: info.description,
             parameters: info.parameters,
             readOnly: info.readOnly,
+            ...(info.destructive && { destructive: true }),
             execute: (args, ctx) => c.call(info.remoteName, args, ctx.signal),
           }),
         ),

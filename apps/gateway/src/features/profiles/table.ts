@@ -32,6 +32,8 @@ export interface Profile {
   skillsDir: string | undefined;
   /** Whether the agent has skill_manage. */
   skillManage: boolean;
+  /** Tool names or globs that need approval, and those exempt from it (features/approvals/policy.ts). */
+  approvals: { tools: string[]; exempt: string[] };
 }
 
 interface ReviewSettings {
@@ -64,6 +66,8 @@ export interface TeamSettings {
   personality?: string;
   contextFiles: string[];
   skillManage: boolean;
+  approvalTools: string[];
+  approvalExempt: string[];
   profiles: ProfilesSetting;
   routes: Route[];
   defaultProfile: string;
@@ -95,6 +99,7 @@ export class ProfileTable {
       contextFiles: config.contextFiles,
       skillsDir: undefined,
       skillManage: config.skillManage,
+      approvals: { tools: config.approvalTools, exempt: config.approvalExempt },
     };
     this.byName.set(DEFAULT_PROFILE, base);
     for (const [name, p] of Object.entries(config.profiles)) {
@@ -118,6 +123,7 @@ export class ProfileTable {
         contextFiles: p.context_files ?? base.contextFiles,
         skillsDir: p.skills_dir,
         skillManage: p.skill_manage ?? base.skillManage,
+        approvals: { tools: p.approval_tools ?? base.approvals.tools, exempt: p.approval_exempt ?? base.approvals.exempt },
       });
     }
     this.fallback = this.byName.get(DEFAULT_PROFILE) ?? base;

@@ -77,6 +77,9 @@ const profileSchema = z.strictObject({
   skills_dir: text.optional(),
   /** The skill_manage tool: the agent writes skills of its own. */
   skill_manage: z.boolean().optional(),
+  /** Tool names or globs that need approval (features/approvals/policy.ts), and those that never do. */
+  approval_tools: z.array(text).optional(),
+  approval_exempt: z.array(text).optional(),
 });
 
 export const personalitiesSchema = jsonOr(

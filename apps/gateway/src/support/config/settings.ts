@@ -405,7 +405,7 @@ export const SETTINGS = {
   profiles: setting(
     'HERALD_PROFILES',
     profilesSchema,
-    'Agent profiles by name: {model, fallback_models, system_prompt, toolsets, busy_input_mode, memory (profile|shared), max_iterations, max_concurrent_turns, personality, context_files, skills_dir, skill_manage}; JSON in the environment. The top-level settings form the profile "default"',
+    'Agent profiles by name: {model, fallback_models, system_prompt, toolsets, busy_input_mode, memory (profile|shared), max_iterations, max_concurrent_turns, personality, context_files, skills_dir, skill_manage, approval_tools, approval_exempt}; JSON in the environment. The top-level settings form the profile "default"',
     '{}',
   ),
   routes: setting(
@@ -434,7 +434,26 @@ export const SETTINGS = {
     'Spend caps: a list of {scope (user|profile|global), period (day|month), usd, tokens, profile}; JSON in the environment. At 80 % the user is told once, at 100 % turns are refused',
     '[]',
   ),
-  adminUsers: setting('HERALD_ADMIN_USERS', list, 'Comma list of platform:user_id (e.g. telegram:42) exempt from budgets (they are still counted)', ''),
+  adminUsers: setting(
+    'HERALD_ADMIN_USERS',
+    list,
+    'Comma list of platform:user_id (e.g. telegram:42): exempt from budgets (they are still counted), and the people who approve tool calls in groups',
+    '',
+  ),
+  // Approvals (features/approvals/): tool calls that wait for a person's yes.
+  approvalTools: setting(
+    'HERALD_APPROVAL_TOOLS',
+    list,
+    'Comma list of tool names or globs (github__create_*) that need approval before they run, besides MCP tools marked destructiveHint and execute_code; a profile may set approval_tools',
+    '',
+  ),
+  approvalExempt: setting(
+    'HERALD_APPROVAL_EXEMPT',
+    list,
+    'Comma list of tool names or globs that never need approval (over the defaults: destructive MCP tools, execute_code); a profile may set approval_exempt',
+    '',
+  ),
+  approvalTimeoutS: setting('HERALD_APPROVAL_TIMEOUT_S', int(5, 86_400), 'Seconds a tool call waits for approval; then it is denied', '300'),
   llmConcurrency: setting('HERALD_LLM_CONCURRENCY', int(0, 100_000), 'LLM requests running at once across all workers (0 = no cap); more wait their turn', '0'),
   // Scheduled tasks (schedules/): the schedule tool, /schedules and the admin API.
   scheduleSession: setting(

@@ -69,7 +69,7 @@ export async function planLoop(deps: TurnDeps, open: OpenTurn, prepared: Prepare
       // The memory-only flush runs before each compression inside the turn too (memory-flush.ts).
       beforeCompress: flushBeforeLoopCompression(deps.store, services, session, providers.primary, ctx.signal, ctx.log, (p) => meter.provider(p)),
     },
-    ...(toolPlan ? { tools: toolPlan.tools, budget: toolPlan.budget } : {}),
+    ...(toolPlan ? { tools: toolPlan.tools, budget: toolPlan.budget, toolHooks: toolPlan.toolHooks } : {}),
     getSteerMessages: toolPlan?.getSteerMessages ?? ctx.takeSteerMessages,
     onEvent: (event) => {
       ctx.touch(); // the worker's inactivity watchdog counts every agent event as activity
