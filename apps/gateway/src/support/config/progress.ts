@@ -20,9 +20,9 @@ export interface ProgressSettings {
   reactions: Record<Platform, StatusReactionSetting>;
 }
 
-const DEFAULT_TOOL_PROGRESS: Record<Platform, ToolProgressMode> = { telegram: 'off', discord: 'new', slack: 'off' };
+const DEFAULT_TOOL_PROGRESS: Record<Platform, ToolProgressMode> = { telegram: 'off', discord: 'new', slack: 'off', whatsapp: 'off' };
 /** Slack's convention is reactions on the message a bot works on; elsewhere they are opt-in. */
-const DEFAULT_REACTIONS: Record<Platform, 'on' | 'off'> = { telegram: 'off', discord: 'off', slack: 'on' };
+const DEFAULT_REACTIONS: Record<Platform, 'on' | 'off'> = { telegram: 'off', discord: 'off', slack: 'on', whatsapp: 'off' };
 
 function reactionSetting(raw: string | undefined, platform: Platform): StatusReactionSetting {
   if (raw === undefined) return DEFAULT_REACTIONS[platform];
@@ -51,6 +51,7 @@ export function progressSettings(config: HeraldConfig): ProgressSettings {
       telegram: reactions('telegram', config.telegram.statusReactions),
       discord: reactions('discord', config.discord.statusReactions),
       slack: reactions('slack', config.slack.statusReactions),
+      whatsapp: reactions('whatsapp', config.whatsapp.statusReactions),
     },
     streaming: config.streaming,
     typingDelayMs: config.typingDelayMs,
@@ -59,6 +60,7 @@ export function progressSettings(config: HeraldConfig): ProgressSettings {
       telegram: pick('telegram', config.telegram.toolProgress),
       discord: pick('discord', config.discord.toolProgress),
       slack: pick('slack', config.slack.toolProgress),
+      whatsapp: pick('whatsapp', config.whatsapp.toolProgress),
     },
   };
 }
