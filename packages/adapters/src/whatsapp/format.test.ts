@@ -9,7 +9,7 @@ describe('markdownToWhatsApp', () => {
   });
 
   it('keeps fenced code monospaced, without the language tag', () => {
-    expect(markdownToWhatsApp('```ts\nconst a = 1;\n```')).toBe('```const a = 1;```');
+    expect(markdownToWhatsApp('```ts\nconst a = 1;\n```')).toBe('```\nconst a = 1;\n```');
   });
 
   it('draws lists with bullets and keeps numbers', () => {

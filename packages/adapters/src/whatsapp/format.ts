@@ -1,7 +1,7 @@
 /**
  * Markdown (what the model writes) → WhatsApp's formatting, rendered from the parsed tree:
  * **bold** → *bold*, *italic* → _italic_, ~~strike~~ → ~strike~, `code` → `code`, fenced blocks → ```mono```,
- * headings → bold lines, lists → • and numbers, quotes → `> `, links → `label (url)` (WhatsApp links bare URLs).
+ * (fences on lines of their own), headings → bold lines, lists → • and numbers, quotes → `> `, links → `label (url)` (WhatsApp links bare URLs).
  * WhatsApp has no escapes: text is shown as written, and emphasis inside a word (`2*3*4`) keeps its source.
  */
 import type { PhrasingContent } from 'mdast';
@@ -31,8 +31,9 @@ const WHATSAPP_MARKUP: PlatformMarkup = {
   literal: (text) => text,
 };
 
+/** On lines of their own, so the shared chunker closes and reopens a block it has to split. */
 function mono(code: string): string {
-  return code === '' ? '``` ```' : `\`\`\`${code}\`\`\``;
+  return code === '' ? '```\n```' : `\`\`\`\n${code}\n\`\`\``;
 }
 
 function inlineText(nodes: readonly PhrasingContent[], r: Rendering, bold: boolean): string {
