@@ -48,6 +48,8 @@ export interface InjectedFailure {
   message?: string;
   /** Only calls whose path ends with this (default `/messages`). */
   path?: string;
+  /** Let this many matching calls through first. */
+  after?: number;
 }
 
 export interface InboundOptions {
@@ -76,6 +78,8 @@ export interface WhatsAppFake {
   /** Where webhooks go: `<gateway>/whatsapp/webhook`. */
   setWebhookUrl(url: string): void;
   addNumber(num: NumberMeta): void;
+  /** As if the user had written at `atMs` (default now), without a webhook: the window Graph enforces. */
+  openWindow(waId: string, atMs?: number, phoneNumberId?: string): void;
   /** Posts one user message (signed); the message id is returned with the answer. */
   text(text: string, opts: InboundOptions): Promise<PostResult & { id: string }>;
   message(partial: Record<string, unknown>, opts: InboundOptions): Promise<PostResult & { id: string }>;
@@ -154,8 +158,9 @@ class FakeState {
       return graphError(res, 401, 190, 'Error validating access token: The session is invalid.');
     }
     const path = url.pathname.slice(prefix.length);
-    const failure = this.failures.findIndex((f) => path.endsWith(f.path ?? '/messages'));
-    if (failure !== -1 && req.method === 'POST') {
+    const failure = req.method === 'POST' ? this.failures.findIndex((f) => path.endsWith(f.path ?? '/messages')) : -1;
+    if (failure !== -1 && (this.failures[failure].after ?? 0) > 0) this.failures[failure].after = (this.failures[failure].after ?? 0) - 1;
+    else if (failure !== -1) {
       const f = this.failures.splice(failure, 1)[0];
       await readBody(req);
       return graphError(res, f.status, f.code, f.message ?? `injected failure ${f.code}`);
@@ -282,6 +287,7 @@ class FakeState {
       failNext: (...f) => void this.failures.push(...f),
       setWebhookUrl: (url) => void (this.webhookUrl = url),
       addNumber: (num) => void this.numbers.set(num.phoneNumberId, num),
+      openWindow: (waId, atMs = Date.now(), pnid = this.phoneNumberId) => void this.lastInbound.set(`${pnid}:${waId}`, atMs),
       text: (text, o) => message({ type: 'text', text: { body: text } }, o),
       message,
       post,

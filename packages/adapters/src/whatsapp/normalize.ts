@@ -68,12 +68,12 @@ interface Body {
 
 function bodyOf(m: Json): Body | null {
   const type = m.type as string;
-  const part = isRecord(m[type]) ? (m[type] as Json) : undefined;
+  const part = Object.hasOwn(m, type) && isRecord(m[type]) ? (m[type] as Json) : undefined;
   if (type === 'text') {
     const text = typeof part?.body === 'string' ? part.body : undefined;
     return text === undefined ? null : { text, attachments: [] };
   }
-  if (type in MEDIA_KINDS) return part ? mediaBody(type, part) : null;
+  if (Object.hasOwn(MEDIA_KINDS, type)) return part ? mediaBody(type, part) : null;
   if (type === 'interactive' && part) {
     const reply = isRecord(part.button_reply) ? part.button_reply : isRecord(part.list_reply) ? part.list_reply : undefined;
     const data = str(reply?.id);
