@@ -10,6 +10,7 @@ import { imagesOf } from './fakes/llm/index.js';
 import { png } from './fakes/media/images.js';
 import { startWhatsAppFake, messagesPayload, signWebhook, type WhatsAppFake } from './fakes/whatsapp/index.js';
 import { startCluster, type Cluster } from './helpers/cluster.js';
+import { CLARIFY_QUESTION, clarifyScript } from './helpers/clarify-script.js';
 import { lastUserText, turnStep } from './helpers/llm-tags.js';
 import { waitFor } from './helpers/ports.js';
 import { readStoreFile } from './helpers/store-rows.js';
@@ -41,6 +42,7 @@ async function respond(req: RecordedRequest): Promise<Step> {
     return { toolCalls: [{ name: 'send_file', arguments: JSON.stringify({ url: `${fileHost}/photo.png`, caption: 'the picture' }) }] };
   }
   if (text.startsWith('pic')) return { text: 'Here it is.' };
+  if (text.startsWith('book')) return clarifyScript(req);
   const images = imagesOf(req);
   return { text: `ok: ${text}${images.length > 0 ? ` [${images.length} image]` : ''}` };
 }
@@ -72,6 +74,9 @@ beforeAll(async () => {
     HERALD_VISION_MODEL: 'openai:gpt-4.1-mini',
     HERALD_TYPING_DELAY_MS: '0',
     HERALD_FETCH_ALLOW_PRIVATE: 'true',
+    HERALD_STT_MODEL: 'openai:gpt-4o-mini-transcribe',
+    // clarify is in the full toolset.
+    HERALD_TOOLSETS: 'full',
   });
   cluster = await startCluster({ workers: 0, env });
   await waitForWhatsApp(wa, cluster);
@@ -201,6 +206,28 @@ describe('WhatsApp messages', () => {
     );
     const replies = await repliesFor(user, 2, 'the reply to the photo');
     expect(replies[1]).toMatch(/^ok: what is this[\s\S]*\[1 image\]$/);
+  });
+
+  it('a voice note (OGG/Opus) is fetched through the Graph media URL and reaches the model as its transcript', async () => {
+    const user = newUser();
+    const words = 'remind me to water the plants';
+    const mediaId = wa.hostMedia(Buffer.from(`OggS ${words}`), 'audio/ogg; codecs=opus');
+    await wa.message({ type: 'audio', audio: { id: mediaId, mime_type: 'audio/ogg; codecs=opus', sha256: 'x', voice: true } }, { from: user });
+    const [reply] = await repliesFor(user, 1, 'the reply to the voice note');
+    expect(reply).toContain(`transcribed: ${words}`);
+  });
+
+  it('a clarify question comes as reply buttons; pressing one answers it', async () => {
+    const user = newUser();
+    await wa.text('book a table', { from: user });
+    const question = await waitFor(() => wa.sentTo(user).find((s) => s.type === 'interactive'), { timeoutMs: REPLY_TIMEOUT_MS, what: 'the buttons' });
+    expect(question.text).toContain(CLARIFY_QUESTION);
+    const buttons = (question.body.interactive as { action: { buttons: { reply: { id: string; title: string } }[] } }).action.buttons.map((b) => b.reply);
+    expect(buttons.map((b) => b.title)).toEqual(['2', '4']);
+    const four = buttons.find((b) => b.title === '4')!;
+    await wa.message({ type: 'interactive', interactive: { type: 'button_reply', button_reply: four } }, { from: user, replyTo: question.id });
+    const answer = await waitFor(() => whatsappTexts(wa, user).find((t) => t.startsWith('Booked.')), { timeoutMs: REPLY_TIMEOUT_MS, what: 'the booking' });
+    expect(answer).toContain('4');
   });
 
   it('a file the agent sends goes up through the media upload and out as an image message', async () => {
