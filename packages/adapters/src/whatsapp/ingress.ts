@@ -7,6 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { NetworkError, PlatformError, RateLimitedError } from '../errors.js';
 import { RecentIds } from '../shared/recent-ids.js';
 import type { AdapterHealth, InboundHandler, PlatformIngress } from '../types.js';
 import { WHATSAPP_DEDUPE_CAPACITY, type ServiceWindowMemory, type WhatsAppIngressOptions } from './config.js';
@@ -77,6 +78,11 @@ export class WhatsAppIngress implements PlatformIngress {
       await this.window.touch(this.phoneNumberId, msg.userId, { at: msg.sentAt, messageId: msg.platformMessageId });
       await handler(msg);
     } catch (err) {
+      // WhatsApp refused what the gateway answered on the spot (a pairing code outside the window, a number that
+      // cannot be reached): a redelivery would be refused the same way, so the message counts as dealt with.
+      if (err instanceof PlatformError && !(err instanceof NetworkError || err instanceof RateLimitedError)) {
+        return void this.logger.warn({ err: err.message, messageId: msg.messageId }, 'whatsapp refused the answer to a message; not asking Meta for it again');
+      }
       // Not taken: Meta's redelivery must get through.
       this.seen.delete(msg.messageId);
       throw err;
