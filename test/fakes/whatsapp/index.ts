@@ -90,8 +90,17 @@ export interface WhatsAppFake {
   close(): Promise<void>;
 }
 
-export async function startWhatsAppFake(opts: { phoneNumberId?: string; displayPhone?: string } = {}): Promise<WhatsAppFake> {
-  const state = new FakeState(opts.phoneNumberId ?? '106540352242922', opts.displayPhone ?? '15550001111');
+export interface WhatsAppFakeOptions {
+  phoneNumberId?: string;
+  displayPhone?: string;
+  /** Fixed credentials (a secrets test); random otherwise. */
+  accessToken?: string;
+  appSecret?: string;
+  verifyToken?: string;
+}
+
+export async function startWhatsAppFake(opts: WhatsAppFakeOptions = {}): Promise<WhatsAppFake> {
+  const state = new FakeState(opts.phoneNumberId ?? '106540352242922', opts.displayPhone ?? '15550001111', opts);
   const server = createServer((req, res) => {
     state.handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) graphError(res, 500, 1, `fake failure: ${String(err)}`);
@@ -123,9 +132,9 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 
 class FakeState {
   base = '';
-  readonly accessToken = `EAAG${randomBytes(16).toString('hex')}`;
-  readonly appSecret = randomBytes(16).toString('hex');
-  readonly verifyToken = `verify-${randomBytes(6).toString('hex')}`;
+  readonly accessToken: string;
+  readonly appSecret: string;
+  readonly verifyToken: string;
   readonly sent: SentRecord[] = [];
   readonly reads: ReadRecord[] = [];
   readonly uploads = new Map<string, Upload>();
@@ -140,7 +149,11 @@ class FakeState {
   constructor(
     readonly phoneNumberId: string,
     readonly displayPhone: string,
+    given: WhatsAppFakeOptions,
   ) {
+    this.accessToken = given.accessToken ?? `EAAG${randomBytes(16).toString('hex')}`;
+    this.appSecret = given.appSecret ?? randomBytes(16).toString('hex');
+    this.verifyToken = given.verifyToken ?? `verify-${randomBytes(6).toString('hex')}`;
     this.numbers.set(phoneNumberId, { phoneNumberId, displayPhone });
   }
 

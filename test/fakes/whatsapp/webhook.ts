@@ -14,10 +14,14 @@ export function signWebhook(appSecret: string, raw: string | Buffer): string {
   return `sha256=${createHmac('sha256', appSecret).update(raw).digest('hex')}`;
 }
 
+/** Meta gives up on a webhook call after a while and delivers it again later. */
+const META_TIMEOUT_MS = 20_000;
+
 /** POSTs a raw body; `signature` null sends none, a string sends it as given. */
 export async function postWebhook(url: string, raw: string, signature: string | null): Promise<PostResult> {
   const res = await fetch(url, {
     method: 'POST',
+    signal: AbortSignal.timeout(META_TIMEOUT_MS),
     headers: { 'content-type': 'application/json', ...(signature !== null && { 'x-hub-signature-256': signature }) },
     body: raw,
   });

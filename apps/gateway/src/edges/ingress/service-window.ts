@@ -10,7 +10,7 @@
 import type { Redis } from 'ioredis';
 import type { LastInbound, ServiceWindowMemory } from '@herald/adapters/whatsapp';
 
-export const SERVICE_WINDOW_MEMORY_MS = 7 * 24 * 60 * 60_000;
+const SERVICE_WINDOW_MEMORY_MS = 7 * 24 * 60 * 60_000;
 
 export class RedisServiceWindow implements ServiceWindowMemory {
   constructor(
