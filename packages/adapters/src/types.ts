@@ -243,6 +243,8 @@ export interface PlatformEgress {
    * vanishes on its own; the final text is then sent as a normal message. Absent where the platform has none.
    */
   draft?(conversationId: string, draftId: number, markdown: string): Promise<void>;
+  /** False where the platform cannot edit messages (WhatsApp): no streamed reply, no tool progress there. Absent: it can. */
+  readonly editable?: boolean;
   /** Edits a message in place (streaming, tool progress). "Not modified" counts as success. */
   edit(conversationId: string, messageId: string, markdown: string): Promise<void>;
   /** Shows "typing…" once; the caller refreshes it (see `typingRefreshMs`). */

@@ -171,6 +171,17 @@ describe('LiveTurn', () => {
     for (let i = 0; i < 12; i++) expect(joined).toContain(`line ${i} `);
   });
 
+  it('a platform that cannot edit (WhatsApp) gets no streamed reply and no tool progress, whatever the settings say', async () => {
+    const egress = new ChatEgress();
+    Object.defineProperty(egress, 'editable', { value: false });
+    const { turn } = live({ streaming: true, tools: 'all', egress });
+    turn.onEvent(delta('hello'));
+    await sleep(30);
+    expect(await turn.finish('hello')).toBeNull();
+    await turn.close();
+    expect(egress.calls).toEqual([]);
+  });
+
   it('without streaming, finish leaves delivery to the caller', async () => {
     const { turn, egress } = live();
     turn.onEvent(delta('hello'));

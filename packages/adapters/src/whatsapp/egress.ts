@@ -46,6 +46,7 @@ export class WhatsAppEgress implements PlatformEgress {
   readonly typingRefreshMs = WHATSAPP_TYPING_REFRESH_MS;
   /** Voice notes are OGG/Opus audio messages. */
   readonly voiceFormat = 'ogg_opus' as const;
+  readonly editable = false;
   readonly statusReactions: StatusReactions = { queued: '👀', tools: '⚙️', done: '✅', error: '⚠️' };
 
   private readonly graph: GraphClient;
