@@ -254,6 +254,14 @@ describe('WhatsApp messages', () => {
     expect(wa.sentTo(user).filter((s) => s.type === 'text')).toEqual([]);
   });
 
+  it('/health/detailed lists WhatsApp as connected, with its last webhook', async () => {
+    const res = await fetch(`${cluster.ingress.url}/health/detailed`);
+    const body = (await res.json()) as { platforms: Record<string, { state: string; last_event_at: string | null }> };
+    expect(body.platforms.whatsapp.state).toBe('connected');
+    expect(Date.parse(body.platforms.whatsapp.last_event_at ?? '')).toBeGreaterThan(Date.now() - 10 * 60_000);
+    expect(body.platforms.discord.state).toBe('disabled');
+  });
+
   it('never writes the access token or the app secret to its logs', () => {
     const all = cluster.ingress.output.join('\n');
     expect(all).not.toContain(wa.accessToken);

@@ -160,7 +160,7 @@ function checksFor(config: HeraldConfig): Check[] {
   if (!Object.values(config.platforms).some((p) => p.enabled)) {
     checks.push({
       name: 'platforms',
-      run: async () => Promise.reject(new Warning('none configured: set TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN or SLACK_BOT_TOKEN')),
+      run: async () => Promise.reject(new Warning('none configured: set TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN, SLACK_BOT_TOKEN or WHATSAPP_ACCESS_TOKEN')),
     });
   }
 
