@@ -14,6 +14,7 @@ import { CLARIFY_QUESTION, clarifyScript } from './helpers/clarify-script.js';
 import { lastUserText, turnStep } from './helpers/llm-tags.js';
 import { waitFor } from './helpers/ports.js';
 import { readStoreFile } from './helpers/store-rows.js';
+import { makePdf } from './helpers/files.js';
 import { waitForWhatsApp, whatsappEnv, whatsappTexts } from './helpers/whatsapp.js';
 
 const REPLY_TIMEOUT_MS = 20_000;
@@ -77,6 +78,7 @@ beforeAll(async () => {
     HERALD_STT_MODEL: 'openai:gpt-4o-mini-transcribe',
     // clarify is in the full toolset.
     HERALD_TOOLSETS: 'full',
+    HERALD_MEDIA_MAX_FILE_BYTES: '100000',
   });
   cluster = await startCluster({ workers: 0, env });
   await waitForWhatsApp(wa, cluster);
@@ -215,6 +217,25 @@ describe('WhatsApp messages', () => {
     await wa.message({ type: 'audio', audio: { id: mediaId, mime_type: 'audio/ogg; codecs=opus', sha256: 'x', voice: true } }, { from: user });
     const [reply] = await repliesFor(user, 1, 'the reply to the voice note');
     expect(reply).toContain(`transcribed: ${words}`);
+  });
+
+  it('a PDF document reaches the model as its text; an oversized one is named with the limit and never downloaded', async () => {
+    const user = newUser();
+    const pdfId = wa.hostMedia(makePdf(['Invoice whatsapp 4711', 'Total due: 99 EUR']), 'application/pdf');
+    await wa.message(
+      { type: 'document', document: { id: pdfId, filename: 'invoice.pdf', mime_type: 'application/pdf', caption: 'sum it up' } },
+      { from: user },
+    );
+    await repliesFor(user, 1, 'the answer to the PDF');
+    const seen = lastUserText(llm.requests.find((r) => lastUserText(r).includes('sum it up'))!);
+    expect(seen).toContain('[Document "invoice.pdf", 2 pages]');
+    expect(seen).toContain('Total due: 99 EUR');
+    const bigId = wa.hostMedia(Buffer.alloc(150_000, 'x'), 'text/plain');
+    await wa.message({ type: 'document', document: { id: bigId, filename: 'huge.log', mime_type: 'text/plain', caption: 'and the log' } }, { from: user });
+    const replies = await repliesFor(user, 3, 'the notice and the answer');
+    expect(replies[1]).toBe('⚠️ huge.log: too large (150 KB; the limit is 100 KB).');
+    expect(replies[2]).toContain('and the log');
+    expect(wa.downloads).not.toContain(bigId);
   });
 
   it('a clarify question comes as reply buttons; pressing one answers it', async () => {

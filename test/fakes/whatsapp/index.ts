@@ -72,6 +72,8 @@ export interface WhatsAppFake {
   sent: SentRecord[];
   reads: ReadRecord[];
   uploads: Map<string, Upload>;
+  /** Media downloads served (the bytes behind a media URL), by media id. */
+  downloads: string[];
   /** Media a user sent: served at GET /<media-id>, then at its download URL. */
   hostMedia(bytes: Buffer, mimeType: string): string;
   failNext(...failures: InjectedFailure[]): void;
@@ -138,6 +140,7 @@ class FakeState {
   readonly sent: SentRecord[] = [];
   readonly reads: ReadRecord[] = [];
   readonly uploads = new Map<string, Upload>();
+  readonly downloads: string[] = [];
   readonly hosted = new Map<string, { bytes: Buffer; mimeType: string }>();
   readonly failures: InjectedFailure[] = [];
   readonly numbers = new Map<string, NumberMeta>();
@@ -199,6 +202,7 @@ class FakeState {
     const m = this.hosted.get(id);
     if (req.headers.authorization !== `Bearer ${this.accessToken}`) return void res.writeHead(401).end();
     if (!m) return void res.writeHead(404).end();
+    this.downloads.push(id);
     res.writeHead(200, { 'content-type': m.mimeType, 'content-length': String(m.bytes.length) });
     res.end(m.bytes);
   }
@@ -292,6 +296,7 @@ class FakeState {
       sent: this.sent,
       reads: this.reads,
       uploads: this.uploads,
+      downloads: this.downloads,
       hostMedia: (bytes, mimeType) => {
         const id = this.nextId('IN');
         this.hosted.set(id, { bytes, mimeType });
