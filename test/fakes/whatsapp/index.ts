@@ -184,6 +184,9 @@ class FakeState {
     const [first, second] = path.split('/');
     if (req.method === 'POST' && second === 'messages' && this.numbers.has(first)) return this.messages(first, await readBody(req), res);
     if (req.method === 'POST' && second === 'media' && this.numbers.has(first)) return this.upload(req, res);
+    if (req.method === 'GET' && second === undefined && this.numbers.has(first)) {
+      return json(res, { display_phone_number: this.numbers.get(first)?.displayPhone, verified_name: 'Herald Test', id: first });
+    }
     if (req.method === 'GET' && second === undefined && this.hosted.has(first)) {
       const m = this.hosted.get(first);
       return json(res, {
