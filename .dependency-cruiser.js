@@ -87,6 +87,7 @@ const LAYERS = {
     telegram: ['shared', '(root)'],
     discord: ['shared', '(root)'],
     slack: ['shared', '(root)'],
+    whatsapp: ['shared', '(root)'],
   },
 };
 

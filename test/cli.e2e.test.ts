@@ -14,6 +14,7 @@ import { startDiscordFake, type DiscordFake } from './fakes/discord/index.js';
 import { startFakeOpenAI, type FakeLLM } from './fakes/llm/index.js';
 import { startSlackFake, type SlackFake } from './fakes/slack/index.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram/index.js';
+import { startWhatsAppFake } from './fakes/whatsapp/index.js';
 import { deleteRedisPrefix, uniquePrefix } from './helpers/cluster.js';
 import { HERALD_BIN, runHerald, type CliRun } from './helpers/cli.js';
 import { isolatedEnv } from './helpers/gateway.js';
@@ -128,6 +129,30 @@ describe('herald doctor', () => {
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.lines.find((l) => l.includes('model openai:gpt-4.1-nano'))).toMatch(/^✓ model openai:gpt-4\.1-nano\s+openai:gpt-4\.1-nano answered in \d+ ms$/);
     expect(run.lines.at(-1)).toBe('doctor: all 14 checks passed');
+  });
+
+  it('with WhatsApp set, checks the access token and the phone number ID against Graph; a wrong token fails that check', async () => {
+    const wa = await startWhatsAppFake();
+    try {
+      const whatsapp = {
+        WHATSAPP_ACCESS_TOKEN: wa.accessToken,
+        WHATSAPP_PHONE_NUMBER_ID: wa.phoneNumberId,
+        WHATSAPP_APP_SECRET: wa.appSecret,
+        WHATSAPP_VERIFY_TOKEN: wa.verifyToken,
+        WHATSAPP_API_URL: wa.apiUrl,
+      };
+      const ok = await herald(['doctor'], { ...env, ...whatsapp });
+      expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+      expect(ok.stdout).toContain(`phone number ${wa.displayPhone} (Herald Test)`);
+      expect(ok.lines.at(-1)).toBe('doctor: all 14 checks passed');
+      const wrong = await herald(['doctor'], { ...env, ...whatsapp, WHATSAPP_ACCESS_TOKEN: 'EAAGwrong' });
+      expect(wrong.code).toBe(1);
+      expect(wrong.lines.find((l) => l.includes('whatsapp'))).toMatch(/^✗ whatsapp\s+401 Unauthorized: the token was refused/);
+      expect(wrong.lines.at(-1)).toBe('doctor: 1 of 14 checks failed: whatsapp');
+      expect(wrong.stdout + ok.stdout).not.toContain(wa.accessToken);
+    } finally {
+      await wa.close();
+    }
   });
 
   it('a wrong Telegram token: that check fails with the reason, the others still run, exit 1 naming it', async () => {

@@ -1,6 +1,6 @@
 /**
  * Secrets never reach the logs: the real gateway process (role all, log level trace) runs with every secret set
- * to a distinctive value — Telegram (webhook mode), Discord, Slack (Socket Mode; the signing secret set too), the
+ * to a distinctive value — Telegram (webhook mode), Discord, Slack (Socket Mode; the signing secret set too), WhatsApp, the
  * OpenAI and Anthropic keys, the admin token, the API keys — and is made to fail in the ways that tend to print
  * them: refused admin, API, console-login and webhook calls, LLM 401s whose error message quotes the key (as some OpenAI-compatible proxies do),
  * Telegram API calls failing on the network (their URLs carry /bot<token>/), Telegram, Slack and Discord
@@ -12,6 +12,8 @@ import { startDiscordFake, type DiscordFake } from './fakes/discord/index.js';
 import { startFakeAnthropic, startFakeOpenAI, type FakeLLM, type RecordedRequest } from './fakes/llm/index.js';
 import { startSlackFake, type SlackFake } from './fakes/slack/index.js';
 import { startTelegramFake, telegramErrors, type TelegramFake } from './fakes/telegram/index.js';
+import { signWebhook, startWhatsAppFake, type WhatsAppFake } from './fakes/whatsapp/index.js';
+import { waitForWhatsApp, whatsappTexts } from './helpers/whatsapp.js';
 import { startCluster, type Cluster } from './helpers/cluster.js';
 import { discordRepliesIn, waitForDiscordReady } from './helpers/discord.js';
 import { lastUserText } from './helpers/llm-tags.js';
@@ -33,6 +35,9 @@ const SECRETS = [
   { env: 'SLACK_BOT_TOKEN', value: 'xoxb-5550001-5550002-sbCore0Zr7TqW3', core: 'sbCore0Zr7TqW3' },
   { env: 'SLACK_APP_TOKEN', value: 'xapp-1-A0HERALD1-5550003-saCore0Wq2NdP8', core: 'saCore0Wq2NdP8' },
   { env: 'SLACK_SIGNING_SECRET', value: 'ssCore5Hn5Ue8CjXa', core: 'ssCore5Hn5Ue8CjXa' },
+  { env: 'WHATSAPP_ACCESS_TOKEN', value: 'EAAGwaCore3Hy7Lp2Kq9Vd', core: 'waCore3Hy7Lp2Kq9Vd' },
+  { env: 'WHATSAPP_APP_SECRET', value: 'asCore8Gm4Tn6Wz1', core: 'asCore8Gm4Tn6Wz1' },
+  { env: 'WHATSAPP_VERIFY_TOKEN', value: 'vtCore2Bx5Rk9Pq3', core: 'vtCore2Bx5Rk9Pq3' },
   { env: 'OPENAI_API_KEY', value: 'sk-proj-oaCore6Tb6Ry3LkQ', core: 'oaCore6Tb6Ry3LkQ' },
   { env: 'ANTHROPIC_API_KEY', value: 'sk-ant-api03-anCore1Mv1PsZe', core: 'anCore1Mv1PsZe' },
   // Characters of `openssl rand -base64`, which change when URL-encoded: the admin token travels in ?token=.
@@ -57,6 +62,7 @@ describe('secrets in the gateway output', () => {
   let tg: TelegramFake;
   let discord: DiscordFake;
   let slack: SlackFake;
+  let wa: WhatsAppFake;
   let openai: FakeLLM;
   let anthropic: FakeLLM;
   let cluster: Cluster;
@@ -66,6 +72,11 @@ describe('secrets in the gateway output', () => {
     tg = await startTelegramFake({ token: secret('TELEGRAM_BOT_TOKEN') });
     discord = await startDiscordFake({ token: secret('DISCORD_BOT_TOKEN') });
     slack = await startSlackFake({ botToken: secret('SLACK_BOT_TOKEN'), appToken: secret('SLACK_APP_TOKEN'), signingSecret: secret('SLACK_SIGNING_SECRET') });
+    wa = await startWhatsAppFake({
+      accessToken: secret('WHATSAPP_ACCESS_TOKEN'),
+      appSecret: secret('WHATSAPP_APP_SECRET'),
+      verifyToken: secret('WHATSAPP_VERIFY_TOKEN'),
+    });
     openai = await startFakeOpenAI();
     anthropic = await startFakeAnthropic();
     // Texts starting with "llm-401" are refused by both providers, quoting the key they were sent.
@@ -87,6 +98,8 @@ describe('secrets in the gateway output', () => {
         TELEGRAM_WEBHOOK_URL: hookUrl,
         DISCORD_API_URL: discord.apiRoot,
         SLACK_API_URL: slack.apiUrl,
+        WHATSAPP_PHONE_NUMBER_ID: wa.phoneNumberId,
+        WHATSAPP_API_URL: wa.apiUrl,
         HERALD_MODEL: 'openai:gpt-4.1-mini',
         OPENAI_BASE_URL: openai.url,
         HERALD_FALLBACK_MODELS: 'anthropic:claude-sonnet-4-5',
@@ -97,10 +110,11 @@ describe('secrets in the gateway output', () => {
     await waitFor(() => tg.webhook, { what: 'setWebhook' });
     await waitForDiscordReady(cluster.ingress);
     await waitForSlackIngress(slack, cluster, 'socket');
+    await waitForWhatsApp(wa, cluster);
   });
   afterAll(async () => {
     await cluster?.stop();
-    await Promise.all([tg?.close(), discord?.close(), slack?.close(), openai?.close(), anthropic?.close()]);
+    await Promise.all([tg?.close(), discord?.close(), slack?.close(), wa?.close(), openai?.close(), anthropic?.close()]);
   });
 
   it('provoked failures on every platform and provider leave no secret in anything the process wrote', { timeout: 120_000 }, async () => {
@@ -178,6 +192,21 @@ describe('secrets in the gateway output', () => {
     });
     expect((await postUpdate(hookUrl, photo, webhookSecret)).status).toBe(200);
     await waitFor(() => repliesIn(tg, 7005).length >= 1, { timeoutMs: TIMEOUT_MS, what: 'the answer to the photo' });
+
+    // WhatsApp: a wrong verify token, forged and unsigned webhooks, a photo fetched with the bearer token, and Graph
+    // refusing the access token (190) when the bot replies.
+    const verifyToken = secret('WHATSAPP_VERIFY_TOKEN');
+    const hook = `${gw.url}/whatsapp/webhook`;
+    expect((await fetch(`${hook}?hub.mode=subscribe&hub.verify_token=${verifyToken.slice(0, -1)}0&hub.challenge=42`)).status).toBe(403);
+    expect((await fetch(`${hook}?hub.mode=subscribe&hub.verify_token=${verifyToken}&hub.challenge=42`)).status).toBe(200);
+    const forged = JSON.stringify({ object: 'whatsapp_business_account', entry: [] });
+    expect((await wa.postRaw(forged, signWebhook(`${secret('WHATSAPP_APP_SECRET').slice(0, -1)}0`, forged))).status).toBe(401);
+    const photoId = wa.hostMedia(Buffer.from('89504e470d0a1a0a', 'hex'), 'image/png');
+    await wa.message({ type: 'image', image: { id: photoId, mime_type: 'image/png', caption: 'whatsapp photo' } }, { from: '15550007001' });
+    await waitFor(() => whatsappTexts(wa, '15550007001').length >= 1, { timeoutMs: TIMEOUT_MS, what: 'the answer to the WhatsApp photo' });
+    wa.failNext({ status: 401, code: 190, message: `Error validating access token for ${secret('WHATSAPP_ACCESS_TOKEN')}` });
+    await wa.text('whatsapp says 190', { from: '15550007002' });
+    await gw.waitForLog((l) => JSON.stringify(l).includes('code 190'), 'the refused WhatsApp reply');
 
     // Slack refuses the bot token when it replies; then the Socket Mode connection drops and reconnecting fails
     // for a while (apps.connections.open carries the app token).

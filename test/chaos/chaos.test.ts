@@ -1,5 +1,6 @@
 /**
- * The fault suite (issue 19): processes — the ingress included — and Redis SIGKILLed and restarted under load;
+ * The fault suite (issue 19): processes — the ingress included — and Redis SIGKILLed and restarted under load, with
+ * Telegram (long polling) and WhatsApp (webhooks Meta retries) conversations;
  * Redis, and on PostgreSQL the database, away for a while.
  * `npm test` runs a short version; `npm run chaos` a long one (HERALD_CHAOS=long). HERALD_CHAOS_SEED repeats a run.
  */
@@ -8,13 +9,13 @@ import { runChaos } from './harness.js';
 
 const LONG = process.env.HERALD_CHAOS === 'long';
 const SCALE = LONG
-  ? { sessions: 24, messagesPerSession: 16, processKills: 12, redisRestarts: 3, redisOutages: 1, outageMs: 30_000 }
-  : { sessions: 6, messagesPerSession: 6, processKills: 3, redisRestarts: 1, redisOutages: 1, outageMs: 3_000 };
+  ? { sessions: 24, whatsappSessions: 8, messagesPerSession: 16, processKills: 12, redisRestarts: 3, redisOutages: 1, outageMs: 30_000 }
+  : { sessions: 6, whatsappSessions: 3, messagesPerSession: 6, processKills: 3, redisRestarts: 1, redisOutages: 1, outageMs: 3_000 };
 const SEED = Number(process.env.HERALD_CHAOS_SEED ?? Date.now() % 100_000);
 
 const PG_SCALE = LONG
-  ? { sessions: 16, messagesPerSession: 12, processKills: 6, redisRestarts: 1, redisOutages: 0, databaseOutages: 1, outageMs: 30_000 }
-  : { sessions: 6, messagesPerSession: 5, processKills: 2, redisRestarts: 0, redisOutages: 0, databaseOutages: 1, outageMs: 3_000 };
+  ? { sessions: 16, whatsappSessions: 4, messagesPerSession: 12, processKills: 6, redisRestarts: 1, redisOutages: 0, databaseOutages: 1, outageMs: 30_000 }
+  : { sessions: 6, whatsappSessions: 2, messagesPerSession: 5, processKills: 2, redisRestarts: 0, redisOutages: 0, databaseOutages: 1, outageMs: 3_000 };
 
 describe(`chaos (${LONG ? 'long' : 'short'}, seed ${SEED})`, () => {
   it(
@@ -29,7 +30,7 @@ describe(`chaos (${LONG ? 'long' : 'short'}, seed ${SEED})`, () => {
         Array(SCALE.redisOutages).fill({ down: 'redis', status: 503, failed: expect.arrayContaining(['redis']) }),
       );
       expect(report.lost, context).toEqual([]);
-      // Only a Telegram reply caught between sending and recording may repeat, once, logged and counted (docs/guarantees.md).
+      // Only a Telegram or WhatsApp reply caught between sending and recording may repeat, once, logged and counted (docs/guarantees.md).
       expect(report.duplicated.length, context).toBeLessThanOrEqual(report.possibleDuplicatesLogged);
       expect(report.outOfOrder, context).toEqual([]);
     },

@@ -1,6 +1,7 @@
 /**
  * The fault suite's engine: an ingress and two workers on a private Redis with append-only persistence and a
- * SQLite file or a PostgreSQL database, many Telegram conversations sending messages, and random processes — the
+ * SQLite file or a PostgreSQL database, many Telegram conversations (long polling) and WhatsApp conversations (a
+ * webhook Meta retries until it gets a 200, as Meta does) sending messages, and random processes — the
  * ingress included — SIGKILLed and restarted while Redis is killed and restarted and Redis or the database stay
  * away for a while. Afterwards every message must have exactly one answer, in order.
  *
@@ -13,6 +14,8 @@ import { join } from 'node:path';
 import { prng } from '../../packages/agent-core/src/compression/test-support.js';
 import { startFakeOpenAI, type FakeLLM } from '../fakes/llm/index.js';
 import { startTelegramFake, type TelegramFake } from '../fakes/telegram/index.js';
+import { startWhatsAppFake, type WhatsAppFake } from '../fakes/whatsapp/index.js';
+import { whatsappTexts } from '../helpers/whatsapp.js';
 import { uniquePrefix } from '../helpers/cluster.js';
 import { repliesIn, telegramEnv } from '../helpers/env.js';
 import { startGateway, type GatewayProcess } from '../helpers/gateway.js';
@@ -24,6 +27,8 @@ import { freshPostgresSchema, TEST_DATABASE_URL } from '../../packages/agent-cor
 
 export interface ChaosOptions {
   sessions: number;
+  /** WhatsApp conversations besides the Telegram ones (default 0). */
+  whatsappSessions?: number;
   messagesPerSession: number;
   /** Processes SIGKILLed (and restarted) during the run, spread over the rounds. */
   processKills: number;
@@ -57,6 +62,50 @@ export interface ChaosReport {
 
 const ROLES = ['ingress', 'worker', 'worker'] as const;
 const CHAT_BASE = 7_000;
+/** WhatsApp chats are numbered from here; the user is `1555000<chat>`. */
+const WA_CHAT_BASE = 9_000;
+/** How long Meta's stand-in keeps posting one message until the gateway answers it with a 200. */
+const WEBHOOK_PATIENCE_MS = 240_000;
+
+const waUser = (chat: number): string => `1555000${chat}`;
+
+/**
+ * Meta's side of the webhook: each chat's messages in order, each POSTed (same message id) until a 200, to
+ * whichever ingress is up now (a restarted one listens on a new port).
+ */
+class MetaSender {
+  private readonly chains = new Map<number, Promise<void>>();
+  private seq = 0;
+
+  constructor(
+    private readonly wa: WhatsAppFake,
+    private readonly ingressUrl: () => string,
+  ) {}
+
+  send(chat: number, text: string): void {
+    this.seq += 1;
+    const id = `wamid.CHAOS${chat}x${this.seq}`;
+    const previous = this.chains.get(chat) ?? Promise.resolve();
+    this.chains.set(
+      chat,
+      previous.then(() => this.untilTaken(chat, text, id)),
+    );
+  }
+
+  async settled(): Promise<void> {
+    await Promise.all(this.chains.values());
+  }
+
+  private async untilTaken(chat: number, text: string, id: string): Promise<void> {
+    const deadline = Date.now() + WEBHOOK_PATIENCE_MS;
+    while (Date.now() < deadline) {
+      this.wa.setWebhookUrl(`${this.ingressUrl()}/whatsapp/webhook`);
+      const res = await this.wa.text(text, { from: waUser(chat), id }).catch(() => null);
+      if (res?.status === 200) return;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
 
 export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const say = opts.log ?? (() => undefined);
@@ -71,6 +120,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     closers.push(() => redis.stop());
     const tg: TelegramFake = await startTelegramFake();
     closers.push(() => tg.close());
+    const wa: WhatsAppFake = await startWhatsAppFake();
+    closers.push(() => wa.close());
     const llm: FakeLLM = await startFakeOpenAI();
     closers.push(() => llm.close());
     // A short think per answer, varied, so kills land in the middle of turns as well as between them.
@@ -99,6 +150,11 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       HERALD_JANITOR_INTERVAL_MS: '1000',
       HERALD_USER_RATE_LIMIT: '0',
       HERALD_SESSION_RESET: 'none',
+      WHATSAPP_ACCESS_TOKEN: wa.accessToken,
+      WHATSAPP_PHONE_NUMBER_ID: wa.phoneNumberId,
+      WHATSAPP_APP_SECRET: wa.appSecret,
+      WHATSAPP_VERIFY_TOKEN: wa.verifyToken,
+      WHATSAPP_API_URL: wa.apiUrl,
     });
     const start = async (role: string): Promise<GatewayProcess> => {
       const gw = await startGateway({ env, args: ['--role', role], dataDir: dir });
@@ -109,7 +165,13 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     for (const role of ROLES) procs.push(await start(role));
     closers.push(() => Promise.all(procs.map((p) => p.stop('SIGKILL'))));
 
-    const chats = Array.from({ length: opts.sessions }, (_, i) => CHAT_BASE + i);
+    const meta = new MetaSender(wa, () => procs[0].url);
+    const waChats = new Set(Array.from({ length: opts.whatsappSessions ?? 0 }, (_, i) => WA_CHAT_BASE + i));
+    const chats = [...Array.from({ length: opts.sessions }, (_, i) => CHAT_BASE + i), ...waChats];
+    const inject = (chat: number, text: string): void => {
+      if (waChats.has(chat)) meta.send(chat, text);
+      else tg.injectMessage({ chatId: chat, userId: chat, text });
+    };
     const expected = new Map(chats.map((c) => [c, [] as string[]]));
     // Spread the chaos actions over the rounds.
     const actions: Array<'process' | 'redis' | 'outage' | 'db-outage'> = [
@@ -129,7 +191,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       for (const chat of chats) {
         const text = `c${chat} m${round}`;
         expected.get(chat)!.push(`re: ${text}`);
-        tg.injectMessage({ chatId: chat, userId: chat, text });
+        inject(chat, text);
       }
       if (!roundsWithAction.has(round)) {
         // Let some of this round be taken before the next one, so the run has turns in flight throughout.
@@ -161,7 +223,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
           for (const chat of chats) {
             const text = `c${chat} m${round} during outage`;
             expected.get(chat)!.push(`re: ${text}`);
-            tg.injectMessage({ chatId: chat, userId: chat, text });
+            inject(chat, text);
           }
           // A deliberate fault duration, not a timed assertion.
           await new Promise((r) => setTimeout(r, opts.outageMs));
@@ -188,7 +250,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
 
     // Everything sent must be answered, once each, in order; then one more message per chat proves that
     // nothing earlier is still on its way (turns of a chat run in order).
-    const answersOf = (chat: number): string[] => repliesIn(tg, chat).filter((t) => t.startsWith('re: '));
+    const answersOf = (chat: number): string[] =>
+      (waChats.has(chat) ? whatsappTexts(wa, waUser(chat)) : repliesIn(tg, chat)).filter((t) => t.startsWith('re: '));
     const answeredAll = (): boolean => chats.every((c) => new Set(answersOf(c)).size >= expected.get(c)!.length);
     // Generous next to the half minute a short run takes, yet short enough that a stuck message ends in a report
     // (what was lost, the processes' logs) well inside the test's own time limit.
@@ -196,7 +259,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     for (const chat of chats) {
       const text = `c${chat} last`;
       expected.get(chat)!.push(`re: ${text}`);
-      tg.injectMessage({ chatId: chat, userId: chat, text });
+      inject(chat, text);
     }
     await waitFor(() => chats.every((c) => answersOf(c).includes(`re: c${c} last`)), {
       timeoutMs: 60_000,
@@ -204,6 +267,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       what: 'the closing message of every chat to be answered',
     }).catch(() => undefined);
 
+    await meta.settled();
     const answers = new Map(chats.map((c) => [c, answersOf(c)]));
     const lost: string[] = [];
     const duplicated: string[] = [];

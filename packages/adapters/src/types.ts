@@ -8,7 +8,7 @@
  * Locks, queues, dedupe across processes and sessions belong to the gateway, not here.
  */
 
-export type Platform = 'telegram' | 'discord' | 'slack';
+export type Platform = 'telegram' | 'discord' | 'slack' | 'whatsapp';
 /**
  * Where a reply can go: a chat platform, or `api`, the gateway's OpenAI-compatible HTTP API (its requests arrive on
  * the gateway's own HTTP server and its egress lives there too, answering the waiting request through Redis).
@@ -243,6 +243,8 @@ export interface PlatformEgress {
    * vanishes on its own; the final text is then sent as a normal message. Absent where the platform has none.
    */
   draft?(conversationId: string, draftId: number, markdown: string): Promise<void>;
+  /** False where the platform cannot edit messages (WhatsApp): no streamed reply, no tool progress there. Absent: it can. */
+  readonly editable?: boolean;
   /** Edits a message in place (streaming, tool progress). "Not modified" counts as success. */
   edit(conversationId: string, messageId: string, markdown: string): Promise<void>;
   /** Shows "typing…" once; the caller refreshes it (see `typingRefreshMs`). */

@@ -157,10 +157,12 @@ function checksFor(config: HeraldConfig): Check[] {
       });
     }
   }
+  const whatsapp = whatsappCheck(config);
+  if (whatsapp) checks.push(whatsapp);
   if (!Object.values(config.platforms).some((p) => p.enabled)) {
     checks.push({
       name: 'platforms',
-      run: async () => Promise.reject(new Warning('none configured: set TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN or SLACK_BOT_TOKEN')),
+      run: async () => Promise.reject(new Warning('none configured: set TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN, SLACK_BOT_TOKEN or WHATSAPP_ACCESS_TOKEN')),
     });
   }
 
@@ -240,6 +242,20 @@ async function getJson(url: string, headers: Record<string, string>, signal: Abo
   }
   if (!res.ok) throw new Error(`${res.status} ${res.statusText}`);
   return body;
+}
+
+/** The access token and the phone number ID together: Graph answers `GET /<phone-number-id>` with the number. */
+function whatsappCheck(config: HeraldConfig): Check | null {
+  const { accessToken, phoneNumberId, apiUrl } = config.whatsapp;
+  if (!config.platforms.whatsapp.enabled || !accessToken || !phoneNumberId) return null;
+  return {
+    name: 'whatsapp',
+    run: async (signal) => {
+      const url = `${apiUrl.replace(/\/$/, '')}/${phoneNumberId}?fields=display_phone_number,verified_name`;
+      const body = await getJson(url, { authorization: `Bearer ${accessToken}` }, signal, 'WHATSAPP_ACCESS_TOKEN and WHATSAPP_PHONE_NUMBER_ID');
+      return `phone number ${String(body.display_phone_number)} (${String(body.verified_name)})`;
+    },
+  };
 }
 
 async function slackCall(apiUrl: string, method: string, token: string, signal: AbortSignal, envName: string): Promise<Record<string, unknown>> {

@@ -54,11 +54,11 @@ function live(
     platform: 'discord',
     chatType: 'dm',
     settings: {
-      streaming: { telegram: false, discord: opts.streaming ?? false, slack: false },
+      streaming: { telegram: false, discord: opts.streaming ?? false, slack: false, whatsapp: false },
       typingDelayMs: opts.typingDelayMs ?? 0,
       interimMessages: opts.interim ?? false,
-      toolProgress: { telegram: 'off', discord: opts.tools ?? 'off', slack: 'off' },
-      reactions: { telegram: 'off', discord: 'off', slack: 'off' },
+      toolProgress: { telegram: 'off', discord: opts.tools ?? 'off', slack: 'off', whatsapp: 'off' },
+      reactions: { telegram: 'off', discord: 'off', slack: 'off', whatsapp: 'off' },
     },
     signal: controller.signal,
     canDeliver: async () => true,
@@ -186,6 +186,17 @@ describe('LiveTurn', () => {
     expect(ids![0]).toBe('1');
     const joined = ids!.map((id) => egress.messages.get(id)).join('\n');
     for (let i = 0; i < 12; i++) expect(joined).toContain(`line ${i} `);
+  });
+
+  it('a platform that cannot edit (WhatsApp) gets no streamed reply and no tool progress, whatever the settings say', async () => {
+    const egress = new ChatEgress();
+    Object.defineProperty(egress, 'editable', { value: false });
+    const { turn } = live({ streaming: true, tools: 'all', egress });
+    turn.onEvent(delta('hello'));
+    await sleep(30);
+    expect(await turn.finish('hello')).toBeNull();
+    await turn.close();
+    expect(egress.calls).toEqual([]);
   });
 
   it('without streaming, finish leaves delivery to the caller', async () => {

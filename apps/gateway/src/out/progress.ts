@@ -89,9 +89,11 @@ export class LiveTurn {
     const platform = opts.platform as Platform;
     const interval = opts.editIntervalMs ?? editIntervalMs(opts.platform, opts.chatType);
     this.out = new ChatOutlet(opts.egress, opts.conversationId, interval, opts.log);
-    this.toolMode = opts.settings?.toolProgress[platform] ?? 'off';
+    // A platform without edits (WhatsApp) gets neither a status message nor a streamed reply: both are edited in place.
+    const editable = opts.egress.editable !== false;
+    this.toolMode = editable ? (opts.settings?.toolProgress[platform] ?? 'off') : 'off';
     this.status = new LiveMessage(this.out, () => this.statusLines.slice(-MAX_STATUS_LINES).join('\n'), 'status message', this.mayStart, opts.replyTo);
-    this.stream = opts.settings?.streaming[platform] || opts.streamMessageId ? this.newStream(!opts.streamMessageId) : null;
+    this.stream = editable && (opts.settings?.streaming[platform] || opts.streamMessageId) ? this.newStream(!opts.streamMessageId) : null;
     if (this.stream && opts.streamMessageId) this.stream.id = opts.streamMessageId;
     opts.signal.addEventListener('abort', () => this.stopTimers(), { once: true });
   }

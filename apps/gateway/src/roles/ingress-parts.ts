@@ -81,7 +81,8 @@ export class RouterPart implements Part {
     this.#router = this.buildRouter();
     // Which parts of an album or a split text were taken lives in Redis, so several ingresses join them alike.
     const redis = deps.redis.client;
-    this.#ingresses = createIngresses(config, deps.shared.services.threads, log, (account) => new RedisPartsMemory(redis, config.redisPrefix, account));
+    const parts = (account: string) => new RedisPartsMemory(redis, config.redisPrefix, account);
+    this.#ingresses = createIngresses(config, deps.shared.services.threads, log, parts, deps.shared.services.serviceWindow);
     for (const ingress of this.#ingresses.values()) ingress.registerRoutes?.(deps.http.http);
     if (config.apiKeys.length > 0) {
       const { redis, store, http, queue } = deps;

@@ -12,6 +12,7 @@ import type { InboundHandler, Platform, PlatformEgress, PlatformFiles, PlatformI
 import { createTelegramEgress, createTelegramFiles, createTelegramIngress, type PartsMemory } from '@herald/adapters/telegram';
 import { createDiscordEgress, createDiscordIngress, createDiscordRest, DiscordFiles } from '@herald/adapters/discord';
 import { createSlackClient, createSlackEgress, createSlackIngress, SlackFiles, SLACK_EVENTS_PATH } from '@herald/adapters/slack';
+import { WhatsAppEgress, WhatsAppFiles, WhatsAppIngress, WhatsAppWebhook, type ServiceWindowMemory, type WindowTemplate } from '@herald/adapters/whatsapp';
 import type { FastifyInstance } from 'fastify';
 import type { HeraldConfig } from '../support/config/load.js';
 import { menuCommands } from '../edges/commands/registry.js';
@@ -35,6 +36,8 @@ interface Bot {
   webhook?: { url: string; secret?: string };
   /** The account's own API base, when it has one (else the platform setting's). */
   apiBase?: string;
+  /** WhatsApp: the business phone number the account is. */
+  phoneNumberId?: string;
 }
 
 /** The bot of a platform + account, or why there is none. */
@@ -42,6 +45,9 @@ function botOf(config: HeraldConfig, platform: string, account: string = DEFAULT
   if (account !== DEFAULT_ACCOUNT) {
     const a = config.botAccounts.find((b) => b.platform === platform && b.name === account);
     if (!a) throw new UnknownPlatformError(`${platform} has no bot account "${account}" (HERALD_BOT_ACCOUNTS)`);
+    if (a.platform === 'whatsapp') {
+      return { platform, account, token: a.bot_token ?? config.whatsapp.accessToken, phoneNumberId: a.phone_number_id, apiBase: a.api_url };
+    }
     return {
       platform,
       account,
@@ -59,14 +65,41 @@ function botOf(config: HeraldConfig, platform: string, account: string = DEFAULT
       return { platform, account, token: config.discord.botToken };
     case 'slack':
       return { platform, account, token: config.slack.botToken };
+    case 'whatsapp':
+      return { platform, account, token: config.whatsapp.accessToken, phoneNumberId: config.whatsapp.phoneNumberId };
     default:
       throw new UnknownPlatformError(`no platform ${platform}`);
   }
 }
 
 function tokenOf(bot: Bot): string {
-  if (!bot.token) throw new UnknownPlatformError(`${bot.platform} is not configured (${bot.platform.toUpperCase()}_BOT_TOKEN)`);
+  const setting = bot.platform === 'whatsapp' ? 'WHATSAPP_ACCESS_TOKEN' : `${bot.platform.toUpperCase()}_BOT_TOKEN`;
+  if (!bot.token) throw new UnknownPlatformError(`${bot.platform} is not configured (${setting})`);
   return bot.token;
+}
+
+function phoneNumberOf(bot: Bot): string {
+  if (!bot.phoneNumberId) throw new UnknownPlatformError('whatsapp is not configured (WHATSAPP_PHONE_NUMBER_ID)');
+  return bot.phoneNumberId;
+}
+
+/** `WHATSAPP_WINDOW_TEMPLATE` (`<name>:<language>`) as the adapter takes it. */
+function windowTemplate(config: HeraldConfig): WindowTemplate | undefined {
+  const raw = config.whatsapp.windowTemplate;
+  if (!raw) return undefined;
+  const at = raw.lastIndexOf(':');
+  return { name: raw.slice(0, at), language: raw.slice(at + 1) };
+}
+
+/** Per gateway (its config), the one WhatsApp webhook every number's ingress attaches to (one Meta app, one URL). */
+const webhooksByConfig = new WeakMap<HeraldConfig, WhatsAppWebhook>();
+
+function whatsappWebhookOf(config: HeraldConfig, log: Logger): WhatsAppWebhook {
+  let hook = webhooksByConfig.get(config);
+  const { appSecret, verifyToken } = config.whatsapp;
+  if (!appSecret || !verifyToken) throw new UnknownPlatformError('whatsapp is not configured (WHATSAPP_APP_SECRET, WHATSAPP_VERIFY_TOKEN)');
+  if (!hook) webhooksByConfig.set(config, (hook = new WhatsAppWebhook({ appSecret, verifyToken, logger: log.child({ platform: 'whatsapp' }) })));
+  return hook;
 }
 
 const keyOf = (platform: string, account: string | undefined): string => (account && account !== DEFAULT_ACCOUNT ? `${platform}:${account}` : platform);
@@ -111,19 +144,24 @@ function slackClientOf(config: HeraldConfig, bot: Bot, log: Logger): SlackClient
 export function createEgressRegistry(
   config: HeraldConfig,
   log: Logger,
-  extra: Record<string, PlatformEgress> = {},
+  extra: Record<string, PlatformEgress>,
+  /** WhatsApp's 24-hour windows (edges/ingress/service-window.ts), shared with the ingresses. */
+  window: ServiceWindowMemory,
 ): (platform: string, account?: string) => PlatformEgress {
   const cache = new Map<string, PlatformEgress>(Object.entries(extra));
   return (platform, account) => {
     const key = keyOf(platform, account);
     let egress = cache.get(key);
     if (egress) return egress;
-    if (!['telegram', 'discord', 'slack'].includes(platform)) throw new UnknownPlatformError(`no egress for platform ${platform}`);
+    if (!['telegram', 'discord', 'slack', 'whatsapp'].includes(platform)) throw new UnknownPlatformError(`no egress for platform ${platform}`);
     const bot = botOf(config, platform, account);
     const logger = log.child({ platform, ...(account && account !== DEFAULT_ACCOUNT && { account }) });
     if (platform === 'telegram') egress = createTelegramEgress({ token: tokenOf(bot), apiRoot: bot.apiBase ?? config.telegram.apiRoot, logger });
     else if (platform === 'discord') egress = createDiscordEgress({ botToken: tokenOf(bot), logger, rest: discordRestOf(config, bot) });
-    else egress = createSlackEgress({ botToken: tokenOf(bot), logger, client: slackClientOf(config, bot, log) });
+    else if (platform === 'whatsapp') {
+      const apiUrl = bot.apiBase ?? config.whatsapp.apiUrl;
+      egress = new WhatsAppEgress({ accessToken: tokenOf(bot), phoneNumberId: phoneNumberOf(bot), apiUrl, logger, window, template: windowTemplate(config) });
+    } else egress = createSlackEgress({ botToken: tokenOf(bot), logger, client: slackClientOf(config, bot, log) });
     cache.set(key, egress);
     return egress;
   };
@@ -145,6 +183,9 @@ export function createFilesRegistry(config: HeraldConfig, log: Logger): (platfor
     } else if (platform === 'slack') {
       const bot = botOf(config, platform, account);
       files = new SlackFiles({ botToken: tokenOf(bot), logger: log.child({ platform }), client: slackClientOf(config, bot, log) });
+    } else if (platform === 'whatsapp') {
+      const bot = botOf(config, platform, account);
+      files = new WhatsAppFiles({ accessToken: tokenOf(bot), apiUrl: bot.apiBase ?? config.whatsapp.apiUrl });
     } else throw new UnknownPlatformError(`no file downloads for platform ${platform}`);
     cache.set(key, files);
     return files;
@@ -162,14 +203,26 @@ export interface AccountIngress {
  * The ingresses, keyed `telegram`, `discord`, `slack` for the default accounts and `<platform>:<account>` for the
  * others.
  */
-export function createIngresses(config: HeraldConfig, threads: KnownThreads, log: Logger, parts?: PartsMemoryOf): Map<string, IngressWithRoutes> {
-  return new Map(accountIngresses(config, threads, log, parts).map((a) => [keyOf(a.platform, a.account), a.ingress]));
+export function createIngresses(
+  config: HeraldConfig,
+  threads: KnownThreads,
+  log: Logger,
+  parts: PartsMemoryOf,
+  window: ServiceWindowMemory,
+): Map<string, IngressWithRoutes> {
+  return new Map(accountIngresses(config, threads, log, parts, window).map((a) => [keyOf(a.platform, a.account), a.ingress]));
 }
 
 /** Where a bot account's Telegram ingress remembers the parts it took (edges/ingress/parts-memory.ts); absent: its own process. */
 export type PartsMemoryOf = (account: string) => PartsMemory;
 
-export function accountIngresses(config: HeraldConfig, threads: KnownThreads, log: Logger, parts?: PartsMemoryOf): AccountIngress[] {
+export function accountIngresses(
+  config: HeraldConfig,
+  threads: KnownThreads,
+  log: Logger,
+  parts: PartsMemoryOf,
+  window: ServiceWindowMemory,
+): AccountIngress[] {
   const bots: Bot[] = [];
   if (config.platforms.telegram.enabled)
     bots.push({
@@ -178,14 +231,16 @@ export function accountIngresses(config: HeraldConfig, threads: KnownThreads, lo
     });
   if (config.platforms.discord.enabled) bots.push(botOf(config, 'discord'));
   if (config.platforms.slack.enabled) bots.push(botOf(config, 'slack'));
+  if (config.platforms.whatsapp.enabled) bots.push(botOf(config, 'whatsapp'));
   for (const a of config.botAccounts) if (config.platforms[a.platform].enabled) bots.push(botOf(config, a.platform, a.name));
-  return bots.map((bot) => ({ platform: bot.platform as Platform, account: bot.account, ingress: ingressOf(config, bot, threads, log, parts) }));
+  return bots.map((bot) => ({ platform: bot.platform as Platform, account: bot.account, ingress: ingressOf(config, bot, threads, log, parts, window) }));
 }
 
-function ingressOf(config: HeraldConfig, bot: Bot, threads: KnownThreads, log: Logger, parts?: PartsMemoryOf): IngressWithRoutes {
+function ingressOf(config: HeraldConfig, bot: Bot, threads: KnownThreads, log: Logger, parts: PartsMemoryOf, window: ServiceWindowMemory): IngressWithRoutes {
   const commands = menuCommands();
   const platform = bot.platform as Platform;
   const logger = log.child({ platform, ...(bot.account !== DEFAULT_ACCOUNT && { account: bot.account }) });
+  if (platform === 'whatsapp') return new WhatsAppIngress(whatsappWebhookOf(config, log), { phoneNumberId: phoneNumberOf(bot), logger, window });
   const token = tokenOf(bot);
   if (platform === 'telegram') {
     const t = config.telegram;
@@ -196,7 +251,7 @@ function ingressOf(config: HeraldConfig, bot: Bot, threads: KnownThreads, log: L
       requireMention: t.requireMention,
       commands,
       logger,
-      partsMemory: parts?.(bot.account),
+      partsMemory: parts(bot.account),
     });
   }
   if (platform === 'discord') {

@@ -18,6 +18,7 @@ import { RedisKeyPoolState } from '../features/llm/redis-key-state.js';
 import { createHeraldMetrics, type HeraldMetrics } from '../support/ops/metrics.js';
 import { instrumentProvider } from '../turn/instrument.js';
 import { ReplyPublisher, createApiEgress } from '../edges/api/index.js';
+import { RedisServiceWindow } from '../edges/ingress/service-window.js';
 import { createEgressRegistry } from './platforms.js';
 import { opened, type Part, type StartContext } from './compose.js';
 import type { RedisPart, StorePart } from './base-parts.js';
@@ -33,6 +34,8 @@ export interface SharedServices {
   /** The HTTP API's answers go back through Redis to the ingress holding the request (edges/api/reply-channel.ts). */
   readonly replies: ReplyPublisher;
   readonly egress: (platform: string, account?: string) => PlatformEgress;
+  /** WhatsApp's 24-hour windows: the ingresses write them, every egress reads them. */
+  readonly serviceWindow: RedisServiceWindow;
   readonly threads: KnownThreads;
   readonly policy: AccessPolicy;
 }
@@ -93,6 +96,7 @@ export class ServicesPart implements Part {
       ctx.log,
     );
     const replies = new ReplyPublisher(redis, config.redisPrefix);
+    const serviceWindow = new RedisServiceWindow(redis, config.redisPrefix);
     this.#services = {
       background,
       llmLog,
@@ -101,7 +105,8 @@ export class ServicesPart implements Part {
       conversation,
       mailbox: new Mailbox(redis, config.redisPrefix, config.sessionLockMs),
       replies,
-      egress: createEgressRegistry(config, ctx.log, { api: createApiEgress(replies) }),
+      serviceWindow,
+      egress: createEgressRegistry(config, ctx.log, { api: createApiEgress(replies) }, serviceWindow),
       threads: new KnownThreads(store.sql),
       policy: accessPolicy(config, (platform, userId) => conversation.pairing.isApproved(platform, userId)),
     };

@@ -14,6 +14,7 @@
 import { CONTEXT_WINDOWS_TABLE } from './context-windows.js';
 import { INITIAL_SCHEMA, MESSAGE_ATTACHMENTS, SEARCH_INDEX_IN_BATCHES, SESSION_PROMPTS_TABLE, SKILLS_TABLE, TURN_FENCING } from './schema.js';
 import { ddlFor, type Dialect, type Sql } from './sql.js';
+import { WHATSAPP_SOURCE } from './session-sources.js';
 
 /**
  * Who decided what about a tool call that needed approval, and when: `decision` is approved_once, approved_session,
@@ -43,6 +44,8 @@ export interface Migration {
   version: number;
   name: string;
   sql: string | Readonly<Record<Dialect, string>>;
+  /** SQLite: the step drops and recreates a table others refer to, so it runs with foreign keys off (checked after). */
+  rebuildsTables?: boolean;
 }
 
 /** Versions below this belong to the store itself. */
@@ -73,6 +76,8 @@ export const CORE_MIGRATIONS: readonly Migration[] = [
   { version: 50, name: 'agent-written skills', sql: SKILLS_TABLE },
   // How a session's system prompt was built (its layers, the personality), for /prompt and the admin API.
   { version: 51, name: 'session prompt layers', sql: SESSION_PROMPTS_TABLE },
+  // WhatsApp (Cloud API) sessions: `source` may be 'whatsapp' (SQLite rebuilds the table to change its CHECK).
+  { version: 55, name: 'whatsapp session source', sql: WHATSAPP_SOURCE, rebuildsTables: true },
 ];
 
 const registered: Migration[] = [];
@@ -138,6 +143,18 @@ export async function runMigrations(sql: Sql, migrations: readonly Migration[] =
   // The common case (every step applied) needs no write lock.
   const seen = new Set(await appliedVersions(sql));
   if (wanted.every((m) => seen.has(m.version))) return [];
+  // SQLite ignores `PRAGMA foreign_keys` inside a transaction, so a table rebuild turns them off around it.
+  const rebuilds = sql.dialect === 'sqlite' && wanted.some((m) => m.rebuildsTables && !seen.has(m.version));
+  if (!rebuilds) return applyPending(sql, wanted);
+  await sql.exec('PRAGMA foreign_keys = OFF');
+  try {
+    return await applyPending(sql, wanted, true);
+  } finally {
+    await sql.exec('PRAGMA foreign_keys = ON');
+  }
+}
+
+function applyPending(sql: Sql, wanted: readonly Migration[], checkKeys = false): Promise<number[]> {
   return sql.transaction(async () => {
     await sql.lock(MIGRATION_LOCK);
     await sql.exec(ddlFor(sql.dialect, BOOKKEEPING_SQL));
@@ -153,6 +170,8 @@ export async function runMigrations(sql: Sql, migrations: readonly Migration[] =
     if (sql.dialect === 'sqlite' && applied.length > 0) {
       await sql.exec(`PRAGMA user_version = ${Math.max(...done, ...applied)}`);
     }
+    // A rebuild must leave every reference whole, or nothing of it is kept.
+    if (checkKeys && (await sql.all('PRAGMA foreign_key_check')).length > 0) throw new Error('a table rebuild left broken foreign keys');
     return applied;
   });
 }

@@ -27,7 +27,7 @@ export interface HeraldConfig extends SettingsValues {
   role: Role;
   /** Where the YAML came from, if any. */
   configFile: string | null;
-  platforms: { telegram: PlatformStatus; discord: PlatformStatus; slack: PlatformStatus };
+  platforms: { telegram: PlatformStatus; discord: PlatformStatus; slack: PlatformStatus; whatsapp: PlatformStatus };
   /** Keys per pool (`openai`, `anthropic`, each endpoint), gathered from every variable that holds one. */
   keyPools: Record<string, string[]>;
 }
@@ -123,7 +123,17 @@ function platformStatus(c: SettingsValues): HeraldConfig['platforms'] {
   if (c.telegram.webhookUrl && !c.telegram.webhookSecret && telegram.enabled) {
     throw new ConfigError('TELEGRAM_WEBHOOK_SECRET: must be set when TELEGRAM_WEBHOOK_URL is (anyone could post updates otherwise)');
   }
-  return { telegram, discord, slack };
+  return { telegram, discord, slack, whatsapp: whatsappStatus(c) };
+}
+
+function whatsappStatus(c: SettingsValues): PlatformStatus {
+  const w = c.whatsapp;
+  if (!w.accessToken) return { enabled: false, reason: 'WHATSAPP_ACCESS_TOKEN is not set' };
+  const missing = [!w.phoneNumberId && 'WHATSAPP_PHONE_NUMBER_ID', !w.appSecret && 'WHATSAPP_APP_SECRET', !w.verifyToken && 'WHATSAPP_VERIFY_TOKEN'].filter(
+    Boolean,
+  );
+  if (missing.length > 0) throw new ConfigError(`${missing.join(', ')}: must be set with WHATSAPP_ACCESS_TOKEN (the webhook cannot be verified otherwise)`);
+  return { enabled: true, reason: 'Cloud API webhook at POST /whatsapp/webhook' };
 }
 
 function readYaml(file: string): Record<string, unknown> {

@@ -6,6 +6,10 @@
  *
  * An extra Slack app uses Socket Mode (`app_token`) or Events over HTTP (`signing_secret`): each Slack app has its
  * own Request URL, so an extra app's events arrive at `POST /slack/events/<name>`, checked against its own secret.
+ *
+ * An extra WhatsApp number (`phone_number_id`) belongs to the same Meta app: its webhooks arrive at the one
+ * `POST /whatsapp/webhook`, told apart by the number; `bot_token` is its access token (default WHATSAPP_ACCESS_TOKEN,
+ * as one system user's token usually covers every number of the business).
  */
 import { z } from 'zod';
 
@@ -46,7 +50,17 @@ const slack = z.strictObject({
   api_url: apiUrl.optional(),
 });
 
-const botAccountSchema = z.discriminatedUnion('platform', [telegram, discord, slack], { error: 'platform must be telegram, discord or slack' });
+const whatsapp = z.strictObject({
+  platform: z.literal('whatsapp'),
+  name,
+  phone_number_id: z.string().regex(/^\d{1,32}$/, 'must be the phone number ID (digits)'),
+  bot_token: z.string().trim().min(1, 'must not be empty').optional(),
+  api_url: apiUrl.optional(),
+});
+
+const botAccountSchema = z.discriminatedUnion('platform', [telegram, discord, slack, whatsapp], {
+  error: 'platform must be telegram, discord, slack or whatsapp',
+});
 export type BotAccount = z.output<typeof botAccountSchema>;
 
 export const botAccountsSchema = z
@@ -79,6 +93,6 @@ export const botAccountsSchema = z
 export function accountSecrets(accounts: readonly BotAccount[]): string[] {
   return accounts.flatMap((a) => {
     const more = a.platform === 'slack' ? [a.app_token, a.signing_secret] : a.platform === 'telegram' ? [a.webhook_secret] : [];
-    return [a.bot_token, ...more.filter((x): x is string => x !== undefined)];
+    return [a.bot_token, ...more].filter((x): x is string => x !== undefined);
   });
 }

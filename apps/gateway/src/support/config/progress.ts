@@ -21,10 +21,13 @@ export interface ProgressSettings {
   reactions: Record<Platform, StatusReactionSetting>;
 }
 
-/** A line per new tool ("⚙️ `web_fetch: https://…`"), as Hermes shows its steps; HERALD_TOOL_PROGRESS or `<PLATFORM>_TOOL_PROGRESS` turn it off. */
-const DEFAULT_TOOL_PROGRESS: ToolProgressMode = 'new';
+/**
+ * A line per new tool ("⚙️ `web_fetch: https://…`"), as Hermes shows its steps; HERALD_TOOL_PROGRESS or
+ * `<PLATFORM>_TOOL_PROGRESS` turn it off. WhatsApp cannot edit a message, so each line would be a message of its own.
+ */
+const DEFAULT_TOOL_PROGRESS: Record<Platform, ToolProgressMode> = { telegram: 'new', discord: 'new', slack: 'new', whatsapp: 'off' };
 /** Slack's convention is reactions on the message a bot works on; elsewhere they are opt-in. */
-const DEFAULT_REACTIONS: Record<Platform, 'on' | 'off'> = { telegram: 'off', discord: 'off', slack: 'on' };
+const DEFAULT_REACTIONS: Record<Platform, 'on' | 'off'> = { telegram: 'off', discord: 'off', slack: 'on', whatsapp: 'off' };
 
 function reactionSetting(raw: string | undefined, platform: Platform): StatusReactionSetting {
   if (raw === undefined) return DEFAULT_REACTIONS[platform];
@@ -46,25 +49,29 @@ export function statusReactionsFor(
 
 /** `<PLATFORM>_TOOL_PROGRESS` / `_STATUS_REACTIONS`, else the HERALD_ setting, else the platform's default. */
 export function progressSettings(config: HeraldConfig): ProgressSettings {
-  const pick = (own: ToolProgressMode | undefined): ToolProgressMode => own ?? config.toolProgress ?? DEFAULT_TOOL_PROGRESS;
+  const pick = (platform: Platform, own: ToolProgressMode | undefined): ToolProgressMode => own ?? config.toolProgress ?? DEFAULT_TOOL_PROGRESS[platform];
   const reactions = (platform: Platform, own: string | undefined): StatusReactionSetting => reactionSetting(own ?? config.statusReactions, platform);
   return {
     reactions: {
       telegram: reactions('telegram', config.telegram.statusReactions),
       discord: reactions('discord', config.discord.statusReactions),
       slack: reactions('slack', config.slack.statusReactions),
+      whatsapp: reactions('whatsapp', config.whatsapp.statusReactions),
     },
     streaming: {
       telegram: config.telegram.streaming ?? config.streaming,
       discord: config.discord.streaming ?? config.streaming,
       slack: config.slack.streaming ?? config.streaming,
+      // WhatsApp cannot edit a sent message: nothing to stream into (out/progress.ts checks the egress too).
+      whatsapp: false,
     },
     typingDelayMs: config.typingDelayMs,
     interimMessages: config.interimMessages,
     toolProgress: {
-      telegram: pick(config.telegram.toolProgress),
-      discord: pick(config.discord.toolProgress),
-      slack: pick(config.slack.toolProgress),
+      telegram: pick('telegram', config.telegram.toolProgress),
+      discord: pick('discord', config.discord.toolProgress),
+      slack: pick('slack', config.slack.toolProgress),
+      whatsapp: pick('whatsapp', config.whatsapp.toolProgress),
     },
   };
 }

@@ -19,7 +19,7 @@ import { PROFILE_NAME, PROFILE_NAME_RULE } from './profile-names.js';
 /** How long a turn runs before "typing…" shows (HERALD_TYPING_DELAY_MS's default; also a relay platform's, which has no settings). */
 export const DEFAULT_TYPING_DELAY_MS = 300;
 
-const SECTIONS = ['TELEGRAM', 'DISCORD', 'SLACK', 'OPENAI', 'ANTHROPIC', 'GATEWAY'] as const;
+const SECTIONS = ['TELEGRAM', 'DISCORD', 'SLACK', 'WHATSAPP', 'OPENAI', 'ANTHROPIC', 'GATEWAY'] as const;
 
 export interface Setting<T extends z.ZodType = z.ZodType> {
   env: string;
@@ -664,6 +664,32 @@ export const SETTINGS = {
       'single',
     ),
     statusReactions: setting('SLACK_STATUS_REACTIONS', statusReactions, 'Status reactions on Slack (overrides HERALD_STATUS_REACTIONS)'),
+  },
+  whatsapp: {
+    accessToken: setting('WHATSAPP_ACCESS_TOKEN', str, "WhatsApp Cloud API access token (a system user's permanent token)", undefined, true),
+    phoneNumberId: setting(
+      'WHATSAPP_PHONE_NUMBER_ID',
+      z.string().regex(/^\d{1,32}$/, "must be the phone number ID (digits) from the app's WhatsApp API Setup"),
+      'WhatsApp business phone number ID',
+    ),
+    appSecret: setting('WHATSAPP_APP_SECRET', str, 'Meta app secret: checks X-Hub-Signature-256 on POST /whatsapp/webhook', undefined, true),
+    verifyToken: setting(
+      'WHATSAPP_VERIFY_TOKEN',
+      str,
+      "The webhook's Verify Token (any string you choose; typed into the app's webhook settings too)",
+      undefined,
+      true,
+    ),
+    apiUrl: setting('WHATSAPP_API_URL', url, 'Graph API base, with its version', 'https://graph.facebook.com/v22.0'),
+    windowTemplate: setting(
+      'WHATSAPP_WINDOW_TEMPLATE',
+      z.string().regex(/^[a-z0-9_]{1,512}:[A-Za-z_]{2,8}$/, 'must be <template name>:<language code>, e.g. herald_follow_up:en_US'),
+      'Approved template sent when the 24-hour window is closed (<name>:<language>); unset: such replies are refused and logged',
+    ),
+    allowedUsers: setting('WHATSAPP_ALLOWED_USERS', list, 'WhatsApp ids (phone numbers, digits only) allowed', ''),
+    allowAllUsers: setting('WHATSAPP_ALLOW_ALL_USERS', bool, 'Let any WhatsApp user in', 'false'),
+    toolProgress: setting('WHATSAPP_TOOL_PROGRESS', toolProgressMode, 'Tool progress on WhatsApp (overrides HERALD_TOOL_PROGRESS; default off)'),
+    statusReactions: setting('WHATSAPP_STATUS_REACTIONS', statusReactions, 'Status reactions on WhatsApp (overrides HERALD_STATUS_REACTIONS)'),
   },
   gateway: {
     allowedUsers: setting('GATEWAY_ALLOWED_USERS', list, 'User ids allowed on every platform', ''),

@@ -35,8 +35,9 @@ export function teamConfigProblem(c: SettingsValues): string | null {
       return `HERALD_PROFILES: ${name}.personality: ${unknownPersonality(p.personality)}`;
   }
   for (const a of c.botAccounts) {
-    const primary = { telegram: c.telegram.botToken, discord: c.discord.botToken, slack: c.slack.botToken }[a.platform];
-    if (!primary) return `HERALD_BOT_ACCOUNTS: ${a.platform}:${a.name}: set ${a.platform.toUpperCase()}_BOT_TOKEN for the default account first`;
+    const primary = { telegram: c.telegram.botToken, discord: c.discord.botToken, slack: c.slack.botToken, whatsapp: c.whatsapp.accessToken }[a.platform];
+    const setting = a.platform === 'whatsapp' ? 'WHATSAPP_ACCESS_TOKEN' : `${a.platform.toUpperCase()}_BOT_TOKEN`;
+    if (!primary) return `HERALD_BOT_ACCOUNTS: ${a.platform}:${a.name}: set ${setting} for the default account first`;
   }
   return null;
 }
