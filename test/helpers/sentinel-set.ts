@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort, waitFor } from './ports.js';
 
-export const SENTINEL_NAME = 'herald-test';
+const SENTINEL_NAME = 'herald-test';
 /** How long the Sentinels wait before calling the primary down (the failover gap's floor). */
-export const DOWN_AFTER_MS = 1000;
+const DOWN_AFTER_MS = 1000;
 
 export interface SentinelSet {
   /** Gateway settings that reach this set through its Sentinels. */

@@ -67,7 +67,9 @@ async function sentinelLine(address: string, config: HeraldConfig): Promise<Line
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
   });
-  client.on('error', () => {});
+  // ioredis rejects with "Connection is closed."; the socket's own error says why (ECONNREFUSED, a TLS failure).
+  let cause: NodeJS.ErrnoException | undefined;
+  client.on('error', (err: NodeJS.ErrnoException) => void (cause ??= err));
   try {
     await client.connect();
     const master = pairs((await client.call('SENTINEL', 'MASTER', config.redisSentinelName)) as string[]);
@@ -81,7 +83,8 @@ async function sentinelLine(address: string, config: HeraldConfig): Promise<Line
     }
     return { name, status: master.get('flags') === 'master' ? 'ok' : 'warn', detail: `${summary}; quorum reachable` };
   } catch (err) {
-    return { name, status: 'fail', detail: `${errorText(err)} (REDIS_SENTINELS, REDIS_SENTINEL_NAME=${config.redisSentinelName})` };
+    const why = cause ? (cause.code ?? cause.message) : errorText(err);
+    return { name, status: 'fail', detail: `${why} (REDIS_SENTINELS, REDIS_SENTINEL_NAME=${config.redisSentinelName})` };
   } finally {
     client.disconnect();
   }

@@ -16,7 +16,7 @@ export class RedisUnavailableError extends Error {
 }
 
 /** Where we tried, said so a person can act on it (password hidden). */
-export function describeRedisUrl(url: string): string {
+function describeRedisUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
