@@ -37,7 +37,7 @@ describe('Redis failover under traffic (Sentinel)', () => {
       HERALD_REDIS_WAIT_TIMEOUT_MS: '1000',
     };
     cluster = await startCluster({ workers: 2, env: telegramEnv(tg, llm, env) });
-  }, 120_000);
+  }, 300_000);
   afterAll(async () => {
     await cluster?.stop();
     await llm?.close();
