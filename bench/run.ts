@@ -3,6 +3,7 @@
  * shared and noisy, so numbers are for comparing runs on one machine, not pass/fail.
  *   BENCH_ONLY=throughput|concurrent|paced   one part of the queue and floor runs;  BENCH_ONLY=soak   the soak alone
  *   BENCH_ONLY=recovery                the recovery after a SIGKILLed worker alone (bench/recovery.ts; not in the full run)
+ *   BENCH_ONLY=failover                the Redis failover gap alone (bench/failover.ts; not in the full run)
  *   BENCH_SCALE=0.2                    a fifth of the messages (iterating on a shared machine, not for figures);
  *                                      up to 5 for more (steadier profiles)
  *   BENCH_ROUNDS=3                     then 3 alternating rounds of the floor and Herald, and the median ratios (bench/rounds.ts)
@@ -11,6 +12,7 @@ import { benchAgentLoop } from './agent-loop.js';
 import { benchFloorInChild } from './floor.js';
 import { benchQueueInChild, benchStores, FIGURE_PREFIX } from './queue.js';
 import { runRecoveryBench } from './recovery.js';
+import { runFailoverBench } from './failover.js';
 import { benchRounds, runRounds } from './rounds.js';
 import { benchSoakInChild } from './soak.js';
 
@@ -19,6 +21,12 @@ const rounds = benchRounds(process.env.BENCH_ROUNDS);
 // BENCH_ONLY=recovery: kill → reply after a worker dies mid-turn (bench/recovery.ts), real processes.
 if (process.env.BENCH_ONLY === 'recovery') {
   await runRecoveryBench();
+  process.exit(0);
+}
+
+// BENCH_ONLY=failover: primary SIGKILLed under traffic → the next answer, through Sentinel (bench/failover.ts).
+if (process.env.BENCH_ONLY === 'failover') {
+  await runFailoverBench();
   process.exit(0);
 }
 
