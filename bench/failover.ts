@@ -69,7 +69,10 @@ async function round(): Promise<Round> {
   const set = await startSentinelSet();
   const [tg, llm] = [await startTelegramFake(), await startFakeOpenAI()];
   const env = { ...set.env, HERALD_BUSY_INPUT_MODE: 'queue', HERALD_USER_RATE_LIMIT: '0', HERALD_REDIS_WAIT_REPLICAS: '1' };
-  const cluster = await startCluster({ workers: 2, env: telegramEnv(tg, llm, env) });
+  const cluster = await startCluster({ workers: 2, env: telegramEnv(tg, llm, env) }).catch(async (err: unknown) => {
+    await Promise.all([llm.close(), tg.close(), set.close()]);
+    throw err;
+  });
   const clock = answerClock(tg);
   try {
     sendMessages(tg, 0, 10);
