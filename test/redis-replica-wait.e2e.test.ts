@@ -4,6 +4,9 @@
  * the replica appears, and the message is answered exactly once. The API: 503 "try again", and the copy it could
  * not confirm is taken back, never answered. The metric counts timeouts and confirmations.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeLLM } from './fakes/llm/index.js';
@@ -16,6 +19,8 @@ import { waitFor } from './helpers/ports.js';
 import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
 
 const KEY = 'sk-herald-replica-wait-test';
+// A replica writes the copy it syncs to disk: into a temp dir, not the working directory.
+const dir = mkdtempSync(join(tmpdir(), 'herald-replica-wait-e2e-'));
 
 describe('appends wait for a replica before a message is acknowledged', () => {
   let primary: TestRedis;
@@ -37,6 +42,7 @@ describe('appends wait for a replica before a message is acknowledged', () => {
     await tg?.close();
     await replica?.stop();
     await primary?.stop();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('no replica: Telegram keeps the update, the API says 503 and its copy is never answered; a replica arrives: confirmed, answered once', async () => {
@@ -54,7 +60,7 @@ describe('appends wait for a replica before a message is acknowledged', () => {
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).not.toBeNull();
 
-    replica = await startTestRedis({ args: ['--replicaof', '127.0.0.1', String(primary.port)] });
+    replica = await startTestRedis({ args: ['--dir', dir, '--replicaof', '127.0.0.1', String(primary.port)] });
     // Once the replica has it, the hand-over succeeds and the update is confirmed (Telegram drops it).
     await waitFor(() => !tg.world.updates.some((u) => u.update_id === update.update_id), { timeoutMs: 90_000, what: 'the update to be confirmed' });
     expect(((await metric(gw, 'herald_redis_replica_waits_total', { outcome: 'confirmed' })) ?? 0) >= 1).toBe(true);

@@ -1,6 +1,9 @@
 /**
  * Appends that wait for replicas, against a real primary and a real replica (throw-away redis-server processes).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestRedis, type TestRedis } from '../../../../test/helpers/redis-server.js';
@@ -13,6 +16,8 @@ let replica: TestRedis;
 let main: Redis;
 let appends: Redis;
 let onReplica: Redis;
+// A replica writes the copy it syncs to disk: into a temp dir, not the working directory.
+const dir = mkdtempSync(join(tmpdir(), 'herald-replica-wait-'));
 
 const payload = (text: string): TurnPayload => ({
   text,
@@ -27,7 +32,7 @@ const payload = (text: string): TurnPayload => ({
 
 beforeAll(async () => {
   primary = await startTestRedis();
-  replica = await startTestRedis({ args: ['--replicaof', '127.0.0.1', String(primary.port)] });
+  replica = await startTestRedis({ args: ['--dir', dir, '--replicaof', '127.0.0.1', String(primary.port)] });
   [main, appends, onReplica] = [new Redis(primary.url), new Redis(primary.url), new Redis(replica.url)];
   await waitFor(async () => (await main.info('replication')).includes('state=online'), { what: 'the replica in sync' });
 });
@@ -35,6 +40,7 @@ afterAll(async () => {
   for (const c of [main, appends, onReplica]) c?.disconnect();
   await replica?.stop();
   await primary?.stop();
+  rmSync(dir, { recursive: true, force: true });
 });
 
 function mailboxWaitingFor(replicas: number, outcomes: WaitOutcome[]): Mailbox {
