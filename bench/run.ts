@@ -4,6 +4,7 @@
  *   BENCH_ONLY=throughput|concurrent|paced   one part of the queue and floor runs;  BENCH_ONLY=soak   the soak alone
  *   BENCH_ONLY=recovery                the recovery after a SIGKILLed worker alone (bench/recovery.ts; not in the full run)
  *   BENCH_ONLY=cache                   the prompt-cache conversations alone (bench/cache.ts; BENCH_CACHE_API=chat|responses|anthropic for one)
+ *   BENCH_ONLY=failover                the Redis failover gap alone (bench/failover.ts; not in the full run)
  *   BENCH_SCALE=0.2                    a fifth of the messages (iterating on a shared machine, not for figures);
  *                                      up to 5 for more (steadier profiles)
  *   BENCH_ROUNDS=3                     then 3 alternating rounds of the floor and Herald, and the median ratios (bench/rounds.ts)
@@ -13,6 +14,7 @@ import { benchCache } from './cache.js';
 import { benchFloorInChild } from './floor.js';
 import { benchQueueInChild, benchStores, FIGURE_PREFIX } from './queue.js';
 import { runRecoveryBench } from './recovery.js';
+import { runFailoverBench } from './failover.js';
 import { benchRounds, runRounds } from './rounds.js';
 import { benchSoakInChild } from './soak.js';
 
@@ -28,6 +30,12 @@ if (process.env.BENCH_ONLY === 'recovery') {
 if (process.env.BENCH_ONLY === 'cache') {
   console.log("# cache: a 30-turn conversation per wire API against stand-ins that model the providers' prompt caches");
   await benchCache();
+  process.exit(0);
+}
+
+// BENCH_ONLY=failover: primary SIGKILLed under traffic → the next answer, through Sentinel (bench/failover.ts).
+if (process.env.BENCH_ONLY === 'failover') {
+  await runFailoverBench();
   process.exit(0);
 }
 

@@ -4,11 +4,13 @@
  * tiny request. After Redis and the store, one line per operator-safety finding (ops/safety/): persistence,
  * eviction policy and version of Redis; the SQLite file's filesystem and free disk, or PostgreSQL's indexes and
  * version. Exits non-zero naming every check that failed. Warnings (nothing configured yet, a Redis without
- * persistence) do not fail; risks named in HERALD_ACCEPT_RISKS pass and say they were accepted.
+ * persistence) do not fail; risks named in HERALD_ACCEPT_RISKS pass and say they were accepted. With Sentinels or
+ * replicas configured, the replication set-up too (doctor-replication.ts).
  */
 import { createProvider } from '@herald/agent-core';
 import { ConfigError, loadConfig, type HeraldConfig } from '../support/config/load.js';
-import { connectRedis, describeRedisUrl } from '../support/redis.js';
+import { connectRedis, describeRedisTarget, redisTarget } from '../support/redis.js';
+import { replicationLines } from './doctor-replication.js';
 import { ProviderCatalog, providerConfig } from '../support/config/providers.js';
 import { RedisKeyPoolState } from '../features/llm/redis-key-state.js';
 import { describeStoreTarget, openConfiguredStore, storeKind, storeTarget } from '../features/sessions/store-target.js';
@@ -87,13 +89,14 @@ function checksFor(config: HeraldConfig): Check[] {
     {
       name: 'redis',
       run: async (_signal, more) => {
-        const redis = await connectRedis(config.redisUrl);
+        const redis = await connectRedis(redisTarget(config));
         try {
           for (const f of await redisFindings(redis, config)) more(findingResult(f));
+          for (const line of await replicationLines(redis, config)) more(line);
         } finally {
           redis.disconnect();
         }
-        return `${describeRedisUrl(config.redisUrl)} answered PING`;
+        return `${describeRedisTarget(redisTarget(config))} answered PING`;
       },
     },
     {
@@ -211,7 +214,7 @@ function keyPoolChecks(config: HeraldConfig): Check[] {
       .map(([label]) => ({
         name: `keys ${label}`,
         run: async () => {
-          const redis = await connectRedis(config.redisUrl);
+          const redis = await connectRedis(redisTarget(config));
           try {
             const catalog = new ProviderCatalog(config, { keyState: new RedisKeyPoolState(redis, config.redisPrefix) });
             const pool = (await catalog.status()).find((p) => p.pool === label);

@@ -39,6 +39,7 @@ import {
   STOP,
   TAKE,
 } from './mailbox-scripts.js';
+import type { ReplicaWait, ReplicationPendingError } from './replica-wait.js';
 
 export interface MailboxEntry {
   /** BullMQ job id, also the turn id of the outbox. */
@@ -123,11 +124,15 @@ type Script = (...args: (string | number)[]) => Promise<unknown>;
 
 export class Mailbox {
   private readonly scripts: Record<string, Script> = {};
+  /** ENQUEUE on the appends' own connection, when appends wait for replicas. */
+  private readonly durableEnqueue: Script | null = null;
 
+  /** `replicaWait`: appends wait for replicas before the message counts as received (HERALD_REDIS_WAIT_REPLICAS). */
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
     readonly lockTtlMs: number,
+    private readonly replicaWait: ReplicaWait | null = null,
   ) {
     const defs = {
       ENQUEUE: [null, ENQUEUE],
@@ -151,6 +156,11 @@ export class Mailbox {
       redis.defineCommand(cmd, numberOfKeys === null ? { lua } : { numberOfKeys, lua });
       this.scripts[name] = (redis as unknown as Record<string, Script>)[cmd].bind(redis);
     }
+    const appends = replicaWait?.redis;
+    if (appends) {
+      appends.defineCommand('heraldENQUEUE', { lua: ENQUEUE });
+      this.durableEnqueue = (appends as unknown as Record<string, Script>).heraldENQUEUE.bind(appends);
+    }
   }
 
   key(kind: 'mbox' | 'lock' | 'fence' | 'seq' | 'intr' | 'seen' | 'ack' | 'withdrawn' | 'replying', id: string): string {
@@ -169,7 +179,7 @@ export class Mailbox {
     payload: TurnPayload,
     maxLength = 0,
     steerWhen?: { marker: string; maxLength: number },
-  ): Promise<EnqueueResult & { entry?: string; steer?: boolean }> {
+  ): Promise<EnqueueResult & { entry?: string; steer?: boolean; unconfirmed?: ReplicationPendingError }> {
     // Key order matters: ENQUEUE fills in "seq" and holds() names an entry by the JSON up to it.
     const template: MailboxEntry = { id, sessionKey, seq: 0, enqueuedAt: Date.now(), payload };
     const json = JSON.stringify(template);
@@ -181,10 +191,23 @@ export class Mailbox {
       ...(steerWhen ? [steerWhen.marker] : []),
     ];
     const args = [json, SEEN_WHILE_PENDING_S, maxLength, ...(steerWhen ? [steerWhen.maxLength] : [])];
-    const res = (await this.scripts.ENQUEUE(keys.length, ...keys, ...args)) as [number, number, number, string?, number?];
-    if (res[0] === -1) return { status: 'duplicate' };
-    if (res[0] === -2) return { status: 'full', pending: res[1] };
-    return { status: 'queued', seq: res[0], position: res[1], busy: res[2] === 1, entry: res[3], steer: res[4] === 1 };
+    type Reply = [number, number, number, string?, number?];
+    let res: Reply;
+    let unconfirmed: ReplicationPendingError | undefined;
+    if (this.replicaWait && this.durableEnqueue) {
+      const append = this.durableEnqueue;
+      const waited = await this.replicaWait.after(
+        async () => (await append(keys.length, ...keys, ...args)) as Reply,
+        (r) => r[0] >= 0,
+      );
+      res = waited.result;
+      if (waited.outcome !== 'confirmed') unconfirmed = this.replicaWait.refusal(waited.outcome);
+    } else {
+      res = (await this.scripts.ENQUEUE(keys.length, ...keys, ...args)) as Reply;
+    }
+    if (res[0] === -1) return { status: 'duplicate', unconfirmed };
+    if (res[0] === -2) return { status: 'full', pending: res[1], unconfirmed };
+    return { status: 'queued', seq: res[0], position: res[1], busy: res[2] === 1, entry: res[3], steer: res[4] === 1, unconfirmed };
   }
 
   async acquire(sessionKey: string, workerId: string): Promise<Lock | { heldForMs: number }> {

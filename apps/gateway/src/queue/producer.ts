@@ -89,11 +89,16 @@ export class TurnProducer {
       steerWhen ? { marker: steerWhen, maxLength: capFor('steer') } : undefined,
     );
     if (res.status !== 'queued') {
+      // A redelivery of a message whose earlier append was not confirmed by the replicas: it counts once they have it.
+      if (res.unconfirmed) throw res.unconfirmed;
       this.log.debug({ jobId: id, sessionKey, status: res.status }, 'message not enqueued');
       return res;
     }
     const mode: BusyInputMode = res.steer ? 'steer' : configured;
     await this.addJob(sessionKey, id, res.seq);
+    // The entry has its job; the platform is told "received" only once a replica holds the entry too, so the
+    // hand-over is refused now and retried (the retry finds it a duplicate and waits for the replicas again).
+    if (res.unconfirmed) throw res.unconfirmed;
 
     if (!res.busy || res.position <= 1) return res;
     const running = await this.mailbox.head(sessionKey);
@@ -129,6 +134,7 @@ export class TurnProducer {
     const id = jobIdFor(payload.platform, payload.messageId);
     const res = await this.mailbox.enqueue(id, sessionKey, payload, 0);
     if (res.status === 'queued') await this.addJob(sessionKey, id, res.seq);
+    if (res.unconfirmed) throw res.unconfirmed;
     return res;
   }
 

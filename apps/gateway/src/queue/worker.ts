@@ -8,6 +8,7 @@ import { DelayedError, WaitingError, Worker, type Job } from 'bullmq';
 import { isTransientStoreError } from '@herald/agent-core';
 import type { Logger } from '../support/logger.js';
 import { logConnectionErrors } from '../support/redis-errors.js';
+import type { RedisTarget } from '../support/redis.js';
 import { JOB_RETENTION, type BusyInputMode, type TurnJobData } from './producer.js';
 import type { ControlBus, ControlSignal } from './control.js';
 import type { Mailbox, MailboxEntry } from './mailbox.js';
@@ -25,7 +26,7 @@ export type { AroundTurn, TurnContext, TurnResult, TurnOutcome, TurnOutcomeKind,
 export { TurnAbort } from './turn-abort.js';
 
 export interface TurnWorkerOptions {
-  connection: { url: string };
+  connection: RedisTarget;
   prefix: string;
   mailbox: Mailbox;
   control: ControlBus;
@@ -101,7 +102,7 @@ export class TurnWorker {
   async start(): Promise<void> {
     await this.opts.control.listen((s) => this.onSignal(s));
     this.worker = new Worker<TurnJobData>(TURN_QUEUE, (job, token) => this.process(job, token), {
-      connection: { url: this.opts.connection.url, maxRetriesPerRequest: null },
+      connection: { ...this.opts.connection, maxRetriesPerRequest: null },
       prefix: this.opts.prefix,
       concurrency: this.opts.concurrency,
       lockDuration: this.jobLockMs,

@@ -7,7 +7,7 @@ import type { SessionStore } from '@herald/agent-core';
 import { buildAdminServer } from '../edges/admin/server.js';
 import { openStoreWhenReachable } from '../edges/admin/wait-for-store.js';
 import type { HeraldConfig } from '../support/config/load.js';
-import { connectRedis } from '../support/redis.js';
+import { connectRedis, describeRedisTarget, redisTarget } from '../support/redis.js';
 import { logConnectionErrors } from '../support/redis-errors.js';
 import { exposedFullCollection, startMemoryTrim } from '../support/ops/memory-trim.js';
 import { logFindings, redisFindings, refusals, storeFindings, UnsafeSetupError } from '../support/ops/safety/checks.js';
@@ -27,6 +27,7 @@ export function memoryTrimPart({ log }: StartContext): Part {
 export class RedisPart implements Part {
   readonly name = 'redis';
   #client: Redis | undefined;
+  #appends: Redis | null = null;
   readonly ready = {
     name: 'redis',
     check: async (): Promise<void> => {
@@ -44,6 +45,11 @@ export class RedisPart implements Part {
     return opened(this.#client, 'redis');
   }
 
+  /** The mailbox appends' own connection when they wait for replicas (HERALD_REDIS_WAIT_REPLICAS), else null. */
+  get appends(): Redis | null {
+    return this.#appends;
+  }
+
   /** Whether Redis answers now (true before it is opened: nothing waits on it yet). */
   readonly isReady = (): boolean => this.#client === undefined || this.#client.status === 'ready';
 
@@ -51,8 +57,11 @@ export class RedisPart implements Part {
     const { log } = this.ctx;
     // Commands issued in one turn of the event loop go out in one write (ioredis auto-pipelining): under load the
     // mailbox steps of many turns share a socket write and a Redis read instead of one each.
-    const redis = (this.#client = await connectRedis(this.config.redisUrl, { enableAutoPipelining: true }));
+    const target = redisTarget(this.config);
+    const redis = (this.#client = await connectRedis(target, { enableAutoPipelining: true }));
     logConnectionErrors(log, 'main', redis);
+    if (target.sentinels) log.info({ redis: describeRedisTarget(target) }, 'Redis through Sentinel: a failover moves every connection to the promoted replica');
+    if (this.config.redisWaitReplicas > 0) logConnectionErrors(log, 'appends', (this.#appends = await connectRedis(target)));
     // What this Redis is set up to lose (persistence, eviction, version): warnings, except what BullMQ cannot work with.
     const redisSafety = await redisFindings(redis, this.config);
     logFindings(log, redisSafety);
@@ -61,6 +70,7 @@ export class RedisPart implements Part {
 
   async stop(): Promise<void> {
     this.#client?.disconnect();
+    this.#appends?.disconnect();
   }
 }
 

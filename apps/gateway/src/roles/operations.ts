@@ -15,6 +15,7 @@ import type { Logger } from '../support/logger.js';
 import { TURN_QUEUE, type TurnWorker } from '../queue/worker.js';
 import type { TurnJobData } from '../queue/producer.js';
 import { logConnectionErrors } from '../support/redis-errors.js';
+import { redisTarget } from '../support/redis.js';
 import { WorkerHeartbeat } from '../support/ops/heartbeat.js';
 import { QUEUE_STATES, type HeraldMetrics } from '../support/ops/metrics.js';
 import type { PairingService } from '../features/pairing/index.js';
@@ -61,7 +62,7 @@ export interface Operations {
 export async function mountOperations(deps: OperationsDeps): Promise<Operations> {
   const { config, http, metrics, worker } = deps;
   // Read-only use (counts, the dashboard, retrying failed jobs): its own connection, whatever the role.
-  const queue = new Queue<TurnJobData>(TURN_QUEUE, { connection: { url: config.redisUrl, maxRetriesPerRequest: null }, prefix: config.redisPrefix });
+  const queue = new Queue<TurnJobData>(TURN_QUEUE, { connection: { ...redisTarget(config), maxRetriesPerRequest: null }, prefix: config.redisPrefix });
   logConnectionErrors(deps.log, 'admin queue', queue, queue.getBackend());
 
   const mcpServers = (): McpServerStatus[] => deps.mcp?.status() ?? [];

@@ -5,6 +5,7 @@
 import { Queue } from 'bullmq';
 import type { HeraldConfig } from '../support/config/load.js';
 import { logConnectionErrors } from '../support/redis-errors.js';
+import { redisTarget } from '../support/redis.js';
 import { ControlBus } from '../queue/control.js';
 import { JOB_RETENTION, TurnProducer, type TurnJobData } from '../queue/producer.js';
 import { TURN_QUEUE } from '../queue/worker.js';
@@ -42,7 +43,7 @@ export class QueuePart implements Part {
 
   open(): void {
     const { config, ctx } = this;
-    const connection = { url: config.redisUrl, maxRetriesPerRequest: null };
+    const connection = { ...redisTarget(config), maxRetriesPerRequest: null };
     const queue = (this.#queue = new Queue<TurnJobData>(TURN_QUEUE, { connection, prefix: config.redisPrefix, defaultJobOptions: JOB_RETENTION }));
     logConnectionErrors(ctx.log, 'queue', queue, queue.getBackend());
     // Ingress puts messages in mailboxes; workers put due scheduled tasks there (features/schedules/runner.ts).

@@ -8,6 +8,8 @@ import type { PlatformEgress } from '@herald/adapters';
 import type { HeraldConfig } from '../support/config/load.js';
 import type { Logger } from '../support/logger.js';
 import { Mailbox } from '../queue/mailbox.js';
+import { ReplicaWait } from '../queue/replica-wait.js';
+import type { Redis } from 'ioredis';
 import { accessPolicy, type AccessPolicy } from '../edges/ingress/authorize.js';
 import { openConversationServices, type ConversationServices } from '../features/sessions/services.js';
 import { KnownThreads } from '../features/sessions/known-threads.js';
@@ -103,7 +105,7 @@ export class ServicesPart implements Part {
       providers,
       metrics,
       conversation,
-      mailbox: new Mailbox(redis, config.redisPrefix, config.sessionLockMs),
+      mailbox: new Mailbox(redis, config.redisPrefix, config.sessionLockMs, replicaWait(config, this.redis.appends, metrics)),
       replies,
       serviceWindow,
       egress: createEgressRegistry(config, ctx.log, { api: createApiEgress(replies) }, serviceWindow),
@@ -115,4 +117,15 @@ export class ServicesPart implements Part {
   async stop(): Promise<void> {
     await this.#keyState?.flush();
   }
+}
+
+/** Appends wait for replicas when HERALD_REDIS_WAIT_REPLICAS asks for it (RedisPart then opened their connection). */
+function replicaWait(config: HeraldConfig, appends: Redis | null, metrics: HeraldMetrics): ReplicaWait | null {
+  if (config.redisWaitReplicas === 0 || appends === null) return null;
+  return new ReplicaWait(appends, {
+    replicas: config.redisWaitReplicas,
+    timeoutMs: config.redisWaitTimeoutMs,
+    markKey: `${config.redisPrefix}:append-mark`,
+    onOutcome: (outcome) => metrics.replicaWaits.inc({ outcome }),
+  });
 }

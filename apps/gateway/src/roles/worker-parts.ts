@@ -5,7 +5,7 @@
 import type { Redis } from 'ioredis';
 import type { Platform } from '@herald/adapters';
 import type { HeraldConfig } from '../support/config/load.js';
-import { createRedis } from '../support/redis.js';
+import { createRedis, redisTarget } from '../support/redis.js';
 import { logConnectionErrors } from '../support/redis-errors.js';
 import { ControlBus } from '../queue/control.js';
 import { TurnWorker } from '../queue/worker.js';
@@ -110,7 +110,7 @@ export class WorkerPart implements Part {
     const outbound = openOutboundServices(config, shared.conversation.voice, shared.providers);
     if (outbound.speech) log.info({ model: config.ttsModel, voice: config.ttsVoice }, 'voice replies available (/voice on)');
     if (!agent) log.warn('HERALD_MODEL is not set: turns will answer with a setup hint');
-    const subscriber = (this.#subscriber = createRedis(config.redisUrl));
+    const subscriber = (this.#subscriber = createRedis(redisTarget(config)));
     logConnectionErrors(log, 'subscriber', subscriber);
     await this.ctx.untilStopped(subscriber.connect());
     const [redis, store, mailbox] = [deps.redis.client, deps.store.store, shared.mailbox];
@@ -125,7 +125,7 @@ export class WorkerPart implements Part {
       ),
     ));
     this.#worker = new TurnWorker({
-      connection: { url: config.redisUrl },
+      connection: redisTarget(config),
       prefix: config.redisPrefix,
       mailbox,
       control: new ControlBus(redis, subscriber, config.redisPrefix),
@@ -175,7 +175,7 @@ export class ScheduleRunnerPart implements Part {
     const { policy } = deps.shared.services;
     const schedules = deps.schedules.schedules;
     this.#runner = new ScheduleRunner({
-      connection: { url: config.redisUrl },
+      connection: redisTarget(config),
       prefix: config.redisPrefix,
       store: schedules.service.store,
       queue: schedules.queue,

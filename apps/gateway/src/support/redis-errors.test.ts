@@ -17,7 +17,7 @@ describe('logConnectionErrors', () => {
     const lines: Array<Record<string, unknown>> = [];
     const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
     // Reconnects every 20 ms: an outage produces an error event each time.
-    const client = createRedis(server.url, { retryStrategy: () => 20 });
+    const client = createRedis({ url: server.url }, { retryStrategy: () => 20 });
     cleanups.push(async () => client.disconnect());
     logConnectionErrors(log, 'main', client);
     let errors = 0;

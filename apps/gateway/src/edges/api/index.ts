@@ -14,7 +14,7 @@ import type { TurnProducer } from '../../queue/producer.js';
 import type { HeraldMetrics } from '../../support/ops/metrics.js';
 import { UserRateLimiter } from '../../support/ops/rate-limit.js';
 import type { ConversationServices } from '../../features/sessions/services.js';
-import { createRedis } from '../../support/redis.js';
+import { createRedis, redisTarget } from '../../support/redis.js';
 import { logConnectionErrors } from '../../support/redis-errors.js';
 import { ReplyListener } from './reply-channel.js';
 import { mountApiRoutes } from './routes.js';
@@ -44,7 +44,7 @@ export interface MountedApi {
 export async function mountApi(deps: ApiDeps): Promise<MountedApi> {
   const { config } = deps;
   const log = deps.log.child({ component: 'api' });
-  const subscriber = createRedis(config.redisUrl);
+  const subscriber = createRedis(redisTarget(config));
   logConnectionErrors(log, 'api replies', subscriber);
   await subscriber.connect();
   const listener = new ReplyListener(deps.redis, subscriber, config.redisPrefix, log);

@@ -17,6 +17,7 @@ import type { Logger } from '../../support/logger.js';
 import type { Mailbox, TurnPayload } from '../../queue/mailbox.js';
 import type { ControlBus } from '../../queue/control.js';
 import { jobIdFor, MAX_PENDING, type TurnProducer } from '../../queue/producer.js';
+import { ReplicationPendingError } from '../../queue/replica-wait.js';
 import type { UserRateLimiter } from '../../support/ops/rate-limit.js';
 import type { ConversationServices } from '../../features/sessions/services.js';
 import { resetExpiredSession } from '../../features/sessions/reset-policy.js';
@@ -143,6 +144,9 @@ export class ApiTurns {
       }
     } catch (err) {
       await deps.listener.unwatch(requestId);
+      // Stored, but no replica confirmed it (HERALD_REDIS_WAIT_REPLICAS): the client is told to send it again (503),
+      // so this copy is taken back first — it must not be answered as well.
+      if (err instanceof ReplicationPendingError) await deps.mailbox.withdraw(jobIdFor(API_PLATFORM, requestId));
       throw err;
     }
     const entryId = jobIdFor(API_PLATFORM, requestId);

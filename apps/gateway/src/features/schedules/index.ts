@@ -8,6 +8,7 @@ import type { SessionStore } from '@herald/agent-core';
 import type { HeraldConfig } from '../../support/config/load.js';
 import type { Logger } from '../../support/logger.js';
 import { logConnectionErrors } from '../../support/redis-errors.js';
+import { redisTarget } from '../../support/redis.js';
 import { SCHEDULE_QUEUE, ScheduleService, type ScheduleJobData } from './service.js';
 import { ScheduleStore } from './store.js';
 
@@ -18,7 +19,7 @@ export interface Schedules {
 }
 
 export function openSchedules(config: HeraldConfig, store: SessionStore, log: Logger): Schedules {
-  const queue = new Queue<ScheduleJobData>(SCHEDULE_QUEUE, { connection: { url: config.redisUrl, maxRetriesPerRequest: null }, prefix: config.redisPrefix });
+  const queue = new Queue<ScheduleJobData>(SCHEDULE_QUEUE, { connection: { ...redisTarget(config), maxRetriesPerRequest: null }, prefix: config.redisPrefix });
   logConnectionErrors(log, 'schedules queue', queue, queue.getBackend());
   const service = new ScheduleService({
     store: new ScheduleStore(store.sql),

@@ -10,13 +10,14 @@
 import { Worker, type Job, type Queue } from 'bullmq';
 import type { Logger } from '../../support/logger.js';
 import { logConnectionErrors } from '../../support/redis-errors.js';
+import type { RedisTarget } from '../../support/redis.js';
 import type { EnqueueResult, TurnPayload } from '../../queue/mailbox.js';
 import { RUN_JOB_OPTIONS, SCHEDULE_QUEUE, type ScheduleJobData } from './service.js';
 import type { Schedule, ScheduleStore } from './store.js';
 import { describeWhen } from './timing.js';
 
 export interface ScheduleRunnerOptions {
-  connection: { url: string };
+  connection: RedisTarget;
   prefix: string;
   store: ScheduleStore;
   queue: Queue<ScheduleJobData>;
@@ -60,7 +61,7 @@ export class ScheduleRunner {
 
   async start(): Promise<void> {
     this.worker = new Worker<ScheduleJobData>(SCHEDULE_QUEUE, (job) => this.run(job), {
-      connection: { url: this.opts.connection.url, maxRetriesPerRequest: null },
+      connection: { ...this.opts.connection, maxRetriesPerRequest: null },
       prefix: this.opts.prefix,
       concurrency: this.opts.concurrency ?? 5,
       removeOnComplete: RUN_JOB_OPTIONS.removeOnComplete,

@@ -12,6 +12,7 @@ export const RISK_IDS = [
   'redis-persistence',
   'redis-eviction',
   'redis-version',
+  'redis-cluster',
   'sqlite-network-fs',
   'disk-space',
   'postgres-indexes',

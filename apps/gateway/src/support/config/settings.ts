@@ -105,6 +105,26 @@ const maxTokensPerModel = list
 
 export const SETTINGS = {
   redisUrl: setting('REDIS_URL', url, 'Redis for BullMQ and pub/sub', 'redis://127.0.0.1:6379'),
+  redisSentinels: setting(
+    'REDIS_SENTINELS',
+    list.pipe(z.array(z.string().regex(/^[^\s:,]+:\d{1,5}$/, 'each entry must be host:port, e.g. 10.0.0.5:26379'))),
+    'Sentinels to ask for the current primary (host:port list); REDIS_URL then gives only the password, database and TLS',
+  ),
+  redisSentinelName: setting('REDIS_SENTINEL_NAME', str, 'The primary group the Sentinels watch (sentinel monitor <name> …)', 'mymaster'),
+  redisSentinelPassword: setting('REDIS_SENTINEL_PASSWORD', str, "The Sentinels' own password (requirepass in sentinel.conf)", undefined, true),
+  redisSentinelTls: setting('REDIS_SENTINEL_TLS', bool, 'TLS to the Sentinels too (the primary gets TLS from a rediss:// REDIS_URL)', 'false'),
+  redisWaitReplicas: setting(
+    'HERALD_REDIS_WAIT_REPLICAS',
+    int(0, 16),
+    'Replicas a mailbox append must reach (Redis WAIT) before a message is acknowledged to its platform; 0 = no WAIT',
+    '0',
+  ),
+  redisWaitTimeoutMs: setting(
+    'HERALD_REDIS_WAIT_TIMEOUT_MS',
+    int(10, 60_000),
+    'How long one WAIT may take; past it the message is not acknowledged and is tried again',
+    '1000',
+  ),
   redisPrefix: setting(
     'HERALD_REDIS_PREFIX',
     z.string().regex(/^[\w.-]+$/, 'letters, digits, . _ - only'),

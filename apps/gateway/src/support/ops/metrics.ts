@@ -44,6 +44,8 @@ export interface HeraldMetrics {
   readonly tokens: Counter<'provider' | 'kind'>;
   readonly deliveryFailures: Counter<'platform'>;
   readonly possibleDuplicateReplies: Counter<'platform'>;
+  /** Mailbox appends' WAIT for replicas (HERALD_REDIS_WAIT_REPLICAS), by outcome: confirmed, timeout, reconnected. */
+  readonly replicaWaits: Counter<'outcome'>;
   readonly compressions: Counter<'reason'>;
   /** Estimated spend (the price table) and tokens per agent profile and model; the prompt-cache hit ratio. */
   readonly spendUsd: Counter<'profile' | 'model'>;
@@ -146,6 +148,12 @@ export function createHeraldMetrics(opts: { defaultMetrics?: boolean } = {}): He
       name: 'herald_possible_duplicate_replies_total',
       help: 'Replies sent again after a crash between sending and recording, on platforms that cannot tell (Telegram)',
       labelNames: ['platform'] as const,
+      registers,
+    }),
+    replicaWaits: new Counter({
+      name: 'herald_redis_replica_waits_total',
+      help: 'Mailbox appends that waited for Redis replicas (HERALD_REDIS_WAIT_REPLICAS), by outcome: confirmed, timeout (too few replicas in time), reconnected (the connection changed meanwhile); the message is acknowledged only when confirmed',
+      labelNames: ['outcome'] as const,
       registers,
     }),
     compressions: new Counter({

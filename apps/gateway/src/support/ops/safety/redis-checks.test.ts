@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestRedis } from '../../../../../../test/helpers/redis-server.js';
-import { redisFindings } from './checks.js';
+import { redisFindings, refusals } from './checks.js';
 import { describeFinding, type SafetyFinding } from '../../config/risks.js';
 import { compareVersions } from './redis-checks.js';
 
@@ -96,5 +96,14 @@ describe('Redis safety checks', () => {
       status: 'error',
       detail: 'maxmemory-policy allkeys-lfu (maxmemory is not set, so nothing is evicted until someone sets it)',
     });
+  });
+
+  it('a Redis Cluster node is refused at start-up, and accepting the risk does not change that; a standalone Redis has no such line', async () => {
+    const found = await findingsOf(['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'], ['redis-cluster']);
+    const f = found.get('redis cluster')!;
+    expect(f).toMatchObject({ status: 'error', unacceptable: true, detail: 'this Redis is a Redis Cluster node (cluster_enabled:1)' });
+    expect(refusals([...found.values()])).toContainEqual(f);
+    expect(describeFinding(f)).toContain('REDIS_SENTINELS');
+    expect((await findingsOf([])).has('redis cluster')).toBe(false);
   });
 });

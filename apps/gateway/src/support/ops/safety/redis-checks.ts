@@ -3,7 +3,8 @@
  *   persistence   without AOF (or with only RDB snapshots) a Redis restart loses what was queued since;
  *   eviction      any maxmemory-policy but noeviction lets a full Redis delete jobs and locks (BullMQ's docs:
  *                 "the only setting that guarantees the correct behavior of the queues");
- *   version       BullMQ refuses servers below its minimum and recommends a newer one.
+ *   version       BullMQ refuses servers below its minimum and recommends a newer one;
+ *   cluster       a Redis Cluster endpoint is refused at start-up (see cluster below).
  * Settings are read with CONFIG GET; managed services that rename or forbid CONFIG are read through INFO, which
  * tells AOF and the eviction policy but not the snapshot rules.
  */
@@ -16,7 +17,28 @@ const AOF_FIX = 'turn on the append-only file: `CONFIG SET appendonly yes` and `
 export async function checkRedis(redis: Redis): Promise<SafetyFinding[]> {
   const info = parseInfo(await redis.info());
   const config = await readConfig(redis, ['appendonly', 'appendfsync', 'save', 'maxmemory-policy', 'maxmemory']);
-  return [persistence(info, config), eviction(info, config), version(info)];
+  return [persistence(info, config), eviction(info, config), version(info), ...cluster(info)];
+}
+
+/**
+ * Redis Cluster is refused, not supported: a session's mailbox scripts touch its mailbox, lock, fence and seen keys
+ * together with keys of BullMQ's queue, and BullMQ's own scripts touch many keys of one queue; a cluster answers
+ * such scripts with CROSSSLOT unless every key shares one hash tag — which would put all of Herald in one slot, on
+ * one node, and buy nothing over a primary with replicas. High availability comes from Sentinel (REDIS_SENTINELS).
+ */
+function cluster(info: Map<string, string>): SafetyFinding[] {
+  if (info.get('cluster_enabled') !== '1') return [];
+  return [
+    {
+      id: 'redis-cluster',
+      check: 'redis cluster',
+      status: 'error',
+      unacceptable: true,
+      detail: 'this Redis is a Redis Cluster node (cluster_enabled:1)',
+      risk: "Herald does not run on Redis Cluster: its per-session scripts and BullMQ's touch several keys at once, which a cluster refuses across slots",
+      fix: 'point REDIS_URL at a standalone primary, or use a primary with replicas and Sentinel for failover (REDIS_SENTINELS, REDIS_SENTINEL_NAME)',
+    },
+  ];
 }
 
 type Config = Map<string, string> | { error: string };
