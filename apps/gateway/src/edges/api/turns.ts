@@ -19,7 +19,7 @@ import { jobIdFor, MAX_PENDING, type TurnProducer } from '../../queue/producer.j
 import type { UserRateLimiter } from '../../support/ops/rate-limit.js';
 import type { ConversationServices } from '../../features/sessions/services.js';
 import { resetExpiredSession } from '../../features/sessions/reset-policy.js';
-import { flushAfterReset } from '../../turn/memory-flush.js';
+import { flushBeforeReset } from '../../turn/memory-flush.js';
 import { DEFAULT_PROFILE, profileColumn, profileKeySegment } from '../../support/config/profile-names.js';
 import type { Profile } from '../../features/profiles/table.js';
 import { API_PLATFORM, apiConversationId } from './egress.js';
@@ -176,7 +176,7 @@ export class ApiTurns {
       return input.system ? `${base}\n\n${input.system}` : base;
     };
     if (input.session !== null)
-      await resetExpiredSession({ store, mailbox: this.deps.mailbox, conversation }, sessionKey, flushAfterReset(store, conversation));
+      await resetExpiredSession({ store, mailbox: this.deps.mailbox, conversation }, sessionKey, flushBeforeReset(store, conversation));
     const { session, created } = await store.getOrCreateSession(sessionKey, () => ({
       source: API_PLATFORM,
       userId,
