@@ -12,7 +12,7 @@
  * Core owns versions 1–99; registered versions start at 100.
  */
 import { CONTEXT_WINDOWS_TABLE } from './context-windows.js';
-import { INITIAL_SCHEMA, MESSAGE_ATTACHMENTS, SEARCH_INDEX_IN_BATCHES, TURN_FENCING } from './schema.js';
+import { INITIAL_SCHEMA, MESSAGE_ATTACHMENTS, SEARCH_INDEX_IN_BATCHES, SESSION_ACTIVITY_AND_TOTALS, TURN_FENCING } from './schema.js';
 import { ddlFor, type Dialect, type Sql } from './sql.js';
 
 export interface Migration {
@@ -42,6 +42,10 @@ export const CORE_MIGRATIONS: readonly Migration[] = [
   // The user's display name on the platform, as its first message gave it (issue 47: the console tells sessions
   // apart by who they are with); NULL when the platform sent none, and for sessions from before.
   { version: 47, name: 'session user name', sql: 'ALTER TABLE sessions ADD COLUMN user_name TEXT' },
+  // Issue 53 (M1): when the session was last active (ms; its last usage or messages written), its tokens in one
+  // number, and the cost providers reported themselves (OpenRouter's usage.cost; NULL when none did), beside the
+  // price table's estimate. Sessions from before get their totals and their last message's time.
+  { version: 52, name: 'session activity and totals', sql: SESSION_ACTIVITY_AND_TOTALS },
 ];
 
 const registered: Migration[] = [];
