@@ -31,7 +31,7 @@ export async function flushBeforeLosingDetails(
   const profile = services.profiles.get(session.profile);
   try {
     // The session's model (a profile's session records its profile's model when it starts).
-    const side = services.sideTasks.forSession(session.model ?? profile.model ?? null);
+    const side = services.sideTasks.forSession(session.model ?? profile.model ?? null, 'compression');
     if (!side) return;
     const primary = metered(side);
     const agent = {
@@ -98,7 +98,7 @@ export function flushBeforeLoopCompression(
   const profile = services.profiles.get(session.profile);
   if (!offersMemory(profile.toolsets)) return undefined;
   const userKey = memoryKeyOf(profile, session.source, session.userId);
-  const side = services.sideTasks.forSession(session.model);
+  const side = services.sideTasks.forSession(session.model, 'compression');
   return async (messages) => {
     const result = await flushMemory({
       // The side-task chain when there is one (the auxiliary model first), else the turn's own provider.

@@ -168,6 +168,38 @@ export const SETTINGS = {
     "Comma list of provider:model a side task tries after HERALD_AUXILIARY_MODEL fails (a 402, an outage), before the conversation's own models",
     '',
   ),
+  // One chain per side task (I14): its own model and fallbacks, tried before the shared auxiliary chain above.
+  compressionModel: setting(
+    'HERALD_COMPRESSION_MODEL',
+    modelRef,
+    'provider:model for compression summaries and the memory flush; unset: the side-task chain (HERALD_AUXILIARY_MODEL, then the conversation model)',
+  ),
+  compressionFallbackModels: setting(
+    'HERALD_COMPRESSION_FALLBACK_MODELS',
+    modelList,
+    'Comma list of provider:model tried after HERALD_COMPRESSION_MODEL fails, before the side-task chain',
+    '',
+  ),
+  titleModel: setting('HERALD_TITLE_MODEL', modelRef, 'provider:model that names new conversations; unset: the side-task chain'),
+  titleFallbackModels: setting(
+    'HERALD_TITLE_FALLBACK_MODELS',
+    modelList,
+    'Comma list of provider:model tried after HERALD_TITLE_MODEL fails, before the side-task chain',
+    '',
+  ),
+  searchModel: setting('HERALD_SEARCH_MODEL', modelRef, 'provider:model that writes session_search summaries; unset: the side-task chain'),
+  searchFallbackModels: setting(
+    'HERALD_SEARCH_FALLBACK_MODELS',
+    modelList,
+    'Comma list of provider:model tried after HERALD_SEARCH_MODEL fails, before the side-task chain',
+    '',
+  ),
+  visionFallbackModels: setting(
+    'HERALD_VISION_FALLBACK_MODELS',
+    modelList,
+    'Comma list of provider:model (told they see images) tried after HERALD_VISION_MODEL fails, before vision-capable auxiliary models',
+    '',
+  ),
   // Providers (support/config/providers.ts): named endpoints, API modes, key pools, stream health.
   endpoints: setting(
     'HERALD_ENDPOINTS',
