@@ -262,6 +262,11 @@ export const SETTINGS = {
     'System prompt of the agent',
     'You are Herald, a helpful assistant reachable from chat apps. Answer concisely.',
   ),
+  ephemeralSystemPrompt: setting(
+    'HERALD_EPHEMERAL_SYSTEM_PROMPT',
+    str,
+    "Added to the system prompt of every model request and never stored with the session (Hermes' ephemeral system prompt); unset: none",
+  ),
   // Conversation control (commands, resets, what the user sees while the agent works).
   toolProgress: setting(
     'HERALD_TOOL_PROGRESS',

@@ -4,7 +4,7 @@
  * turn/tools.ts), the compression settings and the event wiring; each field is chosen once, nothing rewrites the
  * plan afterwards. `runLoop` runs it, with typing shown until it ends however it ends.
  */
-import { runConversation, type ConversationOptions, type ConversationResult } from '@herald/agent-core';
+import { runConversation, withoutStoredMemoryBlocks, type ConversationOptions, type ConversationResult } from '@herald/agent-core';
 import { ReplyFiles } from '../../out/reply-files.js';
 import { composeUserMessage } from '../compose.js';
 import { flushBeforeLoopCompression } from '../memory-flush.js';
@@ -51,8 +51,13 @@ export async function planLoop(deps: TurnDeps, open: OpenTurn, prepared: Prepare
     userMessage: toolPlan?.userMessage ?? userMessage,
     userAttachments: media.attachments,
     userImages: media.images,
-    history,
+    // Notes blocks stored by sessions from before B7 go: the current notes come with each request instead.
+    history: withoutStoredMemoryBlocks(history),
+    ...(toolPlan?.requestContext ? { requestContext: toolPlan.requestContext } : {}),
+    ...(services.config.ephemeralSystemPrompt ? { ephemeralSystemPrompt: services.config.ephemeralSystemPrompt } : {}),
     systemPrompt: session.systemPrompt ?? agent.systemPrompt,
+    // B1/E9: the turn's id is the task id tools keep per-task state under (a re-run of the turn keeps it).
+    taskId: ctx.turnId,
     signal: ctx.signal,
     provider: providers.primary,
     fallbacks: providers.fallbacks,
