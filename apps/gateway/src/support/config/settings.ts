@@ -149,6 +149,11 @@ export const SETTINGS = {
   ),
   apiRateLimit: setting('HERALD_API_RATE_LIMIT', int(0, 100_000), 'Requests per minute one API key may make to /v1 (0 = no limit)', '60'),
   logLevel: setting('HERALD_LOG_LEVEL', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'Log level', 'info'),
+  sessionLogDir: setting(
+    'HERALD_SESSION_LOG_DIR',
+    str,
+    "Directory for per-conversation log files: each line about a conversation also goes to <dir>/<session key>.log; unset: the process's output only",
+  ),
   model: setting('HERALD_MODEL', modelRef, 'provider:model the agent uses'),
   fallbackModels: setting('HERALD_FALLBACK_MODELS', modelList, 'Comma list of provider:model tried in order', ''),
   // Side tasks (features/llm/side-tasks.ts): compression summaries, the memory flush, session_search summaries, image descriptions.
