@@ -45,7 +45,7 @@ import { deliver } from '../out/delivery.js';
 const SCHEDULE_TOOLSET = 'schedule';
 
 /** The configured toolsets agent-core builds (all but the gateway's own). */
-function builtinToolsets(toolsets: readonly string[]): string[] {
+export function builtinToolsets(toolsets: readonly string[]): string[] {
   return toolsets.filter((t) => t !== SCHEDULE_TOOLSET);
 }
 
