@@ -38,6 +38,14 @@ interface SessionJson {
   user_id: string | null;
   ended_at: string | null;
   end_reason: string | null;
+  started_at: string;
+  last_active: string;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  total_tokens: number;
+  actual_cost_usd: number | null;
 }
 interface PlatformJson {
   state: string;
@@ -153,12 +161,19 @@ describe('operations on one process (role all) with the Telegram stand-in', () =
   });
 
   it('answers a message, then the admin routes answer 200 with the token', async () => {
+    // The answer reports its cost the way OpenRouter does (usage.cost): the session keeps it apart from the estimate.
+    llm.script({ text: 'ok: hello admin, remember the word pumpernickel', usage: { input: 100, output: 20, cost: 0.0042 } });
     tg.injectMessage({ chatId: 4242, userId: 4242, text: 'hello admin, remember the word pumpernickel' });
     await waitFor(() => repliesIn(tg, 4242).length >= 1, { what: 'the reply' });
 
     const list = await json<{ sessions: SessionJson[] }>(gw, '/admin/sessions?source=telegram&active=true');
     const session = list.sessions.find((s) => s.user_id === '4242')!;
     expect(session).toMatchObject({ source: 'telegram', key: 'agent:main:telegram:dm:4242', ended_at: null });
+    // M1: the record stage keeps the activity and the totals (the title call may have added its tokens since).
+    expect(session.actual_cost_usd).toBeCloseTo(0.0042, 10);
+    expect(session.total_tokens).toBe(session.input_tokens + session.output_tokens + session.cache_read_tokens + session.cache_write_tokens);
+    expect(session.total_tokens).toBeGreaterThanOrEqual(120);
+    expect(Date.parse(session.last_active)).toBeGreaterThan(Date.parse(session.started_at));
     const routes: Array<[string, string, unknown?]> = [
       ['GET', '/admin/sessions'],
       ['GET', `/admin/sessions/${session.id}`],

@@ -110,7 +110,8 @@ describe('budgets (real gateway)', () => {
       const usage = await say(USER, '/usage');
       expect(usage).toContain('Estimated cost of this conversation: $1.2000');
       expect(usage).toContain('Your spend: today $1.20 · 1,220 tokens; this month $1.20 · 1,220 tokens');
-      expect(usage).toContain('Your daily budget: $0.00 of $1.00 left (100 % used)');
+      // The real share, past 100 % when the last turn overshot ($1.20 of $1.00).
+      expect(usage).toContain('Your daily budget: $0.00 of $1.00 left (120 % used)');
 
       const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
       const listed = (await (await fetch(`${gw.url}/admin/budgets?scope=user:telegram:${USER}`, { headers: auth })).json()) as {

@@ -34,6 +34,7 @@ async function seedSourdough(store: SessionStore): Promise<string> {
     { role: 'user', content: 'how do I proof sourdough overnight?' },
     { role: 'assistant', content: 'Keep it in the fridge at 4 °C.' },
   ]);
+  await store.addUsage(session.id, { input: 120, output: 40, cacheRead: 0, cacheWrite: 0, costUsd: 0.01, actualCostUsd: 0.02 });
   return session.id;
 }
 
@@ -236,7 +237,12 @@ describe('herald sessions and pairing', () => {
     expect(all.lines).toHaveLength(2);
     const tgOnly = await herald(['sessions', 'list', '--source', 'telegram'], { HERALD_DB: db });
     expect(tgOnly.lines).toHaveLength(1);
-    expect(tgOnly.lines[0]).toMatch(new RegExp(`^${sessionId}  telegram  user 42  started \\S+  active  2 msgs  agent:main:telegram:dm:42$`));
+    // With its last activity, total tokens and cost (M1: the cost providers reported is shown when there is one).
+    expect(tgOnly.lines[0]).toMatch(
+      new RegExp(
+        `^${sessionId}  telegram  user 42  started \\S+  active  2 msgs  last active \\S+  160 tokens  \\$0\\.0100 \\(billed \\$0\\.0200\\)  agent:main:telegram:dm:42$`,
+      ),
+    );
 
     const json = await herald(['sessions', 'list', '--source', 'discord', '--json'], { HERALD_DB: db });
     expect(JSON.parse(json.stdout)).toMatchObject({ sessions: [{ source: 'discord', user_id: '7', ended_at: null }], next_cursor: null });

@@ -103,6 +103,34 @@ describe('gateway auto-compression (real process)', () => {
   });
 });
 
+describe('the memory flush before an in-loop compression (real process)', () => {
+  it('is not made when the compression then finds nothing to summarise (a short conversation past half the window)', async () => {
+    const tg = await startTelegramFake();
+    cleanups.push(() => tg.close());
+    const llm = await startFakeOpenAI();
+    cleanups.push(() => llm.close());
+    // 8,000-token window: the loop compresses from 4,000 tokens; each tool call reports a 5,000-token prompt, so
+    // every tool batch triggers it — but a conversation of a few messages has no middle to summarise.
+    const cluster = await startCluster({ workers: 0, env: telegramEnv(tg, llm, { HERALD_CONTEXT_WINDOW: '8000' }) });
+    cleanups.push(() => cluster.stop());
+    llm.respondWith((req): Step => {
+      if (isSummaryRequest(req) || offersOnlyMemory(req)) return { text: 'nothing to save' };
+      const body = req.body.messages as Array<{ role: string }>;
+      if (body.at(-1)?.role === 'tool') return { text: `re: ${lastUserText(req)}`, usage: { input: 5_100 } };
+      return { toolCalls: [{ name: 'current_time', arguments: '{}' }], usage: { input: 5_000 } };
+    });
+
+    const chat = 502;
+    for (let i = 0; i < 3; i++) {
+      tg.injectMessage({ chatId: chat, userId: chat, text: `w${i} hello` });
+      await waitFor(() => repliesIn(tg, chat).filter((t) => t.startsWith('re:')).length >= i + 1, { timeoutMs: 20_000, what: `reply ${i}` });
+    }
+    // Three turns, each with a tool batch over the threshold: no summary, and no memory-only call either.
+    expect(llm.requests.filter(isSummaryRequest)).toHaveLength(0);
+    expect(llm.requests.filter(offersOnlyMemory)).toHaveLength(0);
+  });
+});
+
 describe.each<ProviderName>(['openai', 'anthropic'])('a 413 through the real %s SDK', (kind) => {
   it('is answered by compressing the history and retrying successfully', async () => {
     const llm: FakeLLM = kind === 'openai' ? await startFakeOpenAI() : await startFakeAnthropic();

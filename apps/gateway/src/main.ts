@@ -32,7 +32,11 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     if (err instanceof ConfigError) fail(`Configuration error: ${err.message}`, 2);
     throw err;
   }
-  const log = createLogger({ level: config.logLevel, secrets: configSecrets(config) });
+  const log = createLogger({
+    level: config.logLevel,
+    secrets: configSecrets(config),
+    ...(config.sessionLogDir ? { sessionLogDir: config.sessionLogDir } : {}),
+  });
   routeConsoleToLogger(log);
   watchProcessFailures(log);
 

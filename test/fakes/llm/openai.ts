@@ -205,6 +205,8 @@ function usageBody(u: ResolvedUsage): Record<string, unknown> {
     total_tokens: prompt + u.output,
     prompt_tokens_details: { cached_tokens: u.cacheRead, audio_tokens: 0 },
     completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    // OpenRouter's addition (https://openrouter.ai/docs/use-cases/usage-accounting): the call's cost in credits (USD).
+    ...(u.cost !== undefined ? { cost: u.cost } : {}),
   };
 }
 

@@ -281,6 +281,7 @@ export interface ResolvedUsage {
   output: number;
   cacheRead: number;
   cacheWrite: number;
+  cost?: number;
 }
 
 /** The step's usage, with plausible numbers invented for whatever it leaves out. */
@@ -292,6 +293,7 @@ export function usageOf(step: Step, body: Record<string, unknown>): ResolvedUsag
     output: step.usage?.output ?? estimate(produced),
     cacheRead: step.usage?.cacheRead ?? 0,
     cacheWrite: step.usage?.cacheWrite ?? 0,
+    ...(step.usage?.cost !== undefined ? { cost: step.usage.cost } : {}),
   };
 }
 

@@ -59,6 +59,8 @@ export interface StepUsage {
   output?: number;
   cacheRead?: number;
   cacheWrite?: number;
+  /** OpenAI-compatible only: the call's cost in USD as OpenRouter reports it (`usage.cost`). */
+  cost?: number;
 }
 
 export type StepFinish = 'stop' | 'tool_calls' | 'length';

@@ -4,6 +4,7 @@
  *   herald doctor                              check config, Redis, the store, platform tokens and models
  *   herald pairing list|approve|revoke          the owner's side of pairing
  *   herald sessions list|show|search            read sessions and transcripts
+ *   herald chat [--resume <session id>]         an interactive chat in the terminal, streaming
  *   herald store migrate --to postgres://…      copy a SQLite store into PostgreSQL
  *   herald store backup|restore <file>          a consistent copy of the SQLite store, and putting one back
  * `--config <herald.yaml>` works with every command. Exit codes: 0 ok, 1 a check or action failed, 2 usage.
@@ -15,6 +16,7 @@ import { doctor } from './doctor.js';
 import { CliError, processIo, type CliIo } from './io.js';
 import { PAIRING_USAGE, pairingCommand } from './pairing.js';
 import { SESSIONS_USAGE, sessionsCommand } from './sessions.js';
+import { CHAT_USAGE, chatCommand } from './chat.js';
 import { STORE_USAGE, storeCommand } from './store.js';
 
 export const USAGE = `Herald ${VERSION}: chat with one LLM agent from Telegram, Discord and Slack.
@@ -23,6 +25,7 @@ ${HERALD_COMMAND} start [--role all|ingress|worker] [--config herald.yaml]
 ${HERALD_COMMAND} doctor [--config herald.yaml]
 ${PAIRING_USAGE}
 ${SESSIONS_USAGE}
+${CHAT_USAGE}
 ${STORE_USAGE}`;
 
 /** Runs one command; resolves with the exit code, or null when the gateway was started and keeps running. */
@@ -44,6 +47,13 @@ export async function run(argv: string[], io: CliIo = processIo): Promise<number
         return await pairingCommand(args, loadConfig({ file: configFile }), io);
       case 'sessions':
         return await sessionsCommand(args, loadConfig({ file: configFile }), io);
+      case 'chat':
+        try {
+          return await chatCommand(args, loadConfig({ file: configFile }), io, { input: process.stdin, write: (t) => void process.stdout.write(t) });
+        } finally {
+          // /exit with the terminal (or a pipe) still open: let go of it, or the process would wait on it.
+          process.stdin.destroy();
+        }
       case 'store':
         return await storeCommand(args, loadConfig({ file: configFile }), io);
       case '--version':

@@ -21,7 +21,8 @@ describe.each(STORE_BACKENDS)('herald sessions export on %s', (backend) => {
     const store = await temp.open();
     const done = await store.getOrCreateSession('agent:main:telegram:dm:1', { source: 'telegram', systemPrompt: 'You are Herald.' });
     await store.appendMessages(done.session.id, [
-      { role: 'user', content: 'hi' },
+      // Stored the way sessions from before B7 were: the saved notes in front of the first message.
+      { role: 'user', content: '<memory>\nNotes saved from earlier conversations (edit them with the memory tool):\nName: Ana\n</memory>\n\nhi' },
       { role: 'assistant', content: 'hello', finish_reason: 'stop' },
     ]);
     const cut = await store.getOrCreateSession('agent:main:slack:dm:2', { source: 'slack' });
@@ -39,6 +40,7 @@ describe.each(STORE_BACKENDS)('herald sessions export on %s', (backend) => {
     const records = io.lines.map((l) => JSON.parse(l) as { source: string; completed: boolean; conversations: { from: string; value: string }[] });
     expect(records).toHaveLength(1);
     expect(records[0]).toMatchObject({ source: 'telegram', completed: true });
+    // The notes block is not part of the trajectory (N2).
     expect(records[0]!.conversations).toEqual([
       { from: 'system', value: 'You are Herald.' },
       { from: 'human', value: 'hi' },

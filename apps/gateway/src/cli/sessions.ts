@@ -89,7 +89,9 @@ function sessionLine(s: Session): string {
   const state = s.endedAt === null ? 'active' : `ended ${new Date(s.endedAt).toISOString()} (${s.endReason ?? '?'})`;
   const label = s.title ?? s.key;
   const preview = label.length > PREVIEW_CHARS ? `${label.slice(0, PREVIEW_CHARS)}…` : label;
-  return `${s.id}  ${s.source}  user ${s.userId ?? '-'}  started ${new Date(s.startedAt).toISOString()}  ${state}  ${s.messageCount} msgs  ${preview}`;
+  const cost = `$${s.estimatedCostUsd.toFixed(4)}${s.actualCostUsd === null ? '' : ` (billed $${s.actualCostUsd.toFixed(4)})`}`;
+  const activity = `last active ${new Date(s.lastActive).toISOString()}  ${s.totalTokens} tokens  ${cost}`;
+  return `${s.id}  ${s.source}  user ${s.userId ?? '-'}  started ${new Date(s.startedAt).toISOString()}  ${state}  ${s.messageCount} msgs  ${activity}  ${preview}`;
 }
 
 function parseSource(v: string | undefined): SessionSource | undefined {

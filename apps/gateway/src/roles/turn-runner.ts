@@ -89,7 +89,7 @@ function profileRuntimes({ config, log, redis, store, shared, agent, outbound, m
   return new ProfileRuntimes(conversation.profiles, (profile) => {
     const own = profile.name === DEFAULT_PROFILE ? agent : instrumentAgent(buildAgentRuntime(config, providers, profile), metrics, llmLog);
     const files = { limits: outbound.limits.file, perTurn: outbound.limits.perTurn };
-    const sideProvider = conversation.sideTasks.forSession(profile.name === DEFAULT_PROFILE ? null : (profile.model ?? null));
+    const sideProvider = conversation.sideTasks.forSession(profile.name === DEFAULT_PROFILE ? null : (profile.model ?? null), 'search');
     const tools = createTurnTools({
       config: { ...config, toolsets: profile.toolsets },
       store,

@@ -5,6 +5,7 @@
 import { format } from 'node:util';
 import { pino, type Logger, type DestinationStream } from 'pino';
 import { secretPaths } from './config/load.js';
+import { SessionLogFiles } from './session-logs.js';
 
 export type { Logger };
 
@@ -36,6 +37,8 @@ export interface LoggerOptions {
    * Telegram's URLs carry the bot token (`/bot<token>/getMe`), which path-based redaction cannot catch.
    */
   secrets?: string[];
+  /** HERALD_SESSION_LOG_DIR: also write each conversation's lines to a file of its own there (support/session-logs.ts). */
+  sessionLogDir?: string;
 }
 
 export function createLogger(opts: LoggerOptions = {}): Logger {
@@ -46,6 +49,16 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
     redact: { paths: redactPaths(), censor: '[redacted]' },
     hooks: { streamWrite: secretScrubber(opts.secrets ?? []) },
   };
+  if (opts.sessionLogDir) {
+    const out = opts.destination ?? pino.destination({ dest: 1, sync: true });
+    return pino(
+      base,
+      pino.multistream([
+        { stream: out, level: 'trace' },
+        { stream: new SessionLogFiles(opts.sessionLogDir), level: 'trace' },
+      ]),
+    );
+  }
   if (opts.destination) return pino(base, opts.destination);
   if (pretty) return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss' } } });
   return pino(base);

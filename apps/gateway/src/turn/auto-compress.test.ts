@@ -159,6 +159,19 @@ describe('autoCompressIfNeeded', () => {
     expect(order).toEqual(['flush', 'summary']);
   });
 
+  it('no flush when the compression then finds nothing to summarise (a few big messages past 85 %, or /compress on a short one)', async () => {
+    let flushes = 0;
+    const beforeCompress = async () => void flushes++;
+    const { provider, requests } = summarizer();
+    const few = await sessionWith(chat(8, 40_000), 95_000);
+    expect((await autoCompressIfNeeded({ ...few, sessionKey: KEY, provider, contextWindow: 100_000, log, beforeCompress })).compressed).toBe(false);
+    const short = await sessionWith(chat(6));
+    const forced = await autoCompressIfNeeded({ ...short, sessionKey: KEY, provider, contextWindow: 100_000, log, force: true, beforeCompress });
+    expect(forced.notice).toBe(NOTHING_TO_COMPRESS_NOTICE);
+    expect(flushes).toBe(0);
+    expect(requests).toHaveLength(0);
+  });
+
   it('force (/compress): needs 4 messages, then keeps the head and the last 4 messages', async () => {
     const { provider, requests } = summarizer();
     const tiny = await sessionWith(chat(3));

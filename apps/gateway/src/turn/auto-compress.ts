@@ -46,7 +46,7 @@ export interface AutoCompressOptions {
   log: Logger;
   /** /compress: compress whatever the size (still needs MIN_MESSAGES_TO_COMPRESS messages). */
   force?: boolean;
-  /** Runs just before compressing, e.g. to let the agent save memories from the part about to be summarised. */
+  /** Runs just before the summary call, when there is something to summarise (the memory flush). */
   beforeCompress?: () => Promise<void>;
   signal?: AbortSignal;
 }
@@ -94,15 +94,15 @@ export async function autoCompressIfNeeded(opts: AutoCompressOptions): Promise<A
   const tokens = sessionTokens(session, history);
   if (!opts.force && !needsCompression(tokens, history.length, window)) return unchanged();
 
-  if (opts.beforeCompress) {
-    await opts.beforeCompress().catch((err: unknown) => log.warn({ err }, 'before-compression hook failed; compressing anyway'));
-  }
+  const before = opts.beforeCompress;
   const result = await compressHistory(history, {
     provider: opts.provider,
     contextWindow: window,
     thresholdTokens: gatewayThreshold(window),
     signal: opts.signal,
     ...(opts.force ? { minTailMessages: FORCED_TAIL_MESSAGES, tailBudgetTokens: 0 } : {}),
+    // Only once there is a middle to summarise: a flush before a compression that does nothing is a wasted call.
+    ...(before ? { beforeSummary: () => before().catch((err: unknown) => log.warn({ err }, 'before-compression hook failed; compressing anyway')) } : {}),
   });
   if (!result.compressed) {
     log.info({ messages: history.length, tokens }, 'compression found nothing to summarise');

@@ -1,9 +1,11 @@
 /**
  * Before a conversation loses its details (/new ends it, /compress summarises its middle) the agent gets one
- * memory-only model call to save what should outlive it (tools.ts `flushSessionMemory`). Commands run on
+ * memory-only model call to save what should outlive it (tools.ts `flushSessionMemory`), before it ends: the
+ * next session then starts with the notes saved. Commands run on
  * the ingress, which has no agent runtime, so the call goes to the side-task chain (features/llm/side-tasks.ts: the
  * auxiliary model, then the session's own model and the fallbacks). The same flush runs before the compressions
- * inside a turn (on the turn's own messages, unsaved ones included) and after the idle and daily resets. Best
+ * inside a turn (on the turn's own messages, unsaved ones included) and before the idle and daily resets; a
+ * compression that finds nothing to summarise makes no flush (compression/compressor.ts `beforeSummary`). Best
  * effort: a missing model, a provider
  * error or the time limit only skip the flush, never the reset or the compression.
  */
@@ -29,7 +31,7 @@ export async function flushBeforeLosingDetails(
   const profile = services.profiles.get(session.profile);
   try {
     // The session's model (a profile's session records its profile's model when it starts).
-    const side = services.sideTasks.forSession(session.model ?? profile.model ?? null);
+    const side = services.sideTasks.forSession(session.model ?? profile.model ?? null, 'compression');
     if (!side) return;
     const primary = metered(side);
     const agent = {
@@ -70,11 +72,11 @@ export async function flushOutsideTurn(
 }
 
 /**
- * For the idle and daily resets: the ended session's notes are saved behind the reply, as /new does (the flush
- * runs in the background; stopping the process waits for it).
+ * For the idle and daily resets: the expiring session's notes are saved before it ends, as /new does, so the
+ * session the message starts is shown them (the reset waits for the flush, at most MEMORY_FLUSH_TIMEOUT_MS).
  */
-export function flushAfterReset(store: SessionStore, services: ConversationServices, log?: Logger): (ended: Session) => void {
-  return (ended) => services.background.track(flushOutsideTurn(store, services, ended, 'reset', log));
+export function flushBeforeReset(store: SessionStore, services: ConversationServices, log?: Logger): (expiring: Session) => Promise<void> {
+  return (expiring) => flushOutsideTurn(store, services, expiring, 'reset', log);
 }
 
 /**
@@ -96,7 +98,7 @@ export function flushBeforeLoopCompression(
   const profile = services.profiles.get(session.profile);
   if (!offersMemory(profile.toolsets)) return undefined;
   const userKey = memoryKeyOf(profile, session.source, session.userId);
-  const side = services.sideTasks.forSession(session.model);
+  const side = services.sideTasks.forSession(session.model, 'compression');
   return async (messages) => {
     const result = await flushMemory({
       // The side-task chain when there is one (the auxiliary model first), else the turn's own provider.

@@ -13,7 +13,7 @@ import {
   createBuiltinTools,
   resolveToolsets,
   flushMemory,
-  withMemoryBlock,
+  prefetchMemoryBlock,
   stripMemoryMarker,
   type ChatMessage,
   type FlushMemoryResult,
@@ -50,7 +50,7 @@ import { CODE_TOOLSET, EXECUTE_CODE_TOOL, offersCode, type CodeTools } from '../
 const SCHEDULE_TOOLSET = 'schedule';
 
 /** The configured toolsets agent-core builds (all but the gateway's own: schedule, code). */
-function builtinToolsets(toolsets: readonly string[]): string[] {
+export function builtinToolsets(toolsets: readonly string[]): string[] {
   return toolsets.filter((t) => t !== SCHEDULE_TOOLSET && t !== CODE_TOOLSET);
 }
 
@@ -107,8 +107,10 @@ interface ToolPlanInput {
 
 /** The tools' part of the loop plan: the plan stage takes these fields from here, each once. */
 export interface ToolPlan {
-  /** The user's message with the saved-notes block in front (a session's first message), or its marker removed. */
+  /** The user's message, a spoofed notes block removed. */
   userMessage: string;
+  /** The saved notes block for this turn's requests (never stored); null when there are none. */
+  requestContext: string | null;
   tools: Tool[];
   /** One iteration budget shared with subagents. */
   budget: IterationBudget;
@@ -201,7 +203,9 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
             ...(profile && searchProfileOf(profile) !== undefined && { searchProfile: searchProfileOf(profile) }),
           };
           return {
-            userMessage: withNotes ? await withMemoryBlock(store, userKey, input.history, input.userMessage) : stripMemoryMarker(input.userMessage),
+            userMessage: stripMemoryMarker(input.userMessage),
+            // The notes, read now for the whole turn: the loop shows them with each request and stores them nowhere.
+            requestContext: withNotes ? await prefetchMemoryBlock(store, userKey) : null,
             tools: [
               // No clarify where nobody can answer: a scheduled run, or a client waiting on one HTTP request (the API).
               ...(payload.scheduled || egress.platform === 'api' ? scheduledTools : tools),

@@ -73,6 +73,8 @@ export interface Usage {
   output: number;
   cacheRead: number;
   cacheWrite: number;
+  /** What the provider itself said the call cost (OpenRouter's `usage.cost`); absent when it said nothing. */
+  reportedCostUsd?: number;
 }
 
 export const emptyUsage = (): Usage => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });
@@ -83,6 +85,7 @@ export function addUsageInto(total: Usage, add: Usage): void {
   total.output += add.output;
   total.cacheRead += add.cacheRead;
   total.cacheWrite += add.cacheWrite;
+  if (add.reportedCostUsd !== undefined) total.reportedCostUsd = (total.reportedCostUsd ?? 0) + add.reportedCostUsd;
 }
 
 /** `a` less `b`, field by field. */

@@ -125,7 +125,8 @@ export {
   renderMemoryBlock,
   stripMemoryBlock,
   stripMemoryMarker,
-  withMemoryBlock,
+  prefetchMemoryBlock,
+  withoutStoredMemoryBlocks,
 } from './memory.js';
 export { MEMORY_CHAR_LIMITS, MemoryEditError, MemoryStore, type MemoryEntry, type MemorySnapshot, type MemoryTarget } from './memory-store.js';
 export { SESSION_SEARCH_TOOL, createSessionSearchTool } from './session-search.js';

@@ -1,10 +1,10 @@
 /**
  * The `memory` tool and the block that shows saved notes to the model.
  *
- * The block goes in front of the user's text in the first turn of a session (and again when compression has
- * dropped it from the history), never into the system prompt: the system prompt and the history prefix stay
- * byte-identical from call to call, which is what provider prompt caching needs. Like Hermes' frozen snapshot,
- * edits made during a session show up in the tool results, and in the block of the next session.
+ * The block is read once per turn and goes in front of the latest user message of each request, never stored and
+ * never into the system prompt: the system prompt and the history prefix stay byte-identical from call to call,
+ * which is what provider prompt caching needs (`prefetchMemoryBlock`). Edits made during a turn show up in the tool
+ * results, and in the block of the next turn.
  */
 import type { ChatMessage } from '../base/types.js';
 import type { SessionStore } from '../store/session-store.js';
@@ -33,8 +33,8 @@ const HEADINGS: Record<MemoryTarget, string> = {
 };
 
 const DESCRIPTION =
-  'Durable notes that persist across conversations with this user (shown to you at the start of each new ' +
-  'conversation). Two parts: "memory" for facts about the work (environment, conventions, decisions, lessons ' +
+  "Durable notes that persist across conversations with this user (shown to you with the user's " +
+  'messages). Two parts: "memory" for facts about the work (environment, conventions, decisions, lessons ' +
   `learned; ${MEMORY_CHAR_LIMITS.memory} characters) and "user" for facts about the person (name, role, ` +
   `preferences, how they like answers; ${MEMORY_CHAR_LIMITS.user} characters). Save what will still matter in ` +
   'a later conversation, especially when the user corrects you or states a preference; do not save the ' +
@@ -126,16 +126,23 @@ export function stripMemoryMarker(userText: string): string {
 }
 
 /**
- * The user text a turn sends: the saved notes in front of it on a session's first turn, else the text unchanged.
- * Like Hermes' memory snapshot, the notes are taken once, when the session starts: what is saved later (in this
- * conversation with the memory tool, or in another one) shows from the next session on. Compression keeps the
- * session's first messages (compression/boundaries.ts), and the block with them. So a later turn makes no read.
+ * The saved notes block for one turn (B7): read once when the turn starts and handed to the loop as its
+ * `requestContext`, which puts it in front of the latest user message of every request and never stores it.
+ * So notes saved in one turn (here or in another chat) show from the next turn on, the stored history holds no
+ * notes (exports, search and titles see the user's own words), and the system prompt and earlier history stay
+ * byte-identical for provider prompt caches. Null when the person has no notes (or no one is known).
  */
-export async function withMemoryBlock(store: SessionStore, userKey: string | null, history: readonly ChatMessage[], text: string): Promise<string> {
-  const userText = stripMemoryMarker(text);
-  if (!userKey || history.some((m) => m.role === 'user')) return userText;
-  const block = renderMemoryBlock(await new MemoryStore(store).snapshot(userKey));
-  return block ? `${block}\n\n${userText}` : userText;
+export async function prefetchMemoryBlock(store: SessionStore, userKey: string | null): Promise<string | null> {
+  if (!userKey) return null;
+  return renderMemoryBlock(await new MemoryStore(store).snapshot(userKey));
+}
+
+/**
+ * A history without the notes blocks sessions from before B7 stored in front of their first user message: the
+ * model gets the current notes per request instead, not an old copy besides them.
+ */
+export function withoutStoredMemoryBlocks(history: readonly ChatMessage[]): ChatMessage[] {
+  return history.map((m) => (m.role === 'user' && m.content?.startsWith(MEMORY_BLOCK_OPEN) ? { ...m, content: stripMemoryBlock(m.content) } : m));
 }
 
 /** The user's text without a memory block in front (for titles, search snippets and the like). */

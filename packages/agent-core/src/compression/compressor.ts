@@ -29,6 +29,12 @@ export interface CompressOptions {
   headMessages?: number;
   minTailMessages?: number;
   signal?: AbortSignal;
+  /**
+   * Runs once the split has found a middle to summarise, just before the summary call — never when nothing will be
+   * compressed (the memory flush: a full-history model call that is only worth its cost when details are about to go).
+   * Its errors are the caller's to catch; the compression goes on after it either way.
+   */
+  beforeSummary?: () => Promise<void>;
 }
 
 export interface CompressionResult {
@@ -73,6 +79,7 @@ export async function compressHistory(messages: readonly ChatMessage[], opts: Co
   };
   // Only the previous summary in the middle: summarising it again would gain nothing.
   if (turns.length === 0) return unchanged;
+  await opts.beforeSummary?.();
 
   const previous = middle.find((m) => containsSummary(m.content));
   const previousSummary = previous ? extractSummary(previous.content) : null;

@@ -69,6 +69,24 @@ describe('compression inside the agent loop', () => {
     expect(result.finalResponse).toBe('final');
   });
 
+  it('a short history past the threshold (nothing in the middle to summarise) costs no flush: before the first call nor after tool batches', async () => {
+    // 6 big messages: over 50 % of the window, but all of them are head or protected tail.
+    const p = provider(
+      'm-short-big',
+      { toolCalls: [{ name: 'lookup', arguments: '{}' }], usage: { input: 6_000 } },
+      { toolCalls: [{ name: 'lookup', arguments: '{}' }], usage: { input: 6_100 } },
+    );
+    let flushes = 0;
+    const { result } = await run(p, {
+      history: history(6, 4_000),
+      tools: [lookup],
+      compression: { contextWindow: 8_000, beforeCompress: async () => void flushes++ },
+    });
+    expect(result.finalResponse).toBe('final');
+    expect(summaryCalls(p)).toHaveLength(0);
+    expect(flushes).toBe(0);
+  });
+
   it('a failing beforeCompress hook does not stop the compression', async () => {
     const p = provider('m-flush-fails');
     const { result } = await run(p, {

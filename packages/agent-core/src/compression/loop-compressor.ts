@@ -7,7 +7,8 @@
  *     for the model; with no limit named, the assumed window steps down 128K → 64K → 32K → 16K → 8K, skipping
  *     steps that are not below the size of the refused request (they cannot be the limit).
  * Each compression is announced as a `status` event of kind `compression`, and preceded by the options'
- * `beforeCompress` hook (the gateway's memory-only flush).
+ * `beforeCompress` hook (the gateway's memory-only flush) — only when there is a middle to summarise: a trigger
+ * that finds nothing to compress (a short history past the threshold) costs no flush call.
  */
 import { addUsageInto, type ChatMessage, type Usage } from '../base/types.js';
 import type { Provider, ProviderError, ToolSchema } from '../providers/types.js';
@@ -132,13 +133,14 @@ export class LoopCompressor {
   }
 
   private async compress(messages: ChatMessage[], why: string, flushFirst: boolean): Promise<CompressionResult> {
-    if (flushFirst) await this.deps.options.beforeCompress?.(messages).catch(() => undefined);
+    const flush = flushFirst ? this.deps.options.beforeCompress : undefined;
     const window = this.window;
     const result = await compressHistory(messages, {
       provider: this.deps.options.summaryProvider ?? this.deps.caller().provider,
       contextWindow: window,
       thresholdTokens: this.threshold,
       signal: this.deps.signal,
+      ...(flush ? { beforeSummary: () => flush(messages).catch(() => undefined) } : {}),
     });
     addUsage(this.deps.caller(), result);
     if (result.compressed) {

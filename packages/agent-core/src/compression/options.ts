@@ -22,8 +22,8 @@ export interface CompressionOptions {
   maxPreflightPasses?: number;
   /**
    * Runs before each compression (once for all preflight passes) with the messages about to be summarised: the
-   * memory-only flush, so notes survive what the summary leaves out. Best effort: a failure never stops the
-   * compression.
+   * memory-only flush, so notes survive what the summary leaves out. Only when the compression has a middle to
+   * summarise (never for a trigger that compresses nothing). Best effort: a failure never stops the compression.
    */
   beforeCompress?: (messages: readonly ChatMessage[]) => Promise<void>;
 }

@@ -72,6 +72,19 @@ describe('runConversation: the happy paths', () => {
     expect(events.at(-1)).toEqual({ type: 'turn_end', result: r });
   });
 
+  it('an ephemeral system prompt (N2) goes after the system prompt of every request, the same bytes each time', async () => {
+    const p = new ScriptedProvider().script({ toolCalls: [{ name: 'lookup', arguments: '{"q":"x"}' }] }, { text: 'done' });
+    await runConversation({
+      userMessage: 'hi',
+      history: [],
+      systemPrompt: SYSTEM,
+      ephemeralSystemPrompt: 'Today: be brief.',
+      provider: p,
+      tools: [lookupTool()],
+    });
+    expect(p.calls.map((c) => c.systemPrompt)).toEqual([`${SYSTEM}\n\nToday: be brief.`, `${SYSTEM}\n\nToday: be brief.`]);
+  });
+
   it('runs a tool, sends its result back, and persists the whole exchange', async () => {
     const log: string[] = [];
     const provider = new ScriptedProvider().script({ toolCalls: [{ id: 't1', name: 'lookup', arguments: '{"q":"weather"}' }] }, { text: 'It is sunny.' });

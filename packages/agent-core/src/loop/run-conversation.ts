@@ -94,6 +94,7 @@ class ConversationRun {
   private iteration = 0;
 
   constructor(private readonly opts: ConversationOptions) {
+    const systemPrompt = opts.ephemeralSystemPrompt ? `${opts.systemPrompt}\n\n${opts.ephemeralSystemPrompt}` : opts.systemPrompt;
     this.signal = opts.signal ?? new AbortController().signal;
     this.taskId = opts.taskId ?? randomUUID();
     this.toolContext = { ...opts.toolContext, taskId: this.taskId };
@@ -105,14 +106,14 @@ class ConversationRun {
     this.schemas = toolSchemas(tools);
     // Opt-in; built before the caller, whose context-overflow hook it provides (it reads the caller lazily).
     this.compressor = opts.compression
-      ? new LoopCompressor({ options: opts.compression, caller: () => this.caller, systemPrompt: opts.systemPrompt, signal: this.signal, emit: this.emit })
+      ? new LoopCompressor({ options: opts.compression, caller: () => this.caller, systemPrompt, signal: this.signal, emit: this.emit })
       : undefined;
     this.caller = new ModelCaller({
       providers: [opts.provider, ...(opts.fallbacks ?? [])],
       fallbackState: opts.fallbackState ?? new FallbackState(),
       policy: { ...DEFAULT_RETRY_POLICY, ...opts.retry },
       signal: this.signal,
-      systemPrompt: opts.systemPrompt,
+      systemPrompt,
       maxTokens: opts.maxTokens,
       cacheKey: opts.cacheKey,
       onContextOverflow: opts.onContextOverflow ?? this.compressor?.onContextOverflow,
@@ -121,7 +122,7 @@ class ConversationRun {
     // A re-run after a crash continues from what the first run saved (its user message first).
     const [saved, ...savedRest] = opts.resume ?? [];
     this.userMessage = saved?.content ?? sanitizeText(opts.userMessage);
-    this.transcript = new Transcript(opts.history, saved ?? { role: 'user', content: this.userMessage, ...userMediaOf(opts) });
+    this.transcript = new Transcript(opts.history, saved ?? { role: 'user', content: this.userMessage, ...userMediaOf(opts) }, opts.requestContext);
     this.transcript.append(...savedRest);
   }
 

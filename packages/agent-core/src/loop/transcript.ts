@@ -4,7 +4,8 @@
  * - turn: what this turn adds and the caller persists (`newMessages`), starting with the user message;
  * - scaffold: messages sent to the model but never persisted (continuation prompts and the parts they continue,
  *   the final summary request), so the stored history reads as one clean reply;
- * - notes: budget and context-pressure lines added to the last tool result of the next request only.
+ * - notes: budget and context-pressure lines added to the last tool result of the next request only;
+ * - request context: text in front of the latest user message of every request (the saved notes), never kept.
  */
 import type { ChatMessage } from '../base/types.js';
 import { sanitizeHistory } from './sanitize.js';
@@ -18,7 +19,11 @@ export class Transcript {
   private compacted = false;
   private notes: string[] = [];
 
-  constructor(history: readonly ChatMessage[], userMessage: ChatMessage) {
+  constructor(
+    history: readonly ChatMessage[],
+    userMessage: ChatMessage,
+    private readonly requestContext?: string,
+  ) {
     this.context = [...history];
     this.turn = [userMessage];
   }
@@ -48,6 +53,11 @@ export class Transcript {
     const last = messages.at(-1);
     if (this.notes.length > 0 && last?.role === 'tool') {
       messages[messages.length - 1] = { ...last, content: [last.content ?? '', ...this.notes].join('\n\n') };
+    }
+    if (this.requestContext) {
+      // The latest user message: everything before it is the same bytes as in the previous request.
+      const i = messages.findLastIndex((m) => m.role === 'user');
+      if (i >= 0) messages[i] = { ...messages[i], content: `${this.requestContext}\n\n${messages[i].content ?? ''}` };
     }
     return messages;
   }

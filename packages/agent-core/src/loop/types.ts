@@ -76,6 +76,17 @@ export interface ConversationOptions {
   toolContext?: Record<string, unknown>;
   /** The run's task id, given to every tool as `taskId` (over any in `toolContext`); a new one when absent. */
   taskId?: string;
+  /**
+   * Text put in front of the latest user message of every request of this run, and never stored (not in
+   * `newMessages`, not in what compression summarises): the saved notes, read once for the turn (B7). The system
+   * prompt and the history before the turn's message stay byte-identical from call to call, so prompt caches hit.
+   */
+  requestContext?: string;
+  /**
+   * Appended to the system prompt of every request of this run and never stored (Hermes' ephemeral system prompt,
+   * N2): the session keeps `systemPrompt` only. Constant for a deployment, so the cached prefix stays stable.
+   */
+  ephemeralSystemPrompt?: string;
   onContextOverflow?: ContextOverflowHandler;
   /** Retry timing; tests shrink the base delay. */
   retry?: Partial<RetryPolicy>;

@@ -141,11 +141,14 @@ export const REASONING_CONTENT_FORMAT = 'chat_reasoning_content';
 /** Prompt tokens include the cached ones; we count them apart so cost and cache hit rate come out right. */
 function usageFromChat(u: ChunkUsage): Usage {
   const cached = u.prompt_tokens_details?.cached_tokens ?? 0;
+  // OpenRouter adds what the call cost (USD) to the usage; kept apart from the price table's estimate.
+  const cost = (u as { cost?: unknown }).cost;
   return {
     input: Math.max(0, (u.prompt_tokens ?? 0) - cached),
     output: u.completion_tokens ?? 0,
     cacheRead: cached,
     cacheWrite: 0,
+    ...(typeof cost === 'number' && Number.isFinite(cost) && cost >= 0 ? { reportedCostUsd: cost } : {}),
   };
 }
 

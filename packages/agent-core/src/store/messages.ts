@@ -44,7 +44,7 @@ const insertSql = (n: number): string =>
   ON CONFLICT (session_id, turn_id, seq) DO NOTHING RETURNING *`);
 const EXISTING_SQL = 'SELECT * FROM messages WHERE session_id = ? AND turn_id = ? AND seq >= ? AND seq <= ?';
 const COUNT_SQL = `
-  UPDATE sessions SET message_count = message_count + ?, tool_call_count = tool_call_count + ? WHERE id = ?`;
+  UPDATE sessions SET message_count = message_count + ?, tool_call_count = tool_call_count + ?, last_active = ? WHERE id = ?`;
 
 function toolCallCount(m: ChatMessage): number {
   return m.role === 'assistant' ? (m.tool_calls?.length ?? 0) : 0;
@@ -110,7 +110,7 @@ export async function appendMessages(sql: Sql, sessionId: string, messages: read
         for (const r of rows) stored.push(toStoredMessage(r));
       }
       if (opts.usage) await addUsage(sql, sessionId, opts.usage, { messages: added, toolCalls });
-      else if (added > 0) await sql.run(COUNT_SQL, [added, toolCalls, sessionId]);
+      else if (added > 0) await sql.run(COUNT_SQL, [added, toolCalls, Date.now(), sessionId]);
       return stored;
     }),
   );

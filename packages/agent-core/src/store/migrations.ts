@@ -12,7 +12,15 @@
  * Core owns versions 1–99; registered versions start at 100.
  */
 import { CONTEXT_WINDOWS_TABLE } from './context-windows.js';
-import { INITIAL_SCHEMA, MESSAGE_ATTACHMENTS, SEARCH_INDEX_IN_BATCHES, SESSION_PROMPTS_TABLE, SKILLS_TABLE, TURN_FENCING } from './schema.js';
+import {
+  INITIAL_SCHEMA,
+  MESSAGE_ATTACHMENTS,
+  SEARCH_INDEX_IN_BATCHES,
+  SESSION_ACTIVITY_AND_TOTALS,
+  SESSION_PROMPTS_TABLE,
+  SKILLS_TABLE,
+  TURN_FENCING,
+} from './schema.js';
 import { ddlFor, type Dialect, type Sql } from './sql.js';
 import { WHATSAPP_SOURCE } from './session-sources.js';
 
@@ -76,6 +84,10 @@ export const CORE_MIGRATIONS: readonly Migration[] = [
   { version: 50, name: 'agent-written skills', sql: SKILLS_TABLE },
   // How a session's system prompt was built (its layers, the personality), for /prompt and the admin API.
   { version: 51, name: 'session prompt layers', sql: SESSION_PROMPTS_TABLE },
+  // Issue 53 (M1): when the session was last active (ms; its last usage or messages written), its tokens in one
+  // number, and the cost providers reported themselves (OpenRouter's usage.cost; NULL when none did), beside the
+  // price table's estimate. Sessions from before get their totals and their last message's time.
+  { version: 52, name: 'session activity and totals', sql: SESSION_ACTIVITY_AND_TOTALS },
   // WhatsApp (Cloud API) sessions: `source` may be 'whatsapp' (SQLite rebuilds the table to change its CHECK).
   { version: 55, name: 'whatsapp session source', sql: WHATSAPP_SOURCE, rebuildsTables: true },
 ];

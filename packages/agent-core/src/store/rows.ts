@@ -28,6 +28,12 @@ export interface Session {
   lastPromptTokens: number | null;
   /** The agent profile the session belongs to; null for the default profile. */
   profile: string | null;
+  /** When the session was last written to (messages or usage), ms; its start when nothing was. */
+  lastActive: number;
+  /** Input + output + cache read + cache write tokens. */
+  totalTokens: number;
+  /** What the providers reported the session's calls cost (OpenRouter's usage.cost); null when none did. */
+  actualCostUsd: number | null;
 }
 
 export interface StoredMessage {
@@ -97,6 +103,10 @@ export interface SessionRow {
   last_prompt_tokens: number | null;
   /** Absent on rows read before migration 25 ran (never, after start-up). */
   profile?: string | null;
+  /** Migration 52; absent only on rows read before it ran. */
+  last_active?: number | string | null;
+  total_tokens?: number | string;
+  actual_cost_usd?: number | null;
 }
 
 export interface MessageRow {
@@ -155,6 +165,9 @@ export function toSession(r: SessionRow): Session {
     title: r.title,
     lastPromptTokens: r.last_prompt_tokens,
     profile: r.profile ?? null,
+    lastActive: r.last_active === null || r.last_active === undefined ? r.started_at : Number(r.last_active),
+    totalTokens: Number(r.total_tokens ?? r.input_tokens + r.output_tokens + r.cache_read_tokens + r.cache_write_tokens),
+    actualCostUsd: r.actual_cost_usd === null || r.actual_cost_usd === undefined ? null : Number(r.actual_cost_usd),
   };
 }
 

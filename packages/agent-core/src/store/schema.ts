@@ -180,3 +180,12 @@ CREATE TABLE session_prompts (
   created_at   INTEGER NOT NULL
 );
 `;
+
+/** Migration 52: sessions.last_active, total_tokens, actual_cost_usd, filled in for the sessions already there. */
+export const SESSION_ACTIVITY_AND_TOTALS = `
+ALTER TABLE sessions ADD COLUMN last_active INTEGER;
+ALTER TABLE sessions ADD COLUMN total_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN actual_cost_usd REAL;
+UPDATE sessions SET total_tokens = input_tokens + output_tokens + cache_read_tokens + cache_write_tokens,
+  last_active = coalesce((SELECT max(m.created_at) FROM messages m WHERE m.session_id = sessions.id), started_at);
+`;

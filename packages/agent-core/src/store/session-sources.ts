@@ -4,6 +4,8 @@
  * PostgreSQL replaces the constraint in place. SQLite cannot change a CHECK, so the table is rebuilt the way
  * SQLite's documentation prescribes (new table, copy, drop, rename, indexes again); the runner turns foreign keys
  * off around it (`rebuildsTables`), else dropping the old table would cascade into every session's messages.
+ * The rebuilt table has every column the migrations before it added (up to 52's last_active, total_tokens,
+ * actual_cost_usd): a column left out here would be dropped with its data.
  */
 
 const SOURCES = "'telegram', 'discord', 'slack', 'whatsapp', 'cli', 'api'";
@@ -32,11 +34,14 @@ CREATE TABLE sessions_rebuilt (
   last_prompt_tokens  INTEGER,
   api_calls           INTEGER NOT NULL DEFAULT 0,
   profile             TEXT,
-  user_name           TEXT
+  user_name           TEXT,
+  last_active         INTEGER,
+  total_tokens        INTEGER NOT NULL DEFAULT 0,
+  actual_cost_usd     REAL
 );
 INSERT INTO sessions_rebuilt SELECT id, key, source, user_id, chat_id, model, system_prompt, parent_session_id, started_at,
   ended_at, end_reason, message_count, tool_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
-  estimated_cost_usd, title, last_prompt_tokens, api_calls, profile, user_name FROM sessions;
+  estimated_cost_usd, title, last_prompt_tokens, api_calls, profile, user_name, last_active, total_tokens, actual_cost_usd FROM sessions;
 DROP TABLE sessions;
 ALTER TABLE sessions_rebuilt RENAME TO sessions;
 CREATE INDEX sessions_started ON sessions (started_at DESC, id DESC);

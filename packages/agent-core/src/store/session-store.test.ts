@@ -143,6 +143,24 @@ describe.each(STORE_BACKENDS)('the store contract on %s', (backend) => {
       await expect(store.addUsage('ghost', { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 })).rejects.toThrow(StoreNotFoundError);
     });
 
+    it('keeps total tokens, the last activity and the cost providers reported (null until one does) — migration 52', async () => {
+      const store = await temp.open();
+      const s = (await store.getOrCreateSession(KEY, { source: 'cli' })).session;
+      expect(s).toMatchObject({ totalTokens: 0, actualCostUsd: null, lastActive: s.startedAt });
+      await store.addUsage(s.id, { input: 100, output: 20, cacheRead: 50, cacheWrite: 10, costUsd: 0.25 });
+      expect(await store.getSession(s.id)).toMatchObject({ totalTokens: 180, actualCostUsd: null });
+      await store.addUsage(s.id, { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, actualCostUsd: 0.0125 });
+      await store.addUsage(s.id, { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, actualCostUsd: 0.0075 });
+      await store.addUsage(s.id, { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 });
+      const used = await store.getSession(s.id);
+      expect(used).toMatchObject({ totalTokens: 186 });
+      expect(used?.actualCostUsd).toBeCloseTo(0.02, 10);
+      const before = used?.lastActive ?? 0;
+      await waitForClockPast(before);
+      await store.appendMessages(s.id, [{ role: 'user', content: 'later' }]);
+      expect((await store.getSession(s.id))?.lastActive).toBeGreaterThan(before);
+    });
+
     it("appends a turn's messages with its usage: counts and tokens in one write, added once when the turn is persisted again", async () => {
       const store = await temp.open();
       const s = (await store.getOrCreateSession(KEY, { source: 'cli' })).session;
@@ -312,3 +330,8 @@ describe.each(STORE_BACKENDS)('the store contract on %s', (backend) => {
     });
   });
 });
+
+/** Returns once Date.now() is past `ms` (a clock tick, not a sleep for a guessed duration). */
+async function waitForClockPast(ms: number): Promise<void> {
+  while (Date.now() <= ms) await new Promise((resolve) => setImmediate(resolve));
+}

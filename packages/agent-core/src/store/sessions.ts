@@ -40,6 +40,8 @@ export interface UsageDelta {
   cacheRead: number;
   cacheWrite: number;
   costUsd?: number;
+  /** What providers reported the calls cost themselves (`Usage.reportedCostUsd`); absent when none did. */
+  actualCostUsd?: number;
   /** Size of the latest prompt; replaces the stored value (it drives auto-compression). */
   lastPromptTokens?: number;
   /** Model calls the usage came from (retries, fallbacks, side tasks included). */
@@ -134,8 +136,8 @@ async function insertSession(sql: Sql, key: string, init: SessionInit, parentSes
   const now = Date.now();
   const id = newSessionId(now);
   await sql.run(
-    `INSERT INTO sessions (id, key, source, user_id, chat_id, model, system_prompt, parent_session_id, started_at, profile, user_name)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, (SELECT p.user_name FROM sessions p WHERE p.id = ?)))`,
+    `INSERT INTO sessions (id, key, source, user_id, chat_id, model, system_prompt, parent_session_id, started_at, last_active, profile, user_name)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, (SELECT p.user_name FROM sessions p WHERE p.id = ?)))`,
     [
       id,
       key,
@@ -145,6 +147,7 @@ async function insertSession(sql: Sql, key: string, init: SessionInit, parentSes
       init.model ?? null,
       init.systemPrompt ?? null,
       parentSessionId,
+      now,
       now,
       init.profile ?? null,
       // A continuation (compression) keeps its parent's user name unless told another.
@@ -208,9 +211,12 @@ export async function endSession(sql: Sql, id: string, reason: string): Promise<
   return toSession(row);
 }
 
+// actual_cost_usd stays NULL until a provider reports a cost: coalesce(a + x, x, a) adds, starts, or keeps it.
 const usageSql = (countSet: string): string => `UPDATE sessions SET ${countSet}input_tokens = input_tokens + ?,
   output_tokens = output_tokens + ?, cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
-  estimated_cost_usd = estimated_cost_usd + ?, last_prompt_tokens = coalesce(?, last_prompt_tokens), api_calls = api_calls + ?
+  total_tokens = total_tokens + ?, estimated_cost_usd = estimated_cost_usd + ?,
+  actual_cost_usd = coalesce(actual_cost_usd + ?, ?, actual_cost_usd), last_active = ?,
+  last_prompt_tokens = coalesce(?, last_prompt_tokens), api_calls = api_calls + ?
   WHERE id = ?`;
 /** The two forms, built once (the per-message path runs the second). */
 const USAGE_SQL = usageSql('');
@@ -227,7 +233,11 @@ export async function addUsage(sql: Sql, sessionId: string, u: UsageDelta, count
     u.output,
     u.cacheRead,
     u.cacheWrite,
+    u.input + u.output + u.cacheRead + u.cacheWrite,
     u.costUsd ?? 0,
+    u.actualCostUsd ?? null,
+    u.actualCostUsd ?? null,
+    Date.now(),
     u.lastPromptTokens ?? null,
     u.apiCalls ?? 0,
     sessionId,

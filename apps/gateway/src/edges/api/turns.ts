@@ -21,7 +21,7 @@ import { ReplicationPendingError } from '../../queue/replica-wait.js';
 import type { UserRateLimiter } from '../../support/ops/rate-limit.js';
 import type { ConversationServices } from '../../features/sessions/services.js';
 import { resetExpiredSession } from '../../features/sessions/reset-policy.js';
-import { flushAfterReset } from '../../turn/memory-flush.js';
+import { flushBeforeReset } from '../../turn/memory-flush.js';
 import { DEFAULT_PROFILE, profileColumn, profileKeySegment } from '../../support/config/profile-names.js';
 import type { Profile } from '../../features/profiles/table.js';
 import { API_PLATFORM, apiConversationId } from './egress.js';
@@ -181,7 +181,7 @@ export class ApiTurns {
       return input.system ? { ...built, text: `${built.text}\n\n${input.system}` } : built;
     };
     if (input.session !== null)
-      await resetExpiredSession({ store, mailbox: this.deps.mailbox, conversation }, sessionKey, flushAfterReset(store, conversation));
+      await resetExpiredSession({ store, mailbox: this.deps.mailbox, conversation }, sessionKey, flushBeforeReset(store, conversation));
     const open = await store.currentSession(sessionKey);
     const fresh = open && open.endedAt === null ? null : await promptFor(new Date());
     const { session, created } = await store.getOrCreateSession(sessionKey, () => ({

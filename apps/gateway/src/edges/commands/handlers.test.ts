@@ -282,6 +282,9 @@ describe('session commands', () => {
     const id = await conversation('c1', [['q', 'a']]);
     expect(await command('c1', '/compress')).toBe(TOO_SHORT_NOTICE);
     expect(await command('c1', '/new')).toMatch(/^✨ Started a new conversation/);
+    // The session ends behind the reply, after the memory flush.
+    await services.background.settle(10_000);
+    expect(services.background.running).toBe(0);
     expect(await store.getSession(id)).toMatchObject({ endReason: 'session_reset' });
     expect(await command('c1', '/stop')).toBe('No active task to stop.');
   });

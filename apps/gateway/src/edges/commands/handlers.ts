@@ -7,6 +7,7 @@
 import { payloadFrom } from '../../queue/payload.js';
 import { turnFailureReply } from '../../turn/user-errors.js';
 import { flushOutsideTurn } from '../../turn/memory-flush.js';
+import { withSessionHeld } from '../../features/sessions/session-hold.js';
 import type { CommandDeps, CommandInput, CommandReply } from './context.js';
 import { compressCommand, retryCommand, undoCommand } from './history.js';
 import { BUSY_REPLY, helpText, type CommandName } from './registry.js';
@@ -85,13 +86,36 @@ async function newCommand(deps: CommandDeps, { sessionKey, command }: CommandInp
     };
   }
   await stopSession(deps, sessionKey);
-  const current = await deps.store.currentSession(sessionKey);
-  if (current && current.endedAt === null) {
-    const ended = await deps.store.endSession(current.id, 'session_reset');
-    // The memory flush takes a model call: run it behind the reply, so the fresh start is instant.
-    deps.conversation.background.track(flushOutsideTurn(deps.store, deps.conversation, ended, 'reset', deps.log));
-  }
+  // The flush takes a model call: the reply does not wait for it, but the session is held (so a message sent
+  // meanwhile waits and starts the new conversation) before the reply goes. Stopping the process waits for it.
+  const { held, done } = flushThenEnd(deps, sessionKey);
+  deps.conversation.background.track(done);
+  await held;
   return '✨ Started a new conversation. What can I do for you?';
+}
+
+/**
+ * /new's reset: the memory flush first (one model call, time-limited, best effort), so what it saves is in the
+ * notes the new conversation starts with; then the session ends. Both under the session's lock (`held` resolves
+ * once it is taken). Held by a turn already (one started between /stop and here): the session ends without the
+ * flush, as /new did before flushing existed.
+ */
+function flushThenEnd(deps: CommandDeps, sessionKey: string): { held: Promise<void>; done: Promise<void> } {
+  let taken!: () => void;
+  const held = new Promise<void>((resolve) => (taken = resolve));
+  const end = async (flush: boolean): Promise<void> => {
+    const current = await deps.store.currentSession(sessionKey);
+    if (!current || current.endedAt !== null) return;
+    if (flush && current.messageCount > 0) await flushOutsideTurn(deps.store, deps.conversation, current, 'reset', deps.log);
+    await deps.store.endSession(current.id, 'session_reset');
+  };
+  const done = withSessionHeld(deps.mailbox, sessionKey, 'command:new', async () => {
+    taken();
+    await end(true);
+  })
+    .then((h) => (h.held ? undefined : end(false)))
+    .finally(taken);
+  return { held, done };
 }
 
 async function queueCommand(deps: CommandDeps, { command, msg, sessionKey, profile }: CommandInput): Promise<string | null> {

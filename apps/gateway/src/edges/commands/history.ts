@@ -78,7 +78,7 @@ export async function compressCommand(deps: CommandDeps, { sessionKey }: Command
     return `⚠️ ${ref} cannot be used to summarise here. Pick another with /model.`;
   }
   // The window is the conversation model's; the summary is written by the side-task chain (the auxiliary model first).
-  const summarizer = services.sideTasks.forSession(s.model) ?? provider;
+  const summarizer = services.sideTasks.forSession(s.model, 'compression') ?? provider;
   // The summary call takes seconds: hold the session so no turn starts on the history being replaced; a lost lock
   // aborts the summary call before anything is written.
   const held = await withSessionHeld(deps.mailbox, sessionKey, LOCK_OWNER.compress, async (signal) => {

@@ -7,7 +7,7 @@ import { SOURCES } from '../admin/schemas.js';
 import { escapeHtml, html, trusted, type Html } from './html.js';
 import { CONSOLE_PATH } from './auth.js';
 import { costHtml, priceHint, type Priced } from './costs.js';
-import { count, tableWrap, when } from './layout.js';
+import { count, tableWrap, usd, when } from './layout.js';
 import { ago, sessionLabel, shortId, userHtml } from './session-label.js';
 
 export interface SessionsView {
@@ -82,7 +82,12 @@ function sessionRow(s: SessionOverview, priced: Priced, now: number): Html {
   const id = label.includes(shortId(s.id)) ? '' : html`<br><span class="muted">${shortId(s.id)}</span>`;
   return html`<tr>
 <th scope="row">${sessionLink(s, label)}${id}</th><td>${s.source}</td><td>${userHtml(s)}</td>
-<td>${ago(s.lastActivityAt, now)}</td><td>${when(s.startedAt)}</td>
-<td class="num">${count(s.messageCount)}</td><td class="num">${count(s.inputTokens + s.outputTokens)}</td><td class="num">${costHtml(s.estimatedCostUsd, s.model, priced)}</td>
+<td>${ago(Math.max(s.lastActivityAt, s.lastActive), now)}</td><td>${when(s.startedAt)}</td>
+<td class="num">${count(s.messageCount)}</td><td class="num">${count(s.totalTokens)}</td><td class="num">${costHtml(s.estimatedCostUsd, s.model, priced)}${reportedCost(s)}</td>
 <td>${s.endedAt === null ? 'open' : `ended (${s.endReason ?? '—'})`}</td></tr>`;
+}
+
+/** The cost the provider reported itself (sessions.actual_cost_usd), under the estimate, when there is one. */
+function reportedCost(s: SessionOverview): Html | '' {
+  return s.actualCostUsd === null ? '' : html`<br><span class="muted">billed ${usd(s.actualCostUsd)}</span>`;
 }

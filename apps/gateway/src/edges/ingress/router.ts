@@ -11,7 +11,7 @@ import { runCommand } from '../commands/handlers.js';
 import { parseCommand } from '../commands/registry.js';
 import { admit, type AccessPolicy } from './authorize.js';
 import { resetExpiredSession } from '../../features/sessions/reset-policy.js';
-import { flushAfterReset } from '../../turn/memory-flush.js';
+import { flushBeforeReset } from '../../turn/memory-flush.js';
 import type { InboundGuard } from './inbound-guard.js';
 import { payloadFrom } from '../../queue/payload.js';
 import { sessionKeyFor } from './session-key.js';
@@ -135,7 +135,7 @@ export class IngressRouter {
     }
 
     // Idle / daily reset (features/sessions/reset-policy.ts): an expired session ends and this message starts a new one.
-    const resetNotice = await resetExpiredSession(deps, sessionKey, flushAfterReset(deps.store, deps.conversation, log));
+    const resetNotice = await resetExpiredSession(deps, sessionKey, flushBeforeReset(deps.store, deps.conversation, log));
     if (resetNotice) await reply(resetNotice);
     const marked = profile.busyInputMode === 'steer' ? null : await this.markWaiting(msg, sessionKey, egress, log);
     // An answer to a clarify question goes to the running turn (steer), whatever the busy-input mode says.

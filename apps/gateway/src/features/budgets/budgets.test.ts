@@ -126,6 +126,12 @@ describe.each(STORE_BACKENDS)('budgets on %s', (backend) => {
     expect(await g.refusal(boss)).toBeNull();
   });
 
+  it('the notice says the real share when one turn went past the budget (112 %, not 100 %)', async () => {
+    const { g } = await guard([{ scope: 'user', period: 'day', tokens: 40 }]);
+    await g.record(ana, usage(45), 0);
+    expect(await g.notices(ana)).toEqual(['⚠️ Your daily budget is 112 % used (45 of 40 tokens).']);
+  });
+
   it('tells at 80 % once per budget and period, whoever records first', async () => {
     const { g } = await guard([{ scope: 'global', period: 'month', tokens: 1000 }]);
     await g.record(ana, usage(700), 0);

@@ -182,8 +182,11 @@ function amounts(state: BudgetState): string {
   ].join(', ');
 }
 
-/** Whole percent used; a hair of float error (0.3 × 3 = 0.8999…) does not round 90 % down. */
-const percentOf = (used: number): number => Math.min(100, Math.floor(used * 100 + 1e-9));
+/**
+ * Whole percent used, past 100 when one turn overshot the budget (45 of 40 tokens is 112 %, not 100); a hair of
+ * float error (0.3 × 3 = 0.8999…) does not round 90 % down.
+ */
+const percentOf = (used: number): number => Math.floor(used * 100 + 1e-9);
 const usd = (n: number): string => (n === 0 || n >= 0.01 ? n.toFixed(2) : n.toFixed(4));
 const fmt = (n: number): string => n.toLocaleString('en-US');
 const capitalise = (t: string): string => t.charAt(0).toUpperCase() + t.slice(1);

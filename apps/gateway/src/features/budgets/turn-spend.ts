@@ -44,6 +44,17 @@ export class TurnSpend {
     return usageMinus(this.open?.meter.usage ?? emptyUsage(), this.counted);
   }
 
+  /**
+   * What every call the meter saw cost: the price table's estimate, and what providers reported themselves
+   * (sessions.actual_cost_usd; absent when none did).
+   */
+  costs(): { costUsd: number; actualCostUsd?: number } {
+    const meter = this.open?.meter;
+    if (!meter) return { costUsd: 0 };
+    const reported = meter.usage.reportedCostUsd;
+    return { costUsd: meter.costUsd, ...(reported !== undefined ? { actualCostUsd: reported } : {}) };
+  }
+
   /** The caller recorded the spend with the turn's messages (its transaction committed). */
   recorded(): void {
     this.done = true;
@@ -68,7 +79,7 @@ export class TurnSpend {
     if (calls === 0 && meter.costUsd === 0 && meter.usage.input + meter.usage.output === 0) return;
     const sessionId = open.sessionId();
     const { store, budgets } = this.deps;
-    await store.addUsage(sessionId, { ...this.uncountedTokens(), costUsd: meter.costUsd, apiCalls: calls });
+    await store.addUsage(sessionId, { ...this.uncountedTokens(), ...this.costs(), apiCalls: calls });
     await budgets?.record(spender, meter.usage, meter.costUsd);
   }
 }

@@ -50,7 +50,7 @@ describe('side-task models', () => {
       { HERALD_AUXILIARY_MODEL: 'cheap:gemini-2.5-flash', HERALD_AUXILIARY_FALLBACK_MODELS: 'backup:qwen3-8b' },
       { onFallback: (e) => fallbacks.push(`${e.from.name}:${e.from.model} -> ${e.to.name}:${e.to.model} (${e.error.status})`) },
     );
-    const chain = side.forSession(null)!;
+    const chain = side.forSession(null, 'compression')!;
     cheap.script({ text: 'cheap summary' }, { error: { status: 402 } }, { error: { status: 402 } });
     backup.script({ text: 'backup summary' }, { error: { status: 503 } });
     main.script({ text: 'main summary' });
@@ -67,15 +67,42 @@ describe('side-task models', () => {
   });
 
   it("without an auxiliary model, side tasks run on the session's own model, then HERALD_MODEL and its fallbacks", async () => {
-    const chain = sideTasks({}).forSession('backup:llama3.1:8b')!;
+    const chain = sideTasks({}).forSession('backup:llama3.1:8b', 'title')!;
     expect(`${chain.name}:${chain.model}`).toBe('backup:llama3.1:8b');
     backup.script({ error: { status: 500 } });
     main.script({ error: { status: 404 } }, { text: 'from the fallback' });
     expect((await chain.complete(summaryRequest())).message.content).toBe('from the fallback');
     expect(main.requests.map((r) => r.body.model)).toEqual(['gpt-4.1', 'gpt-4o']);
     // A session model this process cannot build is skipped, not fatal.
-    const skipped = sideTasks({}).forSession('nowhere:some-model')!;
+    const skipped = sideTasks({}).forSession('nowhere:some-model', 'search')!;
     expect(`${skipped.name}:${skipped.model}`).toBe('openai:gpt-4.1');
+  });
+
+  it('one chain per task (I14): each task its own model and fallbacks, then the shared side-task chain; an unset task runs on the shared one', async () => {
+    const side = sideTasks({
+      HERALD_AUXILIARY_MODEL: 'cheap:gemini-2.5-flash',
+      HERALD_COMPRESSION_MODEL: 'backup:qwen3-8b',
+      HERALD_COMPRESSION_FALLBACK_MODELS: 'backup:qwen3-32b',
+      HERALD_TITLE_MODEL: 'backup:llama3.1:8b',
+    });
+    const first = (task: 'compression' | 'title' | 'search') => {
+      const chain = side.forSession(null, task)!;
+      return `${chain.name}:${chain.model}`;
+    };
+    expect([first('compression'), first('title'), first('search')]).toEqual(['backup:qwen3-8b', 'backup:llama3.1:8b', 'cheap:gemini-2.5-flash']);
+    // The compression chain: its model, its own fallback, then the shared auxiliary model, then the conversation's.
+    backup.script({ error: { status: 402 } }, { error: { status: 503 } });
+    cheap.script({ error: { status: 402 } });
+    main.script({ text: 'from the conversation model' });
+    expect((await side.forSession(null, 'compression')!.complete(summaryRequest())).message.content).toBe('from the conversation model');
+    expect(backup.requests.map((r) => r.body.model)).toEqual(['qwen3-8b', 'qwen3-32b']);
+    expect(cheap.requests.map((r) => r.body.model)).toEqual(['gemini-2.5-flash']);
+    // A title failing on its own model goes to the shared chain, not to the compression models.
+    backup.script({ error: { status: 402 } });
+    cheap.script({ text: 'A title' });
+    expect((await side.forSession(null, 'title')!.complete(summaryRequest())).message.content).toBe('A title');
+    expect(backup.requests.map((r) => r.body.model)).toEqual(['qwen3-8b', 'qwen3-32b', 'llama3.1:8b']);
+    expect(() => sideTasks({ HERALD_TITLE_FALLBACK_MODELS: 'backup:qwen3-8b' })).toThrow(/^HERALD_TITLE_FALLBACK_MODELS: set HERALD_TITLE_MODEL too/);
   });
 
   it('image descriptions: the vision model first, then the auxiliary models that can see; none without either', async () => {
@@ -90,6 +117,14 @@ describe('side-task models', () => {
     const result = await describer.complete({ ...summaryRequest(), messages: [{ role: 'user', content: 'describe', images: [image] }] });
     expect(result.message.content).toBe('a red square');
     expect(JSON.stringify(cheap.requests[0]!.body.messages)).toContain('data:image/png;base64,iVBORw0KGgo=');
+    // HERALD_VISION_FALLBACK_MODELS: tried after the vision model, before the auxiliary ones.
+    const chain = sideTasks({ HERALD_VISION_MODEL: 'backup:llava', HERALD_VISION_FALLBACK_MODELS: 'openai:llava-next' }).describer()!;
+    backup.script({ error: { status: 402 } });
+    main.script({ text: 'a blue circle' });
+    expect((await chain.complete({ ...summaryRequest(), messages: [{ role: 'user', content: 'describe', images: [image] }] })).message.content).toBe(
+      'a blue circle',
+    );
+    expect(main.requests.map((r) => r.body.model)).toEqual(['llava-next']);
   });
 
   it("refuses auxiliary fallbacks without an auxiliary model, and an auxiliary model without its provider's settings", () => {

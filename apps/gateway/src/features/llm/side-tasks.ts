@@ -1,20 +1,39 @@
 /**
- * The models side tasks run on — compression summaries (before a turn, inside the loop, /compress), the memory
- * flush, session_search summaries and image descriptions — with one fallback chain for all of them:
+ * The models side tasks run on — compression summaries (before a turn, inside the loop, /compress) and the memory
+ * flush, conversation titles, session_search summaries and image descriptions — one fallback chain per task:
  *
- *   HERALD_AUXILIARY_MODEL, HERALD_AUXILIARY_FALLBACK_MODELS…, then the conversation's own chain (the session's
- *   /model choice, HERALD_MODEL, HERALD_FALLBACK_MODELS)
+ *   the task's own model and fallbacks (HERALD_COMPRESSION_MODEL / _FALLBACK_MODELS, HERALD_TITLE_…,
+ *   HERALD_SEARCH_…), then the shared side-task chain: HERALD_AUXILIARY_MODEL, HERALD_AUXILIARY_FALLBACK_MODELS…,
+ *   then the conversation's own chain (the session's /model choice, HERALD_MODEL, HERALD_FALLBACK_MODELS)
  *
  * so a cheap side model that runs out of credit (402) or goes down hands its request to the next model instead of
- * costing the conversation its summary. Unset, side tasks run on the conversation's chain, as turns do.
- * Image descriptions take the vision-capable models of HERALD_VISION_MODEL and the auxiliary ones.
+ * costing the conversation its summary. Unset, a task runs on the shared chain; with nothing set, on the
+ * conversation's chain, as turns do. Image descriptions take HERALD_VISION_MODEL and HERALD_VISION_FALLBACK_MODELS,
+ * then the vision-capable auxiliary models.
  */
 import { createFallbackProvider, createProvider, type Provider, type SideFallback } from '@herald/agent-core';
 import type { HeraldConfig } from '../../support/config/load.js';
 import type { ProviderCatalog } from '../../support/config/providers.js';
 import type { SessionModels } from '../sessions/models.js';
 
-export type SideTaskConfig = Pick<HeraldConfig, 'model' | 'fallbackModels' | 'auxiliaryModel' | 'auxiliaryFallbackModels' | 'visionModel'>;
+export type SideTaskConfig = Pick<
+  HeraldConfig,
+  | 'model'
+  | 'fallbackModels'
+  | 'auxiliaryModel'
+  | 'auxiliaryFallbackModels'
+  | 'visionModel'
+  | 'visionFallbackModels'
+  | 'compressionModel'
+  | 'compressionFallbackModels'
+  | 'titleModel'
+  | 'titleFallbackModels'
+  | 'searchModel'
+  | 'searchFallbackModels'
+>;
+
+/** The side tasks that have a chain of their own (image descriptions have theirs: `describer`). */
+export type SideTask = 'compression' | 'title' | 'search';
 
 export interface SideTaskOptions {
   /** Told when a side model failed and the next took over (the gateway logs it). */
@@ -25,6 +44,8 @@ export interface SideTaskOptions {
 
 export class SideTaskModels {
   private readonly auxiliary: Provider[];
+  /** Each task's own models, in front of the shared chain. */
+  private readonly own: Record<SideTask, Provider[]>;
   private readonly describerChain: Provider | null;
   private readonly wrap: (provider: Provider) => Provider;
   /** Each model built and wrapped once: a chain is made per call, its models are not. */
@@ -39,14 +60,21 @@ export class SideTaskModels {
   ) {
     this.wrap = opts.wrap ?? ((p: Provider) => p);
     this.auxiliary = auxiliaryRefs(config).map((ref) => this.provider(ref));
-    // The vision model is told it sees whatever the table says; auxiliary models describe only if they do.
-    const vision = config.visionModel ? [this.wrap(createProvider({ ...catalog.configFor(config.visionModel), vision: true }))] : [];
+    const own = (model: string | undefined, fallbacks: readonly string[]) => (model ? [model, ...fallbacks] : []).map((ref) => this.provider(ref));
+    this.own = {
+      compression: own(config.compressionModel, config.compressionFallbackModels),
+      title: own(config.titleModel, config.titleFallbackModels),
+      search: own(config.searchModel, config.searchFallbackModels),
+    };
+    // The vision models are told they see whatever the table says; auxiliary models describe only if they do.
+    const visionRefs = config.visionModel ? [config.visionModel, ...config.visionFallbackModels] : [];
+    const vision = visionRefs.map((ref) => this.wrap(createProvider({ ...catalog.configFor(ref), vision: true })));
     const describers = [...vision, ...this.auxiliary.filter((p) => p.vision === true)];
     this.describerChain = describers.length > 0 ? createFallbackProvider(describers, opts) : null;
   }
 
-  /** The chain for a session's side tasks; null when no model is configured at all. */
-  forSession(sessionModel: string | null): Provider | null {
+  /** The chain for one of a session's side tasks; null when no model is configured at all. */
+  forSession(sessionModel: string | null, task: SideTask): Provider | null {
     // A session's /model may name a model this process cannot build (settings changed since): it is skipped.
     const conversation = conversationRefs(this.config, sessionModel).flatMap((ref) => {
       try {
@@ -55,7 +83,7 @@ export class SideTaskModels {
         return [];
       }
     });
-    const chain = [...this.auxiliary, ...conversation];
+    const chain = [...this.own[task], ...this.auxiliary, ...conversation];
     return chain.length > 0 ? createFallbackProvider(chain, this.opts) : null;
   }
 

@@ -1,9 +1,10 @@
 /**
  * Sessions exported as ShareGPT trajectories, one JSON object per line (agent-core trajectory/sharegpt.ts), for
  * `herald sessions export --format sharegpt` and GET /admin/sessions/export. Filters: source, start date
- * range, completion status. Sessions are read a page at a time, so a large store streams out.
+ * range, completion status. Sessions are read a page at a time, so a large store streams out. Neither the saved
+ * notes nor the ephemeral system prompt are in a trajectory (never stored; notes blocks of older sessions removed).
  */
-import { toShareGpt, type SessionSource, type SessionStore } from '@herald/agent-core';
+import { toShareGpt, withoutStoredMemoryBlocks, type SessionSource, type SessionStore } from '@herald/agent-core';
 
 export const EXPORT_FORMATS = ['sharegpt'] as const;
 export const EXPORT_STATUSES = ['completed', 'failed', 'all'] as const;
@@ -26,7 +27,9 @@ export async function* exportShareGpt(store: SessionStore, filter: ExportFilter 
     for (const s of page.sessions) {
       if (filter.since !== undefined && s.startedAt < filter.since) continue;
       if (filter.until !== undefined && s.startedAt >= filter.until) continue;
-      const record = toShareGpt(s, await store.getHistory(s.id));
+      // Without the saved-notes block sessions from before B7 stored in their first message (N2): the person's
+      // notes are not part of the conversation.
+      const record = toShareGpt(s, withoutStoredMemoryBlocks(await store.getHistory(s.id)));
       if (record.conversations.every((t) => t.from === 'system')) continue; // nothing was said
       const status = filter.status ?? 'all';
       if (status !== 'all' && record.completed !== (status === 'completed')) continue;

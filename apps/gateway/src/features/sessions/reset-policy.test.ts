@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { SessionStore } from '@herald/agent-core';
+import { SessionStore, type Session } from '@herald/agent-core';
 import { Redis } from 'ioredis';
 import { Mailbox } from '../../queue/mailbox.js';
 import { RESET_NOTICES, applyResetPolicy, crossedDailyBoundary, expiryReason, resetExpiredSession, type ResetPolicy } from './reset-policy.js';
@@ -85,14 +85,19 @@ describe('session reset policy', () => {
       // A turn holds the session: that is activity, nothing is reset under it.
       const turn = await mailbox.acquire(key, 'a-worker');
       if (!('token' in turn)) throw new Error('lock unexpectedly held');
+      // The memory flush's stand-in: it records whether the session was still open when it ran.
       const flushed: string[] = [];
-      expect(await resetExpiredSession(deps, key, (ended) => flushed.push(ended.id))).toBeNull();
+      const beforeReset = async (expiring: Session) => {
+        const open = (await store.getSession(expiring.id))?.endedAt === null;
+        flushed.push(`${expiring.id}:${open ? 'open' : 'ended'}:${(await mailbox.isBusy(key)) ? 'held' : 'free'}`);
+      };
+      expect(await resetExpiredSession(deps, key, beforeReset)).toBeNull();
       expect((await store.getSession(session.id))?.endedAt).toBeNull();
       await mailbox.release(key, turn.token);
       // Free again: the expired session ends, and the lock the reset took is given back.
-      expect(await resetExpiredSession(deps, key, (ended) => flushed.push(ended.id))).toBe(RESET_NOTICES.idle);
-      // The ended session is handed on for the memory flush, once.
-      expect(flushed).toEqual([session.id]);
+      expect(await resetExpiredSession(deps, key, beforeReset)).toBe(RESET_NOTICES.idle);
+      // The flush ran once, before the session ended, while the reset held it.
+      expect(flushed).toEqual([`${session.id}:open:held`]);
       expect((await store.getSession(session.id))?.endReason).toBe('idle');
       expect(await mailbox.isBusy(key)).toBe(false);
     } finally {

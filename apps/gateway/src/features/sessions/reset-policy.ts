@@ -78,10 +78,18 @@ async function expiredSession(
  * Ends the key's session if the policy says it expired. The caller runs this for a message that is about to
  * start a turn, and only while no turn holds the session (a running turn is activity).
  */
-export async function applyResetPolicy(store: SessionStore, sessionKey: string, policy: ResetPolicy, now = Date.now()): Promise<ResetOutcome | null> {
+export async function applyResetPolicy(
+  store: SessionStore,
+  sessionKey: string,
+  policy: ResetPolicy,
+  now = Date.now(),
+  /** Runs on the expiring session before it is ended (the memory flush, so the next session starts with its notes). */
+  beforeReset?: (expiring: Session) => Promise<void>,
+): Promise<ResetOutcome | null> {
   const expired = await expiredSession(store, sessionKey, policy, now);
   if (!expired) return null;
   const { current, reason } = expired;
+  if (beforeReset && current.messageCount > 0) await beforeReset(current);
   const ended = await store.endSession(current.id, reason);
   return { ended, reason, notice: current.messageCount > 0 ? RESET_NOTICES[reason] : null };
 }
@@ -94,13 +102,15 @@ export async function applyResetPolicy(store: SessionStore, sessionKey: string, 
 export async function resetExpiredSession(
   deps: { store: SessionStore; mailbox: Mailbox; conversation: { resetPolicy: ResetPolicy } },
   sessionKey: string,
-  /** Told the session that was ended (the memory flush runs on it, as for /new). */
-  onReset?: (ended: Session) => void,
+  /**
+   * Runs on the expiring session before it is ended, while the session is held (the memory flush, as for /new):
+   * what the agent saves is in the notes the new session starts with.
+   */
+  beforeReset?: (expiring: Session) => Promise<void>,
 ): Promise<string | null> {
   const policy = deps.conversation.resetPolicy;
   if (!(await expiredSession(deps.store, sessionKey, policy, Date.now()))) return null;
-  const held = await withSessionHeld(deps.mailbox, sessionKey, 'reset-policy', () => applyResetPolicy(deps.store, sessionKey, policy));
+  const held = await withSessionHeld(deps.mailbox, sessionKey, 'reset-policy', () => applyResetPolicy(deps.store, sessionKey, policy, Date.now(), beforeReset));
   if (!held.held) return null;
-  if (held.value) onReset?.(held.value.ended);
   return held.value?.notice ?? null;
 }

@@ -74,8 +74,16 @@ export function loadConfig(opts: LoadOptions = {}): HeraldConfig {
     if (typeof filled === 'string') throw new ConfigError(`HERALD_MCP_SERVERS: ${filled}`);
     out.mcpServers = filled;
   }
-  if (values.auxiliaryFallbackModels.length > 0 && !values.auxiliaryModel) {
-    throw new ConfigError('HERALD_AUXILIARY_FALLBACK_MODELS: set HERALD_AUXILIARY_MODEL too (the fallbacks are tried after it)');
+  const fallbacksNeedAModel: Array<[string, readonly string[], string | undefined]> = [
+    ['AUXILIARY', values.auxiliaryFallbackModels, values.auxiliaryModel],
+    ['COMPRESSION', values.compressionFallbackModels, values.compressionModel],
+    ['TITLE', values.titleFallbackModels, values.titleModel],
+    ['SEARCH', values.searchFallbackModels, values.searchModel],
+    ['VISION', values.visionFallbackModels, values.visionModel],
+  ];
+  for (const [name, fallbacks, model] of fallbacksNeedAModel) {
+    if (fallbacks.length > 0 && !model)
+      throw new ConfigError(`HERALD_${name}_FALLBACK_MODELS: set HERALD_${name}_MODEL too (the fallbacks are tried after it)`);
   }
   // Routes, budgets and MCP servers name profiles and accounts: each must exist (support/config/team-check.ts).
   const team = teamConfigProblem(out as unknown as SettingsValues);

@@ -169,6 +169,11 @@ export const SETTINGS = {
   ),
   apiRateLimit: setting('HERALD_API_RATE_LIMIT', int(0, 100_000), 'Requests per minute one API key may make to /v1 (0 = no limit)', '60'),
   logLevel: setting('HERALD_LOG_LEVEL', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'Log level', 'info'),
+  sessionLogDir: setting(
+    'HERALD_SESSION_LOG_DIR',
+    str,
+    "Directory for per-conversation log files: each line about a conversation also goes to <dir>/<session key>.log; unset: the process's output only",
+  ),
   model: setting('HERALD_MODEL', modelRef, 'provider:model the agent uses'),
   fallbackModels: setting('HERALD_FALLBACK_MODELS', modelList, 'Comma list of provider:model tried in order', ''),
   // Side tasks (features/llm/side-tasks.ts): compression summaries, the memory flush, session_search summaries, image descriptions.
@@ -200,6 +205,38 @@ export const SETTINGS = {
     'HERALD_AUXILIARY_FALLBACK_MODELS',
     modelList,
     "Comma list of provider:model a side task tries after HERALD_AUXILIARY_MODEL fails (a 402, an outage), before the conversation's own models",
+    '',
+  ),
+  // One chain per side task (I14): its own model and fallbacks, tried before the shared auxiliary chain above.
+  compressionModel: setting(
+    'HERALD_COMPRESSION_MODEL',
+    modelRef,
+    'provider:model for compression summaries and the memory flush; unset: the side-task chain (HERALD_AUXILIARY_MODEL, then the conversation model)',
+  ),
+  compressionFallbackModels: setting(
+    'HERALD_COMPRESSION_FALLBACK_MODELS',
+    modelList,
+    'Comma list of provider:model tried after HERALD_COMPRESSION_MODEL fails, before the side-task chain',
+    '',
+  ),
+  titleModel: setting('HERALD_TITLE_MODEL', modelRef, 'provider:model that names new conversations; unset: the side-task chain'),
+  titleFallbackModels: setting(
+    'HERALD_TITLE_FALLBACK_MODELS',
+    modelList,
+    'Comma list of provider:model tried after HERALD_TITLE_MODEL fails, before the side-task chain',
+    '',
+  ),
+  searchModel: setting('HERALD_SEARCH_MODEL', modelRef, 'provider:model that writes session_search summaries; unset: the side-task chain'),
+  searchFallbackModels: setting(
+    'HERALD_SEARCH_FALLBACK_MODELS',
+    modelList,
+    'Comma list of provider:model tried after HERALD_SEARCH_MODEL fails, before the side-task chain',
+    '',
+  ),
+  visionFallbackModels: setting(
+    'HERALD_VISION_FALLBACK_MODELS',
+    modelList,
+    'Comma list of provider:model (told they see images) tried after HERALD_VISION_MODEL fails, before vision-capable auxiliary models',
     '',
   ),
   // Providers (support/config/providers.ts): named endpoints, API modes, key pools, stream health.
@@ -296,6 +333,11 @@ export const SETTINGS = {
     'false',
   ),
   skillMaxChars: setting('HERALD_SKILL_MAX_CHARS', int(200, 1_000_000), 'Largest SKILL.md the agent may write with skill_manage (characters)', '20000'),
+  ephemeralSystemPrompt: setting(
+    'HERALD_EPHEMERAL_SYSTEM_PROMPT',
+    str,
+    "Added to the system prompt of every model request and never stored with the session (Hermes' ephemeral system prompt); unset: none",
+  ),
   // Conversation control (commands, resets, what the user sees while the agent works).
   toolProgress: setting(
     'HERALD_TOOL_PROGRESS',

@@ -4,7 +4,7 @@
  * turn/tools.ts), the compression settings and the event wiring; each field is chosen once, nothing rewrites the
  * plan afterwards. `runLoop` runs it, with typing shown until it ends however it ends.
  */
-import { runConversation, type ConversationOptions, type ConversationResult } from '@herald/agent-core';
+import { runConversation, withoutStoredMemoryBlocks, type ConversationOptions, type ConversationResult } from '@herald/agent-core';
 import { ReplyFiles } from '../../out/reply-files.js';
 import { composeUserMessage } from '../compose.js';
 import { flushBeforeLoopCompression } from '../memory-flush.js';
@@ -23,7 +23,7 @@ export interface LoopPlan {
 
 export async function planLoop(deps: TurnDeps, open: OpenTurn, prepared: PreparedTurn): Promise<LoopPlan> {
   const { ctx, first, last } = open;
-  const { agent, session, providers, summarizer, meter, history, media } = prepared;
+  const { agent, session, providers, summarizer, searchSummarizer, meter, history, media } = prepared;
   const services = deps.conversation;
   const replyFiles = new ReplyFiles(deps.outbound.limits);
   const userMessage = composeUserMessage(ctx.entries, history, media.blocks);
@@ -33,7 +33,7 @@ export async function planLoop(deps: TurnDeps, open: OpenTurn, prepared: Prepare
     sessionKey: open.sessionKey,
     userId: first.userId,
     platform: first.platform,
-    ...(summarizer && { sideProvider: summarizer }),
+    ...(searchSummarizer && { sideProvider: searchSummarizer }),
   };
   // Tools, a budget shared with subagents, saved notes in front of a session's first message, clarify questions.
   const turnTools = open.tools.forTurn({ ctx, egress: open.egress, payload: last, files: replyFiles });
@@ -51,8 +51,13 @@ export async function planLoop(deps: TurnDeps, open: OpenTurn, prepared: Prepare
     userMessage: toolPlan?.userMessage ?? userMessage,
     userAttachments: media.attachments,
     userImages: media.images,
-    history,
+    // Notes blocks stored by sessions from before B7 go: the current notes come with each request instead.
+    history: withoutStoredMemoryBlocks(history),
+    ...(toolPlan?.requestContext ? { requestContext: toolPlan.requestContext } : {}),
+    ...(services.config.ephemeralSystemPrompt ? { ephemeralSystemPrompt: services.config.ephemeralSystemPrompt } : {}),
     systemPrompt: session.systemPrompt ?? agent.systemPrompt,
+    // B1/E9: the turn's id is the task id tools keep per-task state under (a re-run of the turn keeps it).
+    taskId: ctx.turnId,
     signal: ctx.signal,
     provider: providers.primary,
     fallbacks: providers.fallbacks,
@@ -65,7 +70,7 @@ export async function planLoop(deps: TurnDeps, open: OpenTurn, prepared: Prepare
       windows: services.windows,
       // Without an auxiliary model the loop summarises with the model it is using at the time (it may have
       // fallen back from one that is down), not with the chain that starts at the primary again.
-      ...(summarizer && services.config.auxiliaryModel ? { summaryProvider: summarizer } : {}),
+      ...(summarizer && (services.config.compressionModel || services.config.auxiliaryModel) ? { summaryProvider: summarizer } : {}),
       // The memory-only flush runs before each compression inside the turn too (memory-flush.ts).
       beforeCompress: flushBeforeLoopCompression(deps.store, services, session, providers.primary, ctx.signal, ctx.log, (p) => meter.provider(p)),
     },

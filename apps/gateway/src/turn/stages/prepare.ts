@@ -25,8 +25,10 @@ export interface PreparedTurn {
   /** The turn's meter (tracked by its TurnSpend), and how to make another one like it (the title's). */
   meter: SpendMeter;
   newMeter: () => SpendMeter;
-  /** Summaries run on the side-task chain (the auxiliary model first), metered; null when there is none. */
+  /** Compression summaries run on the compression side-task chain, metered; null when there is none. */
   summarizer: Provider | null;
+  /** session_search summaries run on the search side-task chain, metered; null when there is none. */
+  searchSummarizer: Provider | null;
   /** The session before the turn's compression, and the one it runs in (the compressed child when that ran). */
   before: Session;
   session: Session;
@@ -56,8 +58,10 @@ export async function prepareTurn(deps: TurnDeps, open: OpenTurn, agent: AgentRu
     void (await deliver(open.egress, open.last.conversationId, text, { baseDelayMs: deps.deliveryBaseDelayMs }));
   const before = session;
   // Summaries run on the side-task chain (the auxiliary model first, when one is set).
-  const sideSummarizer = services.sideTasks.forSession(session.model);
+  const sideSummarizer = services.sideTasks.forSession(session.model, 'compression');
   const summarizer = sideSummarizer ? meter.provider(sideSummarizer) : null;
+  const sideSearch = services.sideTasks.forSession(session.model, 'search');
+  const searchSummarizer = sideSearch ? meter.provider(sideSearch) : null;
   // What other workers learnt about context windows since this one last looked.
   await services.windows.refresh();
   // Hermes' 85 % safety net: a session that outgrew the window moves to a compressed child session first.
@@ -91,7 +95,7 @@ export async function prepareTurn(deps: TurnDeps, open: OpenTurn, agent: AgentRu
   // Reading them is priced with the turn's calls: each description and transcription with its own model.
   for (const call of media.calls) meter.add(call);
   const compressions = session !== before ? 1 : 0;
-  return { agent, meter, newMeter, summarizer, before, session, compressions, history, saved, providers, payloads, media, notify };
+  return { agent, meter, newMeter, summarizer, searchSummarizer, before, session, compressions, history, saved, providers, payloads, media, notify };
 }
 
 /**

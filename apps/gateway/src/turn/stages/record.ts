@@ -37,7 +37,7 @@ export async function recordTurn(
   const recorded = await store.transaction(async () => {
     // Tokens: every call the turn made (its loop, subagents, side tasks, its files) but a compression's before it,
     // which are in the session's columns already; the cost: all of them (features/budgets/turn-spend.ts).
-    const usage = { ...spend.uncountedTokens(), costUsd: meter.costUsd, lastPromptTokens: result.lastPromptTokens, apiCalls: finished.apiCalls };
+    const usage = { ...spend.uncountedTokens(), ...spend.costs(), lastPromptTokens: result.lastPromptTokens, apiCalls: finished.apiCalls };
     const session = await persistTurn(store, {
       sessionKey: open.sessionKey,
       session: prepared.session,
@@ -82,7 +82,7 @@ export async function recordInterrupted(
     // What the interrupted turn cost still counts: the session's usage and the budgets.
     const usage = {
       ...spend.uncountedTokens(),
-      costUsd: meter.costUsd,
+      ...spend.costs(),
       apiCalls: result.apiCalls + prepared.media.calls.length,
       ...(result.lastPromptTokens && !withdrawn ? { lastPromptTokens: result.lastPromptTokens } : {}),
     };

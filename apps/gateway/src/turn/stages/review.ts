@@ -48,7 +48,7 @@ export function reviewInBackground(deps: TurnDeps, open: OpenTurn, input: Review
 
 async function runReview(deps: TurnDeps, open: OpenTurn, profile: Profile, session: Session, log: Logger): Promise<void> {
   const { store, conversation } = deps;
-  const side = conversation.sideTasks.forSession(session.model ?? profile.model ?? null);
+  const side = conversation.sideTasks.forSession(session.model ?? profile.model ?? null, 'compression');
   if (!side) return;
   const withNotes = offersMemory(profile.toolsets);
   // The person whose turn it was: the offer's buttons are theirs, and so are the notes (a shared thread has several).

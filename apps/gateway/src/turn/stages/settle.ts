@@ -50,7 +50,7 @@ function titleInBackground(deps: TurnDeps, open: OpenTurn, s: SettleInput): void
   const session = s.recorded.session;
   const { first, ctx } = open;
   if (s.prepared.history.length > 0 || first.scheduled || first.platform === 'api' || session.title || !autoTitleEnabled(services.config)) return;
-  const provider = services.sideTasks.forSession(session.model);
+  const provider = services.sideTasks.forSession(session.model, 'title');
   if (!provider) return;
   // Priced like the turn's own calls, recorded the way calls outside a turn's messages are (turn-spend.ts):
   // the session's tokens and cost and the budgets, once the title is written; not one of its API calls.
