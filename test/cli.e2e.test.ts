@@ -262,7 +262,7 @@ describe('herald sessions and pairing', () => {
     expect(missing.stderr.trim()).toBe('no session no-such-session');
     const badSource = await herald(['sessions', 'list', '--source', 'fax'], { HERALD_DB: db });
     expect(badSource.code).toBe(2);
-    expect(badSource.stderr).toContain('--source: must be one of telegram, discord, slack, cli, api');
+    expect(badSource.stderr).toContain('--source: must be one of telegram, discord, slack, whatsapp, cli, api');
   });
 
   it('pairing list, approve (by the code the user got) and revoke', async () => {
@@ -343,7 +343,7 @@ describe('herald store migrate', () => {
     expect(run.lines).toContain('schedules: 0 rows');
     expect(run.lines).toContain('spend: 0 rows');
     expect(run.lines).toContain('reasoning_display: 0 rows');
-    expect(run.lines).toContain('checked: all 17 tables have as many rows in the target as in the source');
+    expect(run.lines).toContain('checked: all 20 tables have as many rows in the target as in the source');
     expect(run.stdout + run.stderr).not.toContain(password);
 
     const search = await herald(['sessions', 'search', 'sourdough'], { HERALD_DATABASE_URL: url });

@@ -134,6 +134,22 @@ const DOCUMENTED: Record<string, fc.Arbitrary<Omit<Request, 'headers'>>> = {
     source: [...PLATFORMS, 'cli', 'api'],
     status: ['completed', 'failed', 'all'],
   }).map((q) => get('export sessions', `/admin/sessions/export${q}`)),
+  '/admin/sessions/{id}/prompt': oddString.filter((s) => s !== '').map((id) => get('a session prompt', `/admin/sessions/${segment(id)}/prompt`, [400, 404])),
+  '/admin/approvals': queryString(['session_id', 'tool', 'decision', 'limit', 'before'], {
+    decision: ['approved_once', 'approved_session', 'denied', 'timed_out', 'refused'],
+  }).map((q) => get('approval decisions', `/admin/approvals${q}`)),
+  '/admin/profiles/{name}/skills': oddString
+    .filter((s) => s !== '')
+    .map((name) => get("a profile's skills", `/admin/profiles/${segment(name)}/skills`, [200, 400, 404])),
+  '/admin/profiles/{name}/skills/{skill}': fc
+    .tuple(
+      fc.oneof(
+        fc.constant('default'),
+        oddString.filter((s) => s !== ''),
+      ),
+      oddString.filter((s) => s !== ''),
+    )
+    .map(([name, skill]) => get('one skill', `/admin/profiles/${segment(name)}/skills/${segment(skill)}`, [400, 404])),
   '/admin/search': queryString(['q', 'source', 'user', 'limit']).map((q) => get('search', `/admin/search${q}`)),
   '/admin/sessions/reset': bodies({ key: 'agent:main:telegram:dm:1' }).map((b) => ({
     kind: `reset with ${b.what}`,

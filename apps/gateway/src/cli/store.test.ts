@@ -7,17 +7,22 @@ import { VoiceReplies } from '../features/sessions/voice-replies.js';
 import { SpendStore } from '../features/budgets/spend-store.js';
 import { ReasoningDisplay } from '../features/sessions/reasoning-display.js';
 import { ScheduleStore } from '../features/schedules/store.js';
+import { SkillStore } from '../features/skills/store.js';
 import type { StoreConfig } from '../features/sessions/store-target.js';
 import { CliError, type CliIo } from './io.js';
 import { storeCommand } from './store.js';
 
+// The copy's order: tables referred to first, else the source's creation order (migration 55 rebuilt `sessions`).
 const ALL_TABLES = [
+  'known_threads',
+  'context_windows',
+  'tool_approvals',
+  'skills',
+  'session_prompts',
   'sessions',
   'messages',
   'session_keys',
   'turns',
-  'known_threads',
-  'context_windows',
   'pairing_requests',
   'pairing_approved',
   'pairing_lockouts',
@@ -173,6 +178,24 @@ async function seedSqlite(): Promise<Seeded> {
     await spend.markWarned('global', 'month:2026-11');
     // A context window a provider named: every worker of the new store should know it too.
     await new StoredWindowBook(store.sql, LEARNT_WINDOW_TTL_MS).save({ key: 'vllm:qwen3-8b', limit: 32_768, learntAt: 1_795_600_000_000 });
+    // A skill the agent wrote, how the session's prompt was built, and an approval decision move with the store too.
+    await new SkillStore(store.sql).put(
+      'default',
+      'proofing',
+      'How long dough proofs',
+      '---\nname: proofing\ndescription: How long dough proofs\n---\n12 h cold.',
+    );
+    await store.sql.run('INSERT INTO session_prompts (session_id, personality, layers, created_at) VALUES (?, ?, ?, ?)', [
+      second.id,
+      'concise',
+      '[{"name":"profile","chars":12}]',
+      1_795_600_000_000,
+    ]);
+    await store.sql.run(
+      `INSERT INTO tool_approvals (id, request_id, session_id, session_key, platform, chat_id, tool, args, asked_by, decision, decided_by, asked_at, decided_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ['ap-1', 'req-1', second.id, key, 'telegram', '42', 'execute_code', '{}', '42', 'denied', 'telegram:42', 1_795_600_000_000, 1_795_600_000_001],
+    );
 
     const maxMessageId = (await store.sql.get<{ id: number }>('SELECT max(id) AS id FROM messages'))!.id;
     return { file, first: first.id, second: second.id, other: other.id, maxMessageId };

@@ -28,7 +28,22 @@ describe('copyStore (SQLite into PostgreSQL)', () => {
   it('finds the tables by itself, leaving out schema bookkeeping and the FTS5 shadow tables', async () => {
     const source = await sqlite.open();
     const names = await sourceTableNames(source.sql);
-    expect(names).toEqual(['sessions', 'messages', 'session_keys', 'turns', 'known_threads', 'context_windows', 'turn_files', 'tool_memory', 'tool_todos']);
+    // In creation order: migration 55 rebuilt `sessions` (SQLite cannot alter a CHECK), so it comes after the tables
+    // made before it; the copy itself orders tables by their foreign keys (copy-plan.ts).
+    expect(names).toEqual([
+      'messages',
+      'session_keys',
+      'turns',
+      'known_threads',
+      'context_windows',
+      'tool_approvals',
+      'skills',
+      'session_prompts',
+      'sessions',
+      'turn_files',
+      'tool_memory',
+      'tool_todos',
+    ]);
     const all = await source.sql.all<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table'`);
     expect(all.map((t) => t.name)).toEqual(expect.arrayContaining(['schema_migrations', 'messages_fts', 'messages_fts_data', 'messages_fts_idx']));
   });

@@ -149,7 +149,7 @@ describe('team settings that stop start-up', () => {
 
   it('an unknown toolset, a bad price, a route to an account that does not exist, a reserved name', () => {
     expect(configError({ profiles: { a: { toolsets: ['core', 'shell'] } } })).toMatch(
-      /^HERALD_PROFILES: a\.toolsets\.1: must be one of core, research, schedule, full/,
+      /^HERALD_PROFILES: a\.toolsets\.1: must be one of core, research, schedule, code, full/,
     );
     expect(configError({}, { HERALD_PRICES: '{"gpt-4.1":{"input":-1,"output":2}}' })).toMatch(/^HERALD_PRICES: gpt-4\.1\.input: a price may not be negative/);
     expect(configError({}, { HERALD_PRICES: '{"gpt-4.1":{"input":1}}' })).toMatch(/^HERALD_PRICES: gpt-4\.1\.output:/);
