@@ -12,7 +12,7 @@ export { sanitizeFtsQuery, tsQueryOf } from './fts-query.js';
 export { sanitizeTitle, MAX_TITLE_LENGTH } from './titles.js';
 export { StoredWindowBook } from './context-windows.js';
 export type { Sql, SqlValue, Dialect, RunResult, WriteStats } from './sql.js';
-export { ddlFor } from './sql.js';
+export { ddlFor, whereOf } from './sql.js';
 export { SqliteSql, type SqliteOptions } from './sqlite-sql.js';
 export { PostgresSql, isConnectionError, type PostgresOptions } from './postgres-sql.js';
 export { registerMigrations, allMigrations, appliedVersions, migrationSql, FIRST_EXTERNAL_VERSION, type Migration } from './migrations.js';

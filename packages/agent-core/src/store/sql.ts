@@ -81,3 +81,15 @@ export function ddlFor(dialect: Dialect, ddl: string): string {
     .replace(/\bINTEGER\b/g, 'BIGINT')
     .replace(/\bREAL\b/g, 'DOUBLE PRECISION');
 }
+
+/**
+ * A WHERE clause from optional equality filters: each `[clause, value]` pair with a defined value joins with AND
+ * (`''` when none does), its value added to the parameters in the same order. For the stores' list queries.
+ */
+export function whereOf(filters: ReadonlyArray<readonly [clause: string, value: SqlValue | undefined]>): { where: string; params: SqlValue[] } {
+  const used = filters.filter((f): f is readonly [string, SqlValue] => f[1] !== undefined);
+  return {
+    where: used.length ? `WHERE ${used.map(([clause]) => clause).join(' AND ')}` : '',
+    params: used.map(([, value]) => value),
+  };
+}

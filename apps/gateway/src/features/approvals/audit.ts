@@ -5,7 +5,7 @@
  * refusal on the worker); listed by the admin API and the console.
  */
 import { randomUUID } from 'node:crypto';
-import type { Sql, SqlValue } from '@herald/agent-core';
+import { type Sql, whereOf } from '@herald/agent-core';
 
 export const DECISIONS = ['approved_once', 'approved_session', 'denied', 'timed_out', 'refused'] as const;
 export type ApprovalDecision = (typeof DECISIONS)[number];
@@ -90,21 +90,13 @@ export class ApprovalAudit {
   }
 
   async list(filter: AuditFilter = {}): Promise<ApprovalRecord[]> {
-    const where: string[] = [];
-    const params: SqlValue[] = [];
-    const add = (clause: string, value: SqlValue | undefined): void => {
-      if (value === undefined) return;
-      where.push(clause);
-      params.push(value);
-    };
-    add('session_id = ?', filter.sessionId);
-    add('tool = ?', filter.tool);
-    add('decision = ?', filter.decision);
-    add('decided_at < ?', filter.before);
-    const rows = await this.sql.all<Row>(
-      `SELECT * FROM tool_approvals ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY decided_at DESC, id LIMIT ?`,
-      [...params, filter.limit ?? 100],
-    );
+    const { where, params } = whereOf([
+      ['session_id = ?', filter.sessionId],
+      ['tool = ?', filter.tool],
+      ['decision = ?', filter.decision],
+      ['decided_at < ?', filter.before],
+    ]);
+    const rows = await this.sql.all<Row>(`SELECT * FROM tool_approvals ${where} ORDER BY decided_at DESC, id LIMIT ?`, [...params, filter.limit ?? 100]);
     return rows.map(fromRow);
   }
 }

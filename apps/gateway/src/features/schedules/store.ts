@@ -5,7 +5,7 @@
  * what owners and the admin API list and cancel.
  */
 import { randomBytes } from 'node:crypto';
-import { registerMigrations, type Sql, type SqlValue } from '@herald/agent-core';
+import { registerMigrations, type Sql, whereOf } from '@herald/agent-core';
 import type { ScheduleWhen } from './timing.js';
 
 const SCHEDULES_MIGRATION_VERSION = 300;
@@ -237,21 +237,13 @@ export class ScheduleStore {
 
   /** Newest first. */
   async list(filter: ScheduleFilter = {}): Promise<Schedule[]> {
-    const where: string[] = [];
-    const params: SqlValue[] = [];
-    const add = (clause: string, value: SqlValue | undefined): void => {
-      if (value === undefined) return;
-      where.push(clause);
-      params.push(value);
-    };
-    add('status = ?', filter.status);
-    add('platform = ?', filter.platform);
-    add('owner_id = ?', filter.ownerId);
-    add('conversation_id = ?', filter.conversationId);
-    const rows = await this.sql.all<Row>(`SELECT * FROM schedules ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id LIMIT ?`, [
-      ...params,
-      filter.limit ?? 100,
+    const { where, params } = whereOf([
+      ['status = ?', filter.status],
+      ['platform = ?', filter.platform],
+      ['owner_id = ?', filter.ownerId],
+      ['conversation_id = ?', filter.conversationId],
     ]);
+    const rows = await this.sql.all<Row>(`SELECT * FROM schedules ${where} ORDER BY created_at DESC, id LIMIT ?`, [...params, filter.limit ?? 100]);
     return rows.map(fromRow);
   }
 
