@@ -12,6 +12,16 @@ export const SLACK_DEFAULT_API_URL = 'https://slack.com/api/';
 export const SLACK_EVENTS_PATH = '/slack/events';
 /** Event ids and channel+ts keys remembered for dedupe; Slack retries within minutes, so a few thousand is plenty. */
 export const SLACK_DEDUPE_CAPACITY = 5_000;
+/**
+ * How long an event's acknowledgement may wait for its hand-over (slack/ack-gate.ts), from its arrival: Slack
+ * wants it within 3 s, and the rest is the network's. Past it the event is not acknowledged, so Slack redelivers it.
+ */
+export const SLACK_ACK_BUDGET_MS = 2_500;
+/**
+ * The longest Redis WAIT (HERALD_REDIS_WAIT_TIMEOUT_MS) that fits in SLACK_ACK_BUDGET_MS with room for the rest of
+ * the hand-over; the gateway refuses a longer one when Slack is configured.
+ */
+export const SLACK_MAX_REPLICA_WAIT_MS = 2_000;
 /** Retries of a `ratelimited` answer inside egress before handing a RateLimitedError to delivery. */
 export const SLACK_RATE_LIMIT_RETRIES = 2;
 /** A Retry-After longer than this is not waited out inline: delivery reschedules instead of holding a worker. */
@@ -84,6 +94,8 @@ export interface SlackIngressOptions {
   client?: WebClient;
   socketMode?: { clientPingTimeoutMs?: number; serverPingTimeoutMs?: number; reconnectRetryMs?: number };
   dedupeCapacity?: number;
+  /** How long an event's acknowledgement may wait for its hand-over; default SLACK_ACK_BUDGET_MS. */
+  ackBudgetMs?: number;
 }
 
 export interface SlackEgressOptions {

@@ -3,15 +3,17 @@
  *
  * The route keeps the raw body (the signature covers the exact bytes), verifies it with Bolt's own
  * `isValidSlackRequest` (bad signature or a timestamp older than 5 minutes → 401, nothing handed over), answers
- * `url_verification` itself, and feeds everything else to `app.processEvent`. The HTTP answer goes out as soon as
- * Bolt acknowledges (Bolt acks Events API payloads before running listeners), so Slack's 3-second budget never
- * depends on how long the gateway takes.
+ * `url_verification` itself, and feeds everything else to `app.processEvent`. An event is answered 200 only once its
+ * message was handed over (ack-gate.ts), within Slack's 3 s; a hand-over that failed or is still running gets a
+ * 503, so Slack retries (and the retry gets the outcome of the hand-over still running). Slash commands and
+ * button presses are answered as soon as Bolt acknowledges them (Herald's listeners ack first thing).
  */
 import { parse as parseQuery } from 'node:querystring';
 import { isValidSlackRequest, type App, type Receiver } from '@slack/bolt';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { SLACK_EVENTS_PATH } from './config.js';
+import { gateEvent, isEventCallback, DELIVERY_KEY } from './ack-gate.js';
+import { SLACK_ACK_BUDGET_MS, SLACK_EVENTS_PATH } from './config.js';
 import { webhookErrorHandler } from '../shared/route-errors.js';
 
 /** Bolt never acking (an unknown payload type) must not hold Slack's request open until its 3 s timeout. */
@@ -29,6 +31,7 @@ export class FastifyEventsReceiver implements Receiver {
     private readonly logger: Logger,
     /** The route: each Slack app has its own Request URL, checked against its own secret. */
     private readonly path: string = SLACK_EVENTS_PATH,
+    private readonly ackBudgetMs: number = SLACK_ACK_BUDGET_MS,
   ) {}
 
   init(app: App): void {
@@ -100,18 +103,41 @@ export class FastifyEventsReceiver implements Receiver {
       return void reply.code(503).send({ ok: false, error: 'not_ready' });
     }
 
-    const retryNum = header(req, 'x-slack-retry-num');
+    const retryHeader = header(req, 'x-slack-retry-num');
+    const retryNum = retryHeader === undefined ? undefined : Number(retryHeader);
     const retryReason = header(req, 'x-slack-retry-reason');
-    const answer = await this.dispatch(app, payload, retryNum === undefined ? undefined : Number(retryNum), retryReason);
+    if (isEventCallback(payload)) return this.answerEvent(app, payload, retryNum, retryReason, reply);
+    const answer = await this.dispatch(app, payload, retryNum, retryReason);
     if (answer.kind === 'unreadable') return void reply.code(400).send({ ok: false, error: 'unreadable_payload' });
     if (answer.body === undefined || answer.body === '') return void reply.code(200).send();
     return void reply.code(200).send(answer.body);
   }
 
+  /** An event: 200 once its messages were handed over (ack-gate.ts); else 503, so Slack sends it again. */
+  private async answerEvent(
+    app: App,
+    body: Record<string, unknown>,
+    retryNum: number | undefined,
+    retryReason: string | undefined,
+    reply: FastifyReply,
+  ): Promise<void> {
+    const outcome = await gateEvent(
+      (delivery) => app.processEvent({ body, retryNum, retryReason, ack: async () => {}, customProperties: { [DELIVERY_KEY]: delivery } }),
+      this.ackBudgetMs,
+    );
+    if (outcome === 'taken') return void reply.code(200).send();
+    if (outcome === 'unreadable') {
+      this.logger.warn({ eventId: body.event_id }, 'slack: a payload Bolt could not read was refused');
+      return void reply.code(400).send({ ok: false, error: 'unreadable_payload' });
+    }
+    this.logger.warn({ eventId: body.event_id, retryNum, outcome }, 'slack: event not acknowledged (its message is not handed over yet); Slack will retry');
+    return void reply.code(503).send({ ok: false, error: 'not_taken_yet' });
+  }
+
   /**
-   * Resolves when Bolt acks (or finishes without acking, or fails before acking); processing goes on after.
-   * Bolt acks an Events API payload before any listener runs, and Herald's slash command listener acks first
-   * thing, so a failure before the ack is Bolt failing to read the payload's shape (`event.user` null, `view` a
+   * A slash command or an interaction: resolves when Bolt acks (or finishes without acking, or fails before
+   * acking); processing goes on after. Herald's listeners ack first thing, so a failure before the ack is Bolt
+   * failing to read the payload's shape (`event.user` null, `view` a
    * string, …): `unreadable`, which Slack's retry would not change.
    */
   private dispatch(

@@ -15,6 +15,7 @@ export {
   SLACK_DEFAULT_API_URL,
   SLACK_EVENTS_PATH,
   SLACK_MAX_MESSAGE_LENGTH,
+  SLACK_MAX_REPLICA_WAIT_MS,
   SLACK_TYPING_REFRESH_MS,
   type SlackEgressOptions,
   type SlackIngressOptions,

@@ -184,7 +184,9 @@ describe('Slack ingress over Events HTTP', () => {
     expect(received).toHaveLength(0);
   });
 
-  it('acknowledges before the gateway has taken the message, and survives a failing handler', async () => {
+  // The contract changed with issue 52: an event used to be acknowledged on arrival (Bolt's own ack), so a message
+  // the gateway then failed to take was lost. Now the 200 waits for the hand-over, and a retry joins it.
+  it('acknowledges only once the gateway has taken the message: a retry joins a running hand-over, and hands a failed one over again', async () => {
     let release: () => void = () => {};
     handler = (m) => {
       received.push(m);
@@ -193,20 +195,26 @@ describe('Slack ingress over Events HTTP', () => {
       });
     };
     const slow = await fake.dm({ user: 'U0ALICE', text: 'slow' });
-    expect(slow.responses[0].status).toBe(200); // answered while the handler is still pending
-    await waitFor(() => received.length === 1);
+    expect(slow.responses[0].status).toBe(503); // the hand-over outlived Slack's budget: not acknowledged
+    const firstSeenAt = ingress.health().lastEventAt;
+    const retry = fake.redeliver(slow.bodies[0], 1);
+    await waitFor(() => ingress.health().lastEventAt !== firstSeenAt, 5_000, 'the retry to reach the ingress');
     release();
+    expect((await retry).responses[0].status).toBe(200); // the retry got the running hand-over's outcome
+    expect(received.map((m) => m.text)).toEqual(['slow']); // handed over once
 
     handler = async () => {
       throw new Error('redis down');
     };
-    const failed = await fake.dm({ user: 'U0ALICE', text: 'lost' });
-    expect(failed.responses[0].status).toBe(200);
+    const failed = await fake.dm({ user: 'U0ALICE', text: 'not lost' });
+    expect(failed.responses[0].status).toBe(503);
+    expect(ingress.health()).toMatchObject({ state: 'connected', transport: 'http', error: expect.stringMatching(/redis down/) });
     handler = async (m) => {
       received.push(m);
     };
-    await barrier();
-    expect(ingress.health()).toMatchObject({ state: 'connected', transport: 'http', error: expect.stringMatching(/redis down/) });
+    const again = await fake.redeliver(failed.bodies[0], 1);
+    expect(again.responses[0].status).toBe(200);
+    expect(received.map((m) => m.text)).toEqual(['slow', 'not lost']);
     expect(ingress.health().lastEventAt).toBeGreaterThan(Date.now() - 10_000);
   });
 

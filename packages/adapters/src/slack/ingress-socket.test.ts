@@ -66,6 +66,23 @@ describe('Slack ingress over Socket Mode', () => {
     expect(received.map((m) => m.text)).toEqual(['once', 'next']);
   });
 
+  it('leaves an event whose hand-over failed unacknowledged: Slack redelivers it, and the redelivery is handed over and acked', async () => {
+    let fail = true;
+    await ingress.start(async (m) => {
+      if (fail) {
+        fail = false;
+        throw new Error('redis down');
+      }
+      received.push(m);
+    });
+    const d = await fake.dm({ user: 'U0ALICE', text: 'kept' });
+    const id = d.envelopeIds[0];
+    await fake.socket.waitFor(() => fake.socket.isAcked(id), 15_000, 'the redelivery to be acked');
+    expect(fake.socket.delivered.filter((e) => e.envelope_id === id).map((e) => e.retry_attempt)).toEqual([0, 1]);
+    expect(fake.socket.acks.filter((a) => a.envelopeId === id)).toHaveLength(1);
+    expect(received.map((m) => m.text)).toEqual(['kept']);
+  });
+
   it('a reply thread inside a DM is its own conversation', async () => {
     await start();
     const top = await fake.dm({ user: 'U0ALICE', text: 'top' });

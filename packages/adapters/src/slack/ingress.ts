@@ -3,7 +3,10 @@
  *
  * Both transports feed the same Bolt middleware: dedupe retried deliveries by `event_id`, then classify
  * `message` / `app_mention` events (normalize.ts), dedupe the pair Slack sends for one mention by channel+ts,
- * consult thread memory, and hand the InboundMessage to the gateway. Bolt has acknowledged the event by then.
+ * consult thread memory, and hand the InboundMessage to the gateway. The event is acknowledged to Slack only once
+ * that hand-over succeeded (ack-gate.ts): each hand-over is remembered, per event_id and per message, so a
+ * redelivery joins the one still running (or finds it done) instead of starting another, and one that failed is
+ * forgotten, so the redelivery hands the message over again.
  */
 import { App, type Middleware, type AnyMiddlewareArgs } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
@@ -11,11 +14,12 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { AuthError } from '../errors.js';
 import type { AdapterHealth, InboundHandler, InboundMessage, PlatformIngress } from '../types.js';
-import { SLACK_DEDUPE_CAPACITY, SLACK_DEFAULT_API_URL, type SlackIngressOptions } from './config.js';
+import { SLACK_ACK_BUDGET_MS, SLACK_DEDUPE_CAPACITY, SLACK_DEFAULT_API_URL, type SlackIngressOptions } from './config.js';
+import { deliveryOf, type EventDelivery } from './ack-gate.js';
+import { HandOverMemory } from '../shared/hand-overs.js';
 import { FastifyEventsReceiver } from './events-http.js';
 import { InFlight } from '../shared/in-flight.js';
 import { KeyedSerial } from '../shared/keyed-serial.js';
-import { RecentIds } from '../shared/recent-ids.js';
 import { classifySlackEvent, type SlackIdentity } from './normalize.js';
 import { SLACK_PER_COMMAND_PREFIX, SLACK_SLASH_COMMAND, slashCommandToMessage } from './slash-command.js';
 import { SLACK_BUTTON_ACTION_PREFIX } from './blocks.js';
@@ -56,8 +60,9 @@ class SlackIngressImpl implements SlackIngress {
   private readonly apiUrl: string;
   /** The bot's one Web API client, shared with its egress and files when the gateway passes it. */
   private readonly client: WebClient;
-  private readonly seenEvents: RecentIds<string>;
-  private readonly seenMessages: RecentIds<string>;
+  /** Per event_id and per message (channel+ts): the hand-over it started, running or done. */
+  private readonly seenEvents: HandOverMemory<string>;
+  private readonly seenMessages: HandOverMemory<string>;
   private readonly http: FastifyEventsReceiver | null;
   private readonly socket: SocketTransport | null;
   private app: App | null = null;
@@ -74,8 +79,9 @@ class SlackIngressImpl implements SlackIngress {
     this.apiUrl = opts.apiUrl ?? SLACK_DEFAULT_API_URL;
     this.client = opts.client ?? createSlackClient({ ...opts, logger: this.logger });
     const capacity = opts.dedupeCapacity ?? SLACK_DEDUPE_CAPACITY;
-    this.seenEvents = new RecentIds<string>(capacity);
-    this.seenMessages = new RecentIds<string>(capacity);
+    this.seenEvents = new HandOverMemory<string>(capacity);
+    this.seenMessages = new HandOverMemory<string>(capacity);
+    const ackBudgetMs = opts.ackBudgetMs ?? SLACK_ACK_BUDGET_MS;
     if (opts.appToken) {
       this.transport = 'socket';
       this.http = null;
@@ -87,11 +93,12 @@ class SlackIngressImpl implements SlackIngress {
         clientPingTimeoutMs: opts.socketMode?.clientPingTimeoutMs,
         serverPingTimeoutMs: opts.socketMode?.serverPingTimeoutMs,
         reconnectRetryMs: opts.socketMode?.reconnectRetryMs,
+        ackBudgetMs,
       });
     } else if (opts.signingSecret) {
       this.transport = 'http';
       this.socket = null;
-      this.http = new FastifyEventsReceiver(opts.signingSecret, this.logger, opts.eventsPath);
+      this.http = new FastifyEventsReceiver(opts.signingSecret, this.logger, opts.eventsPath, ackBudgetMs);
     } else {
       throw new Error('Slack ingress needs SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (Events over HTTP)');
     }
@@ -127,10 +134,11 @@ class SlackIngressImpl implements SlackIngress {
       convoStore: false,
     });
     app.use(this.dedupeRetries);
-    app.event('message', async ({ event }) => this.onEvent(event));
-    app.event('app_mention', async ({ event }) => this.onEvent(event));
-    // The App Home tab: the gateway answers /status for the user's DM, shown as the tab's view.
-    app.event('app_home_opened', async ({ event }) => this.onHomeOpened(event));
+    app.event('message', async ({ event, context }) => this.onEvent(event, deliveryOf(context)));
+    app.event('app_mention', async ({ event, context }) => this.onEvent(event, deliveryOf(context)));
+    // The App Home tab: the gateway answers /status for the user's DM, shown as the tab's view. Nothing is queued,
+    // so its event is acknowledged without waiting for the answer.
+    app.event('app_home_opened', async ({ event }) => void this.handing.track(this.onHomeOpened(event)));
     // Slack wants the ack within 3 s; the answer follows as a normal message once the gateway has it.
     app.command(SLACK_SLASH_COMMAND, async ({ command, ack }) => {
       await ack();
@@ -210,13 +218,23 @@ class SlackIngressImpl implements SlackIngress {
     }
   }
 
-  /** Slack redelivers an event it thinks we missed (HTTP retry, Socket Mode redelivery): one turn per event_id. */
-  private readonly dedupeRetries: Middleware<AnyMiddlewareArgs> = async ({ body, next }) => {
+  /**
+   * Slack redelivers an event it was not told had arrived (HTTP retry, Socket Mode redelivery): one turn per
+   * event_id. A redelivery joins the first delivery's hand-overs, so it is acknowledged once they succeed; after a
+   * failed one the event_id is forgotten, and the redelivery is handled afresh.
+   */
+  private readonly dedupeRetries: Middleware<AnyMiddlewareArgs> = async ({ body, context, next }) => {
     this.lastEventAt = Date.now();
     const eventId = (body as { event_id?: unknown }).event_id;
-    if (typeof eventId === 'string' && !this.seenEvents.add(eventId)) {
-      this.logger.debug({ eventId }, 'slack: duplicate delivery ignored');
-      return;
+    const delivery = deliveryOf(context);
+    if (typeof eventId === 'string') {
+      const first = this.seenEvents.get(eventId);
+      if (first !== undefined) {
+        this.logger.debug({ eventId }, "slack: duplicate delivery; answered with the first one's hand-over");
+        delivery?.add(first);
+        return;
+      }
+      this.seenEvents.remember(eventId, delivery?.taken ?? Promise.resolve());
     }
     await next();
   };
@@ -244,7 +262,8 @@ class SlackIngressImpl implements SlackIngress {
     }
   }
 
-  private async onEvent(event: unknown): Promise<void> {
+  /** `delivery`: the transport's ack gate for this event; each hand-over started or joined is added to it. */
+  private async onEvent(event: unknown, delivery: EventDelivery | undefined): Promise<void> {
     const handler = this.handler;
     const me = this.identity;
     if (handler === null || me === null) return;
@@ -258,29 +277,44 @@ class SlackIngressImpl implements SlackIngress {
       return;
     }
     // `message` and `app_mention` for one mention arrive concurrently: claim the key before any await.
-    if (this.seenMessages.has(c.dedupeKey)) return;
-    if (!c.needsThreadCheck) this.seenMessages.add(c.dedupeKey);
+    const joined = (): boolean => {
+      const first = this.seenMessages.get(c.dedupeKey);
+      if (first !== undefined) delivery?.add(first);
+      return first !== undefined;
+    };
+    if (joined()) return;
+    let settle: ((handOver: Promise<void>) => void) | undefined;
+    if (!c.needsThreadCheck) {
+      const claim = new Promise<void>((resolve) => {
+        settle = resolve;
+      });
+      delivery?.add(this.seenMessages.remember(c.dedupeKey, claim));
+    }
     const conversationId = c.message.conversationId;
-    const failed = (err: unknown): void => {
+    const failed = (err: unknown): never => {
       this.lastError = err instanceof Error ? err.message : String(err);
       this.logger.error({ err, messageId: c.message.messageId }, 'slack: handing a message to the gateway failed');
+      throw err;
     };
     // Thread-memory lookups run in arrival order per conversation, so a message that waits for one is not
-    // overtaken by the next; the hand-over itself is ordered (and retried) by the gateway.
+    // overtaken by the next; the hand-over itself is ordered (and retried) by the gateway, and not waited for here.
     await this.preparing.run(conversationId, async () => {
+      let handOver: Promise<void>;
       try {
-        if (c.needsThreadCheck) {
-          if (!(await this.opts.threads.has(conversationId))) {
-            this.logger.debug({ conversationId }, 'slack: channel message without a mention outside our threads');
-            return;
-          }
-          if (!this.seenMessages.add(c.dedupeKey)) return;
+        if (c.needsThreadCheck && !(await this.opts.threads.has(conversationId))) {
+          this.logger.debug({ conversationId }, 'slack: channel message without a mention outside our threads');
+          return settle?.(Promise.resolve());
         }
+        // Taken meanwhile by the other event Slack sends for the same message.
+        if (settle === undefined && joined()) return;
         if (c.remembersThread) await this.opts.threads.add(conversationId);
-        void this.handing.track(handler(c.message).catch(failed));
+        handOver = handler(c.message).catch(failed);
       } catch (err) {
-        failed(err);
+        handOver = Promise.reject(err).catch(failed);
       }
+      if (settle) settle(handOver);
+      else delivery?.add(this.seenMessages.remember(c.dedupeKey, handOver));
+      void this.handing.track(handOver);
     });
   }
 }

@@ -6,6 +6,10 @@
  * own. But when that reconnect fails for good (Slack API unreachable after the client's retries, token revoked
  * meanwhile) it drops the rejected promise; we catch it, mark the state, and keep trying unless the failure is
  * one no retry can fix.
+ *
+ * Events are acknowledged only once their messages were handed over (ack-gate.ts): the receiver's envelope handler
+ * is given an ack that does nothing for `events_api` envelopes, and the real ack (`{envelope_id}` on the socket) is
+ * sent when the gate says `taken`. An envelope left unacknowledged is redelivered by Slack.
  */
 import { SocketModeReceiver, webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
@@ -19,6 +23,7 @@ import {
   type SlackWebClientTuning,
 } from './config.js';
 import { toSlackLogger } from './slack-logger.js';
+import { DELIVERY_KEY, gateEvent, isEventCallback } from './ack-gate.js';
 
 /** apps.connections.open answers no retry fixes (the SDK's own list, plus a revoked or wrong-type token). */
 const UNRECOVERABLE = new Set([
@@ -42,7 +47,19 @@ export interface SocketTransportOptions {
   clientPingTimeoutMs?: number;
   serverPingTimeoutMs?: number;
   reconnectRetryMs?: number;
+  /** How long an event's ack may wait for its hand-over (ack-gate.ts). */
+  ackBudgetMs: number;
 }
+
+/** What the SocketModeClient emits as `slack_event` (and Bolt's receiver listens to). */
+interface EnvelopeArgs {
+  ack: (response?: Record<string, unknown>) => Promise<void>;
+  type: string;
+  body: unknown;
+  retry_num?: number;
+  [key: string]: unknown;
+}
+type EnvelopeListener = (args: EnvelopeArgs) => Promise<void>;
 
 export interface SocketStatus {
   state: AdapterState;
@@ -74,8 +91,11 @@ export class SocketTransport {
       serverPingTimeout: opts.serverPingTimeoutMs ?? SLACK_SERVER_PING_TIMEOUT_MS,
       // A fresh object: the SocketModeClient writes its own retryConfig default into it.
       installerOptions: { clientOptions: { slackApiUrl: opts.apiUrl, ...opts.clientOptions } },
+      // The gate's delivery (gateEnvelopes) travels with the envelope into Bolt's context.
+      customPropertiesExtractor: (args) => (DELIVERY_KEY in args ? { [DELIVERY_KEY]: args[DELIVERY_KEY] } : {}),
     });
     this.client = this.receiver.client;
+    this.gateEnvelopes(opts.ackBudgetMs);
     this.originalStart = this.client.start.bind(this.client);
     this.watch();
     this.guardReconnect();
@@ -137,6 +157,30 @@ export class SocketTransport {
     });
     c.on('error', (err: unknown) => {
       this.status.error = err instanceof Error ? err.message : String(err);
+    });
+  }
+
+  /**
+   * Puts ack-gate.ts between the client and Bolt's receiver: an `events_api` envelope reaches Bolt with an ack that
+   * does nothing (Bolt acks events before any listener runs) and is acknowledged here once its hand-over is taken.
+   */
+  private gateEnvelopes(budgetMs: number): void {
+    const bolt = this.client.listeners('slack_event') as EnvelopeListener[];
+    this.client.removeAllListeners('slack_event');
+    this.client.on('slack_event', async (args: EnvelopeArgs) => {
+      if (!isEventCallback(args.body)) {
+        for (const listener of bolt) await listener(args);
+        return;
+      }
+      const outcome = await gateEvent(async (delivery) => {
+        for (const listener of bolt) await listener({ ...args, ack: async () => {}, [DELIVERY_KEY]: delivery });
+      }, budgetMs);
+      if (outcome === 'taken' || outcome === 'unreadable') return args.ack();
+      const eventId = (args.body as { event_id?: unknown }).event_id;
+      this.logger.warn(
+        { eventId, retryNum: args.retry_num, outcome },
+        'slack: event not acknowledged (its message is not handed over yet); Slack will redeliver',
+      );
     });
   }
 

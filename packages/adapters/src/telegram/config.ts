@@ -31,6 +31,12 @@ export const TELEGRAM_SPLIT_MAX_GAP_SEC = 2;
 export const TELEGRAM_POLL_TIMEOUT_SEC = 50;
 /** Update ids remembered for de-duplication (webhook retries, re-polled unconfirmed updates). */
 export const TELEGRAM_DEDUPE_SIZE = 4096;
+/**
+ * How long a webhook request waits for its update's hand-over before answering 503: a hand-over held up (Redis
+ * away, a replica WAIT timing out) goes on being retried by the gateway, and Telegram's resend gets its outcome. A
+ * bounded answer keeps requests from piling up open while Redis is away, and is well inside Telegram's own wait.
+ */
+export const TELEGRAM_WEBHOOK_ANSWER_MS = 5_000;
 /** A 429 is retried in place at most this many times before RateLimitedError reaches the caller. */
 export const TELEGRAM_RATE_LIMIT_RETRIES = 2;
 /** A retry_after longer than this is not slept through inside a send: the caller gets RateLimitedError at once. */
@@ -87,6 +93,8 @@ export interface TelegramWebhookOptions {
   secret?: string;
   /** Route mounted on the gateway's fastify; defaults to the URL's path (set it when a proxy rewrites paths). */
   path?: string;
+  /** How long a request waits for its hand-over before answering 503; default TELEGRAM_WEBHOOK_ANSWER_MS. */
+  answerWithinMs?: number;
 }
 
 export interface TelegramIngressOptions {

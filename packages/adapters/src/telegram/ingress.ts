@@ -16,6 +16,7 @@ import { TelegramApi } from './api.js';
 import {
   TELEGRAM_ALLOWED_UPDATES,
   TELEGRAM_DEDUPE_SIZE,
+  TELEGRAM_WEBHOOK_ANSWER_MS,
   TELEGRAM_DEFAULT_WAITS,
   TELEGRAM_POLL_TIMEOUT_SEC,
   TELEGRAM_SPLIT_MIN_PART,
@@ -32,6 +33,7 @@ import { normalizeMessage } from './normalize.js';
 import { Poller } from './poller.js';
 import { RecentIds } from '../shared/recent-ids.js';
 import { webhookErrorHandler } from '../shared/route-errors.js';
+import { within } from '../shared/hand-overs.js';
 import { isRead, readUpdate, routeUpdate, type ReadUpdate, type UpdateHandlers } from './updates.js';
 import type { TgMessage } from './wire.js';
 
@@ -123,8 +125,11 @@ export class TelegramIngress implements PlatformIngress {
       async (req, reply) => {
         // Not ready yet: a non-2xx makes Telegram deliver it again later.
         if (this.handler === null || this.identity === null) return reply.code(503).send({ ok: false });
-        const result = await this.dispatch(req.body);
+        const result = await within(this.dispatch(req.body), this.opts.webhook?.answerWithinMs ?? TELEGRAM_WEBHOOK_ANSWER_MS, 'pending' as const);
         if (result === 'invalid') return reply.code(400).send({ ok: false, error: 'not a Telegram update' });
+        // Still being handed over (Redis away, a replica WAIT timing out): not confirmed, so Telegram sends it again,
+        // and the resend is answered with this hand-over's outcome (dispatch).
+        if (result === 'pending') return reply.code(503).send({ ok: false });
         return reply.code(result === 'failed' ? 500 : 200).send({ ok: result !== 'failed' });
       },
     );

@@ -165,6 +165,40 @@ describe('telegram webhook ingress', () => {
     }
   });
 
+  it('answers 503 to a hand-over still running past its answer time; the resend joins it and gets the 200, handed over once', async () => {
+    const port = await freePort();
+    const own = new TelegramIngress({
+      token: fake.token,
+      apiRoot: fake.apiRoot,
+      logger: silentLogger,
+      webhook: { url: `http://127.0.0.1:${port}${PATH}`, secret: SECRET, answerWithinMs: 200 },
+      waits: FAST_WAITS,
+    });
+    const server = fastify();
+    own.registerRoutes(server);
+    await server.listen({ port, host: '127.0.0.1' });
+    let release!: () => void;
+    const handed: string[] = [];
+    try {
+      await own.start((m) => {
+        handed.push(m.text);
+        return new Promise<void>((resolve) => (release = resolve));
+      });
+      const update = fake.injectMessage({ chatId: 778, userId: 778, text: 'held up' });
+      // The first answers are 503 while the hand-over runs (the stand-in resends each time, as Telegram does).
+      await fake.waitFor(() => fake.webhookDeliveries.filter((d) => d.update_id === update.update_id).length >= 2);
+      release();
+      await fake.waitFor(() => fake.webhookDeliveries.some((d) => d.update_id === update.update_id && d.status === 200));
+      const statuses = fake.webhookDeliveries.filter((d) => d.update_id === update.update_id).map((d) => d.status);
+      expect(statuses.slice(0, -1).every((s) => s === 503)).toBe(true);
+      expect(statuses.at(-1)).toBe(200);
+      expect(handed).toEqual(['held up']);
+    } finally {
+      await own.stop();
+      await server.close();
+    }
+  });
+
   it('refuses a secret Telegram would not accept, naming the setting', () => {
     const make = () =>
       new TelegramIngress({

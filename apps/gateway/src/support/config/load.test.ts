@@ -116,6 +116,15 @@ describe('loadConfig', () => {
     expect(loadErr({ TELEGRAM_BOT_TOKEN: '1:a', TELEGRAM_WEBHOOK_URL: 'https://bot.example.com/telegram' })).toMatch(/^TELEGRAM_WEBHOOK_SECRET: must be set/);
   });
 
+  it('refuses a replica WAIT longer than the Slack acknowledgement budget allows, when Slack is configured', () => {
+    const slack = { SLACK_BOT_TOKEN: 'xoxb-1', SLACK_APP_TOKEN: 'xapp-1', HERALD_REDIS_WAIT_REPLICAS: '1' };
+    expect(loadErr({ ...slack, HERALD_REDIS_WAIT_TIMEOUT_MS: '2500' })).toMatch(/^HERALD_REDIS_WAIT_TIMEOUT_MS: must be at most 2000 with Slack configured/);
+    expect(load({ ...slack, HERALD_REDIS_WAIT_TIMEOUT_MS: '2000' }).redisWaitTimeoutMs).toBe(2000);
+    // No WAIT, or no Slack: any timeout.
+    expect(load({ ...slack, HERALD_REDIS_WAIT_REPLICAS: '0', HERALD_REDIS_WAIT_TIMEOUT_MS: '5000' }).redisWaitTimeoutMs).toBe(5000);
+    expect(load({ HERALD_REDIS_WAIT_REPLICAS: '1', HERALD_REDIS_WAIT_TIMEOUT_MS: '5000' }).redisWaitTimeoutMs).toBe(5000);
+  });
+
   it('picks the Slack transport from which credentials are present', () => {
     expect(load({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_APP_TOKEN: 'xapp-1' }).platforms.slack.reason).toBe('Socket Mode');
     expect(load({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's' }).platforms.slack.reason).toMatch(/Events over HTTP/);

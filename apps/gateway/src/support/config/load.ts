@@ -7,6 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { interpolateServers, serverSecrets } from './mcp.js';
 import { envPrefix, gatherKeys } from './endpoints.js';
+import { SLACK_MAX_REPLICA_WAIT_MS } from '@herald/adapters/slack';
 import { teamConfigProblem } from './team-check.js';
 import { accountSecrets } from './profile-accounts.js';
 import { SETTINGS, walkSettings, yamlPath, type Setting, type SettingsValues } from './settings.js';
@@ -89,7 +90,24 @@ export function loadConfig(opts: LoadOptions = {}): HeraldConfig {
   const team = teamConfigProblem(out as unknown as SettingsValues);
   if (team) throw new ConfigError(team);
   const role = opts.role ?? 'all';
-  return { ...values, role, configFile: file ?? null, platforms: platformStatus(values), keyPools: keyPoolsOf(values, env) };
+  const platforms = platformStatus(values);
+  const wait = replicaWaitProblem(values, platforms);
+  if (wait) throw new ConfigError(wait);
+  return { ...values, role, configFile: file ?? null, platforms, keyPools: keyPoolsOf(values, env) };
+}
+
+/**
+ * Slack wants an event acknowledged within 3 s, and Herald acknowledges it after the hand-over, WAIT included: a
+ * WAIT allowed to take longer would have Slack retry events that were only slow, so it is refused, not clamped
+ * (one WAIT timeout serves every platform; a silently shorter one would surprise the others).
+ */
+function replicaWaitProblem(c: SettingsValues, platforms: HeraldConfig['platforms']): string | null {
+  const slack = platforms.slack.enabled || c.botAccounts.some((a) => a.platform === 'slack');
+  if (!slack || c.redisWaitReplicas === 0 || c.redisWaitTimeoutMs <= SLACK_MAX_REPLICA_WAIT_MS) return null;
+  return (
+    `HERALD_REDIS_WAIT_TIMEOUT_MS: must be at most ${SLACK_MAX_REPLICA_WAIT_MS} with Slack configured and HERALD_REDIS_WAIT_REPLICAS > 0 ` +
+    `(got ${c.redisWaitTimeoutMs}): a Slack event is acknowledged after the WAIT, and Slack wants its answer within 3 s`
+  );
 }
 
 function keyPoolsOf(c: SettingsValues, env: NodeJS.ProcessEnv): Record<string, string[]> {

@@ -122,7 +122,7 @@ export const SETTINGS = {
   redisWaitTimeoutMs: setting(
     'HERALD_REDIS_WAIT_TIMEOUT_MS',
     int(10, 60_000),
-    'How long one WAIT may take; past it the message is not acknowledged and is tried again',
+    'How long one WAIT may take; past it the message is not acknowledged and is tried again; at most 2000 with Slack configured',
     '1000',
   ),
   redisPrefix: setting(
