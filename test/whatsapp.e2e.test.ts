@@ -263,9 +263,11 @@ describe('WhatsApp messages', () => {
 
   it('a pair rate limit (131056) on the reply is waited out and the reply still arrives once', async () => {
     const user = newUser();
-    wa.failNext({ status: 400, code: 131056, message: '(#131056) (Business Account, Consumer Account) pair rate limit hit' });
+    wa.failNext({ status: 400, code: 131056, message: '(#131056) (Business Account, Consumer Account) pair rate limit hit', messageType: 'text' });
     await wa.text('rate limited', { from: user });
     expect(await repliesFor(user, 1, 'the reply after the rate limit')).toEqual(['ok: rate limited']);
+    // The limit hit the reply itself (not the read receipt before it).
+    expect(wa.failed.some((f) => f.code === 131056)).toBe(true);
   });
 
   it('outside the 24-hour window the reply is refused and logged, not sent', async () => {
