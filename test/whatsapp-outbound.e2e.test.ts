@@ -6,6 +6,7 @@
  * MCP stand-ins; each test has its own user.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STALE_PRESS_NOTE } from '../apps/gateway/src/features/interactions/buttons.js';
 import { startFakeOpenAI, type FakeLLM, type RecordedRequest, type Step } from './fakes/llm/index.js';
 import { stdioServer } from './fakes/mcp/index.js';
 import { readOgg } from './fakes/media/ogg.js';
@@ -113,9 +114,9 @@ describe('WhatsApp outbound', () => {
     expect(await replyTo(user, (t) => t.length >= 1, 'the free-form reply')).toEqual(['ok: and now']);
   });
 
-  it('an approval comes as reply buttons; pressing "Approve once" runs the tool, audited', async () => {
-    const user = newUser();
-    await wa.text('delete 51', { from: user });
+  /** Asks for ticket `n` and waits for the approval question; returns its buttons (id and title). */
+  async function approvalQuestion(user: string, n: number): Promise<{ id: string; buttons: Array<{ id: string; title: string }> }> {
+    await wa.text(`delete ${n}`, { from: user });
     const question = await waitFor(() => wa.sentTo(user).find((s) => s.type === 'interactive'), { ...WAIT, what: 'the approval question' });
     expect(question.text).toContain(DESTRUCTIVE_TOOL);
     expect(question.text).not.toContain(ARG_SECRET);
@@ -124,14 +125,45 @@ describe('WhatsApp outbound', () => {
     const buttons = (interactive.action.buttons as Array<{ reply: { id: string; title: string } }>).map((b) => b.reply);
     expect(buttons.map((b) => b.title)).toEqual(['✅ Approve once', '♾️ Always in this c…', '⛔ Deny']);
     expect(whatsappTexts(wa, user).some((t) => t.startsWith('results:'))).toBe(false);
-    await wa.message({ type: 'interactive', interactive: { type: 'button_reply', button_reply: buttons[0] } }, { from: user, replyTo: question.id });
+    return { id: question.id, buttons };
+  }
+
+  async function press(user: string, questionId: string, button: { id: string; title: string }): Promise<void> {
+    await wa.message({ type: 'interactive', interactive: { type: 'button_reply', button_reply: button } }, { from: user, replyTo: questionId });
+  }
+
+  async function decisionFor(n: number): Promise<Record<string, string>> {
+    const found = await waitFor(async () => (await auditedDecisions(cluster.ingress.url, ADMIN_TOKEN)).find((d) => d.args.includes(`"id":${n}`)), {
+      ...WAIT,
+      what: `the audit record of ticket ${n}`,
+    });
+    return found as unknown as Record<string, string>;
+  }
+
+  it('an approval comes as reply buttons; pressing "Approve once" runs the tool, audited', async () => {
+    const user = newUser();
+    const question = await approvalQuestion(user, 51);
+    await press(user, question.id, question.buttons[0]);
     const texts = await replyTo(user, (t) => t.some((x) => x.startsWith('results:')), 'the result');
     expect(texts.find((x) => x.startsWith('results:'))).toBe('results: local deleted ticket 51');
-    const decision = await waitFor(async () => (await auditedDecisions(cluster.ingress.url, ADMIN_TOKEN)).find((d) => d.args.includes('"id":51')), {
-      ...WAIT,
-      what: 'the audit record',
-    });
-    expect(decision).toMatchObject({ platform: 'whatsapp', decision: 'approved_once', decided_by: `whatsapp:${user}` });
+    expect(await decisionFor(51)).toMatchObject({ platform: 'whatsapp', decision: 'approved_once', decided_by: `whatsapp:${user}` });
+  });
+
+  it('pressing "Deny" refuses the tool, audited; pressing again later is answered as no longer active', async () => {
+    const user = newUser();
+    const question = await approvalQuestion(user, 52);
+    await press(user, question.id, question.buttons[2]);
+    const texts = await replyTo(user, (t) => t.some((x) => x.startsWith('results:')), 'the result');
+    expect(texts.find((x) => x.startsWith('results:'))).toBe(
+      `results: Not run: the user denied ${DESTRUCTIVE_TOOL}. Do not try it again unless they ask for it.`,
+    );
+    expect(await decisionFor(52)).toMatchObject({ platform: 'whatsapp', decision: 'denied', decided_by: `whatsapp:${user}` });
+    await press(user, question.id, question.buttons[0]);
+    await replyTo(user, (t) => t.includes(STALE_PRESS_NOTE), 'the note on the late press');
+    await wa.text('done?', { from: user });
+    await replyTo(user, (t) => t.includes('ok: done?'), 'the next answer');
+    expect(await decisionFor(52)).toMatchObject({ decision: 'denied' });
+    expect(llm.requests.filter((r) => lastUserText(r) === 'delete 52')).toHaveLength(2);
   });
 
   it('a clarify with four choices (reply buttons hold three) comes as a list message; picking a row answers it', async () => {
