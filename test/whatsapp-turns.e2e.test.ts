@@ -13,15 +13,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeLLM, type RecordedRequest, type Step } from './fakes/llm/index.js';
 import { messagesPayload, startWhatsAppFake, type WhatsAppFake } from './fakes/whatsapp/index.js';
 import { oversizeStatus } from './fuzz/harness.js';
-import { startGateway, type GatewayProcess } from './helpers/gateway.js';
+import type { GatewayProcess } from './helpers/gateway.js';
 import { lastUserText } from './helpers/llm-tags.js';
 import { waitFor } from './helpers/ports.js';
 import { deleteRedisPrefix } from './helpers/redis-keys.js';
 import { testPrefix } from './helpers/test-run.js';
-import { whatsappEnv, whatsappTexts } from './helpers/whatsapp.js';
+import { startWhatsAppGateway, whatsappTexts } from './helpers/whatsapp.js';
 
 const WAIT = { timeoutMs: 30_000 };
-const READY_MSG = 'whatsapp number ready for webhooks';
 const INTERRUPTER = '15558880001';
 const STEERER = '15558880002';
 const BAD_INPUT_USER = '15558880003';
@@ -58,23 +57,21 @@ async function respond(req: RecordedRequest): Promise<Step> {
   return { text: `ok: ${text}` };
 }
 
-async function start(): Promise<GatewayProcess> {
-  const env = whatsappEnv(wa, llm, {
-    HERALD_DB: join(dir, 'herald.db'),
-    HERALD_REDIS_PREFIX: prefix,
-    HERALD_TOOLSETS: 'core',
-    HERALD_TYPING_DELAY_MS: '0',
-    HERALD_BUSY_INPUT_MODE: 'queue',
-    HERALD_PROFILES: JSON.stringify({ interrupter: { busy_input_mode: 'interrupt' }, steerer: { busy_input_mode: 'steer' } }),
-    HERALD_ROUTES: JSON.stringify([
-      { platform: 'whatsapp', user: INTERRUPTER, profile: 'interrupter' },
-      { platform: 'whatsapp', user: STEERER, profile: 'steerer' },
-    ]),
+function start(): Promise<GatewayProcess> {
+  return startWhatsAppGateway(wa, llm, {
+    dir,
+    prefix,
+    env: {
+      HERALD_TOOLSETS: 'core',
+      HERALD_TYPING_DELAY_MS: '0',
+      HERALD_BUSY_INPUT_MODE: 'queue',
+      HERALD_PROFILES: JSON.stringify({ interrupter: { busy_input_mode: 'interrupt' }, steerer: { busy_input_mode: 'steer' } }),
+      HERALD_ROUTES: JSON.stringify([
+        { platform: 'whatsapp', user: INTERRUPTER, profile: 'interrupter' },
+        { platform: 'whatsapp', user: STEERER, profile: 'steerer' },
+      ]),
+    },
   });
-  const g = await startGateway({ env, args: ['--role', 'all'] });
-  await g.waitForLog((l) => l.msg === READY_MSG, 'the WhatsApp number');
-  wa.setWebhookUrl(`${g.url}/whatsapp/webhook`);
-  return g;
 }
 
 async function repliesFor(user: string, n: number, what: string): Promise<string[]> {
@@ -87,7 +84,7 @@ beforeAll(async () => {
   llm = await startFakeOpenAI();
   llm.respondWith(respond);
   gw = await start();
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   letTimeQuestionGo();
