@@ -1,10 +1,10 @@
 /**
  * WhatsApp and the turn's life through the real gateway (issue 51): the busy modes (interrupt: the running answer is
- * dropped and both texts answered as one; steer: the new text joins the running turn after its tool batch), the
- * webhook's bad input (another object, messages lacking fields, statuses, an oversized body: acknowledged or
- * refused with a 4xx as Meta expects, nothing valid beside them lost, no crash), and a SIGKILL of the gateway with
- * a turn in flight: after the restart the message is answered, once. One `all` process (its own SQLite file and
- * Redis prefix, so it can be restarted); the users are routed to profiles by busy mode.
+ * dropped and both texts answered as one; steer: the new text joins the running turn after its tool batch), status
+ * reactions on the user's message, the webhook's bad input (another object, messages lacking fields, statuses, an
+ * oversized body: acknowledged or refused with a 4xx as Meta expects, nothing valid beside them lost, no crash), and
+ * a SIGKILL of the gateway with a turn in flight: after the restart the message is answered, once. One `all` process
+ * (its own SQLite file and Redis prefix, so it can be restarted); the users are routed to profiles by busy mode.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +25,8 @@ const INTERRUPTER = '15558880001';
 const STEERER = '15558880002';
 const BAD_INPUT_USER = '15558880003';
 const CRASH_USER = '15558880004';
+const REACTOR = '15558880005';
+const CLOCK = 'check the clock';
 /** Held until the test lets it go (never, for the first run of CRASH_TEXT). */
 const CRASH_TEXT = 'crash under me';
 const ESSAY = 'write a long essay';
@@ -52,6 +54,7 @@ async function respond(req: RecordedRequest): Promise<Step> {
     return { toolCalls: [{ name: 'current_time', arguments: '{}' }] };
   }
   if (text === 'in UTC please' && hasToolResult(req)) return { text: 'It is time, in UTC as you asked.' };
+  if (text === CLOCK) return hasToolResult(req) ? { text: 'The clock is checked.' } : { toolCalls: [{ name: 'current_time', arguments: '{}' }] };
   // The killed process's call never ends on its own; the run after the restart is answered.
   if (text === CRASH_TEXT && ++crashRuns === 1) return { text: 'never sent', delayMs: 3_600_000 };
   return { text: `ok: ${text}` };
@@ -65,6 +68,7 @@ function start(): Promise<GatewayProcess> {
       HERALD_TOOLSETS: 'core',
       HERALD_TYPING_DELAY_MS: '0',
       HERALD_BUSY_INPUT_MODE: 'queue',
+      WHATSAPP_STATUS_REACTIONS: 'on',
       HERALD_PROFILES: JSON.stringify({ interrupter: { busy_input_mode: 'interrupt' }, steerer: { busy_input_mode: 'steer' } }),
       HERALD_ROUTES: JSON.stringify([
         { platform: 'whatsapp', user: INTERRUPTER, profile: 'interrupter' },
@@ -118,6 +122,21 @@ describe('WhatsApp busy modes', () => {
     const steered = llm.requests.filter((r) => lastUserText(r) === 'in UTC please');
     expect(steered).toHaveLength(1);
     expect(hasToolResult(steered[0])).toBe(true);
+  });
+});
+
+describe('WhatsApp status reactions (WHATSAPP_STATUS_REACTIONS=on)', () => {
+  it("👀 when the turn starts, ⚙️ while tools run, then ✅ on the user's message", async () => {
+    const asked = await wa.text(CLOCK, { from: REACTOR });
+    const reactions = (): string[] =>
+      wa
+        .sentTo(REACTOR)
+        .filter((s) => s.type === 'reaction' && (s.body.reaction as { message_id: string }).message_id === asked.id)
+        .map((s) => (s.body.reaction as { emoji: string }).emoji || '-');
+    await waitFor(() => reactions().at(-1) === '✅', { ...WAIT, what: 'the done reaction' });
+    // WhatsApp keeps one reaction per message and sender: each stage replaces the last; removals send an empty one.
+    expect(reactions()).toEqual(['👀', '⚙️', '-', '-', '✅']);
+    expect(whatsappTexts(wa, REACTOR)).toEqual(['The clock is checked.']);
   });
 });
 
