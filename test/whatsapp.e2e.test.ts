@@ -210,6 +210,20 @@ describe('WhatsApp messages', () => {
     expect(replies[1]).toMatch(/^ok: what is this[\s\S]*\[1 image\]$/);
   });
 
+  it('a reaction to a bot message reaches the model; taking it back (an empty emoji) asks nothing', async () => {
+    const user = newUser();
+    await wa.text('rate this', { from: user });
+    await repliesFor(user, 1, 'the first reply');
+    const botMessage = wa.sentTo(user)[0].id;
+    await wa.message({ type: 'reaction', reaction: { message_id: botMessage, emoji: '' } }, { from: user });
+    await wa.message({ type: 'reaction', reaction: { message_id: botMessage, emoji: '👍' } }, { from: user });
+    const replies = await repliesFor(user, 2, 'the reply to the reaction');
+    expect(replies[1]).toContain('[reacted 👍 to your message]');
+    await wa.text('next', { from: user });
+    expect((await repliesFor(user, 3, 'the last reply'))[2]).toBe('ok: next');
+    expect(llm.requests.filter((r) => lastUserText(r).includes('reacted'))).toHaveLength(1);
+  });
+
   it('a voice note (OGG/Opus) is fetched through the Graph media URL and reaches the model as its transcript', async () => {
     const user = newUser();
     const words = 'remind me to water the plants';
