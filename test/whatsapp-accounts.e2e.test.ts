@@ -10,16 +10,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeLLM } from './fakes/llm/index.js';
 import { startWhatsAppFake, type WhatsAppFake } from './fakes/whatsapp/index.js';
-import { startGateway, type GatewayProcess } from './helpers/gateway.js';
+import type { GatewayProcess } from './helpers/gateway.js';
 import { lastUserText } from './helpers/llm-tags.js';
 import { waitFor } from './helpers/ports.js';
 import { deleteRedisPrefix } from './helpers/redis-keys.js';
 import { testPrefix } from './helpers/test-run.js';
-import { whatsappEnv, whatsappTexts } from './helpers/whatsapp.js';
+import { startWhatsAppGateway, whatsappTexts } from './helpers/whatsapp.js';
 
 const REPLY_TIMEOUT_MS = 20_000;
 const SALES = { phoneNumberId: '200000000000002', displayPhone: '15550002222' };
-const READY_MSG = 'whatsapp number ready for webhooks';
 
 let wa: WhatsAppFake;
 let llm: FakeLLM;
@@ -27,18 +26,17 @@ let gw: GatewayProcess;
 let dir = '';
 const prefix = testPrefix('wa-accounts');
 
-async function start(): Promise<GatewayProcess> {
-  const env = whatsappEnv(wa, llm, {
-    HERALD_DB: join(dir, 'herald.db'),
-    HERALD_REDIS_PREFIX: prefix,
-    HERALD_BOT_ACCOUNTS: JSON.stringify([{ platform: 'whatsapp', name: 'sales', phone_number_id: SALES.phoneNumberId }]),
-    HERALD_PROFILES: JSON.stringify({ desk: { system_prompt: 'You are the sales desk.' } }),
-    HERALD_ROUTES: JSON.stringify([{ platform: 'whatsapp', account: 'sales', profile: 'desk' }]),
+function start(): Promise<GatewayProcess> {
+  return startWhatsAppGateway(wa, llm, {
+    dir,
+    prefix,
+    numbers: 2,
+    env: {
+      HERALD_BOT_ACCOUNTS: JSON.stringify([{ platform: 'whatsapp', name: 'sales', phone_number_id: SALES.phoneNumberId }]),
+      HERALD_PROFILES: JSON.stringify({ desk: { system_prompt: 'You are the sales desk.' } }),
+      HERALD_ROUTES: JSON.stringify([{ platform: 'whatsapp', account: 'sales', profile: 'desk' }]),
+    },
   });
-  const g = await startGateway({ env, args: ['--role', 'all'] });
-  await waitFor(() => g.logs().filter((l) => l.msg === READY_MSG).length === 2, { timeoutMs: 20_000, what: `both numbers:\n${g.output.join('\n')}` });
-  wa.setWebhookUrl(`${g.url}/whatsapp/webhook`);
-  return g;
 }
 
 beforeAll(async () => {
@@ -48,7 +46,7 @@ beforeAll(async () => {
   llm = await startFakeOpenAI();
   llm.respondWith(async (req) => ({ text: `ok: ${lastUserText(req)}` }));
   gw = await start();
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await gw?.stop();

@@ -210,6 +210,20 @@ describe('WhatsApp messages', () => {
     expect(replies[1]).toMatch(/^ok: what is this[\s\S]*\[1 image\]$/);
   });
 
+  it('a reaction to a bot message reaches the model; taking it back (an empty emoji) asks nothing', async () => {
+    const user = newUser();
+    await wa.text('rate this', { from: user });
+    await repliesFor(user, 1, 'the first reply');
+    const botMessage = wa.sentTo(user)[0].id;
+    await wa.message({ type: 'reaction', reaction: { message_id: botMessage, emoji: '' } }, { from: user });
+    await wa.message({ type: 'reaction', reaction: { message_id: botMessage, emoji: '👍' } }, { from: user });
+    const replies = await repliesFor(user, 2, 'the reply to the reaction');
+    expect(replies[1]).toContain('[reacted 👍 to your message]');
+    await wa.text('next', { from: user });
+    expect((await repliesFor(user, 3, 'the last reply'))[2]).toBe('ok: next');
+    expect(llm.requests.filter((r) => lastUserText(r).includes('reacted'))).toHaveLength(1);
+  });
+
   it('a voice note (OGG/Opus) is fetched through the Graph media URL and reaches the model as its transcript', async () => {
     const user = newUser();
     const words = 'remind me to water the plants';
@@ -263,9 +277,11 @@ describe('WhatsApp messages', () => {
 
   it('a pair rate limit (131056) on the reply is waited out and the reply still arrives once', async () => {
     const user = newUser();
-    wa.failNext({ status: 400, code: 131056, message: '(#131056) (Business Account, Consumer Account) pair rate limit hit' });
+    wa.failNext({ status: 400, code: 131056, message: '(#131056) (Business Account, Consumer Account) pair rate limit hit', messageType: 'text' });
     await wa.text('rate limited', { from: user });
     expect(await repliesFor(user, 1, 'the reply after the rate limit')).toEqual(['ok: rate limited']);
+    // The limit hit the reply itself (not the read receipt before it).
+    expect(wa.failed.some((f) => f.code === 131056)).toBe(true);
   });
 
   it('outside the 24-hour window the reply is refused and logged, not sent', async () => {

@@ -129,6 +129,39 @@ export async function expectSurvived(gw: GatewayProcess, run: FuzzRun): Promise<
   expect(grew('rssBytes'), 'RSS growth (bytes)').toBeLessThan(MAX_RSS_GROWTH_BYTES);
 }
 
+/** What a webhook fuzz run checks besides each answer's status. */
+export interface WebhookFuzzChecks<C> {
+  /** Further checks of one answer (throw when it is wrong). */
+  check?: (c: C, text: string) => void;
+  /** What the LLM was asked (its last user texts) after the run, and what it may have been asked: the control only. */
+  llmInputs: () => string[];
+  allowedLlmInputs: string[];
+}
+
+/**
+ * One webhook's whole run: every case POSTed by `post`; an answer carrying a stack trace or a status the case does
+ * not allow fails it. Afterwards the gateway survived (expectSurvived), logged no error stacks, and nothing but
+ * the control reached the LLM.
+ */
+export async function fuzzWebhook<C extends HttpCase>(
+  name: string,
+  gw: GatewayProcess,
+  cases: fc.Arbitrary<C>,
+  post: (c: C) => Promise<Response>,
+  checks: WebhookFuzzChecks<C>,
+): Promise<void> {
+  const run = await fuzz(name, gw, cases, async (c) => {
+    const res = await post(c);
+    const text = await res.text();
+    if (hasStackTrace(text)) throw new Error(`${c.kind}: a stack trace in the answer: ${text.slice(0, 200)}`);
+    if (!statusOk(c.expected, res.status, c.raw)) throw new Error(`${c.kind}: HTTP ${res.status} (${text.slice(0, 200)}), expected ${String(c.expected)}`);
+    checks.check?.(c, text);
+  });
+  await expectSurvived(gw, run);
+  expectNoErrorStacks(gw);
+  expect(checks.llmInputs(), 'no LLM request for a fuzz payload').toEqual(checks.allowedLlmInputs);
+}
+
 /** A JavaScript stack trace: `at fn (file:line:col)` lines, raw or JSON-escaped (`\\n    at …`), or a `"stack"` field. */
 const STACK_RE = /(?:^|\n|\\n)\s*at \S[^\n]*:\d+:\d+|"stack"\s*:/;
 

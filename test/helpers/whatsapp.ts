@@ -4,7 +4,9 @@
  */
 import type { FakeLLM } from '../fakes/llm/index.js';
 import type { WhatsAppFake } from '../fakes/whatsapp/index.js';
+import { join } from 'node:path';
 import type { Cluster } from './cluster.js';
+import { startGateway, type GatewayProcess } from './gateway.js';
 import { waitFor } from './ports.js';
 
 /** The log line each number's ingress writes once it takes webhooks. */
@@ -32,6 +34,26 @@ export async function waitForWhatsApp(wa: WhatsAppFake, cluster: Cluster, number
     what: `the WhatsApp ingress to start:\n${cluster.ingress.output.join('\n')}`,
   });
   wa.setWebhookUrl(`${cluster.ingress.url}/whatsapp/webhook`);
+}
+
+/**
+ * A `--role all` gateway of its own, for tests that restart it: its SQLite file in `dir` and its Redis prefix
+ * `prefix` outlive the process. Resolves once `numbers` business numbers take webhooks, the stand-in pointed at it.
+ */
+export async function startWhatsAppGateway(
+  wa: WhatsAppFake,
+  llm: FakeLLM,
+  opts: { dir: string; prefix: string; numbers?: number; env?: Record<string, string> },
+): Promise<GatewayProcess> {
+  const env = whatsappEnv(wa, llm, { HERALD_DB: join(opts.dir, 'herald.db'), HERALD_REDIS_PREFIX: opts.prefix, ...opts.env });
+  const g = await startGateway({ env, args: ['--role', 'all'] });
+  const numbers = opts.numbers ?? 1;
+  await waitFor(() => g.logs().filter((l) => l.msg === READY_MSG).length >= numbers, {
+    timeoutMs: 20_000,
+    what: `${numbers} number(s):\n${g.output.join('\n')}`,
+  });
+  wa.setWebhookUrl(`${g.url}/whatsapp/webhook`);
+  return g;
 }
 
 /** The texts (text messages and interactive bodies) the bot sent to a user, in order. */

@@ -50,6 +50,8 @@ export interface InjectedFailure {
   path?: string;
   /** Let this many matching calls through first. */
   after?: number;
+  /** Only messages of this `type` (text, interactive, audio…), not read receipts or typing: fails the reply itself. */
+  messageType?: string;
 }
 
 export interface InboundOptions {
@@ -77,6 +79,8 @@ export interface WhatsAppFake {
   /** Media a user sent: served at GET /<media-id>, then at its download URL. */
   hostMedia(bytes: Buffer, mimeType: string): string;
   failNext(...failures: InjectedFailure[]): void;
+  /** The injected failures served so far, in order (those still waiting are not here). */
+  failed: InjectedFailure[];
   /** Where webhooks go: `<gateway>/whatsapp/webhook`. */
   setWebhookUrl(url: string): void;
   addNumber(num: NumberMeta): void;
@@ -126,6 +130,16 @@ function json(res: ServerResponse, body: unknown): void {
   res.end(JSON.stringify(body));
 }
 
+/** A /messages body's `type` (a read receipt has none). */
+function messageTypeOf(raw: Buffer): string | undefined {
+  try {
+    const body = JSON.parse(raw.toString('utf8')) as { type?: unknown; status?: unknown };
+    return body.status === undefined ? String(body.type ?? 'text') : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
@@ -143,6 +157,7 @@ class FakeState {
   readonly downloads: string[] = [];
   readonly hosted = new Map<string, { bytes: Buffer; mimeType: string }>();
   readonly failures: InjectedFailure[] = [];
+  readonly failed: InjectedFailure[] = [];
   readonly numbers = new Map<string, NumberMeta>();
   /** Each user's last message time per number (ms), from the webhooks this fake sent: the 24-hour window. */
   readonly lastInbound = new Map<string, number>();
@@ -174,16 +189,12 @@ class FakeState {
       return graphError(res, 401, 190, 'Error validating access token: The session is invalid.');
     }
     const path = url.pathname.slice(prefix.length);
-    const failure = req.method === 'POST' ? this.failures.findIndex((f) => path.endsWith(f.path ?? '/messages')) : -1;
-    if (failure !== -1 && (this.failures[failure].after ?? 0) > 0) this.failures[failure].after = (this.failures[failure].after ?? 0) - 1;
-    else if (failure !== -1) {
-      const f = this.failures.splice(failure, 1)[0];
-      await readBody(req);
-      return graphError(res, f.status, f.code, f.message ?? `injected failure ${f.code}`);
-    }
+    const raw = req.method === 'POST' ? await readBody(req) : Buffer.alloc(0);
+    const f = req.method === 'POST' ? this.takeFailure(path, raw) : undefined;
+    if (f) return graphError(res, f.status, f.code, f.message ?? `injected failure ${f.code}`);
     const [first, second] = path.split('/');
-    if (req.method === 'POST' && second === 'messages' && this.numbers.has(first)) return this.messages(first, await readBody(req), res);
-    if (req.method === 'POST' && second === 'media' && this.numbers.has(first)) return this.upload(req, res);
+    if (req.method === 'POST' && second === 'messages' && this.numbers.has(first)) return this.messages(first, raw, res);
+    if (req.method === 'POST' && second === 'media' && this.numbers.has(first)) return this.upload(req, raw, res);
     if (req.method === 'GET' && second === undefined && this.numbers.has(first)) {
       return json(res, { display_phone_number: this.numbers.get(first)?.displayPhone, verified_name: 'Herald Test', id: first });
     }
@@ -199,6 +210,20 @@ class FakeState {
       });
     }
     return graphError(res, 400, 100, `Unsupported request - method type: ${req.method?.toLowerCase()}`);
+  }
+
+  /** The first injected failure this call matches, once its `after` has run out; counts down `after` otherwise. */
+  private takeFailure(path: string, raw: Buffer): InjectedFailure | undefined {
+    const i = this.failures.findIndex((f) => path.endsWith(f.path ?? '/messages') && (f.messageType === undefined || messageTypeOf(raw) === f.messageType));
+    if (i === -1) return undefined;
+    const f = this.failures[i];
+    if ((f.after ?? 0) > 0) {
+      f.after = (f.after ?? 0) - 1;
+      return undefined;
+    }
+    this.failures.splice(i, 1);
+    this.failed.push(f);
+    return f;
   }
 
   private download(id: string, req: IncomingMessage, res: ServerResponse): void {
@@ -247,8 +272,7 @@ class FakeState {
     json(res, { messaging_product: 'whatsapp', contacts: [{ input: to, wa_id: to }], messages: [{ id }] });
   }
 
-  private async upload(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const raw = await readBody(req);
+  private async upload(req: IncomingMessage, raw: Buffer, res: ServerResponse): Promise<void> {
     let form: FormData;
     try {
       form = await new Request('http://x/', { method: 'POST', headers: { 'content-type': String(req.headers['content-type']) }, body: raw }).formData();
@@ -306,6 +330,7 @@ class FakeState {
         return id;
       },
       failNext: (...f) => void this.failures.push(...f),
+      failed: this.failed,
       setWebhookUrl: (url) => void (this.webhookUrl = url),
       addNumber: (num) => void this.numbers.set(num.phoneNumberId, num),
       openWindow: (waId, atMs = Date.now(), pnid = this.phoneNumberId) => void this.lastInbound.set(`${pnid}:${waId}`, atMs),

@@ -4,78 +4,34 @@
  * (fences on lines of their own), headings → bold lines, lists → • and numbers, quotes → `> `, links → `label (url)` (WhatsApp links bare URLs).
  * WhatsApp has no escapes: text is shown as written, and emphasis inside a word (`2*3*4`) keeps its source.
  */
-import type { PhrasingContent } from 'mdast';
-import { isPlainText, parseMarkdown, sourceOf, span } from '../shared/markdown/parse.js';
-import { renderMarkdown, type PlatformMarkup, type Rendering } from '../shared/markdown/render.js';
-import { plainText } from '../shared/markdown/table.js';
-
-const WORD_CHAR_RE = /[\p{L}\p{N}]/u;
+import { isPlainText, parseMarkdown } from '../shared/markdown/parse.js';
+import { renderMarkdown, type PlatformMarkup } from '../shared/markdown/render.js';
+import { fencedBlock, lineQuote, starInline } from '../shared/markdown/star-inline.js';
 
 export function markdownToWhatsApp(markdown: string): string {
   if (isPlainText(markdown)) return markdown;
   return renderMarkdown(parseMarkdown(markdown), WHATSAPP_MARKUP);
 }
 
+const asWritten = (text: string): string => text;
+
 const WHATSAPP_MARKUP: PlatformMarkup = {
-  inline: inlineText,
+  inline: starInline({
+    bold: '*',
+    italic: '_',
+    strike: '~',
+    text: (_written, value) => value,
+    asWritten,
+    other: asWritten,
+    code: asWritten,
+    link: (url, label) => linked(url, label),
+  }),
   heading: (inner) => `*${inner}*`,
-  codeBlock: (node) => mono(node.value),
-  quote: (inner, inList) =>
-    inList
-      ? inner
-      : inner
-          .split('\n')
-          .map((line) => `> ${line}`)
-          .join('\n'),
-  monospace: mono,
-  literal: (text) => text,
+  codeBlock: (node) => fencedBlock(node.value),
+  quote: lineQuote,
+  monospace: fencedBlock,
+  literal: asWritten,
 };
-
-/** On lines of their own, so the shared chunker closes and reopens a block it has to split. */
-function mono(code: string): string {
-  return code === '' ? '```\n```' : `\`\`\`\n${code}\n\`\`\``;
-}
-
-function inlineText(nodes: readonly PhrasingContent[], r: Rendering, bold: boolean): string {
-  return nodes.map((node) => inlineNode(node, r, bold)).join('');
-}
-
-function inlineNode(node: PhrasingContent, r: Rendering, bold: boolean): string {
-  const inner = (): string => ('children' in node ? inlineText(node.children, r, bold) : '');
-  if ((node.type === 'emphasis' || node.type === 'strong' || node.type === 'delete') && insideWord(r, node)) return sourceOf(r.md, node);
-  switch (node.type) {
-    case 'text':
-      return node.value;
-    case 'strong':
-      return bold ? inner() : `*${inlineText(node.children, r, true)}*`;
-    case 'emphasis': {
-      const [only] = node.children;
-      if (!bold && node.children.length === 1 && only.type === 'strong') return `*_${inlineText(only.children, r, true)}_*`;
-      return `_${inner()}_`;
-    }
-    case 'delete':
-      return `~${inner()}~`;
-    case 'inlineCode':
-      return `\`${node.value}\``;
-    case 'break':
-      return '\n';
-    case 'link':
-      return linked(node.url, plainText(node.children));
-    case 'linkReference':
-      return linked(r.definitions.get(node.identifier)?.url ?? '', plainText(node.children));
-    case 'image':
-      return linked(node.url, node.alt ?? '');
-    case 'imageReference':
-      return linked(r.definitions.get(node.identifier)?.url ?? '', node.alt ?? '');
-    default:
-      return sourceOf(r.md, node);
-  }
-}
-
-function insideWord(r: Rendering, node: PhrasingContent): boolean {
-  const [start, end] = span(node);
-  return WORD_CHAR_RE.test(r.md.source.charAt(start - 1)) || WORD_CHAR_RE.test(r.md.source.charAt(end));
-}
 
 function linked(url: string, label: string): string {
   const text = label.trim();

@@ -1,6 +1,6 @@
 /**
  * `/voice on|off`: answers also as voice replies (text-to-speech, HERALD_TTS_MODEL) — a voice note on Telegram,
- * an audio file on Discord and Slack. Remembered per conversation (features/sessions/voice-replies.ts). Without a speech
+ * an audio file on Discord and Slack (WhatsApp shows its OGG/Opus audio message as a voice note too). Remembered per conversation (features/sessions/voice-replies.ts). Without a speech
  * model nothing is switched on and the user is told who can change that.
  */
 import type { CommandDeps, CommandInput } from './context.js';
@@ -9,9 +9,12 @@ export const VOICE_USAGE = 'Usage: /voice on or /voice off.';
 export const NO_TTS_REPLY =
   '🔇 Voice replies are not available: no text-to-speech model is configured. The bot admin can set HERALD_TTS_MODEL (for example openai:gpt-4o-mini-tts).';
 
+/** The platforms whose egress sends the voice reply as a voice note (OGG/Opus): an audio file elsewhere. */
+const VOICE_NOTE_PLATFORMS = new Set(['telegram', 'whatsapp']);
+
 /** What the user gets on their platform: a voice note where there is one, an audio file elsewhere. */
 function voiceReplyName(platform: string): string {
-  return platform === 'telegram' ? 'a voice note' : 'an audio file';
+  return VOICE_NOTE_PLATFORMS.has(platform) ? 'a voice note' : 'an audio file';
 }
 
 export async function voiceCommand(deps: CommandDeps, { command, msg, sessionKey }: CommandInput): Promise<string> {

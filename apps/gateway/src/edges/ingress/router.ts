@@ -75,13 +75,18 @@ export class IngressRouter {
   /**
    * A button press: one that still counts is closed quietly and then handled as if the user had typed the button's
    * text (a clarify answer, `/resume Trip`); a stale or someone else's press gets a note only the presser sees.
+   * Where a press is no platform interaction but a message of the user's own (WhatsApp's button replies, in a
+   * one-to-one chat), the note is a reply to it: otherwise a dead button would answer nothing at all.
    */
   private async press(msg: InboundMessage, data: string, egress: PlatformEgress, send: Reply): Promise<void> {
     // Closing a press is best effort: a press the platform no longer lets us answer (expired, unknown) must not fail
     // the hand-over, which would only have it delivered again.
     const close = async (note: string | null): Promise<void> => {
-      if (!msg.interaction || !egress.answerInteraction) return;
       try {
+        if (!msg.interaction || !egress.answerInteraction) {
+          if (note !== null) await send(note);
+          return;
+        }
         await egress.answerInteraction(msg.interaction, note, { conversationId: msg.conversationId, userId: msg.userId });
       } catch (err) {
         this.deps.log.warn({ err, platform: msg.platform, messageId: msg.messageId }, 'button press not answered');
