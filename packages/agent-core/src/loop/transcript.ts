@@ -72,9 +72,13 @@ export class Transcript {
     return sanitizeHistory([...this.context, ...this.turn.slice(this.unsentFrom)]);
   }
 
-  /** Compression replaced everything sent so far with `messages`; later requests build on them. */
+  /**
+   * Compression replaced everything sent so far with `messages`; later requests build on them. Compressors are
+   * handed what was sent, so the latest user message may carry the request context: it goes, or it would be
+   * stored with the session (and sent twice from then on).
+   */
   replaceContext(messages: readonly ChatMessage[]): void {
-    this.context = [...messages];
+    this.context = messages.map(withoutRequestContext);
     this.unsentFrom = this.turn.length;
     this.scaffold = [];
     this.compacted = true;
@@ -88,4 +92,11 @@ export class Transcript {
   get compactedHistory(): ChatMessage[] | undefined {
     return this.compacted ? [...this.context, ...this.turn.slice(this.unsentFrom)] : undefined;
   }
+}
+
+/** The message as the person wrote it: the request context after `requestContextAt` removed. */
+function withoutRequestContext(m: ChatMessage): ChatMessage {
+  if (m.requestContextAt === undefined) return m;
+  const { requestContextAt: at, ...rest } = m;
+  return { ...rest, content: m.content === null ? null : m.content.slice(0, at) };
 }
