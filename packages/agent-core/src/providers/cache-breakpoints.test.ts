@@ -58,7 +58,7 @@ describe('cache breakpoints', () => {
     expect(planCacheBreakpoints({ systemBlocks: 2, messages: 3, ownTextOf: 7 })).toEqual({ system: [0, 1], messages: [1, 2] });
   });
 
-  it('Anthropic: the notes after the latest question follow its breakpoint; earlier questions carry none', () => {
+  it('Anthropic and Bedrock: the notes after the latest question follow its breakpoint; earlier questions carry none', () => {
     const notes = '<memory>\nn\n</memory>';
     const messages: ChatMessage[] = [
       { role: 'user', content: 'q1' },
@@ -75,6 +75,10 @@ describe('cache breakpoints', () => {
     expect(countMarks(sent.slice(0, 2), 'cache_control')).toBe(0);
     expect(countMarks(sent[3], 'cache_control')).toBe(0);
     expect(countMarks(sent[4], 'cache_control')).toBe(1);
+    // Bedrock: the cache point goes between the question and the notes.
+    const converse = toConverseRequest(`static${SESSION_HEADING}session`, messages, true).messages;
+    expect(converse[2]!.content).toEqual([{ text: 'q2' }, { cachePoint: { type: 'default' } }, { text: `\n\n${notes}` }]);
+    expect(countMarks(converse, 'cachePoint')).toBe(2);
   });
 
   it('never plans more than four, for any layout', () => {
