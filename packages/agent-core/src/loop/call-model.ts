@@ -26,7 +26,7 @@ export interface ModelCallerOptions {
   signal: AbortSignal;
   systemPrompt: string;
   maxTokens?: number;
-  /** The provider's prompt-cache key (the session id). */
+  /** The provider's prompt-cache key (one per chat: the same across its sessions). */
   cacheKey?: string;
   onContextOverflow?: ContextOverflowHandler;
   /**

@@ -92,7 +92,7 @@ export interface ConversationOptions {
   retry?: Partial<RetryPolicy>;
   /** max_tokens per call; the provider's default when absent. */
   maxTokens?: number;
-  /** Prompt-cache key sent with every call (OpenAI `prompt_cache_key`): the session id. */
+  /** Prompt-cache key sent with every call (OpenAI `prompt_cache_key`): one per chat, the same across its sessions. */
   cacheKey?: string;
   /**
    * Saves the turn's messages so far after each tool batch (from the user message on; same positions every time),
