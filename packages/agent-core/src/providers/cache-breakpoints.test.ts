@@ -9,7 +9,7 @@ import { toAnthropicRequest } from './anthropic-convert.js';
 import { toConverseRequest } from './bedrock-convert.js';
 import { MAX_CACHE_BREAKPOINTS, breakpointCount, planCacheBreakpoints } from './cache-breakpoints.js';
 import { toChatMessages } from './openai.js';
-import { withChatCacheMarkers } from './openai-cache.js';
+import { latestOwnText, withChatCacheMarkers } from './openai-cache.js';
 import { SESSION_HEADING, buildSessionSystemPrompt, splitSystemPrompt } from './system-prompt.js';
 
 const text = fc.string({ minLength: 0, maxLength: 12 });
@@ -58,7 +58,7 @@ describe('cache breakpoints', () => {
     expect(planCacheBreakpoints({ systemBlocks: 2, messages: 3, ownTextOf: 7 })).toEqual({ system: [0, 1], messages: [1, 2] });
   });
 
-  it('Anthropic and Bedrock: the notes after the latest question follow its breakpoint; earlier questions carry none', () => {
+  it('Anthropic, Bedrock and a router: the notes after the latest question follow its breakpoint; earlier questions carry none', () => {
     const notes = '<memory>\nn\n</memory>';
     const messages: ChatMessage[] = [
       { role: 'user', content: 'q1' },
@@ -79,6 +79,13 @@ describe('cache breakpoints', () => {
     const converse = toConverseRequest(`static${SESSION_HEADING}session`, messages, true).messages;
     expect(converse[2]!.content).toEqual([{ text: 'q2' }, { cachePoint: { type: 'default' } }, { text: `\n\n${notes}` }]);
     expect(countMarks(converse, 'cachePoint')).toBe(2);
+    // Claude through a router: the question and the notes become two parts, the first marked.
+    const routed = withChatCacheMarkers('S', toChatMessages('S', messages), latestOwnText(messages)) as Array<{ role: string; content: unknown }>;
+    expect(routed[3]!.content).toEqual([
+      { type: 'text', text: 'q2', cache_control: { type: 'ephemeral' } },
+      { type: 'text', text: `\n\n${notes}` },
+    ]);
+    expect(countMarks(routed, 'cache_control')).toBe(3);
   });
 
   it('never plans more than four, for any layout', () => {
