@@ -37,7 +37,7 @@ const messagesOf = (req: RecordedRequest): WireMessage[] => (req.body.messages ?
 const systemOf = (req: RecordedRequest): string => messagesOf(req)[0]?.content ?? '';
 function turnText(req: RecordedRequest): string {
   const users = messagesOf(req).filter((m) => m.role === 'user');
-  return (users.at(-1)?.content ?? '').replace(/^<memory>[\s\S]*?<\/memory>\s*/, '');
+  return (users.at(-1)?.content ?? '').replace(/\s*<memory>[\s\S]*?<\/memory>$/, '');
 }
 function stepOf(req: RecordedRequest): number {
   const messages = messagesOf(req);

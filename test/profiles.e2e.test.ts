@@ -33,7 +33,7 @@ const lastUser = (req: RecordedRequest): string =>
   messagesOf(req)
     .filter((m) => m.role === 'user')
     .at(-1)?.content ?? '';
-const turnText = (req: RecordedRequest): string => lastUser(req).replace(/^<memory>[\s\S]*?<\/memory>\s*/, '');
+const turnText = (req: RecordedRequest): string => lastUser(req).replace(/\s*<memory>[\s\S]*?<\/memory>$/, '');
 const requestsFor = (tag: string): RecordedRequest[] => llm.requests.filter((r) => turnText(r).startsWith(`${tag} `));
 const afterTool = (req: RecordedRequest): boolean => messagesOf(req).at(-1)?.role === 'tool';
 
@@ -108,9 +108,9 @@ describe('agent profiles (real gateway)', () => {
     await say(GROUP, BEN, 'recall2 what do I like?');
     const ana = lastUser(requestsFor('recall1')[0]);
     const ben = lastUser(requestsFor('recall2')[0]);
-    expect(ana).toMatch(/^<memory>[\s\S]*Ana likes teal[\s\S]*<\/memory>/);
+    expect(ana).toMatch(/^recall1 what do I like\?\n\n<memory>[\s\S]*Ana likes teal[\s\S]*<\/memory>$/);
     expect(ana).not.toContain('amber');
-    expect(ben).toMatch(/^<memory>[\s\S]*Ben likes amber[\s\S]*<\/memory>/);
+    expect(ben).toMatch(/^recall2 what do I like\?\n\n<memory>[\s\S]*Ben likes amber[\s\S]*<\/memory>$/);
     expect(ben).not.toContain('teal');
     // Ana's private chat is the default profile: the support desk's notes about her are not there.
     await say(ANA, ANA, '/new');

@@ -25,7 +25,9 @@ const OFF_CHAT = 9303;
 const isReview = (r: RecordedRequest): boolean => r.rawBody.includes(REVIEW_SYSTEM_PROMPT.slice(0, 60));
 const reviewOf = (chat: number) => (r: RecordedRequest) => isReview(r) && r.rawBody.includes(`c${chat} `);
 /** A conversation request (not a side task) for this user text. */
-const asked = (llm: FakeLLM, text: string): RecordedRequest | undefined => llm.requests.find((r) => !isReview(r) && lastUserText(r).endsWith(text));
+/** The user's own text of a request: without the saved notes that follow it. */
+const ownText = (req: RecordedRequest): string => lastUserText(req).replace(/\s*<memory>[\s\S]*<\/memory>$/, '');
+const asked = (llm: FakeLLM, text: string): RecordedRequest | undefined => llm.requests.find((r) => !isReview(r) && ownText(r).endsWith(text));
 
 describe('the review after a turn', () => {
   let tg: TelegramFake;
@@ -35,8 +37,8 @@ describe('the review after a turn', () => {
   const repliesAtReview = new Map<number, string[]>();
 
   function respond(req: RecordedRequest): Step {
-    // The answer names the user's own text (without the notes block the first message of a conversation carries).
-    if (!isReview(req)) return { text: `re: ${lastUserText(req).replace(/^[\s\S]*<\/memory>\s*/, '')}` };
+    // The answer names the user's own text (without the saved notes after it).
+    if (!isReview(req)) return { text: `re: ${ownText(req)}` };
     const chat = [AUTO_CHAT, OFFER_CHAT, OFF_CHAT].find((c) => req.rawBody.includes(`c${c} `)) ?? 0;
     repliesAtReview.set(chat, repliesIn(tg, chat));
     return {

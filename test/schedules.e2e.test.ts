@@ -31,7 +31,7 @@ const messagesOf = (req: RecordedRequest): Array<{ role: string; content: string
   (req.body.messages ?? []) as Array<{ role: string; content: string | null }>;
 /** The user text of a turn; a due task's message is answered by the tag of its prompt (the line after the header). */
 function turnText(req: RecordedRequest): string {
-  const text = lastUserText(req).replace(/^<memory>[\s\S]*?<\/memory>\s*/, '');
+  const text = lastUserText(req).replace(/\s*<memory>[\s\S]*?<\/memory>$/, '');
   return text.startsWith('[Scheduled task ') ? text.slice(text.indexOf('\n') + 1) : text;
 }
 function stepOf(req: RecordedRequest): number {

@@ -37,7 +37,7 @@ const isChild = (req: RecordedRequest): boolean => messagesOf(req)[0]?.content =
 /** The user text of the turn, without the saved-notes block in front. */
 function turnText(req: RecordedRequest): string {
   const users = messagesOf(req).filter((m) => m.role === 'user');
-  return (users.at(-1)?.content ?? '').replace(/^<memory>[\s\S]*?<\/memory>\s*/, '');
+  return (users.at(-1)?.content ?? '').replace(/\s*<memory>[\s\S]*?<\/memory>$/, '');
 }
 /** Requests the model already answered in this turn (assistant messages after the last user message). */
 function stepOf(req: RecordedRequest): number {
@@ -94,8 +94,8 @@ describe('agent tools (real gateway, scripted model)', () => {
     expect((await say(A, 'mem2 which colour do I like?')).at(-1)).toBe('ok: mem2 which colour do I like?');
     const [first] = requestsFor('mem2');
     const messages = messagesOf(first);
-    // In the user message, in front of the text; the system prompt stays as it was (prompt caching).
-    expect(messages.at(-1)?.content).toMatch(/^<memory>\n[\s\S]*Favourite colour: teal\n<\/memory>\n\nmem2 which colour/);
+    // In the user message, after the text; the system prompt stays as it was (prompt caching).
+    expect(messages.at(-1)?.content).toMatch(/^mem2 which colour do I like\?\n\n<memory>\n[\s\S]*Favourite colour: teal\n<\/memory>$/);
     expect(messages[0].content).not.toContain('teal');
     expect(messages.filter((m) => m.role === 'user')).toHaveLength(1);
 

@@ -146,4 +146,26 @@ describe('stand-ins that model the cache, read by the real SDKs', () => {
     expect((await respond('one')).usage?.input_tokens_details.cached_tokens).toBe(0);
     expect((await respond('two')).usage?.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(2_944);
   });
+
+  it('OpenAI routes by prompt_cache_key: the same key reads the prefix, another key does not', async () => {
+    const f = await startFakeOpenAI({ promptCache: true });
+    fakes.push(f);
+    const client = new OpenAI({ apiKey: 'sk-test', baseURL: f.url, maxRetries: 0 });
+    const system = text(3_000, 'k');
+    const chat = async (q: string, key: string): Promise<number | undefined> => {
+      const messages = [
+        { role: 'system' as const, content: system },
+        { role: 'user' as const, content: q },
+      ];
+      return (await client.chat.completions.create({ model: 'gpt-4.1-mini', messages, prompt_cache_key: key })).usage?.prompt_tokens_details?.cached_tokens;
+    };
+    expect(await chat('one', 'chat-1')).toBe(0);
+    expect(await chat('two', 'chat-1')).toBeGreaterThanOrEqual(2_944);
+    expect(await chat('three', 'chat-2')).toBe(0);
+    const respond = async (q: string, key: string): Promise<number | undefined> =>
+      (await client.responses.create({ model: 'gpt-5-mini', instructions: system, input: q, prompt_cache_key: key })).usage?.input_tokens_details.cached_tokens;
+    expect(await respond('one', 'chat-1')).toBe(0);
+    expect(await respond('two', 'chat-2')).toBe(0);
+    expect(await respond('three', 'chat-1')).toBeGreaterThanOrEqual(2_944);
+  });
 });

@@ -11,6 +11,9 @@
  * - **OpenAI** (automatic, Chat Completions and Responses): prompts of 1,024 tokens or more are cached in prefixes of
  *   1,024 tokens and then 128-token steps; a request reads the longest prefix an earlier one left (the tools and
  *   instructions first, then the messages in order). Usage: `cached_tokens` inside the prompt/input tokens.
+ *   Requests are routed to a cache machine by a hash of the prompt's first tokens combined with `prompt_cache_key`
+ *   when one is sent, so requests with different keys never read each other's prefixes (and keyless ones share
+ *   theirs); the overflow of a busy key to other machines (past about 15 requests a minute) is not modelled.
  *
  * Tokens are estimated as the stand-ins estimate them everywhere (4 characters each); caches are per model.
  */
@@ -36,6 +39,8 @@ export interface CacheView {
   model: string;
   blocks: string[];
   breakpoints: number[];
+  /** OpenAI: the request's `prompt_cache_key`, part of where it is routed (and so of which cache it can read). */
+  route?: string;
 }
 
 export interface CacheUsage {
@@ -97,7 +102,11 @@ export class PromptCache {
     const text = view.blocks.join('');
     const total = tokensOf(text.length);
     if (total < OPENAI_MIN_TOKENS) return { total, cacheRead: 0, cacheWrite: 0, uncached: total };
-    const hash = createHash('sha256').update(view.model).update('\0');
+    const hash = createHash('sha256')
+      .update(view.model)
+      .update('\0')
+      .update(view.route ?? '')
+      .update('\0');
     let read = 0;
     let from = 0;
     let missed = false;
@@ -178,8 +187,12 @@ export function anthropicView(body: Body): CacheView {
 
 /** A Chat Completions request as OpenAI caches it: the tools, then the messages in order. */
 export function chatCompletionsView(body: Body): CacheView {
-  return { model: String(body.model), blocks: [JSON.stringify(body.tools ?? []), ...list(body.messages).map((m) => JSON.stringify(m))], breakpoints: [] };
+  const blocks = [JSON.stringify(body.tools ?? []), ...list(body.messages).map((m) => JSON.stringify(m))];
+  return { model: String(body.model), blocks, breakpoints: [], ...routeOf(body) };
 }
+
+/** The routing key a request names (OpenAI's `prompt_cache_key`). */
+const routeOf = (body: Body): { route?: string } => (typeof body.prompt_cache_key === 'string' ? { route: body.prompt_cache_key } : {});
 
 /** A Responses request: the tools, the instructions, then the input items in order. */
 export function responsesView(body: Body): CacheView {
@@ -188,5 +201,6 @@ export function responsesView(body: Body): CacheView {
     model: String(body.model),
     blocks: [JSON.stringify(body.tools ?? []), String(body.instructions ?? ''), ...input.map((m) => JSON.stringify(m))],
     breakpoints: [],
+    ...routeOf(body),
   };
 }

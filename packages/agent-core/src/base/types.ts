@@ -48,6 +48,12 @@ export interface ChatMessage {
   attachments?: AttachmentRef[];
   /** User messages and tool results of the current turn: images to show the model (sent, never stored). */
   images?: ImageInput[];
+  /**
+   * The latest user message of a request: where per-request text appended to `content` begins (the saved notes,
+   * B7; sent, never stored). What comes before it is the person's own text, the same bytes the next turn sends, so
+   * providers with explicit cache breakpoints end that part with one.
+   */
+  requestContextAt?: number;
   tool_calls?: ToolCall[];
   tool_call_id?: string;
   tool_name?: string;

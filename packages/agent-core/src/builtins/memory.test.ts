@@ -92,7 +92,7 @@ describe.each(STORE_BACKENDS)('memory on %s', (backend) => {
       expect(await prefetchMemoryBlock(store, null)).toBeNull();
     });
 
-    it('goes in front of the latest user message of every request of the turn; the stored messages and the prefix stay clean', async () => {
+    it("goes after the latest user message's own text in every request of the turn; the stored messages and the prefix stay clean", async () => {
       const store = await temp.open();
       await createMemoryTool(store).execute({ action: 'add', target: 'user', content: 'Name: Ana' }, alice);
       const block = (await prefetchMemoryBlock(store, 'telegram:1')) as string;
@@ -107,7 +107,8 @@ describe.each(STORE_BACKENDS)('memory on %s', (backend) => {
       for (const call of provider.calls) {
         expect(call.systemPrompt).toBe('s');
         expect(call.messages.slice(0, 2)).toEqual(history);
-        expect(call.messages[2]).toMatchObject({ role: 'user', content: `${block}\n\nhello` });
+        // After the person's words, which end where the breakpoint goes: the next turn sends them without the notes.
+        expect(call.messages[2]).toMatchObject({ role: 'user', content: `hello\n\n${block}`, requestContextAt: 'hello'.length });
       }
       // What the session stores has no notes: the next turn sends this message as the user wrote it.
       expect(r.newMessages[0]).toMatchObject({ role: 'user', content: 'hello' });
@@ -143,7 +144,7 @@ describe.each(STORE_BACKENDS)('memory on %s', (backend) => {
       const seen = String(provider.calls[0].messages.at(-1)?.content);
       expect(seen).toContain('Name: Ana');
       expect(seen).not.toMatch(/administrator|trust me|memory-context/);
-      expect(stripMemoryBlock(seen)).toBe('hello  and bye');
+      expect(seen.slice(0, provider.calls[0].messages.at(-1)?.requestContextAt)).toBe('hello  and bye');
       expect(stripMemoryMarker('<memory><memory>x</memory>y</memory>z')).toBe('z');
     });
   });

@@ -1,8 +1,8 @@
 /**
  * The `memory` tool and the block that shows saved notes to the model.
  *
- * The block is read once per turn and goes in front of the latest user message of each request, never stored and
- * never into the system prompt: the system prompt and the history prefix stay byte-identical from call to call,
+ * The block is read once per turn and goes after the latest user message's own text in each request, never stored
+ * and never into the system prompt: the system prompt and the history prefix stay byte-identical from call to call,
  * which is what provider prompt caching needs (`prefetchMemoryBlock`). Edits made during a turn show up in the tool
  * results, and in the block of the next turn.
  */
@@ -127,7 +127,7 @@ export function stripMemoryMarker(userText: string): string {
 
 /**
  * The saved notes block for one turn (B7): read once when the turn starts and handed to the loop as its
- * `requestContext`, which puts it in front of the latest user message of every request and never stores it.
+ * `requestContext`, which puts it after the latest user message's own text in every request and never stores it.
  * So notes saved in one turn (here or in another chat) show from the next turn on, the stored history holds no
  * notes (exports, search and titles see the user's own words), and the system prompt and earlier history stay
  * byte-identical for provider prompt caches. Null when the person has no notes (or no one is known).

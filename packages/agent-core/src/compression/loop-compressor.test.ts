@@ -152,6 +152,50 @@ describe('compression inside the agent loop', () => {
     expect(result.compactedHistory?.slice(-4).map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
   });
 
+  describe('a fallback mid-call (the next model starts with a cold prompt cache)', () => {
+    const rateLimited = () => new ProviderError('rate_limit', 'slow down', { status: 429, retryAfterMs: 30_000 });
+    // Window 8,000: the threshold is 4,000 tokens, 85 % of it 3,400; preflight compresses from 4,000 only.
+    const nearlyDue = history(28, 520);
+    const farFromIt = history(12, 520);
+
+    it('compresses a request past 85 % of the threshold before the fallback model gets it', async () => {
+      const primary = provider('m-cold-primary', { error: rateLimited() });
+      const fallback = provider('m-cold-fallback');
+      const side = provider('m-cold-side');
+      const { result, statuses } = await run(primary, {
+        history: nearlyDue,
+        fallbacks: [fallback],
+        compression: { contextWindow: 8_000, summaryProvider: side },
+      });
+      // The primary got the whole request (preflight left it alone), the fallback the compressed one.
+      expect(sent(agentCalls(primary)[0]!)).toContain('m5 ');
+      expect(summaryCalls(side)).toHaveLength(1);
+      const first = agentCalls(fallback)[0]!;
+      expect(sent(first)).toContain('SUMMARY-OK');
+      expect(sent(first)).not.toContain('m5 ');
+      expect(statuses).toEqual([expect.stringMatching(/^the fallback model starts with a cold prompt cache: compressed 29 → \d+ messages/)]);
+      expect(result.finalResponse).toBe('final');
+      expect(result.compactedHistory?.filter((m) => m.content?.includes(SUMMARY_PREFIX))).toHaveLength(1);
+    });
+
+    it('leaves a request below that share as it is, and never compresses with a share of 0', async () => {
+      for (const [h, share] of [
+        [farFromIt, undefined],
+        [nearlyDue, 0],
+      ] as const) {
+        const primary = provider('m-warm-primary', { error: rateLimited() });
+        const fallback = provider('m-warm-fallback');
+        const side = provider('m-warm-side');
+        const compression = { contextWindow: 8_000, summaryProvider: side, ...(share === undefined ? {} : { coldCacheShare: share }) };
+        const { result, statuses } = await run(primary, { history: [...h], fallbacks: [fallback], compression });
+        expect(summaryCalls(side)).toHaveLength(0);
+        expect(statuses).toEqual([]);
+        expect(sent(agentCalls(fallback)[0]!)).toContain('m11 ');
+        expect(result.compactedHistory).toBeUndefined();
+      }
+    });
+  });
+
   it('a context-length error naming a limit: the limit is learnt for the model, the history compressed, the call retried', async () => {
     const overflow = new ProviderError('context_overflow', 'maximum context length is 6000 tokens', { status: 400, contextLimit: 6_000 });
     const p = provider('m-limit', { error: overflow });

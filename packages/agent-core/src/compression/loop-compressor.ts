@@ -1,11 +1,13 @@
 /**
- * Compression inside one turn of the agent loop, on three triggers:
+ * Compression inside one turn of the agent loop, on four triggers:
  *   - preflight: before the first call, when the estimated request (tool schemas included) reaches the threshold
  *     (default 50 % of the window), up to 3 passes;
  *   - after a tool batch: when the last API-reported prompt size plus what the batch added reaches it;
  *   - on a context-length error or a 413 (through the loop's onContextOverflow hook): the named limit is learnt
  *     for the model; with no limit named, the assumed window steps down 128K → 64K → 32K → 16K → 8K, skipping
- *     steps that are not below the size of the refused request (they cannot be the limit).
+ *     steps that are not below the size of the refused request (they cannot be the limit);
+ *   - on a fallback mid-call (the model caller's onColdCache hook): the next model's prompt cache is cold, so a
+ *     request past 85 % of the threshold is compressed before it is sent (COLD_CACHE_SHARE).
  * Each compression is announced as a `status` event of kind `compression`, and preceded by the options'
  * `beforeCompress` hook (the gateway's memory-only flush) — only when there is a middle to summarise: a trigger
  * that finds nothing to compress (a short history past the threshold) costs no flush call.
@@ -21,6 +23,8 @@ import { estimateMessagesTokens, estimateRequestTokens, imageTokensFor } from '.
 import { processContextWindows, stepDownWindow, type ContextWindows } from './windows.js';
 
 export const MAX_PREFLIGHT_PASSES = 3;
+/** Of the threshold: a request this close to it is compressed when the next call's prompt cache is cold anyway. */
+const COLD_CACHE_SHARE = 0.85;
 
 /** The loop's model caller as the compressor sees it: the provider in use, and the turn's totals to add to. */
 interface CallerView {
@@ -114,6 +118,19 @@ export class LoopCompressor {
     transcript.replaceContext(result.messages);
     return true;
   }
+
+  /**
+   * The model caller's onColdCache hook: the turn fell back to a model whose prompt cache holds nothing of this
+   * session. Past COLD_CACHE_SHARE of the threshold, the compression that is due within a turn or two happens now,
+   * while it costs no cached prefix; below it, or when it would gain nothing, null (send as it is).
+   */
+  readonly onColdCache = async (messages: ChatMessage[], tools: readonly ToolSchema[]): Promise<ChatMessage[] | null> => {
+    const share = this.deps.options.coldCacheShare ?? COLD_CACHE_SHARE;
+    if (share <= 0 || share > 1) return null;
+    if (estimateRequestTokens(this.deps.systemPrompt, messages, tools, this.imageTokens) < this.threshold * share) return null;
+    const result = await this.compress(messages, 'the fallback model starts with a cold prompt cache', true);
+    return madeProgress(result) ? result.messages : null;
+  };
 
   /** The loop's onContextOverflow hook: learn or assume a smaller window, compress, or give up (null). */
   readonly onContextOverflow = async (messages: ChatMessage[], err: ProviderError): Promise<ChatMessage[] | null> => {

@@ -18,6 +18,11 @@ export interface CompressionOptions {
    * time. The window stays the conversation model's: it is that model's context being made room in.
    */
   summaryProvider?: Provider;
+  /**
+   * Share of the threshold past which a fallback mid-call compresses first (the next model's prompt cache is cold,
+   * so the compression costs no cached prefix then); default 0.85, 0 never.
+   */
+  coldCacheShare?: number;
   /** Preflight passes at most; default 3. */
   maxPreflightPasses?: number;
   /**

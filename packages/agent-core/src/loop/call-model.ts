@@ -26,9 +26,14 @@ export interface ModelCallerOptions {
   signal: AbortSignal;
   systemPrompt: string;
   maxTokens?: number;
-  /** The provider's prompt-cache key (the session id). */
+  /** The provider's prompt-cache key (one per chat: the same across its sessions). */
   cacheKey?: string;
   onContextOverflow?: ContextOverflowHandler;
+  /**
+   * The turn fell back to another model mid-call, whose prompt cache holds nothing of this session: a compressed
+   * context to send it instead, or null to send the request as it is (the loop compressor's onColdCache).
+   */
+  onColdCache?: (messages: ChatMessage[], tools: readonly ToolSchema[]) => Promise<ChatMessage[] | null>;
   emit: (event: AgentEvent) => void;
 }
 
@@ -60,10 +65,11 @@ export class ModelCaller {
   async complete(transcript: Transcript, tools: ToolSchema[], toolChoice?: 'none'): Promise<CompletionResult> {
     this.announceCooldowns();
     for (let recoveries = 0; ; recoveries++) {
-      const messages = transcript.forRequest();
       try {
-        return await this.completeOnChain(messages, tools, toolChoice);
+        return await this.completeOnChain(transcript, tools, toolChoice);
       } catch (err) {
+        // What was sent last (compacted when the chain moved to a cold model).
+        const messages = transcript.forRequest();
         if (this.lowerOutputLimit(err)) continue;
         const handler = this.opts.onContextOverflow;
         const overflow = err instanceof ProviderError && OVERFLOW_KINDS.has(err.kind);
@@ -123,8 +129,9 @@ export class ModelCaller {
     return true;
   }
 
-  private async completeOnChain(messages: ChatMessage[], tools: ToolSchema[], toolChoice?: 'none'): Promise<CompletionResult> {
+  private async completeOnChain(transcript: Transcript, tools: ToolSchema[], toolChoice?: 'none'): Promise<CompletionResult> {
     const { signal, policy, fallbackState } = this.opts;
+    let messages = transcript.forRequest();
     for (;;) {
       const provider = this.chain.current;
       try {
@@ -146,8 +153,22 @@ export class ModelCaller {
         const next = this.chain.advance();
         if (!next) throw err;
         this.status('fallback', `${providerLabel(provider)} failed (${err.kind}); using ${providerLabel(next)}`);
+        messages = await this.compactForColdCache(transcript, messages, tools);
       }
     }
+  }
+
+  /**
+   * The next model starts with a cold prompt cache: it writes the whole request anyway, so a compression that is
+   * nearly due costs nothing now, where a turn later it would throw a warm prefix away and write its own cold.
+   */
+  private async compactForColdCache(transcript: Transcript, messages: ChatMessage[], tools: readonly ToolSchema[]): Promise<ChatMessage[]> {
+    const hook = this.opts.onColdCache;
+    if (!hook || this.opts.signal.aborted) return messages;
+    const compacted = await hook(messages, tools);
+    if (compacted === null) return messages;
+    transcript.replaceContext(compacted);
+    return transcript.forRequest();
   }
 
   private async send(provider: Provider, messages: ChatMessage[], tools: ToolSchema[], toolChoice?: 'none'): Promise<CompletionResult> {

@@ -117,6 +117,7 @@ class ConversationRun {
       maxTokens: opts.maxTokens,
       cacheKey: opts.cacheKey,
       onContextOverflow: opts.onContextOverflow ?? this.compressor?.onContextOverflow,
+      ...(this.compressor ? { onColdCache: this.compressor.onColdCache } : {}),
       emit: this.emit,
     });
     // A re-run after a crash continues from what the first run saved (its user message first).

@@ -5,7 +5,7 @@
  * - scaffold: messages sent to the model but never persisted (continuation prompts and the parts they continue,
  *   the final summary request), so the stored history reads as one clean reply;
  * - notes: budget and context-pressure lines added to the last tool result of the next request only;
- * - request context: text in front of the latest user message of every request (the saved notes), never kept.
+ * - request context: text after the latest user message's own text in every request (the saved notes), never kept.
  */
 import type { ChatMessage } from '../base/types.js';
 import { sanitizeHistory } from './sanitize.js';
@@ -55,9 +55,14 @@ export class Transcript {
       messages[messages.length - 1] = { ...last, content: [last.content ?? '', ...this.notes].join('\n\n') };
     }
     if (this.requestContext) {
-      // The latest user message: everything before it is the same bytes as in the previous request.
+      // After the latest user message's own text, not in front: the next turn sends that message without the
+      // notes, and its own text is then still the same bytes as here, so the prompt cache reads through it.
       const i = messages.findLastIndex((m) => m.role === 'user');
-      if (i >= 0) messages[i] = { ...messages[i], content: `${this.requestContext}\n\n${messages[i].content ?? ''}` };
+      if (i >= 0) {
+        const own = messages[i].content ?? '';
+        const content = own === '' ? this.requestContext : `${own}\n\n${this.requestContext}`;
+        messages[i] = { ...messages[i], content, requestContextAt: own.length };
+      }
     }
     return messages;
   }
@@ -67,9 +72,13 @@ export class Transcript {
     return sanitizeHistory([...this.context, ...this.turn.slice(this.unsentFrom)]);
   }
 
-  /** Compression replaced everything sent so far with `messages`; later requests build on them. */
+  /**
+   * Compression replaced everything sent so far with `messages`; later requests build on them. Compressors are
+   * handed what was sent, so the latest user message may carry the request context: it goes, or it would be
+   * stored with the session (and sent twice from then on).
+   */
   replaceContext(messages: readonly ChatMessage[]): void {
-    this.context = [...messages];
+    this.context = messages.map(withoutRequestContext);
     this.unsentFrom = this.turn.length;
     this.scaffold = [];
     this.compacted = true;
@@ -83,4 +92,11 @@ export class Transcript {
   get compactedHistory(): ChatMessage[] | undefined {
     return this.compacted ? [...this.context, ...this.turn.slice(this.unsentFrom)] : undefined;
   }
+}
+
+/** The message as the person wrote it: the request context after `requestContextAt` removed. */
+function withoutRequestContext(m: ChatMessage): ChatMessage {
+  if (m.requestContextAt === undefined) return m;
+  const { requestContextAt: at, ...rest } = m;
+  return { ...rest, content: m.content === null ? null : m.content.slice(0, at) };
 }

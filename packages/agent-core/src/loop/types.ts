@@ -77,7 +77,7 @@ export interface ConversationOptions {
   /** The run's task id, given to every tool as `taskId` (over any in `toolContext`); a new one when absent. */
   taskId?: string;
   /**
-   * Text put in front of the latest user message of every request of this run, and never stored (not in
+   * Text put after the latest user message's own text in every request of this run, and never stored (not in
    * `newMessages`, not in what compression summarises): the saved notes, read once for the turn (B7). The system
    * prompt and the history before the turn's message stay byte-identical from call to call, so prompt caches hit.
    */
@@ -92,7 +92,7 @@ export interface ConversationOptions {
   retry?: Partial<RetryPolicy>;
   /** max_tokens per call; the provider's default when absent. */
   maxTokens?: number;
-  /** Prompt-cache key sent with every call (OpenAI `prompt_cache_key`): the session id. */
+  /** Prompt-cache key sent with every call (OpenAI `prompt_cache_key`): one per chat, the same across its sessions. */
   cacheKey?: string;
   /**
    * Saves the turn's messages so far after each tool batch (from the user message on; same positions every time),

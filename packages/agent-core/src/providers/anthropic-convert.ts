@@ -32,9 +32,10 @@ interface Turn {
 }
 
 /**
- * System blocks and messages with the cache breakpoints of the shared plan (cache-breakpoints.ts): the static
- * system prefix, the end of the session's system prompt, and the last two turns. Stray system messages in the
- * history follow the system prompt, uncached.
+ * System blocks and messages with the cache breakpoints of the shared plan (cache-breakpoints.ts): the last
+ * turn, the end of the latest user text when per-request parts follow it, the session's system prompt and its
+ * static prefix (the message before the last when there is room). Stray system messages in the history follow the
+ * system prompt, uncached.
  */
 export function toAnthropicRequest(
   systemPrompt: string,
@@ -43,15 +44,23 @@ export function toAnthropicRequest(
   thinking = false,
 ): { system: TextBlockParam[]; messages: MessageParam[] } {
   const parts = splitSystemPrompt(systemPrompt);
-  const messages = toAnthropicMessages(history, vision, thinking);
-  const plan = planCacheBreakpoints({ systemBlocks: parts.length, messages: messages.length });
+  const { turns: messages, ownText } = buildTurns(history, vision, thinking);
+  const ownTextOf = ownText ? messages.findIndex((m) => (m.content as Block[]).includes(ownText)) : -1;
+  const plan = planCacheBreakpoints({ systemBlocks: parts.length, messages: messages.length, ...(ownTextOf >= 0 ? { ownTextOf } : {}) });
   const system: TextBlockParam[] = parts.map((text, i) => ({ type: 'text', text, ...(plan.system.includes(i) ? { cache_control: EPHEMERAL } : {}) }));
   for (const m of history) if (m.role === 'system') system.push(...textBlocks(m.content));
+  const mark = (content: Block[], at: number): void => {
+    const block = content[at];
+    // Thinking blocks cannot carry cache_control.
+    if (block && block.type !== 'thinking' && block.type !== 'redacted_thinking') content[at] = { ...block, cache_control: EPHEMERAL };
+  };
+  if (plan.ownTextOf !== undefined && ownText) {
+    const content = messages[plan.ownTextOf].content as Block[];
+    mark(content, content.indexOf(ownText));
+  }
   for (const i of plan.messages) {
     const content = messages[i].content as Block[];
-    const last = content.at(-1);
-    // Thinking blocks cannot carry cache_control.
-    if (last && last.type !== 'thinking' && last.type !== 'redacted_thinking') content[content.length - 1] = { ...last, cache_control: EPHEMERAL };
+    mark(content, content.length - 1);
   }
   return { system, messages };
 }
@@ -61,7 +70,16 @@ export function toAnthropicRequest(
  * puts each assistant message's thinking blocks back in front of it, unmodified, as the API requires in a tool loop.
  */
 export function toAnthropicMessages(messages: ChatMessage[], vision = true, thinking = false): MessageParam[] {
+  return buildTurns(messages, vision, thinking).turns;
+}
+
+/**
+ * The turns, and the latest user message's own text block when per-request parts follow it (the saved notes after
+ * `requestContextAt`, the turn's images): the one block of that message the next turn sends the same.
+ */
+function buildTurns(messages: ChatMessage[], vision: boolean, thinking: boolean): { turns: Turn[]; ownText?: TextBlockParam } {
   const turns: Turn[] = [];
+  let ownText: TextBlockParam | undefined;
   const push = (role: Turn['role'], blocks: Block[]): void => {
     if (blocks.length === 0) return;
     const last = turns.at(-1);
@@ -73,10 +91,16 @@ export function toAnthropicMessages(messages: ChatMessage[], vision = true, thin
     switch (m.role) {
       case 'system':
         break; // carried by toAnthropicSystem
-      case 'user':
-        // Images after the text, as a person would write "look at this" and attach the picture.
-        push('user', [...textBlocks(m.content), ...(vision ? imageBlocks(m.images) : [])]);
+      case 'user': {
+        const at = m.requestContextAt ?? m.content?.length ?? 0;
+        const own = textBlocks(m.content?.slice(0, at) ?? null);
+        const images = vision ? imageBlocks(m.images) : [];
+        const context = textBlocks(m.content?.slice(at) ?? null);
+        ownText = own.length > 0 && images.length + context.length > 0 ? own[0] : undefined;
+        // Images after the text, as a person would write "look at this" and attach the picture; the notes last.
+        push('user', [...own, ...images, ...context]);
         break;
+      }
       case 'tool':
         push('user', [toolResult(m, vision)]);
         break;
@@ -88,7 +112,7 @@ export function toAnthropicMessages(messages: ChatMessage[], vision = true, thin
       }
     }
   }
-  return turns;
+  return { turns, ...(ownText ? { ownText } : {}) };
 }
 
 function thinkingBlocks(m: ChatMessage): Block[] {

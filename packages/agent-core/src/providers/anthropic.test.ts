@@ -226,7 +226,8 @@ describe('Anthropic provider: message conversion', () => {
       {
         role: 'user',
         content: [
-          { type: 'text', text: 'what is this?' },
+          // The image is this turn's only (never stored): the text before it ends a prefix the next turn reads.
+          { type: 'text', text: 'what is this?', cache_control: { type: 'ephemeral' } },
           { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png }, cache_control: { type: 'ephemeral' } },
         ],
       },
@@ -276,5 +277,34 @@ describe('Anthropic provider: message conversion', () => {
     const sentAssistant = (fake.requests[2]!.body.messages as { content: { type: string }[] }[])[1]!;
     // Thinking without a kept signature is not sent back.
     expect(sentAssistant.content.map((c) => c.type)).toEqual(['tool_use', 'tool_use']);
+  });
+});
+
+describe('Anthropic provider: prompt cache breakpoints', () => {
+  it("ends the person's own words with a breakpoint when the saved notes follow: the next turn reads through them", async () => {
+    const cached = await startFakeAnthropic({ apiKey: KEY, promptCache: true });
+    try {
+      const p = createAnthropicProvider({ provider: 'anthropic', model: MODEL, apiKey: KEY, baseUrl: cached.url });
+      const systemPrompt = 'You are Herald. '.repeat(600);
+      const notes = '<memory>\nThe team deploys on Tuesdays.\n</memory>';
+      const question = (n: number): string => `Question ${n}: ${'about the deploy '.repeat(60)}`;
+      const latest = (n: number): ChatMessage => ({ role: 'user', content: `${question(n)}\n\n${notes}`, requestContextAt: question(n).length });
+      await p.complete(request({ systemPrompt, messages: [latest(1)] }));
+      // The next turn: the first question as stored (no notes), the answer, and the new question with the notes.
+      const answer: ChatMessage = { role: 'assistant', content: `Answer 1: ${'deploys go out on Tuesdays '.repeat(40)}` };
+      await p.complete(request({ systemPrompt, messages: [{ role: 'user', content: question(1) }, answer, latest(2)] }));
+
+      const [first, second] = cached.requests;
+      expect((first!.body.messages as Array<{ content: unknown }>)[0]!.content).toEqual([
+        { type: 'text', text: question(1), cache_control: { type: 'ephemeral' } },
+        { type: 'text', text: `\n\n${notes}`, cache_control: { type: 'ephemeral' } },
+      ]);
+      // Read: everything up to the first question; new: the answer, the second question and the notes.
+      const throughQuestion = first!.cache!.total - Math.ceil(JSON.stringify({ type: 'text', text: `\n\n${notes}` }).length / 4);
+      expect(second!.cache!.cacheRead).toBeGreaterThanOrEqual(throughQuestion - 1);
+      expect(second!.cache!.cacheRead).toBeLessThanOrEqual(throughQuestion + 1);
+    } finally {
+      await cached.close();
+    }
   });
 });

@@ -31,8 +31,10 @@ export function supportsCachePoints(modelId: string): boolean {
  */
 export function toConverseRequest(systemPrompt: string, history: ChatMessage[], cache: boolean, vision = true, thinking = false): ConverseParts {
   const parts = splitSystemPrompt(systemPrompt);
-  const messages = toConverseMessages(history, vision, thinking);
-  const plan = cache ? planCacheBreakpoints({ systemBlocks: parts.length, messages: messages.length }) : { system: [], messages: [] };
+  const { messages, ownText } = toConverseMessages(history, vision, thinking);
+  const ownTextOf = ownText ? messages.findIndex((m) => m.content?.includes(ownText)) : -1;
+  const layout = { systemBlocks: parts.length, messages: messages.length, ...(ownTextOf >= 0 ? { ownTextOf } : {}) };
+  const plan = cache ? planCacheBreakpoints(layout) : { system: [], messages: [] };
   const system: SystemContentBlock[] = [];
   parts.forEach((text, i) => {
     system.push({ text });
@@ -40,11 +42,18 @@ export function toConverseRequest(systemPrompt: string, history: ChatMessage[], 
   });
   for (const m of history) if (m.role === 'system' && m.content?.trim()) system.push({ text: m.content });
   for (const i of plan.messages) messages[i].content?.push(CACHE_POINT);
+  // After the latest user text, before the notes and images that follow it this turn only (cache-breakpoints.ts).
+  if (plan.ownTextOf !== undefined && ownText) {
+    const content = messages[plan.ownTextOf].content;
+    content?.splice(content.indexOf(ownText) + 1, 0, CACHE_POINT);
+  }
   return { system, messages };
 }
 
-function toConverseMessages(history: ChatMessage[], vision: boolean, thinking: boolean): Message[] {
+/** The messages, and the latest user message's own text block when per-request parts follow it. */
+function toConverseMessages(history: ChatMessage[], vision: boolean, thinking: boolean): { messages: Message[]; ownText?: ContentBlock } {
   const out: Message[] = [];
+  let ownText: ContentBlock | undefined;
   const push = (role: 'user' | 'assistant', blocks: ContentBlock[]): void => {
     if (blocks.length === 0) return;
     const last = out.at(-1);
@@ -55,9 +64,15 @@ function toConverseMessages(history: ChatMessage[], vision: boolean, thinking: b
     switch (m.role) {
       case 'system':
         break; // carried in `system`
-      case 'user':
-        push('user', [...textBlocks(m.content), ...(vision ? converseImages(m.images).map((image) => ({ image })) : [])]);
+      case 'user': {
+        const at = m.requestContextAt ?? m.content?.length ?? 0;
+        const own = textBlocks(m.content?.slice(0, at) ?? null);
+        const images: ContentBlock[] = vision ? converseImages(m.images).map((image) => ({ image })) : [];
+        const context = textBlocks(m.content?.slice(at) ?? null);
+        ownText = own.length > 0 && images.length + context.length > 0 ? own[0] : undefined;
+        push('user', [...own, ...images, ...context]);
         break;
+      }
       case 'tool':
         push('user', [{ toolResult: { toolUseId: m.tool_call_id ?? '', content: toolResultContent(m, vision) } }]);
         break;
@@ -68,7 +83,7 @@ function toConverseMessages(history: ChatMessage[], vision: boolean, thinking: b
       }
     }
   }
-  return out;
+  return { messages: out, ...(ownText ? { ownText } : {}) };
 }
 
 function reasoningBlocks(m: ChatMessage): ContentBlock[] {

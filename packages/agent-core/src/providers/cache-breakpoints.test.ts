@@ -9,7 +9,7 @@ import { toAnthropicRequest } from './anthropic-convert.js';
 import { toConverseRequest } from './bedrock-convert.js';
 import { MAX_CACHE_BREAKPOINTS, breakpointCount, planCacheBreakpoints } from './cache-breakpoints.js';
 import { toChatMessages } from './openai.js';
-import { withChatCacheMarkers } from './openai-cache.js';
+import { latestOwnText, withChatCacheMarkers } from './openai-cache.js';
 import { SESSION_HEADING, buildSessionSystemPrompt, splitSystemPrompt } from './system-prompt.js';
 
 const text = fc.string({ minLength: 0, maxLength: 12 });
@@ -50,10 +50,49 @@ describe('cache breakpoints', () => {
     expect(planCacheBreakpoints({ systemBlocks: 0, messages: 1 })).toEqual({ system: [], messages: [0] });
   });
 
+  it('with per-request parts after the latest user text: that text, the last message, the system prompt', () => {
+    // The message before the last gives way: the next turn reads through the person's words instead.
+    expect(planCacheBreakpoints({ systemBlocks: 2, messages: 5, ownTextOf: 4 })).toEqual({ system: [0, 1], messages: [4], ownTextOf: 4 });
+    expect(planCacheBreakpoints({ systemBlocks: 1, messages: 5, ownTextOf: 2 })).toEqual({ system: [0], messages: [3, 4], ownTextOf: 2 });
+    expect(planCacheBreakpoints({ systemBlocks: 0, messages: 1, ownTextOf: 0 })).toEqual({ system: [], messages: [0], ownTextOf: 0 });
+    expect(planCacheBreakpoints({ systemBlocks: 2, messages: 3, ownTextOf: 7 })).toEqual({ system: [0, 1], messages: [1, 2] });
+  });
+
+  it('Anthropic, Bedrock and a router: the notes after the latest question follow its breakpoint; earlier questions carry none', () => {
+    const notes = '<memory>\nn\n</memory>';
+    const messages: ChatMessage[] = [
+      { role: 'user', content: 'q1' },
+      { role: 'assistant', content: 'a1' },
+      { role: 'user', content: `q2\n\n${notes}`, requestContextAt: 2 },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      { role: 'tool', content: 'out', tool_call_id: 'c1' },
+    ];
+    const { messages: sent } = toAnthropicRequest(`static${SESSION_HEADING}session`, messages);
+    expect(sent[2]!.content).toEqual([
+      { type: 'text', text: 'q2', cache_control: { type: 'ephemeral' } },
+      { type: 'text', text: `\n\n${notes}` },
+    ]);
+    expect(countMarks(sent.slice(0, 2), 'cache_control')).toBe(0);
+    expect(countMarks(sent[3], 'cache_control')).toBe(0);
+    expect(countMarks(sent[4], 'cache_control')).toBe(1);
+    // Bedrock: the cache point goes between the question and the notes.
+    const converse = toConverseRequest(`static${SESSION_HEADING}session`, messages, true).messages;
+    expect(converse[2]!.content).toEqual([{ text: 'q2' }, { cachePoint: { type: 'default' } }, { text: `\n\n${notes}` }]);
+    expect(countMarks(converse, 'cachePoint')).toBe(2);
+    // Claude through a router: the question and the notes become two parts, the first marked.
+    const routed = withChatCacheMarkers('S', toChatMessages('S', messages), latestOwnText(messages)) as Array<{ role: string; content: unknown }>;
+    expect(routed[3]!.content).toEqual([
+      { type: 'text', text: 'q2', cache_control: { type: 'ephemeral' } },
+      { type: 'text', text: `\n\n${notes}` },
+    ]);
+    expect(countMarks(routed, 'cache_control')).toBe(3);
+  });
+
   it('never plans more than four, for any layout', () => {
     fc.assert(
-      fc.property(fc.nat(10), fc.nat(200), (systemBlocks, messages) => {
-        expect(breakpointCount(planCacheBreakpoints({ systemBlocks, messages }))).toBeLessThanOrEqual(MAX_CACHE_BREAKPOINTS);
+      fc.property(fc.nat(10), fc.nat(200), fc.option(fc.nat(200)), (systemBlocks, messages, own) => {
+        const layout = { systemBlocks, messages, ...(own === null ? {} : { ownTextOf: own }) };
+        expect(breakpointCount(planCacheBreakpoints(layout))).toBeLessThanOrEqual(MAX_CACHE_BREAKPOINTS);
       }),
     );
   });

@@ -6,6 +6,7 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { planCacheBreakpoints } from './cache-breakpoints.js';
 import { splitSystemPrompt } from './system-prompt.js';
+import type { ChatMessage } from '../base/types.js';
 import type { ProviderConfig } from './types.js';
 
 const EPHEMERAL = { type: 'ephemeral' } as const;
@@ -22,12 +23,27 @@ export function wantsCacheMarkers(cfg: Pick<ProviderConfig, 'cacheMarkers' | 'mo
   return /(^|\/)claude|anthropic\//i.test(cfg.model) && !isOpenAIHost(baseURL);
 }
 
-/** The same messages with the system prompt split in two parts and breakpoints placed by the shared plan. */
-export function withChatCacheMarkers(systemPrompt: string, messages: ChatCompletionMessageParam[]): ChatCompletionMessageParam[] {
+/**
+ * The same messages with the system prompt split in two parts and breakpoints placed by the shared plan.
+ * `ownText`: the latest user message's own text when the saved notes follow it (`requestContextAt`); that message
+ * becomes two parts, the first ending with a breakpoint, so the next turn (without the notes) reads through it.
+ */
+export function withChatCacheMarkers(systemPrompt: string, messages: ChatCompletionMessageParam[], ownText?: string): ChatCompletionMessageParam[] {
   const hasSystem = systemPrompt !== '' && messages[0]?.role === 'system';
-  const history = hasSystem ? messages.slice(1) : messages;
+  const history = hasSystem ? messages.slice(1) : [...messages];
   const systemParts = hasSystem ? splitSystemPrompt(systemPrompt) : [];
-  const plan = planCacheBreakpoints({ systemBlocks: systemParts.length, messages: history.length });
+  const latestUser = history.findLastIndex((m) => m.role === 'user');
+  const content = history[latestUser]?.content;
+  const splits =
+    ownText !== undefined && ownText.trim() !== '' && typeof content === 'string' && content.length > ownText.length && content.startsWith(ownText);
+  const plan = planCacheBreakpoints({ systemBlocks: systemParts.length, messages: history.length, ...(splits ? { ownTextOf: latestUser } : {}) });
+  if (plan.ownTextOf !== undefined && ownText !== undefined && typeof content === 'string') {
+    const parts: MarkedPart[] = [
+      { type: 'text', text: ownText, cache_control: EPHEMERAL },
+      { type: 'text', text: content.slice(ownText.length) },
+    ];
+    history[latestUser] = { ...history[latestUser], content: parts } as ChatCompletionMessageParam;
+  }
 
   const out: ChatCompletionMessageParam[] = [];
   if (hasSystem) {
@@ -36,6 +52,12 @@ export function withChatCacheMarkers(systemPrompt: string, messages: ChatComplet
   }
   for (const [i, m] of history.entries()) out.push(plan.messages.includes(i) ? marked(m) : m);
   return out;
+}
+
+/** The latest user message's own text, when per-request context (the saved notes) follows it. */
+export function latestOwnText(messages: readonly ChatMessage[]): string | undefined {
+  const m = messages.findLast((x) => x.role === 'user');
+  return m?.requestContextAt === undefined || m.content === null ? undefined : m.content.slice(0, m.requestContextAt);
 }
 
 /**

@@ -12,7 +12,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { ChatMessage } from '../base/types.js';
 import { supportsVision } from './models.js';
-import { isOpenAIHost, withChatCacheMarkers, wantsCacheMarkers } from './openai-cache.js';
+import { isOpenAIHost, latestOwnText, withChatCacheMarkers, wantsCacheMarkers } from './openai-cache.js';
 import { ChatStreamAccumulator, REASONING_CONTENT_FORMAT } from './openai-stream.js';
 import { replayedDetails } from './reasoning-details.js';
 import { withSignatureRecovery } from './signature-recovery.js';
@@ -63,7 +63,7 @@ export function createOpenAIProvider(cfg: ProviderConfig): Provider {
           const messages = toChatMessages(req.systemPrompt, req.messages, vision, replayTo);
           const params: ChatCompletionCreateParamsStreaming = {
             model: cfg.model,
-            messages: cacheMarkers ? withChatCacheMarkers(req.systemPrompt, messages) : messages,
+            messages: cacheMarkers ? withChatCacheMarkers(req.systemPrompt, messages, latestOwnText(req.messages)) : messages,
             ...(req.tools.length > 0 ? { tools: req.tools.map(toChatTool) } : {}),
             ...(req.tools.length > 0 && req.toolChoice === 'none' ? { tool_choice: 'none' as const } : {}),
             ...(maxTokens(req.maxTokens) === undefined ? {} : { [maxTokensField]: maxTokens(req.maxTokens) }),

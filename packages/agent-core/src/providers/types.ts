@@ -44,8 +44,9 @@ export interface CompletionRequest {
    */
   onToolCallDelta?: (name: string, index: number, argsChars: number) => void;
   /**
-   * Groups requests that share a prefix for the provider's prompt cache: the session id. Sent as OpenAI's
-   * `prompt_cache_key` (Chat Completions and Responses); other APIs cache by prefix alone.
+   * Groups requests that share a prefix for the provider's prompt cache: one per chat (the gateway), the same
+   * across its sessions, since a compression's next session reads what the last call wrote. Sent as OpenAI's
+   * `prompt_cache_key` (Chat Completions and Responses), which routes by it; other APIs cache by prefix alone.
    */
   cacheKey?: string;
 }

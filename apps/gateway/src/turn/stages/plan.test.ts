@@ -16,7 +16,7 @@ import type { PreparedTurn } from './prepare.js';
 const provider: Provider = { name: 'openai', model: 'gpt-4.1-mini', apiMode: 'chat_completions', complete: () => Promise.reject(new Error('not called')) };
 const session = { id: 's-1', key: 'k', source: 'telegram', userId: null, systemPrompt: 'You are Herald.', model: null, profile: null } as unknown as Session;
 
-async function plan(env: Record<string, string>, history: ChatMessage[], notes: string | null) {
+async function plan(env: Record<string, string>, history: ChatMessage[], notes: string | null, chat = { sessionKey: 'k', sessionId: 's-1' }) {
   const config = loadConfig({ env, file: null });
   const deps = {
     conversation: { config, windows: undefined, profiles: { get: () => ({ toolsets: [] }) }, sideTasks: { forSession: () => null } },
@@ -29,12 +29,12 @@ async function plan(env: Record<string, string>, history: ChatMessage[], notes: 
     ctx: { entries: [{ id: 'turn-7', payload }], turnId: 'turn-7', signal: new AbortController().signal, log: pino({ level: 'silent' }), fence: 1 },
     first: payload,
     last: payload,
-    sessionKey: 'k',
+    sessionKey: chat.sessionKey,
     tools: { forTurn: () => ({ plan: async () => toolPlan }) },
   } as unknown as OpenTurn;
   const prepared = {
     agent: { systemPrompt: 'default', maxIterations: 5, fallbackState: undefined },
-    session,
+    session: { ...session, id: chat.sessionId, key: chat.sessionKey },
     providers: { primary: provider, fallbacks: [] },
     summarizer: null,
     searchSummarizer: null,
@@ -55,6 +55,14 @@ describe('the loop plan', () => {
     const options = await plan({ HERALD_EPHEMERAL_SYSTEM_PROMPT: 'Reply in French.' }, [], null);
     expect(options).toMatchObject({ systemPrompt: 'You are Herald.', ephemeralSystemPrompt: 'Reply in French.' });
     expect((await plan({}, [], null)).ephemeralSystemPrompt).toBeUndefined();
+  });
+
+  it("names the chat, not the session, as the prompt-cache key (hashed): a compression's next session reads the cache the last call wrote", async () => {
+    const key = (sessionKey: string, sessionId: string) => plan({}, [], null, { sessionKey, sessionId }).then((o) => o.cacheKey);
+    const first = await key('telegram:dm:4242', 's-1');
+    expect(first).toMatch(/^herald-[0-9a-f]{32}$/);
+    expect(await key('telegram:dm:4242', 's-2')).toBe(first);
+    expect(await key('telegram:dm:4243', 's-1')).not.toBe(first);
   });
 
   it('sends the notes as request context, and drops the block an older session stored in its history', async () => {

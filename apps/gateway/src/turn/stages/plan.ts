@@ -4,6 +4,7 @@
  * turn/tools.ts), the compression settings and the event wiring; each field is chosen once, nothing rewrites the
  * plan afterwards. `runLoop` runs it, with typing shown until it ends however it ends.
  */
+import { createHash } from 'node:crypto';
 import { runConversation, withoutStoredMemoryBlocks, type ConversationOptions, type ConversationResult } from '@herald/agent-core';
 import { ReplyFiles } from '../../out/reply-files.js';
 import { composeUserMessage } from '../compose.js';
@@ -19,6 +20,15 @@ export interface LoopPlan {
   replyFiles: ReplyFiles;
   /** The user's message as composed from the entries (before any notes block): what the auto-title reads. */
   userMessage: string;
+}
+
+/**
+ * The prompt-cache key OpenAI routes requests by (with the prompt's first tokens): one per chat, the same for all
+ * its sessions, since a compression starts a new session whose first call must reach the cache the old session's
+ * last call wrote (the compressed prefix). Hashed: the chat's platform ids do not leave.
+ */
+function promptCacheKey(sessionKey: string): string {
+  return `herald-${createHash('sha256').update(sessionKey).digest('hex').slice(0, 32)}`;
 }
 
 export async function planLoop(deps: TurnDeps, open: OpenTurn, prepared: PreparedTurn): Promise<LoopPlan> {
@@ -63,7 +73,7 @@ export async function planLoop(deps: TurnDeps, open: OpenTurn, prepared: Prepare
     fallbacks: providers.fallbacks,
     fallbackState: agent.fallbackState,
     maxIterations: agent.maxIterations,
-    cacheKey: session.id,
+    cacheKey: promptCacheKey(open.sessionKey),
     compression: {
       contextWindow: agent.contextWindow,
       thresholdRatio: services.config.compressionThreshold,
