@@ -367,7 +367,7 @@ export class TurnWorker {
         result = await runWatched(turn, this.watchdog, log, run, async () => this.opts.onAbandon({ sessionKey, turnId: last.id, entries, log: turnLog }));
       }
     } catch (err) {
-      // The database stayed down past the turn's own patience (turn/store-patience.ts): keep the entry and put the
+      // The database stayed down past the turn's own patience (turn/pipeline.ts rideOutStoreOutage): keep the entry and put the
       // wake-up off, without spending one of BullMQ's attempts (those are for the job: docs/architecture.md).
       if (isTransientStoreError(err)) {
         log.warn({ err: err instanceof Error ? err.message : String(err) }, 'store unavailable; the turn will run again');

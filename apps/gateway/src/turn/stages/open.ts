@@ -138,7 +138,7 @@ function liveDisplay(deps: TurnDeps, ctx: TurnContext, egress: PlatformEgress, r
     deliveryBaseDelayMs: deps.deliveryBaseDelayMs,
     // A re-run writes into the message an earlier run streamed into, rather than posting a second one.
     streamMessageId: row.streamMessageId,
-    // The message exists on the platform now: its id must land (one per-write retry owner, store-patience.ts).
+    // The message exists on the platform now: its id must land (one per-write retry owner, out/until-stored.ts).
     onStreamCreated: (id) =>
       untilStored(() => deps.store.recordStreamMessage(ctx.turnId, ctx.fence, id), ctx.log, 'record the streamed message').then(() => undefined),
   });
