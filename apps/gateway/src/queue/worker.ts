@@ -78,9 +78,12 @@ export class TurnWorker {
   private closing = false;
 
   private readonly watchdog: WatchdogLimits;
+  /** How often a held session lock is renewed (worked out once, not per turn). */
+  private readonly renewLockMs: number;
 
   constructor(private readonly opts: TurnWorkerOptions) {
     this.watchdog = { idleMs: opts.watchdogMs ?? DEFAULT_WATCHDOG_MS, graceMs: opts.watchdogGraceMs ?? WATCHDOG_GRACE_MS };
+    this.renewLockMs = renewEveryMs(opts.mailbox.lockTtlMs);
   }
 
   private get jobLockMs(): number {
@@ -322,7 +325,7 @@ export class TurnWorker {
         },
         (err: unknown) => log.warn({ err }, 'lock renewal failed'),
       );
-    }, renewEveryMs(mailbox.lockTtlMs));
+    }, this.renewLockMs);
   }
 
   /** Runs the turn of `head` (and what joined it) inside the watchdog; a shutdown abort hands the job over. */
