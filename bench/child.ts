@@ -7,6 +7,8 @@ import { fork } from 'node:child_process';
 export interface ChildRun {
   execArgv: string[];
   env: NodeJS.ProcessEnv;
+  /** The child's working directory (default this process's): another checkout's, for its own tsx and packages. */
+  cwd?: string;
   /** Named in the error when the child fails. */
   what: string;
   /** Leave the child's own printing out (its figures still come back). */
@@ -14,7 +16,7 @@ export interface ChildRun {
 }
 
 export async function figuresFromChild(file: string, run: ChildRun): Promise<Record<string, number>> {
-  const child = fork(file, [], { execArgv: run.execArgv, env: run.env, stdio: ['ignore', run.quiet ? 'ignore' : 'inherit', 'inherit', 'ipc'] });
+  const child = fork(file, [], { cwd: run.cwd, execArgv: run.execArgv, env: run.env, stdio: ['ignore', run.quiet ? 'ignore' : 'inherit', 'inherit', 'ipc'] });
   let figures: Record<string, number> | undefined;
   child.on('message', (m) => (figures = m as Record<string, number>));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));

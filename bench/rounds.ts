@@ -23,22 +23,52 @@ export function benchRounds(raw: string | undefined): number {
 }
 
 export async function runRounds(rounds: number): Promise<void> {
-  for (const [part, names] of Object.entries(PARTS)) {
+  const heralds = await compareInRounds({
+    parts: PARTS,
+    rounds,
+    ratioName: 'herald_to_floor',
+    top: (part) => benchQueueInChild('sqlite', { BENCH_ONLY: part }, true),
+    bottom: (part) => benchFloorInChild({ BENCH_ONLY: part }, true),
+  });
+  // The paced goals are absolute (p99 ≤ 15 ms), not ratios: Herald's own median too.
+  for (const [n, vs] of heralds) console.log(`queue.${n}_median = ${median(vs).toFixed(2)}   (${vs.map((v) => v.toFixed(2)).join(', ')})`);
+}
+
+type Figures = Record<string, number>;
+
+interface Comparison {
+  /** The figures compared, by the BENCH_ONLY part that measures them. */
+  parts: Record<string, readonly string[]>;
+  rounds: number;
+  /** What the median ratios are printed as: `<ratioName>.<figure>_median`. */
+  ratioName: string;
+  /** The two sides, each one part in a fresh process: the ratios are top ÷ bottom. */
+  top: (part: string) => Promise<Figures>;
+  bottom: (part: string) => Promise<Figures>;
+  /** Run the top side first in even rounds (so a machine getting busier or quieter favours neither side). */
+  alternate?: boolean;
+}
+
+/** Each part, `rounds` times, both sides back to back; prints each round and the median ratios. Returns the top side's values by figure. */
+export async function compareInRounds(c: Comparison): Promise<Map<string, number[]>> {
+  const tops = new Map<string, number[]>();
+  for (const [part, names] of Object.entries(c.parts)) {
     const ratios = new Map<string, number[]>(names.map((n) => [n, []]));
-    const heralds = new Map<string, number[]>(names.map((n) => [n, []]));
-    for (let round = 1; round <= rounds; round++) {
-      const floor = await benchFloorInChild({ BENCH_ONLY: part }, true);
-      const herald = await benchQueueInChild('sqlite', { BENCH_ONLY: part }, true);
+    for (const n of names) tops.set(n, []);
+    for (let round = 1; round <= c.rounds; round++) {
+      const topFirst = c.alternate === true && round % 2 === 0;
+      const first = await (topFirst ? c.top : c.bottom)(part);
+      const second = await (topFirst ? c.bottom : c.top)(part);
+      const [top, bottom] = topFirst ? [first, second] : [second, first];
       const line = names.map((n) => {
-        const r = herald[n] / floor[n];
+        const r = top[n] / bottom[n];
         ratios.get(n)?.push(r);
-        heralds.get(n)?.push(herald[n]);
-        return `${n} ${herald[n].toFixed(2)} ÷ ${floor[n].toFixed(2)} = ${r.toFixed(2)}`;
+        tops.get(n)?.push(top[n]);
+        return `${n} ${top[n].toFixed(2)} ÷ ${bottom[n].toFixed(2)} = ${r.toFixed(3)}`;
       });
       console.log(`round ${round} ${part}: ${line.join('; ')}`);
     }
-    for (const [n, rs] of ratios) console.log(`herald_to_floor.${n}_median = ${median(rs).toFixed(2)}   (${rs.map((r) => r.toFixed(2)).join(', ')})`);
-    // The paced goals are absolute (p99 ≤ 15 ms), not ratios: Herald's own median too.
-    for (const [n, vs] of heralds) console.log(`queue.${n}_median = ${median(vs).toFixed(2)}   (${vs.map((v) => v.toFixed(2)).join(', ')})`);
+    for (const [n, rs] of ratios) console.log(`${c.ratioName}.${n}_median = ${median(rs).toFixed(3)}   (${rs.map((r) => r.toFixed(3)).join(', ')})`);
   }
+  return tops;
 }

@@ -8,8 +8,11 @@
  *   BENCH_SCALE=0.2                    a fifth of the messages (iterating on a shared machine, not for figures);
  *                                      up to 5 for more (steadier profiles)
  *   BENCH_ROUNDS=3                     then 3 alternating rounds of the floor and Herald, and the median ratios (bench/rounds.ts)
+ *   BENCH_BASELINE=<git ref>           this code ÷ the ref's, throughput and the 5,000 turns only, BENCH_ROUNDS rounds
+ *                                      (default 1), the ref built in a temporary worktree (bench/baseline.ts)
  */
 import { benchAgentLoop } from './agent-loop.js';
+import { runBaselineComparison } from './baseline.js';
 import { benchCache } from './cache.js';
 import { benchFloorInChild } from './floor.js';
 import { benchQueueInChild, benchStores, FIGURE_PREFIX } from './queue.js';
@@ -19,6 +22,13 @@ import { benchRounds, runRounds } from './rounds.js';
 import { benchSoakInChild } from './soak.js';
 
 const rounds = benchRounds(process.env.BENCH_ROUNDS);
+
+// BENCH_BASELINE=<ref>: messages/s and the 5,000-turn time of this code and of an older commit's, in one run.
+if (process.env.BENCH_BASELINE) {
+  console.log(`# this code ÷ ${process.env.BENCH_BASELINE}: throughput and 5,000 concurrent turns on SQLite, ${rounds} round(s) (bench/baseline.ts)`);
+  await runBaselineComparison(process.env.BENCH_BASELINE, rounds);
+  process.exit(0);
+}
 
 // BENCH_ONLY=recovery: kill → reply after a worker dies mid-turn (bench/recovery.ts), real processes.
 if (process.env.BENCH_ONLY === 'recovery') {

@@ -3,7 +3,7 @@
  * it. If the database is down at that moment, failing the turn would make the queue run it again and send the
  * reply a second time; instead the write waits for the database (with backoff, for a bounded time). untilStored
  * is the one retry owner of such a write; it is for writes after a side effect only (the table in
- * docs/architecture.md, "Retry owners"): any other store failure goes to the turn-level owner (turn/store-patience.ts).
+ * docs/architecture.md, "Retry owners"): any other store failure goes to the turn-level owner (turn/pipeline.ts rideOutStoreOutage).
  */
 import { isTransientStoreError } from '@herald/agent-core';
 import pRetry from 'p-retry';

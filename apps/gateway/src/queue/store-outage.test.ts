@@ -1,5 +1,5 @@
 /**
- * A turn whose database stays down past the turn's own patience (turn/store-patience.ts) is not a failed job: the
+ * A turn whose database stays down past the turn's own patience (turn/pipeline.ts rideOutStoreOutage) is not a failed job: the
  * worker keeps its message at the head of the mailbox and puts the wake-up off, so BullMQ's attempts stay for the
  * job's own failures (Redis) and the message is answered once the database is back. Real Redis and BullMQ.
  */

@@ -78,9 +78,12 @@ export class TurnWorker {
   private closing = false;
 
   private readonly watchdog: WatchdogLimits;
+  /** How often a held session lock is renewed (worked out once, not per turn). */
+  private readonly renewLockMs: number;
 
   constructor(private readonly opts: TurnWorkerOptions) {
     this.watchdog = { idleMs: opts.watchdogMs ?? DEFAULT_WATCHDOG_MS, graceMs: opts.watchdogGraceMs ?? WATCHDOG_GRACE_MS };
+    this.renewLockMs = renewEveryMs(opts.mailbox.lockTtlMs);
   }
 
   private get jobLockMs(): number {
@@ -322,7 +325,7 @@ export class TurnWorker {
         },
         (err: unknown) => log.warn({ err }, 'lock renewal failed'),
       );
-    }, renewEveryMs(mailbox.lockTtlMs));
+    }, this.renewLockMs);
   }
 
   /** Runs the turn of `head` (and what joined it) inside the watchdog; a shutdown abort hands the job over. */
@@ -367,7 +370,7 @@ export class TurnWorker {
         result = await runWatched(turn, this.watchdog, log, run, async () => this.opts.onAbandon({ sessionKey, turnId: last.id, entries, log: turnLog }));
       }
     } catch (err) {
-      // The database stayed down past the turn's own patience (turn/store-patience.ts): keep the entry and put the
+      // The database stayed down past the turn's own patience (turn/pipeline.ts rideOutStoreOutage): keep the entry and put the
       // wake-up off, without spending one of BullMQ's attempts (those are for the job: docs/architecture.md).
       if (isTransientStoreError(err)) {
         log.warn({ err: err instanceof Error ? err.message : String(err) }, 'store unavailable; the turn will run again');

@@ -125,7 +125,7 @@ function cached<T>(map: Map<string, T>, key: string, build: () => T): T {
   return value;
 }
 
-/** The Discord bot's one REST client (egress, files). */
+/** The Discord bot's one REST client (ingress, egress, files). */
 function discordRestOf(config: HeraldConfig, bot: Bot): DiscordRest {
   return cached(clientsOf(config).discord, keyOf(bot.platform, bot.account), () =>
     createDiscordRest({ botToken: tokenOf(bot), apiUrl: bot.apiBase ?? config.discord.apiUrl }),
@@ -259,6 +259,7 @@ function ingressOf(config: HeraldConfig, bot: Bot, threads: KnownThreads, log: L
     return createDiscordIngress({
       botToken: token,
       apiUrl: bot.apiBase ?? d.apiUrl,
+      rest: discordRestOf(config, bot),
       requireMention: d.requireMention,
       autoThread: d.autoThread,
       freeResponseChannels: d.freeResponseChannels,

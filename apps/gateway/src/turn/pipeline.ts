@@ -1,17 +1,37 @@
 /**
- * The turn as an explicit pipeline: the policies around a turn, in order, in one list, and the turn's stages
- * (turn/run-turn.ts) at the centre. The order is data here, not nesting spread over files; each policy says why it
- * sits where it does. The worker's watchdog sits outside all of them (see WATCHDOG below).
+ * The turn as an explicit pipeline, in one place: the policies around a turn, in order, in one list, and the turn's
+ * stages, in order, at the centre (runTurnStages; each stage a named function in turn/stages/ with a typed input and
+ * output). The order is data here, not nesting spread over files; each policy says why it sits where it does. The
+ * worker's watchdog sits outside all of them (see WATCHDOG below). The small policies are defined here too; the
+ * bigger ones (metrics, user-facing errors, spend) in their own modules.
  *
  *   watchdog (worker) → metrics → store outage → user-facing errors → turn slot → prep gate → spend → stages
+ *
+ *   stages: prepare (open → early answers → prepare → files-only answer) → run the loop (plan → run) → finish
+ *   → record → deliver → settle (→ review: every N turns, behind the delivered reply, never awaited)
+ *
+ * The outbox (`turns` table) makes a re-run after a crash safe: a turn already delivered is skipped, a turn whose
+ * reply was recorded but not delivered is delivered without asking the LLM again, and messages are persisted
+ * under the turn id so persisting the same turn twice writes each message once.
  */
+import { isTransientStoreError, type SessionStore } from '@herald/agent-core';
+import pRetry from 'p-retry';
 import type { TurnContext, TurnResult, TurnRunner } from '../queue/turn-context.js';
 import { settlingAfter, TurnSpend } from '../features/budgets/turn-spend.js';
-import { rideOutStoreOutage } from './store-patience.js';
+import { STORE_PATIENCE_MS } from '../out/until-stored.js';
+import { DEFAULT_PROFILE } from '../support/config/profile-names.js';
 import { answerFailure } from './user-errors.js';
-import { inPrepGate, inTurnSlot } from './admission.js';
-import { runTurnStages } from './run-turn.js';
+import type { PrepGate } from './prep-gate.js';
+import type { TeamControls } from './team-controls.js';
 import type { TurnDeps } from './stages/deps.js';
+import { openTurn } from './stages/open.js';
+import { answerWithoutModel } from './stages/early-answer.js';
+import { answerFromFiles, prepareTurn } from './stages/prepare.js';
+import { planLoop, runLoop } from './stages/plan.js';
+import { finishTurn } from './stages/finish.js';
+import { recordTurn } from './stages/record.js';
+import { deliverReply } from './stages/deliver.js';
+import { settleAborted, settleTurn } from './stages/settle.js';
 
 /** What a policy sees and passes on: the worker's context, and the turn's spend once the spend policy made it. */
 interface TurnScope {
@@ -93,4 +113,95 @@ export function createTurnRunner(deps: TurnDeps): TurnRunner {
 function spendOf(scope: TurnScope): TurnSpend {
   if (!scope.spend) throw new Error('the spend policy must sit around the stages of a turn');
   return scope.spend;
+}
+
+/** One turn's stages, in order: the messages a worker took from a session's mailbox → the agent loop → the store → the platform. */
+async function runTurnStages(deps: TurnDeps, ctx: TurnContext, spend: TurnSpend): Promise<TurnResult> {
+  // Prepare: the session and the outbox row, then what can be answered without the model, then what the model needs.
+  const open = await openTurn(deps, ctx);
+  if (!open) return { outcome: { kind: 'finished-before', compressions: 0 } };
+  const early = await answerWithoutModel(deps, open);
+  if ('answer' in early) return deliverReply(open, { text: early.answer, compressions: 0 });
+  const prepared = await prepareTurn(deps, open, early.agent, spend);
+  const filesOnly = await answerFromFiles(deps, open, prepared, spend);
+  if (filesOnly !== null) return deliverReply(open, { text: filesOnly, compressions: prepared.compressions });
+  // Run the loop on one explicit plan.
+  const plan = await planLoop(deps, open, prepared);
+  const result = await runLoop(open, plan);
+  if (ctx.signal.aborted) return settleAborted(deps, open, prepared, result, spend);
+  // Finish, record, deliver, settle.
+  const finished = await finishTurn(deps, open, prepared, plan, result);
+  const recorded = await recordTurn(deps, open, prepared, result, finished, spend);
+  const delivered = await deliverReply(open, {
+    text: recorded.text,
+    failed: Boolean(result.error),
+    checked: { check: finished.check, recorded: recorded.turn },
+    compressions: recorded.compressions,
+  });
+  return settleTurn(deps, open, { prepared, plan, result, finished, recorded, delivered });
+}
+
+/**
+ * The turn-level owner of a store failure (the store-outage policy): a turn that failed because
+ * the database went away waits (holding its session, which could not move anyway) until the database answers again
+ * and then runs again, instead of falling back to the queue: after an outage every conversation resumes within a
+ * second or two. The outbox makes the re-run safe. Past `patienceMs`, or once the turn is aborted, the error goes
+ * on; the worker then puts the job's wake-up off (queue/worker.ts) rather than spending one of BullMQ's attempts.
+ */
+export async function rideOutStoreOutage(
+  store: Pick<SessionStore, 'ping'>,
+  ctx: TurnContext,
+  run: () => Promise<TurnResult | void>,
+  patienceMs = STORE_PATIENCE_MS,
+): Promise<TurnResult | void> {
+  const deadline = Date.now() + patienceMs;
+  for (;;) {
+    try {
+      return await run();
+    } catch (err) {
+      if (!isTransientStoreError(err) || ctx.signal.aborted || Date.now() >= deadline) throw err;
+      ctx.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'store unavailable; the turn runs again once it answers');
+      await pRetry(() => store.ping(), {
+        retries: Number.POSITIVE_INFINITY,
+        minTimeout: 250,
+        maxTimeout: 2_000,
+        maxRetryTime: Math.max(deadline - Date.now(), 0),
+        signal: ctx.signal,
+        // Waiting for the database is not a hung turn: keep the watchdog away.
+        onFailedAttempt: () => ctx.touch(),
+      });
+    }
+  }
+}
+
+/*
+ * What a turn waits for before it runs: its profile's concurrent-turn slot (team controls), then a place among the
+ * turns preparing their first model request (prep-gate.ts). Two policies, in that order.
+ */
+type Run = (ctx: TurnContext) => Promise<TurnResult | void>;
+
+/** The profile's concurrent-turn limit: the turn waits for a slot (its watchdog sees the wait as activity). */
+async function inTurnSlot(controls: TeamControls, ctx: TurnContext, run: Run): Promise<TurnResult | void> {
+  const sem = controls.turnSlots(ctx.entries[0].payload.profile ?? DEFAULT_PROFILE);
+  if (!sem) return run(ctx);
+  const slot = await sem.acquire(ctx.signal, ctx.touch);
+  try {
+    return await run(ctx);
+  } finally {
+    await slot.release();
+  }
+}
+
+/**
+ * A place among the preparing turns, given up when the turn's first model request goes out (`ctx.prepared`) or
+ * when the turn ends without one. Inside the turn slot, so a turn holding a place never waits for another turn.
+ * Waiting in line counts as activity for the watchdog, as waiting for a turn slot does.
+ */
+export async function inPrepGate(gate: PrepGate, ctx: TurnContext, run: Run): Promise<TurnResult | void> {
+  const release = await gate.enter(ctx.signal, ctx.touch);
+  try {
+    return await run({ ...ctx, prepared: release });
+  } finally {
+    release();
+  }
 }

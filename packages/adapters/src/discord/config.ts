@@ -55,6 +55,8 @@ export interface DiscordIngressOptions {
   botToken: string;
   /** REST base (DISCORD_API_URL); the gateway WebSocket URL comes from `GET /gateway/bot`. */
   apiUrl?: string;
+  /** The bot's one REST client (rest.ts), shared with its egress; built from botToken and apiUrl when absent. */
+  rest?: REST;
   /** In servers, only take mentions, replies to the bot, threads it is in and free-response channels. Default true. */
   requireMention?: boolean;
   /** A top-level mention in a text channel opens a thread for the conversation. Default true. */

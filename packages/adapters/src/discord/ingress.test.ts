@@ -8,7 +8,9 @@ import { discordFailures, startDiscordFake, type DiscordFake } from '../../../..
 import { AuthError } from '../errors.js';
 import type { InboundMessage, PlatformIngress } from '../types.js';
 import type { DiscordIngressOptions } from './config.js';
+import { createDiscordEgress } from './egress.js';
 import { createDiscordIngress } from './ingress.js';
+import { createDiscordRest } from './rest.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -85,6 +87,25 @@ describe('discord ingress', () => {
     await vi.waitFor(() => expect(received).toHaveLength(2));
     expect(received[1]).toMatchObject({ chatType: 'thread', chatId: generalChannelId, threadId: messageId, text: 'And without yeast?' });
     expect(fake.threadsCreated).toHaveLength(1);
+  });
+
+  it('calls Discord through the REST client it is given, which the egress shares and can still use after the ingress stopped', async () => {
+    const rest = createDiscordRest({ botToken: fake.token, apiUrl: fake.apiRoot });
+    const paths: string[] = [];
+    rest.on('response', (request) => paths.push(`${request.method} ${request.path}`));
+    await startIngress({ rest });
+    const { generalChannelId, alice } = fake.fixtures;
+    const posted = fake.postUserMessage({ channelId: generalChannelId, author: alice, content: mentionBot('Hello') });
+    await vi.waitFor(() => expect(received).toHaveLength(1));
+    // The gateway's address and the thread the mention opened: discord.js' calls went through the shared client.
+    expect(paths).toContain('GET /gateway/bot');
+    expect(paths).toContain(`POST /channels/${generalChannelId}/messages/${posted.id}/threads`);
+
+    await ingress?.stop();
+    ingress = null;
+    const egress = createDiscordEgress({ botToken: fake.token, logger, rest });
+    await egress.send(received[0].conversationId, 'Hi Alice');
+    expect(fake.sent.map((m) => m.content)).toEqual(['Hi Alice']);
   });
 
   it('ignores channel messages without a mention, mentions of other people only, and its own messages', async () => {

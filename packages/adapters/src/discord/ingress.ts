@@ -6,20 +6,14 @@ import { once } from 'node:events';
 import { Client, DiscordAPIError, Events, GatewayIntentBits, Options, Partials, ThreadAutoArchiveDuration, type CloseEvent, type Message } from 'discord.js';
 import { AuthError, NetworkError, type PlatformError } from '../errors.js';
 import type { AdapterHealth, AdapterState, InboundHandler, PlatformIngress } from '../types.js';
-import {
-  DISCORD_API_VERSION,
-  DISCORD_DEFAULT_API_URL,
-  DISCORD_DEDUPE_CAPACITY,
-  DISCORD_PRIVILEGED_INTENT_HINT,
-  DISCORD_SILENCE_LIMIT_MS,
-  type DiscordIngressOptions,
-} from './config.js';
+import { DISCORD_DEDUPE_CAPACITY, DISCORD_PRIVILEGED_INTENT_HINT, DISCORD_SILENCE_LIMIT_MS, type DiscordIngressOptions } from './config.js';
 import { viewOf } from './message-view.js';
 import { decide, placementOf, threadNameFor, toInbound, type DiscordPolicy, type MessageView } from './normalize.js';
 import { InFlight } from '../shared/in-flight.js';
 import { KeyedSerial } from '../shared/keyed-serial.js';
 import { RecentIds } from '../shared/recent-ids.js';
 import { DiscordErrorCode } from './rest-errors.js';
+import { createDiscordRest } from './rest.js';
 import { registerApplicationCommands, takeButtonPress, takeCommandInteraction } from './interaction-ingress.js';
 
 /** Gateway close codes after which discord.js gives up (see Discord's opcodes-and-status-codes page). */
@@ -85,8 +79,11 @@ class DiscordGatewayIngress implements DiscordIngress {
       intents: INTENTS,
       partials: PARTIALS,
       makeCache: Options.cacheWithLimits({ ...Options.DefaultMakeCacheSettings, MessageManager: MESSAGE_CACHE_PER_CHANNEL }),
-      rest: { api: this.opts.apiUrl ?? DISCORD_DEFAULT_API_URL, version: DISCORD_API_VERSION },
     });
+    // The bot's one REST client instead of the one discord.js built, unused so far: its sweep timers stop with it.
+    client.rest.clearHashSweeper();
+    client.rest.clearHandlerSweeper();
+    client.rest = this.opts.rest ?? createDiscordRest(this.opts);
     this.client = client;
     this.wire(client);
     this.setState('connecting', null);

@@ -1,8 +1,9 @@
 /**
- * The one REST client of a Discord bot: egress (messages, edits, typing, reactions, interaction answers) and files
- * (attachments/refresh-urls) share it, so one rate-limit queue and one connection pool serve the bot. The gateway
- * connection (discord.js `Client`, ingress.ts) keeps the REST client discord.js builds for itself: the library owns
- * its lifetime (it clears the token on every `destroy()`) and its retries.
+ * The one REST client of a Discord bot: egress (messages, edits, typing, reactions, interaction answers), files
+ * (attachments/refresh-urls) and the gateway connection (the discord.js `Client` of ingress.ts: `GET /gateway/bot`,
+ * threads, slash commands, interaction answers) share it, so one rate-limit queue and one connection pool serve the
+ * bot. The bot's token stays set for the client's life: discord.js clears it on every `Client.destroy()`, which
+ * would cut the egress off when the ingress stops first (createDiscordRest keeps it).
  *
  * @discordjs/rest has one timeout per client; uploads (megabytes) need far longer than a plain call. The client's
  * timeout is the upload one, and every request that is not multipart gets the short deadline of its own, per
@@ -62,7 +63,7 @@ function rejectsRateLimit(maxInlineMs: number): (data: RateLimitData) => boolean
 }
 
 export function createDiscordRest(opts: DiscordRestOptions): REST {
-  return new REST({
+  const rest = new REST({
     version: DISCORD_API_VERSION,
     api: opts.apiUrl ?? DISCORD_DEFAULT_API_URL,
     timeout: DISCORD_UPLOAD_TIMEOUT_MS,
@@ -70,5 +71,9 @@ export function createDiscordRest(opts: DiscordRestOptions): REST {
     // The gateway owns retries on network errors; retrying here too would multiply them.
     retries: 0,
     rejectOnRateLimit: rejectsRateLimit(opts.maxInlineRateLimitMs ?? DISCORD_MAX_INLINE_RATE_LIMIT_MS),
-  }).setToken(opts.botToken);
+  });
+  const setToken = rest.setToken.bind(rest);
+  // Client.destroy() sets the token to null; the egress sharing this client still answers with it.
+  rest.setToken = (token) => (token ? setToken(token) : rest);
+  return setToken(opts.botToken);
 }

@@ -28,7 +28,7 @@ import {
 import { HealthTracker } from './health.js';
 import { IncomingParts } from './parts.js';
 import { KeyedSerial } from '../shared/keyed-serial.js';
-import type { BotIdentity } from './mention.js';
+import type { BotIdentity } from './normalize.js';
 import { normalizeMessage } from './normalize.js';
 import { Poller } from './poller.js';
 import { RecentIds } from '../shared/recent-ids.js';

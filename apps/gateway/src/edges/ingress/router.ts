@@ -157,7 +157,7 @@ export class IngressRouter {
 
   /**
    * The status reactions' 👀 on a message that has to wait behind a running turn, as soon as it is taken (otherwise
-   * its turn adds it when it starts: out/turn-reactions.ts). Added before the message is queued, so the turn that
+   * its turn adds it when it starts: out/progress.ts showTurnProgress). Added before the message is queued, so the turn that
    * takes it off can never come first and leave it behind. Not on a message that goes into the running turn (a
    * clarify answer, steer mode): no turn of its own would take it off; taken off again when the mailbox is full.
    * Best effort, as every status reaction. Returns the emoji it added.

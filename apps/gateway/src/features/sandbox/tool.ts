@@ -17,6 +17,8 @@ export interface ExecuteCodeToolOptions {
   fileLimits: OutboundFileLimits;
   /** The files the user sent in this turn, fetched when code first runs. */
   inputFiles?: () => Promise<readonly InputFile[]>;
+  /** executeCodeDescription(limits), worked out once by a caller that builds the tool for every turn. */
+  description?: string;
 }
 
 function sinkOf(ctx: ToolContext): FileSink | null {
@@ -24,7 +26,8 @@ function sinkOf(ctx: ToolContext): FileSink | null {
   return f && typeof f.add === 'function' ? (f as FileSink) : null;
 }
 
-function describe(limits: SandboxLimits): string {
+/** What the model is told of the tool: it depends on the limits only. */
+export function executeCodeDescription(limits: SandboxLimits): string {
   return (
     'Run a short Python 3, JavaScript (Node.js) or bash program in an isolated sandbox and get its output. ' +
     "The working directory is this conversation's own and keeps its files between runs; files the user sent are " +
@@ -76,7 +79,7 @@ export function createExecuteCodeTool(opts: ExecuteCodeToolOptions): Tool {
   let inputs: Promise<readonly InputFile[]> | null = null;
   return {
     name: EXECUTE_CODE_TOOL,
-    description: describe(opts.limits),
+    description: opts.description ?? executeCodeDescription(opts.limits),
     parameters: {
       type: 'object',
       properties: {

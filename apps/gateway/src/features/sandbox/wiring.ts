@@ -9,7 +9,7 @@ import type { Logger } from '../../support/logger.js';
 import { sandboxSettingsOf, type SandboxConfig } from './config.js';
 import { describeDetection, detectSandbox, sandboxHealth, type SandboxDetection } from './detect.js';
 import { turnInputFiles, type InputLimits } from './inputs.js';
-import { createExecuteCodeTool } from './tool.js';
+import { createExecuteCodeTool, executeCodeDescription } from './tool.js';
 import { sessionWorkDir } from './work-dir.js';
 
 /** The toolset that offers execute_code (HERALD_TOOLSETS, a profile's toolsets); `full` includes it. */
@@ -69,12 +69,15 @@ export function createCodeTools(deps: CodeToolsDeps): CodeTools | null {
   const backend = deps.detection?.backend;
   if (!backend) return null;
   const { dir, limits } = sandboxSettingsOf(deps.config);
+  // The same for every turn; only the work dir and the user's files are the turn's own.
+  const description = executeCodeDescription(limits);
   return {
     forTurn: (turn) =>
       createExecuteCodeTool({
         backend,
         workDir: sessionWorkDir(dir, turn.sessionId),
         limits,
+        description,
         fileLimits: deps.fileLimits,
         inputFiles: () => inputsOf(turn, deps),
       }),

@@ -91,6 +91,7 @@ export function createHeraldMetrics(opts: { defaultMetrics?: boolean } = {}): He
   });
 
   const mcp = mcpServerMetrics(registers, () => sources.mcpServers?.() ?? []);
+  const llm = llmMetrics(registers);
 
   return {
     registry,
@@ -119,25 +120,6 @@ export function createHeraldMetrics(opts: { defaultMetrics?: boolean } = {}): He
       buckets: TURN_BUCKETS_S,
       registers,
     }),
-    llmRequests: new Counter({
-      name: 'herald_llm_requests_total',
-      help: 'Requests sent to LLM providers, by provider, model and status (ok or the error kind)',
-      labelNames: ['provider', 'model', 'status'] as const,
-      registers,
-    }),
-    llmLatency: new Histogram({
-      name: 'herald_llm_request_duration_seconds',
-      help: 'Duration of successful LLM requests, streaming included',
-      labelNames: ['provider', 'model'] as const,
-      buckets: LLM_BUCKETS_S,
-      registers,
-    }),
-    tokens: new Counter({
-      name: 'herald_llm_tokens_total',
-      help: 'Tokens reported by LLM providers, by kind',
-      labelNames: ['provider', 'kind'] as const,
-      registers,
-    }),
     deliveryFailures: new Counter({
       name: 'herald_delivery_failures_total',
       help: 'Replies that could not be delivered to the platform after retries',
@@ -162,6 +144,42 @@ export function createHeraldMetrics(opts: { defaultMetrics?: boolean } = {}): He
       labelNames: ['reason'] as const,
       registers,
     }),
+    queueDepth,
+    activeTurns,
+    ...llm,
+    ...mcp,
+    setSources(next) {
+      sources = { ...sources, ...next };
+    },
+    async render() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}
+
+/** The model calls of this process: requests, latency and tokens per provider; spend, tokens and the prompt cache's
+ * hit ratio per agent profile and model. */
+function llmMetrics(registers: Registry[]) {
+  return {
+    llmRequests: new Counter({
+      name: 'herald_llm_requests_total',
+      help: 'Requests sent to LLM providers, by provider, model and status (ok or the error kind)',
+      labelNames: ['provider', 'model', 'status'] as const,
+      registers,
+    }),
+    llmLatency: new Histogram({
+      name: 'herald_llm_request_duration_seconds',
+      help: 'Duration of successful LLM requests, streaming included',
+      labelNames: ['provider', 'model'] as const,
+      buckets: LLM_BUCKETS_S,
+      registers,
+    }),
+    tokens: new Counter({
+      name: 'herald_llm_tokens_total',
+      help: 'Tokens reported by LLM providers, by kind',
+      labelNames: ['provider', 'kind'] as const,
+      registers,
+    }),
     spendUsd: new Counter({
       name: 'herald_llm_cost_usd_total',
       help: 'Estimated LLM spend in USD (HERALD_PRICES over the built-in table), by agent profile and model',
@@ -180,15 +198,6 @@ export function createHeraldMetrics(opts: { defaultMetrics?: boolean } = {}): He
       labelNames: ['profile', 'model'] as const,
       registers,
     }),
-    queueDepth,
-    activeTurns,
-    ...mcp,
-    setSources(next) {
-      sources = { ...sources, ...next };
-    },
-    async render() {
-      return { contentType: registry.contentType, body: await registry.metrics() };
-    },
   };
 }
 

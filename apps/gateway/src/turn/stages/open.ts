@@ -9,8 +9,7 @@ import type { MailboxEntry, TurnPayload } from '../../queue/mailbox.js';
 import type { TurnContext } from '../../queue/turn-context.js';
 import type { AgentRuntime } from '../agent-runtime.js';
 import type { TurnToolsFactory } from '../tools.js';
-import { LiveTurn } from '../../out/progress.js';
-import { showTurnProgress, type ReactionTarget, type TurnProgress } from '../../out/turn-reactions.js';
+import { LiveTurn, showTurnProgress, type ReactionTarget, type TurnProgress } from '../../out/progress.js';
 import { statusReactionsFor } from '../../support/config/progress.js';
 import { untilStored } from '../../out/until-stored.js';
 import type { ReplyTarget } from '../../out/send-reply.js';
@@ -60,7 +59,7 @@ export async function openTurn(deps: TurnDeps, ctx: TurnContext): Promise<OpenTu
     return null;
   }
   const egress = deps.egress(first.platform, first.account);
-  // 👀 on the user's messages while this turn runs, ⚙️ with tools, ✅/⚠️ once answered (out/turn-reactions.ts).
+  // 👀 on the user's messages while this turn runs, ⚙️ with tools, ✅/⚠️ once answered (out/progress.ts showTurnProgress).
   const emoji = statusReactionsFor(deps.conversation.progress, first.platform, egress);
   const progress = showTurnProgress(egress, emoji, reactionTargets(ctx.entries), ctx.log);
   const relay = deps.relay(last);
@@ -138,7 +137,7 @@ function liveDisplay(deps: TurnDeps, ctx: TurnContext, egress: PlatformEgress, r
     deliveryBaseDelayMs: deps.deliveryBaseDelayMs,
     // A re-run writes into the message an earlier run streamed into, rather than posting a second one.
     streamMessageId: row.streamMessageId,
-    // The message exists on the platform now: its id must land (one per-write retry owner, store-patience.ts).
+    // The message exists on the platform now: its id must land (one per-write retry owner, out/until-stored.ts).
     onStreamCreated: (id) =>
       untilStored(() => deps.store.recordStreamMessage(ctx.turnId, ctx.fence, id), ctx.log, 'record the streamed message').then(() => undefined),
   });

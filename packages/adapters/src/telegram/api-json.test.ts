@@ -5,7 +5,7 @@ import { Telegram, TelegramError } from 'telegraf';
 import { afterEach, describe, expect, it } from 'vitest';
 import { apiFailure, isAbortError, toPlatformError } from './api-errors.js';
 import { normalizeApiRoot, TelegramApi, telegramAgent } from './api.js';
-import { JsonCaller } from './json-call.js';
+import { JsonCaller } from './api.js';
 
 const TOKEN = '123456:SECRET-token';
 

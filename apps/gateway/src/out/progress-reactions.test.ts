@@ -1,7 +1,7 @@
 import type { PlatformEgress, StatusReactions } from '@herald/adapters';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { showTurnProgress } from './turn-reactions.js';
+import { showTurnProgress } from './progress.js';
 
 const log = pino({ level: 'silent' });
 const SLACK_LIKE: StatusReactions = { queued: '👀', tools: '⚙️', done: '✅', error: '⚠️' };

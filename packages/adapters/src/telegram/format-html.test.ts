@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseTelegramHtml, type Entity } from '../../../../test/fakes/telegram/html.js';
 import { codeBody, documents, markdownSoup, toMarkdown, type Block, type Inline } from '../shared/markdown/test-support.js';
-import { markdownToTelegramHtml } from './markdown-html.js';
+import { markdownToTelegramHtml } from './format.js';
 
 const ENTITY: Record<Inline['kind'], string | null> = {
   plain: null,

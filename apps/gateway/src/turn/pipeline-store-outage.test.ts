@@ -1,11 +1,17 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { StoreUnavailableError } from '@herald/agent-core';
-import type { TurnContext } from '../queue/worker.js';
-import { retryThroughStoreOutage } from './store-patience.js';
+import type { SessionStore } from '@herald/agent-core';
+import type { TurnContext, TurnRunner } from '../queue/worker.js';
+import { rideOutStoreOutage } from './pipeline.js';
 import { untilStored } from '../out/until-stored.js';
 
 const log = pino({ level: 'silent' });
+/** `run` behind the store-outage policy, as the pipeline places it. */
+const retryThroughStoreOutage =
+  (run: TurnRunner, store: Pick<SessionStore, 'ping'>, patienceMs?: number): TurnRunner =>
+  (ctx) =>
+    rideOutStoreOutage(store, ctx, () => run(ctx), patienceMs);
 const ctx = (signal = new AbortController().signal): TurnContext =>
   ({ sessionKey: 'k', entries: [], turnId: 't', fence: 1, signal, touch: () => undefined, log }) as unknown as TurnContext;
 

@@ -1,7 +1,13 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { TurnContext } from '../queue/worker.js';
-import { withPrepGate } from './admission.js';
+import type { TurnContext, TurnRunner } from '../queue/worker.js';
+import { inPrepGate } from './pipeline.js';
 import { PREP_WAIT_TICK_MS, PrepGate } from './prep-gate.js';
+
+/** `run` inside the prep-gate policy, as the pipeline places it. */
+const withPrepGate =
+  (gate: PrepGate, run: TurnRunner): TurnRunner =>
+  (ctx) =>
+    inPrepGate(gate, ctx, run);
 
 /** Just what withPrepGate reads of a turn's context. */
 const ctxOf = (touch: () => void): TurnContext => ({ signal: new AbortController().signal, touch }) as unknown as TurnContext;
