@@ -10,26 +10,31 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TAKEN_LATE_NOTICE } from '../packages/adapters/src/slack/command-gate.js';
 import { startFakeOpenAI, type FakeLLM } from './fakes/llm/index.js';
 import { startSlackFake, type SlackFake } from './fakes/slack/index.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram/index.js';
+import { startWhatsAppFake, type WhatsAppFake } from './fakes/whatsapp/index.js';
 import { repliesIn, telegramEnv } from './helpers/env.js';
 import { startGateway, type GatewayProcess } from './helpers/gateway.js';
 import { metric } from './helpers/metrics.js';
 import { freePort, waitFor } from './helpers/ports.js';
 import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
 import { slackEnv, slackRepliesIn, type SlackTransportKind } from './helpers/slack.js';
+import { whatsappEnv, whatsappTexts } from './helpers/whatsapp.js';
 
 /** WAIT gives up quickly, so a stopped replica shows as timeouts within a test's patience. */
 const WAIT_ENV = { HERALD_REDIS_WAIT_REPLICAS: '1', HERALD_REDIS_WAIT_TIMEOUT_MS: '200' };
 
 /** A primary and a replica of it (its copy in a temp dir), started and in sync. */
 class ReplicatedRedis {
-  readonly dir = mkdtempSync(join(tmpdir(), 'herald-replica-ack-e2e-'));
+  /** Made in start(), not when the suite is collected: a filtered run (`-t`) never starts a skipped suite. */
+  dir: string | undefined;
   primary!: TestRedis;
   replica!: TestRedis;
 
   async start(): Promise<void> {
+    this.dir = mkdtempSync(join(tmpdir(), 'herald-replica-ack-e2e-'));
     this.primary = await startTestRedis();
     this.replica = await startTestRedis({ args: ['--dir', this.dir, '--replicaof', '127.0.0.1', String(this.primary.port)] });
     await this.inSync();
@@ -48,7 +53,7 @@ class ReplicatedRedis {
   async stop(): Promise<void> {
     await this.replica?.stop();
     await this.primary?.stop();
-    rmSync(this.dir, { recursive: true, force: true });
+    if (this.dir !== undefined) rmSync(this.dir, { recursive: true, force: true });
   }
 }
 
@@ -135,6 +140,35 @@ describe.each<SlackTransportKind>(['http', 'socket'])('Slack over %s is acknowle
     await waitFor(() => slackRepliesIn(slack, dm).length >= 2, { timeoutMs: 60_000, what: 'both answers' });
     expect(slackRepliesIn(slack, dm)).toEqual(['ok: not acknowledged yet', 'ok: after the replica']);
   });
+
+  it('a slash command that queues: acknowledged after the WAIT; with the replica stopped, not acknowledged, the user told once it is taken, answered once', async () => {
+    const user = `U52CMD${transport.toUpperCase()}`;
+    const dm = slack.dmChannel(user);
+    const confirmed = await waits(gw, 'confirmed');
+    const ok = await slack.slashCommand({ user, text: 'queue queued on a replica' });
+    if (transport === 'http') expect(ok.response?.status).toBe(200);
+    else await slack.socket.waitFor(() => slack.socket.isAcked(ok.envelopeId as string), 20_000, 'the command acked');
+    expect(await waits(gw, 'confirmed')).toBeGreaterThan(confirmed);
+    await waitFor(() => slackRepliesIn(slack, dm).length === 1, { timeoutMs: 60_000, what: 'the answer' });
+
+    await redis.replica.stop();
+    const timeouts = await waits(gw, 'timeout');
+    const held = await slack.slashCommand({ user, text: 'queue held until a replica has it' });
+    if (transport === 'http') expect(held.response?.status).toBe(503);
+    await gw.waitForLog((l) => l.msg === 'slack: slash command not acknowledged (its message is not handed over yet)', 'the command refused');
+    expect(slack.socket.isAcked(held.envelopeId ?? '')).toBe(false);
+    expect(await waits(gw, 'timeout')).toBeGreaterThan(timeouts);
+    expect(slack.ephemerals.filter((e) => e.user === user)).toEqual([]);
+
+    await redis.replica.start();
+    await redis.inSync();
+    await waitFor(() => slack.ephemerals.some((e) => e.user === user), { timeoutMs: 90_000, what: 'the user told' });
+    expect(slack.ephemerals.filter((e) => e.user === user).map((e) => e.text)).toEqual([TAKEN_LATE_NOTICE]);
+    // Nothing queued twice: a later message is answered after the held one, each once.
+    await slack.dm({ user, text: 'after the command' });
+    await waitFor(() => slackRepliesIn(slack, dm).length >= 3, { timeoutMs: 60_000, what: 'all answers' });
+    expect(slackRepliesIn(slack, dm)).toEqual(['ok: queued on a replica', 'ok: held until a replica has it', 'ok: after the command']);
+  }, 180_000);
 });
 
 describe('the Telegram webhook is answered 2xx only after the replica WAIT', () => {
@@ -194,4 +228,52 @@ describe('the Telegram webhook is answered 2xx only after the replica WAIT', () 
     await waitFor(() => repliesIn(tg, 522).length >= 2, { timeoutMs: 60_000, what: 'both answers' });
     expect(repliesIn(tg, 522)).toEqual(['ok: webhook held until a replica has it', 'ok: webhook after the replica']);
   });
+});
+
+describe('the WhatsApp webhook is answered 2xx only after the replica WAIT, and within a bounded time', () => {
+  const redis = new ReplicatedRedis();
+  let wa: WhatsAppFake;
+  let llm: FakeLLM;
+  let gw: GatewayProcess;
+
+  beforeAll(async () => {
+    await redis.start();
+    wa = await startWhatsAppFake();
+    llm = await startFakeOpenAI();
+    gw = await startGateway({ env: whatsappEnv(wa, llm, { REDIS_URL: redis.primary.url, ...WAIT_ENV }) });
+    await gw.waitForLog((l) => l.msg === 'whatsapp number ready for webhooks', 'the WhatsApp ingress');
+    wa.setWebhookUrl(`${gw.url}/whatsapp/webhook`);
+  }, 120_000);
+  afterAll(async () => {
+    await gw?.stop();
+    await llm?.close();
+    await wa?.close();
+    await redis.stop();
+  });
+
+  it('with the replica stopped: 503 (Meta redelivers), the redelivery joins; the replica back: 200, answered exactly once', async () => {
+    const from = '15550005252';
+    const ok = await wa.text('whatsapp kept on a replica', { from });
+    expect(ok.status).toBe(200);
+    await waitFor(() => whatsappTexts(wa, from).length === 1, { timeoutMs: 60_000, what: 'the first answer' });
+
+    const timeouts = await waits(gw, 'timeout');
+    await redis.replica.stop();
+    const id = 'wamid.HELD52';
+    // Meta's delivery and its redelivery of the same message: neither is confirmed while no replica has it.
+    expect((await wa.text('whatsapp held until a replica has it', { from, id })).status).toBe(503);
+    expect((await wa.text('whatsapp held until a replica has it', { from, id })).status).toBe(503);
+    expect(await waits(gw, 'timeout')).toBeGreaterThan(timeouts);
+
+    await redis.replica.start();
+    await redis.inSync();
+    await waitFor(async () => (await wa.text('whatsapp held until a replica has it', { from, id })).status === 200, {
+      timeoutMs: 90_000,
+      intervalMs: 1_000,
+      what: 'a redelivery answered 200',
+    });
+    await wa.text('whatsapp after the replica', { from });
+    await waitFor(() => whatsappTexts(wa, from).length >= 3, { timeoutMs: 60_000, what: 'all answers' });
+    expect(whatsappTexts(wa, from)).toEqual(['ok: whatsapp kept on a replica', 'ok: whatsapp held until a replica has it', 'ok: whatsapp after the replica']);
+  }, 180_000);
 });

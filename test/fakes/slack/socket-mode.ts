@@ -1,7 +1,8 @@
 /**
  * Socket Mode, Slack side: `apps.connections.open` hands out one-time `ws://…/link/?ticket=…` URLs; a connection
- * gets `hello`, then `events_api` envelopes that must be acked (`{envelope_id, payload}`). An envelope not acked in
- * time is redelivered with `retry_attempt`/`retry_reason`, also on the next connection after a drop.
+ * gets `hello`, then `events_api` envelopes that must be acked (`{envelope_id, payload}`). An `events_api` envelope not
+ * acked in time is redelivered with `retry_attempt`/`retry_reason`, also on the next connection after a drop; a slash
+ * command or a button press is not (as on Slack).
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -189,7 +190,8 @@ export class SocketModeServer {
     this.delivered.push(structuredClone(p.envelope));
     p.timer = setTimeout(() => {
       p.timer = undefined;
-      if (p.envelope.retry_attempt >= this.opts.maxRetries) {
+      // Slack redelivers only Events API envelopes; a slash command or a button press not acked is an error the user sees.
+      if (p.envelope.type !== 'events_api' || p.envelope.retry_attempt >= this.opts.maxRetries) {
         this.pending.delete(envelopeId);
         return;
       }

@@ -98,7 +98,10 @@ export class TurnProducer {
     await this.addJob(sessionKey, id, res.seq);
     // The entry has its job; the platform is told "received" only once a replica holds the entry too, so the
     // hand-over is refused now and retried (the retry finds it a duplicate and waits for the replicas again).
-    if (res.unconfirmed) throw res.unconfirmed;
+    if (res.unconfirmed) {
+      res.unconfirmed.appended = true;
+      throw res.unconfirmed;
+    }
 
     if (!res.busy || res.position <= 1) return res;
     const running = await this.mailbox.head(sessionKey);

@@ -18,6 +18,8 @@ export type WaitOutcome = 'confirmed' | 'timeout' | 'reconnected';
 
 export class ReplicationPendingError extends Error {
   override name = 'ReplicationPendingError';
+  /** True when this attempt appended the message (a retry of it finds a duplicate); set by the producer. */
+  appended = false;
 }
 
 export interface ReplicaWaitOptions {

@@ -9,7 +9,7 @@
  * nothing for events and ask this gate instead. The hand-over is bounded by SLACK_ACK_BUDGET_MS: past it the event
  * is not acknowledged (Slack's 3 s would run out anyway) while the hand-over goes on in the background.
  */
-import { within } from '../shared/hand-overs.js';
+import { outcomeWithin } from './command-gate.js';
 
 /** The context key (Bolt customProperties) under which the ingress finds the delivery of the event it handles. */
 export const DELIVERY_KEY = 'heraldDelivery';
@@ -67,14 +67,7 @@ export async function gateEvent(process: (delivery: EventDelivery) => Promise<un
       unreadable = true;
     })
     .finally(() => delivery.done());
-  const outcome = await within(
-    delivery.taken.then(
-      () => 'taken' as const,
-      () => 'failed' as const,
-    ),
-    budgetMs,
-    'pending' as const,
-  );
+  const outcome = await outcomeWithin(delivery.taken, budgetMs);
   return unreadable ? 'unreadable' : outcome;
 }
 

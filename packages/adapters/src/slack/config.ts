@@ -3,6 +3,7 @@
  */
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
+import type { SlackCommandEntry } from './command-gate.js';
 
 /** Slack truncates `text` above 40,000 characters; keep room for the ` (i/N)` suffix and mrkdwn expansion. */
 export const SLACK_MAX_MESSAGE_LENGTH = 39_000;
@@ -84,8 +85,12 @@ export interface SlackIngressOptions {
   /** Web API base, default `https://slack.com/api/`. Also where Socket Mode calls `apps.connections.open`. */
   apiUrl?: string;
   threads: ThreadMemory;
-  /** The gateway's command table: with `slashCommands: 'each'`, each name (and alias) is taken as `/herald-<name>`. */
-  commands?: { name: string; description: string; aliases?: readonly string[] }[];
+  /**
+   * The gateway's command table: with `slashCommands: 'each'`, each name (and alias) is taken as `/herald-<name>`.
+   * `queues` marks a command whose effect is a queued message: acknowledged only once it was handed over
+   * (command-gate.ts). Absent: every slash command is taken for one that queues.
+   */
+  commands?: (SlackCommandEntry & { description: string })[];
   /** `single` (default): one `/herald <command>`; `each`: also one slash command per command, `/herald-<name>`. */
   slashCommands?: 'single' | 'each';
   logger: Logger;

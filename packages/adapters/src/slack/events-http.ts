@@ -6,13 +6,15 @@
  * `url_verification` itself, and feeds everything else to `app.processEvent`. An event is answered 200 only once its
  * message was handed over (ack-gate.ts), within Slack's 3 s; a hand-over that failed or is still running gets a
  * 503, so Slack retries (and the retry gets the outcome of the hand-over still running). Slash commands and
- * button presses are answered as soon as Bolt acknowledges them (Herald's listeners ack first thing).
+ * button presses are answered as soon as Bolt acknowledges them: Herald's listeners ack first thing, except for a
+ * slash command that queues a message, acknowledged once it was handed over or refused with a 503 (command-gate.ts).
  */
 import { parse as parseQuery } from 'node:querystring';
 import { isValidSlackRequest, type App, type Receiver } from '@slack/bolt';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { gateEvent, isEventCallback, DELIVERY_KEY } from './ack-gate.js';
+import { COMMAND_ANSWER_KEY, CommandAnswer } from './command-gate.js';
 import { SLACK_ACK_BUDGET_MS, SLACK_EVENTS_PATH } from './config.js';
 import { webhookErrorHandler } from '../shared/route-errors.js';
 
@@ -21,6 +23,7 @@ const ACK_DEADLINE_MS = 2_500;
 const BODY_LIMIT_BYTES = 4 * 1024 * 1024;
 
 type AckBody = Record<string, unknown> | string | undefined;
+type DispatchAnswer = { kind: 'ack'; body: AckBody } | { kind: 'unreadable' } | { kind: 'refused' };
 
 export class FastifyEventsReceiver implements Receiver {
   private app: App | null = null;
@@ -109,6 +112,8 @@ export class FastifyEventsReceiver implements Receiver {
     if (isEventCallback(payload)) return this.answerEvent(app, payload, retryNum, retryReason, reply);
     const answer = await this.dispatch(app, payload, retryNum, retryReason);
     if (answer.kind === 'unreadable') return void reply.code(400).send({ ok: false, error: 'unreadable_payload' });
+    // A slash command that queues a message not handed over in time (command-gate.ts): Slack shows the user an error.
+    if (answer.kind === 'refused') return void reply.code(503).send({ ok: false, error: 'not_taken_yet' });
     if (answer.body === undefined || answer.body === '') return void reply.code(200).send();
     return void reply.code(200).send(answer.body);
   }
@@ -140,30 +145,31 @@ export class FastifyEventsReceiver implements Receiver {
    * failing to read the payload's shape (`event.user` null, `view` a
    * string, …): `unreadable`, which Slack's retry would not change.
    */
-  private dispatch(
-    app: App,
-    body: Record<string, unknown>,
-    retryNum: number | undefined,
-    retryReason: string | undefined,
-  ): Promise<{ kind: 'ack'; body: AckBody } | { kind: 'unreadable' }> {
+  private dispatch(app: App, body: Record<string, unknown>, retryNum: number | undefined, retryReason: string | undefined): Promise<DispatchAnswer> {
     return new Promise((resolve) => {
       let settled = false;
-      const settle = (v: { kind: 'ack'; body: AckBody } | { kind: 'unreadable' }): void => {
+      const settle = (v: DispatchAnswer): void => {
         if (settled) return;
         settled = true;
         clearTimeout(deadline);
         resolve(v);
       };
-      const deadline = setTimeout(() => settle({ kind: 'ack', body: undefined }), ACK_DEADLINE_MS);
+      // A gated slash command's listener gives its verdict (ack or refuse) within the same budget: wait for it.
+      const answer = new CommandAnswer();
+      void answer.refused.then(() => settle({ kind: 'refused' }));
+      const deadline = setTimeout(() => {
+        if (!answer.gated) settle({ kind: 'ack', body: undefined });
+      }, ACK_DEADLINE_MS);
       app
         .processEvent({
           body,
           retryNum,
           retryReason,
           ack: async (response?: AckBody) => settle({ kind: 'ack', body: response }),
+          customProperties: { [COMMAND_ANSWER_KEY]: answer },
         })
         .then(
-          () => settle({ kind: 'ack', body: undefined }),
+          () => settle(answer.gated ? { kind: 'refused' } : { kind: 'ack', body: undefined }),
           (err: unknown) => {
             if (settled) return void this.logger.error({ err }, 'slack: processing an event failed');
             this.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'slack: a payload Bolt could not read was refused');

@@ -16,6 +16,7 @@ import { AuthError } from '../errors.js';
 import type { AdapterHealth, InboundHandler, InboundMessage, PlatformIngress } from '../types.js';
 import { SLACK_ACK_BUDGET_MS, SLACK_DEDUPE_CAPACITY, SLACK_DEFAULT_API_URL, type SlackIngressOptions } from './config.js';
 import { deliveryOf, type EventDelivery } from './ack-gate.js';
+import { commandAnswerOf, NOT_TAKEN_NOTICE, outcomeWithin, PendingCommands, queuesMessage, TAKEN_LATE_NOTICE, type CommandAnswer } from './command-gate.js';
 import { HandOverMemory } from '../shared/hand-overs.js';
 import { FastifyEventsReceiver } from './events-http.js';
 import { InFlight } from '../shared/in-flight.js';
@@ -73,6 +74,9 @@ class SlackIngressImpl implements SlackIngress {
   /** Per conversation, what runs before the hand-over; and the hand-overs still in progress (for stop). */
   private readonly preparing = new KeyedSerial();
   private readonly handing = new InFlight();
+  /** Slash commands that queue a message and were not acknowledged yet, so a retyped one joins (command-gate.ts). */
+  private readonly pendingCommands = new PendingCommands();
+  private readonly ackBudgetMs: number;
 
   constructor(private readonly opts: SlackIngressOptions) {
     this.logger = opts.logger.child({ platform: 'slack' });
@@ -82,6 +86,7 @@ class SlackIngressImpl implements SlackIngress {
     this.seenEvents = new HandOverMemory<string>(capacity);
     this.seenMessages = new HandOverMemory<string>(capacity);
     const ackBudgetMs = opts.ackBudgetMs ?? SLACK_ACK_BUDGET_MS;
+    this.ackBudgetMs = ackBudgetMs;
     if (opts.appToken) {
       this.transport = 'socket';
       this.http = null;
@@ -139,17 +144,14 @@ class SlackIngressImpl implements SlackIngress {
     // The App Home tab: the gateway answers /status for the user's DM, shown as the tab's view. Nothing is queued,
     // so its event is acknowledged without waiting for the answer.
     app.event('app_home_opened', async ({ event }) => void this.handing.track(this.onHomeOpened(event)));
-    // Slack wants the ack within 3 s; the answer follows as a normal message once the gateway has it.
-    app.command(SLACK_SLASH_COMMAND, async ({ command, ack }) => {
-      await ack();
-      await this.onSlashCommand(command);
-    });
+    // Slack wants the ack within 3 s; the answer follows as a normal message once the gateway has it. A command
+    // that queues a message is acknowledged only once that message was handed over (command-gate.ts).
+    app.command(SLACK_SLASH_COMMAND, async ({ command, ack, context }) => this.onSlashCommand(command, ack, commandAnswerOf(context)));
     if (this.opts.slashCommands === 'each') {
       for (const name of (this.opts.commands ?? []).flatMap((c) => [c.name, ...(c.aliases ?? [])])) {
-        app.command(`${SLACK_PER_COMMAND_PREFIX}${name}`, async ({ command, ack }) => {
-          await ack();
-          await this.onSlashCommand(command, name);
-        });
+        app.command(`${SLACK_PER_COMMAND_PREFIX}${name}`, async ({ command, ack, context }) =>
+          this.onSlashCommand(command, ack, commandAnswerOf(context), name),
+        );
       }
     }
     // Button presses (block_actions): acknowledged at once; the gateway decides whether the press still counts.
@@ -239,8 +241,45 @@ class SlackIngressImpl implements SlackIngress {
     await next();
   };
 
-  private async onSlashCommand(payload: unknown, sub?: string): Promise<void> {
-    await this.handOverInteraction(slashCommandToMessage(payload, Date.now(), sub), 'a slash command');
+  /**
+   * A command that only answers is acknowledged first. One that queues a message is acknowledged once that message
+   * was handed over within the ack budget; otherwise not (HTTP: 503 through `answer`), and the user is told what
+   * became of it once its hand-over settles, since Slack never sends a slash command again.
+   */
+  private async onSlashCommand(payload: unknown, ack: () => Promise<void>, answer: CommandAnswer | undefined, sub?: string): Promise<void> {
+    const message = slashCommandToMessage(payload, Date.now(), sub);
+    const handler = this.handler;
+    if (message === null || handler === null || !queuesMessage(message.text, this.opts.commands ?? [])) {
+      await ack();
+      return this.handOverInteraction(message, 'a slash command');
+    }
+    if (answer) answer.gated = true;
+    const key = `${message.chatId}|${message.userId}|${message.text}`;
+    const { handOver, joined } = this.pendingCommands.join(key, () => this.handing.track(handler(message)));
+    const outcome = await outcomeWithin(handOver, this.ackBudgetMs);
+    if (outcome === 'taken') return ack();
+    answer?.refuse();
+    this.logger.warn({ messageId: message.messageId, outcome, joined }, 'slack: slash command not acknowledged (its message is not handed over yet)');
+    // A joined command's user is told by the first one's notice: it is the same message.
+    if (joined) return;
+    const tell = (text: string): Promise<void> => this.tellUser(message.chatId, message.userId, text);
+    await handOver.then(
+      () => tell(TAKEN_LATE_NOTICE),
+      (err: unknown) => {
+        this.lastError = err instanceof Error ? err.message : String(err);
+        this.logger.error({ err, messageId: message.messageId }, 'slack: handing a slash command to the gateway failed');
+        return tell(NOT_TAKEN_NOTICE);
+      },
+    );
+  }
+
+  /** A message only `user` sees in `channel`; best effort (the user saw Slack's error in any case). */
+  private async tellUser(channel: string, user: string, text: string): Promise<void> {
+    try {
+      await this.client.chat.postEphemeral({ channel, user, text });
+    } catch (err) {
+      this.logger.warn({ err: toPlatformError(err, 'chat.postEphemeral').message, channel }, 'slack: could not tell the user about their slash command');
+    }
   }
 
   private async onHomeOpened(event: unknown): Promise<void> {

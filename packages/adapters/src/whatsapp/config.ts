@@ -29,6 +29,12 @@ export const WHATSAPP_MEDIA_LIMITS = { image: 5 * 1024 * 1024, audio: 16 * 1024 
 export const WHATSAPP_WEBHOOK_BODY_LIMIT = 1024 * 1024;
 /** Message ids remembered to drop Meta's redeliveries in this process (the mailbox dedupes across processes). */
 export const WHATSAPP_DEDUPE_CAPACITY = 5_000;
+/**
+ * How long a webhook request waits for its messages' hand-over (Redis away, a replica WAIT timing out) before it
+ * is answered 503: Meta then delivers the batch again (it gives up on a call after about 20 s anyway), and the
+ * redelivery joins the hand-over still running (ingress.ts).
+ */
+export const WHATSAPP_WEBHOOK_ANSWER_MS = 5_000;
 /** A Graph call with no answer for this long fails (a NetworkError delivery retries). */
 export const WHATSAPP_REQUEST_TIMEOUT_MS = 30_000;
 /** Media ids travel as `wa-media:<id>` in attachments (never the download URL, which expires after 5 minutes). */
@@ -81,4 +87,6 @@ export interface WhatsAppWebhookOptions {
   verifyToken: string;
   logger: Logger;
   path?: string;
+  /** How long a request waits for its hand-overs before answering 503; default WHATSAPP_WEBHOOK_ANSWER_MS. */
+  answerWithinMs?: number;
 }

@@ -2,14 +2,14 @@
  * One WhatsApp business number's ingress: it attaches to the shared webhook (webhook.ts) by its phone_number_id,
  * turns each message into an InboundMessage and hands it over; the webhook answers Meta only after that.
  * Statuses (sent / delivered / read / failed of our own messages) are logged, never handed over. A message id
- * seen before is dropped here (Meta redelivers a batch it had no 200 for); the gateway's mailbox drops repeats
- * across processes.
+ * seen before (Meta redelivers a batch it had no 200 for) joins its first hand-over instead of starting another, so
+ * the redelivery is answered with that hand-over's outcome; the gateway's mailbox drops repeats across processes.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { NetworkError, PlatformError, RateLimitedError } from '../errors.js';
-import { RecentIds } from '../shared/recent-ids.js';
-import type { AdapterHealth, InboundHandler, PlatformIngress } from '../types.js';
+import { HandOverMemory } from '../shared/hand-overs.js';
+import type { AdapterHealth, InboundHandler, InboundMessage, PlatformIngress } from '../types.js';
 import { WHATSAPP_DEDUPE_CAPACITY, type ServiceWindowMemory, type WhatsAppIngressOptions } from './config.js';
 import { contactNames, normalizeMessage, type ChangeContext } from './normalize.js';
 import type { WhatsAppWebhook } from './webhook.js';
@@ -20,7 +20,8 @@ export class WhatsAppIngress implements PlatformIngress {
   readonly platform = 'whatsapp' as const;
   private handler: InboundHandler | null = null;
   private lastEventAt: number | null = null;
-  private readonly seen: RecentIds;
+  /** Per message id, its hand-over, running or done (a failed one is forgotten). */
+  private readonly seen: HandOverMemory<string>;
   private readonly logger: Logger;
   private readonly window: ServiceWindowMemory;
   private readonly phoneNumberId: string;
@@ -32,7 +33,7 @@ export class WhatsAppIngress implements PlatformIngress {
     this.logger = opts.logger;
     this.window = opts.window;
     this.phoneNumberId = opts.phoneNumberId;
-    this.seen = new RecentIds(opts.dedupeCapacity ?? WHATSAPP_DEDUPE_CAPACITY);
+    this.seen = new HandOverMemory<string>(opts.dedupeCapacity ?? WHATSAPP_DEDUPE_CAPACITY);
   }
 
   registerRoutes(app: FastifyInstance): void {
@@ -72,7 +73,17 @@ export class WhatsAppIngress implements PlatformIngress {
       const type = typeof m === 'object' && m !== null && 'type' in m ? String((m as Json).type).slice(0, 32) : 'unknown';
       return void this.logger.info({ type }, 'whatsapp message of a kind Herald does not answer; skipped');
     }
-    if (!this.seen.add(msg.messageId)) return void this.logger.debug({ messageId: msg.messageId }, 'whatsapp redelivery dropped');
+    // A redelivery (Meta had no 2xx for the batch) gets the outcome of the first delivery's hand-over, running or
+    // done; after a failed one it is handed over again.
+    const first = this.seen.get(msg.messageId);
+    if (first !== undefined) {
+      this.logger.debug({ messageId: msg.messageId }, 'whatsapp redelivery; joining its hand-over');
+      return first;
+    }
+    return this.seen.remember(msg.messageId, this.handOver(handler, msg));
+  }
+
+  private async handOver(handler: InboundHandler, msg: InboundMessage): Promise<void> {
     try {
       // The window opens before the hand-over, so the reply that follows finds it open.
       await this.window.touch(this.phoneNumberId, msg.userId, { at: msg.sentAt, messageId: msg.platformMessageId });
@@ -83,8 +94,7 @@ export class WhatsAppIngress implements PlatformIngress {
       if (err instanceof PlatformError && !(err instanceof NetworkError || err instanceof RateLimitedError)) {
         return void this.logger.warn({ err: err.message, messageId: msg.messageId }, 'whatsapp refused the answer to a message; not asking Meta for it again');
       }
-      // Not taken: Meta's redelivery must get through.
-      this.seen.delete(msg.messageId);
+      // Not taken: forgotten (HandOverMemory), so Meta's redelivery gets through.
       throw err;
     }
   }

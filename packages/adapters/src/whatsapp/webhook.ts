@@ -5,13 +5,15 @@
  * - GET: the verification handshake (`hub.mode=subscribe`, `hub.verify_token`, `hub.challenge` echoed back).
  * - POST: `X-Hub-Signature-256` (HMAC-SHA256 of the raw body with the app secret) is checked before the body is
  *   parsed: a wrong or missing one is a 401 and nothing is read. Then each change goes to its number's ingress,
- *   and the answer is 200 only once every message was handed over; a failed hand-over is a 500, and Meta sends
- *   the whole batch again later (the ingresses drop what they already took).
+ *   and the answer is 200 only once every message was handed over; a failed hand-over is a 500, and one still
+ *   running after WHATSAPP_WEBHOOK_ANSWER_MS a 503. Meta sends the whole batch again later; the ingresses drop what
+ *   they already took and join what they are still handing over.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { webhookErrorHandler } from '../shared/route-errors.js';
-import { WHATSAPP_WEBHOOK_BODY_LIMIT, WHATSAPP_WEBHOOK_PATH, type WhatsAppWebhookOptions } from './config.js';
+import { within } from '../shared/hand-overs.js';
+import { WHATSAPP_WEBHOOK_ANSWER_MS, WHATSAPP_WEBHOOK_BODY_LIMIT, WHATSAPP_WEBHOOK_PATH, type WhatsAppWebhookOptions } from './config.js';
 
 type Json = Record<string, unknown>;
 /** What an attached ingress takes: one change's `value` (metadata, contacts, messages, statuses). */
@@ -77,7 +79,17 @@ export class WhatsAppWebhook {
     if (body.object !== 'whatsapp_business_account') return void reply.code(200).send({ ok: true });
     const values = changeValues(body.entry);
     if (values.length > 0 && this.receivers.size === 0) return void reply.code(503).send({ ok: false, error: 'not ready' });
-    const results = await Promise.allSettled(values.map((v) => this.dispatch(v)));
+    const results = await within(
+      Promise.allSettled(values.map((v) => this.dispatch(v))),
+      this.opts.answerWithinMs ?? WHATSAPP_WEBHOOK_ANSWER_MS,
+      'pending' as const,
+    );
+    // Still being handed over: not confirmed, so Meta delivers the batch again, and the redelivery's messages join
+    // the hand-overs still running (ingress.ts).
+    if (results === 'pending') {
+      this.opts.logger.warn('whatsapp webhook: a hand-over is still running; Meta will deliver the batch again');
+      return void reply.code(503).send({ ok: false, error: 'not taken yet' });
+    }
     const failed = results.filter((r) => r.status === 'rejected');
     if (failed.length > 0) {
       this.opts.logger.warn({ failed: failed.length }, 'whatsapp webhook: a hand-over failed; Meta will deliver the batch again');

@@ -26,6 +26,7 @@ import { withSessionHeld } from '../../features/sessions/session-hold.js';
 import { openSchedules, type Schedules } from '../../features/schedules/index.js';
 import { scheduleOrigin } from '../../features/schedules/store.js';
 import { runCommand } from './handlers.js';
+import { ReplicationPendingError } from '../../queue/replica-wait.js';
 import { BUSY_REPLY, parseCommand } from './registry.js';
 import { NO_TTS_REPLY, VOICE_USAGE } from './voice.js';
 import { REASONING_USAGE } from './reasoning.js';
@@ -144,6 +145,33 @@ describe('session commands', () => {
     expect((await store.getHistory(id)).map((m) => m.content)).toEqual(['keep me', 'kept']);
     const pending = await deps.mailbox.head(sessionKeyFor(message('r1', '')));
     expect(pending?.entry.payload.text).toBe('ask again');
+  });
+
+  it('/retry whose question a replica did not confirm fails to the hand-over; run again, it removes nothing more and queues once', async () => {
+    const id = await conversation('rw1', [
+      ['keep me too', 'kept'],
+      ['ask once more', 'wrong answer'],
+    ]);
+    const msg = message('rw1', '/retry');
+    const input = { command: parseCommand('/retry')!, msg, sessionKey: sessionKeyFor(msg), profile: services.profiles.get('default') };
+    // The first run's append lands on the primary, but its WAIT falls short (the producer's refusal).
+    let unconfirmed = true;
+    const producer: CommandDeps['producer'] = Object.create(deps.producer);
+    producer.submit = async (...args) => {
+      const res = await deps.producer.submit(...args);
+      if (!unconfirmed) return res;
+      unconfirmed = false;
+      const err = new ReplicationPendingError('fewer than 1 Redis replica confirmed the message');
+      err.appended = true;
+      throw err;
+    };
+    await expect(runCommand({ ...deps, producer }, input)).rejects.toBeInstanceOf(ReplicationPendingError);
+    expect((await store.getHistory(id)).map((m) => m.content)).toEqual(['keep me too', 'kept']);
+    // The hand-over's retry runs the command again: the question is a duplicate now, and the earlier exchange stays.
+    expect(await runCommand({ ...deps, producer }, input)).toBeNull();
+    expect((await store.getHistory(id)).map((m) => m.content)).toEqual(['keep me too', 'kept']);
+    expect((await deps.mailbox.head(input.sessionKey))?.entry.payload.text).toBe('ask once more');
+    expect(await deps.mailbox.length(input.sessionKey)).toBe(1);
   });
 
   it('a command delivered twice (a redelivery, or a retried hand-over after its answer failed to send) runs once', async () => {

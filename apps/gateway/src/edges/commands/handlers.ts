@@ -57,6 +57,10 @@ export async function runCommand(deps: CommandDeps, input: CommandInput): Promis
       if (!spec.bypassesBusy && (await deps.mailbox.isBusy(input.sessionKey))) return BUSY_REPLY;
       return await HANDLERS[spec.name](deps, input);
     } catch (err) {
+      // A command that queues a message was not handed over when it failed (Redis away, a replica WAIT timed out):
+      // like a typed message, the failure goes to the hand-over, which retries it and tells the platform nothing
+      // arrived yet; the ledger forgets the run, so the retry runs it again.
+      if (spec.queues) throw err;
       deps.log.error({ err, command: spec.name, sessionKey: input.sessionKey }, 'command failed');
       return turnFailureReply(err);
     }

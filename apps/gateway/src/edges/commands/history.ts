@@ -12,6 +12,7 @@ import { openSession, type CommandDeps, type CommandInput } from './context.js';
 import { preview } from './format.js';
 import { BUSY_REPLY } from './registry.js';
 import { withSessionHeld } from '../../features/sessions/session-hold.js';
+import { ReplicationPendingError } from '../../queue/replica-wait.js';
 
 /** Owner names of the session lock while a command rewrites the transcript (no worker starts a turn meanwhile). */
 const LOCK_OWNER = { retry: 'command:retry', undo: 'command:undo', compress: 'command:compress' } as const;
@@ -32,12 +33,13 @@ export async function retryCommand(deps: CommandDeps, { msg, sessionKey, profile
     const s = await openSession(deps, sessionKey);
     const start = s ? lastExchangeStart(await deps.store.getMessages(s.id)) : null;
     if (!s || !start || (!start.content && !start.attachments?.length)) return 'Nothing to retry yet.';
-    await deps.store.deleteMessagesFrom(s.id, start.id);
     // The /retry message itself carries the question again: its own id keeps the job unique. Its turn starts once
     // this command lets go of the session. The files go with it: what was read from them is in the stored text, and
     // its images are fetched again to be shown once more (features/media/prepare.ts).
+    // The exchange is removed once this run appended the question (even one a replica has not confirmed yet): a
+    // failed hand-over runs the command again, whose append is then a duplicate, which removes nothing more.
     const files = start.attachments ?? [];
-    const res = await deps.producer.submit(
+    const submitted = deps.producer.submit(
       sessionKey,
       {
         ...payloadFrom(msg, profile.name),
@@ -47,7 +49,12 @@ export async function retryCommand(deps: CommandDeps, { msg, sessionKey, profile
       },
       'queue',
     );
+    const res = await submitted.catch(async (err: unknown) => {
+      if (err instanceof ReplicationPendingError && err.appended) await deps.store.deleteMessagesFrom(s.id, start.id);
+      throw err;
+    });
     if (res.status === 'full') return 'The queue is full; nothing was retried.';
+    if (res.status === 'queued') await deps.store.deleteMessagesFrom(s.id, start.id);
     return null; // the answer is the reply
   });
   return held.held ? held.value : BUSY_REPLY;

@@ -39,6 +39,11 @@ export interface CommandSpec {
    * a running turn is using, so while busy it answers BUSY_REPLY instead of racing the turn.
    */
   bypassesBusy: boolean;
+  /**
+   * True when the command's effect is a queued message (a turn of its own): a platform that acknowledges arrivals
+   * (Slack's slash commands) acknowledges it only once that message was handed over, like a typed message.
+   */
+  queues?: true;
 }
 
 export const BUSY_REPLY = '⏳ Busy — a task is running. Send /stop first (or wait for the answer).';
@@ -49,8 +54,8 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: 'stop', aliases: [], description: 'Stop the running task and drop queued messages', bypassesBusy: true },
   { name: 'status', aliases: [], description: 'Show the session and whether a task is running', bypassesBusy: true },
   { name: 'usage', aliases: [], description: 'Tokens, API calls and how full the context is', bypassesBusy: true },
-  { name: 'queue', aliases: [], description: 'Queue a message for after the running task', args: '<text>', bypassesBusy: true },
-  { name: 'retry', aliases: [], description: 'Ask your last message again', bypassesBusy: false },
+  { name: 'queue', aliases: [], description: 'Queue a message for after the running task', args: '<text>', bypassesBusy: true, queues: true },
+  { name: 'retry', aliases: [], description: 'Ask your last message again', bypassesBusy: false, queues: true },
   { name: 'undo', aliases: [], description: 'Remove your last message and its answer', bypassesBusy: false },
   { name: 'compress', aliases: [], description: 'Summarise the conversation now to free context', bypassesBusy: false },
   { name: 'title', aliases: [], description: 'Show or set the title of this conversation', args: '[name]', bypassesBusy: true },
@@ -92,7 +97,16 @@ export function helpText(): string {
   return ['Commands:', ...COMMANDS.map(line), `On Slack: ${SLACK_SLASH_COMMAND} <command>, e.g. ${SLACK_SLASH_COMMAND} status.`].join('\n');
 }
 
-/** For Telegram's setMyCommands menu and Discord's application commands (which also take the aliases and args). */
-export function menuCommands(): Array<{ name: string; description: string; args?: string; aliases: readonly string[] }> {
-  return COMMANDS.map((c) => ({ name: c.name, description: c.description, aliases: c.aliases, ...(c.args && { args: c.args }) }));
+/**
+ * For Telegram's setMyCommands menu, Discord's application commands (which also take the aliases and args) and
+ * Slack's slash commands (which also take `queues`).
+ */
+export function menuCommands(): Array<{ name: string; description: string; args?: string; aliases: readonly string[]; queues?: true }> {
+  return COMMANDS.map((c) => ({
+    name: c.name,
+    description: c.description,
+    aliases: c.aliases,
+    ...(c.args && { args: c.args }),
+    ...(c.queues && { queues: c.queues }),
+  }));
 }
