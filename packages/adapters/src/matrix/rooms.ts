@@ -46,7 +46,7 @@ export class RoomBook {
     if (known !== undefined) return known;
     let encrypted = true;
     try {
-      await this.client.call('room encryption', Method.Get, `/rooms/${seg(roomId)}/state/m.room.encryption/`);
+      await this.client.call('room encryption', Method.Get, `/rooms/${seg(roomId)}/state/m.room.encryption`);
     } catch (err) {
       if (!(err instanceof NotFoundError)) throw err;
       encrypted = false;
