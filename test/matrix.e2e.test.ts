@@ -13,6 +13,7 @@ import { mediaContent, startMatrixFake, textContent, type MatrixFake } from './f
 import { startCluster, type Cluster } from './helpers/cluster.js';
 import { startGateway, isolatedEnv, type GatewayProcess } from './helpers/gateway.js';
 import { lastUserText, turnStep } from './helpers/llm-tags.js';
+import { CLARIFY_QUESTION, clarifyScript } from './helpers/clarify-script.js';
 import { makePdf } from './helpers/files.js';
 import { matrixEnv, matrixTexts, waitForMatrix } from './helpers/matrix.js';
 import { deleteRedisPrefix } from './helpers/redis-keys.js';
@@ -52,6 +53,7 @@ async function respond(req: RecordedRequest): Promise<Step> {
     return { toolCalls: [{ name: 'send_file', arguments: JSON.stringify({ url: `${fileHost}/photo.png`, caption: 'the picture' }) }] };
   }
   if (text.startsWith('pic')) return { text: 'Here it is.' };
+  if (text.startsWith('book')) return clarifyScript(req);
   if (text.startsWith('fancy')) return { text: '**bold** and `code` <b>not html</b>' };
   if (text.startsWith('stream')) return { text: STREAMED, chunkDelayMs: 150 };
   const images = imagesOf(req);
@@ -80,6 +82,8 @@ beforeAll(async () => {
     HERALD_MEDIA_MAX_FILE_BYTES: '100000',
     MATRIX_STATUS_REACTIONS: 'on',
     MATRIX_INVITE_FROM: INVITER,
+    // clarify is in the full toolset.
+    HERALD_TOOLSETS: 'full',
   });
   cluster = await startCluster({ workers: 0, env });
   await waitForMatrix(mx);
@@ -334,6 +338,19 @@ describe('Matrix commands and busy input', () => {
     const replies = await repliesIn(room, 3, 'the acknowledgement and both replies');
     expect(replies[0]).toMatch(/Queued/);
     expect(replies.slice(1)).toEqual(['ok: hold first', 'ok: second']);
+  });
+});
+
+describe('Matrix choices', () => {
+  it('a clarify question comes as a numbered list; replying with a number answers it', async () => {
+    const { user, room } = newDm();
+    mx.send(room, user, textContent('book a table'));
+    const question = await mx.waitFor(() => mx.shown(room).find((m) => m.body.includes(CLARIFY_QUESTION)), REPLY_TIMEOUT_MS, 'the question');
+    expect(question.body).toContain('1. 2\n2. 4');
+    expect(question.formattedBody).toContain('<ol><li>2</li><li>4</li></ol>');
+    mx.send(room, user, textContent('2'));
+    const answer = await mx.waitFor(() => matrixTexts(mx, room).find((t) => t.startsWith('Booked.')), REPLY_TIMEOUT_MS, 'the booking');
+    expect(answer).toContain('4');
   });
 });
 
