@@ -14,7 +14,8 @@ import { startCluster, type Cluster } from './helpers/cluster.js';
 import { startGateway, isolatedEnv, type GatewayProcess } from './helpers/gateway.js';
 import { lastUserText, turnStep } from './helpers/llm-tags.js';
 import { CLARIFY_QUESTION, clarifyScript } from './helpers/clarify-script.js';
-import { makePdf } from './helpers/files.js';
+import { makePdf, serveBytes } from './helpers/files.js';
+import { Gate } from './helpers/gate.js';
 import { matrixEnv, matrixTexts, waitForMatrix } from './helpers/matrix.js';
 import { deleteRedisPrefix } from './helpers/redis-keys.js';
 import { readStoreFile } from './helpers/store-rows.js';
@@ -30,8 +31,7 @@ let mx: MatrixFake;
 let llm: FakeLLM;
 let cluster: Cluster;
 let fileHost = '';
-let release: () => void = () => undefined;
-let gate = new Promise<void>((resolve) => (release = resolve));
+const gate = new Gate();
 let userSeq = 0;
 
 function newUser(): string {
@@ -47,7 +47,7 @@ function newDm(): { user: string; room: string } {
 
 async function respond(req: RecordedRequest): Promise<Step> {
   const text = lastUserText(req);
-  if (text.startsWith(HOLD)) await gate;
+  if (text.startsWith(HOLD)) await gate.wait();
   if (text.startsWith('long')) return { text: `${'word '.repeat(3_000)}end` };
   if (text.startsWith('pic') && turnStep(req) === 0) {
     return { toolCalls: [{ name: 'send_file', arguments: JSON.stringify({ url: `${fileHost}/photo.png`, caption: 'the picture' }) }] };
@@ -68,11 +68,9 @@ beforeAll(async () => {
   mx = await startMatrixFake();
   llm = await startFakeOpenAI();
   llm.respondWith(respond);
-  const { createServer } = await import('node:http');
-  const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(PHOTO));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  fileHost = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const host = await serveBytes(PHOTO, 'image/png');
+  fileHost = host.url;
+  afterAll(() => host.close());
   const env = matrixEnv(mx, llm, {
     HERALD_BUSY_INPUT_MODE: 'queue',
     HERALD_VISION_MODEL: 'openai:gpt-4.1-mini',
@@ -87,15 +85,12 @@ beforeAll(async () => {
   });
   cluster = await startCluster({ workers: 0, env });
   await waitForMatrix(mx);
-}, 60_000);
+}, 120_000);
 
-afterEach(() => {
-  release();
-  gate = new Promise<void>((resolve) => (release = resolve));
-});
+afterEach(() => gate.reset());
 
 afterAll(async () => {
-  release();
+  gate.release();
   await cluster?.stop();
   await mx?.close();
   await llm?.close();
@@ -334,7 +329,7 @@ describe('Matrix commands and busy input', () => {
     const second = mx.send(room, user, textContent('second'));
     // Taken by the gateway (its read receipt follows the hand-over) while the first turn still runs.
     await mx.waitFor(() => mx.receipts.some((r) => r.eventId === second), REPLY_TIMEOUT_MS, 'the second message taken');
-    release();
+    gate.release();
     const replies = await repliesIn(room, 3, 'the acknowledgement and both replies');
     expect(replies[0]).toMatch(/Queued/);
     expect(replies.slice(1)).toEqual(['ok: hold first', 'ok: second']);
