@@ -26,6 +26,8 @@ const HOLD = 'hold';
 const PHOTO = png(24, 16, { rgb: [10, 200, 30] });
 const STREAMED = 'one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty';
 const INVITER = '@inviter:localhost';
+/** Routed to a profile whose busy input interrupts the running turn. */
+const IMPATIENT = '@impatient:localhost';
 
 let mx: MatrixFake;
 let llm: FakeLLM;
@@ -82,6 +84,8 @@ beforeAll(async () => {
     MATRIX_INVITE_FROM: INVITER,
     // clarify is in the full toolset.
     HERALD_TOOLSETS: 'full',
+    HERALD_PROFILES: JSON.stringify({ impatient: { busy_input_mode: 'interrupt' } }),
+    HERALD_ROUTES: JSON.stringify([{ platform: 'matrix', user: IMPATIENT, profile: 'impatient' }]),
   });
   cluster = await startCluster({ workers: 0, env });
   await waitForMatrix(mx);
@@ -333,6 +337,22 @@ describe('Matrix commands and busy input', () => {
     const replies = await repliesIn(room, 3, 'the acknowledgement and both replies');
     expect(replies[0]).toMatch(/Queued/);
     expect(replies.slice(1)).toEqual(['ok: hold first', 'ok: second']);
+  });
+});
+
+describe('Matrix busy input (interrupt)', () => {
+  it('a new message interrupts the running turn, which is answered once together with it', async () => {
+    const room = mx.createRoom({ members: [IMPATIENT], isDirect: true });
+    mx.send(room, IMPATIENT, textContent('hold this long task'));
+    await mx.waitFor(() => llm.requests.some((r) => lastUserText(r) === 'hold this long task'), REPLY_TIMEOUT_MS, 'the held turn');
+    mx.send(room, IMPATIENT, textContent('do this instead'));
+    // The interrupted turn is taken up again with the new message in it.
+    await mx.waitFor(() => llm.requests.some((r) => lastUserText(r).endsWith('do this instead')), REPLY_TIMEOUT_MS, 'the turn with both');
+    gate.release();
+    const [reply] = await repliesIn(room, 1, 'the one answer');
+    expect(reply).toContain('do this instead');
+    mx.send(room, IMPATIENT, textContent('and one more'));
+    expect(await repliesIn(room, 2, 'a later answer')).toEqual([reply, 'ok: and one more']);
   });
 });
 
