@@ -73,6 +73,19 @@ describe('Matrix homeserver stand-in', () => {
     expect((await call('GET', v3('/sync?since=garbage'))).body.errcode).toBe('M_INVALID_PARAM');
   });
 
+  it('answers a pending long poll with a queued raw body, then serves normally again from syncToken()', async () => {
+    const since = (await call('GET', v3('/sync'))).body.next_batch;
+    const polling = fetch(`${hs.url}${v3(`/sync?since=${since}&timeout=20000`)}`, { headers: { authorization: `Bearer ${hs.accessToken}` } });
+    await hs.waitFor(() => hs.requestsTo('/sync').length === 2, 5000, 'the long poll');
+    hs.nextSyncBody('{"next_batch": 12, "rooms": [');
+    const raw = await polling;
+    expect([raw.status, await raw.text()]).toEqual([200, '{"next_batch": 12, "rooms": [']);
+    hs.syncDelayMs = 5;
+    const after = await call('GET', v3(`/sync?since=${hs.syncToken()}&timeout=0`));
+    expect(after.body).toEqual({ next_batch: hs.syncToken() });
+    expect(hs.requestsTo('/sync').map((r) => r.status)).toEqual([200, 200, 200]);
+  });
+
   it('marks a gap bigger than the filter limit as limited with prev_batch', async () => {
     const dm = hs.createRoom({ members: [alice] });
     const filter = (await call('POST', v3(`/user/${enc(hs.userId)}/filter`), { room: { timeline: { limit: 3 } } })).body.filter_id;
