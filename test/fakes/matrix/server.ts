@@ -66,6 +66,8 @@ export class MatrixFake {
   private readonly maxSyncTimeoutMs: number;
   private port = 0;
   private readonly listeners = new Set<() => void>();
+  /** Per raw /sync body served: how many requests had arrived by then. */
+  private readonly rawServedAt: number[] = [];
 
   constructor(opts: MatrixFakeOptions = {}) {
     this.serverName = opts.serverName ?? 'localhost';
@@ -168,6 +170,22 @@ export class MatrixFake {
       if (left <= 0) throw new Error(`matrix fake waitFor: ${what} not met in ${timeoutMs} ms`);
       await this.activity(Math.min(50, left));
     }
+  }
+
+  /** How many nextSyncBody answers were served. */
+  get rawSyncsServed(): number {
+    return this.rawServedAt.length;
+  }
+
+  /**
+   * The first /sync request that arrived after the `n`-th (1-based) nextSyncBody answer was served — the client
+   * came back for more, so it is done with that answer — or undefined while there is none.
+   */
+  syncAfterRaw(n: number): RequestRecord | undefined {
+    const from = this.rawServedAt[n - 1];
+    if (from === undefined) return undefined;
+    for (let i = from; i < this.requests.length; i++) if (this.requests[i].path.endsWith('/sync')) return this.requests[i];
+    return undefined;
   }
 
   /** The current end of the stream as a /sync token (a fuzzed /sync answer's `next_batch` the fake takes back). */
@@ -295,6 +313,7 @@ export class MatrixFake {
       if (ctx.isClosed()) return undefined;
       const raw = this.rawSyncs.shift();
       if (raw) {
+        this.rawServedAt.push(this.requests.length);
         ctx.res.writeHead(raw.status, { 'content-type': 'application/json' }).end(raw.body);
         return undefined;
       }
