@@ -73,6 +73,39 @@ describe('Matrix homeserver stand-in', () => {
     expect((await call('GET', v3('/sync?since=garbage'))).body.errcode).toBe('M_INVALID_PARAM');
   });
 
+  it('answers a pending long poll with a queued raw body, then serves normally again from syncToken()', async () => {
+    const since = (await call('GET', v3('/sync'))).body.next_batch;
+    const polling = fetch(`${hs.url}${v3(`/sync?since=${since}&timeout=20000`)}`, { headers: { authorization: `Bearer ${hs.accessToken}` } });
+    await hs.waitFor(() => hs.requestsTo('/sync').length === 2, 5000, 'the long poll');
+    hs.nextSyncBody('{"next_batch": 12, "rooms": [');
+    const raw = await polling;
+    expect([raw.status, await raw.text()]).toEqual([200, '{"next_batch": 12, "rooms": [']);
+    hs.syncDelayMs = 5;
+    const after = await call('GET', v3(`/sync?since=${hs.syncToken()}&timeout=0`));
+    expect(after.body).toEqual({ next_batch: hs.syncToken() });
+    expect(hs.requestsTo('/sync').map((r) => r.status)).toEqual([200, 200, 200]);
+  });
+
+  it('moves a room from invite to join (with its full state) to leave as the bot joins and is kicked', async () => {
+    const room = hs.createRoom({ members: [bob], bot: 'none', name: 'Later' });
+    const s0 = (await call('GET', v3('/sync'))).body.next_batch;
+    hs.invite(room, bob);
+    const s1 = (await call('GET', v3(`/sync?since=${s0}`))).body;
+    expect(Object.keys(s1.rooms.invite)).toEqual([room]);
+    await call('POST', v3(`/rooms/${enc(room)}/join`), {});
+    const s2 = (await call('GET', v3(`/sync?since=${s1.next_batch}`))).body;
+    const joined = s2.rooms.join[room];
+    const all = [...joined.state.events, ...joined.timeline.events] as Body[];
+    expect(all.find((e) => e.type === 'm.room.name')?.content.name).toBe('Later');
+    expect(joined.timeline.events.at(-1)).toMatchObject({ type: 'm.room.member', state_key: hs.userId, content: { membership: 'join' } });
+    expect(s2.rooms.invite).toBeUndefined();
+    hs.setMembership(room, bob, hs.userId, 'leave');
+    const s3 = (await call('GET', v3(`/sync?since=${s2.next_batch}`))).body;
+    expect(s3.rooms.leave[room].timeline.events.at(-1)).toMatchObject({ sender: bob, content: { membership: 'leave' } });
+    expect(s3.rooms.join).toBeUndefined();
+    expect((await call('PUT', v3(`/rooms/${enc(room)}/send/m.room.message/k1`), { msgtype: 'm.text', body: 'x' })).body.errcode).toBe('M_FORBIDDEN');
+  });
+
   it('marks a gap bigger than the filter limit as limited with prev_batch', async () => {
     const dm = hs.createRoom({ members: [alice] });
     const filter = (await call('POST', v3(`/user/${enc(hs.userId)}/filter`), { room: { timeline: { limit: 3 } } })).body.filter_id;

@@ -10,21 +10,7 @@ import type { MatrixFakeOptions } from './types.js';
 
 export { MatrixFake } from './server.js';
 export { editContent, mediaContent, reactionContent, textContent, type MediaOptions, type TextOptions } from './content.js';
-export type {
-  CreateRoomOptions,
-  FailOptions,
-  Json,
-  JsonObject,
-  MatrixFakeOptions,
-  ReceiptRecord,
-  RequestRecord,
-  RoomEvent,
-  SendOptions,
-  SentEvent,
-  ShownMessage,
-  TypingRecord,
-  UploadRecord,
-} from './types.js';
+export type * from './types.js';
 
 export async function startMatrixFake(opts: MatrixFakeOptions = {}): Promise<MatrixFake> {
   const fake = new MatrixFake(opts);

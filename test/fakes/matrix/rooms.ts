@@ -47,7 +47,8 @@ export function roomRoutes(world: World, rec: RoomRecords): Route[] {
     if (known) return { event_id: known };
     const type = kind === 'send' ? typeOrTarget : 'm.room.redaction';
     const redacts = kind === 'redact' ? typeOrTarget : undefined;
-    const body = kind === 'redact' ? { ...content, redacts: typeOrTarget } : content;
+    // Room version 10 (what createRoom makes) keeps `redacts` at the top level of the redaction, not in its content.
+    const body = content;
     checkSize({ type, content: body });
     const event = world.append(roomId, { type, sender: world.botId, content: body, txnId, ...(redacts && { redacts }) });
     world.txns.set(key, event.event_id);

@@ -12,7 +12,7 @@ import { createRoom, inviteBot, setDisplayName, shownMessages, uploadFromUser, u
 import { type Ctx, makeCtx, type Route, sendError, sendJson, tokenOf } from './http.js';
 import { mediaRoutes } from './media.js';
 import { roomRoutes } from './rooms.js';
-import { buildSync, timelineLimit } from './sync.js';
+import { batchToken, buildSync, timelineLimit } from './sync.js';
 import type {
   CreateRoomOptions,
   FailOptions,
@@ -65,6 +65,9 @@ export class MatrixFake {
   private readonly nonce = randomBytes(4).toString('hex');
   private readonly maxSyncTimeoutMs: number;
   private port = 0;
+  private readonly listeners = new Set<() => void>();
+  /** Per raw /sync body served: how many requests had arrived by then. */
+  private readonly rawServedAt: number[] = [];
 
   constructor(opts: MatrixFakeOptions = {}) {
     this.serverName = opts.serverName ?? 'localhost';
@@ -80,7 +83,8 @@ export class MatrixFake {
       ...roomRoutes(this.world, this),
       ...mediaRoutes(this.world, this, opts.maxUploadBytes ?? 50 * 1024 * 1024),
     ];
-    this.server = createServer((req, res) => void this.handle(req, res));
+    this.world.onChange(() => this.notify());
+    this.server = createServer((req, res) => void this.handle(req, res).finally(() => this.notify()));
     this.server.on('connection', (s: Socket) => {
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
@@ -153,15 +157,56 @@ export class MatrixFake {
     return this.requests.filter((r) => r.path.includes(fragment));
   }
 
-  /** Polls until `check` returns something truthy; throws after `timeoutMs` naming `what`. */
+  /**
+   * Checks `check` on every request, answer and stream change (and every 50 ms) until it returns something truthy;
+   * throws after `timeoutMs` naming `what`.
+   */
   async waitFor<T>(check: () => T | undefined | null | false, timeoutMs = 10_000, what = 'condition'): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const v = check();
       if (v) return v;
-      if (Date.now() > deadline) throw new Error(`matrix fake waitFor: ${what} not met in ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 10));
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`matrix fake waitFor: ${what} not met in ${timeoutMs} ms`);
+      await this.activity(Math.min(50, left));
     }
+  }
+
+  /** How many nextSyncBody answers were served. */
+  get rawSyncsServed(): number {
+    return this.rawServedAt.length;
+  }
+
+  /**
+   * The first /sync request that arrived after the `n`-th (1-based) nextSyncBody answer was served — the client
+   * came back for more, so it is done with that answer — or undefined while there is none.
+   */
+  syncAfterRaw(n: number): RequestRecord | undefined {
+    const from = this.rawServedAt[n - 1];
+    if (from === undefined) return undefined;
+    for (let i = from; i < this.requests.length; i++) if (this.requests[i].path.endsWith('/sync')) return this.requests[i];
+    return undefined;
+  }
+
+  /** The current end of the stream as a /sync token (a fuzzed /sync answer's `next_batch` the fake takes back). */
+  syncToken(): string {
+    return batchToken(this.world.pos, this.nonce);
+  }
+
+  private activity(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.listeners.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.listeners.add(done);
+    });
+  }
+
+  private notify(): void {
+    for (const fn of [...this.listeners]) fn();
   }
 
   /** The next `n` requests matching `match` (default: event sends) answer 429 M_LIMIT_EXCEEDED with retry_after_ms. */
@@ -189,6 +234,7 @@ export class MatrixFake {
   /** The next /sync answers exactly this (a string is sent verbatim, anything else as JSON), then normal syncs resume. */
   nextSyncBody(raw: unknown, status = 200): void {
     this.rawSyncs.push({ body: typeof raw === 'string' ? raw : JSON.stringify(raw), status });
+    this.world.wake();
   }
 
   // --- HTTP ---------------------------------------------------------------------------------------------------
@@ -198,6 +244,7 @@ export class MatrixFake {
     const path = url.pathname;
     const record: RequestRecord = { method: req.method ?? 'GET', path: safeDecode(path), query: Object.fromEntries(url.searchParams), status: 0 };
     this.requests.push(record);
+    this.notify();
     try {
       const { route, params } = this.route(req.method ?? 'GET', path);
       if (!route.public) this.authenticate(req, url);
@@ -261,14 +308,15 @@ export class MatrixFake {
     const limit = timelineLimit(this.filterOf(q.get('filter')));
     const fullState = q.get('full_state') === 'true';
     if (this.syncDelayMs > 0) await Promise.race([new Promise((r) => setTimeout(r, this.syncDelayMs)), ctx.closed]);
-    const raw = this.rawSyncs.shift();
-    if (raw) {
-      if (!ctx.isClosed()) ctx.res.writeHead(raw.status, { 'content-type': 'application/json' }).end(raw.body);
-      return undefined;
-    }
     const deadline = Date.now() + Math.min(timeout, this.maxSyncTimeoutMs);
     for (;;) {
       if (ctx.isClosed()) return undefined;
+      const raw = this.rawSyncs.shift();
+      if (raw) {
+        this.rawServedAt.push(this.requests.length);
+        ctx.res.writeHead(raw.status, { 'content-type': 'application/json' }).end(raw.body);
+        return undefined;
+      }
       const { body, empty } = buildSync(this.world, { since, upto: this.world.pos, timelineLimit: limit, fullState }, this.nonce);
       const left = deadline - Date.now();
       if (!empty || since === null || fullState || left <= 0) return body;

@@ -68,7 +68,7 @@ function summary(world: World, room: Room): JsonObject {
   return { 'm.heroes': joined.filter((u) => u !== world.botId).slice(0, 5), 'm.joined_member_count': joined.length, 'm.invited_member_count': invited };
 }
 
-const batchToken = (pos: number, nonce: string): string => `s${pos}_${nonce}`;
+export const batchToken = (pos: number, nonce: string): string => `s${pos}_${nonce}`;
 const prevBatchToken = (pos: number, nonce: string): string => `t${pos}_${nonce}`;
 
 interface Timeline {

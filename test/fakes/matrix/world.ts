@@ -65,7 +65,8 @@ export class World {
     return () => this.wakers.delete(fn);
   }
 
-  private changed(): void {
+  /** Wakes everything waiting on the stream (also without a change: a queued raw /sync answer). */
+  wake(): void {
     for (const fn of [...this.wakers]) fn();
   }
 
@@ -89,7 +90,7 @@ export class World {
       const target = this.findEvent(roomId, event.redacts);
       if (target && !target.redactedBy) target.redactedBy = event;
     }
-    this.changed();
+    this.wake();
     return event;
   }
 
@@ -153,7 +154,7 @@ export class World {
   setAccountData(type: string, content: JsonObject): void {
     this.pos += 1;
     this.accountData.set(type, { pos: this.pos, content });
-    this.changed();
+    this.wake();
   }
 
   addMedia(record: UploadRecord): void {
