@@ -32,7 +32,8 @@ describe('MatrixClient', () => {
     await client.call('sync', Method.Get, '/sync', { signal: outer.signal });
     const before = timers();
     for (let i = 0; i < 200; i++) await client.call('sync', Method.Get, '/sync', { signal: outer.signal, timeoutMs: 60_000 });
-    expect(timers()).toBe(before);
+    // Other timers of the process (the HTTP keep-alive) may come and go; 200 left-behind ones could not.
+    expect(timers()).toBeLessThanOrEqual(before);
     expect(getEventListeners(outer.signal, 'abort')).toHaveLength(0);
   });
 

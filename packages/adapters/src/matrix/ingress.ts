@@ -112,7 +112,9 @@ export class MatrixIngress implements PlatformIngress {
         this.lastEventAt = Date.now();
         await this.takeBatch(batch, since === null);
         const next = typeof batch.next_batch === 'string' && batch.next_batch !== '' ? batch.next_batch : since;
-        if (next !== null && next !== since) await this.syncTokens.save(next);
+        // No position at all yet: asking again at once (a first sync does not wait) would spin; back off instead.
+        if (next === null) throw new PlatformError('matrix sync: answer without next_batch', 'matrix');
+        if (next !== since) await this.syncTokens.save(next);
         since = next;
         backoff = 0;
       } catch (err) {
