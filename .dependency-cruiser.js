@@ -88,6 +88,7 @@ const LAYERS = {
     discord: ['shared', '(root)'],
     slack: ['shared', '(root)'],
     whatsapp: ['shared', '(root)'],
+    matrix: ['shared', '(root)'],
   },
 };
 

@@ -15,6 +15,7 @@ import { startFakeOpenAI, type FakeLLM } from './fakes/llm/index.js';
 import { startSlackFake, type SlackFake } from './fakes/slack/index.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram/index.js';
 import { startWhatsAppFake } from './fakes/whatsapp/index.js';
+import { startMatrixFake } from './fakes/matrix/index.js';
 import { deleteRedisPrefix, uniquePrefix } from './helpers/cluster.js';
 import { HERALD_BIN, runHerald, type CliRun } from './helpers/cli.js';
 import { isolatedEnv } from './helpers/gateway.js';
@@ -156,6 +157,23 @@ describe('herald doctor', () => {
     }
   });
 
+  it('with Matrix set, checks the access token with whoami; a wrong token fails that check', async () => {
+    const hs = await startMatrixFake();
+    try {
+      const matrix = { MATRIX_HOMESERVER_URL: hs.url, MATRIX_ACCESS_TOKEN: hs.accessToken, MATRIX_USER_ID: hs.userId };
+      const ok = await herald(['doctor'], { ...env, ...matrix });
+      expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+      expect(ok.stdout).toContain(`signed in as ${hs.userId}`);
+      const wrong = await herald(['doctor'], { ...env, ...matrix, MATRIX_ACCESS_TOKEN: 'syt_wrong' });
+      expect(wrong.code).toBe(1);
+      expect(wrong.lines.find((l) => l.includes('matrix'))).toMatch(/^✗ matrix\s+401 Unauthorized: the token was refused/);
+      expect(wrong.lines.at(-1)).toBe('doctor: 1 of 14 checks failed: matrix');
+      expect(wrong.stdout + ok.stdout).not.toContain(hs.accessToken);
+    } finally {
+      await hs.close();
+    }
+  });
+
   it('a wrong Telegram token: that check fails with the reason, the others still run, exit 1 naming it', async () => {
     const run = await herald(['doctor'], { ...env, TELEGRAM_BOT_TOKEN: '999:wrong-token' });
     expect(run.code).toBe(1);
@@ -262,7 +280,7 @@ describe('herald sessions and pairing', () => {
     expect(missing.stderr.trim()).toBe('no session no-such-session');
     const badSource = await herald(['sessions', 'list', '--source', 'fax'], { HERALD_DB: db });
     expect(badSource.code).toBe(2);
-    expect(badSource.stderr).toContain('--source: must be one of telegram, discord, slack, whatsapp, cli, api');
+    expect(badSource.stderr).toContain('--source: must be one of telegram, discord, slack, whatsapp, matrix, cli, api');
   });
 
   it('pairing list, approve (by the code the user got) and revoke', async () => {

@@ -1,9 +1,10 @@
 /**
  * The fault suite's engine: an ingress and two workers on a private Redis with append-only persistence and a
- * SQLite file or a PostgreSQL database, many Telegram conversations (long polling) and WhatsApp conversations (a
- * webhook Meta retries until it gets a 200, as Meta does) sending messages, and random processes — the
- * ingress included — SIGKILLed and restarted while Redis is killed and restarted and Redis or the database stay
- * away for a while. Afterwards every message must have exactly one answer, in order.
+ * SQLite file or a PostgreSQL database, many Telegram conversations (long polling), WhatsApp conversations (a
+ * webhook Meta retries until it gets a 200, as Meta does) and Matrix conversations (a /sync long poll whose
+ * position the ingress keeps in Redis) sending messages, and random processes — the ingress included — SIGKILLed
+ * and restarted while Redis is killed and restarted, Redis or the database stay away for a while, and the Matrix
+ * homeserver stops answering for a while. Afterwards every message must have exactly one answer, in order.
  *
  * Pacing follows events, not the clock: the driver sends a round of messages, does one chaos action, and waits
  * for the replacement process to be up before the next round, so a slow machine only makes the run longer.
@@ -13,8 +14,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { prng } from '../../packages/agent-core/src/compression/test-support.js';
 import { startFakeOpenAI, type FakeLLM } from '../fakes/llm/index.js';
+import { type MatrixFake, startMatrixFake, textContent } from '../fakes/matrix/index.js';
 import { startTelegramFake, type TelegramFake } from '../fakes/telegram/index.js';
 import { startWhatsAppFake, type WhatsAppFake } from '../fakes/whatsapp/index.js';
+import { matrixTexts } from '../helpers/matrix.js';
 import { whatsappTexts } from '../helpers/whatsapp.js';
 import { uniquePrefix } from '../helpers/cluster.js';
 import { repliesIn, telegramEnv } from '../helpers/env.js';
@@ -29,6 +32,8 @@ export interface ChaosOptions {
   sessions: number;
   /** WhatsApp conversations besides the Telegram ones (default 0). */
   whatsappSessions?: number;
+  /** Matrix conversations (one-to-one rooms) besides those (default 0). */
+  matrixSessions?: number;
   messagesPerSession: number;
   /** Processes SIGKILLed (and restarted) during the run, spread over the rounds. */
   processKills: number;
@@ -38,6 +43,8 @@ export interface ChaosOptions {
   redisOutages: number;
   /** PostgreSQL only: times the database vanishes (every connection cut, new ones refused) for `outageMs`. */
   databaseOutages?: number;
+  /** Times the Matrix homeserver refuses every connection for `outageMs` (needs matrixSessions). */
+  homeserverOutages?: number;
   outageMs: number;
   /** Where sessions live (default sqlite). PostgreSQL is reached through a relay the run can cut. */
   store?: 'sqlite' | 'postgres';
@@ -64,6 +71,8 @@ const ROLES = ['ingress', 'worker', 'worker'] as const;
 const CHAT_BASE = 7_000;
 /** WhatsApp chats are numbered from here; the user is `1555000<chat>`. */
 const WA_CHAT_BASE = 9_000;
+/** Matrix chats are numbered from here; the user is `@c<chat>:localhost`, in a one-to-one room with the bot. */
+const MX_CHAT_BASE = 11_000;
 /** How long Meta's stand-in keeps posting one message until the gateway answers it with a 200. */
 const WEBHOOK_PATIENCE_MS = 240_000;
 
@@ -122,6 +131,14 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     closers.push(() => tg.close());
     const wa: WhatsAppFake = await startWhatsAppFake();
     closers.push(() => wa.close());
+    const mx: MatrixFake = await startMatrixFake();
+    closers.push(() => mx.close());
+    const mxRooms = new Map(
+      Array.from({ length: opts.matrixSessions ?? 0 }, (_, i) => MX_CHAT_BASE + i).map((c) => [
+        c,
+        mx.createRoom({ members: [`@c${c}:localhost`], isDirect: true }),
+      ]),
+    );
     const llm: FakeLLM = await startFakeOpenAI();
     closers.push(() => llm.close());
     // A short think per answer, varied, so kills land in the middle of turns as well as between them.
@@ -155,6 +172,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       WHATSAPP_APP_SECRET: wa.appSecret,
       WHATSAPP_VERIFY_TOKEN: wa.verifyToken,
       WHATSAPP_API_URL: wa.apiUrl,
+      ...(mxRooms.size > 0 && { MATRIX_HOMESERVER_URL: mx.url, MATRIX_ACCESS_TOKEN: mx.accessToken, MATRIX_USER_ID: mx.userId, MATRIX_TOOL_PROGRESS: 'off' }),
     });
     const start = async (role: string): Promise<GatewayProcess> => {
       const gw = await startGateway({ env, args: ['--role', role], dataDir: dir });
@@ -164,21 +182,27 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const procs: GatewayProcess[] = [];
     for (const role of ROLES) procs.push(await start(role));
     closers.push(() => Promise.all(procs.map((p) => p.stop('SIGKILL'))));
+    // The Matrix ingress's first /sync only takes the position (what came before is history, never answered):
+    // the conversations start once it long-polls from there.
+    if (mxRooms.size > 0) await mx.waitFor(() => mx.requestsTo('/sync').some((r) => r.query.since !== undefined), 60_000, 'the Matrix ingress to long-poll');
 
     const meta = new MetaSender(wa, () => procs[0].url);
     const waChats = new Set(Array.from({ length: opts.whatsappSessions ?? 0 }, (_, i) => WA_CHAT_BASE + i));
-    const chats = [...Array.from({ length: opts.sessions }, (_, i) => CHAT_BASE + i), ...waChats];
+    const chats = [...Array.from({ length: opts.sessions }, (_, i) => CHAT_BASE + i), ...waChats, ...mxRooms.keys()];
     const inject = (chat: number, text: string): void => {
+      const room = mxRooms.get(chat);
       if (waChats.has(chat)) meta.send(chat, text);
+      else if (room) mx.send(room, `@c${chat}:localhost`, textContent(text));
       else tg.injectMessage({ chatId: chat, userId: chat, text });
     };
     const expected = new Map(chats.map((c) => [c, [] as string[]]));
     // Spread the chaos actions over the rounds.
-    const actions: Array<'process' | 'redis' | 'outage' | 'db-outage'> = [
+    const actions: Array<'process' | 'redis' | 'outage' | 'db-outage' | 'homeserver'> = [
       ...Array<'process'>(opts.processKills).fill('process'),
       ...Array<'redis'>(opts.redisRestarts).fill('redis'),
       ...Array<'outage'>(opts.redisOutages).fill('outage'),
       ...Array<'db-outage'>(database ? (opts.databaseOutages ?? 0) : 0).fill('db-outage'),
+      ...Array<'homeserver'>(mxRooms.size > 0 ? (opts.homeserverOutages ?? 0) : 0).fill('homeserver'),
     ].sort(() => random() - 0.5);
     const readinessDuringOutages: ChaosReport['readinessDuringOutages'] = [];
     const roundsWithAction = new Set<number>();
@@ -201,6 +225,21 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       // Several actions may fall on the last rounds: do them all.
       const due = round === opts.messagesPerSession - 1 ? actions.splice(0) : actions.splice(0, 1);
       for (const action of due) {
+        if (action === 'homeserver') {
+          say(`round ${round}: Matrix homeserver away for ${opts.outageMs} ms`);
+          kills.push('homeserver outage');
+          await mx.stop();
+          // Users keep writing (their own homeservers take it); the bot sees it once it syncs again.
+          for (const chat of mxRooms.keys()) {
+            const text = `c${chat} m${round} during homeserver outage`;
+            expected.get(chat)!.push(`re: ${text}`);
+            inject(chat, text);
+          }
+          // A deliberate fault duration, not a timed assertion.
+          await new Promise((r) => setTimeout(r, opts.outageMs));
+          await mx.restart();
+          continue;
+        }
         if (action === 'outage' || action === 'db-outage') {
           const down = action === 'outage' ? 'redis' : 'postgres';
           say(`round ${round}: ${down} down for ${opts.outageMs} ms`);
@@ -250,8 +289,11 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
 
     // Everything sent must be answered, once each, in order; then one more message per chat proves that
     // nothing earlier is still on its way (turns of a chat run in order).
-    const answersOf = (chat: number): string[] =>
-      (waChats.has(chat) ? whatsappTexts(wa, waUser(chat)) : repliesIn(tg, chat)).filter((t) => t.startsWith('re: '));
+    const answersOf = (chat: number): string[] => {
+      const room = mxRooms.get(chat);
+      const texts = waChats.has(chat) ? whatsappTexts(wa, waUser(chat)) : room ? matrixTexts(mx, room) : repliesIn(tg, chat);
+      return texts.filter((t) => t.startsWith('re: '));
+    };
     const answeredAll = (): boolean => chats.every((c) => new Set(answersOf(c)).size >= expected.get(c)!.length);
     // Generous next to the half minute a short run takes, yet short enough that a stuck message ends in a report
     // (what was lost, the processes' logs) well inside the test's own time limit.

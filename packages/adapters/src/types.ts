@@ -8,7 +8,7 @@
  * Locks, queues, dedupe across processes and sessions belong to the gateway, not here.
  */
 
-export type Platform = 'telegram' | 'discord' | 'slack' | 'whatsapp';
+export type Platform = 'telegram' | 'discord' | 'slack' | 'whatsapp' | 'matrix';
 /**
  * Where a reply can go: a chat platform, or `api`, the gateway's OpenAI-compatible HTTP API (its requests arrive on
  * the gateway's own HTTP server and its egress lives there too, answering the waiting request through Redis).

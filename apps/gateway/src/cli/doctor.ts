@@ -162,10 +162,15 @@ function checksFor(config: HeraldConfig): Check[] {
   }
   const whatsapp = whatsappCheck(config);
   if (whatsapp) checks.push(whatsapp);
+  const matrix = matrixCheck(config);
+  if (matrix) checks.push(matrix);
   if (!Object.values(config.platforms).some((p) => p.enabled)) {
     checks.push({
       name: 'platforms',
-      run: async () => Promise.reject(new Warning('none configured: set TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN, SLACK_BOT_TOKEN or WHATSAPP_ACCESS_TOKEN')),
+      run: async () =>
+        Promise.reject(
+          new Warning('none configured: set TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN, SLACK_BOT_TOKEN, WHATSAPP_ACCESS_TOKEN or MATRIX_ACCESS_TOKEN'),
+        ),
     });
   }
 
@@ -257,6 +262,21 @@ function whatsappCheck(config: HeraldConfig): Check | null {
       const url = `${apiUrl.replace(/\/$/, '')}/${phoneNumberId}?fields=display_phone_number,verified_name`;
       const body = await getJson(url, { authorization: `Bearer ${accessToken}` }, signal, 'WHATSAPP_ACCESS_TOKEN and WHATSAPP_PHONE_NUMBER_ID');
       return `phone number ${String(body.display_phone_number)} (${String(body.verified_name)})`;
+    },
+  };
+}
+
+/** `whoami` proves the access token, and that it is the account MATRIX_USER_ID names. */
+function matrixCheck(config: HeraldConfig): Check | null {
+  const { accessToken, homeserverUrl, userId } = config.matrix;
+  if (!config.platforms.matrix.enabled || !accessToken || !homeserverUrl) return null;
+  return {
+    name: 'matrix',
+    run: async (signal) => {
+      const url = `${homeserverUrl.replace(/\/$/, '')}/_matrix/client/v3/account/whoami`;
+      const body = await getJson(url, { authorization: `Bearer ${accessToken}` }, signal, 'MATRIX_ACCESS_TOKEN');
+      if (body.user_id !== userId) throw new Error(`the token belongs to ${String(body.user_id)}, not MATRIX_USER_ID ${String(userId)}`);
+      return `signed in as ${String(body.user_id)}`;
     },
   };
 }

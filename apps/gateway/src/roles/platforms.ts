@@ -13,6 +13,7 @@ import { createTelegramEgress, createTelegramFiles, createTelegramIngress, type 
 import { createDiscordEgress, createDiscordIngress, createDiscordRest, DiscordFiles } from '@herald/adapters/discord';
 import { createSlackClient, createSlackEgress, createSlackIngress, SlackFiles, SLACK_EVENTS_PATH } from '@herald/adapters/slack';
 import { WhatsAppEgress, WhatsAppFiles, WhatsAppIngress, WhatsAppWebhook, type ServiceWindowMemory, type WindowTemplate } from '@herald/adapters/whatsapp';
+import { MatrixEgress, MatrixFiles, MatrixIngress, type SyncTokenStore } from '@herald/adapters/matrix';
 import type { FastifyInstance } from 'fastify';
 import type { HeraldConfig } from '../support/config/load.js';
 import { menuCommands } from '../edges/commands/registry.js';
@@ -67,13 +68,16 @@ function botOf(config: HeraldConfig, platform: string, account: string = DEFAULT
       return { platform, account, token: config.slack.botToken };
     case 'whatsapp':
       return { platform, account, token: config.whatsapp.accessToken, phoneNumberId: config.whatsapp.phoneNumberId };
+    case 'matrix':
+      return { platform, account, token: config.matrix.accessToken };
     default:
       throw new UnknownPlatformError(`no platform ${platform}`);
   }
 }
 
 function tokenOf(bot: Bot): string {
-  const setting = bot.platform === 'whatsapp' ? 'WHATSAPP_ACCESS_TOKEN' : `${bot.platform.toUpperCase()}_BOT_TOKEN`;
+  const setting =
+    bot.platform === 'whatsapp' || bot.platform === 'matrix' ? `${bot.platform.toUpperCase()}_ACCESS_TOKEN` : `${bot.platform.toUpperCase()}_BOT_TOKEN`;
   if (!bot.token) throw new UnknownPlatformError(`${bot.platform} is not configured (${setting})`);
   return bot.token;
 }
@@ -100,6 +104,13 @@ function whatsappWebhookOf(config: HeraldConfig, log: Logger): WhatsAppWebhook {
   if (!appSecret || !verifyToken) throw new UnknownPlatformError('whatsapp is not configured (WHATSAPP_APP_SECRET, WHATSAPP_VERIFY_TOKEN)');
   if (!hook) webhooksByConfig.set(config, (hook = new WhatsAppWebhook({ appSecret, verifyToken, logger: log.child({ platform: 'whatsapp' }) })));
   return hook;
+}
+
+/** The Matrix account's connection (MATRIX_HOMESERVER_URL, MATRIX_ACCESS_TOKEN, MATRIX_USER_ID). */
+function matrixConnectionOf(config: HeraldConfig, bot: Bot): { homeserverUrl: string; accessToken: string; userId: string } {
+  const { homeserverUrl, userId } = config.matrix;
+  if (!homeserverUrl || !userId) throw new UnknownPlatformError('matrix is not configured (MATRIX_HOMESERVER_URL, MATRIX_USER_ID)');
+  return { homeserverUrl, accessToken: tokenOf(bot), userId };
 }
 
 const keyOf = (platform: string, account: string | undefined): string => (account && account !== DEFAULT_ACCOUNT ? `${platform}:${account}` : platform);
@@ -153,11 +164,12 @@ export function createEgressRegistry(
     const key = keyOf(platform, account);
     let egress = cache.get(key);
     if (egress) return egress;
-    if (!['telegram', 'discord', 'slack', 'whatsapp'].includes(platform)) throw new UnknownPlatformError(`no egress for platform ${platform}`);
+    if (!['telegram', 'discord', 'slack', 'whatsapp', 'matrix'].includes(platform)) throw new UnknownPlatformError(`no egress for platform ${platform}`);
     const bot = botOf(config, platform, account);
     const logger = log.child({ platform, ...(account && account !== DEFAULT_ACCOUNT && { account }) });
     if (platform === 'telegram') egress = createTelegramEgress({ token: tokenOf(bot), apiRoot: bot.apiBase ?? config.telegram.apiRoot, logger });
     else if (platform === 'discord') egress = createDiscordEgress({ botToken: tokenOf(bot), logger, rest: discordRestOf(config, bot) });
+    else if (platform === 'matrix') egress = new MatrixEgress({ ...matrixConnectionOf(config, bot), logger });
     else if (platform === 'whatsapp') {
       const apiUrl = bot.apiBase ?? config.whatsapp.apiUrl;
       egress = new WhatsAppEgress({ accessToken: tokenOf(bot), phoneNumberId: phoneNumberOf(bot), apiUrl, logger, window, template: windowTemplate(config) });
@@ -186,6 +198,8 @@ export function createFilesRegistry(config: HeraldConfig, log: Logger): (platfor
     } else if (platform === 'whatsapp') {
       const bot = botOf(config, platform, account);
       files = new WhatsAppFiles({ accessToken: tokenOf(bot), apiUrl: bot.apiBase ?? config.whatsapp.apiUrl });
+    } else if (platform === 'matrix') {
+      files = new MatrixFiles(matrixConnectionOf(config, botOf(config, platform, account)));
     } else throw new UnknownPlatformError(`no file downloads for platform ${platform}`);
     cache.set(key, files);
     return files;
@@ -209,9 +223,13 @@ export function createIngresses(
   log: Logger,
   parts: PartsMemoryOf,
   window: ServiceWindowMemory,
+  syncTokens: SyncTokensOf,
 ): Map<string, IngressWithRoutes> {
-  return new Map(accountIngresses(config, threads, log, parts, window).map((a) => [keyOf(a.platform, a.account), a.ingress]));
+  return new Map(accountIngresses(config, threads, log, parts, window, syncTokens).map((a) => [keyOf(a.platform, a.account), a.ingress]));
 }
+
+/** Where a Matrix account's ingress keeps its /sync position (edges/ingress/matrix-sync-token.ts), by its user id. */
+export type SyncTokensOf = (userId: string) => SyncTokenStore;
 
 /** Where a bot account's Telegram ingress remembers the parts it took (edges/ingress/parts-memory.ts); absent: its own process. */
 export type PartsMemoryOf = (account: string) => PartsMemory;
@@ -222,6 +240,7 @@ export function accountIngresses(
   log: Logger,
   parts: PartsMemoryOf,
   window: ServiceWindowMemory,
+  syncTokens: SyncTokensOf,
 ): AccountIngress[] {
   const bots: Bot[] = [];
   if (config.platforms.telegram.enabled)
@@ -232,15 +251,29 @@ export function accountIngresses(
   if (config.platforms.discord.enabled) bots.push(botOf(config, 'discord'));
   if (config.platforms.slack.enabled) bots.push(botOf(config, 'slack'));
   if (config.platforms.whatsapp.enabled) bots.push(botOf(config, 'whatsapp'));
+  if (config.platforms.matrix.enabled) bots.push(botOf(config, 'matrix'));
   for (const a of config.botAccounts) if (config.platforms[a.platform].enabled) bots.push(botOf(config, a.platform, a.name));
-  return bots.map((bot) => ({ platform: bot.platform as Platform, account: bot.account, ingress: ingressOf(config, bot, threads, log, parts, window) }));
+  return bots.map((bot) => ({
+    platform: bot.platform as Platform,
+    account: bot.account,
+    ingress: ingressOf(config, bot, threads, log, parts, window, syncTokens),
+  }));
 }
 
-function ingressOf(config: HeraldConfig, bot: Bot, threads: KnownThreads, log: Logger, parts: PartsMemoryOf, window: ServiceWindowMemory): IngressWithRoutes {
+function ingressOf(
+  config: HeraldConfig,
+  bot: Bot,
+  threads: KnownThreads,
+  log: Logger,
+  parts: PartsMemoryOf,
+  window: ServiceWindowMemory,
+  syncTokens: SyncTokensOf,
+): IngressWithRoutes {
   const commands = menuCommands();
   const platform = bot.platform as Platform;
   const logger = log.child({ platform, ...(bot.account !== DEFAULT_ACCOUNT && { account: bot.account }) });
   if (platform === 'whatsapp') return new WhatsAppIngress(whatsappWebhookOf(config, log), { phoneNumberId: phoneNumberOf(bot), logger, window });
+  if (platform === 'matrix') return matrixIngressOf(config, bot, threads, logger, syncTokens);
   const token = tokenOf(bot);
   if (platform === 'telegram') {
     const t = config.telegram;
@@ -286,6 +319,15 @@ function ingressOf(config: HeraldConfig, bot: Bot, threads: KnownThreads, log: L
     slashCommands: s.slashCommands,
     logger,
   });
+}
+
+function matrixIngressOf(config: HeraldConfig, bot: Bot, threads: KnownThreads, logger: Logger, syncTokens: SyncTokensOf): MatrixIngress {
+  const conn = matrixConnectionOf(config, bot);
+  const m = config.matrix;
+  // Invites: from whom MATRIX_INVITE_FROM says, else from the users allowed to talk to the bot.
+  const inviteFrom =
+    m.inviteFrom.length > 0 ? m.inviteFrom : m.allowAllUsers || config.gateway.allowAllUsers ? ['*'] : [...m.allowedUsers, ...config.gateway.allowedUsers];
+  return new MatrixIngress({ ...conn, logger, syncTokens: syncTokens(conn.userId), inviteFrom, allowedRooms: m.allowedRooms, threads: threads.of('matrix') });
 }
 
 /** Where a Slack app's Events over HTTP arrive: `/slack/events`, or `/slack/events/<account>` for an extra app. */

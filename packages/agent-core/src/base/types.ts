@@ -100,4 +100,4 @@ export function usageMinus(a: Usage, b: Usage): Usage {
 }
 
 /** Where a session came from (sessions.source). */
-export type SessionSource = 'telegram' | 'discord' | 'slack' | 'whatsapp' | 'cli' | 'api';
+export type SessionSource = 'telegram' | 'discord' | 'slack' | 'whatsapp' | 'matrix' | 'cli' | 'api';

@@ -50,7 +50,7 @@ export interface BuiltinToolContext {
   files?: FileSink;
 }
 
-const SOURCES: readonly string[] = ['telegram', 'discord', 'slack', 'whatsapp', 'cli', 'api'];
+const SOURCES: readonly string[] = ['telegram', 'discord', 'slack', 'whatsapp', 'matrix', 'cli', 'api'];
 
 /** `telegram:42`: memory belongs to a person on a platform, not to one chat or session. */
 export function userKeyOf(ctx: ToolContext): string | null {

@@ -22,7 +22,7 @@ import {
   TURN_FENCING,
 } from './schema.js';
 import { ddlFor, type Dialect, type Sql } from './sql.js';
-import { WHATSAPP_SOURCE } from './session-sources.js';
+import { MATRIX_SOURCE, WHATSAPP_SOURCE } from './session-sources.js';
 
 /**
  * Who decided what about a tool call that needed approval, and when: `decision` is approved_once, approved_session,
@@ -54,6 +54,11 @@ export interface Migration {
   sql: string | Readonly<Record<Dialect, string>>;
   /** SQLite: the step drops and recreates a table others refer to, so it runs with foreign keys off (checked after). */
   rebuildsTables?: boolean;
+  /**
+   * A step that reads the schema it changes (a table rebuilt from its own stored definition), per database; run
+   * after `sql`, in the same transaction.
+   */
+  apply?: Readonly<Partial<Record<Dialect, (sql: Sql) => Promise<void>>>>;
 }
 
 /** Versions below this belong to the store itself. */
@@ -90,6 +95,9 @@ export const CORE_MIGRATIONS: readonly Migration[] = [
   { version: 52, name: 'session activity and totals', sql: SESSION_ACTIVITY_AND_TOTALS },
   // WhatsApp (Cloud API) sessions: `source` may be 'whatsapp' (SQLite rebuilds the table to change its CHECK).
   { version: 55, name: 'whatsapp session source', sql: WHATSAPP_SOURCE, rebuildsTables: true },
+  // Matrix sessions: `source` may be 'matrix'. SQLite rebuilds `sessions` from its own stored definition (every
+  // column, index and trigger it has by then), not from a copy of it written here.
+  { version: 56, name: 'matrix session source', ...MATRIX_SOURCE, rebuildsTables: true },
 ];
 
 const registered: Migration[] = [];
@@ -176,6 +184,7 @@ function applyPending(sql: Sql, wanted: readonly Migration[], checkKeys = false)
     for (const m of wanted) {
       if (done.has(m.version)) continue;
       await sql.exec(migrationSql(m, sql.dialect));
+      await m.apply?.[sql.dialect]?.(sql);
       await sql.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [m.version, m.name, Date.now()]);
       applied.push(m.version);
     }

@@ -1,4 +1,6 @@
 /**
+ * Which platforms a session may come from (`sessions.source`'s CHECK), migration by migration.
+ *
  * Migration 55: `whatsapp` joins the platforms a session may come from (`sessions.source`'s CHECK).
  *
  * PostgreSQL replaces the constraint in place. SQLite cannot change a CHECK, so the table is rebuilt the way
@@ -7,6 +9,8 @@
  * The rebuilt table has every column the migrations before it added (up to 52's last_active, total_tokens,
  * actual_cost_usd): a column left out here would be dropped with its data.
  */
+
+import type { Sql } from './sql.js';
 
 const SOURCES = "'telegram', 'discord', 'slack', 'whatsapp', 'cli', 'api'";
 
@@ -57,3 +61,50 @@ ALTER TABLE sessions ADD CONSTRAINT sessions_source_check CHECK (source IN (${SO
 `;
 
 export const WHATSAPP_SOURCE = { sqlite: SQLITE_REBUILD, postgres: POSTGRES_REPLACE } as const;
+
+/** Every source from migration 56 on. */
+const SOURCES_56 = ['telegram', 'discord', 'slack', 'whatsapp', 'matrix', 'cli', 'api'] as const;
+
+/** Migration 56: `matrix` joins. PostgreSQL replaces the constraint in place; SQLite rebuilds with `rebuildSessions`. */
+export const MATRIX_SOURCE = {
+  sql: { sqlite: '', postgres: sourcesConstraint(SOURCES_56) },
+  apply: { sqlite: (sql: Sql) => rebuildSessions(sql, SOURCES_56) },
+} as const;
+
+function quoted(sources: readonly string[]): string {
+  return sources.map((s) => `'${s.replace(/'/g, "''")}'`).join(', ');
+}
+
+function sourcesConstraint(sources: readonly string[]): string {
+  return `
+ALTER TABLE sessions DROP CONSTRAINT IF EXISTS sessions_source_check;
+ALTER TABLE sessions ADD CONSTRAINT sessions_source_check CHECK (source IN (${quoted(sources)}));
+`;
+}
+
+/** `source … CHECK (source IN (…))` as SQLite stored it (the column's own constraint). */
+const SOURCE_CHECK_RE = /CHECK\s*\(\s*source\s+IN\s*\([^)]*\)\s*\)/i;
+const TABLE_NAME_RE = /^\s*CREATE\s+TABLE\s+(?:"sessions"|sessions\b)/i;
+
+/**
+ * SQLite: rebuilds `sessions` with `sources` in its CHECK, from the table's own stored definition
+ * (`sqlite_master.sql`), so every column any migration added is kept, copied by name, with every index and
+ * trigger on it recreated as stored. The SQLite way to change a constraint (new table, copy, drop, rename); the
+ * migration runner has foreign keys off around it (`rebuildsTables`) and checks them after.
+ */
+async function rebuildSessions(sql: Sql, sources: readonly string[]): Promise<void> {
+  const table = await sql.get<{ sql: string }>(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'sessions'`);
+  if (!table || !SOURCE_CHECK_RE.test(table.sql) || !TABLE_NAME_RE.test(table.sql)) {
+    throw new Error('sessions: its stored definition has no source CHECK to replace');
+  }
+  const definition = table.sql.replace(SOURCE_CHECK_RE, `CHECK (source IN (${quoted(sources)}))`).replace(TABLE_NAME_RE, 'CREATE TABLE sessions_rebuilt');
+  const columns = (await sql.all<{ name: string }>('PRAGMA table_info(sessions)')).map((c) => `"${c.name.replace(/"/g, '""')}"`).join(', ');
+  const dependents = await sql.all<{ sql: string }>(
+    `SELECT sql FROM sqlite_master WHERE tbl_name = 'sessions' AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY type, name`,
+  );
+  await sql.exec(definition);
+  await sql.exec(`INSERT INTO sessions_rebuilt (${columns}) SELECT ${columns} FROM sessions`);
+  await sql.exec('DROP TABLE sessions');
+  await sql.exec('ALTER TABLE sessions_rebuilt RENAME TO sessions');
+  for (const d of dependents) await sql.exec(d.sql);
+}

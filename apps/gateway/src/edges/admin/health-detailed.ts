@@ -25,7 +25,7 @@ import type { SafetyFinding } from '../../support/config/risks.js';
 import type { McpServerStatus } from '../../features/mcp/connection.js';
 import type { SandboxHealth } from '../../features/sandbox/index.js';
 
-const PLATFORMS = ['telegram', 'discord', 'slack', 'whatsapp'] as const;
+const PLATFORMS = ['telegram', 'discord', 'slack', 'whatsapp', 'matrix'] as const;
 /** A Redis outage must not hang the probe: its parts answer with an error after this. */
 const PART_TIMEOUT_MS = 2_000;
 

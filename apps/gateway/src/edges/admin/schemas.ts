@@ -6,7 +6,7 @@ import type { SearchHit, Session, StoredMessage } from '@herald/agent-core';
 import { cachePercent } from '../../features/llm/cache-health.js';
 import { DEFAULT_PROFILE } from '../../support/config/profile-names.js';
 
-export const SOURCES = ['telegram', 'discord', 'slack', 'whatsapp', 'cli', 'api'] as const;
+export const SOURCES = ['telegram', 'discord', 'slack', 'whatsapp', 'matrix', 'cli', 'api'] as const;
 
 const nullableString = { type: ['string', 'null'] } as const;
 const nullableNumber = { type: ['number', 'null'] } as const;

@@ -23,6 +23,7 @@ export function accessPolicy(config: HeraldConfig, approved?: (platform: Platfor
     discord: { all: config.discord.allowAllUsers, users: new Set(config.discord.allowedUsers) },
     slack: { all: config.slack.allowAllUsers, users: new Set(config.slack.allowedUsers) },
     whatsapp: { all: config.whatsapp.allowAllUsers, users: new Set(config.whatsapp.allowedUsers) },
+    matrix: { all: config.matrix.allowAllUsers, users: new Set(config.matrix.allowedUsers) },
   };
   const global = { all: config.gateway.allowAllUsers, users: new Set(config.gateway.allowedUsers) };
   const lockedDown = !global.all && global.users.size === 0 && Object.values(perPlatform).every((p) => !p.all && p.users.size === 0);

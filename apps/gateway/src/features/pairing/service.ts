@@ -21,7 +21,7 @@ const PAIRING_MAX_PENDING_PER_PLATFORM = 3;
 const PAIRING_MAX_FAILED_APPROVALS = 5;
 export const PAIRING_LOCKOUT_MS = 60 * 60 * 1000;
 
-export const PLATFORMS: readonly Platform[] = ['telegram', 'discord', 'slack', 'whatsapp'];
+export const PLATFORMS: readonly Platform[] = ['telegram', 'discord', 'slack', 'whatsapp', 'matrix'];
 
 export type PairingRequestResult =
   | { status: 'issued'; code: string; expiresAt: number }

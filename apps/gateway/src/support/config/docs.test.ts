@@ -9,7 +9,7 @@ import { walkSettings } from './settings.js';
 const root = new URL('../../../../..', import.meta.url);
 const reference = readFileSync(new URL('docs/configuration.md', root), 'utf8');
 const envExample = readFileSync(new URL('.env.example', root), 'utf8');
-const PLATFORM_PREFIX = /^(TELEGRAM|DISCORD|SLACK|WHATSAPP)_/;
+const PLATFORM_PREFIX = /^(TELEGRAM|DISCORD|SLACK|WHATSAPP|MATRIX)_/;
 
 describe('configuration docs', () => {
   const envs = [...walkSettings()].map(([, s]) => s.env);

@@ -28,7 +28,7 @@ export interface HeraldConfig extends SettingsValues {
   role: Role;
   /** Where the YAML came from, if any. */
   configFile: string | null;
-  platforms: { telegram: PlatformStatus; discord: PlatformStatus; slack: PlatformStatus; whatsapp: PlatformStatus };
+  platforms: { telegram: PlatformStatus; discord: PlatformStatus; slack: PlatformStatus; whatsapp: PlatformStatus; matrix: PlatformStatus };
   /** Keys per pool (`openai`, `anthropic`, each endpoint), gathered from every variable that holds one. */
   keyPools: Record<string, string[]>;
 }
@@ -149,7 +149,7 @@ function platformStatus(c: SettingsValues): HeraldConfig['platforms'] {
   if (c.telegram.webhookUrl && !c.telegram.webhookSecret && telegram.enabled) {
     throw new ConfigError('TELEGRAM_WEBHOOK_SECRET: must be set when TELEGRAM_WEBHOOK_URL is (anyone could post updates otherwise)');
   }
-  return { telegram, discord, slack, whatsapp: whatsappStatus(c) };
+  return { telegram, discord, slack, whatsapp: whatsappStatus(c), matrix: matrixStatus(c) };
 }
 
 function whatsappStatus(c: SettingsValues): PlatformStatus {
@@ -160,6 +160,14 @@ function whatsappStatus(c: SettingsValues): PlatformStatus {
   );
   if (missing.length > 0) throw new ConfigError(`${missing.join(', ')}: must be set with WHATSAPP_ACCESS_TOKEN (the webhook cannot be verified otherwise)`);
   return { enabled: true, reason: 'Cloud API webhook at POST /whatsapp/webhook' };
+}
+
+function matrixStatus(c: SettingsValues): PlatformStatus {
+  const m = c.matrix;
+  if (!m.accessToken) return { enabled: false, reason: 'MATRIX_ACCESS_TOKEN is not set' };
+  const missing = [!m.homeserverUrl && 'MATRIX_HOMESERVER_URL', !m.userId && 'MATRIX_USER_ID'].filter(Boolean);
+  if (missing.length > 0) throw new ConfigError(`${missing.join(', ')}: must be set with MATRIX_ACCESS_TOKEN`);
+  return { enabled: true, reason: '/sync long polling' };
 }
 
 function readYaml(file: string): Record<string, unknown> {

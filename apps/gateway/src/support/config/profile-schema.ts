@@ -98,7 +98,7 @@ export const profilesSchema = jsonOr(
 export type ProfilesSetting = z.output<typeof profilesSchema>;
 
 const routeSchema = z.strictObject({
-  platform: z.enum(['telegram', 'discord', 'slack', 'whatsapp', 'api'], 'must be telegram, discord, slack, whatsapp or api').optional(),
+  platform: z.enum(['telegram', 'discord', 'slack', 'whatsapp', 'matrix', 'api'], 'must be telegram, discord, slack, whatsapp, matrix or api').optional(),
   /** A bot account's name (HERALD_BOT_ACCOUNTS); `default` is the one from <PLATFORM>_BOT_TOKEN. */
   account: text.optional(),
   chat_type: z.enum(['dm', 'group', 'thread', 'channel'], 'must be dm, group, thread or channel').optional(),

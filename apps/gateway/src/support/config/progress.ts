@@ -25,9 +25,9 @@ export interface ProgressSettings {
  * A line per new tool ("⚙️ `web_fetch: https://…`"), as Hermes shows its steps; HERALD_TOOL_PROGRESS or
  * `<PLATFORM>_TOOL_PROGRESS` turn it off. WhatsApp cannot edit a message, so each line would be a message of its own.
  */
-const DEFAULT_TOOL_PROGRESS: Record<Platform, ToolProgressMode> = { telegram: 'new', discord: 'new', slack: 'new', whatsapp: 'off' };
+const DEFAULT_TOOL_PROGRESS: Record<Platform, ToolProgressMode> = { telegram: 'new', discord: 'new', slack: 'new', whatsapp: 'off', matrix: 'new' };
 /** Slack's convention is reactions on the message a bot works on; elsewhere they are opt-in. */
-const DEFAULT_REACTIONS: Record<Platform, 'on' | 'off'> = { telegram: 'off', discord: 'off', slack: 'on', whatsapp: 'off' };
+const DEFAULT_REACTIONS: Record<Platform, 'on' | 'off'> = { telegram: 'off', discord: 'off', slack: 'on', whatsapp: 'off', matrix: 'off' };
 
 function reactionSetting(raw: string | undefined, platform: Platform): StatusReactionSetting {
   if (raw === undefined) return DEFAULT_REACTIONS[platform];
@@ -57,6 +57,7 @@ export function progressSettings(config: HeraldConfig): ProgressSettings {
       discord: reactions('discord', config.discord.statusReactions),
       slack: reactions('slack', config.slack.statusReactions),
       whatsapp: reactions('whatsapp', config.whatsapp.statusReactions),
+      matrix: reactions('matrix', config.matrix.statusReactions),
     },
     streaming: {
       telegram: config.telegram.streaming ?? config.streaming,
@@ -64,6 +65,7 @@ export function progressSettings(config: HeraldConfig): ProgressSettings {
       slack: config.slack.streaming ?? config.streaming,
       // WhatsApp cannot edit a sent message: nothing to stream into (out/progress.ts checks the egress too).
       whatsapp: false,
+      matrix: config.matrix.streaming ?? config.streaming,
     },
     typingDelayMs: config.typingDelayMs,
     interimMessages: config.interimMessages,
@@ -72,6 +74,7 @@ export function progressSettings(config: HeraldConfig): ProgressSettings {
       discord: pick('discord', config.discord.toolProgress),
       slack: pick('slack', config.slack.toolProgress),
       whatsapp: pick('whatsapp', config.whatsapp.toolProgress),
+      matrix: pick('matrix', config.matrix.toolProgress),
     },
   };
 }

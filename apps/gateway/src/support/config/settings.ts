@@ -19,7 +19,7 @@ import { PROFILE_NAME, PROFILE_NAME_RULE } from './profile-names.js';
 /** How long a turn runs before "typing…" shows (HERALD_TYPING_DELAY_MS's default; also a relay platform's, which has no settings). */
 export const DEFAULT_TYPING_DELAY_MS = 300;
 
-const SECTIONS = ['TELEGRAM', 'DISCORD', 'SLACK', 'WHATSAPP', 'OPENAI', 'ANTHROPIC', 'GATEWAY'] as const;
+const SECTIONS = ['TELEGRAM', 'DISCORD', 'SLACK', 'WHATSAPP', 'MATRIX', 'OPENAI', 'ANTHROPIC', 'GATEWAY'] as const;
 
 export interface Setting<T extends z.ZodType = z.ZodType> {
   env: string;
@@ -752,6 +752,27 @@ export const SETTINGS = {
     allowAllUsers: setting('WHATSAPP_ALLOW_ALL_USERS', bool, 'Let any WhatsApp user in', 'false'),
     toolProgress: setting('WHATSAPP_TOOL_PROGRESS', toolProgressMode, 'Tool progress on WhatsApp (overrides HERALD_TOOL_PROGRESS; default off)'),
     statusReactions: setting('WHATSAPP_STATUS_REACTIONS', statusReactions, 'Status reactions on WhatsApp (overrides HERALD_STATUS_REACTIONS)'),
+  },
+  matrix: {
+    homeserverUrl: setting('MATRIX_HOMESERVER_URL', url, "The bot account's homeserver (client-server API base), e.g. https://matrix.example.org"),
+    accessToken: setting('MATRIX_ACCESS_TOKEN', str, "The bot account's access token (docs/platforms/matrix.md: how to get one)", undefined, true),
+    userId: setting(
+      'MATRIX_USER_ID',
+      z.string().regex(/^@[^:\s]+:[A-Za-z0-9.\-[\]:]+$/, 'must be a Matrix user id such as @herald:example.org'),
+      "The bot account's user id",
+    ),
+    allowedUsers: setting('MATRIX_ALLOWED_USERS', list, 'Matrix user ids (@name:server) allowed', ''),
+    allowAllUsers: setting('MATRIX_ALLOW_ALL_USERS', bool, 'Let any Matrix user in', 'false'),
+    allowedRooms: setting('MATRIX_ALLOWED_ROOMS', list, 'Room ids (!id:server) the bot answers in besides one-to-one rooms; empty: every room it is in', ''),
+    inviteFrom: setting(
+      'MATRIX_INVITE_FROM',
+      list,
+      "Users whose invites the bot accepts (* anyone); empty: MATRIX_ALLOWED_USERS's users; others are declined and logged",
+      '',
+    ),
+    toolProgress: setting('MATRIX_TOOL_PROGRESS', toolProgressMode, 'Tool progress on Matrix (overrides HERALD_TOOL_PROGRESS; default new)'),
+    streaming: setting('MATRIX_STREAMING', bool, 'Streamed replies on Matrix, as edits (overrides HERALD_STREAMING; default on)'),
+    statusReactions: setting('MATRIX_STATUS_REACTIONS', statusReactions, 'Status reactions on Matrix (overrides HERALD_STATUS_REACTIONS)'),
   },
   gateway: {
     allowedUsers: setting('GATEWAY_ALLOWED_USERS', list, 'User ids allowed on every platform', ''),

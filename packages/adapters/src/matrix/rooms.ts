@@ -1,0 +1,100 @@
+/**
+ * What the ingress knows about each room, learnt from /sync and asked of the homeserver once when /sync has not
+ * said: whether it is end-to-end encrypted (then refused, once per room), whether it is one to one (then no mention
+ * is needed), and the latest buttons the bot offered in each conversation (a numbered reply presses one).
+ */
+import type { Logger } from 'pino';
+import { NotFoundError } from '../errors.js';
+import type { Button } from '../types.js';
+import { type MatrixClient, Method, seg } from './client.js';
+import { MATRIX_ENCRYPTED_REFUSAL } from './config.js';
+import { BUTTONS_FIELD } from './content.js';
+
+type Json = Record<string, unknown>;
+
+const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Rooms remembered at most; the oldest are forgotten (and asked about again when they speak). */
+const MAX_ROOMS = 10_000;
+
+export class RoomBook {
+  private readonly encrypted = new Map<string, boolean>();
+  private readonly members = new Map<string, number>();
+  private readonly refused = new Set<string>();
+  private readonly offers = new Map<string, Button[]>();
+
+  constructor(
+    private readonly client: MatrixClient,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Reads a room's state and timeline events of a /sync for what the book keeps. */
+  learn(roomId: string, events: readonly unknown[], summary: unknown): void {
+    const count = isRecord(summary) ? Number(summary['m.joined_member_count']) : NaN;
+    if (Number.isSafeInteger(count) && count > 0) remember(this.members, roomId, count);
+    for (const ev of events) {
+      if (!isRecord(ev)) continue;
+      if (ev.type === 'm.room.encryption' || ev.type === 'm.room.encrypted') remember(this.encrypted, roomId, true);
+      // Someone joined or left: the count is asked for again (unless the summary just gave it).
+      if (ev.type === 'm.room.member' && !Number.isSafeInteger(count)) this.members.delete(roomId);
+    }
+  }
+
+  /** Whether the room is encrypted: from /sync, else its `m.room.encryption` state (404: not encrypted). */
+  async isEncrypted(roomId: string): Promise<boolean> {
+    const known = this.encrypted.get(roomId);
+    if (known !== undefined) return known;
+    let encrypted = true;
+    try {
+      await this.client.call('room encryption', Method.Get, `/rooms/${seg(roomId)}/state/m.room.encryption`);
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+      encrypted = false;
+    }
+    remember(this.encrypted, roomId, encrypted);
+    return encrypted;
+  }
+
+  /** One to one: the bot and one other member. */
+  async isDirect(roomId: string): Promise<boolean> {
+    let count = this.members.get(roomId);
+    if (count === undefined) {
+      const res = await this.client.call<{ joined?: unknown }>('joined members', Method.Get, `/rooms/${seg(roomId)}/joined_members`);
+      count = isRecord(res.joined) ? Object.keys(res.joined).length : 0;
+      remember(this.members, roomId, count);
+    }
+    return count <= 2;
+  }
+
+  /** The refusal in an encrypted room, once per room (per process): the message there and a log line. */
+  async refuseEncrypted(roomId: string, send: (roomId: string, text: string) => Promise<unknown>): Promise<void> {
+    if (this.refused.has(roomId)) return;
+    this.refused.add(roomId);
+    this.logger.warn({ roomId }, 'matrix: room is end-to-end encrypted; Herald does not support encrypted rooms; refused');
+    try {
+      await send(roomId, MATRIX_ENCRYPTED_REFUSAL);
+    } catch (err) {
+      this.logger.warn({ roomId, err: err instanceof Error ? err.message : String(err) }, 'matrix: could not post the encrypted-room refusal');
+    }
+  }
+
+  /** The bot's own message: if it carries buttons, they are the conversation's latest offer. */
+  noteOwn(conversationId: string, content: unknown): void {
+    if (!isRecord(content) || !Array.isArray(content[BUTTONS_FIELD])) return;
+    const buttons = (content[BUTTONS_FIELD] as unknown[]).filter((b): b is Button => isRecord(b) && typeof b.label === 'string' && typeof b.data === 'string');
+    if (buttons.length > 0) remember(this.offers, conversationId, buttons);
+  }
+
+  /** A reply of just a number to the latest offer in the conversation: that button's data. */
+  pressOf(conversationId: string, text: string): string | undefined {
+    const m = /^\s*(\d{1,2})\s*\.?\s*$/.exec(text);
+    const buttons = m ? this.offers.get(conversationId) : undefined;
+    return buttons?.[Number(m?.[1]) - 1]?.data;
+  }
+}
+
+function remember<V>(map: Map<string, V>, key: string, value: V): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > MAX_ROOMS) map.delete(map.keys().next().value as string);
+}
