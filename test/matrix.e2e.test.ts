@@ -14,7 +14,8 @@ import { startCluster, type Cluster } from './helpers/cluster.js';
 import { startGateway, isolatedEnv, type GatewayProcess } from './helpers/gateway.js';
 import { lastUserText, turnStep } from './helpers/llm-tags.js';
 import { CLARIFY_QUESTION, clarifyScript } from './helpers/clarify-script.js';
-import { makePdf } from './helpers/files.js';
+import { makePdf, serveBytes } from './helpers/files.js';
+import { Gate } from './helpers/gate.js';
 import { matrixEnv, matrixTexts, waitForMatrix } from './helpers/matrix.js';
 import { deleteRedisPrefix } from './helpers/redis-keys.js';
 import { readStoreFile } from './helpers/store-rows.js';
@@ -25,13 +26,14 @@ const HOLD = 'hold';
 const PHOTO = png(24, 16, { rgb: [10, 200, 30] });
 const STREAMED = 'one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty';
 const INVITER = '@inviter:localhost';
+/** Routed to a profile whose busy input interrupts the running turn. */
+const IMPATIENT = '@impatient:localhost';
 
 let mx: MatrixFake;
 let llm: FakeLLM;
 let cluster: Cluster;
 let fileHost = '';
-let release: () => void = () => undefined;
-let gate = new Promise<void>((resolve) => (release = resolve));
+const gate = new Gate();
 let userSeq = 0;
 
 function newUser(): string {
@@ -47,7 +49,7 @@ function newDm(): { user: string; room: string } {
 
 async function respond(req: RecordedRequest): Promise<Step> {
   const text = lastUserText(req);
-  if (text.startsWith(HOLD)) await gate;
+  if (text.startsWith(HOLD)) await gate.wait();
   if (text.startsWith('long')) return { text: `${'word '.repeat(3_000)}end` };
   if (text.startsWith('pic') && turnStep(req) === 0) {
     return { toolCalls: [{ name: 'send_file', arguments: JSON.stringify({ url: `${fileHost}/photo.png`, caption: 'the picture' }) }] };
@@ -68,11 +70,9 @@ beforeAll(async () => {
   mx = await startMatrixFake();
   llm = await startFakeOpenAI();
   llm.respondWith(respond);
-  const { createServer } = await import('node:http');
-  const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(PHOTO));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  fileHost = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const host = await serveBytes(PHOTO, 'image/png');
+  fileHost = host.url;
+  afterAll(() => host.close());
   const env = matrixEnv(mx, llm, {
     HERALD_BUSY_INPUT_MODE: 'queue',
     HERALD_VISION_MODEL: 'openai:gpt-4.1-mini',
@@ -84,18 +84,17 @@ beforeAll(async () => {
     MATRIX_INVITE_FROM: INVITER,
     // clarify is in the full toolset.
     HERALD_TOOLSETS: 'full',
+    HERALD_PROFILES: JSON.stringify({ impatient: { busy_input_mode: 'interrupt' } }),
+    HERALD_ROUTES: JSON.stringify([{ platform: 'matrix', user: IMPATIENT, profile: 'impatient' }]),
   });
   cluster = await startCluster({ workers: 0, env });
   await waitForMatrix(mx);
-}, 60_000);
+}, 120_000);
 
-afterEach(() => {
-  release();
-  gate = new Promise<void>((resolve) => (release = resolve));
-});
+afterEach(() => gate.reset());
 
 afterAll(async () => {
-  release();
+  gate.release();
   await cluster?.stop();
   await mx?.close();
   await llm?.close();
@@ -334,10 +333,26 @@ describe('Matrix commands and busy input', () => {
     const second = mx.send(room, user, textContent('second'));
     // Taken by the gateway (its read receipt follows the hand-over) while the first turn still runs.
     await mx.waitFor(() => mx.receipts.some((r) => r.eventId === second), REPLY_TIMEOUT_MS, 'the second message taken');
-    release();
+    gate.release();
     const replies = await repliesIn(room, 3, 'the acknowledgement and both replies');
     expect(replies[0]).toMatch(/Queued/);
     expect(replies.slice(1)).toEqual(['ok: hold first', 'ok: second']);
+  });
+});
+
+describe('Matrix busy input (interrupt)', () => {
+  it('a new message interrupts the running turn, which is answered once together with it', async () => {
+    const room = mx.createRoom({ members: [IMPATIENT], isDirect: true });
+    mx.send(room, IMPATIENT, textContent('hold this long task'));
+    await mx.waitFor(() => llm.requests.some((r) => lastUserText(r) === 'hold this long task'), REPLY_TIMEOUT_MS, 'the held turn');
+    mx.send(room, IMPATIENT, textContent('do this instead'));
+    // The interrupted turn is taken up again with the new message in it.
+    await mx.waitFor(() => llm.requests.some((r) => lastUserText(r).endsWith('do this instead')), REPLY_TIMEOUT_MS, 'the turn with both');
+    gate.release();
+    const [reply] = await repliesIn(room, 1, 'the one answer');
+    expect(reply).toContain('do this instead');
+    mx.send(room, IMPATIENT, textContent('and one more'));
+    expect(await repliesIn(room, 2, 'a later answer')).toEqual([reply, 'ok: and one more']);
   });
 });
 

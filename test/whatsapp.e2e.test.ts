@@ -14,7 +14,8 @@ import { CLARIFY_QUESTION, clarifyScript } from './helpers/clarify-script.js';
 import { lastUserText, turnStep } from './helpers/llm-tags.js';
 import { waitFor } from './helpers/ports.js';
 import { readStoreFile } from './helpers/store-rows.js';
-import { makePdf } from './helpers/files.js';
+import { makePdf, serveBytes } from './helpers/files.js';
+import { Gate } from './helpers/gate.js';
 import { waitForWhatsApp, whatsappEnv, whatsappTexts } from './helpers/whatsapp.js';
 
 const REPLY_TIMEOUT_MS = 20_000;
@@ -25,8 +26,7 @@ let wa: WhatsAppFake;
 let llm: FakeLLM;
 let cluster: Cluster;
 let fileHost = '';
-let release: () => void = () => undefined;
-let gate = new Promise<void>((resolve) => (release = resolve));
+const gate = new Gate();
 let userSeq = 0;
 
 /** A fresh user per test: 1555 + a number of 7 digits. */
@@ -37,7 +37,7 @@ function newUser(): string {
 
 async function respond(req: RecordedRequest): Promise<Step> {
   const text = lastUserText(req);
-  if (text.startsWith(HOLD)) await gate;
+  if (text.startsWith(HOLD)) await gate.wait();
   if (text.startsWith('long')) return { text: `${'word '.repeat(1_900)}end` };
   if (text.startsWith('pic') && turnStep(req) === 0) {
     return { toolCalls: [{ name: 'send_file', arguments: JSON.stringify({ url: `${fileHost}/photo.png`, caption: 'the picture' }) }] };
@@ -65,11 +65,9 @@ beforeAll(async () => {
   wa = await startWhatsAppFake();
   llm = await startFakeOpenAI();
   llm.respondWith(respond);
-  const { createServer } = await import('node:http');
-  const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(PHOTO));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  fileHost = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const host = await serveBytes(PHOTO, 'image/png');
+  fileHost = host.url;
+  afterAll(() => host.close());
   const env = whatsappEnv(wa, llm, {
     HERALD_BUSY_INPUT_MODE: 'queue',
     HERALD_VISION_MODEL: 'openai:gpt-4.1-mini',
@@ -84,13 +82,10 @@ beforeAll(async () => {
   await waitForWhatsApp(wa, cluster);
 }, 60_000);
 
-afterEach(() => {
-  release();
-  gate = new Promise<void>((resolve) => (release = resolve));
-});
+afterEach(() => gate.reset());
 
 afterAll(async () => {
-  release();
+  gate.release();
   await cluster?.stop();
   await wa?.close();
   await llm?.close();
@@ -190,7 +185,7 @@ describe('WhatsApp messages', () => {
     await wa.text('hold first', { from: user });
     await waitFor(() => llm.requests.some((r) => lastUserText(r) === 'hold first'), { timeoutMs: REPLY_TIMEOUT_MS, what: 'the held turn' });
     await wa.text('second', { from: user });
-    release();
+    gate.release();
     const replies = await repliesFor(user, 3, 'the acknowledgement and both replies');
     expect(replies[0]).toMatch(/Queued/);
     expect(replies.slice(1)).toEqual(['ok: hold first', 'ok: second']);

@@ -93,3 +93,17 @@ export function makeDocx(paragraphs: readonly string[]): Buffer {
     'word/document.xml': `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${body}</w:body></w:document>`,
   });
 }
+
+/**
+ * A web server on 127.0.0.1 that answers every request with these bytes (a picture the agent's send_file fetches),
+ * and its base URL. Closed with `close()`.
+ */
+export async function serveBytes(bytes: Buffer, contentType: string): Promise<{ url: string; close(): Promise<void> }> {
+  const { createServer } = await import('node:http');
+  const server = createServer((_req, res) => res.writeHead(200, { 'content-type': contentType }).end(bytes));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

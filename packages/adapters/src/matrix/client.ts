@@ -33,9 +33,11 @@ export class MatrixClient {
   private readonly api: MatrixHttpApi<IHttpOpts & { onlyData: true }>;
   readonly userId: string;
   readonly homeserverUrl: string;
+  private readonly token: string;
 
   constructor(conn: MatrixConnection) {
     this.userId = conn.userId;
+    this.token = conn.accessToken;
     this.homeserverUrl = conn.homeserverUrl.replace(/\/+$/, '');
     this.api = new MatrixHttpApi(new TypedEventEmitter(), {
       baseUrl: this.homeserverUrl,
@@ -48,8 +50,7 @@ export class MatrixClient {
 
   /** What a media download needs: the bearer header (the token never goes into a URL). */
   authHeaders(): Record<string, string> {
-    const token = (this.api as unknown as { opts: { accessToken?: string } }).opts.accessToken ?? '';
-    return { authorization: `Bearer ${token}` };
+    return { authorization: `Bearer ${this.token}` };
   }
 
   async call<T>(what: string, method: Method, path: string, opts: CallOptions = {}): Promise<T> {

@@ -7,7 +7,6 @@
  * (the one retry owner) waits out. Edits are `m.replace` events (streamed previews, tool progress).
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { Logger } from 'pino';
 import { BadRequestError, NotFoundError } from '../errors.js';
 import { chunkMessage } from '../shared/chunk.js';
 import { sendChunks } from '../shared/send-chunks.js';
@@ -19,6 +18,9 @@ import { editContent, fileContent, placed, reactionContent, textContent, withBut
 
 /** A caption longer than this goes without its tail (clients show captions as a short text under the file). */
 const MAX_CAPTION_LENGTH = 1_024;
+
+/** Our reaction events remembered to take back (per process). */
+const MAX_REMEMBERED_REACTIONS = 1_000;
 
 const digest = (...parts: string[]): string => createHash('sha256').update(parts.join('\0')).digest('base64url').slice(0, 32);
 
@@ -33,14 +35,12 @@ export class MatrixEgress implements PlatformEgress {
   readonly statusReactions: StatusReactions = { queued: '👀', tools: '⚙️', done: '✅', error: '⚠️' };
 
   private readonly client: MatrixClient;
-  private readonly logger: Logger;
   private readonly timeoutMs: number | undefined;
   /** Our reaction events by room, message and emoji, to take one back (redact it). */
   private readonly reactions = new Map<string, string>();
 
   constructor(opts: MatrixEgressOptions, client?: MatrixClient) {
     this.client = client ?? new MatrixClient(opts);
-    this.logger = opts.logger;
     this.timeoutMs = opts.timeoutMs;
   }
 
@@ -80,10 +80,12 @@ export class MatrixEgress implements PlatformEgress {
     const addTxn = `hx-${key}`;
     if (!remove) {
       this.reactions.set(key, await this.sendEvent('reaction', roomId, 'm.reaction', reactionContent(messageId, emoji), addTxn));
+      // Reactions never taken back (✅) are forgotten oldest first; a forgotten one is found again by its txnId.
+      if (this.reactions.size > MAX_REMEMBERED_REACTIONS) this.reactions.delete(this.reactions.keys().next().value as string);
       return;
     }
-    const eventId = this.reactions.get(key);
-    if (eventId === undefined) return void this.logger.debug({ emoji }, 'matrix: no reaction of ours to take back');
+    // Added by another process (the ingress marks a waiting message): the same txnId again answers with its event.
+    const eventId = this.reactions.get(key) ?? (await this.sendEvent('reaction', roomId, 'm.reaction', reactionContent(messageId, emoji), addTxn));
     this.reactions.delete(key);
     try {
       await this.client.call('redact reaction', Method.Put, `/rooms/${seg(roomId)}/redact/${seg(eventId)}/${seg(`hy-${key}`)}`, {

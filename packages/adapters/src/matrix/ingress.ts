@@ -33,6 +33,8 @@ const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 const entries = (v: unknown): [string, Json][] => (isRecord(v) ? Object.entries(v).filter((e): e is [string, Json] => isRecord(e[1])) : []);
 const eventsOf = (v: unknown): unknown[] => (isRecord(v) && Array.isArray(v.events) ? v.events : []);
 
+const FIRST_SYNC_FILTER = JSON.stringify({ room: { timeline: { limit: 1 } } });
+
 /** The threads the bot takes part in (a reply there needs no mention); the gateway keeps them in its store. */
 export interface ThreadMemory {
   has(conversationId: string): boolean | Promise<boolean>;
@@ -139,7 +141,8 @@ export class MatrixIngress implements PlatformIngress {
 
   private async sync(since: string | null, signal: AbortSignal): Promise<Json> {
     const timeout = since === null ? 0 : (this.opts.syncTimeoutMs ?? MATRIX_SYNC_TIMEOUT_MS);
-    const query: Record<string, string> = { timeout: String(timeout), ...(since !== null && { since }) };
+    // The first sync only takes the position: one event per room is enough (its timelines are skipped).
+    const query: Record<string, string> = { timeout: String(timeout), ...(since === null ? { filter: FIRST_SYNC_FILTER } : { since }) };
     const res = await this.client.call<unknown>('sync', Method.Get, '/sync', { query, signal, timeoutMs: timeout + MATRIX_SYNC_GRACE_MS });
     if (!isRecord(res)) throw new PlatformError('matrix sync: answer is not an object', 'matrix');
     return res;
