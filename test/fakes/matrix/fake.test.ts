@@ -115,6 +115,14 @@ describe('Matrix homeserver stand-in', () => {
     expect(tl.limited).toBe(true);
     expect(tl.prev_batch).toEqual(expect.any(String));
     expect((tl.events as Body[]).map((e) => e.content.body)).toEqual(['m2', 'm3', 'm4']);
+    // The gap is paged back from prev_batch with /messages.
+    const page = (await call('GET', v3(`/rooms/${enc(dm)}/messages?dir=b&limit=2&from=${tl.prev_batch}`))).body;
+    expect((page.chunk as Body[]).map((e) => e.content.body)).toEqual(['m1', 'm0']);
+    expect(page.chunk[0].room_id).toBe(dm);
+    const older = (await call('GET', v3(`/rooms/${enc(dm)}/messages?dir=b&limit=100&from=${page.end}`))).body;
+    expect((older.chunk as Body[]).every((e) => e.type !== 'm.room.message')).toBe(true);
+    expect(older.end).toBeUndefined();
+    expect((await call('GET', v3(`/rooms/${enc(dm)}/messages?from=bogus`))).body.errcode).toBe('M_INVALID_PARAM');
   });
 
   it('send is idempotent per txnId, echoes the transaction id to the bot, and edits fold into what the room shows', async () => {

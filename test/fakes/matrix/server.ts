@@ -10,6 +10,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { clientRoutes, newToken } from './client.js';
 import { createRoom, inviteBot, setDisplayName, shownMessages, uploadFromUser, userSend } from './control.js';
 import { type Ctx, makeCtx, type Route, sendError, sendJson, tokenOf } from './http.js';
+import { historyRoutes } from './history.js';
 import { mediaRoutes } from './media.js';
 import { roomRoutes } from './rooms.js';
 import { batchToken, buildSync, timelineLimit } from './sync.js';
@@ -81,6 +82,7 @@ export class MatrixFake {
       ...clientRoutes(this.world, this.deviceId),
       { method: 'GET', pattern: /^\/_matrix\/client\/(?:v3|r0)\/sync$/, handler: (ctx) => this.sync(ctx) },
       ...roomRoutes(this.world, this),
+      ...historyRoutes(this.world, this.nonce),
       ...mediaRoutes(this.world, this, opts.maxUploadBytes ?? 50 * 1024 * 1024),
     ];
     this.world.onChange(() => this.notify());

@@ -51,7 +51,7 @@ function historyVisibility(world: World, room: Room): string {
 }
 
 /** The first stream position the bot may see in a room it is joined to now. */
-function visibleFrom(world: World, room: Room, joinedAt: number): number {
+export function visibleFrom(world: World, room: Room, joinedAt: number): number {
   const visibility = historyVisibility(world, room);
   if (visibility === 'shared' || visibility === 'world_readable') return 0;
   if (visibility === 'invited') {
@@ -69,7 +69,7 @@ function summary(world: World, room: Room): JsonObject {
 }
 
 export const batchToken = (pos: number, nonce: string): string => `s${pos}_${nonce}`;
-const prevBatchToken = (pos: number, nonce: string): string => `t${pos}_${nonce}`;
+export const prevBatchToken = (pos: number, nonce: string): string => `t${pos}_${nonce}`;
 
 interface Timeline {
   events: Stored[];
