@@ -166,11 +166,24 @@ export class PostgresSql implements Sql {
     return p;
   }
 
-  private query(sql: string, params: readonly SqlValue[]): Promise<pg.QueryResult> {
+  private async query(sql: string, params: readonly SqlValue[]): Promise<pg.QueryResult> {
     const { text, name } = this.statementFor(sql);
     const frame = this.frame();
     const config = name ? { text, name, values: params as SqlValue[] } : { text, values: params as SqlValue[] };
-    return transient(() => (frame ? frame.client.query(config) : this.pool.query(config)));
+    // In a transaction, a deadlock fails the transaction, which runs again (transaction()).
+    if (frame) return transient(() => frame.client.query(config));
+    // A statement on its own (several writes as one, turn-record.ts) that deadlocked was rolled back whole: run it again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await transient(() => this.pool.query(config));
+      } catch (err) {
+        const code = (err as { code?: unknown }).code;
+        if (typeof code !== 'string' || !RETRY_CODES.has(code)) throw err;
+        if (attempt >= WRITE_MAX_ATTEMPTS) throw new StoreBusyError(WRITE_MAX_ATTEMPTS, { cause: err });
+        this.counters.busyRetries++;
+      }
+      await sleep(jitterMs());
+    }
   }
 }
 
