@@ -132,6 +132,20 @@ describe.each(STORE_BACKENDS)('transcripts on %s', (backend) => {
       expect(await store.getHistory(other.id)).toEqual(long);
     });
 
+    it("adds a turn's usage with its messages, and again on a re-run that adds no message (the counts only once)", async () => {
+      const { store, sessionId } = await newSession();
+      const usage = { input: 100, output: 20, cacheRead: 30, cacheWrite: 0, costUsd: 0.5, lastPromptTokens: 150, apiCalls: 2 };
+      await store.appendMessages(sessionId, TURN, { turnId: 'u1', usage });
+      let s = (await store.getSession(sessionId))!;
+      expect([s.messageCount, s.toolCallCount, s.inputTokens, s.outputTokens, s.cacheReadTokens, s.lastPromptTokens]).toEqual([5, 2, 100, 20, 30, 150]);
+      expect(s.estimatedCostUsd).toBeCloseTo(0.5);
+      const again = await store.appendMessages(sessionId, TURN, { turnId: 'u1', usage: { ...usage, lastPromptTokens: 160 } });
+      expect(again.map((m) => m.content)).toEqual(TURN.map((m) => m.content));
+      s = (await store.getSession(sessionId))!;
+      expect([s.messageCount, s.toolCallCount, s.inputTokens, s.lastPromptTokens]).toEqual([5, 2, 200, 160]);
+      await expect(store.appendMessages('nope', TURN, { turnId: 'u2', usage })).rejects.toThrow(StoreNotFoundError);
+    });
+
     it('keeps identical messages without a turn id, and different turns apart', async () => {
       const { store, sessionId } = await newSession();
       await store.appendMessages(sessionId, [TURN[0]]);

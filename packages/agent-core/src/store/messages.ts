@@ -4,8 +4,9 @@
  */
 import type { ChatMessage } from '../base/types.js';
 import { referencingSession } from './guards.js';
-import { addUsage, type UsageDelta } from './sessions.js';
+import { addUsage, usageParams, usageSql, type UsageDelta } from './sessions.js';
 import { CHAT_COLUMNS, toChatMessage, toStoredMessage, type ChatRow, type MessageRow, type StoredMessage } from './rows.js';
+import { StoreNotFoundError } from './errors.js';
 import type { Sql, SqlValue } from './sql.js';
 
 export interface AppendOptions {
@@ -46,6 +47,46 @@ const EXISTING_SQL = 'SELECT * FROM messages WHERE session_id = ? AND turn_id = 
 const COUNT_SQL = `
   UPDATE sessions SET message_count = message_count + ?, tool_call_count = tool_call_count + ?, last_active = ? WHERE id = ?`;
 
+/** PostgreSQL, in a CTE after the insert `ins`: the rows it added and their tool calls (toolCallCount, in SQL). */
+const ADDED = '(SELECT count(*) FROM ins)';
+const ADDED_TOOL_CALLS = `(SELECT coalesce(sum(json_array_length(tool_calls::json)), 0) FROM ins WHERE role = 'assistant' AND tool_calls IS NOT NULL)`;
+const ADDED_COUNTS = `message_count = message_count + ${ADDED}, tool_call_count = tool_call_count + ${ADDED_TOOL_CALLS}, `;
+/**
+ * PostgreSQL: the insert of `n` messages (`ins`) and the session's counts and usage (`upd`, returning the id of the
+ * session it found) as two CTEs of one statement: one round trip instead of two. Parameters: countedInsertParams.
+ */
+const countedCtesByRows = new Map<string, string>();
+export function countedInsertCtes(n: number, usage: boolean): string {
+  const cacheKey = `${n}:${usage}`;
+  let text = countedCtesByRows.get(cacheKey);
+  if (text === undefined) {
+    const update = usage ? usageSql(ADDED_COUNTS) : `UPDATE sessions SET ${ADDED_COUNTS}last_active = ? WHERE id = ? AND EXISTS (SELECT 1 FROM ins)`;
+    text = `ins AS (${insertSql(n)}), upd AS (${update} RETURNING id)`;
+    countedCtesByRows.set(cacheKey, text);
+  }
+  return text;
+}
+
+/** The stored rows come back with `session_rows`: the sessions the update found (0: no such session). */
+const appendCountedSqlByRows = new Map<string, string>();
+function appendCountedSql(n: number, usage: boolean): string {
+  const cacheKey = `${n}:${usage}`;
+  let text = appendCountedSqlByRows.get(cacheKey);
+  if (text === undefined) {
+    text = `WITH ${countedInsertCtes(n, usage)} SELECT ins.*, (SELECT count(*) FROM upd) AS session_rows FROM ins`;
+    appendCountedSqlByRows.set(cacheKey, text);
+  }
+  return text;
+}
+
+/** countedInsertCtes' parameters for these messages (at most INSERT_CHUNK). */
+export function countedInsertParams(sessionId: string, messages: readonly ChatMessage[], opts: AppendOptions): SqlValue[] {
+  const params = chunkValues(sessionId, messages, opts, 0, Date.now());
+  if (opts.usage) params.push(...usageParams(opts.usage), sessionId);
+  else params.push(Date.now(), sessionId);
+  return params;
+}
+
 function toolCallCount(m: ChatMessage): number {
   return m.role === 'assistant' ? (m.tool_calls?.length ?? 0) : 0;
 }
@@ -73,14 +114,13 @@ function rowValues(sessionId: string, m: ChatMessage, turnId: string | null, seq
 /**
  * Appends in one transaction and returns the stored rows, in input order (existing rows for repeats). The messages
  * go in with one INSERT per INSERT_CHUNK; a turn's repeats (a re-run after a crash) are skipped by the unique
- * (session, turn, seq) index and read back in one SELECT.
+ * (session, turn, seq) index and read back in one SELECT. On PostgreSQL, a turn's messages (one chunk) and the
+ * session's counts and usage are one statement, atomic by itself.
  */
 export async function appendMessages(sql: Sql, sessionId: string, messages: readonly ChatMessage[], opts: AppendOptions = {}): Promise<StoredMessage[]> {
   if (messages.length === 0) return [];
-  const turnId = opts.turnId ?? null;
-  const firstSeq = opts.firstSeq ?? 0;
-  const platformMessageId = opts.platformMessageId ?? null;
   // A session that does not exist fails the first insert (its foreign key): no read to check it first.
+  if (sql.dialect === 'postgres' && messages.length <= INSERT_CHUNK) return referencingSession(sessionId, () => appendCounted(sql, sessionId, messages, opts));
   return referencingSession(sessionId, () =>
     sql.transaction(async () => {
       const now = Date.now();
@@ -89,31 +129,61 @@ export async function appendMessages(sql: Sql, sessionId: string, messages: read
       let toolCalls = 0;
       for (let from = 0; from < messages.length; from += INSERT_CHUNK) {
         const chunk = messages.slice(from, from + INSERT_CHUNK);
-        const seqOf = (i: number): number | null => (turnId === null ? null : firstSeq + from + i);
-        const params = chunk.flatMap((m, i) => rowValues(sessionId, m, turnId, seqOf(i), platformMessageId, now));
+        const params = chunkValues(sessionId, chunk, opts, from, now);
         const inserted = await sql.all<MessageRow>(insertSql(chunk.length), params);
         added += inserted.length;
-        let rows: MessageRow[];
-        if (turnId === null) {
-          // No turn: nothing can repeat, every row went in; ids grow in the order of the VALUES.
-          rows = inserted.sort((a, b) => Number(a.id) - Number(b.id));
-          for (const m of chunk) toolCalls += toolCallCount(m);
-        } else {
-          const bySeq = new Map(inserted.map((r) => [Number(r.seq), r]));
-          for (const [i, m] of chunk.entries()) if (bySeq.has(seqOf(i) as number)) toolCalls += toolCallCount(m);
-          if (bySeq.size < chunk.length) {
-            const existing = await sql.all<MessageRow>(EXISTING_SQL, [sessionId, turnId, seqOf(0), seqOf(chunk.length - 1)]);
-            for (const r of existing) if (!bySeq.has(Number(r.seq))) bySeq.set(Number(r.seq), r);
-          }
-          rows = chunk.map((_, i) => bySeq.get(seqOf(i) as number) as MessageRow);
-        }
-        for (const r of rows) stored.push(toStoredMessage(r));
+        const rows = await inOrder(sql, sessionId, chunk, opts, from, inserted);
+        toolCalls += rows.toolCalls;
+        for (const r of rows.rows) stored.push(toStoredMessage(r));
       }
       if (opts.usage) await addUsage(sql, sessionId, opts.usage, { messages: added, toolCalls });
       else if (added > 0) await sql.run(COUNT_SQL, [added, toolCalls, Date.now(), sessionId]);
       return stored;
     }),
   );
+}
+
+/** PostgreSQL, at most INSERT_CHUNK messages: the insert and the session's counts (and usage) in one statement. */
+async function appendCounted(sql: Sql, sessionId: string, messages: readonly ChatMessage[], opts: AppendOptions): Promise<StoredMessage[]> {
+  const inserted = await sql.all<MessageRow & { session_rows: number }>(
+    appendCountedSql(messages.length, opts.usage !== undefined),
+    countedInsertParams(sessionId, messages, opts),
+  );
+  // The usage names a session that is gone (addUsage's check); rows went in only if it exists (the foreign key).
+  if (opts.usage && inserted.length > 0 && Number(inserted[0].session_rows) === 0) throw new StoreNotFoundError('session', sessionId);
+  return (await inOrder(sql, sessionId, messages, opts, 0, inserted)).rows.map(toStoredMessage);
+}
+
+/** One chunk's parameters; `from`: the chunk's first message's index in the call (for its seq). */
+function chunkValues(sessionId: string, chunk: readonly ChatMessage[], opts: AppendOptions, from: number, now: number): SqlValue[] {
+  const turnId = opts.turnId ?? null;
+  const firstSeq = (opts.firstSeq ?? 0) + from;
+  return chunk.flatMap((m, i) => rowValues(sessionId, m, turnId, turnId === null ? null : firstSeq + i, opts.platformMessageId ?? null, now));
+}
+
+/** A chunk's stored rows in input order (repeats read back), and the tool calls of the rows it added. */
+async function inOrder(
+  sql: Sql,
+  sessionId: string,
+  chunk: readonly ChatMessage[],
+  opts: AppendOptions,
+  from: number,
+  inserted: MessageRow[],
+): Promise<{ rows: MessageRow[]; toolCalls: number }> {
+  const turnId = opts.turnId ?? null;
+  if (turnId === null) {
+    // No turn: nothing can repeat, every row went in; ids grow in the order of the VALUES.
+    return { rows: inserted.sort((a, b) => Number(a.id) - Number(b.id)), toolCalls: chunk.reduce((n, m) => n + toolCallCount(m), 0) };
+  }
+  const seqOf = (i: number): number => (opts.firstSeq ?? 0) + from + i;
+  const bySeq = new Map(inserted.map((r) => [Number(r.seq), r]));
+  let toolCalls = 0;
+  for (const [i, m] of chunk.entries()) if (bySeq.has(seqOf(i))) toolCalls += toolCallCount(m);
+  if (bySeq.size < chunk.length) {
+    const existing = await sql.all<MessageRow>(EXISTING_SQL, [sessionId, turnId, seqOf(0), seqOf(chunk.length - 1)]);
+    for (const r of existing) if (!bySeq.has(Number(r.seq))) bySeq.set(Number(r.seq), r);
+  }
+  return { rows: chunk.map((_, i) => bySeq.get(seqOf(i)) as MessageRow), toolCalls };
 }
 
 export async function getMessages(sql: Sql, sessionId: string, opts: GetMessagesOptions = {}): Promise<StoredMessage[]> {

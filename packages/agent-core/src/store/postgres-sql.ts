@@ -14,7 +14,15 @@ import { jitterMs, WRITE_MAX_ATTEMPTS } from './busy.js';
 import { numberPlaceholders, type RunResult, type Sql, type SqlValue, type WriteStats } from './sql.js';
 
 const DEFAULT_POOL_SIZE = 10;
+/** Making one new connection: longer, and the server is taken as unreachable (StoreUnavailableError). */
 const CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * Waiting for a pooled connection while every one is in use: ordinary under load (5,000 turns at once on a pool of
+ * 10), so far longer than a connect. pg-pool bounds both with one option; with the connect's 5 s it failed queued
+ * statements as unavailable after 5 s of a busy pool, and their turns ran again later (issue 54). Within the 2
+ * minutes a turn waits for the database anyway (docs/guarantees.md).
+ */
+const POOL_WAIT_MS = 60_000;
 
 // int8 (counts, ids, millisecond times) and numeric (sum of int8) arrive as strings by default; every value the
 // store keeps fits a double exactly.
@@ -69,11 +77,19 @@ export class PostgresSql implements Sql {
 
   /** A pool on `url` (`postgres://user:pass@host:5432/db`); connections are made on first use. */
   static open(url: string, opts: PostgresOptions = {}): PostgresSql {
+    const connectTimeoutMs = opts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
+    // Each new connection bounds its own connect (pg.Client's option); the pool's option is then the wait for one.
+    class BoundedClient extends pg.Client {
+      constructor(config?: pg.ClientConfig) {
+        super({ ...config, connectionTimeoutMillis: connectTimeoutMs });
+      }
+    }
     const pool = new pg.Pool({
       connectionString: url,
       max: opts.poolSize ?? DEFAULT_POOL_SIZE,
-      connectionTimeoutMillis: opts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+      connectionTimeoutMillis: Math.max(POOL_WAIT_MS, connectTimeoutMs),
       types: typeParsers,
+      Client: BoundedClient,
     });
     pool.on('error', (err) => opts.onIdleError?.(err));
     return new PostgresSql(pool);
@@ -166,11 +182,24 @@ export class PostgresSql implements Sql {
     return p;
   }
 
-  private query(sql: string, params: readonly SqlValue[]): Promise<pg.QueryResult> {
+  private async query(sql: string, params: readonly SqlValue[]): Promise<pg.QueryResult> {
     const { text, name } = this.statementFor(sql);
     const frame = this.frame();
     const config = name ? { text, name, values: params as SqlValue[] } : { text, values: params as SqlValue[] };
-    return transient(() => (frame ? frame.client.query(config) : this.pool.query(config)));
+    // In a transaction, a deadlock fails the transaction, which runs again (transaction()).
+    if (frame) return transient(() => frame.client.query(config));
+    // A statement on its own (several writes as one, turn-record.ts) that deadlocked was rolled back whole: run it again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await transient(() => this.pool.query(config));
+      } catch (err) {
+        const code = (err as { code?: unknown }).code;
+        if (typeof code !== 'string' || !RETRY_CODES.has(code)) throw err;
+        if (attempt >= WRITE_MAX_ATTEMPTS) throw new StoreBusyError(WRITE_MAX_ATTEMPTS, { cause: err });
+        this.counters.busyRetries++;
+      }
+      await sleep(jitterMs());
+    }
   }
 }
 
@@ -189,7 +218,8 @@ export function isConnectionError(err: unknown): boolean {
     if (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH)$/.test(code)) return true;
     if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300') return true;
   }
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(err.message);
+  // `timeout expired`: pg.Client's own connect timeout (each connection's bound, open()).
+  return /Connection terminated|timeout exceeded when trying to connect|^timeout expired$|Client has encountered a connection error/i.test(err.message);
 }
 
 /** Connection failures become StoreUnavailableError (worth retrying later); other errors pass through. */

@@ -20,6 +20,7 @@ import type { Sql, WriteStats } from './sql.js';
 import { SqliteSql, type SqliteOptions } from './sqlite-sql.js';
 import * as turnFiles from './turn-files.js';
 import * as turns from './turns.js';
+import { recordTurn, type TurnRecord } from './turn-record.js';
 import { usageByDay, usageByModel, usageByProfile, type DailyUsage, type ModelUsage, type ProfileUsage, type UsageFilter } from './usage.js';
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//i;
@@ -124,8 +125,12 @@ export class SessionStore {
   // --- sessions ---------------------------------------------------------------------------------------------
 
   /** The key's open session, or a new one; `init` may be a function, called only when the session is created. */
-  getOrCreateSession(key: string, init: sessions.SessionInit | (() => sessions.SessionInit)): Promise<{ session: Session; created: boolean }> {
-    return sessions.getOrCreateSession(this.sql, key, init);
+  getOrCreateSession(
+    key: string,
+    init: sessions.SessionInit | (() => sessions.SessionInit),
+    opts?: sessions.GetOrCreateOptions,
+  ): Promise<{ session: Session; created: boolean }> {
+    return sessions.getOrCreateSession(this.sql, key, init, opts);
   }
 
   /** A new session the key now points at; the previous one keeps its transcript. */
@@ -277,6 +282,11 @@ export class SessionStore {
     return turns.beginTurn(this.sql, turnId, sessionId, fence);
   }
 
+  /** beginTurn in the key's open session, read with it (one round trip on PostgreSQL); null when the key has none open. */
+  beginTurnInOpenSession(turnId: string, sessionKey: string, fence: number): Promise<{ session: Session; turn: Turn } | null> {
+    return turns.beginTurnInOpenSession(this.sql, turnId, sessionKey, fence);
+  }
+
   getTurn(turnId: string): Promise<Turn | null> {
     return turns.getTurn(this.sql, turnId);
   }
@@ -284,6 +294,14 @@ export class SessionStore {
   /** The reply and the files it carries (sent after its text), recorded together; with `claim`, claimed for sending. */
   recordReply(turnId: string, reply: string, fence: number, files?: readonly turnFiles.NewTurnFile[], options?: turns.RecordReplyOptions): Promise<Turn> {
     return turns.recordReply(this.sql, turnId, reply, fence, files, options);
+  }
+
+  /**
+   * A finished turn's messages, usage, `alongside` writes and reply (no files), all or nothing: one statement on
+   * PostgreSQL (turn-record.ts). Throws FencedOutError, and writes nothing, when `fence` no longer owns the running turn.
+   */
+  recordTurn(rec: TurnRecord): Promise<Turn> {
+    return recordTurn(this.sql, rec);
   }
 
   /** The turn's files in order: pending ones with their bytes, sent and given-up ones without. */

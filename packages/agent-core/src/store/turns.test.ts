@@ -44,6 +44,33 @@ describe.each(STORE_BACKENDS)('the turn outbox on %s', (backend) => {
     });
   });
 
+  describe("beginning a turn in the key's open session", () => {
+    const KEY = 'agent:main:slack:thread:C1:171.5';
+
+    it('reads the open session with the begin; none when the key has no open session', async () => {
+      const { store, sessionId } = await withSession();
+      expect(await store.beginTurnInOpenSession('T-none', 'agent:main:slack:thread:C9:1.1', 1)).toBeNull();
+      const opened = await store.beginTurnInOpenSession('T1', KEY, 3);
+      expect(opened?.session).toEqual(await store.getSession(sessionId));
+      expect(opened?.turn).toEqual(await store.getTurn('T1'));
+      expect(opened?.turn).toMatchObject({ id: 'T1', sessionId, status: 'running', fence: 3, sendAttempts: 0 });
+      // An ended session is not open: nothing begins (the caller starts the next session).
+      await store.endSession(sessionId, 'session_reset');
+      expect(await store.beginTurnInOpenSession('T2', KEY, 1)).toBeNull();
+      expect(await store.getTurn('T2')).toBeNull();
+    });
+
+    it('a re-run takes the turn over under a newer fence and keeps what it recorded; an older fence is refused', async () => {
+      const { store } = await withSession();
+      await store.beginTurnInOpenSession('T1', KEY, 1);
+      await store.recordReply('T1', 'done before the crash', 1);
+      const rerun = await store.beginTurnInOpenSession('T1', KEY, 2);
+      expect(rerun?.turn).toMatchObject({ fence: 2, status: 'replied', reply: 'done before the crash' });
+      await expect(store.beginTurnInOpenSession('T1', KEY, 1)).rejects.toBeInstanceOf(FencedOutError);
+      expect((await store.getTurn('T1'))?.fence).toBe(2);
+    });
+  });
+
   describe('turn outbox', () => {
     it('tracks a turn from running to delivered, chunk by chunk', async () => {
       const { store, sessionId } = await withSession();

@@ -4,11 +4,27 @@
  */
 import { FencedOutError, StoreNotFoundError } from './errors.js';
 import { referencingSession } from './guards.js';
-import { toTurn, type Turn, type TurnRow, type TurnStatus } from './rows.js';
+import { toSession, toTurn, type Session, type SessionRow, type Turn, type TurnRow, type TurnStatus } from './rows.js';
+import { currentSession, SESSION_OF_KEY } from './sessions.js';
 import type { Sql, SqlValue } from './sql.js';
 import { addTurnFiles, type NewTurnFile } from './turn-files.js';
 
 const SELECT_SQL = 'SELECT * FROM turns WHERE id = ?';
+
+/** A new running turn, or a re-run taking it over by raising its fence (nothing, when a newer fence owns it). */
+const beginTurnSql = (source: string): string => `INSERT INTO turns (id, session_id, status, fence, created_at, updated_at) ${source}
+  ON CONFLICT (id) DO UPDATE SET fence = excluded.fence, updated_at = excluded.updated_at
+  WHERE turns.fence IS NULL OR turns.fence <= excluded.fence
+  RETURNING *`;
+const BEGIN_TURN_SQL = beginTurnSql(`VALUES (?, ?, 'running', ?, ?, ?)`);
+/**
+ * PostgreSQL: the key's open session and beginTurn in it, as JSON rows. No row: no open session; a null turn: a newer
+ * fence owns the turn. The insert runs once whether or not the outer query reads it (PostgreSQL's rule for
+ * data-modifying CTEs).
+ */
+const BEGIN_TURN_IN_OPEN_SESSION_SQL = `WITH cur AS (SELECT * FROM sessions WHERE id = (${SESSION_OF_KEY}) AND ended_at IS NULL),
+  t AS (${beginTurnSql(`SELECT ?, cur.id, 'running', ?, ?, ? FROM cur`)})
+  SELECT row_to_json(cur) AS session, (SELECT row_to_json(t) FROM t) AS turn FROM cur`;
 
 /** One fenced write: its SET clause and the statuses it applies to (any when absent), its SQL written once. */
 interface FencedWrite {
@@ -20,6 +36,15 @@ function fencedWrite(set: string, statuses: readonly TurnStatus[] = []): FencedW
   const statusCond = statuses.length > 0 ? ` AND status IN (${statuses.map(() => '?').join(', ')})` : '';
   return { sql: `UPDATE turns SET ${set}, updated_at = ? WHERE id = ? AND fence = ?${statusCond} RETURNING *`, statuses };
 }
+
+/** A fenced write's parameters: its SET clause's, then the time, the turn, the fence and the statuses. */
+const fencedParams = (write: FencedWrite, turnId: string, fence: number, params: readonly SqlValue[]): SqlValue[] => [
+  ...params,
+  Date.now(),
+  turnId,
+  fence,
+  ...write.statuses,
+];
 
 const SET_REPLY = `status = 'replied', reply = ?, file_count = ?`;
 const COUNT_SEND_ATTEMPT = 'send_attempts = send_attempts + 1';
@@ -36,12 +61,32 @@ const MARK_TURN = fencedWrite('status = ?, error = ?');
  * a worker that lost its lock (or a turn the watchdog abandoned) can neither write nor send any more.
  */
 async function fencedUpdate(sql: Sql, turnId: string, fence: number, write: FencedWrite, params: SqlValue[]): Promise<Turn | null> {
-  const row = await sql.get<TurnRow>(write.sql, [...params, Date.now(), turnId, fence, ...write.statuses]);
+  const row = await sql.get<TurnRow>(write.sql, fencedParams(write, turnId, fence, params));
   if (row) return toTurn(row);
+  await whyNotWritten(sql, turnId, fence);
+  return null; // ours, but not in a state this write applies to
+}
+
+/** After a fenced write matched nothing: throws when the turn is unknown or another fence owns it. */
+async function whyNotWritten(sql: Sql, turnId: string, fence: number): Promise<void> {
   const current = await getTurn(sql, turnId);
   if (!current) throw new StoreNotFoundError('turn', turnId);
   if (current.fence !== fence) throw new FencedOutError(turnId, fence);
-  return null; // ours, but not in a state this write applies to
+}
+
+/**
+ * recordReply (no files) as a CTE named `t` for a statement of its own (turn-record.ts), with its parameters; the
+ * statement must fail when `t` is empty (explainUnrecordedReply then says why).
+ */
+export function recordReplyCte(turnId: string, reply: string, fence: number, claim: boolean): { cte: string; params: SqlValue[] } {
+  const write = claim ? RECORD_CLAIMED_REPLY : RECORD_REPLY;
+  return { cte: `t AS (${write.sql})`, params: fencedParams(write, turnId, fence, [reply, 0]) };
+}
+
+/** Why a reply was not recorded: the turn is unknown, or not this fence's running turn (FencedOutError). */
+export async function explainUnrecordedReply(sql: Sql, turnId: string, fence: number): Promise<never> {
+  await whyNotWritten(sql, turnId, fence);
+  throw new FencedOutError(turnId, fence);
 }
 
 /**
@@ -51,17 +96,27 @@ async function fencedUpdate(sql: Sql, turnId: string, fence: number, write: Fenc
 export async function beginTurn(sql: Sql, turnId: string, sessionId: string, fence: number): Promise<Turn> {
   // One statement, no transaction: the insert, or the conditional raise that decides who owns the turn.
   const now = Date.now();
-  const row = await referencingSession(sessionId, () =>
-    sql.get<TurnRow>(
-      `INSERT INTO turns (id, session_id, status, fence, created_at, updated_at) VALUES (?, ?, 'running', ?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET fence = excluded.fence, updated_at = excluded.updated_at
-       WHERE turns.fence IS NULL OR turns.fence <= excluded.fence
-       RETURNING *`,
-      [turnId, sessionId, fence, now, now],
-    ),
-  );
+  const row = await referencingSession(sessionId, () => sql.get<TurnRow>(BEGIN_TURN_SQL, [turnId, sessionId, fence, now, now]));
   if (row) return toTurn(row);
   throw new FencedOutError(turnId, fence); // a newer fence owns it
+}
+
+/**
+ * beginTurn in the key's open session, which is read in the same statement on PostgreSQL (a data-modifying CTE: one
+ * round trip instead of two on every message's path; SQLite reads in-process, so it keeps the two statements). Null
+ * when the key has no open session: the caller creates one and calls beginTurn.
+ */
+export async function beginTurnInOpenSession(sql: Sql, turnId: string, sessionKey: string, fence: number): Promise<{ session: Session; turn: Turn } | null> {
+  if (sql.dialect === 'sqlite') {
+    const session = await currentSession(sql, sessionKey);
+    if (!session || session.endedAt !== null) return null;
+    return { session, turn: await beginTurn(sql, turnId, session.id, fence) };
+  }
+  const now = Date.now();
+  const row = await sql.get<{ session: SessionRow; turn: TurnRow | null }>(BEGIN_TURN_IN_OPEN_SESSION_SQL, [sessionKey, turnId, fence, now, now]);
+  if (!row) return null;
+  if (!row.turn) throw new FencedOutError(turnId, fence); // a newer fence owns it
+  return { session: toSession(row.session), turn: toTurn(row.turn) };
 }
 
 export async function getTurn(sql: Sql, turnId: string): Promise<Turn | null> {

@@ -7,7 +7,7 @@
  * `profile` is one profile (the named one, or each profile on its own); `global` is the whole gateway. Periods are
  * calendar days and months in HERALD_TIMEZONE.
  */
-import { localDate, type Sql, type Usage } from '@herald/agent-core';
+import { localDate, type Sql, type SqlWrite, type Usage } from '@herald/agent-core';
 import type { Budget } from '../../support/config/profile-schema.js';
 import { SpendStore, type SpendRow } from './spend-store.js';
 
@@ -39,6 +39,8 @@ export interface BudgetGuardOptions {
   timeZone: string;
   now?: () => number;
 }
+
+const tokensOf = (u: Usage): number => u.input + u.output + u.cacheRead + u.cacheWrite;
 
 export class BudgetGuard {
   private readonly now: () => number;
@@ -73,9 +75,19 @@ export class BudgetGuard {
 
   /** Adds a turn's tokens and cost (inside the caller's transaction, with the session's usage). */
   async record(s: SpendSubject, usage: Usage, costUsd: number): Promise<void> {
-    const tokens = usage.input + usage.output + usage.cacheRead + usage.cacheWrite;
+    const tokens = tokensOf(usage);
     if (tokens === 0 && costUsd === 0) return;
     await this.spend.add(this.spendKeys(s), tokens, costUsd);
+  }
+
+  /**
+   * record's statement, for the turn's one-statement record (turn/stages/record.ts); null when there is nothing to add.
+   * Only while no budget is set: then nothing reads the spend before the reply is recorded (notices() has none to give).
+   */
+  recordWrite(s: SpendSubject, usage: Usage, costUsd: number): SqlWrite | null {
+    const tokens = tokensOf(usage);
+    if (tokens === 0 && costUsd === 0) return null;
+    return this.spend.addWrite(this.spendKeys(s), tokens, costUsd);
   }
 
   /** The budgets that apply to this subject, with what is spent against each. */

@@ -9,7 +9,7 @@
  * messages/s went there). SQLite has one writer at a time anyway and keeps one row (shard 0). The 80 % notice's mark
  * lives on shard 0.
  */
-import { registerMigrations, type Sql } from '@herald/agent-core';
+import { registerMigrations, type Sql, type SqlWrite } from '@herald/agent-core';
 
 /** SQLite's spend table (`extraKey`: a last key column, the shard). */
 const sqliteSpendTable = (name: string, extraKey: string): string => `CREATE TABLE ${name} (
@@ -114,15 +114,18 @@ export class SpendStore {
    * the callers' one order of keys, so two turns that meet on a shard wait for each other rather than deadlock.
    */
   async add(keys: ReadonlyArray<{ scope: string; period: string }>, tokens: number, costUsd: number): Promise<void> {
+    const write = this.addWrite(keys, tokens, costUsd);
+    if (write) await this.sql.run(write.sql, write.params);
+  }
+
+  /** add's statement, for a caller that commits it with other writes (the turn's record); null when it adds nothing. */
+  addWrite(keys: ReadonlyArray<{ scope: string; period: string }>, tokens: number, costUsd: number): SqlWrite | null {
     // One row each: PostgreSQL refuses an upsert that touches a row twice.
     const unique = [...new Map(keys.map((k) => [`${k.scope}\u0000${k.period}`, k])).values()];
-    if (unique.length === 0) return;
+    if (unique.length === 0) return null;
     const now = Date.now();
     const shard = this.shards === 1 ? 0 : Math.floor(Math.random() * this.shards);
-    await this.sql.run(
-      addSql(unique.length),
-      unique.flatMap(({ scope, period }) => [scope, period, shard, tokens, costUsd, now]),
-    );
+    return { sql: addSql(unique.length), params: unique.flatMap(({ scope, period }) => [scope, period, shard, tokens, costUsd, now]) };
   }
 
   async get(scope: string, period: string): Promise<SpendRow> {

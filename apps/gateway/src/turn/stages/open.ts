@@ -52,8 +52,10 @@ export async function openTurn(deps: TurnDeps, ctx: TurnContext): Promise<OpenTu
   const { agent, tools } = deps.profiles.of(first.profile);
   // A scheduled task with a session of its own keeps its transcript there; the lock is still the chat's.
   const sessionKey = first.scheduled?.session === 'own' ? scheduleSessionKey(ctx.sessionKey, first.scheduled.id) : ctx.sessionKey;
-  const session = await sessionOf(deps, sessionKey, first, last, agent, tools);
-  const row = await store.beginTurn(ctx.turnId, session.id, ctx.fence);
+  // Most turns find the key's session open: it is read with the turn's begin (one round trip on PostgreSQL).
+  const opened = await store.beginTurnInOpenSession(ctx.turnId, sessionKey, ctx.fence);
+  const session = opened?.session ?? (await sessionOf(deps, sessionKey, first, last, agent, tools));
+  const row = opened?.turn ?? (await store.beginTurn(ctx.turnId, session.id, ctx.fence));
   if (row.status === 'delivered' || row.status === 'interrupted' || row.status === 'failed') {
     ctx.log.info({ status: row.status }, 'turn already finished; not running it again');
     return null;
@@ -80,10 +82,11 @@ export async function openTurn(deps: TurnDeps, ctx: TurnContext): Promise<OpenTu
 }
 
 /**
- * The session the turn's transcript goes to: the key's open one (one indexed read), or a new one whose system
- * prompt the prompt builder makes now from the profile's layers (features/prompt). Stored with the session and
- * replayed byte-identical on every call: the prompt cache depends on it, and a context file or skill changed later
- * reaches only the sessions that start after the change.
+ * The session the turn's transcript goes to when the key had none open (beginTurnInOpenSession found none): the one
+ * another turn opened meanwhile (getOrCreateSession looks again), or a new one whose system prompt the prompt
+ * builder makes now from the profile's layers (features/prompt). Stored with the session and replayed byte-identical
+ * on every call: the prompt cache depends on it, and a context file or skill changed later reaches only the sessions
+ * that start after the change.
  */
 async function sessionOf(
   deps: TurnDeps,
@@ -94,8 +97,6 @@ async function sessionOf(
   tools: TurnToolsFactory,
 ): Promise<Session> {
   const { store } = deps;
-  const open = await store.currentSession(sessionKey);
-  if (open && open.endedAt === null) return open;
   const profile = deps.conversation.profiles.get(first.profile);
   const built = agent
     ? await deps.conversation.prompts.build({
@@ -107,15 +108,19 @@ async function sessionOf(
         toolNames: tools.toolNames,
       })
     : null;
-  const { session, created } = await store.getOrCreateSession(sessionKey, () => ({
-    source: first.platform as SessionSource,
-    userId: first.userId,
-    userName: first.userName,
-    chatId: first.chatId,
-    profile: profileColumn(first.profile ?? DEFAULT_PROFILE),
-    model: agent ? providerLabel(agent.primary) : undefined,
-    systemPrompt: built?.text,
-  }));
+  const { session, created } = await store.getOrCreateSession(
+    sessionKey,
+    () => ({
+      source: first.platform as SessionSource,
+      userId: first.userId,
+      userName: first.userName,
+      chatId: first.chatId,
+      profile: profileColumn(first.profile ?? DEFAULT_PROFILE),
+      model: agent ? providerLabel(agent.primary) : undefined,
+      systemPrompt: built?.text,
+    }),
+    { noneOpen: true },
+  );
   if (created && built) await deps.conversation.prompts.record(session.id, built);
   return session;
 }

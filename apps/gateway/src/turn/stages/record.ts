@@ -34,10 +34,28 @@ export async function recordTurn(
   const { store, controls } = deps;
   const { ctx, spender } = open;
   const { meter } = prepared;
+  // Tokens: every call the turn made (its loop, subagents, side tasks, its files) but a compression's before it,
+  // which are in the session's columns already; the cost: all of them (features/budgets/turn-spend.ts).
+  const usage = { ...spend.uncountedTokens(), ...spend.costs(), lastPromptTokens: result.lastPromptTokens, apiCalls: finished.apiCalls };
+  // Most turns, in one store call (one statement on PostgreSQL): no compression inside the turn, no files, and no
+  // budget whose 80 % notice must read the spend before the reply (with the notice under it) is written.
+  if (!result.compactedHistory && finished.files.length === 0 && !controls.budgets.enabled) {
+    const spent = controls.budgets.recordWrite(spender, meter.usage, meter.costUsd);
+    const turn = await store.recordTurn({
+      turnId: ctx.turnId,
+      fence: ctx.fence,
+      sessionId: prepared.session.id,
+      messages: result.newMessages,
+      platformMessageId: open.last.platformMessageId,
+      usage,
+      reply: finished.reply,
+      claim: finished.check === 'ok',
+      alongside: spent ? [spent] : [],
+    });
+    spend.recorded();
+    return { session: prepared.session, turn, text: finished.reply, compressions: prepared.compressions };
+  }
   const recorded = await store.transaction(async () => {
-    // Tokens: every call the turn made (its loop, subagents, side tasks, its files) but a compression's before it,
-    // which are in the session's columns already; the cost: all of them (features/budgets/turn-spend.ts).
-    const usage = { ...spend.uncountedTokens(), ...spend.costs(), lastPromptTokens: result.lastPromptTokens, apiCalls: finished.apiCalls };
     const session = await persistTurn(store, {
       sessionKey: open.sessionKey,
       session: prepared.session,
@@ -47,11 +65,8 @@ export async function recordTurn(
       usage,
     });
     // Budgets: this turn's spend, and the 80 % notice when it crossed it (once, whichever worker is first).
-    let notices: string[] = [];
-    if (controls) {
-      await controls.budgets.record(spender, meter.usage, meter.costUsd);
-      notices = await controls.budgets.notices(spender);
-    }
+    await controls.budgets.record(spender, meter.usage, meter.costUsd);
+    const notices = await controls.budgets.notices(spender);
     const text = notices.length > 0 ? `${finished.reply}\n\n${notices.join('\n')}` : finished.reply;
     const turn = await store.recordReply(ctx.turnId, text, ctx.fence, finished.files, { claim: finished.check === 'ok' });
     return { session, turn, text };
