@@ -116,6 +116,42 @@ function checksFor(config: HeraldConfig): Check[] {
       },
     },
   ];
+  checks.push(...platformChecks(config));
+  checks.push(...keyPoolChecks(config));
+  const ownModels = config.model ? [config.model, ...config.fallbackModels] : [];
+  if (ownModels.length === 0) {
+    checks.push({ name: 'model', run: async () => Promise.reject(new Warning('HERALD_MODEL is not set: turns answer with a setup hint')) });
+  }
+  // Agent profiles' own models (HERALD_PROFILES) are probed like HERALD_MODEL.
+  const profileModels = Object.values(config.profiles)
+    .flatMap((p) => [p.model, ...(p.fallback_models ?? [])])
+    .filter((r): r is string => typeof r === 'string');
+  const models = [...new Set([...ownModels, ...profileModels])];
+  // Side-task models (HERALD_AUXILIARY_MODEL and its fallbacks): a spent account there costs summaries, not turns.
+  const sideModels = [config.auxiliaryModel, ...config.auxiliaryFallbackModels].filter((r): r is string => typeof r === 'string' && !models.includes(r));
+  for (const [ref, name] of [...models.map((r) => [r, models.length > 1 ? `model ${r}` : 'model']), ...sideModels.map((r) => [r, `side model ${r}`])]) {
+    checks.push({
+      name,
+      run: async (signal) => {
+        const provider = createProvider(providerConfig(config, ref));
+        const started = Date.now();
+        await provider.complete({
+          systemPrompt: 'You are a health check. Reply with OK.',
+          messages: [{ role: 'user', content: 'ping' }],
+          tools: [],
+          maxTokens: MODEL_PROBE_MAX_TOKENS,
+          signal,
+        });
+        return `${ref} answered in ${Date.now() - started} ms`;
+      },
+    });
+  }
+  return checks;
+}
+
+/** One check per configured platform (its token asked who it is), or a warning when none is configured. */
+function platformChecks(config: HeraldConfig): Check[] {
+  const checks: Check[] = [];
   const { telegram, discord, slack } = config;
   if (config.platforms.telegram.enabled && telegram.botToken) {
     const token = telegram.botToken;
@@ -174,35 +210,6 @@ function checksFor(config: HeraldConfig): Check[] {
     });
   }
 
-  checks.push(...keyPoolChecks(config));
-  const ownModels = config.model ? [config.model, ...config.fallbackModels] : [];
-  if (ownModels.length === 0) {
-    checks.push({ name: 'model', run: async () => Promise.reject(new Warning('HERALD_MODEL is not set: turns answer with a setup hint')) });
-  }
-  // Agent profiles' own models (HERALD_PROFILES) are probed like HERALD_MODEL.
-  const profileModels = Object.values(config.profiles)
-    .flatMap((p) => [p.model, ...(p.fallback_models ?? [])])
-    .filter((r): r is string => typeof r === 'string');
-  const models = [...new Set([...ownModels, ...profileModels])];
-  // Side-task models (HERALD_AUXILIARY_MODEL and its fallbacks): a spent account there costs summaries, not turns.
-  const sideModels = [config.auxiliaryModel, ...config.auxiliaryFallbackModels].filter((r): r is string => typeof r === 'string' && !models.includes(r));
-  for (const [ref, name] of [...models.map((r) => [r, models.length > 1 ? `model ${r}` : 'model']), ...sideModels.map((r) => [r, `side model ${r}`])]) {
-    checks.push({
-      name,
-      run: async (signal) => {
-        const provider = createProvider(providerConfig(config, ref));
-        const started = Date.now();
-        await provider.complete({
-          systemPrompt: 'You are a health check. Reply with OK.',
-          messages: [{ role: 'user', content: 'ping' }],
-          tools: [],
-          maxTokens: MODEL_PROBE_MAX_TOKENS,
-          signal,
-        });
-        return `${ref} answered in ${Date.now() - started} ms`;
-      },
-    });
-  }
   return checks;
 }
 
