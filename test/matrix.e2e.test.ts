@@ -26,6 +26,8 @@ const HOLD = 'hold';
 const PHOTO = png(24, 16, { rgb: [10, 200, 30] });
 const STREAMED = 'one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty';
 const INVITER = '@inviter:localhost';
+/** An `m.room.encrypted` event's content (megolm): what an encrypted room's messages look like to the bot. */
+const ENCRYPTED = { algorithm: 'm.megolm.v1.aes-sha2', ciphertext: 'AwgAEnACgAkLmt6qF84IK++J7UDH2Za1YVchHyprqTqsg', session_id: 'x', device_id: 'D' };
 /** Routed to a profile whose busy input interrupts the running turn. */
 const IMPATIENT = '@impatient:localhost';
 
@@ -176,9 +178,8 @@ describe('Matrix rooms, threads and replies', () => {
   it('an encrypted room is refused with a message, once, and nothing reaches the model', async () => {
     const a = newUser();
     const room = mx.createRoom({ members: [a], encrypted: true, isDirect: true });
-    const secret = { algorithm: 'm.megolm.v1.aes-sha2', ciphertext: 'AwgAEnACgAkLmt6qF84IK++J7UDH2Za1YVchHyprqTqsg', session_id: 'x', device_id: 'D' };
-    mx.send(room, a, secret, { eventType: 'm.room.encrypted' });
-    mx.send(room, a, secret, { eventType: 'm.room.encrypted' });
+    mx.send(room, a, ENCRYPTED, { eventType: 'm.room.encrypted' });
+    mx.send(room, a, ENCRYPTED, { eventType: 'm.room.encrypted' });
     const [refusal] = await repliesIn(room, 1, 'the refusal');
     expect(refusal).toContain('this room is encrypted'.replace('this', 'This'));
     await cluster.ingress.waitForLog((l) => String(l.msg).includes('end-to-end encrypted'), 'the refusal log');
@@ -386,7 +387,7 @@ describe('Matrix operations', () => {
 describe('Matrix restarts and streaming (a gateway of its own)', () => {
   let gw: GatewayProcess | undefined;
 
-  it('the sync position survives a restart: nothing answered twice, nothing sent meanwhile lost; streams as edits', async () => {
+  it('the sync position and the refused rooms survive a restart: nothing answered or refused twice, nothing lost; streams as edits', async () => {
     const other = await startMatrixFake();
     const dir = mkdtempSync(join(tmpdir(), 'herald-matrix-'));
     const prefix = testPrefix('mxrestart');
@@ -396,9 +397,13 @@ describe('Matrix restarts and streaming (a gateway of its own)', () => {
       await waitForMatrix(other);
       const user = '@restart:localhost';
       const room = other.createRoom({ members: [user], isDirect: true });
+      const locked = other.createRoom({ members: [user], encrypted: true, isDirect: true });
+      other.send(locked, user, ENCRYPTED, { eventType: 'm.room.encrypted' });
+      await other.waitFor(() => matrixTexts(other, locked).length === 1 || undefined, REPLY_TIMEOUT_MS, 'the refusal');
       other.send(room, user, textContent('before restart'));
       await other.waitFor(() => matrixTexts(other, room).length === 1 || undefined, REPLY_TIMEOUT_MS, 'the first reply');
       await gw.stop();
+      other.send(locked, user, ENCRYPTED, { eventType: 'm.room.encrypted' });
       other.send(room, user, textContent('stream while down'));
       const syncs = other.requestsTo('/sync').length;
       gw = await startGateway({ env, args: ['--role', 'all'] });
@@ -413,6 +418,10 @@ describe('Matrix restarts and streaming (a gateway of its own)', () => {
       expect(edit?.content['m.new_content']).toBeDefined();
       expect(matrixTexts(other, room)).toEqual(['ok: before restart', STREAMED]);
       expect(llm.requests.filter((r) => lastUserText(r) === 'before restart')).toHaveLength(1);
+      // The encrypted message sent while it was down came in the first /sync after the restart; the next /sync is
+      // asked only once that batch was handled: by then a second refusal would have been posted.
+      await other.waitFor(() => other.requestsTo('/sync').length >= syncs + 2 || undefined, REPLY_TIMEOUT_MS, 'the /sync after the first batch');
+      expect(matrixTexts(other, locked)).toHaveLength(1);
     } finally {
       await gw?.stop();
       gw = undefined;

@@ -16,7 +16,7 @@ import { openApprovalDesk } from '../features/approvals/desk.js';
 import { clarifyMarkerKey } from '../turn/clarify.js';
 import { createIngresses, stampAccount, type IngressWithRoutes } from './platforms.js';
 import { RedisPartsMemory } from '../edges/ingress/parts-memory.js';
-import { RedisSyncToken } from '../edges/ingress/matrix-sync-token.js';
+import { RedisMatrixMemory } from '../edges/ingress/matrix-memory.js';
 import { opened, type Part, type StartContext } from './compose.js';
 import type { HttpPart, RedisPart, StorePart } from './base-parts.js';
 import type { ServicesPart } from './services-part.js';
@@ -83,8 +83,8 @@ export class RouterPart implements Part {
     // Which parts of an album or a split text were taken lives in Redis, so several ingresses join them alike.
     const redis = deps.redis.client;
     const parts = (account: string) => new RedisPartsMemory(redis, config.redisPrefix, account);
-    const syncTokens = (userId: string) => new RedisSyncToken(redis, config.redisPrefix, userId);
-    this.#ingresses = createIngresses(config, deps.shared.services.threads, log, parts, deps.shared.services.serviceWindow, syncTokens);
+    const matrixMemory = (userId: string) => new RedisMatrixMemory(redis, config.redisPrefix, userId);
+    this.#ingresses = createIngresses(config, deps.shared.services.threads, log, parts, deps.shared.services.serviceWindow, matrixMemory);
     for (const ingress of this.#ingresses.values()) ingress.registerRoutes?.(deps.http.http);
     if (config.apiKeys.length > 0) {
       const { redis, store, http, queue } = deps;

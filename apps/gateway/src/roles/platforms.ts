@@ -13,7 +13,7 @@ import { createTelegramEgress, createTelegramFiles, createTelegramIngress, type 
 import { createDiscordEgress, createDiscordIngress, createDiscordRest, DiscordFiles } from '@herald/adapters/discord';
 import { createSlackClient, createSlackEgress, createSlackIngress, SlackFiles, SLACK_EVENTS_PATH } from '@herald/adapters/slack';
 import { WhatsAppEgress, WhatsAppFiles, WhatsAppIngress, WhatsAppWebhook, type ServiceWindowMemory, type WindowTemplate } from '@herald/adapters/whatsapp';
-import { MatrixEgress, MatrixFiles, MatrixIngress, type SyncTokenStore } from '@herald/adapters/matrix';
+import { MatrixEgress, MatrixFiles, MatrixIngress, type MatrixIngressMemory } from '@herald/adapters/matrix';
 import type { FastifyInstance } from 'fastify';
 import type { HeraldConfig } from '../support/config/load.js';
 import { menuCommands } from '../edges/commands/registry.js';
@@ -223,13 +223,13 @@ export function createIngresses(
   log: Logger,
   parts: PartsMemoryOf,
   window: ServiceWindowMemory,
-  syncTokens: SyncTokensOf,
+  matrixMemory: MatrixMemoryOf,
 ): Map<string, IngressWithRoutes> {
-  return new Map(accountIngresses(config, threads, log, parts, window, syncTokens).map((a) => [keyOf(a.platform, a.account), a.ingress]));
+  return new Map(accountIngresses(config, threads, log, parts, window, matrixMemory).map((a) => [keyOf(a.platform, a.account), a.ingress]));
 }
 
-/** Where a Matrix account's ingress keeps its /sync position (edges/ingress/matrix-sync-token.ts), by its user id. */
-export type SyncTokensOf = (userId: string) => SyncTokenStore;
+/** What a Matrix account's ingress keeps across restarts (edges/ingress/matrix-memory.ts), by its user id. */
+export type MatrixMemoryOf = (userId: string) => MatrixIngressMemory;
 
 /** Where a bot account's Telegram ingress remembers the parts it took (edges/ingress/parts-memory.ts); absent: its own process. */
 export type PartsMemoryOf = (account: string) => PartsMemory;
@@ -240,7 +240,7 @@ export function accountIngresses(
   log: Logger,
   parts: PartsMemoryOf,
   window: ServiceWindowMemory,
-  syncTokens: SyncTokensOf,
+  matrixMemory: MatrixMemoryOf,
 ): AccountIngress[] {
   const bots: Bot[] = [];
   if (config.platforms.telegram.enabled)
@@ -256,7 +256,7 @@ export function accountIngresses(
   return bots.map((bot) => ({
     platform: bot.platform as Platform,
     account: bot.account,
-    ingress: ingressOf(config, bot, threads, log, parts, window, syncTokens),
+    ingress: ingressOf(config, bot, threads, log, parts, window, matrixMemory),
   }));
 }
 
@@ -267,13 +267,13 @@ function ingressOf(
   log: Logger,
   parts: PartsMemoryOf,
   window: ServiceWindowMemory,
-  syncTokens: SyncTokensOf,
+  matrixMemory: MatrixMemoryOf,
 ): IngressWithRoutes {
   const commands = menuCommands();
   const platform = bot.platform as Platform;
   const logger = log.child({ platform, ...(bot.account !== DEFAULT_ACCOUNT && { account: bot.account }) });
   if (platform === 'whatsapp') return new WhatsAppIngress(whatsappWebhookOf(config, log), { phoneNumberId: phoneNumberOf(bot), logger, window });
-  if (platform === 'matrix') return matrixIngressOf(config, bot, threads, logger, syncTokens);
+  if (platform === 'matrix') return matrixIngressOf(config, bot, threads, logger, matrixMemory);
   const token = tokenOf(bot);
   if (platform === 'telegram') {
     const t = config.telegram;
@@ -321,13 +321,13 @@ function ingressOf(
   });
 }
 
-function matrixIngressOf(config: HeraldConfig, bot: Bot, threads: KnownThreads, logger: Logger, syncTokens: SyncTokensOf): MatrixIngress {
+function matrixIngressOf(config: HeraldConfig, bot: Bot, threads: KnownThreads, logger: Logger, matrixMemory: MatrixMemoryOf): MatrixIngress {
   const conn = matrixConnectionOf(config, bot);
   const m = config.matrix;
   // Invites: from whom MATRIX_INVITE_FROM says, else from the users allowed to talk to the bot.
   const inviteFrom =
     m.inviteFrom.length > 0 ? m.inviteFrom : m.allowAllUsers || config.gateway.allowAllUsers ? ['*'] : [...m.allowedUsers, ...config.gateway.allowedUsers];
-  return new MatrixIngress({ ...conn, logger, syncTokens: syncTokens(conn.userId), inviteFrom, allowedRooms: m.allowedRooms, threads: threads.of('matrix') });
+  return new MatrixIngress({ ...conn, logger, memory: matrixMemory(conn.userId), inviteFrom, allowedRooms: m.allowedRooms, threads: threads.of('matrix') });
 }
 
 /** Where a Slack app's Events over HTTP arrive: `/slack/events`, or `/slack/events/<account>` for an extra app. */

@@ -27,12 +27,15 @@ export const MATRIX_MXC_RE = /^mxc:\/\/([A-Za-z0-9.\-[\]:]{1,255})\/([A-Za-z0-9_
 export const MATRIX_ENCRYPTED_REFUSAL = 'This room is encrypted; Herald does not support end-to-end encrypted rooms. Use an unencrypted room to talk to it.';
 
 /**
- * Where the ingress keeps its `/sync` position (`next_batch`) so a restart continues after the last event it took
- * and never replays older ones. The gateway keeps it in Redis; a Map works in tests.
+ * What the ingress keeps across restarts: its `/sync` position (`next_batch`), so a restart continues after the last
+ * event it took and never replays older ones, and the encrypted rooms it has refused, so the refusal is said once per
+ * room and not once per process. The gateway keeps both in Redis; a Map and a Set work in tests.
  */
-export interface SyncTokenStore {
-  load(): Promise<string | null>;
-  save(token: string): Promise<void>;
+export interface MatrixIngressMemory {
+  loadSyncToken(): Promise<string | null>;
+  saveSyncToken(token: string): Promise<void>;
+  /** Notes the room as refused: true only the first time it is noted. */
+  firstRefusal(roomId: string): Promise<boolean>;
 }
 
 export interface MatrixConnection {
@@ -45,7 +48,7 @@ export interface MatrixConnection {
 
 export interface MatrixIngressOptions extends MatrixConnection {
   logger: Logger;
-  syncTokens: SyncTokenStore;
+  memory: MatrixIngressMemory;
   /** Whose invites are accepted (user ids; `*` any). Others are declined and logged. */
   inviteFrom: readonly string[];
   /** Rooms the bot answers in (room ids; empty: any room it is in). */

@@ -7,4 +7,4 @@ export { MatrixEgress } from './egress.js';
 export { MatrixFiles } from './files.js';
 export { MatrixClient } from './client.js';
 export { matrixCodec } from './codec.js';
-export { MATRIX_ENCRYPTED_REFUSAL, type SyncTokenStore } from './config.js';
+export { MATRIX_ENCRYPTED_REFUSAL, type MatrixIngressMemory } from './config.js';

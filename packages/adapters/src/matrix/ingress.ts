@@ -21,7 +21,7 @@ import {
   MATRIX_SYNC_GRACE_MS,
   MATRIX_SYNC_TIMEOUT_MS,
   type MatrixIngressOptions,
-  type SyncTokenStore,
+  type MatrixIngressMemory,
 } from './config.js';
 import { MatrixEgress } from './egress.js';
 import { normalizeEvent, type Normalized, type RoomContext } from './normalize.js';
@@ -45,7 +45,7 @@ export class MatrixIngress implements PlatformIngress {
   readonly platform = 'matrix' as const;
   private readonly client: MatrixClient;
   private readonly logger: Logger;
-  private readonly syncTokens: SyncTokenStore;
+  private readonly memory: MatrixIngressMemory;
   private readonly seen: RecentIds;
   private readonly rooms: RoomBook;
   private readonly egress: MatrixEgress;
@@ -63,9 +63,9 @@ export class MatrixIngress implements PlatformIngress {
   ) {
     this.client = client ?? new MatrixClient(opts);
     this.logger = opts.logger;
-    this.syncTokens = opts.syncTokens;
+    this.memory = opts.memory;
     this.seen = new RecentIds(opts.dedupeCapacity ?? MATRIX_DEDUPE_CAPACITY);
-    this.rooms = new RoomBook(this.client, this.logger);
+    this.rooms = new RoomBook(this.client, this.logger, opts.memory);
     this.egress = new MatrixEgress(opts, this.client);
     const localpart = /^@([^:]+):/.exec(opts.userId)?.[1] ?? '';
     this.botNames = [opts.displayName, localpart].filter((n): n is string => !!n && n.length >= 2).map((n) => n.toLowerCase());
@@ -114,7 +114,7 @@ export class MatrixIngress implements PlatformIngress {
         const next = typeof batch.next_batch === 'string' && batch.next_batch !== '' ? batch.next_batch : since;
         // No position at all yet: asking again at once (a first sync does not wait) would spin; back off instead.
         if (next === null) throw new PlatformError('matrix sync: answer without next_batch', 'matrix');
-        if (next !== since) await this.syncTokens.save(next);
+        if (next !== since) await this.memory.saveSyncToken(next);
         since = next;
         backoff = 0;
       } catch (err) {
@@ -132,7 +132,7 @@ export class MatrixIngress implements PlatformIngress {
   private async loadToken(signal: AbortSignal): Promise<string | null> {
     for (let wait: number = MATRIX_SYNC_BACKOFF_MS.first; !signal.aborted; wait = Math.min(wait * 2, MATRIX_SYNC_BACKOFF_MS.max)) {
       try {
-        return await this.syncTokens.load();
+        return await this.memory.loadSyncToken();
       } catch (err) {
         this.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'matrix: sync position not readable yet; waiting');
         await sleep(wait, signal);

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { NotFoundError } from '../errors.js';
 import type { Button } from '../types.js';
 import { type MatrixClient, Method, seg } from './client.js';
-import { MATRIX_ENCRYPTED_REFUSAL } from './config.js';
+import { MATRIX_ENCRYPTED_REFUSAL, type MatrixIngressMemory } from './config.js';
 import { BUTTONS_FIELD } from './content.js';
 
 type Json = Record<string, unknown>;
@@ -20,12 +20,13 @@ const MAX_ROOMS = 10_000;
 export class RoomBook {
   private readonly encrypted = new Map<string, boolean>();
   private readonly members = new Map<string, number>();
-  private readonly refused = new Set<string>();
+  private readonly refused = new Map<string, true>();
   private readonly offers = new Map<string, Button[]>();
 
   constructor(
     private readonly client: MatrixClient,
     private readonly logger: Logger,
+    private readonly memory: Pick<MatrixIngressMemory, 'firstRefusal'>,
   ) {}
 
   /** Reads a room's state and timeline events of a /sync for what the book keeps. */
@@ -66,15 +67,31 @@ export class RoomBook {
     return count <= 2;
   }
 
-  /** The refusal in an encrypted room, once per room (per process): the message there and a log line. */
+  /**
+   * The refusal in an encrypted room, once per room (remembered across restarts; should that memory be out of reach,
+   * once per process): the message there and a log line.
+   */
   async refuseEncrypted(roomId: string, send: (roomId: string, text: string) => Promise<unknown>): Promise<void> {
     if (this.refused.has(roomId)) return;
-    this.refused.add(roomId);
+    remember(this.refused, roomId, true);
+    if (!(await this.firstRefusalOf(roomId))) return;
     this.logger.warn({ roomId }, 'matrix: room is end-to-end encrypted; Herald does not support encrypted rooms; refused');
     try {
       await send(roomId, MATRIX_ENCRYPTED_REFUSAL);
     } catch (err) {
       this.logger.warn({ roomId, err: err instanceof Error ? err.message : String(err) }, 'matrix: could not post the encrypted-room refusal');
+    }
+  }
+
+  private async firstRefusalOf(roomId: string): Promise<boolean> {
+    try {
+      return await this.memory.firstRefusal(roomId);
+    } catch (err) {
+      this.logger.warn(
+        { roomId, err: err instanceof Error ? err.message : String(err) },
+        'matrix: refused rooms not readable; refusing as if for the first time',
+      );
+      return true;
     }
   }
 
