@@ -1,5 +1,5 @@
 /**
- * Slash commands whose effect is a queued message (`/herald queue …`, `/herald retry`, `/herald <anything that is
+ * Button presses and slash commands whose effect is a queued message (`/herald queue …`, `/herald retry`, `/herald <anything that is
  * not a command>`) follow the Events rule: acknowledged only once that message was handed over (the gateway's
  * mailbox took it and, with HERALD_REDIS_WAIT_REPLICAS, a replica has it), within SLACK_ACK_BUDGET_MS.
  *
@@ -22,6 +22,19 @@ export const COMMAND_ANSWER_KEY = 'heraldCommandAnswer';
 export const TAKEN_LATE_NOTICE = '✅ Your command went through after all (it took longer than Slack waits): no need to send it again.';
 /** Told to the user (ephemeral) when a command it did not acknowledge could not be taken. */
 export const NOT_TAKEN_NOTICE = '⚠️ Herald could not take your command just now, so nothing was queued. Please send it again.';
+/** The same two notices for a button press (Slack does not send a press again either). */
+export const PRESS_TAKEN_LATE_NOTICE = '✅ Your button press went through after all (it took longer than Slack waits): no need to press it again.';
+export const PRESS_NOT_TAKEN_NOTICE = '⚠️ Herald could not take your button press just now, so nothing happened. Please press it again.';
+
+/** What a gated interaction is called in the log, and what its user is told when it was not acknowledged. */
+export interface GatedKind {
+  what: 'slash command' | 'button press';
+  takenLate: string;
+  notTaken: string;
+}
+
+export const GATED_COMMAND: GatedKind = { what: 'slash command', takenLate: TAKEN_LATE_NOTICE, notTaken: NOT_TAKEN_NOTICE };
+export const GATED_PRESS: GatedKind = { what: 'button press', takenLate: PRESS_TAKEN_LATE_NOTICE, notTaken: PRESS_NOT_TAKEN_NOTICE };
 
 /**
  * What the HTTP transport lends a slash command's listener: the listener marks a command it gates (so the

@@ -154,7 +154,8 @@ export class FastifyEventsReceiver implements Receiver {
         clearTimeout(deadline);
         resolve(v);
       };
-      // A gated slash command's listener gives its verdict (ack or refuse) within the same budget: wait for it.
+      // A gated listener (a slash command that queues, a button press) gives its verdict (ack or refuse) within the
+      // same budget: wait for it.
       const answer = new CommandAnswer();
       void answer.refused.then(() => settle({ kind: 'refused' }));
       const deadline = setTimeout(() => {

@@ -16,7 +16,16 @@ import { AuthError } from '../errors.js';
 import type { AdapterHealth, InboundHandler, InboundMessage, PlatformIngress } from '../types.js';
 import { SLACK_ACK_BUDGET_MS, SLACK_DEDUPE_CAPACITY, SLACK_DEFAULT_API_URL, type SlackIngressOptions } from './config.js';
 import { deliveryOf, type EventDelivery } from './ack-gate.js';
-import { commandAnswerOf, NOT_TAKEN_NOTICE, outcomeWithin, PendingCommands, queuesMessage, TAKEN_LATE_NOTICE, type CommandAnswer } from './command-gate.js';
+import {
+  commandAnswerOf,
+  GATED_COMMAND,
+  GATED_PRESS,
+  outcomeWithin,
+  PendingCommands,
+  queuesMessage,
+  type CommandAnswer,
+  type GatedKind,
+} from './command-gate.js';
 import { HandOverMemory } from '../shared/hand-overs.js';
 import { FastifyEventsReceiver } from './events-http.js';
 import { InFlight } from '../shared/in-flight.js';
@@ -154,11 +163,11 @@ class SlackIngressImpl implements SlackIngress {
         );
       }
     }
-    // Button presses (block_actions): acknowledged at once; the gateway decides whether the press still counts.
-    app.action(new RegExp(`^${SLACK_BUTTON_ACTION_PREFIX}`), async ({ ack, body, action }) => {
-      await ack();
-      await this.onPress(body, action);
-    });
+    // Button presses (block_actions): acknowledged once handed over, as a command that queues (command-gate.ts); the
+    // gateway decides whether the press still counts.
+    app.action(new RegExp(`^${SLACK_BUTTON_ACTION_PREFIX}`), async ({ ack, body, action, context }) =>
+      this.onPress(body, action, ack, commandAnswerOf(context)),
+    );
     app.error(async (err) => {
       this.lastError = err.message;
       // The message and code only: a stack trace in the log says nothing an operator can act on.
@@ -253,22 +262,37 @@ class SlackIngressImpl implements SlackIngress {
       await ack();
       return this.handOverInteraction(message, 'a slash command');
     }
+    return this.gatedHandOver(message, `${message.chatId}|${message.userId}|${message.text}`, ack, answer, GATED_COMMAND);
+  }
+
+  /**
+   * Acknowledged only once `message` was handed over within the ack budget (command-gate.ts). The same `key` while
+   * one runs joins it; not acknowledged in time, its user is told once it settles whether to send it again.
+   */
+  private async gatedHandOver(
+    message: InboundMessage,
+    key: string,
+    ack: () => Promise<void>,
+    answer: CommandAnswer | undefined,
+    kind: GatedKind,
+  ): Promise<void> {
+    const handler = this.handler;
+    if (handler === null) return ack();
     if (answer) answer.gated = true;
-    const key = `${message.chatId}|${message.userId}|${message.text}`;
     const { handOver, joined } = this.pendingCommands.join(key, () => this.handing.track(handler(message)));
     const outcome = await outcomeWithin(handOver, this.ackBudgetMs);
     if (outcome === 'taken') return ack();
     answer?.refuse();
-    this.logger.warn({ messageId: message.messageId, outcome, joined }, 'slack: slash command not acknowledged (its message is not handed over yet)');
-    // A joined command's user is told by the first one's notice: it is the same message.
+    this.logger.warn({ messageId: message.messageId, outcome, joined }, `slack: ${kind.what} not acknowledged (its message is not handed over yet)`);
+    // A joined one's user is told by the first one's notice: it is the same message.
     if (joined) return;
     const tell = (text: string): Promise<void> => this.tellUser(message.chatId, message.userId, text);
     await handOver.then(
-      () => tell(TAKEN_LATE_NOTICE),
+      () => tell(kind.takenLate),
       (err: unknown) => {
         this.lastError = err instanceof Error ? err.message : String(err);
-        this.logger.error({ err, messageId: message.messageId }, 'slack: handing a slash command to the gateway failed');
-        return tell(NOT_TAKEN_NOTICE);
+        this.logger.error({ err, messageId: message.messageId }, `slack: handing a ${kind.what} to the gateway failed`);
+        return tell(kind.notTaken);
       },
     );
   }
@@ -286,8 +310,10 @@ class SlackIngressImpl implements SlackIngress {
     await this.handOverInteraction(homeOpenedToMessage(event), 'an App Home visit');
   }
 
-  private async onPress(body: unknown, action: unknown): Promise<void> {
-    await this.handOverInteraction(pressToMessage(body, action), 'a button press');
+  private async onPress(body: unknown, action: unknown, ack: () => Promise<void>, answer: CommandAnswer | undefined): Promise<void> {
+    const message = pressToMessage(body, action);
+    if (message === null) return ack();
+    return this.gatedHandOver(message, `${message.chatId}|${message.userId}|press:${message.press?.data ?? ''}`, ack, answer, GATED_PRESS);
   }
 
   private async handOverInteraction(message: InboundMessage | null, what: string): Promise<void> {

@@ -4,7 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSlackFake, waitFor, type SlackFake, type SlashDelivery } from '../../../../test/fakes/slack/index.js';
 import type { InboundMessage } from '../types.js';
 import type { SlackIngressOptions } from './config.js';
-import { NOT_TAKEN_NOTICE, TAKEN_LATE_NOTICE } from './command-gate.js';
+import { NOT_TAKEN_NOTICE, PRESS_NOT_TAKEN_NOTICE, PRESS_TAKEN_LATE_NOTICE, TAKEN_LATE_NOTICE } from './command-gate.js';
+import { blocksWithButtons } from './blocks.js';
 import { createSlackIngress, type SlackIngress } from './ingress.js';
 import { slashCommandText, slashCommandToMessage } from './slash-command.js';
 
@@ -99,6 +100,7 @@ describe('Slack /herald slash command', () => {
 const warnings: string[] = [];
 const warnLogger = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line).msg) });
 const REFUSED = 'slack: slash command not acknowledged (its message is not handed over yet)';
+const PRESS_REFUSED = 'slack: button press not acknowledged (its message is not handed over yet)';
 const COMMANDS = [
   { name: 'status', description: 'status' },
   { name: 'queue', description: 'queue', queues: true as const },
@@ -117,7 +119,7 @@ class Held {
   });
 }
 
-describe.each(['http', 'socket'] as const)('Slack slash commands over %s', (transport) => {
+describe.each(['http', 'socket'] as const)('Slack slash commands and button presses over %s', (transport) => {
   let fake: SlackFake;
   let received: InboundMessage[];
   let handOver: (m: InboundMessage) => Promise<void>;
@@ -138,10 +140,30 @@ describe.each(['http', 'socket'] as const)('Slack slash commands over %s', (tran
   }
 
   /** Slack was not acknowledged: a non-2xx, or (Socket Mode) the ingress decided so (`refusals` so far) without acking. */
-  async function refused(d: SlashDelivery, refusals: number): Promise<boolean> {
+  async function refused(d: SlashDelivery, refusals: number, warning = REFUSED): Promise<boolean> {
     if (d.response) return d.response.status === 503;
-    await waitFor(() => warnings.filter((w) => w === REFUSED).length >= refusals, 5_000, 'the refusal');
+    await waitFor(() => warnings.filter((w) => w === warning).length >= refusals, 5_000, 'the refusal');
     return !fake.socket.isAcked(d.envelopeId as string);
+  }
+
+  /** A bot message with two of Herald's buttons in `user`'s DM, pressed by the user (the first button). */
+  async function press(user: string): Promise<SlashDelivery> {
+    const channel = fake.dmChannel(user);
+    const blocks = blocksWithButtons(
+      'Pick one',
+      [
+        { label: 'Yes', data: 'pick:yes' },
+        { label: 'No', data: 'pick:no' },
+      ],
+      true,
+    );
+    const res = await fetch(`${fake.apiUrl}chat.postMessage`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${fake.botToken}`, 'content-type': 'application/json; charset=utf-8' },
+      body: JSON.stringify({ channel, text: 'Pick one', blocks }),
+    });
+    const { ts } = (await res.json()) as { ts: string };
+    return fake.pressButton({ user, channel, ts, actionId: 'herald_button_0' });
   }
 
   it('acknowledges a command that only answers on arrival, before the gateway ran it', async () => {
@@ -196,5 +218,34 @@ describe.each(['http', 'socket'] as const)('Slack slash commands over %s', (tran
     held.reject(new Error('redis: WAIT timed out'));
     await waitFor(() => fake.ephemerals.length === 1, 5_000, 'the notice');
     expect(fake.ephemerals[0]).toMatchObject({ user, text: NOT_TAKEN_NOTICE });
+  });
+
+  it('acknowledges a button press only after its hand-over succeeded', async () => {
+    const order: string[] = [];
+    handOver = async () => {
+      await new Promise((r) => setImmediate(r));
+      order.push('handed over');
+    };
+    const d = await press('U0PRESS');
+    expect(await acked(d)).toBe(true);
+    order.push('acked');
+    expect(order).toEqual(['handed over', 'acked']);
+    expect(received.map((m) => m.press?.data)).toEqual(['pick:yes']);
+  });
+
+  it('does not acknowledge a press whose hand-over outlives the budget; the user is told once it is taken, or to press again', async () => {
+    let held = new Held();
+    handOver = () => held.promise;
+    const user = 'U0PRESSSLOW';
+    expect(await refused(await press(user), 1, PRESS_REFUSED)).toBe(true);
+    held.resolve();
+    await waitFor(() => fake.ephemerals.length === 1, 5_000, 'the notice');
+    expect(fake.ephemerals).toEqual([{ channel: fake.dmChannel(user), user, text: PRESS_TAKEN_LATE_NOTICE }]);
+    held = new Held();
+    expect(await refused(await press(user), 2, PRESS_REFUSED)).toBe(true);
+    held.reject(new Error('redis: WAIT timed out'));
+    await waitFor(() => fake.ephemerals.length === 2, 5_000, 'the second notice');
+    expect(fake.ephemerals[1]).toMatchObject({ user, text: PRESS_NOT_TAKEN_NOTICE });
+    expect(received).toHaveLength(2);
   });
 });
