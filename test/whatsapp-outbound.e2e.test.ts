@@ -13,6 +13,7 @@ import { readOgg } from './fakes/media/ogg.js';
 import { startWhatsAppFake, type SentRecord, type WhatsAppFake } from './fakes/whatsapp/index.js';
 import { ARG_SECRET, DESTRUCTIVE_TOOL, approvalScript, auditedDecisions } from './helpers/approval-script.js';
 import { startCluster, type Cluster } from './helpers/cluster.js';
+import { Gate } from './helpers/gate.js';
 import { lastUserText } from './helpers/llm-tags.js';
 import { waitFor } from './helpers/ports.js';
 import { waitForWhatsApp, whatsappEnv, whatsappTexts } from './helpers/whatsapp.js';
@@ -27,6 +28,8 @@ let wa: WhatsAppFake;
 let llm: FakeLLM;
 let cluster: Cluster;
 let userSeq = 0;
+/** "hold …" answers wait here, so a test can change what Graph knows while the turn runs. */
+const gate = new Gate();
 
 function newUser(): string {
   userSeq += 1;
@@ -41,9 +44,10 @@ function toolResult(req: RecordedRequest): string | undefined {
   return typeof result === 'string' ? result : undefined;
 }
 
-/** "delete <n>": the approval script; "which day": a clarify with four choices; anything else echoed. */
-function respond(req: RecordedRequest): Step {
+/** "delete <n>": the approval script; "which day": a clarify with four choices; "hold": echoed at the gate; anything else echoed. */
+async function respond(req: RecordedRequest): Promise<Step> {
   const text = lastUserText(req);
+  if (text.startsWith('hold')) await gate.wait();
   if (text.startsWith('delete')) return approvalScript(req);
   if (text.startsWith('which day')) {
     const result = toolResult(req);
@@ -64,7 +68,7 @@ async function replyTo(user: string, predicate: (texts: string[]) => boolean, wh
 beforeAll(async () => {
   wa = await startWhatsAppFake();
   llm = await startFakeOpenAI();
-  llm.respondWith(async (req) => respond(req));
+  llm.respondWith(respond);
   const env = whatsappEnv(wa, llm, {
     HERALD_TYPING_DELAY_MS: '0',
     HERALD_TOOLSETS: 'full',
@@ -81,6 +85,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  gate.release();
   await cluster?.stop();
   await wa?.close();
   await llm?.close();
@@ -112,6 +117,23 @@ describe('WhatsApp outbound', () => {
     // The user writes again: the window is open, and the next answer is free-form.
     await wa.text('and now', { from: user });
     expect(await replyTo(user, (t) => t.length >= 1, 'the free-form reply')).toEqual(['ok: and now']);
+  });
+
+  it("Graph's 131047 on a reply Herald thought inside the window (it closed while the turn ran): the template goes instead, once", async () => {
+    const user = newUser();
+    await wa.text('hold while the window closes', { from: user });
+    await waitFor(() => llm.requests.some((r) => lastUserText(r) === 'hold while the window closes') || undefined, { ...WAIT, what: 'the turn running' });
+    // Graph's own record of the user's last message: now more than 24 hours old. Herald's still says minutes.
+    wa.openWindow(user, Date.now() - 25 * 3600_000);
+    gate.release();
+    const template = await waitFor(() => wa.sentTo(user).find((s) => s.type === 'template'), { ...WAIT, what: 'the template message' });
+    expect(template.body.template).toEqual({ name: TEMPLATE.name, language: { code: TEMPLATE.language } });
+    await cluster.ingress.waitForLog(
+      (l) => String(l.msg).includes('sending the template instead of the reply') && l.why === 'closed (Graph 131047)',
+      'the log line',
+    );
+    expect(wa.sentTo(user).map((s) => s.type)).toEqual(['template']);
+    gate.reset();
   });
 
   /** Asks for ticket `n` and waits for the approval question; returns its buttons (id and title). */
