@@ -10,8 +10,7 @@ import { checkAvailability, toolSchemas, type Tool } from '../tools/registry.js'
 import { LoopCompressor } from '../compression/loop-compressor.js';
 import { estimateTextTokens } from '../compression/tokens.js';
 import { effectiveContextWindow } from '../compression/windows.js';
-import { DEFAULT_MAX_ITERATIONS, IterationBudget } from './budget.js';
-import { budgetNote, contextNote } from './pressure.js';
+import { DEFAULT_MAX_ITERATIONS, IterationBudget, budgetNote, contextNote } from './budget.js';
 import { ModelCaller } from './call-model.js';
 import { executeToolCalls, hasInvalidArguments, prepareToolCalls } from './execute-tools.js';
 import { FallbackState } from '../providers/fallback.js';

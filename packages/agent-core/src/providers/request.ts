@@ -50,7 +50,7 @@ export function runProviderRequest<C, T>(
 export const DEFAULT_STALL_TIMEOUT_MS = 90_000;
 
 /** The stall timeout of a provider config: explicit, else the request timeout, else 90 s. */
-export function stallTimeoutOf(cfg: { stallTimeoutMs?: number; timeoutMs?: number }): number {
+function stallTimeoutOf(cfg: { stallTimeoutMs?: number; timeoutMs?: number }): number {
   return cfg.stallTimeoutMs ?? cfg.timeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
 }
 
@@ -66,7 +66,7 @@ export interface RequestGuard {
   touch(): void;
 }
 
-export async function runGuarded<T>(callerSignal: AbortSignal, idleTimeoutMs: number, run: (guard: RequestGuard) => Promise<T>): Promise<T> {
+async function runGuarded<T>(callerSignal: AbortSignal, idleTimeoutMs: number, run: (guard: RequestGuard) => Promise<T>): Promise<T> {
   const controller = new AbortController();
   let timedOut = false;
   let timer: NodeJS.Timeout | undefined;
