@@ -15,8 +15,7 @@ import { ModelCaller } from './call-model.js';
 import { executeToolCalls, hasInvalidArguments, prepareToolCalls } from './execute-tools.js';
 import { FallbackState } from '../providers/fallback.js';
 import { DEFAULT_RETRY_POLICY, toProviderError } from '../providers/retry.js';
-import { sanitizeText } from './sanitize.js';
-import { Transcript } from './transcript.js';
+import { sanitizeText, Transcript } from './transcript.js';
 import type { AgentEvent, ConversationOptions, ConversationResult } from './types.js';
 
 export const MAX_CONTINUATIONS = 3;
