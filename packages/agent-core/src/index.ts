@@ -37,7 +37,7 @@ export {
   type FallbackStateOptions,
 } from './providers/fallback.js';
 export { DEFAULT_RETRY_POLICY, abortableSleep, backoffDelay, type RetryPolicy } from './providers/retry.js';
-export { MISSING_RESULT_TEXT, sanitizeHistory, sanitizeText } from './loop/sanitize.js';
+export { MISSING_RESULT_TEXT, sanitizeHistory, sanitizeText } from './loop/transcript.js';
 export { FUZZY_MATCH_THRESHOLD, normaliseToolName, repairToolName, similarity } from './loop/tool-names.js';
 export { CANCELLED_RESULT, MAX_PARALLEL_TOOLS, MAX_TOOL_RESULT_CHARS, truncateResult } from './loop/execute-tools.js';
 export { ALLOW, type BeforeVerdict, type ToolCallInfo, type ToolCallOutcome, type ToolHook } from './loop/tool-hooks.js';

@@ -19,7 +19,23 @@ import pRetry from 'p-retry';
 import { Telegram, TelegramError } from 'telegraf';
 import type { Opts, Telegram as ApiMethods } from 'telegraf/types';
 import { apiFailure, isAbortError } from './api-errors.js';
-import { TELEGRAM_DEFAULT_API_ROOT, TELEGRAM_MAX_INLINE_RETRY_AFTER_MS, TELEGRAM_RATE_LIMIT_RETRIES, realSleep, type Sleep } from './config.js';
+import { TELEGRAM_DEFAULT_API_ROOT, TELEGRAM_MAX_INLINE_RETRY_AFTER_MS, TELEGRAM_RATE_LIMIT_RETRIES, type Sleep } from './config.js';
+
+/**
+ * The real Sleep: ends early, without throwing, when `signal` aborts (so stop() is never held up by a backoff). The
+ * client's `retry_after` waits use it, and so do the ingress's (the poller's) unless a test gives its own.
+ */
+export const realSleep: Sleep = (ms, signal) =>
+  new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 
 /** telegraf types its `signal` option with the abort-controller polyfill; node-fetch accepts Node's own. */
 type CallApiOptions = NonNullable<Parameters<Telegram['callApi']>[2]>;

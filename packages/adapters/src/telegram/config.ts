@@ -68,19 +68,6 @@ export const TELEGRAM_DEFAULT_WAITS: ReconnectWaits = {
 /** Sleeps `ms`, resolving early (never rejecting) when `signal` aborts. */
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
-/** The real one: ends early, without throwing, when `signal` aborts (so stop() is never held up by a backoff). */
-export const realSleep: Sleep = (ms, signal) =>
-  new Promise<void>((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-
 export interface TelegramCommand {
   name: string;
   description: string;

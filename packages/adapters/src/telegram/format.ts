@@ -37,6 +37,9 @@ export interface OutgoingChunk {
  * numbering stays whole.
  */
 export function formatChunks(markdown: string, limit: number): OutgoingChunk[] {
+  // The usual short answer in plain text is one chunk, shown as written: no chunking, no rendering. (A text that
+  // ends like a chunk counter still goes the long way, which sets that counter apart.)
+  if (markdown.length <= limit && isPlainText(markdown) && !CHUNK_SUFFIX_RE.test(markdown)) return [{ plain: markdown, html: escapeHtml(markdown) }];
   let size = limit;
   for (let attempt = 0; attempt < RECHUNK_ATTEMPTS; attempt++) {
     const chunks = chunkMessage(markdown, size).map((plain) => ({ plain, html: renderChunk(plain) }));

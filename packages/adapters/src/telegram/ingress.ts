@@ -12,7 +12,7 @@ import pRetry from 'p-retry';
 import { AuthError, BadRequestError, type PlatformError } from '../errors.js';
 import type { AdapterHealth, InboundHandler, InboundMessage, PlatformIngress } from '../types.js';
 import { toPlatformError } from './api-errors.js';
-import { TelegramApi } from './api.js';
+import { TelegramApi, realSleep } from './api.js';
 import {
   TELEGRAM_ALLOWED_UPDATES,
   TELEGRAM_DEDUPE_SIZE,
@@ -20,7 +20,6 @@ import {
   TELEGRAM_DEFAULT_WAITS,
   TELEGRAM_POLL_TIMEOUT_SEC,
   TELEGRAM_SPLIT_MIN_PART,
-  realSleep,
   type ReconnectWaits,
   type Sleep,
   type TelegramIngressOptions,

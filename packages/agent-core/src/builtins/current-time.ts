@@ -57,7 +57,8 @@ export function createCurrentTimeTool(opts: { timeZone?: string; now?: () => Dat
       properties: { timezone: { type: 'string', description: 'IANA time zone name (optional)' } },
     },
     readOnly: true,
-    requires: () => (isValidTimeZone(fallbackZone) ? null : `unknown time zone "${fallbackZone}"`),
+    // Checked once, here: a zone's validity never changes, so a valid one leaves nothing to check per turn.
+    ...(isValidTimeZone(fallbackZone) ? {} : { requires: () => `unknown time zone "${fallbackZone}"` }),
     async execute(args) {
       const zone = optionalStringArg(args, 'timezone')?.trim() ?? fallbackZone;
       if (!isValidTimeZone(zone)) throw new ToolInputError(`"${zone}" is not an IANA time zone name (for example Europe/Paris)`);

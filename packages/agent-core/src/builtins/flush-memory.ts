@@ -7,7 +7,7 @@ import type { ChatMessage, ToolCall } from '../base/types.js';
 import type { Provider } from '../providers/types.js';
 import type { SessionStore } from '../store/session-store.js';
 import { parseToolArguments } from '../loop/execute-tools.js';
-import { sanitizeHistory } from '../loop/sanitize.js';
+import { sanitizeHistory } from '../loop/transcript.js';
 import { toToolOutput, toolSchemas } from '../tools/registry.js';
 import { MemoryStore } from './memory-store.js';
 import { MEMORY_TOOL, createMemoryTool, renderMemoryBlock } from './memory.js';

@@ -1,12 +1,13 @@
 /**
- * One model call as the loop sees it: retries on the current provider, fallback along the provider chain, and
- * the context-overflow hook. Keeps the turn's usage and request count.
+ * One model call as the loop sees it: retries on the current provider (`withRetries`, the one retry owner for
+ * model calls; its policy and waits in providers/retry.ts), fallback along the provider chain, and the
+ * context-overflow hook. Keeps the turn's usage and request count.
  */
 import { addUsageInto, emptyUsage, type ChatMessage, type Usage } from '../base/types.js';
 import { ProviderError, type CompletionResult, type Provider, type ProviderErrorKind, type ToolSchema } from '../providers/types.js';
 import { modelInfo } from '../providers/models.js';
 import { ProviderChain, providerLabel, type FallbackState } from '../providers/fallback.js';
-import { isTransient, toProviderError, withRetries, type RetryPolicy } from '../providers/retry.js';
+import { abortableSleep, backoffDelay, isTransient, toProviderError, type RetryPolicy } from '../providers/retry.js';
 import type { Transcript } from './transcript.js';
 import type { AgentEvent, ContextOverflowHandler } from './types.js';
 
@@ -235,4 +236,30 @@ export class ModelCaller {
 
 function formatSeconds(ms: number): string {
   return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+}
+
+export interface RetryHooks {
+  signal: AbortSignal;
+  /** Whether this failure is worth another attempt on the same provider. */
+  shouldRetry: (err: ProviderError) => boolean;
+  onRetry?: (err: ProviderError, retry: number, delayMs: number) => void;
+}
+
+/**
+ * Runs `attempt` until it succeeds, a failure is not retryable, or retries run out; then throws the last
+ * ProviderError. The wait is the server's Retry-After when given (up to `maxRetryAfterMs`), else the backoff.
+ */
+export async function withRetries<T>(attempt: () => Promise<T>, policy: RetryPolicy, hooks: RetryHooks): Promise<T> {
+  for (let retry = 1; ; retry++) {
+    try {
+      return await attempt();
+    } catch (raw) {
+      const err = toProviderError(raw);
+      if (hooks.signal.aborted || retry > policy.maxRetries || !hooks.shouldRetry(err)) throw err;
+      if (err.retryAfterMs !== undefined && err.retryAfterMs > policy.maxRetryAfterMs) throw err;
+      const delayMs = err.retryAfterMs ?? backoffDelay(retry, policy);
+      hooks.onRetry?.(err, retry, delayMs);
+      await abortableSleep(delayMs, hooks.signal);
+    }
+  }
 }

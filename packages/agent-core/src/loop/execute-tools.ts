@@ -7,7 +7,7 @@ import type { ChatMessage, ImageInput, ToolCall } from '../base/types.js';
 import { deterministicCallId } from '../providers/tool-call-ids.js';
 import { toToolOutput, type Tool } from '../tools/registry.js';
 import { canRunInParallel } from './parallel-plan.js';
-import { sanitizeText } from './sanitize.js';
+import { sanitizeText } from './transcript.js';
 import { repairToolName } from './tool-names.js';
 import { runAfterHooks, runBeforeHooks, TOOL_HOOKS_CONTEXT_KEY, type ToolCallInfo, type ToolHook } from './tool-hooks.js';
 import type { AgentEvent } from './types.js';

@@ -10,14 +10,12 @@ import { checkAvailability, toolSchemas, type Tool } from '../tools/registry.js'
 import { LoopCompressor } from '../compression/loop-compressor.js';
 import { estimateTextTokens } from '../compression/tokens.js';
 import { effectiveContextWindow } from '../compression/windows.js';
-import { DEFAULT_MAX_ITERATIONS, IterationBudget } from './budget.js';
-import { budgetNote, contextNote } from './pressure.js';
+import { DEFAULT_MAX_ITERATIONS, IterationBudget, budgetNote, contextNote } from './budget.js';
 import { ModelCaller } from './call-model.js';
 import { executeToolCalls, hasInvalidArguments, prepareToolCalls } from './execute-tools.js';
 import { FallbackState } from '../providers/fallback.js';
 import { DEFAULT_RETRY_POLICY, toProviderError } from '../providers/retry.js';
-import { sanitizeText } from './sanitize.js';
-import { Transcript } from './transcript.js';
+import { sanitizeText, Transcript } from './transcript.js';
 import type { AgentEvent, ConversationOptions, ConversationResult } from './types.js';
 
 export const MAX_CONTINUATIONS = 3;

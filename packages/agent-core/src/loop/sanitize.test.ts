@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../base/types.js';
-import { MISSING_RESULT_TEXT, sanitizeHistory, sanitizeText } from './sanitize.js';
+import { MISSING_RESULT_TEXT, sanitizeHistory, sanitizeText } from './transcript.js';
 
 const call = (id: string, name = 'lookup') => ({ id, type: 'function' as const, function: { name, arguments: '{}' } });
 

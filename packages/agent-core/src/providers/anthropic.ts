@@ -6,13 +6,13 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsStreaming } from '@anthropic-ai/sdk/resources/messages';
 import { anthropicCredentials } from './anthropic-auth.js';
 import { toAnthropicRequest, toAnthropicTool } from './anthropic-convert.js';
-import { withSignatureRecovery } from './signature-recovery.js';
+import { NO_THINKING, withSignatureRecovery, type ThinkingReplay } from './signature-recovery.js';
 import { MessageStreamAccumulator } from './anthropic-stream.js';
 import { modelInfo, supportsVision } from './models.js';
-import { keySourceOf, runProviderRequest } from './request.js';
+import { ClientPool, keySourceOf, runProviderRequest } from './request.js';
 import { maxTokensWithThinking, thinkingBudgetOf } from './thinking.js';
-import { ClientPool, createTransport } from './transport.js';
-import type { Provider, ProviderConfig } from './types.js';
+import { createTransport } from './transport.js';
+import type { CompletionResult, Provider, ProviderConfig } from './types.js';
 
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
 /**
@@ -47,8 +47,8 @@ export function createAnthropicProvider(cfg: ProviderConfig): Provider {
     apiMode: 'anthropic_messages',
     vision,
     maxTokens: defaultMaxTokens,
-    complete: (req) =>
-      withSignatureRecovery(req, thinking !== undefined, (replay) =>
+    complete: (req) => {
+      const send = (replay: ThinkingReplay): Promise<CompletionResult> =>
         runProviderRequest(cfg, keys, clients, req.signal, async (client, guard) => {
           const { system, messages } = toAnthropicRequest(req.systemPrompt, req.messages, vision, replay.thinkingBlocks);
           const maxTokens = req.maxTokens ?? defaultMaxTokens;
@@ -70,7 +70,9 @@ export function createAnthropicProvider(cfg: ProviderConfig): Provider {
             acc.add(event);
           }
           return acc.result(cfg.model);
-        }),
-      ),
+        });
+      // Signed thinking goes with the request only when extended thinking is on: only then can the API refuse it.
+      return thinking !== undefined ? withSignatureRecovery(req, send) : send(NO_THINKING);
+    },
   };
 }

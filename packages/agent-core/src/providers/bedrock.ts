@@ -11,9 +11,9 @@ import { Agent as HttpsAgent } from 'node:https';
 import { supportsCachePoints, toConverseRequest, toConverseTool } from './bedrock-convert.js';
 import { ConverseStreamAccumulator } from './bedrock-stream.js';
 import { modelInfo, supportsVision } from './models.js';
-import { runProviderRequest } from './request.js';
+import { ClientPool, runProviderRequest } from './request.js';
 import { maxTokensWithThinking, thinkingBudgetOf } from './thinking.js';
-import { ClientPool, retireAgent } from './transport.js';
+import { retireAgent } from './transport.js';
 import type { KeySource, Provider, ProviderConfig } from './types.js';
 
 /** Converse needs no max tokens, but the model's own default can be tiny; ask for a generous answer. */

@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, startFakeOpenAI, type FakeLLM } from '../../../../test/fakes/llm/index.js';
-import { createFallbackProvider, type SideFallback } from './fallback-provider.js';
+import { createFallbackProvider, type SideFallback } from './fallback.js';
 import { createProvider } from './resolve.js';
 import { ProviderError, type CompletionRequest, type Provider } from './types.js';
 

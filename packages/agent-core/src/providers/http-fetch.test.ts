@@ -106,7 +106,7 @@ describe('the transport fetch (Node http client)', () => {
 
   it('aborts a stream in progress on the caller signal passed past the SDK, and the server sees the connection go', async () => {
     // The server sends one chunk and holds the stream open: only the abort ends the reading (the SDK ends a stream
-    // quietly on an abort; the provider's guard turns that into an "aborted" failure, guard.ts).
+    // quietly on an abort; the provider's guard turns that into an "aborted" failure, request.ts).
     const llm = await server((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(chunk('first'));

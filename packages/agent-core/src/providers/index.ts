@@ -34,6 +34,6 @@ export {
   type ModelInfo,
   type ModelPrice,
 } from './models.js';
-export { DEFAULT_STALL_TIMEOUT_MS } from './guard.js';
+export { DEFAULT_STALL_TIMEOUT_MS } from './request.js';
 export { createSpeechSynthesizer, SPEECH_MAX_INPUT_CHARS, type SpeechConfig, type SpeechFormat, type SpeechSynthesizer } from './speech.js';
-export { createFallbackProvider, uniqueProviders, type FallbackProviderOptions, type SideFallback } from './fallback-provider.js';
+export { createFallbackProvider, uniqueProviders, type FallbackProviderOptions, type SideFallback } from './fallback.js';

@@ -11,7 +11,7 @@ import { lastUserText } from '../../../../test/helpers/llm-tags.js';
 import { runConversation } from '../loop/run-conversation.js';
 import { KeyPool, MemoryKeyPoolState, keyFingerprint, type KeyStrategy } from './key-pool.js';
 import { createProvider } from './resolve.js';
-import { ClientPool } from './transport.js';
+import { ClientPool } from './request.js';
 import type { CompletionRequest, Provider, TransportReset } from './types.js';
 
 const KEYS = ['sk-pool-one-1111', 'sk-pool-two-2222', 'sk-pool-three-33'];

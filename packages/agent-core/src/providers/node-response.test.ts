@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NodeHeaders, NodeResponse } from './node-response.js';
+import { NodeHeaders, NodeResponse } from './http-fetch.js';
 
 async function* chunks(...parts: string[]): AsyncGenerator<Uint8Array> {
   for (const p of parts) yield new TextEncoder().encode(p);

@@ -29,11 +29,15 @@ export class ChatStreamAccumulator {
   private finish: string | undefined;
   private usage: Usage = emptyUsage();
   private model: string | undefined;
-  private readonly thinkTags = new ThinkTagSplitter();
+  /**
+   * Made at the first `<` in the content: a text without one holds no think tag (nor the start of one), so most
+   * replies never run the splitter.
+   */
+  private thinkTags: ThinkTagSplitter | undefined;
   /** Reasoning arrived in `reasoning_content` (DeepSeek, vLLM), not `reasoning` or think tags. */
   private reasoningContent = false;
-  /** OpenRouter's structured reasoning, to send back (reasoning-details.ts). */
-  private readonly details = new ReasoningDetailsAccumulator();
+  /** OpenRouter's structured reasoning, to send back (reasoning-details.ts); made when the first piece comes. */
+  private details: ReasoningDetailsAccumulator | undefined;
 
   constructor(private readonly callbacks: Callbacks) {}
 
@@ -49,8 +53,9 @@ export class ChatStreamAccumulator {
         if (typeof (delta as Record<string, unknown>).reasoning_content === 'string') this.reasoningContent = true;
         this.addReasoning(reasoning);
       }
-      this.details.add((delta as Record<string, unknown>).reasoning_details);
-      if (typeof delta.content === 'string' && delta.content !== '') this.addPiece(this.thinkTags.push(delta.content));
+      const details = (delta as Record<string, unknown>).reasoning_details;
+      if (Array.isArray(details)) (this.details ??= new ReasoningDetailsAccumulator()).add(details);
+      if (typeof delta.content === 'string' && delta.content !== '') this.addContent(delta.content);
       for (const tc of delta.tool_calls ?? []) this.addToolCallDelta(tc);
       if (choice.finish_reason) this.finish = choice.finish_reason;
     }
@@ -59,6 +64,11 @@ export class ChatStreamAccumulator {
   private addReasoning(text: string): void {
     this.reasoning += text;
     this.callbacks.onReasoningDelta?.(text);
+  }
+
+  private addContent(content: string): void {
+    if (!this.thinkTags && !content.includes('<')) this.addPiece({ text: content, reasoning: '' });
+    else this.addPiece((this.thinkTags ??= new ThinkTagSplitter()).push(content));
   }
 
   private addPiece(piece: SplitPiece): void {
@@ -90,7 +100,7 @@ export class ChatStreamAccumulator {
 
   private reasoningDetails(requestedModel: string, hasToolCalls: boolean): Pick<ChatMessage, 'reasoning_details'> {
     const marker = this.reasoningContent && hasToolCalls ? { format: REASONING_CONTENT_FORMAT, model: this.model ?? requestedModel, data: {} } : undefined;
-    return detailsOf(marker, this.details.result(requestedModel));
+    return detailsOf(marker, this.details?.result(requestedModel) ?? []);
   }
 
   /** The finished message; throws when the stream ended before the model said it was done. */
@@ -98,10 +108,10 @@ export class ChatStreamAccumulator {
     if (this.finish === undefined) {
       throw new ProviderError('server_error', 'stream ended before the model finished (no finish_reason)');
     }
-    this.addPiece(this.thinkTags.flush());
-    // A template that opened the thinking in the prompt leaves only `</think>` in the reply.
-    const split = splitThinkTags(this.text);
-    if (split.reasoning) {
+    if (this.thinkTags) this.addPiece(this.thinkTags.flush());
+    // A template that opened the thinking in the prompt leaves only `</think>` in the reply (no `<`, no tag).
+    const split = this.text.includes('<') ? splitThinkTags(this.text) : undefined;
+    if (split?.reasoning) {
       this.text = split.text;
       this.reasoning = this.reasoning ? `${this.reasoning}\n${split.reasoning}` : split.reasoning;
     }

@@ -15,12 +15,12 @@ import { supportsVision } from './models.js';
 import { isOpenAIHost, latestOwnText, withChatCacheMarkers, wantsCacheMarkers } from './openai-cache.js';
 import { ChatStreamAccumulator, REASONING_CONTENT_FORMAT } from './openai-stream.js';
 import { replayedDetails } from './reasoning-details.js';
-import { withSignatureRecovery } from './signature-recovery.js';
+import { NO_THINKING, withSignatureRecovery, type ThinkingReplay } from './signature-recovery.js';
 import { isReasoningModel } from './responses-convert.js';
-import { keySourceOf, runProviderRequest } from './request.js';
+import { ClientPool, keySourceOf, runProviderRequest } from './request.js';
 import { dataUrl, toolImages, toolImagesCaption, toolResultText } from './tool-images.js';
-import { ClientPool, createTransport } from './transport.js';
-import type { Provider, ProviderConfig, ToolSchema } from './types.js';
+import { createTransport } from './transport.js';
+import type { CompletionResult, Provider, ProviderConfig, ToolSchema } from './types.js';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -55,9 +55,8 @@ export function createOpenAIProvider(cfg: ProviderConfig): Provider {
     apiMode: 'chat_completions',
     vision,
     ...(cfg.maxTokens === undefined ? {} : { maxTokens: cfg.maxTokens }),
-    // A signature the server refuses (OpenRouter's details after a key or route change): once more without the details.
-    complete: (req) =>
-      withSignatureRecovery(req, replaysReasoning && hasReplayedDetails(req.messages, cfg.model), (replay) =>
+    complete: (req) => {
+      const send = (replay: ThinkingReplay): Promise<CompletionResult> =>
         runProviderRequest(cfg, keys, clients, req.signal, async (client, guard) => {
           const replayTo = replaysReasoning ? { model: cfg.model, details: replay.thinkingBlocks } : undefined;
           const messages = toChatMessages(req.systemPrompt, req.messages, vision, replayTo);
@@ -79,8 +78,10 @@ export function createOpenAIProvider(cfg: ProviderConfig): Provider {
             acc.add(chunk);
           }
           return acc.result(cfg.model);
-        }),
-      ),
+        });
+      // A signature the server refuses (OpenRouter's details after a key or route change): once more without the details.
+      return replaysReasoning && hasReplayedDetails(req.messages, cfg.model) ? withSignatureRecovery(req, send) : send(NO_THINKING);
+    },
   };
 }
 
@@ -158,7 +159,8 @@ export interface ReplayTarget {
 
 /** Some message of the history carries details `model` would get back. */
 function hasReplayedDetails(messages: readonly ChatMessage[], model: string): boolean {
-  return messages.some((m) => m.role === 'assistant' && replayedDetails(m.reasoning_details, model).length > 0);
+  // A history without details (the usual one) never reaches the details' own code.
+  return messages.some((m) => m.role === 'assistant' && m.reasoning_details !== undefined && replayedDetails(m.reasoning_details, model).length > 0);
 }
 
 /** `message` (the wire form of `m`) with what the server gave `m` for the target's model to send back. */
@@ -166,7 +168,7 @@ function withReplayedReasoning(message: ChatCompletionMessageParam, m: ChatMessa
   if (m.role !== 'assistant') return message;
   const extra: Record<string, unknown> = {};
   if (m.reasoning && m.reasoning_details?.some((d) => d.format === REASONING_CONTENT_FORMAT)) extra.reasoning_content = m.reasoning;
-  const details = target.details ? replayedDetails(m.reasoning_details, target.model) : [];
+  const details = target.details && m.reasoning_details !== undefined ? replayedDetails(m.reasoning_details, target.model) : [];
   if (details.length > 0) extra.reasoning_details = details;
   if ('tool_calls' in message && message.tool_calls && m.tool_calls?.some((tc) => tc.extra_content)) {
     extra.tool_calls = message.tool_calls.map((tc, i) => {

@@ -1,6 +1,7 @@
 /**
- * Retries of one provider call: jittered exponential backoff, the server's Retry-After when it sends one, and
- * every wait abortable so an interrupt never sits out a backoff.
+ * The pieces of a model call's retries: the policy, jittered exponential backoff, and a wait that an interrupt
+ * ends at once. The retry loop itself, the one owner of model-call retries, is `withRetries` in
+ * loop/call-model.ts.
  */
 import { ProviderError, type ProviderErrorKind } from './types.js';
 
@@ -64,30 +65,4 @@ export function toProviderError(err: unknown): ProviderError {
   if (err instanceof ProviderError) return err;
   const message = err instanceof Error ? err.message : String(err);
   return new ProviderError('unknown', message, { cause: err });
-}
-
-export interface RetryHooks {
-  signal: AbortSignal;
-  /** Whether this failure is worth another attempt on the same provider. */
-  shouldRetry: (err: ProviderError) => boolean;
-  onRetry?: (err: ProviderError, retry: number, delayMs: number) => void;
-}
-
-/**
- * Runs `attempt` until it succeeds, a failure is not retryable, or retries run out; then throws the last
- * ProviderError. The wait is the server's Retry-After when given (up to `maxRetryAfterMs`), else the backoff.
- */
-export async function withRetries<T>(attempt: () => Promise<T>, policy: RetryPolicy, hooks: RetryHooks): Promise<T> {
-  for (let retry = 1; ; retry++) {
-    try {
-      return await attempt();
-    } catch (raw) {
-      const err = toProviderError(raw);
-      if (hooks.signal.aborted || retry > policy.maxRetries || !hooks.shouldRetry(err)) throw err;
-      if (err.retryAfterMs !== undefined && err.retryAfterMs > policy.maxRetryAfterMs) throw err;
-      const delayMs = err.retryAfterMs ?? backoffDelay(retry, policy);
-      hooks.onRetry?.(err, retry, delayMs);
-      await abortableSleep(delayMs, hooks.signal);
-    }
-  }
 }

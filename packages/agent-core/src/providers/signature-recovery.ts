@@ -20,15 +20,19 @@ function isInvalidSignatureError(err: unknown): boolean {
   return err instanceof ProviderError && err.status === 400 && INVALID_SIGNATURE.test(err.message);
 }
 
+/** What a request sends that carries no signed thinking: nothing the API could refuse, so no recovery runs. */
+export const NO_THINKING: ThinkingReplay = { thinkingBlocks: false, thinking: false };
+
 /**
- * Runs `send` with the thinking as configured; on a refused signature, once more without the thinking blocks.
- * `thinking`: the request carries signed thinking (and, for Anthropic, extended thinking is on).
+ * Runs `send` with the signed thinking (and, for Anthropic, extended thinking) on; on a refused signature, once
+ * more without the thinking blocks. Only for a request that carries signed thinking: one that does not is sent
+ * as `send(NO_THINKING)`.
  */
-export async function withSignatureRecovery<T>(req: CompletionRequest, thinking: boolean, send: (replay: ThinkingReplay) => Promise<T>): Promise<T> {
+export async function withSignatureRecovery<T>(req: CompletionRequest, send: (replay: ThinkingReplay) => Promise<T>): Promise<T> {
   try {
-    return await send({ thinkingBlocks: thinking, thinking });
+    return await send({ thinkingBlocks: true, thinking: true });
   } catch (err) {
-    if (!thinking || !isInvalidSignatureError(err) || req.signal.aborted) throw err;
+    if (!isInvalidSignatureError(err) || req.signal.aborted) throw err;
     return send({ thinkingBlocks: false, thinking: !toolLoopInProgress(req.messages) });
   }
 }

@@ -7,8 +7,8 @@
 import OpenAI from 'openai';
 import { classifyError } from './errors.js';
 import { OPENAI_DEFAULT_BASE_URL } from './openai.js';
-import { keySourceOf } from './request.js';
-import { ClientPool, createTransport } from './transport.js';
+import { ClientPool, keySourceOf } from './request.js';
+import { createTransport } from './transport.js';
 import type { ProviderConfig } from './types.js';
 import { withPooledKey } from './key-pool.js';
 

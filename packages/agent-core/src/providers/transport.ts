@@ -1,6 +1,6 @@
 /**
- * One SDK client per API key, each on its own HTTP connection pool, rebuilt after a transport failure (a stalled
- * stream, a reset connection, a timeout). Node's global fetch shares one pool across the process, so a retry
+ * The HTTP connections of one SDK client: each client (one per API key, `ClientPool` in request.ts) gets its own,
+ * and is rebuilt on fresh ones after a transport failure (a stalled stream, a reset connection, a timeout). Node's global fetch shares one pool across the process, so a retry
  * after a network hiccup could pick up a dead keep-alive socket again; fresh agents cannot.
  *
  * The old client is retired, not closed: its idle connections close at once, but the requests other turns have in
@@ -12,7 +12,6 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { Dispatcher, Pool, fetch as undiciFetch } from 'undici';
 import { httpFetch, type FetchFn } from './http-fetch.js';
-import type { PooledKey } from './types.js';
 
 export interface Transport {
   fetch: FetchFn;
@@ -108,36 +107,4 @@ export function createTransport(): Transport {
       void pools.destroy().catch(() => undefined);
     },
   };
-}
-
-interface Slot<C> {
-  client: C;
-  /** Let the requests in flight finish, then close the client's connections (see the top of this file). */
-  retire: () => void;
-}
-
-/** Clients by key fingerprint; `rebuild` retires a key's client so the next call starts on fresh connections. */
-export class ClientPool<C> {
-  private readonly slots = new Map<string, Slot<C>>();
-  /** How many clients were rebuilt after transport failures (for tests and the operator's log line). */
-  rebuilds = 0;
-
-  constructor(private readonly build: (key: PooledKey) => Slot<C>) {}
-
-  get(key: PooledKey): C {
-    let slot = this.slots.get(key.fingerprint);
-    if (!slot) {
-      slot = this.build(key);
-      this.slots.set(key.fingerprint, slot);
-    }
-    return slot.client;
-  }
-
-  rebuild(key: PooledKey): void {
-    const slot = this.slots.get(key.fingerprint);
-    if (!slot) return;
-    this.slots.delete(key.fingerprint);
-    this.rebuilds += 1;
-    slot.retire();
-  }
 }

@@ -59,7 +59,7 @@ export interface CompletionResult {
   /** The model that answered (as reported by the API when it says). */
   model: string;
   /**
-   * The configured provider that answered, when the provider asked was a chain (fallback-provider.ts) and another
+   * The configured provider that answered, when the provider asked was a chain (fallback.ts `createFallbackProvider`) and another
    * of its models took the request: cost and usage are labelled and priced with this one. Absent: the one asked.
    */
   answeredBy?: { name: ProviderName; model: string };

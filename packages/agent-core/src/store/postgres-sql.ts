@@ -188,7 +188,7 @@ export class PostgresSql implements Sql {
     const config = name ? { text, name, values: params as SqlValue[] } : { text, values: params as SqlValue[] };
     // In a transaction, a deadlock fails the transaction, which runs again (transaction()).
     if (frame) return transient(() => frame.client.query(config));
-    // A statement on its own (several writes as one, turn-record.ts) that deadlocked was rolled back whole: run it again.
+    // A statement on its own (several writes as one, turns.ts `recordTurn`) that deadlocked was rolled back whole: run it again.
     for (let attempt = 1; ; attempt++) {
       try {
         return await transient(() => this.pool.query(config));

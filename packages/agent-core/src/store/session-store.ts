@@ -20,7 +20,6 @@ import type { Sql, WriteStats } from './sql.js';
 import { SqliteSql, type SqliteOptions } from './sqlite-sql.js';
 import * as turnFiles from './turn-files.js';
 import * as turns from './turns.js';
-import { recordTurn, type TurnRecord } from './turn-record.js';
 import { usageByDay, usageByModel, usageByProfile, type DailyUsage, type ModelUsage, type ProfileUsage, type UsageFilter } from './usage.js';
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//i;
@@ -298,10 +297,10 @@ export class SessionStore {
 
   /**
    * A finished turn's messages, usage, `alongside` writes and reply (no files), all or nothing: one statement on
-   * PostgreSQL (turn-record.ts). Throws FencedOutError, and writes nothing, when `fence` no longer owns the running turn.
+   * PostgreSQL (turns.ts `recordTurn`). Throws FencedOutError, and writes nothing, when `fence` no longer owns the running turn.
    */
-  recordTurn(rec: TurnRecord): Promise<Turn> {
-    return recordTurn(this.sql, rec);
+  recordTurn(rec: turns.TurnRecord): Promise<Turn> {
+    return turns.recordTurn(this.sql, rec);
   }
 
   /** The turn's files in order: pending ones with their bytes, sent and given-up ones without. */

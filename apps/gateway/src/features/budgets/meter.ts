@@ -49,7 +49,7 @@ export class SpendMeter {
       ...(p.vision !== undefined && { vision: p.vision }),
       complete: async (req) => {
         const res = await p.complete(req);
-        // A side-task chain says which of its models answered: that one's label and price (fallback-provider.ts).
+        // A side-task chain says which of its models answered: that one's label and price (fallback.ts `createFallbackProvider`).
         this.add({ by: res.answeredBy ?? p, usage: res.usage });
         return res;
       },
