@@ -4,11 +4,10 @@
  */
 import type { HeraldConfig } from '../support/config/load.js';
 import { DEFAULT_ACCOUNT } from '../support/config/profile-accounts.js';
-import { UserRateLimiter } from '../support/ops/rate-limit.js';
 import { workersSeenCheck } from '../support/ops/heartbeat.js';
 import { IngressRouter } from '../edges/ingress/router.js';
 import { InboundBoundary } from '../edges/ingress/handover.js';
-import { createInboundGuard } from '../edges/ingress/inbound-guard.js';
+import { createInboundGuard, UserRateLimiter } from '../edges/ingress/inbound-guard.js';
 import { CommandLedger } from '../edges/commands/ledger.js';
 import { mountApi } from '../edges/api/index.js';
 import { ButtonStore } from '../features/interactions/buttons.js';

@@ -43,7 +43,7 @@ import { ClarifyBroker } from './clarify.js';
 import type { SkillLibrary } from '../features/skills/library.js';
 import { createSkillManageTool, createSkillViewTool } from '../features/skills/tools.js';
 import type { ApprovalGate } from '../features/approvals/gate.js';
-import { deliver } from '../out/delivery.js';
+import { deliver } from '../out/send-reply.js';
 import { CODE_TOOLSET, EXECUTE_CODE_TOOL, offersCode, type CodeTools } from '../features/sandbox/index.js';
 
 /** The gateway's own toolset: the schedule tool (it needs the queue, so agent-core does not know it). */

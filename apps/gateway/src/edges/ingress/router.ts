@@ -11,9 +11,9 @@ import { runCommand } from '../commands/handlers.js';
 import { parseCommand } from '../commands/registry.js';
 import { admit, type AccessPolicy } from './authorize.js';
 import { resetExpiredSession } from '../../features/sessions/reset-policy.js';
-import { flushBeforeReset } from '../../turn/memory-flush.js';
+import { flushOutsideTurn } from '../../turn/memory-flush.js';
 import type { InboundGuard } from './inbound-guard.js';
-import { payloadFrom } from '../../queue/payload.js';
+import { payloadFrom } from '../../queue/producer.js';
 import { sessionKeyFor } from './session-key.js';
 import { statusReactionsFor } from '../../support/config/progress.js';
 
@@ -140,7 +140,8 @@ export class IngressRouter {
     }
 
     // Idle / daily reset (features/sessions/reset-policy.ts): an expired session ends and this message starts a new one.
-    const resetNotice = await resetExpiredSession(deps, sessionKey, flushBeforeReset(deps.store, deps.conversation, log));
+    // The expiring session's notes are saved first (turn/memory-flush.ts), only when a session does expire.
+    const resetNotice = await resetExpiredSession(deps, sessionKey, (expiring) => flushOutsideTurn(deps.store, deps.conversation, expiring, 'reset', log));
     if (resetNotice) await reply(resetNotice);
     const marked = profile.busyInputMode === 'steer' ? null : await this.markWaiting(msg, sessionKey, egress, log);
     // An answer to a clarify question goes to the running turn (steer), whatever the busy-input mode says.

@@ -81,8 +81,12 @@ export async function planLoop(deps: TurnDeps, open: OpenTurn, prepared: Prepare
       // Without an auxiliary model the loop summarises with the model it is using at the time (it may have
       // fallen back from one that is down), not with the chain that starts at the primary again.
       ...(summarizer && (services.config.compressionModel || services.config.auxiliaryModel) ? { summaryProvider: summarizer } : {}),
-      // The memory-only flush runs before each compression inside the turn too (memory-flush.ts).
-      beforeCompress: flushBeforeLoopCompression(deps.store, services, session, providers.primary, ctx.signal, ctx.log, (p) => meter.provider(p)),
+      // The memory-only flush runs before each compression inside the turn too (memory-flush.ts): worked out when a
+      // compression comes, not for every turn (most never compress; without memory or a user it does nothing).
+      beforeCompress: async (messages) => {
+        const flush = flushBeforeLoopCompression(deps.store, services, session, providers.primary, ctx.signal, ctx.log, (p) => meter.provider(p));
+        await flush?.(messages);
+      },
     },
     ...(toolPlan ? { tools: toolPlan.tools, budget: toolPlan.budget, toolHooks: toolPlan.toolHooks } : {}),
     getSteerMessages: toolPlan?.getSteerMessages ?? ctx.takeSteerMessages,

@@ -7,7 +7,7 @@ import { providerLabel, type ChatMessage, type Provider, type Session } from '@h
 import type { TurnPayload } from '../../queue/mailbox.js';
 import type { AgentRuntime } from '../agent-runtime.js';
 import { compressBeforeTurn } from '../auto-compress.js';
-import { deliver } from '../../out/delivery.js';
+import { deliver } from '../../out/send-reply.js';
 import { flushBeforeLosingDetails } from '../memory-flush.js';
 import { prepareTurnMedia, type TurnMedia } from '../../features/media/prepare.js';
 import { meterFor, type SpendMeter } from '../../features/budgets/meter.js';
