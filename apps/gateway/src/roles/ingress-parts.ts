@@ -12,7 +12,7 @@ import { CommandLedger } from '../edges/commands/ledger.js';
 import { mountApi } from '../edges/api/index.js';
 import { ButtonStore } from '../features/interactions/buttons.js';
 import { openApprovalDesk } from '../features/approvals/desk.js';
-import { clarifyMarkerKey } from '../turn/clarify.js';
+import { clarifyMarkerPrefix } from '../turn/clarify.js';
 import { createIngresses, stampAccount, type IngressWithRoutes } from './platforms.js';
 import { RedisPartsMemory } from '../edges/ingress/parts-memory.js';
 import { RedisSyncToken } from '../edges/ingress/matrix-sync-token.js';
@@ -113,7 +113,7 @@ export class RouterPart implements Part {
       guard,
       conversation,
       schedules: deps.schedules.schedules.service,
-      answerMarker: (sessionKey) => clarifyMarkerKey(config.redisPrefix, sessionKey),
+      answerMarkerPrefix: clarifyMarkerPrefix(config.redisPrefix),
       profiles: conversation.profiles,
       buttons: new ButtonStore(redis, config.redisPrefix),
       approvals: openApprovalDesk(redis, config.redisPrefix, deps.store.store.sql),
