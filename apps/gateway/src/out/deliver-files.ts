@@ -12,7 +12,7 @@ import pRetry from 'p-retry';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../support/logger.js';
 import { canNotify, uploadFailureNotice } from './notices.js';
-import { DELIVERY_BASE_DELAY_MS, DELIVERY_RETRIES } from './delivery.js';
+import { DELIVERY_BASE_DELAY_MS, DELIVERY_RETRIES } from './limits.js';
 import { untilStored } from './until-stored.js';
 
 /** A rate limit longer than this is not waited for: the file is given up with a notice saying when to ask again. */

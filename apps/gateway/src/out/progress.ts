@@ -16,7 +16,7 @@ import type { ProgressSettings, ToolProgressMode } from '../support/config/progr
 import { DEFAULT_TYPING_DELAY_MS } from '../support/config/settings.js';
 import type { Logger } from '../support/logger.js';
 import { TurnAbort } from '../queue/worker.js';
-import { deliver } from './delivery.js';
+import { deliver } from './send-reply.js';
 import { ChatOutlet, LiveMessage } from './live-message.js';
 import { canDraft, DraftPreview } from './draft-preview.js';
 import { sendTyping } from './typing.js';

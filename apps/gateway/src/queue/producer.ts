@@ -2,11 +2,35 @@
  * The ingress side of the queue: puts a routed message in its session's mailbox and on BullMQ, and applies the
  * busy-input mode when the session is already running a turn.
  */
+import type { InboundMessage } from '@herald/adapters';
 import type { Queue } from 'bullmq';
 import type { Logger } from '../support/logger.js';
 import { isPartOf } from './parts.js';
 import type { ControlBus } from './control.js';
 import type { EnqueueResult, Mailbox, TurnPayload } from './mailbox.js';
+import { DEFAULT_PROFILE } from '../support/config/profile-names.js';
+
+/** What a turn needs of an inbound message (plain JSON, stored in the mailbox): the payload `submit` is given. */
+export function payloadFrom(msg: InboundMessage, profile?: string): TurnPayload {
+  return {
+    ...(profile !== undefined && profile !== DEFAULT_PROFILE ? { profile } : {}),
+    ...(msg.account !== undefined ? { account: msg.account } : {}),
+    ...(msg.spaceId !== undefined ? { spaceId: msg.spaceId } : {}),
+    text: msg.text,
+    platform: msg.platform,
+    conversationId: msg.conversationId,
+    chatType: msg.chatType,
+    chatId: msg.chatId,
+    threadId: msg.threadId,
+    userId: msg.userId,
+    userName: msg.userName,
+    messageId: msg.messageId,
+    platformMessageId: msg.platformMessageId,
+    quoted: msg.quoted,
+    attachments: msg.attachments.length ? msg.attachments : undefined,
+    ...(msg.partOf !== undefined && { partOf: msg.partOf }),
+  };
+}
 
 export type BusyInputMode = 'interrupt' | 'queue' | 'steer';
 

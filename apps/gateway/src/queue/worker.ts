@@ -36,8 +36,11 @@ export interface TurnWorkerOptions {
   /** Called after a turn's entries were acknowledged (see TurnEndHandler). */
   onTurnEnd?: TurnEndHandler;
   concurrency: number;
-  /** The busy-input mode of a session's messages (their agent profile's, features/profiles/table.ts). */
-  busyInputMode: BusyInputMode | ((entry: MailboxEntry) => BusyInputMode);
+  /**
+   * The busy-input mode of a session's messages: one for all, or their agent profile's (features/profiles/table.ts),
+   * looked up by the entry's profile name (`fallback`: no name, or a profile this process does not know).
+   */
+  busyInputMode: BusyInputMode | { byProfile: ReadonlyMap<string, BusyInputMode>; fallback: BusyInputMode };
   log: Logger;
   /** BullMQ job lock; a killed worker's job is recovered after about this long (default leases.ts). */
   jobLockMs?: number;
@@ -394,7 +397,9 @@ export class TurnWorker {
 
   private busyModeOf(entry: MailboxEntry): BusyInputMode {
     const mode = this.opts.busyInputMode;
-    return typeof mode === 'function' ? mode(entry) : mode;
+    if (typeof mode === 'string') return mode;
+    const profile = entry.payload.profile;
+    return (profile === undefined ? undefined : mode.byProfile.get(profile)) ?? mode.fallback;
   }
 
   /** The session's newest turn here: what interrupt, steer and withdraw signals reach. */

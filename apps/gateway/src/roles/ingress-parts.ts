@@ -4,16 +4,15 @@
  */
 import type { HeraldConfig } from '../support/config/load.js';
 import { DEFAULT_ACCOUNT } from '../support/config/profile-accounts.js';
-import { UserRateLimiter } from '../support/ops/rate-limit.js';
 import { workersSeenCheck } from '../support/ops/heartbeat.js';
 import { IngressRouter } from '../edges/ingress/router.js';
 import { InboundBoundary } from '../edges/ingress/handover.js';
-import { createInboundGuard } from '../edges/ingress/inbound-guard.js';
+import { createInboundGuard, UserRateLimiter } from '../edges/ingress/inbound-guard.js';
 import { CommandLedger } from '../edges/commands/ledger.js';
 import { mountApi } from '../edges/api/index.js';
 import { ButtonStore } from '../features/interactions/buttons.js';
 import { openApprovalDesk } from '../features/approvals/desk.js';
-import { clarifyMarkerKey } from '../turn/clarify.js';
+import { clarifyMarkerPrefix } from '../turn/clarify.js';
 import { createIngresses, stampAccount, type IngressWithRoutes } from './platforms.js';
 import { RedisPartsMemory } from '../edges/ingress/parts-memory.js';
 import { RedisMatrixMemory } from '../edges/ingress/matrix-memory.js';
@@ -114,7 +113,7 @@ export class RouterPart implements Part {
       guard,
       conversation,
       schedules: deps.schedules.schedules.service,
-      answerMarker: (sessionKey) => clarifyMarkerKey(config.redisPrefix, sessionKey),
+      answerMarkerPrefix: clarifyMarkerPrefix(config.redisPrefix),
       profiles: conversation.profiles,
       buttons: new ButtonStore(redis, config.redisPrefix),
       approvals: openApprovalDesk(redis, config.redisPrefix, deps.store.store.sql),

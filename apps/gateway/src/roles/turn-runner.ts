@@ -24,7 +24,7 @@ import { createMediaServices, type MediaServices } from '../features/media/servi
 import { createCodeTools, type CodeTools, type SandboxDetection } from '../features/sandbox/index.js';
 import type { McpHub } from '../features/mcp/hub.js';
 import type { ScheduleService } from '../features/schedules/service.js';
-import { apiRelayFor } from '../edges/api/index.js';
+import { apiRelays } from '../edges/api/index.js';
 import { createFilesRegistry } from './platforms.js';
 import { ButtonStore } from '../features/interactions/buttons.js';
 import { StoredSkillEdits } from '../features/skills/review-edits.js';
@@ -60,7 +60,7 @@ export function buildTurnRunner(parts: TurnRunnerParts): TurnRunner {
     onPossibleDuplicate: (platform) => metrics.possibleDuplicateReplies.inc({ platform }),
     outbound,
     media,
-    relay: apiRelayFor(replies, (err) => log.warn({ err }, 'streaming to an API request failed')),
+    relays: apiRelays(replies, (err) => log.warn({ err }, 'streaming to an API request failed')),
     review: { buttons: new ButtonStore(redis, config.redisPrefix), skillEdits: new StoredSkillEdits(conversation.skills) },
   });
 }

@@ -9,6 +9,8 @@ import { createRedis, redisTarget } from '../support/redis.js';
 import { logConnectionErrors } from '../support/redis-errors.js';
 import { ControlBus } from '../queue/control.js';
 import { TurnWorker } from '../queue/worker.js';
+import type { BusyInputMode } from '../queue/producer.js';
+import type { ProfileTable } from '../features/profiles/table.js';
 import { MailboxJanitor } from '../queue/janitor.js';
 import { abandonTurns } from '../turn/abandon.js';
 import { buildAgentRuntime } from '../turn/agent-runtime.js';
@@ -134,7 +136,8 @@ export class WorkerPart implements Part {
       onAbandon: abandonTurns({ store, mailbox, egress: shared.egress }),
       onTurnEnd: apiTurnEnd(shared.replies),
       concurrency: config.workerConcurrency,
-      busyInputMode: (entry) => shared.conversation.profiles.get(entry.payload.profile).busyInputMode,
+      // Each profile's mode, read once (the profile table does not change while the process runs).
+      busyInputMode: busyInputModes(shared.conversation.profiles),
       log: log.child({ component: 'worker' }),
       jobLockMs: config.jobLockMs,
       stalledIntervalMs: config.stalledIntervalMs,
@@ -240,4 +243,9 @@ export function housekeepingParts(config: HeraldConfig, ctx: StartContext, deps:
     { name: 'janitor', needsRedis: true, open: openJanitor, stop: async () => janitor?.stop() },
     { name: 'retention', needsRedis: true, open: openRetention, stop: async () => retention?.stop() },
   ];
+}
+
+/** The profiles' busy-input modes for the worker: by profile name, the default profile's for any other. */
+function busyInputModes(profiles: ProfileTable): { byProfile: ReadonlyMap<string, BusyInputMode>; fallback: BusyInputMode } {
+  return { byProfile: new Map(profiles.list().map((p) => [p.name, p.busyInputMode])), fallback: profiles.get(undefined).busyInputMode };
 }

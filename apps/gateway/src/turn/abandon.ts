@@ -8,7 +8,7 @@ import type { PlatformEgress } from '@herald/adapters';
 import type { SessionStore } from '@herald/agent-core';
 import type { Mailbox } from '../queue/mailbox.js';
 import type { AbandonHandler } from '../queue/worker.js';
-import { deliver } from '../out/delivery.js';
+import { deliver } from '../out/send-reply.js';
 
 export const ABANDONED_NOTICE = '⚠️ That took too long and was stopped. Please try again.';
 

@@ -17,8 +17,13 @@ const MARKER_REFRESH_MS = 15_000;
 /** How often the broker looks for the answer in the turn's steer intake (in-process, no Redis round trip). */
 const CLARIFY_POLL_MS = 100;
 
+/** The markers' prefix: a session's marker is this and its session key (the ingress router appends it itself). */
+export function clarifyMarkerPrefix(prefix: string): string {
+  return `${prefix}:clarify:`;
+}
+
 export function clarifyMarkerKey(prefix: string, sessionKey: string): string {
-  return `${prefix}:clarify:${sessionKey}`;
+  return `${clarifyMarkerPrefix(prefix)}${sessionKey}`;
 }
 
 export interface ClarifyBrokerOptions {

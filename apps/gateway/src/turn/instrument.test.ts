@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ProviderError, SessionStore } from '@herald/agent-core';
 import { ScriptedProvider } from '../../../../packages/agent-core/src/loop/scripted-provider.js';
 import { TurnAbort, type TurnContext } from '../queue/worker.js';
-import { DeliveryError } from '../out/delivery.js';
+import { DeliveryError } from '../out/send-reply.js';
 import { instrumentProvider, instrumentTurns } from './instrument.js';
 import { createHeraldMetrics, type HeraldMetrics } from '../support/ops/metrics.js';
 

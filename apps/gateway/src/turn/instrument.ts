@@ -6,7 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import { ProviderError, type Provider, type SessionStore, type TurnStatus } from '@herald/agent-core';
 import { TurnAbort, type AroundTurn, type TurnContext, type TurnOutcomeKind, type TurnResult, type TurnRunner } from '../queue/worker.js';
-import { DeliveryError } from '../out/delivery.js';
+import { DeliveryError } from '../out/send-reply.js';
 import type { AgentRuntime } from './agent-runtime.js';
 import type { Logger } from '../support/logger.js';
 import type { HeraldMetrics, TurnOutcome as OutcomeLabel } from '../support/ops/metrics.js';

@@ -1,14 +1,14 @@
 /**
  * The turn as an explicit pipeline, in one place: the policies around a turn, in order, in one list, and the turn's
- * stages, in order, at the centre (runTurnStages; each stage a named function in turn/stages/ with a typed input and
- * output). The order is data here, not nesting spread over files; each policy says why it sits where it does. The
+ * stages, in order, at the centre (runTurnStages; each stage a named function with a typed input and output, in
+ * turn/stages/ but for the deliver stage, a send and its outcome, here). The order is data here, not nesting spread over files; each policy says why it sits where it does. The
  * worker's watchdog sits outside all of them (see WATCHDOG below). The small policies are defined here too; the
  * bigger ones (metrics, user-facing errors, spend) in their own modules.
  *
  *   watchdog (worker) → metrics → store outage → user-facing errors → turn slot → prep gate → spend → stages
  *
  *   stages: prepare (open → early answers → prepare → files-only answer) → run the loop (plan → run) → finish
- *   → record → deliver → settle (→ review: every N turns, behind the delivered reply, never awaited)
+ *   → record → deliver (here: deliverReply) → settle (→ review: every N turns, behind the delivered reply, never awaited)
  *
  * The outbox (`turns` table) makes a re-run after a crash safe: a turn already delivered is skipped, a turn whose
  * reply was recorded but not delivered is delivered without asking the LLM again, and messages are persisted
@@ -16,21 +16,21 @@
  */
 import { isTransientStoreError, type SessionStore } from '@herald/agent-core';
 import pRetry from 'p-retry';
-import type { TurnContext, TurnResult, TurnRunner } from '../queue/turn-context.js';
+import type { TurnContext, TurnOutcomeKind, TurnResult, TurnRunner } from '../queue/turn-context.js';
 import { settlingAfter, TurnSpend } from '../features/budgets/turn-spend.js';
+import { sendReply, type CheckedReply, type SendOutcome } from '../out/send-reply.js';
 import { STORE_PATIENCE_MS } from '../out/until-stored.js';
 import { DEFAULT_PROFILE } from '../support/config/profile-names.js';
 import { answerFailure } from './user-errors.js';
 import type { PrepGate } from './prep-gate.js';
 import type { TeamControls } from './team-controls.js';
 import type { TurnDeps } from './stages/deps.js';
-import { openTurn } from './stages/open.js';
+import { openTurn, type OpenTurn } from './stages/open.js';
 import { answerWithoutModel } from './stages/early-answer.js';
 import { answerFromFiles, prepareTurn } from './stages/prepare.js';
 import { planLoop, runLoop } from './stages/plan.js';
 import { finishTurn } from './stages/finish.js';
 import { recordTurn } from './stages/record.js';
-import { deliverReply } from './stages/deliver.js';
 import { settleAborted, settleTurn } from './stages/settle.js';
 
 /** What a policy sees and passes on: the worker's context, and the turn's spend once the spend policy made it. */
@@ -139,6 +139,38 @@ async function runTurnStages(deps: TurnDeps, ctx: TurnContext, spend: TurnSpend)
     compressions: recorded.compressions,
   });
   return settleTurn(deps, open, { prepared, plan, result, finished, recorded, delivered });
+}
+
+/** What a send leaves the turn as: a stale reply was superseded (interrupted), a lost lock hands the turn over. */
+const KIND_AFTER_SEND: Record<SendOutcome, TurnOutcomeKind> = {
+  delivered: 'delivered',
+  stale: 'interrupted',
+  'lock lost': 'abandoned',
+  'nothing to send': 'unknown',
+};
+
+interface DeliverInput {
+  text: string;
+  /** The reply is an error text: ⚠️ instead of ✅ on the user's message. */
+  failed?: boolean;
+  /** The delivery check made before the reply was recorded, and the row that record returned. */
+  checked?: CheckedReply;
+  /** Compressions so far (they go into the outcome). */
+  compressions: number;
+}
+
+/**
+ * The deliver stage: the recorded reply goes out (fenced, per chunk, out/send-reply.ts). What the send came to is
+ * the turn's outcome so far; the reaction swap waits until the session is free again (TurnResult.afterAck).
+ */
+async function deliverReply(open: OpenTurn, input: DeliverInput): Promise<TurnResult> {
+  const sent = await sendReply(open.target, input.text, input.checked);
+  const outcome = { kind: KIND_AFTER_SEND[sent], compressions: input.compressions };
+  if (sent !== 'delivered') {
+    await open.live.close();
+    return { afterAck: () => open.progress.clear(), outcome };
+  }
+  return { afterAck: () => open.progress.done(input.failed ?? false), outcome };
 }
 
 /**

@@ -16,6 +16,7 @@ import {
   prefetchMemoryBlock,
   stripMemoryMarker,
   type ChatMessage,
+  type ClarifyChannel,
   type FlushMemoryResult,
   type FlushReason,
   type FileSink,
@@ -38,13 +39,14 @@ import { memoryKeyOf, searchProfileOf, type Profile } from '../features/profiles
 import type { McpHub } from '../features/mcp/hub.js';
 import type { ScheduleService } from '../features/schedules/service.js';
 import { scheduleOrigin } from '../features/schedules/store.js';
-import { SCHEDULE_TOOL, createScheduleTool } from '../features/schedules/tool.js';
+import { SCHEDULE_ORIGIN_CONTEXT, SCHEDULE_TOOL, createScheduleTool } from '../features/schedules/tool.js';
 import { ClarifyBroker } from './clarify.js';
 import type { SkillLibrary } from '../features/skills/library.js';
 import { createSkillManageTool, createSkillViewTool } from '../features/skills/tools.js';
-import type { ApprovalGate } from '../features/approvals/gate.js';
-import { deliver } from '../out/delivery.js';
-import { CODE_TOOLSET, EXECUTE_CODE_TOOL, offersCode, type CodeTools } from '../features/sandbox/index.js';
+import { APPROVAL_TURN_CONTEXT, type ApprovalGate, type ApprovalTurn } from '../features/approvals/gate.js';
+import type { ApprovalPolicy } from '../features/approvals/policy.js';
+import { deliver } from '../out/send-reply.js';
+import { CODE_TOOLSET, CODE_TURN_CONTEXT, EXECUTE_CODE_TOOL, offersCode, type CodeTools } from '../features/sandbox/index.js';
 
 /** The gateway's own toolset: the schedule tool (it needs the queue, so agent-core does not know it). */
 const SCHEDULE_TOOLSET = 'schedule';
@@ -166,24 +168,18 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
   const scheduledTools = tools.filter((t) => t.name !== CLARIFY_TOOL);
   const buttons = new ButtonStore(deps.redis, config.redisPrefix);
 
+  // Built once for the profile: what a call needs of its turn comes in the tool context (schedule origin, session).
+  const scheduleTool = withSchedule ? (createScheduleTool(schedules, config.timezone) as Tool) : null;
+  const codeTool = code?.tool ?? null;
+  const memoryOwner = profile ?? null;
+  const searchProfile = profile ? searchProfileOf(profile) : undefined;
+  const policy = profile?.approvals ?? { tools: [], exempt: [] };
+
   return {
     tools,
     toolNames: [...tools.map((t) => t.name), ...(withSchedule ? [SCHEDULE_TOOL] : [])],
     forTurn({ ctx, egress, payload, files }) {
-      const clarify = new ClarifyBroker({
-        redis: deps.redis,
-        prefix: config.redisPrefix,
-        sessionKey: ctx.sessionKey,
-        send: async (question, choices) => {
-          if (!(await ctx.canDeliver())) throw new Error('the conversation moved on; the question was not sent');
-          // One button per choice; only the person whose turn it is may press them (their press is the answer).
-          const offered =
-            choices.length > 0 ? await buttons.offer({ userId: payload.userId, choices: choices.map((c) => ({ label: c, text: c })), once: false }) : null;
-          await deliver(egress, payload.conversationId, question, { replyTo: payload.platformMessageId, buttons: offered?.buttons });
-          return offered ? () => buttons.withdraw(offered.id) : undefined;
-        },
-        takeSteerMessages: ctx.takeSteerMessages,
-      });
+      const { clarify, takeSteerMessages } = lazyClarify({ redis: deps.redis, prefix: config.redisPrefix, buttons, ctx, egress, payload });
       return {
         async plan(input) {
           const budget = new IterationBudget(input.maxIterations ?? DEFAULT_MAX_ITERATIONS);
@@ -192,7 +188,11 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
           // this profile unless it shares the default profile's memory (features/profiles/table.ts).
           const { platform, userId } = toolContext;
           const userKey =
-            typeof platform === 'string' && typeof userId === 'string' ? (profile ? memoryKeyOf(profile, platform, userId) : `${platform}:${userId}`) : null;
+            typeof platform === 'string' && typeof userId === 'string'
+              ? memoryOwner
+                ? memoryKeyOf(memoryOwner, platform, userId)
+                : `${platform}:${userId}`
+              : null;
           const withNotes = hasMemory && userKey !== null;
           // Subagents run on the turn's own providers (the session's model; priced and capped by the prepare stage).
           const turnProviders = { primary: input.provider, fallbacks: input.fallbacks };
@@ -200,7 +200,13 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
             ...toolContext,
             turnProviders,
             ...(userKey !== null && { userKey }),
-            ...(profile && searchProfileOf(profile) !== undefined && { searchProfile: searchProfileOf(profile) }),
+            ...(searchProfile !== undefined && { searchProfile }),
+            // A task set in this turn belongs to its user and delivers to this chat (worked out if one is set).
+            ...(scheduleTool && { [SCHEDULE_ORIGIN_CONTEXT]: () => scheduleOrigin(payload, ctx.sessionKey) }),
+            // Code runs in the session's own work dir (sessionId); the files of this turn's messages are readable inside.
+            ...(codeTool && { [CODE_TURN_CONTEXT]: { messages: ctx.entries.map((e) => e.payload) } }),
+            // The approval hooks' view of this turn (features/approvals/gate.ts).
+            [APPROVAL_TURN_CONTEXT]: approvalTurn({ buttons, ctx, egress, payload }, String(input.toolContext.sessionId), policy),
           };
           return {
             userMessage: stripMemoryMarker(input.userMessage),
@@ -209,41 +215,81 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
             tools: [
               // No clarify where nobody can answer: a scheduled run, or a client waiting on one HTTP request (the API).
               ...(payload.scheduled || egress.platform === 'api' ? scheduledTools : tools),
-              // A task set in this turn belongs to its user and delivers to this chat.
-              ...(withSchedule ? [createScheduleTool(schedules, scheduleOrigin(payload, ctx.sessionKey), config.timezone) as Tool] : []),
+              ...(scheduleTool ? [scheduleTool] : []),
               ...(deps.mcp?.toolsFor(profile?.name ?? DEFAULT_PROFILE) ?? []),
-              // Code runs in the session's own work dir; the files of this turn's messages are readable inside.
-              ...(code && typeof input.toolContext.sessionId === 'string'
-                ? [code.forTurn({ sessionId: input.toolContext.sessionId, messages: ctx.entries.map((e) => e.payload), signal: ctx.signal })]
-                : []),
+              ...(codeTool ? [codeTool] : []),
             ],
             budget,
-            getSteerMessages: clarify.takeSteerMessages,
+            getSteerMessages: takeSteerMessages,
             toolContext: scoped,
-            toolHooks: deps.approvals.hooksFor({
-              sessionId: String(input.toolContext.sessionId),
-              sessionKey: ctx.sessionKey,
-              platform: payload.platform,
-              conversationId: payload.conversationId,
-              chatId: payload.chatId,
-              chatType: payload.chatType,
-              userId: payload.userId,
-              policy: profile?.approvals ?? { tools: [], exempt: [] },
-              cannotAsk: egress.platform === 'api' ? 'api' : payload.scheduled ? 'scheduled' : null,
-              // The question goes where clarify's go; only the approvers' presses count.
-              ask: async (text, choices, pressers) => {
-                if (!(await ctx.canDeliver())) throw new Error('the conversation moved on; the approval question was not sent');
-                const offered = await buttons.offer({ userId: payload.userId, pressers, choices, once: true });
-                await deliver(egress, payload.conversationId, text, { replyTo: payload.platformMessageId, buttons: offered.buttons });
-                return offered.id;
-              },
-              withdraw: (offerId) => buttons.withdraw(offerId),
-              touch: () => ctx.touch(),
-            }),
+            toolHooks: deps.approvals.hooks,
           };
         },
       };
     },
+  };
+}
+
+/** Where a turn's questions go: its chat, as a reply to the message it answers, with buttons. */
+interface TurnChat {
+  buttons: ButtonStore;
+  ctx: TurnContext;
+  egress: PlatformEgress;
+  payload: TurnPayload;
+}
+
+/**
+ * The turn's clarify channel, whose broker (turn/clarify.ts) is made when the agent first asks — most turns never do;
+ * until then steer messages go straight to the loop, as the broker passes them on with no question open.
+ */
+function lazyClarify(chat: TurnChat & { redis: Redis; prefix: string }): { clarify: ClarifyChannel; takeSteerMessages: () => string[] } {
+  const { buttons, ctx, egress, payload } = chat;
+  let broker: ClarifyBroker | null = null;
+  const clarify: ClarifyChannel = {
+    ask: (question, signal, choices) => {
+      broker ??= new ClarifyBroker({
+        redis: chat.redis,
+        prefix: chat.prefix,
+        sessionKey: ctx.sessionKey,
+        send: async (q, offeredChoices) => {
+          if (!(await ctx.canDeliver())) throw new Error('the conversation moved on; the question was not sent');
+          // One button per choice; only the person whose turn it is may press them (their press is the answer).
+          const offered =
+            offeredChoices.length > 0
+              ? await buttons.offer({ userId: payload.userId, choices: offeredChoices.map((c) => ({ label: c, text: c })), once: false })
+              : null;
+          await deliver(egress, payload.conversationId, q, { replyTo: payload.platformMessageId, buttons: offered?.buttons });
+          return offered ? () => buttons.withdraw(offered.id) : undefined;
+        },
+        takeSteerMessages: ctx.takeSteerMessages,
+      });
+      return broker.ask(question, signal, choices);
+    },
+  };
+  return { clarify, takeSteerMessages: () => (broker ? broker.takeSteerMessages() : ctx.takeSteerMessages()) };
+}
+
+/** The approval hooks' view of a turn (features/approvals/gate.ts), put in its tool context. */
+function approvalTurn({ buttons, ctx, egress, payload }: TurnChat, sessionId: string, policy: ApprovalPolicy): ApprovalTurn {
+  return {
+    sessionId,
+    sessionKey: ctx.sessionKey,
+    platform: payload.platform,
+    conversationId: payload.conversationId,
+    chatId: payload.chatId,
+    chatType: payload.chatType,
+    userId: payload.userId,
+    policy,
+    cannotAsk: egress.platform === 'api' ? 'api' : payload.scheduled ? 'scheduled' : null,
+    // The question goes where clarify's go; only the approvers' presses count.
+    ask: async (text, choices, pressers) => {
+      if (!(await ctx.canDeliver())) throw new Error('the conversation moved on; the approval question was not sent');
+      const offered = await buttons.offer({ userId: payload.userId, pressers, choices, once: true });
+      await deliver(egress, payload.conversationId, text, { replyTo: payload.platformMessageId, buttons: offered.buttons });
+      return offered.id;
+    },
+    withdraw: (offerId) => buttons.withdraw(offerId),
+    touch: () => ctx.touch(),
   };
 }
 

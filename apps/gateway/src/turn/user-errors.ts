@@ -7,7 +7,7 @@ import type { PlatformEgress } from '@herald/adapters';
 import { TurnAbort, type TurnContext, type TurnResult } from '../queue/worker.js';
 import { SessionModelError } from '../features/sessions/models.js';
 import { ModelNotConfiguredError } from '../support/config/providers.js';
-import { DeliveryError, deliver } from '../out/delivery.js';
+import { DeliveryError, deliver } from '../out/send-reply.js';
 
 export function userFacingError(kind: ProviderErrorKind | string): string {
   switch (kind) {

@@ -79,19 +79,20 @@ export function replyEventOf(event: AgentEvent): ReplyEvent | null {
 export type TurnRelay = (event: AgentEvent) => void;
 
 /**
- * For the turn runner: the live relay of a message that came through the API, or null for chat platforms.
- * Appends are queued in order; a failed one is logged by the caller's handler and the turn goes on (the reply
- * itself goes through the egress, whose failure the delivery code handles).
+ * For the turn runner: the live relay of a message that came through the API, by platform (`relays` in
+ * turn/stages/deps.ts), so a turn from a chat platform never asks. Appends are queued in order; a failed one is logged
+ * by the caller's handler and the turn goes on (the reply itself goes through the egress, whose failure the delivery
+ * code handles).
  */
-export function apiRelayFor(publisher: ReplyPublisher, onError: (err: unknown) => void): (payload: TurnPayload) => TurnRelay | null {
-  return (payload) => {
-    if (payload.platform !== API_PLATFORM) return null;
+export function apiRelays(publisher: ReplyPublisher, onError: (err: unknown) => void): ReadonlyMap<string, (payload: TurnPayload) => TurnRelay> {
+  const relayFor = (payload: TurnPayload): TurnRelay => {
     const requestId = requestIdOf(payload.conversationId);
     return (event) => {
       const e = replyEventOf(event);
       if (e) publisher.publish(requestId, e).catch(onError);
     };
   };
+  return new Map([[API_PLATFORM, relayFor]]);
 }
 
 /** For the worker: tells each API request among a finished turn's entries that nothing more is coming. */

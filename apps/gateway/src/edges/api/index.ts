@@ -12,7 +12,7 @@ import type { ControlBus } from '../../queue/control.js';
 import type { Mailbox } from '../../queue/mailbox.js';
 import type { TurnProducer } from '../../queue/producer.js';
 import type { HeraldMetrics } from '../../support/ops/metrics.js';
-import { UserRateLimiter } from '../../support/ops/rate-limit.js';
+import { UserRateLimiter } from '../ingress/inbound-guard.js';
 import type { ConversationServices } from '../../features/sessions/services.js';
 import { createRedis, redisTarget } from '../../support/redis.js';
 import { logConnectionErrors } from '../../support/redis-errors.js';
@@ -20,7 +20,7 @@ import { ReplyListener } from './reply-channel.js';
 import { mountApiRoutes } from './routes.js';
 import { ApiTurns } from './turns.js';
 
-export { createApiEgress, apiRelayFor, apiTurnEnd } from './egress.js';
+export { createApiEgress, apiRelays, apiTurnEnd } from './egress.js';
 export { ReplyPublisher } from './reply-channel.js';
 
 export interface ApiDeps {

@@ -18,7 +18,7 @@ import type { Mailbox, TurnPayload } from '../../queue/mailbox.js';
 import type { ControlBus } from '../../queue/control.js';
 import { jobIdFor, MAX_PENDING, type TurnProducer } from '../../queue/producer.js';
 import { ReplicationPendingError } from '../../queue/replica-wait.js';
-import type { UserRateLimiter } from '../../support/ops/rate-limit.js';
+import type { UserRateLimiter } from '../ingress/inbound-guard.js';
 import type { ConversationServices } from '../../features/sessions/services.js';
 import { resetExpiredSession } from '../../features/sessions/reset-policy.js';
 import { flushBeforeReset } from '../../turn/memory-flush.js';

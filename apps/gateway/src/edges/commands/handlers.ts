@@ -4,7 +4,7 @@
  * session a running turn is using (/retry, /undo, /compress, /resume) hold its lock while they do it, so they
  * refuse while a turn runs instead of racing it.
  */
-import { payloadFrom } from '../../queue/payload.js';
+import { payloadFrom } from '../../queue/producer.js';
 import { turnFailureReply } from '../../turn/user-errors.js';
 import { flushOutsideTurn } from '../../turn/memory-flush.js';
 import { withSessionHeld } from '../../features/sessions/session-hold.js';

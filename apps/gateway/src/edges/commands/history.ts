@@ -3,7 +3,7 @@
  * (features/sessions/session-hold.ts), so it never races a turn reading or appending the same history.
  */
 import type { StoredMessage } from '@herald/agent-core';
-import { payloadFrom } from '../../queue/payload.js';
+import { payloadFrom } from '../../queue/producer.js';
 import { attachmentOf } from '../../features/media/prepare.js';
 import { flushOutsideTurn } from '../../turn/memory-flush.js';
 import { spendOutsideTurn } from '../../turn/outside-spend.js';

@@ -11,9 +11,9 @@ import { runCommand } from '../commands/handlers.js';
 import { parseCommand } from '../commands/registry.js';
 import { admit, type AccessPolicy } from './authorize.js';
 import { resetExpiredSession } from '../../features/sessions/reset-policy.js';
-import { flushBeforeReset } from '../../turn/memory-flush.js';
+import { flushOutsideTurn } from '../../turn/memory-flush.js';
 import type { InboundGuard } from './inbound-guard.js';
-import { payloadFrom } from '../../queue/payload.js';
+import { payloadFrom } from '../../queue/producer.js';
 import { sessionKeyFor } from './session-key.js';
 import { statusReactionsFor } from '../../support/config/progress.js';
 
@@ -33,10 +33,10 @@ export interface RouterDeps extends CommandDeps {
   /** Metrics and the per-user rate limit (edges/ingress/inbound-guard.ts); commands pass it always. */
   guard?: InboundGuard;
   /**
-   * The Redis key that exists while a clarify question waits in the session (turn/clarify.ts): the next message
-   * is its answer. Looked at by the producer in the same round trip as the append.
+   * The Redis key that exists while a clarify question waits in the session (turn/clarify.ts) is this prefix and
+   * the session key: the next message is its answer. Looked at by the producer in the same round trip as the append.
    */
-  answerMarker?: (sessionKey: string) => string;
+  answerMarkerPrefix?: string;
   /** Buttons under command answers, and what a press means (features/interactions/buttons.ts). Absent: text only. */
   buttons?: ButtonStore;
 }
@@ -140,11 +140,13 @@ export class IngressRouter {
     }
 
     // Idle / daily reset (features/sessions/reset-policy.ts): an expired session ends and this message starts a new one.
-    const resetNotice = await resetExpiredSession(deps, sessionKey, flushBeforeReset(deps.store, deps.conversation, log));
+    // The expiring session's notes are saved first (turn/memory-flush.ts), only when a session does expire.
+    const resetNotice = await resetExpiredSession(deps, sessionKey, (expiring) => flushOutsideTurn(deps.store, deps.conversation, expiring, 'reset', log));
     if (resetNotice) await reply(resetNotice);
-    const marked = profile.busyInputMode === 'steer' ? null : await this.markWaiting(msg, sessionKey, egress, log);
+    const answering = deps.answerMarkerPrefix === undefined ? undefined : `${deps.answerMarkerPrefix}${sessionKey}`;
+    const marked = profile.busyInputMode === 'steer' ? null : await this.markWaiting(msg, sessionKey, answering, egress, log);
     // An answer to a clarify question goes to the running turn (steer), whatever the busy-input mode says.
-    const res = await deps.producer.submit(sessionKey, payloadFrom(msg, profile.name), profile.busyInputMode, deps.answerMarker?.(sessionKey));
+    const res = await deps.producer.submit(sessionKey, payloadFrom(msg, profile.name), profile.busyInputMode, answering);
     log.debug({ sessionKey, status: res.status }, 'message routed');
     if (res.status === 'full') {
       if (marked) await egress.react(msg.conversationId, msg.platformMessageId as string, marked, true).catch(() => undefined);
@@ -162,11 +164,16 @@ export class IngressRouter {
    * clarify answer, steer mode): no turn of its own would take it off; taken off again when the mailbox is full.
    * Best effort, as every status reaction. Returns the emoji it added.
    */
-  private async markWaiting(msg: InboundMessage, sessionKey: string, egress: PlatformEgress, log: Logger): Promise<string | null> {
+  private async markWaiting(
+    msg: InboundMessage,
+    sessionKey: string,
+    answering: string | undefined,
+    egress: PlatformEgress,
+    log: Logger,
+  ): Promise<string | null> {
     const emoji = statusReactionsFor(this.deps.conversation.progress, msg.platform, egress)?.queued;
     if (!emoji || !msg.platformMessageId || msg.partOf) return null;
     try {
-      const answering = this.deps.answerMarker?.(sessionKey);
       if (!(await this.deps.mailbox.isBusy(sessionKey, answering))) return null;
       await egress.react(msg.conversationId, msg.platformMessageId, emoji);
       return emoji;

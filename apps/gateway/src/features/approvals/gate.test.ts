@@ -3,14 +3,14 @@
  * request and the decision taken meanwhile instead of asking twice; "always" covers the session; where nobody can be
  * asked the call is refused and audited.
  */
-import type { Tool, ToolCallInfo, ToolHook } from '@herald/agent-core';
+import type { Tool, ToolCallInfo } from '@herald/agent-core';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { useTempStores } from '../../../../../packages/agent-core/src/store/test-support.js';
 import { testPrefix } from '../../../../../test/helpers/test-run.js';
 import { createLogger } from '../../support/logger.js';
 import { openApprovalDesk, type ApprovalDesk } from './desk.js';
-import { ApprovalGate, type ApprovalTurn } from './gate.js';
+import { APPROVAL_TURN_CONTEXT, ApprovalGate, type ApprovalTurn } from './gate.js';
 import { argumentMasker } from './mask.js';
 
 const redis = new Redis('redis://127.0.0.1:6379');
@@ -67,21 +67,22 @@ const callOf = (signal: AbortSignal, args: Record<string, unknown> = { id: 7 }):
   context: {},
 });
 
-const before = (hooks: ToolHook[], call: ToolCallInfo) => hooks[0].before?.(call);
+/** The gate's approval hook on a call of `turn` (the turn comes in the call's tool context, as turn/tools.ts puts it). */
+const before = (gate: ApprovalGate, turn: ApprovalTurn, call: ToolCallInfo) => gate.hooks[0].before?.({ ...call, context: { [APPROVAL_TURN_CONTEXT]: turn } });
 
 describe('ApprovalGate', () => {
   it('a re-run finds the open request and the decision taken meanwhile: asked once, allowed', async () => {
     const { desk, gate } = await setup();
     const asked: string[] = [];
     const crashed = new AbortController();
-    const first = before(gate.hooksFor(turn('s-rerun', asked)), callOf(crashed.signal));
+    const first = before(gate, turn('s-rerun', asked), callOf(crashed.signal));
     await waitUntil(() => asked.length === 1);
     // The worker goes away (its turn is aborted): the request stays in Redis.
     crashed.abort(new Error('worker gone'));
     await expect(first).rejects.toThrow();
     expect((await desk.decide({ conversationId: 'telegram:s-rerun', platform: 'telegram', userId: '42', choice: 'once' })).status).toBe('decided');
 
-    const verdict = await before(gate.hooksFor(turn('s-rerun', asked)), callOf(new AbortController().signal));
+    const verdict = await before(gate, turn('s-rerun', asked), callOf(new AbortController().signal));
     expect(verdict).toEqual({ action: 'allow' });
     expect(asked).toHaveLength(1);
     expect((await desk.audit.list({ sessionId: 's-rerun' })).map((r) => r.decision)).toEqual(['approved_once']);
@@ -92,21 +93,21 @@ describe('ApprovalGate', () => {
   it('someone else cannot decide in a DM; "always" lets the session run the tool unasked', async () => {
     const { desk, gate } = await setup();
     const asked: string[] = [];
-    const waiting = before(gate.hooksFor(turn('s-always', asked)), callOf(new AbortController().signal));
+    const waiting = before(gate, turn('s-always', asked), callOf(new AbortController().signal));
     await waitUntil(() => asked.length === 1);
     expect(asked[0]).toContain('tickets__delete');
     const other = await desk.decide({ conversationId: 'telegram:s-always', platform: 'telegram', userId: '99', choice: 'once' });
     expect(other.status).toBe('not_allowed');
     await desk.decide({ conversationId: 'telegram:s-always', platform: 'telegram', userId: '42', choice: 'session' });
     expect(await waiting).toEqual({ action: 'allow' });
-    expect(await before(gate.hooksFor(turn('s-always', asked)), callOf(new AbortController().signal, { id: 8 }))).toEqual({ action: 'allow' });
+    expect(await before(gate, turn('s-always', asked), callOf(new AbortController().signal, { id: 8 }))).toEqual({ action: 'allow' });
     expect(asked).toHaveLength(1);
   });
 
   it('where nobody can be asked the call is refused with a reason, and audited; a tool outside the policy runs unasked', async () => {
     const { desk, gate } = await setup();
     const asked: string[] = [];
-    const verdict = await before(gate.hooksFor(turn('s-api', asked, { cannotAsk: 'api' })), callOf(new AbortController().signal));
+    const verdict = await before(gate, turn('s-api', asked, { cannotAsk: 'api' }), callOf(new AbortController().signal));
     expect(verdict).toEqual({
       action: 'deny',
       result:
@@ -114,11 +115,11 @@ describe('ApprovalGate', () => {
     });
     expect(asked).toEqual([]);
     expect((await desk.audit.list({ sessionId: 's-api' })).map((r) => [r.decision, r.decidedBy])).toEqual([['refused', 'policy']]);
-    const scheduled = await before(gate.hooksFor(turn('s-sched', asked, { cannotAsk: 'scheduled' })), callOf(new AbortController().signal));
+    const scheduled = await before(gate, turn('s-sched', asked, { cannotAsk: 'scheduled' }), callOf(new AbortController().signal));
     expect(scheduled).toMatchObject({ action: 'deny', result: expect.stringContaining('a scheduled task has nobody to ask; it was not run.') });
     expect(asked).toEqual([]);
     const exempt = turn('s-api', asked, { policy: { tools: [], exempt: ['tickets__*'] } });
-    expect(await before(gate.hooksFor(exempt), callOf(new AbortController().signal))).toEqual({ action: 'allow' });
+    expect(await before(gate, exempt, callOf(new AbortController().signal))).toEqual({ action: 'allow' });
   });
 });
 

@@ -7,6 +7,9 @@
  *   "always" granted earlier in the session, or the deadline, which denies. Where nobody can be asked (the
  *   OpenAI-compatible API, a scheduled run) the call is refused with a tool result that says why.
  * - `audit` (after): one log line per tool call that ran or was refused, with masked arguments.
+ *
+ * The hooks are built once (`hooks`); the turn a call belongs to comes with the call, in the tool context
+ * (APPROVAL_TURN_CONTEXT, put there by turn/tools.ts; a subagent inherits its parent's).
  */
 import { abortableSleep, type BeforeVerdict, type ToolCallInfo, type ToolHook } from '@herald/agent-core';
 import type { Logger } from '../../support/logger.js';
@@ -22,6 +25,9 @@ interface Choice {
   label: string;
   text: string;
 }
+
+/** The tool-context key a turn puts its ApprovalTurn under. */
+export const APPROVAL_TURN_CONTEXT = 'approvalTurn';
 
 /** One turn, as the approval hook needs it. */
 export interface ApprovalTurn {
@@ -67,19 +73,20 @@ export class ApprovalGate {
     this.now = opts.now ?? Date.now;
   }
 
-  /** The hooks of one turn, in order: approval first, so the audit line says whether the call ran. */
-  hooksFor(turn: ApprovalTurn): ToolHook[] {
-    const log = this.opts.log.child({ sessionKey: turn.sessionKey });
-    return [
-      { name: 'approval', before: (call) => this.before(turn, call) },
-      {
-        name: 'audit',
-        after: async (call, outcome) => {
-          log.info({ tool: call.name, args: this.opts.mask(call.args), ran: outcome.ran, ok: outcome.ok, durationMs: outcome.durationMs }, 'tool call');
-        },
+  /** The hooks of every turn, in order: approval first, so the audit line says whether the call ran. */
+  readonly hooks: ToolHook[] = [
+    { name: 'approval', before: (call) => this.before(turnOf(call), call) },
+    {
+      name: 'audit',
+      after: async (call, outcome) => {
+        const { sessionKey } = turnOf(call);
+        this.opts.log.info(
+          { sessionKey, tool: call.name, args: this.opts.mask(call.args), ran: outcome.ran, ok: outcome.ok, durationMs: outcome.durationMs },
+          'tool call',
+        );
       },
-    ];
-  }
+    },
+  ];
 
   private async before(turn: ApprovalTurn, call: ToolCallInfo): Promise<BeforeVerdict> {
     const reason = approvalReason(turn.policy, call.tool);
@@ -172,6 +179,13 @@ export class ApprovalGate {
       await abortableSleep(Math.min(this.opts.pollMs ?? DECISION_POLL_MS, Math.max(1, request.deadline - this.now())), signal);
     }
   }
+}
+
+/** The call's turn (the tool context's APPROVAL_TURN_CONTEXT): a call outside a turn is a programming error. */
+function turnOf(call: ToolCallInfo): ApprovalTurn {
+  const turn = call.context[APPROVAL_TURN_CONTEXT] as ApprovalTurn | undefined;
+  if (!turn) throw new Error(`tool call ${call.name} reached the approval hooks without its turn`);
+  return turn;
 }
 
 function adminsOn(admins: readonly string[], platform: string): string[] {

@@ -64,12 +64,14 @@ describe('execute_code on bubblewrap', () => {
       { kind: 'file', url: 'tg-file:gone', name: 'lost.pdf' },
       { kind: 'file', url: 'tg-file:doc', name: 'report.csv' },
     ];
+    let fetched: ReturnType<typeof turnInputFiles> | undefined;
     const tool = createExecuteCodeTool({
       backend,
       workDir: sessionWorkDir(root.path, 'turn-files'),
       limits: TEST_LIMITS,
       fileLimits: DEFAULT_OUTBOUND_FILE_LIMITS,
-      inputFiles: () => turnInputFiles(attachments, files, { maxFileBytes: 1024, maxTotalBytes: 4096 }, new AbortController().signal),
+      // The turn's files, fetched when code first runs and kept for the turn (as wiring.ts keeps them per turn).
+      inputFiles: () => (fetched ??= turnInputFiles(attachments, files, { maxFileBytes: 1024, maxTotalBytes: 4096 }, new AbortController().signal)),
     });
     const ctx = { signal: new AbortController().signal };
     const listed = await tool.execute({ language: 'shell', code: 'cd inputs && for f in *; do echo "$f: $(cat "$f")"; done' }, ctx);

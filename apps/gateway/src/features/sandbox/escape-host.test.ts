@@ -178,7 +178,7 @@ except OSError as e:
         throw new Error('this turn has no files');
       },
     });
-    const tool = tools?.forTurn({ sessionId: 'tool-path', messages: [], signal: new AbortController().signal });
+    const tool = tools?.tool;
     const code = `
 import os, socket
 print('env', sorted(os.environ))
@@ -188,7 +188,7 @@ try:
 except OSError:
     print('refused')
 `;
-    const out = await tool?.execute({ language: 'python', code }, { signal: new AbortController().signal } as unknown as ToolContext);
+    const out = await tool?.execute({ language: 'python', code }, { signal: new AbortController().signal, sessionId: 'tool-path' } as unknown as ToolContext);
     expect(out).toMatch(/^Exit code 0/);
     // The sandbox's own variables and those bash (the wrapper) sets; nothing of the gateway's.
     expect(out).toContain("env ['HOME', 'LANG', 'MPLCONFIGDIR', 'OLDPWD', 'PATH', 'PWD', 'SHLVL', 'XDG_CACHE_HOME', '_']");

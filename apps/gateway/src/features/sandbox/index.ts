@@ -16,4 +16,4 @@ export { sandboxSettingsOf, type SandboxConfig } from './config.js';
 export { ensureSandboxRoot, sessionWorkDir } from './work-dir.js';
 export { EXECUTE_CODE_TOOL, createExecuteCodeTool, type ExecuteCodeToolOptions } from './tool.js';
 export { inputFileName, turnInputFiles, type InputLimits } from './inputs.js';
-export { CODE_TOOLSET, createCodeTools, offersCode, openSandbox, type CodeTools } from './wiring.js';
+export { CODE_TOOLSET, CODE_TURN_CONTEXT, createCodeTools, offersCode, openSandbox, type CodeTools } from './wiring.js';

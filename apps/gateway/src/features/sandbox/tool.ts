@@ -10,15 +10,16 @@ export const EXECUTE_CODE_TOOL = 'execute_code';
 
 export interface ExecuteCodeToolOptions {
   backend: SandboxBackend;
-  /** The session's work dir on the host (sessionWorkDir(HERALD_SANDBOX_DIR, sessionId)). */
-  workDir: string;
+  /**
+   * The session's work dir on the host (sessionWorkDir(HERALD_SANDBOX_DIR, sessionId)); a function of the call's
+   * context where one tool serves every session (wiring.ts).
+   */
+  workDir: string | ((ctx: ToolContext) => string);
   limits: SandboxLimits;
   /** What may be sent to the chat (HERALD_OUTBOUND_FILE_MAX_MB, HERALD_OUTBOUND_FILE_TYPES). */
   fileLimits: OutboundFileLimits;
-  /** The files the user sent in this turn, fetched when code first runs. */
-  inputFiles?: () => Promise<readonly InputFile[]>;
-  /** executeCodeDescription(limits), worked out once by a caller that builds the tool for every turn. */
-  description?: string;
+  /** The files the user sent in the call's turn, fetched when code first runs (the caller keeps them per turn). */
+  inputFiles?: (ctx: ToolContext) => Promise<readonly InputFile[]>;
 }
 
 function sinkOf(ctx: ToolContext): FileSink | null {
@@ -27,7 +28,7 @@ function sinkOf(ctx: ToolContext): FileSink | null {
 }
 
 /** What the model is told of the tool: it depends on the limits only. */
-export function executeCodeDescription(limits: SandboxLimits): string {
+function executeCodeDescription(limits: SandboxLimits): string {
   return (
     'Run a short Python 3, JavaScript (Node.js) or bash program in an isolated sandbox and get its output. ' +
     "The working directory is this conversation's own and keeps its files between runs; files the user sent are " +
@@ -76,10 +77,9 @@ export function formatRunResult(r: RunResult, ctx: ToolContext, limits: SandboxL
 }
 
 export function createExecuteCodeTool(opts: ExecuteCodeToolOptions): Tool {
-  let inputs: Promise<readonly InputFile[]> | null = null;
   return {
     name: EXECUTE_CODE_TOOL,
-    description: opts.description ?? executeCodeDescription(opts.limits),
+    description: executeCodeDescription(opts.limits),
     parameters: {
       type: 'object',
       properties: {
@@ -95,12 +95,11 @@ export function createExecuteCodeTool(opts: ExecuteCodeToolOptions): Tool {
         throw new Error(`"language" must be one of ${SANDBOX_LANGUAGES.join(', ')}`);
       }
       if (typeof args.code !== 'string' || args.code.trim() === '') throw new Error('"code" is required and must be a non-empty string');
-      inputs ??= opts.inputFiles ? opts.inputFiles() : Promise.resolve([]);
       const result = await opts.backend.run({
         language: language as SandboxLanguage,
         code: args.code,
-        workDir: opts.workDir,
-        inputFiles: await inputs,
+        workDir: typeof opts.workDir === 'string' ? opts.workDir : opts.workDir(ctx),
+        inputFiles: opts.inputFiles ? await opts.inputFiles(ctx) : [],
         limits: opts.limits,
         signal: ctx.signal,
       });

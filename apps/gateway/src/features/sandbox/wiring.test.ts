@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../support/logger.js';
 import type { SandboxConfig } from './config.js';
 import { sandboxRoot } from './test-support.js';
-import { createCodeTools, offersCode, openSandbox, type CodeTools } from './wiring.js';
+import { CODE_TURN_CONTEXT, createCodeTools, offersCode, openSandbox, type CodeTurn } from './wiring.js';
 
 const root = sandboxRoot();
 
@@ -95,8 +95,13 @@ describe('execute_code in a worker', () => {
       inputLimits: { maxFileBytes: 1024, maxTotalBytes: 4096 },
       files: () => platform,
     });
-    const turn = (sessionId: string, messages: Parameters<CodeTools['forTurn']>[0]['messages'] = []) =>
-      tools!.forTurn({ sessionId, messages, signal: new AbortController().signal });
+    // A turn's calls: the one tool, with the session and the turn's messages in the tool context (turn/tools.ts).
+    const turn = (sessionId: string, messages: CodeTurn['messages'] = []) => {
+      const codeTurn: CodeTurn = { messages };
+      return {
+        execute: (args: Record<string, unknown>, c: ToolContext) => tools!.tool.execute(args, { ...c, sessionId, [CODE_TURN_CONTEXT]: codeTurn }),
+      };
+    };
 
     // Two messages merged into one turn: both files are there, under their names (or a made-up one).
     const first = turn('session-1', [
@@ -111,7 +116,9 @@ describe('execute_code in a worker', () => {
     expect(out).toMatch(/^Exit code 0/);
     expect(out).toContain("['data.csv', 'file-2.txt']");
     expect(files.files.map((f) => [f.name, f.data.toString()])).toEqual([['sum.txt', 'A,B\n1,2\n']]);
-    // Fetched once, when code first ran.
+    // Fetched once, when code first ran: a second run in the same turn fetches nothing.
+    expect(platform.downloads).toEqual(['tg-file:1', 'tg-file:2']);
+    expect(await first.execute({ language: 'shell', code: 'ls inputs | wc -l' }, ctx(sink()))).toContain('2');
     expect(platform.downloads).toEqual(['tg-file:1', 'tg-file:2']);
 
     // The next turn of the same session finds the file; another session does not; no files fetched for either.

@@ -1,9 +1,10 @@
 /**
  * The `schedule` tool: the agent sets up a task for later ("remind me tomorrow at 9", "every Monday, summarise X"),
- * lists the user's tasks, or cancels one. It is built per turn, for the chat and user the turn answers: a task
- * belongs to the person who asked and delivers to the chat it was set in.
+ * lists the user's tasks, or cancels one. It is built once per profile's tools; a call works out the chat and user
+ * its turn answers from the tool context (SCHEDULE_ORIGIN_CONTEXT, turn/tools.ts): a task belongs to the person who
+ * asked and delivers to the chat it was set in.
  */
-import { setBounded, type Tool } from '@herald/agent-core';
+import type { Tool, ToolContext } from '@herald/agent-core';
 import { ownerSchedules, scheduleListText } from './format.js';
 import type { ScheduleService } from './service.js';
 import type { ScheduleOrigin } from './store.js';
@@ -31,40 +32,39 @@ const DESCRIPTION = [
   'otherwise. action "list" shows the user\'s tasks; action "cancel" with id cancels one. The user can also send /schedules.',
 ].join(' ');
 
-/**
- * The parameters, one object per default time zone (a gateway has one): the tool is built per turn, its schema is
- * the same each time, and what is worked out from a schema (its size in the token estimate) is kept with it.
- */
-const parametersByZone = new Map<string, Tool['parameters']>();
+/** The tool-context key a turn puts its ScheduleOrigin under, as a function: worked out when the tool runs. */
+export const SCHEDULE_ORIGIN_CONTEXT = 'scheduleOrigin';
 
-function parametersFor(defaultTimeZone: string): Tool['parameters'] {
-  let parameters = parametersByZone.get(defaultTimeZone);
-  if (!parameters) {
-    parameters = {
-      type: 'object',
-      properties: {
-        action: { type: 'string', enum: ['create', 'list', 'cancel'], description: 'Default create' },
-        prompt: { type: 'string', description: 'create: what to do when the task is due' },
-        cron: { type: 'string', description: 'create, repeating: a 5-field cron expression' },
-        at: { type: 'string', description: 'create, once: local date and time, e.g. 2026-11-26T09:00' },
-        in_minutes: { type: 'number', description: 'create, once: this many minutes from now' },
-        timezone: { type: 'string', description: `IANA time zone; default ${defaultTimeZone}` },
-        session: { type: 'string', enum: ['own', 'origin'], description: 'Where the task runs; default own' },
-        id: { type: 'string', description: 'cancel: the task id' },
-      },
-    };
-    setBounded(parametersByZone, defaultTimeZone, parameters, 16);
-  }
-  return parameters;
+function originOf(ctx: ToolContext): ScheduleOrigin {
+  const origin = ctx[SCHEDULE_ORIGIN_CONTEXT];
+  if (typeof origin !== 'function') throw new Error('no chat to schedule a task in: this call has no conversation');
+  return (origin as () => ScheduleOrigin)();
 }
 
-export function createScheduleTool(service: ScheduleService, origin: ScheduleOrigin, defaultTimeZone: string): Tool<ScheduleArgs> {
+function parametersFor(defaultTimeZone: string): Tool['parameters'] {
+  return {
+    type: 'object',
+    properties: {
+      action: { type: 'string', enum: ['create', 'list', 'cancel'], description: 'Default create' },
+      prompt: { type: 'string', description: 'create: what to do when the task is due' },
+      cron: { type: 'string', description: 'create, repeating: a 5-field cron expression' },
+      at: { type: 'string', description: 'create, once: local date and time, e.g. 2026-11-26T09:00' },
+      in_minutes: { type: 'number', description: 'create, once: this many minutes from now' },
+      timezone: { type: 'string', description: `IANA time zone; default ${defaultTimeZone}` },
+      session: { type: 'string', enum: ['own', 'origin'], description: 'Where the task runs; default own' },
+      id: { type: 'string', description: 'cancel: the task id' },
+    },
+  };
+}
+
+export function createScheduleTool(service: ScheduleService, defaultTimeZone: string): Tool<ScheduleArgs> {
   return {
     name: SCHEDULE_TOOL,
     description: DESCRIPTION,
     parameters: parametersFor(defaultTimeZone),
     readOnly: false,
-    async execute(args) {
+    async execute(args, ctx) {
+      const origin = originOf(ctx);
       const action = args.action ?? 'create';
       const where = origin.chatType === 'dm' ? 'dm' : 'chat';
       if (action === 'list') return scheduleListText(await ownerSchedules(service, origin), where);

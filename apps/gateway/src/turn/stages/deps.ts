@@ -29,10 +29,11 @@ export interface TurnDeps {
   /** Fetching and reading the files users send (features/media/services.ts). */
   media: MediaServices;
   /**
-   * Where a message's platform takes the agent's events live (the HTTP API streams them to its client): that
-   * relay, or null. Such a platform gets no typing, tool-progress or streamed-edit display of its own.
+   * The platforms that take the agent's events live (the HTTP API streams them to its client), each with the relay
+   * for a message: asked only for a message of such a platform. Such a platform gets no typing, tool-progress or
+   * streamed-edit display of its own.
    */
-  relay: (payload: TurnPayload) => ((event: AgentEvent) => void) | null;
+  relays: ReadonlyMap<string, (payload: TurnPayload) => (event: AgentEvent) => void>;
   /** Each agent profile's agent (null: no model configured; turns answer with a setup hint) and tools (turn/profile-runtimes.ts). */
   profiles: ProfileRuntimes;
   /** Cost per call, budgets, concurrency limits (turn/team-controls.ts). */

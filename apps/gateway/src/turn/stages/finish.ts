@@ -10,7 +10,7 @@ import type { PlatformEgress } from '@herald/adapters';
 import type { ChatMessage, ConversationResult, NewTurnFile, Session } from '@herald/agent-core';
 import type { DeliveryCheck } from '../../queue/mailbox.js';
 import { takePicturesFromReply } from '../../out/reply-pictures.js';
-import type { ReplyFiles } from '../../out/reply-files.js';
+import { ReplyFiles } from '../../out/reply-files.js';
 import { checkBeforeRecord } from '../../out/send-reply.js';
 import type { OutboundServices } from '../../out/services.js';
 import { voiceNote } from '../../out/voice-note.js';
@@ -40,7 +40,7 @@ export async function finishTurn(deps: TurnDeps, open: OpenTurn, prepared: Prepa
   const showReasoning = hasReasoning(result.newMessages) && (await deps.conversation.reasoning.isOn(ctx.sessionKey));
   const { reply, files, speech } = await finishReply(deps.outbound, {
     result,
-    files: plan.replyFiles,
+    files: plan.replyFiles(),
     sessionKey: ctx.sessionKey,
     egress: open.egress,
     signal: ctx.signal,
@@ -71,7 +71,8 @@ export const NO_ANSWER_TEXT = '(no answer)';
 
 export interface FinishReplyInput {
   result: ConversationResult;
-  files: ReplyFiles;
+  /** What the loop queued (null: nothing); pictures and a voice reply are added here. */
+  files: ReplyFiles | null;
   sessionKey: string;
   egress: PlatformEgress;
   signal: AbortSignal;
@@ -91,32 +92,36 @@ export interface FinishedReply {
 }
 
 export async function finishReply(services: OutboundServices, input: FinishReplyInput): Promise<FinishedReply> {
-  const { result, files, signal, log } = input;
-  if (result.error) return { reply: withError(result.finalResponse, userFacingError(result.error.kind)), files: [...files.files], speech: null };
+  const { result, signal, log } = input;
+  // The reply's files, made when the first one comes (most replies carry none).
+  let queued = input.files;
+  const files = (): ReplyFiles => (queued ??= new ReplyFiles(services.limits));
+  const taken = (): NewTurnFile[] => (queued ? [...queued.files] : []);
+  if (result.error) return { reply: withError(result.finalResponse, userFacingError(result.error.kind)), files: taken(), speech: null };
   let reply = result.finalResponse;
   // The HTTP API answers with text only: a picture stays in it as the Markdown image the client can show.
   if (services.replyPictures && input.egress.platform !== 'api' && reply.includes('![')) {
-    reply = await takePicturesFromReply({ text: reply, files, limits: services.limits, fetch: services.fetch, signal, log });
+    reply = await takePicturesFromReply({ text: reply, files: files(), limits: services.limits, fetch: services.fetch, signal, log });
   }
   const spoken = reply.trim() !== '';
-  if (!spoken) reply = files.files.length > 0 ? FILES_ONLY_TEXT : noAnswerText(result);
+  if (!spoken) reply = taken().length > 0 ? FILES_ONLY_TEXT : noAnswerText(result);
   // Voice replies speak the answer only; the shown text may start with the reasoning.
   const shown = input.showReasoning ? withReasoning(reply, result.newMessages) : reply;
   // The per-turn look-up happens only where voice replies exist at all.
   if (spoken && services.speech && (await services.voice.isOn(input.sessionKey))) {
     try {
       const note = await voiceNote(reply, input.egress.voiceFormat, services.speech, services.limits.file.maxBytes, signal);
-      files.addVoice(note.file);
-      return { reply: shown, files: [...files.files], speech: note.call };
+      files().addVoice(note.file);
+      return { reply: shown, files: taken(), speech: note.call };
     } catch (err) {
       // Interrupted meanwhile: the reply is stale and will not be sent (send-reply.ts); nothing to add.
-      if (signal.aborted) return { reply: shown, files: [...files.files], speech: null };
+      if (signal.aborted) return { reply: shown, files: taken(), speech: null };
       const why = err instanceof Error ? err.message : String(err);
       log.warn({ err: why, model: services.speech.model }, 'voice reply failed; sending the text alone');
-      return { reply: `${shown}\n\n_(🔇 No voice reply this time: the speech service failed.)_`, files: [...files.files], speech: null };
+      return { reply: `${shown}\n\n_(🔇 No voice reply this time: the speech service failed.)_`, files: taken(), speech: null };
     }
   }
-  return { reply: shown, files: [...files.files], speech: null };
+  return { reply: shown, files: taken(), speech: null };
 }
 
 /** Text the model wrote before the error is kept (the user may have seen it streaming), the error below it. */

@@ -64,7 +64,8 @@ export async function openTurn(deps: TurnDeps, ctx: TurnContext): Promise<OpenTu
   // 👀 on the user's messages while this turn runs, ⚙️ with tools, ✅/⚠️ once answered (out/progress.ts showTurnProgress).
   const emoji = statusReactionsFor(deps.conversation.progress, first.platform, egress);
   const progress = showTurnProgress(egress, emoji, reactionTargets(ctx.entries), ctx.log);
-  const relay = deps.relay(last);
+  // Only a platform with a relay (the HTTP API) is asked for one: a chat platform's turn has nothing to look up.
+  const relay = deps.relays.get(last.platform)?.(last) ?? null;
   const live = liveDisplay(deps, ctx, egress, row, relay !== null);
   const target: ReplyTarget = {
     store,

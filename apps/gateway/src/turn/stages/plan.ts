@@ -5,7 +5,7 @@
  * plan afterwards. `runLoop` runs it, with typing shown until it ends however it ends.
  */
 import { createHash } from 'node:crypto';
-import { runConversation, withoutStoredMemoryBlocks, type ConversationOptions, type ConversationResult } from '@herald/agent-core';
+import { runConversation, withoutStoredMemoryBlocks, type ConversationOptions, type ConversationResult, type FileSink } from '@herald/agent-core';
 import { ReplyFiles } from '../../out/reply-files.js';
 import { composeUserMessage } from '../compose.js';
 import { flushBeforeLoopCompression } from '../memory-flush.js';
@@ -16,8 +16,11 @@ import type { PreparedTurn } from './prepare.js';
 
 export interface LoopPlan {
   options: ConversationOptions;
-  /** What send_file queues during the turn; recorded with the reply, sent after its text. */
-  replyFiles: ReplyFiles;
+  /**
+   * What send_file (or execute_code) queued during the turn, recorded with the reply and sent after its text; null
+   * when nothing was: the reply's files are only made when the first one comes.
+   */
+  replyFiles: () => ReplyFiles | null;
   /** The user's message as composed from the entries (before any notes block): what the auto-title reads. */
   userMessage: string;
 }
@@ -35,7 +38,8 @@ export async function planLoop(deps: TurnDeps, open: OpenTurn, prepared: Prepare
   const { ctx, first, last } = open;
   const { agent, session, providers, summarizer, searchSummarizer, meter, history, media } = prepared;
   const services = deps.conversation;
-  const replyFiles = new ReplyFiles(deps.outbound.limits);
+  let replyFiles: ReplyFiles | null = null;
+  const files: FileSink = { add: (file) => (replyFiles ??= new ReplyFiles(deps.outbound.limits)).add(file) };
   const userMessage = composeUserMessage(ctx.entries, history, media.blocks);
   // session_search summarises with the turn's metered side-task chain (its cost is the turn's).
   const toolContext = {
@@ -46,7 +50,7 @@ export async function planLoop(deps: TurnDeps, open: OpenTurn, prepared: Prepare
     ...(searchSummarizer && { sideProvider: searchSummarizer }),
   };
   // Tools, a budget shared with subagents, saved notes in front of a session's first message, clarify questions.
-  const turnTools = open.tools.forTurn({ ctx, egress: open.egress, payload: last, files: replyFiles });
+  const turnTools = open.tools.forTurn({ ctx, egress: open.egress, payload: last, files });
   const toolPlan: ToolPlan | null = turnTools
     ? await turnTools.plan({
         userMessage,
@@ -81,8 +85,12 @@ export async function planLoop(deps: TurnDeps, open: OpenTurn, prepared: Prepare
       // Without an auxiliary model the loop summarises with the model it is using at the time (it may have
       // fallen back from one that is down), not with the chain that starts at the primary again.
       ...(summarizer && (services.config.compressionModel || services.config.auxiliaryModel) ? { summaryProvider: summarizer } : {}),
-      // The memory-only flush runs before each compression inside the turn too (memory-flush.ts).
-      beforeCompress: flushBeforeLoopCompression(deps.store, services, session, providers.primary, ctx.signal, ctx.log, (p) => meter.provider(p)),
+      // The memory-only flush runs before each compression inside the turn too (memory-flush.ts): worked out when a
+      // compression comes, not for every turn (most never compress; without memory or a user it does nothing).
+      beforeCompress: async (messages) => {
+        const flush = flushBeforeLoopCompression(deps.store, services, session, providers.primary, ctx.signal, ctx.log, (p) => meter.provider(p));
+        await flush?.(messages);
+      },
     },
     ...(toolPlan ? { tools: toolPlan.tools, budget: toolPlan.budget, toolHooks: toolPlan.toolHooks } : {}),
     getSteerMessages: toolPlan?.getSteerMessages ?? ctx.takeSteerMessages,
@@ -97,7 +105,7 @@ export async function planLoop(deps: TurnDeps, open: OpenTurn, prepared: Prepare
     ...(prepared.saved.length > 0 ? { resume: prepared.saved } : {}),
     onCheckpoint: (messages) => deps.store.checkpointTurn(ctx.turnId, ctx.fence, session.id, messages, { platformMessageId: last.platformMessageId }),
   };
-  return { options, replyFiles, userMessage };
+  return { options, replyFiles: () => replyFiles, userMessage };
 }
 
 export async function runLoop(open: OpenTurn, plan: LoopPlan): Promise<ConversationResult> {

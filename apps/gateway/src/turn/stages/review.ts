@@ -12,7 +12,7 @@
  * retried; the next review, N turns later, reads its own turns), and saving a note twice keeps one copy.
  */
 import { MemoryEditError, MemoryStore, renderMemoryBlock, type ChatMessage, type Session } from '@herald/agent-core';
-import { deliver } from '../../out/delivery.js';
+import { deliver } from '../../out/send-reply.js';
 import { memoryKeyOf, type Profile } from '../../features/profiles/table.js';
 import { reviewConversation, reviewDue, type NoteProposal, type ReviewProposals } from '../../features/llm/post-turn-review.js';
 import type { Logger } from '../../support/logger.js';

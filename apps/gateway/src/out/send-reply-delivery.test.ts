@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AuthError, FormattingError, NetworkError, RateLimitedError, type PlatformEgress, type SendOptions } from '@herald/adapters';
-import { deliver, DeliveryError, DELIVERY_FAILED_NOTICE } from './delivery.js';
+import { deliver, DeliveryError, DELIVERY_FAILED_NOTICE } from './send-reply.js';
 
 /** A platform whose sends fail in a scripted way: what delivery sees from a real adapter's typed errors. */
 function flakyEgress(failures: Error[]): PlatformEgress & { sends: Array<{ text: string; opts?: SendOptions }> } {

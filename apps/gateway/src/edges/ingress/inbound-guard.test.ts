@@ -7,8 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestRedis } from '../../../../../test/helpers/redis.js';
 import type { InboundMessage, MessagePart } from '@herald/adapters';
 import { pino } from 'pino';
-import { createInboundGuard } from '../../edges/ingress/inbound-guard.js';
-import { rateLimitNotice, UserRateLimiter } from './rate-limit.js';
+import { createInboundGuard, rateLimitNotice, UserRateLimiter } from './inbound-guard.js';
 
 const { redis, prefix } = useTestRedis('ratelimit');
 let other: Redis;
