@@ -47,13 +47,17 @@ export interface TurnRecord {
   persist?: () => Promise<void>;
 }
 
+/** A record PostgreSQL writes in one statement: its messages appended here (one insert's worth), no files. */
+const oneStatement = (rec: TurnRecord): boolean =>
+  !rec.persist && (rec.files ?? []).length === 0 && rec.messages.length > 0 && rec.messages.length <= INSERT_CHUNK;
+
 /** PostgreSQL's division_by_zero: the statement's own check that the fenced reply landed (see below). */
 const NOT_OURS = '22012';
 
 export async function recordTurn(sql: Sql, rec: TurnRecord): Promise<Turn> {
   const { reply: replyText } = rec;
   const files = rec.files ?? [];
-  if (sql.dialect === 'sqlite' || typeof replyText !== 'string' || files.length > 0 || rec.persist || rec.messages.length === 0 || rec.messages.length > INSERT_CHUNK) {
+  if (sql.dialect === 'sqlite' || typeof replyText !== 'string' || !oneStatement(rec)) {
     return sql.transaction(async () => {
       if (rec.persist) await rec.persist();
       else await appendMessages(sql, rec.sessionId, rec.messages, { turnId: rec.turnId, platformMessageId: rec.platformMessageId, usage: rec.usage });
