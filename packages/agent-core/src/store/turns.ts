@@ -5,6 +5,7 @@
 import { FencedOutError, StoreNotFoundError } from './errors.js';
 import { referencingSession } from './guards.js';
 import { toSession, toTurn, type Session, type SessionRow, type Turn, type TurnRow, type TurnStatus } from './rows.js';
+import { toTurnHistory, TURN_HISTORY_COLUMNS, type TurnHistory, type TurnHistoryRow } from './messages.js';
 import { currentSession, SESSION_OF_KEY } from './sessions.js';
 import type { Sql, SqlValue } from './sql.js';
 import { addTurnFiles, type NewTurnFile } from './turn-files.js';
@@ -18,13 +19,19 @@ const beginTurnSql = (source: string): string => `INSERT INTO turns (id, session
   RETURNING *`;
 const BEGIN_TURN_SQL = beginTurnSql(`VALUES (?, ?, 'running', ?, ?, ?)`);
 /**
- * PostgreSQL: the key's open session and beginTurn in it, as JSON rows. No row: no open session; a null turn: a newer
+ * PostgreSQL: the key's open session, beginTurn in it (as JSON, on the first row) and the turn's transcript
+ * (getTurnHistory's rows, one a row; a row of nulls when there is none). No row: no open session; a null turn: a newer
  * fence owns the turn. The insert runs once whether or not the outer query reads it (PostgreSQL's rule for
- * data-modifying CTEs).
+ * data-modifying CTEs); the transcript is read as the statement found it. Rows rather than one JSON array: building
+ * JSON for every message cost the server more than the round trip it saved.
  */
 const BEGIN_TURN_IN_OPEN_SESSION_SQL = `WITH cur AS (SELECT * FROM sessions WHERE id = (${SESSION_OF_KEY}) AND ended_at IS NULL),
   t AS (${beginTurnSql(`SELECT ?, cur.id, 'running', ?, ?, ? FROM cur`)})
-  SELECT row_to_json(cur) AS session, (SELECT row_to_json(t) FROM t) AS turn FROM cur`;
+  SELECT CASE WHEN h.first IS NOT FALSE THEN row_to_json(cur) END AS session,
+    CASE WHEN h.first IS NOT FALSE THEN (SELECT row_to_json(t) FROM t) END AS turn, h.*
+  FROM cur LEFT JOIN LATERAL (SELECT row_number() OVER (ORDER BY id) = 1 AS first, id, ${TURN_HISTORY_COLUMNS}
+    FROM messages WHERE session_id = cur.id) h ON true
+  ORDER BY h.id`;
 
 /** One fenced write: its SET clause and the statuses it applies to (any when absent), its SQL written once. */
 interface FencedWrite {
@@ -101,22 +108,39 @@ export async function beginTurn(sql: Sql, turnId: string, sessionId: string, fen
   throw new FencedOutError(turnId, fence); // a newer fence owns it
 }
 
+/** A turn begun in its key's open session; on PostgreSQL with the turn's transcript as it was then (getTurnHistory). */
+export interface OpenedTurn {
+  session: Session;
+  turn: Turn;
+  /** Absent on SQLite, where reading it later costs no round trip. */
+  history?: TurnHistory;
+}
+
 /**
- * beginTurn in the key's open session, which is read in the same statement on PostgreSQL (a data-modifying CTE: one
- * round trip instead of two on every message's path; SQLite reads in-process, so it keeps the two statements). Null
- * when the key has no open session: the caller creates one and calls beginTurn.
+ * beginTurn in the key's open session, which is read in the same statement on PostgreSQL (a data-modifying CTE), with
+ * the turn's transcript: one round trip instead of three on every message's path; SQLite reads in-process, so it
+ * keeps the separate statements. Null when the key has no open session: the caller creates one and calls beginTurn.
  */
-export async function beginTurnInOpenSession(sql: Sql, turnId: string, sessionKey: string, fence: number): Promise<{ session: Session; turn: Turn } | null> {
+export async function beginTurnInOpenSession(sql: Sql, turnId: string, sessionKey: string, fence: number): Promise<OpenedTurn | null> {
   if (sql.dialect === 'sqlite') {
     const session = await currentSession(sql, sessionKey);
     if (!session || session.endedAt !== null) return null;
     return { session, turn: await beginTurn(sql, turnId, session.id, fence) };
   }
   const now = Date.now();
-  const row = await sql.get<{ session: SessionRow; turn: TurnRow | null }>(BEGIN_TURN_IN_OPEN_SESSION_SQL, [sessionKey, turnId, fence, now, now]);
-  if (!row) return null;
-  if (!row.turn) throw new FencedOutError(turnId, fence); // a newer fence owns it
-  return { session: toSession(row.session), turn: toTurn(row.turn) };
+  const rows = await sql.all<TurnHistoryRow & { session: SessionRow | null; turn: TurnRow | null; id: number | null }>(BEGIN_TURN_IN_OPEN_SESSION_SQL, [
+    sessionKey,
+    turnId,
+    fence,
+    now,
+    now,
+    turnId,
+  ]);
+  if (rows.length === 0) return null;
+  const { session, turn } = rows[0];
+  if (!turn) throw new FencedOutError(turnId, fence); // a newer fence owns it
+  const history = toTurnHistory(rows[0].id === null ? [] : rows);
+  return { session: toSession(session as SessionRow), turn: toTurn(turn), history };
 }
 
 export async function getTurn(sql: Sql, turnId: string): Promise<Turn | null> {

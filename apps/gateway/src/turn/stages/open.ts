@@ -3,7 +3,7 @@
  * the user sees while it runs (reactions, typing, progress, streaming). Null when the outbox says the turn finished
  * before (a recovered job): nothing is run again.
  */
-import { providerLabel, type AgentEvent, type Session, type SessionSource, type Turn } from '@herald/agent-core';
+import { providerLabel, type AgentEvent, type Session, type SessionSource, type Turn, type TurnHistory } from '@herald/agent-core';
 import type { PlatformEgress } from '@herald/adapters';
 import type { MailboxEntry, TurnPayload } from '../../queue/mailbox.js';
 import type { TurnContext } from '../../queue/turn-context.js';
@@ -33,6 +33,8 @@ export interface OpenTurn {
   session: Session;
   /** The outbox row as beginTurn left it (a re-run finds the reply or the streamed message of an earlier run). */
   row: Turn;
+  /** The session's transcript for this turn when the store read it with the begin (PostgreSQL), else null. */
+  history: TurnHistory | null;
   egress: PlatformEgress;
   progress: TurnProgress;
   /** The HTTP API's live relay of agent events, or null. */
@@ -52,7 +54,7 @@ export async function openTurn(deps: TurnDeps, ctx: TurnContext): Promise<OpenTu
   const { agent, tools } = deps.profiles.of(first.profile);
   // A scheduled task with a session of its own keeps its transcript there; the lock is still the chat's.
   const sessionKey = first.scheduled?.session === 'own' ? scheduleSessionKey(ctx.sessionKey, first.scheduled.id) : ctx.sessionKey;
-  // Most turns find the key's session open: it is read with the turn's begin (one round trip on PostgreSQL).
+  // Most turns find the key's session open: it (and its transcript) is read with the turn's begin (one round trip on PostgreSQL).
   const opened = await store.beginTurnInOpenSession(ctx.turnId, sessionKey, ctx.fence);
   const session = opened?.session ?? (await sessionOf(deps, sessionKey, first, last, agent, tools));
   const row = opened?.turn ?? (await store.beginTurn(ctx.turnId, session.id, ctx.fence));
@@ -78,7 +80,8 @@ export async function openTurn(deps: TurnDeps, ctx: TurnContext): Promise<OpenTu
     sendAttemptsAtBegin: row.sendAttempts,
   };
   const spender = { profile: first.profile ?? DEFAULT_PROFILE, platform: first.platform, userId: first.userId };
-  return { ctx, first, last, sessionKey, agent, tools, session, row, egress, progress, relay, live, target, spender };
+  const history = opened?.history ?? null;
+  return { ctx, first, last, sessionKey, agent, tools, session, row, history, egress, progress, relay, live, target, spender };
 }
 
 /**
