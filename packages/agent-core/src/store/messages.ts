@@ -196,7 +196,13 @@ export async function getMessages(sql: Sql, sessionId: string, opts: GetMessages
 }
 
 const HISTORY_SQL = `SELECT ${CHAT_COLUMNS} FROM messages WHERE session_id = ? ORDER BY id`;
-const TURN_HISTORY_SQL = `SELECT ${CHAT_COLUMNS}, seq, CASE WHEN turn_id = ? THEN 1 ELSE 0 END AS mine FROM messages WHERE session_id = ? ORDER BY id`;
+/**
+ * getTurnHistory's columns, for a statement that reads the rows with other things (turns.ts, the turn's begin): one
+ * parameter, the turn's id.
+ */
+export const TURN_HISTORY_COLUMNS = `${CHAT_COLUMNS}, seq, CASE WHEN turn_id = ? THEN 1 ELSE 0 END AS mine`;
+
+const TURN_HISTORY_SQL = `SELECT ${TURN_HISTORY_COLUMNS} FROM messages WHERE session_id = ? ORDER BY id`;
 
 /** The transcript in the internal message format, oldest first, ready to send to a provider. */
 export async function getHistory(sql: Sql, sessionId: string): Promise<ChatMessage[]> {
@@ -204,15 +210,27 @@ export async function getHistory(sql: Sql, sessionId: string): Promise<ChatMessa
   return rows.map(toChatMessage);
 }
 
+/** A turn's transcript: what came before it, and what an earlier run of the same turn saved (getTurnHistory). */
+export interface TurnHistory {
+  history: ChatMessage[];
+  saved: ChatMessage[];
+}
+
+export type TurnHistoryRow = ChatRow & { seq: number | null; mine: number };
+
 /**
  * The transcript of a turn that runs again: what came before it, and what an earlier run of the same turn saved
  * (its progress checkpoints), in the order it was written. One read on every turn's path: the turn's own rows are
  * told apart in SQL (`mine`), so no turn id is read back.
  */
-export async function getTurnHistory(sql: Sql, sessionId: string, turnId: string): Promise<{ history: ChatMessage[]; saved: ChatMessage[] }> {
-  const rows = await sql.all<ChatRow & { seq: number | null; mine: number }>(TURN_HISTORY_SQL, [turnId, sessionId]);
+export async function getTurnHistory(sql: Sql, sessionId: string, turnId: string): Promise<TurnHistory> {
+  return toTurnHistory(await sql.all<TurnHistoryRow>(TURN_HISTORY_SQL, [turnId, sessionId]));
+}
+
+/** getTurnHistory's rows, oldest first, split into the history and this turn's saved work. */
+export function toTurnHistory(rows: readonly TurnHistoryRow[]): TurnHistory {
   const history: ChatMessage[] = [];
-  const saved: Array<ChatRow & { seq: number | null }> = [];
+  const saved: TurnHistoryRow[] = [];
   for (const r of rows) {
     if (Number(r.mine) === 1) saved.push(r);
     else history.push(toChatMessage(r));

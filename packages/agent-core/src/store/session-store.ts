@@ -215,7 +215,7 @@ export class SessionStore {
   }
 
   /** For a turn that runs again: the history before it, and the messages an earlier run of it saved. */
-  getTurnHistory(sessionId: string, turnId: string): Promise<{ history: ChatMessage[]; saved: ChatMessage[] }> {
+  getTurnHistory(sessionId: string, turnId: string): Promise<messages.TurnHistory> {
     return messages.getTurnHistory(this.sql, sessionId, turnId);
   }
 
@@ -282,7 +282,7 @@ export class SessionStore {
   }
 
   /** beginTurn in the key's open session, read with it (one round trip on PostgreSQL); null when the key has none open. */
-  beginTurnInOpenSession(turnId: string, sessionKey: string, fence: number): Promise<{ session: Session; turn: Turn } | null> {
+  beginTurnInOpenSession(turnId: string, sessionKey: string, fence: number): Promise<turns.OpenedTurn | null> {
     return turns.beginTurnInOpenSession(this.sql, turnId, sessionKey, fence);
   }
 

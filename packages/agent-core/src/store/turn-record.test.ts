@@ -88,4 +88,53 @@ describe.each(STORE_BACKENDS)("a turn's record in one call on %s", (backend) => 
     expect(await store.getHistory(sessionId)).toEqual([]);
     expect((await store.getTurn('T1'))?.status).toBe('running');
   });
+
+  it('with files, a reply made inside the record or messages stored elsewhere: the same all-or-nothing record', async () => {
+    const { store, sessionId } = await running('T1', 1);
+    const file = { kind: 'file' as const, name: 'a.txt', mimeType: 'text/plain', data: Buffer.from('hi') };
+    const seen: boolean[] = [];
+    const turn = await store.recordTurn({
+      turnId: 'T1',
+      fence: 1,
+      sessionId,
+      messages: TURN,
+      usage: USAGE,
+      // Made after the writes alongside, in the same transaction: it reads what they wrote.
+      reply: async () => {
+        seen.push(await store.isKnownThread('telegram', 'th-2'));
+        return 'It is there.\n\nnotice';
+      },
+      claim: true,
+      alongside: [thread('th-2')],
+      files: [file],
+    });
+    expect(seen).toEqual([true]);
+    expect(turn).toMatchObject({ status: 'replied', reply: 'It is there.\n\nnotice', sendAttempts: 1, fileCount: 1 });
+    expect((await store.getTurnFiles('T1')).map((f) => [f.name, f.data?.toString()])).toEqual([['a.txt', 'hi']]);
+    expect(await store.getHistory(sessionId)).toEqual(TURN);
+
+    // `persist` stores the messages itself (a child session after a compression); a fenced-out record undoes it.
+    await store.beginTurn('T2', sessionId, 1);
+    await store.beginTurn('T2', sessionId, 2);
+    const elsewhere = await store.startNewSession('agent:main:telegram:dm:8', { source: 'telegram' });
+    const rec = {
+      turnId: 'T2',
+      fence: 1,
+      sessionId,
+      messages: TURN,
+      usage: USAGE,
+      reply: 'stale',
+      claim: false,
+      alongside: [],
+      files: [file],
+      persist: async () => void (await store.appendMessages(elsewhere.id, TURN, { turnId: 'T2', usage: USAGE })),
+    };
+    await expect(store.recordTurn(rec)).rejects.toBeInstanceOf(FencedOutError);
+    expect(await store.getHistory(elsewhere.id)).toEqual([]);
+    expect(await store.getTurnFiles('T2')).toEqual([]);
+    await store.recordTurn({ ...rec, fence: 2, reply: 'fresh' });
+    expect(await store.getHistory(elsewhere.id)).toEqual(TURN);
+    expect(await store.getHistory(sessionId)).toEqual(TURN); // nothing of T2 in the turn's own session
+    expect((await store.getSession(elsewhere.id))!.inputTokens).toBe(100);
+  });
 });

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { FencedOutError, StoreNotFoundError } from './errors.js';
 import { STORE_BACKENDS, useTempStores } from './test-support.js';
 
+const CALL = { id: 'c1', type: 'function' as const, function: { name: 'lookup', arguments: '{"q":"x"}' } };
+
 describe.each(STORE_BACKENDS)('the turn outbox on %s', (backend) => {
   const temp = useTempStores(backend);
 
@@ -58,6 +60,27 @@ describe.each(STORE_BACKENDS)('the turn outbox on %s', (backend) => {
       await store.endSession(sessionId, 'session_reset');
       expect(await store.beginTurnInOpenSession('T2', KEY, 1)).toBeNull();
       expect(await store.getTurn('T2')).toBeNull();
+    });
+
+    it("gives the turn's transcript as getTurnHistory does (PostgreSQL reads it with the begin; SQLite leaves it to that call)", async () => {
+      const { store, sessionId } = await withSession();
+      const empty = await store.beginTurnInOpenSession('T0', KEY, 1);
+      if (backend === 'postgres') expect(empty?.history).toEqual({ history: [], saved: [] });
+      await store.appendMessages(
+        sessionId,
+        [
+          { role: 'user', content: 'before' },
+          { role: 'assistant', content: 'answer', tool_calls: [CALL] },
+        ],
+        { turnId: 'T0' },
+      );
+      // What an earlier run of T1 saved (out of seq order on purpose), and a message with every optional field.
+      await store.appendMessages(sessionId, [{ role: 'tool', content: 'second', tool_call_id: 'c1', tool_name: 'lookup' }], { turnId: 'T1', firstSeq: 1 });
+      await store.appendMessages(sessionId, [{ role: 'user', content: 'again' }], { turnId: 'T1', firstSeq: 0 });
+      const opened = await store.beginTurnInOpenSession('T1', KEY, 2);
+      const expected = await store.getTurnHistory(sessionId, 'T1');
+      expect(expected.saved.map((m) => m.content)).toEqual(['again', 'second']);
+      expect(opened?.history).toEqual(backend === 'postgres' ? expected : undefined);
     });
 
     it('a re-run takes the turn over under a newer fence and keeps what it recorded; an older fence is refused', async () => {

@@ -3,14 +3,25 @@
  * already happened (reply computed? delivered, and as which platform messages?) so nothing is sent twice.
  *
  * A finished turn's record goes in one call (`recordTurn`, at the end): its messages, the session's counts and
- * usage, the writes that commit with them (the budgets' spend) and the reply, fenced — all or nothing. PostgreSQL:
- * one statement of data-modifying CTEs, atomic by itself, so one round trip where BEGIN, four statements and
- * COMMIT took six (issue 54); SQLite (in-process, no round trips): the same steps in one transaction.
+ * usage, the writes that commit with them (the budgets' spend) and the reply (with its files), fenced — all or
+ * nothing. Every finished turn is recorded there, on both stores. PostgreSQL, for the common turn (its messages
+ * appended, no files, the reply known up front): one statement of data-modifying CTEs, atomic by itself, so one round
+ * trip where BEGIN, four statements and COMMIT took six (issue 54). Otherwise, and always on SQLite (in-process, no
+ * round trips): the same steps in one transaction.
  */
 import type { ChatMessage } from '../base/types.js';
 import { FencedOutError, StoreNotFoundError } from './errors.js';
 import { referencingSession } from './guards.js';
-import { appendMessages, countedInsertCtes, countedInsertParams, INSERT_CHUNK } from './messages.js';
+import {
+  appendMessages,
+  countedInsertCtes,
+  countedInsertParams,
+  INSERT_CHUNK,
+  toTurnHistory,
+  TURN_HISTORY_COLUMNS,
+  type TurnHistory,
+  type TurnHistoryRow,
+} from './messages.js';
 import { toSession, toTurn, type Session, type SessionRow, type Turn, type TurnRow, type TurnStatus } from './rows.js';
 import { currentSession, SESSION_OF_KEY, type UsageDelta } from './sessions.js';
 import type { Sql, SqlValue } from './sql.js';
@@ -25,13 +36,19 @@ const beginTurnSql = (source: string): string => `INSERT INTO turns (id, session
   RETURNING *`;
 const BEGIN_TURN_SQL = beginTurnSql(`VALUES (?, ?, 'running', ?, ?, ?)`);
 /**
- * PostgreSQL: the key's open session and beginTurn in it, as JSON rows. No row: no open session; a null turn: a newer
+ * PostgreSQL: the key's open session, beginTurn in it (as JSON, on the first row) and the turn's transcript
+ * (getTurnHistory's rows, one a row; a row of nulls when there is none). No row: no open session; a null turn: a newer
  * fence owns the turn. The insert runs once whether or not the outer query reads it (PostgreSQL's rule for
- * data-modifying CTEs).
+ * data-modifying CTEs); the transcript is read as the statement found it. Rows rather than one JSON array: building
+ * JSON for every message cost the server more than the round trip it saved.
  */
 const BEGIN_TURN_IN_OPEN_SESSION_SQL = `WITH cur AS (SELECT * FROM sessions WHERE id = (${SESSION_OF_KEY}) AND ended_at IS NULL),
   t AS (${beginTurnSql(`SELECT ?, cur.id, 'running', ?, ?, ? FROM cur`)})
-  SELECT row_to_json(cur) AS session, (SELECT row_to_json(t) FROM t) AS turn FROM cur`;
+  SELECT CASE WHEN h.first IS NOT FALSE THEN row_to_json(cur) END AS session,
+    CASE WHEN h.first IS NOT FALSE THEN (SELECT row_to_json(t) FROM t) END AS turn, h.*
+  FROM cur LEFT JOIN LATERAL (SELECT row_number() OVER (ORDER BY id) = 1 AS first, id, ${TURN_HISTORY_COLUMNS}
+    FROM messages WHERE session_id = cur.id) h ON true
+  ORDER BY h.id`;
 
 /** One fenced write: its SET clause and the statuses it applies to (any when absent), its SQL written once. */
 interface FencedWrite {
@@ -108,22 +125,39 @@ export async function beginTurn(sql: Sql, turnId: string, sessionId: string, fen
   throw new FencedOutError(turnId, fence); // a newer fence owns it
 }
 
+/** A turn begun in its key's open session; on PostgreSQL with the turn's transcript as it was then (getTurnHistory). */
+export interface OpenedTurn {
+  session: Session;
+  turn: Turn;
+  /** Absent on SQLite, where reading it later costs no round trip. */
+  history?: TurnHistory;
+}
+
 /**
- * beginTurn in the key's open session, which is read in the same statement on PostgreSQL (a data-modifying CTE: one
- * round trip instead of two on every message's path; SQLite reads in-process, so it keeps the two statements). Null
- * when the key has no open session: the caller creates one and calls beginTurn.
+ * beginTurn in the key's open session, which is read in the same statement on PostgreSQL (a data-modifying CTE), with
+ * the turn's transcript: one round trip instead of three on every message's path; SQLite reads in-process, so it
+ * keeps the separate statements. Null when the key has no open session: the caller creates one and calls beginTurn.
  */
-export async function beginTurnInOpenSession(sql: Sql, turnId: string, sessionKey: string, fence: number): Promise<{ session: Session; turn: Turn } | null> {
+export async function beginTurnInOpenSession(sql: Sql, turnId: string, sessionKey: string, fence: number): Promise<OpenedTurn | null> {
   if (sql.dialect === 'sqlite') {
     const session = await currentSession(sql, sessionKey);
     if (!session || session.endedAt !== null) return null;
     return { session, turn: await beginTurn(sql, turnId, session.id, fence) };
   }
   const now = Date.now();
-  const row = await sql.get<{ session: SessionRow; turn: TurnRow | null }>(BEGIN_TURN_IN_OPEN_SESSION_SQL, [sessionKey, turnId, fence, now, now]);
-  if (!row) return null;
-  if (!row.turn) throw new FencedOutError(turnId, fence); // a newer fence owns it
-  return { session: toSession(row.session), turn: toTurn(row.turn) };
+  const rows = await sql.all<TurnHistoryRow & { session: SessionRow | null; turn: TurnRow | null; id: number | null }>(BEGIN_TURN_IN_OPEN_SESSION_SQL, [
+    sessionKey,
+    turnId,
+    fence,
+    now,
+    now,
+    turnId,
+  ]);
+  if (rows.length === 0) return null;
+  const { session, turn } = rows[0];
+  if (!turn) throw new FencedOutError(turnId, fence); // a newer fence owns it
+  const history = toTurnHistory(rows[0].id === null ? [] : rows);
+  return { session: toSession(session as SessionRow), turn: toTurn(turn), history };
 }
 
 export async function getTurn(sql: Sql, turnId: string): Promise<Turn | null> {
@@ -259,25 +293,43 @@ export interface TurnRecord {
   messages: readonly ChatMessage[];
   platformMessageId?: string;
   usage: UsageDelta;
-  reply: string;
+  /**
+   * The reply; or, when its text depends on what the record wrote (the budgets' 80 % notice reads the spend), a
+   * function giving it inside the record's transaction, after the writes alongside.
+   */
+  reply: string | (() => Promise<string>);
   /** Claim the reply for sending in the same write (recordReply's `claim`). */
   claim: boolean;
   /** Writes that commit with the record or not at all. On PostgreSQL they see the database as the statement found it. */
   alongside: readonly SqlWrite[];
+  /** Files the reply carries (turn-files.ts), recorded with it. */
+  files?: readonly NewTurnFile[];
+  /**
+   * Stores the messages and the usage itself instead of appending them to `sessionId` (the loop compressed inside
+   * the turn: they go into a child session the key moves to); runs first in the record's transaction.
+   */
+  persist?: () => Promise<void>;
 }
+
+/** A record PostgreSQL writes in one statement: its messages appended here (one insert's worth), no files. */
+const oneStatement = (rec: TurnRecord): boolean =>
+  !rec.persist && (rec.files ?? []).length === 0 && rec.messages.length > 0 && rec.messages.length <= INSERT_CHUNK;
 
 /** PostgreSQL's division_by_zero: the statement's own check that the fenced reply landed (see below). */
 const NOT_OURS = '22012';
 
 export async function recordTurn(sql: Sql, rec: TurnRecord): Promise<Turn> {
-  if (sql.dialect === 'sqlite' || rec.messages.length === 0 || rec.messages.length > INSERT_CHUNK) {
+  const { reply: replyText } = rec;
+  const files = rec.files ?? [];
+  if (sql.dialect === 'sqlite' || typeof replyText !== 'string' || !oneStatement(rec)) {
     return sql.transaction(async () => {
-      await appendMessages(sql, rec.sessionId, rec.messages, { turnId: rec.turnId, platformMessageId: rec.platformMessageId, usage: rec.usage });
+      if (rec.persist) await rec.persist();
+      else await appendMessages(sql, rec.sessionId, rec.messages, { turnId: rec.turnId, platformMessageId: rec.platformMessageId, usage: rec.usage });
       for (const w of rec.alongside) await sql.run(w.sql, w.params);
-      return recordReply(sql, rec.turnId, rec.reply, rec.fence, [], { claim: rec.claim });
+      return recordReply(sql, rec.turnId, typeof replyText === 'string' ? replyText : await replyText(), rec.fence, files, { claim: rec.claim });
     });
   }
-  const reply = recordReplyCte(rec.turnId, rec.reply, rec.fence, rec.claim);
+  const reply = recordReplyCte(rec.turnId, replyText, rec.fence, rec.claim);
   const writes = rec.alongside.map((w, i) => `w${i} AS (${w.sql})`);
   // Every CTE runs to completion whether or not it is read; an error anywhere undoes all of them. When the fenced
   // update found nothing (`t` empty), 1 / 0 is that error: the messages, usage and spend go with it, as a rolled-back

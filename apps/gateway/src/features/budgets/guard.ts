@@ -81,8 +81,8 @@ export class BudgetGuard {
   }
 
   /**
-   * record's statement, for the turn's one-statement record (turn/stages/record.ts); null when there is nothing to add.
-   * Only while no budget is set: then nothing reads the spend before the reply is recorded (notices() has none to give).
+   * record's statement, written with the turn's record (turn/stages/record.ts); null when there is nothing to add. It
+   * runs before the record's reply is made, so notices() called for that reply reads the spend with this turn's in it.
    */
   recordWrite(s: SpendSubject, usage: Usage, costUsd: number): SqlWrite | null {
     const tokens = tokensOf(usage);

@@ -3,7 +3,7 @@
  * the user sees while it runs (reactions, typing, progress, streaming). Null when the outbox says the turn finished
  * before (a recovered job): nothing is run again.
  */
-import { providerLabel, type AgentEvent, type Session, type SessionSource, type Turn } from '@herald/agent-core';
+import { providerLabel, type AgentEvent, type Session, type SessionSource, type Turn, type TurnHistory } from '@herald/agent-core';
 import type { PlatformEgress } from '@herald/adapters';
 import type { MailboxEntry, TurnPayload } from '../../queue/mailbox.js';
 import type { TurnContext } from '../../queue/turn-context.js';
@@ -33,6 +33,8 @@ export interface OpenTurn {
   session: Session;
   /** The outbox row as beginTurn left it (a re-run finds the reply or the streamed message of an earlier run). */
   row: Turn;
+  /** The session's transcript for this turn when the store read it with the begin (PostgreSQL), else null. */
+  history: TurnHistory | null;
   egress: PlatformEgress;
   progress: TurnProgress;
   /** The HTTP API's live relay of agent events, or null. */
@@ -52,10 +54,7 @@ export async function openTurn(deps: TurnDeps, ctx: TurnContext): Promise<OpenTu
   const { agent, tools } = deps.profiles.of(first.profile);
   // A scheduled task with a session of its own keeps its transcript there; the lock is still the chat's.
   const sessionKey = first.scheduled?.session === 'own' ? scheduleSessionKey(ctx.sessionKey, first.scheduled.id) : ctx.sessionKey;
-  // Most turns find the key's session open: it is read with the turn's begin (one round trip on PostgreSQL).
-  const opened = await store.beginTurnInOpenSession(ctx.turnId, sessionKey, ctx.fence);
-  const session = opened?.session ?? (await sessionOf(deps, sessionKey, first, last, agent, tools));
-  const row = opened?.turn ?? (await store.beginTurn(ctx.turnId, session.id, ctx.fence));
+  const { session, row, history } = await beginInSession(deps, ctx, sessionKey, agent, tools);
   if (row.status === 'delivered' || row.status === 'interrupted' || row.status === 'failed') {
     ctx.log.info({ status: row.status }, 'turn already finished; not running it again');
     return null;
@@ -79,7 +78,34 @@ export async function openTurn(deps: TurnDeps, ctx: TurnContext): Promise<OpenTu
     sendAttemptsAtBegin: row.sendAttempts,
   };
   const spender = { profile: first.profile ?? DEFAULT_PROFILE, platform: first.platform, userId: first.userId };
-  return { ctx, first, last, sessionKey, agent, tools, session, row, egress, progress, relay, live, target, spender };
+  return { ctx, first, last, sessionKey, agent, tools, session, row, history, egress, progress, relay, live, target, spender };
+}
+
+/**
+ * The turn's outbox row under this worker's fence, in the session its transcript goes to, and that transcript when
+ * it is known already. Most turns find the key's session open: it (and its transcript) is read with the turn's begin,
+ * one round trip on PostgreSQL. A session created just now has no transcript yet: nothing to read.
+ */
+async function beginInSession(
+  deps: TurnDeps,
+  ctx: TurnContext,
+  sessionKey: string,
+  agent: AgentRuntime | null,
+  tools: TurnToolsFactory,
+): Promise<{ session: Session; row: Turn; history: TurnHistory | null }> {
+  const opened = await deps.store.beginTurnInOpenSession(ctx.turnId, sessionKey, ctx.fence);
+  if (opened) return { session: opened.session, row: opened.turn, history: opened.history ?? null };
+  const first = ctx.entries[0].payload;
+  const last = ctx.entries[ctx.entries.length - 1].payload;
+  const { session, created } = await sessionOf(deps, sessionKey, first, last, agent, tools);
+  const row = await deps.store.beginTurn(ctx.turnId, session.id, ctx.fence);
+  return { session, row, history: created ? { history: [], saved: [] } : null };
+}
+
+interface NewOrFound {
+  session: Session;
+  /** Created by this call (so it has no messages yet). */
+  created: boolean;
 }
 
 /**
@@ -96,7 +122,7 @@ async function sessionOf(
   last: TurnPayload,
   agent: AgentRuntime | null,
   tools: TurnToolsFactory,
-): Promise<Session> {
+): Promise<NewOrFound> {
   const { store } = deps;
   const profile = deps.conversation.profiles.get(first.profile);
   const built = agent
@@ -123,7 +149,7 @@ async function sessionOf(
     { noneOpen: true },
   );
   if (created && built) await deps.conversation.prompts.record(session.id, built);
-  return session;
+  return { session, created };
 }
 
 /** Typing, tool progress, status lines and streaming (out/progress.ts); none of its own for a relayed platform. */

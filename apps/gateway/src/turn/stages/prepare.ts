@@ -79,8 +79,9 @@ export async function prepareTurn(deps: TurnDeps, open: OpenTurn, agent: AgentRu
     beforeCompress: () => flushBeforeLosingDetails(store, services, before, 'compression', ctx.log, (p) => meter.provider(p)),
   });
   spend.tokensCounted();
-  // A re-run after a crash continues after the tool work its first run saved (incremental persistence).
-  const { history, saved } = await store.getTurnHistory(session.id, ctx.turnId);
+  // A re-run after a crash continues after the tool work its first run saved (incremental persistence). Read with the
+  // turn's begin when the store could (nothing has written to the session since); read now after a compression.
+  const { history, saved } = session === open.session && open.history ? open.history : await store.getTurnHistory(session.id, ctx.turnId);
   open.live.startTyping();
   // The session's own model when /model chose one (features/sessions/models.ts), then the configured fallbacks.
   const providers = governed(services.models.providersFor(agent, session.model));

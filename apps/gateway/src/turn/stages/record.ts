@@ -1,9 +1,9 @@
 /**
  * Stage 4 — record: the turn's messages, its usage and spend, the budgets and the recorded reply (with its files)
- * commit in one transaction, so a crash leaves all or none. An interrupted turn records what it did (tool results)
+ * commit together in one store call (store/turns.ts, `recordTurn`), so a crash leaves all or none. An interrupted turn records what it did (tool results)
  * and what it cost, and no reply.
  */
-import type { ConversationResult, Session, SessionStore, Turn, UsageDelta } from '@herald/agent-core';
+import type { ConversationResult, Session, SessionStore, SqlWrite, Turn, UsageDelta } from '@herald/agent-core';
 import type { TurnSpend } from '../../features/budgets/turn-spend.js';
 import { isWithdrawnTurn, WITHDRAWN_REASON } from '../../queue/withdraw.js';
 import { continueInChildSession } from '../auto-compress.js';
@@ -37,44 +37,35 @@ export async function recordTurn(
   // Tokens: every call the turn made (its loop, subagents, side tasks, its files) but a compression's before it,
   // which are in the session's columns already; the cost: all of them (features/budgets/turn-spend.ts).
   const usage = { ...spend.uncountedTokens(), ...spend.costs(), lastPromptTokens: result.lastPromptTokens, apiCalls: finished.apiCalls };
-  // Most turns, in one store call (one statement on PostgreSQL): no compression inside the turn, no files, and no
-  // budget whose 80 % notice must read the spend before the reply (with the notice under it) is written.
-  if (!result.compactedHistory && finished.files.length === 0 && !controls.budgets.enabled) {
-    const spent = controls.budgets.recordWrite(spender, meter.usage, meter.costUsd);
-    const turn = await store.recordTurn({
-      turnId: ctx.turnId,
-      fence: ctx.fence,
-      sessionId: prepared.session.id,
-      messages: result.newMessages,
-      platformMessageId: open.last.platformMessageId,
-      usage,
-      reply: finished.reply,
-      claim: finished.check === 'ok',
-      alongside: spent ? [spent] : [],
-    });
-    spend.recorded();
-    return { session: prepared.session, turn, text: finished.reply, compressions: prepared.compressions };
-  }
-  const recorded = await store.transaction(async () => {
-    const session = await persistTurn(store, {
-      sessionKey: open.sessionKey,
-      session: prepared.session,
-      result,
-      turnId: ctx.turnId,
-      platformMessageId: open.last.platformMessageId,
-      usage,
-    });
-    // Budgets: this turn's spend, and the 80 % notice when it crossed it (once, whichever worker is first).
-    await controls.budgets.record(spender, meter.usage, meter.costUsd);
-    const notices = await controls.budgets.notices(spender);
-    const text = notices.length > 0 ? `${finished.reply}\n\n${notices.join('\n')}` : finished.reply;
-    const turn = await store.recordReply(ctx.turnId, text, ctx.fence, finished.files, { claim: finished.check === 'ok' });
-    return { session, turn, text };
+  let session = prepared.session;
+  const turn = await store.recordTurn({
+    turnId: ctx.turnId,
+    fence: ctx.fence,
+    sessionId: session.id,
+    messages: result.newMessages,
+    platformMessageId: open.last.platformMessageId,
+    usage,
+    // With a budget set, its 80 % notice (once, whichever worker is first) goes under the reply: read after the spend.
+    reply: controls.budgets.enabled ? async () => withNotices(finished.reply, await controls.budgets.notices(spender)) : finished.reply,
+    claim: finished.check === 'ok',
+    alongside: spentWrites(controls.budgets.recordWrite(spender, meter.usage, meter.costUsd)),
+    files: finished.files,
+    // Compressed inside the loop: the compressed history (ending with the turn's messages) goes to a child session.
+    // From the turn's session each time: a record that runs again (the database was busy) starts over.
+    ...(result.compactedHistory && {
+      persist: async () => {
+        const p = { sessionKey: open.sessionKey, session: prepared.session, result, turnId: ctx.turnId, platformMessageId: open.last.platformMessageId, usage };
+        session = await persistTurn(store, p);
+      },
+    }),
   });
   spend.recorded();
-  const compressions = prepared.compressions + (recorded.session !== prepared.session ? 1 : 0);
-  return { ...recorded, compressions };
+  const compressions = prepared.compressions + (session !== prepared.session ? 1 : 0);
+  return { session, turn, text: turn.reply ?? finished.reply, compressions };
 }
+
+const withNotices = (reply: string, notices: readonly string[]): string => (notices.length > 0 ? `${reply}\n\n${notices.join('\n')}` : reply);
+const spentWrites = (write: SqlWrite | null): SqlWrite[] => (write ? [write] : []);
 
 /**
  * Interrupted or stopped by the user: keeps what the turn did (tool results) and what it cost; sends nothing. A turn
