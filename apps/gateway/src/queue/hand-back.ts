@@ -1,12 +1,58 @@
 /**
- * A stopping worker's hand-back of the jobs it could not finish in time (worker.ts, close): each session lock is
- * released and each job put back to wait, so another worker takes the turn over now instead of when the leases
+ * How a stopping worker ends (worker.ts, close): the drain's one decision loop (`drainOutcome`), then the hand-back
+ * of the jobs it could not finish in time: each session lock is released and each job put back to wait, so another worker takes the turn over now instead of when the leases
  * run out. The turn that ignored its abort may still be running here: the next holder's larger fence refuses its
  * store writes, and its delivery check finds the lock gone, so it can neither write nor send.
  */
 import type { Job } from 'bullmq';
 import type { Mailbox } from './mailbox.js';
 import type { TurnJobData } from './producer.js';
+
+/** After the drain, how long aborted turns may take to hand their jobs back (Redis answering). */
+export const HANDOVER_GRACE_MS = 1_000;
+/** While closing, how often the worker looks whether it still has anything to wait for. */
+const CLOSE_POLL_MS = 50;
+
+/** How a stopping worker's wait ended, and how many sessions' turns it cut short at the drain's end. */
+export interface DrainOutcome {
+  outcome: 'closed' | 'redis' | 'timeout';
+  cutShort: number;
+}
+
+/**
+ * Waits for BullMQ's close (`closing`). One loop decides everything — cut the turns short at the drain's end
+ * (`cutShort`, once), give up on a dead Redis (once nothing runs or the turns were cut short), or on the grace after
+ * the drain — so the order of those decisions never depends on which of two timers fires first.
+ */
+export async function drainOutcome(p: {
+  closing: Promise<unknown>;
+  drainMs: number;
+  redisReady: () => boolean;
+  running: () => number;
+  cutShort: () => number;
+}): Promise<DrainOutcome> {
+  const started = Date.now();
+  let closed = false;
+  const closing = p.closing.then(() => void (closed = true));
+  closing.catch(() => undefined);
+  let cut = -1;
+  const outcome = await new Promise<DrainOutcome['outcome']>((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    const look = (): void => {
+      clearTimeout(timer);
+      const elapsed = Date.now() - started;
+      if (closed) return resolve('closed');
+      if (cut < 0 && elapsed >= p.drainMs) cut = p.cutShort();
+      if (!p.redisReady() && (p.running() === 0 || cut >= 0)) return resolve('redis');
+      if (elapsed >= p.drainMs + HANDOVER_GRACE_MS) return resolve('timeout');
+      const untilDrain = p.drainMs - elapsed;
+      timer = setTimeout(look, untilDrain > 0 ? Math.min(CLOSE_POLL_MS, untilDrain) : CLOSE_POLL_MS);
+    };
+    void closing.then(look, () => undefined);
+    look();
+  });
+  return { outcome, cutShort: Math.max(cut, 0) };
+}
 
 /** A job a worker is processing: its BullMQ lock token and, once taken, its session lock. */
 export interface HeldJob {

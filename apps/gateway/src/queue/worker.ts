@@ -18,7 +18,7 @@ import { entriesJoiningHead, entryOf, steerable, type PendingEntry } from './tur
 import { turnContextOf, type Hold, type RanTurn, type RunningTurn } from './running-turn.js';
 import { DEFAULT_WATCHDOG_MS, WATCHDOG_GRACE_MS, runWatched, type WatchdogLimits } from './watchdog.js';
 import { DEFAULT_JOB_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS, renewEveryMs } from './leases.js';
-import { abandonMessage, handBack, type HeldJob } from './hand-back.js';
+import { abandonMessage, drainOutcome, handBack, HANDOVER_GRACE_MS, type HeldJob } from './hand-back.js';
 
 export const TURN_QUEUE = 'turns';
 
@@ -58,11 +58,6 @@ export interface TurnWorkerOptions {
 
 /** A turn that outlasted its store-outage patience is woken up again after this long (the entry stays at the head). */
 const STORE_REWAKE_MS = 5_000;
-/** After the drain, how long aborted turns may take to hand their jobs back (Redis answering). */
-const HANDOVER_GRACE_MS = 1_000;
-/** While closing, how often the worker looks whether it still has anything to wait for. */
-const CLOSE_POLL_MS = 50;
-
 export class TurnWorker {
   readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   private worker: Worker<TurnJobData> | null = null;
@@ -136,30 +131,15 @@ export class TurnWorker {
     const w = this.worker;
     this.worker = null;
     this.closing = true;
-    const started = Date.now();
-    let closed = false;
-    const closing = w.close().then(() => void (closed = true));
-    closing.catch(() => undefined);
-    let cutShort = -1;
-    // One loop decides everything (cut turns short at the drain, give up on a dead Redis, or on the grace), so
-    // the order of those decisions never depends on which of two timers fires first.
-    const outcome = await new Promise<'closed' | 'redis' | 'timeout'>((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
-      const look = (): void => {
-        clearTimeout(timer);
-        const elapsed = Date.now() - started;
-        if (closed) return resolve('closed');
-        if (cutShort < 0 && elapsed >= drainMs) cutShort = this.cutShort(drainMs);
-        if (!this.opts.redisReady() && (this.turns.size === 0 || cutShort >= 0)) return resolve('redis');
-        if (elapsed >= drainMs + HANDOVER_GRACE_MS) return resolve('timeout');
-        const untilDrain = drainMs - elapsed;
-        timer = setTimeout(look, untilDrain > 0 ? Math.min(CLOSE_POLL_MS, untilDrain) : CLOSE_POLL_MS);
-      };
-      void closing.then(look, () => undefined);
-      look();
+    const { outcome, cutShort } = await drainOutcome({
+      closing: w.close(),
+      drainMs,
+      redisReady: () => this.opts.redisReady(),
+      running: () => this.turns.size,
+      cutShort: () => this.cutShort(drainMs),
     });
     try {
-      if (outcome !== 'closed') await this.abandon(w, outcome, Math.max(cutShort, 0));
+      if (outcome !== 'closed') await this.abandon(w, outcome, cutShort);
     } finally {
       await this.opts.control.close();
     }
