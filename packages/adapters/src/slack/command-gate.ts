@@ -78,13 +78,14 @@ export function queuesMessage(text: string, commands: readonly SlackCommandEntry
   return spec === undefined || spec.queues === true;
 }
 
-export type CommandOutcome = 'taken' | 'failed' | 'pending';
+export type GatedOutcome = 'taken' | 'failed' | 'pending';
 
 /**
- * Per user, channel and text: the hand-over of a gated command still running. A retyped command joins it; it is
- * forgotten once settled, so the same text typed later is a new message.
+ * Per key (user, channel and the command's text or the pressed button): the hand-over of a gated command or press
+ * still running. A retyped command or a second press joins it; it is forgotten once settled, so the same text typed
+ * (or button pressed) later is a new message.
  */
-export class PendingCommands {
+export class PendingGated {
   private readonly running = new Map<string, Promise<void>>();
 
   /** The hand-over for `key`: the running one (joined: true), or `start()`'s. */
@@ -102,7 +103,7 @@ export class PendingCommands {
 }
 
 /** `handOver`'s outcome within `budgetMs` (it goes on past it). */
-export function outcomeWithin(handOver: Promise<void>, budgetMs: number): Promise<CommandOutcome> {
+export function outcomeWithin(handOver: Promise<void>, budgetMs: number): Promise<GatedOutcome> {
   return within(
     handOver.then(
       () => 'taken' as const,

@@ -16,16 +16,7 @@ import { AuthError } from '../errors.js';
 import type { AdapterHealth, InboundHandler, InboundMessage, PlatformIngress } from '../types.js';
 import { SLACK_ACK_BUDGET_MS, SLACK_DEDUPE_CAPACITY, SLACK_DEFAULT_API_URL, type SlackIngressOptions } from './config.js';
 import { deliveryOf, type EventDelivery } from './ack-gate.js';
-import {
-  commandAnswerOf,
-  GATED_COMMAND,
-  GATED_PRESS,
-  outcomeWithin,
-  PendingCommands,
-  queuesMessage,
-  type CommandAnswer,
-  type GatedKind,
-} from './command-gate.js';
+import { commandAnswerOf, GATED_COMMAND, GATED_PRESS, outcomeWithin, PendingGated, queuesMessage, type CommandAnswer, type GatedKind } from './command-gate.js';
 import { HandOverMemory } from '../shared/hand-overs.js';
 import { FastifyEventsReceiver } from './events-http.js';
 import { InFlight } from '../shared/in-flight.js';
@@ -84,7 +75,7 @@ class SlackIngressImpl implements SlackIngress {
   private readonly preparing = new KeyedSerial();
   private readonly handing = new InFlight();
   /** Slash commands that queue a message and were not acknowledged yet, so a retyped one joins (command-gate.ts). */
-  private readonly pendingCommands = new PendingCommands();
+  private readonly pendingGated = new PendingGated();
   private readonly ackBudgetMs: number;
 
   constructor(private readonly opts: SlackIngressOptions) {
@@ -279,7 +270,7 @@ class SlackIngressImpl implements SlackIngress {
     const handler = this.handler;
     if (handler === null) return ack();
     if (answer) answer.gated = true;
-    const { handOver, joined } = this.pendingCommands.join(key, () => this.handing.track(handler(message)));
+    const { handOver, joined } = this.pendingGated.join(key, () => this.handing.track(handler(message)));
     const outcome = await outcomeWithin(handOver, this.ackBudgetMs);
     if (outcome === 'taken') return ack();
     answer?.refuse();
