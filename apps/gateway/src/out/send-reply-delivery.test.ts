@@ -1,37 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { AuthError, FormattingError, NetworkError, RateLimitedError, type PlatformEgress, type SendOptions } from '@herald/adapters';
+import { AuthError, FormattingError, NetworkError, RateLimitedError } from '@herald/adapters';
 import { deliver, DeliveryError, DELIVERY_FAILED_NOTICE } from './send-reply.js';
+import { recordingEgress, type RecordingEgress } from './test-support.js';
 
-/** A platform whose sends fail in a scripted way: what delivery sees from a real adapter's typed errors. */
-function flakyEgress(failures: Error[]): PlatformEgress & { sends: Array<{ text: string; opts?: SendOptions }> } {
-  const sends: Array<{ text: string; opts?: SendOptions }> = [];
-  return {
-    platform: 'telegram',
-    maxMessageLength: 4096,
-    duplicateSafety: 'none',
-    typingRefreshMs: 4000,
-    sends,
-    async send(_conv, text, opts) {
-      sends.push({ text, opts });
-      const f = failures.shift();
-      if (f) throw f;
-      return { messageIds: [String(sends.length)] };
-    },
-    async edit() {},
-    async typing() {},
-    async react() {},
-    voiceFormat: 'ogg_opus',
-    async sendFile() {
-      throw new Error('this test sends no files');
-    },
-  };
-}
+const flakyEgress = (failures: Error[]): RecordingEgress => recordingEgress({ failures });
 
 describe('deliver', () => {
   it('retries network errors twice with backoff, then succeeds', async () => {
     const egress = flakyEgress([new NetworkError('reset', 'telegram'), new NetworkError('reset', 'telegram')]);
     const ids = await deliver(egress, 'telegram:1', 'hello', { replyTo: '9', baseDelayMs: 1 });
-    expect(ids).toEqual(['3']);
+    expect(ids).toEqual(['m3']);
     expect(egress.sends.map((s) => s.text)).toEqual(['hello', 'hello', 'hello']);
     expect(egress.sends[2].opts).toMatchObject({ replyTo: '9', plain: false });
   });

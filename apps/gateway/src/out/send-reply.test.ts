@@ -1,40 +1,16 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { DuplicateSafety, PlatformEgress, SendOptions } from '@herald/adapters';
+import type { DuplicateSafety } from '@herald/adapters';
 import { FencedOutError, type SessionStore } from '@herald/agent-core';
 import { useTempStores } from '../../../../packages/agent-core/src/store/test-support.js';
 import type { DeliveryCheck } from '../queue/mailbox.js';
 import type { TurnContext } from '../queue/worker.js';
 import { LiveTurn } from './progress.js';
 import { checkBeforeRecord, EARLIER_SEND_SETTLE_MS, sendReply } from './send-reply.js';
+import { recordingEgress } from './test-support.js';
 
 const temp = useTempStores('sqlite');
 const log = pino({ level: 'silent' });
-
-/** A platform that takes every chunk (numbering its messages) and remembers what it was asked. */
-function platform(duplicateSafety: DuplicateSafety): PlatformEgress & { sends: Array<{ text: string; opts?: SendOptions }> } {
-  const sends: Array<{ text: string; opts?: SendOptions }> = [];
-  return {
-    platform: 'telegram',
-    maxMessageLength: 4096,
-    typingRefreshMs: 4000,
-    duplicateSafety,
-    sends,
-    async send(_conv, text, opts) {
-      sends.push({ text, opts });
-      const id = `m${sends.length}`;
-      await opts?.onChunkSent?.(0, id, true);
-      return { messageIds: [id] };
-    },
-    async edit() {},
-    async typing() {},
-    async react() {},
-    voiceFormat: 'ogg_opus',
-    async sendFile() {
-      throw new Error('this test sends no files');
-    },
-  };
-}
 
 async function setup(opts: { check?: DeliveryCheck; safety?: DuplicateSafety; fence?: number } = {}) {
   const store = await temp.open();
@@ -42,7 +18,7 @@ async function setup(opts: { check?: DeliveryCheck; safety?: DuplicateSafety; fe
   const fence = opts.fence ?? 7;
   await store.beginTurn('t1', session.id, fence);
   await store.recordReply('t1', 'the answer', fence);
-  const egress = platform(opts.safety ?? 'none');
+  const egress = recordingEgress({ duplicateSafety: opts.safety ?? 'none' });
   const signal = new AbortController().signal;
   const ctx = {
     sessionKey: 'agent:main:telegram:dm:5',
