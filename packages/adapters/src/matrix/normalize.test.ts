@@ -27,6 +27,12 @@ describe('normalizeEvent', () => {
     });
   });
 
+  it('a time that is not a number (even an object no number can be made of) is read as now, without throwing', () => {
+    const before = Date.now();
+    const n = normalizeEvent(event({ msgtype: 'm.text', body: 'hi' }, { origin_server_ts: { valueOf: false, toString: false } }), dm);
+    expect(n?.msg.sentAt).toBeGreaterThanOrEqual(before);
+  });
+
   it.each([
     ['m.mentions', { msgtype: 'm.text', body: 'hi there', 'm.mentions': { user_ids: [BOT] } }, 'hi there'],
     [

@@ -71,7 +71,7 @@ export function normalizeEvent(ev: unknown, ctx: RoomContext): Normalized | null
   const mention = mentionOf(content, body, ctx);
   const text = (mention.text ?? body).trim();
   const chatType: ChatType = threadRoot ? 'thread' : ctx.direct ? 'dm' : 'group';
-  const ts = Number(ev.origin_server_ts);
+  const ts = typeof ev.origin_server_ts === 'number' ? ev.origin_server_ts : Number.NaN;
   const msg: InboundMessage = {
     platform: 'matrix',
     messageId: ev.event_id,

@@ -11,7 +11,7 @@ import { NetworkError, PlatformError, RateLimitedError } from '../errors.js';
 import { HandOverMemory } from '../shared/hand-overs.js';
 import type { AdapterHealth, InboundHandler, InboundMessage, PlatformIngress } from '../types.js';
 import { WHATSAPP_DEDUPE_CAPACITY, type ServiceWindowMemory, type WhatsAppIngressOptions } from './config.js';
-import { contactNames, normalizeMessage, type ChangeContext } from './normalize.js';
+import { contactNames, logLabel, normalizeMessage, type ChangeContext } from './normalize.js';
 import type { WhatsAppWebhook } from './webhook.js';
 
 type Json = Record<string, unknown>;
@@ -61,7 +61,10 @@ export class WhatsAppIngress implements PlatformIngress {
     if (Array.isArray(value.statuses)) this.logStatuses(value.statuses);
     if (!Array.isArray(value.messages)) return;
     const meta = (typeof value.metadata === 'object' && value.metadata) as Json;
-    const ctx: ChangeContext = { displayPhone: String(meta.display_phone_number ?? '').replace(/\D/g, ''), names: contactNames(value.contacts) };
+    const ctx: ChangeContext = {
+      displayPhone: (typeof meta.display_phone_number === 'string' ? meta.display_phone_number : '').replace(/\D/g, ''),
+      names: contactNames(value.contacts),
+    };
     for (const m of value.messages) await this.takeOne(m, ctx);
   }
 
@@ -70,7 +73,7 @@ export class WhatsAppIngress implements PlatformIngress {
     if (handler === null) throw new Error('whatsapp ingress is stopped');
     const msg = normalizeMessage(m, ctx);
     if (msg === null) {
-      const type = typeof m === 'object' && m !== null && 'type' in m ? String((m as Json).type).slice(0, 32) : 'unknown';
+      const type = typeof m === 'object' && m !== null && 'type' in m ? logLabel((m as Json).type) : 'unknown';
       return void this.logger.info({ type }, 'whatsapp message of a kind Herald does not answer; skipped');
     }
     // A redelivery (Meta had no 2xx for the batch) gets the outcome of the first delivery's hand-over, running or
@@ -106,7 +109,7 @@ export class WhatsAppIngress implements PlatformIngress {
       if (st.status !== 'failed') continue;
       const errors = Array.isArray(st.errors) ? st.errors : [];
       const first = (errors[0] ?? {}) as Json;
-      this.logger.warn({ messageId: String(st.id ?? '').slice(0, 128), code: first.code, title: first.title }, 'whatsapp reported a message of ours as failed');
+      this.logger.warn({ messageId: logLabel(st.id, 128), code: first.code, title: first.title }, 'whatsapp reported a message of ours as failed');
     }
   }
 }

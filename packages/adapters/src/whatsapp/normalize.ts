@@ -21,6 +21,9 @@ const MEDIA_KINDS: Record<string, Attachment['kind']> = { image: 'image', audio:
 const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
+/** A field of outside input as a short string for a log line: its text if it is one, else only its kind (an object may not even turn into a string). */
+export const logLabel = (v: unknown, max = 32): string => (typeof v === 'string' ? v.slice(0, max) : typeof v === 'number' ? String(v) : typeof v);
+
 /** The profile names in `value.contacts` by wa_id. */
 export function contactNames(contacts: unknown): Map<string, string> {
   const names = new Map<string, string>();
@@ -38,7 +41,8 @@ export function normalizeMessage(m: unknown, ctx: ChangeContext): InboundMessage
   const id = m.id as string;
   const body = bodyOf(m);
   if (body === null) return null;
-  const seconds = Number(m.timestamp);
+  // A number or a numeric string (Meta sends a string); anything else (an object that cannot become a primitive) is no time.
+  const seconds = typeof m.timestamp === 'string' || typeof m.timestamp === 'number' ? Number(m.timestamp) : Number.NaN;
   const context = isRecord(m.context) ? m.context : undefined;
   const quotedId = str(context?.id) ?? body.quotedId;
   return {

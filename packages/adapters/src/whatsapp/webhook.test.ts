@@ -69,4 +69,17 @@ describe('WhatsApp webhook answer', () => {
     expect(await deliver('wamid.FAIL', 'again')).toBe(200);
     expect(received.map((m) => m.text)).toEqual(['again', 'again']);
   });
+
+  it('200 for fields that are objects no string can be made of (type, time, ids); the message skipped or taken, nothing thrown', async () => {
+    const noString = { toString: false, valueOf: false };
+    const odd = [
+      { from: '15550009999', id: 'wamid.ODDTYPE', timestamp: '1', type: noString, text: { body: 'x' } },
+      { from: '15550009999', id: 'wamid.ODDTIME', timestamp: noString, type: 'text', text: { body: 'timeless' } },
+    ];
+    const value = { statuses: [{ id: noString, status: 'failed', errors: [{ code: 1 }] }], messages: odd };
+    const raw = JSON.stringify(messagesPayload(NUM, value));
+    expect((await postWebhook(url, raw, signWebhook(SECRET, raw))).status).toBe(200);
+    expect(received.map((m) => m.text)).toEqual(['timeless']);
+    expect(received[0]?.sentAt).toBeGreaterThan(0);
+  });
 });
