@@ -94,6 +94,34 @@ describe('the PostgreSQL store, end to end', () => {
     }
   });
 
+  it("a person's saved notes reach the model with each turn, read with the turn's begin: in a new session and in an open one", async () => {
+    const { tg, llm, prefix } = await stand();
+    const url = await schema();
+    llm.respondWith(taggedResponder({ delayMs: 0 }).respond);
+    const gw = await start(telegramEnv(tg, llm, { HERALD_DATABASE_URL: url, HERALD_REDIS_PREFIX: prefix }), 'all');
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    cleanups.push(() => client.end());
+    // Notes as another worker's memory tool would have saved them (the gateway created the table at start).
+    const note = (content: string) =>
+      client.query(`INSERT INTO tool_memory (user_key, target, content, created_at, updated_at) VALUES ('telegram:4201', 'user', $1, 1, 1)`, [content]);
+    await note('Name: Ana');
+    const seenBy = (text: string) => llm.requests.filter((r) => JSON.stringify(r).includes(text)).map((r) => JSON.stringify(r));
+    tg.injectMessage({ chatId: 4201, userId: 4201, text: 'first' });
+    await waitFor(() => repliesIn(tg, 4201).some((t) => t.startsWith('re: first')), { what: 'the first answer' });
+    expect(seenBy('first').some((r) => r.includes('Name: Ana'))).toBe(true);
+    // Saved between the turns: the next turn, in the now open session, shows it.
+    await note('Likes tea');
+    tg.injectMessage({ chatId: 4201, userId: 4201, text: 'second' });
+    await waitFor(() => repliesIn(tg, 4201).some((t) => t.startsWith('re: second')), { what: 'the second answer' });
+    expect(seenBy('second').some((r) => r.includes('Name: Ana') && r.includes('Likes tea'))).toBe(true);
+    // Someone else's notes are not shown.
+    tg.injectMessage({ chatId: 4202, userId: 4202, text: 'third' });
+    await waitFor(() => repliesIn(tg, 4202).some((t) => t.startsWith('re: third')), { what: 'the third answer' });
+    expect(seenBy('third').some((r) => r.includes('Name: Ana'))).toBe(false);
+    expect(gw.proc.exitCode).toBeNull();
+  });
+
   it('a database that is not up yet: /health answers, /health/ready names postgres, and the gateway starts once it comes', async () => {
     const { tg, llm, prefix } = await stand();
     const url = await schema();

@@ -20,6 +20,7 @@ import {
   type FlushMemoryResult,
   type FlushReason,
   type FileSink,
+  type NotesRead,
   type Provider,
   type OutboundFileLimits,
   type Session,
@@ -92,6 +93,8 @@ interface TurnToolsInput {
   payload: TurnPayload;
   /** Where send_file puts the files of this turn's reply. */
   files: FileSink;
+  /** The saved notes read with the turn's begin (PostgreSQL), shown when they are the notes' owner's. */
+  notes?: NotesRead | null;
 }
 
 /** What the tools stage is told about the loop it plans for (turn/stages/plan.ts). */
@@ -133,6 +136,8 @@ export interface TurnToolsFactory {
   /** The names of every tool a turn of this profile offers besides MCP servers' (the prompt's tool guidance). */
   readonly toolNames: readonly string[];
   forTurn(input: TurnToolsInput): TurnTools;
+  /** Whose saved notes a turn by this platform user shows (null when the profile has no memory): read with its begin. */
+  notesKey(platform: string, userId: string): string | null;
 }
 
 /** Builds the tools once; logs the ones a worker cannot offer and why. */
@@ -174,11 +179,13 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
   const memoryOwner = profile ?? null;
   const searchProfile = profile ? searchProfileOf(profile) : undefined;
   const policy = profile?.approvals ?? { tools: [], exempt: [] };
+  const userKeyOf = (platform: string, userId: string): string => (memoryOwner ? memoryKeyOf(memoryOwner, platform, userId) : `${platform}:${userId}`);
 
   return {
     tools,
     toolNames: [...tools.map((t) => t.name), ...(withSchedule ? [SCHEDULE_TOOL] : [])],
-    forTurn({ ctx, egress, payload, files }) {
+    notesKey: (platform, userId) => (hasMemory ? userKeyOf(platform, userId) : null),
+    forTurn({ ctx, egress, payload, files, notes }) {
       const { clarify, takeSteerMessages } = lazyClarify({ redis: deps.redis, prefix: config.redisPrefix, buttons, ctx, egress, payload });
       return {
         async plan(input) {
@@ -187,12 +194,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
           // The notes shown are those of the person the memory tool writes for: the same platform + user id, in
           // this profile unless it shares the default profile's memory (features/profiles/table.ts).
           const { platform, userId } = toolContext;
-          const userKey =
-            typeof platform === 'string' && typeof userId === 'string'
-              ? memoryOwner
-                ? memoryKeyOf(memoryOwner, platform, userId)
-                : `${platform}:${userId}`
-              : null;
+          const userKey = typeof platform === 'string' && typeof userId === 'string' ? userKeyOf(platform, userId) : null;
           const withNotes = hasMemory && userKey !== null;
           // Subagents run on the turn's own providers (the session's model; priced and capped by the prepare stage).
           const turnProviders = { primary: input.provider, fallbacks: input.fallbacks };
@@ -211,7 +213,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
           return {
             userMessage: stripMemoryMarker(input.userMessage),
             // The notes, read now for the whole turn: the loop shows them with each request and stores them nowhere.
-            requestContext: withNotes ? await prefetchMemoryBlock(store, userKey) : null,
+            requestContext: withNotes ? await prefetchMemoryBlock(store, userKey, notes ?? undefined) : null,
             tools: [
               // No clarify where nobody can answer: a scheduled run, or a client waiting on one HTTP request (the API).
               ...(payload.scheduled || egress.platform === 'api' ? scheduledTools : tools),

@@ -41,6 +41,13 @@ export function memoryChars(entries: readonly string[]): number {
   return entries.join(ENTRY_SEPARATOR).length;
 }
 
+/** The two parts from [target, content] pairs in the table's order: a read of its own, or one made with a turn's begin (store/turns.ts). */
+export function snapshotOf(entries: ReadonlyArray<readonly [string, string]>): MemorySnapshot {
+  const snapshot: MemorySnapshot = { memory: [], user: [] };
+  for (const [target, content] of entries) if (target === 'memory' || target === 'user') snapshot[target].push(content);
+  return snapshot;
+}
+
 export class MemoryStore {
   private readonly sql: Sql;
 
@@ -58,10 +65,7 @@ export class MemoryStore {
       'SELECT id, target, content FROM tool_memory WHERE user_key = ? ORDER BY target, id',
       [userKey],
     );
-    return {
-      memory: rows.filter((r) => r.target === 'memory').map((r) => r.content),
-      user: rows.filter((r) => r.target === 'user').map((r) => r.content),
-    };
+    return snapshotOf(rows.map((r) => [r.target, r.content]));
   }
 
   /** Adds an entry; an identical entry already saved is left as it is. Returns the part's entries afterwards. */

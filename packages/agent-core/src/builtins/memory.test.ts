@@ -92,6 +92,36 @@ describe.each(STORE_BACKENDS)('memory on %s', (backend) => {
       expect(await prefetchMemoryBlock(store, null)).toBeNull();
     });
 
+    it("read with the turn's begin on PostgreSQL (in an open session or a new one), the same block as a read of its own", async () => {
+      const store = await temp.open();
+      const tool = createMemoryTool(store);
+      await tool.execute({ action: 'add', target: 'user', content: 'Name: Ana' }, alice);
+      await tool.execute({ action: 'add', target: 'memory', content: 'Uses fish shell' }, alice);
+      await tool.execute({ action: 'add', target: 'user', content: 'Likes tea' }, alice);
+      const { session } = await store.getOrCreateSession('agent:main:telegram:dm:1', { source: 'telegram' });
+      const own = await prefetchMemoryBlock(store, 'telegram:1');
+      const begun = await store.beginTurnWithNotes('T-new', session.id, 1, 'telegram:1');
+      const opened = await store.beginTurnInOpenSession('T-open', 'agent:main:telegram:dm:1', 1, 'telegram:1');
+      const nobody = await store.beginTurnInOpenSession('T-nobody', 'agent:main:telegram:dm:1', 1, 'telegram:2');
+      if (backend === 'postgres') {
+        expect(begun.notes?.entries).toEqual([
+          ['memory', 'Uses fish shell'],
+          ['user', 'Name: Ana'],
+          ['user', 'Likes tea'],
+        ]);
+        expect(opened?.notes).toEqual(begun.notes);
+        expect(nobody?.notes).toEqual({ userKey: 'telegram:2', entries: [] });
+      } else {
+        // SQLite reads in-process: nothing comes with the begin, the block reads them itself.
+        expect([begun.notes, opened?.notes]).toEqual([undefined, undefined]);
+      }
+      expect(await prefetchMemoryBlock(store, 'telegram:1', begun.notes)).toBe(own);
+      expect(await prefetchMemoryBlock(store, 'telegram:1', opened?.notes)).toBe(own);
+      expect(await prefetchMemoryBlock(store, 'telegram:2', nobody?.notes)).toBeNull();
+      // Notes read for someone else are not shown: this person's are read.
+      expect(await prefetchMemoryBlock(store, 'telegram:1', nobody?.notes)).toBe(own);
+    });
+
     it("goes after the latest user message's own text in every request of the turn; the stored messages and the prefix stay clean", async () => {
       const store = await temp.open();
       await createMemoryTool(store).execute({ action: 'add', target: 'user', content: 'Name: Ana' }, alice);

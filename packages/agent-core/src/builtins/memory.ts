@@ -8,6 +8,7 @@
  */
 import type { ChatMessage } from '../base/types.js';
 import type { SessionStore } from '../store/session-store.js';
+import type { NotesRead } from '../store/turns.js';
 import type { Tool } from '../tools/registry.js';
 import { ToolInputError, optionalStringArg, stringArg, userKeyOf } from './context.js';
 import {
@@ -16,6 +17,7 @@ import {
   MEMORY_TARGETS,
   MemoryStore,
   memoryChars,
+  snapshotOf,
   type MemoryEntry,
   type MemorySnapshot,
   type MemoryTarget,
@@ -132,8 +134,10 @@ export function stripMemoryMarker(userText: string): string {
  * notes (exports, search and titles see the user's own words), and the system prompt and earlier history stay
  * byte-identical for provider prompt caches. Null when the person has no notes (or no one is known).
  */
-export async function prefetchMemoryBlock(store: SessionStore, userKey: string | null): Promise<string | null> {
+export async function prefetchMemoryBlock(store: SessionStore, userKey: string | null, readWithBegin?: NotesRead): Promise<string | null> {
   if (!userKey) return null;
+  // Read with the turn's begin (PostgreSQL, one round trip fewer), when it was this person's.
+  if (readWithBegin?.userKey === userKey) return renderMemoryBlock(snapshotOf(readWithBegin.entries));
   return renderMemoryBlock(await new MemoryStore(store).snapshot(userKey));
 }
 

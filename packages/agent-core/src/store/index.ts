@@ -6,7 +6,7 @@ export { TURN_FILES_MIGRATION_VERSION, type NewTurnFile, type TurnFile, type Tur
 export type { SessionInit, NewSessionInit, UsageDelta, ListSessionsOptions, SessionPage } from './sessions.js';
 export { PREVIEW_CHARS, type SessionOverview, type SessionOverviewPage } from './session-overviews.js';
 export type { AppendOptions, GetMessagesOptions, TurnHistory } from './messages.js';
-export type { OpenedTurn, SqlWrite, TurnRecord } from './turns.js';
+export type { BegunTurn, NotesRead, OpenedTurn, SqlWrite, TurnRecord } from './turns.js';
 export type { SearchHit, SearchOptions } from './fts.js';
 export type { DailyUsage, ModelUsage, ProfileUsage, UsageFilter } from './usage.js';
 export { sanitizeFtsQuery, tsQueryOf } from './fts-query.js';

@@ -277,13 +277,18 @@ export class SessionStore {
   // --- turn outbox ------------------------------------------------------------------------------------------
 
   /** Starts (or, on a re-run, takes over) the turn under `fence`; see turns.ts for the fencing rules. */
-  beginTurn(turnId: string, sessionId: string, fence: number): Promise<Turn> {
-    return turns.beginTurn(this.sql, turnId, sessionId, fence);
+  async beginTurn(turnId: string, sessionId: string, fence: number): Promise<Turn> {
+    return (await turns.beginTurn(this.sql, turnId, sessionId, fence)).turn;
+  }
+
+  /** beginTurn, on PostgreSQL with the saved notes of `notesOf` read in the same statement. */
+  beginTurnWithNotes(turnId: string, sessionId: string, fence: number, notesOf?: string): Promise<turns.BegunTurn> {
+    return turns.beginTurn(this.sql, turnId, sessionId, fence, notesOf);
   }
 
   /** beginTurn in the key's open session, read with it (one round trip on PostgreSQL); null when the key has none open. */
-  beginTurnInOpenSession(turnId: string, sessionKey: string, fence: number): Promise<turns.OpenedTurn | null> {
-    return turns.beginTurnInOpenSession(this.sql, turnId, sessionKey, fence);
+  beginTurnInOpenSession(turnId: string, sessionKey: string, fence: number, notesOf?: string): Promise<turns.OpenedTurn | null> {
+    return turns.beginTurnInOpenSession(this.sql, turnId, sessionKey, fence, notesOf);
   }
 
   getTurn(turnId: string): Promise<Turn | null> {

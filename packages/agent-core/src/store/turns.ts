@@ -36,19 +36,30 @@ const beginTurnSql = (source: string): string => `INSERT INTO turns (id, session
   RETURNING *`;
 const BEGIN_TURN_SQL = beginTurnSql(`VALUES (?, ?, 'running', ?, ?, ?)`);
 /**
+ * PostgreSQL: a person's saved notes (the memory tool's table, `tool_memory`) as one JSON array of [target, content]
+ * pairs in the tool's order, null when there are none; read with a turn's begin instead of in a round trip of its own.
+ * A few short entries at most (their parts have character limits), so building JSON costs the server little.
+ */
+const NOTES_JSON = `(SELECT json_agg(json_build_array(target, content) ORDER BY target, id) FROM tool_memory WHERE user_key = ?)`;
+const BEGIN_TURN_WITH_NOTES_SQL = `${BEGIN_TURN_SQL}, ${NOTES_JSON} AS notes`;
+/**
  * PostgreSQL: the key's open session, beginTurn in it (as JSON, on the first row) and the turn's transcript
  * (getTurnHistory's rows, one a row; a row of nulls when there is none). No row: no open session; a null turn: a newer
  * fence owns the turn. The insert runs once whether or not the outer query reads it (PostgreSQL's rule for
  * data-modifying CTEs); the transcript is read as the statement found it. Rows rather than one JSON array: building
  * JSON for every message cost the server more than the round trip it saved.
  */
-const BEGIN_TURN_IN_OPEN_SESSION_SQL = `WITH cur AS (SELECT * FROM sessions WHERE id = (${SESSION_OF_KEY}) AND ended_at IS NULL),
+const beginTurnInOpenSessionSql = (notes: string): string => `WITH cur AS (SELECT * FROM sessions WHERE id = (${SESSION_OF_KEY}) AND ended_at IS NULL),
   t AS (${beginTurnSql(`SELECT ?, cur.id, 'running', ?, ?, ? FROM cur`)})
   SELECT CASE WHEN h.first IS NOT FALSE THEN row_to_json(cur) END AS session,
-    CASE WHEN h.first IS NOT FALSE THEN (SELECT row_to_json(t) FROM t) END AS turn, h.*
+    CASE WHEN h.first IS NOT FALSE THEN (SELECT row_to_json(t) FROM t) END AS turn${notes}, h.*
   FROM cur LEFT JOIN LATERAL (SELECT row_number() OVER (ORDER BY id) = 1 AS first, id, ${TURN_HISTORY_COLUMNS}
     FROM messages WHERE session_id = cur.id) h ON true
   ORDER BY h.id`;
+const BEGIN_TURN_IN_OPEN_SESSION_SQL = beginTurnInOpenSessionSql('');
+/** … with the person's saved notes on the first row too. */
+const BEGIN_TURN_IN_OPEN_SESSION_WITH_NOTES_SQL = beginTurnInOpenSessionSql(`,
+    CASE WHEN h.first IS NOT FALSE THEN ${NOTES_JSON} END AS notes`);
 
 /** One fenced write: its SET clause and the statuses it applies to (any when absent), its SQL written once. */
 interface FencedWrite {
@@ -117,18 +128,45 @@ async function explainUnrecordedReply(sql: Sql, turnId: string, fence: number): 
  * Starts a turn as `running` under `fence`; a re-run (the row exists) takes the turn over by raising its fence,
  * unless a newer fence owns it already (then FencedOutError). Returns the turn as it is now.
  */
-export async function beginTurn(sql: Sql, turnId: string, sessionId: string, fence: number): Promise<Turn> {
+export async function beginTurn(sql: Sql, turnId: string, sessionId: string, fence: number, notesOf?: string): Promise<BegunTurn> {
   // One statement, no transaction: the insert, or the conditional raise that decides who owns the turn.
   const now = Date.now();
-  const row = await referencingSession(sessionId, () => sql.get<TurnRow>(BEGIN_TURN_SQL, [turnId, sessionId, fence, now, now]));
-  if (row) return toTurn(row);
-  throw new FencedOutError(turnId, fence); // a newer fence owns it
+  const withNotes = notesOf !== undefined && sql.dialect === 'postgres';
+  const row = await referencingSession(sessionId, () =>
+    withNotes
+      ? sql.get<TurnRow & NotesColumn>(BEGIN_TURN_WITH_NOTES_SQL, [turnId, sessionId, fence, now, now, notesOf])
+      : sql.get<TurnRow & NotesColumn>(BEGIN_TURN_SQL, [turnId, sessionId, fence, now, now]),
+  );
+  if (!row) throw new FencedOutError(turnId, fence); // a newer fence owns it
+  return { turn: toTurn(row), ...(withNotes && { notes: notesRead(notesOf, row.notes) }) };
+}
+
+/** The saved notes of one person (the memory tool's), read with a turn's begin. */
+export interface NotesRead {
+  userKey: string;
+  /** [target, content] in the memory tool's order (by target, oldest first). */
+  entries: Array<[string, string]>;
+}
+
+interface NotesColumn {
+  /** PostgreSQL's json comes parsed by the driver; null when the person has no notes. */
+  notes?: Array<[string, string]> | null;
+}
+
+function notesRead(userKey: string, entries: NotesColumn['notes']): NotesRead {
+  return { userKey, entries: Array.isArray(entries) ? entries : [] };
+}
+
+/** A turn begun, and on PostgreSQL, when asked for, the saved notes of the person it answers. */
+export interface BegunTurn {
+  turn: Turn;
+  /** Absent on SQLite (reading them later costs no round trip) and when not asked for. */
+  notes?: NotesRead;
 }
 
 /** A turn begun in its key's open session; on PostgreSQL with the turn's transcript as it was then (getTurnHistory). */
-export interface OpenedTurn {
+export interface OpenedTurn extends BegunTurn {
   session: Session;
-  turn: Turn;
   /** Absent on SQLite, where reading it later costs no round trip. */
   history?: TurnHistory;
 }
@@ -138,27 +176,25 @@ export interface OpenedTurn {
  * the turn's transcript: one round trip instead of three on every message's path; SQLite reads in-process, so it
  * keeps the separate statements. Null when the key has no open session: the caller creates one and calls beginTurn.
  */
-export async function beginTurnInOpenSession(sql: Sql, turnId: string, sessionKey: string, fence: number): Promise<OpenedTurn | null> {
+export async function beginTurnInOpenSession(sql: Sql, turnId: string, sessionKey: string, fence: number, notesOf?: string): Promise<OpenedTurn | null> {
   if (sql.dialect === 'sqlite') {
     const session = await currentSession(sql, sessionKey);
     if (!session || session.endedAt !== null) return null;
-    return { session, turn: await beginTurn(sql, turnId, session.id, fence) };
+    return { session, ...(await beginTurn(sql, turnId, session.id, fence)) };
   }
   const now = Date.now();
-  const rows = await sql.all<TurnHistoryRow & { session: SessionRow | null; turn: TurnRow | null; id: number | null }>(BEGIN_TURN_IN_OPEN_SESSION_SQL, [
-    sessionKey,
-    turnId,
-    fence,
-    now,
-    now,
-    turnId,
-  ]);
+  const rows =
+    notesOf === undefined
+      ? await sql.all<OpenedRow>(BEGIN_TURN_IN_OPEN_SESSION_SQL, [sessionKey, turnId, fence, now, now, turnId])
+      : await sql.all<OpenedRow>(BEGIN_TURN_IN_OPEN_SESSION_WITH_NOTES_SQL, [sessionKey, turnId, fence, now, now, notesOf, turnId]);
   if (rows.length === 0) return null;
   const { session, turn } = rows[0];
   if (!turn) throw new FencedOutError(turnId, fence); // a newer fence owns it
   const history = toTurnHistory(rows[0].id === null ? [] : rows);
-  return { session: toSession(session as SessionRow), turn: toTurn(turn), history };
+  return { session: toSession(session as SessionRow), turn: toTurn(turn), history, ...(notesOf !== undefined && { notes: notesRead(notesOf, rows[0].notes) }) };
 }
+
+type OpenedRow = TurnHistoryRow & NotesColumn & { session: SessionRow | null; turn: TurnRow | null; id: number | null };
 
 export async function getTurn(sql: Sql, turnId: string): Promise<Turn | null> {
   const row = await sql.get<TurnRow>(SELECT_SQL, [turnId]);

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SessionStore, type Session } from '@herald/agent-core';
 import { Redis } from 'ioredis';
 import { Mailbox } from '../../queue/mailbox.js';
-import { RESET_NOTICES, applyResetPolicy, crossedDailyBoundary, expiryReason, resetExpiredSession, type ResetPolicy } from './reset-policy.js';
+import { ActivitySeen, RESET_NOTICES, applyResetPolicy, crossedDailyBoundary, expiryReason, resetExpiredSession, type ResetPolicy } from './reset-policy.js';
 import { testPrefix } from '../../../../../test/helpers/test-run.js';
 
 const MIN = 60_000;
@@ -45,6 +45,53 @@ describe('session reset policy', () => {
     expect(expiryReason(policy('none'), UTC(3), UTC(5, 0, 20))).toBeNull();
   });
 
+  it('a key last seen active at a still-current time needs no read; an activity that may have expired is read again', () => {
+    const seen = new ActivitySeen(2);
+    const idle = policy('both', { idleMinutes: 30 });
+    seen.note('k', UTC(10));
+    expect(seen.current(idle, 'k', UTC(10, 29))).toBe(true);
+    expect(seen.current(idle, 'k', UTC(10, 30))).toBe(false); // idle may have run out: read the store
+    expect(seen.current(policy('daily'), 'k', UTC(4, 0, 11))).toBe(false); // a daily boundary lies between
+    expect(seen.current(idle, 'other', UTC(10, 1))).toBe(false); // never seen
+    // Bounded: the oldest key goes first.
+    seen.note('a', UTC(10));
+    seen.note('b', UTC(10));
+    expect([seen.current(idle, 'k', UTC(10, 1)), seen.current(idle, 'a', UTC(10, 1)), seen.current(idle, 'b', UTC(10, 1))]).toEqual([false, true, true]);
+  });
+
+  it('the router reads a key once while its session stays current, and still ends it once it expires', async () => {
+    const store = await SessionStore.open(':memory:');
+    stores.push(store);
+    const redis = new Redis('redis://127.0.0.1:6379');
+    const prefix = testPrefix('reset-seen');
+    try {
+      const key = 'agent:main:telegram:dm:3';
+      const { session } = await store.getOrCreateSession(key, { source: 'telegram' });
+      await store.appendMessages(session.id, [{ role: 'user', content: 'hi' }]);
+      let reads = 0;
+      const read = store.currentSessionActivity.bind(store);
+      store.currentSessionActivity = (k: string) => {
+        reads += 1;
+        return read(k);
+      };
+      const conversation = { resetPolicy: policy('idle', { idleMinutes: 60 }), activitySeen: new ActivitySeen() };
+      const deps = { store, mailbox: new Mailbox(redis, prefix, 2_000), conversation };
+      // Three messages at once share one read; the ones after need none.
+      expect(await Promise.all([resetExpiredSession(deps, key), resetExpiredSession(deps, key), resetExpiredSession(deps, key)])).toEqual([null, null, null]);
+      expect(await resetExpiredSession(deps, key)).toBeNull();
+      expect(reads).toBe(1);
+      // The same process under a policy the seen time no longer passes (as an hour later would): read, and ended.
+      conversation.resetPolicy = policy('idle', { idleMinutes: 0 });
+      expect(await resetExpiredSession(deps, key)).toBe(RESET_NOTICES.idle);
+      expect(reads).toBeGreaterThan(1);
+      expect((await store.getSession(session.id))?.endReason).toBe('idle');
+    } finally {
+      const keys = await redis.keys(`${prefix}:*`);
+      if (keys.length) await redis.del(...keys);
+      redis.disconnect();
+    }
+  });
+
   it('ends an expired session with the reason, and has a notice only when it had activity', async () => {
     const store = await SessionStore.open(':memory:');
     stores.push(store);
@@ -81,7 +128,7 @@ describe('session reset policy', () => {
         { role: 'user', content: 'hi' },
         { role: 'assistant', content: 'hello' },
       ]);
-      const deps = { store, mailbox, conversation: { resetPolicy: policy('idle', { idleMinutes: 0 }) } };
+      const deps = { store, mailbox, conversation: { resetPolicy: policy('idle', { idleMinutes: 0 }), activitySeen: new ActivitySeen() } };
       // A turn holds the session: that is activity, nothing is reset under it.
       const turn = await mailbox.acquire(key, 'a-worker');
       if (!('token' in turn)) throw new Error('lock unexpectedly held');

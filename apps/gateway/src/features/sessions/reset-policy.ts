@@ -8,7 +8,7 @@
  */
 import type { Mailbox } from '../../queue/mailbox.js';
 import { withSessionHeld } from './session-hold.js';
-import { localDate, type Session, type SessionStore } from '@herald/agent-core';
+import { localDate, setBounded, type Session, type SessionStore } from '@herald/agent-core';
 import type { HeraldConfig } from '../../support/config/load.js';
 
 type ResetMode = 'idle' | 'daily' | 'both' | 'none';
@@ -24,6 +24,8 @@ export interface ResetPolicy {
 }
 
 const MS_PER_MINUTE = 60_000;
+/** Keys whose last seen activity a process keeps (≈ 100 bytes each); past it the oldest is forgotten and read again. */
+const ACTIVITY_SEEN_KEYS = 50_000;
 const MS_PER_HOUR = 3_600_000;
 
 export const RESET_NOTICES: Record<ResetReason, string> = {
@@ -59,18 +61,57 @@ export interface ResetOutcome {
   notice: string | null;
 }
 
+type Activity = Awaited<ReturnType<SessionStore['currentSessionActivity']>>;
+
+/**
+ * When each key's session was last seen active, by this process's reads of the store: the check every incoming
+ * message makes needs no read while that time is still current. Sound because a key's activity only moves forward
+ * (a new message, a new session after /new or a reset), and a later activity expires no sooner under either rule
+ * (idle: less time since; daily: a shorter span to cross a boundary), whichever process caused it. Kept per
+ * process, bounded; a key not remembered is read as before, one read in flight per key (messages that arrive
+ * together, an album or a burst, share it). (An /undo that removes the newest messages moves the stored time back;
+ * the time seen before it is kept, which counts the /undo itself as activity.)
+ */
+export class ActivitySeen {
+  private readonly seen = new Map<string, number>();
+  private readonly reading = new Map<string, Promise<Activity>>();
+
+  constructor(private readonly maxKeys = ACTIVITY_SEEN_KEYS) {}
+
+  /** True when the key's session, last seen active at a time still current under `policy`, cannot have expired. */
+  current(policy: ResetPolicy, sessionKey: string, now: number): boolean {
+    const at = this.seen.get(sessionKey);
+    return at !== undefined && expiryReason(policy, at, now) === null;
+  }
+
+  /** The key's session and its last activity from the store, joining a read of the same key still in flight. */
+  read(store: SessionStore, sessionKey: string): Promise<Activity> {
+    const running = this.reading.get(sessionKey);
+    if (running) return running;
+    const read = store.currentSessionActivity(sessionKey).finally(() => this.reading.delete(sessionKey));
+    this.reading.set(sessionKey, read);
+    return read;
+  }
+
+  note(sessionKey: string, lastActivity: number): void {
+    setBounded(this.seen, sessionKey, lastActivity, this.maxKeys);
+  }
+}
+
 /** The key's open session and why it expired, or null while it is still current (reads only). */
 async function expiredSession(
   store: SessionStore,
   sessionKey: string,
   policy: ResetPolicy,
   now: number,
+  seen?: ActivitySeen,
 ): Promise<{ current: Session; reason: ResetReason } | null> {
-  if (policy.mode === 'none') return null;
-  // One read: this runs for every incoming message.
-  const found = await store.currentSessionActivity(sessionKey);
+  if (policy.mode === 'none' || seen?.current(policy, sessionKey, now)) return null;
+  // One read, for a key whose last activity this process has not seen still current.
+  const found = await (seen ? seen.read(store, sessionKey) : store.currentSessionActivity(sessionKey));
   if (!found || found.session.endedAt !== null) return null;
   const reason = expiryReason(policy, found.lastActivity, now);
+  if (reason === null) seen?.note(sessionKey, found.lastActivity);
   return reason ? { current: found.session, reason } : null;
 }
 
@@ -100,7 +141,7 @@ export async function applyResetPolicy(
  * may start on a session being ended). Returns the notice to send first, if any.
  */
 export async function resetExpiredSession(
-  deps: { store: SessionStore; mailbox: Mailbox; conversation: { resetPolicy: ResetPolicy } },
+  deps: { store: SessionStore; mailbox: Mailbox; conversation: { resetPolicy: ResetPolicy; activitySeen: ActivitySeen } },
   sessionKey: string,
   /**
    * Runs on the expiring session before it is ended, while the session is held (the memory flush, as for /new):
@@ -109,7 +150,7 @@ export async function resetExpiredSession(
   beforeReset?: (expiring: Session) => Promise<void>,
 ): Promise<string | null> {
   const policy = deps.conversation.resetPolicy;
-  if (!(await expiredSession(deps.store, sessionKey, policy, Date.now()))) return null;
+  if (!(await expiredSession(deps.store, sessionKey, policy, Date.now(), deps.conversation.activitySeen))) return null;
   const held = await withSessionHeld(deps.mailbox, sessionKey, 'reset-policy', () => applyResetPolicy(deps.store, sessionKey, policy, Date.now(), beforeReset));
   if (!held.held) return null;
   return held.value?.notice ?? null;

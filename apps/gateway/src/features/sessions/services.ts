@@ -13,7 +13,7 @@ import { PairingService } from '../pairing/index.js';
 import { SessionCounters } from './counters.js';
 import { SessionModels } from './models.js';
 import { SideTaskModels, type SideTaskOptions } from '../llm/side-tasks.js';
-import { resetPolicyFrom, type ResetPolicy } from './reset-policy.js';
+import { ActivitySeen, resetPolicyFrom, type ResetPolicy } from './reset-policy.js';
 import { ReasoningDisplay } from './reasoning-display.js';
 import { VoiceReplies } from './voice-replies.js';
 import { ProfileTable } from '../profiles/table.js';
@@ -33,6 +33,8 @@ export interface ConversationServices {
   readonly pairing: PairingService;
   readonly counters: SessionCounters;
   readonly resetPolicy: ResetPolicy;
+  /** When each key's session was last seen active: the reset check reads the store only when that is not current. */
+  readonly activitySeen: ActivitySeen;
   readonly progress: ProgressSettings;
   readonly models: SessionModels;
   /** Context windows providers named in errors, shared by every worker through the store. */
@@ -79,6 +81,7 @@ export function openConversationServices(
     pairing,
     counters,
     resetPolicy: resetPolicyFrom(config),
+    activitySeen: new ActivitySeen(),
     progress: progressSettings(config),
     models,
     // Turns look at what other workers learnt at most every few seconds (not one store read per message).

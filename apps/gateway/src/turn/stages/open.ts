@@ -3,7 +3,7 @@
  * the user sees while it runs (reactions, typing, progress, streaming). Null when the outbox says the turn finished
  * before (a recovered job): nothing is run again.
  */
-import { providerLabel, type AgentEvent, type Session, type SessionSource, type Turn, type TurnHistory } from '@herald/agent-core';
+import { providerLabel, type AgentEvent, type NotesRead, type Session, type SessionSource, type Turn, type TurnHistory } from '@herald/agent-core';
 import type { PlatformEgress } from '@herald/adapters';
 import type { MailboxEntry, TurnPayload } from '../../queue/mailbox.js';
 import type { TurnContext } from '../../queue/turn-context.js';
@@ -35,6 +35,8 @@ export interface OpenTurn {
   row: Turn;
   /** The session's transcript for this turn when the store read it with the begin (PostgreSQL), else null. */
   history: TurnHistory | null;
+  /** The saved notes of the person the turn answers when the store read them with the begin (PostgreSQL), else null. */
+  notes: NotesRead | null;
   egress: PlatformEgress;
   progress: TurnProgress;
   /** The HTTP API's live relay of agent events, or null. */
@@ -54,7 +56,7 @@ export async function openTurn(deps: TurnDeps, ctx: TurnContext): Promise<OpenTu
   const { agent, tools } = deps.profiles.of(first.profile);
   // A scheduled task with a session of its own keeps its transcript there; the lock is still the chat's.
   const sessionKey = first.scheduled?.session === 'own' ? scheduleSessionKey(ctx.sessionKey, first.scheduled.id) : ctx.sessionKey;
-  const { session, row, history } = await beginInSession(deps, ctx, sessionKey, agent, tools);
+  const { session, row, history, notes } = await beginInSession(deps, ctx, sessionKey, agent, tools);
   if (row.status === 'delivered' || row.status === 'interrupted' || row.status === 'failed') {
     ctx.log.info({ status: row.status }, 'turn already finished; not running it again');
     return null;
@@ -78,13 +80,14 @@ export async function openTurn(deps: TurnDeps, ctx: TurnContext): Promise<OpenTu
     sendAttemptsAtBegin: row.sendAttempts,
   };
   const spender = { profile: first.profile ?? DEFAULT_PROFILE, platform: first.platform, userId: first.userId };
-  return { ctx, first, last, sessionKey, agent, tools, session, row, history, egress, progress, relay, live, target, spender };
+  return { ctx, first, last, sessionKey, agent, tools, session, row, history, notes, egress, progress, relay, live, target, spender };
 }
 
 /**
  * The turn's outbox row under this worker's fence, in the session its transcript goes to, and that transcript when
  * it is known already. Most turns find the key's session open: it (and its transcript) is read with the turn's begin,
- * one round trip on PostgreSQL. A session created just now has no transcript yet: nothing to read.
+ * one round trip on PostgreSQL. A session created just now has no transcript yet: nothing to read. On PostgreSQL the
+ * begin reads the saved notes the turn shows too (the plan stage's notes block), a round trip fewer.
  */
 async function beginInSession(
   deps: TurnDeps,
@@ -92,14 +95,15 @@ async function beginInSession(
   sessionKey: string,
   agent: AgentRuntime | null,
   tools: TurnToolsFactory,
-): Promise<{ session: Session; row: Turn; history: TurnHistory | null }> {
-  const opened = await deps.store.beginTurnInOpenSession(ctx.turnId, sessionKey, ctx.fence);
-  if (opened) return { session: opened.session, row: opened.turn, history: opened.history ?? null };
+): Promise<{ session: Session; row: Turn; history: TurnHistory | null; notes: NotesRead | null }> {
   const first = ctx.entries[0].payload;
+  const notesOf = tools.notesKey(first.platform, first.userId) ?? undefined;
+  const opened = await deps.store.beginTurnInOpenSession(ctx.turnId, sessionKey, ctx.fence, notesOf);
+  if (opened) return { session: opened.session, row: opened.turn, history: opened.history ?? null, notes: opened.notes ?? null };
   const last = ctx.entries[ctx.entries.length - 1].payload;
   const { session, created } = await sessionOf(deps, sessionKey, first, last, agent, tools);
-  const row = await deps.store.beginTurn(ctx.turnId, session.id, ctx.fence);
-  return { session, row, history: created ? { history: [], saved: [] } : null };
+  const begun = await deps.store.beginTurnWithNotes(ctx.turnId, session.id, ctx.fence, notesOf);
+  return { session, row: begun.turn, history: created ? { history: [], saved: [] } : null, notes: begun.notes ?? null };
 }
 
 interface NewOrFound {

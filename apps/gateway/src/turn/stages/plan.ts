@@ -50,7 +50,7 @@ export async function planLoop(deps: TurnDeps, open: OpenTurn, prepared: Prepare
     ...(searchSummarizer && { sideProvider: searchSummarizer }),
   };
   // Tools, a budget shared with subagents, saved notes in front of a session's first message, clarify questions.
-  const turnTools = open.tools.forTurn({ ctx, egress: open.egress, payload: last, files });
+  const turnTools = open.tools.forTurn({ ctx, egress: open.egress, payload: last, files, notes: open.notes });
   const toolPlan: ToolPlan | null = turnTools
     ? await turnTools.plan({
         userMessage,
