@@ -19,7 +19,7 @@ import type { Logger } from '../support/logger.js';
 import type { Mailbox } from './mailbox.js';
 import { JOB_ATTEMPTS, JOB_BACKOFF, JOB_RETENTION, entryJobId, type TurnJobData } from './producer.js';
 
-export const JANITOR_INTERVAL_MS = 30_000;
+const JANITOR_INTERVAL_MS = 30_000;
 /** A mailbox whose head has waited at least this long without a lock is considered stranded. */
 const STRANDED_AFTER_MS = 10_000;
 const SCAN_COUNT = 500;
@@ -30,7 +30,7 @@ const PENDING_STATES = new Set(['active', 'waiting', 'delayed', 'prioritized', '
  * with JOB_BACKOFF: 1 + 2 + … + 64 s), so sweeps do not pile up wake-ups for a head whose job is still trying,
  * while one that failed for good is replaced soon after.
  */
-export const WAKE_DEDUP_TTL_MS = 150_000;
+const WAKE_DEDUP_TTL_MS = 150_000;
 
 export interface JanitorOptions {
   redis: Redis;

@@ -8,7 +8,7 @@
  * pile up. Far longer than any lock or interrupt marker (1 day), so a counter never restarts under one; the fence
  * is time-based besides (see NEXT_FENCE), so even a restarted one only grows.
  */
-export const COUNTER_TTL_S = 30 * 24 * 3600;
+const COUNTER_TTL_S = 30 * 24 * 3600;
 
 // The append of a message. KEYS[5], when given, is a marker (an open clarify question): while it exists the
 // message is a steer (its answer), capped by ARGV[4] instead of ARGV[3], and the reply's last item says so.

@@ -91,7 +91,7 @@ export interface TurnPayload {
  * A due run of a scheduled task. Its entry waits in the chat's mailbox like a message, but is always a turn of its
  * own: never merged with the user's messages, never interrupted or steered by them, and kept by /stop.
  */
-export interface ScheduledRun {
+interface ScheduledRun {
   /** The task's id (schedules table). */
   id: string;
   /** `own`: the turn runs in a session of the task's own; `origin`: in the chat's session. */
@@ -114,7 +114,7 @@ export interface Lock {
  * minutes, Telegram re-serves unconfirmed updates to a restarted poller) with room for a slow turn in between;
  * it is the window completed jobs used to give, so nothing recognised before is missed now.
  */
-export const SEEN_AFTER_DONE_S = 3600;
+const SEEN_AFTER_DONE_S = 3600;
 /** How long it is recognised while pending (a session can be busy for a while). */
 const SEEN_WHILE_PENDING_S = 24 * 3600;
 /** Whether a turn may send: `stale` replies are never wanted again; after `lock_lost` another worker answers. */

@@ -52,7 +52,7 @@ export const JOB_RETENTION = {
   removeOnFail: { age: 3 * 24 * 3600, count: 1_000 },
 } as const;
 /** At most one "queued" acknowledgement per session per window. */
-export const QUEUED_ACK_WINDOW_S = 30;
+const QUEUED_ACK_WINDOW_S = 30;
 
 /**
  * What a job carries: which session has mail and which entry the job was added for — never the message itself.

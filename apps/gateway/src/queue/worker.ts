@@ -22,7 +22,7 @@ import { abandonMessage, drainOutcome, handBack, HANDOVER_GRACE_MS, type HeldJob
 
 export const TURN_QUEUE = 'turns';
 
-export type { AroundTurn, TurnContext, TurnResult, TurnOutcome, TurnOutcomeKind, TurnRunner, TurnEndHandler, AbandonHandler } from './turn-context.js';
+export type { AroundTurn, TurnContext, TurnResult, TurnOutcomeKind, TurnRunner, TurnEndHandler, AbandonHandler } from './turn-context.js';
 export { TurnAbort } from './turn-abort.js';
 
 export interface TurnWorkerOptions {

@@ -22,7 +22,7 @@ import { DEFAULT_ACCOUNT } from '../support/config/profile-accounts.js';
 
 export type IngressWithRoutes = PlatformIngress & { registerRoutes?: (app: FastifyInstance) => void };
 
-export class UnknownPlatformError extends Error {
+class UnknownPlatformError extends Error {
   override name = 'UnknownPlatformError';
 }
 
@@ -207,7 +207,7 @@ export function createFilesRegistry(config: HeraldConfig, log: Logger): (platfor
 }
 
 /** An ingress and the account it connects as. */
-export interface AccountIngress {
+interface AccountIngress {
   platform: Platform;
   account: string;
   ingress: IngressWithRoutes;
@@ -234,7 +234,7 @@ export type MatrixMemoryOf = (userId: string) => MatrixIngressMemory;
 /** Where a bot account's Telegram ingress remembers the parts it took (edges/ingress/parts-memory.ts); absent: its own process. */
 export type PartsMemoryOf = (account: string) => PartsMemory;
 
-export function accountIngresses(
+function accountIngresses(
   config: HeraldConfig,
   threads: KnownThreads,
   log: Logger,
@@ -331,7 +331,7 @@ function matrixIngressOf(config: HeraldConfig, bot: Bot, threads: KnownThreads, 
 }
 
 /** Where a Slack app's Events over HTTP arrive: `/slack/events`, or `/slack/events/<account>` for an extra app. */
-export function slackEventsPath(account: string): string {
+function slackEventsPath(account: string): string {
   return account === DEFAULT_ACCOUNT ? SLACK_EVENTS_PATH : `${SLACK_EVENTS_PATH}/${account}`;
 }
 

@@ -9,8 +9,8 @@ import type { ChatType, InboundMessage, InteractionRef } from '../types.js';
 import { discordCodec } from './codec.js';
 
 /** Discord: command names 1-32 lowercase letters, digits, `-` or `_`; descriptions 1-100 characters. */
-export const DISCORD_COMMAND_NAME_RE = /^[-_\p{Ll}\p{N}]{1,32}$/u;
-export const DISCORD_COMMAND_DESCRIPTION_MAX = 100;
+const DISCORD_COMMAND_NAME_RE = /^[-_\p{Ll}\p{N}]{1,32}$/u;
+const DISCORD_COMMAND_DESCRIPTION_MAX = 100;
 /** The one optional text option a command with arguments takes. */
 export const DISCORD_COMMAND_OPTION = 'input';
 /** Discord's application command option type STRING. */

@@ -9,7 +9,8 @@ import { AuthError, BadRequestError, NetworkError, NotFoundError, RateLimitedErr
 import { fencesBalanced } from '../shared/chunk.js';
 import type { PlatformEgress } from '../types.js';
 import { DISCORD_MAX_MESSAGE_LENGTH } from './config.js';
-import { createDiscordEgress, discordNonce } from './egress.js';
+import { createDiscordEgress } from './egress.js';
+import { discordNonce } from './message-parts.js';
 
 const logger = pino({ level: 'silent' });
 

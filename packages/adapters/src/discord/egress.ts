@@ -15,8 +15,6 @@ import { allowedMentions, decodeConversation, discordComponents, discordNonce, r
 import { createDiscordRest } from './rest.js';
 import { isReplyReferenceRejection, toPlatformError } from './rest-errors.js';
 
-export { discordComponents, discordNonce } from './message-parts.js';
-
 export function createDiscordEgress(opts: DiscordEgressOptions): PlatformEgress {
   return new DiscordEgress(opts);
 }

@@ -8,8 +8,8 @@ import { discordCodec } from './codec.js';
 import { DISCORD_EMPTY_TEXT_NOTE, DISCORD_THREAD_FALLBACK_NAME, DISCORD_THREAD_NAME_MAX, type AllowBots } from './config.js';
 
 /** Message types that carry a person's words; everything else (joins, pins, boosts, thread notices) is noise. */
-export const DISCORD_MESSAGE_TYPE_DEFAULT = 0;
-export const DISCORD_MESSAGE_TYPE_REPLY = 19;
+const DISCORD_MESSAGE_TYPE_DEFAULT = 0;
+const DISCORD_MESSAGE_TYPE_REPLY = 19;
 
 export type ChannelKind = 'dm' | 'text' | 'thread' | 'other';
 

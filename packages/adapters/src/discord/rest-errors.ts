@@ -59,10 +59,6 @@ export function isReplyReferenceRejection(err: unknown): boolean {
   return 'message_reference' in errors;
 }
 
-export function discordErrorCode(err: unknown): number | string | null {
-  return err instanceof DiscordAPIError ? err.code : null;
-}
-
 function retryAfterOf(raw: unknown): number {
   if (typeof raw === 'object' && raw !== null && 'retry_after' in raw && typeof raw.retry_after === 'number') {
     return Math.ceil(raw.retry_after * 1000);

@@ -7,7 +7,7 @@
  */
 import { isTelegramChatId, isTelegramTopicId } from './codec.js';
 
-export interface TgUser {
+interface TgUser {
   id: number;
   is_bot?: boolean;
   first_name?: string;

@@ -28,7 +28,7 @@ import type { Route } from '../../support/config/profile-schema.js';
 import type { ApprovalAudit } from '../../features/approvals/audit.js';
 import { approvalRoutes } from './routes-approvals.js';
 
-export const OPENAPI_PATH = '/admin/openapi.json';
+const OPENAPI_PATH = '/admin/openapi.json';
 
 export interface AdminApiDeps {
   token: string;

@@ -28,7 +28,8 @@ function cookieValue(token: string): string {
   return createHmac('sha256', token).update('herald dashboard session').digest('base64url');
 }
 
-function readCookie(header: string | undefined, name: string): string | null {
+/** The value of the cookie `name` in a Cookie header, or null (the console reads its session cookie with it too). */
+export function readCookie(header: string | undefined, name: string): string | null {
   if (!header) return null;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');

@@ -213,7 +213,7 @@ export async function detailedHealth(deps: DetailedHealthDeps, startedAt: number
   };
 }
 
-export interface PlatformHealthJson {
+interface PlatformHealthJson {
   state: string;
   last_event_at: string | null;
   error: string | null;

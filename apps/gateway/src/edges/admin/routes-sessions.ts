@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { InvalidCursorError, type SessionSource, type SessionStore } from '@herald/agent-core';
 import { SOURCES, errorSchema, messageJson, messageSchema, searchHitJson, searchHitSchema, sessionJson, sessionSchema } from './schemas.js';
 
-export const ADMIN_RESET_REASON = 'admin_reset';
+const ADMIN_RESET_REASON = 'admin_reset';
 const MAX_PAGE = 200;
 const MAX_MESSAGES = 1000;
 

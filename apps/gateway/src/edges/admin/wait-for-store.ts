@@ -12,8 +12,8 @@ import type { HeraldConfig } from '../../support/config/load.js';
 import type { Logger } from '../../support/logger.js';
 import { describeStoreTarget, openConfiguredStore, storeKind, storeTarget } from '../../features/sessions/store-target.js';
 
-export const STORE_RETRY_FIRST_MS = 1_000;
-export const STORE_RETRY_MAX_MS = 30_000;
+const STORE_RETRY_FIRST_MS = 1_000;
+const STORE_RETRY_MAX_MS = 30_000;
 
 export async function openStoreWhenReachable(
   config: Pick<HeraldConfig, 'db' | 'databaseUrl' | 'databasePoolSize' | 'host' | 'port'>,

@@ -7,7 +7,7 @@ import type { ApiError } from './errors.js';
 import type { Answer, TurnUsage } from './exchange.js';
 import type { SseEvent, StreamFormat } from './sse.js';
 
-export interface ChatCompletionUsage {
+interface ChatCompletionUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
@@ -15,7 +15,7 @@ export interface ChatCompletionUsage {
 }
 
 /** Prompt tokens as OpenAI counts them: cached and cache-written ones included. */
-export function chatUsage(u: TurnUsage | null): ChatCompletionUsage {
+function chatUsage(u: TurnUsage | null): ChatCompletionUsage {
   const prompt = u ? u.input + u.cacheRead + u.cacheWrite : 0;
   const completion = u?.output ?? 0;
   return {

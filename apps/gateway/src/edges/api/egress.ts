@@ -21,7 +21,7 @@ export function apiConversationId(requestId: string): string {
   return `${CONVERSATION_PREFIX}${requestId}`;
 }
 
-export function requestIdOf(conversationId: string): string {
+function requestIdOf(conversationId: string): string {
   if (!conversationId.startsWith(CONVERSATION_PREFIX)) throw new Error(`not an API conversation: ${conversationId}`);
   return conversationId.slice(CONVERSATION_PREFIX.length);
 }
@@ -55,7 +55,7 @@ export function createApiEgress(publisher: ReplyPublisher): PlatformEgress {
 }
 
 /** The agent events a streaming client sees, as reply events; null for those it does not. */
-export function replyEventOf(event: AgentEvent): ReplyEvent | null {
+function replyEventOf(event: AgentEvent): ReplyEvent | null {
   switch (event.type) {
     case 'turn_start':
       return { t: 'start' };

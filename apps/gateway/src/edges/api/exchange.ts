@@ -101,7 +101,7 @@ export class ApiExchange {
 }
 
 /** The model provider's failure, as the status an OpenAI client expects for it; the message is the turn's reply. */
-export function providerError(kind: string, message: string): ApiError {
+function providerError(kind: string, message: string): ApiError {
   switch (kind) {
     case 'rate_limit':
       return new ApiError(429, message, 'rate_limit_error', 'rate_limit_exceeded', null, PROVIDER_RETRY_AFTER_S);

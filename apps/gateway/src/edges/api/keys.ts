@@ -18,7 +18,7 @@ declare module 'fastify' {
   }
 }
 
-export function keyLabel(key: string): string {
+function keyLabel(key: string): string {
   return `key-${createHash('sha256').update(key).digest('hex').slice(0, 10)}`;
 }
 

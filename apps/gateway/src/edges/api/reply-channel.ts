@@ -29,9 +29,9 @@ export type ReplyEvent =
   | { t: 'end' };
 
 /** How long an unread stream is kept (a request whose client went away, or that ended before its turn did). */
-export const REPLY_STREAM_TTL_MS = 10 * 60_000;
+const REPLY_STREAM_TTL_MS = 10 * 60_000;
 /** A waiting request reads its stream at least this often, whatever the wake-up calls did. */
-export const REPLY_POLL_MS = 5_000;
+const REPLY_POLL_MS = 5_000;
 /** Entries read per round trip. */
 const READ_BATCH = 500;
 
@@ -39,7 +39,7 @@ export function replyStreamKey(prefix: string, requestId: string): string {
   return `${prefix}:api:out:${requestId}`;
 }
 
-export function replyChannel(prefix: string): string {
+function replyChannel(prefix: string): string {
   return `${prefix}:api:replies`;
 }
 

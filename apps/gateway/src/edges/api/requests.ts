@@ -28,7 +28,7 @@ export interface ApiInput {
   attachments: Attachment[];
 }
 
-export const SESSION_HEADER = 'x-herald-session';
+const SESSION_HEADER = 'x-herald-session';
 const MAX_SESSION_NAME = 256;
 
 const textPart = z.object({ type: z.literal('text'), text: z.string() });

@@ -25,7 +25,7 @@ export function responseMeta(model: string): ResponseMeta {
   };
 }
 
-export function responseUsage(u: TurnUsage | null): Record<string, unknown> {
+function responseUsage(u: TurnUsage | null): Record<string, unknown> {
   const input = u ? u.input + u.cacheRead + u.cacheWrite : 0;
   const output = u?.output ?? 0;
   return {

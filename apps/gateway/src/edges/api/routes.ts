@@ -17,8 +17,6 @@ import { parseChatCompletion, parseResponsesRequest, type ApiInput } from './req
 import { responseJson, responseMeta, responsesStreamFormat } from './responses-format.js';
 import { SseSink, type StreamFormat } from './sse.js';
 import { DEFAULT_MODEL_ID, type ApiTurn, type ApiTurns } from './turns.js';
-
-export { DEFAULT_MODEL_ID };
 import type { ProfileTable } from '../../features/profiles/table.js';
 import { DEFAULT_PROFILE } from '../../support/config/profile-names.js';
 

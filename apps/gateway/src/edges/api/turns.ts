@@ -30,7 +30,7 @@ import type { ApiCaller } from './keys.js';
 import type { ReplyEvent, ReplyListener } from './reply-channel.js';
 import type { ApiInput } from './requests.js';
 
-export const STATELESS_END_REASON = 'api_stateless';
+const STATELESS_END_REASON = 'api_stateless';
 /** How long a client whose session already has MAX_PENDING requests waiting is asked to wait. */
 const SESSION_FULL_RETRY_S = 5;
 const UNAVAILABLE_RETRY_S = 5;
@@ -65,7 +65,7 @@ export interface ApiTurn {
  * `agent:main:api:dm:<key label>:<name>` (`main`: the profile's session-key name, support/config/profile-names.ts); names with
  * other characters are replaced by a digest.
  */
-export function apiSessionKey(keyLabel: string, name: string, profile: string = DEFAULT_PROFILE): string {
+function apiSessionKey(keyLabel: string, name: string, profile: string = DEFAULT_PROFILE): string {
   const safe = SAFE_NAME.test(name) ? name : `h-${createHash('sha256').update(name).digest('hex').slice(0, 24)}`;
   return `agent:${profileKeySegment(profile)}:${API_PLATFORM}:dm:${keyLabel}:${safe}`;
 }

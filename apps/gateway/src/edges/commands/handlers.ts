@@ -74,8 +74,8 @@ async function stopCommand(deps: CommandDeps, { sessionKey }: CommandInput): Pro
 }
 
 /** What `/new` asks first when HERALD_CONFIRM_RESET is on; the buttons stand for `/new now` and `/new cancel`. */
-export const CONFIRM_RESET_QUESTION = 'Start a new conversation? This one is kept (/resume brings back titled ones).';
-export const RESET_CANCELLED = '👍 Kept this conversation.';
+const CONFIRM_RESET_QUESTION = 'Start a new conversation? This one is kept (/resume brings back titled ones).';
+const RESET_CANCELLED = '👍 Kept this conversation.';
 
 async function newCommand(deps: CommandDeps, { sessionKey, command }: CommandInput): Promise<CommandReply> {
   const arg = command.args.toLowerCase();
@@ -131,7 +131,7 @@ async function queueCommand(deps: CommandDeps, { command, msg, sessionKey, profi
 }
 
 /** Breaks the session's lock (even a hung worker's), drops what waits, and tells the running turn to abort. */
-export async function stopSession(deps: CommandDeps, sessionKey: string): Promise<{ wasBusy: boolean; dropped: number }> {
+async function stopSession(deps: CommandDeps, sessionKey: string): Promise<{ wasBusy: boolean; dropped: number }> {
   const res = await deps.mailbox.stop(sessionKey);
   if (res.wasBusy) await deps.control.publish({ type: 'stop', sessionKey, fence: res.fence });
   return res;

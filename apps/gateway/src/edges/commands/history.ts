@@ -21,7 +21,7 @@ const LOCK_OWNER = { retry: 'command:retry', undo: 'command:undo', compress: 'co
  * The user message that opened the last exchange: the first user message of the last turn (a turn may hold a
  * steering message too), or the last user message of history written without turn ids.
  */
-export function lastExchangeStart(messages: readonly StoredMessage[]): StoredMessage | null {
+function lastExchangeStart(messages: readonly StoredMessage[]): StoredMessage | null {
   const lastUser = messages.findLast((m) => m.role === 'user');
   if (!lastUser) return null;
   if (lastUser.turnId === null) return lastUser;

@@ -8,9 +8,9 @@ import type { Redis } from 'ioredis';
 import type { CommandReply } from '../../features/interactions/buttons.js';
 
 /** While a command runs: long enough for /compress's summary call, short enough not to block a real retry. */
-export const COMMAND_RUNNING_TTL_S = 300;
+const COMMAND_RUNNING_TTL_S = 300;
 /** How long a finished command's answer is kept for repeats (as long as the mailbox remembers answered messages). */
-export const COMMAND_DONE_TTL_S = 3_600;
+const COMMAND_DONE_TTL_S = 3_600;
 const RUNNING = '"running"';
 
 export class CommandLedger {

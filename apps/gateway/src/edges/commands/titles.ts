@@ -11,7 +11,7 @@ import { ago } from './format.js';
 import { BUSY_REPLY } from './registry.js';
 import { withSessionHeld } from '../../features/sessions/session-hold.js';
 
-export const RESUME_LIST_SIZE = 10;
+const RESUME_LIST_SIZE = 10;
 /** Sessions fetched to fill the list: one lineage may hold several sessions with the same title. */
 const RESUME_SCAN = 100;
 const LINEAGE_SUFFIX = / #\d+$/;

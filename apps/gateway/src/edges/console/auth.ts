@@ -11,7 +11,7 @@
  */
 import { createHmac } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { sameToken } from '../admin/auth.js';
+import { readCookie, sameToken } from '../admin/auth.js';
 
 export const CONSOLE_PATH = '/console';
 export const CONSOLE_COOKIE = 'herald_console';
@@ -38,15 +38,6 @@ export function sessionCookieValue(token: string, issuedAt = Date.now()): string
 
 export function csrfTokenFor(token: string, cookie: string): string {
   return mac(token, `console csrf ${cookie}`);
-}
-
-export function readCookie(header: string | undefined, name: string): string | null {
-  if (!header) return null;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return null;
 }
 
 /** The request's console session cookie when it is genuine and fresh, else null. */

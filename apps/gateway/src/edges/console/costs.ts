@@ -7,7 +7,7 @@ import { html, type Html } from './html.js';
 import { usd } from './layout.js';
 
 /** Where each "price unknown" points: the hint below the table. */
-export const PRICE_HINT_ID = 'price-hint';
+const PRICE_HINT_ID = 'price-hint';
 
 /** Which models have a price: HERALD_PRICES over the built-in table (the same table turns are priced with). */
 export type Priced = (model: string) => boolean;
@@ -17,7 +17,7 @@ export function pricedBy(prices: PriceTable): Priced {
 }
 
 /** True when the model is named and no price table knows it (a session without a model spent nothing). */
-export function unpriced(priced: Priced, model: string | null): boolean {
+function unpriced(priced: Priced, model: string | null): boolean {
   return model !== null && !priced(model);
 }
 

@@ -18,7 +18,7 @@ import type { Knowledge } from '../../features/prompt/knowledge.js';
 
 const WEEK_MS = 7 * 86_400_000;
 /** Sessions (or search hits) on one page. */
-export const PAGE_SIZE = 50;
+const PAGE_SIZE = 50;
 
 export interface ConsoleDeps {
   /** HERALD_ADMIN_TOKEN: what the login form asks for, and the key of the cookie's and CSRF tokens' HMACs. */

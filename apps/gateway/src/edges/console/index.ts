@@ -1,4 +1,2 @@
 /** The operator console (see routes.ts); mounted with the admin API when HERALD_ADMIN_TOKEN is set. */
 export { consoleRoutes as mountConsole } from './routes.js';
-export type { ConsoleDeps } from './data.js';
-export { CONSOLE_PATH, CONSOLE_COOKIE } from './auth.js';

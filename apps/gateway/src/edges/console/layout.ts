@@ -7,7 +7,7 @@ import { CONSOLE_PATH } from './auth.js';
 
 export const ASSET_PATH = `${CONSOLE_PATH}/assets`;
 
-export type Section = 'overview' | 'sessions' | 'pairing' | 'approvals' | 'usage' | 'skills' | 'login' | 'not-found';
+type Section = 'overview' | 'sessions' | 'pairing' | 'approvals' | 'usage' | 'skills' | 'login' | 'not-found';
 
 const NAV: Array<{ section: Section; label: string; href: string }> = [
   { section: 'overview', label: 'Overview', href: CONSOLE_PATH },

@@ -8,7 +8,7 @@ import type { SessionOverview } from '@herald/agent-core';
 import { html, type Html } from './html.js';
 
 /** Characters of the first user message shown as a session's name. */
-export const PREVIEW_LENGTH = 60;
+const PREVIEW_LENGTH = 60;
 /** A stateless API request's session is named `once.<request id>` (edges/api/turns.ts): it has no name of its own. */
 const STATELESS_API_CHAT = 'once.';
 /** What an API key stands for when the request named no `user` (edges/api/keys.ts keyLabel). */

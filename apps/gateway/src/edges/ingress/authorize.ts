@@ -63,7 +63,7 @@ export async function admit(deps: AdmitDeps, msg: InboundMessage, reply: (text: 
   return false;
 }
 
-export function pairingReply(platform: Platform, res: Exclude<PairingRequestResult, { status: 'already_approved' }>): string {
+function pairingReply(platform: Platform, res: Exclude<PairingRequestResult, { status: 'already_approved' }>): string {
   switch (res.status) {
     case 'issued':
       return [

@@ -18,7 +18,7 @@ import { KeyedSerial, NetworkError, PlatformError, RateLimitedError, type Inboun
 import type { Logger } from '../../support/logger.js';
 
 /** How long one message is retried before it is given up; covers a Redis restart or a short outage. */
-export const HANDOVER_PATIENCE_MS = 5 * 60_000;
+const HANDOVER_PATIENCE_MS = 5 * 60_000;
 const FIRST_WAIT_MS = 500;
 const MAX_WAIT_MS = 30_000;
 

@@ -20,11 +20,11 @@ import { statusReactionsFor } from '../../support/config/progress.js';
 /** Longer inbound texts are refused with an explanation instead of being cut silently. */
 export const MAX_INBOUND_CHARS = 64_000;
 
-export const QUEUED_ACK = '⏳ Queued — I will answer after the current task.';
+const QUEUED_ACK = '⏳ Queued — I will answer after the current task.';
 /** Closes a platform interaction (a Discord slash command) that nothing else answered, so it never hangs. */
-export const INTERACTION_DONE = '✅ Done.';
+const INTERACTION_DONE = '✅ Done.';
 /** An interaction from someone not allowed in a server: only they see it (the deferred answer is ephemeral). */
-export const INTERACTION_NOT_ALLOWED = '⛔ You are not allowed to use this bot here.';
+const INTERACTION_NOT_ALLOWED = '⛔ You are not allowed to use this bot here.';
 
 export interface RouterDeps extends CommandDeps {
   policy: AccessPolicy;

@@ -7,8 +7,6 @@
 import type { ChatType, InboundMessage } from '@herald/adapters';
 import { DEFAULT_PROFILE, profileKeySegment } from '../../support/config/profile-names.js';
 
-export const SESSION_KEY_PREFIX = 'agent:main';
-
 export function sessionKeyFor(
   msg: Pick<InboundMessage, 'platform' | 'chatType' | 'chatId' | 'threadId' | 'userId'>,
   profile: string = DEFAULT_PROFILE,

@@ -24,7 +24,7 @@ export interface BwrapTools {
 }
 
 /** The uid (and gid) a run has on the host and inside. */
-export const SANDBOX_INNER_UID = 65534;
+const SANDBOX_INNER_UID = 65534;
 
 /** /etc entries a program needs (the dynamic loader, certificates, time zone); the rest of /etc stays out. */
 const ETC_FILES = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/alternatives', '/etc/ssl', '/etc/ca-certificates', '/etc/localtime'];

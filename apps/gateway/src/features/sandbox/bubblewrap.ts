@@ -16,7 +16,7 @@ import type { RunRequest, RunResult, SandboxBackend } from './types.js';
  * Each run's host uid is drawn from here: far above any real user, subuid range or systemd dynamic user, and one of
  * its own per run, so RLIMIT_NPROC (counted per uid) binds each run alone.
  */
-export const SANDBOX_UID_BASE = 2_100_000_000;
+const SANDBOX_UID_BASE = 2_100_000_000;
 const SANDBOX_UID_SPAN = 1 << 24;
 /** Tar's headers and padding on top of the work dir's bytes. */
 const TAR_SLACK_BYTES = 4 * 1024 * 1024;

@@ -12,7 +12,7 @@ import { DockerBackend } from './docker.js';
 import { ensureSandboxRoot } from './work-dir.js';
 import type { BackendProbe, SandboxBackend, SandboxBackendName, SandboxLimits } from './types.js';
 
-export type SandboxChoice = 'auto' | SandboxBackendName | 'off';
+type SandboxChoice = 'auto' | SandboxBackendName | 'off';
 
 export interface SandboxSettings {
   backend: SandboxChoice;

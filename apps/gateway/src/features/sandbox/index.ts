@@ -1,19 +1,8 @@
-/** Sandboxed code execution: the execute_code tool and the backends it runs on (docs/sandbox.md). */
-export type { BackendProbe, InputFile, RunRequest, RunResult, SandboxBackend, SandboxBackendName, SandboxLanguage, SandboxLimits, WorkFile } from './types.js';
-export { SANDBOX_BACKENDS, SANDBOX_LANGUAGES } from './types.js';
-export { BubblewrapBackend, findBwrapTools } from './bubblewrap.js';
-export { DockerBackend } from './docker.js';
-export {
-  describeDetection,
-  detectSandbox,
-  sandboxHealth,
-  type SandboxChoice,
-  type SandboxHealth,
-  type SandboxDetection,
-  type SandboxSettings,
-} from './detect.js';
-export { sandboxSettingsOf, type SandboxConfig } from './config.js';
-export { ensureSandboxRoot, sessionWorkDir } from './work-dir.js';
-export { EXECUTE_CODE_TOOL, createExecuteCodeTool, type ExecuteCodeToolOptions } from './tool.js';
-export { inputFileName, turnInputFiles, type InputLimits } from './inputs.js';
+/**
+ * Sandboxed code execution (docs/sandbox.md): what the rest of the gateway uses of it, the execute_code tool's
+ * wiring and the backend's health. The backends, their detection and the tool itself are imported only inside
+ * this folder.
+ */
+export { sandboxHealth, type SandboxDetection, type SandboxHealth } from './detect.js';
+export { EXECUTE_CODE_TOOL } from './tool.js';
 export { CODE_TOOLSET, CODE_TURN_CONTEXT, createCodeTools, offersCode, openSandbox, type CodeTools } from './wiring.js';

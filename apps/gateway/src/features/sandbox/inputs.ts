@@ -20,7 +20,7 @@ const EXTENSIONS: Record<string, string> = {
 };
 
 /** The name a file gets in inputs/: its own, else what it is and its place ("image-1.jpg"). */
-export function inputFileName(att: Attachment, index: number): string {
+function inputFileName(att: Attachment, index: number): string {
   if (att.name && att.name.trim() !== '') return att.name;
   return `${att.kind}-${index + 1}${EXTENSIONS[att.mimeType?.split(';')[0].trim().toLowerCase() ?? ''] ?? ''}`;
 }

@@ -68,7 +68,7 @@ function sendFiles(r: RunResult, ctx: ToolContext, limits: OutboundFileLimits): 
   });
 }
 
-export function formatRunResult(r: RunResult, ctx: ToolContext, limits: SandboxLimits, fileLimits: OutboundFileLimits): string {
+function formatRunResult(r: RunResult, ctx: ToolContext, limits: SandboxLimits, fileLimits: OutboundFileLimits): string {
   const parts = [outcomeLine(r, limits)];
   if (r.stdout !== '') parts.push(`stdout:\n${r.stdout}`);
   if (r.stderr !== '') parts.push(`stderr:\n${r.stderr}`);

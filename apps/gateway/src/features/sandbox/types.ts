@@ -7,7 +7,7 @@
 export const SANDBOX_LANGUAGES = ['python', 'javascript', 'shell'] as const;
 export type SandboxLanguage = (typeof SANDBOX_LANGUAGES)[number];
 
-export const SANDBOX_BACKENDS = ['bubblewrap', 'docker'] as const;
+const SANDBOX_BACKENDS = ['bubblewrap', 'docker'] as const;
 export type SandboxBackendName = (typeof SANDBOX_BACKENDS)[number];
 
 export interface SandboxLimits {

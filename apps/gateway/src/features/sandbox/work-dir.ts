@@ -20,7 +20,7 @@ export interface RunDirs {
 }
 
 /** A user's file name as a plain name in `inputs/` (no folders, no control characters, never `.` or `..`). */
-export function inputName(raw: string, index: number): string {
+function inputName(raw: string, index: number): string {
   // eslint-disable-next-line no-control-regex
   const name = (raw.split(/[\\/]/).pop() ?? '')
     .replace(/[\u0000-\u001f\u007f]/g, '')
