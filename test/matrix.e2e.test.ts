@@ -6,7 +6,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { RESET_CANCELLED } from '../apps/gateway/src/edges/commands/handlers.js';
 import { imagesOf, startFakeOpenAI, type FakeLLM, type RecordedRequest, type Step } from './fakes/llm/index.js';
 import { png } from './fakes/media/images.js';
 import { mediaContent, startMatrixFake, textContent, type MatrixFake } from './fakes/matrix/index.js';
@@ -17,6 +19,7 @@ import { CLARIFY_QUESTION, clarifyScript } from './helpers/clarify-script.js';
 import { makePdf, serveBytes } from './helpers/files.js';
 import { Gate } from './helpers/gate.js';
 import { matrixEnv, matrixTexts, waitForMatrix } from './helpers/matrix.js';
+import { waitFor } from './helpers/ports.js';
 import { deleteRedisPrefix } from './helpers/redis-keys.js';
 import { readStoreFile } from './helpers/store-rows.js';
 import { testPrefix } from './helpers/test-run.js';
@@ -387,12 +390,15 @@ describe('Matrix operations', () => {
 describe('Matrix restarts and streaming (a gateway of its own)', () => {
   let gw: GatewayProcess | undefined;
 
-  it('the sync position and the refused rooms survive a restart: nothing answered or refused twice, nothing lost; streams as edits', async () => {
+  it('the sync position, the refused rooms and the offered choices survive a restart: nothing answered or refused twice, nothing lost, a number still picks; streams as edits', async () => {
     const other = await startMatrixFake();
     const dir = mkdtempSync(join(tmpdir(), 'herald-matrix-'));
     const prefix = testPrefix('mxrestart');
+    const redis = new Redis('redis://127.0.0.1:6379');
     try {
-      const env = isolatedEnv(matrixEnv(other, llm, { HERALD_DB: join(dir, 'herald.db'), HERALD_REDIS_PREFIX: prefix, MATRIX_STREAMING: 'true' }));
+      const env = isolatedEnv(
+        matrixEnv(other, llm, { HERALD_DB: join(dir, 'herald.db'), HERALD_REDIS_PREFIX: prefix, MATRIX_STREAMING: 'true', HERALD_CONFIRM_RESET: 'true' }),
+      );
       gw = await startGateway({ env, args: ['--role', 'all'] });
       await waitForMatrix(other);
       const user = '@restart:localhost';
@@ -402,6 +408,15 @@ describe('Matrix restarts and streaming (a gateway of its own)', () => {
       await other.waitFor(() => matrixTexts(other, locked).length === 1 || undefined, REPLY_TIMEOUT_MS, 'the refusal');
       other.send(room, user, textContent('before restart'));
       await other.waitFor(() => matrixTexts(other, room).length === 1 || undefined, REPLY_TIMEOUT_MS, 'the first reply');
+      // Choices offered before the restart: the restarted /sync does not show them again, the memory has them.
+      const choosing = other.createRoom({ members: [user], isDirect: true });
+      other.send(choosing, user, textContent('/new'));
+      const question = await other.waitFor(() => matrixTexts(other, choosing)[0], REPLY_TIMEOUT_MS, 'the /new question');
+      expect(question).toContain('2. Keep this one');
+      // Stopped only once the /sync showing the question was taken (its offer kept): else the restarted /sync would
+      // show the question again, and the test would pass without the memory.
+      const offerKey = `${prefix}:matrix-offer:${other.userId}:matrix:${choosing}`;
+      await waitFor(async () => (await redis.exists(offerKey)) === 1, { timeoutMs: REPLY_TIMEOUT_MS, what: 'the offer kept in Redis' });
       await gw.stop();
       other.send(locked, user, ENCRYPTED, { eventType: 'm.room.encrypted' });
       other.send(room, user, textContent('stream while down'));
@@ -417,6 +432,8 @@ describe('Matrix restarts and streaming (a gateway of its own)', () => {
       const edit = other.sentIn(room).find((e) => (e.content['m.relates_to'] as { rel_type?: string } | undefined)?.rel_type === 'm.replace');
       expect(edit?.content['m.new_content']).toBeDefined();
       expect(matrixTexts(other, room)).toEqual(['ok: before restart', STREAMED]);
+      other.send(choosing, user, textContent('2'));
+      expect(await other.waitFor(() => matrixTexts(other, choosing)[1], REPLY_TIMEOUT_MS, 'the choice')).toBe(RESET_CANCELLED);
       expect(llm.requests.filter((r) => lastUserText(r) === 'before restart')).toHaveLength(1);
       // The encrypted message sent while it was down came in the first /sync after the restart; the next /sync is
       // asked only once that batch was handled: by then a second refusal would have been posted.
@@ -427,6 +444,7 @@ describe('Matrix restarts and streaming (a gateway of its own)', () => {
       gw = undefined;
       await other.close();
       await deleteRedisPrefix(prefix);
+      redis.disconnect();
       rmSync(dir, { recursive: true, force: true });
     }
   });

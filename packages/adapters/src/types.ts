@@ -293,6 +293,13 @@ export interface StatusReactions {
   error: string;
 }
 
+/**
+ * The status reactions of every platform that takes any emoji (Discord, Slack, WhatsApp, Matrix): 👀 while the turn
+ * runs (⚙️ with tools), then ✅ (⚠️ on an error) — Slack's convention for a bot at work on a message. Telegram keeps
+ * its own, as it allows only a fixed set. Slack reacts by name: slackEmojiName maps each of these.
+ */
+export const DEFAULT_STATUS_REACTIONS: StatusReactions = Object.freeze({ queued: '👀', tools: '⚙️', done: '✅', error: '⚠️' });
+
 export type AdapterState = 'connected' | 'connecting' | 'disconnected' | 'disabled' | 'fatal';
 
 export interface AdapterHealth {

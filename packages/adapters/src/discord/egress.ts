@@ -7,7 +7,17 @@ import type { Logger } from 'pino';
 import { chunkMessage } from '../shared/chunk.js';
 import { sendChunks } from '../shared/send-chunks.js';
 import { BadRequestError } from '../errors.js';
-import type { InteractionRef, InteractionTarget, OutboundFile, PlatformEgress, SendFileOptions, SendOptions, SentMessage, StatusReactions } from '../types.js';
+import {
+  DEFAULT_STATUS_REACTIONS,
+  type InteractionRef,
+  type InteractionTarget,
+  type OutboundFile,
+  type PlatformEgress,
+  type SendFileOptions,
+  type SendOptions,
+  type SentMessage,
+  type StatusReactions,
+} from '../types.js';
 import { messageChannelOf, replyChannelOf, type DiscordConversation } from './codec.js';
 import { DISCORD_MAX_MESSAGE_LENGTH, DISCORD_TYPING_REFRESH_MS, type DiscordEgressOptions } from './config.js';
 import { formatForDiscord } from './format.js';
@@ -26,7 +36,7 @@ export class DiscordEgress implements PlatformEgress {
   // `recover` needs nothing more here: past that window a resend posts again, and the gateway counts it.
   readonly duplicateSafety = 'idempotent' as const;
   readonly typingRefreshMs = DISCORD_TYPING_REFRESH_MS;
-  readonly statusReactions: StatusReactions = { queued: '👀', tools: '⚙️', done: '✅', error: '⚠️' };
+  readonly statusReactions: StatusReactions = DEFAULT_STATUS_REACTIONS;
   // Voice replies go as an MP3 attachment: Discord's own voice messages need a waveform and flags bots rarely get right.
   readonly voiceFormat = 'mp3' as const;
   private readonly log: Logger;

@@ -28,14 +28,20 @@ export const MATRIX_ENCRYPTED_REFUSAL = 'This room is encrypted; Herald does not
 
 /**
  * What the ingress keeps across restarts: its `/sync` position (`next_batch`), so a restart continues after the last
- * event it took and never replays older ones, and the encrypted rooms it has refused, so the refusal is said once per
- * room and not once per process. The gateway keeps both in Redis; a Map and a Set work in tests.
+ * event it took and never replays older ones; the encrypted rooms it has refused, so the refusal is said once per
+ * room and not once per process; and the latest buttons the bot offered in each conversation, so a numbered reply
+ * is a press even when the offer came before a restart (whose /sync does not show it again) or was seen by another
+ * ingress process. The gateway keeps them in Redis; without one, the ingress keeps them in its process (memory.ts).
  */
 export interface MatrixIngressMemory {
   loadSyncToken(): Promise<string | null>;
   saveSyncToken(token: string): Promise<void>;
   /** Notes the room as refused: true only the first time it is noted. */
   firstRefusal(roomId: string): Promise<boolean>;
+  /** The data of the buttons the bot just offered in the conversation, in order: its latest offer there. */
+  saveOffer(conversationId: string, data: readonly string[]): Promise<void>;
+  /** The conversation's latest offer (button data in order); undefined when there is none, or none readable. */
+  loadOffer(conversationId: string): Promise<string[] | undefined>;
 }
 
 export interface MatrixConnection {
@@ -48,7 +54,8 @@ export interface MatrixConnection {
 
 export interface MatrixIngressOptions extends MatrixConnection {
   logger: Logger;
-  memory: MatrixIngressMemory;
+  /** Absent: kept in this process only (tests). */
+  memory?: MatrixIngressMemory;
   /** Whose invites are accepted (user ids; `*` any). Others are declined and logged. */
   inviteFrom: readonly string[];
   /** Rooms the bot answers in (room ids; empty: any room it is in). */

@@ -10,7 +10,15 @@ import { createHash, randomUUID } from 'node:crypto';
 import { BadRequestError, NotFoundError } from '../errors.js';
 import { chunkMessage } from '../shared/chunk.js';
 import { sendChunks } from '../shared/send-chunks.js';
-import type { OutboundFile, PlatformEgress, SendFileOptions, SendOptions, SentMessage, StatusReactions } from '../types.js';
+import {
+  DEFAULT_STATUS_REACTIONS,
+  type OutboundFile,
+  type PlatformEgress,
+  type SendFileOptions,
+  type SendOptions,
+  type SentMessage,
+  type StatusReactions,
+} from '../types.js';
 import { MatrixClient, Method, seg } from './client.js';
 import { matrixCodec } from './codec.js';
 import { MATRIX_MAX_MESSAGE_LENGTH, MATRIX_TYPING_REFRESH_MS, MATRIX_TYPING_TIMEOUT_MS, type MatrixEgressOptions } from './config.js';
@@ -32,7 +40,7 @@ export class MatrixEgress implements PlatformEgress {
   readonly typingRefreshMs = MATRIX_TYPING_REFRESH_MS;
   /** Element and other clients play OGG/Opus `m.audio` voice messages. */
   readonly voiceFormat = 'ogg_opus' as const;
-  readonly statusReactions: StatusReactions = { queued: '👀', tools: '⚙️', done: '✅', error: '⚠️' };
+  readonly statusReactions: StatusReactions = DEFAULT_STATUS_REACTIONS;
 
   private readonly client: MatrixClient;
   private readonly timeoutMs: number | undefined;

@@ -8,3 +8,4 @@ export { MatrixFiles } from './files.js';
 export { MatrixClient } from './client.js';
 export { matrixCodec } from './codec.js';
 export { MATRIX_ENCRYPTED_REFUSAL, type MatrixIngressMemory } from './config.js';
+export { MATRIX_OFFER_MAX_BUTTONS, offerData } from './memory.js';

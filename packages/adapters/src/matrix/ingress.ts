@@ -24,6 +24,7 @@ import {
   type MatrixIngressMemory,
 } from './config.js';
 import { MatrixEgress } from './egress.js';
+import { ProcessMatrixMemory } from './memory.js';
 import { normalizeEvent, type Normalized, type RoomContext } from './normalize.js';
 import { RoomBook } from './rooms.js';
 
@@ -63,9 +64,9 @@ export class MatrixIngress implements PlatformIngress {
   ) {
     this.client = client ?? new MatrixClient(opts);
     this.logger = opts.logger;
-    this.memory = opts.memory;
+    this.memory = opts.memory ?? new ProcessMatrixMemory();
     this.seen = new RecentIds(opts.dedupeCapacity ?? MATRIX_DEDUPE_CAPACITY);
-    this.rooms = new RoomBook(this.client, this.logger, opts.memory);
+    this.rooms = new RoomBook(this.client, this.logger, this.memory);
     this.egress = new MatrixEgress(opts, this.client);
     const localpart = /^@([^:]+):/.exec(opts.userId)?.[1] ?? '';
     this.botNames = [opts.displayName, localpart].filter((n): n is string => !!n && n.length >= 2).map((n) => n.toLowerCase());
@@ -196,7 +197,7 @@ export class MatrixIngress implements PlatformIngress {
     for (const ev of timeline) {
       if (!isRecord(ev)) continue;
       if (ev.sender === this.opts.userId) {
-        this.noteOwn(roomId, ev);
+        await this.noteOwn(roomId, ev);
         continue;
       }
       if (ev.type === 'm.room.encrypted') {
@@ -231,15 +232,17 @@ export class MatrixIngress implements PlatformIngress {
     return { roomId, botUserId: this.opts.userId, botNames: this.botNames, direct };
   }
 
-  private noteOwn(roomId: string, ev: Json): void {
+  private async noteOwn(roomId: string, ev: Json): Promise<void> {
     const content = isRecord(ev.content) ? ev.content : {};
     const rel = isRecord(content['m.relates_to']) ? content['m.relates_to'] : {};
     const root = rel.rel_type === 'm.thread' && typeof rel.event_id === 'string' ? rel.event_id : undefined;
+    let conversationId: string;
     try {
-      this.rooms.noteOwn(matrixCodec.encode({ roomId, ...(root && { threadRoot: root }) }), content);
+      conversationId = matrixCodec.encode({ roomId, ...(root && { threadRoot: root }) });
     } catch {
-      // An id we cannot encode: nothing to remember.
+      return; // An id we cannot encode: nothing to remember.
     }
+    await this.rooms.noteOwn(conversationId, content);
   }
 
   private async takeOne(n: Normalized): Promise<void> {
@@ -249,8 +252,9 @@ export class MatrixIngress implements PlatformIngress {
     if (!n.mentioned) {
       if (!n.threadRoot || !(await this.opts.threads.has(msg.conversationId))) return;
     } else if (n.threadRoot) await this.opts.threads.add(msg.conversationId);
+    // Read before the event counts as seen: should the memory not answer, the batch is taken again with this event.
+    const press = msg.attachments.length === 0 ? await this.rooms.pressOf(msg.conversationId, msg.text) : undefined;
     if (!this.seen.add(msg.messageId)) return void this.logger.debug({ messageId: msg.messageId }, 'matrix: repeated event dropped');
-    const press = msg.attachments.length === 0 ? this.rooms.pressOf(msg.conversationId, msg.text) : undefined;
     const final: InboundMessage = press ? { ...msg, text: '', press: { data: press } } : await this.withQuote(msg, n.replyToFetch);
     try {
       await handler(final);

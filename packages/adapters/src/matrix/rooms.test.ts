@@ -1,16 +1,25 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { MatrixClient } from './client.js';
+import { BUTTONS_FIELD } from './content.js';
+import { MATRIX_OFFER_MAX_BUTTONS, ProcessMatrixMemory } from './memory.js';
 import { RoomBook } from './rooms.js';
 
 const ROOM = '!locked:example.org';
 // The refusal never calls the homeserver itself (the caller's send does), so the client is never asked here.
 const client = new MatrixClient({ homeserverUrl: 'http://127.0.0.1:9', accessToken: 'token', userId: '@herald:example.org' });
 
+const offersOf = (memory: ProcessMatrixMemory) => ({ saveOffer: memory.saveOffer.bind(memory), loadOffer: memory.loadOffer.bind(memory) });
+const silent = pino({ level: 'silent' });
+const CONVERSATION = 'matrix:!dm:example.org';
+/** The bot's message with buttons as egress sends it (content.ts). */
+const offered = (...data: string[]) => ({ msgtype: 'm.text', body: 'Pick one', [BUTTONS_FIELD]: data.map((d) => ({ label: d, data: d })) });
+
 function book(firstRefusal: (roomId: string) => Promise<boolean>): { rooms: RoomBook; sent: string[]; logs: string[] } {
   const logs: string[] = [];
   const logger = pino({ level: 'warn' }, { write: (line: string) => logs.push(JSON.parse(line).msg) });
-  return { rooms: new RoomBook(client, logger, { firstRefusal }), sent: [], logs };
+  const memory = new ProcessMatrixMemory();
+  return { rooms: new RoomBook(client, logger, { ...offersOf(memory), firstRefusal }), sent: [], logs };
 }
 
 describe('RoomBook.refuseEncrypted', () => {
@@ -38,5 +47,50 @@ describe('RoomBook.refuseEncrypted', () => {
     expect(sent).toEqual([ROOM]);
     expect(asked).toBe(1);
     expect(logs).toContain('matrix: refused rooms not readable; refusing as if for the first time');
+  });
+});
+
+describe('RoomBook offers', () => {
+  it('a numbered reply presses a button of the latest offer, also for a new book on the same memory (a restart)', async () => {
+    const memory = new ProcessMatrixMemory();
+    const before = new RoomBook(client, silent, memory);
+    await before.noteOwn(CONVERSATION, offered('hb1:old:0', 'hb1:old:1'));
+    await before.noteOwn(CONVERSATION, offered('hb1:new:0', 'hb1:new:1'));
+    await before.noteOwn(CONVERSATION, { msgtype: 'm.text', body: 'no buttons here' });
+    const after = new RoomBook(client, silent, memory);
+    expect(await after.pressOf(CONVERSATION, ' 2. ')).toBe('hb1:new:1');
+    expect(await after.pressOf(CONVERSATION, '3')).toBeUndefined();
+    expect(await after.pressOf(CONVERSATION, '2 please')).toBeUndefined();
+    expect(await after.pressOf('matrix:!other:example.org', '1')).toBeUndefined();
+  });
+
+  it('keeps at most the buttons a number can press, and no offer with a button it cannot read', async () => {
+    const memory = new ProcessMatrixMemory();
+    const rooms = new RoomBook(client, silent, memory);
+    await rooms.noteOwn(CONVERSATION, offered(...Array.from({ length: 120 }, (_, i) => `hb1:many:${i}`)));
+    expect(await memory.loadOffer(CONVERSATION)).toHaveLength(MATRIX_OFFER_MAX_BUTTONS);
+    expect(await rooms.pressOf(CONVERSATION, '99')).toBe('hb1:many:98');
+    await rooms.noteOwn('matrix:!long:example.org', offered('x'.repeat(65)));
+    await rooms.noteOwn('matrix:!odd:example.org', { [BUTTONS_FIELD]: [{ label: 'a', data: 7 }] });
+    expect(await rooms.pressOf('matrix:!long:example.org', '1')).toBeUndefined();
+    expect(await rooms.pressOf('matrix:!odd:example.org', '1')).toBeUndefined();
+  });
+
+  it('asks the memory only for a reply that is just a number', async () => {
+    let asked = 0;
+    const memory = new ProcessMatrixMemory();
+    const rooms = new RoomBook(client, silent, {
+      ...offersOf(memory),
+      firstRefusal: memory.firstRefusal.bind(memory),
+      loadOffer: async (c) => {
+        asked += 1;
+        return memory.loadOffer(c);
+      },
+    });
+    await rooms.pressOf(CONVERSATION, 'hello');
+    await rooms.pressOf(CONVERSATION, '100');
+    expect(asked).toBe(0);
+    await rooms.pressOf(CONVERSATION, '1');
+    expect(asked).toBe(1);
   });
 });

@@ -1,32 +1,29 @@
 /**
  * What the ingress knows about each room, learnt from /sync and asked of the homeserver once when /sync has not
  * said: whether it is end-to-end encrypted (then refused, once per room), whether it is one to one (then no mention
- * is needed), and the latest buttons the bot offered in each conversation (a numbered reply presses one).
+ * is needed), and the latest buttons the bot offered in each conversation (a numbered reply presses one; kept in
+ * the ingress memory, so they outlive the process).
  */
 import type { Logger } from 'pino';
 import { NotFoundError } from '../errors.js';
-import type { Button } from '../types.js';
 import { type MatrixClient, Method, seg } from './client.js';
 import { MATRIX_ENCRYPTED_REFUSAL, type MatrixIngressMemory } from './config.js';
 import { BUTTONS_FIELD } from './content.js';
+import { MATRIX_OFFER_MAX_BUTTONS, offerData, remember } from './memory.js';
 
 type Json = Record<string, unknown>;
 
 const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Rooms remembered at most; the oldest are forgotten (and asked about again when they speak). */
-const MAX_ROOMS = 10_000;
-
 export class RoomBook {
   private readonly encrypted = new Map<string, boolean>();
   private readonly members = new Map<string, number>();
   private readonly refused = new Map<string, true>();
-  private readonly offers = new Map<string, Button[]>();
 
   constructor(
     private readonly client: MatrixClient,
     private readonly logger: Logger,
-    private readonly memory: Pick<MatrixIngressMemory, 'firstRefusal'>,
+    private readonly memory: Pick<MatrixIngressMemory, 'firstRefusal' | 'saveOffer' | 'loadOffer'>,
   ) {}
 
   /** Reads a room's state and timeline events of a /sync for what the book keeps. */
@@ -95,23 +92,24 @@ export class RoomBook {
     }
   }
 
-  /** The bot's own message: if it carries buttons, they are the conversation's latest offer. */
-  noteOwn(conversationId: string, content: unknown): void {
+  /**
+   * The bot's own message: if it carries buttons, they are the conversation's latest offer, kept in the memory so a
+   * restarted or another ingress process reads it too. A failure to keep it fails the batch (taken again).
+   */
+  async noteOwn(conversationId: string, content: unknown): Promise<void> {
     if (!isRecord(content) || !Array.isArray(content[BUTTONS_FIELD])) return;
-    const buttons = (content[BUTTONS_FIELD] as unknown[]).filter((b): b is Button => isRecord(b) && typeof b.label === 'string' && typeof b.data === 'string');
-    if (buttons.length > 0) remember(this.offers, conversationId, buttons);
+    const data = (content[BUTTONS_FIELD] as unknown[])
+      .slice(0, MATRIX_OFFER_MAX_BUTTONS)
+      .map((b) => (isRecord(b) && typeof b.label === 'string' ? b.data : undefined));
+    const offer = offerData(data);
+    if (offer) await this.memory.saveOffer(conversationId, offer);
   }
 
-  /** A reply of just a number to the latest offer in the conversation: that button's data. */
-  pressOf(conversationId: string, text: string): string | undefined {
+  /** A reply of just a number to the latest offer in the conversation: that button's data (the memory asked only then). */
+  async pressOf(conversationId: string, text: string): Promise<string | undefined> {
     const m = /^\s*(\d{1,2})\s*\.?\s*$/.exec(text);
-    const buttons = m ? this.offers.get(conversationId) : undefined;
-    return buttons?.[Number(m?.[1]) - 1]?.data;
+    if (!m) return undefined;
+    const offer = await this.memory.loadOffer(conversationId);
+    return offer?.[Number(m[1]) - 1];
   }
-}
-
-function remember<V>(map: Map<string, V>, key: string, value: V): void {
-  map.delete(key);
-  map.set(key, value);
-  if (map.size > MAX_ROOMS) map.delete(map.keys().next().value as string);
 }

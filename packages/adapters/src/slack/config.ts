@@ -28,8 +28,6 @@ export const SLACK_RATE_LIMIT_RETRIES = 2;
 /** A Retry-After longer than this is not waited out inline: delivery reschedules instead of holding a worker. */
 export const SLACK_MAX_INLINE_RETRY_WAIT_MS = 30_000;
 export const SLACK_TYPING_STATUS = 'is typing…';
-/** Slack's convention for a bot at work on a message: 👀 while the turn runs (⚙️ with tools), then ✅ (⚠️ on an error). */
-export const SLACK_STATUS_REACTIONS = { queued: '👀', tools: '⚙️', done: '✅', error: '⚠️' } as const;
 /** Socket Mode: how long to wait for a pong; the SDK also waits this long (times failures) before reconnecting. */
 export const SLACK_CLIENT_PING_TIMEOUT_MS = 5_000;
 export const SLACK_SERVER_PING_TIMEOUT_MS = 30_000;

@@ -76,6 +76,12 @@ describe('Slack egress', () => {
     expect([...(fake.message('C0CHAN', ts)?.reactions.keys() ?? [])]).toEqual(['white_check_mark']);
   });
 
+  it('reacts with each default status reaction by its Slack name', async () => {
+    const { ts } = await fake.channelMessage({ channel: 'C0CHAN', user: 'U1', text: 'hello' });
+    for (const emoji of Object.values(egress.statusReactions ?? {})) await egress.react(`slack:C0CHAN:${ts}`, ts, emoji);
+    expect(fake.reactions.map((r) => r.name)).toEqual(['eyes', 'gear', 'white_check_mark', 'warning']);
+  });
+
   it('waits out Retry-After on ratelimited and then succeeds', async () => {
     fake.failNext('chat.postMessage', 'ratelimited', { retryAfterSec: 1 });
     await egress.send('slack:D0USER', 'patience');

@@ -7,7 +7,16 @@ import type { Logger } from 'pino';
 import { FormattingError, NetworkError, RateLimitedError } from '../errors.js';
 import { chunkMessage } from '../shared/chunk.js';
 import { sendChunks } from '../shared/send-chunks.js';
-import type { InteractionRef, InteractionTarget, OutboundFile, PlatformEgress, SendOptions, SentMessage, StatusReactions } from '../types.js';
+import {
+  DEFAULT_STATUS_REACTIONS,
+  type InteractionRef,
+  type InteractionTarget,
+  type OutboundFile,
+  type PlatformEgress,
+  type SendOptions,
+  type SentMessage,
+  type StatusReactions,
+} from '../types.js';
 import { blocksWithButtons } from './blocks.js';
 import { homeView } from './home.js';
 import { slackCodec } from './codec.js';
@@ -19,7 +28,6 @@ import {
   SLACK_RECOVER_PAGE_SIZE,
   SLACK_TYPING_REFRESH_MS,
   SLACK_TYPING_STATUS,
-  SLACK_STATUS_REACTIONS,
   type SlackEgressOptions,
 } from './config.js';
 import { markdownToMrkdwn } from './format.js';
@@ -82,7 +90,7 @@ class SlackEgressImpl implements SlackEgress {
   /** Chunks carry the idempotency key in their metadata; `recover` reads the bot's recent messages for it. */
   readonly duplicateSafety = 'detectable' as const;
   readonly typingRefreshMs = SLACK_TYPING_REFRESH_MS;
-  readonly statusReactions: StatusReactions = SLACK_STATUS_REACTIONS;
+  readonly statusReactions: StatusReactions = DEFAULT_STATUS_REACTIONS;
   /** Voice replies go as an MP3 file, which Slack plays inline. */
   readonly voiceFormat = 'mp3' as const;
   typingDisabled = false;

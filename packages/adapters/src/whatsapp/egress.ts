@@ -11,7 +11,15 @@ import type { Logger } from 'pino';
 import { BadRequestError, FileTooLargeError } from '../errors.js';
 import { chunkMessage } from '../shared/chunk.js';
 import { sendChunks } from '../shared/send-chunks.js';
-import type { OutboundFile, PlatformEgress, SendFileOptions, SendOptions, SentMessage, StatusReactions } from '../types.js';
+import {
+  DEFAULT_STATUS_REACTIONS,
+  type OutboundFile,
+  type PlatformEgress,
+  type SendFileOptions,
+  type SendOptions,
+  type SentMessage,
+  type StatusReactions,
+} from '../types.js';
 import { whatsappCodec } from './codec.js';
 import {
   WHATSAPP_DEFAULT_API_URL,
@@ -47,7 +55,7 @@ export class WhatsAppEgress implements PlatformEgress {
   /** Voice notes are OGG/Opus audio messages. */
   readonly voiceFormat = 'ogg_opus' as const;
   readonly editable = false;
-  readonly statusReactions: StatusReactions = { queued: '👀', tools: '⚙️', done: '✅', error: '⚠️' };
+  readonly statusReactions: StatusReactions = DEFAULT_STATUS_REACTIONS;
 
   private readonly graph: GraphClient;
   private readonly logger: Logger;

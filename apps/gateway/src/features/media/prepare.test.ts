@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { PNG_1X1 } from '../../../../../test/helpers/files.js';
 import type { TurnPayload } from '../../queue/mailbox.js';
-import { prepareTurnMedia, type MediaContext } from './prepare.js';
+import { prepareTurnMedia, turnMediaWithoutFiles, type MediaContext } from './prepare.js';
 import type { MediaServices } from './services.js';
 
 /** Files served from memory, by URL; a download over the cap fails as a real one would. */
@@ -49,6 +49,16 @@ const stt = { name: 'openai', model: 'gpt-4o-mini-transcribe' };
 const image = (url: string): Attachment => ({ kind: 'image', url, fileId: url, mimeType: 'image/jpeg' });
 
 describe('prepareTurnMedia', () => {
+  it('messages without files come to what a turn without files takes unasked: an empty block list each', async () => {
+    const files = memoryFiles({ a: PNG_1X1 });
+    const payloads = [payload('one', []), payload('two', [])];
+    const media = await prepareTurnMedia(payloads, services(files), ctx());
+    expect(media).toEqual(turnMediaWithoutFiles(payloads));
+    expect(media.blocks).toEqual([[], []]);
+    // With a file in the second message only, the first still has its own (empty) list.
+    expect((await prepareTurnMedia([payload('one', []), payload('two', [image('a')])], services(files), ctx())).blocks).toEqual([[], ['[Image: photo]']]);
+  });
+
   it('shows images with their real type, and keeps a reference to each without the bytes', async () => {
     const files = memoryFiles({ a: PNG_1X1 });
     const media = await prepareTurnMedia([payload('look', [image('a')])], services(files), ctx());

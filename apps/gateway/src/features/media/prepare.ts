@@ -47,13 +47,21 @@ export interface MediaContext {
 
 type Outcome = { ok: true; block: string; image?: ImageInput; cut?: string } | { ok: false; why: string; logReason: string };
 
+/**
+ * A turn's media before any file is read: an empty block list per message, nothing else. It is all a turn without
+ * files comes to, so the turn (turn/stages/prepare.ts) takes it without asking for the media step.
+ */
+export function turnMediaWithoutFiles(payloads: readonly TurnPayload[]): TurnMedia {
+  return { blocks: payloads.map(() => []), attachments: [], images: [], notices: [], usable: false, calls: [] };
+}
+
 export async function prepareTurnMedia(payloads: readonly TurnPayload[], services: MediaServices, ctx: MediaContext): Promise<TurnMedia> {
-  const out: TurnMedia = { blocks: [], attachments: [], images: [], notices: [], usable: false, calls: [] };
+  const out = turnMediaWithoutFiles(payloads);
   const budget = { bytesLeft: services.limits.maxMessageBytes, imagesLeft: services.limits.maxImages };
   // Unnamed files are numbered across the turn ("photo 2"), so the parts of an album stay apart.
   const all = payloads.flatMap((p) => p.attachments ?? []);
-  for (const p of payloads) {
-    const blocks: string[] = [];
+  for (const [i, p] of payloads.entries()) {
+    const blocks = out.blocks[i];
     for (const sent of p.attachments ?? []) {
       if (ctx.signal.aborted) break;
       // A file the platform named only by id (a Slack Connect share) is looked up first: its type decides the rest.
@@ -81,7 +89,6 @@ export async function prepareTurnMedia(payloads: readonly TurnPayload[], service
         );
       }
     }
-    out.blocks.push(blocks);
   }
   return out;
 }

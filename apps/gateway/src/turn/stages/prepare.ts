@@ -9,7 +9,7 @@ import type { AgentRuntime } from '../agent-runtime.js';
 import { compressBeforeTurn } from '../auto-compress.js';
 import { deliver } from '../../out/send-reply.js';
 import { flushBeforeLosingDetails } from '../memory-flush.js';
-import { prepareTurnMedia, type TurnMedia } from '../../features/media/prepare.js';
+import { prepareTurnMedia, type TurnMedia, turnMediaWithoutFiles } from '../../features/media/prepare.js';
 import { meterFor, type SpendMeter } from '../../features/budgets/meter.js';
 import type { TurnSpend } from '../../features/budgets/turn-spend.js';
 import type { TurnDeps } from './deps.js';
@@ -86,7 +86,7 @@ export async function prepareTurn(deps: TurnDeps, open: OpenTurn, agent: AgentRu
   // The session's own model when /model chose one (features/sessions/models.ts), then the configured fallbacks.
   const providers = governed(services.models.providersFor(agent, session.model));
   // Files are fetched and read now, on the worker (features/media/prepare.ts); what could not be used is said in one line each.
-  // A turn without files has nothing to fetch or read: features/media is not asked (its answer would be this).
+  // A turn without files has nothing to fetch or read: the media step is not asked, its empty result is taken.
   const payloads = ctx.entries.map((e) => e.payload);
   const media = payloads.some((p) => (p.attachments?.length ?? 0) > 0)
     ? await prepareTurnMedia(payloads, deps.media, {
@@ -95,7 +95,7 @@ export async function prepareTurn(deps: TurnDeps, open: OpenTurn, agent: AgentRu
         signal: ctx.signal,
         log: ctx.log,
       })
-    : withoutFiles(payloads);
+    : turnMediaWithoutFiles(payloads);
   // Reading them is priced with the turn's calls: each description and transcription with its own model.
   for (const call of media.calls) meter.add(call);
   const compressions = session !== before ? 1 : 0;
@@ -124,11 +124,6 @@ export async function answerFromFiles(deps: TurnDeps, open: OpenTurn, prepared: 
     await prepared.notify(media.notices.join('\n')).catch((err: unknown) => ctx.log.warn({ err: String(err) }, 'file notices not delivered'));
   }
   return null;
-}
-
-/** What prepareTurnMedia makes of a turn without files: an empty block list per message, nothing else. */
-function withoutFiles(payloads: readonly TurnPayload[]): TurnMedia {
-  return { blocks: payloads.map(() => []), attachments: [], images: [], notices: [], usable: false, calls: [] };
 }
 
 /** Files only (no words), and not one of them gave the model anything: there is no question to put to it. */

@@ -1,3 +1,4 @@
+/** The turn outbox's record of a finished turn (store/turns.ts, `recordTurn`); the rest of it is in turns.test.ts. */
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../base/types.js';
 import { FencedOutError, StoreNotFoundError } from './errors.js';
