@@ -75,7 +75,7 @@ async function stopCommand(deps: CommandDeps, { sessionKey }: CommandInput): Pro
 
 /** What `/new` asks first when HERALD_CONFIRM_RESET is on; the buttons stand for `/new now` and `/new cancel`. */
 const CONFIRM_RESET_QUESTION = 'Start a new conversation? This one is kept (/resume brings back titled ones).';
-const RESET_CANCELLED = '👍 Kept this conversation.';
+export const RESET_CANCELLED = '👍 Kept this conversation.';
 
 async function newCommand(deps: CommandDeps, { sessionKey, command }: CommandInput): Promise<CommandReply> {
   const arg = command.args.toLowerCase();
