@@ -19,6 +19,7 @@ import { getSessionOverview, listSessionOverviews, sessionOverviewsByIds, type S
 import type { Sql, WriteStats } from './sql.js';
 import { SqliteSql, type SqliteOptions } from './sqlite-sql.js';
 import * as turnFiles from './turn-files.js';
+import * as deliveries from './deliveries.js';
 import * as turns from './turns.js';
 import { usageByDay, usageByModel, usageByProfile, type DailyUsage, type ModelUsage, type ProfileUsage, type UsageFilter } from './usage.js';
 
@@ -54,7 +55,12 @@ export class SessionStore {
   private indexTimer: NodeJS.Timeout | null = null;
   private indexing: Promise<void> | null = null;
 
-  private constructor(readonly sql: Sql) {}
+  /** PostgreSQL: turns' delivered marks written together when they come together (deliveries.ts). */
+  private readonly markBatches: deliveries.MarkBatches | undefined;
+
+  private constructor(readonly sql: Sql) {
+    this.markBatches = sql.dialect === 'postgres' ? new deliveries.MarkBatches(sql) : undefined;
+  }
 
   /**
    * Opens a SQLite file (creating it and its directory; ':memory:' works) or a `postgres://` database, and
@@ -333,7 +339,7 @@ export class SessionStore {
    * recorded, which saves a read when nobody else wrote meanwhile.
    */
   recordChunk(turnId: string, messageId: string, known?: readonly string[]): Promise<Turn> {
-    return turns.recordChunk(this.sql, turnId, messageId, known);
+    return deliveries.recordChunk(this.sql, turnId, messageId, known);
   }
 
   recordStreamMessage(turnId: string, fence: number, messageId: string): Promise<Turn> {
@@ -342,7 +348,7 @@ export class SessionStore {
 
   /** The whole reply delivered: recorded whatever the sender's fence (a delivery is a fact). */
   markDelivered(turnId: string, ids: readonly string[], known?: readonly string[]): Promise<Turn> {
-    return turns.markDelivered(this.sql, turnId, ids, known);
+    return deliveries.markDelivered(this.sql, turnId, ids, known, this.markBatches);
   }
 
   markTurn(turnId: string, status: TurnStatus, fence: number, error?: string): Promise<Turn> {

@@ -247,54 +247,9 @@ export async function claimDelivery(sql: Sql, turnId: string, fence: number): Pr
   return fencedUpdate(sql, turnId, fence, CLAIM_DELIVERY, []);
 }
 
-/**
- * One more chunk reached the platform: recorded as it happens, so a re-run continues after it. A delivery is a
- * fact, so it is recorded whatever fence the sender had (a worker that lost the session mid-send still reports
- * what it sent, and the new owner, waiting for that, does not send it again).
- */
-export async function recordChunk(sql: Sql, turnId: string, messageId: string, known?: readonly string[]): Promise<Turn> {
-  return mergeDelivered(sql, turnId, [messageId], false, known);
-}
-
-const mergeSql = (status: string): string =>
-  `UPDATE turns SET delivered_ids = ?, status = ${status}, updated_at = ? WHERE id = ? AND delivered_ids = ? RETURNING *`;
-const MARK_DELIVERED_SQL = mergeSql(`'delivered'`);
-const ADD_CHUNK_SQL = mergeSql('status');
-
-/**
- * Adds delivered ids (and optionally marks the turn delivered) with a compare-and-set on the ids as they were,
- * retried when another writer got in between. `known` (the ids the caller last saw recorded) saves the read in the
- * common case: one statement, no transaction or lock on the per-message path.
- */
-async function mergeDelivered(sql: Sql, turnId: string, ids: readonly string[], delivered: boolean, known?: readonly string[]): Promise<Turn> {
-  const setSql = delivered ? MARK_DELIVERED_SQL : ADD_CHUNK_SQL;
-  let before = known === undefined ? undefined : JSON.stringify(known);
-  for (;;) {
-    if (before === undefined) {
-      const current = await sql.get<TurnRow>(SELECT_SQL, [turnId]);
-      if (!current) throw new StoreNotFoundError('turn', turnId);
-      const had = JSON.parse(current.delivered_ids) as string[];
-      if (ids.every((id) => had.includes(id)) && (!delivered || current.status === 'delivered')) return toTurn(current);
-      before = current.delivered_ids;
-    }
-    const merged = [...new Set([...(JSON.parse(before) as string[]), ...ids])];
-    const row = await sql.get<TurnRow>(setSql, [JSON.stringify(merged), Date.now(), turnId, before]);
-    if (row) return toTurn(row);
-    before = undefined; // changed meanwhile (or unknown turn): read and try again
-  }
-}
-
 /** The streamed reply's message exists: a re-run writes into it instead of posting the reply again. */
 export async function recordStreamMessage(sql: Sql, turnId: string, fence: number, messageId: string): Promise<Turn> {
   return (await fencedUpdate(sql, turnId, fence, RECORD_STREAM_MESSAGE, [messageId])) as Turn;
-}
-
-/**
- * Delivered as these platform messages; ids recorded earlier (chunk by chunk, or before a crash) are kept. A fact,
- * like recordChunk: recorded whatever fence the sender had.
- */
-export async function markDelivered(sql: Sql, turnId: string, ids: readonly string[], known?: readonly string[]): Promise<Turn> {
-  return mergeDelivered(sql, turnId, ids, true, known);
 }
 
 export async function markTurn(sql: Sql, turnId: string, status: TurnStatus, fence: number, error?: string): Promise<Turn> {

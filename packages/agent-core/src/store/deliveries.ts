@@ -1,0 +1,125 @@
+/**
+ * What reached the platform, on the turn's outbox row: the delivered message ids, merged with a compare-and-set on
+ * the ids as they were (a chunk at a time, or the whole reply at once with the turn marked delivered). A delivery is a
+ * fact, so it is recorded whatever fence the sender had: a worker that lost the session mid-send still reports what
+ * it sent, and the new owner, waiting for that, does not send it again.
+ *
+ * On PostgreSQL the delivered marks of turns finishing together go in one statement (`MarkBatches`): a mark is
+ * written at once when none is being written, and the marks that come meanwhile go together right after it. No timer,
+ * so a lone message waits for nothing; under load a message costs less than one round trip for its mark.
+ */
+import { StoreNotFoundError } from './errors.js';
+import { toTurn, type Turn, type TurnRow } from './rows.js';
+import type { Sql } from './sql.js';
+
+const SELECT_SQL = 'SELECT * FROM turns WHERE id = ?';
+const mergeSql = (status: string): string =>
+  `UPDATE turns SET delivered_ids = ?, status = ${status}, updated_at = ? WHERE id = ? AND delivered_ids = ? RETURNING *`;
+const MARK_DELIVERED_SQL = mergeSql(`'delivered'`);
+const ADD_CHUNK_SQL = mergeSql('status');
+/** MARK_DELIVERED_SQL for many turns: each row its own compare-and-set; a turn left out of the result lost it. */
+const MARK_MANY_DELIVERED_SQL = `UPDATE turns SET delivered_ids = v.ids, status = 'delivered', updated_at = ?
+  FROM json_to_recordset(?::json) AS v(id text, ids text, before text)
+  WHERE turns.id = v.id AND turns.delivered_ids = v.before RETURNING turns.*`;
+/** Marks written in one statement at most (a bound on its parameters' size). */
+const MAX_MARKS_PER_STATEMENT = 200;
+
+interface Mark {
+  turnId: string;
+  ids: string;
+  before: string;
+  done: (row: TurnRow | null) => void;
+  failed: (err: unknown) => void;
+}
+
+/** PostgreSQL: delivered marks of many turns in one statement, one statement at a time (see the top of the file). */
+export class MarkBatches {
+  private queued: Mark[] = [];
+  private writing = false;
+
+  constructor(private readonly sql: Sql) {}
+
+  /** The turn's row as marked, or null when its ids were not `before` any more (the caller reads and tries again). */
+  mark(turnId: string, ids: string, before: string): Promise<TurnRow | null> {
+    return new Promise((done, failed) => {
+      this.queued.push({ turnId, ids, before, done, failed });
+      if (!this.writing) void this.writeAll();
+    });
+  }
+
+  private async writeAll(): Promise<void> {
+    this.writing = true;
+    while (this.queued.length > 0) await this.writeBatch(this.nextBatch());
+    this.writing = false;
+  }
+
+  /** The queued marks of distinct turns, oldest first (a second mark of one turn waits for the next statement). */
+  private nextBatch(): Mark[] {
+    const batch: Mark[] = [];
+    const turns = new Set<string>();
+    const rest: Mark[] = [];
+    for (const m of this.queued) {
+      if (batch.length < MAX_MARKS_PER_STATEMENT && !turns.has(m.turnId)) {
+        turns.add(m.turnId);
+        batch.push(m);
+      } else rest.push(m);
+    }
+    this.queued = rest;
+    return batch;
+  }
+
+  private async writeBatch(batch: Mark[]): Promise<void> {
+    try {
+      const marks = JSON.stringify(batch.map((m) => ({ id: m.turnId, ids: m.ids, before: m.before })));
+      const rows = await this.sql.all<TurnRow>(MARK_MANY_DELIVERED_SQL, [Date.now(), marks]);
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      for (const m of batch) m.done(byId.get(m.turnId) ?? null);
+    } catch (err) {
+      for (const m of batch) m.failed(err);
+    }
+  }
+}
+
+/**
+ * Adds delivered ids (and optionally marks the turn delivered) with a compare-and-set on the ids as they were,
+ * retried when another writer got in between. `known` (the ids the caller last saw recorded) saves the read in the
+ * common case: one statement, no transaction or lock on the per-message path (shared with other turns' marks when
+ * `batches` is given and no transaction is open).
+ */
+async function mergeDelivered(
+  sql: Sql,
+  turnId: string,
+  ids: readonly string[],
+  delivered: boolean,
+  known?: readonly string[],
+  batches?: MarkBatches,
+): Promise<Turn> {
+  const setSql = delivered ? MARK_DELIVERED_SQL : ADD_CHUNK_SQL;
+  let before = known === undefined ? undefined : JSON.stringify(known);
+  for (;;) {
+    if (before === undefined) {
+      const current = await sql.get<TurnRow>(SELECT_SQL, [turnId]);
+      if (!current) throw new StoreNotFoundError('turn', turnId);
+      const had = JSON.parse(current.delivered_ids) as string[];
+      if (ids.every((id) => had.includes(id)) && (!delivered || current.status === 'delivered')) return toTurn(current);
+      before = current.delivered_ids;
+    }
+    const merged = JSON.stringify([...new Set([...(JSON.parse(before) as string[]), ...ids])]);
+    const row =
+      delivered && batches && !sql.inTransaction
+        ? await batches.mark(turnId, merged, before)
+        : await sql.get<TurnRow>(setSql, [merged, Date.now(), turnId, before]);
+    if (row) return toTurn(row);
+    before = undefined; // changed meanwhile (or unknown turn): read and try again
+  }
+}
+
+/** One more chunk reached the platform: recorded as it happens, so a re-run continues after it. */
+export async function recordChunk(sql: Sql, turnId: string, messageId: string, known?: readonly string[]): Promise<Turn> {
+  return mergeDelivered(sql, turnId, [messageId], false, known);
+}
+
+/** Delivered as these platform messages; ids recorded earlier (chunk by chunk, or before a crash) are kept. */
+export async function markDelivered(sql: Sql, turnId: string, ids: readonly string[], known?: readonly string[], batches?: MarkBatches): Promise<Turn> {
+  return mergeDelivered(sql, turnId, ids, true, known, batches);
+}
