@@ -23,6 +23,11 @@ export class Transcript {
   private unsentFrom = 0;
   private compacted = false;
   private notes: string[] = [];
+  /**
+   * The last forRequest() answer, until the transcript changes: the loop asks for the same request twice before the
+   * first call (the preflight's estimate, then the call itself), and each answer copies every message of the history.
+   */
+  private sent: ChatMessage[] | null = null;
 
   constructor(
     history: readonly ChatMessage[],
@@ -35,25 +40,37 @@ export class Transcript {
 
   /** Adds messages that belong in the session's history. */
   append(...messages: ChatMessage[]): void {
+    this.sent = null;
     this.turn.push(...messages);
   }
 
   /** Adds messages the model must see for the rest of the turn but that are not persisted. */
   appendScaffold(...messages: ChatMessage[]): void {
+    this.sent = null;
     this.scaffold.push(...messages);
   }
 
   clearScaffold(): void {
+    this.sent = null;
     this.scaffold = [];
   }
 
   /** Lines for the model on the last tool result of the requests that follow, until replaced; never persisted. */
   setNotes(notes: readonly string[]): void {
+    this.sent = null;
     this.notes = [...notes];
   }
 
-  /** What to send next: sanitised, so every request obeys the alternation rule whatever happened before. */
+  /**
+   * What to send next: sanitised, so every request obeys the alternation rule whatever happened before. Asked again
+   * with nothing changed, the same messages in a new array (callers may change the array, never the messages).
+   */
   forRequest(): ChatMessage[] {
+    this.sent ??= this.buildRequest();
+    return [...this.sent];
+  }
+
+  private buildRequest(): ChatMessage[] {
     const messages = sanitizeHistory([...this.context, ...this.turn.slice(this.unsentFrom), ...this.scaffold]);
     const last = messages.at(-1);
     if (this.notes.length > 0 && last?.role === 'tool') {
@@ -83,6 +100,7 @@ export class Transcript {
    * stored with the session (and sent twice from then on).
    */
   replaceContext(messages: readonly ChatMessage[]): void {
+    this.sent = null;
     this.context = messages.map(withoutRequestContext);
     this.unsentFrom = this.turn.length;
     this.scaffold = [];
@@ -130,6 +148,8 @@ export function sanitizeHistory(messages: readonly ChatMessage[]): ChatMessage[]
   let open = new Map<string, ToolCall>();
 
   const closeOpenCalls = (): void => {
+    // Most messages leave no call open: no new Map for each of them.
+    if (open.size === 0) return;
     for (const call of open.values()) {
       out.push({ role: 'tool', content: MISSING_RESULT_TEXT, tool_call_id: call.id, tool_name: call.function.name });
     }
