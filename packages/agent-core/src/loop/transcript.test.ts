@@ -60,8 +60,15 @@ describe('Transcript: the request asked for again', () => {
     expect(t.forRequest()).toHaveLength(1);
     t.append(call, { role: 'tool', content: 'out', tool_call_id: 'c1' });
     expect(t.forRequest().map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
+    t.setNotes([]);
+    const before = t.forRequest();
+    t.setNotes([]);
+    expect(t.forRequest()[0]).toBe(before[0]);
     t.setNotes(['budget: 2 calls left']);
     expect(t.forRequest().at(-1)?.content).toBe('out\n\nbudget: 2 calls left');
+    t.setNotes(['budget: 1 call left']);
+    expect(t.forRequest().at(-1)?.content).toBe('out\n\nbudget: 1 call left');
+    t.setNotes(['budget: 2 calls left']);
     t.appendScaffold({ role: 'user', content: 'continue' });
     expect(t.forRequest().at(-1)?.content).toBe('continue');
     t.clearScaffold();

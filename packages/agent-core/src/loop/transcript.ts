@@ -57,6 +57,8 @@ export class Transcript {
 
   /** Lines for the model on the last tool result of the requests that follow, until replaced; never persisted. */
   setNotes(notes: readonly string[]): void {
+    // The same notes again (none, before most calls) leave the request as it was.
+    if (notes.length === this.notes.length && notes.every((n, i) => n === this.notes[i])) return;
     this.sent = null;
     this.notes = [...notes];
   }
