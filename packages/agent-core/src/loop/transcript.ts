@@ -137,7 +137,9 @@ export function sanitizeText(text: string): string {
 }
 
 /**
- * Returns a history that obeys the alternation rule, without mutating the input:
+ * Returns a history that obeys the alternation rule, without mutating the input (a message it keeps as it is is the
+ * input's own object, not a copy: this runs before every model call over the whole history, and no one changes a
+ * message once it is made — a changed one is a new object, as here):
  * - system messages are dropped (the system prompt travels separately);
  * - a tool result counts only right after the assistant message that made the call, once per call id;
  * - a call without a result gets a stub result;
@@ -164,7 +166,7 @@ export function sanitizeHistory(messages: readonly ChatMessage[]): ChatMessage[]
       const id = message.tool_call_id;
       if (id === undefined || !open.has(id)) continue;
       open.delete(id);
-      out.push({ ...message });
+      out.push(message);
       continue;
     }
     closeOpenCalls();
@@ -175,7 +177,7 @@ export function sanitizeHistory(messages: readonly ChatMessage[]): ChatMessage[]
     if (last && last.role === message.role && last.tool_calls === undefined) {
       out[out.length - 1] = mergeMessages(last, message);
     } else {
-      out.push(copyMessage(message));
+      out.push(message.tool_calls?.length === 0 ? copyMessage(message) : message);
     }
     for (const call of message.tool_calls ?? []) open.set(call.id, call);
   }
