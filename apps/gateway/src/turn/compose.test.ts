@@ -25,6 +25,11 @@ describe('composeUserMessage', () => {
     expect(composeUserMessage([entry({ text: 'first' }, 1), entry({ text: 'second' }, 2)], [])).toBe('first\n\nsecond');
   });
 
+  it('one message without files is its text as it is, named speaker or not', () => {
+    expect(composeUserMessage([entry({ text: 'hello  there\n', userName: 'ana' })], [])).toBe('hello  there\n');
+    expect(composeUserMessage([entry({ text: '' })], [], [[]])).toBe('');
+  });
+
   it('says who said what when messages of several people are answered together', () => {
     const merged = composeUserMessage(
       [entry({ text: 'deploy today?', userName: 'ana' }, 1), entry({ text: 'not before 5', userId: 'u2', userName: 'bo' }, 2)],

@@ -10,6 +10,8 @@ const QUOTE_MAX_CHARS = 500;
  * The parts of a text the client split are one text again, joined by a line break (where the client cut it).
  */
 export function composeUserMessage(entries: MailboxEntry[], history: ChatMessage[], mediaBlocks: readonly string[][] = []): string {
+  // Most turns: one message without files, whose text (and quote) is the whole of it; no sets and lists to join.
+  if (entries.length === 1 && !mediaBlocks[0]?.length) return withQuote(entries[0].payload, history);
   // Messages merged from several people (a shared thread) keep who said what.
   const speakers = new Set(entries.map((e) => e.payload.userId));
   let out = '';

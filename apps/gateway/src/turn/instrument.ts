@@ -75,12 +75,18 @@ function outcomeOf(status: TurnStatus | undefined, signal: AbortSignal): Outcome
   return 'error';
 }
 
+const TOKEN_KINDS = ['input', 'output', 'cacheRead', 'cacheWrite'] as const;
+
 /**
  * The same provider, timed and counted: requests by status, latency of successful ones, tokens by kind. A failed
  * request is logged too: the user only hears "the AI provider refused our credentials", the operator needs why.
  */
 export function instrumentProvider(provider: Provider, metrics: HeraldMetrics, log: Logger): Provider {
   const labels = { provider: provider.name, model: provider.model };
+  // The label sets of a successful request, made once: every request of every turn counts with them.
+  const ok = { ...labels, status: 'ok' };
+  const tokenLabels = (kind: string) => ({ provider: provider.name, kind });
+  const tokens = { input: tokenLabels('input'), output: tokenLabels('output'), cacheRead: tokenLabels('cache_read'), cacheWrite: tokenLabels('cache_write') };
   return {
     name: provider.name,
     model: provider.model,
@@ -91,16 +97,9 @@ export function instrumentProvider(provider: Provider, metrics: HeraldMetrics, l
       const started = performance.now();
       try {
         const res = await provider.complete(req);
-        metrics.llmRequests.inc({ ...labels, status: 'ok' });
+        metrics.llmRequests.inc(ok);
         metrics.llmLatency.observe(labels, (performance.now() - started) / 1000);
-        const { usage } = res;
-        const kinds = [
-          ['input', usage.input],
-          ['output', usage.output],
-          ['cache_read', usage.cacheRead],
-          ['cache_write', usage.cacheWrite],
-        ] as const;
-        for (const [kind, n] of kinds) if (n > 0) metrics.tokens.inc({ provider: provider.name, kind }, n);
+        for (const kind of TOKEN_KINDS) if (res.usage[kind] > 0) metrics.tokens.inc(tokens[kind], res.usage[kind]);
         return res;
       } catch (err) {
         const status = err instanceof ProviderError ? err.kind : req.signal.aborted ? 'aborted' : 'unknown';

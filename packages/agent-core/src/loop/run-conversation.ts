@@ -73,7 +73,9 @@ class ConversationRun {
   private readonly emit: (event: AgentEvent) => void;
   private readonly budget: IterationBudget;
   private readonly unavailable: { name: string; reason: string }[];
-  private readonly toolsByName: Map<string, Tool>;
+  private readonly tools: Tool[];
+  /** Made when the model first calls a tool: most turns never do. */
+  private toolsByNameMade: Map<string, Tool> | null = null;
   private readonly schemas: ToolSchema[];
   private readonly compressor: LoopCompressor | undefined;
   private readonly caller: ModelCaller;
@@ -100,7 +102,7 @@ class ConversationRun {
     this.budget = opts.budget ?? new IterationBudget(opts.maxIterations ?? DEFAULT_MAX_ITERATIONS);
     const { tools, unavailable } = checkAvailability(opts.tools ?? []);
     this.unavailable = unavailable;
-    this.toolsByName = new Map<string, Tool>(tools.map((t) => [t.name, t]));
+    this.tools = tools;
     this.schemas = toolSchemas(tools);
     // Opt-in; built before the caller, whose context-overflow hook it provides (it reads the caller lazily).
     this.compressor = opts.compression
@@ -123,6 +125,11 @@ class ConversationRun {
     this.userMessage = saved?.content ?? sanitizeText(opts.userMessage);
     this.transcript = new Transcript(opts.history, saved ?? { role: 'user', content: this.userMessage, ...userMediaOf(opts) }, opts.requestContext);
     this.transcript.append(...savedRest);
+  }
+
+  private get toolsByName(): Map<string, Tool> {
+    this.toolsByNameMade ??= new Map<string, Tool>(this.tools.map((t) => [t.name, t]));
+    return this.toolsByNameMade;
   }
 
   /** Prologue: the turn starts, and the tools that cannot be offered are named. */

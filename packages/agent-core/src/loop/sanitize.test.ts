@@ -30,7 +30,23 @@ describe('sanitizeHistory', () => {
       { role: 'tool', content: 'r1', tool_call_id: '1' },
       { role: 'assistant', content: 'done' },
     ];
-    expect(sanitizeHistory(history)).toEqual(history);
+    const out = sanitizeHistory(history);
+    expect(out).toEqual(history);
+    // The messages themselves, not copies: this runs over the whole history before every model call.
+    for (const [i, m] of out.entries()) expect(m).toBe(history[i]);
+  });
+
+  it('an empty list of tool calls is left out, on a new message', () => {
+    const history: ChatMessage[] = [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'done', tool_calls: [] },
+    ];
+    const out = sanitizeHistory(history);
+    expect(out).toEqual([
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'done' },
+    ]);
+    expect(history[1].tool_calls).toEqual([]);
   });
 
   it('drops a tool result whose call is not right before it, and a second result for one call', () => {

@@ -23,6 +23,11 @@ export class Transcript {
   private unsentFrom = 0;
   private compacted = false;
   private notes: string[] = [];
+  /**
+   * The last forRequest() answer, until the transcript changes: the loop asks for the same request twice before the
+   * first call (the preflight's estimate, then the call itself), and each answer copies every message of the history.
+   */
+  private sent: ChatMessage[] | null = null;
 
   constructor(
     history: readonly ChatMessage[],
@@ -35,25 +40,39 @@ export class Transcript {
 
   /** Adds messages that belong in the session's history. */
   append(...messages: ChatMessage[]): void {
+    this.sent = null;
     this.turn.push(...messages);
   }
 
   /** Adds messages the model must see for the rest of the turn but that are not persisted. */
   appendScaffold(...messages: ChatMessage[]): void {
+    this.sent = null;
     this.scaffold.push(...messages);
   }
 
   clearScaffold(): void {
+    this.sent = null;
     this.scaffold = [];
   }
 
   /** Lines for the model on the last tool result of the requests that follow, until replaced; never persisted. */
   setNotes(notes: readonly string[]): void {
+    // The same notes again (none, before most calls) leave the request as it was.
+    if (notes.length === this.notes.length && notes.every((n, i) => n === this.notes[i])) return;
+    this.sent = null;
     this.notes = [...notes];
   }
 
-  /** What to send next: sanitised, so every request obeys the alternation rule whatever happened before. */
+  /**
+   * What to send next: sanitised, so every request obeys the alternation rule whatever happened before. Asked again
+   * with nothing changed, the same messages in a new array (callers may change the array, never the messages).
+   */
   forRequest(): ChatMessage[] {
+    this.sent ??= this.buildRequest();
+    return [...this.sent];
+  }
+
+  private buildRequest(): ChatMessage[] {
     const messages = sanitizeHistory([...this.context, ...this.turn.slice(this.unsentFrom), ...this.scaffold]);
     const last = messages.at(-1);
     if (this.notes.length > 0 && last?.role === 'tool') {
@@ -83,6 +102,7 @@ export class Transcript {
    * stored with the session (and sent twice from then on).
    */
   replaceContext(messages: readonly ChatMessage[]): void {
+    this.sent = null;
     this.context = messages.map(withoutRequestContext);
     this.unsentFrom = this.turn.length;
     this.scaffold = [];
@@ -117,7 +137,9 @@ export function sanitizeText(text: string): string {
 }
 
 /**
- * Returns a history that obeys the alternation rule, without mutating the input:
+ * Returns a history that obeys the alternation rule, without mutating the input (a message it keeps as it is is the
+ * input's own object, not a copy: this runs before every model call over the whole history, and no one changes a
+ * message once it is made — a changed one is a new object, as here):
  * - system messages are dropped (the system prompt travels separately);
  * - a tool result counts only right after the assistant message that made the call, once per call id;
  * - a call without a result gets a stub result;
@@ -130,6 +152,8 @@ export function sanitizeHistory(messages: readonly ChatMessage[]): ChatMessage[]
   let open = new Map<string, ToolCall>();
 
   const closeOpenCalls = (): void => {
+    // Most messages leave no call open: no new Map for each of them.
+    if (open.size === 0) return;
     for (const call of open.values()) {
       out.push({ role: 'tool', content: MISSING_RESULT_TEXT, tool_call_id: call.id, tool_name: call.function.name });
     }
@@ -142,7 +166,7 @@ export function sanitizeHistory(messages: readonly ChatMessage[]): ChatMessage[]
       const id = message.tool_call_id;
       if (id === undefined || !open.has(id)) continue;
       open.delete(id);
-      out.push({ ...message });
+      out.push(message);
       continue;
     }
     closeOpenCalls();
@@ -153,7 +177,7 @@ export function sanitizeHistory(messages: readonly ChatMessage[]): ChatMessage[]
     if (last && last.role === message.role && last.tool_calls === undefined) {
       out[out.length - 1] = mergeMessages(last, message);
     } else {
-      out.push(copyMessage(message));
+      out.push(message.tool_calls?.length === 0 ? copyMessage(message) : message);
     }
     for (const call of message.tool_calls ?? []) open.set(call.id, call);
   }

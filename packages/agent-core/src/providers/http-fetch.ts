@@ -199,12 +199,17 @@ export class NodeHeaders implements Iterable<[string, string]> {
     return this.raw['set-cookie'] ?? [];
   }
 
-  /** In name order, set-cookie once per cookie, as a fetch Headers iterates. */
-  *entries(): IterableIterator<[string, string]> {
-    for (const name of Object.keys(this.raw).sort()) {
-      if (name === 'set-cookie') for (const c of this.getSetCookie()) yield [name, c];
-      else yield [name, this.get(name) as string];
+  /**
+   * In name order, set-cookie once per cookie, as a fetch Headers iterates. The OpenAI SDK spreads them for every
+   * response: one array, not a generator's step by step, and the dozen names sorted by `byName`.
+   */
+  entries(): IterableIterator<[string, string]> {
+    const out: Array<[string, string]> = [];
+    for (const name of byName(Object.keys(this.raw))) {
+      if (name === 'set-cookie') for (const c of this.getSetCookie()) out.push([name, c]);
+      else out.push([name, this.get(name) as string]);
     }
+    return out[Symbol.iterator]();
   }
 
   *keys(): IterableIterator<string> {
@@ -234,6 +239,18 @@ export class NodeHeaders implements Iterable<[string, string]> {
   delete(): never {
     return this.append();
   }
+}
+
+/** Names sorted in place as `Array#sort` sorts them; a short list by insertion, without the work arrays sort() makes. */
+function byName(names: string[]): string[] {
+  if (names.length > 64) return names.sort();
+  for (let i = 1; i < names.length; i++) {
+    const name = names[i];
+    let j = i - 1;
+    for (; j >= 0 && names[j] > name; j--) names[j + 1] = names[j];
+    names[j + 1] = name;
+  }
+  return names;
 }
 
 export interface NodeResponseInit {

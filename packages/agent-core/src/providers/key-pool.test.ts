@@ -173,6 +173,16 @@ describe('stream health', () => {
     expect(retriesSeen).toEqual([1]);
   });
 
+  it('measures silence, not duration: a stream whose every gap is shorter than the stall timeout runs past it whole', async () => {
+    const provider = createProvider({ provider: 'openai', model: 'gpt-4.1-mini', apiKey: KEYS[0], baseUrl: fake.url, stallTimeoutMs: 500 });
+    // Four deltas 180 ms apart: 540 ms in all, never 500 ms without a chunk (room for a busy machine's delays).
+    fake.script({ text: 'one two three four', chunkDelayMs: 180 });
+    const result = await provider.complete(request());
+    expect(result.message.content).toBe('one two three four');
+    expect(fake.requests).toHaveLength(1);
+    expect(fake.requests[0]!.aborted).toBe(false);
+  });
+
   it('a connection cut mid-stream is a transport failure: the client is rebuilt and the retry answers', async () => {
     const resets: TransportReset[] = [];
     const provider = createProvider({ provider: 'openai', model: 'gpt-4.1-mini', apiKey: KEYS[0], baseUrl: fake.url, onTransportReset: (e) => resets.push(e) });

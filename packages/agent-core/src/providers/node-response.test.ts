@@ -30,6 +30,17 @@ describe('the transport Response', () => {
     expect(() => h.append()).toThrow(TypeError);
   });
 
+  it('iterates any number of headers in name order, whatever order they came in', () => {
+    for (const n of [0, 1, 2, 17, 64, 65, 300]) {
+      // Names in an order far from sorted: reversed, with every third moved to the front.
+      const names = Array.from({ length: n }, (_, i) => `x-h${String(i).padStart(3, '0')}-${i % 7}`).reverse();
+      const arrived = [...names.filter((_, i) => i % 3 === 0), ...names.filter((_, i) => i % 3 !== 0)];
+      const h = new NodeHeaders(Object.fromEntries(arrived.map((name) => [name, `v-${name}`])));
+      expect([...h.keys()]).toEqual([...names].sort());
+      expect([...h.values()]).toEqual([...names].sort().map((name) => `v-${name}`));
+    }
+  });
+
   it('gives its body once, as text (byte-order mark dropped), JSON, bytes or an ArrayBuffer', async () => {
     const text = new NodeResponse(chunks('\uFEFFhé', 'llo'), init);
     expect(text.bodyUsed).toBe(false);

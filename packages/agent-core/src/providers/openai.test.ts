@@ -261,6 +261,20 @@ describe('OpenAI provider: message conversion', () => {
     expect(body.tools).toEqual([{ type: 'function', function: tools[0] }]);
   });
 
+  it('sends a tool schema as it is at each request, also when it changed after the first', async () => {
+    const parameters = { type: 'object', properties: {} };
+    const schema = { name: 'lookup', description: 'Looks things up', parameters };
+    await provider.complete(request({ tools: [schema] }));
+    await provider.complete(request({ tools: [schema] }));
+    schema.description = 'Looks things up, now in more places';
+    await provider.complete(request({ tools: [schema] }));
+    expect(fake.requests.map((r) => r.body.tools)).toEqual([
+      [{ type: 'function', function: { name: 'lookup', description: 'Looks things up', parameters } }],
+      [{ type: 'function', function: { name: 'lookup', description: 'Looks things up', parameters } }],
+      [{ type: 'function', function: { name: 'lookup', description: 'Looks things up, now in more places', parameters } }],
+    ]);
+  });
+
   it("sends a user message's images as image_url data-URL parts after its text; a model without vision gets the text only", async () => {
     const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
     const messages: ChatMessage[] = [{ role: 'user', content: 'what is this?\n[Image: dot.png]', images: [{ mimeType: 'image/png', data: png }] }];

@@ -141,8 +141,19 @@ function toChatMessage(m: ChatMessage, vision: boolean): ChatCompletionMessagePa
   }
 }
 
+/**
+ * Each schema's wire form, made once and sent with every call that offers the tool: the loop's schemas are built once
+ * per tool and shared (tools/registry.ts), so this was the same few objects made again for every request. Checked
+ * against the schema's fields, in case one is changed after its first call.
+ */
+const chatTools = new WeakMap<ToolSchema, ChatCompletionTool & { type: 'function' }>();
+
 function toChatTool(t: ToolSchema): ChatCompletionTool {
-  return { type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } };
+  const known = chatTools.get(t);
+  if (known && known.function.name === t.name && known.function.description === t.description && known.function.parameters === t.parameters) return known;
+  const tool = { type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.parameters } };
+  chatTools.set(t, tool);
+  return tool;
 }
 
 /*

@@ -69,14 +69,12 @@ export interface RequestGuard {
 async function runGuarded<T>(callerSignal: AbortSignal, idleTimeoutMs: number, run: (guard: RequestGuard) => Promise<T>): Promise<T> {
   const controller = new AbortController();
   let timedOut = false;
-  let timer: NodeJS.Timeout | undefined;
-  const touch = (): void => {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort(stalled(idleTimeoutMs));
-    }, idleTimeoutMs);
-  };
+  // One timer for the request, started again on every chunk (`refresh`: no new timer and callback per chunk).
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(stalled(idleTimeoutMs));
+  }, idleTimeoutMs);
+  const touch = (): void => void timer.refresh();
   const onAbort = (): void => controller.abort(callerSignal.reason);
   if (callerSignal.aborted) onAbort();
   else callerSignal.addEventListener('abort', onAbort, { once: true });
@@ -88,7 +86,6 @@ async function runGuarded<T>(callerSignal: AbortSignal, idleTimeoutMs: number, r
     return undefined;
   };
 
-  touch();
   try {
     const result = await run({ signal: controller.signal, sdkOptions: callerSignalOptions(controller.signal), touch });
     const stopped = stopReason();

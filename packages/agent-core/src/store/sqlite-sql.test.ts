@@ -265,6 +265,24 @@ describe('SqliteSql writes', () => {
     expect(await db.all('SELECT k FROM u ORDER BY k')).toEqual([{ k: 'a' }, { k: 'b' }, { k: 'taken' }]);
   });
 
+  it('a statement that fails (to compile, or to run inside a transaction) rejects its promise, never throws at the call', async () => {
+    const db = await openDb();
+    await db.exec('CREATE TABLE u (k TEXT PRIMARY KEY)');
+    let read: Promise<unknown> | undefined;
+    let write: Promise<unknown> | undefined;
+    expect(() => (read = db.get('SELEC 1'))).not.toThrow();
+    expect(() => (write = db.run('INSERT INTO nowhere (k) VALUES (1)'))).not.toThrow();
+    await expect(read).rejects.toThrow(/syntax error/);
+    await expect(write).rejects.toThrow(/no such table/);
+    await db.transaction(async () => {
+      await db.run("INSERT INTO u (k) VALUES ('a')");
+      let inside: Promise<unknown> | undefined;
+      expect(() => (inside = db.run("INSERT INTO u (k) VALUES ('a')"))).not.toThrow();
+      await expect(inside).rejects.toThrow(/UNIQUE/);
+    });
+    expect(await db.all('SELECT k FROM u')).toEqual([{ k: 'a' }]);
+  });
+
   it('a group waits for the open transaction, stays out of it, and its callers hear only once it is committed', async () => {
     const file = path.join(temp.dir, 'group.db');
     const db = await openDb(file);

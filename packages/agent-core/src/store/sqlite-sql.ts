@@ -122,15 +122,17 @@ export class SqliteSql implements Sql {
     return frame?.active === true && this.holder === frame;
   }
 
-  async all<T>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
+  // all, get and run (like statement and outside below) hand on the promise of the call they make instead of being
+  // async themselves: a statement outside a transaction was four async calls, each a promise and a frame to allocate.
+  all<T>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
     return this.statement(sql, (stmt) => stmt.all(...params) as T[]);
   }
 
-  async get<T>(sql: string, params: readonly SqlValue[] = []): Promise<T | undefined> {
+  get<T>(sql: string, params: readonly SqlValue[] = []): Promise<T | undefined> {
     return this.statement(sql, (stmt) => stmt.get(...params) as T | undefined);
   }
 
-  async run(sql: string, params: readonly SqlValue[] = []): Promise<RunResult> {
+  run(sql: string, params: readonly SqlValue[] = []): Promise<RunResult> {
     return this.statement(sql, (stmt) => {
       const result = stmt.run(...params);
       if (!stmt.reader && !this.raw.inTransaction) this.noteWrite();
@@ -223,13 +225,18 @@ export class SqliteSql implements Sql {
     return stmt;
   }
 
-  private async statement<T>(sql: string, fn: (stmt: Statement) => T): Promise<T> {
-    // Inside a transaction a busy error goes up to its group (flushGroups), which runs the transaction again.
-    if (this.inTransaction) return fn(this.prepare(sql));
-    if (GROUPABLE.test(sql)) {
-      if (!this.raw.open) throw notOpen();
-      const stmt = this.prepare(sql);
-      return this.enqueue<T>(false, () => fn(stmt));
+  /** Not async (see `all`): what it throws is returned as a rejection, as an async function's would be. */
+  private statement<T>(sql: string, fn: (stmt: Statement) => T): Promise<T> {
+    try {
+      // Inside a transaction a busy error goes up to its group (flushGroups), which runs the transaction again.
+      if (this.inTransaction) return Promise.resolve(fn(this.prepare(sql)));
+      if (GROUPABLE.test(sql)) {
+        if (!this.raw.open) throw notOpen();
+        const stmt = this.prepare(sql);
+        return this.enqueue<T>(false, () => fn(stmt));
+      }
+    } catch (err) {
+      return Promise.reject(err);
     }
     return this.outside(() => fn(this.prepare(sql)));
   }
@@ -346,7 +353,7 @@ export class SqliteSql implements Sql {
   }
 
   /** A statement outside any transaction: waits for a running one to end, retries while another process writes. */
-  private async outside<T>(fn: () => T): Promise<T> {
+  private outside<T>(fn: () => T): Promise<T> {
     return this.retryBusy(fn, true);
   }
 

@@ -68,9 +68,13 @@ export class BudgetGuard {
 
   /** Every (scope, period) a turn's spend is added to, budget or not, so /usage and the admin API can show it. */
   spendKeys(s: SpendSubject): Array<{ scope: string; period: string }> {
-    const scopes = ['global', `profile:${s.profile}`, `user:${s.platform}:${s.userId}`, `profile-user:${s.profile}:${s.platform}:${s.userId}`];
-    const periods = [this.periodKey('day'), this.periodKey('month')];
-    return scopes.flatMap((scope) => periods.map((period) => ({ scope, period })));
+    const day = this.periodKey('day');
+    const month = this.periodKey('month');
+    const keys: Array<{ scope: string; period: string }> = [];
+    for (const scope of ['global', `profile:${s.profile}`, `user:${s.platform}:${s.userId}`, `profile-user:${s.profile}:${s.platform}:${s.userId}`]) {
+      keys.push({ scope, period: day }, { scope, period: month });
+    }
+    return keys;
   }
 
   /** Adds a turn's tokens and cost (inside the caller's transaction, with the session's usage). */

@@ -9,7 +9,7 @@
  * messages/s went there). SQLite has one writer at a time anyway and keeps one row (shard 0). The 80 % notice's mark
  * lives on shard 0.
  */
-import { registerMigrations, type Sql, type SqlWrite } from '@herald/agent-core';
+import { registerMigrations, type Sql, type SqlValue, type SqlWrite } from '@herald/agent-core';
 
 /** SQLite's spend table (`extraKey`: a last key column, the shard). */
 const sqliteSpendTable = (name: string, extraKey: string): string => `CREATE TABLE ${name} (
@@ -120,12 +120,20 @@ export class SpendStore {
 
   /** add's statement, for a caller that commits it with other writes (the turn's record); null when it adds nothing. */
   addWrite(keys: ReadonlyArray<{ scope: string; period: string }>, tokens: number, costUsd: number): SqlWrite | null {
-    // One row each: PostgreSQL refuses an upsert that touches a row twice.
-    const unique = [...new Map(keys.map((k) => [`${k.scope}\u0000${k.period}`, k])).values()];
-    if (unique.length === 0) return null;
+    if (keys.length === 0) return null;
     const now = Date.now();
     const shard = this.shards === 1 ? 0 : Math.floor(Math.random() * this.shards);
-    return { sql: addSql(unique.length), params: unique.flatMap(({ scope, period }) => [scope, period, shard, tokens, costUsd, now]) };
+    // One row each: PostgreSQL refuses an upsert that touches a row twice. A turn's keys are a handful, so they are
+    // compared with the earlier ones rather than joined into strings for a Map (and the row values pushed, not
+    // made into an array each and flattened): this runs for every turn.
+    const params: SqlValue[] = [];
+    let rows = 0;
+    keys.forEach(({ scope, period }, i) => {
+      for (let j = 0; j < i; j++) if (keys[j].scope === scope && keys[j].period === period) return;
+      params.push(scope, period, shard, tokens, costUsd, now);
+      rows++;
+    });
+    return { sql: addSql(rows), params };
   }
 
   async get(scope: string, period: string): Promise<SpendRow> {

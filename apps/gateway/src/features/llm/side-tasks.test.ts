@@ -105,6 +105,15 @@ describe('side-task models', () => {
     expect(() => sideTasks({ HERALD_TITLE_FALLBACK_MODELS: 'backup:qwen3-8b' })).toThrow(/^HERALD_TITLE_FALLBACK_MODELS: set HERALD_TITLE_MODEL too/);
   });
 
+  it('a chain is made once per task and session model, and the same one is handed out after that', () => {
+    const side = sideTasks({ HERALD_AUXILIARY_MODEL: 'cheap:gemini-2.5-flash', HERALD_TITLE_MODEL: 'backup:llama3.1:8b' });
+    const compression = side.forSession('backup:qwen3-8b', 'compression');
+    expect(side.forSession('backup:qwen3-8b', 'compression')).toBe(compression);
+    expect(side.forSession(null, 'compression')).not.toBe(compression);
+    expect(side.forSession('backup:qwen3-8b', 'title')).not.toBe(compression);
+    expect(side.forSession(null, 'search')).toBe(side.forSession(null, 'search'));
+  });
+
   it('image descriptions: the vision model first, then the auxiliary models that can see; none without either', async () => {
     expect(sideTasks({}).describer()).toBeNull();
     // qwen3-8b cannot see (not in the model table): it describes nothing.

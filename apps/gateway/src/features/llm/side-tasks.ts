@@ -11,10 +11,13 @@
  * conversation's chain, as turns do. Image descriptions take HERALD_VISION_MODEL and HERALD_VISION_FALLBACK_MODELS,
  * then the vision-capable auxiliary models.
  */
-import { createFallbackProvider, createProvider, type Provider, type SideFallback } from '@herald/agent-core';
+import { createFallbackProvider, createProvider, setBounded, type Provider, type SideFallback } from '@herald/agent-core';
 import type { HeraldConfig } from '../../support/config/load.js';
 import type { ProviderCatalog } from '../../support/config/providers.js';
 import type { SessionModels } from '../sessions/models.js';
+
+/** Chains kept per task: one for each session model in use, as many as SessionModels keeps models built. */
+const MAX_CHAINS_PER_TASK = 32;
 
 export type SideTaskConfig = Pick<
   HeraldConfig,
@@ -48,8 +51,14 @@ export class SideTaskModels {
   private readonly own: Record<SideTask, Provider[]>;
   private readonly describerChain: Provider | null;
   private readonly wrap: (provider: Provider) => Provider;
-  /** Each model built and wrapped once: a chain is made per call, its models are not. */
+  /** Each model built and wrapped once. */
   private readonly built = new Map<string, Provider>();
+  /**
+   * Each task's chain by session model (null: none chosen), made once: a turn asks for two of them before it starts,
+   * and building one (the model lists, the chain's own de-duplication) cost a few allocations each time. A chain holds
+   * no state of its own. At most MAX_CHAINS_PER_TASK kept per task, the oldest going first.
+   */
+  private readonly chains: Record<SideTask, Map<string | null, Provider | null>> = { compression: new Map(), title: new Map(), search: new Map() };
 
   /** Builds the auxiliary models now, so a model without its provider's settings stops start-up, naming it. */
   constructor(
@@ -75,6 +84,12 @@ export class SideTaskModels {
 
   /** The chain for one of a session's side tasks; null when no model is configured at all. */
   forSession(sessionModel: string | null, task: SideTask): Provider | null {
+    const chains = this.chains[task];
+    const known = chains.get(sessionModel);
+    return known !== undefined ? known : setBounded(chains, sessionModel, this.chainFor(sessionModel, task), MAX_CHAINS_PER_TASK);
+  }
+
+  private chainFor(sessionModel: string | null, task: SideTask): Provider | null {
     // A session's /model may name a model this process cannot build (settings changed since): it is skipped.
     const conversation = conversationRefs(this.config, sessionModel).flatMap((ref) => {
       try {

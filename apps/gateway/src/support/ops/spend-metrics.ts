@@ -6,22 +6,25 @@ import type { CallSpend } from '../../features/budgets/meter.js';
 import type { HeraldMetrics } from './metrics.js';
 
 export function spendMetrics(metrics: HeraldMetrics): (profile: string, call: CallSpend) => void {
-  const prompt = new Map<string, { read: number; all: number }>();
+  // By profile, then model: no key string joined for every call.
+  const prompt = new Map<string, Map<string, { read: number; all: number }>>();
   return (profile, { model, usage, costUsd }) => {
     const labels = { profile, model };
     if (costUsd > 0) metrics.spendUsd.inc(labels, costUsd);
-    const kinds = [
-      ['input', usage.input],
-      ['output', usage.output],
-      ['cache_read', usage.cacheRead],
-      ['cache_write', usage.cacheWrite],
-    ] as const;
-    for (const [kind, n] of kinds) if (n > 0) metrics.profileTokens.inc({ ...labels, kind }, n);
-    const key = `${profile}\u0000${model}`;
-    const t = prompt.get(key) ?? { read: 0, all: 0 };
+    countTokens(metrics, labels, 'input', usage.input);
+    countTokens(metrics, labels, 'output', usage.output);
+    countTokens(metrics, labels, 'cache_read', usage.cacheRead);
+    countTokens(metrics, labels, 'cache_write', usage.cacheWrite);
+    let byModel = prompt.get(profile);
+    if (!byModel) prompt.set(profile, (byModel = new Map()));
+    let t = byModel.get(model);
+    if (!t) byModel.set(model, (t = { read: 0, all: 0 }));
     t.read += usage.cacheRead;
     t.all += usage.input + usage.cacheRead + usage.cacheWrite;
-    prompt.set(key, t);
     if (t.all > 0) metrics.cacheHitRatio.set(labels, t.read / t.all);
   };
+}
+
+function countTokens(metrics: HeraldMetrics, labels: { profile: string; model: string }, kind: string, n: number): void {
+  if (n > 0) metrics.profileTokens.inc({ ...labels, kind }, n);
 }
