@@ -66,6 +66,17 @@ describe('side-task models', () => {
     ]);
   });
 
+  it('keeps at most 32 session models built and 32 chains a task, whatever models sessions pick with /model', () => {
+    const side = sideTasks({});
+    for (let i = 0; i < 100; i++) expect(side.forSession(`backup:model-${i}`, 'title')?.model).toBe(`model-${i}`);
+    // Private, read for this check only: what the process keeps after a hundred different picks.
+    const kept = side as unknown as { built: Map<string, unknown>; chains: Record<string, Map<unknown, unknown>> };
+    expect(kept.built.size).toBeLessThanOrEqual(32);
+    expect(kept.chains.title.size).toBeLessThanOrEqual(32);
+    // The newest pick is still served from what is kept.
+    expect(side.forSession('backup:model-99', 'title')).toBe(side.forSession('backup:model-99', 'title'));
+  });
+
   it("without an auxiliary model, side tasks run on the session's own model, then HERALD_MODEL and its fallbacks", async () => {
     const chain = sideTasks({}).forSession('backup:llama3.1:8b', 'title')!;
     expect(`${chain.name}:${chain.model}`).toBe('backup:llama3.1:8b');

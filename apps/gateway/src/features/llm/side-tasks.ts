@@ -16,7 +16,10 @@ import type { HeraldConfig } from '../../support/config/load.js';
 import type { ProviderCatalog } from '../../support/config/providers.js';
 import type { SessionModels } from '../sessions/models.js';
 
-/** Chains kept per task: one for each session model in use, as many as SessionModels keeps models built. */
+/**
+ * Chains kept per task, and models kept built: one for each session model in use, as many as SessionModels keeps
+ * built (any model of a configured provider can be chosen with /model, so neither may grow without bound).
+ */
 const MAX_CHAINS_PER_TASK = 32;
 
 export type SideTaskConfig = Pick<
@@ -111,8 +114,7 @@ export class SideTaskModels {
   private provider(ref: string): Provider {
     let made = this.built.get(ref);
     if (!made) {
-      made = this.wrap(this.models.provider(ref));
-      this.built.set(ref, made);
+      made = setBounded(this.built, ref, this.wrap(this.models.provider(ref)), MAX_CHAINS_PER_TASK);
     }
     return made;
   }
