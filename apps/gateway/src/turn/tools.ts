@@ -213,7 +213,7 @@ export function createTurnTools(deps: TurnToolsDeps): TurnToolsFactory {
           return {
             userMessage: stripMemoryMarker(input.userMessage),
             // The notes, read now for the whole turn: the loop shows them with each request and stores them nowhere.
-            requestContext: withNotes ? await prefetchMemoryBlock(store, userKey, notes ?? undefined) : null,
+            requestContext: withNotes ? await prefetchMemoryBlock(store, userKey, notes) : null,
             tools: [
               // No clarify where nobody can answer: a scheduled run, or a client waiting on one HTTP request (the API).
               ...(payload.scheduled || egress.platform === 'api' ? scheduledTools : tools),

@@ -134,7 +134,7 @@ export function stripMemoryMarker(userText: string): string {
  * notes (exports, search and titles see the user's own words), and the system prompt and earlier history stay
  * byte-identical for provider prompt caches. Null when the person has no notes (or no one is known).
  */
-export async function prefetchMemoryBlock(store: SessionStore, userKey: string | null, readWithBegin?: NotesRead): Promise<string | null> {
+export async function prefetchMemoryBlock(store: SessionStore, userKey: string | null, readWithBegin?: NotesRead | null): Promise<string | null> {
   if (!userKey) return null;
   // Read with the turn's begin (PostgreSQL, one round trip fewer), when it was this person's.
   if (readWithBegin?.userKey === userKey) return renderMemoryBlock(snapshotOf(readWithBegin.entries));

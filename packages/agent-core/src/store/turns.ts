@@ -41,6 +41,8 @@ const BEGIN_TURN_SQL = beginTurnSql(`VALUES (?, ?, 'running', ?, ?, ?)`);
  * A few short entries at most (their parts have character limits), so building JSON costs the server little.
  */
 const NOTES_JSON = `(SELECT json_agg(json_build_array(target, content) ORDER BY target, id) FROM tool_memory WHERE user_key = ?)`;
+// The statements that read notes are kept apart from those that do not: `tool_memory` is the builtins' table
+// (builtins/tables.ts registers its migration), so a store opened without them has none to read.
 const BEGIN_TURN_WITH_NOTES_SQL = `${BEGIN_TURN_SQL}, ${NOTES_JSON} AS notes`;
 /**
  * PostgreSQL: the key's open session, beginTurn in it (as JSON, on the first row) and the turn's transcript

@@ -17,10 +17,10 @@ import type { ProviderCatalog } from '../../support/config/providers.js';
 import type { SessionModels } from '../sessions/models.js';
 
 /**
- * Chains kept per task, and models kept built: one for each session model in use, as many as SessionModels keeps
- * built (any model of a configured provider can be chosen with /model, so neither may grow without bound).
+ * Session models kept: built, and with a chain per task. As many as SessionModels keeps built (any model of a
+ * configured provider can be chosen with /model, so neither may grow without bound).
  */
-const MAX_CHAINS_PER_TASK = 32;
+const MAX_SESSION_MODELS = 32;
 
 export type SideTaskConfig = Pick<
   HeraldConfig,
@@ -59,7 +59,7 @@ export class SideTaskModels {
   /**
    * Each task's chain by session model (null: none chosen), made once: a turn asks for two of them before it starts,
    * and building one (the model lists, the chain's own de-duplication) cost a few allocations each time. A chain holds
-   * no state of its own. At most MAX_CHAINS_PER_TASK kept per task, the oldest going first.
+   * no state of its own. At most MAX_SESSION_MODELS kept per task, the oldest going first.
    */
   private readonly chains: Record<SideTask, Map<string | null, Provider | null>> = { compression: new Map(), title: new Map(), search: new Map() };
 
@@ -89,7 +89,7 @@ export class SideTaskModels {
   forSession(sessionModel: string | null, task: SideTask): Provider | null {
     const chains = this.chains[task];
     const known = chains.get(sessionModel);
-    return known !== undefined ? known : setBounded(chains, sessionModel, this.chainFor(sessionModel, task), MAX_CHAINS_PER_TASK);
+    return known !== undefined ? known : setBounded(chains, sessionModel, this.chainFor(sessionModel, task), MAX_SESSION_MODELS);
   }
 
   private chainFor(sessionModel: string | null, task: SideTask): Provider | null {
@@ -114,7 +114,7 @@ export class SideTaskModels {
   private provider(ref: string): Provider {
     let made = this.built.get(ref);
     if (!made) {
-      made = setBounded(this.built, ref, this.wrap(this.models.provider(ref)), MAX_CHAINS_PER_TASK);
+      made = setBounded(this.built, ref, this.wrap(this.models.provider(ref)), MAX_SESSION_MODELS);
     }
     return made;
   }
