@@ -9,7 +9,7 @@ import { TurnAbort, type AroundTurn, type TurnContext, type TurnOutcomeKind, typ
 import { DeliveryError } from '../out/send-reply.js';
 import type { AgentRuntime } from './agent-runtime.js';
 import type { Logger } from '../support/logger.js';
-import type { HeraldMetrics, TurnOutcome as OutcomeLabel } from '../support/ops/metrics.js';
+import { TOKEN_KINDS, type HeraldMetrics, type TurnOutcome as OutcomeLabel } from '../support/ops/metrics.js';
 
 export interface TurnMetricsDeps {
   metrics: HeraldMetrics;
@@ -75,8 +75,6 @@ function outcomeOf(status: TurnStatus | undefined, signal: AbortSignal): Outcome
   return 'error';
 }
 
-const TOKEN_KINDS = ['input', 'output', 'cacheRead', 'cacheWrite'] as const;
-
 /**
  * The same provider, timed and counted: requests by status, latency of successful ones, tokens by kind. A failed
  * request is logged too: the user only hears "the AI provider refused our credentials", the operator needs why.
@@ -85,8 +83,7 @@ export function instrumentProvider(provider: Provider, metrics: HeraldMetrics, l
   const labels = { provider: provider.name, model: provider.model };
   // The label sets of a successful request, made once: every request of every turn counts with them.
   const ok = { ...labels, status: 'ok' };
-  const tokenLabels = (kind: string) => ({ provider: provider.name, kind });
-  const tokens = { input: tokenLabels('input'), output: tokenLabels('output'), cacheRead: tokenLabels('cache_read'), cacheWrite: tokenLabels('cache_write') };
+  const tokens = TOKEN_KINDS.map(([count, kind]) => ({ count, labels: { provider: provider.name, kind } }));
   return {
     name: provider.name,
     model: provider.model,
@@ -99,7 +96,7 @@ export function instrumentProvider(provider: Provider, metrics: HeraldMetrics, l
         const res = await provider.complete(req);
         metrics.llmRequests.inc(ok);
         metrics.llmLatency.observe(labels, (performance.now() - started) / 1000);
-        for (const kind of TOKEN_KINDS) if (res.usage[kind] > 0) metrics.tokens.inc(tokens[kind], res.usage[kind]);
+        for (const { count, labels } of tokens) if (res.usage[count] > 0) metrics.tokens.inc(labels, res.usage[count]);
         return res;
       } catch (err) {
         const status = err instanceof ProviderError ? err.kind : req.signal.aborted ? 'aborted' : 'unknown';

@@ -123,16 +123,15 @@ export class SpendStore {
     if (keys.length === 0) return null;
     const now = Date.now();
     const shard = this.shards === 1 ? 0 : Math.floor(Math.random() * this.shards);
-    // One row each: PostgreSQL refuses an upsert that touches a row twice. A turn's keys are a handful, so they are
-    // compared with the earlier ones rather than joined into strings for a Map (and the row values pushed, not
-    // made into an array each and flattened): this runs for every turn.
+    // One row each: PostgreSQL refuses an upsert that touches a row twice. A turn's keys are a handful: a key is a
+    // repeat when an earlier one is the same (no joined strings or Map for every turn).
     const params: SqlValue[] = [];
     let rows = 0;
-    keys.forEach(({ scope, period }, i) => {
-      for (let j = 0; j < i; j++) if (keys[j].scope === scope && keys[j].period === period) return;
+    for (const [i, { scope, period }] of keys.entries()) {
+      if (keys.findIndex((k) => k.scope === scope && k.period === period) < i) continue;
       params.push(scope, period, shard, tokens, costUsd, now);
       rows++;
-    });
+    }
     return { sql: addSql(rows), params };
   }
 

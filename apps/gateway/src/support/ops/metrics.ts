@@ -15,6 +15,14 @@ const TURN_BUCKETS_S = [0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600];
 const LLM_BUCKETS_S = [0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120];
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'failed'] as const;
 
+/** Each token count of a call's usage and its `kind` label (herald_llm_tokens_total, herald_profile_tokens_total). */
+export const TOKEN_KINDS = [
+  ['input', 'input'],
+  ['output', 'output'],
+  ['cacheRead', 'cache_read'],
+  ['cacheWrite', 'cache_write'],
+] as const;
+
 export type TurnOutcome = 'delivered' | 'failed' | 'interrupted' | 'abandoned' | 'error';
 
 /** What the metrics need of one MCP server's status (features/mcp/connection.ts: McpServerStatus). */

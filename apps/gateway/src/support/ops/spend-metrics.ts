@@ -3,7 +3,7 @@
  * hit ratio (cache reads over all prompt tokens) per profile and model.
  */
 import type { CallSpend } from '../../features/budgets/meter.js';
-import type { HeraldMetrics } from './metrics.js';
+import { TOKEN_KINDS, type HeraldMetrics } from './metrics.js';
 
 export function spendMetrics(metrics: HeraldMetrics): (profile: string, call: CallSpend) => void {
   // By profile, then model: no key string joined for every call.
@@ -11,10 +11,7 @@ export function spendMetrics(metrics: HeraldMetrics): (profile: string, call: Ca
   return (profile, { model, usage, costUsd }) => {
     const labels = { profile, model };
     if (costUsd > 0) metrics.spendUsd.inc(labels, costUsd);
-    countTokens(metrics, labels, 'input', usage.input);
-    countTokens(metrics, labels, 'output', usage.output);
-    countTokens(metrics, labels, 'cache_read', usage.cacheRead);
-    countTokens(metrics, labels, 'cache_write', usage.cacheWrite);
+    for (const [count, kind] of TOKEN_KINDS) if (usage[count] > 0) metrics.profileTokens.inc({ ...labels, kind }, usage[count]);
     let byModel = prompt.get(profile);
     if (!byModel) prompt.set(profile, (byModel = new Map()));
     let t = byModel.get(model);
@@ -23,8 +20,4 @@ export function spendMetrics(metrics: HeraldMetrics): (profile: string, call: Ca
     t.all += usage.input + usage.cacheRead + usage.cacheWrite;
     if (t.all > 0) metrics.cacheHitRatio.set(labels, t.read / t.all);
   };
-}
-
-function countTokens(metrics: HeraldMetrics, labels: { profile: string; model: string }, kind: string, n: number): void {
-  if (n > 0) metrics.profileTokens.inc({ ...labels, kind }, n);
 }
