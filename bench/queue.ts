@@ -28,7 +28,7 @@ import { Queue, Worker } from 'bullmq';
 import type { InboundMessage } from '@herald/adapters';
 import type { Herald } from '../apps/gateway/src/roles/app.js';
 import { deleteRedisPrefix } from '../test/helpers/cluster.js';
-import { installWorkCounters } from './counters.js';
+import { installWorkCounters, perMessage, printDetail, resetDetail, snapshot } from './counters.js';
 import { profiled } from './profile.js';
 import { createBenchDatabase, postgresUnavailable } from './postgres.js';
 import { BENCH_NODE_ARGS, gateway } from './gateway.js';
@@ -294,6 +294,8 @@ export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<s
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
     const cpuBefore = process.cpuUsage();
+    const workBefore = snapshot();
+    resetDetail();
     const started = now();
     const t = await profiled(`${FIGURE_PREFIX[store]}-concurrent`, async () => {
       await Promise.all(tags.map((tag, i) => router.handle(message(10_000 + i, tag))));
@@ -304,6 +306,10 @@ export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<s
     const cpu = process.cpuUsage(cpuBefore);
     // CPU time of this process (all its threads) per turn: unlike the finish time, hardly moved by other load.
     results.concurrent_cpu_ms_per_turn = (cpu.user + cpu.system) / 1000 / CONCURRENT_TURNS;
+    const work = perMessage(workBefore, snapshot(), CONCURRENT_TURNS);
+    results.concurrent_sql_statements_per_turn = work.sqlStatements;
+    results.concurrent_redis_commands_per_turn = work.redisCommands;
+    printDetail('concurrent', CONCURRENT_TURNS);
     loop.disable();
     // Event-loop stalls while the turns ran (GC pauses, long synchronous stretches).
     results.concurrent_loop_delay_p99_ms = loop.percentile(99) / 1e6;

@@ -85,6 +85,9 @@ describe('the PostgreSQL store, end to end', () => {
     try {
       const sessions = await client.query<{ source: string; n: string }>('SELECT source, count(*) AS n FROM sessions GROUP BY source');
       expect(sessions.rows).toEqual([{ source: 'telegram', n: String(chats.length) }]);
+      // Each session created once, with its prompt record (a burst's later turns found it: no second one).
+      const prompts = await client.query<{ n: string }>('SELECT count(*) AS n FROM session_prompts p JOIN sessions s ON s.id = p.session_id');
+      expect(Number(prompts.rows[0].n)).toBe(chats.length);
       const messages = await client.query<{ n: string }>(`SELECT count(*) AS n FROM messages WHERE role = 'user'`);
       expect(Number(messages.rows[0].n)).toBe(chats.length * 5);
       const hits = await client.query(`SELECT id FROM messages WHERE to_tsvector('simple', coalesce(content, '')) @@ to_tsquery('simple', 'm3')`);

@@ -98,9 +98,9 @@ describe.each(STORE_BACKENDS)('memory on %s', (backend) => {
       await tool.execute({ action: 'add', target: 'user', content: 'Name: Ana' }, alice);
       await tool.execute({ action: 'add', target: 'memory', content: 'Uses fish shell' }, alice);
       await tool.execute({ action: 'add', target: 'user', content: 'Likes tea' }, alice);
-      const { session } = await store.getOrCreateSession('agent:main:telegram:dm:1', { source: 'telegram' });
       const own = await prefetchMemoryBlock(store, 'telegram:1');
-      const begun = await store.beginTurnWithNotes('T-new', session.id, 1, 'telegram:1');
+      const begun = await store.beginTurnInNewSession('T-new', 'agent:main:telegram:dm:1', { source: 'telegram' }, 1, 'telegram:1');
+      expect(begun.created).toBe(true);
       const opened = await store.beginTurnInOpenSession('T-open', 'agent:main:telegram:dm:1', 1, 'telegram:1');
       const nobody = await store.beginTurnInOpenSession('T-nobody', 'agent:main:telegram:dm:1', 1, 'telegram:2');
       if (backend === 'postgres') {

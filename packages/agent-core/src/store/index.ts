@@ -3,7 +3,9 @@ export { SessionStore, openSql, isPostgresUrl, type StoreOptions } from './sessi
 export type { Session, StoredMessage, Turn, TurnStatus } from './rows.js';
 export { TURN_STATUSES } from './rows.js';
 export { TURN_FILES_MIGRATION_VERSION, type NewTurnFile, type TurnFile, type TurnFileKind } from './turn-files.js';
-export type { SessionInit, NewSessionInit, UsageDelta, ListSessionsOptions, SessionPage } from './sessions.js';
+export type { SessionInit, NewSessionInit, SessionPromptRecord, UsageDelta, ListSessionsOptions, SessionPage } from './sessions.js';
+export { recordSessionPrompt } from './sessions.js';
+export type { NewSessionTurn } from './new-session-turn.js';
 export { PREVIEW_CHARS, type SessionOverview, type SessionOverviewPage } from './session-overviews.js';
 export type { AppendOptions, GetMessagesOptions, TurnHistory } from './messages.js';
 export type { BegunTurn, NotesRead, OpenedTurn, SqlWrite, TurnRecord } from './turns.js';

@@ -62,6 +62,9 @@ interface Prepared {
  */
 export const MAX_PREPARED = 256;
 
+/** Takes the transaction-scoped advisory lock on a name's 64-bit hash (one parameter: the name). */
+export const ADVISORY_XACT_LOCK = 'pg_advisory_xact_lock(hashtextextended(?, 0))';
+
 export class PostgresSql implements Sql {
   readonly dialect = 'postgres' as const;
   private readonly context = new AsyncLocalStorage<TxFrame>();
@@ -151,7 +154,7 @@ export class PostgresSql implements Sql {
   /** A transaction-scoped advisory lock on the name's 64-bit hash; released at commit or rollback. */
   async lock(name: string): Promise<void> {
     if (!this.inTransaction) throw new Error(`lock(${name}) outside a transaction`);
-    await this.query('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [name]);
+    await this.query(`SELECT ${ADVISORY_XACT_LOCK}`, [name]);
   }
 
   async ping(): Promise<void> {

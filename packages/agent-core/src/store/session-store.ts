@@ -11,6 +11,7 @@ import type { ChatMessage, SessionSource } from '../base/types.js';
 import { catchUpSearchIndex, searchMessages, type SearchHit, type SearchOptions } from './fts.js';
 import * as lineage from './lineage.js';
 import * as messages from './messages.js';
+import { beginTurnInNewSession, type NewSessionTurn, type NewSessionTurnOptions } from './new-session-turn.js';
 import { runMigrations } from './migrations.js';
 import { PostgresSql, type PostgresOptions } from './postgres-sql.js';
 import type { Session, StoredMessage, Turn, TurnStatus } from './rows.js';
@@ -287,9 +288,19 @@ export class SessionStore {
     return (await turns.beginTurn(this.sql, turnId, sessionId, fence)).turn;
   }
 
-  /** beginTurn, on PostgreSQL with the saved notes of `notesOf` read in the same statement. */
-  beginTurnWithNotes(turnId: string, sessionId: string, fence: number, notesOf?: string): Promise<turns.BegunTurn> {
-    return turns.beginTurn(this.sql, turnId, sessionId, fence, notesOf);
+  /**
+   * beginTurn in a new session of the key (created with `init`, its prompt record included), or in the one another
+   * turn opened meanwhile; one round trip on PostgreSQL, with the saved notes of `notesOf` (new-session-turn.ts).
+   */
+  beginTurnInNewSession(
+    turnId: string,
+    sessionKey: string,
+    init: sessions.SessionInit,
+    fence: number,
+    notesOf?: string,
+    opts?: NewSessionTurnOptions,
+  ): Promise<NewSessionTurn> {
+    return beginTurnInNewSession(this.sql, turnId, sessionKey, init, fence, notesOf, opts);
   }
 
   /** beginTurn in the key's open session, read with it (one round trip on PostgreSQL); null when the key has none open. */

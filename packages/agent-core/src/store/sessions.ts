@@ -24,6 +24,14 @@ export interface SessionInit {
   profile?: string | null;
   /** The user's display name on the platform when it sent one (shown by the console; the id stays the identity). */
   userName?: string | null;
+  /** How the system prompt was built (the gateway's prompt builder), kept with the new session in `session_prompts`. */
+  prompt?: SessionPromptRecord;
+}
+
+/** A session's prompt record: its personality and the layers (names, sizes, sources) the prompt was built from. */
+export interface SessionPromptRecord {
+  personality: string | null;
+  layers: readonly unknown[];
 }
 
 export interface NewSessionInit extends SessionInit {
@@ -74,7 +82,7 @@ let seqInMs = 0;
  * A UUIDv7: random, but sorting by id follows creation order (within a process, even inside one
  * millisecond), which keeps "newest first" stable when sessions share a started_at.
  */
-function newSessionId(now: number = Date.now()): string {
+export function newSessionId(now: number = Date.now()): string {
   let ms = now;
   if (ms <= lastIdMs) {
     ms = lastIdMs;
@@ -132,19 +140,28 @@ export async function currentSessionActivity(sql: Sql, key: string): Promise<{ s
   return { session, lastActivity: row.last_message_at === null ? session.startedAt : Number(row.last_message_at) };
 }
 
-const INSERT_SESSION_SQL = `INSERT INTO sessions (id, key, source, user_id, chat_id, model, system_prompt, parent_session_id, started_at, last_active, profile, user_name)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, (SELECT p.user_name FROM sessions p WHERE p.id = ?)))
-  RETURNING *`;
+/** A new session's columns and, in the same order, its values: 13 parameters (see sessionParams). */
+const SESSION_COLUMNS = 'id, key, source, user_id, chat_id, model, system_prompt, parent_session_id, started_at, last_active, profile, user_name';
+export const SESSION_VALUES = '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, (SELECT p.user_name FROM sessions p WHERE p.id = ?))';
+/** Inserts a session from `source` (a VALUES list or a SELECT of SESSION_VALUES) and returns it. */
+export const insertSessionSql = (source: string): string => `INSERT INTO sessions (${SESSION_COLUMNS}) ${source} RETURNING *`;
+const INSERT_SESSION_SQL = insertSessionSql(`VALUES (${SESSION_VALUES})`);
 const POINT_KEY_SQL = `INSERT INTO session_keys (key, session_id, updated_at) VALUES (?, ?, ?)
   ON CONFLICT (key) DO UPDATE SET session_id = excluded.session_id, updated_at = excluded.updated_at`;
+const PROMPT_INSERT = 'INSERT INTO session_prompts (session_id, personality, layers, created_at)';
+/** A second record for the same session is ignored (a re-run turn). */
+const PROMPT_CONFLICT = 'ON CONFLICT (session_id) DO NOTHING';
+const RECORD_PROMPT_SQL = `${PROMPT_INSERT} VALUES (?, ?, ?, ?) ${PROMPT_CONFLICT}`;
+/** The prompt record of the session `s` of the statement it is a CTE of (3 parameters: promptParams). */
+export const RECORD_PROMPT_CTE = `p AS (${PROMPT_INSERT} SELECT s.id, ?, ?, ? FROM s ${PROMPT_CONFLICT})`;
 /** PostgreSQL: the new session and the key pointing at it in one statement (one round trip instead of two). */
 const INSERT_SESSION_AND_KEY_SQL = `WITH s AS (${INSERT_SESSION_SQL}), k AS (${POINT_KEY_SQL}) SELECT * FROM s`;
+/** … and the session's prompt record. */
+const INSERT_SESSION_KEY_AND_PROMPT_SQL = `WITH s AS (${INSERT_SESSION_SQL}), k AS (${POINT_KEY_SQL}), ${RECORD_PROMPT_CTE} SELECT * FROM s`;
 
-/** A new session, and the key pointed at it; returns the session as stored. */
-async function insertSession(sql: Sql, key: string, init: SessionInit, parentSessionId: string | null): Promise<Session> {
-  const now = Date.now();
-  const id = newSessionId(now);
-  const params = [
+/** SESSION_VALUES' parameters for a new session `id` of `key`. */
+export function sessionParams(id: string, key: string, init: SessionInit, parentSessionId: string | null, now: number): SqlValue[] {
+  return [
     id,
     key,
     init.source,
@@ -160,16 +177,40 @@ async function insertSession(sql: Sql, key: string, init: SessionInit, parentSes
     init.userName ?? null,
     parentSessionId,
   ];
+}
+
+/** RECORD_PROMPT_CTE's parameters. */
+export const promptParams = (prompt: SessionPromptRecord, now: number): SqlValue[] => [prompt.personality, JSON.stringify(prompt.layers), now];
+
+/** Keeps how a session's prompt was built; a second record for the same session is ignored. */
+export async function recordSessionPrompt(sql: Sql, sessionId: string, prompt: SessionPromptRecord, now = Date.now()): Promise<void> {
+  await sql.run(RECORD_PROMPT_SQL, [sessionId, ...promptParams(prompt, now)]);
+}
+
+/** A new session, the key pointed at it and its prompt record (when given); returns the session as stored. */
+async function insertSession(sql: Sql, key: string, init: SessionInit, parentSessionId: string | null): Promise<Session> {
+  const now = Date.now();
+  const id = newSessionId(now);
+  const params = sessionParams(id, key, init, parentSessionId, now);
   const keyParams = [key, id, now];
-  if (sql.dialect === 'postgres') return toSession((await sql.get<SessionRow>(INSERT_SESSION_AND_KEY_SQL, [...params, ...keyParams])) as SessionRow);
+  const { prompt } = init;
+  if (sql.dialect === 'postgres') {
+    const row = prompt
+      ? await sql.get<SessionRow>(INSERT_SESSION_KEY_AND_PROMPT_SQL, [...params, ...keyParams, ...promptParams(prompt, now)])
+      : await sql.get<SessionRow>(INSERT_SESSION_AND_KEY_SQL, [...params, ...keyParams]);
+    return toSession(row as SessionRow);
+  }
   const row = await sql.get<SessionRow>(INSERT_SESSION_SQL, params);
   await sql.run(POINT_KEY_SQL, keyParams);
+  if (prompt) await recordSessionPrompt(sql, id, prompt, now);
   return toSession(row as SessionRow);
 }
 
-/** Serialises the transactions that move one key (two processes must not both create its next session). */
+/** The lock that serialises the transactions that move one key (two processes must not both create its next session). */
+export const keyLockName = (key: string): string => `session-key:${key}`;
+
 function lockKey(sql: Sql, key: string): Promise<void> {
-  return sql.lock(`session-key:${key}`);
+  return sql.lock(keyLockName(key));
 }
 
 /**

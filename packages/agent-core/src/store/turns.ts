@@ -30,7 +30,7 @@ import { addTurnFiles, type NewTurnFile } from './turn-files.js';
 const SELECT_SQL = 'SELECT * FROM turns WHERE id = ?';
 
 /** A new running turn, or a re-run taking it over by raising its fence (nothing, when a newer fence owns it). */
-const beginTurnSql = (source: string): string => `INSERT INTO turns (id, session_id, status, fence, created_at, updated_at) ${source}
+export const beginTurnSql = (source: string): string => `INSERT INTO turns (id, session_id, status, fence, created_at, updated_at) ${source}
   ON CONFLICT (id) DO UPDATE SET fence = excluded.fence, updated_at = excluded.updated_at
   WHERE turns.fence IS NULL OR turns.fence <= excluded.fence
   RETURNING *`;
@@ -40,7 +40,7 @@ const BEGIN_TURN_SQL = beginTurnSql(`VALUES (?, ?, 'running', ?, ?, ?)`);
  * pairs in the tool's order, null when there are none; read with a turn's begin instead of in a round trip of its own.
  * A few short entries at most (their parts have character limits), so building JSON costs the server little.
  */
-const NOTES_JSON = `(SELECT json_agg(json_build_array(target, content) ORDER BY target, id) FROM tool_memory WHERE user_key = ?)`;
+export const NOTES_JSON = `(SELECT json_agg(json_build_array(target, content) ORDER BY target, id) FROM tool_memory WHERE user_key = ?)`;
 // The statements that read notes are kept apart from those that do not: `tool_memory` is the builtins' table
 // (builtins/tables.ts registers its migration), so a store opened without them has none to read.
 const BEGIN_TURN_WITH_NOTES_SQL = `${BEGIN_TURN_SQL}, ${NOTES_JSON} AS notes`;
@@ -150,12 +150,12 @@ export interface NotesRead {
   entries: Array<[string, string]>;
 }
 
-interface NotesColumn {
+export interface NotesColumn {
   /** PostgreSQL's json comes parsed by the driver; null when the person has no notes. */
   notes?: Array<[string, string]> | null;
 }
 
-function notesRead(userKey: string, entries: NotesColumn['notes']): NotesRead {
+export function notesRead(userKey: string, entries: NotesColumn['notes']): NotesRead {
   return { userKey, entries: Array.isArray(entries) ? entries : [] };
 }
 

@@ -141,12 +141,14 @@ export class IngressRouter {
 
     // Idle / daily reset (features/sessions/reset-policy.ts): an expired session ends and this message starts a new one.
     // The expiring session's notes are saved first (turn/memory-flush.ts), only when a session does expire.
-    const resetNotice = await resetExpiredSession(deps, sessionKey, (expiring) => flushOutsideTurn(deps.store, deps.conversation, expiring, 'reset', log));
-    if (resetNotice) await reply(resetNotice);
+    const checked = await resetExpiredSession(deps, sessionKey, (expiring) => flushOutsideTurn(deps.store, deps.conversation, expiring, 'reset', log));
+    if (checked.notice) await reply(checked.notice);
     const answering = deps.answerMarkerPrefix === undefined ? undefined : `${deps.answerMarkerPrefix}${sessionKey}`;
     const marked = profile.busyInputMode === 'steer' ? null : await this.markWaiting(msg, sessionKey, answering, egress, log);
     // An answer to a clarify question goes to the running turn (steer), whatever the busy-input mode says.
-    const res = await deps.producer.submit(sessionKey, payloadFrom(msg, profile.name), profile.busyInputMode, answering);
+    const payload = payloadFrom(msg, profile.name);
+    if (!checked.open) payload.newSession = true;
+    const res = await deps.producer.submit(sessionKey, payload, profile.busyInputMode, answering);
     log.debug({ sessionKey, status: res.status }, 'message routed');
     if (res.status === 'full') {
       if (marked) await egress.react(msg.conversationId, msg.platformMessageId as string, marked, true).catch(() => undefined);

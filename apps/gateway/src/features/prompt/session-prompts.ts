@@ -4,7 +4,7 @@
  * /prompt and the admin API. The build reads the profile's context files and skills index at that moment; later
  * changes reach the sessions that start after them.
  */
-import { buildSessionSystemPrompt, type Session, type SessionStore, type Sql } from '@herald/agent-core';
+import { buildSessionSystemPrompt, recordSessionPrompt, type Session, type SessionStore, type Sql } from '@herald/agent-core';
 import type { Logger } from '../../support/logger.js';
 import type { SkillLibrary } from '../skills/library.js';
 import { SKILL_VIEW_TOOL } from '../skills/tools.js';
@@ -118,12 +118,7 @@ export class SessionPrompts {
 
   /** Keeps how a session's prompt was built; a second record for the same session is ignored (a re-run turn). */
   async record(sessionId: string, built: BuiltPrompt): Promise<void> {
-    await this.sql.run('INSERT INTO session_prompts (session_id, personality, layers, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (session_id) DO NOTHING', [
-      sessionId,
-      built.personality,
-      JSON.stringify(built.layers),
-      Date.now(),
-    ]);
+    await recordSessionPrompt(this.sql, sessionId, { personality: built.personality, layers: built.layers });
   }
 
   /** How the session's prompt was built; null for a session from before the builder (or one made without a model). */

@@ -77,14 +77,17 @@ describe('session reset policy', () => {
       const conversation = { resetPolicy: policy('idle', { idleMinutes: 60 }), activitySeen: new ActivitySeen() };
       const deps = { store, mailbox: new Mailbox(redis, prefix, 2_000), conversation };
       // The first message reads; the ones after need none.
-      expect(await resetExpiredSession(deps, key)).toBeNull();
-      expect(await resetExpiredSession(deps, key)).toBeNull();
-      expect(await resetExpiredSession(deps, key)).toBeNull();
+      const current = { notice: null, open: true };
+      expect(await resetExpiredSession(deps, key)).toEqual(current);
+      expect(await resetExpiredSession(deps, key)).toEqual(current);
+      expect(await resetExpiredSession(deps, key)).toEqual(current);
       expect(reads).toBe(1);
       // The same process under a policy the seen time no longer passes (as an hour later would): read, and ended.
       conversation.resetPolicy = policy('idle', { idleMinutes: 0 });
-      expect(await resetExpiredSession(deps, key)).toBe(RESET_NOTICES.idle);
+      expect(await resetExpiredSession(deps, key)).toEqual({ notice: RESET_NOTICES.idle, open: false });
       expect(reads).toBeGreaterThan(1);
+      // Ended: the next message's check finds none open (its turn creates one first).
+      expect(await resetExpiredSession(deps, key)).toEqual({ notice: null, open: false });
       expect((await store.getSession(session.id))?.endReason).toBe('idle');
     } finally {
       const keys = await redis.keys(`${prefix}:*`);
@@ -139,11 +142,12 @@ describe('session reset policy', () => {
         const open = (await store.getSession(expiring.id))?.endedAt === null;
         flushed.push(`${expiring.id}:${open ? 'open' : 'ended'}:${(await mailbox.isBusy(key)) ? 'held' : 'free'}`);
       };
-      expect(await resetExpiredSession(deps, key, beforeReset)).toBeNull();
+      // Held by a turn: the session stays open.
+      expect(await resetExpiredSession(deps, key, beforeReset)).toEqual({ notice: null, open: true });
       expect((await store.getSession(session.id))?.endedAt).toBeNull();
       await mailbox.release(key, turn.token);
       // Free again: the expired session ends, and the lock the reset took is given back.
-      expect(await resetExpiredSession(deps, key, beforeReset)).toBe(RESET_NOTICES.idle);
+      expect(await resetExpiredSession(deps, key, beforeReset)).toEqual({ notice: RESET_NOTICES.idle, open: false });
       // The flush ran once, before the session ended, while the reset held it.
       expect(flushed).toEqual([`${session.id}:open:held`]);
       expect((await store.getSession(session.id))?.endReason).toBe('idle');

@@ -89,21 +89,20 @@ export class ActivitySeen {
   }
 }
 
-/** The key's open session and why it expired, or null while it is still current (reads only). */
-async function expiredSession(
-  store: SessionStore,
-  sessionKey: string,
-  policy: ResetPolicy,
-  now: number,
-  seen?: ActivitySeen,
-): Promise<{ current: Session; reason: ResetReason } | null> {
-  if (policy.mode === 'none' || seen?.current(policy, sessionKey, now)) return null;
+/** The key's session as the check found it: none open, open and current, or open and expired (and why). */
+type Found = { open: false } | { open: true; expired: { current: Session; reason: ResetReason } | null };
+
+const CURRENT: Found = { open: true, expired: null };
+
+/** The key's session as it stands under `policy` (reads only). */
+async function findSession(store: SessionStore, sessionKey: string, policy: ResetPolicy, now: number, seen?: ActivitySeen): Promise<Found> {
+  if (policy.mode === 'none' || seen?.current(policy, sessionKey, now)) return CURRENT;
   // One read, for a key whose last activity this process has not seen still current.
   const found = await store.currentSessionActivity(sessionKey);
-  if (!found || found.session.endedAt !== null) return null;
+  if (!found || found.session.endedAt !== null) return { open: false };
   const reason = expiryReason(policy, found.lastActivity, now);
   if (reason === null) seen?.note(sessionKey, found.lastActivity);
-  return reason ? { current: found.session, reason } : null;
+  return reason ? { open: true, expired: { current: found.session, reason } } : CURRENT;
 }
 
 /**
@@ -118,18 +117,28 @@ export async function applyResetPolicy(
   /** Runs on the expiring session before it is ended (the memory flush, so the next session starts with its notes). */
   beforeReset?: (expiring: Session) => Promise<void>,
 ): Promise<ResetOutcome | null> {
-  const expired = await expiredSession(store, sessionKey, policy, now);
-  if (!expired) return null;
-  const { current, reason } = expired;
+  const found = await findSession(store, sessionKey, policy, now);
+  if (!found.open || !found.expired) return null;
+  const { current, reason } = found.expired;
   if (beforeReset && current.messageCount > 0) await beforeReset(current);
   const ended = await store.endSession(current.id, reason);
   return { ended, reason, notice: current.messageCount > 0 ? RESET_NOTICES[reason] : null };
 }
 
+/** The router's check: the notice to send first, if any, and whether the key has a session open now. */
+export interface SessionCheck {
+  notice: string | null;
+  /**
+   * False when the check found none open (none yet, or ended) or ended the expired one: the message's turn begins in
+   * a new session (its payload says so, turn/stages/open.ts). True also when the check did not read (seen current).
+   */
+  open: boolean;
+}
+
 /**
- * The router's check for a message about to start a turn. Most messages find their session current, which two
- * reads tell; only an expired one is ended, while holding the session (a running turn is activity, and no turn
- * may start on a session being ended). Returns the notice to send first, if any.
+ * The router's check for a message about to start a turn. Most messages find their session current, which one
+ * read (or none, ActivitySeen) tells; only an expired one is ended, while holding the session (a running turn is
+ * activity, and no turn may start on a session being ended).
  */
 export async function resetExpiredSession(
   deps: { store: SessionStore; mailbox: Mailbox; conversation: { resetPolicy: ResetPolicy; activitySeen: ActivitySeen } },
@@ -139,10 +148,13 @@ export async function resetExpiredSession(
    * what the agent saves is in the notes the new session starts with.
    */
   beforeReset?: (expiring: Session) => Promise<void>,
-): Promise<string | null> {
+): Promise<SessionCheck> {
   const policy = deps.conversation.resetPolicy;
-  if (!(await expiredSession(deps.store, sessionKey, policy, Date.now(), deps.conversation.activitySeen))) return null;
+  const found = await findSession(deps.store, sessionKey, policy, Date.now(), deps.conversation.activitySeen);
+  if (!found.open) return { notice: null, open: false };
+  if (!found.expired) return { notice: null, open: true };
   const held = await withSessionHeld(deps.mailbox, sessionKey, 'reset-policy', () => applyResetPolicy(deps.store, sessionKey, policy, Date.now(), beforeReset));
-  if (!held.held) return null;
-  return held.value?.notice ?? null;
+  // Not held (a turn holds it: that is activity) or no longer expired: the session stays open.
+  if (!held.held || !held.value) return { notice: null, open: true };
+  return { notice: held.value.notice, open: false };
 }

@@ -3,7 +3,16 @@
  * the user sees while it runs (reactions, typing, progress, streaming). Null when the outbox says the turn finished
  * before (a recovered job): nothing is run again.
  */
-import { providerLabel, type AgentEvent, type NotesRead, type Session, type SessionSource, type Turn, type TurnHistory } from '@herald/agent-core';
+import {
+  providerLabel,
+  type AgentEvent,
+  type NotesRead,
+  type Session,
+  type SessionInit,
+  type SessionSource,
+  type Turn,
+  type TurnHistory,
+} from '@herald/agent-core';
 import type { PlatformEgress } from '@herald/adapters';
 import type { MailboxEntry, TurnPayload } from '../../queue/mailbox.js';
 import type { TurnContext } from '../../queue/turn-context.js';
@@ -86,8 +95,11 @@ export async function openTurn(deps: TurnDeps, ctx: TurnContext): Promise<OpenTu
 /**
  * The turn's outbox row under this worker's fence, in the session its transcript goes to, and that transcript when
  * it is known already. Most turns find the key's session open: it (and its transcript) is read with the turn's begin,
- * one round trip on PostgreSQL. A session created just now has no transcript yet: nothing to read. On PostgreSQL the
- * begin reads the saved notes the turn shows too (the plan stage's notes block), a round trip fewer.
+ * one round trip on PostgreSQL. Otherwise the turn begins in a new session, created with it (one round trip on
+ * PostgreSQL too), or in the one another turn opened meanwhile. A session created just now has no transcript yet:
+ * nothing to read. On PostgreSQL either begin reads the saved notes the turn shows too (the plan stage's notes block).
+ * When the router found no session open (the payload's `newSession`), creating comes first — unless this process
+ * has since seen one begun for the key (the turn of an earlier message of the same burst created it).
  */
 async function beginInSession(
   deps: TurnDeps,
@@ -98,36 +110,31 @@ async function beginInSession(
 ): Promise<{ session: Session; row: Turn; history: TurnHistory | null; notes: NotesRead | null }> {
   const first = ctx.entries[0].payload;
   const notesOf = tools.notesKey(first.platform, first.userId) ?? undefined;
-  const opened = await deps.store.beginTurnInOpenSession(ctx.turnId, sessionKey, ctx.fence, notesOf);
+  const { resetPolicy, activitySeen } = deps.conversation;
+  const createFirst = first.newSession === true && !activitySeen.current(resetPolicy, sessionKey, Date.now());
+  const opened = createFirst ? null : await deps.store.beginTurnInOpenSession(ctx.turnId, sessionKey, ctx.fence, notesOf);
   if (opened) return { session: opened.session, row: opened.turn, history: opened.history ?? null, notes: opened.notes ?? null };
   const last = ctx.entries[ctx.entries.length - 1].payload;
-  const { session, created } = await sessionOf(deps, sessionKey, first, last, agent, tools);
-  const begun = await deps.store.beginTurnWithNotes(ctx.turnId, session.id, ctx.fence, notesOf);
-  return { session, row: begun.turn, history: created ? { history: [], saved: [] } : null, notes: begun.notes ?? null };
-}
-
-interface NewOrFound {
-  session: Session;
-  /** Created by this call (so it has no messages yet). */
-  created: boolean;
+  const init = await newSessionInit(deps, first, last, agent, tools);
+  const begun = await deps.store.beginTurnInNewSession(ctx.turnId, sessionKey, init, ctx.fence, notesOf, { lookedForOpen: !createFirst });
+  // A session started now was active now: this process's reset check needs no read for it (ActivitySeen).
+  if (begun.created) activitySeen.note(sessionKey, begun.session.startedAt);
+  return { session: begun.session, row: begun.turn, history: begun.created ? { history: [], saved: [] } : (begun.history ?? null), notes: begun.notes ?? null };
 }
 
 /**
- * The session the turn's transcript goes to when the key had none open (beginTurnInOpenSession found none): the one
- * another turn opened meanwhile (getOrCreateSession looks again), or a new one whose system prompt the prompt
- * builder makes now from the profile's layers (features/prompt). Stored with the session and replayed byte-identical
- * on every call: the prompt cache depends on it, and a context file or skill changed later reaches only the sessions
- * that start after the change.
+ * A new session of the key, as the turn would start it: its system prompt made now by the prompt builder from the
+ * profile's layers (features/prompt), with the record of those layers. Stored with the session and replayed
+ * byte-identical on every call: the prompt cache depends on it, and a context file or skill changed later reaches only
+ * the sessions that start after the change.
  */
-async function sessionOf(
+async function newSessionInit(
   deps: TurnDeps,
-  sessionKey: string,
   first: TurnPayload,
   last: TurnPayload,
   agent: AgentRuntime | null,
   tools: TurnToolsFactory,
-): Promise<NewOrFound> {
-  const { store } = deps;
+): Promise<SessionInit> {
   const profile = deps.conversation.profiles.get(first.profile);
   const built = agent
     ? await deps.conversation.prompts.build({
@@ -139,21 +146,16 @@ async function sessionOf(
         toolNames: tools.toolNames,
       })
     : null;
-  const { session, created } = await store.getOrCreateSession(
-    sessionKey,
-    () => ({
-      source: first.platform as SessionSource,
-      userId: first.userId,
-      userName: first.userName,
-      chatId: first.chatId,
-      profile: profileColumn(first.profile ?? DEFAULT_PROFILE),
-      model: agent ? providerLabel(agent.primary) : undefined,
-      systemPrompt: built?.text,
-    }),
-    { noneOpen: true },
-  );
-  if (created && built) await deps.conversation.prompts.record(session.id, built);
-  return { session, created };
+  return {
+    source: first.platform as SessionSource,
+    userId: first.userId,
+    userName: first.userName,
+    chatId: first.chatId,
+    profile: profileColumn(first.profile ?? DEFAULT_PROFILE),
+    model: agent ? providerLabel(agent.primary) : undefined,
+    systemPrompt: built?.text,
+    ...(built && { prompt: { personality: built.personality, layers: built.layers } }),
+  };
 }
 
 /** Typing, tool progress, status lines and streaming (out/progress.ts); none of its own for a relayed platform. */
