@@ -87,7 +87,7 @@ function herald(args: string[], env: Record<string, string>): Promise<{ code: nu
 }
 
 /** Allowed users of the main gateway; anyone else is unknown to it. */
-const ALLOWED = [101, 102, 103, 104, 105];
+const ALLOWED = [101, 102, 103, 104, 105, 109];
 const FLUSH_PROMPT = '[This conversation is about to be';
 let answersTo2plus2 = 0;
 
@@ -176,6 +176,31 @@ describe('conversation control (queue mode, allowlist + pairing)', () => {
     try {
       expect(await store.getSession(before)).toMatchObject({ endReason: 'session_reset' });
       expect((await store.getSession(after))?.endedAt).toBeNull();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('an expired session (the daily reset): the next message is told first, starts afresh, and the old session ends', async () => {
+    const { tg, llm, cluster } = w!;
+    expect(await ask(tg, 109, 'old words')).toBe('re: old words');
+    const before = sessionIdOf(await ask(tg, 109, '/status'));
+    // Two days without activity, as the store would show them.
+    const store = await SessionStore.open(cluster.dbPath);
+    try {
+      await store.sql.run('UPDATE messages SET created_at = created_at - ? WHERE session_id = ?', [2 * 86_400_000, before]);
+      await store.sql.run('UPDATE sessions SET started_at = started_at - ? WHERE id = ?', [2 * 86_400_000, before]);
+      const sent = repliesIn(tg, 109).length;
+      tg.injectMessage({ chatId: 109, userId: 109, text: 'new words' });
+      expect(await nextReply(tg, 109, sent, 'the reset notice')).toMatch(/^🌅 A new day, a fresh conversation/);
+      expect(await nextReply(tg, 109, sent + 1, 'the answer')).toBe('re: new words');
+      // The turn began in a new session; the model saw nothing from the old one.
+      expect(JSON.stringify(requestsFor(llm, 'new words')[0].body.messages)).not.toContain('old words');
+      expect(await store.getSession(before)).toMatchObject({ endReason: 'daily' });
+      const after = sessionIdOf(await ask(tg, 109, '/status'));
+      expect(after).not.toBe(before);
+      // Current again: the next message gets no notice.
+      expect(await ask(tg, 109, 'more words')).toBe('re: more words');
     } finally {
       await store.close();
     }

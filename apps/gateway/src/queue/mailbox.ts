@@ -85,11 +85,6 @@ export interface TurnPayload {
   account?: string;
   /** Discord guild / Slack team, for routing. */
   spaceId?: string;
-  /**
-   * The router found no open session for the key (none yet, ended, or just reset): the turn begins by creating one
-   * rather than by looking for it first (turn/stages/open.ts); either way finds the session another turn opened.
-   */
-  newSession?: true;
 }
 
 /**

@@ -87,21 +87,6 @@ describe.each(STORE_BACKENDS)('a turn begun in a new session on %s', (backend) =
     expect(await promptRecordOf(store, session.id)).toBeUndefined();
   });
 
-  it('told the caller did not look first: an open session is begun in as beginTurnInOpenSession would, its transcript read with it', async () => {
-    const store = await temp.open();
-    const { session } = await store.getOrCreateSession(KEY, { source: 'telegram' });
-    await store.appendMessages(session.id, [{ role: 'user', content: 'earlier' }]);
-    const statements = countStatements(store);
-    const begun = await store.beginTurnInNewSession('T1', KEY, INIT, 1, undefined, { lookedForOpen: false });
-    expect(begun).toMatchObject({ created: false, session: { id: session.id }, turn: { id: 'T1', sessionId: session.id } });
-    if (backend === 'postgres') {
-      // The create that found the key's session open, then the begin in it.
-      expect(statements()).toBe(2);
-      expect(begun.history?.history.map((m) => m.content)).toEqual(['earlier']);
-    }
-    expect((await store.listSessions()).sessions).toHaveLength(1);
-  });
-
   it('two turns of a new key at once share one session', async () => {
     const store = await temp.open();
     const both = await Promise.all([

@@ -23,7 +23,7 @@ import {
   type SessionInit,
 } from './sessions.js';
 import type { Sql, SqlValue } from './sql.js';
-import { beginTurn, beginTurnInOpenSession, beginTurnSql, NOTES_JSON, notesRead, type NotesColumn, type OpenedTurn } from './turns.js';
+import { beginTurn, beginTurnSql, NOTES_JSON, notesRead, type NotesColumn, type OpenedTurn } from './turns.js';
 import { FencedOutError } from './errors.js';
 
 /** The key, when it is new or its session ended, pointed at the new session `?` (key, id, time). */
@@ -50,14 +50,6 @@ export interface NewSessionTurn extends OpenedTurn {
   created: boolean;
 }
 
-export interface NewSessionTurnOptions {
-  /**
-   * The caller looked for an open session first (beginTurnInOpenSession found none), the default. When it did not
-   * and one is open, the turn begins in it as beginTurnInOpenSession would (its transcript read with it).
-   */
-  lookedForOpen?: boolean;
-}
-
 export async function beginTurnInNewSession(
   sql: Sql,
   turnId: string,
@@ -65,15 +57,12 @@ export async function beginTurnInNewSession(
   init: SessionInit,
   fence: number,
   notesOf?: string,
-  { lookedForOpen = true }: NewSessionTurnOptions = {},
 ): Promise<NewSessionTurn> {
   if (sql.dialect === 'postgres' && !sql.inTransaction) {
     const begun = await createAndBegin(sql, turnId, key, init, fence, notesOf);
     if (begun) return begun;
-    const opened = lookedForOpen ? null : await beginTurnInOpenSession(sql, turnId, key, fence, notesOf);
-    if (opened) return { ...opened, created: false };
   }
-  const { session, created } = await getOrCreateSession(sql, key, init, { noneOpen: lookedForOpen });
+  const { session, created } = await getOrCreateSession(sql, key, init, { noneOpen: true });
   return { session, created, ...(await beginTurn(sql, turnId, session.id, fence, notesOf)) };
 }
 

@@ -11,7 +11,7 @@ import type { ChatMessage, SessionSource } from '../base/types.js';
 import { catchUpSearchIndex, searchMessages, type SearchHit, type SearchOptions } from './fts.js';
 import * as lineage from './lineage.js';
 import * as messages from './messages.js';
-import { beginTurnInNewSession, type NewSessionTurn, type NewSessionTurnOptions } from './new-session-turn.js';
+import { beginTurnInNewSession, type NewSessionTurn } from './new-session-turn.js';
 import { runMigrations } from './migrations.js';
 import { PostgresSql, type PostgresOptions } from './postgres-sql.js';
 import type { Session, StoredMessage, Turn, TurnStatus } from './rows.js';
@@ -292,20 +292,30 @@ export class SessionStore {
    * beginTurn in a new session of the key (created with `init`, its prompt record included), or in the one another
    * turn opened meanwhile; one round trip on PostgreSQL, with the saved notes of `notesOf` (new-session-turn.ts).
    */
-  beginTurnInNewSession(
-    turnId: string,
-    sessionKey: string,
-    init: sessions.SessionInit,
-    fence: number,
-    notesOf?: string,
-    opts?: NewSessionTurnOptions,
-  ): Promise<NewSessionTurn> {
-    return beginTurnInNewSession(this.sql, turnId, sessionKey, init, fence, notesOf, opts);
+  beginTurnInNewSession(turnId: string, sessionKey: string, init: sessions.SessionInit, fence: number, notesOf?: string): Promise<NewSessionTurn> {
+    return beginTurnInNewSession(this.sql, turnId, sessionKey, init, fence, notesOf);
   }
 
-  /** beginTurn in the key's open session, read with it (one round trip on PostgreSQL); null when the key has none open. */
-  beginTurnInOpenSession(turnId: string, sessionKey: string, fence: number, notesOf?: string): Promise<turns.OpenedTurn | null> {
-    return turns.beginTurnInOpenSession(this.sql, turnId, sessionKey, fence, notesOf);
+  /**
+   * beginTurn in the key's open session, read with it (one round trip on PostgreSQL); null when the key has none open.
+   * With `currentSince`, a session last active before it is returned as expired, no turn begun (the reset policy).
+   */
+  beginTurnInOpenSession(turnId: string, sessionKey: string, fence: number, notesOf?: string): Promise<turns.OpenedTurn | null>;
+  beginTurnInOpenSession(
+    turnId: string,
+    sessionKey: string,
+    fence: number,
+    notesOf: string | undefined,
+    currentSince: number | null,
+  ): Promise<turns.OpenedTurn | turns.ExpiredSession | null>;
+  beginTurnInOpenSession(
+    turnId: string,
+    sessionKey: string,
+    fence: number,
+    notesOf?: string,
+    currentSince: number | null = null,
+  ): Promise<turns.OpenedTurn | turns.ExpiredSession | null> {
+    return turns.beginTurnInOpenSession(this.sql, turnId, sessionKey, fence, notesOf, currentSince);
   }
 
   getTurn(turnId: string): Promise<Turn | null> {

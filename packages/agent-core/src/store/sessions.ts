@@ -129,15 +129,16 @@ export async function currentSession(sql: Sql, key: string): Promise<Session | n
  * The session the key points at and when it was last used (its newest message, else when it started): one read
  * for the check every incoming message makes (the session reset policy).
  */
+/** A session `s`'s last activity: its newest message's time, else its start. */
+export const LAST_ACTIVITY_OF_S = 'coalesce((SELECT m.created_at FROM messages m WHERE m.session_id = s.id ORDER BY m.id DESC LIMIT 1), s.started_at)';
+
 export async function currentSessionActivity(sql: Sql, key: string): Promise<{ session: Session; lastActivity: number } | null> {
-  const row = await sql.get<SessionRow & { last_message_at: number | null }>(
-    `SELECT s.*, (SELECT m.created_at FROM messages m WHERE m.session_id = s.id ORDER BY m.id DESC LIMIT 1) AS last_message_at
-     FROM sessions s WHERE s.id = (${SESSION_OF_KEY})`,
+  const row = await sql.get<SessionRow & { last_activity: number }>(
+    `SELECT s.*, ${LAST_ACTIVITY_OF_S} AS last_activity FROM sessions s WHERE s.id = (${SESSION_OF_KEY})`,
     [key],
   );
   if (!row) return null;
-  const session = toSession(row);
-  return { session, lastActivity: row.last_message_at === null ? session.startedAt : Number(row.last_message_at) };
+  return { session: toSession(row), lastActivity: Number(row.last_activity) };
 }
 
 /** A new session's columns and, in the same order, its values: 13 parameters (see sessionParams). */

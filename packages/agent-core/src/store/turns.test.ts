@@ -83,6 +83,27 @@ describe.each(STORE_BACKENDS)('the turn outbox on %s', (backend) => {
       expect(opened?.history).toEqual(backend === 'postgres' ? expected : undefined);
     });
 
+    it("with the reset policy's bound: a session last active before it is expired (no turn begun), one active since is begun in", async () => {
+      const { store, sessionId } = await withSession();
+      const started = (await store.getSession(sessionId))?.startedAt as number;
+      // No messages: the session's start is its last activity.
+      expect(await store.beginTurnInOpenSession('T0', KEY, 1, undefined, started + 1)).toEqual({
+        expired: await store.getSession(sessionId),
+        lastActivity: started,
+      });
+      expect(await store.getTurn('T0')).toBeNull();
+      await store.appendMessages(sessionId, [{ role: 'user', content: 'hi' }]);
+      const lastMessageAt = (await store.getMessages(sessionId)).at(-1)?.createdAt as number;
+      const expired = await store.beginTurnInOpenSession('T1', KEY, 1, undefined, lastMessageAt + 1);
+      expect(expired).toMatchObject({ expired: { id: sessionId }, lastActivity: lastMessageAt });
+      expect(await store.getTurn('T1')).toBeNull();
+      // Active at the bound: current, begun in.
+      const opened = await store.beginTurnInOpenSession('T1', KEY, 1, undefined, lastMessageAt);
+      expect(opened).toMatchObject({ session: { id: sessionId }, turn: { id: 'T1', status: 'running' } });
+      // No bound (null): never expired.
+      expect(await store.beginTurnInOpenSession('T2', KEY, 1, undefined, null)).toMatchObject({ turn: { id: 'T2' } });
+    });
+
     it('a re-run takes the turn over under a newer fence and keeps what it recorded; an older fence is refused', async () => {
       const { store } = await withSession();
       await store.beginTurnInOpenSession('T1', KEY, 1);

@@ -23,7 +23,7 @@ import {
   type TurnHistoryRow,
 } from './messages.js';
 import { toSession, toTurn, type Session, type SessionRow, type Turn, type TurnRow, type TurnStatus } from './rows.js';
-import { currentSession, SESSION_OF_KEY, type UsageDelta } from './sessions.js';
+import { currentSessionActivity, LAST_ACTIVITY_OF_S, SESSION_OF_KEY, type UsageDelta } from './sessions.js';
 import type { Sql, SqlValue } from './sql.js';
 import { addTurnFiles, type NewTurnFile } from './turn-files.js';
 
@@ -47,16 +47,20 @@ const BEGIN_TURN_WITH_NOTES_SQL = `${BEGIN_TURN_SQL}, ${NOTES_JSON} AS notes`;
 /**
  * PostgreSQL: the key's open session, beginTurn in it (as JSON, on the first row) and the turn's transcript
  * (getTurnHistory's rows, one a row; a row of nulls when there is none). No row: no open session; a null turn: a newer
- * fence owns the turn. The insert runs once whether or not the outer query reads it (PostgreSQL's rule for
- * data-modifying CTEs); the transcript is read as the statement found it. Rows rather than one JSON array: building
- * JSON for every message cost the server more than the round trip it saved.
+ * fence owns the turn. The session's last activity (its newest message's time, else its start) comes on the first row
+ * too: one last active before the given time (a parameter) has expired, and then no turn is begun and nothing else is
+ * read. The insert runs once whether or not the outer query reads it (PostgreSQL's rule for data-modifying CTEs); the
+ * transcript is read as the statement found it. Rows rather than one JSON array: building JSON for every message cost
+ * the server more than the round trip it saved.
  */
-const beginTurnInOpenSessionSql = (notes: string): string => `WITH cur AS (SELECT * FROM sessions WHERE id = (${SESSION_OF_KEY}) AND ended_at IS NULL),
-  t AS (${beginTurnSql(`SELECT ?, cur.id, 'running', ?, ?, ? FROM cur`)})
-  SELECT CASE WHEN h.first IS NOT FALSE THEN row_to_json(cur) END AS session,
+const beginTurnInOpenSessionSql = (notes: string): string => `WITH cur AS (SELECT s.*, ${LAST_ACTIVITY_OF_S} AS last_activity
+    FROM sessions s WHERE s.id = (${SESSION_OF_KEY}) AND s.ended_at IS NULL),
+  live AS (SELECT * FROM cur WHERE last_activity >= ?),
+  t AS (${beginTurnSql(`SELECT ?, live.id, 'running', ?, ?, ? FROM live`)})
+  SELECT CASE WHEN h.first IS NOT FALSE THEN row_to_json(cur) END AS session, cur.last_activity,
     CASE WHEN h.first IS NOT FALSE THEN (SELECT row_to_json(t) FROM t) END AS turn${notes}, h.*
   FROM cur LEFT JOIN LATERAL (SELECT row_number() OVER (ORDER BY id) = 1 AS first, id, ${TURN_HISTORY_COLUMNS}
-    FROM messages WHERE session_id = cur.id) h ON true
+    FROM messages WHERE session_id = (SELECT id FROM live)) h ON true
   ORDER BY h.id`;
 const BEGIN_TURN_IN_OPEN_SESSION_SQL = beginTurnInOpenSessionSql('');
 /** … with the person's saved notes on the first row too. */
@@ -173,30 +177,50 @@ export interface OpenedTurn extends BegunTurn {
   history?: TurnHistory;
 }
 
+/** The key's open session, last active before the time given: expired, so no turn was begun in it. */
+export interface ExpiredSession {
+  expired: Session;
+  lastActivity: number;
+}
+
 /**
  * beginTurn in the key's open session, which is read in the same statement on PostgreSQL (a data-modifying CTE), with
  * the turn's transcript: one round trip instead of three on every message's path; SQLite reads in-process, so it
  * keeps the separate statements. Null when the key has no open session: the caller creates one and calls beginTurn.
+ * With `currentSince`, a session last active before it is not begun in but returned as expired (the reset policy's
+ * check, made with the begin instead of in a read of its own).
  */
-export async function beginTurnInOpenSession(sql: Sql, turnId: string, sessionKey: string, fence: number, notesOf?: string): Promise<OpenedTurn | null> {
+export async function beginTurnInOpenSession(
+  sql: Sql,
+  turnId: string,
+  sessionKey: string,
+  fence: number,
+  notesOf?: string,
+  currentSince: number | null = null,
+): Promise<OpenedTurn | ExpiredSession | null> {
   if (sql.dialect === 'sqlite') {
-    const session = await currentSession(sql, sessionKey);
-    if (!session || session.endedAt !== null) return null;
-    return { session, ...(await beginTurn(sql, turnId, session.id, fence)) };
+    const found = await currentSessionActivity(sql, sessionKey);
+    if (!found || found.session.endedAt !== null) return null;
+    if (currentSince !== null && found.lastActivity < currentSince) return { expired: found.session, lastActivity: found.lastActivity };
+    return { session: found.session, ...(await beginTurn(sql, turnId, found.session.id, fence)) };
   }
   const now = Date.now();
+  // Every session's last activity is at or after 0: no time given, none expired.
+  const since = currentSince ?? 0;
   const rows =
     notesOf === undefined
-      ? await sql.all<OpenedRow>(BEGIN_TURN_IN_OPEN_SESSION_SQL, [sessionKey, turnId, fence, now, now, turnId])
-      : await sql.all<OpenedRow>(BEGIN_TURN_IN_OPEN_SESSION_WITH_NOTES_SQL, [sessionKey, turnId, fence, now, now, notesOf, turnId]);
+      ? await sql.all<OpenedRow>(BEGIN_TURN_IN_OPEN_SESSION_SQL, [sessionKey, since, turnId, fence, now, now, turnId])
+      : await sql.all<OpenedRow>(BEGIN_TURN_IN_OPEN_SESSION_WITH_NOTES_SQL, [sessionKey, since, turnId, fence, now, now, notesOf, turnId]);
   if (rows.length === 0) return null;
-  const { session, turn } = rows[0];
+  const { session, turn, last_activity } = rows[0];
+  const lastActivity = Number(last_activity);
+  if (lastActivity < since) return { expired: toSession(session as SessionRow), lastActivity };
   if (!turn) throw new FencedOutError(turnId, fence); // a newer fence owns it
   const history = toTurnHistory(rows[0].id === null ? [] : rows);
   return { session: toSession(session as SessionRow), turn: toTurn(turn), history, ...(notesOf !== undefined && { notes: notesRead(notesOf, rows[0].notes) }) };
 }
 
-type OpenedRow = TurnHistoryRow & NotesColumn & { session: SessionRow | null; turn: TurnRow | null; id: number | null };
+type OpenedRow = TurnHistoryRow & NotesColumn & { session: SessionRow | null; turn: TurnRow | null; id: number | null; last_activity: number | string };
 
 export async function getTurn(sql: Sql, turnId: string): Promise<Turn | null> {
   const row = await sql.get<TurnRow>(SELECT_SQL, [turnId]);

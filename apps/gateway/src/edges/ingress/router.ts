@@ -10,8 +10,6 @@ import type { CommandDeps } from '../commands/context.js';
 import { runCommand } from '../commands/handlers.js';
 import { parseCommand } from '../commands/registry.js';
 import { admit, type AccessPolicy } from './authorize.js';
-import { resetExpiredSession } from '../../features/sessions/reset-policy.js';
-import { flushOutsideTurn } from '../../turn/memory-flush.js';
 import type { InboundGuard } from './inbound-guard.js';
 import { payloadFrom } from '../../queue/producer.js';
 import { sessionKeyFor } from './session-key.js';
@@ -139,16 +137,11 @@ export class IngressRouter {
       return true;
     }
 
-    // Idle / daily reset (features/sessions/reset-policy.ts): an expired session ends and this message starts a new one.
-    // The expiring session's notes are saved first (turn/memory-flush.ts), only when a session does expire.
-    const checked = await resetExpiredSession(deps, sessionKey, (expiring) => flushOutsideTurn(deps.store, deps.conversation, expiring, 'reset', log));
-    if (checked.notice) await reply(checked.notice);
+    // The idle / daily reset is the turn's to make, with its begin (turn/stages/open.ts): no read here.
     const answering = deps.answerMarkerPrefix === undefined ? undefined : `${deps.answerMarkerPrefix}${sessionKey}`;
     const marked = profile.busyInputMode === 'steer' ? null : await this.markWaiting(msg, sessionKey, answering, egress, log);
     // An answer to a clarify question goes to the running turn (steer), whatever the busy-input mode says.
-    const payload = payloadFrom(msg, profile.name);
-    if (!checked.open) payload.newSession = true;
-    const res = await deps.producer.submit(sessionKey, payload, profile.busyInputMode, answering);
+    const res = await deps.producer.submit(sessionKey, payloadFrom(msg, profile.name), profile.busyInputMode, answering);
     log.debug({ sessionKey, status: res.status }, 'message routed');
     if (res.status === 'full') {
       if (marked) await egress.react(msg.conversationId, msg.platformMessageId as string, marked, true).catch(() => undefined);

@@ -2,7 +2,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SessionStore, type Session } from '@herald/agent-core';
 import { Redis } from 'ioredis';
 import { Mailbox } from '../../queue/mailbox.js';
-import { ActivitySeen, RESET_NOTICES, applyResetPolicy, crossedDailyBoundary, expiryReason, resetExpiredSession, type ResetPolicy } from './reset-policy.js';
+import {
+  ActivitySeen,
+  RESET_NOTICES,
+  applyResetPolicy,
+  crossedDailyBoundary,
+  currentSince,
+  expiryReason,
+  resetExpiredSession,
+  type ResetPolicy,
+} from './reset-policy.js';
 import { testPrefix } from '../../../../../test/helpers/test-run.js';
 
 const MIN = 60_000;
@@ -22,6 +31,29 @@ afterEach(async () => {
 });
 
 describe('session reset policy', () => {
+  it("currentSince is expiryReason's rule as one time: a session is current exactly when last active at or after it", () => {
+    // A fixed pseudo-random walk (deterministic), across zones with daylight-saving changes and odd offsets.
+    let seed = 42;
+    const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+    const zones = [undefined, 'UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata', 'Australia/Lord_Howe'];
+    // Around 2025's daylight-saving changes (Europe 30 March / 26 October, US 9 March / 2 November) and elsewhere.
+    const days = [Date.UTC(2025, 2, 9), Date.UTC(2025, 2, 30), Date.UTC(2025, 9, 26), Date.UTC(2025, 10, 2), Date.UTC(2025, 5, 10)];
+    expect(currentSince(policy('none'), UTC(10))).toBeNull();
+    for (const timeZone of zones)
+      for (const mode of ['idle', 'daily', 'both'] as const)
+        for (const day of days) {
+          const p = policy(mode, { timeZone, idleMinutes: 1 + Math.floor(next() * 2000), dailyHour: Math.floor(next() * 24) });
+          const now = day + Math.floor(next() * 36 * HOUR);
+          const since = currentSince(p, now) as number;
+          expect(expiryReason(p, since, now)).toBeNull();
+          expect(expiryReason(p, since - 1, now)).not.toBeNull();
+          for (let i = 0; i < 20; i++) {
+            const at = now - Math.floor(next() * 50 * HOUR);
+            expect(at >= since).toBe(expiryReason(p, at, now) === null);
+          }
+        }
+  });
+
   it('idle: expires after the idle minutes without activity', async () => {
     const p = policy('idle', { idleMinutes: 30 });
     expect(expiryReason(p, UTC(10), UTC(10, 29))).toBeNull();
@@ -59,7 +91,7 @@ describe('session reset policy', () => {
     expect([seen.current(idle, 'k', UTC(10, 1)), seen.current(idle, 'a', UTC(10, 1)), seen.current(idle, 'b', UTC(10, 1))]).toEqual([false, true, true]);
   });
 
-  it('the router reads a key once while its session stays current, and still ends it once it expires', async () => {
+  it('the API check reads a key once while its session stays current, and still ends it once it expires', async () => {
     const store = await SessionStore.open(':memory:');
     stores.push(store);
     const redis = new Redis('redis://127.0.0.1:6379');
@@ -77,17 +109,14 @@ describe('session reset policy', () => {
       const conversation = { resetPolicy: policy('idle', { idleMinutes: 60 }), activitySeen: new ActivitySeen() };
       const deps = { store, mailbox: new Mailbox(redis, prefix, 2_000), conversation };
       // The first message reads; the ones after need none.
-      const current = { notice: null, open: true };
-      expect(await resetExpiredSession(deps, key)).toEqual(current);
-      expect(await resetExpiredSession(deps, key)).toEqual(current);
-      expect(await resetExpiredSession(deps, key)).toEqual(current);
+      expect(await resetExpiredSession(deps, key)).toBeNull();
+      expect(await resetExpiredSession(deps, key)).toBeNull();
+      expect(await resetExpiredSession(deps, key)).toBeNull();
       expect(reads).toBe(1);
       // The same process under a policy the seen time no longer passes (as an hour later would): read, and ended.
       conversation.resetPolicy = policy('idle', { idleMinutes: 0 });
-      expect(await resetExpiredSession(deps, key)).toEqual({ notice: RESET_NOTICES.idle, open: false });
+      expect(await resetExpiredSession(deps, key)).toBe(RESET_NOTICES.idle);
       expect(reads).toBeGreaterThan(1);
-      // Ended: the next message's check finds none open (its turn creates one first).
-      expect(await resetExpiredSession(deps, key)).toEqual({ notice: null, open: false });
       expect((await store.getSession(session.id))?.endReason).toBe('idle');
     } finally {
       const keys = await redis.keys(`${prefix}:*`);
@@ -119,7 +148,7 @@ describe('session reset policy', () => {
     expect(await applyResetPolicy(store, key, p, Date.now() + 50 * HOUR)).toBeNull();
   });
 
-  it('the router ends an expired session only while it holds the session: never under a running turn', async () => {
+  it('the API check ends an expired session only while it holds the session: never under a running turn', async () => {
     const store = await SessionStore.open(':memory:');
     stores.push(store);
     const redis = new Redis('redis://127.0.0.1:6379');
@@ -142,12 +171,11 @@ describe('session reset policy', () => {
         const open = (await store.getSession(expiring.id))?.endedAt === null;
         flushed.push(`${expiring.id}:${open ? 'open' : 'ended'}:${(await mailbox.isBusy(key)) ? 'held' : 'free'}`);
       };
-      // Held by a turn: the session stays open.
-      expect(await resetExpiredSession(deps, key, beforeReset)).toEqual({ notice: null, open: true });
+      expect(await resetExpiredSession(deps, key, beforeReset)).toBeNull();
       expect((await store.getSession(session.id))?.endedAt).toBeNull();
       await mailbox.release(key, turn.token);
       // Free again: the expired session ends, and the lock the reset took is given back.
-      expect(await resetExpiredSession(deps, key, beforeReset)).toEqual({ notice: RESET_NOTICES.idle, open: false });
+      expect(await resetExpiredSession(deps, key, beforeReset)).toBe(RESET_NOTICES.idle);
       // The flush ran once, before the session ended, while the reset held it.
       expect(flushed).toEqual([`${session.id}:open:held`]);
       expect((await store.getSession(session.id))?.endReason).toBe('idle');

@@ -3,7 +3,8 @@
  *   idle   — after HERALD_SESSION_IDLE_MINUTES without activity (default 1,440 = a day);
  *   daily  — once a day at HERALD_SESSION_DAILY_HOUR local time (default 04:00);
  *   both   — whichever comes first (default);   none — never.
- * Checked when a message arrives, before its turn: the expired session is ended (end_reason idle / daily) and the
+ * Checked with a turn's begin (turn/stages/open.ts, currentSince), and by the HTTP API before it queues a turn
+ * (resetExpiredSession): the expired session is ended (end_reason idle / daily) and the
  * message starts a new one. The user is told only when the old session had something in it.
  */
 import type { Mailbox } from '../../queue/mailbox.js';
@@ -54,6 +55,41 @@ export function crossedDailyBoundary(policy: Pick<ResetPolicy, 'dailyHour' | 'ti
   return localDate(lastActivity - shift, policy.timeZone) < localDate(now - shift, policy.timeZone);
 }
 
+/**
+ * The earliest last activity still current at `now` under `policy` (a session last active before it has expired), or
+ * null when nothing expires: what the turn's begin compares the session's last activity with (turn/stages/open.ts).
+ * Exactly expiryReason's rule: idle allows up to `idleMinutes` minus a millisecond, daily goes back to the start of
+ * the current reset day (found once a day: crossedDailyBoundary is monotone in the last activity).
+ */
+export function currentSince(policy: ResetPolicy, now: number): number | null {
+  if (policy.mode === 'none') return null;
+  let since = Number.NEGATIVE_INFINITY;
+  if (policy.mode === 'idle' || policy.mode === 'both') since = now - policy.idleMinutes * MS_PER_MINUTE + 1;
+  if (policy.mode === 'daily' || policy.mode === 'both') since = Math.max(since, resetDayStart(policy, now));
+  return since;
+}
+
+/** The last reset day's start found, by policy and day: one a process at a time (the day moves on, rarely the policy). */
+let lastDayStart: { key: string; start: number } | null = null;
+/** Two days back is always before the current reset day's start, whatever the zone's offsets do. */
+const TWO_DAYS_MS = 48 * MS_PER_HOUR;
+
+/** The first instant of the reset day `now` is in: the earliest t with no daily boundary in (t, now]. */
+function resetDayStart(policy: Pick<ResetPolicy, 'dailyHour' | 'timeZone'>, now: number): number {
+  const key = `${policy.dailyHour}|${policy.timeZone ?? ''}|${localDate(now - policy.dailyHour * MS_PER_HOUR, policy.timeZone)}`;
+  if (lastDayStart?.key === key) return lastDayStart.start;
+  // Bisection: `crossed` holds at lo, not at hi.
+  let lo = now - TWO_DAYS_MS;
+  let hi = now;
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (crossedDailyBoundary(policy, mid, now)) lo = mid;
+    else hi = mid;
+  }
+  lastDayStart = { key, start: hi };
+  return hi;
+}
+
 export interface ResetOutcome {
   ended: Session;
   reason: ResetReason;
@@ -89,20 +125,21 @@ export class ActivitySeen {
   }
 }
 
-/** The key's session as the check found it: none open, open and current, or open and expired (and why). */
-type Found = { open: false } | { open: true; expired: { current: Session; reason: ResetReason } | null };
-
-const CURRENT: Found = { open: true, expired: null };
-
-/** The key's session as it stands under `policy` (reads only). */
-async function findSession(store: SessionStore, sessionKey: string, policy: ResetPolicy, now: number, seen?: ActivitySeen): Promise<Found> {
-  if (policy.mode === 'none' || seen?.current(policy, sessionKey, now)) return CURRENT;
+/** The key's open session and why it expired, or null while it is still current (reads only). */
+async function expiredSession(
+  store: SessionStore,
+  sessionKey: string,
+  policy: ResetPolicy,
+  now: number,
+  seen?: ActivitySeen,
+): Promise<{ current: Session; reason: ResetReason } | null> {
+  if (policy.mode === 'none' || seen?.current(policy, sessionKey, now)) return null;
   // One read, for a key whose last activity this process has not seen still current.
   const found = await store.currentSessionActivity(sessionKey);
-  if (!found || found.session.endedAt !== null) return { open: false };
+  if (!found || found.session.endedAt !== null) return null;
   const reason = expiryReason(policy, found.lastActivity, now);
   if (reason === null) seen?.note(sessionKey, found.lastActivity);
-  return reason ? { open: true, expired: { current: found.session, reason } } : CURRENT;
+  return reason ? { current: found.session, reason } : null;
 }
 
 /**
@@ -117,28 +154,18 @@ export async function applyResetPolicy(
   /** Runs on the expiring session before it is ended (the memory flush, so the next session starts with its notes). */
   beforeReset?: (expiring: Session) => Promise<void>,
 ): Promise<ResetOutcome | null> {
-  const found = await findSession(store, sessionKey, policy, now);
-  if (!found.open || !found.expired) return null;
-  const { current, reason } = found.expired;
+  const expired = await expiredSession(store, sessionKey, policy, now);
+  if (!expired) return null;
+  const { current, reason } = expired;
   if (beforeReset && current.messageCount > 0) await beforeReset(current);
   const ended = await store.endSession(current.id, reason);
   return { ended, reason, notice: current.messageCount > 0 ? RESET_NOTICES[reason] : null };
 }
 
-/** The router's check: the notice to send first, if any, and whether the key has a session open now. */
-export interface SessionCheck {
-  notice: string | null;
-  /**
-   * False when the check found none open (none yet, or ended) or ended the expired one: the message's turn begins in
-   * a new session (its payload says so, turn/stages/open.ts). True also when the check did not read (seen current).
-   */
-  open: boolean;
-}
-
 /**
- * The router's check for a message about to start a turn. Most messages find their session current, which one
- * read (or none, ActivitySeen) tells; only an expired one is ended, while holding the session (a running turn is
- * activity, and no turn may start on a session being ended).
+ * The HTTP API's check for a request about to start a turn. Most find their session current, which two
+ * reads tell; only an expired one is ended, while holding the session (a running turn is activity, and no turn
+ * may start on a session being ended). Returns the notice to send first, if any.
  */
 export async function resetExpiredSession(
   deps: { store: SessionStore; mailbox: Mailbox; conversation: { resetPolicy: ResetPolicy; activitySeen: ActivitySeen } },
@@ -148,13 +175,10 @@ export async function resetExpiredSession(
    * what the agent saves is in the notes the new session starts with.
    */
   beforeReset?: (expiring: Session) => Promise<void>,
-): Promise<SessionCheck> {
+): Promise<string | null> {
   const policy = deps.conversation.resetPolicy;
-  const found = await findSession(deps.store, sessionKey, policy, Date.now(), deps.conversation.activitySeen);
-  if (!found.open) return { notice: null, open: false };
-  if (!found.expired) return { notice: null, open: true };
+  if (!(await expiredSession(deps.store, sessionKey, policy, Date.now(), deps.conversation.activitySeen))) return null;
   const held = await withSessionHeld(deps.mailbox, sessionKey, 'reset-policy', () => applyResetPolicy(deps.store, sessionKey, policy, Date.now(), beforeReset));
-  // Not held (a turn holds it: that is activity) or no longer expired: the session stays open.
-  if (!held.held || !held.value) return { notice: null, open: true };
-  return { notice: held.value.notice, open: false };
+  if (!held.held) return null;
+  return held.value?.notice ?? null;
 }

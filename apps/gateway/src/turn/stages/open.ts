@@ -6,6 +6,7 @@
 import {
   providerLabel,
   type AgentEvent,
+  type ExpiredSession,
   type NotesRead,
   type Session,
   type SessionInit,
@@ -26,6 +27,8 @@ import { scheduleSessionKey } from '../../features/schedules/store.js';
 import { DEFAULT_PROFILE, profileColumn } from '../../support/config/profile-names.js';
 import type { SpendSubject } from '../../features/budgets/guard.js';
 import type { TurnDeps } from './deps.js';
+import { currentSince, expiryReason, RESET_NOTICES } from '../../features/sessions/reset-policy.js';
+import { flushOutsideTurn } from '../memory-flush.js';
 
 /** A turn whose outbox row is this worker's: everything the later stages address it by. */
 export interface OpenTurn {
@@ -65,12 +68,14 @@ export async function openTurn(deps: TurnDeps, ctx: TurnContext): Promise<OpenTu
   const { agent, tools } = deps.profiles.of(first.profile);
   // A scheduled task with a session of its own keeps its transcript there; the lock is still the chat's.
   const sessionKey = first.scheduled?.session === 'own' ? scheduleSessionKey(ctx.sessionKey, first.scheduled.id) : ctx.sessionKey;
-  const { session, row, history, notes } = await beginInSession(deps, ctx, sessionKey, agent, tools);
+  const { session, row, history, notes, resetNotice } = await beginInSession(deps, ctx, sessionKey, agent, tools);
   if (row.status === 'delivered' || row.status === 'interrupted' || row.status === 'failed') {
     ctx.log.info({ status: row.status }, 'turn already finished; not running it again');
     return null;
   }
   const egress = deps.egress(first.platform, first.account);
+  // Best effort, as the status reactions: the reply matters more than the note before it.
+  if (resetNotice) await egress.send(last.conversationId, resetNotice).catch((err: unknown) => ctx.log.warn({ err }, 'the reset notice could not be sent'));
   // 👀 on the user's messages while this turn runs, ⚙️ with tools, ✅/⚠️ once answered (out/progress.ts showTurnProgress).
   const emoji = statusReactionsFor(deps.conversation.progress, first.platform, egress);
   const progress = showTurnProgress(egress, emoji, reactionTargets(ctx.entries), ctx.log);
@@ -92,34 +97,59 @@ export async function openTurn(deps: TurnDeps, ctx: TurnContext): Promise<OpenTu
   return { ctx, first, last, sessionKey, agent, tools, session, row, history, notes, egress, progress, relay, live, target, spender };
 }
 
+/** beginInSession's result: the session, the outbox row, what the begin read with it, and the reset's notice. */
+interface Begun {
+  session: Session;
+  row: Turn;
+  history: TurnHistory | null;
+  notes: NotesRead | null;
+  /** The idle / daily reset ended the key's session first and the user is told so (before the reply). */
+  resetNotice: string | null;
+}
+
 /**
  * The turn's outbox row under this worker's fence, in the session its transcript goes to, and that transcript when
  * it is known already. Most turns find the key's session open: it (and its transcript) is read with the turn's begin,
- * one round trip on PostgreSQL. Otherwise the turn begins in a new session, created with it (one round trip on
- * PostgreSQL too), or in the one another turn opened meanwhile. A session created just now has no transcript yet:
- * nothing to read. On PostgreSQL either begin reads the saved notes the turn shows too (the plan stage's notes block).
- * When the router found no session open (the payload's `newSession`), creating comes first — unless this process
- * has since seen one begun for the key (the turn of an earlier message of the same burst created it).
+ * one round trip on PostgreSQL, and so is its last activity, for the idle / daily reset (features/sessions/
+ * reset-policy.ts). An expired session is ended first (its notes saved, as /new does). Otherwise the turn begins in a
+ * new session, created with it (one round trip on PostgreSQL too), or in the one another turn opened meanwhile. A
+ * session created just now has no transcript yet: nothing to read. On PostgreSQL either begin reads the saved notes
+ * the turn shows too (the plan stage's notes block).
  */
-async function beginInSession(
-  deps: TurnDeps,
-  ctx: TurnContext,
-  sessionKey: string,
-  agent: AgentRuntime | null,
-  tools: TurnToolsFactory,
-): Promise<{ session: Session; row: Turn; history: TurnHistory | null; notes: NotesRead | null }> {
+async function beginInSession(deps: TurnDeps, ctx: TurnContext, sessionKey: string, agent: AgentRuntime | null, tools: TurnToolsFactory): Promise<Begun> {
   const first = ctx.entries[0].payload;
   const notesOf = tools.notesKey(first.platform, first.userId) ?? undefined;
-  const { resetPolicy, activitySeen } = deps.conversation;
-  const createFirst = first.newSession === true && !activitySeen.current(resetPolicy, sessionKey, Date.now());
-  const opened = createFirst ? null : await deps.store.beginTurnInOpenSession(ctx.turnId, sessionKey, ctx.fence, notesOf);
-  if (opened) return { session: opened.session, row: opened.turn, history: opened.history ?? null, notes: opened.notes ?? null };
+  const opened = await deps.store.beginTurnInOpenSession(ctx.turnId, sessionKey, ctx.fence, notesOf, resetsFor(deps, first));
+  if (opened && 'session' in opened)
+    return { session: opened.session, row: opened.turn, history: opened.history ?? null, notes: opened.notes ?? null, resetNotice: null };
+  const resetNotice = opened ? await endExpired(deps, ctx, opened) : null;
   const last = ctx.entries[ctx.entries.length - 1].payload;
   const init = await newSessionInit(deps, first, last, agent, tools);
-  const begun = await deps.store.beginTurnInNewSession(ctx.turnId, sessionKey, init, ctx.fence, notesOf, { lookedForOpen: !createFirst });
-  // A session started now was active now: this process's reset check needs no read for it (ActivitySeen).
-  if (begun.created) activitySeen.note(sessionKey, begun.session.startedAt);
-  return { session: begun.session, row: begun.turn, history: begun.created ? { history: [], saved: [] } : (begun.history ?? null), notes: begun.notes ?? null };
+  const begun = await deps.store.beginTurnInNewSession(ctx.turnId, sessionKey, init, ctx.fence, notesOf);
+  const history = begun.created ? { history: [], saved: [] } : null;
+  return { session: begun.session, row: begun.turn, history, notes: begun.notes ?? null, resetNotice };
+}
+
+/**
+ * The reset policy's bound for this turn's begin (currentSince), or null: a user's message is checked; a scheduled
+ * run is not (it was never a reason to start afresh), nor the HTTP API's turn (its request checked before it queued).
+ */
+function resetsFor(deps: TurnDeps, first: TurnPayload): number | null {
+  if (first.scheduled || deps.relays.has(first.platform)) return null;
+  return currentSince(deps.conversation.resetPolicy, Date.now());
+}
+
+/**
+ * Ends the key's expired session (its notes saved first, as /new does, so the new session starts with them); the
+ * notice for the user, when the old session had something in it. The turn holds the session: nothing else runs on it.
+ */
+async function endExpired(deps: TurnDeps, ctx: TurnContext, { expired, lastActivity }: ExpiredSession): Promise<string | null> {
+  const { store, conversation } = deps;
+  const reason = expiryReason(conversation.resetPolicy, lastActivity, Date.now()) ?? 'idle';
+  if (expired.messageCount > 0) await flushOutsideTurn(store, conversation, expired, 'reset', ctx.log);
+  await store.endSession(expired.id, reason);
+  ctx.log.info({ sessionId: expired.id, reason }, 'session reset');
+  return expired.messageCount > 0 ? RESET_NOTICES[reason] : null;
 }
 
 /**
