@@ -14,7 +14,7 @@ import { accessPolicy, type AccessPolicy } from '../edges/ingress/authorize.js';
 import { openConversationServices, type ConversationServices } from '../features/sessions/services.js';
 import { KnownThreads } from '../features/sessions/known-threads.js';
 import { BackgroundTasks } from '../features/sessions/background-tasks.js';
-import { spendMetrics } from '../support/ops/spend-metrics.js';
+import { spendMetrics } from '../features/budgets/meter.js';
 import { ProviderCatalog } from '../support/config/providers.js';
 import { RedisKeyPoolState } from '../features/llm/redis-key-state.js';
 import { createHeraldMetrics, type HeraldMetrics } from '../support/ops/metrics.js';

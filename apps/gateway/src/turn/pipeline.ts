@@ -17,17 +17,15 @@
 import { isTransientStoreError, type SessionStore } from '@herald/agent-core';
 import pRetry from 'p-retry';
 import type { TurnContext, TurnOutcomeKind, TurnResult, TurnRunner } from '../queue/turn-context.js';
-import { settlingAfter, TurnSpend } from '../features/budgets/turn-spend.js';
+import { settlingAfter, TurnSpend } from '../features/budgets/meter.js';
 import { sendReply, type CheckedReply, type SendOutcome } from '../out/send-reply.js';
 import { STORE_PATIENCE_MS } from '../out/until-stored.js';
 import { DEFAULT_PROFILE } from '../support/config/profile-names.js';
 import { answerFailure } from './user-errors.js';
-import type { PrepGate } from './prep-gate.js';
-import type { TeamControls } from './team-controls.js';
+import type { PrepGate, TeamControls } from './team-controls.js';
 import type { TurnDeps } from './stages/deps.js';
 import { openTurn, type OpenTurn } from './stages/open.js';
-import { answerWithoutModel } from './stages/early-answer.js';
-import { answerFromFiles, prepareTurn } from './stages/prepare.js';
+import { answerFromFiles, answerWithoutModel, prepareTurn } from './stages/prepare.js';
 import { planLoop, runLoop } from './stages/plan.js';
 import { finishTurn } from './stages/finish.js';
 import { recordTurn } from './stages/record.js';
@@ -50,7 +48,7 @@ export interface TurnPolicy {
 }
 
 /**
- * Outermost, and held by the worker (queue/watchdog.ts runWatched): it needs the job's abort controller and the
+ * Outermost, and held by the worker (queue/running-turn.ts runWatched): it needs the job's abort controller and the
  * abandon handler, and it must see a turn stuck anywhere — in a policy as much as in a stage — so nothing is
  * outside it. Listed here so the whole order reads in one place.
  */
@@ -208,7 +206,7 @@ export async function rideOutStoreOutage(
 
 /*
  * What a turn waits for before it runs: its profile's concurrent-turn slot (team controls), then a place among the
- * turns preparing their first model request (prep-gate.ts). Two policies, in that order.
+ * turns preparing their first model request (team-controls.ts PrepGate). Two policies, in that order.
  */
 type Run = (ctx: TurnContext) => Promise<TurnResult | void>;
 

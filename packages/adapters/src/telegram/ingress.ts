@@ -24,12 +24,11 @@ import {
   type Sleep,
   type TelegramIngressOptions,
 } from './config.js';
-import { HealthTracker } from './health.js';
 import { IncomingParts } from './parts.js';
 import { KeyedSerial } from '../shared/keyed-serial.js';
 import type { BotIdentity } from './normalize.js';
 import { normalizeMessage } from './normalize.js';
-import { Poller } from './poller.js';
+import { HealthTracker, Poller } from './poller.js';
 import { RecentIds } from '../shared/recent-ids.js';
 import { webhookErrorHandler } from '../shared/route-errors.js';
 import { within } from '../shared/hand-overs.js';

@@ -1,8 +1,13 @@
 /**
  * The ingress router: every adapter hands its InboundMessages here. It authorises, computes the session key,
  * answers commands at once (they bypass the queue), and enqueues the rest.
+ *
+ * Session keys, in Hermes' format: `agent:<agent>:<platform>:<chat_type>:<chat_id>[:<thread_id>][:<user_id>]`.
+ * `<agent>` is the profile (`main` for the default profile, as in Hermes, so a gateway without profiles keeps its
+ * keys). DMs: one session per chat (a DM thread, as Slack has, is its own). Groups and plain channels: one session
+ * per user, so people in one group do not share a context. Threads: shared by everyone in them.
  */
-import type { Button, InboundMessage, PlatformEgress } from '@herald/adapters';
+import type { Button, ChatType, InboundMessage, PlatformEgress } from '@herald/adapters';
 import { FOREIGN_PRESS_NOTE, STALE_PRESS_NOTE, type ButtonStore } from '../../features/interactions/buttons.js';
 import type { CommandReply } from '../commands/context.js';
 import type { Logger } from '../../support/logger.js';
@@ -14,7 +19,7 @@ import { resetExpiredSession } from '../../features/sessions/reset-policy.js';
 import { flushOutsideTurn } from '../../turn/memory-flush.js';
 import type { InboundGuard } from './inbound-guard.js';
 import { payloadFrom } from '../../queue/producer.js';
-import { sessionKeyFor } from './session-key.js';
+import { DEFAULT_PROFILE, profileKeySegment } from '../../support/config/profile-names.js';
 import { statusReactionsFor } from '../../support/config/progress.js';
 
 /** Longer inbound texts are refused with an explanation instead of being cut silently. */
@@ -42,6 +47,21 @@ export interface RouterDeps extends CommandDeps {
 }
 
 type Reply = (text: string, buttons?: Button[]) => Promise<unknown>;
+
+/** The session key of a message for a profile (Hermes' format, above). */
+export function sessionKeyFor(
+  msg: Pick<InboundMessage, 'platform' | 'chatType' | 'chatId' | 'threadId' | 'userId'>,
+  profile: string = DEFAULT_PROFILE,
+): string {
+  const parts = ['agent', profileKeySegment(profile), msg.platform, msg.chatType, msg.chatId];
+  if (msg.threadId) parts.push(msg.threadId);
+  if (perUser(msg.chatType)) parts.push(msg.userId);
+  return parts.join(':');
+}
+
+function perUser(chatType: ChatType): boolean {
+  return chatType === 'group' || chatType === 'channel';
+}
 
 export class IngressRouter {
   constructor(private readonly deps: RouterDeps) {}
