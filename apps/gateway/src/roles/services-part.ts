@@ -10,7 +10,7 @@ import type { Logger } from '../support/logger.js';
 import { Mailbox } from '../queue/mailbox.js';
 import { ReplicaWait } from '../queue/replica-wait.js';
 import type { Redis } from 'ioredis';
-import { accessPolicy, type AccessPolicy } from '../edges/ingress/authorize.js';
+import { accessPolicy, type AccessPolicy } from '../edges/ingress/inbound-guard.js';
 import { openConversationServices, type ConversationServices } from '../features/sessions/services.js';
 import { KnownThreads } from '../features/sessions/known-threads.js';
 import { BackgroundTasks } from '../features/sessions/background-tasks.js';

@@ -14,12 +14,12 @@ import type { Logger } from '../../support/logger.js';
 import type { CommandDeps } from '../commands/context.js';
 import { runCommand } from '../commands/handlers.js';
 import { parseCommand } from '../commands/registry.js';
-import { admit, type AccessPolicy } from './authorize.js';
 import { resetExpiredSession } from '../../features/sessions/reset-policy.js';
 import { flushOutsideTurn } from '../../turn/memory-flush.js';
-import type { InboundGuard } from './inbound-guard.js';
+import { admit, type AccessPolicy, type InboundGuard } from './inbound-guard.js';
 import { payloadFrom } from '../../queue/producer.js';
-import { DEFAULT_PROFILE, profileKeySegment } from '../../support/config/profile-names.js';
+import { DEFAULT_PROFILE } from '../../support/config/profile-names.js';
+import { profileKeySegment } from '../../features/profiles/table.js';
 import { statusReactionsFor } from '../../support/config/progress.js';
 
 /** Longer inbound texts are refused with an explanation instead of being cut silently. */
@@ -139,19 +139,21 @@ export class IngressRouter {
   private async route(msg: InboundMessage, reply: Reply, egress: PlatformEgress): Promise<boolean> {
     const { deps } = this;
     const log = deps.log.child({ platform: msg.platform, messageId: msg.messageId });
-    // Unknown users: a pairing code in a DM, silence elsewhere (edges/ingress/authorize.ts). Commands included.
+    // Unknown users: a pairing code in a DM, silence elsewhere (edges/ingress/inbound-guard.ts admit). Commands included.
     if (!(await admit({ policy: deps.policy, pairing: deps.conversation.pairing, log }, msg, reply))) return false;
     // The profile that answers (routes, first match wins); its name is part of the session key.
     const profile = deps.profiles.route(msg);
     const sessionKey = sessionKeyFor(msg, profile.name);
-    if (deps.guard && !(await deps.guard.admit(msg, reply))) return true;
+    // A command is `/name …` (edges/commands/registry.ts parseCommand, which trims first): text that does not start
+    // with a slash is none, and is not parsed. The guard never holds a command back.
+    const command = msg.text.trimStart().startsWith('/') ? parseCommand(msg.text) : null;
+    if (deps.guard && !(await deps.guard.admit(msg, reply, command !== null))) return true;
 
     if (msg.text.length > MAX_INBOUND_CHARS) {
       await reply(`That message is too long (${msg.text.length} characters; the limit is ${MAX_INBOUND_CHARS}). Please split it or send it as a file.`);
       return true;
     }
 
-    const command = parseCommand(msg.text);
     if (command) {
       const answer = await runCommand(deps, { command, msg, sessionKey, profile });
       log.info({ sessionKey, command: command.spec.name }, 'command');
