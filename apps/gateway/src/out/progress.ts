@@ -68,12 +68,17 @@ export interface LiveTurnOptions {
 
 /** Everything shown for one turn. `onEvent` goes to runConversation; `finish` delivers the final text if streamed. */
 export class LiveTurn {
-  private readonly out: ChatOutlet;
+  /** Made when something is first shown (a turn without streaming or tool lines never needs one). */
+  private outlet: ChatOutlet | null = null;
+  private readonly editInterval: number;
   private readonly toolMode: ToolProgressMode;
   private readonly statusLines: string[] = [];
   private readonly toolLines = new Map<string, number>();
   private lastToolName: string | null = null;
-  private readonly status: LiveMessage;
+  /** The tool lines' message: made at the first line; null while there is none. */
+  private statusMessage: LiveMessage | null = null;
+  /** The status message may change no more (finished, closed or stopped): one made after that is frozen at once. */
+  private statusEnded = false;
   /** The streamed reply: a draft where the platform has them (Telegram private chats), else a message edited in place. */
   private stream: LiveMessage | DraftPreview | null;
   private streamed = '';
@@ -88,15 +93,36 @@ export class LiveTurn {
 
   constructor(private readonly opts: LiveTurnOptions) {
     const platform = opts.platform as Platform;
-    const interval = opts.editIntervalMs ?? editIntervalMs(opts.platform, opts.chatType);
-    this.out = new ChatOutlet(opts.egress, opts.conversationId, interval, opts.log);
+    this.editInterval = opts.editIntervalMs ?? editIntervalMs(opts.platform, opts.chatType);
     // A platform without edits (WhatsApp) gets neither a status message nor a streamed reply: both are edited in place.
     const editable = opts.egress.editable !== false;
     this.toolMode = editable ? (opts.settings?.toolProgress[platform] ?? 'off') : 'off';
-    this.status = new LiveMessage(this.out, () => this.statusLines.slice(-MAX_STATUS_LINES).join('\n'), 'status message', this.mayStart, opts.replyTo);
     this.stream = editable && (opts.settings?.streaming[platform] || opts.streamMessageId) ? this.newStream(!opts.streamMessageId) : null;
     if (this.stream && opts.streamMessageId) this.stream.id = opts.streamMessageId;
     opts.signal.addEventListener('abort', () => this.stopTimers(), { once: true });
+  }
+
+  /** The chat's sends and edits for this turn, in order (live-message.ts). */
+  private get out(): ChatOutlet {
+    this.outlet ??= new ChatOutlet(this.opts.egress, this.opts.conversationId, this.editInterval, this.opts.log);
+    return this.outlet;
+  }
+
+  /** The status message, made when its first line comes (frozen at once when the display already ended). */
+  private get status(): LiveMessage {
+    if (!this.statusMessage) {
+      const render = (): string => this.statusLines.slice(-MAX_STATUS_LINES).join('\n');
+      this.statusMessage = new LiveMessage(this.out, render, 'status message', this.mayStart, this.opts.replyTo);
+      if (this.statusEnded) this.statusMessage.freeze();
+    }
+    return this.statusMessage;
+  }
+
+  /** No more changes to the status message: one last edit with what changed (`flush`), or none. */
+  private endStatus(flush: boolean): void {
+    this.statusEnded = true;
+    if (flush) this.statusMessage?.flushNow();
+    else this.statusMessage?.freeze();
   }
 
   /** Whether the turn may show something new: not stopped, and still the conversation's current turn. */
@@ -202,9 +228,9 @@ export class LiveTurn {
    */
   async finish(text: string): Promise<string[] | null> {
     this.stopTyping();
-    this.status.flushNow();
+    this.endStatus(true);
     this.stream?.freeze();
-    await this.out.idle();
+    await this.outlet?.idle();
     const id = this.stream?.id ?? null;
     if (id === null) return null;
     const { egress, conversationId } = this.opts;
@@ -231,8 +257,8 @@ export class LiveTurn {
     this.closed = true;
     const { signal } = this.opts;
     this.stopTimers();
-    if (!signal.aborted) this.status.flushNow();
-    await this.out.idle();
+    if (!signal.aborted) this.endStatus(true);
+    await this.outlet?.idle();
     const id = this.stream?.id ?? null;
     const byUser = signal.reason instanceof TurnAbort && (signal.reason.kind === 'stop' || signal.reason.kind === 'interrupt');
     if (id !== null && byUser && this.streamed.trim() !== '') {
@@ -242,7 +268,7 @@ export class LiveTurn {
 
   private stopTimers(): void {
     this.stopTyping();
-    this.status.freeze();
+    this.endStatus(false);
     this.stream?.freeze();
   }
 

@@ -14,9 +14,9 @@ import type { ControlBus, ControlSignal } from './control.js';
 import type { Mailbox, MailboxEntry } from './mailbox.js';
 import { TurnAbort } from './turn-abort.js';
 import type { AbandonHandler, TurnEndHandler, TurnResult, TurnRunner } from './turn-context.js';
-import { entriesJoiningHead, entryOf, steerable, type PendingEntry } from './turn-entries.js';
+import { entriesJoiningHead, entryOf, steerable, type PendingEntry } from './running-turn.js';
 import { turnContextOf, type Hold, type RanTurn, type RunningTurn } from './running-turn.js';
-import { DEFAULT_WATCHDOG_MS, WATCHDOG_GRACE_MS, runWatched, type WatchdogLimits } from './watchdog.js';
+import { DEFAULT_WATCHDOG_MS, WATCHDOG_GRACE_MS, runWatched, type WatchdogLimits } from './running-turn.js';
 import { DEFAULT_JOB_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS, renewEveryMs } from './leases.js';
 import { abandonMessage, drainOutcome, handBack, HANDOVER_GRACE_MS, type HeldJob } from './hand-back.js';
 

@@ -2,7 +2,7 @@
  * Before a conversation loses its details (/new ends it, /compress summarises its middle) the agent gets one
  * memory-only model call to save what should outlive it (tools.ts `flushSessionMemory`), before it ends: the
  * next session then starts with the notes saved. Commands run on
- * the ingress, which has no agent runtime, so the call goes to the side-task chain (features/llm/side-tasks.ts: the
+ * the ingress, which has no agent runtime, so the call goes to the side-task chain (features/sessions/models.ts SideTaskModels: the
  * auxiliary model, then the session's own model and the fallbacks). The same flush runs before the compressions
  * inside a turn (on the turn's own messages, unsaved ones included) and before the idle and daily resets; a
  * compression that finds nothing to summarise makes no flush (compression/compressor.ts `beforeSummary`). Best

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { TurnContext, TurnRunner } from '../queue/worker.js';
 import { inPrepGate } from './pipeline.js';
-import { PREP_WAIT_TICK_MS, PrepGate } from './prep-gate.js';
+import { PREP_WAIT_TICK_MS, PrepGate } from './team-controls.js';
 
 /** `run` inside the prep-gate policy, as the pipeline places it. */
 const withPrepGate =

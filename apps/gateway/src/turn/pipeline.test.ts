@@ -10,7 +10,7 @@ import type { PlatformEgress } from '@herald/adapters';
 import { StoreUnavailableError } from '@herald/agent-core';
 import { useTempStores } from '../../../../packages/agent-core/src/store/test-support.js';
 import type { TurnContext } from '../queue/turn-context.js';
-import type { TurnSpend } from '../features/budgets/turn-spend.js';
+import type { TurnSpend } from '../features/budgets/meter.js';
 import { WATCHDOG, composePolicies, turnPolicies, type TurnPolicy } from './pipeline.js';
 import type { TurnDeps } from './stages/deps.js';
 import { testTurnControls } from './test-support.js';

@@ -2,8 +2,9 @@
  * The turn as an explicit pipeline, in one place: the policies around a turn, in order, in one list, and the turn's
  * stages, in order, at the centre (runTurnStages; each stage a named function with a typed input and output, in
  * turn/stages/ but for the deliver stage, a send and its outcome, here). The order is data here, not nesting spread over files; each policy says why it sits where it does. The
- * worker's watchdog sits outside all of them (see WATCHDOG below). The small policies are defined here too; the
- * bigger ones (metrics, user-facing errors, spend) in their own modules.
+ * worker's watchdog sits outside all of them (see WATCHDOG below). The small policies are defined here too: the
+ * store outage, the user-facing errors (their texts in user-errors.ts), the turn slot and the prep gate; the bigger
+ * ones (metrics, spend) in their own modules.
  *
  *   watchdog (worker) → metrics → store outage → user-facing errors → turn slot → prep gate → spend → stages
  *
@@ -14,20 +15,20 @@
  * reply was recorded but not delivered is delivered without asking the LLM again, and messages are persisted
  * under the turn id so persisting the same turn twice writes each message once.
  */
-import { isTransientStoreError, type SessionStore } from '@herald/agent-core';
+import { FencedOutError, isTransientStoreError, type SessionStore } from '@herald/agent-core';
+import type { PlatformEgress } from '@herald/adapters';
 import pRetry from 'p-retry';
 import type { TurnContext, TurnOutcomeKind, TurnResult, TurnRunner } from '../queue/turn-context.js';
-import { settlingAfter, TurnSpend } from '../features/budgets/turn-spend.js';
-import { sendReply, type CheckedReply, type SendOutcome } from '../out/send-reply.js';
+import { settlingAfter, TurnSpend } from '../features/budgets/meter.js';
+import { DeliveryError, deliver, sendReply, type CheckedReply, type SendOutcome } from '../out/send-reply.js';
+import { TurnAbort } from '../queue/turn-abort.js';
 import { STORE_PATIENCE_MS } from '../out/until-stored.js';
 import { DEFAULT_PROFILE } from '../support/config/profile-names.js';
-import { answerFailure } from './user-errors.js';
-import type { PrepGate } from './prep-gate.js';
-import type { TeamControls } from './team-controls.js';
+import { turnFailureReply } from './user-errors.js';
+import type { PrepGate, TeamControls } from './team-controls.js';
 import type { TurnDeps } from './stages/deps.js';
 import { openTurn, type OpenTurn } from './stages/open.js';
-import { answerWithoutModel } from './stages/early-answer.js';
-import { answerFromFiles, prepareTurn } from './stages/prepare.js';
+import { answerFromFiles, answerWithoutModel, prepareTurn } from './stages/prepare.js';
 import { planLoop, runLoop } from './stages/plan.js';
 import { finishTurn } from './stages/finish.js';
 import { recordTurn } from './stages/record.js';
@@ -50,7 +51,7 @@ export interface TurnPolicy {
 }
 
 /**
- * Outermost, and held by the worker (queue/watchdog.ts runWatched): it needs the job's abort controller and the
+ * Outermost, and held by the worker (queue/running-turn.ts runWatched): it needs the job's abort controller and the
  * abandon handler, and it must see a turn stuck anywhere — in a policy as much as in a stage — so nothing is
  * outside it. Listed here so the whole order reads in one place.
  */
@@ -206,9 +207,57 @@ export async function rideOutStoreOutage(
   }
 }
 
+/** What the user-facing errors policy needs to answer a failed turn. */
+interface FailureReplyDeps {
+  store: SessionStore;
+  egress: (platform: string, account?: string) => PlatformEgress;
+  deliveryBaseDelayMs?: number;
+}
+
+/**
+ * The user-facing errors policy (turn/pipeline.ts): an exception (a bug, a model that cannot be built) still ends
+ * in one short reply instead of silence — unless the turn was stopped, interrupted or handed over (nothing may be
+ * sent then), delivery itself failed (delivery already told the user), or the store is down: that error goes on to
+ * the store-outage policy outside this one, which runs the turn again once the database answers.
+ */
+async function answerFailure(deps: FailureReplyDeps, ctx: TurnContext, run: () => Promise<TurnResult | void>): Promise<TurnResult | void> {
+  try {
+    return await run();
+  } catch (err) {
+    // A newer worker owns the turn now (this one lost the session, or the watchdog gave up on it): say nothing.
+    if (err instanceof FencedOutError) {
+      ctx.log.info('turn taken over by a newer worker; stopping without writing or sending');
+      return;
+    }
+    // A store outage is not the turn's failure: the worker runs it again once the database answers.
+    if (ctx.signal.aborted || err instanceof TurnAbort || err instanceof DeliveryError || isTransientStoreError(err)) throw err;
+    ctx.log.error({ err }, 'turn failed; telling the user');
+    return tellUser(deps, ctx, err);
+  }
+}
+
+/** The short failure reply, delivered and recorded (the turn ends failed); never throws. */
+async function tellUser(deps: FailureReplyDeps, ctx: TurnContext, err: unknown): Promise<TurnResult | void> {
+  const last = ctx.entries[ctx.entries.length - 1].payload;
+  try {
+    if (!(await ctx.canDeliver())) return;
+    const ids = await deliver(deps.egress(last.platform, last.account), last.conversationId, turnFailureReply(err), {
+      replyTo: last.platformMessageId,
+      baseDelayMs: deps.deliveryBaseDelayMs,
+    });
+    if (await deps.store.getTurn(ctx.turnId)) {
+      await deps.store.markDelivered(ctx.turnId, ids);
+      await deps.store.markTurn(ctx.turnId, 'failed', ctx.fence, err instanceof Error ? `${err.name}: ${err.message}` : String(err));
+      return { outcome: { kind: 'failed', compressions: 0 } };
+    }
+  } catch (notice) {
+    ctx.log.warn({ err: notice }, 'could not tell the user the turn failed');
+  }
+}
+
 /*
  * What a turn waits for before it runs: its profile's concurrent-turn slot (team controls), then a place among the
- * turns preparing their first model request (prep-gate.ts). Two policies, in that order.
+ * turns preparing their first model request (team-controls.ts PrepGate). Two policies, in that order.
  */
 type Run = (ctx: TurnContext) => Promise<TurnResult | void>;
 

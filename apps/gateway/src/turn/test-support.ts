@@ -4,8 +4,7 @@
  */
 import { Redis } from 'ioredis';
 import type { ConversationServices } from '../features/sessions/services.js';
-import { createTeamControls, type TeamControls } from './team-controls.js';
-import { PrepGate } from './prep-gate.js';
+import { createTeamControls, PrepGate, type TeamControls } from './team-controls.js';
 import { pino } from 'pino';
 import { ButtonStore } from '../features/interactions/buttons.js';
 import { LoggedSkillEdits } from '../features/llm/post-turn-review.js';

@@ -64,7 +64,7 @@ export interface TurnToolsDeps {
   >;
   store: SessionStore;
   agent: AgentRuntime | null;
-  /** The side-task chain session_search summarises with (features/llm/side-tasks.ts); the agent's model when absent. */
+  /** The side-task chain session_search summarises with (features/sessions/models.ts SideTaskModels); the agent's model when absent. */
   sideProvider?: Provider | null;
   redis: Redis;
   log: Logger;

@@ -41,7 +41,7 @@ export const TELEGRAM_WEBHOOK_ANSWER_MS = 5_000;
 export const TELEGRAM_RATE_LIMIT_RETRIES = 2;
 /** A retry_after longer than this is not slept through inside a send: the caller gets RateLimitedError at once. */
 export const TELEGRAM_MAX_INLINE_RETRY_AFTER_MS = 30_000;
-/** Only message updates reach the agent; everything else is not even fetched. Each type has its handler in updates.ts. */
+/** Only message updates reach the agent; everything else is not even fetched. Each type has its handler in normalize.ts (routeUpdate). */
 export const TELEGRAM_ALLOWED_UPDATES = ['message', 'callback_query'] as const;
 
 /** Waits between reconnect attempts. Injectable so tests do not sleep for minutes. */

@@ -1,6 +1,6 @@
 /**
  * The Telegram connection: long polling by default, a webhook on the gateway's fastify when a URL is set.
- * Updates are read and routed by Herald's own dispatcher (updates.ts) to `normalizeMessage`, are tagged when they
+ * Updates are read and routed by Herald's own dispatcher (normalize.ts readUpdate, routeUpdate) to `normalizeMessage`, are tagged when they
  * are parts of one message (an album, a split long text: parts.ts), and are handed to the gateway at once, in
  * arrival order; the gateway's hand-over keeps each conversation in that order and owns the retries, while the
  * update stays unconfirmed. Nothing waits here for a later part: the gateway's worker does.
@@ -24,16 +24,13 @@ import {
   type Sleep,
   type TelegramIngressOptions,
 } from './config.js';
-import { HealthTracker } from './health.js';
 import { IncomingParts } from './parts.js';
 import { KeyedSerial } from '../shared/keyed-serial.js';
-import type { BotIdentity } from './normalize.js';
-import { normalizeMessage } from './normalize.js';
-import { Poller } from './poller.js';
+import { isRead, normalizeMessage, readUpdate, routeUpdate, type BotIdentity, type ReadUpdate, type UpdateHandlers } from './normalize.js';
+import { HealthTracker, Poller } from './poller.js';
 import { RecentIds } from '../shared/recent-ids.js';
 import { webhookErrorHandler } from '../shared/route-errors.js';
 import { within } from '../shared/hand-overs.js';
-import { isRead, readUpdate, routeUpdate, type ReadUpdate, type UpdateHandlers } from './updates.js';
 import type { TgMessage } from './wire.js';
 
 const PLATFORM = 'telegram';

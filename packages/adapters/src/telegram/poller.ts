@@ -13,10 +13,10 @@
  */
 import type { Logger } from 'pino';
 import { AuthError, type PlatformError, RateLimitedError } from '../errors.js';
+import type { AdapterHealth, AdapterState } from '../types.js';
 import { isConflict, toPlatformError } from './api-errors.js';
 import type { TelegramApi } from './api.js';
 import { TELEGRAM_ALLOWED_UPDATES, type ReconnectWaits, type Sleep } from './config.js';
-import type { HealthTracker } from './health.js';
 import { hasUpdateId } from './wire.js';
 
 /** Pause between fetches while our own hand-overs are pending (those fetches return at once). */
@@ -155,5 +155,34 @@ export class Poller {
       return;
     }
     this.opts.logger.error({ updateId: id }, 'telegram update could not be handed over; dropping it');
+  }
+}
+
+/**
+ * The ingress's health as the admin server reports it: the connection's state, set by the poll loop below (or, in
+ * webhook mode, by the ingress), and when the last update came.
+ */
+export class HealthTracker {
+  private state: AdapterState = 'disconnected';
+  private error: string | null = null;
+  private lastEventAt: number | null = null;
+
+  set(state: AdapterState, error: string | null = null): void {
+    // fatal is final until the ingress is started again
+    if (this.state === 'fatal' && state !== 'connecting') return;
+    this.state = state;
+    this.error = error;
+  }
+
+  get current(): AdapterState {
+    return this.state;
+  }
+
+  event(): void {
+    this.lastEventAt = Date.now();
+  }
+
+  snapshot(): AdapterHealth {
+    return { state: this.state, lastEventAt: this.lastEventAt, error: this.error };
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { InboundMessage } from '../types.js';
-import { isRead, readUpdate, routeUpdate, type UpdateHandlers } from './updates.js';
+import { isRead, readUpdate, routeUpdate, type UpdateHandlers } from './normalize.js';
 import type { TgMessage } from './wire.js';
 
 const message = { message_id: 5, date: 1_700_000_000, chat: { id: 777, type: 'private' }, from: { id: 777, first_name: 'Ann' }, text: 'hi' };

@@ -6,8 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isTelegramChatId, isTelegramTopicId, telegramCodec } from './codec.js';
-import { normalizeMessage } from './normalize.js';
-import { isRead, readUpdate } from './updates.js';
+import { isRead, normalizeMessage, readUpdate } from './normalize.js';
 import { isCallbackQuery, isMessageId, isMessageUpdate, isUpdateId, isUserId } from './wire.js';
 
 type Path = ReadonlyArray<string | number>;

@@ -15,7 +15,7 @@ import { fallbackSummary } from './fallback-summary.js';
 import { pruneOldToolOutputs } from './prune.js';
 import { requestSummary, summaryBudget } from './summarize.js';
 import { containsSummary, extractSummary, withoutSummary } from './summary-text.js';
-import { tailBudgetFor, thresholdFor } from './thresholds.js';
+import { tailBudgetFor, thresholdFor } from './windows.js';
 import { estimateMessagesTokens } from './tokens.js';
 
 export interface CompressOptions {

@@ -21,7 +21,7 @@ export {
   gatewayWarningThreshold,
   tailBudgetFor,
   thresholdFor,
-} from './thresholds.js';
+} from './windows.js';
 export {
   ASSUMED_WINDOW_STEPS,
   ContextWindows,

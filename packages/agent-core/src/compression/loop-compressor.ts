@@ -18,9 +18,8 @@ import type { Transcript } from '../loop/transcript.js';
 import type { AgentEvent } from '../loop/types.js';
 import { compressHistory, type CompressionResult } from './compressor.js';
 import type { CompressionOptions } from './options.js';
-import { DEFAULT_THRESHOLD_RATIO, thresholdFor } from './thresholds.js';
 import { estimateMessagesTokens, estimateRequestTokens, imageTokensFor } from './tokens.js';
-import { processContextWindows, stepDownWindow, type ContextWindows } from './windows.js';
+import { DEFAULT_THRESHOLD_RATIO, processContextWindows, stepDownWindow, thresholdFor, type ContextWindows } from './windows.js';
 
 export const MAX_PREFLIGHT_PASSES = 3;
 /** Of the threshold: a request this close to it is compressed when the next call's prompt cache is cold anyway. */

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InboundMessage } from '@herald/adapters';
 import { MemoryStore, SessionStore } from '@herald/agent-core';
 import { loadConfig } from '../../support/config/load.js';
-import { sessionKeyFor } from '../ingress/session-key.js';
+import { sessionKeyFor } from '../ingress/router.js';
 import { ControlBus } from '../../queue/control.js';
 import { Mailbox } from '../../queue/mailbox.js';
 import { TurnProducer, type TurnJobData } from '../../queue/producer.js';

@@ -91,11 +91,11 @@ describe('createInboundGuard', () => {
     });
     const replies: string[] = [];
     const reply = async (t: string): Promise<void> => void replies.push(t);
-    for (let n = 1; n <= 10; n++) expect(await guard.admit(msg(n, { id: 'g-1', kind: 'album' }), reply)).toBe(true);
-    expect(await guard.admit(msg(11, { id: '9:11', kind: 'text' }), reply)).toBe(true);
-    expect(await guard.admit(msg(12, { id: '9:11', kind: 'text', last: true }), reply)).toBe(true);
-    expect(await guard.admit(msg(13), reply)).toBe(true);
-    expect(await guard.admit(msg(14), reply)).toBe(false);
+    for (let n = 1; n <= 10; n++) expect(await guard.admit(msg(n, { id: 'g-1', kind: 'album' }), reply, false)).toBe(true);
+    expect(await guard.admit(msg(11, { id: '9:11', kind: 'text' }), reply, false)).toBe(true);
+    expect(await guard.admit(msg(12, { id: '9:11', kind: 'text', last: true }), reply, false)).toBe(true);
+    expect(await guard.admit(msg(13), reply, false)).toBe(true);
+    expect(await guard.admit(msg(14), reply, false)).toBe(false);
     expect(replies).toHaveLength(1);
   });
 });

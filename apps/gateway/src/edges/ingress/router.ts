@@ -1,18 +1,23 @@
 /**
  * The ingress router: every adapter hands its InboundMessages here. It authorises, computes the session key,
  * answers commands at once (they bypass the queue), and enqueues the rest.
+ *
+ * Session keys, in Hermes' format: `agent:<agent>:<platform>:<chat_type>:<chat_id>[:<thread_id>][:<user_id>]`.
+ * `<agent>` is the profile (`main` for the default profile, as in Hermes, so a gateway without profiles keeps its
+ * keys). DMs: one session per chat (a DM thread, as Slack has, is its own). Groups and plain channels: one session
+ * per user, so people in one group do not share a context. Threads: shared by everyone in them.
  */
-import type { Button, InboundMessage, PlatformEgress } from '@herald/adapters';
+import type { Button, ChatType, InboundMessage, PlatformEgress } from '@herald/adapters';
 import { FOREIGN_PRESS_NOTE, STALE_PRESS_NOTE, type ButtonStore } from '../../features/interactions/buttons.js';
 import type { CommandReply } from '../commands/context.js';
 import type { Logger } from '../../support/logger.js';
 import type { CommandDeps } from '../commands/context.js';
 import { runCommand } from '../commands/handlers.js';
 import { parseCommand } from '../commands/registry.js';
-import { admit, type AccessPolicy } from './authorize.js';
-import type { InboundGuard } from './inbound-guard.js';
+import { admit, type AccessPolicy, type InboundGuard } from './inbound-guard.js';
 import { payloadFrom } from '../../queue/producer.js';
-import { sessionKeyFor } from './session-key.js';
+import { DEFAULT_PROFILE } from '../../support/config/profile-names.js';
+import { profileKeySegment } from '../../features/profiles/table.js';
 import { statusReactionsFor } from '../../support/config/progress.js';
 
 /** Longer inbound texts are refused with an explanation instead of being cut silently. */
@@ -40,6 +45,21 @@ export interface RouterDeps extends CommandDeps {
 }
 
 type Reply = (text: string, buttons?: Button[]) => Promise<unknown>;
+
+/** The session key of a message for a profile (Hermes' format, above). */
+export function sessionKeyFor(
+  msg: Pick<InboundMessage, 'platform' | 'chatType' | 'chatId' | 'threadId' | 'userId'>,
+  profile: string = DEFAULT_PROFILE,
+): string {
+  const parts = ['agent', profileKeySegment(profile), msg.platform, msg.chatType, msg.chatId];
+  if (msg.threadId) parts.push(msg.threadId);
+  if (perUser(msg.chatType)) parts.push(msg.userId);
+  return parts.join(':');
+}
+
+function perUser(chatType: ChatType): boolean {
+  return chatType === 'group' || chatType === 'channel';
+}
 
 export class IngressRouter {
   constructor(private readonly deps: RouterDeps) {}
@@ -117,19 +137,21 @@ export class IngressRouter {
   private async route(msg: InboundMessage, reply: Reply, egress: PlatformEgress): Promise<boolean> {
     const { deps } = this;
     const log = deps.log.child({ platform: msg.platform, messageId: msg.messageId });
-    // Unknown users: a pairing code in a DM, silence elsewhere (edges/ingress/authorize.ts). Commands included.
+    // Unknown users: a pairing code in a DM, silence elsewhere (edges/ingress/inbound-guard.ts admit). Commands included.
     if (!(await admit({ policy: deps.policy, pairing: deps.conversation.pairing, log }, msg, reply))) return false;
     // The profile that answers (routes, first match wins); its name is part of the session key.
     const profile = deps.profiles.route(msg);
     const sessionKey = sessionKeyFor(msg, profile.name);
-    if (deps.guard && !(await deps.guard.admit(msg, reply))) return true;
+    // A command is `/name …` (edges/commands/registry.ts parseCommand, which trims first): text that does not start
+    // with a slash is none, and is not parsed. The guard never holds a command back.
+    const command = msg.text.trimStart().startsWith('/') ? parseCommand(msg.text) : null;
+    if (deps.guard && !(await deps.guard.admit(msg, reply, command !== null))) return true;
 
     if (msg.text.length > MAX_INBOUND_CHARS) {
       await reply(`That message is too long (${msg.text.length} characters; the limit is ${MAX_INBOUND_CHARS}). Please split it or send it as a file.`);
       return true;
     }
 
-    const command = parseCommand(msg.text);
     if (command) {
       const answer = await runCommand(deps, { command, msg, sessionKey, profile });
       log.info({ sessionKey, command: command.spec.name }, 'command');

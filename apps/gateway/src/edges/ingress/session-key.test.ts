@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sessionKeyFor } from './session-key.js';
+import { sessionKeyFor } from './router.js';
 
 describe('sessionKeyFor', () => {
   it('keys DMs by chat', () => {

@@ -38,7 +38,7 @@ export function mediaLimits(config: HeraldConfig): MediaLimits {
   };
 }
 
-/** `describer`: the side-task chain of vision-capable models (features/llm/side-tasks.ts), or null. */
+/** `describer`: the side-task chain of vision-capable models (features/sessions/models.ts SideTaskModels), or null. */
 export function createMediaServices(
   config: HeraldConfig,
   files: (platform: string, account?: string) => PlatformFiles,

@@ -3,7 +3,7 @@
  * top-level settings; each named profile takes what it does not set from there. Routes are tried in order, the
  * first whose every condition matches wins; no match: HERALD_DEFAULT_PROFILE.
  */
-import { DEFAULT_PROFILE } from '../../support/config/profile-names.js';
+import { DEFAULT_PROFILE, DEFAULT_PROFILE_KEY } from '../../support/config/profile-names.js';
 import type { BUSY_MODES, ProfilesSetting, Route, TOOLSETS } from '../../support/config/profile-schema.js';
 
 type BusyInputMode = (typeof BUSY_MODES)[number];
@@ -184,4 +184,9 @@ export function memoryKeyOf(profile: Profile, platform: string, userId: string):
 /** Which sessions session_search may look in: the profile's own (undefined: the person's sessions in any profile). */
 export function searchProfileOf(profile: Profile): string | undefined {
   return profile.memory === 'shared' ? undefined : profile.name;
+}
+
+/** The segment after `agent:` in a session key: the profile's name, `main` for the default profile (Hermes' agent). */
+export function profileKeySegment(profile: string): string {
+  return profile === DEFAULT_PROFILE ? DEFAULT_PROFILE_KEY : profile;
 }

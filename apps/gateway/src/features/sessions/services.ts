@@ -11,8 +11,7 @@ import { progressSettings, type ProgressSettings } from '../../support/config/pr
 import { BackgroundTasks } from './background-tasks.js';
 import { PairingService } from '../pairing/index.js';
 import { SessionCounters } from './counters.js';
-import { SessionModels } from './models.js';
-import { SideTaskModels, type SideTaskOptions } from '../llm/side-tasks.js';
+import { SessionModels, SideTaskModels, type SideTaskOptions } from './models.js';
 import { ActivitySeen, resetPolicyFrom, type ResetPolicy } from './reset-policy.js';
 import { ReasoningDisplay } from './reasoning-display.js';
 import { VoiceReplies } from './voice-replies.js';
@@ -39,7 +38,7 @@ export interface ConversationServices {
   readonly models: SessionModels;
   /** Context windows providers named in errors, shared by every worker through the store. */
   readonly windows: ContextWindows;
-  /** The models of side tasks: summaries, the memory flush, image descriptions (features/llm/side-tasks.ts). */
+  /** The models of side tasks: summaries, the memory flush, image descriptions (features/sessions/models.ts SideTaskModels). */
   readonly sideTasks: SideTaskModels;
   /** `/voice on|off` per conversation. */
   readonly voice: VoiceReplies;

@@ -94,7 +94,7 @@ export const SETTINGS = {
   ),
   model: setting('HERALD_MODEL', modelRef, 'provider:model the agent uses'),
   fallbackModels: setting('HERALD_FALLBACK_MODELS', modelList, 'Comma list of provider:model tried in order', ''),
-  // Side tasks (features/llm/side-tasks.ts): compression summaries, the memory flush, session_search summaries, image descriptions.
+  // Side tasks (features/sessions/models.ts SideTaskModels): compression summaries, the memory flush, session_search summaries, image descriptions.
   auxiliaryModel: setting(
     'HERALD_AUXILIARY_MODEL',
     modelRef,

@@ -9,8 +9,7 @@ import type { OutboundServices } from '../../out/services.js';
 import type { MediaServices } from '../../features/media/services.js';
 import type { AroundTurn } from '../../queue/turn-context.js';
 import type { ProfileRuntimes } from '../profile-runtimes.js';
-import type { TeamControls } from '../team-controls.js';
-import type { PrepGate } from '../prep-gate.js';
+import type { PrepGate, TeamControls } from '../team-controls.js';
 import type { ButtonStore } from '../../features/interactions/buttons.js';
 import type { SkillEditSink } from '../../features/llm/post-turn-review.js';
 
@@ -38,7 +37,7 @@ export interface TurnDeps {
   profiles: ProfileRuntimes;
   /** Cost per call, budgets, concurrency limits (turn/team-controls.ts). */
   controls: TeamControls;
-  /** How many turns prepare their first model request at once (turn/prep-gate.ts). */
+  /** How many turns prepare their first model request at once (turn/team-controls.ts PrepGate). */
   prepGate: PrepGate;
   /** The review after a turn: its buttons and where skill edits go (turn/stages/review.ts). */
   review: ReviewServices;

@@ -48,8 +48,9 @@ export async function finishTurn(deps: TurnDeps, open: OpenTurn, prepared: Prepa
     showReasoning,
   });
   if (speech) prepared.meter.add(speech);
-  // A compression (before or inside the turn) starts a new prefix: a cold cache there is expected.
-  if (prepared.compressions === 0 && !result.compactedHistory) warnOnCacheCollapse(prepared.before, result, ctx.log);
+  // A compression (before or inside the turn) starts a new prefix: a cold cache there is expected. A session that
+  // never read from the cache cannot have seen its hit rate collapse (a healthy rate needs reads): nothing to compare.
+  if (prepared.compressions === 0 && !result.compactedHistory && prepared.before.cacheReadTokens > 0) warnOnCacheCollapse(prepared.before, result, ctx.log);
   const check = await checkBeforeRecord(ctx);
   const apiCalls = result.apiCalls + prepared.media.calls.length + (speech ? 1 : 0);
   return { reply, files, speech, check, apiCalls };

@@ -7,12 +7,11 @@
 import { createHash } from 'node:crypto';
 import { runConversation, withoutStoredMemoryBlocks, type ConversationOptions, type ConversationResult, type FileSink } from '@herald/agent-core';
 import { ReplyFiles } from '../../out/reply-files.js';
-import { composeUserMessage } from '../compose.js';
 import { flushBeforeLoopCompression } from '../memory-flush.js';
 import type { ToolPlan } from '../tools.js';
 import type { TurnDeps } from './deps.js';
 import type { OpenTurn } from './open.js';
-import type { PreparedTurn } from './prepare.js';
+import { composeUserMessage, type PreparedTurn } from './prepare.js';
 
 export interface LoopPlan {
   options: ConversationOptions;

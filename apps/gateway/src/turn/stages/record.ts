@@ -4,7 +4,7 @@
  * and what it cost, and no reply.
  */
 import type { ConversationResult, Session, SessionStore, SqlWrite, Turn, UsageDelta } from '@herald/agent-core';
-import type { TurnSpend } from '../../features/budgets/turn-spend.js';
+import type { TurnSpend } from '../../features/budgets/meter.js';
 import { isWithdrawnTurn, WITHDRAWN_REASON } from '../../queue/withdraw.js';
 import { continueInChildSession } from '../auto-compress.js';
 import type { TurnDeps } from './deps.js';
@@ -35,7 +35,7 @@ export async function recordTurn(
   const { ctx, spender } = open;
   const { meter } = prepared;
   // Tokens: every call the turn made (its loop, subagents, side tasks, its files) but a compression's before it,
-  // which are in the session's columns already; the cost: all of them (features/budgets/turn-spend.ts).
+  // which are in the session's columns already; the cost: all of them (features/budgets/meter.ts TurnSpend).
   const usage = { ...spend.uncountedTokens(), ...spend.costs(), lastPromptTokens: result.lastPromptTokens, apiCalls: finished.apiCalls };
   let session = prepared.session;
   const turn = await store.recordTurn({

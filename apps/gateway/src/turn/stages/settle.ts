@@ -7,7 +7,7 @@
 import type { ConversationResult } from '@herald/agent-core';
 import { TurnAbort } from '../../queue/turn-abort.js';
 import type { TurnOutcome, TurnResult } from '../../queue/turn-context.js';
-import { TurnSpend } from '../../features/budgets/turn-spend.js';
+import { TurnSpend } from '../../features/budgets/meter.js';
 import { autoTitleEnabled, titleNewSession } from '../../features/llm/auto-title.js';
 import type { TurnDeps } from './deps.js';
 import { reviewInBackground } from './review.js';
@@ -52,7 +52,7 @@ function titleInBackground(deps: TurnDeps, open: OpenTurn, s: SettleInput): void
   if (s.prepared.history.length > 0 || first.scheduled || first.platform === 'api' || session.title || !autoTitleEnabled(services.config)) return;
   const provider = services.sideTasks.forSession(session.model, 'title');
   if (!provider) return;
-  // Priced like the turn's own calls, recorded the way calls outside a turn's messages are (turn-spend.ts):
+  // Priced like the turn's own calls, recorded the way calls outside a turn's messages are (features/budgets/meter.ts TurnSpend):
   // the session's tokens and cost and the budgets, once the title is written; not one of its API calls.
   const titleSpend = new TurnSpend({ store: deps.store, budgets: deps.controls.budgets });
   const titleMeter = titleSpend.track(s.prepared.newMeter(), open.spender, () => session.id);

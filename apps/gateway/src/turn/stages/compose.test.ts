@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { MailboxEntry, TurnPayload } from '../queue/mailbox.js';
-import { composeUserMessage } from './compose.js';
+import type { MailboxEntry, TurnPayload } from '../../queue/mailbox.js';
+import { composeUserMessage } from './prepare.js';
 
 const entry = (p: Partial<TurnPayload> & { text: string }, seq = 1): MailboxEntry => ({
   id: `telegram.1.${seq}`,

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { PREP_WAIT_TICK_MS, PrepGate } from './prep-gate.js';
+import { PREP_WAIT_TICK_MS, PrepGate } from './team-controls.js';
 
 const open = new AbortController().signal;
 

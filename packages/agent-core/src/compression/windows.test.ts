@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { gatewayThreshold, gatewayWarningThreshold, thresholdFor } from './thresholds.js';
+import { gatewayThreshold, gatewayWarningThreshold, thresholdFor } from './windows.js';
 import { IMAGE_TOKENS, estimateMessagesTokens, estimateRequestTokens } from './tokens.js';
 import { effectiveContextWindow, forgetLearntContextWindows, learnContextWindow, stepDownWindow } from './windows.js';
 

@@ -1,5 +1,5 @@
 /**
- * A turn's spend is recorded once whichever way the turn ends (turn-spend.ts), on SQLite and PostgreSQL: a turn
+ * A turn's spend is recorded once whichever way the turn ends (features/budgets/meter.ts TurnSpend), on SQLite and PostgreSQL: a turn
  * that fails after a priced call, is taken over (lock lost) or shut down gets its calls into the session's tokens,
  * cost and API calls and into the budgets; a turn that recorded them with its messages is not counted again.
  */
@@ -9,10 +9,9 @@ import { STORE_BACKENDS, useTempStores } from '../../../../../packages/agent-cor
 import { SessionCounters } from '../sessions/counters.js';
 import type { TurnContext } from '../../queue/turn-context.js';
 import { BudgetGuard } from './guard.js';
-import { SpendMeter } from './meter.js';
+import { settlingSpend, SpendMeter, TurnSpend } from './meter.js';
 import { PriceTable } from './prices.js';
 import { SpendStore } from './spend-store.js';
-import { settlingSpend, TurnSpend } from './turn-spend.js';
 
 const M = 1_000_000;
 const prices = new PriceTable({ 'my-model': { input: 2, output: 10 } });

@@ -7,8 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeLLM } from '../../../../../test/fakes/llm/index.js';
 import { ConfigError, loadConfig } from '../../support/config/load.js';
 import { ProviderCatalog } from '../../support/config/providers.js';
-import { SessionModelError, SessionModels } from '../sessions/models.js';
-import { SideTaskModels, type SideTaskOptions } from './side-tasks.js';
+import { SessionModelError, SessionModels, SideTaskModels, type SideTaskOptions } from './models.js';
 
 let cheap: FakeLLM;
 let backup: FakeLLM;

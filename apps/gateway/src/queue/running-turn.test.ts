@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { MailboxEntry } from './mailbox.js';
 import { keyOf, payload } from './test-support.js';
-import { entryOf, steerable } from './turn-entries.js';
+import { entryOf, steerable } from './running-turn.js';
 
 const entry = (over: Partial<MailboxEntry['payload']> = {}): MailboxEntry => ({
   id: 'telegram:7',
