@@ -10,11 +10,12 @@ import type { Logger } from '../support/logger.js';
 import { logConnectionErrors } from '../support/redis-errors.js';
 import type { RedisTarget } from '../support/redis.js';
 import { JOB_RETENTION, type BusyInputMode, type TurnJobData } from './producer.js';
-import type { ControlBus, ControlSignal } from './control.js';
+import type { ControlBus } from './control.js';
+import { LocalTurns } from './local-turns.js';
 import type { Mailbox, MailboxEntry } from './mailbox.js';
 import { TurnAbort } from './turn-abort.js';
 import type { AbandonHandler, TurnEndHandler, TurnResult, TurnRunner } from './turn-context.js';
-import { entriesJoiningHead, entryOf, steerable, type PendingEntry } from './running-turn.js';
+import { entriesJoiningHead, entryOf, type PendingEntry } from './running-turn.js';
 import { turnContextOf, type Hold, type RanTurn, type RunningTurn } from './running-turn.js';
 import { DEFAULT_WATCHDOG_MS, WATCHDOG_GRACE_MS, runWatched, type WatchdogLimits } from './running-turn.js';
 import { DEFAULT_JOB_LOCK_MS, DEFAULT_STALLED_INTERVAL_MS, renewEveryMs } from './leases.js';
@@ -61,16 +62,8 @@ const STORE_REWAKE_MS = 5_000;
 export class TurnWorker {
   readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   private worker: Worker<TurnJobData> | null = null;
-  /**
-   * Every turn running here, in the order they started. Usually one per session; after a /stop broke a session's
-   * lock, the stopped turn may still be winding down while another job runs the session's next turn (latestTurnOf names it).
-   */
-  private readonly turns = new Set<RunningTurn>();
-  /**
-   * Sessions this worker holds between two turns (after an ack that named the next entry, before that turn runs):
-   * a /stop landing there dropped that entry, so it is read again instead of run.
-   */
-  private readonly between = new Map<string, { stopped: boolean }>();
+  /** The turns running here and the sessions held between two turns; control signals go to it. */
+  private readonly local = new LocalTurns();
   /** Jobs this worker holds, by job id: what a shutdown hands back (or abandons, when Redis is gone). */
   private readonly inFlight = new Map<string, HeldJob>();
   private closing = false;
@@ -89,7 +82,7 @@ export class TurnWorker {
   }
 
   get activeTurns(): number {
-    return this.turns.size;
+    return this.local.turns.size;
   }
 
   /** Why this worker cannot take jobs right now, or null when it can (for /health/ready). */
@@ -101,7 +94,7 @@ export class TurnWorker {
   }
 
   async start(): Promise<void> {
-    await this.opts.control.listen((s) => this.onSignal(s));
+    await this.opts.control.listen((s) => this.local.onSignal(s));
     this.worker = new Worker<TurnJobData>(TURN_QUEUE, (job, token) => this.process(job, token), {
       connection: { ...this.opts.connection, maxRetriesPerRequest: null },
       prefix: this.opts.prefix,
@@ -135,26 +128,14 @@ export class TurnWorker {
       closing: w.close(),
       drainMs,
       redisReady: () => this.opts.redisReady(),
-      running: () => this.turns.size,
-      cutShort: () => this.cutShort(drainMs),
+      running: () => this.local.turns.size,
+      cutShort: () => this.local.cutShort(drainMs, this.opts.log),
     });
     try {
       if (outcome !== 'closed') await this.abandon(w, outcome, cutShort);
     } finally {
       await this.opts.control.close();
     }
-  }
-
-  /** The drain is over: aborts the turns still running (their entries stay queued) and says which; returns how many. */
-  private cutShort(drainMs: number): number {
-    const sessions = [...new Set([...this.turns].map((t) => t.sessionKey))];
-    if (sessions.length === 0) return 0;
-    this.opts.log.warn(
-      { sessions },
-      `shutdown: the drain timeout (${drainMs} ms) passed; cutting short ${sessions.length} turn(s) of session(s) ${sessions.join(', ')}: their messages stay queued and run again`,
-    );
-    for (const t of this.turns) t.controller.abort(new TurnAbort('shutdown'));
-    return sessions.length;
   }
 
   /**
@@ -172,25 +153,6 @@ export class TurnWorker {
     );
     // Not awaited: a client that is reconnecting may never report its end, and the process is about to exit.
     void w.disconnect().catch(() => undefined);
-  }
-
-  private onSignal(s: ControlSignal): void {
-    // A /stop breaks the lock first: a turn that took the session after it (fence above the stop's) is not stopped.
-    if (s.type === 'stop') {
-      const gap = this.between.get(s.sessionKey);
-      if (gap) gap.stopped = true;
-      for (const t of this.turns) if (t.sessionKey === s.sessionKey && (s.fence === undefined || t.fence < s.fence)) t.controller.abort(new TurnAbort('stop'));
-      return;
-    }
-    const turn = this.latestTurnOf(s.sessionKey);
-    if (!turn) return;
-    if (turn.scheduled)
-      return; // the message waits in the mailbox and runs as the next turn
-    else if (s.type === 'interrupt' && turn.seq < s.seq) turn.controller.abort(new TurnAbort('interrupt'));
-    else if (s.type === 'steer') {
-      const steered = steerable(s.entry);
-      if (steered) turn.steer.push(steered);
-    } else if (s.type === 'withdraw' && turn.entryIds.has(s.entryId)) turn.controller.abort(new TurnAbort('stop'));
   }
 
   private async process(job: Job<TurnJobData>, token?: string): Promise<string> {
@@ -230,8 +192,8 @@ export class TurnWorker {
       while (!hold.lost) {
         // Shutting down: finish the turn in hand, leave the rest of the mailbox to another worker.
         if (this.closing) await this.handOver(job, sessionKey, got.token, token);
-        if (this.between.get(sessionKey)?.stopped) next = null;
-        this.between.delete(sessionKey);
+        if (this.local.between.get(sessionKey)?.stopped) next = null;
+        this.local.between.delete(sessionKey);
         const head = next ?? (await mailbox.head(sessionKey));
         next = null;
         if (!head) {
@@ -272,7 +234,7 @@ export class TurnWorker {
         }
       }
     } finally {
-      this.between.delete(sessionKey);
+      this.local.between.delete(sessionKey);
       clearInterval(heartbeat);
       // Lost, handed over, or failing (BullMQ retries the job): free the session now rather than at lock expiry.
       // The token check in the script makes this a no-op when the lock is no longer ours.
@@ -287,7 +249,7 @@ export class TurnWorker {
    */
   private async acknowledge(hold: Hold, headRaw: string, ran: RanTurn, log: Logger): Promise<{ left: number; next: PendingEntry | null }> {
     const acked = await this.opts.mailbox.ackAndNext(hold.sessionKey, hold.lockToken, headRaw, ran.turn.absorbed);
-    if (acked.next) this.between.set(hold.sessionKey, { stopped: false });
+    if (acked.next) this.local.between.set(hold.sessionKey, { stopped: false });
     // Only now the reaction swap and the like: a quick follow-up finds the session free, not "queued".
     if (ran.result?.afterAck) await ran.result.afterAck().catch((err: unknown) => log.warn({ err }, 'after-turn step failed'));
     if (acked.left !== -1 && this.opts.onTurnEnd) await this.opts.onTurnEnd(ran.entries).catch((err: unknown) => log.warn({ err }, 'turn-end step failed'));
@@ -340,7 +302,7 @@ export class TurnWorker {
       steer: [],
       absorbed: merged.map((m) => m.raw),
     };
-    this.turns.add(turn);
+    this.local.turns.add(turn);
     hold.current = turn;
     let result: TurnResult | void = undefined;
     try {
@@ -364,7 +326,7 @@ export class TurnWorker {
       if (!(err instanceof TurnAbort)) log.error({ err }, 'turn runner threw; dropping the entry so the session is not stuck');
     } finally {
       hold.current = null;
-      this.turns.delete(turn);
+      this.local.turns.delete(turn);
     }
     const reason: unknown = turn.controller.signal.reason;
     log.debug(
@@ -380,13 +342,6 @@ export class TurnWorker {
     if (typeof mode === 'string') return mode;
     const profile = entry.payload.profile;
     return (profile === undefined ? undefined : mode.byProfile.get(profile)) ?? mode.fallback;
-  }
-
-  /** The session's newest turn here: what interrupt, steer and withdraw signals reach. */
-  private latestTurnOf(sessionKey: string): RunningTurn | undefined {
-    let latest: RunningTurn | undefined;
-    for (const t of this.turns) if (t.sessionKey === sessionKey) latest = t;
-    return latest;
   }
 
   private async withdrawn(entries: MailboxEntry[]): Promise<boolean> {

@@ -24,6 +24,7 @@ import Database from 'better-sqlite3';
 import { setBounded } from '../base/bounded-map.js';
 import { BUSY_TIMEOUT_MS, isBusyError, jitterMs, WRITE_MAX_ATTEMPTS } from './busy.js';
 import { StoreBusyError } from './errors.js';
+import { ConnectionTurns, type TxFrame } from './sqlite-connection-turns.js';
 import { startCheckpointer, WAL_BACKSTOP_PAGES, type Checkpointer } from './sqlite-checkpointer.js';
 import type { RunResult, Sql, SqlValue, WriteStats } from './sql.js';
 
@@ -46,10 +47,6 @@ export const MAX_STATEMENTS = 256;
 
 const notOpen = (): TypeError => new TypeError('The database connection is not open');
 
-interface TxFrame {
-  active: boolean;
-}
-
 /** A transaction, or a write outside any, waiting for the group it commits with. */
 interface Member {
   /**
@@ -67,20 +64,12 @@ interface Member {
 /** Which writes outside a transaction are grouped: one statement that changes rows (RETURNING or not), nothing else (no DDL, PRAGMA, VACUUM). */
 const GROUPABLE = /^\s*(INSERT|UPDATE|DELETE|REPLACE)\b/i;
 
-/** A call waiting for the open transaction to end; `takes`: a transaction, which will hold the connection itself. */
-interface Waiter {
-  takes: boolean;
-  wake: () => void;
-}
-
 export class SqliteSql implements Sql {
   readonly dialect = 'sqlite' as const;
   private readonly statements = new Map<string, Statement>();
   private readonly context = new AsyncLocalStorage<TxFrame>();
-  /** The transaction that has the connection, if any. */
-  private holder: TxFrame | null = null;
-  /** In arrival order; a waiter woken too late (another call took the connection first) goes back to the front. */
-  private readonly waiters: Waiter[] = [];
+  /** The transaction that holds the connection, and the calls waiting for it to end. */
+  private readonly conn = new ConnectionTurns();
   private readonly counters: WriteStats = { writes: 0, busyRetries: 0 };
   /** Transactions and writes made in this turn of the event loop, committed together (flushGroups). */
   private queued: Member[] = [];
@@ -119,7 +108,7 @@ export class SqliteSql implements Sql {
 
   get inTransaction(): boolean {
     const frame = this.context.getStore();
-    return frame?.active === true && this.holder === frame;
+    return frame?.active === true && this.conn.holder === frame;
   }
 
   // all, get and run (like statement and outside below) hand on the promise of the call they make instead of being
@@ -179,8 +168,8 @@ export class SqliteSql implements Sql {
   async close(): Promise<void> {
     this.closing = true;
     // After the open transaction and the writes queued for a group commit (the group may take the connection in turn).
-    for (let waited = false; this.holder || this.flushing; waited = true) {
-      if (this.holder) await this.waitForConnection(false, waited);
+    for (let waited = false; this.conn.holder || this.flushing; waited = true) {
+      if (this.conn.holder) await this.conn.wait(false, waited);
       else await this.flushing;
     }
     if (!this.raw.open) return;
@@ -270,9 +259,9 @@ export class SqliteSql implements Sql {
   private async flushGroups(): Promise<void> {
     for (let attempt = 1; this.queued.length > 0; ) {
       let busy = false;
-      for (let waited = false; this.holder; waited = true) await this.waitForConnection(true, waited);
+      for (let waited = false; this.conn.holder; waited = true) await this.conn.wait(true, waited);
       const frame: TxFrame = { active: true };
-      this.holder = frame;
+      this.conn.holder = frame;
       const group = this.queued;
       this.queued = [];
       let begun = false;
@@ -307,7 +296,7 @@ export class SqliteSql implements Sql {
         }
       } finally {
         frame.active = false;
-        this.release();
+        this.conn.release();
       }
       // Another process has the file: wait a jittered moment. A group that began starts the count afresh.
       if (busy) {
@@ -327,7 +316,7 @@ export class SqliteSql implements Sql {
       }
     }
     const own: TxFrame = { active: true };
-    this.holder = own;
+    this.conn.holder = own;
     this.prepare('SAVEPOINT member').run();
     try {
       const result = await m.run(own);
@@ -341,7 +330,7 @@ export class SqliteSql implements Sql {
       return { err };
     } finally {
       own.active = false;
-      this.holder = group;
+      this.conn.holder = group;
     }
   }
 
@@ -359,7 +348,7 @@ export class SqliteSql implements Sql {
 
   private async retryBusy<T>(fn: () => T, waitForHolder = false): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      if (waitForHolder) for (let waited = false; this.holder; waited = true) await this.waitForConnection(false, waited);
+      if (waitForHolder) for (let waited = false; this.conn.holder; waited = true) await this.conn.wait(false, waited);
       try {
         return fn();
       } catch (err) {
@@ -368,32 +357,6 @@ export class SqliteSql implements Sql {
         this.counters.busyRetries++;
       }
       await sleep(jitterMs());
-    }
-  }
-
-  /**
-   * The callers loop `for (let waited = false; this.holder; waited = true) await this.waitForConnection(…)` inline on
-   * purpose: the last check of `holder` and taking the connection must happen in one synchronous stretch — an async
-   * helper around the loop would add a microtask in between, in which another call could take it.
-   */
-  private waitForConnection(takes: boolean, again: boolean): Promise<void> {
-    return new Promise((wake) => {
-      if (again) this.waiters.unshift({ takes, wake });
-      else this.waiters.push({ takes, wake });
-    });
-  }
-
-  /**
-   * Wakes the waiters up to and including the first transaction: the statements before it run, then it takes the
-   * connection; the rest stay queued until it ends. (Waking all of them each time made every commit cost one
-   * wake-up per waiting call: with thousands of turns in flight, most of a worker's time.)
-   */
-  private release(): void {
-    this.holder = null;
-    while (this.waiters.length > 0) {
-      const next = this.waiters.shift() as Waiter;
-      next.wake();
-      if (next.takes) break;
     }
   }
 
