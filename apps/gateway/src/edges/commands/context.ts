@@ -69,8 +69,12 @@ export async function sessionOrStart(deps: CommandDeps, sessionKey: string, msg:
   if (open) return open;
   const { prompts } = deps.conversation;
   const built = profile.model ? await prompts.buildFor(profile, msg.platform, msg.chatType) : null;
-  const { session, created } = await deps.store.getOrCreateSession(sessionKey, { ...sessionInit(msg, profile), systemPrompt: built?.text });
-  if (created && built) await prompts.record(session.id, built);
+  // The prompt's record (personality, layers) is kept with the session when this call creates it.
+  const { session } = await deps.store.getOrCreateSession(sessionKey, {
+    ...sessionInit(msg, profile),
+    systemPrompt: built?.text,
+    ...(built && { prompt: built }),
+  });
   return session;
 }
 

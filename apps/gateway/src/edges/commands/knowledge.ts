@@ -41,11 +41,11 @@ export async function personalityCommand(deps: CommandDeps, { command, msg, sess
         ...sessionInit(msg, profile),
         model: current?.model ?? profile.model,
         systemPrompt: built.text,
+        prompt: built,
         ...(current ? { parentSessionId: current.id, endPreviousReason: PERSONALITY_END_REASON } : {}),
         ...(current?.title ? { title: await deps.store.nextLineageTitle(current.title) } : {}),
       });
       if (history.length > 0) await deps.store.appendMessages(next.id, history);
-      await prompts.record(next.id, built);
     });
   });
   if (!held.held) return BUSY_REPLY;

@@ -118,7 +118,7 @@ export class SessionPrompts {
 
   /** Keeps how a session's prompt was built; a second record for the same session is ignored (a re-run turn). */
   async record(sessionId: string, built: BuiltPrompt): Promise<void> {
-    await recordSessionPrompt(this.sql, sessionId, { personality: built.personality, layers: built.layers });
+    await recordSessionPrompt(this.sql, sessionId, built);
   }
 
   /** How the session's prompt was built; null for a session from before the builder (or one made without a model). */

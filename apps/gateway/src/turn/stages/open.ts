@@ -184,7 +184,8 @@ async function newSessionInit(
     profile: profileColumn(first.profile ?? DEFAULT_PROFILE),
     model: agent ? providerLabel(agent.primary) : undefined,
     systemPrompt: built?.text,
-    ...(built && { prompt: { personality: built.personality, layers: built.layers } }),
+    // Its record (personality, layers) is kept with the new session.
+    ...(built && { prompt: built }),
   };
 }
 
