@@ -85,6 +85,8 @@ export interface ParsedCommand {
  * A command word is letters, digits and underscores only, so `/tmp/x` never matches.
  */
 export function parseCommand(text: string): ParsedCommand | null {
+  // Most messages are no command: text that does not start with a slash is not matched at all.
+  if (!text.trimStart().startsWith('/')) return null;
   const m = /^\/([A-Za-z0-9_]+)(?:@[A-Za-z0-9_]+)?(?:\s+([\s\S]*))?$/.exec(text.trim());
   if (!m) return null;
   const spec = BY_NAME.get(m[1].toLowerCase());

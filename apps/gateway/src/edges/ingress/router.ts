@@ -142,9 +142,8 @@ export class IngressRouter {
     // The profile that answers (routes, first match wins); its name is part of the session key.
     const profile = deps.profiles.route(msg);
     const sessionKey = sessionKeyFor(msg, profile.name);
-    // A command is `/name …` (edges/commands/registry.ts parseCommand, which trims first): text that does not start
-    // with a slash is none, and is not parsed. The guard never holds a command back.
-    const command = msg.text.trimStart().startsWith('/') ? parseCommand(msg.text) : null;
+    // The guard never holds a command back.
+    const command = parseCommand(msg.text);
     if (deps.guard && !(await deps.guard.admit(msg, reply, command !== null))) return true;
 
     if (msg.text.length > MAX_INBOUND_CHARS) {

@@ -47,10 +47,7 @@ export interface MediaContext {
 
 type Outcome = { ok: true; block: string; image?: ImageInput; cut?: string } | { ok: false; why: string; logReason: string };
 
-/**
- * A turn's media before any file is read: an empty block list per message, nothing else. It is all a turn without
- * files comes to, so the turn (turn/stages/prepare.ts) takes it without asking for the media step.
- */
+/** A turn's media before any file is read: an empty block list per message, nothing else (all a turn without files comes to). */
 export function turnMediaWithoutFiles(payloads: readonly TurnPayload[]): TurnMedia {
   return { blocks: payloads.map(() => []), attachments: [], images: [], notices: [], usable: false, calls: [] };
 }

@@ -125,17 +125,14 @@ export async function prepareTurn(deps: TurnDeps, open: OpenTurn, agent: AgentRu
   // The session's own model when /model chose one (features/sessions/models.ts), then the configured fallbacks.
   const providers = governed(services.models.providersFor(agent, session.model));
   // Files are fetched and read now, on the worker (features/media/prepare.ts); what could not be used is said in one line each.
-  // A turn without files has nothing to fetch or read: the media step is not asked, and its result is
-  // nothing: no blocks after any text (composeUserMessage reads a missing one as none).
+  // The user's files read (for a turn without files: nothing to fetch, an empty block per message).
   const payloads = ctx.entries.map((e) => e.payload);
-  const media: TurnMedia = payloads.some((p) => (p.attachments?.length ?? 0) > 0)
-    ? await prepareTurnMedia(payloads, deps.media, {
-        vision: providers.primary.vision !== false,
-        model: providerLabel(providers.primary),
-        signal: ctx.signal,
-        log: ctx.log,
-      })
-    : { blocks: [], attachments: [], images: [], notices: [], usable: false, calls: [] };
+  const media = await prepareTurnMedia(payloads, deps.media, {
+    vision: providers.primary.vision !== false,
+    model: providerLabel(providers.primary),
+    signal: ctx.signal,
+    log: ctx.log,
+  });
   // Reading them is priced with the turn's calls: each description and transcription with its own model.
   for (const call of media.calls) meter.add(call);
   const compressions = session !== before ? 1 : 0;
