@@ -98,14 +98,15 @@ export interface ResetOutcome {
 }
 
 /**
- * When each key's session was last seen active, by this process's reads of the store: the check every incoming
- * message makes needs no read while that time is still current. Sound because a key's activity only moves forward
+ * When each key's session was last seen active, by this process's reads of the store: the HTTP API's check before
+ * each request it queues (resetExpiredSession; a chat message's turn checks with its begin instead) needs no read
+ * while that time is still current. Sound because a key's activity only moves forward
  * (a new message, a new session after /new or a reset), and a later activity expires no sooner under either rule
  * (idle: less time since; daily: a shorter span to cross a boundary), whichever process caused it. Kept per
  * process, bounded; a key not remembered is read as before. (An /undo that removes the newest messages moves the
  * stored time back; the time seen before it is kept, which counts the /undo itself as activity.)
  *
- * Messages that arrive together for a key not yet remembered each read, as before: sharing one read let them all
+ * Requests that arrive together for a key not yet remembered each read: sharing one read let them all
  * reach the queue in the same instant, and their wake-up jobs then met the session's lock held and were put off
  * again and again (measured: 2.5 more Redis commands and about 20 % more CPU a message in the throughput run).
  */

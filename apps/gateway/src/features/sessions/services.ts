@@ -32,7 +32,7 @@ export interface ConversationServices {
   readonly pairing: PairingService;
   readonly counters: SessionCounters;
   readonly resetPolicy: ResetPolicy;
-  /** When each key's session was last seen active: the reset check reads the store only when that is not current. */
+  /** When each key's session was last seen active: the HTTP API's reset check reads the store only when that is not current. */
   readonly activitySeen: ActivitySeen;
   readonly progress: ProgressSettings;
   readonly models: SessionModels;
