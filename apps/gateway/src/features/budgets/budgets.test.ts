@@ -221,6 +221,25 @@ describe.each(STORE_BACKENDS)('budgets on %s', (backend) => {
     expect(await spend.get('profile:support', day)).toMatchObject({ tokens: 400, costUsd: 15 });
   });
 
+  it("a person's scopes keep one row each on both stores (only shared scopes are spread over shards)", async () => {
+    const store = await temp.open();
+    const spend = new SpendStore(store.sql);
+    const day = 'day:2026-11-26';
+    const keys = [
+      { scope: 'global', period: day },
+      { scope: 'user:telegram:7', period: day },
+      { scope: 'profile-user:support:telegram:7', period: day },
+    ];
+    await Promise.all(Array.from({ length: 40 }, () => store.transaction(() => spend.add(keys, 10, 0.25))));
+    const rowsOf = async (scope: string): Promise<number> =>
+      Number((await store.sql.get<{ n: number | string }>('SELECT COUNT(*) AS n FROM spend WHERE scope = ?', [scope]))?.n);
+    expect(await rowsOf('user:telegram:7')).toBe(1);
+    expect(await rowsOf('profile-user:support:telegram:7')).toBe(1);
+    // 40 adds each on one of 16 shards at random: all on one shard has odds of 16^-39.
+    if (backend === 'postgres') expect(await rowsOf('global')).toBeGreaterThan(1);
+    for (const { scope } of keys) expect(await spend.get(scope, day)).toMatchObject({ tokens: 400, costUsd: 10 });
+  });
+
   it('spend recorded before the shards stays: its rows become shard 0 and go on counting', async () => {
     const sql = await openSql(await temp.location());
     try {

@@ -3,11 +3,13 @@
  * rows and a restart keeps them. A scope is `global`, `profile:<name>`, `user:<platform>:<id>` (across profiles) or
  * `profile-user:<profile>:<platform>:<id>`; a period is `day:2026-11-26` or `month:2026-11`.
  *
- * On PostgreSQL a (scope, period) is spread over SPEND_SHARDS rows, a turn adding to one of them at random, and
- * reads sum them. Every turn adds to the global and profile rows inside its own transaction; with one row each, the
- * turns of all workers queued on that row's lock from their upsert to their COMMIT (a quarter of the queue bench's
- * messages/s went there). SQLite has one writer at a time anyway and keeps one row (shard 0). The 80 % notice's mark
- * lives on shard 0.
+ * On PostgreSQL a shared scope's (scope, period) — `global`, `profile:<name>` — is spread over SPEND_SHARDS rows, a
+ * turn adding to one of them at random, and reads sum them. Every turn adds to those rows inside its own transaction;
+ * with one row each, the turns of all workers queued on that row's lock from their upsert to their COMMIT (a quarter
+ * of the queue bench's messages/s went there). A person's scopes stay on shard 0: one person's turns seldom run at
+ * once, and spread they gave every person sixteen times the rows (a new row, an insert and an index entry, on most
+ * turns instead of an update in place; reads summing up to sixteen). SQLite has one writer at a time anyway and
+ * keeps one row (shard 0). The 80 % notice's mark lives on shard 0.
  */
 import { registerMigrations, type Sql, type SqlValue, type SqlWrite } from '@herald/agent-core';
 
@@ -58,8 +60,11 @@ ALTER TABLE spend ADD PRIMARY KEY (scope, period, shard);`,
   },
 );
 
-/** Rows per (scope, period) on PostgreSQL: more than the pool's connections, so two turns seldom meet on one. */
+/** Rows per shared (scope, period) on PostgreSQL: more than the pool's connections, so two turns seldom meet on one. */
 export const SPEND_SHARDS = 16;
+
+/** A scope every turn of a profile (or of the gateway) adds to, spread over shards; a person's scopes are not. */
+const isShared = (scope: string): boolean => scope === 'global' || scope.startsWith('profile:');
 
 export interface SpendRow {
   scope: string;
@@ -110,8 +115,8 @@ export class SpendStore {
 
   /**
    * Adds one turn's spend to every (scope, period) it counts in, in one statement (a turn counts in several: user,
-   * profile and global, by day and by month), all into one shard; joins the caller's transaction. The rows go in
-   * the callers' one order of keys, so two turns that meet on a shard wait for each other rather than deadlock.
+   * profile and global, by day and by month), the shared ones into one shard; joins the caller's transaction. The rows go in
+   * the callers' one order of keys, so two turns that meet on a row wait for each other rather than deadlock.
    */
   async add(keys: ReadonlyArray<{ scope: string; period: string }>, tokens: number, costUsd: number): Promise<void> {
     const write = this.addWrite(keys, tokens, costUsd);
@@ -122,14 +127,14 @@ export class SpendStore {
   addWrite(keys: ReadonlyArray<{ scope: string; period: string }>, tokens: number, costUsd: number): SqlWrite | null {
     if (keys.length === 0) return null;
     const now = Date.now();
-    const shard = this.shards === 1 ? 0 : Math.floor(Math.random() * this.shards);
+    const spread = this.shards === 1 ? 0 : Math.floor(Math.random() * this.shards);
     // One row each: PostgreSQL refuses an upsert that touches a row twice. A turn's keys are a handful: a key is a
     // repeat when an earlier one is the same (no joined strings or Map for every turn).
     const params: SqlValue[] = [];
     let rows = 0;
     for (const [i, { scope, period }] of keys.entries()) {
       if (keys.findIndex((k) => k.scope === scope && k.period === period) < i) continue;
-      params.push(scope, period, shard, tokens, costUsd, now);
+      params.push(scope, period, isShared(scope) ? spread : 0, tokens, costUsd, now);
       rows++;
     }
     return { sql: addSql(rows), params };
