@@ -104,6 +104,20 @@ describe.each(STORE_BACKENDS)('the turn outbox on %s', (backend) => {
       expect(await store.beginTurnInOpenSession('T2', KEY, 1, undefined, null)).toMatchObject({ turn: { id: 'T2' } });
     });
 
+    it('a turn begun before the session expired (a recovered job) is begun again in it, finished or not; a new turn is not', async () => {
+      const { store, sessionId } = await withSession();
+      await store.beginTurnInOpenSession('T1', KEY, 1);
+      await store.recordReply('T1', 'sent before the crash', 1);
+      await store.markDelivered('T1', ['m-1']);
+      const started = (await store.getSession(sessionId))?.startedAt as number;
+      const bound = started + 1;
+      const rerun = await store.beginTurnInOpenSession('T1', KEY, 2, undefined, bound);
+      expect(rerun).toMatchObject({ session: { id: sessionId }, turn: { id: 'T1', fence: 2, status: 'delivered' } });
+      expect((await store.getSession(sessionId))?.endedAt).toBeNull();
+      expect(await store.beginTurnInOpenSession('T2', KEY, 2, undefined, bound)).toMatchObject({ expired: { id: sessionId }, lastActivity: started });
+      expect(await store.getTurn('T2')).toBeNull();
+    });
+
     it('a re-run takes the turn over under a newer fence and keeps what it recorded; an older fence is refused', async () => {
       const { store } = await withSession();
       await store.beginTurnInOpenSession('T1', KEY, 1);

@@ -49,15 +49,17 @@ const BEGIN_TURN_WITH_NOTES_SQL = `${BEGIN_TURN_SQL}, ${NOTES_JSON} AS notes`;
  * (getTurnHistory's rows, one a row; a row of nulls when there is none). No row: no open session; a null turn: a newer
  * fence owns the turn. The session's last activity (its newest message's time, else its start) comes on the first row
  * too: one last active before the given time (a parameter) has expired, and then no turn is begun and nothing else is
- * read. The insert runs once whether or not the outer query reads it (PostgreSQL's rule for data-modifying CTEs); the
+ * read (`live_rows` 0) — unless the turn was begun before (a recovered job: it goes on, or finds itself finished, where
+ * it began). The insert runs once whether or not the outer query reads it (PostgreSQL's rule for data-modifying CTEs); the
  * transcript is read as the statement found it. Rows rather than one JSON array: building JSON for every message cost
  * the server more than the round trip it saved.
  */
 const beginTurnInOpenSessionSql = (notes: string): string => `WITH cur AS (SELECT s.*, ${LAST_ACTIVITY_OF_S} AS last_activity
     FROM sessions s WHERE s.id = (${SESSION_OF_KEY}) AND s.ended_at IS NULL),
-  live AS (SELECT * FROM cur WHERE last_activity >= ?),
+  live AS (SELECT * FROM cur WHERE last_activity >= ? OR EXISTS (SELECT 1 FROM turns WHERE id = ?)),
   t AS (${beginTurnSql(`SELECT ?, live.id, 'running', ?, ?, ? FROM live`)})
   SELECT CASE WHEN h.first IS NOT FALSE THEN row_to_json(cur) END AS session, cur.last_activity,
+    (SELECT count(*) FROM live) AS live_rows,
     CASE WHEN h.first IS NOT FALSE THEN (SELECT row_to_json(t) FROM t) END AS turn${notes}, h.*
   FROM cur LEFT JOIN LATERAL (SELECT row_number() OVER (ORDER BY id) = 1 AS first, id, ${TURN_HISTORY_COLUMNS}
     FROM messages WHERE session_id = (SELECT id FROM live)) h ON true
@@ -188,7 +190,8 @@ export interface ExpiredSession {
  * the turn's transcript: one round trip instead of three on every message's path; SQLite reads in-process, so it
  * keeps the separate statements. Null when the key has no open session: the caller creates one and calls beginTurn.
  * With `currentSince`, a session last active before it is not begun in but returned as expired (the reset policy's
- * check, made with the begin instead of in a read of its own).
+ * check, made with the begin instead of in a read of its own) — for a new turn: a turn begun before (a job recovered
+ * later than the bound) is begun again where it began, so a finished one is found finished and none is reset away.
  */
 export async function beginTurnInOpenSession(
   sql: Sql,
@@ -201,7 +204,8 @@ export async function beginTurnInOpenSession(
   if (sql.dialect === 'sqlite') {
     const found = await currentSessionActivity(sql, sessionKey);
     if (!found || found.session.endedAt !== null) return null;
-    if (currentSince !== null && found.lastActivity < currentSince) return { expired: found.session, lastActivity: found.lastActivity };
+    if (currentSince !== null && found.lastActivity < currentSince && !(await getTurn(sql, turnId)))
+      return { expired: found.session, lastActivity: found.lastActivity };
     return { session: found.session, ...(await beginTurn(sql, turnId, found.session.id, fence)) };
   }
   const now = Date.now();
@@ -209,18 +213,19 @@ export async function beginTurnInOpenSession(
   const since = currentSince ?? 0;
   const rows =
     notesOf === undefined
-      ? await sql.all<OpenedRow>(BEGIN_TURN_IN_OPEN_SESSION_SQL, [sessionKey, since, turnId, fence, now, now, turnId])
-      : await sql.all<OpenedRow>(BEGIN_TURN_IN_OPEN_SESSION_WITH_NOTES_SQL, [sessionKey, since, turnId, fence, now, now, notesOf, turnId]);
+      ? await sql.all<OpenedRow>(BEGIN_TURN_IN_OPEN_SESSION_SQL, [sessionKey, since, turnId, turnId, fence, now, now, turnId])
+      : await sql.all<OpenedRow>(BEGIN_TURN_IN_OPEN_SESSION_WITH_NOTES_SQL, [sessionKey, since, turnId, turnId, fence, now, now, notesOf, turnId]);
   if (rows.length === 0) return null;
-  const { session, turn, last_activity } = rows[0];
+  const { session, turn, last_activity, live_rows } = rows[0];
   const lastActivity = Number(last_activity);
-  if (lastActivity < since) return { expired: toSession(session as SessionRow), lastActivity };
+  if (Number(live_rows) === 0) return { expired: toSession(session as SessionRow), lastActivity };
   if (!turn) throw new FencedOutError(turnId, fence); // a newer fence owns it
   const history = toTurnHistory(rows[0].id === null ? [] : rows);
   return { session: toSession(session as SessionRow), turn: toTurn(turn), history, ...(notesOf !== undefined && { notes: notesRead(notesOf, rows[0].notes) }) };
 }
 
-type OpenedRow = TurnHistoryRow & NotesColumn & { session: SessionRow | null; turn: TurnRow | null; id: number | null; last_activity: number | string };
+type OpenedRow = TurnHistoryRow &
+  NotesColumn & { session: SessionRow | null; turn: TurnRow | null; id: number | null; last_activity: number | string; live_rows: number | string };
 
 export async function getTurn(sql: Sql, turnId: string): Promise<Turn | null> {
   const row = await sql.get<TurnRow>(SELECT_SQL, [turnId]);
