@@ -46,3 +46,13 @@ export async function createBenchDatabase(): Promise<BenchDatabase> {
     drop: () => withAdmin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
   };
 }
+
+/**
+ * Bytes the server has written to its write-ahead log so far (the whole server: on an otherwise idle one, what the
+ * run wrote). Rows, index entries and commits each leave WAL, so its growth per message is a figure of the server's
+ * write work that CPU contention does not move.
+ */
+export async function walBytes(): Promise<number> {
+  const row = await withAdmin((c) => c.query<{ b: string }>(`SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text AS b`));
+  return Number(row.rows[0].b);
+}

@@ -30,7 +30,7 @@ import type { Herald } from '../apps/gateway/src/roles/app.js';
 import { deleteRedisPrefix } from '../test/helpers/cluster.js';
 import { installWorkCounters, perMessage, printDetail, resetDetail, snapshot } from './counters.js';
 import { profiled } from './profile.js';
-import { createBenchDatabase, postgresUnavailable } from './postgres.js';
+import { createBenchDatabase, postgresUnavailable, walBytes } from './postgres.js';
 import { BENCH_NODE_ARGS, gateway } from './gateway.js';
 import { pacedChats, pacedFigures, type PacedRun } from './paced.js';
 import { throughputFigures } from './throughput.js';
@@ -267,6 +267,7 @@ export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<s
         submit: (tag, i) => router.handle(message(i % THROUGHPUT_SESSIONS, tag)),
         answered: (tags) => waitForSent(s, tags, 120_000),
         standInsCpuMs: () => s.cpuMs(),
+        ...(store === 'postgres' && { walBytes }),
       });
       Object.assign(results, figures);
     });
@@ -295,6 +296,7 @@ export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<s
     loop.enable();
     const cpuBefore = process.cpuUsage();
     const workBefore = snapshot();
+    const walBefore = store === 'postgres' ? await walBytes() : 0;
     resetDetail();
     const started = now();
     const t = await profiled(`${FIGURE_PREFIX[store]}-concurrent`, async () => {
@@ -309,6 +311,7 @@ export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<s
     const work = perMessage(workBefore, snapshot(), CONCURRENT_TURNS);
     results.concurrent_sql_statements_per_turn = work.sqlStatements;
     results.concurrent_redis_commands_per_turn = work.redisCommands;
+    if (store === 'postgres') results.concurrent_wal_bytes_per_turn = ((await walBytes()) - walBefore) / CONCURRENT_TURNS;
     printDetail('concurrent', CONCURRENT_TURNS);
     loop.disable();
     // Event-loop stalls while the turns ran (GC pauses, long synchronous stretches).

@@ -23,11 +23,14 @@ export interface ThroughputRun {
    * requests cost them to answer (bigger requests, more calls) is part of its messages/s on a 2-core machine.
    */
   standInsCpuMs: () => Promise<number>;
+  /** PostgreSQL: the server's WAL position in bytes (bench/postgres.ts walBytes); adds `wal_bytes_per_message`. */
+  walBytes?: () => Promise<number>;
 }
 
 export async function throughputFigures(run: ThroughputRun): Promise<Record<string, number>> {
   const tags = Array.from({ length: run.count }, (_, i) => run.tag(i));
   const standInsBefore = await run.standInsCpuMs();
+  const walBefore = await run.walBytes?.();
   const before = snapshot();
   resetDetail();
   const started = now();
@@ -38,8 +41,10 @@ export async function throughputFigures(run: ThroughputRun): Promise<Record<stri
   const lastSent = Math.max(...tags.map((tag) => t.sentAt.get(tag) ?? 0));
   const work = perMessage(before, snapshot(), run.count);
   const standInsMs = (await run.standInsCpuMs()) - standInsBefore;
+  const walAfter = await run.walBytes?.();
   printDetail(run.label, run.count);
   return {
+    ...(walBefore !== undefined && walAfter !== undefined && { wal_bytes_per_message: (walAfter - walBefore) / run.count }),
     messages_per_s: (run.count / (lastSent - started)) * 1000,
     cpu_ms_per_message: work.cpuMs,
     redis_commands_per_message: work.redisCommands,
