@@ -3,7 +3,8 @@
  *
  * Statements are the store's portable SQL with `?` placeholders, numbered here and sent as named prepared
  * statements (parsed and planned once per connection). A transaction holds one pooled connection; calls made
- * inside it (the same async context) run on that connection. Serialisation failures and deadlocks retry the
+ * inside it (the same async context) run on that connection. A statement on its own runs on one of a few pipelined
+ * connections (postgres-pipes.ts). Serialisation failures and deadlocks retry the
  * whole transaction, as SQLITE_BUSY does on the other side.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -12,6 +13,7 @@ import pg from 'pg';
 import { StoreBusyError, StoreUnavailableError } from './errors.js';
 import { jitterMs, WRITE_MAX_ATTEMPTS } from './busy.js';
 import { numberPlaceholders, type RunResult, type Sql, type SqlValue, type WriteStats } from './sql.js';
+import { PipelinedConnections } from './postgres-pipes.js';
 
 const DEFAULT_POOL_SIZE = 10;
 /** Making one new connection: longer, and the server is taken as unreachable (StoreUnavailableError). */
@@ -41,7 +43,7 @@ const RETRY_CODES = new Set(['40001', '40P01']);
 export interface PostgresOptions {
   poolSize?: number;
   connectTimeoutMs?: number;
-  /** For pg's own errors on idle pooled connections (a server restart): logged, never thrown. */
+  /** For pg's own errors on connections no statement was waiting on (a server restart): logged, never thrown. */
   onIdleError?: (err: Error) => void;
 }
 
@@ -71,7 +73,10 @@ export class PostgresSql implements Sql {
   private readonly prepared = new Map<string, Prepared>();
   private readonly counters: WriteStats = { writes: 0, busyRetries: 0 };
 
-  private constructor(private readonly pool: pg.Pool) {}
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly pipes: PipelinedConnections,
+  ) {}
 
   /** How many statements are kept named (bounded by MAX_PREPARED). */
   get preparedCount(): number {
@@ -95,7 +100,8 @@ export class PostgresSql implements Sql {
       Client: BoundedClient,
     });
     pool.on('error', (err) => opts.onIdleError?.(err));
-    return new PostgresSql(pool);
+    const pipes = new PipelinedConnections({ connectionString: url, types: typeParsers, connectionTimeoutMillis: connectTimeoutMs }, opts.onIdleError);
+    return new PostgresSql(pool, pipes);
   }
 
   get inTransaction(): boolean {
@@ -166,6 +172,7 @@ export class PostgresSql implements Sql {
   }
 
   async close(): Promise<void> {
+    await this.pipes.close();
     if (this.pool.ended || this.pool.ending) return;
     await this.pool.end();
   }
@@ -191,10 +198,11 @@ export class PostgresSql implements Sql {
     const config = name ? { text, name, values: params as SqlValue[] } : { text, values: params as SqlValue[] };
     // In a transaction, a deadlock fails the transaction, which runs again (transaction()).
     if (frame) return transient(() => frame.client.query(config));
-    // A statement on its own (several writes as one, turns.ts `recordTurn`) that deadlocked was rolled back whole: run it again.
+    // A statement on its own goes on a pipelined connection (postgres-pipes.ts). One that deadlocked (several writes
+    // as one, turns.ts `recordTurn`) was rolled back whole: run it again.
     for (let attempt = 1; ; attempt++) {
       try {
-        return await transient(() => this.pool.query(config));
+        return await transient(() => this.pipes.query(config));
       } catch (err) {
         const code = (err as { code?: unknown }).code;
         if (typeof code !== 'string' || !RETRY_CODES.has(code)) throw err;
