@@ -4,8 +4,8 @@
  * of its own. Each statement keeps its own Sync, so it is still its own implicit transaction and fails alone.
  *
  * Why: with one statement per pooled connection at a time, every statement woke its own server process and
- * waited for it; on the queue bench's two cores the server's CPU a message halved and messages/s rose by about
- * a third with two pipelined connections instead (bench/RESULTS.md). Transactions keep the pool (a transaction
+ * waited for it; on the queue bench's two cores the server's CPU a message fell by a third and messages/s rose by
+ * about a fifth with two pipelined connections instead (bench/RESULTS.md). Transactions keep the pool (a transaction
  * holds its connection between statements).
  *
  * A statement goes to the connection with the fewest statements in flight, so a slow one (a search, an admin
