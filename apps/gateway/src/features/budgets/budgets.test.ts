@@ -191,17 +191,23 @@ describe.each(STORE_BACKENDS)('budgets on %s', (backend) => {
     await spend.add([], 1, 1);
   });
 
-  it('turns adding at once all count (spread over shards on PostgreSQL); one notice mark; a reset clears every shard', async () => {
+  const day = 'day:2026-11-26';
+
+  /** 40 turns adding to `scopes` today at once (each in its own transaction), and a count of a scope's rows. */
+  async function addedAtOnce(scopes: string[], costOf: (i: number) => number) {
     const store = await temp.open();
     const spend = new SpendStore(store.sql);
-    const day = 'day:2026-11-26';
-    const keys = [
-      { scope: 'global', period: day },
-      { scope: 'profile:support', period: day },
-    ];
-    await Promise.all(Array.from({ length: 40 }, (_, i) => store.transaction(() => spend.add(keys, 10, i % 2 ? 0.5 : 0.25))));
+    const keys = scopes.map((scope) => ({ scope, period: day }));
+    await Promise.all(Array.from({ length: 40 }, (_, i) => store.transaction(() => spend.add(keys, 10, costOf(i)))));
+    const rowsOf = async (scope: string): Promise<number> =>
+      Number((await store.sql.get<{ n: number | string }>('SELECT COUNT(*) AS n FROM spend WHERE scope = ?', [scope]))?.n);
+    return { spend, rowsOf };
+  }
+
+  it('turns adding at once all count (spread over shards on PostgreSQL); one notice mark; a reset clears every shard', async () => {
+    const { spend, rowsOf } = await addedAtOnce(['global', 'profile:support'], (i) => (i % 2 ? 0.5 : 0.25));
     expect(await spend.get('global', day)).toEqual({ scope: 'global', period: day, tokens: 400, costUsd: 15, warned: false });
-    const rows = Number((await store.sql.get<{ n: number | string }>('SELECT COUNT(*) AS n FROM spend WHERE scope = ?', ['global']))?.n);
+    const rows = await rowsOf('global');
     if (backend === 'sqlite') expect(rows).toBe(1);
     // 40 adds each on one of 16 shards at random: all on one shard has odds of 16^-39.
     else expect(rows).toBeGreaterThan(1);
@@ -222,22 +228,13 @@ describe.each(STORE_BACKENDS)('budgets on %s', (backend) => {
   });
 
   it("a person's scopes keep one row each on both stores (only shared scopes are spread over shards)", async () => {
-    const store = await temp.open();
-    const spend = new SpendStore(store.sql);
-    const day = 'day:2026-11-26';
-    const keys = [
-      { scope: 'global', period: day },
-      { scope: 'user:telegram:7', period: day },
-      { scope: 'profile-user:support:telegram:7', period: day },
-    ];
-    await Promise.all(Array.from({ length: 40 }, () => store.transaction(() => spend.add(keys, 10, 0.25))));
-    const rowsOf = async (scope: string): Promise<number> =>
-      Number((await store.sql.get<{ n: number | string }>('SELECT COUNT(*) AS n FROM spend WHERE scope = ?', [scope]))?.n);
+    const scopes = ['global', 'user:telegram:7', 'profile-user:support:telegram:7'];
+    const { spend, rowsOf } = await addedAtOnce(scopes, () => 0.25);
     expect(await rowsOf('user:telegram:7')).toBe(1);
     expect(await rowsOf('profile-user:support:telegram:7')).toBe(1);
     // 40 adds each on one of 16 shards at random: all on one shard has odds of 16^-39.
     if (backend === 'postgres') expect(await rowsOf('global')).toBeGreaterThan(1);
-    for (const { scope } of keys) expect(await spend.get(scope, day)).toMatchObject({ tokens: 400, costUsd: 10 });
+    for (const scope of scopes) expect(await spend.get(scope, day)).toMatchObject({ tokens: 400, costUsd: 10 });
   });
 
   it('spend recorded before the shards stays: its rows become shard 0 and go on counting', async () => {
