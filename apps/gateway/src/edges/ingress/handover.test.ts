@@ -81,18 +81,24 @@ describe('InboundBoundary', () => {
     expect(routed).toEqual(['b1', 'a1', 'a2']);
   });
 
-  it('does not retry what a platform refused (the same reply would be refused again)', async () => {
+  it('does not retry what a platform refused (the same reply would be refused again), and logs it as a warning', async () => {
     let calls = 0;
+    const lines: Array<Record<string, unknown>> = [];
+    const recorded = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
     const boundary = new InboundBoundary(
       async () => {
         calls++;
         throw new NotFoundError('chat not found', 'telegram');
       },
-      log,
+      recorded,
       { firstWaitMs: 5 },
     );
     await expect(boundary.handle(message('D1', '1'))).rejects.toThrow('chat not found');
     expect(calls).toBe(1);
+    // The platform's word on that chat, not a fault of ours: a warning with the reason, no stack.
+    expect(lines.map((l) => [l.level, l.msg, l.platformError])).toEqual([
+      [40, 'the platform refused the answer to this message; giving up on it', 'chat not found'],
+    ]);
   });
 
   it('hands the next message of a conversation over after an earlier one was given up', async () => {

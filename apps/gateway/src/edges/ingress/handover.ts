@@ -65,7 +65,10 @@ export class InboundBoundary {
         },
       });
     } catch (err) {
-      log.error({ err }, 'message could not be taken; giving up on it');
+      // A platform refusing the router's answer (a chat that is gone, a room the bot is not in) is the platform's
+      // word on that chat, not a fault here: a warning with its reason. Anything else is an error with its stack.
+      if (worthRetrying(err as Error)) log.error({ err }, 'message could not be taken; giving up on it');
+      else log.warn({ platformError: (err as Error).message }, 'the platform refused the answer to this message; giving up on it');
       throw err;
     }
   }

@@ -90,6 +90,24 @@ describe('ApprovalGate', () => {
     expect(await desk.requests.latestOpen('telegram:s-rerun')).toBeNull();
   });
 
+  it('a worker killed after the question went out but before its mark: a decision taken meanwhile is not asked again', async () => {
+    const { desk, gate } = await setup();
+    const asked: string[] = [];
+    // The question reaches the chat, then the worker dies before it marks the request as sent.
+    const dying = turn('s-unmarked', asked, {
+      ask: async (text) => {
+        asked.push(text);
+        throw new Error('worker killed');
+      },
+    });
+    await expect(before(gate, dying, callOf(new AbortController().signal))).rejects.toThrow('worker killed');
+    expect((await desk.requests.get((await desk.requests.latestOpen('telegram:s-unmarked')) ?? ''))?.sent).toBeUndefined();
+    expect((await desk.decide({ conversationId: 'telegram:s-unmarked', platform: 'telegram', userId: '42', choice: 'once' })).status).toBe('decided');
+
+    expect(await before(gate, turn('s-unmarked', asked), callOf(new AbortController().signal))).toEqual({ action: 'allow' });
+    expect(asked).toHaveLength(1);
+  });
+
   it('someone else cannot decide in a DM; "always" lets the session run the tool unasked', async () => {
     const { desk, gate } = await setup();
     const asked: string[] = [];

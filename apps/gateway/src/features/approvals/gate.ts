@@ -105,7 +105,7 @@ export class ApprovalGate {
       await desk.requests.close(open);
       ({ request: open } = await desk.requests.open(request));
     }
-    const offerId = open.sent ? open.sent.offerId : await this.ask(turn, open, reason);
+    const offerId = open.sent ? open.sent.offerId : await this.askUnlessDecided(turn, open, reason);
     try {
       const note = await this.waitForDecision(turn, open, call.signal);
       return verdictFor(call.name, note, this.opts.timeoutMs);
@@ -135,6 +135,15 @@ export class ApprovalGate {
       approvers,
       deadline: askedAt + this.opts.timeoutMs,
     };
+  }
+
+  /**
+   * Asks in the chat, unless someone has decided already: a worker killed after the question went out but before
+   * its mark (`markSent`) leaves a request that looks unasked, and a decision proves the question reached the chat.
+   */
+  private async askUnlessDecided(turn: ApprovalTurn, request: PendingApproval, reason: ApprovalReason): Promise<string | null> {
+    if ((await this.opts.desk.requests.decision(request.requestId)) !== null) return null;
+    return this.ask(turn, request, reason);
   }
 
   private async ask(turn: ApprovalTurn, request: PendingApproval, reason: ApprovalReason): Promise<string | null> {
