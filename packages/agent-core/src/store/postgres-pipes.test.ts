@@ -1,7 +1,7 @@
 /**
  * Statements outside a transaction on PostgreSQL go on a few pipelined connections (postgres-pipes.ts): each still
- * its own transaction and failing alone, a blocked one holding up only its own connection, a lost connection
- * replaced — and a transaction still on a pooled connection of its own.
+ * failing alone, writes that wait committed in groups, a blocked one holding up only its own connection, a lost
+ * connection replaced — and a transaction still on a pooled connection of its own.
  */
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -44,6 +44,35 @@ describe('PostgreSQL statements on pipelined connections', () => {
     // A transaction holds a pooled connection of its own, not a pipelined one.
     const inTx = await sql.transaction(() => pidOf(sql));
     expect(pids).not.toContain(inTx);
+  });
+
+  it('writes that come while one is in flight commit together, each caller getting its own result', async () => {
+    const { sql } = await setUp();
+    await Promise.all(Array.from({ length: PIPELINED_CONNECTIONS }, () => pidOf(sql)));
+    const rows = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => sql.get<{ n: number; tx: string }>('INSERT INTO t (n) VALUES (?) RETURNING n, txid_current()::text AS tx', [i])),
+    );
+    expect(rows.map((r) => r?.n)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    // The first write on each connection goes alone; the rest wait for it and commit as one group a connection.
+    expect(new Set(rows.map((r) => r?.tx)).size).toBe(2 * PIPELINED_CONNECTIONS);
+    // A read is no write: it goes at once, and sees every committed row.
+    expect(await sql.get<{ c: number }>('SELECT count(*)::int AS c FROM t')).toEqual({ c: 20 });
+  });
+
+  it('a write that fails in a group fails alone: the group runs again one write at a time and the others commit', async () => {
+    const { sql } = await setUp();
+    await Promise.all(Array.from({ length: PIPELINED_CONNECTIONS }, () => pidOf(sql)));
+    const writes = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) => sql.get<{ tx: string }>('INSERT INTO t (n) VALUES (?) RETURNING txid_current()::text AS tx', [i === 9 ? -1 : i])),
+    );
+    expect((writes[9] as PromiseRejectedResult).reason).toMatchObject({ code: '23514' });
+    const committed = writes.filter((w): w is PromiseFulfilledResult<{ tx: string } | undefined> => w.status === 'fulfilled');
+    expect(committed).toHaveLength(19);
+    // The failed write's group ran again write by write (a transaction each); the other connection's group stayed one.
+    const txs = new Set(committed.map((w) => w.value?.tx));
+    expect(txs.size).toBeGreaterThan(2 * PIPELINED_CONNECTIONS);
+    expect(txs.size).toBeLessThan(19);
+    expect(await sql.get<{ c: number }>('SELECT count(*)::int AS c FROM t')).toEqual({ c: 19 });
   });
 
   it('a statement that waits holds up only its own connection', async () => {

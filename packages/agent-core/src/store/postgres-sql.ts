@@ -56,7 +56,13 @@ interface Prepared {
   text: string;
   /** Absent past MAX_PREPARED: the statement is sent unnamed (parsed each time, nothing kept per connection). */
   name?: string;
+  /** It changes rows: outside a transaction it commits in a group (postgres-pipes.ts). */
+  write: boolean;
 }
+
+/** INSERT, UPDATE or DELETE anywhere in the statement (a CTE's too); `SELECT … FOR UPDATE` is no write. */
+const WRITE_RE = /\b(?:INSERT\s+INTO|DELETE\s+FROM|UPDATE\s+\S+\s+SET)\b/i;
+const isWriteStatement = (sql: string): boolean => WRITE_RE.test(sql);
 
 /**
  * Named statements kept per connection, at most. The store's own SQL is a few dozen texts; only generated SQL
@@ -185,24 +191,24 @@ export class PostgresSql implements Sql {
   private statementFor(sql: string): Prepared {
     let p = this.prepared.get(sql);
     if (!p) {
-      if (this.prepared.size >= MAX_PREPARED) return { text: numberPlaceholders(sql) };
-      p = { text: numberPlaceholders(sql), name: `herald_${this.prepared.size + 1}` };
+      if (this.prepared.size >= MAX_PREPARED) return { text: numberPlaceholders(sql), write: isWriteStatement(sql) };
+      p = { text: numberPlaceholders(sql), name: `herald_${this.prepared.size + 1}`, write: isWriteStatement(sql) };
       this.prepared.set(sql, p);
     }
     return p;
   }
 
   private async query(sql: string, params: readonly SqlValue[]): Promise<pg.QueryResult> {
-    const { text, name } = this.statementFor(sql);
+    const { text, name, write } = this.statementFor(sql);
     const frame = this.frame();
     const config = name ? { text, name, values: params as SqlValue[] } : { text, values: params as SqlValue[] };
     // In a transaction, a deadlock fails the transaction, which runs again (transaction()).
     if (frame) return transient(() => frame.client.query(config));
-    // A statement on its own goes on a pipelined connection (postgres-pipes.ts). One that deadlocked (several writes
-    // as one, turns.ts `recordTurn`) was rolled back whole: run it again.
+    // A statement on its own goes on a pipelined connection (postgres-pipes.ts), a write in a group commit. One that
+    // deadlocked (several writes as one, turns.ts `recordTurn`) was rolled back whole: run it again.
     for (let attempt = 1; ; attempt++) {
       try {
-        return await transient(() => this.pipes.query(config));
+        return await transient(() => this.pipes.query(config, write));
       } catch (err) {
         const code = (err as { code?: unknown }).code;
         if (typeof code !== 'string' || !RETRY_CODES.has(code)) throw err;

@@ -3,13 +3,16 @@
  * rows and a restart keeps them. A scope is `global`, `profile:<name>`, `user:<platform>:<id>` (across profiles) or
  * `profile-user:<profile>:<platform>:<id>`; a period is `day:2026-11-26` or `month:2026-11`.
  *
- * On PostgreSQL a shared scope's (scope, period) — `global`, `profile:<name>` — is spread over SPEND_SHARDS rows, a
- * turn adding to one of them at random, and reads sum them. Every turn adds to those rows inside its own transaction;
- * with one row each, the turns of all workers queued on that row's lock from their upsert to their COMMIT (a quarter
- * of the queue bench's messages/s went there). A person's scopes stay on shard 0: one person's turns seldom run at
- * once, and spread they gave every person sixteen times the rows (a new row, an insert and an index entry, on most
- * turns instead of an update in place; reads summing up to sixteen). SQLite has one writer at a time anyway and
- * keeps one row (shard 0). The 80 % notice's mark lives on shard 0.
+ * On PostgreSQL a (scope, period) is spread over up to SPEND_SHARDS rows: a turn adds to the row of the server
+ * process its statement runs on (`pg_backend_pid() % SPEND_SHARDS`), and reads sum them. Every turn adds to the
+ * `global` and `profile` rows inside its own transaction; with one row each, the turns of all workers queued on that
+ * row's lock from their upsert to their COMMIT (a quarter of the queue bench's messages/s went there). By server
+ * process, not at random: two server processes never wait for each other on a spend row (unless their ids agree
+ * modulo 16), which matters since writes commit in groups (postgres-pipes.ts) holding their rows until the group's
+ * COMMIT — two groups that each held a row the other wanted next would deadlock. A person's turns run on the few
+ * connections a worker has, so a person has a row or two a period, updated in place (chosen at random, most turns
+ * inserted one of sixteen). SQLite has one writer at a time anyway and keeps one row (shard 0). The 80 % notice's
+ * mark lives on shard 0.
  */
 import { registerMigrations, type Sql, type SqlValue, type SqlWrite } from '@herald/agent-core';
 
@@ -60,11 +63,8 @@ ALTER TABLE spend ADD PRIMARY KEY (scope, period, shard);`,
   },
 );
 
-/** Rows per shared (scope, period) on PostgreSQL: more than the pool's connections, so two turns seldom meet on one. */
+/** Rows per (scope, period) on PostgreSQL, at most: one a server process (its id modulo this). */
 export const SPEND_SHARDS = 16;
-
-/** A scope every turn of a profile (or of the gateway) adds to, spread over shards; a person's scopes are not. */
-const isShared = (scope: string): boolean => scope === 'global' || scope.startsWith('profile:');
 
 export interface SpendRow {
   scope: string;
@@ -93,29 +93,30 @@ const fromRow = (r: Row): SpendRow => ({
 /** A (scope, period)'s shards summed, under the single row's column names. */
 const SUMMED = 'scope, period, SUM(tokens) AS tokens, SUM(cost_usd) AS cost_usd, MAX(warned_at) AS warned_at';
 
+/** The row a turn adds to: its statement's server process's on PostgreSQL, the one row on SQLite. */
+const SHARD_ADDED_TO = { postgres: `pg_backend_pid() % ${SPEND_SHARDS}`, sqlite: '0' } as const;
+
 /** The upsert of `rows` rows, its text built once per row count (a turn counts in the same few every time). */
-const addSqlByRows = new Map<number, string>();
-function addSql(rows: number): string {
-  let text = addSqlByRows.get(rows);
+const addSqlByRows = new Map<string, string>();
+function addSql(rows: number, dialect: Sql['dialect']): string {
+  const key = `${dialect}:${rows}`;
+  let text = addSqlByRows.get(key);
   if (text === undefined) {
-    text = `INSERT INTO spend (scope, period, shard, tokens, cost_usd, updated_at) VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?)').join(', ')}
+    const row = `(?, ?, ${SHARD_ADDED_TO[dialect]}, ?, ?, ?)`;
+    text = `INSERT INTO spend (scope, period, shard, tokens, cost_usd, updated_at) VALUES ${Array.from({ length: rows }, () => row).join(', ')}
        ON CONFLICT (scope, period, shard) DO UPDATE SET tokens = spend.tokens + excluded.tokens,
          cost_usd = spend.cost_usd + excluded.cost_usd, updated_at = excluded.updated_at`;
-    addSqlByRows.set(rows, text);
+    addSqlByRows.set(key, text);
   }
   return text;
 }
 
 export class SpendStore {
-  private readonly shards: number;
-
-  constructor(private readonly sql: Sql) {
-    this.shards = sql.dialect === 'postgres' ? SPEND_SHARDS : 1;
-  }
+  constructor(private readonly sql: Sql) {}
 
   /**
    * Adds one turn's spend to every (scope, period) it counts in, in one statement (a turn counts in several: user,
-   * profile and global, by day and by month), the shared ones into one shard; joins the caller's transaction. The rows go in
+   * profile and global, by day and by month), on its server process's shard; joins the caller's transaction. The rows go in
    * the callers' one order of keys, so two turns that meet on a row wait for each other rather than deadlock.
    */
   async add(keys: ReadonlyArray<{ scope: string; period: string }>, tokens: number, costUsd: number): Promise<void> {
@@ -127,17 +128,16 @@ export class SpendStore {
   addWrite(keys: ReadonlyArray<{ scope: string; period: string }>, tokens: number, costUsd: number): SqlWrite | null {
     if (keys.length === 0) return null;
     const now = Date.now();
-    const spread = this.shards === 1 ? 0 : Math.floor(Math.random() * this.shards);
     // One row each: PostgreSQL refuses an upsert that touches a row twice. A turn's keys are a handful: a key is a
     // repeat when an earlier one is the same (no joined strings or Map for every turn).
     const params: SqlValue[] = [];
     let rows = 0;
     for (const [i, { scope, period }] of keys.entries()) {
       if (keys.findIndex((k) => k.scope === scope && k.period === period) < i) continue;
-      params.push(scope, period, isShared(scope) ? spread : 0, tokens, costUsd, now);
+      params.push(scope, period, tokens, costUsd, now);
       rows++;
     }
-    return { sql: addSql(rows), params };
+    return { sql: addSql(rows, this.sql.dialect), params };
   }
 
   async get(scope: string, period: string): Promise<SpendRow> {
