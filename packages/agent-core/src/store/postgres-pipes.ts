@@ -1,7 +1,7 @@
 /**
  * PostgreSQL statements outside a transaction, sent on a few connections in pg's pipeline mode: a statement is
  * written at once, behind the ones still running on that connection, instead of waiting for a pooled connection
- * of its own. Each statement keeps its own Sync, so it is still its own implicit transaction and fails alone.
+ * of its own. A read, or a write with none in flight before it, keeps its own Sync: its own implicit transaction.
  *
  * Why: with one statement per pooled connection at a time, every statement woke its own server process and
  * waited for it; on the queue bench's two cores the server's CPU a message fell by a third and messages/s rose by
