@@ -31,7 +31,7 @@ const MAX_GROUP = 64;
 interface Pipe {
   client: Promise<pg.Client>;
   inFlight: number;
-  /** Writes waiting for the write (or group) in flight on this connection to end; null when none is in flight. */
+  /** Writes waiting for the write (or group) in flight on this connection to end; null when nothing is committing. */
   waiting: Waiting[] | null;
 }
 
@@ -77,28 +77,22 @@ export class PipelinedConnections {
     await Promise.all(open.map(async (p) => (await p.client.catch(() => null))?.end().catch(() => undefined)));
   }
 
-  /** A lone write goes at once; one that comes while another is in flight waits for the next group. */
+  /** A write with none in flight on the connection goes at once; one that comes meanwhile waits for the next group. */
   private write(pipe: Pipe, client: pg.Client, query: pg.QueryConfig): Promise<pg.QueryResult> {
-    const { waiting } = pipe;
-    if (waiting !== null) return new Promise((resolve, reject) => waiting.push({ query, resolve, reject }));
-    pipe.waiting = [];
-    const sent = client.query(query);
-    const next = (): Promise<void> => this.commitWaiting(pipe, client);
-    void sent.then(next, next);
-    return sent;
+    return new Promise((resolve, reject) => {
+      const committing = pipe.waiting !== null;
+      (pipe.waiting ??= []).push({ query, resolve, reject });
+      if (!committing) void this.commitWaiting(pipe, client);
+    });
   }
 
   /** Commits the waiting writes group by group until none waits; writes that come meanwhile form the next group. */
   private async commitWaiting(pipe: Pipe, client: pg.Client): Promise<void> {
-    for (;;) {
-      const waiting = pipe.waiting ?? [];
-      if (waiting.length === 0) {
-        pipe.waiting = null;
-        return;
-      }
+    for (let waiting = pipe.waiting ?? []; waiting.length > 0; waiting = pipe.waiting ?? []) {
       const group = waiting.splice(0, MAX_GROUP);
       await (group.length === 1 ? settle(group[0], client.query(group[0].query)) : commitGroup(client, group));
     }
+    pipe.waiting = null;
   }
 
   private leastBusy(): Pipe {

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { StoreBusyError, StoreUnavailableError } from './errors.js';
 import { jitterMs, WRITE_MAX_ATTEMPTS } from './busy.js';
-import { numberPlaceholders, type RunResult, type Sql, type SqlValue, type WriteStats } from './sql.js';
+import { changesRows, numberPlaceholders, type RunResult, type Sql, type SqlValue, type WriteStats } from './sql.js';
 import { PipelinedConnections } from './postgres-pipes.js';
 
 const DEFAULT_POOL_SIZE = 10;
@@ -59,10 +59,6 @@ interface Prepared {
   /** It changes rows: outside a transaction it commits in a group (postgres-pipes.ts). */
   write: boolean;
 }
-
-/** INSERT, UPDATE or DELETE anywhere in the statement (a CTE's too); `SELECT … FOR UPDATE` is no write. */
-const WRITE_RE = /\b(?:INSERT\s+INTO|DELETE\s+FROM|UPDATE\s+\S+\s+SET)\b/i;
-const isWriteStatement = (sql: string): boolean => WRITE_RE.test(sql);
 
 /**
  * Named statements kept per connection, at most. The store's own SQL is a few dozen texts; only generated SQL
@@ -191,8 +187,9 @@ export class PostgresSql implements Sql {
   private statementFor(sql: string): Prepared {
     let p = this.prepared.get(sql);
     if (!p) {
-      if (this.prepared.size >= MAX_PREPARED) return { text: numberPlaceholders(sql), write: isWriteStatement(sql) };
-      p = { text: numberPlaceholders(sql), name: `herald_${this.prepared.size + 1}`, write: isWriteStatement(sql) };
+      const unnamed = { text: numberPlaceholders(sql), write: changesRows(sql) };
+      if (this.prepared.size >= MAX_PREPARED) return unnamed;
+      p = { ...unnamed, name: `herald_${this.prepared.size + 1}` };
       this.prepared.set(sql, p);
     }
     return p;

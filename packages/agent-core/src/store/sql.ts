@@ -52,6 +52,19 @@ export interface WriteStats {
   busyRetries: number;
 }
 
+/** A statement that starts by changing rows (RETURNING or not); nothing else (no DDL, PRAGMA, VACUUM). */
+const CHANGES_ROWS = /^\s*(?:INSERT|UPDATE|DELETE|REPLACE)\b/i;
+/** A PostgreSQL `WITH` whose CTEs change rows (`SELECT … FOR UPDATE` changes none). */
+const CTE_CHANGES_ROWS = /^\s*WITH\b[\s\S]*\b(?:INSERT\s+INTO|DELETE\s+FROM|UPDATE\s+\S+\s+SET)\b/i;
+
+/**
+ * Whether a statement on its own changes rows: such writes commit in groups on both stores (sqlite-sql.ts,
+ * postgres-pipes.ts).
+ */
+export function changesRows(sql: string): boolean {
+  return CHANGES_ROWS.test(sql) || CTE_CHANGES_ROWS.test(sql);
+}
+
 /** `?` → `$1`, `$2`, … outside quoted strings and identifiers (PostgreSQL's placeholders). */
 export function numberPlaceholders(sql: string): string {
   let out = '';

@@ -26,7 +26,7 @@ import { BUSY_TIMEOUT_MS, isBusyError, jitterMs, WRITE_MAX_ATTEMPTS } from './bu
 import { StoreBusyError } from './errors.js';
 import { ConnectionTurns, type TxFrame } from './sqlite-connection-turns.js';
 import { startCheckpointer, WAL_BACKSTOP_PAGES, type Checkpointer } from './sqlite-checkpointer.js';
-import type { RunResult, Sql, SqlValue, WriteStats } from './sql.js';
+import { changesRows, type RunResult, type Sql, type SqlValue, type WriteStats } from './sql.js';
 
 type Statement = Database.Statement;
 
@@ -60,9 +60,6 @@ interface Member {
   /** Groups it was in: a transaction that met a busy file goes into the next one, WRITE_MAX_ATTEMPTS in all. */
   attempts: number;
 }
-
-/** Which writes outside a transaction are grouped: one statement that changes rows (RETURNING or not), nothing else (no DDL, PRAGMA, VACUUM). */
-const GROUPABLE = /^\s*(INSERT|UPDATE|DELETE|REPLACE)\b/i;
 
 export class SqliteSql implements Sql {
   readonly dialect = 'sqlite' as const;
@@ -219,7 +216,7 @@ export class SqliteSql implements Sql {
     try {
       // Inside a transaction a busy error goes up to its group (flushGroups), which runs the transaction again.
       if (this.inTransaction) return Promise.resolve(fn(this.prepare(sql)));
-      if (GROUPABLE.test(sql)) {
+      if (changesRows(sql)) {
         if (!this.raw.open) throw notOpen();
         const stmt = this.prepare(sql);
         return this.enqueue<T>(false, () => fn(stmt));

@@ -67,8 +67,9 @@ export class InboundBoundary {
     } catch (err) {
       // A platform refusing the router's answer (a chat that is gone, a room the bot is not in) is the platform's
       // word on that chat, not a fault here: a warning with its reason. Anything else is an error with its stack.
-      if (worthRetrying(err as Error)) log.error({ err }, 'message could not be taken; giving up on it');
-      else log.warn({ platformError: (err as Error).message }, 'the platform refused the answer to this message; giving up on it');
+      if (err instanceof PlatformError && !worthRetrying(err)) {
+        log.warn({ platformError: err.message }, 'the platform refused the answer to this message; giving up on it');
+      } else log.error({ err }, 'message could not be taken; giving up on it');
       throw err;
     }
   }

@@ -1,10 +1,11 @@
 /** Prices, spend and budgets on SQLite and PostgreSQL: the same numbers, refusals and one-time notices on both. */
 import { describe, expect, it } from 'vitest';
 import { STORE_BACKENDS, useTempStores } from '../../../../../packages/agent-core/src/store/test-support.js';
+import { PIPELINED_CONNECTIONS } from '../../../../../packages/agent-core/src/store/postgres-pipes.js';
 import type { Budget } from '../../support/config/profile-schema.js';
 import { BudgetGuard } from './guard.js';
 import { SpendMeter } from './meter.js';
-import { createFallbackProvider, ProviderError, type Provider } from '@herald/agent-core';
+import { createFallbackProvider, ProviderError, type Provider, type Sql } from '@herald/agent-core';
 import { PriceTable } from './prices.js';
 import { runMigrations, allMigrations } from '../../../../../packages/agent-core/src/store/migrations.js';
 import { openSql } from '../../../../../packages/agent-core/src/store/session-store.js';
@@ -193,21 +194,19 @@ describe.each(STORE_BACKENDS)('budgets on %s', (backend) => {
 
   const day = 'day:2026-11-26';
 
-  /** 40 turns adding to `scopes` today at once (each in its own transaction), and a count of a scope's rows. */
-  async function addedAtOnce(scopes: string[], costOf: (i: number) => number) {
-    const store = await temp.open();
-    const spend = new SpendStore(store.sql);
-    const keys = scopes.map((scope) => ({ scope, period: day }));
-    await Promise.all(Array.from({ length: 40 }, (_, i) => store.transaction(() => spend.add(keys, 10, costOf(i)))));
-    const rowsOf = async (scope: string): Promise<number> =>
-      Number((await store.sql.get<{ n: number | string }>('SELECT COUNT(*) AS n FROM spend WHERE scope = ?', [scope]))?.n);
-    return { spend, rowsOf };
-  }
+  const rowsOf = async (sql: Sql, scope: string): Promise<number> =>
+    Number((await sql.get<{ n: number | string }>('SELECT COUNT(*) AS n FROM spend WHERE scope = ?', [scope]))?.n);
 
   it('turns adding at once all count (spread over shards on PostgreSQL); one notice mark; a reset clears every shard', async () => {
-    const { spend, rowsOf } = await addedAtOnce(['global', 'profile:support'], (i) => (i % 2 ? 0.5 : 0.25));
+    const store = await temp.open();
+    const spend = new SpendStore(store.sql);
+    const keys = [
+      { scope: 'global', period: day },
+      { scope: 'profile:support', period: day },
+    ];
+    await Promise.all(Array.from({ length: 40 }, (_, i) => store.transaction(() => spend.add(keys, 10, i % 2 ? 0.5 : 0.25))));
     expect(await spend.get('global', day)).toEqual({ scope: 'global', period: day, tokens: 400, costUsd: 15, warned: false });
-    const rows = await rowsOf('global');
+    const rows = await rowsOf(store.sql, 'global');
     if (backend === 'sqlite') expect(rows).toBe(1);
     // 40 transactions at once on the pool's connections, each adding to its server process's shard: one shard would
     // need every process's id to agree modulo 16.
@@ -238,11 +237,11 @@ describe.each(STORE_BACKENDS)('budgets on %s', (backend) => {
         10,
         0.25,
       );
-    // Statements on their own share two pipelined connections on PostgreSQL (postgres-pipes.ts), one on SQLite.
-    const connections = backend === 'postgres' ? 2 : 1;
+    // Statements on their own share the pipelined connections on PostgreSQL (postgres-pipes.ts), one on SQLite.
+    const connections = backend === 'postgres' ? PIPELINED_CONNECTIONS : 1;
     for (const scope of scopes) {
       expect(await spend.get(scope, day)).toMatchObject({ tokens: 200, costUsd: 5 });
-      const rows = Number((await store.sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM spend WHERE scope = ?', [scope]))?.n);
+      const rows = await rowsOf(store.sql, scope);
       expect(rows).toBeGreaterThanOrEqual(1);
       expect(rows).toBeLessThanOrEqual(connections);
     }

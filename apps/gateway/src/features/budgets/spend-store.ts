@@ -10,9 +10,8 @@
  * process, not at random: two server processes never wait for each other on a spend row (unless their ids agree
  * modulo 16), which matters since writes commit in groups (postgres-pipes.ts) holding their rows until the group's
  * COMMIT — two groups that each held a row the other wanted next would deadlock. A person's turns run on the few
- * connections a worker has, so a person has a row or two a period, updated in place (chosen at random, most turns
- * inserted one of sixteen). SQLite has one writer at a time anyway and keeps one row (shard 0). The 80 % notice's
- * mark lives on shard 0.
+ * connections a worker has, so a person has a row or two a period, mostly updated in place. SQLite has one writer at
+ * a time anyway and keeps one row (shard 0). The 80 % notice's mark lives on shard 0.
  */
 import { registerMigrations, type Sql, type SqlValue, type SqlWrite } from '@herald/agent-core';
 
