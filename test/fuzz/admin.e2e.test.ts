@@ -52,6 +52,12 @@ function segment(s: string): string {
     .join('');
 }
 
+/**
+ * A value for one path segment: not empty, and not "." or "..", which the client resolves before sending (even
+ * percent-encoded), so they would address another route: queues/./pause is the dashboard's "pause all queues".
+ */
+const pathSegment = oddString.filter((s) => s !== '' && s !== '.' && s !== '..');
+
 /** Query values: odd strings, numbers and booleans as text, the valid values too. */
 const queryValue = (valid: readonly string[] = []): fc.Arbitrary<string> =>
   fc.oneof(oddString, fc.integer().map(String), fc.constantFrom('true', 'false', '', '0', '-1', '1e3', 'null', '[]', '%', '%zz', '%E0%A4%A', ...valid));
@@ -124,17 +130,14 @@ const DOCUMENTED: Record<string, fc.Arbitrary<Omit<Request, 'headers'>>> = {
     get('list sessions', `/admin/sessions${q}`),
   ),
   '/admin/sessions/{id}': fc
-    .tuple(
-      oddString.filter((s) => s !== ''),
-      queryString(['after_id', 'limit']),
-    )
+    .tuple(pathSegment, queryString(['after_id', 'limit']))
     .map(([id, q]) => get('one session', `/admin/sessions/${segment(id)}${q}`, [400, 404])),
   '/admin/sessions/export': queryString(['format', 'source', 'since', 'until', 'status'], {
     format: ['sharegpt'],
     source: [...PLATFORMS, 'cli', 'api'],
     status: ['completed', 'failed', 'all'],
   }).map((q) => get('export sessions', `/admin/sessions/export${q}`)),
-  '/admin/sessions/{id}/prompt': oddString.filter((s) => s !== '').map((id) => get('a session prompt', `/admin/sessions/${segment(id)}/prompt`, [400, 404])),
+  '/admin/sessions/{id}/prompt': pathSegment.map((id) => get('a session prompt', `/admin/sessions/${segment(id)}/prompt`, [400, 404])),
   '/admin/approvals': queryString(['session_id', 'tool', 'decision', 'limit', 'before'], {
     decision: ['approved_once', 'approved_session', 'denied', 'timed_out', 'refused'],
   }).map((q) => get('approval decisions', `/admin/approvals${q}`)),
@@ -142,13 +145,7 @@ const DOCUMENTED: Record<string, fc.Arbitrary<Omit<Request, 'headers'>>> = {
     .filter((s) => s !== '')
     .map((name) => get("a profile's skills", `/admin/profiles/${segment(name)}/skills`, [200, 400, 404])),
   '/admin/profiles/{name}/skills/{skill}': fc
-    .tuple(
-      fc.oneof(
-        fc.constant('default'),
-        oddString.filter((s) => s !== ''),
-      ),
-      oddString.filter((s) => s !== ''),
-    )
+    .tuple(fc.oneof(fc.constant('default'), pathSegment), pathSegment)
     .map(([name, skill]) => get('one skill', `/admin/profiles/${segment(name)}/skills/${segment(skill)}`, [400, 404])),
   '/admin/search': queryString(['q', 'source', 'user', 'limit']).map((q) => get('search', `/admin/search${q}`)),
   '/admin/sessions/reset': bodies({ key: 'agent:main:telegram:dm:1' }).map((b) => ({
@@ -206,30 +203,20 @@ const DOCUMENTED: Record<string, fc.Arbitrary<Omit<Request, 'headers'>>> = {
     get('list schedules', `/admin/schedules${q}`),
   ),
   // No task exists, so every id is unknown (404) or malformed (400).
-  '/admin/schedules/{id}': oddString.filter((s) => s !== '').map((id) => get('one schedule', `/admin/schedules/${segment(id)}`, [400, 404])),
-  '/admin/schedules/{id}/cancel': fc
-    .tuple(
-      oddString.filter((s) => s !== ''),
-      fc.option(bodies({ reason: 'x' })),
-    )
-    .map(([id, b]) => ({
-      kind: `cancel a schedule${b ? ` with ${b.what}` : ''}`,
-      method: 'POST',
-      path: `/admin/schedules/${segment(id)}/cancel`,
-      ...(b && { body: b.raw }),
-      expected: '4xx',
-    })),
+  '/admin/schedules/{id}': pathSegment.map((id) => get('one schedule', `/admin/schedules/${segment(id)}`, [400, 404])),
+  '/admin/schedules/{id}/cancel': fc.tuple(pathSegment, fc.option(bodies({ reason: 'x' }))).map(([id, b]) => ({
+    kind: `cancel a schedule${b ? ` with ${b.what}` : ''}`,
+    method: 'POST',
+    path: `/admin/schedules/${segment(id)}/cancel`,
+    ...(b && { body: b.raw }),
+    expected: '4xx',
+  })),
 };
 const OPENAPI = queryString(['format']).map((q) => get('the OpenAPI document', `/admin/openapi.json${q}`, [200]));
 
 /** A queue name that is not Herald's: the dashboard's actions on it must be refused. */
-const otherQueue = oddString.filter((s) => s !== QUEUE && s !== '').map(segment);
-const jobId = fc
-  .oneof(
-    fc.nat().map(String),
-    oddString.filter((s) => s !== ''),
-  )
-  .map(segment);
+const otherQueue = pathSegment.filter((s) => s !== QUEUE).map(segment);
+const jobId = fc.oneof(fc.nat().map(String), pathSegment).map(segment);
 const DASHBOARD: fc.Arbitrary<Omit<Request, 'headers'>> = fc.oneof(
   queryString(['activeQueue', 'status', 'page', 'jobsPerPage', 'sortOrder'], {
     activeQueue: [QUEUE],
