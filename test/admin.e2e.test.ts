@@ -61,10 +61,12 @@ interface DetailedJson {
   platforms: Record<string, PlatformJson>;
   workers: Array<{ pid: number; running_turns: number; last_heartbeat_at: string }>;
   queue: Record<string, number> | null;
+  queue_paused: boolean | null;
   queue_error: string | null;
   workers_error: string | null;
 }
 interface QueueJson {
+  paused: boolean;
   counts: Record<string, number>;
   recent_failures: Array<{ id: string; session_key: string | null; reason: string }>;
 }
@@ -484,7 +486,7 @@ describe('an ingress without workers', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('is not ready (503 naming workers) until a worker process heartbeats; failed jobs are listed and retried', async () => {
+  it('is not ready (503 naming workers) until a worker process heartbeats; failed jobs are listed and retried; a paused queue is shown and holds them until resumed', async () => {
     const ingress = await startGateway({ env, args: ['--role', 'ingress'] });
     started.push(ingress);
     const res = await fetch(`${ingress.url}/health/ready`);
@@ -509,15 +511,29 @@ describe('an ingress without workers', () => {
     expect(await json(ingress, '/admin/queue/retry-failed', { method: 'POST' })).toEqual({ retried: 1 });
     const retried = await json<QueueJson>(ingress, '/admin/queue');
     expect(retried.counts).toMatchObject({ failed: 0, waiting: 1 });
+    expect(retried.paused).toBe(false);
     await queue.close();
 
-    // A worker comes up: it heartbeats, readiness follows, and it runs the retried job (an empty mailbox: done at once).
+    // Paused in the queue dashboard ("pause all"): /admin/queue, /health/detailed and /metrics say so.
+    expect((await call(ingress, '/admin/queues/api/queues/pause', { method: 'PUT' })).status).toBe(200);
+    expect(await json<QueueJson>(ingress, '/admin/queue')).toMatchObject({ paused: true, counts: { waiting: 1 } });
+    expect((await json<DetailedJson>(ingress, '/health/detailed')).queue_paused).toBe(true);
+    expect(await metric(ingress, 'herald_queue_paused')).toBe(1);
+
+    // A worker comes up: it heartbeats, readiness follows, it says the queue is paused, and runs nothing.
     const worker = await startGateway({ env, args: ['--role', 'worker'] });
     started.push(worker);
     await waitFor(async () => (await fetch(`${ingress.url}/health/ready`)).status === 200, { timeoutMs: 15_000, what: 'ready with a worker' });
+    await worker.waitForLog((l) => l.level === 40 && /the turn queue is paused/.test(String(l.msg)), 'the worker saying the queue is paused');
     const d = await json<DetailedJson>(ingress, '/health/detailed');
     expect(d.workers.map((w) => w.pid)).toEqual([worker.proc.pid]);
     expect(d.platforms.telegram).toMatchObject({ state: 'disabled' });
+    expect((await json<QueueJson>(ingress, '/admin/queue')).counts).toMatchObject({ waiting: 1, active: 0 });
+
+    // Resumed: the worker runs the retried job (an empty mailbox: done at once).
+    expect((await call(ingress, '/admin/queues/api/queues/resume', { method: 'PUT' })).status).toBe(200);
+    expect((await json<QueueJson>(ingress, '/admin/queue')).paused).toBe(false);
+    expect(await metric(ingress, 'herald_queue_paused')).toBe(0);
     await waitFor(async () => (await json<QueueJson>(ingress, '/admin/queue')).counts.waiting === 0, { what: 'the retried job to run' });
 
     // A worker that stops cleanly is gone at once, and readiness says so.

@@ -111,6 +111,19 @@ describe('operator console in Chromium', () => {
     const first = await page.locator('[data-updated]').textContent();
     await expect.poll(() => page.locator('[data-updated]').textContent(), { timeout: 15_000 }).not.toBe(first);
     await shot(page, 'overview');
+
+    // The queue paused in the dashboard: the live refresh shows the notice, and takes it away once resumed.
+    const notice = page.getByRole('status').filter({ hasText: 'Paused: messages wait in the queue' });
+    expect(await notice.isVisible()).toBe(false);
+    const queueAction = (action: string): Promise<Response> =>
+      fetch(`${gw.url}/admin/queues/api/queues/${action}`, { method: 'PUT', headers: { authorization: `Bearer ${TOKEN}` } });
+    try {
+      expect((await queueAction('pause')).status).toBe(200);
+      await expect.poll(() => notice.isVisible(), { timeout: 15_000 }).toBe(true);
+    } finally {
+      expect((await queueAction('resume')).status).toBe(200);
+    }
+    await expect.poll(() => notice.isVisible(), { timeout: 15_000 }).toBe(false);
   });
 
   it('approves a pairing request with the code the stranger got; the stranger is answered afterwards', async () => {

@@ -68,6 +68,7 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
   const mcpServers = (): McpServerStatus[] => deps.mcp?.status() ?? [];
   metrics.setSources({
     queueCounts: () => queue.getJobCounts(...QUEUE_STATES),
+    queuePaused: () => queue.isPaused(),
     activeTurns: () => worker?.activeTurns ?? 0,
     mcpServers,
   });
@@ -122,10 +123,22 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
   return {
     start: async () => {
       await heartbeat?.start();
+      // A pause set in the queue dashboard outlives restarts: where turns would run, say why none does. Not awaited:
+      // with Redis away the answer waits for it, and the start must not.
+      if (worker) void warnIfPaused(queue, deps.log);
     },
     close: async () => {
       await heartbeat?.stop();
       await queue.close();
     },
   };
+}
+
+async function warnIfPaused(queue: Queue<TurnJobData>, log: Logger): Promise<void> {
+  const paused = await queue.isPaused().catch(() => false);
+  if (paused)
+    log.warn(
+      { queue: queue.name },
+      'the turn queue is paused: messages wait and no turn starts until it is resumed (Resume in the queue dashboard, /admin/queues)',
+    );
 }

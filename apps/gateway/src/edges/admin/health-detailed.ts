@@ -2,7 +2,7 @@
  * GET /health/detailed: what an operator looks at first. Every platform's connection (from its ingress'
  * health(); platforms without credentials, or not held by this process, are listed as disabled), the workers
  * heard from through Redis heartbeats (with each one's MCP servers), this process's own MCP servers, queue counts
- * and the turns running across those workers, the operator-safety findings (ops/safety/): what the Redis and
+ * and the turns running across those workers, whether the queue is paused, the operator-safety findings (ops/safety/): what the Redis and
  * store settings risk losing, checked on each request, and the context windows providers named (shared by all
  * workers through the store).
  * Parts that depend on Redis report their error instead of failing the whole answer.
@@ -103,6 +103,7 @@ const schema = {
         }),
         workers_error: { type: ['string', 'null'] },
         queue: { type: ['object', 'null'], additionalProperties: { type: 'integer' } },
+        queue_paused: { type: ['boolean', 'null'] },
         queue_error: { type: ['string', 'null'] },
         active_turns: { type: 'integer' },
         mcp_servers: { type: 'array', items: mcpServerSchema },
@@ -163,7 +164,7 @@ export function detailedHealthRoute(app: FastifyInstance, deps: DetailedHealthDe
 export async function detailedHealth(deps: DetailedHealthDeps, startedAt: number): Promise<DetailedHealth> {
   const [workers, queue, pools, safety, windows] = await Promise.all([
     settle(listWorkers(deps.redis, deps.config.redisPrefix)),
-    settle(queueCounts(deps.queue)),
+    settle(queueState(deps.queue)),
     settle(deps.providers.status()),
     safetyFindings(deps),
     settle(new StoredWindowBook(deps.store.sql, LEARNT_WINDOW_TTL_MS).since(Date.now() - LEARNT_WINDOW_TTL_MS)),
@@ -187,7 +188,8 @@ export async function detailedHealth(deps: DetailedHealthDeps, startedAt: number
       sandbox: b.sandbox ?? null,
     })),
     workers_error: workers.error,
-    queue: queue.value,
+    queue: queue.value?.counts ?? null,
+    queue_paused: queue.value?.paused ?? null,
     queue_error: queue.error,
     active_turns: beats.reduce((n, b) => n + b.runningTurns, 0),
     mcp_servers: deps.mcpServers().map(mcpServerJson),
@@ -238,6 +240,8 @@ export interface DetailedHealth {
   }>;
   workers_error: string | null;
   queue: Record<string, number> | null;
+  /** Paused (the queue dashboard's Pause): messages wait, no turn starts until it is resumed. Null: no queue, or Redis did not answer. */
+  queue_paused: boolean | null;
   queue_error: string | null;
   active_turns: number;
   mcp_servers: McpServerJson[];
@@ -315,9 +319,10 @@ function healthJson(h: AdapterHealth): PlatformHealthJson {
   return { state: h.state, last_event_at: h.lastEventAt === null ? null : new Date(h.lastEventAt).toISOString(), error: h.error };
 }
 
-async function queueCounts(queue: Queue | null): Promise<Record<string, number> | null> {
+async function queueState(queue: Queue | null): Promise<{ counts: Record<string, number>; paused: boolean } | null> {
   if (!queue) return null;
-  return queue.getJobCounts(...QUEUE_STATES);
+  const [counts, paused] = await Promise.all([queue.getJobCounts(...QUEUE_STATES), queue.isPaused()]);
+  return { counts, paused };
 }
 
 /** A part of the answer that depends on Redis: its value, or its error after PART_TIMEOUT_MS. */

@@ -1,5 +1,6 @@
 /**
- * The turn queue in the admin API: counts by state with the most recent failures, and retrying failed jobs.
+ * The turn queue in the admin API: counts by state, whether it is paused, the most recent failures, and retrying
+ * failed jobs.
  * Retrying is always safe: a job only says "session K has mail", so a retried job whose messages were already
  * answered finds an empty mailbox and finishes at once.
  */
@@ -21,13 +22,14 @@ export function queueRoutes(app: FastifyInstance, queue: Queue): void {
     '/admin/queue',
     {
       schema: {
-        summary: 'Turn queue: jobs by state and the latest failures',
+        summary: 'Turn queue: jobs by state, whether it is paused, and the latest failures',
         tags: ['queue'],
         response: {
           200: {
             type: 'object',
             properties: {
               name: { type: 'string' },
+              paused: { type: 'boolean', description: 'Paused in the queue dashboard: messages wait, no turn starts until it is resumed' },
               counts: countsSchema,
               recent_failures: {
                 type: 'array',
@@ -48,10 +50,14 @@ export function queueRoutes(app: FastifyInstance, queue: Queue): void {
       },
     },
     async () => {
-      const counts = await queue.getJobCounts(...QUEUE_STATES, 'completed');
-      const failed = await queue.getFailed(0, RECENT_FAILURES - 1);
+      const [counts, paused, failed] = await Promise.all([
+        queue.getJobCounts(...QUEUE_STATES, 'completed'),
+        queue.isPaused(),
+        queue.getFailed(0, RECENT_FAILURES - 1),
+      ]);
       return {
         name: queue.name,
+        paused,
         counts,
         recent_failures: failed.map((j) => ({
           id: String(j.id),

@@ -64,7 +64,10 @@ svg.chart text { fill: var(--muted); font-size: 11px; }
 @media (max-width: 40rem) { .logout { margin-left: 0; } main { padding: .75rem; } dl.facts { grid-template-columns: 1fr; } }
 `;
 
-/** Keeps the overview's queue depth live (every 2 s); without it the page shows the depth it was rendered with. */
+/**
+ * Keeps the overview's queue depth, and whether the queue is paused, live (every 2 s); without it the page shows what
+ * it was rendered with.
+ */
 export const CONSOLE_JS = `
 (function () {
   var box = document.querySelector('[data-live-queue]');
@@ -79,6 +82,8 @@ export const CONSOLE_JS = `
           var el = box.querySelector('[data-state="' + state + '"]');
           if (el && el.textContent !== String(data.counts[state])) el.textContent = String(data.counts[state]);
         });
+        var paused = box.querySelector('[data-paused]');
+        if (paused) paused.hidden = data.paused !== true;
         var at = box.querySelector('[data-updated]');
         if (at) at.textContent = new Date().toISOString().slice(11, 19) + ' UTC';
       })

@@ -57,6 +57,7 @@ export function overviewBody(health: DetailedHealth, deps: Dependency[], week: W
 <section aria-labelledby="h-queue">
   <h2 id="h-queue">Queue depth</h2>
   <div data-live-queue="${CONSOLE_PATH}/queue.json">
+    <p class="notice error" role="status" data-paused${health.queue_paused === true ? '' : html` hidden`}>Paused: messages wait in the queue and no turn starts until it is resumed (Resume in the <a href="/admin/queues">queue dashboard</a>).</p>
     <div class="cards">${depth}</div>
     <p class="muted">Updated <span data-updated>${new Date().toISOString().slice(11, 19)} UTC</span>, every 2 s while this page is open.${health.queue_error ? html` Redis: ${health.queue_error}` : ''}</p>
   </div>

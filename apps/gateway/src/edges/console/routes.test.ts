@@ -31,7 +31,7 @@ afterAll(async () => {
   }
 });
 
-function health(role: string, mcp: McpServerJson[] = []): DetailedHealth {
+function health(role: string, mcp: McpServerJson[] = [], paused: boolean | null = null): DetailedHealth {
   return {
     status: 'ok',
     version: 'test',
@@ -42,6 +42,7 @@ function health(role: string, mcp: McpServerJson[] = []): DetailedHealth {
     workers: [],
     workers_error: null,
     queue: null,
+    queue_paused: paused,
     queue_error: null,
     active_turns: 0,
     mcp_servers: mcp,
@@ -54,9 +55,12 @@ function health(role: string, mcp: McpServerJson[] = []): DetailedHealth {
   };
 }
 
-async function consoleApp(store: SessionStore, opts: { role?: string; api?: boolean; mcp?: McpServerJson[] } = {}): Promise<FastifyInstance> {
+async function consoleApp(
+  store: SessionStore,
+  opts: { role?: string; api?: boolean; mcp?: McpServerJson[]; paused?: boolean; queue?: string } = {},
+): Promise<FastifyInstance> {
   const app = Fastify();
-  const queue = new Queue('console-test', {
+  const queue = new Queue(opts.queue ?? 'console-test', {
     connection: { url: 'redis://127.0.0.1:6379', maxRetriesPerRequest: null },
     prefix: testPrefix('console'),
   });
@@ -70,7 +74,7 @@ async function consoleApp(store: SessionStore, opts: { role?: string; api?: bool
     pairing: new PairingService(store.sql),
     approvals: new ApprovalAudit(store.sql),
     log: createLogger({ level: 'silent' }),
-    health: async () => health(opts.role ?? 'all', opts.mcp),
+    health: async () => health(opts.role ?? 'all', opts.mcp, opts.paused ?? false),
     dependencies: [],
     prices: new PriceTable({}),
     profiles: new ProfileTable(loadConfig({ env: {}, file: null })),
@@ -211,6 +215,24 @@ describe('console pages', () => {
     );
     const none = (await (await consoleApp(store)).inject({ url: '/console', headers: COOKIE })).body;
     expect(none).toContain('No MCP server: none is configured');
+  });
+
+  it('says on the overview, and live in queue.json, when the queue is paused (no turn starts), and not once it is resumed', async () => {
+    const store = await temp.open();
+    const paused = await consoleApp(store, { paused: true, queue: 'console-paused' });
+    const banner = /<p class="notice error" role="status" data-paused( hidden)?>Paused: messages wait in the queue/;
+    expect(banner.exec((await paused.inject({ url: '/console', headers: COOKIE })).body)?.[1]).toBeUndefined();
+    const running = await consoleApp(store);
+    const shown = banner.exec((await running.inject({ url: '/console', headers: COOKIE })).body);
+    expect(shown?.[1]).toBe(' hidden');
+
+    const queue = queues[queues.length - 1];
+    const live = async (): Promise<{ paused: boolean }> => (await running.inject({ url: '/console/queue.json', headers: COOKIE })).json();
+    expect(await live()).toMatchObject({ paused: false });
+    await queue.pause();
+    expect(await live()).toMatchObject({ paused: true });
+    await queue.resume();
+    expect(await live()).toMatchObject({ paused: false });
   });
 
   it('answers an unknown console URL with an HTML 404 page, after the login like every page', async () => {

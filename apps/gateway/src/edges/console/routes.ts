@@ -158,8 +158,8 @@ function readingRoutes(c: FastifyInstance, pages: ConsolePages): void {
     return html(reply, { title: 'Overview', section: 'overview', csrf: csrf(req), body: overviewBody(d.health, d.dependencies, d.week, api, priced) });
   });
   c.get('/queue.json', async () => {
-    const counts = await deps.queue.getJobCounts(...LIVE_QUEUE_STATES);
-    return { counts, at: new Date().toISOString() };
+    const [counts, paused] = await Promise.all([deps.queue.getJobCounts(...LIVE_QUEUE_STATES), deps.queue.isPaused()]);
+    return { counts, paused, at: new Date().toISOString() };
   });
 
   c.get<{ Querystring: { q?: string; source?: string; cursor?: string } }>('/sessions', async (req, reply) => {

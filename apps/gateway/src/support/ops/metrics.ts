@@ -36,6 +36,7 @@ export interface McpServerFaults {
 /** What the gauges read at scrape time; each is optional because not every role has every part. */
 interface MetricSources {
   queueCounts?: () => Promise<Partial<Record<string, number>>>;
+  queuePaused?: () => Promise<boolean>;
   activeTurns?: () => number;
   /** This process's MCP servers (processes that run turns). */
   mcpServers?: () => readonly McpServerFaults[];
@@ -87,6 +88,16 @@ export function createHeraldMetrics(opts: { defaultMetrics?: boolean } = {}): He
       const counts = await sources.queueCounts().catch(() => null);
       if (!counts) return;
       for (const state of QUEUE_STATES) this.set({ state }, counts[state] ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'herald_queue_paused',
+    help: "1 while the turn queue is paused (the queue dashboard's Pause): messages wait and no turn starts",
+    registers,
+    async collect() {
+      if (!sources.queuePaused) return;
+      const paused = await sources.queuePaused().catch(() => null);
+      if (paused !== null) this.set(paused ? 1 : 0);
     },
   });
   const activeTurns = new Gauge({
