@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionStore } from '../packages/agent-core/src/store/index.js';
 import { freshPostgresSchema } from '../packages/agent-core/src/store/test-support.js';
@@ -123,6 +124,22 @@ describe('herald doctor', () => {
       expect(run.lines.at(-1)).toBe('doctor: 1 of 15 checks failed: side model cheap:spent-model');
     } finally {
       await side.close();
+    }
+  });
+
+  it('warns, without failing, while the turn queue is paused in the dashboard', async () => {
+    const queue = new Queue('turns', { connection: { host: '127.0.0.1', port: 6379 }, prefix });
+    try {
+      await queue.pause();
+      const run = await herald(['doctor'], env);
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.lines.find((l) => l.includes('turn queue'))).toBe(
+        '! turn queue        paused: messages wait and no turn starts until it is resumed (Resume in the queue dashboard, /admin/queues)',
+      );
+      await queue.resume();
+      expect((await herald(['doctor'], env)).lines.some((l) => l.includes('turn queue'))).toBe(false);
+    } finally {
+      await queue.close();
     }
   });
 

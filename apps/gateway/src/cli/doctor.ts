@@ -5,12 +5,13 @@
  * eviction policy and version of Redis; the SQLite file's filesystem and free disk, or PostgreSQL's indexes and
  * version. Exits non-zero naming every check that failed. Warnings (nothing configured yet, a Redis without
  * persistence) do not fail; risks named in HERALD_ACCEPT_RISKS pass and say they were accepted. With Sentinels or
- * replicas configured, the replication set-up too (doctor-replication.ts).
+ * replicas configured, the replication set-up too (doctor-replication.ts); a paused turn queue is a warning.
  */
 import { createProvider } from '@herald/agent-core';
 import { ConfigError, loadConfig, type HeraldConfig } from '../support/config/load.js';
 import { connectRedis, describeRedisTarget, redisTarget } from '../support/redis.js';
 import { replicationLines } from './doctor-replication.js';
+import { PAUSED_QUEUE_HINT, turnQueuePaused } from '../queue/paused.js';
 import { ProviderCatalog, providerConfig } from '../support/config/providers.js';
 import { RedisKeyPoolState } from '../features/llm/redis-key-state.js';
 import { describeStoreTarget, openConfiguredStore, storeKind, storeTarget } from '../features/sessions/store-target.js';
@@ -93,6 +94,7 @@ function checksFor(config: HeraldConfig): Check[] {
         try {
           for (const f of await redisFindings(redis, config)) more(findingResult(f));
           for (const line of await replicationLines(redis, config)) more(line);
+          if (await turnQueuePaused(redis, config.redisPrefix)) more({ name: 'turn queue', status: 'warn', detail: PAUSED_QUEUE_HINT });
         } finally {
           redis.disconnect();
         }
