@@ -92,7 +92,9 @@ describe('operator console in Chromium', () => {
   it('logs in with the keyboard; the cookie is HttpOnly and SameSite=Strict; the overview shows health and a live queue depth', async () => {
     await page.goto(`${gw.url}/console`);
     expect(new URL(page.url()).pathname).toBe('/console/login');
-    // The token field has focus (autofocus): type it and press Enter, no mouse.
+    // The token field gets focus by itself (autofocus; on a loaded machine Chromium may apply it a moment after the
+    // load event, and keys typed before then go nowhere): type the token and press Enter, no mouse.
+    await expect.poll(() => page.evaluate('document.activeElement?.id'), { timeout: 15_000 }).toBe('token');
     await page.keyboard.type(TOKEN);
     await page.keyboard.press('Enter');
     await page.waitForURL(`${gw.url}/console`);
