@@ -13,7 +13,7 @@ import type { HeraldConfig } from '../support/config/load.js';
 import type { ProviderCatalog } from '../support/config/providers.js';
 import type { Logger } from '../support/logger.js';
 import { TURN_QUEUE, type TurnWorker } from '../queue/worker.js';
-import { PAUSED_QUEUE_HINT } from '../queue/paused.js';
+import { warnIfPaused } from '../queue/paused.js';
 import type { TurnJobData } from '../queue/producer.js';
 import { logConnectionErrors } from '../support/redis-errors.js';
 import { redisTarget } from '../support/redis.js';
@@ -133,9 +133,4 @@ export async function mountOperations(deps: OperationsDeps): Promise<Operations>
       await queue.close();
     },
   };
-}
-
-async function warnIfPaused(queue: Queue<TurnJobData>, log: Logger): Promise<void> {
-  const paused = await queue.isPaused().catch(() => false);
-  if (paused) log.warn({ queue: queue.name }, `the turn queue is ${PAUSED_QUEUE_HINT}`);
 }

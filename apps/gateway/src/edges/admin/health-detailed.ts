@@ -2,9 +2,9 @@
  * GET /health/detailed: what an operator looks at first. Every platform's connection (from its ingress'
  * health(); platforms without credentials, or not held by this process, are listed as disabled), the workers
  * heard from through Redis heartbeats (with each one's MCP servers), this process's own MCP servers, queue counts
- * and the turns running across those workers, whether the queue is paused, the operator-safety findings (ops/safety/): what the Redis and
- * store settings risk losing, checked on each request, and the context windows providers named (shared by all
- * workers through the store).
+ * and whether the queue is paused, the turns running across those workers, the operator-safety findings
+ * (ops/safety/): what the Redis and store settings risk losing, checked on each request, and the context windows
+ * providers named (shared by all workers through the store).
  * Parts that depend on Redis report their error instead of failing the whole answer.
  * It names hosts, pids, queues and key fingerprints, so with HERALD_ADMIN_TOKEN set it asks for the token like
  * /admin does; without one (no admin API at all) it stays open, like /health and /health/ready.

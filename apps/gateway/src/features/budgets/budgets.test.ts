@@ -197,13 +197,14 @@ describe.each(STORE_BACKENDS)('budgets on %s', (backend) => {
   const rowsOf = async (sql: Sql, scope: string): Promise<number> =>
     Number((await sql.get<{ n: number | string }>('SELECT COUNT(*) AS n FROM spend WHERE scope = ?', [scope]))?.n);
 
-  it('turns adding at once all count (spread over shards on PostgreSQL); one notice mark; a reset clears every shard', async () => {
+  /** A fresh store with its spend, and today's keys of `scopes`. */
+  async function spendToday(scopes: string[]) {
     const store = await temp.open();
-    const spend = new SpendStore(store.sql);
-    const keys = [
-      { scope: 'global', period: day },
-      { scope: 'profile:support', period: day },
-    ];
+    return { store, spend: new SpendStore(store.sql), keys: scopes.map((scope) => ({ scope, period: day })) };
+  }
+
+  it('turns adding at once all count (spread over shards on PostgreSQL); one notice mark; a reset clears every shard', async () => {
+    const { store, spend, keys } = await spendToday(['global', 'profile:support']);
     await Promise.all(Array.from({ length: 40 }, (_, i) => store.transaction(() => spend.add(keys, 10, i % 2 ? 0.5 : 0.25))));
     expect(await spend.get('global', day)).toEqual({ scope: 'global', period: day, tokens: 400, costUsd: 15, warned: false });
     const rows = await rowsOf(store.sql, 'global');
@@ -228,15 +229,9 @@ describe.each(STORE_BACKENDS)('budgets on %s', (backend) => {
   });
 
   it('a server process adds to one row a scope and period: 20 turns one after another keep a row a connection', async () => {
-    const store = await temp.open();
-    const spend = new SpendStore(store.sql);
     const scopes = ['global', 'user:telegram:7', 'profile-user:support:telegram:7'];
-    for (let i = 0; i < 20; i++)
-      await spend.add(
-        scopes.map((scope) => ({ scope, period: day })),
-        10,
-        0.25,
-      );
+    const { store, spend, keys } = await spendToday(scopes);
+    for (let i = 0; i < 20; i++) await spend.add(keys, 10, 0.25);
     // Statements on their own share the pipelined connections on PostgreSQL (postgres-pipes.ts), one on SQLite.
     const connections = backend === 'postgres' ? PIPELINED_CONNECTIONS : 1;
     for (const scope of scopes) {
@@ -248,12 +243,7 @@ describe.each(STORE_BACKENDS)('budgets on %s', (backend) => {
   });
 
   it("every scope's spend goes to the shard of the server process that adds it (SQLite: shard 0)", async () => {
-    const store = await temp.open();
-    const spend = new SpendStore(store.sql);
-    const keys = [
-      { scope: 'global', period: day },
-      { scope: 'user:telegram:9', period: day },
-    ];
+    const { store, spend, keys } = await spendToday(['global', 'user:telegram:9']);
     const pid = await store.transaction(async () => {
       await spend.add(keys, 10, 0.25);
       return backend === 'postgres' ? Number((await store.sql.get<{ pid: number }>('SELECT pg_backend_pid() AS pid'))?.pid) : 0;
