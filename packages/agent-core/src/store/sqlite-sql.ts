@@ -29,6 +29,11 @@ import { startCheckpointer, WAL_BACKSTOP_PAGES, type Checkpointer } from './sqli
 import { changesRows, type RunResult, type Sql, type SqlValue, type WriteStats } from './sql.js';
 
 type Statement = Database.Statement;
+/** A compiled statement, and whether it changes rows (`changesRows`: such a one commits in a group). */
+interface Compiled {
+  stmt: Statement;
+  write: boolean;
+}
 
 export interface SqliteOptions {
   /** WAL checkpoints in a background thread (sqlite-checkpointer.ts); the gateway's store sets it. */
@@ -63,7 +68,7 @@ interface Member {
 
 export class SqliteSql implements Sql {
   readonly dialect = 'sqlite' as const;
-  private readonly statements = new Map<string, Statement>();
+  private readonly statements = new Map<string, Compiled>();
   private readonly context = new AsyncLocalStorage<TxFrame>();
   /** The transaction that holds the connection, and the calls waiting for it to end. */
   private readonly conn = new ConnectionTurns();
@@ -204,11 +209,12 @@ export class SqliteSql implements Sql {
    * varies; a hot statement evicted by such a flood is compiled again once). A hit costs one lookup, nothing more.
    */
   private prepare(sql: string): Statement {
-    let stmt = this.statements.get(sql);
-    if (!stmt) {
-      stmt = setBounded(this.statements, sql, this.raw.prepare(sql), MAX_STATEMENTS);
-    }
-    return stmt;
+    return this.compiled(sql).stmt;
+  }
+
+  /** The cached statement with whether it changes rows, both worked out once, when it is first compiled. */
+  private compiled(sql: string): Compiled {
+    return this.statements.get(sql) ?? setBounded(this.statements, sql, { stmt: this.raw.prepare(sql), write: changesRows(sql) }, MAX_STATEMENTS);
   }
 
   /** Not async (see `all`): what it throws is returned as a rejection, as an async function's would be. */
@@ -216,9 +222,11 @@ export class SqliteSql implements Sql {
     try {
       // Inside a transaction a busy error goes up to its group (flushGroups), which runs the transaction again.
       if (this.inTransaction) return Promise.resolve(fn(this.prepare(sql)));
-      if (changesRows(sql)) {
+      // A read is compiled once it has the connection (outside); a write at once, for its group.
+      const cached = this.statements.get(sql);
+      if (cached ? cached.write : changesRows(sql)) {
         if (!this.raw.open) throw notOpen();
-        const stmt = this.prepare(sql);
+        const { stmt } = cached ?? this.compiled(sql);
         return this.enqueue<T>(false, () => fn(stmt));
       }
     } catch (err) {
