@@ -249,12 +249,18 @@ describe('SqliteSql writes', () => {
     // One write transaction for all 23 statements.
     expect(db.stats().writes - before).toBe(1);
     expect((await values(db)).sort((a, b) => a - b)).toEqual([0, 1, 2, 4, ...Array.from({ length: 15 }, (_, i) => i + 5), 100, 101, 1003]);
-    // Once compiled, a statement keeps what it is: the same writes again (every one a cached statement now) are one
-    // group, and the same read again reads.
+    // A compiled statement keeps what it is: the same writes again, every one from the statement cache now, are one
+    // group again.
     const again = Array.from({ length: 3 }, (_, i) => db.run('INSERT INTO t (v) VALUES (?)', [200 + i]));
     expect(await Promise.all(again)).toEqual([{ changes: 1 }, { changes: 1 }, { changes: 1 }]);
     expect(db.stats().writes - before).toBe(2);
     expect((await values(db)).slice(-3)).toEqual([200, 201, 202]);
+    // However it was first compiled: a write first run inside a transaction is a write outside one too.
+    const insertSelect = 'INSERT INTO t (v) SELECT ?';
+    await db.transaction(() => db.run(insertSelect, [300]));
+    await Promise.all([301, 302].map((v) => db.run(insertSelect, [v])));
+    expect(db.stats().writes - before).toBe(4);
+    expect((await values(db)).slice(-3)).toEqual([300, 301, 302]);
   });
 
   it('a statement of a group that fails fails alone: the others commit', async () => {

@@ -209,30 +209,30 @@ export class SqliteSql implements Sql {
    * varies; a hot statement evicted by such a flood is compiled again once). A hit costs one lookup, nothing more.
    */
   private prepare(sql: string): Statement {
-    return this.compiled(sql).stmt;
+    return (this.statements.get(sql) ?? this.compile(sql, changesRows(sql))).stmt;
   }
 
-  /** The cached statement with whether it changes rows, both worked out once, when it is first compiled. */
-  private compiled(sql: string): Compiled {
-    return this.statements.get(sql) ?? setBounded(this.statements, sql, { stmt: this.raw.prepare(sql), write: changesRows(sql) }, MAX_STATEMENTS);
+  /** Compiles `sql` into the cache with whether it changes rows, so neither is worked out again while it stays. */
+  private compile(sql: string, write: boolean): Compiled {
+    return setBounded(this.statements, sql, { stmt: this.raw.prepare(sql), write }, MAX_STATEMENTS);
   }
 
   /** Not async (see `all`): what it throws is returned as a rejection, as an async function's would be. */
   private statement<T>(sql: string, fn: (stmt: Statement) => T): Promise<T> {
+    const cached = this.statements.get(sql);
     try {
       // Inside a transaction a busy error goes up to its group (flushGroups), which runs the transaction again.
-      if (this.inTransaction) return Promise.resolve(fn(this.prepare(sql)));
-      // A read is compiled once it has the connection (outside); a write at once, for its group.
-      const cached = this.statements.get(sql);
+      if (this.inTransaction) return Promise.resolve(fn(cached?.stmt ?? this.prepare(sql)));
       if (cached ? cached.write : changesRows(sql)) {
         if (!this.raw.open) throw notOpen();
-        const { stmt } = cached ?? this.compiled(sql);
+        const stmt = cached?.stmt ?? this.compile(sql, true).stmt;
         return this.enqueue<T>(false, () => fn(stmt));
       }
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.outside(() => fn(this.prepare(sql)));
+    // A read not compiled yet is compiled once it has the connection.
+    return this.outside(() => fn(cached?.stmt ?? this.prepare(sql)));
   }
 
   private enqueue<T>(tx: boolean, run: (frame: TxFrame) => unknown): Promise<T> {
