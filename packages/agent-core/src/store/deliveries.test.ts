@@ -5,31 +5,37 @@
 import { describe, expect, it } from 'vitest';
 import { StoreNotFoundError } from './errors.js';
 import type { SessionStore } from './session-store.js';
+import type { SqlValue } from './sql.js';
 import { STORE_BACKENDS, useTempStores } from './test-support.js';
 
-/** Counts the statements the store sends that mark turns delivered. */
-function countMarks(store: SessionStore): () => number {
-  let marks = 0;
+interface SentMark {
+  text: string;
+  params: readonly SqlValue[];
+}
+
+/** The statements the store sends that mark turns delivered, as sent. */
+function watchMarks(store: SessionStore): SentMark[] {
+  const marks: SentMark[] = [];
   const { sql } = store;
   const all = sql.all.bind(sql);
   const get = sql.get.bind(sql);
-  const counted = (text: string) => {
-    if (text.includes("status = 'delivered'")) marks += 1;
+  const seen = (text: string, params: readonly SqlValue[] = []) => {
+    if (text.includes("status = 'delivered'")) marks.push({ text, params });
   };
   Object.assign(sql, {
-    all: (text: string, params?: never) => (counted(text), all(text, params)),
-    get: (text: string, params?: never) => (counted(text), get(text, params)),
+    all: (text: string, params?: never) => (seen(text, params), all(text, params)),
+    get: (text: string, params?: never) => (seen(text, params), get(text, params)),
   });
-  return () => marks;
+  return marks;
 }
 
 describe.each(STORE_BACKENDS)('delivered marks on %s', (backend) => {
   const temp = useTempStores(backend);
 
-  async function turnsStarted(n: number) {
+  async function turnsStarted(n: number, prefix = 'T') {
     const store = await temp.open();
     const { session } = await store.getOrCreateSession('agent:main:telegram:dm:1', { source: 'telegram' });
-    const ids = Array.from({ length: n }, (_, i) => `T${i}`);
+    const ids = Array.from({ length: n }, (_, i) => `${prefix}${i}`);
     for (const id of ids) {
       await store.beginTurn(id, session.id, 1);
       await store.recordReply(id, `reply ${id}`, 1);
@@ -40,15 +46,21 @@ describe.each(STORE_BACKENDS)('delivered marks on %s', (backend) => {
   it('marks many turns finishing together, each with its own ids (fewer statements than marks on PostgreSQL)', async () => {
     const { store, ids } = await turnsStarted(30);
     await store.recordChunk('T3', 'm-T3-early');
-    const marks = countMarks(store);
+    const marks = watchMarks(store);
     const marked = await Promise.all(ids.map((id) => store.markDelivered(id, [`m-${id}`], id === 'T3' ? ['m-T3-early'] : [])));
     for (const [i, turn] of marked.entries()) {
       expect(turn).toMatchObject({ id: ids[i], status: 'delivered' });
       expect(await store.getTurn(ids[i])).toEqual(turn);
     }
     expect(marked[3].deliveredIds).toEqual(['m-T3-early', 'm-T3']);
-    if (backend === 'postgres') expect(marks()).toBeLessThan(ids.length);
-    else expect(marks()).toBe(ids.length);
+    if (backend === 'postgres') expect(marks.length).toBeLessThan(ids.length);
+    else expect(marks.length).toBe(ids.length);
+  });
+
+  it('marks turns whose ids hold quotes, backslashes, commas and braces', async () => {
+    const { store, ids } = await turnsStarted(4, 'odd "id", \\ {x} ');
+    const marked = await Promise.all(ids.map((id) => store.markDelivered(id, [`m-${id}`], [])));
+    expect(marked.map((t) => [t.id, t.status, t.deliveredIds])).toEqual(ids.map((id) => [id, 'delivered', [`m-${id}`]]));
   });
 
   it('a mark whose known ids are out of date reads the turn and merges; the same turn marked twice at once keeps both', async () => {
@@ -70,5 +82,31 @@ describe.each(STORE_BACKENDS)('delivered marks on %s', (backend) => {
     const [unknown, known] = await Promise.allSettled([store.markDelivered('nope', ['x'], []), store.markDelivered('T0', ['y'], [])]);
     expect(unknown.status === 'rejected' && unknown.reason).toBeInstanceOf(StoreNotFoundError);
     expect(known.status === 'fulfilled' && known.value.deliveredIds).toEqual(['y']);
+  });
+});
+
+describe('delivered marks on postgres, planned', () => {
+  const temp = useTempStores('postgres');
+
+  it('finds a batch of turns by their key, not by a scan of every turn', async () => {
+    const store = await temp.open();
+    const { session } = await store.getOrCreateSession('agent:main:telegram:dm:1', { source: 'telegram' });
+    await store.sql.run(
+      `INSERT INTO turns (id, session_id, status, fence, created_at, updated_at)
+       SELECT 'old-' || g, ?, 'delivered', 1, 0, 0 FROM generate_series(1, 3000) g`,
+      [session.id],
+    );
+    for (const id of ['A', 'B']) {
+      await store.beginTurn(id, session.id, 1);
+      await store.recordReply(id, `reply ${id}`, 1);
+    }
+    const marks = watchMarks(store);
+    await Promise.all(['A', 'B'].map((id) => store.markDelivered(id, [`m-${id}`], [])));
+    const batch = marks.find((m) => m.text.includes('json_to_recordset'));
+    expect(batch).toBeDefined();
+    const plan = await store.sql.all<{ 'QUERY PLAN': string }>(`EXPLAIN ${batch?.text}`, batch?.params);
+    const lines = plan.map((r) => r['QUERY PLAN']).join('\n');
+    expect(lines).toContain('turns_pkey');
+    expect(lines).not.toContain('Seq Scan on turns');
   });
 });

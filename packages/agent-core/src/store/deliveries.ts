@@ -17,10 +17,15 @@ const mergeSql = (status: string): string =>
   `UPDATE turns SET delivered_ids = ?, status = ${status}, updated_at = ? WHERE id = ? AND delivered_ids = ? RETURNING *`;
 const MARK_DELIVERED_SQL = mergeSql(`'delivered'`);
 const ADD_CHUNK_SQL = mergeSql('status');
-/** MARK_DELIVERED_SQL for many turns: each row its own compare-and-set; a turn left out of the result lost it. */
+/**
+ * MARK_DELIVERED_SQL for many turns: each row its own compare-and-set; a turn left out of the result lost it. The
+ * turns are found by their ids as an array as well (`id = ANY`): joined on the JSON rows alone, which the planner
+ * takes for a hundred, PostgreSQL scanned the whole of `turns` for every batch until the table held tens of
+ * thousands of rows (a generic plan made while it was small kept that scan, analyzed or not).
+ */
 const MARK_MANY_DELIVERED_SQL = `UPDATE turns SET delivered_ids = v.ids, status = 'delivered', updated_at = ?
   FROM json_to_recordset(?::json) AS v(id text, ids text, before text)
-  WHERE turns.id = v.id AND turns.delivered_ids = v.before RETURNING turns.*`;
+  WHERE turns.id = ANY(?::text[]) AND turns.id = v.id AND turns.delivered_ids = v.before RETURNING turns.*`;
 /** Marks written in one statement at most (a bound on its parameters' size). */
 const MAX_MARKS_PER_STATEMENT = 200;
 
@@ -71,13 +76,19 @@ export class MarkBatches {
   private async writeBatch(batch: Mark[]): Promise<void> {
     try {
       const marks = JSON.stringify(batch.map((m) => ({ id: m.turnId, ids: m.ids, before: m.before })));
-      const rows = await this.sql.all<TurnRow>(MARK_MANY_DELIVERED_SQL, [Date.now(), marks]);
+      const ids = textArray(batch.map((m) => m.turnId));
+      const rows = await this.sql.all<TurnRow>(MARK_MANY_DELIVERED_SQL, [Date.now(), marks, ids]);
       const byId = new Map(rows.map((r) => [r.id, r]));
       for (const m of batch) m.done(byId.get(m.turnId) ?? null);
     } catch (err) {
       for (const m of batch) m.failed(err);
     }
   }
+}
+
+/** PostgreSQL's text form of a text[]: every element quoted, its quotes and backslashes escaped. */
+function textArray(values: readonly string[]): string {
+  return `{${values.map((v) => `"${v.replace(/["\\]/g, '\\$&')}"`).join(',')}}`;
 }
 
 /**
