@@ -2,7 +2,10 @@
  * BENCH_ROUNDS=n (n ≥ 2) with `npm run bench`: after the full run, n alternating rounds of the floor and Herald on
  * SQLite — the throughput part, the 5,000 turns, then the paced runs — each in a fresh process, and the median of the ratios. On a
  * shared machine a single run's ratio moves with whatever else ran during each half (± 25 % here); runs of the two
- * back to back, several times, tell the code's difference from the machine's.
+ * back to back, several times, tell the code's difference from the machine's. Then, when PostgreSQL answers, n rounds
+ * of Herald on PostgreSQL and on SQLite the same way (the throughput part and the 5,000 turns), the store that goes
+ * first alternating: the full run measures SQLite first and PostgreSQL minutes later, and which goes first moved the
+ * ratio by a tenth on one machine (bench/RESULTS.md, seventh pass).
  */
 import { benchFloorInChild } from './floor.js';
 import { benchQueueInChild } from './queue.js';
@@ -32,6 +35,23 @@ export async function runRounds(rounds: number): Promise<void> {
   });
   // The paced goals are absolute (p99 ≤ 15 ms), not ratios: Herald's own median too.
   for (const [n, vs] of heralds) console.log(`queue.${n}_median = ${median(vs).toFixed(2)}   (${vs.map((v) => v.toFixed(2)).join(', ')})`);
+}
+
+/** The figures compared between the stores, PostgreSQL's ÷ SQLite's (issue 54's goals: ≥ 0.8 and ≤ 1.2). */
+const STORE_PARTS = {
+  throughput: ['messages_per_s', 'cpu_ms_per_message'],
+  concurrent: ['concurrent_finish_s', 'concurrent_cpu_ms_per_turn'],
+} as const;
+
+export async function runStoreRounds(rounds: number): Promise<void> {
+  await compareInRounds({
+    parts: STORE_PARTS,
+    rounds,
+    ratioName: 'pg_to_sqlite',
+    top: (part) => benchQueueInChild('postgres', { BENCH_ONLY: part }, true),
+    bottom: (part) => benchQueueInChild('sqlite', { BENCH_ONLY: part }, true),
+    alternate: true,
+  });
 }
 
 type Figures = Record<string, number>;

@@ -7,7 +7,8 @@
  *   BENCH_ONLY=failover                the Redis failover gap alone (bench/failover.ts; not in the full run)
  *   BENCH_SCALE=0.2                    a fifth of the messages (iterating on a shared machine, not for figures);
  *                                      up to 5 for more (steadier profiles)
- *   BENCH_ROUNDS=3                     then 3 alternating rounds of the floor and Herald, and the median ratios (bench/rounds.ts)
+ *   BENCH_ROUNDS=3                     then 3 alternating rounds of the floor and Herald, and of PostgreSQL and SQLite, and
+ *                                      the median ratios (bench/rounds.ts)
  *   BENCH_BASELINE=<git ref>           this code ÷ the ref's, throughput and the 5,000 turns only, BENCH_ROUNDS rounds
  *                                      (default 1), the ref built in a temporary worktree (bench/baseline.ts)
  */
@@ -18,7 +19,7 @@ import { benchFloorInChild } from './floor.js';
 import { benchQueueInChild, benchStores, FIGURE_PREFIX } from './queue.js';
 import { runRecoveryBench } from './recovery.js';
 import { runFailoverBench } from './failover.js';
-import { benchRounds, runRounds } from './rounds.js';
+import { benchRounds, runRounds, runStoreRounds } from './rounds.js';
 import { benchSoakInChild } from './soak.js';
 
 const rounds = benchRounds(process.env.BENCH_ROUNDS);
@@ -91,5 +92,9 @@ for (const name of ['in_to_llm_p99_at_200_ms', 'llm_to_send_p99_at_200_ms']) if 
 if (rounds > 1) {
   console.log(`\n# ${rounds} alternating rounds of the floor and Herald (SQLite), each in a fresh process; Herald ÷ floor`);
   await runRounds(rounds);
+}
+if (rounds > 1 && queuePg.messages_per_s) {
+  console.log(`\n# ${rounds} rounds of Herald on PostgreSQL and on SQLite, each in a fresh process, the first store alternating; PostgreSQL ÷ SQLite`);
+  await runStoreRounds(rounds);
 }
 process.exit(0);
