@@ -59,8 +59,11 @@ describe.each(STORE_BACKENDS)('delivered marks on %s', (backend) => {
 
   it('marks turns whose ids hold quotes, backslashes, commas and braces', async () => {
     const { store, ids } = await turnsStarted(4, 'odd "id", \\ {x} ');
+    const marks = watchMarks(store);
     const marked = await Promise.all(ids.map((id) => store.markDelivered(id, [`m-${id}`], [])));
     expect(marked.map((t) => [t.id, t.status, t.deliveredIds])).toEqual(ids.map((id) => [id, 'delivered', [`m-${id}`]]));
+    // On PostgreSQL the marks after the first went together, their ids in one array.
+    if (backend === 'postgres') expect(marks.some((m) => m.text.includes('json_to_recordset'))).toBe(true);
   });
 
   it('a mark whose known ids are out of date reads the turn and merges; the same turn marked twice at once keeps both', async () => {

@@ -20,8 +20,8 @@ const ADD_CHUNK_SQL = mergeSql('status');
 /**
  * MARK_DELIVERED_SQL for many turns: each row its own compare-and-set; a turn left out of the result lost it. The
  * turns are found by their ids as an array as well (`id = ANY`): joined on the JSON rows alone, which the planner
- * takes for a hundred, PostgreSQL scanned the whole of `turns` for every batch until the table held tens of
- * thousands of rows (a generic plan made while it was small kept that scan, analyzed or not).
+ * takes for a hundred, PostgreSQL hashed them and scanned the whole of `turns` for every batch, analyzed or not,
+ * until the table held tens of thousands of rows.
  */
 const MARK_MANY_DELIVERED_SQL = `UPDATE turns SET delivered_ids = v.ids, status = 'delivered', updated_at = ?
   FROM json_to_recordset(?::json) AS v(id text, ids text, before text)
