@@ -93,7 +93,7 @@ if (rounds > 1) {
   console.log(`\n# ${rounds} alternating rounds of the floor and Herald (SQLite), each in a fresh process; Herald ÷ floor`);
   await runRounds(rounds);
 }
-if (rounds > 1 && queuePg.messages_per_s) {
+if (rounds > 1 && Object.keys(queuePg).length > 0) {
   console.log(`\n# ${rounds} rounds of Herald on PostgreSQL and on SQLite, each in a fresh process, the first store alternating; PostgreSQL ÷ SQLite`);
   await runStoreRounds(rounds);
 }
