@@ -12,10 +12,12 @@
  * message's window, less the files whose every called function also ran in an idle window (background work that
  * keeps landing in the window: the SQLite checkpointer's timer). The idle windows name the background work
  * (heartbeats, checkpoints, the search index) for the reader to subtract by hand where it shares a file with the path.
+ * The chain (`message_chain.*`): the files on the stacks of the message's I/O (bench/io-stacks.ts) in every message,
+ * less those whose every frame an idle window's I/O had on its stacks too.
  *
  * Run: npm run message-path   (= npm run build && node --conditions=@herald/dist --import tsx bench/message-path.ts)
  *   needs Redis on 127.0.0.1:6379. Prints the counts, the path's files, the background files, the idle windows'
- *   files, what ran after the reply, and the path's file:function list (functions called, in file order).
+ *   files, what ran after the reply, the path's file:function list (functions called, in file order) and the chain.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -29,12 +31,11 @@ import { startTelegramFake, type TelegramFake } from '../test/fakes/telegram/ind
 import { lastUserText } from '../test/helpers/llm-tags.js';
 import { deleteRedisPrefix } from '../test/helpers/cluster.js';
 import { gateway } from './gateway.js';
+import { type Frames, HERALD_FILE, recordIoStacks, sourceOf } from './io-stacks.js';
 import { now, sleep } from './timing.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ROOT = join(import.meta.dirname, '..');
-/** Herald's own code: the gateway and the workspace packages, compiled or from source. */
-const HERALD_FILE = /^(apps|packages)\/[^/]+\/(src|dist)\//;
 const CHAT = 4242;
 const REPLY_TIMEOUT_MS = 30_000;
 /**
@@ -57,6 +58,10 @@ interface Round {
   after: Window;
   /** An equally long window with no message. */
   idle: Window;
+  /** The message's chain: Herald's frames on the stacks of its I/O, from its injection to the reply. */
+  chain: Frames;
+  /** The frames on the stacks of the idle window's I/O (the long poll, timers). */
+  chainIdle: Frames;
   windowMs: number;
 }
 
@@ -64,6 +69,7 @@ async function main(): Promise<void> {
   const llm = await startFakeOpenAI();
   llm.respondWith(async (req) => ({ text: `re: ${lastUserText(req)}` }));
   const tg = await startTelegramFake();
+  const stacks = recordIoStacks(ROOT);
   const dir = mkdtempSync(join(tmpdir(), 'herald-path-'));
   const prefix = `herald-path-${process.pid}-${Date.now().toString(36)}`;
   const { app, config, logger } = await gateway();
@@ -103,17 +109,22 @@ async function main(): Promise<void> {
     const rounds: Round[] = [];
     for (let i = 1; i <= ROUNDS; i++) {
       await session.post('Profiler.takePreciseCoverage');
+      stacks.take();
       const started = now();
       const done = turnDone();
       await say(tg, `hello, how are you? (${i})`);
+      const chain = stacks.take();
       const message = await heraldFiles(session);
       const windowMs = now() - started;
       await done;
       const after = await heraldFiles(session);
+      stacks.take();
       await sleep(windowMs);
-      rounds.push({ message, after, idle: await heraldFiles(session), windowMs });
+      const chainIdle = stacks.take();
+      rounds.push({ message, after, idle: await heraldFiles(session), chain, chainIdle, windowMs });
     }
     report(rounds);
+    reportChain(rounds);
   } finally {
     session.disconnect();
     await jobs.close();
@@ -161,9 +172,6 @@ async function heraldFiles(session: Session): Promise<Window> {
   }
   return files;
 }
-
-/** The TypeScript file a compiled one comes from (the paths the architecture doc names). */
-const sourceOf = (file: string): string => file.replace(/\/dist\//, '/src/').replace(/\.js$/, '.ts');
 
 function lineStarts(text: string): number[] {
   const starts = [0];
@@ -227,6 +235,23 @@ function report(rounds: Round[]): void {
   console.log(`\n# after the reply, until the turn's job completed, not on the path: ${[...after].filter((f) => !path.includes(f)).join(', ') || '—'}`);
   console.log('\n# the path, file:function (source line, calls), first message, in file order');
   for (const f of path) for (const fn of first.message.get(f)!) console.log(`${f}:${fn.name} (${fn.line}, ×${fn.count})`);
+}
+
+/**
+ * The chain: Herald's files on the stacks of the message's I/O in every round (bench/io-stacks.ts), less those whose
+ * every frame was also on an idle window's stacks (the long poll's own wait). A file that only answered a question
+ * and returned before any I/O (a row converted, a shape checked) is on the path above but not on the chain.
+ */
+function reportChain(rounds: Round[]): void {
+  const [first] = rounds;
+  const idle = new Set(rounds.flatMap((r) => [...r.chainIdle].flatMap(([f, fns]) => [...fns].map((fn) => `${f}:${fn}`))));
+  const every = [...first.chain.keys()].filter((f) => rounds.every((r) => r.chain.has(f)));
+  const chain = every.filter((f) => ![...first.chain.get(f)!].every((fn) => idle.has(`${f}:${fn}`)));
+  const hops = chain.flatMap((f) => [...first.chain.get(f)!].map((fn) => `${f}:${fn}`));
+  console.log(`\nmessage_chain.files = ${chain.length}`);
+  console.log(`message_chain.frames = ${hops.length}`);
+  console.log("\n# the chain: files on the stacks of the message's I/O in every message (functions on those stacks, first message)");
+  for (const f of chain) console.log(`  ${f}  ${[...first.chain.get(f)!].join(', ')}`);
 }
 
 await main();
