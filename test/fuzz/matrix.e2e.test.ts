@@ -4,7 +4,8 @@
  * and events of every shape (odd ids, senders, contents of each msgtype, relations, mentions, media URLs, state of
  * any type in rooms that are not PROBE's), invites, left rooms, account data, and odd-but-legal envelopes. Each body
  * carries a valid `next_batch` (or none, or one of the wrong type): after a legal body the gateway must come back
- * with exactly that token (it took the batch, it did not fail on it), and never with one it made up. Only PROBE is
+ * with exactly that token (it took the batch, it did not fail on it), and never with one it made up. Each valid
+ * token is one no earlier answer carried, so a batch the gateway failed on and asked for again cannot pass. Only PROBE is
  * allowed, and every PROBE event in the fuzz lacks a field Herald needs, so nothing reaches the LLM until PROBE's
  * one valid message at the end, which must be answered. A second test answers /sync with bodies that are not a sync
  * at all (not JSON, not an object, 4xx/5xx): the gateway retries and takes the next good answer.
@@ -26,7 +27,8 @@ const NEXT_SYNC_MS = 60_000;
 const GARBAGE_CASES = 12;
 /**
  * Each payload is a whole /sync round trip of the gateway (take the batch, save the position, poll again), not
- * one POST: 10,000 took 431 s here under a load average of 17, so the deadline for a hung run is twice that.
+ * one POST: 10,000 take about 18 s alone on an idle 2-core machine; the deadline, for a hung run, leaves room for a
+ * loaded one (they took 431 s under a load average of 17 while odd room ids still cost a second's backoff each).
  */
 const TEST_TIMEOUT_MS = Math.max(FUZZ_TEST_TIMEOUT_MS, FUZZ_RUNS * 90);
 
@@ -189,7 +191,8 @@ const syncBody: fc.Arbitrary<{ body: JsonObject; tokenValid: boolean }> = fc
   )
   .map((r) => {
     const body: JsonObject = {};
-    if (r.next_batch === 'valid') body.next_batch = hs.syncToken();
+    // A token of its own, so a batch the gateway failed on and asked for again shows as the earlier token.
+    if (r.next_batch === 'valid') body.next_batch = hs.freshSyncToken();
     else if (r.next_batch !== undefined) body.next_batch = r.next_batch as Json;
     const rooms: JsonObject = { join: r.join };
     if (r.invite !== undefined) rooms.invite = r.invite;
@@ -286,7 +289,7 @@ describe(`fuzz: Matrix /sync answers (${FUZZ_RUNS} payloads, seed ${FUZZ_SEED})`
         const { since } = await answerOnce(bad.raw, bad.status);
         expect(since, `after ${bad.status} ${bad.raw.slice(0, 80)}`).toMatch(/^s\d+_/);
         // A good answer next: the retry takes it (and the backoff starts from the beginning again).
-        const token = hs.syncToken();
+        const token = hs.freshSyncToken();
         expect((await answerOnce({ next_batch: token })).since).toBe(token);
       }
       expect(gw.proc.exitCode).toBeNull();
@@ -296,4 +299,37 @@ describe(`fuzz: Matrix /sync answers (${FUZZ_RUNS} payloads, seed ${FUZZ_SEED})`
     },
     TEST_TIMEOUT_MS,
   );
+
+  it('a batch naming rooms by ids no server makes (half a surrogate pair) is taken at once, and the rest of it answered', async () => {
+    const odd = '!half\ud800pair:localhost';
+    const text = 'next to the odd room ids';
+    const failures = (): number => gw.output.filter((l) => l.includes('matrix: sync failed; trying again')).length;
+    const failed = failures();
+    const token = hs.freshSyncToken();
+    const event = {
+      type: 'm.room.message',
+      event_id: '$oddRoomIdsBatch',
+      sender: PROBE,
+      origin_server_ts: Date.now(),
+      content: { msgtype: 'm.text', body: text },
+    };
+    const { since } = await answerOnce({
+      next_batch: token,
+      rooms: {
+        invite: {
+          [odd]: { invite_state: { events: [{ type: 'm.room.member', state_key: '@herald:localhost', sender: PROBE, content: { membership: 'invite' } }] } },
+        },
+        join: { [odd]: { timeline: { events: [{ ...event, event_id: '$inTheOddRoom' }] } }, [dm]: { timeline: { events: [event] } } },
+      },
+    });
+    // Taken the first time: a batch the gateway failed on is asked for again a second later with the earlier token.
+    expect(since).toBe(token);
+    await hs.waitFor(answered(text), 30_000, "the answer to PROBE's message in the batch");
+    await gw.waitForLog((l) => l.msg === 'matrix: invite to a room id that is not one; ignored', 'the ignored invite');
+    expect(failures()).toBe(failed);
+    expect(
+      hs.requests.filter((r) => r.path.includes('half')),
+      'no request names the odd room',
+    ).toEqual([]);
+  });
 });

@@ -86,6 +86,14 @@ describe('Matrix homeserver stand-in', () => {
     expect(hs.requestsTo('/sync').map((r) => r.status)).toEqual([200, 200, 200]);
   });
 
+  it('makes a fresh token for the same position each time, each one taken as since, a changed one refused', async () => {
+    const [a, b] = [hs.freshSyncToken(), hs.freshSyncToken()];
+    expect(a).not.toBe(b);
+    expect(a.startsWith(`${hs.syncToken()}_`)).toBe(true);
+    for (const since of [a, b]) expect((await call('GET', v3(`/sync?since=${since}&timeout=0`))).body).toEqual({ next_batch: hs.syncToken() });
+    expect((await call('GET', v3(`/sync?since=${a}x&timeout=0`))).body.errcode).toBe('M_INVALID_PARAM');
+  });
+
   it('moves a room from invite to join (with its full state) to leave as the bot joins and is kicked', async () => {
     const room = hs.createRoom({ members: [bob], bot: 'none', name: 'Later' });
     const s0 = (await call('GET', v3('/sync'))).body.next_batch;

@@ -69,6 +69,8 @@ export class MatrixFake {
   private readonly listeners = new Set<() => void>();
   /** Per raw /sync body served: how many requests had arrived by then. */
   private readonly rawServedAt: number[] = [];
+  /** freshSyncToken()'s serial. */
+  private tokensMade = 0;
 
   constructor(opts: MatrixFakeOptions = {}) {
     this.serverName = opts.serverName ?? 'localhost';
@@ -193,6 +195,16 @@ export class MatrixFake {
   /** The current end of the stream as a /sync token (a fuzzed /sync answer's `next_batch` the fake takes back). */
   syncToken(): string {
     return batchToken(this.world.pos, this.nonce);
+  }
+
+  /**
+   * The current end of the stream as a token no answer carried before: `syncToken()` with a serial of its own (a
+   * server's tokens name several streams, so two tokens for one position need not be equal). A client that comes
+   * back with it took the answer that carried it, not an earlier one for the same position.
+   */
+  freshSyncToken(): string {
+    this.tokensMade += 1;
+    return `${this.syncToken()}_${this.tokensMade}`;
   }
 
   private activity(ms: number): Promise<void> {
@@ -339,7 +351,7 @@ export class MatrixFake {
 
   private parseSince(since: string | null): number | null {
     if (since === null) return null;
-    const m = /^s(\d+)_([0-9a-f]+)$/.exec(since);
+    const m = /^s(\d+)_([0-9a-f]+)(?:_\d+)?$/.exec(since);
     if (!m || m[2] !== this.nonce) throw new MatrixError(400, 'M_INVALID_PARAM', 'Invalid stream token');
     return Math.min(Number(m[1]), this.world.pos);
   }

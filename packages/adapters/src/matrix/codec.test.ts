@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { matrixCodec, type MatrixConversation } from './codec.js';
+import { isEventId, isRoomId, isUserId, matrixCodec, type MatrixConversation } from './codec.js';
 
 describe('matrixCodec', () => {
   const cases: [string, MatrixConversation][] = [
@@ -27,5 +27,26 @@ describe('matrixCodec', () => {
   it('refuses to encode ids it could not decode', () => {
     expect(() => matrixCodec.encode({ roomId: '!r$x:hs' })).toThrow(/bad room id/);
     expect(() => matrixCodec.encode({ roomId: '!r:hs', threadRoot: 'e' })).toThrow(/bad thread root/);
+  });
+});
+
+describe('Matrix ids', () => {
+  // JSON can carry half of a surrogate pair ("\ud800"); an id holding one cannot go into a URL.
+  const halves = ['\ud800', '\udfff', 'a\ud83dz', '\ude00a'];
+
+  it('are not ids with half a surrogate pair in them, wherever it stands', () => {
+    for (const h of halves) {
+      expect(isRoomId(`!r${h}:hs`), JSON.stringify(h)).toBe(false);
+      expect(isEventId(`$e${h}`), JSON.stringify(h)).toBe(false);
+      expect(isUserId(`@u${h}:hs`), JSON.stringify(h)).toBe(false);
+      expect(() => matrixCodec.encode({ roomId: `!r${h}:hs` })).toThrow(/bad room id/);
+    }
+  });
+
+  it('may hold characters outside the basic plane (whole surrogate pairs)', () => {
+    expect(isRoomId('!r😀:hs')).toBe(true);
+    expect(isEventId('$e😀')).toBe(true);
+    expect(isUserId('@😀:hs')).toBe(true);
+    expect(encodeURIComponent('!r😀:hs')).toBe('!r%F0%9F%98%80%3Ahs');
   });
 });

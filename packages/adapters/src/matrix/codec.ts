@@ -17,17 +17,26 @@ const ROOM_ID_RE = /^![^:\s$]{1,255}:[A-Za-z0-9.\-[\]:]{1,255}$/;
 /** `$` + an opaque id (room v3+: unpadded base64; v1/v2: `$id:server`). */
 const EVENT_ID_RE = /^\$[^\s]{1,255}$/;
 
+/** `@localpart:server`. */
+const USER_ID_RE = /^@[^:\s]{1,255}:[A-Za-z0-9.\-[\]:]{1,255}$/;
+/**
+ * Half of a UTF-16 surrogate pair without its other half: JSON can carry one (`"\\ud800"`), no server makes an id
+ * with one, and an id holding one cannot go into a URL (`encodeURIComponent` throws).
+ */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+const idOf = (re: RegExp, v: unknown): v is string => typeof v === 'string' && re.test(v) && !LONE_SURROGATE.test(v);
+
 export function isRoomId(v: unknown): v is string {
-  return typeof v === 'string' && ROOM_ID_RE.test(v);
+  return idOf(ROOM_ID_RE, v);
 }
 
 export function isEventId(v: unknown): v is string {
-  return typeof v === 'string' && EVENT_ID_RE.test(v);
+  return idOf(EVENT_ID_RE, v);
 }
 
-/** `@localpart:server`. */
 export function isUserId(v: unknown): v is string {
-  return typeof v === 'string' && /^@[^:\s]{1,255}:[A-Za-z0-9.\-[\]:]{1,255}$/.test(v);
+  return idOf(USER_ID_RE, v);
 }
 
 export const matrixCodec: ConversationCodec<MatrixConversation> = {

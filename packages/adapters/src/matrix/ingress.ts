@@ -172,6 +172,8 @@ export class MatrixIngress implements PlatformIngress {
   }
 
   private async takeInvite(roomId: string, room: Json): Promise<void> {
+    // Not a room id a server makes: nothing to join or decline, and nothing to ask the server again.
+    if (!isRoomId(roomId)) return void this.logger.warn({ roomId }, 'matrix: invite to a room id that is not one; ignored');
     const invite = eventsOf(room.invite_state).find(
       (e): e is Json =>
         isRecord(e) && e.type === 'm.room.member' && e.state_key === this.opts.userId && isRecord(e.content) && e.content.membership === 'invite',

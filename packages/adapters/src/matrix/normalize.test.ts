@@ -89,6 +89,13 @@ describe('normalizeEvent', () => {
     expect(voice?.msg).toMatchObject({ text: '', attachments: [{ kind: 'audio', voice: true }] });
     const file = normalizeEvent(event({ msgtype: 'm.file', body: 'report.pdf', url: 'mxc://example.org/f', info: { mimetype: 'application/pdf' } }), dm);
     expect(file?.msg).toMatchObject({ text: '', attachments: [{ kind: 'file', name: 'report.pdf' }] });
+    // A size that is no number (an object Number() cannot even convert) is no size; the file is still taken.
+    for (const size of [{ toString: 0 }, '12', [], null]) {
+      const odd = normalizeEvent(event({ msgtype: 'm.file', body: 'f.bin', url: 'mxc://example.org/g', info: { size } }), dm);
+      expect(odd?.msg.attachments, JSON.stringify(size)).toEqual([
+        { kind: 'file', url: 'mxc://example.org/g', fileId: 'example.org/g', name: 'f.bin', ...(size === '12' && { size: 12 }) },
+      ]);
+    }
   });
 
   it.each([

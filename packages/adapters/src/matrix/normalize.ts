@@ -12,6 +12,7 @@ import { kindOfMime } from '../shared/attachment-kind.js';
 import type { Attachment, ChatType, InboundMessage } from '../types.js';
 import { isEventId, isUserId, matrixCodec } from './codec.js';
 import { MATRIX_MXC_RE } from './config.js';
+import { wireNumber } from '../shared/wire-number.js';
 
 type Json = Record<string, unknown>;
 
@@ -100,7 +101,7 @@ function mediaOf(msgtype: string, content: Json): Attachment | null {
   if (!url || !MATRIX_MXC_RE.test(url)) return null;
   const info = isRecord(content.info) ? content.info : {};
   const mimeType = str(info.mimetype);
-  const size = Number(info.size);
+  const size = wireNumber(info.size);
   const name = str(content.filename) ?? str(content.body);
   const kind = MEDIA_KINDS[msgtype] === 'file' ? kindOfMime(mimeType) : MEDIA_KINDS[msgtype];
   return {

@@ -94,3 +94,17 @@ describe('RoomBook offers', () => {
     expect(asked).toBe(1);
   });
 });
+
+describe('RoomBook.learn', () => {
+  it('takes the member count from the summary only when it is a number; an object there (even one that cannot be turned into one) is no count', async () => {
+    const { rooms } = book(async () => true);
+    rooms.learn('!pair:example.org', [], { 'm.joined_member_count': 2 });
+    rooms.learn('!crowd:example.org', [], { 'm.joined_member_count': '5' });
+    expect(() => rooms.learn('!odd:example.org', [{ type: 'm.room.encryption' }], { 'm.joined_member_count': { toString: 0 } })).not.toThrow();
+    // Known from the summaries: no request (the client's homeserver does not answer).
+    expect(await rooms.isDirect('!pair:example.org')).toBe(true);
+    expect(await rooms.isDirect('!crowd:example.org')).toBe(false);
+    // The rest of that room's events were still read.
+    expect(await rooms.isEncrypted('!odd:example.org')).toBe(true);
+  });
+});

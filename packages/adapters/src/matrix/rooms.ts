@@ -10,6 +10,7 @@ import { type MatrixClient, Method, seg } from './client.js';
 import { MATRIX_ENCRYPTED_REFUSAL, type MatrixIngressMemory } from './config.js';
 import { BUTTONS_FIELD } from './content.js';
 import { MATRIX_OFFER_MAX_BUTTONS, offerData, remember } from './memory.js';
+import { wireNumber } from '../shared/wire-number.js';
 
 type Json = Record<string, unknown>;
 
@@ -28,7 +29,7 @@ export class RoomBook {
 
   /** Reads a room's state and timeline events of a /sync for what the book keeps. */
   learn(roomId: string, events: readonly unknown[], summary: unknown): void {
-    const count = isRecord(summary) ? Number(summary['m.joined_member_count']) : NaN;
+    const count = isRecord(summary) ? wireNumber(summary['m.joined_member_count']) : Number.NaN;
     if (Number.isSafeInteger(count) && count > 0) remember(this.members, roomId, count);
     for (const ev of events) {
       if (!isRecord(ev)) continue;

@@ -7,6 +7,7 @@ import { downloadCapped } from '../shared/download.js';
 import type { Attachment, DownloadOptions, FileDownload, PlatformFiles } from '../types.js';
 import { WHATSAPP_DEFAULT_API_URL, WHATSAPP_MEDIA_REF_PREFIX } from './config.js';
 import { GraphClient, type MediaInfo } from './graph.js';
+import { wireNumber } from '../shared/wire-number.js';
 
 export interface WhatsAppFilesOptions {
   accessToken: string;
@@ -26,7 +27,7 @@ export class WhatsAppFiles implements PlatformFiles {
     if (!/^[\w.-]{1,128}$/.test(mediaId)) throw new BadRequestError('whatsapp: not a WhatsApp media reference', 'whatsapp');
     const info = await this.graph.get<MediaInfo>('media lookup', `/${mediaId}`, opts.signal);
     if (typeof info.url !== 'string' || !/^https?:\/\//.test(info.url)) throw new BadRequestError('whatsapp media lookup: answer without a URL', 'whatsapp');
-    const size = Number(info.file_size);
+    const size = wireNumber(info.file_size);
     const got = await downloadCapped({
       platform: 'whatsapp',
       url: info.url,

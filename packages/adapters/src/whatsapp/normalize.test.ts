@@ -66,6 +66,7 @@ describe('normalizeMessage', () => {
       { ...base, type: 'unsupported', unsupported: {} },
       { ...base, type: 'constructor' },
       { ...base, type: 'location', location: { latitude: 'x' } },
+      { ...base, type: 'location', location: { latitude: { toString: 0 }, longitude: 13.4 } },
     ]) {
       expect(normalizeMessage(bad, ctx)).toBeNull();
     }

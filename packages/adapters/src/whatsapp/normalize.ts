@@ -6,6 +6,7 @@
 import type { Attachment, InboundMessage } from '../types.js';
 import { isWaId, whatsappCodec } from './codec.js';
 import { WHATSAPP_MEDIA_REF_PREFIX } from './config.js';
+import { wireNumber } from '../shared/wire-number.js';
 
 type Json = Record<string, unknown>;
 
@@ -92,8 +93,8 @@ function bodyOf(m: Json): Body | null {
     return emoji && on ? { text: `[reacted ${emoji} to your message]`, attachments: [], quotedId: on } : null;
   }
   if (type === 'location' && part) {
-    const lat = Number(part.latitude);
-    const lon = Number(part.longitude);
+    const lat = wireNumber(part.latitude);
+    const lon = wireNumber(part.longitude);
     if (!Number.isFinite(lat) || !Number.isFinite(lon)) return null;
     const label = [str(part.name), str(part.address)].filter(Boolean).join(', ');
     return { text: `[location: ${lat}, ${lon}${label ? ` (${label})` : ''}]`, attachments: [] };
