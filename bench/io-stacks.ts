@@ -36,20 +36,23 @@ const FRAME = /^\s*at (?:async )?(?:(.+?) \()?((?:file:\/\/|\/)[^)]+?):\d+:\d+\)
 /** Hooks the I/O entry points; `root` is the repository, to name files relative to it. */
 export function recordIoStacks(root: string): IoStacks {
   let frames: Frames = new Map();
-  /** Async resources made since the last take: the context that made each, and the stack where it was made. */
-  let made = new Map<number, { by: number; stack: string }>();
-  const stackHere = (): string => {
+  /**
+   * Async resources made since the last take: the context that made each, and where it was made. V8 writes an
+   * error's stack out only when it is read, so the stacks of the many resources that lead to no I/O cost a capture.
+   */
+  let made = new Map<number, { by: number; where: Error }>();
+  const here = (): Error => {
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = Number.POSITIVE_INFINITY;
-    const stack = new Error('io').stack ?? '';
+    const where = new Error('io');
     Error.stackTraceLimit = limit;
-    return stack;
+    return where;
   };
-  createHook({ init: (id) => void made.set(id, { by: executionAsyncId(), stack: stackHere() }) }).enable();
+  createHook({ init: (id) => void made.set(id, { by: executionAsyncId(), where: here() }) }).enable();
   const record = (): void => {
     // The stack here, and the stacks where the running context and its makers were made, back to the take.
-    const stacks = [stackHere()];
-    for (let id = executionAsyncId(), at = made.get(id); at; id = at.by, at = made.get(id)) stacks.push(at.stack);
+    const stacks = [here().stack ?? ''];
+    for (let id = executionAsyncId(), at = made.get(id); at; id = at.by, at = made.get(id)) stacks.push(at.where.stack ?? '');
     for (const line of stacks.join('\n').split('\n')) {
       const m = FRAME.exec(line);
       if (!m) continue;

@@ -202,16 +202,30 @@ function lineAt(starts: number[], offset: number): number {
   return lo;
 }
 
+/** A window's files, each with the keys of what ran in it: functions by name and line, or frames by name. */
+type Keyed = Map<string, readonly string[]>;
+const functionKeys = (w: Window): Keyed => new Map([...w].map(([f, fns]) => [f, fns.map((fn) => `${fn.name}:${fn.line}`)]));
+const frameKeys = (w: Frames): Keyed => new Map([...w].map(([f, fns]) => [f, [...fns]]));
+
+/**
+ * The files every message's window has, and of those the background: a file whose every key, in every message, an
+ * idle window had too (the checkpointer's timer) is work that keeps landing in the window, not the message's path.
+ */
+function steadyFiles(messages: Keyed[], idles: Keyed[]): { every: string[]; background: string[]; path: string[] } {
+  const idle = new Set(idles.flatMap((w) => [...w].flatMap(([f, keys]) => keys.map((k) => `${f}:${k}`))));
+  const every = [...messages[0].keys()].filter((f) => messages.every((w) => w.has(f)));
+  const background = every.filter((f) => messages.every((w) => w.get(f)!.every((k) => idle.has(`${f}:${k}`))));
+  return { every, background, path: every.filter((f) => !background.includes(f)) };
+}
+
 function report(rounds: Round[]): void {
   const [first] = rounds;
-  const every = [...first.message.keys()].filter((f) => rounds.every((r) => r.message.has(f)));
+  const { every, background, path } = steadyFiles(
+    rounds.map((r) => functionKeys(r.message)),
+    rounds.map((r) => functionKeys(r.idle)),
+  );
   const sometimes = [...new Set(rounds.flatMap((r) => [...r.message.keys()]))].filter((f) => !every.includes(f));
   const idle = new Set(rounds.flatMap((r) => [...r.idle.keys()]));
-  // A file whose every function a message called also ran with no message (the checkpointer's timer) is background
-  // work that keeps landing in the window, not the message's path.
-  const idleFns = new Set(rounds.flatMap((r) => [...r.idle].flatMap(([f, fns]) => fns.map((fn) => `${f}:${fn.name}:${fn.line}`))));
-  const background = every.filter((f) => rounds.every((r) => r.message.get(f)!.every((fn) => idleFns.has(`${f}:${fn.name}:${fn.line}`))));
-  const path = every.filter((f) => !background.includes(f));
   const after = new Set(rounds.flatMap((r) => [...r.after.keys()]));
   const calls = (fns: CalledFunction[]): number => fns.reduce((n, fn) => n + fn.count, 0);
   const ms = rounds.map((r) => r.windowMs.toFixed(0)).join(', ');
@@ -239,14 +253,15 @@ function report(rounds: Round[]): void {
 
 /**
  * The chain: Herald's files on the stacks of the message's I/O in every round (bench/io-stacks.ts), less those whose
- * every frame was also on an idle window's stacks (the long poll's own wait). A file that only answered a question
+ * every frame was also on an idle window's stacks (the long poll's own wait), by the same rule as the path. A file that only answered a question
  * and returned before any I/O (a row converted, a shape checked) is on the path above but not on the chain.
  */
 function reportChain(rounds: Round[]): void {
   const [first] = rounds;
-  const idle = new Set(rounds.flatMap((r) => [...r.chainIdle].flatMap(([f, fns]) => [...fns].map((fn) => `${f}:${fn}`))));
-  const every = [...first.chain.keys()].filter((f) => rounds.every((r) => r.chain.has(f)));
-  const chain = every.filter((f) => ![...first.chain.get(f)!].every((fn) => idle.has(`${f}:${fn}`)));
+  const { path: chain } = steadyFiles(
+    rounds.map((r) => frameKeys(r.chain)),
+    rounds.map((r) => frameKeys(r.chainIdle)),
+  );
   const hops = chain.flatMap((f) => [...first.chain.get(f)!].map((fn) => `${f}:${fn}`));
   console.log(`\nmessage_chain.files = ${chain.length}`);
   console.log(`message_chain.frames = ${hops.length}`);

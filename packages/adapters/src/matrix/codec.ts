@@ -20,12 +20,10 @@ const EVENT_ID_RE = /^\$[^\s]{1,255}$/;
 /** `@localpart:server`. */
 const USER_ID_RE = /^@[^:\s]{1,255}:[A-Za-z0-9.\-[\]:]{1,255}$/;
 /**
- * Half of a UTF-16 surrogate pair without its other half: JSON can carry one (`"\\ud800"`), no server makes an id
- * with one, and an id holding one cannot go into a URL (`encodeURIComponent` throws).
+ * An id of this shape with no half of a UTF-16 surrogate pair in it: JSON can carry one (`"\\ud800"`), no server
+ * makes an id with one, and an id holding one cannot go into a URL (`encodeURIComponent` throws).
  */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-const idOf = (re: RegExp, v: unknown): v is string => typeof v === 'string' && re.test(v) && !LONE_SURROGATE.test(v);
+const idOf = (re: RegExp, v: unknown): v is string => typeof v === 'string' && re.test(v) && v.isWellFormed();
 
 export function isRoomId(v: unknown): v is string {
   return idOf(ROOM_ID_RE, v);

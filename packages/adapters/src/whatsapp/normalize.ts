@@ -43,7 +43,7 @@ export function normalizeMessage(m: unknown, ctx: ChangeContext): InboundMessage
   const body = bodyOf(m);
   if (body === null) return null;
   // A number or a numeric string (Meta sends a string); anything else (an object that cannot become a primitive) is no time.
-  const seconds = typeof m.timestamp === 'string' || typeof m.timestamp === 'number' ? Number(m.timestamp) : Number.NaN;
+  const seconds = wireNumber(m.timestamp);
   const context = isRecord(m.context) ? m.context : undefined;
   const quotedId = str(context?.id) ?? body.quotedId;
   return {

@@ -129,11 +129,9 @@ function withoutRequestContext(m: ChatMessage): ChatMessage {
 /** The result given to a tool call that has none (e.g. the process died between the call and its result). */
 export const MISSING_RESULT_TEXT = 'Error: this tool call has no result (it was interrupted before it finished).';
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
 /** Lone UTF-16 surrogates (cut emoji, bad client input) become U+FFFD: they are invalid in the JSON we send. */
 export function sanitizeText(text: string): string {
-  return text.replace(LONE_SURROGATE, '\uFFFD');
+  return text.toWellFormed();
 }
 
 /**
