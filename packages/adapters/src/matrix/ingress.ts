@@ -27,10 +27,8 @@ import { MatrixEgress } from './egress.js';
 import { ProcessMatrixMemory } from './memory.js';
 import { normalizeEvent, type Normalized, type RoomContext } from './normalize.js';
 import { RoomBook } from './rooms.js';
+import { isRecord, type Json } from '../shared/wire-values.js';
 
-type Json = Record<string, unknown>;
-
-const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const entries = (v: unknown): [string, Json][] => (isRecord(v) ? Object.entries(v).filter((e): e is [string, Json] => isRecord(e[1])) : []);
 const eventsOf = (v: unknown): unknown[] => (isRecord(v) && Array.isArray(v.events) ? v.events : []);
 

@@ -12,9 +12,7 @@ import { kindOfMime } from '../shared/attachment-kind.js';
 import type { Attachment, ChatType, InboundMessage } from '../types.js';
 import { isEventId, isUserId, matrixCodec } from './codec.js';
 import { MATRIX_MXC_RE } from './config.js';
-import { wireNumber } from '../shared/wire-number.js';
-
-type Json = Record<string, unknown>;
+import { isRecord, type Json, wireNumber, wireString } from '../shared/wire-values.js';
 
 export interface RoomContext {
   roomId: string;
@@ -40,9 +38,6 @@ export interface Normalized {
 const MEDIA_KINDS: Record<string, Attachment['kind']> = { 'm.image': 'image', 'm.audio': 'audio', 'm.video': 'video', 'm.file': 'file' };
 const TEXT_TYPES = new Set(['m.text', 'm.emote']);
 
-const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
-
 export function normalizeEvent(ev: unknown, ctx: RoomContext): Normalized | null {
   if (!isRecord(ev) || ev.type !== 'm.room.message' || !isEventId(ev.event_id) || !isUserId(ev.sender)) return null;
   if (ev.sender === ctx.botUserId || !isRecord(ev.content)) return null;
@@ -50,7 +45,7 @@ export function normalizeEvent(ev: unknown, ctx: RoomContext): Normalized | null
   const rel = isRecord(content['m.relates_to']) ? content['m.relates_to'] : undefined;
   // An edit repeats the message with new text: the original was answered already.
   if (rel?.rel_type === 'm.replace') return null;
-  const msgtype = str(content.msgtype);
+  const msgtype = wireString(content.msgtype);
   if (msgtype === undefined || typeof content.body !== 'string') return null;
   const threadRoot = rel?.rel_type === 'm.thread' && isEventId(rel.event_id) ? rel.event_id : undefined;
   const inReplyTo = isRecord(rel?.['m.in_reply_to']) ? (rel['m.in_reply_to'] as Json).event_id : undefined;
@@ -64,7 +59,7 @@ export function normalizeEvent(ev: unknown, ctx: RoomContext): Normalized | null
     if (media === null) return null;
     attachments = [media];
     // A media event's body is its file name unless a caption is set (`filename` differs from `body`).
-    body = str(content.filename) && content.filename !== content.body ? content.body : '';
+    body = wireString(content.filename) && content.filename !== content.body ? content.body : '';
   } else if (!TEXT_TYPES.has(msgtype)) return null;
 
   const fallback = replyId ? cutReplyFallback(body) : null;
@@ -96,13 +91,13 @@ export function normalizeEvent(ev: unknown, ctx: RoomContext): Normalized | null
 }
 
 function mediaOf(msgtype: string, content: Json): Attachment | null {
-  const url = str(content.url);
+  const url = wireString(content.url);
   // An encrypted file (`content.file`) never reaches here: encrypted rooms are refused.
   if (!url || !MATRIX_MXC_RE.test(url)) return null;
   const info = isRecord(content.info) ? content.info : {};
-  const mimeType = str(info.mimetype);
+  const mimeType = wireString(info.mimetype);
   const size = wireNumber(info.size);
-  const name = str(content.filename) ?? str(content.body);
+  const name = wireString(content.filename) ?? wireString(content.body);
   const kind = MEDIA_KINDS[msgtype] === 'file' ? kindOfMime(mimeType) : MEDIA_KINDS[msgtype];
   return {
     kind,

@@ -10,11 +10,7 @@ import { type MatrixClient, Method, seg } from './client.js';
 import { MATRIX_ENCRYPTED_REFUSAL, type MatrixIngressMemory } from './config.js';
 import { BUTTONS_FIELD } from './content.js';
 import { MATRIX_OFFER_MAX_BUTTONS, offerData, remember } from './memory.js';
-import { wireNumber } from '../shared/wire-number.js';
-
-type Json = Record<string, unknown>;
-
-const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isRecord, wireNumber } from '../shared/wire-values.js';
 
 export class RoomBook {
   private readonly encrypted = new Map<string, boolean>();

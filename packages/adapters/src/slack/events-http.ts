@@ -17,6 +17,7 @@ import { gateEvent, isEventCallback, DELIVERY_KEY } from './ack-gate.js';
 import { COMMAND_ANSWER_KEY, CommandAnswer } from './command-gate.js';
 import { SLACK_ACK_BUDGET_MS, SLACK_EVENTS_PATH } from './config.js';
 import { webhookErrorHandler } from '../shared/route-errors.js';
+import { isRecord } from '../shared/wire-values.js';
 
 /** Bolt never acking (an unknown payload type) must not hold Slack's request open until its 3 s timeout. */
 const ACK_DEADLINE_MS = 2_500;
@@ -179,10 +180,6 @@ export class FastifyEventsReceiver implements Receiver {
         );
     });
   }
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function header(req: FastifyRequest, name: string): string | undefined {

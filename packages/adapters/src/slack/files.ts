@@ -15,6 +15,7 @@ import type { Attachment, DownloadOptions, FileDownload, PlatformFiles } from '.
 import { createSlackClient } from './client.js';
 import { SLACK_FILE_REF_PREFIX, type SlackWebClientTuning } from './config.js';
 import { toPlatformError } from './slack-errors.js';
+import { wireString } from '../shared/wire-values.js';
 
 const PLATFORM = 'slack';
 
@@ -48,12 +49,12 @@ export class SlackFiles implements PlatformFiles {
     } catch (err) {
       throw toPlatformError(err, 'files.info');
     }
-    const url = text(file?.url_private_download) ?? text(file?.url_private);
+    const url = wireString(file?.url_private_download) ?? wireString(file?.url_private);
     if (!file || url === undefined) throw new NotFoundError('files.info returned no file URL', PLATFORM);
-    const mimeType = text(file.mimetype);
+    const mimeType = wireString(file.mimetype);
     const out: Attachment = { kind: kindOfMime(mimeType), url, fileId: id };
     if (mimeType !== undefined) out.mimeType = mimeType;
-    const name = text(file.name);
+    const name = wireString(file.name);
     if (name !== undefined) out.name = name;
     if (typeof file.size === 'number') out.size = file.size;
     if (file.subtype === 'slack_audio') out.voice = true;
@@ -76,8 +77,4 @@ export class SlackFiles implements PlatformFiles {
           : null,
     });
   }
-}
-
-function text(v: unknown): string | undefined {
-  return typeof v === 'string' && v !== '' ? v : undefined;
 }

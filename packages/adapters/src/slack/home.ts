@@ -5,23 +5,19 @@
  */
 import type { InboundMessage } from '../types.js';
 import { isSlackId, slackCodec } from './codec.js';
+import { stringAt } from '../shared/wire-values.js';
 
 /** Slack: a home view holds up to 100 blocks; a section's text 3000 characters. */
 const SECTION_TEXT_MAX = 3000;
-
-function str(obj: Record<string, unknown>, key: string): string | undefined {
-  const v = obj[key];
-  return typeof v === 'string' && v !== '' ? v : undefined;
-}
 
 /** Null for anything but the Home tab opened by a user with a DM channel. */
 export function homeOpenedToMessage(event: unknown, now = Date.now()): InboundMessage | null {
   if (typeof event !== 'object' || event === null) return null;
   const e = event as Record<string, unknown>;
-  const user = str(e, 'user');
-  const channel = str(e, 'channel');
+  const user = stringAt(e, 'user');
+  const channel = stringAt(e, 'channel');
   if (e.tab !== 'home' || !isSlackId(user) || !isSlackId(channel)) return null;
-  const eventTs = str(e, 'event_ts') ?? String(now / 1000);
+  const eventTs = stringAt(e, 'event_ts') ?? String(now / 1000);
   return {
     platform: 'slack',
     messageId: `${channel}:home:${eventTs}`,

@@ -8,6 +8,7 @@ import type { Attachment, InboundMessage } from '../types.js';
 import { isSlackId, isSlackTs, slackCodec } from './codec.js';
 import { kindOfMime } from '../shared/attachment-kind.js';
 import { SLACK_FILE_REF_PREFIX } from './config.js';
+import { isRecord, stringAt } from '../shared/wire-values.js';
 
 /** Subtypes that are still a person writing to us; everything else (edits, deletes, joins, bots) is ignored. */
 const USER_SUBTYPES = new Set(['file_share', 'thread_broadcast']);
@@ -32,36 +33,27 @@ export type Classification =
       remembersThread: boolean;
     };
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function str(obj: Record<string, unknown>, key: string): string | undefined {
-  const v = obj[key];
-  return typeof v === 'string' && v !== '' ? v : undefined;
-}
-
 export function classifySlackEvent(event: unknown, me: SlackIdentity): Classification {
   if (!isRecord(event)) return ignore('not an object');
-  const type = str(event, 'type');
+  const type = stringAt(event, 'type');
   if (type !== 'message' && type !== 'app_mention') return ignore(`event type ${type ?? '?'}`);
-  const subtype = str(event, 'subtype');
-  if (subtype === 'bot_message' || str(event, 'bot_id') !== undefined) return ignore('bot message');
+  const subtype = stringAt(event, 'subtype');
+  if (subtype === 'bot_message' || stringAt(event, 'bot_id') !== undefined) return ignore('bot message');
   if (subtype !== undefined && !USER_SUBTYPES.has(subtype)) return ignore(`subtype ${subtype}`);
 
-  const channel = str(event, 'channel');
-  const ts = str(event, 'ts');
-  const user = str(event, 'user');
+  const channel = stringAt(event, 'channel');
+  const ts = stringAt(event, 'ts');
+  const user = stringAt(event, 'user');
   if (channel === undefined || ts === undefined || user === undefined) return ignore('missing channel, ts or user');
   if (user === me.botUserId) return ignore('own message');
-  const threadTs = str(event, 'thread_ts');
+  const threadTs = stringAt(event, 'thread_ts');
   const malformed = malformedIds(channel, user, ts, threadTs);
   if (malformed !== null) return { action: 'refuse', reason: malformed };
 
   const rawText = typeof event.text === 'string' ? event.text : '';
   const attachments = filesToAttachments(event.files);
   // app_mention carries no channel_type, but it is never sent for DMs.
-  const isDm = type === 'message' && str(event, 'channel_type') === 'im';
+  const isDm = type === 'message' && stringAt(event, 'channel_type') === 'im';
   const mentioned = mentionRe(me.botUserId).test(rawText);
   const text = decodeEntities(rawText.replace(mentionRe(me.botUserId, 'g'), ' '))
     .replace(/[ \t]{2,}/g, ' ')
@@ -78,7 +70,7 @@ export function classifySlackEvent(event: unknown, me: SlackIdentity): Classific
     attachments,
     platformMessageId: ts,
     sentAt: Math.round(Number.parseFloat(ts) * 1000),
-    ...(str(event, 'team') ? { spaceId: str(event, 'team') } : {}),
+    ...(stringAt(event, 'team') ? { spaceId: stringAt(event, 'team') } : {}),
   };
   const dedupeKey = `${channel}:${ts}`;
 
@@ -128,7 +120,7 @@ function decodeEntities(text: string): string {
 function userName(event: Record<string, unknown>): string | undefined {
   const profile = event.user_profile;
   if (!isRecord(profile)) return undefined;
-  return str(profile, 'display_name') ?? str(profile, 'real_name') ?? str(profile, 'name');
+  return stringAt(profile, 'display_name') ?? stringAt(profile, 'real_name') ?? stringAt(profile, 'name');
 }
 
 function filesToAttachments(files: unknown): Attachment[] {
@@ -136,21 +128,21 @@ function filesToAttachments(files: unknown): Attachment[] {
   const out: Attachment[] = [];
   for (const f of files) {
     if (!isRecord(f)) continue;
-    const id = str(f, 'id');
-    const url = str(f, 'url_private_download') ?? str(f, 'url_private');
+    const id = stringAt(f, 'id');
+    const url = stringAt(f, 'url_private_download') ?? stringAt(f, 'url_private');
     if (url === undefined) {
       // Slack Connect and some large files come as a stub: the worker asks files.info what they are (files.ts).
-      if (id !== undefined && str(f, 'file_access') === 'check_file_info')
+      if (id !== undefined && stringAt(f, 'file_access') === 'check_file_info')
         out.push({ kind: 'file', url: `${SLACK_FILE_REF_PREFIX}${id}`, fileId: id, unresolved: true });
       continue;
     }
-    const mimeType = str(f, 'mimetype');
+    const mimeType = stringAt(f, 'mimetype');
     const attachment: Attachment = { kind: kindOfMime(mimeType), url };
     if (id !== undefined) attachment.fileId = id;
     if (mimeType !== undefined) attachment.mimeType = mimeType;
     // Slack's recorded audio clips ("huddle"/voice clips) say so in their subtype.
-    if (str(f, 'subtype') === 'slack_audio') attachment.voice = true;
-    const name = str(f, 'name');
+    if (stringAt(f, 'subtype') === 'slack_audio') attachment.voice = true;
+    const name = stringAt(f, 'name');
     if (name !== undefined) attachment.name = name;
     if (typeof f.size === 'number') attachment.size = f.size;
     out.push(attachment);

@@ -5,15 +5,9 @@
  */
 import type { InboundMessage } from '../types.js';
 import { isSlackId, isSlackTs, slackCodec } from './codec.js';
+import { isRecord, type Json, stringAt } from '../shared/wire-values.js';
 
-function record(v: unknown): Record<string, unknown> | undefined {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-}
-
-function str(obj: Record<string, unknown> | undefined, key: string): string | undefined {
-  const v = obj?.[key];
-  return typeof v === 'string' && v !== '' ? v : undefined;
-}
+const record = (v: unknown): Json | undefined => (isRecord(v) ? v : undefined);
 
 /** Null when the payload lacks what a press needs (user, channel, the message, the button's value). */
 export function pressToMessage(body: unknown, action: unknown, now = Date.now()): InboundMessage | null {
@@ -22,12 +16,12 @@ export function pressToMessage(body: unknown, action: unknown, now = Date.now())
   const user = record(payload?.user);
   const container = record(payload?.container);
   const message = record(payload?.message);
-  const userId = str(user, 'id');
-  const channel = str(record(payload?.channel), 'id') ?? str(container, 'channel_id');
-  const messageTs = str(container, 'message_ts') ?? str(message, 'ts');
-  const value = str(act, 'value');
-  const actionTs = str(act, 'action_ts') ?? String(now / 1000);
-  const threadTs = str(message, 'thread_ts') ?? str(container, 'thread_ts');
+  const userId = stringAt(user, 'id');
+  const channel = stringAt(record(payload?.channel), 'id') ?? stringAt(container, 'channel_id');
+  const messageTs = stringAt(container, 'message_ts') ?? stringAt(message, 'ts');
+  const value = stringAt(act, 'value');
+  const actionTs = stringAt(act, 'action_ts') ?? String(now / 1000);
+  const threadTs = stringAt(message, 'thread_ts') ?? stringAt(container, 'thread_ts');
   // Ids the codec cannot take are no real Slack's: dropped like missing ones.
   if (!isSlackId(userId) || !isSlackId(channel) || messageTs === undefined || value === undefined) return null;
   if (threadTs !== undefined && !isSlackTs(threadTs)) return null;
@@ -47,7 +41,7 @@ export function pressToMessage(body: unknown, action: unknown, now = Date.now())
     interaction: { kind: 'press', id: actionTs, ephemeral: true },
     press: { data: value },
   };
-  const name = str(user, 'username') ?? str(user, 'name');
+  const name = stringAt(user, 'username') ?? stringAt(user, 'name');
   if (name !== undefined) msg.userName = name;
   return msg;
 }

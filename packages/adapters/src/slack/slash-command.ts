@@ -7,6 +7,7 @@
  */
 import type { InboundMessage } from '../types.js';
 import { isSlackId, slackCodec } from './codec.js';
+import { stringAt } from '../shared/wire-values.js';
 
 /** The one slash command Herald declares in the Slack app manifest. */
 export const SLACK_SLASH_COMMAND = '/herald';
@@ -15,11 +16,6 @@ export const SLACK_SLASH_COMMAND = '/herald';
  * (/status, /remind, …) cannot be taken over by an app, and the prefix keeps Herald's apart from other apps'.
  */
 export const SLACK_PER_COMMAND_PREFIX = '/herald-';
-
-function str(obj: Record<string, unknown>, key: string): string | undefined {
-  const v = obj[key];
-  return typeof v === 'string' && v !== '' ? v : undefined;
-}
 
 export function slashCommandText(text: string): string {
   const sub = text.trim().replace(/^\/+/, '');
@@ -33,9 +29,9 @@ export function slashCommandText(text: string): string {
 export function slashCommandToMessage(payload: unknown, now = Date.now(), sub?: string): InboundMessage | null {
   if (typeof payload !== 'object' || payload === null) return null;
   const body = payload as Record<string, unknown>;
-  const channel = str(body, 'channel_id');
-  const user = str(body, 'user_id');
-  const trigger = str(body, 'trigger_id');
+  const channel = stringAt(body, 'channel_id');
+  const user = stringAt(body, 'user_id');
+  const trigger = stringAt(body, 'trigger_id');
   // Ids the codec cannot take are no real Slack's: dropped like missing ones.
   if (!isSlackId(channel) || !isSlackId(user) || trigger === undefined) return null;
   const message: InboundMessage = {
@@ -51,7 +47,7 @@ export function slashCommandToMessage(payload: unknown, now = Date.now(), sub?: 
     platformMessageId: trigger,
     sentAt: now,
   };
-  const name = str(body, 'user_name');
+  const name = stringAt(body, 'user_name');
   if (name !== undefined) message.userName = name;
   return message;
 }

@@ -6,6 +6,7 @@
  * codec's own rules (codec.ts), so a message let in here can always be given a conversation id.
  */
 import { isTelegramChatId, isTelegramTopicId } from './codec.js';
+import { isRecord } from '../shared/wire-values.js';
 
 interface TgUser {
   id: number;
@@ -76,10 +77,6 @@ export interface TgCallbackQuery {
   /** Absent when the message is too old; `date` 0 when Herald can no longer see it (an inaccessible message). */
   message?: TgMessage;
   data?: string;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** A Bot API message id: a positive integer (Telegram numbers a chat's messages from 1). */

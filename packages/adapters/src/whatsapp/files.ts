@@ -7,7 +7,7 @@ import { downloadCapped } from '../shared/download.js';
 import type { Attachment, DownloadOptions, FileDownload, PlatformFiles } from '../types.js';
 import { WHATSAPP_DEFAULT_API_URL, WHATSAPP_MEDIA_REF_PREFIX } from './config.js';
 import { GraphClient, type MediaInfo } from './graph.js';
-import { wireNumber } from '../shared/wire-number.js';
+import { wireNumber } from '../shared/wire-values.js';
 
 export interface WhatsAppFilesOptions {
   accessToken: string;

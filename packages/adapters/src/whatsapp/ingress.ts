@@ -13,8 +13,7 @@ import type { AdapterHealth, InboundHandler, InboundMessage, PlatformIngress } f
 import { WHATSAPP_DEDUPE_CAPACITY, type ServiceWindowMemory, type WhatsAppIngressOptions } from './config.js';
 import { contactNames, logLabel, normalizeMessage, type ChangeContext } from './normalize.js';
 import type { WhatsAppWebhook } from './webhook.js';
-
-type Json = Record<string, unknown>;
+import type { Json } from '../shared/wire-values.js';
 
 export class WhatsAppIngress implements PlatformIngress {
   readonly platform = 'whatsapp' as const;

@@ -14,12 +14,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { webhookErrorHandler } from '../shared/route-errors.js';
 import { within } from '../shared/hand-overs.js';
 import { WHATSAPP_WEBHOOK_ANSWER_MS, WHATSAPP_WEBHOOK_BODY_LIMIT, WHATSAPP_WEBHOOK_PATH, type WhatsAppWebhookOptions } from './config.js';
+import { isRecord, type Json } from '../shared/wire-values.js';
 
-type Json = Record<string, unknown>;
 /** What an attached ingress takes: one change's `value` (metadata, contacts, messages, statuses). */
 export type ChangeReceiver = (value: Json) => Promise<void>;
-
-const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export class WhatsAppWebhook {
   private readonly receivers = new Map<string, ChangeReceiver>();
