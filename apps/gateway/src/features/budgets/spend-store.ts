@@ -110,7 +110,7 @@ interface Row {
 }
 
 /** A sum of money this close to zero is zero: what a month's reset leaves (its days, and the negative of their sum). */
-const CENT_DUST = 1e-9;
+const DUST_USD = 1e-9;
 
 const fromRow = (r: Row): SpendRow => {
   const costUsd = Number(r.cost_usd ?? 0);
@@ -118,7 +118,7 @@ const fromRow = (r: Row): SpendRow => {
     scope: r.scope,
     period: r.period,
     tokens: Number(r.tokens ?? 0),
-    costUsd: Math.abs(costUsd) < CENT_DUST ? 0 : costUsd,
+    costUsd: Math.abs(costUsd) < DUST_USD ? 0 : costUsd,
     warned: r.warned_at !== null,
   };
 };
@@ -216,7 +216,7 @@ export class SpendStore {
     const one = `SELECT scope, CAST(? AS TEXT) AS period, ${PERIOD_SUMS} AND substr(scope, 1, ?) = ? GROUP BY scope`;
     const rows = await this.sql.all<Row>(
       `SELECT * FROM (${periods.map(() => one).join(' UNION ALL ')}) AS sums
-       WHERE tokens <> 0 OR cost_usd <= -${CENT_DUST} OR cost_usd >= ${CENT_DUST} OR warned_at IS NOT NULL
+       WHERE tokens <> 0 OR cost_usd <= -${DUST_USD} OR cost_usd >= ${DUST_USD} OR warned_at IS NOT NULL
        ORDER BY cost_usd DESC, tokens DESC, scope, period LIMIT ?`,
       [...periods.flatMap((period) => [period, ...periodParams(period), scopePrefix.length, scopePrefix]), limit],
     );
