@@ -113,7 +113,6 @@ describe.each(STORE_BACKENDS)('memory flush outside a turn (/new, resets) on %s'
     const spender = { profile: 'support', platform: 'slack', userId: 'U7' };
     const keys = budgets.spendKeys(spender).flatMap(({ scope }) => (['day', 'month'] as const).map((p) => ({ scope, period: budgets.periodKey(p) })));
     const spent = await Promise.all(keys.map((k) => new SpendStore(store.sql).get(k.scope, k.period)));
-    expect(spent).toHaveLength(8); // four scopes, today and this month
     for (const row of spent) {
       expect(row.tokens).toBe(1_010);
       expect(row.costUsd).toBeCloseTo(cost, 12);

@@ -320,6 +320,17 @@ describe.each(STORE_BACKENDS)('budgets on %s', (backend) => {
     expect((await g.spendNow('user:')).map((r) => `${r.period} ${r.tokens}`)).toEqual(['day:2026-11-26 300']);
   });
 
+  it("resets of a scope at once take its spend once: the month reads zero, not the negative of its days'", async () => {
+    const { spend } = await spendToday([]);
+    const days = ['day:2026-11-24', 'day:2026-11-25', 'day:2026-11-26'];
+    for (const [i, period] of days.entries()) await spend.add([{ scope: 'global', period }], 100, [0.1, 0.2, 0.7][i]);
+    const resets = await Promise.all([1, 2, 3, 4].map(() => spend.reset('global', ['month:2026-11'])));
+    expect(resets.sort()).toEqual([0, 0, 0, 1]);
+    expect(await spend.get('global', 'month:2026-11')).toMatchObject({ tokens: 0, costUsd: 0 });
+    expect(await spend.get('global', 'day:2026-11-25')).toMatchObject({ tokens: 100, costUsd: 0.2 });
+    expect(await spend.list(['month:2026-11'])).toEqual([]);
+  });
+
   it('spend recorded with month rows moves to the days: a month is the same sum after the migration', async () => {
     const sql = await storeBefore(SPEND_MONTH_FROM_DAYS_MIGRATION_VERSION);
     try {
@@ -338,6 +349,8 @@ describe.each(STORE_BACKENDS)('budgets on %s', (backend) => {
         ['user:telegram:2', 'month:2026-11', 0, 10, 0.1],
         // A month reset and nothing since: no month row at all.
         ['user:telegram:3', 'day:2026-10-02', 5, 40, 0.4],
+        // The month's one day reset: a month row on a shard other than 0, no days.
+        ['user:telegram:4', 'month:2026-11', 4, 30, 0.3],
       ];
       for (const [scope, period, shard, tokens, cost] of rows) {
         await sql.run('INSERT INTO spend (scope, period, shard, tokens, cost_usd, updated_at) VALUES (?, ?, ?, ?, ?, 1)', [scope, period, shard, tokens, cost]);
@@ -355,12 +368,14 @@ describe.each(STORE_BACKENDS)('budgets on %s', (backend) => {
       expect(await got('user:telegram:2', 'month:2026-11')).toEqual([10, 0.1, false]);
       expect(await got('user:telegram:2', 'day:2026-11-25')).toEqual([70, 0.7, false]);
       expect(await got('user:telegram:3', 'month:2026-10')).toEqual([0, 0, false]);
+      expect(await got('user:telegram:4', 'month:2026-11')).toEqual([30, 0.3, false]);
       // One month row a scope and month, on shard 0.
       expect(await sql.all("SELECT scope, shard FROM spend WHERE period LIKE 'month:%' ORDER BY scope")).toEqual([
         { scope: 'global', shard: 0 },
         { scope: 'user:telegram:1', shard: 0 },
         { scope: 'user:telegram:2', shard: 0 },
         { scope: 'user:telegram:3', shard: 0 },
+        { scope: 'user:telegram:4', shard: 0 },
       ]);
       await spend.add([{ scope: 'global', period: 'day:2026-11-27' }], 5, 0.05);
       expect(await got('global', 'month:2026-11')).toEqual([305, 3.05, true]);

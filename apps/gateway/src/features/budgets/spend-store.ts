@@ -44,9 +44,11 @@ const sumOf = (column: string, rows: string): string => `COALESCE((SELECT SUM(r.
 const MONTH_ROWS = 'r.period = spend.period';
 const DAY_ROWS = "r.period BETWEEN 'day:' || substr(spend.period, 7) || '-01' AND 'day:' || substr(spend.period, 7) || '-31'";
 const MONTH_FROM_DAYS_SQL = `INSERT INTO spend (scope, period, shard, tokens, cost_usd, updated_at)
-  SELECT DISTINCT d.scope, 'month:' || substr(d.period, 5, 7), 0, 0, 0, 0 FROM spend AS d
-  WHERE d.period LIKE 'day:%'
-    AND NOT EXISTS (SELECT 1 FROM spend AS m WHERE m.scope = d.scope AND m.period = 'month:' || substr(d.period, 5, 7) AND m.shard = 0);
+  SELECT DISTINCT k.scope, k.period, 0, 0, 0, 0 FROM (
+    SELECT scope, 'month:' || substr(period, 5, 7) AS period FROM spend WHERE period LIKE 'day:%'
+    UNION SELECT scope, period FROM spend WHERE period LIKE 'month:%'
+  ) AS k
+  WHERE NOT EXISTS (SELECT 1 FROM spend AS m WHERE m.scope = k.scope AND m.period = k.period AND m.shard = 0);
 UPDATE spend SET tokens = ${sumOf('tokens', MONTH_ROWS)} - ${sumOf('tokens', DAY_ROWS)},
     cost_usd = ${sumOf('cost_usd', MONTH_ROWS)} - ${sumOf('cost_usd', DAY_ROWS)}
   WHERE period LIKE 'month:%' AND shard = 0;
@@ -107,10 +109,15 @@ interface Row {
   tokens: number | string | null;
   cost_usd: number | string | null;
   warned_at: number | string | null;
+  /** The sum of the summed amounts' sizes (SUM(ABS(cost_usd))): what a sum's rounding error scales with. */
+  cost_size?: number | string | null;
 }
 
-/** A sum of money this close to zero is zero: what a month's reset leaves (its days, and the negative of their sum). */
-const DUST_USD = 1e-9;
+/**
+ * A sum of money within this share of its terms' sizes is zero: a month's reset leaves its days and the negative of
+ * their sum, which add up to zero give or take the rounding of a few hundred doubles.
+ */
+const ROUNDING = 1e-12;
 
 const fromRow = (r: Row): SpendRow => {
   const costUsd = Number(r.cost_usd ?? 0);
@@ -118,7 +125,7 @@ const fromRow = (r: Row): SpendRow => {
     scope: r.scope,
     period: r.period,
     tokens: Number(r.tokens ?? 0),
-    costUsd: Math.abs(costUsd) < DUST_USD ? 0 : costUsd,
+    costUsd: Math.abs(costUsd) <= ROUNDING * Number(r.cost_size ?? 0) ? 0 : costUsd,
     warned: r.warned_at !== null,
   };
 };
@@ -137,8 +144,8 @@ const monthOf = (day: string): string => `month:${day.slice('day:'.length, 'day:
  * One period's spend per scope, its shards (and for a month, its days) summed; the notice mark is the period's own.
  * Parameters: the period three times, its days' first and last key.
  */
-const PERIOD_SUMS = `SUM(tokens) AS tokens, SUM(cost_usd) AS cost_usd, MAX(CASE WHEN period = ? THEN warned_at END) AS warned_at
-  FROM spend WHERE (period = ? OR period BETWEEN ? AND ?)`;
+const PERIOD_SUMS = `SUM(tokens) AS tokens, SUM(cost_usd) AS cost_usd, SUM(ABS(cost_usd)) AS cost_size,
+  MAX(CASE WHEN period = ? THEN warned_at END) AS warned_at FROM spend WHERE (period = ? OR period BETWEEN ? AND ?)`;
 const periodParams = (period: string): SqlValue[] => [period, period, ...daysOf(period)];
 
 /** The row a turn adds to: its statement's server process's on PostgreSQL, the one row on SQLite. */
@@ -216,7 +223,7 @@ export class SpendStore {
     const one = `SELECT scope, CAST(? AS TEXT) AS period, ${PERIOD_SUMS} AND substr(scope, 1, ?) = ? GROUP BY scope`;
     const rows = await this.sql.all<Row>(
       `SELECT * FROM (${periods.map(() => one).join(' UNION ALL ')}) AS sums
-       WHERE tokens <> 0 OR cost_usd <= -${DUST_USD} OR cost_usd >= ${DUST_USD} OR warned_at IS NOT NULL
+       WHERE tokens <> 0 OR ABS(cost_usd) > ${ROUNDING} * cost_size OR warned_at IS NOT NULL
        ORDER BY cost_usd DESC, tokens DESC, scope, period LIMIT ?`,
       [...periods.flatMap((period) => [period, ...periodParams(period), scopePrefix.length, scopePrefix]), limit],
     );
@@ -229,6 +236,8 @@ export class SpendStore {
    */
   async reset(scope: string, periods: readonly string[]): Promise<number> {
     return this.sql.transaction(async () => {
+      // Two resets of a scope at once would each add the negative of the same days' sum: one after the other.
+      await this.sql.lock(`spend-reset:${scope}`);
       let had = 0;
       for (const period of periods) {
         const spent = await this.get(scope, period);
