@@ -111,8 +111,7 @@ describe.each(STORE_BACKENDS)('memory flush outside a turn (/new, resets) on %s'
     expect(after!.estimatedCostUsd).toBeCloseTo(cost, 12);
     expect(await counters.apiCalls(session.id)).toBe(1);
     const spender = { profile: 'support', platform: 'slack', userId: 'U7' };
-    const keys = budgets.spendKeys(spender).flatMap(({ scope }) => (['day', 'month'] as const).map((p) => ({ scope, period: budgets.periodKey(p) })));
-    const spent = await Promise.all(keys.map((k) => new SpendStore(store.sql).get(k.scope, k.period)));
+    const spent = await Promise.all(budgets.spendKeys(spender).map((k) => new SpendStore(store.sql).get(k.scope, k.period)));
     for (const row of spent) {
       expect(row.tokens).toBe(1_010);
       expect(row.costUsd).toBeCloseTo(cost, 12);

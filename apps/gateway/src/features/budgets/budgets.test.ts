@@ -9,7 +9,7 @@ import { createFallbackProvider, ProviderError, type Provider, type Sql } from '
 import { PriceTable } from './prices.js';
 import { runMigrations, allMigrations } from '../../../../../packages/agent-core/src/store/migrations.js';
 import { openSql } from '../../../../../packages/agent-core/src/store/session-store.js';
-import { SPEND_MONTH_FROM_DAYS_MIGRATION_VERSION, SPEND_SHARDS, SPEND_SHARDS_MIGRATION_VERSION, SpendStore } from './spend-store.js';
+import { SPEND_SHARDS, SPEND_SHARDS_MIGRATION_VERSION, SpendStore } from './spend-store.js';
 
 const M = 1_000_000;
 const usage = (input: number, output = 0, cacheRead = 0, cacheWrite = 0) => ({ input, output, cacheRead, cacheWrite });
@@ -222,9 +222,8 @@ describe.each(STORE_BACKENDS)('budgets on %s', (backend) => {
       { scope: 'profile:support', period: day, tokens: 400, costUsd: 15, warned: false },
     ]);
 
-    expect(await spend.reset('global', [day, 'month:2026-10'])).toBe(1); // October had no spend
+    expect(await spend.reset('global', [day, 'month:2026-11'])).toBe(1);
     expect(await spend.get('global', day)).toEqual({ scope: 'global', period: day, tokens: 0, costUsd: 0, warned: false });
-    expect(await spend.get('global', 'month:2026-11')).toMatchObject({ tokens: 400, costUsd: 15 }); // the month keeps it
     expect(await spend.markWarned('global', day)).toBe(true); // given again after a reset
     expect(await spend.get('profile:support', day)).toMatchObject({ tokens: 400, costUsd: 15 });
   });
@@ -256,19 +255,13 @@ describe.each(STORE_BACKENDS)('budgets on %s', (backend) => {
     ]);
   });
 
-  /** A store migrated up to (not including) `version`. */
-  async function storeBefore(version: number): Promise<Sql> {
-    const sql = await openSql(await temp.location());
-    await runMigrations(
-      sql,
-      allMigrations().filter((m) => m.version < version),
-    );
-    return sql;
-  }
-
   it('spend recorded before the shards stays: its rows become shard 0 and go on counting', async () => {
-    const sql = await storeBefore(SPEND_SHARDS_MIGRATION_VERSION);
+    const sql = await openSql(await temp.location());
     try {
+      await runMigrations(
+        sql,
+        allMigrations().filter((m) => m.version < SPEND_SHARDS_MIGRATION_VERSION),
+      );
       await sql.run('INSERT INTO spend (scope, period, tokens, cost_usd, warned_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)', [
         'global',
         'month:2026-11',
@@ -284,101 +277,6 @@ describe.each(STORE_BACKENDS)('budgets on %s', (backend) => {
       await spend.add([{ scope: 'global', period: 'month:2026-11' }], 10, 0.25);
       await spend.add([{ scope: 'global', period: 'month:2026-11' }], 10, 0.25);
       expect(await spend.get('global', 'month:2026-11')).toMatchObject({ tokens: 520, costUsd: 1.75, warned: true });
-    } finally {
-      await sql.close();
-    }
-  });
-
-  it("a month's spend is its days': a turn writes day rows only; a reset of either leaves the other's", async () => {
-    const { sql } = await temp.open();
-    const spend = new SpendStore(sql);
-    const clock = { t: Date.UTC(2026, 10, 26, 12) };
-    const g = new BudgetGuard(spend, { budgets: [{ scope: 'user', period: 'month', tokens: 1_000 }], admins: [], timeZone: 'UTC', now: () => clock.t });
-    await g.record(ana, usage(300), 0.1);
-    clock.t += 24 * 3600_000; // the next day, the same month
-    await g.record(ana, usage(200), 0.2);
-    expect(await sql.all('SELECT DISTINCT period FROM spend ORDER BY period')).toEqual([{ period: 'day:2026-11-26' }, { period: 'day:2026-11-27' }]);
-    const user = 'user:telegram:1';
-    const spent = () => Promise.all([g.periodKey('day'), g.periodKey('month')].map(async (p) => (await spend.get(user, p)).tokens));
-    expect(await spent()).toEqual([200, 500]);
-    expect(await g.notices(ana)).toEqual([]);
-    await g.record(ana, usage(400), 0.3);
-    expect(await g.notices(ana)).toHaveLength(1); // 900 of 1,000 this month: the notice is the month's own
-    expect((await spend.get(user, g.periodKey('day'))).warned).toBe(false);
-
-    expect(await g.reset(user, 'day')).toBe(1);
-    expect(await spent()).toEqual([0, 900]); // the month keeps what the day spent
-    expect(await g.reset(user, 'month')).toBe(1);
-    expect(await spent()).toEqual([0, 0]);
-    expect(await spend.get(user, g.periodKey('month'))).toMatchObject({ costUsd: 0, warned: false });
-    await g.record(ana, usage(50), 0.05);
-    expect(await spent()).toEqual([50, 50]);
-    clock.t -= 24 * 3600_000;
-    expect(await spent()).toEqual([300, 50]); // yesterday keeps its own after the month's reset
-    expect(await g.reset(user, 'month')).toBe(1);
-    expect(await g.reset(user, 'month')).toBe(0);
-    expect((await g.spendNow('user:')).map((r) => `${r.period} ${r.tokens}`)).toEqual(['day:2026-11-26 300']);
-  });
-
-  it("resets of a scope at once take its spend once: the month reads zero, not the negative of its days'", async () => {
-    const { spend } = await spendToday([]);
-    const days = ['day:2026-11-24', 'day:2026-11-25', 'day:2026-11-26'];
-    for (const [i, period] of days.entries()) await spend.add([{ scope: 'global', period }], 100, [0.1, 0.2, 0.7][i]);
-    const resets = await Promise.all([1, 2, 3, 4].map(() => spend.reset('global', ['month:2026-11'])));
-    expect(resets.sort()).toEqual([0, 0, 0, 1]);
-    expect(await spend.get('global', 'month:2026-11')).toMatchObject({ tokens: 0, costUsd: 0 });
-    expect(await spend.get('global', 'day:2026-11-25')).toMatchObject({ tokens: 100, costUsd: 0.2 });
-    expect(await spend.list(['month:2026-11'])).toEqual([]);
-  });
-
-  it('spend recorded with month rows moves to the days: a month is the same sum after the migration', async () => {
-    const sql = await storeBefore(SPEND_MONTH_FROM_DAYS_MIGRATION_VERSION);
-    try {
-      const rows: Array<[string, string, number, number, number]> = [
-        // Written together, on two server processes' shards: the month is its days.
-        ['global', 'day:2026-11-25', 1, 100, 1],
-        ['global', 'day:2026-11-26', 2, 200, 2],
-        ['global', 'month:2026-11', 1, 100, 1],
-        ['global', 'month:2026-11', 2, 200, 2],
-        // A day reset: the month holds more than its days.
-        ['user:telegram:1', 'day:2026-11-26', 0, 50, 0.5],
-        ['user:telegram:1', 'month:2026-11', 0, 80, 0.8],
-        // A month reset, then a turn: the month holds less.
-        ['user:telegram:2', 'day:2026-11-25', 3, 70, 0.7],
-        ['user:telegram:2', 'day:2026-11-26', 0, 10, 0.1],
-        ['user:telegram:2', 'month:2026-11', 0, 10, 0.1],
-        // A month reset and nothing since: no month row at all.
-        ['user:telegram:3', 'day:2026-10-02', 5, 40, 0.4],
-        // The month's one day reset: a month row on a shard other than 0, no days.
-        ['user:telegram:4', 'month:2026-11', 4, 30, 0.3],
-      ];
-      for (const [scope, period, shard, tokens, cost] of rows) {
-        await sql.run('INSERT INTO spend (scope, period, shard, tokens, cost_usd, updated_at) VALUES (?, ?, ?, ?, ?, 1)', [scope, period, shard, tokens, cost]);
-      }
-      await new SpendStore(sql).markWarned('global', 'month:2026-11');
-      expect(await runMigrations(sql)).toContain(SPEND_MONTH_FROM_DAYS_MIGRATION_VERSION);
-      const spend = new SpendStore(sql);
-      const got = async (scope: string, period: string) => {
-        const { tokens, costUsd, warned } = await spend.get(scope, period);
-        return [tokens, Number(costUsd.toFixed(9)), warned];
-      };
-      expect(await got('global', 'month:2026-11')).toEqual([300, 3, true]);
-      expect(await got('global', 'day:2026-11-26')).toEqual([200, 2, false]);
-      expect(await got('user:telegram:1', 'month:2026-11')).toEqual([80, 0.8, false]);
-      expect(await got('user:telegram:2', 'month:2026-11')).toEqual([10, 0.1, false]);
-      expect(await got('user:telegram:2', 'day:2026-11-25')).toEqual([70, 0.7, false]);
-      expect(await got('user:telegram:3', 'month:2026-10')).toEqual([0, 0, false]);
-      expect(await got('user:telegram:4', 'month:2026-11')).toEqual([30, 0.3, false]);
-      // One month row a scope and month, on shard 0.
-      expect(await sql.all("SELECT scope, shard FROM spend WHERE period LIKE 'month:%' ORDER BY scope")).toEqual([
-        { scope: 'global', shard: 0 },
-        { scope: 'user:telegram:1', shard: 0 },
-        { scope: 'user:telegram:2', shard: 0 },
-        { scope: 'user:telegram:3', shard: 0 },
-        { scope: 'user:telegram:4', shard: 0 },
-      ]);
-      await spend.add([{ scope: 'global', period: 'day:2026-11-27' }], 5, 0.05);
-      expect(await got('global', 'month:2026-11')).toEqual([305, 3.05, true]);
     } finally {
       await sql.close();
     }

@@ -66,16 +66,15 @@ export class BudgetGuard {
     return period === 'day' ? `day:${date}` : `month:${date.slice(0, 7)}`;
   }
 
-  /**
-   * Every (scope, period) a turn's spend is added to, budget or not, so /usage and the admin API can show it: today's
-   * of each scope (the month's spend is its days', spend-store.ts).
-   */
+  /** Every (scope, period) a turn's spend is added to, budget or not, so /usage and the admin API can show it. */
   spendKeys(s: SpendSubject): Array<{ scope: string; period: string }> {
-    const period = this.periodKey('day');
-    return ['global', `profile:${s.profile}`, `user:${s.platform}:${s.userId}`, `profile-user:${s.profile}:${s.platform}:${s.userId}`].map((scope) => ({
-      scope,
-      period,
-    }));
+    const day = this.periodKey('day');
+    const month = this.periodKey('month');
+    const keys: Array<{ scope: string; period: string }> = [];
+    for (const scope of ['global', `profile:${s.profile}`, `user:${s.platform}:${s.userId}`, `profile-user:${s.profile}:${s.platform}:${s.userId}`]) {
+      keys.push({ scope, period: day }, { scope, period: month });
+    }
+    return keys;
   }
 
   /** Adds a turn's tokens and cost (inside the caller's transaction, with the session's usage). */
