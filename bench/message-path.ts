@@ -253,8 +253,9 @@ function report(rounds: Round[]): void {
 
 /**
  * The chain: Herald's files on the stacks of the message's I/O in every round (bench/io-stacks.ts), less those whose
- * every frame was also on an idle window's stacks (the long poll's own wait), by the same rule as the path. A file that only answered a question
- * and returned before any I/O (a row converted, a shape checked) is on the path above but not on the chain.
+ * every frame was also on an idle window's stacks (the long poll's own wait), by the same rule as the path. A file
+ * that only answered a question and returned before any I/O (a row converted, a shape checked) is on the path above
+ * but not on the chain.
  */
 function reportChain(rounds: Round[]): void {
   const [first] = rounds;

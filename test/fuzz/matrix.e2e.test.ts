@@ -5,9 +5,9 @@
  * any type in rooms that are not PROBE's), invites, left rooms, account data, and odd-but-legal envelopes. Each body
  * carries a valid `next_batch` (or none, or one of the wrong type): after a legal body the gateway must come back
  * with exactly that token (it took the batch, it did not fail on it), and never with one it made up. Each valid
- * token is one no earlier answer carried, so a batch the gateway failed on and asked for again cannot pass. Only PROBE is
- * allowed, and every PROBE event in the fuzz lacks a field Herald needs, so nothing reaches the LLM until PROBE's
- * one valid message at the end, which must be answered. A second test answers /sync with bodies that are not a sync
+ * token is one no earlier answer carried, so a batch the gateway failed on and asked for again cannot pass. Only
+ * PROBE is allowed, and every PROBE event in the fuzz lacks a field Herald needs, so nothing reaches the LLM until
+ * PROBE's one valid message at the end, which must be answered. A second test answers /sync with bodies that are not a sync
  * at all (not JSON, not an object, 4xx/5xx): the gateway retries and takes the next good answer.
  */
 import fc from 'fast-check';

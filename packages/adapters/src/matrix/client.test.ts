@@ -43,6 +43,11 @@ describe('MatrixClient', () => {
     const limited = await client.call('send', Method.Put, '/rooms/x/send/m.room.message/t', { body: {} }).catch((e: unknown) => e);
     expect(limited).toBeInstanceOf(RateLimitedError);
     expect((limited as RateLimitedError).retryAfterMs).toBe(1234);
+    // A wait that is no number (an object Number() cannot even convert) is no wait: the default one, not a TypeError.
+    answer = { status: 429, body: '{"errcode":"M_LIMIT_EXCEEDED","error":"slow down","retry_after_ms":{"toString":0}}' };
+    const odd = await client.call('send', Method.Put, '/rooms/x/send/m.room.message/t2', { body: {} }).catch((e: unknown) => e);
+    expect(odd).toBeInstanceOf(RateLimitedError);
+    expect((odd as RateLimitedError).retryAfterMs).toBe(2_000);
     const hung = await client.call('hang', Method.Get, '/hang', { timeoutMs: 50 }).catch((e: unknown) => e);
     expect(hung).toBeInstanceOf(NetworkError);
     expect(String(hung)).not.toContain('syt_x');

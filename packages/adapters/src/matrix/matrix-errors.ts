@@ -5,6 +5,7 @@
  */
 import { ConnectionError, HTTPError, MatrixError } from 'matrix-js-sdk/lib/http-api/errors.js';
 import { AuthError, BadRequestError, FileTooLargeError, NetworkError, NotFoundError, PlatformError, RateLimitedError } from '../errors.js';
+import { wireNumber } from '../shared/wire-values.js';
 
 const P = 'matrix';
 /** When a rate limit says nothing about how long: wait this long. */
@@ -51,7 +52,7 @@ function retryAfterOf(err: MatrixError): number {
   } catch {
     ms = null;
   }
-  const body = Number((err.data as { retry_after_ms?: unknown }).retry_after_ms);
+  const body = wireNumber((err.data as { retry_after_ms?: unknown }).retry_after_ms);
   if (ms === null && Number.isFinite(body) && body >= 0) ms = body;
   return ms !== null && Number.isFinite(ms) && ms >= 0 ? Math.min(ms, 10 * 60_000) : DEFAULT_RATE_LIMIT_WAIT_MS;
 }

@@ -10,6 +10,7 @@
  * is not acknowledged (Slack's 3 s would run out anyway) while the hand-over goes on in the background.
  */
 import { outcomeWithin } from './command-gate.js';
+import { isRecord } from '../shared/wire-values.js';
 
 /** The context key (Bolt customProperties) under which the ingress finds the delivery of the event it handles. */
 export const DELIVERY_KEY = 'heraldDelivery';
@@ -73,5 +74,5 @@ export async function gateEvent(process: (delivery: EventDelivery) => Promise<un
 
 /** An event payload (not a slash command or an interaction): Bolt acks these itself, so they go through the gate. */
 export function isEventCallback(body: unknown): boolean {
-  return typeof body === 'object' && body !== null && (body as { type?: unknown }).type === 'event_callback';
+  return isRecord(body) && body.type === 'event_callback';
 }

@@ -60,6 +60,7 @@ export function classifySlackEvent(event: unknown, me: SlackIdentity): Classific
     .trim();
   if (text === '' && attachments.length === 0) return ignore('empty message');
 
+  const team = stringAt(event, 'team');
   const base = {
     platform: 'slack' as const,
     messageId: `${channel}:${ts}`,
@@ -70,7 +71,7 @@ export function classifySlackEvent(event: unknown, me: SlackIdentity): Classific
     attachments,
     platformMessageId: ts,
     sentAt: Math.round(Number.parseFloat(ts) * 1000),
-    ...(stringAt(event, 'team') ? { spaceId: stringAt(event, 'team') } : {}),
+    ...(team !== undefined && { spaceId: team }),
   };
   const dedupeKey = `${channel}:${ts}`;
 

@@ -13,7 +13,7 @@ import type { AdapterHealth, InboundHandler, InboundMessage, PlatformIngress } f
 import { WHATSAPP_DEDUPE_CAPACITY, type ServiceWindowMemory, type WhatsAppIngressOptions } from './config.js';
 import { contactNames, logLabel, normalizeMessage, type ChangeContext } from './normalize.js';
 import type { WhatsAppWebhook } from './webhook.js';
-import type { Json } from '../shared/wire-values.js';
+import { isRecord, type Json } from '../shared/wire-values.js';
 
 export class WhatsAppIngress implements PlatformIngress {
   readonly platform = 'whatsapp' as const;
@@ -59,7 +59,7 @@ export class WhatsAppIngress implements PlatformIngress {
     this.lastEventAt = Date.now();
     if (Array.isArray(value.statuses)) this.logStatuses(value.statuses);
     if (!Array.isArray(value.messages)) return;
-    const meta = (typeof value.metadata === 'object' && value.metadata) as Json;
+    const meta = isRecord(value.metadata) ? value.metadata : {};
     const ctx: ChangeContext = {
       displayPhone: (typeof meta.display_phone_number === 'string' ? meta.display_phone_number : '').replace(/\D/g, ''),
       names: contactNames(value.contacts),
@@ -72,7 +72,7 @@ export class WhatsAppIngress implements PlatformIngress {
     if (handler === null) throw new Error('whatsapp ingress is stopped');
     const msg = normalizeMessage(m, ctx);
     if (msg === null) {
-      const type = typeof m === 'object' && m !== null && 'type' in m ? logLabel((m as Json).type) : 'unknown';
+      const type = isRecord(m) && 'type' in m ? logLabel(m.type) : 'unknown';
       return void this.logger.info({ type }, 'whatsapp message of a kind Herald does not answer; skipped');
     }
     // A redelivery (Meta had no 2xx for the batch) gets the outcome of the first delivery's hand-over, running or
@@ -103,12 +103,9 @@ export class WhatsAppIngress implements PlatformIngress {
 
   private logStatuses(statuses: unknown[]): void {
     for (const s of statuses) {
-      if (typeof s !== 'object' || s === null) continue;
-      const st = s as Json;
-      if (st.status !== 'failed') continue;
-      const errors = Array.isArray(st.errors) ? st.errors : [];
-      const first = (errors[0] ?? {}) as Json;
-      this.logger.warn({ messageId: logLabel(st.id, 128), code: first.code, title: first.title }, 'whatsapp reported a message of ours as failed');
+      if (!isRecord(s) || s.status !== 'failed') continue;
+      const first = Array.isArray(s.errors) && isRecord(s.errors[0]) ? s.errors[0] : {};
+      this.logger.warn({ messageId: logLabel(s.id, 128), code: first.code, title: first.title }, 'whatsapp reported a message of ours as failed');
     }
   }
 }
