@@ -5,6 +5,7 @@ export * from './store/index.js';
 export * from './compression/index.js';
 export { hostTimeZone, localDate } from './base/time-zones.js';
 export { setBounded } from './base/bounded-map.js';
+export { isRecord, recordOr } from './base/json-values.js';
 
 export { runConversation } from './loop/run-conversation.js';
 export {

@@ -3,6 +3,7 @@
  * call once (in parallel when parallel-plan.ts allows: read-only calls, writers whose paths do not overlap; else one
  * at a time), and give every call exactly one result, in call order.
  */
+import { isRecord } from '../base/json-values.js';
 import type { ChatMessage, ImageInput, ToolCall } from '../base/types.js';
 import { deterministicCallId } from '../providers/tool-call-ids.js';
 import { toToolOutput, type Tool } from '../tools/registry.js';
@@ -29,10 +30,8 @@ export function parseToolArguments(raw: string): ParsedArguments {
   } catch (err) {
     return { ok: false, error: err instanceof Error ? err.message : String(err) };
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { ok: false, error: 'arguments must be a JSON object' };
-  }
-  return { ok: true, args: value as Record<string, unknown> };
+  if (!isRecord(value)) return { ok: false, error: 'arguments must be a JSON object' };
+  return { ok: true, args: value };
 }
 
 export function hasInvalidArguments(calls: readonly ToolCall[]): boolean {

@@ -13,6 +13,7 @@ import type {
   ToolResultBlockParam,
   ToolUseBlockParam,
 } from '@anthropic-ai/sdk/resources/messages';
+import { recordOr } from '../base/json-values.js';
 import type { ChatMessage, ImageInput, ToolCall } from '../base/types.js';
 import { ANTHROPIC_REASONING_FORMAT } from './anthropic-stream.js';
 import { planCacheBreakpoints } from './cache-breakpoints.js';
@@ -157,8 +158,7 @@ function toToolUse(tc: ToolCall): ToolUseBlockParam {
 /** `tool_use.input` must be an object; arguments the model garbled are sent as `{}` rather than failing the turn. */
 export function parseToolArguments(args: string): Record<string, unknown> {
   try {
-    const v: unknown = JSON.parse(args);
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+    return recordOr(JSON.parse(args));
   } catch {
     return {};
   }

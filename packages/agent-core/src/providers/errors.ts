@@ -14,6 +14,7 @@ import {
   APIError as OpenAIAPIError,
   APIUserAbortError as OpenAIAbortError,
 } from 'openai';
+import { isRecord, recordOr } from '../base/json-values.js';
 import { awsFailureOf } from './aws-errors.js';
 import { ProviderError } from './types.js';
 
@@ -166,7 +167,7 @@ function retryHintFrom(message: string): number | undefined {
 function apiFailureOf(err: unknown): ApiFailure | undefined {
   if (!(err instanceof OpenAIAPIError) && !(err instanceof AnthropicAPIError)) return undefined;
   const body: unknown = err.error;
-  const inner = isRecord(body) && isRecord(body.error) ? body.error : isRecord(body) ? body : {};
+  const inner = isRecord(body) && isRecord(body.error) ? body.error : recordOr(body);
   const status = typeof err.status === 'number' ? err.status : undefined;
   const type = typeof inner.type === 'string' ? inner.type : undefined;
   const code = typeof inner.code === 'string' ? inner.code : undefined;
@@ -204,8 +205,4 @@ function causeMessage(err: unknown): string {
 function messageOf(err: unknown): string {
   if (err instanceof Error) return err.message;
   return typeof err === 'string' ? err : (JSON.stringify(err) ?? String(err));
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

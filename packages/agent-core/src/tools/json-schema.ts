@@ -9,6 +9,7 @@
  *     schema.
  * What is dropped only loosens the description the model sees; the server still validates its own arguments.
  */
+import { isRecord, recordOr } from '../base/json-values.js';
 import type { JsonSchema } from '../providers/types.js';
 
 /** Keys neither API lets stand at the top of a tool's schema. */
@@ -22,13 +23,11 @@ const SCHEMA_MAP_KEYS = ['properties', 'patternProperties', '$defs', 'definition
 /** Deeper than this, a schema is cut to "anything" (a hostile server could nest without end). */
 const MAX_DEPTH = 32;
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** The schema for a tool's arguments: always an object schema with properties, repaired as described above. */
 export function toToolParameters(schema: unknown): JsonSchema {
   const top = isRecord(schema) ? repair(schema, 0) : {};
   for (const key of TOP_LEVEL_DROPPED) delete top[key];
-  const properties = isRecord(top.properties) ? top.properties : {};
+  const properties = recordOr(top.properties);
   const required = Array.isArray(top.required) ? top.required.filter((r): r is string => typeof r === 'string') : [];
   delete top.required;
   return { ...top, type: 'object', properties, ...(required.length > 0 && { required }) };

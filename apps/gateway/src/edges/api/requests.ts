@@ -5,7 +5,7 @@
  * are the server's.
  */
 import type { Attachment } from '@herald/adapters';
-import type { ChatMessage } from '@herald/agent-core';
+import { isRecord, type ChatMessage } from '@herald/agent-core';
 import { z } from 'zod';
 import { MAX_INBOUND_CHARS } from '../ingress/router.js';
 import { badRequest } from './errors.js';
@@ -124,7 +124,7 @@ export function parseResponsesRequest(body: unknown, headers: Record<string, unk
 }
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('The request body must be a JSON object.');
+  if (!isRecord(body)) throw badRequest('The request body must be a JSON object.');
   const res = schema.safeParse(body);
   if (res.success) return res.data;
   const issue = res.error.issues[0];

@@ -46,7 +46,9 @@ describe('RedisPartsMemory', () => {
       expect(ttl, k).toBeGreaterThan(0);
       expect(ttl, k).toBeLessThanOrEqual(PARTS_MEMORY_TTL_MS);
     }
-    await a.set(memA.key('split', 'telegram:7|8'), 'not json', 'PX', 1_000);
-    expect(await memB.takeSplit('telegram:7|8')).toBeUndefined();
+    for (const stored of ['not json', '["7:1", 1, 1]', 'null']) {
+      await a.set(memA.key('split', 'telegram:7|8'), stored, 'PX', 1_000);
+      expect(await memB.takeSplit('telegram:7|8'), stored).toBeUndefined();
+    }
   });
 });

@@ -14,6 +14,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { OpenSplit, PartsMemory } from '@herald/adapters/telegram';
+import { isRecord } from '@herald/agent-core';
 
 /**
  * How long a taken album or an open split is remembered. The parts of one message are sent back to back; this also
@@ -60,8 +61,8 @@ function splitOf(raw: string | null): OpenSplit | undefined {
   if (raw === null) return undefined;
   try {
     const v: unknown = JSON.parse(raw);
-    if (typeof v !== 'object' || v === null) return undefined;
-    const { id, messageId, date } = v as Record<string, unknown>;
+    if (!isRecord(v)) return undefined;
+    const { id, messageId, date } = v;
     return typeof id === 'string' && typeof messageId === 'number' && typeof date === 'number' ? { id, messageId, date } : undefined;
   } catch {
     return undefined;

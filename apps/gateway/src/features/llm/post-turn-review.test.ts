@@ -37,6 +37,8 @@ describe('reviewConversation', () => {
         call(PROPOSE_NOTE_TOOL, { target: 'memory', content: 'x'.repeat(2_000) }),
         call(PROPOSE_SKILL_TOOL, { name: 'Greet-By-Name', content: '---\nname: greet-by-name\n---\nUse the name.', reason: 'greetings' }),
         call(PROPOSE_SKILL_TOOL, { name: '../escape', content: 'dropped: a bad name' }),
+        call(PROPOSE_NOTE_TOOL, ['user', 'dropped: arguments that are a list']),
+        call(PROPOSE_SKILL_TOOL, ['greet', 'dropped: arguments that are a list']),
         { name: 'memory', arguments: '{"action":"add"}' },
       ],
     });

@@ -5,7 +5,7 @@
  * a skill). It only proposes: turn/stages/review.ts applies the notes or offers them to the user, and hands the
  * skill edits to a SkillEditSink. One model call with two proposal tools; nothing runs but parsing.
  */
-import { MEMORY_CHAR_LIMITS, stripMemoryBlock, type ChatMessage, type MemoryTarget, type Provider } from '@herald/agent-core';
+import { MEMORY_CHAR_LIMITS, recordOr, stripMemoryBlock, type ChatMessage, type MemoryTarget, type Provider } from '@herald/agent-core';
 
 export const PROPOSE_NOTE_TOOL = 'propose_memory_note';
 export const PROPOSE_SKILL_TOOL = 'propose_skill_edit';
@@ -142,8 +142,7 @@ function line(m: ChatMessage): string {
 
 function parseArgs(raw: string): Record<string, unknown> {
   try {
-    const v: unknown = JSON.parse(raw);
-    return typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {};
+    return recordOr(JSON.parse(raw));
   } catch {
     return {};
   }

@@ -4,6 +4,7 @@
  * the bot token) or a piece of the file.
  */
 import { AuthError, FileTooLargeError, NetworkError, NotFoundError, PlatformError, RateLimitedError, platformDisplayName } from '@herald/adapters';
+import { isRecord } from '@herald/agent-core';
 import { CorruptFileError } from './documents.js';
 
 function sizeText(bytes: number): string {
@@ -39,7 +40,6 @@ export function reasonOf(err: unknown, platform: string, limits: { cap: number; 
 /** An error's class and HTTP status, when it has one: enough to tell failures apart in a log, nothing it carries. */
 export function errorLabel(err: unknown): string {
   const name = err instanceof Error ? err.name : 'error';
-  const status =
-    typeof err === 'object' && err !== null && typeof (err as { status?: unknown }).status === 'number' ? ` HTTP ${(err as { status: number }).status}` : '';
+  const status = isRecord(err) && typeof err.status === 'number' ? ` HTTP ${err.status}` : '';
   return `${name}${status}`;
 }

@@ -4,6 +4,7 @@
  * loads on demand. The rules are the format's: a name of 1–64 lowercase letters, digits and single hyphens (not at
  * either end), equal to its folder's name; a description of 1–1024 characters.
  */
+import { isRecord } from '@herald/agent-core';
 import { parse as parseYaml } from 'yaml';
 
 export const SKILL_FILE = 'SKILL.md';
@@ -41,9 +42,8 @@ export function parseSkill(text: string, folder?: string): SkillDoc {
   } catch (err) {
     throw new SkillFormatError(`the front matter is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
   }
-  if (typeof meta !== 'object' || meta === null || Array.isArray(meta))
-    throw new SkillFormatError('the front matter must be a mapping with name and description');
-  const { name, description } = meta as Record<string, unknown>;
+  if (!isRecord(meta)) throw new SkillFormatError('the front matter must be a mapping with name and description');
+  const { name, description } = meta;
   if (typeof name !== 'string') throw new SkillFormatError('the front matter needs a name (text)');
   const nameProblem = skillNameProblem(name);
   if (nameProblem) throw new SkillFormatError(`${nameProblem}; got "${name.slice(0, 80)}"`);

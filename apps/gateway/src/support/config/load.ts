@@ -3,6 +3,7 @@
  * a typed config. A bad value throws a ConfigError whose message is one line naming the variable.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { isRecord } from '@herald/agent-core';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { interpolateServers, serverSecrets } from './mcp.js';
@@ -184,14 +185,14 @@ function readYaml(file: string): Record<string, unknown> {
     throw new ConfigError(`${file}: not valid YAML (${(err as Error).message.split('\n')[0]})`);
   }
   if (doc === null || doc === undefined) return {};
-  if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(`${file}: must be a mapping of settings`);
-  return doc as Record<string, unknown>;
+  if (!isRecord(doc)) throw new ConfigError(`${file}: must be a mapping of settings`);
+  return doc;
 }
 
 function rejectUnknownYamlKeys(yaml: Record<string, unknown>, known: Set<string>, file: string | undefined): void {
   const sections = new Set([...known].filter((k) => k.includes('.')).map((k) => k.split('.')[0]));
   for (const [key, value] of Object.entries(yaml)) {
-    if (sections.has(key) && value && typeof value === 'object' && !Array.isArray(value)) {
+    if (sections.has(key) && isRecord(value)) {
       for (const sub of Object.keys(value)) {
         if (!known.has(`${key}.${sub}`)) throw new ConfigError(`${file}: unknown setting ${key}.${sub}`);
       }
