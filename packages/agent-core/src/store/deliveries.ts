@@ -4,10 +4,9 @@
  * fact, so it is recorded whatever fence the sender had: a worker that lost the session mid-send still reports what
  * it sent, and the new owner, waiting for that, does not send it again.
  *
- * On PostgreSQL the delivered marks of turns finishing together go in one statement (`MarkBatches`): a mark is
- * written at once when none is being written, and the marks that come meanwhile go together right after it. No timer,
- * so a lone message waits for nothing; under load a message costs less than one round trip for its mark.
+ * On PostgreSQL the delivered marks of turns finishing together go in one statement (`MarkBatches`, batches.ts).
  */
+import { Batches, textArray } from './batches.js';
 import { StoreNotFoundError } from './errors.js';
 import { toTurn, type Turn, type TurnRow } from './rows.js';
 import type { Sql } from './sql.js';
@@ -33,62 +32,30 @@ interface Mark {
   turnId: string;
   ids: string;
   before: string;
-  done: (row: TurnRow | null) => void;
-  failed: (err: unknown) => void;
 }
 
 /** PostgreSQL: delivered marks of many turns in one statement, one statement at a time (see the top of the file). */
 export class MarkBatches {
-  private queued: Mark[] = [];
-  private writing = false;
+  private readonly batches: Batches<Mark, TurnRow | null>;
 
-  constructor(private readonly sql: Sql) {}
-
-  /** The turn's row as marked, or null when its ids were not `before` any more (the caller reads and tries again). */
-  mark(turnId: string, ids: string, before: string): Promise<TurnRow | null> {
-    return new Promise((done, failed) => {
-      this.queued.push({ turnId, ids, before, done, failed });
-      if (!this.writing) void this.writeAll();
+  constructor(sql: Sql) {
+    this.batches = new Batches({
+      max: MAX_MARKS_PER_STATEMENT,
+      keyOf: (m) => m.turnId,
+      write: async (batch) => {
+        const marks = JSON.stringify(batch.map(({ item: m }) => ({ id: m.turnId, ids: m.ids, before: m.before })));
+        const ids = textArray(batch.map((p) => p.item.turnId));
+        const rows = await sql.all<TurnRow>(MARK_MANY_DELIVERED_SQL, [Date.now(), marks, ids]);
+        const byId = new Map(rows.map((r) => [r.id, r]));
+        for (const p of batch) p.done(byId.get(p.item.turnId) ?? null);
+      },
     });
   }
 
-  private async writeAll(): Promise<void> {
-    this.writing = true;
-    while (this.queued.length > 0) await this.writeBatch(this.nextBatch());
-    this.writing = false;
+  /** The turn's row as marked, or null when its ids were not `before` any more (the caller reads and tries again). */
+  mark(turnId: string, ids: string, before: string): Promise<TurnRow | null> {
+    return this.batches.add({ turnId, ids, before });
   }
-
-  /** The queued marks of distinct turns, oldest first (a second mark of one turn waits for the next statement). */
-  private nextBatch(): Mark[] {
-    const batch: Mark[] = [];
-    const turns = new Set<string>();
-    const rest: Mark[] = [];
-    for (const m of this.queued) {
-      if (batch.length < MAX_MARKS_PER_STATEMENT && !turns.has(m.turnId)) {
-        turns.add(m.turnId);
-        batch.push(m);
-      } else rest.push(m);
-    }
-    this.queued = rest;
-    return batch;
-  }
-
-  private async writeBatch(batch: Mark[]): Promise<void> {
-    try {
-      const marks = JSON.stringify(batch.map((m) => ({ id: m.turnId, ids: m.ids, before: m.before })));
-      const ids = textArray(batch.map((m) => m.turnId));
-      const rows = await this.sql.all<TurnRow>(MARK_MANY_DELIVERED_SQL, [Date.now(), marks, ids]);
-      const byId = new Map(rows.map((r) => [r.id, r]));
-      for (const m of batch) m.done(byId.get(m.turnId) ?? null);
-    } catch (err) {
-      for (const m of batch) m.failed(err);
-    }
-  }
-}
-
-/** PostgreSQL's text form of a text[]: every element quoted, its quotes and backslashes escaped. */
-function textArray(values: readonly string[]): string {
-  return `{${values.map((v) => `"${v.replace(/["\\]/g, '\\$&')}"`).join(',')}}`;
 }
 
 /**

@@ -8,7 +8,7 @@ export { recordSessionPrompt } from './sessions.js';
 export type { NewSessionTurn } from './new-session-turn.js';
 export { PREVIEW_CHARS, type SessionOverview, type SessionOverviewPage } from './session-overviews.js';
 export type { AppendOptions, GetMessagesOptions, TurnHistory } from './messages.js';
-export type { BegunTurn, ExpiredSession, NotesRead, OpenedTurn, SqlWrite, TurnRecord } from './turns.js';
+export type { BegunTurn, ExpiredSession, NotesRead, OpenedTurn, SqlWrite, TurnRecord, WriteMerge } from './turns.js';
 export type { SearchHit, SearchOptions } from './fts.js';
 export type { DailyUsage, ModelUsage, ProfileUsage, UsageFilter } from './usage.js';
 export { sanitizeFtsQuery, tsQueryOf } from './fts-query.js';

@@ -161,6 +161,30 @@ function chunkValues(sessionId: string, chunk: readonly ChatMessage[], opts: App
   return chunk.flatMap((m, i) => rowValues(sessionId, m, turnId, turnId === null ? null : firstSeq + i, opts.platformMessageId ?? null, now));
 }
 
+/** The columns of a message row (INSERT_COLUMNS) and their PostgreSQL types, for rows read from JSON. */
+const INSERT_COLUMN_TYPES = `session_id text, role text, content text, tool_calls text, tool_call_id text, tool_name text,
+  finish_reason text, reasoning text, attachments text, reasoning_details text, platform_message_id text, turn_id text,
+  seq bigint, created_at bigint`;
+const INSERT_COLUMN_NAMES = INSERT_COLUMNS.split(',').map((c) => c.trim());
+/**
+ * PostgreSQL: the insert of messages given as one JSON array of rows (messageRowObjects), in the array's order; for a
+ * statement that writes the messages of several turns (record-batches.ts). One parameter: the JSON.
+ */
+export const INSERT_FROM_JSON_SQL = `INSERT INTO messages (${INSERT_COLUMNS})
+  SELECT ${INSERT_COLUMNS} FROM ROWS FROM (json_to_recordset(?::json) AS (${INSERT_COLUMN_TYPES})) WITH ORDINALITY AS m(${INSERT_COLUMNS}, ord)
+  ORDER BY ord
+  ON CONFLICT (session_id, turn_id, seq) DO NOTHING RETURNING session_id, role, tool_calls`;
+/** PostgreSQL, after INSERT_FROM_JSON_SQL as `ins`: by session, the rows it added and their tool calls (as ADDED_COUNTS). */
+export const ADDED_BY_SESSION_SQL = `SELECT session_id, count(*) AS messages,
+  coalesce(sum(json_array_length(tool_calls::json)) FILTER (WHERE role = 'assistant' AND tool_calls IS NOT NULL), 0) AS tool_calls
+  FROM ins GROUP BY session_id`;
+/** INSERT_FROM_JSON_SQL's rows for one turn's messages, each an object by column, as appendMessages would insert them. */
+export function messageRowObjects(sessionId: string, messages: readonly ChatMessage[], opts: AppendOptions): Array<Record<string, SqlValue>> {
+  const values = chunkValues(sessionId, messages, opts, 0, Date.now());
+  const width = INSERT_COLUMN_NAMES.length;
+  return messages.map((_, i) => Object.fromEntries(INSERT_COLUMN_NAMES.map((c, j) => [c, values[i * width + j]])));
+}
+
 /** A chunk's stored rows in input order (repeats read back), and the tool calls of the rows it added. */
 async function inOrder(
   sql: Sql,

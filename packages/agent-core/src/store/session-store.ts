@@ -21,6 +21,7 @@ import type { Sql, WriteStats } from './sql.js';
 import { SqliteSql, type SqliteOptions } from './sqlite-sql.js';
 import * as turnFiles from './turn-files.js';
 import * as deliveries from './deliveries.js';
+import { RecordBatches } from './record-batches.js';
 import * as turns from './turns.js';
 import { usageByDay, usageByModel, usageByProfile, type DailyUsage, type ModelUsage, type ProfileUsage, type UsageFilter } from './usage.js';
 
@@ -58,9 +59,11 @@ export class SessionStore {
 
   /** PostgreSQL: turns' delivered marks written together when they come together (deliveries.ts). */
   private readonly markBatches: deliveries.MarkBatches | undefined;
+  private readonly recordBatches: RecordBatches | undefined;
 
   private constructor(readonly sql: Sql) {
     this.markBatches = sql.dialect === 'postgres' ? new deliveries.MarkBatches(sql) : undefined;
+    this.recordBatches = sql.dialect === 'postgres' ? new RecordBatches(sql) : undefined;
   }
 
   /**
@@ -332,7 +335,7 @@ export class SessionStore {
    * PostgreSQL (turns.ts `recordTurn`). Throws FencedOutError, and writes nothing, when `fence` no longer owns the running turn.
    */
   recordTurn(rec: turns.TurnRecord): Promise<Turn> {
-    return turns.recordTurn(this.sql, rec);
+    return turns.recordTurn(this.sql, rec, this.recordBatches);
   }
 
   /** The turn's files in order: pending ones with their bytes, sent and given-up ones without. */

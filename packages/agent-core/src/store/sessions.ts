@@ -269,32 +269,61 @@ export async function endSession(sql: Sql, id: string, reason: string): Promise<
 }
 
 // actual_cost_usd stays NULL until a provider reports a cost: coalesce(a + x, x, a) adds, starts, or keeps it.
+/** A usage delta's values by name, as usageSet reads them. */
+export interface UsageValues {
+  input: number;
+  output: number;
+  cache_read: number;
+  cache_write: number;
+  total: number;
+  cost: number;
+  actual: number | null;
+  at: number;
+  last_prompt: number | null;
+  api_calls: number;
+}
+
+/** UsageValues' PostgreSQL types, for a delta read from JSON (record-batches.ts). */
+export const USAGE_VALUE_TYPES =
+  'input bigint, output bigint, cache_read bigint, cache_write bigint, total bigint, cost double precision, actual double precision, at bigint, last_prompt bigint, api_calls bigint';
+
+/**
+ * The usage columns' SET list: `v` names each of the delta's values where it is used (a parameter, or a column of
+ * rows read from JSON), `own` qualifies the session's own columns. usageParams gives the values in this order.
+ */
+export const usageSet = (v: (name: keyof UsageValues) => string, own = ''): string => `input_tokens = ${own}input_tokens + ${v('input')},
+  output_tokens = ${own}output_tokens + ${v('output')}, cache_read_tokens = ${own}cache_read_tokens + ${v('cache_read')}, cache_write_tokens = ${own}cache_write_tokens + ${v('cache_write')},
+  total_tokens = ${own}total_tokens + ${v('total')}, estimated_cost_usd = ${own}estimated_cost_usd + ${v('cost')},
+  actual_cost_usd = coalesce(${own}actual_cost_usd + ${v('actual')}, ${v('actual')}, ${own}actual_cost_usd), last_active = ${v('at')},
+  last_prompt_tokens = coalesce(${v('last_prompt')}, ${own}last_prompt_tokens), api_calls = ${own}api_calls + ${v('api_calls')}`;
+
 /** The session's usage update; `countSet` adds to the message counts too. Parameters: usageParams, then the id. */
-export const usageSql = (countSet: string): string => `UPDATE sessions SET ${countSet}input_tokens = input_tokens + ?,
-  output_tokens = output_tokens + ?, cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
-  total_tokens = total_tokens + ?, estimated_cost_usd = estimated_cost_usd + ?,
-  actual_cost_usd = coalesce(actual_cost_usd + ?, ?, actual_cost_usd), last_active = ?,
-  last_prompt_tokens = coalesce(?, last_prompt_tokens), api_calls = api_calls + ?
+export const usageSql = (countSet: string): string => `UPDATE sessions SET ${countSet}${usageSet(() => '?')}
   WHERE id = ?`;
 /** The two forms, built once (the per-message path runs the second). */
 const USAGE_SQL = usageSql('');
 const USAGE_WITH_COUNTS_SQL = usageSql('message_count = message_count + ?, tool_call_count = tool_call_count + ?, ');
 
-/** usageSql's parameters for one delta (the session's id follows them). */
+/** A delta's values by name (usageSet's). */
+export function usageValues(u: UsageDelta): UsageValues {
+  return {
+    input: u.input,
+    output: u.output,
+    cache_read: u.cacheRead,
+    cache_write: u.cacheWrite,
+    total: u.input + u.output + u.cacheRead + u.cacheWrite,
+    cost: u.costUsd ?? 0,
+    actual: u.actualCostUsd ?? null,
+    at: Date.now(),
+    last_prompt: u.lastPromptTokens ?? null,
+    api_calls: u.apiCalls ?? 0,
+  };
+}
+
+/** usageSql's parameters for one delta (the session's id follows them), in usageSet's order. */
 export function usageParams(u: UsageDelta): SqlValue[] {
-  return [
-    u.input,
-    u.output,
-    u.cacheRead,
-    u.cacheWrite,
-    u.input + u.output + u.cacheRead + u.cacheWrite,
-    u.costUsd ?? 0,
-    u.actualCostUsd ?? null,
-    u.actualCostUsd ?? null,
-    Date.now(),
-    u.lastPromptTokens ?? null,
-    u.apiCalls ?? 0,
-  ];
+  const v = usageValues(u);
+  return [v.input, v.output, v.cache_read, v.cache_write, v.total, v.cost, v.actual, v.actual, v.at, v.last_prompt, v.api_calls];
 }
 
 /**

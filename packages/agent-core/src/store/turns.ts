@@ -305,6 +305,15 @@ export async function fenceOut(sql: Sql, turnId: string, newFence: number, statu
 export interface SqlWrite {
   sql: string;
   params: readonly SqlValue[];
+  /** How writes of this kind from several turns become one (PostgreSQL's records written together); absent: they cannot. */
+  merge?: WriteMerge;
+}
+
+/** Writes of one kind (the same `key`) from records written together (record-batches.ts), made one. */
+export interface WriteMerge {
+  key: string;
+  /** One write that does what all of `writes` do; its SQL the same however many they are. */
+  merge(writes: readonly SqlWrite[]): SqlWrite;
 }
 
 export interface TurnRecord {
@@ -340,7 +349,18 @@ const oneStatement = (rec: TurnRecord): boolean =>
 /** PostgreSQL's division_by_zero: the statement's own check that the fenced reply landed (see below). */
 const NOT_OURS = '22012';
 
-export async function recordTurn(sql: Sql, rec: TurnRecord): Promise<Turn> {
+/**
+ * PostgreSQL's records of turns finishing together, in one statement (record-batches.ts): `record` takes a record
+ * `oneStatement` accepts and answers as recordInOneStatement would.
+ */
+export interface RecordBatcher {
+  record(rec: OneStatementRecord): Promise<Turn>;
+}
+
+/** A record PostgreSQL writes in one statement: the reply known up front. */
+export type OneStatementRecord = TurnRecord & { reply: string };
+
+export async function recordTurn(sql: Sql, rec: TurnRecord, batches?: RecordBatcher): Promise<Turn> {
   const { reply: replyText } = rec;
   const files = rec.files ?? [];
   if (sql.dialect === 'sqlite' || typeof replyText !== 'string' || !oneStatement(rec)) {
@@ -351,7 +371,13 @@ export async function recordTurn(sql: Sql, rec: TurnRecord): Promise<Turn> {
       return recordReply(sql, rec.turnId, typeof replyText === 'string' ? replyText : await replyText(), rec.fence, files, { claim: rec.claim });
     });
   }
-  const reply = recordReplyCte(rec.turnId, replyText, rec.fence, rec.claim);
+  const single = { ...rec, reply: replyText };
+  return batches && !sql.inTransaction ? batches.record(single) : recordInOneStatement(sql, single);
+}
+
+/** recordTurn's one statement on PostgreSQL, for one turn. */
+export async function recordInOneStatement(sql: Sql, rec: OneStatementRecord): Promise<Turn> {
+  const reply = recordReplyCte(rec.turnId, rec.reply, rec.fence, rec.claim);
   const writes = rec.alongside.map((w, i) => `w${i} AS (${w.sql})`);
   // Every CTE runs to completion whether or not it is read; an error anywhere undoes all of them. When the fenced
   // update found nothing (`t` empty), 1 / 0 is that error: the messages, usage and spend go with it, as a rolled-back

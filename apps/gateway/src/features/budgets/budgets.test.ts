@@ -5,7 +5,7 @@ import { PIPELINED_CONNECTIONS } from '../../../../../packages/agent-core/src/st
 import type { Budget } from '../../support/config/profile-schema.js';
 import { BudgetGuard } from './guard.js';
 import { SpendMeter } from './meter.js';
-import { createFallbackProvider, ProviderError, type Provider, type Sql } from '@herald/agent-core';
+import { createFallbackProvider, ProviderError, type Provider, type Sql, type SqlWrite } from '@herald/agent-core';
 import { PriceTable } from './prices.js';
 import { runMigrations, allMigrations } from '../../../../../packages/agent-core/src/store/migrations.js';
 import { openSql } from '../../../../../packages/agent-core/src/store/session-store.js';
@@ -196,6 +196,24 @@ describe.each(STORE_BACKENDS)('budgets on %s', (backend) => {
 
   const rowsOf = async (sql: Sql, scope: string): Promise<number> =>
     Number((await sql.get<{ n: number | string }>('SELECT COUNT(*) AS n FROM spend WHERE scope = ?', [scope]))?.n);
+
+  it('turns recorded together add their spend in one upsert on PostgreSQL, the rows they share summed first', async () => {
+    const store = await temp.open();
+    const spend = new SpendStore(store.sql);
+    const shared = [
+      { scope: 'global', period: 'd1' },
+      { scope: 'profile:support', period: 'd1' },
+    ];
+    const writes = [1, 2, 3].map((n) => spend.addWrite([...shared, { scope: `user:telegram:${n}`, period: 'd1' }], 10 * n, 0.25 * n));
+    const [first] = writes;
+    if (backend === 'sqlite') return void expect(first?.merge).toBeUndefined(); // SQLite writes each record on its own
+    const merged = first?.merge?.merge(writes.map((w) => w as SqlWrite));
+    await store.sql.run(merged?.sql ?? '', merged?.params ?? []);
+    expect(await spend.get('global', 'd1')).toMatchObject({ tokens: 60, costUsd: 1.5 });
+    expect(await spend.get('profile:support', 'd1')).toMatchObject({ tokens: 60, costUsd: 1.5 });
+    for (const n of [1, 2, 3]) expect(await spend.get(`user:telegram:${n}`, 'd1')).toMatchObject({ tokens: 10 * n, costUsd: 0.25 * n });
+    expect(await rowsOf(store.sql, 'global')).toBe(1);
+  });
 
   /** A fresh store with its spend, and today's keys of `scopes`. */
   async function spendToday(scopes: string[]) {

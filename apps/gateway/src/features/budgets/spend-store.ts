@@ -13,7 +13,7 @@
  * connections a worker has, so a person has a row or two a period, mostly updated in place. SQLite has one writer at
  * a time anyway and keeps one row (shard 0). The 80 % notice's mark lives on shard 0.
  */
-import { registerMigrations, type Sql, type SqlValue, type SqlWrite } from '@herald/agent-core';
+import { registerMigrations, type Sql, type SqlValue, type SqlWrite, type WriteMerge } from '@herald/agent-core';
 
 /** SQLite's spend table (`extraKey`: a last key column, the shard). */
 const sqliteSpendTable = (name: string, extraKey: string): string => `CREATE TABLE ${name} (
@@ -95,6 +95,29 @@ const SUMMED = 'scope, period, SUM(tokens) AS tokens, SUM(cost_usd) AS cost_usd,
 /** The row a turn adds to: its statement's server process's on PostgreSQL, the one row on SQLite. */
 const SHARD_ADDED_TO = { postgres: `pg_backend_pid() % ${SPEND_SHARDS}`, sqlite: '0' } as const;
 
+const ADD_ON_CONFLICT = `ON CONFLICT (scope, period, shard) DO UPDATE SET tokens = spend.tokens + excluded.tokens,
+         cost_usd = spend.cost_usd + excluded.cost_usd, updated_at = excluded.updated_at`;
+/** Parameters a row of addSql's upsert takes: scope, period, tokens, cost, time. */
+const ROW_PARAMS = 5;
+/**
+ * PostgreSQL: the upserts of several turns' records written together (the agent core's record batches) as one, their
+ * rows summed per key first (an upsert touches a row once); the rows in the order a single upsert writes them.
+ */
+const ADD_MANY_SQL = `INSERT INTO spend (scope, period, shard, tokens, cost_usd, updated_at)
+  SELECT scope, period, ${SHARD_ADDED_TO.postgres}, sum(tokens), sum(cost_usd), max(updated_at)
+  FROM json_to_recordset(?::json) AS x(scope text, period text, tokens bigint, cost_usd double precision, updated_at bigint)
+  GROUP BY scope, period ORDER BY scope COLLATE "C", period COLLATE "C"
+  ${ADD_ON_CONFLICT}`;
+const SPEND_MERGE: WriteMerge = {
+  key: 'spend',
+  merge: (writes) => {
+    const rows: Array<{ scope: SqlValue; period: SqlValue; tokens: SqlValue; cost_usd: SqlValue; updated_at: SqlValue }> = [];
+    for (const { params: p } of writes)
+      for (let i = 0; i < p.length; i += ROW_PARAMS) rows.push({ scope: p[i], period: p[i + 1], tokens: p[i + 2], cost_usd: p[i + 3], updated_at: p[i + 4] });
+    return { sql: ADD_MANY_SQL, params: [JSON.stringify(rows)] };
+  },
+};
+
 /** The upsert of `rows` rows, its text built once per row count (a turn counts in the same few every time). */
 const addSqlByRows = new Map<string, string>();
 function addSql(rows: number, dialect: Sql['dialect']): string {
@@ -103,12 +126,19 @@ function addSql(rows: number, dialect: Sql['dialect']): string {
   if (text === undefined) {
     const row = `(?, ?, ${SHARD_ADDED_TO[dialect]}, ?, ?, ?)`;
     text = `INSERT INTO spend (scope, period, shard, tokens, cost_usd, updated_at) VALUES ${Array.from({ length: rows }, () => row).join(', ')}
-       ON CONFLICT (scope, period, shard) DO UPDATE SET tokens = spend.tokens + excluded.tokens,
-         cost_usd = spend.cost_usd + excluded.cost_usd, updated_at = excluded.updated_at`;
+       ${ADD_ON_CONFLICT}`;
     addSqlByRows.set(key, text);
   }
   return text;
 }
+
+type SpendKey = { scope: string; period: string };
+/**
+ * The keys in the one order every upsert writes its rows in (by scope, then period, as text: ADD_MANY_SQL's order), so
+ * two statements that meet on rows wait for each other rather than deadlock.
+ */
+const sortedKeys = (keys: ReadonlyArray<SpendKey>): SpendKey[] =>
+  [...keys].sort((a, b) => (a.scope === b.scope ? (a.period < b.period ? -1 : 1) : a.scope < b.scope ? -1 : 1));
 
 export class SpendStore {
   constructor(private readonly sql: Sql) {}
@@ -116,7 +146,7 @@ export class SpendStore {
   /**
    * Adds one turn's spend to every (scope, period) it counts in, in one statement (a turn counts in several: user,
    * profile and global, by day and by month), on its server process's shard; joins the caller's transaction. The rows go in
-   * the callers' one order of keys, so two turns that meet on a row wait for each other rather than deadlock.
+   * one order (sortedKeys), so two turns that meet on a row wait for each other rather than deadlock.
    */
   async add(keys: ReadonlyArray<{ scope: string; period: string }>, tokens: number, costUsd: number): Promise<void> {
     const write = this.addWrite(keys, tokens, costUsd);
@@ -131,12 +161,13 @@ export class SpendStore {
     // repeat when an earlier one is the same (no joined strings or Map for every turn).
     const params: SqlValue[] = [];
     let rows = 0;
-    for (const [i, { scope, period }] of keys.entries()) {
-      if (keys.findIndex((k) => k.scope === scope && k.period === period) < i) continue;
+    const sorted = sortedKeys(keys);
+    for (const [i, { scope, period }] of sorted.entries()) {
+      if (sorted.findIndex((k) => k.scope === scope && k.period === period) < i) continue;
       params.push(scope, period, tokens, costUsd, now);
       rows++;
     }
-    return { sql: addSql(rows, this.sql.dialect), params };
+    return { sql: addSql(rows, this.sql.dialect), params, ...(this.sql.dialect === 'postgres' && { merge: SPEND_MERGE }) };
   }
 
   async get(scope: string, period: string): Promise<SpendRow> {
