@@ -1,24 +1,31 @@
 /**
- * PostgreSQL: the same write of turns finishing together, made in one statement (the delivered marks, deliveries.ts;
- * the turns' records, record-batches.ts). An item is written at once when none is being written, and the items that
- * come meanwhile go together right after it. No timer, so a lone item waits for nothing; under load an item costs
- * less than one round trip.
+ * PostgreSQL: the same write of turns starting or finishing together, made in one statement (the begins,
+ * open-session-turn.ts; the records, record-batches.ts; the delivered marks, deliveries.ts). An item is written at
+ * once, in a statement of its own, when none is being written, and the items that come meanwhile go together right
+ * after it. No timer, so a lone item waits for nothing; under load an item costs less than one round trip.
+ *
+ * When the server refuses a statement of several (a row one of them may not write, a value it cannot take), each
+ * item is written again in a statement of its own, so one that fails fails alone with its own error. A lost
+ * connection fails them all with it: whether the statement landed is unknown, as for one item, and the callers' own
+ * retries decide.
  */
-
-/** One item waiting for its statement, with how its caller hears the outcome. */
-export interface Pending<T, R> {
-  item: T;
-  done: (result: R) => void;
-  failed: (err: unknown) => void;
-}
+import { StoreUnavailableError } from './errors.js';
 
 export interface BatchWriter<T, R> {
-  /** Items in one statement, at most (a bound on its parameters' size). */
+  /** Items in one statement, at most (a bound on its parameters' size and on the locks it holds). */
   max: number;
   /** Items with the same key never share a statement (one row each: a later one waits for the next). */
   keyOf(item: T): string;
-  /** Writes the batch and settles each item; an error it throws fails every item it has not settled. */
-  write(batch: ReadonlyArray<Pending<T, R>>): Promise<void>;
+  /** One item in a statement of its own. */
+  one(item: T): Promise<R>;
+  /** Several items in one statement: each item's outcome, in their order. */
+  together(items: readonly T[]): Promise<ReadonlyArray<PromiseSettledResult<R>>>;
+}
+
+interface Pending<T, R> {
+  item: T;
+  done: (result: R) => void;
+  failed: (err: unknown) => void;
 }
 
 export class Batches<T, R> {
@@ -36,15 +43,24 @@ export class Batches<T, R> {
 
   private async writeAll(): Promise<void> {
     this.writing = true;
-    while (this.queued.length > 0) {
-      const batch = this.nextBatch();
-      try {
-        await this.writer.write(batch);
-      } catch (err) {
-        for (const p of batch) p.failed(err); // a promise already settled stays as it was
-      }
-    }
+    while (this.queued.length > 0) await this.write(this.nextBatch());
     this.writing = false;
+  }
+
+  private async write(batch: ReadonlyArray<Pending<T, R>>): Promise<void> {
+    const alone = (p: Pending<T, R>): Promise<void> => this.writer.one(p.item).then(p.done, p.failed);
+    if (batch.length === 1) return alone(batch[0]);
+    try {
+      const outcomes = await this.writer.together(batch.map((p) => p.item));
+      for (const [i, p] of batch.entries()) {
+        const o = outcomes[i];
+        if (o.status === 'fulfilled') p.done(o.value);
+        else p.failed(o.reason);
+      }
+    } catch (err) {
+      if (err instanceof StoreUnavailableError) for (const p of batch) p.failed(err);
+      else await Promise.all(batch.map(alone));
+    }
   }
 
   /** The queued items of distinct keys, oldest first; the rest wait for the next statement. */
@@ -67,4 +83,13 @@ export class Batches<T, R> {
 /** PostgreSQL's text form of a text[]: every element quoted, its quotes and backslashes escaped. */
 export function textArray(values: readonly string[]): string {
   return `{${values.map((v) => `"${v.replace(/["\\]/g, '\\$&')}"`).join(',')}}`;
+}
+
+/** An item's outcome for `together`: what `make` gives, or the error it throws (that item alone fails). */
+export function settledOf<R>(make: () => R): PromiseSettledResult<R> {
+  try {
+    return { status: 'fulfilled', value: make() };
+  } catch (reason) {
+    return { status: 'rejected', reason };
+  }
 }

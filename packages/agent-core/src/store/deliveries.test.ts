@@ -99,12 +99,13 @@ describe('delivered marks on postgres, planned', () => {
        SELECT 'old-' || g, ?, 'delivered', 1, 0, 0 FROM generate_series(1, 3000) g`,
       [session.id],
     );
-    for (const id of ['A', 'B']) {
+    for (const id of ['A', 'B', 'C']) {
       await store.beginTurn(id, session.id, 1);
       await store.recordReply(id, `reply ${id}`, 1);
     }
     const marks = watchMarks(store);
-    await Promise.all(['A', 'B'].map((id) => store.markDelivered(id, [`m-${id}`], [])));
+    // The first goes alone; the two that come meanwhile go together.
+    await Promise.all(['A', 'B', 'C'].map((id) => store.markDelivered(id, [`m-${id}`], [])));
     const batch = marks.find((m) => m.text.includes('json_to_recordset'));
     expect(batch).toBeDefined();
     const plan = await store.sql.all<{ 'QUERY PLAN': string }>(`EXPLAIN ${batch?.text}`, batch?.params);

@@ -6,7 +6,7 @@
  *
  * On PostgreSQL the delivered marks of turns finishing together go in one statement (`MarkBatches`, batches.ts).
  */
-import { Batches, textArray } from './batches.js';
+import { Batches, settledOf, textArray } from './batches.js';
 import { StoreNotFoundError } from './errors.js';
 import { toTurn, type Turn, type TurnRow } from './rows.js';
 import type { Sql } from './sql.js';
@@ -42,12 +42,12 @@ export class MarkBatches {
     this.batches = new Batches({
       max: MAX_MARKS_PER_STATEMENT,
       keyOf: (m) => m.turnId,
-      write: async (batch) => {
-        const marks = JSON.stringify(batch.map(({ item: m }) => ({ id: m.turnId, ids: m.ids, before: m.before })));
-        const ids = textArray(batch.map((p) => p.item.turnId));
-        const rows = await sql.all<TurnRow>(MARK_MANY_DELIVERED_SQL, [Date.now(), marks, ids]);
+      one: (m) => sql.get<TurnRow>(MARK_DELIVERED_SQL, [m.ids, Date.now(), m.turnId, m.before]).then((row) => row ?? null),
+      together: async (marks) => {
+        const json = JSON.stringify(marks.map((m) => ({ id: m.turnId, ids: m.ids, before: m.before })));
+        const rows = await sql.all<TurnRow>(MARK_MANY_DELIVERED_SQL, [Date.now(), json, textArray(marks.map((m) => m.turnId))]);
         const byId = new Map(rows.map((r) => [r.id, r]));
-        for (const p of batch) p.done(byId.get(p.item.turnId) ?? null);
+        return marks.map((m) => settledOf(() => byId.get(m.turnId) ?? null));
       },
     });
   }

@@ -221,10 +221,11 @@ export async function getMessages(sql: Sql, sessionId: string, opts: GetMessages
 
 const HISTORY_SQL = `SELECT ${CHAT_COLUMNS} FROM messages WHERE session_id = ? ORDER BY id`;
 /**
- * getTurnHistory's columns, for a statement that reads the rows with other things (turns.ts, the turn's begin): one
- * parameter, the turn's id.
+ * getTurnHistory's columns, for a statement that reads the rows with other things (open-session-turn.ts, the turn's
+ * begin); `turnId` is where the statement has the turn's id (a parameter, or a column).
  */
-export const TURN_HISTORY_COLUMNS = `${CHAT_COLUMNS}, seq, CASE WHEN turn_id = ? THEN 1 ELSE 0 END AS mine`;
+export const turnHistoryColumns = (turnId: string): string => `${CHAT_COLUMNS}, seq, CASE WHEN turn_id = ${turnId} THEN 1 ELSE 0 END AS mine`;
+const TURN_HISTORY_COLUMNS = turnHistoryColumns('?');
 
 const TURN_HISTORY_SQL = `SELECT ${TURN_HISTORY_COLUMNS} FROM messages WHERE session_id = ? ORDER BY id`;
 

@@ -2,12 +2,10 @@
  * PostgreSQL: the records of turns finishing together (recordTurn's one statement, turns.ts) written in one statement
  * (batches.ts): their replies under their fences, their messages, their sessions' counts and usage, and the writes
  * alongside merged by kind (the budgets' spend: one upsert for all, the rows they share added up first). All or
- * nothing, like one record's statement: when any turn's fenced reply found nothing, or the server refuses anything,
- * the statement is undone and each record is written on its own, so a record that fails fails alone with its own
- * error. A lost connection fails them all with it (whether the statement landed is unknown, as for one record).
+ * nothing, like one record's statement: when any turn's fenced reply found nothing (1 / 0), the server refuses it
+ * and each record is written on its own (batches.ts), so a record that fails fails alone with its own error.
  */
-import { Batches, type Pending, textArray } from './batches.js';
-import { StoreUnavailableError } from './errors.js';
+import { Batches, settledOf, textArray } from './batches.js';
 import { ADDED_BY_SESSION_SQL, INSERT_FROM_JSON_SQL, messageRowObjects } from './messages.js';
 import { toTurn, type Turn, type TurnRow } from './rows.js';
 import { USAGE_VALUE_TYPES, usageSet, usageValues } from './sessions.js';
@@ -37,8 +35,6 @@ const recordManySql = (writes: readonly string[]): string => `WITH u AS (SELECT 
   SELECT (SELECT json_agg(row_to_json(t)) FROM t) AS turns, 1 / ((SELECT count(*) FROM t) = ?)::int AS ours`;
 const recordManySqlByWrites = new Map<string, string>();
 
-type PendingRecord = Pending<OneStatementRecord, Turn>;
-
 /** A record can share a statement when every write alongside it can be merged with others of its kind. */
 const canShare = (rec: OneStatementRecord): boolean => rec.alongside.every((w) => w.merge !== undefined);
 
@@ -46,26 +42,19 @@ export class RecordBatches implements RecordBatcher {
   private readonly batches: Batches<OneStatementRecord, Turn>;
 
   constructor(private readonly sql: Sql) {
-    this.batches = new Batches({ max: MAX_RECORDS, keyOf: (rec) => rec.sessionId, write: (batch) => this.write(batch) });
+    this.batches = new Batches({
+      max: MAX_RECORDS,
+      keyOf: (rec) => rec.sessionId,
+      one: (rec) => recordInOneStatement(sql, rec),
+      together: async (records) => {
+        const byId = new Map((await this.writeTogether(records)).map((r) => [r.id, r]));
+        return records.map((r) => settledOf(() => toTurn(byId.get(r.turnId) as TurnRow)));
+      },
+    });
   }
 
   record(rec: OneStatementRecord): Promise<Turn> {
     return canShare(rec) ? this.batches.add(rec) : recordInOneStatement(this.sql, rec);
-  }
-
-  private async write(batch: readonly PendingRecord[]): Promise<void> {
-    if (batch.length === 1) return settle(batch[0], recordInOneStatement(this.sql, batch[0].item));
-    let rows: TurnRow[];
-    try {
-      rows = await this.writeTogether(batch.map((p) => p.item));
-    } catch (err) {
-      if (err instanceof StoreUnavailableError) throw err;
-      // A fence lost, a session gone, a value the server refused: each record alone, with its own outcome.
-      await Promise.all(batch.map((p) => settle(p, recordInOneStatement(this.sql, p.item))));
-      return;
-    }
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    for (const p of batch) p.done(toTurn(byId.get(p.item.turnId) as TurnRow));
   }
 
   private async writeTogether(records: readonly OneStatementRecord[]): Promise<TurnRow[]> {
@@ -109,8 +98,4 @@ function mergedWrites(records: readonly OneStatementRecord[]): SqlWrite[] {
     const kind = byKind.get(key) as SqlWrite[];
     return kind[0].merge?.merge(kind) ?? kind[0];
   });
-}
-
-async function settle<R>(p: Pending<unknown, R>, result: Promise<R>): Promise<void> {
-  await result.then(p.done, p.failed);
 }

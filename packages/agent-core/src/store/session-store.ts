@@ -22,6 +22,7 @@ import { SqliteSql, type SqliteOptions } from './sqlite-sql.js';
 import * as turnFiles from './turn-files.js';
 import * as deliveries from './deliveries.js';
 import { RecordBatches } from './record-batches.js';
+import { OpenSessionBegins } from './open-session-turn.js';
 import * as turns from './turns.js';
 import { usageByDay, usageByModel, usageByProfile, type DailyUsage, type ModelUsage, type ProfileUsage, type UsageFilter } from './usage.js';
 
@@ -60,10 +61,12 @@ export class SessionStore {
   /** PostgreSQL: turns' delivered marks written together when they come together (deliveries.ts). */
   private readonly markBatches: deliveries.MarkBatches | undefined;
   private readonly recordBatches: RecordBatches | undefined;
+  private readonly openSessionBegins: OpenSessionBegins | undefined;
 
   private constructor(readonly sql: Sql) {
     this.markBatches = sql.dialect === 'postgres' ? new deliveries.MarkBatches(sql) : undefined;
     this.recordBatches = sql.dialect === 'postgres' ? new RecordBatches(sql) : undefined;
+    this.openSessionBegins = sql.dialect === 'postgres' ? new OpenSessionBegins(sql) : undefined;
   }
 
   /**
@@ -300,8 +303,9 @@ export class SessionStore {
   }
 
   /**
-   * beginTurn in the key's open session, read with it (one round trip on PostgreSQL); null when the key has none open.
-   * With `currentSince`, a session last active before it is returned as expired, no turn begun (the reset policy).
+   * beginTurn in the key's open session, read with it (on PostgreSQL one statement, shared with the turns beginning
+   * together: open-session-turn.ts); null when the key has none open. With `currentSince`, a session last active
+   * before it is returned as expired, no turn begun (the reset policy).
    */
   beginTurnInOpenSession(turnId: string, sessionKey: string, fence: number, notesOf?: string): Promise<turns.OpenedTurn | null>;
   beginTurnInOpenSession(
@@ -318,7 +322,8 @@ export class SessionStore {
     notesOf?: string,
     currentSince: number | null = null,
   ): Promise<turns.OpenedTurn | turns.ExpiredSession | null> {
-    return turns.beginTurnInOpenSession(this.sql, turnId, sessionKey, fence, notesOf, currentSince);
+    const b = this.openSessionBegins;
+    return b ? b.begin({ turnId, sessionKey, fence, notesOf, currentSince }) : turns.beginTurnInOpenSession(this.sql, turnId, sessionKey, fence, currentSince);
   }
 
   getTurn(turnId: string): Promise<Turn | null> {

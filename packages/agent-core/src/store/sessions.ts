@@ -269,20 +269,6 @@ export async function endSession(sql: Sql, id: string, reason: string): Promise<
 }
 
 // actual_cost_usd stays NULL until a provider reports a cost: coalesce(a + x, x, a) adds, starts, or keeps it.
-/** A usage delta's values by name, as usageSet reads them. */
-export interface UsageValues {
-  input: number;
-  output: number;
-  cache_read: number;
-  cache_write: number;
-  total: number;
-  cost: number;
-  actual: number | null;
-  at: number;
-  last_prompt: number | null;
-  api_calls: number;
-}
-
 /** UsageValues' PostgreSQL types, for a delta read from JSON (record-batches.ts). */
 export const USAGE_VALUE_TYPES =
   'input bigint, output bigint, cache_read bigint, cache_write bigint, total bigint, cost double precision, actual double precision, at bigint, last_prompt bigint, api_calls bigint';
@@ -304,8 +290,11 @@ export const usageSql = (countSet: string): string => `UPDATE sessions SET ${cou
 const USAGE_SQL = usageSql('');
 const USAGE_WITH_COUNTS_SQL = usageSql('message_count = message_count + ?, tool_call_count = tool_call_count + ?, ');
 
+/** A delta's values by name, as usageSet reads them. */
+export type UsageValues = ReturnType<typeof usageValues>;
+
 /** A delta's values by name (usageSet's). */
-export function usageValues(u: UsageDelta): UsageValues {
+export function usageValues(u: UsageDelta) {
   return {
     input: u.input,
     output: u.output,

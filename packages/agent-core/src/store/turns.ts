@@ -6,24 +6,15 @@
  * usage, the writes that commit with them (the budgets' spend) and the reply (with its files), fenced — all or
  * nothing. Every finished turn is recorded there, on both stores. PostgreSQL, for the common turn (its messages
  * appended, no files, the reply known up front): one statement of data-modifying CTEs, atomic by itself, so one round
- * trip where BEGIN, four statements and COMMIT took six (issue 54). Otherwise, and always on SQLite (in-process, no
- * round trips): the same steps in one transaction.
+ * trip where BEGIN, four statements and COMMIT took six (issue 54), shared with the records of turns finishing together
+ * (record-batches.ts). Otherwise, and always on SQLite (in-process, no round trips): the same steps in one transaction.
  */
 import type { ChatMessage } from '../base/types.js';
 import { FencedOutError, StoreNotFoundError } from './errors.js';
 import { referencingSession } from './guards.js';
-import {
-  appendMessages,
-  countedInsertCtes,
-  countedInsertParams,
-  INSERT_CHUNK,
-  toTurnHistory,
-  TURN_HISTORY_COLUMNS,
-  type TurnHistory,
-  type TurnHistoryRow,
-} from './messages.js';
-import { toSession, toTurn, type Session, type SessionRow, type Turn, type TurnRow, type TurnStatus } from './rows.js';
-import { currentSessionActivity, LAST_ACTIVITY_OF_S, SESSION_OF_KEY, type UsageDelta } from './sessions.js';
+import { appendMessages, countedInsertCtes, countedInsertParams, INSERT_CHUNK, type TurnHistory } from './messages.js';
+import { toTurn, type Session, type Turn, type TurnRow, type TurnStatus } from './rows.js';
+import { currentSessionActivity, type UsageDelta } from './sessions.js';
 import type { Sql, SqlValue } from './sql.js';
 import { addTurnFiles, type NewTurnFile } from './turn-files.js';
 
@@ -40,35 +31,12 @@ const BEGIN_TURN_SQL = beginTurnSql(`VALUES (?, ?, 'running', ?, ?, ?)`);
  * pairs in the tool's order, null when there are none; read with a turn's begin instead of in a round trip of its own.
  * A few short entries at most (their parts have character limits), so building JSON costs the server little.
  */
-export const NOTES_JSON = `(SELECT json_agg(json_build_array(target, content) ORDER BY target, id) FROM tool_memory WHERE user_key = ?)`;
+export const notesJsonOf = (userKey: string): string =>
+  `(SELECT json_agg(json_build_array(target, content) ORDER BY target, id) FROM tool_memory WHERE user_key = ${userKey})`;
+export const NOTES_JSON = notesJsonOf('?');
 // The statements that read notes are kept apart from those that do not: `tool_memory` is the builtins' table
 // (builtins/tables.ts registers its migration), so a store opened without them has none to read.
 const BEGIN_TURN_WITH_NOTES_SQL = `${BEGIN_TURN_SQL}, ${NOTES_JSON} AS notes`;
-/**
- * PostgreSQL: the key's open session, beginTurn in it (as JSON, on the first row) and the turn's transcript
- * (getTurnHistory's rows, one a row; a row of nulls when there is none). No row: no open session; a null turn: a newer
- * fence owns the turn. The session's last activity (its newest message's time, else its start) comes on the first row
- * too: one last active before the given time (a parameter) has expired, and then no turn is begun and nothing else is
- * read (`live_rows` 0) — unless the turn was begun before (a recovered job: it goes on, or finds itself finished, where
- * it began). The insert runs once whether or not the outer query reads it (PostgreSQL's rule for data-modifying CTEs); the
- * transcript is read as the statement found it. Rows rather than one JSON array: building JSON for every message cost
- * the server more than the round trip it saved.
- */
-const beginTurnInOpenSessionSql = (notes: string): string => `WITH cur AS (SELECT s.*, ${LAST_ACTIVITY_OF_S} AS last_activity
-    FROM sessions s WHERE s.id = (${SESSION_OF_KEY}) AND s.ended_at IS NULL),
-  live AS (SELECT * FROM cur WHERE last_activity >= ? OR EXISTS (SELECT 1 FROM turns WHERE id = ?)),
-  t AS (${beginTurnSql(`SELECT ?, live.id, 'running', ?, ?, ? FROM live`)})
-  SELECT CASE WHEN h.first IS NOT FALSE THEN row_to_json(cur) END AS session, cur.last_activity,
-    (SELECT count(*) FROM live) AS live_rows,
-    CASE WHEN h.first IS NOT FALSE THEN (SELECT row_to_json(t) FROM t) END AS turn${notes}, h.*
-  FROM cur LEFT JOIN LATERAL (SELECT row_number() OVER (ORDER BY id) = 1 AS first, id, ${TURN_HISTORY_COLUMNS}
-    FROM messages WHERE session_id = (SELECT id FROM live)) h ON true
-  ORDER BY h.id`;
-const BEGIN_TURN_IN_OPEN_SESSION_SQL = beginTurnInOpenSessionSql('');
-/** … with the person's saved notes on the first row too. */
-const BEGIN_TURN_IN_OPEN_SESSION_WITH_NOTES_SQL = beginTurnInOpenSessionSql(`,
-    CASE WHEN h.first IS NOT FALSE THEN ${NOTES_JSON} END AS notes`);
-
 /** One fenced write: its SET clause and the statuses it applies to (any when absent), its SQL written once. */
 interface FencedWrite {
   readonly sql: string;
@@ -186,46 +154,25 @@ export interface ExpiredSession {
 }
 
 /**
- * beginTurn in the key's open session, which is read in the same statement on PostgreSQL (a data-modifying CTE), with
- * the turn's transcript: one round trip instead of three on every message's path; SQLite reads in-process, so it
- * keeps the separate statements. Null when the key has no open session: the caller creates one and calls beginTurn.
- * With `currentSince`, a session last active before it is not begun in but returned as expired (the reset policy's
- * check, made with the begin instead of in a read of its own) — for a new turn: a turn begun before (a job recovered
- * later than the bound) is begun again where it began, so a finished one is found finished and none is reset away.
+ * beginTurn in the key's open session, in separate statements (SQLite reads in-process, no round trips to save;
+ * PostgreSQL begins in one statement, open-session-turn.ts). Null when the key has no open session: the caller creates
+ * one and calls beginTurn. With `currentSince`, a session last active before it is not begun in but returned as
+ * expired (the reset policy's check) — for a new turn: a turn begun before (a job recovered later than the bound) is
+ * begun again where it began, so a finished one is found finished and none is reset away.
  */
 export async function beginTurnInOpenSession(
   sql: Sql,
   turnId: string,
   sessionKey: string,
   fence: number,
-  notesOf?: string,
   currentSince: number | null = null,
 ): Promise<OpenedTurn | ExpiredSession | null> {
-  if (sql.dialect === 'sqlite') {
-    const found = await currentSessionActivity(sql, sessionKey);
-    if (!found || found.session.endedAt !== null) return null;
-    if (currentSince !== null && found.lastActivity < currentSince && !(await getTurn(sql, turnId)))
-      return { expired: found.session, lastActivity: found.lastActivity };
-    return { session: found.session, ...(await beginTurn(sql, turnId, found.session.id, fence)) };
-  }
-  const now = Date.now();
-  // Every session's last activity is at or after 0: no time given, none expired.
-  const since = currentSince ?? 0;
-  const rows =
-    notesOf === undefined
-      ? await sql.all<OpenedRow>(BEGIN_TURN_IN_OPEN_SESSION_SQL, [sessionKey, since, turnId, turnId, fence, now, now, turnId])
-      : await sql.all<OpenedRow>(BEGIN_TURN_IN_OPEN_SESSION_WITH_NOTES_SQL, [sessionKey, since, turnId, turnId, fence, now, now, notesOf, turnId]);
-  if (rows.length === 0) return null;
-  const { session, turn, last_activity, live_rows } = rows[0];
-  const lastActivity = Number(last_activity);
-  if (Number(live_rows) === 0) return { expired: toSession(session as SessionRow), lastActivity };
-  if (!turn) throw new FencedOutError(turnId, fence); // a newer fence owns it
-  const history = toTurnHistory(rows[0].id === null ? [] : rows);
-  return { session: toSession(session as SessionRow), turn: toTurn(turn), history, ...(notesOf !== undefined && { notes: notesRead(notesOf, rows[0].notes) }) };
+  const found = await currentSessionActivity(sql, sessionKey);
+  if (!found || found.session.endedAt !== null) return null;
+  if (currentSince !== null && found.lastActivity < currentSince && !(await getTurn(sql, turnId)))
+    return { expired: found.session, lastActivity: found.lastActivity };
+  return { session: found.session, ...(await beginTurn(sql, turnId, found.session.id, fence)) };
 }
-
-type OpenedRow = TurnHistoryRow &
-  NotesColumn & { session: SessionRow | null; turn: TurnRow | null; id: number | null; last_activity: number | string; live_rows: number | string };
 
 export async function getTurn(sql: Sql, turnId: string): Promise<Turn | null> {
   const row = await sql.get<TurnRow>(SELECT_SQL, [turnId]);

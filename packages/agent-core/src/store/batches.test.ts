@@ -1,0 +1,63 @@
+/** Statements shared by items that come together (batches.ts), with a writer that records what it was asked. */
+import { describe, expect, it } from 'vitest';
+import { Batches, settledOf } from './batches.js';
+import { StoreUnavailableError } from './errors.js';
+
+interface Item {
+  key: string;
+  value: number;
+}
+
+/** A writer doubling values; `together` fails with `fail` when set. Its calls: ['one', key] or ['together', keys]. */
+function writer(fail?: () => Error) {
+  const calls: Array<[string, string | string[]]> = [];
+  let release: () => void = () => undefined;
+  const first = new Promise<void>((r) => (release = r));
+  const batches = new Batches<Item, number>({
+    max: 3,
+    keyOf: (i) => i.key,
+    one: async (i) => {
+      calls.push(['one', i.key]);
+      if (calls.length === 1) await first; // the first statement stays in flight until released
+      if (i.value < 0) throw new Error(`refused ${i.key}`);
+      return i.value * 2;
+    },
+    together: async (items) => {
+      calls.push(['together', items.map((i) => i.key)]);
+      if (fail) throw fail();
+      return items.map((i) => settledOf(() => i.value * 2));
+    },
+  });
+  return { batches, calls, release };
+}
+
+describe('Batches', () => {
+  it('a lone item goes alone; those that come meanwhile go together, at most `max`, never two of one key', async () => {
+    const { batches, calls, release } = writer();
+    const items = ['a', 'b', 'c', 'b', 'd', 'e'].map((key, value) => batches.add({ key, value }));
+    release();
+    expect(await Promise.all(items)).toEqual([0, 2, 4, 6, 8, 10]);
+    expect(calls).toEqual([
+      ['one', 'a'],
+      ['together', ['b', 'c', 'd']],
+      ['together', ['b', 'e']],
+    ]);
+  });
+
+  it('a shared statement the server refuses is run item by item: the one that fails fails alone', async () => {
+    const { batches, calls, release } = writer(() => new Error('refused'));
+    const outcomes = Promise.allSettled(['a', 'b', 'c'].map((key, i) => batches.add({ key, value: key === 'c' ? -1 : i })));
+    release();
+    expect((await outcomes).map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as Error).message))).toEqual([0, 2, 'refused c']);
+    expect(calls.map(([kind, keys]) => `${kind} ${keys}`)).toEqual(['one a', 'together b,c', 'one b', 'one c']);
+  });
+
+  it('a lost connection fails every item of the shared statement with it, none run again', async () => {
+    const lost = new StoreUnavailableError('connection lost');
+    const { batches, calls, release } = writer(() => lost);
+    const outcomes = Promise.allSettled(['a', 'b', 'c'].map((key, value) => batches.add({ key, value })));
+    release();
+    expect((await outcomes).map((o) => o.status === 'rejected' && o.reason)).toEqual([false, lost, lost]);
+    expect(calls).toHaveLength(2);
+  });
+});
