@@ -34,16 +34,23 @@ const SERVER_ARGS = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
 
 export async function startSentinelSet(): Promise<SentinelSet> {
   const dir = mkdtempSync(join(tmpdir(), 'herald-sentinel-'));
+  // By port, for killing the primary; every process ever started is in `spawned` too, so close() kills them all.
   const procs = new Map<number, ChildProcess>();
-  const start = (port: number, args: string[]): void => void procs.set(port, spawn('redis-server', args, { stdio: 'ignore', cwd: dir }));
+  const spawned: ChildProcess[] = [];
+  const start = (port: number, args: string[]): void => {
+    const proc = spawn('redis-server', args, { stdio: 'ignore', cwd: dir });
+    spawned.push(proc);
+    procs.set(port, proc);
+  };
   const sentinelPorts: number[] = [];
   try {
-    const [primary, replica] = [await freePort(), await freePort()];
+    // Five distinct ports: a port is free until its server binds it, so freePort can give one twice meanwhile (two
+    // Sentinels on one port: one of them fails to start, and the set never sees three).
+    const [primary, replica, ...sentinels] = await distinctFreePorts(5);
     start(primary, ['--port', String(primary), '--dir', dir, '--dbfilename', `${primary}.rdb`, ...SERVER_ARGS]);
     start(replica, ['--port', String(replica), '--dir', dir, '--dbfilename', `${replica}.rdb`, '--replicaof', '127.0.0.1', String(primary), ...SERVER_ARGS]);
     await Promise.all([primary, replica].map((p) => answers(p)));
-    for (let i = 0; i < 3; i++) {
-      const port = await freePort();
+    for (const port of sentinels) {
       const conf = join(dir, `sentinel-${port}.conf`);
       writeFileSync(
         conf,
@@ -74,7 +81,7 @@ export async function startSentinelSet(): Promise<SentinelSet> {
       { timeoutMs: 30_000, intervalMs: 100, what: 'the Sentinels to discover the replica and each other' },
     );
   } catch (err) {
-    await killAll(procs);
+    await killAll(spawned);
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
@@ -126,7 +133,7 @@ export async function startSentinelSet(): Promise<SentinelSet> {
       );
     },
     close: async () => {
-      await killAll(procs);
+      await killAll(spawned);
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -154,9 +161,16 @@ async function answers(port: number): Promise<void> {
   await waitFor(async () => (await ask(port, ['PING'])) === 'PONG', { intervalMs: 50, what: `redis-server on ${port}` });
 }
 
-async function killAll(procs: Map<number, ChildProcess>): Promise<void> {
+/** `n` ports that were free a moment ago, no two the same. */
+async function distinctFreePorts(n: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < n) ports.add(await freePort());
+  return [...ports];
+}
+
+async function killAll(procs: readonly ChildProcess[]): Promise<void> {
   await Promise.all(
-    [...procs.values()].map(
+    procs.map(
       (p) =>
         new Promise<void>((resolve) => {
           if (p.exitCode !== null || p.signalCode !== null) return resolve();
