@@ -8,17 +8,22 @@ interface Item {
   value: number;
 }
 
-/** A writer doubling values; `together` fails with `fail` when set. Its calls: ['one', key] or ['together', keys]. */
+/**
+ * A writer doubling values (a negative one is refused); `together` fails with `fail` when set. The first statement
+ * stays in flight until `release`. Its calls: ['one', key] or ['together', keys].
+ */
 function writer(fail?: () => Error) {
   const calls: Array<[string, string | string[]]> = [];
   let release: () => void = () => undefined;
-  const first = new Promise<void>((r) => (release = r));
+  const gate = new Promise<void>((r) => (release = r));
   const batches = new Batches<Item, number>({
     max: 3,
+    maxSize: 100,
+    sizeOf: (i) => (i.key.startsWith('big') ? 60 : 1),
     keyOf: (i) => i.key,
     one: async (i) => {
       calls.push(['one', i.key]);
-      if (calls.length === 1) await first; // the first statement stays in flight until released
+      if (calls.length === 1) await gate;
       if (i.value < 0) throw new Error(`refused ${i.key}`);
       return i.value * 2;
     },
@@ -32,15 +37,17 @@ function writer(fail?: () => Error) {
 }
 
 describe('Batches', () => {
-  it('a lone item goes alone; those that come meanwhile go together, at most `max`, never two of one key', async () => {
+  it('a lone item goes alone; those that come meanwhile go together, within the bounds, never two of one key', async () => {
     const { batches, calls, release } = writer();
-    const items = ['a', 'b', 'c', 'b', 'd', 'e'].map((key, value) => batches.add({ key, value }));
+    const items = ['a', 'b', 'c', 'b', 'd', 'e', 'big1', 'big2'].map((key, value) => batches.add({ key, value }));
     release();
-    expect(await Promise.all(items)).toEqual([0, 2, 4, 6, 8, 10]);
+    expect(await Promise.all(items)).toEqual([0, 2, 4, 6, 8, 10, 12, 14]);
+    // At most three items, never two of one key, and at most a size of 100: the two big ones do not share one.
     expect(calls).toEqual([
       ['one', 'a'],
       ['together', ['b', 'c', 'd']],
-      ['together', ['b', 'e']],
+      ['together', ['b', 'e', 'big1']],
+      ['one', 'big2'],
     ]);
   });
 

@@ -12,8 +12,23 @@ import { USAGE_VALUE_TYPES, usageSet, usageValues } from './sessions.js';
 import type { Sql, SqlValue } from './sql.js';
 import { type OneStatementRecord, type RecordBatcher, recordInOneStatement, type SqlWrite } from './turns.js';
 
-/** Records in one statement, at most: its rows' locks are held until it ends. */
+/** Records in one statement, at most: its rows' locks are held until its transaction ends. */
 const MAX_RECORDS = 64;
+/**
+ * Characters of text in one statement, at most, summed over its records (recordChars): far below PostgreSQL's 1 GB
+ * for a message, so a few long turns (tool results of 100,000 characters, hundreds of messages) are not refused as one.
+ */
+const MAX_RECORD_CHARS = 16_000_000;
+
+/** A record's text, about: what its JSON rows carry beyond their fixed columns. */
+function recordChars(rec: OneStatementRecord): number {
+  let n = rec.reply.length;
+  for (const m of rec.messages) {
+    n += (m.content?.length ?? 0) + (m.reasoning?.length ?? 0);
+    for (const c of m.tool_calls ?? []) n += c.function.arguments.length;
+  }
+  return n;
+}
 
 /**
  * The turns' replies (RECORD_REPLY or RECORD_CLAIMED_REPLY of turns.ts for each row of `u`), their messages, and their
@@ -44,6 +59,8 @@ export class RecordBatches implements RecordBatcher {
   constructor(private readonly sql: Sql) {
     this.batches = new Batches({
       max: MAX_RECORDS,
+      maxSize: MAX_RECORD_CHARS,
+      sizeOf: recordChars,
       keyOf: (rec) => rec.sessionId,
       one: (rec) => recordInOneStatement(sql, rec),
       together: async (records) => {

@@ -133,12 +133,12 @@ function addSql(rows: number, dialect: Sql['dialect']): string {
 }
 
 type SpendKey = { scope: string; period: string };
+const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 /**
  * The keys in the one order every upsert writes its rows in (by scope, then period, as text: ADD_MANY_SQL's order), so
  * two statements that meet on rows wait for each other rather than deadlock.
  */
-const sortedKeys = (keys: ReadonlyArray<SpendKey>): SpendKey[] =>
-  [...keys].sort((a, b) => (a.scope === b.scope ? (a.period < b.period ? -1 : 1) : a.scope < b.scope ? -1 : 1));
+const sortedKeys = (keys: ReadonlyArray<SpendKey>): SpendKey[] => [...keys].sort((a, b) => compareText(a.scope, b.scope) || compareText(a.period, b.period));
 
 export class SpendStore {
   constructor(private readonly sql: Sql) {}
