@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { Batches, settledOf } from './batches.js';
 import { StoreUnavailableError } from './errors.js';
+import type { Sql } from './sql.js';
 
 interface Item {
   key: string;
@@ -13,14 +14,17 @@ interface Item {
  * stays in flight until `release`. Its calls: ['one', key] or ['together', keys].
  */
 function writer(fail?: () => Error) {
+  // Only whether a transaction is open is asked of the store.
+  const sql = { inTransaction: false };
   const calls: Array<[string, string | string[]]> = [];
   let release: () => void = () => undefined;
   const gate = new Promise<void>((r) => (release = r));
-  const batches = new Batches<Item, number>({
+  const batches = new Batches<Item, number>(sql as Sql, {
     max: 3,
     maxSize: 100,
     sizeOf: (i) => (i.key.startsWith('big') ? 60 : 1),
     keyOf: (i) => i.key,
+    canShare: (i) => !i.key.startsWith('alone'),
     one: async (i) => {
       calls.push(['one', i.key]);
       if (calls.length === 1) await gate;
@@ -33,7 +37,7 @@ function writer(fail?: () => Error) {
       return items.map((i) => settledOf(() => i.value * 2));
     },
   });
-  return { batches, calls, release };
+  return { batches, calls, release, sql };
 }
 
 describe('Batches', () => {
@@ -66,5 +70,22 @@ describe('Batches', () => {
     release();
     expect((await outcomes).map((o) => o.status === 'rejected' && o.reason)).toEqual([false, lost, lost]);
     expect(calls).toHaveLength(2);
+  });
+
+  it('an item that cannot share, or one inside a transaction, goes alone at once, even while a statement is in flight', async () => {
+    const { batches, calls, release, sql } = writer();
+    const first = batches.add({ key: 'a', value: 0 });
+    const alone = batches.add({ key: 'alone', value: 1 });
+    sql.inTransaction = true;
+    const inTransaction = batches.add({ key: 'tx', value: 2 });
+    sql.inTransaction = false;
+    expect(await Promise.all([alone, inTransaction])).toEqual([2, 4]);
+    release();
+    expect(await first).toBe(0);
+    expect(calls).toEqual([
+      ['one', 'a'],
+      ['one', 'alone'],
+      ['one', 'tx'],
+    ]);
   });
 });

@@ -12,6 +12,7 @@
  * retries decide.
  */
 import { StoreUnavailableError } from './errors.js';
+import type { Sql } from './sql.js';
 
 export interface BatchWriter<T, R> {
   /** Items in one statement, at most (a bound on the locks it holds until its transaction ends). */
@@ -21,6 +22,8 @@ export interface BatchWriter<T, R> {
   sizeOf?(item: T): number;
   /** Items with the same key never share a statement (one row each: a later one waits for the next). */
   keyOf(item: T): string;
+  /** False for an item that cannot share a statement: it goes alone at once. Absent: every item can. */
+  canShare?(item: T): boolean;
   /** One item in a statement of its own. */
   one(item: T): Promise<R>;
   /** Several items in one statement: each item's outcome, in their order. */
@@ -37,9 +40,14 @@ export class Batches<T, R> {
   private queued: Array<Pending<T, R>> = [];
   private writing = false;
 
-  constructor(private readonly writer: BatchWriter<T, R>) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly writer: BatchWriter<T, R>,
+  ) {}
 
+  /** The item's outcome; inside a transaction, or when it cannot share, in a statement of its own at once. */
   add(item: T): Promise<R> {
+    if (this.sql.inTransaction || this.writer.canShare?.(item) === false) return this.writer.one(item);
     return new Promise((done, failed) => {
       this.queued.push({ item, done, failed });
       if (!this.writing) void this.writeAll();

@@ -34,15 +34,20 @@ interface Mark {
   before: string;
 }
 
+/** The compare-and-set of one turn's ids (and status, by `setSql`): its row as written, or null when it lost. */
+async function compareAndSet(sql: Sql, setSql: string, turnId: string, ids: string, before: string): Promise<TurnRow | null> {
+  return (await sql.get<TurnRow>(setSql, [ids, Date.now(), turnId, before])) ?? null;
+}
+
 /** PostgreSQL: delivered marks of many turns in one statement, one statement at a time (see the top of the file). */
 export class MarkBatches {
   private readonly batches: Batches<Mark, TurnRow | null>;
 
   constructor(sql: Sql) {
-    this.batches = new Batches({
+    this.batches = new Batches(sql, {
       max: MAX_MARKS_PER_STATEMENT,
       keyOf: (m) => m.turnId,
-      one: (m) => sql.get<TurnRow>(MARK_DELIVERED_SQL, [m.ids, Date.now(), m.turnId, m.before]).then((row) => row ?? null),
+      one: (m) => compareAndSet(sql, MARK_DELIVERED_SQL, m.turnId, m.ids, m.before),
       together: async (marks) => {
         const json = JSON.stringify(marks.map((m) => ({ id: m.turnId, ids: m.ids, before: m.before })));
         const rows = await sql.all<TurnRow>(MARK_MANY_DELIVERED_SQL, [Date.now(), json, textArray(marks.map((m) => m.turnId))]);
@@ -62,7 +67,7 @@ export class MarkBatches {
  * Adds delivered ids (and optionally marks the turn delivered) with a compare-and-set on the ids as they were,
  * retried when another writer got in between. `known` (the ids the caller last saw recorded) saves the read in the
  * common case: one statement, no transaction or lock on the per-message path (shared with other turns' marks when
- * `batches` is given and no transaction is open).
+ * `batches` is given).
  */
 async function mergeDelivered(
   sql: Sql,
@@ -83,10 +88,7 @@ async function mergeDelivered(
       before = current.delivered_ids;
     }
     const merged = JSON.stringify([...new Set([...(JSON.parse(before) as string[]), ...ids])]);
-    const row =
-      delivered && batches && !sql.inTransaction
-        ? await batches.mark(turnId, merged, before)
-        : await sql.get<TurnRow>(setSql, [merged, Date.now(), turnId, before]);
+    const row = delivered && batches ? await batches.mark(turnId, merged, before) : await compareAndSet(sql, setSql, turnId, merged, before);
     if (row) return toTurn(row);
     before = undefined; // changed meanwhile (or unknown turn): read and try again
   }

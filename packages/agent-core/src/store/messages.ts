@@ -34,7 +34,8 @@ export interface GetMessagesOptions {
 
 const INSERT_COLUMNS = `session_id, role, content, tool_calls, tool_call_id, tool_name, finish_reason, reasoning,
   attachments, reasoning_details, platform_message_id, turn_id, seq, created_at`;
-const ROW_PLACEHOLDERS = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
+const INSERT_COLUMN_NAMES = INSERT_COLUMNS.split(',').map((c) => c.trim());
+const ROW_PLACEHOLDERS = `(${INSERT_COLUMN_NAMES.map(() => '?').join(', ')})`;
 /** Rows per INSERT: 14 parameters each, well inside SQLite's 32,766 and PostgreSQL's 65,535. */
 export const INSERT_CHUNK = 500;
 /** Each insert's text, by row count (at most INSERT_CHUNK): built once, not on every turn (then hashed again to find its statement). */
@@ -161,11 +162,8 @@ function chunkValues(sessionId: string, chunk: readonly ChatMessage[], opts: App
   return chunk.flatMap((m, i) => rowValues(sessionId, m, turnId, turnId === null ? null : firstSeq + i, opts.platformMessageId ?? null, now));
 }
 
-/** The columns of a message row (INSERT_COLUMNS) and their PostgreSQL types, for rows read from JSON. */
-const INSERT_COLUMN_TYPES = `session_id text, role text, content text, tool_calls text, tool_call_id text, tool_name text,
-  finish_reason text, reasoning text, attachments text, reasoning_details text, platform_message_id text, turn_id text,
-  seq bigint, created_at bigint`;
-const INSERT_COLUMN_NAMES = INSERT_COLUMNS.split(',').map((c) => c.trim());
+/** The columns of a message row and their PostgreSQL types, for rows read from JSON: numbers the last two, text the rest. */
+const INSERT_COLUMN_TYPES = INSERT_COLUMN_NAMES.map((c) => `${c} ${c === 'seq' || c === 'created_at' ? 'bigint' : 'text'}`).join(', ');
 /**
  * PostgreSQL: the insert of messages given as one JSON array of rows (messageRowObjects), in the array's order; for a
  * statement that writes the messages of several turns (record-batches.ts). One parameter: the JSON.

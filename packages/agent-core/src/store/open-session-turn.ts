@@ -82,7 +82,7 @@ export class OpenSessionBegins {
   private readonly batches: Batches<OpenSessionBegin, Opened>;
 
   constructor(private readonly sql: Sql) {
-    this.batches = new Batches({
+    this.batches = new Batches(sql, {
       max: MAX_BEGINS,
       keyOf: (b) => b.sessionKey,
       one: (b) => beginOne(sql, b),
@@ -99,7 +99,7 @@ export class OpenSessionBegins {
   }
 
   begin(b: OpenSessionBegin): Promise<Opened> {
-    return this.sql.inTransaction ? beginOne(this.sql, b) : this.batches.add(b);
+    return this.batches.add(b);
   }
 
   private beginTogether(begins: readonly OpenSessionBegin[]): Promise<Array<OpenedRow & { for_turn: string }>> {

@@ -10,7 +10,7 @@ import { ADDED_BY_SESSION_SQL, INSERT_FROM_JSON_SQL, messageRowObjects } from '.
 import { toTurn, type Turn, type TurnRow } from './rows.js';
 import { USAGE_VALUE_TYPES, usageSet, usageValues } from './sessions.js';
 import type { Sql, SqlValue } from './sql.js';
-import { type OneStatementRecord, type RecordBatcher, recordInOneStatement, type SqlWrite } from './turns.js';
+import { type OneStatementRecord, type RecordBatcher, recordInOneStatement, replySet, type SqlWrite, type WriteMerge } from './turns.js';
 
 /** Records in one statement, at most: its rows' locks are held until its transaction ends. */
 const MAX_RECORDS = 64;
@@ -38,7 +38,7 @@ function recordChars(rec: OneStatementRecord): number {
  */
 const recordManySql = (writes: readonly string[]): string => `WITH u AS (SELECT * FROM json_to_recordset(?::json)
     AS u(turn_id text, fence bigint, reply text, claim int, session_id text, ${USAGE_VALUE_TYPES})),
-  t AS (UPDATE turns SET status = 'replied', reply = u.reply, file_count = 0, send_attempts = turns.send_attempts + u.claim, updated_at = ?
+  t AS (UPDATE turns SET ${replySet('u.reply', '0')}, send_attempts = turns.send_attempts + u.claim, updated_at = ?
     FROM u WHERE turns.id = ANY(?::text[]) AND turns.id = u.turn_id AND turns.fence = u.fence AND turns.status = 'running' RETURNING turns.*),
   ins AS (${INSERT_FROM_JSON_SQL}),
   added AS (${ADDED_BY_SESSION_SQL}),
@@ -57,11 +57,12 @@ export class RecordBatches implements RecordBatcher {
   private readonly batches: Batches<OneStatementRecord, Turn>;
 
   constructor(private readonly sql: Sql) {
-    this.batches = new Batches({
+    this.batches = new Batches(sql, {
       max: MAX_RECORDS,
       maxSize: MAX_RECORD_CHARS,
       sizeOf: recordChars,
       keyOf: (rec) => rec.sessionId,
+      canShare,
       one: (rec) => recordInOneStatement(sql, rec),
       together: async (records) => {
         const byId = new Map((await this.writeTogether(records)).map((r) => [r.id, r]));
@@ -71,7 +72,7 @@ export class RecordBatches implements RecordBatcher {
   }
 
   record(rec: OneStatementRecord): Promise<Turn> {
-    return canShare(rec) ? this.batches.add(rec) : recordInOneStatement(this.sql, rec);
+    return this.batches.add(rec);
   }
 
   private async writeTogether(records: readonly OneStatementRecord[]): Promise<TurnRow[]> {
@@ -102,17 +103,20 @@ export class RecordBatches implements RecordBatcher {
   }
 }
 
-/** The records' writes alongside, merged by kind, the kinds in a fixed order (so the statement's text is too). */
+/**
+ * The records' writes alongside, merged by kind, the kinds in a fixed order (so the statement's text is too). Every
+ * write has its merge: a record with one that has none never shares a statement (canShare).
+ */
 function mergedWrites(records: readonly OneStatementRecord[]): SqlWrite[] {
-  const byKind = new Map<string, SqlWrite[]>();
+  const byKind = new Map<string, { merge: WriteMerge; writes: SqlWrite[] }>();
   for (const w of records.flatMap((r) => r.alongside)) {
-    const key = w.merge?.key ?? '';
-    const kind = byKind.get(key);
-    if (kind) kind.push(w);
-    else byKind.set(key, [w]);
+    const merge = w.merge as WriteMerge;
+    const kind = byKind.get(merge.key);
+    if (kind) kind.writes.push(w);
+    else byKind.set(merge.key, { merge, writes: [w] });
   }
   return [...byKind.keys()].sort().map((key) => {
-    const kind = byKind.get(key) as SqlWrite[];
-    return kind[0].merge?.merge(kind) ?? kind[0];
+    const { merge, writes } = byKind.get(key) as { merge: WriteMerge; writes: SqlWrite[] };
+    return merge.merge(writes);
   });
 }

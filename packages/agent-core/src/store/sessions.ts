@@ -268,14 +268,10 @@ export async function endSession(sql: Sql, id: string, reason: string): Promise<
   return toSession(row);
 }
 
-// actual_cost_usd stays NULL until a provider reports a cost: coalesce(a + x, x, a) adds, starts, or keeps it.
-/** UsageValues' PostgreSQL types, for a delta read from JSON (record-batches.ts). */
-export const USAGE_VALUE_TYPES =
-  'input bigint, output bigint, cache_read bigint, cache_write bigint, total bigint, cost double precision, actual double precision, at bigint, last_prompt bigint, api_calls bigint';
-
 /**
  * The usage columns' SET list: `v` names each of the delta's values where it is used (a parameter, or a column of
- * rows read from JSON), `own` qualifies the session's own columns. usageParams gives the values in this order.
+ * rows read from JSON), `own` qualifies the session's own columns. actual_cost_usd stays NULL until a provider reports
+ * a cost: coalesce(a + x, x, a) adds, starts, or keeps it.
  */
 export const usageSet = (v: (name: keyof UsageValues) => string, own = ''): string => `input_tokens = ${own}input_tokens + ${v('input')},
   output_tokens = ${own}output_tokens + ${v('output')}, cache_read_tokens = ${own}cache_read_tokens + ${v('cache_read')}, cache_write_tokens = ${own}cache_write_tokens + ${v('cache_write')},
@@ -286,6 +282,12 @@ export const usageSet = (v: (name: keyof UsageValues) => string, own = ''): stri
 /** The session's usage update; `countSet` adds to the message counts too. Parameters: usageParams, then the id. */
 export const usageSql = (countSet: string): string => `UPDATE sessions SET ${countSet}${usageSet(() => '?')}
   WHERE id = ?`;
+/** The values usageSet's placeholders take, in their order (one may stand twice), read off usageSet itself. */
+const USAGE_PARAM_ORDER: Array<keyof UsageValues> = [];
+usageSet((name) => {
+  USAGE_PARAM_ORDER.push(name);
+  return '?';
+});
 /** The two forms, built once (the per-message path runs the second). */
 const USAGE_SQL = usageSql('');
 const USAGE_WITH_COUNTS_SQL = usageSql('message_count = message_count + ?, tool_call_count = tool_call_count + ?, ');
@@ -309,10 +311,15 @@ export function usageValues(u: UsageDelta) {
   };
 }
 
+/** UsageValues' PostgreSQL types, for deltas read from JSON (record-batches.ts): its names, read off usageValues. */
+export const USAGE_VALUE_TYPES = Object.keys(usageValues({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }))
+  .map((name) => `${name} ${name === 'cost' || name === 'actual' ? 'double precision' : 'bigint'}`)
+  .join(', ');
+
 /** usageSql's parameters for one delta (the session's id follows them), in usageSet's order. */
 export function usageParams(u: UsageDelta): SqlValue[] {
   const v = usageValues(u);
-  return [v.input, v.output, v.cache_read, v.cache_write, v.total, v.cost, v.actual, v.actual, v.at, v.last_prompt, v.api_calls];
+  return USAGE_PARAM_ORDER.map((name) => v[name]);
 }
 
 /**

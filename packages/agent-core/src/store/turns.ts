@@ -57,7 +57,9 @@ const fencedParams = (write: FencedWrite, turnId: string, fence: number, params:
   ...write.statuses,
 ];
 
-const SET_REPLY = `status = 'replied', reply = ?, file_count = ?`;
+/** A recorded reply's columns: `reply` and `fileCount` where the statement has them (parameters, or columns). */
+export const replySet = (reply: string, fileCount: string): string => `status = 'replied', reply = ${reply}, file_count = ${fileCount}`;
+const SET_REPLY = replySet('?', '?');
 const COUNT_SEND_ATTEMPT = 'send_attempts = send_attempts + 1';
 const RECORD_REPLY = fencedWrite(SET_REPLY, ['running']);
 /** The reply and the send intent in one write: what recordReply and claimDelivery write one after the other. */
@@ -319,7 +321,7 @@ export async function recordTurn(sql: Sql, rec: TurnRecord, batches?: RecordBatc
     });
   }
   const single = { ...rec, reply: replyText };
-  return batches && !sql.inTransaction ? batches.record(single) : recordInOneStatement(sql, single);
+  return batches ? batches.record(single) : recordInOneStatement(sql, single);
 }
 
 /** recordTurn's one statement on PostgreSQL, for one turn. */
