@@ -26,6 +26,7 @@ import { deleteRedisPrefix } from '../test/helpers/cluster.js';
 import { figuresFromChild, sendFigures } from './child.js';
 import { now } from './timing.js';
 import { pacedChats, pacedFigures, type PacedRun } from './paced.js';
+import { serversCpu } from './servers-cpu.js';
 import { throughputFigures } from './throughput.js';
 import {
   CONCURRENT_TURNS,
@@ -124,6 +125,7 @@ export async function benchFloor(): Promise<Record<string, number>> {
     const msg = (n: number, tag: string): FloorJob => ({ chat: FLOOR_PACED_CHAT + n, text: tag });
     if (process.env.BENCH_ONLY !== 'throughput') Object.assign(results, await pacedFigures(paced, PACED_COUNTS, msg, 'floor-paced-200'));
     if (process.env.BENCH_ONLY !== 'paced') {
+      const servers = await serversCpu(REDIS_URL);
       Object.assign(
         results,
         await throughputFigures({
@@ -134,7 +136,8 @@ export async function benchFloor(): Promise<Record<string, number>> {
           submit: (tag, i) => submit(queue, 200_000 + (i % THROUGHPUT_SESSIONS), tag),
           answered: (tags) => waitForSent(s, tags, 120_000),
           standInsCpuMs: () => s.cpuMs(),
-        }),
+          servers,
+        }).finally(() => servers.close()),
       );
     }
     await stop();

@@ -30,7 +30,8 @@ import type { Herald } from '../apps/gateway/src/roles/app.js';
 import { deleteRedisPrefix } from '../test/helpers/cluster.js';
 import { installWorkCounters, perMessage, printDetail, resetDetail, snapshot } from './counters.js';
 import { profiled } from './profile.js';
-import { createBenchDatabase, postgresUnavailable, walBytes } from './postgres.js';
+import { BENCH_ADMIN_URL, createBenchDatabase, postgresUnavailable, walBytes } from './postgres.js';
+import { serversCpu, serversCpuFigures } from './servers-cpu.js';
 import { BENCH_NODE_ARGS, gateway } from './gateway.js';
 import { pacedChats, pacedFigures, type PacedRun } from './paced.js';
 import { throughputFigures } from './throughput.js';
@@ -111,6 +112,9 @@ export async function startStandIns(llmDelayMs: number): Promise<StandIns> {
 }
 
 export type BenchStore = 'sqlite' | 'postgres';
+
+/** The servers a run on `store` uses, for their CPU (bench/servers-cpu.ts): Redis, and PostgreSQL's server when it is the store. */
+const benchServersCpu = (store: BenchStore) => serversCpu(REDIS_URL, store === 'postgres' ? BENCH_ADMIN_URL : undefined);
 
 /** What the figures of each backend are printed as. */
 export const FIGURE_PREFIX: Record<BenchStore, string> = { sqlite: 'queue', postgres: 'queue_pg' };
@@ -259,6 +263,7 @@ export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<s
       if (process.env.BENCH_ONLY !== 'throughput') Object.assign(results, await pacedFigures(paced, PACED_COUNTS, msg, `${FIGURE_PREFIX[store]}-paced-200`));
 
       if (process.env.BENCH_ONLY === 'paced') return;
+      const servers = await benchServersCpu(store);
       const figures = await throughputFigures({
         label: 'queue',
         profileName: `${FIGURE_PREFIX[store]}-throughput`,
@@ -268,7 +273,8 @@ export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<s
         answered: (tags) => waitForSent(s, tags, 120_000),
         standInsCpuMs: () => s.cpuMs(),
         ...(store === 'postgres' && { walBytes }),
-      });
+        servers,
+      }).finally(() => servers.close());
       Object.assign(results, figures);
     });
 
@@ -292,6 +298,9 @@ export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<s
       peakHeap = Math.max(peakHeap, m.heapUsed);
     }, 50);
     const tags = Array.from({ length: CONCURRENT_TURNS }, (_, i) => `c${i}`);
+    const servers = await benchServersCpu(store);
+    const serversBefore = await servers.read();
+    const standInsBefore = await s.cpuMs();
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
     const cpuBefore = process.cpuUsage();
@@ -312,6 +321,12 @@ export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<s
     results.concurrent_sql_statements_per_turn = work.sqlStatements;
     results.concurrent_redis_commands_per_turn = work.redisCommands;
     if (store === 'postgres') results.concurrent_wal_bytes_per_turn = ((await walBytes()) - walBefore) / CONCURRENT_TURNS;
+    const standInsTurnMs = ((await s.cpuMs()) - standInsBefore) / CONCURRENT_TURNS;
+    for (const [name, value] of Object.entries(
+      serversCpuFigures(serversBefore, await servers.read(), CONCURRENT_TURNS, 'turn', results.concurrent_cpu_ms_per_turn + standInsTurnMs),
+    ))
+      results[`concurrent_${name}`] = value;
+    await servers.close();
     printDetail('concurrent', CONCURRENT_TURNS);
     loop.disable();
     // Event-loop stalls while the turns ran (GC pauses, long synchronous stretches).

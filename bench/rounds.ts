@@ -13,7 +13,7 @@ import { median } from './timing.js';
 
 /** The figures of each part compared, Herald's ÷ the floor's (both print them under the same names). */
 const PARTS = {
-  throughput: ['messages_per_s', 'cpu_ms_per_message', 'standins_cpu_ms_per_message'],
+  throughput: ['messages_per_s', 'cpu_ms_per_message', 'standins_cpu_ms_per_message', 'machine_cpu_ms_per_message'],
   concurrent: ['concurrent_finish_s', 'concurrent_cpu_ms_per_turn'],
   paced: ['in_to_llm_p99_at_200_ms', 'llm_to_send_p99_at_200_ms'],
 } as const;
@@ -39,8 +39,8 @@ export async function runRounds(rounds: number): Promise<void> {
 
 /** The figures compared between the stores, PostgreSQL's ÷ SQLite's (issue 54's goals: ≥ 0.8 and ≤ 1.2). */
 const STORE_PARTS = {
-  throughput: ['messages_per_s', 'cpu_ms_per_message'],
-  concurrent: ['concurrent_finish_s', 'concurrent_cpu_ms_per_turn'],
+  throughput: ['messages_per_s', 'cpu_ms_per_message', 'machine_cpu_ms_per_message'],
+  concurrent: ['concurrent_finish_s', 'concurrent_cpu_ms_per_turn', 'concurrent_machine_cpu_ms_per_turn'],
 } as const;
 
 export async function runStoreRounds(rounds: number): Promise<void> {

@@ -72,7 +72,7 @@ if (queue.messages_per_s && queuePg.messages_per_s) {
   const pgRatio = (name: string): void => {
     if (queue[name] && queuePg[name]) console.log(`pg_to_sqlite.${name} = ${(queuePg[name] / queue[name]).toFixed(2)}`);
   };
-  for (const name of ['messages_per_s', 'concurrent_finish_s', 'cpu_ms_per_message', 'sql_statements_per_message']) pgRatio(name);
+  for (const name of ['messages_per_s', 'concurrent_finish_s', 'cpu_ms_per_message', 'machine_cpu_ms_per_message', 'sql_statements_per_message']) pgRatio(name);
 }
 console.log("\n# cache: a 30-turn conversation per wire API against stand-ins that model the providers' prompt caches (bench/cache.ts)");
 await benchCache();
@@ -87,6 +87,8 @@ if (queue.concurrent_peak_rss_mb && floor.concurrent_peak_rss_mb) ratio('concurr
 if (queue.cpu_ms_per_message && floor.cpu_ms_per_message) ratio('cpu_ms_per_message', queue.cpu_ms_per_message / floor.cpu_ms_per_message);
 if (queue.standins_cpu_ms_per_message && floor.standins_cpu_ms_per_message)
   ratio('standins_cpu_ms_per_message', queue.standins_cpu_ms_per_message / floor.standins_cpu_ms_per_message);
+if (queue.machine_cpu_ms_per_message && floor.machine_cpu_ms_per_message)
+  ratio('machine_cpu_ms_per_message', queue.machine_cpu_ms_per_message / floor.machine_cpu_ms_per_message);
 // The paced runs' p99s: what Herald adds to a message's way over what the machine and the libraries alone add.
 for (const name of ['in_to_llm_p99_at_200_ms', 'llm_to_send_p99_at_200_ms']) if (queue[name] && floor[name]) ratio(name, queue[name] / floor[name]);
 if (rounds > 1) {

@@ -2,10 +2,12 @@
  * The throughput part of both pipelines (Herald's queue bench and the floor): `count` messages submitted at once,
  * then messages/s from the first submission to the last reply, and the work per message in this process (CPU time,
  * Redis commands, SQL statements, as counted since the caller's `installWorkCounters()`; `BENCH_DETAIL=1` lists
- * them by statement and command under `label`), and the stand-ins' CPU time per message.
+ * them by statement and command under `label`), the stand-ins' CPU time per message, and the servers' (Redis,
+ * PostgreSQL) with the whole machine's.
  */
 import { perMessage, printDetail, resetDetail, snapshot } from './counters.js';
 import { profiled } from './profile.js';
+import { type ServersCpu, serversCpuFigures } from './servers-cpu.js';
 import { now } from './timing.js';
 
 export interface ThroughputRun {
@@ -25,12 +27,15 @@ export interface ThroughputRun {
   standInsCpuMs: () => Promise<number>;
   /** PostgreSQL: the server's WAL position in bytes (bench/postgres.ts walBytes); adds `wal_bytes_per_message`. */
   walBytes?: () => Promise<number>;
+  /** The servers' CPU (bench/servers-cpu.ts): adds theirs and the machine's CPU a message. */
+  servers: ServersCpu;
 }
 
 export async function throughputFigures(run: ThroughputRun): Promise<Record<string, number>> {
   const tags = Array.from({ length: run.count }, (_, i) => run.tag(i));
   const standInsBefore = await run.standInsCpuMs();
   const walBefore = await run.walBytes?.();
+  const serversBefore = await run.servers.read();
   const before = snapshot();
   resetDetail();
   const started = now();
@@ -40,6 +45,7 @@ export async function throughputFigures(run: ThroughputRun): Promise<Record<stri
   });
   const lastSent = Math.max(...tags.map((tag) => t.sentAt.get(tag) ?? 0));
   const work = perMessage(before, snapshot(), run.count);
+  const serversAfter = await run.servers.read();
   const standInsMs = (await run.standInsCpuMs()) - standInsBefore;
   const walAfter = await run.walBytes?.();
   printDetail(run.label, run.count);
@@ -50,5 +56,6 @@ export async function throughputFigures(run: ThroughputRun): Promise<Record<stri
     redis_commands_per_message: work.redisCommands,
     sql_statements_per_message: work.sqlStatements,
     standins_cpu_ms_per_message: standInsMs / run.count,
+    ...serversCpuFigures(serversBefore, serversAfter, run.count, 'message', work.cpuMs + standInsMs / run.count),
   };
 }
