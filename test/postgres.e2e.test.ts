@@ -102,6 +102,8 @@ describe('the PostgreSQL store, end to end', () => {
     const url = await schema();
     llm.respondWith(taggedResponder({ delayMs: 0 }).respond);
     const gw = await start(telegramEnv(tg, llm, { HERALD_DATABASE_URL: url, HERALD_REDIS_PREFIX: prefix }), 'all');
+    // /health answers before the store is migrated; ready means the tables are there.
+    await waitFor(async () => (await ready(gw)).status === 200, { what: 'the gateway ready (its tables made)' });
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     cleanups.push(() => client.end());
