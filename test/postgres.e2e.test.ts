@@ -127,6 +127,26 @@ describe('the PostgreSQL store, end to end', () => {
     expect(gw.proc.exitCode).toBeNull();
   });
 
+  it('a message with NUL characters is answered and kept (PostgreSQL text holds none: each is stored as U+FFFD)', async () => {
+    const { tg, llm, prefix } = await stand();
+    const url = await schema();
+    llm.respondWith(taggedResponder({ delayMs: 0 }).respond);
+    const gw = await start(telegramEnv(tg, llm, { HERALD_DATABASE_URL: url, HERALD_REDIS_PREFIX: prefix }), 'all');
+    tg.injectMessage({ chatId: 4301, userId: 4301, text: 'nul\u0000here' });
+    await waitFor(() => repliesIn(tg, 4301).some((t) => t.startsWith('re: nul')), { what: 'the answer' });
+    // The next turn reads the stored history back: the first message is in it, its NUL as U+FFFD.
+    tg.injectMessage({ chatId: 4301, userId: 4301, text: 'qqq second' });
+    await waitFor(() => repliesIn(tg, 4301).some((t) => t.startsWith('re: qqq second')), { what: 'the second answer' });
+    const second = llm.requests.map((r) => JSON.stringify(r)).find((r) => r.includes('qqq second'));
+    expect(second).toContain('nul\uFFFDhere');
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    cleanups.push(() => client.end());
+    const { rows } = await client.query<{ content: string }>(`SELECT content FROM messages WHERE role = 'user' ORDER BY id`);
+    expect(rows.map((r) => r.content)).toEqual(['nul\uFFFDhere', 'qqq second']);
+    expect(gw.proc.exitCode).toBeNull();
+  });
+
   it('a database that is not up yet: /health answers, /health/ready names postgres, and the gateway starts once it comes', async () => {
     const { tg, llm, prefix } = await stand();
     const url = await schema();

@@ -10,6 +10,7 @@
  * only read.
  */
 import { planCopy, quoteIdent, StoreCopyError, type TableToCopy } from './copy-plan.js';
+import { withoutNulText } from './postgres-sql.js';
 import type { Sql, SqlValue } from './sql.js';
 
 export { StoreCopyError } from './copy-plan.js';
@@ -106,12 +107,12 @@ async function copyTable(source: Sql, target: Sql, table: TableToCopy, opts: Cop
   // Self-references are filled in afterwards, once the rows they point at are all there.
   const deferred = new Set(table.selfReferences);
   const result: TableCopyResult = { table: name, sourceRows: total, copied: 0, skipped: 0, nulReplaced: 0 };
+  // Counted here; the target would make the same change itself (postgres-sql.ts).
   const clean = (v: unknown): SqlValue => {
-    if (typeof v === 'string' && v.includes('\u0000')) {
-      result.nulReplaced++;
-      return v.replaceAll('\u0000', '\uFFFD');
-    }
-    return v as SqlValue;
+    if (typeof v !== 'string') return v as SqlValue;
+    const text = withoutNulText(v);
+    if (text !== v) result.nulReplaced++;
+    return text;
   };
 
   for (let after = Number.MIN_SAFE_INTEGER; ; ) {

@@ -58,6 +58,8 @@ interface Prepared {
   name?: string;
   /** It changes rows: outside a transaction it commits in a group (postgres-pipes.ts). */
   write: boolean;
+  /** The parameters read as JSON (`?::json`), by index: a NUL is escaped in them (withoutNul). */
+  json: ReadonlySet<number>;
 }
 
 /**
@@ -187,7 +189,8 @@ export class PostgresSql implements Sql {
   private statementFor(sql: string): Prepared {
     let p = this.prepared.get(sql);
     if (!p) {
-      const unnamed = { text: numberPlaceholders(sql), write: changesRows(sql) };
+      const text = numberPlaceholders(sql);
+      const unnamed = { text, write: changesRows(sql), json: jsonParams(text) };
       if (this.prepared.size >= MAX_PREPARED) return unnamed;
       p = { ...unnamed, name: `herald_${this.prepared.size + 1}` };
       this.prepared.set(sql, p);
@@ -196,9 +199,10 @@ export class PostgresSql implements Sql {
   }
 
   private async query(sql: string, params: readonly SqlValue[]): Promise<pg.QueryResult> {
-    const { text, name, write } = this.statementFor(sql);
+    const { text, name, write, json } = this.statementFor(sql);
     const frame = this.frame();
-    const config = name ? { text, name, values: params as SqlValue[] } : { text, values: params as SqlValue[] };
+    const values = withoutNul(params, json);
+    const config = name ? { text, name, values } : { text, values };
     // In a transaction, a deadlock fails the transaction, which runs again (transaction()).
     if (frame) return transient(() => frame.client.query(config));
     // A statement on its own goes on a pipelined connection (postgres-pipes.ts), a write in a group commit. One that
@@ -215,6 +219,37 @@ export class PostgresSql implements Sql {
       await sleep(jitterMs());
     }
   }
+}
+
+/** The indexes of the parameters a numbered statement reads as JSON (`$3::json`, `$3::jsonb`). */
+function jsonParams(numbered: string): ReadonlySet<number> {
+  return new Set(Array.from(numbered.matchAll(/\$(\d+)::jsonb?\b/g), (m) => Number(m[1]) - 1));
+}
+
+/** A JSON text's `\u0000` escapes (not an escaped backslash before "u0000"). */
+const JSON_NUL = /(?<=(?:^|[^\\])(?:\\\\)*)\\u0000/g;
+
+/**
+ * A text without NUL (U+0000), which PostgreSQL's text cannot hold: a parameter with one fails its statement (invalid
+ * byte sequence), and JSON that escapes one fails when read as text. A NUL means nothing in a message or a tool's
+ * output (a binary file read as text), so it is kept as U+FFFD, here for every statement (and so for the
+ * SQLite → PostgreSQL copy). On SQLite it is kept as it is.
+ */
+export function withoutNulText(text: string, json = false): string {
+  const raw = text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+  return json && raw.includes('\\u0000') ? raw.replace(JSON_NUL, '\\ufffd') : raw;
+}
+
+/** The parameters as withoutNulText makes them; the same array when none changes (the usual case). */
+function withoutNul(params: readonly SqlValue[], json: ReadonlySet<number>): SqlValue[] {
+  let out: SqlValue[] | undefined;
+  for (let i = 0; i < params.length; i++) {
+    const v = params[i];
+    if (typeof v !== 'string') continue;
+    const clean = withoutNulText(v, json.has(i));
+    if (clean !== v) (out ??= [...params])[i] = clean;
+  }
+  return out ?? (params as SqlValue[]);
 }
 
 /**

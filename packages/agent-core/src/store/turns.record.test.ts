@@ -138,4 +138,36 @@ describe.each(STORE_BACKENDS)("a turn's record in one call on %s", (backend) => 
     expect(await store.getHistory(sessionId)).toEqual(TURN); // nothing of T2 in the turn's own session
     expect((await store.getSession(elsewhere.id))!.inputTokens).toBe(100);
   });
+
+  it('keeps text with NUL characters, alone and when turns finishing together share a statement (PostgreSQL: each NUL as U+FFFD)', async () => {
+    const store = await temp.open();
+    // A user's text and a tool's output with NULs (a binary file read as text), next to a backslash before "u0000"
+    // (text, not a NUL) and a backslash before a NUL.
+    const odd = (n: number): ChatMessage[] => [
+      { role: 'user', content: `a\u0000b ${n}` },
+      { role: 'assistant', content: null, tool_calls: [CALL] },
+      { role: 'tool', content: 'bin\u0000\u0000ary \\u0000 kept \\\u0000', tool_call_id: 'c1', tool_name: 'lookup' },
+      { role: 'assistant', content: `done\u0000 ${n}` },
+    ];
+    const stored = (text: string): string => (backend === 'postgres' ? text.replaceAll('\u0000', '\uFFFD') : text);
+    const sessions = await Promise.all([0, 1, 2, 3].map(async (n) => (await store.getOrCreateSession(`${KEY}:${n}`, { source: 'telegram' })).session.id));
+    for (const [n, id] of sessions.entries()) await store.beginTurn(`T${n}`, id, 1);
+    const record = (n: number) =>
+      store.recordTurn({
+        turnId: `T${n}`,
+        fence: 1,
+        sessionId: sessions[n],
+        messages: odd(n),
+        usage: USAGE,
+        reply: `done\u0000 ${n}`,
+        claim: true,
+        alongside: [],
+      });
+    await record(0);
+    await Promise.all([1, 2, 3].map(record));
+    for (const [n, id] of sessions.entries()) {
+      expect((await store.getHistory(id)).map((m) => m.content)).toEqual(odd(n).map((m) => (m.content === null ? null : stored(m.content as string))));
+      expect((await store.getTurn(`T${n}`))?.reply).toBe(stored(`done\u0000 ${n}`));
+    }
+  });
 });
