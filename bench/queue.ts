@@ -312,6 +312,9 @@ export async function benchQueue(store: BenchStore = 'sqlite'): Promise<Record<s
       await Promise.all(tags.map((tag, i) => router.handle(message(10_000 + i, tag))));
       results.concurrent_submitted_s = (now() - started) / 1000;
       return waitForSent(s, tags, 300_000);
+    }).catch(async (err: unknown) => {
+      await servers.close();
+      throw err;
     });
     clearInterval(sampler);
     const cpu = process.cpuUsage(cpuBefore);

@@ -99,7 +99,7 @@ export function serversCpuFigures(before: ServersCpuReading, after: ServersCpuRe
   const redis = (after.redis - before.redis) / count;
   const figures: Record<string, number> = { [`redis_cpu_ms_per_${unit}`]: redis };
   if (before.postgres === undefined) return { ...figures, [`machine_cpu_ms_per_${unit}`]: ownMs + redis };
-  if (before.postgres === null || after.postgres == null) return figures;
+  if (before.postgres === null || after.postgres === null || after.postgres === undefined) return figures;
   const postgres = (after.postgres - before.postgres) / count;
   return { ...figures, [`postgres_cpu_ms_per_${unit}`]: postgres, [`machine_cpu_ms_per_${unit}`]: ownMs + redis + postgres };
 }

@@ -162,7 +162,7 @@ function chunkValues(sessionId: string, chunk: readonly ChatMessage[], opts: App
   return chunk.flatMap((m, i) => rowValues(sessionId, m, turnId, turnId === null ? null : firstSeq + i, opts.platformMessageId ?? null, now));
 }
 
-/** The columns of a message row and their PostgreSQL types, for rows read from JSON: numbers the last two, text the rest. */
+/** The columns of a message row and their PostgreSQL types, for rows read from JSON: seq and created_at numbers, the rest text. */
 const INSERT_COLUMN_TYPES = INSERT_COLUMN_NAMES.map((c) => `${c} ${c === 'seq' || c === 'created_at' ? 'bigint' : 'text'}`).join(', ');
 /**
  * PostgreSQL: the insert of messages given as one JSON array of rows (messageRowObjects), in the array's order; for a
